@@ -1,0 +1,65 @@
+# Shared helpers for the test platform scripts (sourced, not run).
+#
+# Every path the platform uses is derived here, so the toolbox, kernel, module and
+# VM scripts agree on one cache layout:
+#
+#   $MLX5RS_CACHE/                     default ~/.cache/mlx5-rs
+#     toolbox/rootfs/                  Debian trixie (+backports) root file system
+#     toolbox/stamp                    hash of the package list it was built from
+#     toolbox/packages.txt             what was installed (dpkg -l), for the record
+#     kernel/src-<ver>/                unpacked linux-source tree
+#     kernel/build-<hash>/             kernel object tree (hash of source + fragment)
+#     kernel/current                   symlink to the build the last `kernel.sh` made
+#     runs/                            per-run scratch (sockets, logs), pruned
+
+set -o pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CACHE=${MLX5RS_CACHE:-$HOME/.cache/mlx5-rs}
+ROOTFS=$CACHE/toolbox/rootfs
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Unmount everything still mounted below $ROOTFS (left by a killed run outside a
+# mount namespace). Deepest first.
+clear_stale_mounts() {
+	local m
+	[ -d "$ROOTFS" ] || return 0
+	for m in $(awk -v r="$ROOTFS" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r); do
+		log "clearing stale mount $m"
+		umount -l "$m" 2>/dev/null || true
+	done
+}
+
+# Run a command inside the toolbox. The mounts live in a private mount namespace
+# that disappears with the command, so no exit path (error, signal, kill -9) can
+# leave one behind. The repo and the cache are bind-mounted at their host paths,
+# so file names are the same inside and outside.
+in_toolbox() {
+	[ -x "$ROOTFS/usr/bin/env" ] || die "toolbox not built: run tests/vm/toolbox.sh"
+	clear_stale_mounts
+	unshare --mount --propagation private -- /bin/bash -c '
+		set -e
+		R=$1; REPO=$2; CACHE=$3; shift 3
+		mount -t proc proc "$R/proc"
+		mount --rbind /dev "$R/dev"
+		mount -t sysfs sysfs "$R/sys" 2>/dev/null || true
+		mount -t tmpfs tmpfs "$R/tmp"
+		mkdir -p "$R$REPO" "$R$CACHE"
+		mount --bind "$REPO" "$R$REPO"
+		mount --bind "$CACHE" "$R$CACHE"
+		exec chroot "$R" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" "$@"
+	' in_toolbox "$ROOTFS" "$REPO" "$CACHE" "$@"
+}
+
+# Kernel version the toolbox's linux-source package provides.
+kernel_source_tarball() {
+	ls "$ROOTFS"/usr/src/linux-source-7.3*.tar.* 2>/dev/null | head -n1
+}
+
+# Path of the current test-kernel object tree (empty if none built yet).
+kernel_build_dir() {
+	readlink -f "$CACHE/kernel/current" 2>/dev/null || true
+}
