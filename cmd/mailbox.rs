@@ -1,0 +1,707 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Mailbox chains: how command input and output beyond the 16 inline bytes
+//! of the command entry are spread over linked 576-byte mailbox blocks.
+//!
+//! A message of `len` bytes keeps bytes `0..16` inline in the entry
+//! (`in[]` / `out[]`) and bytes `16..len` in a chain of blocks carrying 512
+//! data bytes each, so it needs `ceil((len - 16) / 512)` blocks (none for
+//! `len <= 16`). Each block carries, after its data, the DMA address of the
+//! next block (0 in the last one), its 0-based position in the chain
+//! (`block_num`), the command token and, when checksums are on, two
+//! signatures (see [`super::signature`]). Blocks must be 1024-byte aligned.
+//!
+//! The memory behind the blocks is abstract ([`BlockMemory`]): the kernel
+//! backs it with coherent DMA blocks, the host tests with plain arrays. All
+//! fields are big-endian.
+//!
+//! Pure `core` code, compiled into the kernel module and into the host test
+//! crate.
+
+use super::signature::{self, BLOCK_SIZE};
+use super::token::Token;
+
+/// Number of message bytes carried inline in the command entry.
+pub const INLINE_LEN: usize = 16;
+/// Number of data bytes in one mailbox block.
+pub const BLOCK_DATA_LEN: usize = 512;
+/// Size of one mailbox block in bytes (data + control).
+pub const MAILBOX_BLOCK_SIZE: usize = BLOCK_SIZE;
+/// Required alignment of a block's DMA address.
+pub const BLOCK_ALIGN: u64 = 1024;
+/// Offset of the big-endian 64-bit `next` pointer in a block.
+pub const NEXT_OFFSET: usize = 0x230;
+/// Offset of the big-endian 32-bit `block_num` in a block.
+pub const BLOCK_NUM_OFFSET: usize = 0x238;
+/// Offset of the token byte in a block.
+pub const TOKEN_OFFSET: usize = 0x23d;
+/// Largest message length the command entry can describe (32-bit length).
+pub const MAX_MSG_LEN: usize = u32::MAX as usize;
+
+/// Number of mailbox blocks a message of `len` bytes needs.
+///
+/// 0 for `len <= 16`, 1 for `17..=528`, `k` for `16 + 512·(k-1) < len <=
+/// 16 + 512·k`.
+pub const fn blocks_needed(len: usize) -> usize {
+    if len <= INLINE_LEN {
+        0
+    } else {
+        (len - INLINE_LEN).div_ceil(BLOCK_DATA_LEN)
+    }
+}
+
+/// Largest message that fits inline plus `nblocks` blocks.
+pub const fn chain_capacity(nblocks: usize) -> usize {
+    INLINE_LEN.saturating_add(nblocks.saturating_mul(BLOCK_DATA_LEN))
+}
+
+/// Where one byte of a message lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// At this offset of the entry's inline area.
+    Inline(usize),
+    /// In block `index` of the chain, at data offset `offset`.
+    Block {
+        /// 0-based position of the block in the chain.
+        index: usize,
+        /// Offset inside the block's 512 data bytes.
+        offset: usize,
+    },
+}
+
+/// Where byte `offset` of a message lives.
+pub const fn locate(offset: usize) -> Location {
+    if offset < INLINE_LEN {
+        Location::Inline(offset)
+    } else {
+        let d = offset - INLINE_LEN;
+        Location::Block {
+            index: d / BLOCK_DATA_LEN,
+            offset: d % BLOCK_DATA_LEN,
+        }
+    }
+}
+
+/// Memory holding the blocks of one chain, in chain order.
+///
+/// Implemented by the kernel shell over DMA-coherent 1024-byte-aligned
+/// blocks of [`MAILBOX_BLOCK_SIZE`] bytes, and by tests over arrays. This
+/// module only calls `read`/`write` with `index < block_count()` and
+/// `offset + len <= MAILBOX_BLOCK_SIZE`. The shell must only let this module
+/// touch a chain while the device does not own it (before the doorbell,
+/// after ownership returned).
+pub trait BlockMemory {
+    /// Number of blocks available (may exceed what a message needs).
+    fn block_count(&self) -> usize;
+    /// DMA address of block `index`.
+    fn dma_addr(&self, index: usize) -> u64;
+    /// Copies `data` into block `index` at byte `offset`.
+    fn write(&mut self, index: usize, offset: usize, data: &[u8]);
+    /// Copies bytes of block `index` starting at `offset` into `out`.
+    fn read(&self, index: usize, offset: usize, out: &mut [u8]);
+}
+
+/// A mailbox chain problem: bad geometry from the caller or a corrupt
+/// chain read back from the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MailboxError {
+    /// The message does not fit the 32-bit length field.
+    MessageTooLong {
+        /// Requested length.
+        len: usize,
+    },
+    /// The chain has fewer blocks than the message needs.
+    ChainTooShort {
+        /// Blocks needed.
+        needed: usize,
+        /// Blocks available.
+        have: usize,
+    },
+    /// A block's DMA address is 0 or not 1024-byte aligned.
+    BadBlockAddress {
+        /// Position in the chain.
+        index: usize,
+        /// The address.
+        addr: u64,
+    },
+    /// An access beyond the message length.
+    OutOfBounds {
+        /// Start of the access.
+        offset: usize,
+        /// Length of the access.
+        len: usize,
+        /// Message length.
+        msg_len: usize,
+    },
+    /// A block read back carries the wrong block number.
+    BadBlockNumber {
+        /// Position in the chain.
+        index: usize,
+        /// Value found.
+        found: u32,
+    },
+    /// A block read back carries the wrong token.
+    BadToken {
+        /// Position in the chain.
+        index: usize,
+        /// Value found.
+        found: u8,
+        /// Value expected.
+        expected: u8,
+    },
+    /// A block read back points somewhere else than the next block.
+    BadNext {
+        /// Position in the chain.
+        index: usize,
+        /// Value found.
+        found: u64,
+        /// Value expected.
+        expected: u64,
+    },
+    /// A block read back has an inconsistent signature.
+    BadSignature {
+        /// Position in the chain.
+        index: usize,
+    },
+}
+
+impl core::fmt::Display for MailboxError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            Self::MessageTooLong { len } => write!(f, "message of {len} bytes too long"),
+            Self::ChainTooShort { needed, have } => {
+                write!(f, "mailbox chain has {have} blocks, {needed} needed")
+            }
+            Self::BadBlockAddress { index, addr } => {
+                write!(f, "mailbox block {index} at bad DMA address {addr:#x}")
+            }
+            Self::OutOfBounds { offset, len, msg_len } => write!(
+                f,
+                "access {offset}+{len} beyond message of {msg_len} bytes"
+            ),
+            Self::BadBlockNumber { index, found } => {
+                write!(f, "mailbox block {index} has block number {found}")
+            }
+            Self::BadToken { index, found, expected } => write!(
+                f,
+                "mailbox block {index} has token {found:#04x}, expected {expected:#04x}"
+            ),
+            Self::BadNext { index, found, expected } => write!(
+                f,
+                "mailbox block {index} next {found:#x}, expected {expected:#x}"
+            ),
+            Self::BadSignature { index } => write!(f, "mailbox block {index} bad signature"),
+        }
+    }
+}
+
+/// Where the chain of a message starts, for the command entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainHead {
+    /// DMA address of the first block, 0 when the message is inline only.
+    pub ptr: u64,
+    /// Number of blocks used.
+    pub nblocks: usize,
+    /// Message length, for the entry's `inlen`/`outlen`.
+    pub len: u32,
+}
+
+fn check_len(len: usize) -> Result<u32, MailboxError> {
+    u32::try_from(len).map_err(|_| MailboxError::MessageTooLong { len })
+}
+
+fn check_geometry<M: BlockMemory + ?Sized>(mem: &M, len: usize) -> Result<(u32, usize), MailboxError> {
+    let len32 = check_len(len)?;
+    let needed = blocks_needed(len);
+    let have = mem.block_count();
+    if have < needed {
+        return Err(MailboxError::ChainTooShort { needed, have });
+    }
+    for index in 0..needed {
+        let addr = mem.dma_addr(index);
+        if addr == 0 || addr % BLOCK_ALIGN != 0 {
+            return Err(MailboxError::BadBlockAddress { index, addr });
+        }
+    }
+    Ok((len32, needed))
+}
+
+/// Zeroes and links the blocks a message of `len` bytes needs: block
+/// numbers from 0, `next` pointing at the following block (0 in the last),
+/// `token` in every block. Used for input chains (before writing the data)
+/// and for output chains (before handing them to the device).
+pub fn link_chain<M: BlockMemory + ?Sized>(
+    mem: &mut M,
+    len: usize,
+    token: Token,
+) -> Result<ChainHead, MailboxError> {
+    let (len32, nblocks) = check_geometry(mem, len)?;
+    let zero = [0u8; MAILBOX_BLOCK_SIZE];
+    for index in 0..nblocks {
+        let next = if index + 1 < nblocks {
+            mem.dma_addr(index + 1)
+        } else {
+            0
+        };
+        // nblocks <= len / 512 < 2^23, so the index fits u32.
+        let num = u32::try_from(index).map_err(|_| MailboxError::MessageTooLong { len })?;
+        mem.write(index, 0, &zero);
+        mem.write(index, NEXT_OFFSET, &next.to_be_bytes());
+        mem.write(index, BLOCK_NUM_OFFSET, &num.to_be_bytes());
+        mem.write(index, TOKEN_OFFSET, &[token.get()]);
+    }
+    let ptr = if nblocks > 0 { mem.dma_addr(0) } else { 0 };
+    Ok(ChainHead {
+        ptr,
+        nblocks,
+        len: len32,
+    })
+}
+
+fn check_range(offset: usize, n: usize, msg_len: usize) -> Result<(), MailboxError> {
+    match offset.checked_add(n) {
+        Some(end) if end <= msg_len => Ok(()),
+        _ => Err(MailboxError::OutOfBounds {
+            offset,
+            len: n,
+            msg_len,
+        }),
+    }
+}
+
+/// Writes `data` at byte `offset` of a message of `msg_len` bytes whose
+/// first 16 bytes are `inline` and the rest the blocks of `mem`.
+pub fn write_at<M: BlockMemory + ?Sized>(
+    inline: &mut [u8; INLINE_LEN],
+    mem: &mut M,
+    msg_len: usize,
+    offset: usize,
+    data: &[u8],
+) -> Result<(), MailboxError> {
+    check_range(offset, data.len(), msg_len)?;
+    let needed = blocks_needed(msg_len);
+    if mem.block_count() < needed {
+        return Err(MailboxError::ChainTooShort {
+            needed,
+            have: mem.block_count(),
+        });
+    }
+    let mut done = 0;
+    while done < data.len() {
+        let rest = &data[done..];
+        let n = match locate(offset + done) {
+            Location::Inline(o) => {
+                let n = rest.len().min(INLINE_LEN - o);
+                inline[o..o + n].copy_from_slice(&rest[..n]);
+                n
+            }
+            Location::Block { index, offset: o } => {
+                let n = rest.len().min(BLOCK_DATA_LEN - o);
+                mem.write(index, o, &rest[..n]);
+                n
+            }
+        };
+        done += n;
+    }
+    Ok(())
+}
+
+/// Reads bytes at `offset` of a message of `msg_len` bytes into `out`
+/// (counterpart of [`write_at`]).
+pub fn read_at<M: BlockMemory + ?Sized>(
+    inline: &[u8; INLINE_LEN],
+    mem: &M,
+    msg_len: usize,
+    offset: usize,
+    out: &mut [u8],
+) -> Result<(), MailboxError> {
+    check_range(offset, out.len(), msg_len)?;
+    let needed = blocks_needed(msg_len);
+    if mem.block_count() < needed {
+        return Err(MailboxError::ChainTooShort {
+            needed,
+            have: mem.block_count(),
+        });
+    }
+    let mut done = 0;
+    let total = out.len();
+    while done < total {
+        let rest = &mut out[done..];
+        let n = match locate(offset + done) {
+            Location::Inline(o) => {
+                let n = rest.len().min(INLINE_LEN - o);
+                rest[..n].copy_from_slice(&inline[o..o + n]);
+                n
+            }
+            Location::Block { index, offset: o } => {
+                let n = rest.len().min(BLOCK_DATA_LEN - o);
+                mem.read(index, o, &mut rest[..n]);
+                n
+            }
+        };
+        done += n;
+    }
+    Ok(())
+}
+
+/// Writes both signatures of the first `nblocks` blocks (only when
+/// checksums are enabled). Call after data and links are final.
+pub fn seal_chain<M: BlockMemory + ?Sized>(mem: &mut M, nblocks: usize) {
+    let mut buf = [0u8; MAILBOX_BLOCK_SIZE];
+    for index in 0..nblocks.min(mem.block_count()) {
+        mem.read(index, 0, &mut buf);
+        signature::seal_block(&mut buf);
+        mem.write(
+            index,
+            signature::BLOCK_CTRL_SIG_OFFSET,
+            &buf[signature::BLOCK_CTRL_SIG_OFFSET..],
+        );
+    }
+}
+
+/// Builds a complete input message: links the chain, writes `data` (its
+/// length is the message length) across `inline` and the blocks, and seals
+/// the blocks when `checksums` is set. Returns what the entry needs.
+pub fn write_input<M: BlockMemory + ?Sized>(
+    inline: &mut [u8; INLINE_LEN],
+    mem: &mut M,
+    data: &[u8],
+    token: Token,
+    checksums: bool,
+) -> Result<ChainHead, MailboxError> {
+    let head = link_chain(mem, data.len(), token)?;
+    *inline = [0; INLINE_LEN];
+    write_at(inline, mem, data.len(), 0, data)?;
+    if checksums {
+        seal_chain(mem, head.nblocks);
+    }
+    Ok(head)
+}
+
+/// Checks an output chain of a message of `msg_len` bytes after the device
+/// returned ownership: every needed block has its position as block number,
+/// the command's token, a `next` pointer to the following block (or 0 in
+/// the last one) and, when `checksums` is set, valid signatures.
+pub fn validate_chain<M: BlockMemory + ?Sized>(
+    mem: &M,
+    msg_len: usize,
+    token: Token,
+    checksums: bool,
+) -> Result<(), MailboxError> {
+    let (_, nblocks) = check_geometry(mem, msg_len)?;
+    let mut buf = [0u8; MAILBOX_BLOCK_SIZE];
+    for index in 0..nblocks {
+        mem.read(index, 0, &mut buf);
+        let mut num = [0u8; 4];
+        num.copy_from_slice(&buf[BLOCK_NUM_OFFSET..BLOCK_NUM_OFFSET + 4]);
+        let found = u32::from_be_bytes(num);
+        if usize::try_from(found).ok() != Some(index) {
+            return Err(MailboxError::BadBlockNumber { index, found });
+        }
+        let t = buf[TOKEN_OFFSET];
+        if t != token.get() {
+            return Err(MailboxError::BadToken {
+                index,
+                found: t,
+                expected: token.get(),
+            });
+        }
+        let mut next = [0u8; 8];
+        next.copy_from_slice(&buf[NEXT_OFFSET..NEXT_OFFSET + 8]);
+        let found = u64::from_be_bytes(next);
+        let expected = if index + 1 < nblocks {
+            mem.dma_addr(index + 1)
+        } else {
+            0
+        };
+        // The last needed block of a longer (cached) chain may legitimately
+        // point on; only the links inside the message are checked strictly.
+        let last_of_longer = index + 1 == nblocks && mem.block_count() > nblocks;
+        if found != expected && !(last_of_longer && found == mem.dma_addr(index + 1)) {
+            return Err(MailboxError::BadNext {
+                index,
+                found,
+                expected,
+            });
+        }
+        if checksums && !signature::block_signature_ok(&buf) {
+            return Err(MailboxError::BadSignature { index });
+        }
+    }
+    Ok(())
+}
+
+/// Validates an output chain (see [`validate_chain`]) and copies the
+/// message bytes `0..out.len()` into `out`.
+pub fn read_output<M: BlockMemory + ?Sized>(
+    inline: &[u8; INLINE_LEN],
+    mem: &M,
+    msg_len: usize,
+    token: Token,
+    checksums: bool,
+    out: &mut [u8],
+) -> Result<(), MailboxError> {
+    validate_chain(mem, msg_len, token, checksums)?;
+    read_at(inline, mem, msg_len, 0, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec;
+    use std::vec::Vec;
+
+    /// Blocks in a Vec, at fake DMA addresses 1024-aligned.
+    struct VecMem {
+        blocks: Vec<[u8; MAILBOX_BLOCK_SIZE]>,
+        base: u64,
+    }
+
+    impl VecMem {
+        fn new(n: usize) -> Self {
+            Self {
+                blocks: vec![[0xee; MAILBOX_BLOCK_SIZE]; n],
+                base: 0x10_0000,
+            }
+        }
+        fn u32_at(&self, i: usize, off: usize) -> u32 {
+            u32::from_be_bytes(self.blocks[i][off..off + 4].try_into().unwrap())
+        }
+        fn u64_at(&self, i: usize, off: usize) -> u64 {
+            u64::from_be_bytes(self.blocks[i][off..off + 8].try_into().unwrap())
+        }
+    }
+
+    impl BlockMemory for VecMem {
+        fn block_count(&self) -> usize {
+            self.blocks.len()
+        }
+        fn dma_addr(&self, index: usize) -> u64 {
+            // deliberately not in order
+            self.base + (self.blocks.len() - index) as u64 * 0x800
+        }
+        fn write(&mut self, index: usize, offset: usize, data: &[u8]) {
+            self.blocks[index][offset..offset + data.len()].copy_from_slice(data);
+        }
+        fn read(&self, index: usize, offset: usize, out: &mut [u8]) {
+            out.copy_from_slice(&self.blocks[index][offset..offset + out.len()]);
+        }
+    }
+
+    fn tok(v: u8) -> Token {
+        Token::new(v).unwrap()
+    }
+
+    #[test]
+    fn block_count_boundaries() {
+        assert_eq!(blocks_needed(0), 0);
+        assert_eq!(blocks_needed(16), 0);
+        assert_eq!(blocks_needed(17), 1);
+        assert_eq!(blocks_needed(16 + 512), 1);
+        assert_eq!(blocks_needed(16 + 512 + 1), 2);
+        for k in 1..40 {
+            assert_eq!(blocks_needed(16 + 512 * k), k);
+            assert_eq!(blocks_needed(16 + 512 * k + 1), k + 1);
+            assert_eq!(chain_capacity(k), 16 + 512 * k);
+        }
+    }
+
+    #[test]
+    fn locate_bytes() {
+        assert_eq!(locate(0), Location::Inline(0));
+        assert_eq!(locate(15), Location::Inline(15));
+        assert_eq!(locate(16), Location::Block { index: 0, offset: 0 });
+        assert_eq!(locate(527), Location::Block { index: 0, offset: 511 });
+        assert_eq!(locate(528), Location::Block { index: 1, offset: 0 });
+    }
+
+    fn pattern(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * 31 + 7) as u8).collect()
+    }
+
+    #[test]
+    fn inline_only_message_uses_no_block() {
+        let mut mem = VecMem::new(2);
+        let mut inline = [0xffu8; 16];
+        let data = pattern(16);
+        let head = write_input(&mut inline, &mut mem, &data, tok(3), false).unwrap();
+        assert_eq!(head, ChainHead { ptr: 0, nblocks: 0, len: 16 });
+        assert_eq!(&inline[..], &data[..]);
+        // blocks untouched
+        assert!(mem.blocks[0].iter().all(|&b| b == 0xee));
+        // a short message leaves the rest of inline zeroed
+        let head = write_input(&mut inline, &mut mem, &[1, 2, 3], tok(3), false).unwrap();
+        assert_eq!(head.len, 3);
+        assert_eq!(inline, [1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn input_spread_and_linked() {
+        for &len in &[17usize, 528, 529, 16 + 512 * 3, 16 + 512 * 3 + 100] {
+            let n = blocks_needed(len);
+            let mut mem = VecMem::new(n + 1); // one spare block
+            let mut inline = [0u8; 16];
+            let data = pattern(len);
+            let head = write_input(&mut inline, &mut mem, &data, tok(0x42), false).unwrap();
+            assert_eq!(head.nblocks, n);
+            assert_eq!(head.ptr, mem.dma_addr(0));
+            assert_eq!(head.len as usize, len);
+            assert_eq!(&inline[..], &data[..16]);
+            for i in 0..n {
+                let start = 16 + 512 * i;
+                let end = (start + 512).min(len);
+                assert_eq!(&mem.blocks[i][..end - start], &data[start..end], "len {len} block {i}");
+                // tail of the last block is zero
+                assert!(mem.blocks[i][end - start..512].iter().all(|&b| b == 0));
+                assert_eq!(mem.u32_at(i, BLOCK_NUM_OFFSET), i as u32);
+                assert_eq!(mem.blocks[i][TOKEN_OFFSET], 0x42);
+                let next = if i + 1 < n { mem.dma_addr(i + 1) } else { 0 };
+                assert_eq!(mem.u64_at(i, NEXT_OFFSET), next);
+                // reserved bytes zero
+                assert!(mem.blocks[i][0x200..0x230].iter().all(|&b| b == 0));
+            }
+            // spare block untouched
+            assert!(mem.blocks[n].iter().all(|&b| b == 0xee));
+            // round trip
+            let mut back = vec![0u8; len];
+            read_output(&inline, &mem, len, tok(0x42), false, &mut back).unwrap();
+            assert_eq!(back, data);
+        }
+    }
+
+    #[test]
+    fn checksums_seal_every_block() {
+        let len = 16 + 512 * 2 + 1;
+        let mut mem = VecMem::new(3);
+        let mut inline = [0u8; 16];
+        write_input(&mut inline, &mut mem, &pattern(len), tok(9), true).unwrap();
+        for b in &mem.blocks {
+            assert!(signature::block_signature_ok(b));
+        }
+        validate_chain(&mem, len, tok(9), true).unwrap();
+        mem.blocks[1][5] ^= 0x80;
+        assert_eq!(
+            validate_chain(&mem, len, tok(9), true),
+            Err(MailboxError::BadSignature { index: 1 })
+        );
+        // without checksums the data corruption is not a chain error
+        validate_chain(&mem, len, tok(9), false).unwrap();
+    }
+
+    #[test]
+    fn geometry_errors() {
+        let mut mem = VecMem::new(1);
+        let mut inline = [0u8; 16];
+        assert_eq!(
+            write_input(&mut inline, &mut mem, &pattern(529), tok(1), false),
+            Err(MailboxError::ChainTooShort { needed: 2, have: 1 })
+        );
+        mem.base = 0x10_0200; // not 1 KiB aligned
+        assert!(matches!(
+            write_input(&mut inline, &mut mem, &pattern(100), tok(1), false),
+            Err(MailboxError::BadBlockAddress { index: 0, .. })
+        ));
+        mem.base = 0x10_0000;
+        assert!(matches!(
+            write_at(&mut inline, &mut mem, 100, 90, &[0; 11]),
+            Err(MailboxError::OutOfBounds { offset: 90, len: 11, msg_len: 100 })
+        ));
+        assert!(matches!(
+            write_at(&mut inline, &mut mem, 100, usize::MAX, &[0; 2]),
+            Err(MailboxError::OutOfBounds { .. })
+        ));
+        let mut out = [0u8; 4];
+        assert!(read_at(&inline, &mem, 16, 14, &mut out).is_err());
+    }
+
+    #[test]
+    fn write_at_crosses_boundaries() {
+        let len = 16 + 512 * 2;
+        let mut mem = VecMem::new(2);
+        let mut inline = [0u8; 16];
+        link_chain(&mut mem, len, tok(5)).unwrap();
+        // 8-byte value straddling inline/block 0 and block 0/block 1
+        write_at(&mut inline, &mut mem, len, 12, &[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+        assert_eq!(&inline[12..], &[1, 2, 3, 4]);
+        assert_eq!(&mem.blocks[0][..4], &[5, 6, 7, 8]);
+        write_at(&mut inline, &mut mem, len, 16 + 510, &[9, 10, 11, 12]).unwrap();
+        assert_eq!(&mem.blocks[0][510..512], &[9, 10]);
+        assert_eq!(&mem.blocks[1][..2], &[11, 12]);
+        let mut v = [0u8; 4];
+        read_at(&inline, &mem, len, 16 + 510, &mut v).unwrap();
+        assert_eq!(v, [9, 10, 11, 12]);
+    }
+
+    #[test]
+    fn output_chain_validation() {
+        let len = 16 + 512 * 3;
+        let mut mem = VecMem::new(3);
+        let head = link_chain(&mut mem, len, tok(0x77)).unwrap();
+        assert_eq!(head.nblocks, 3);
+        validate_chain(&mem, len, tok(0x77), false).unwrap();
+        assert_eq!(
+            validate_chain(&mem, len, tok(0x78), false),
+            Err(MailboxError::BadToken { index: 0, found: 0x77, expected: 0x78 })
+        );
+        let mut bad = VecMem::new(3);
+        link_chain(&mut bad, len, tok(0x77)).unwrap();
+        bad.blocks[2][BLOCK_NUM_OFFSET + 3] = 7;
+        assert_eq!(
+            validate_chain(&bad, len, tok(0x77), false),
+            Err(MailboxError::BadBlockNumber { index: 2, found: 7 })
+        );
+        let mut bad = VecMem::new(3);
+        link_chain(&mut bad, len, tok(0x77)).unwrap();
+        bad.blocks[2][NEXT_OFFSET + 7] = 0x40;
+        assert_eq!(
+            validate_chain(&bad, len, tok(0x77), false),
+            Err(MailboxError::BadNext { index: 2, found: 0x40, expected: 0 })
+        );
+        let mut bad = VecMem::new(3);
+        link_chain(&mut bad, len, tok(0x77)).unwrap();
+        bad.blocks[0][TOKEN_OFFSET] = 1;
+        assert!(matches!(
+            validate_chain(&bad, len, tok(0x77), false),
+            Err(MailboxError::BadToken { index: 0, .. })
+        ));
+        // out length larger than the chain
+        assert_eq!(
+            validate_chain(&mem, len + 1, tok(0x77), false),
+            Err(MailboxError::ChainTooShort { needed: 4, have: 3 })
+        );
+    }
+
+    #[test]
+    fn shorter_message_in_longer_chain() {
+        // a cached 3-block chain used for a 1-block message: only block 0
+        // is linked to "end"; validation accepts the short message.
+        let mut mem = VecMem::new(3);
+        let data = pattern(100);
+        let mut inline = [0u8; 16];
+        let head = write_input(&mut inline, &mut mem, &data, tok(2), false).unwrap();
+        assert_eq!(head.nblocks, 1);
+        assert_eq!(mem.u64_at(0, NEXT_OFFSET), 0);
+        validate_chain(&mem, 100, tok(2), false).unwrap();
+    }
+
+    #[test]
+    fn too_long_message_rejected() {
+        struct Huge;
+        impl BlockMemory for Huge {
+            fn block_count(&self) -> usize {
+                usize::MAX
+            }
+            fn dma_addr(&self, _: usize) -> u64 {
+                0x400
+            }
+            fn write(&mut self, _: usize, _: usize, _: &[u8]) {}
+            fn read(&self, _: usize, _: usize, _: &mut [u8]) {}
+        }
+        if usize::BITS > 32 {
+            assert_eq!(
+                link_chain(&mut Huge, MAX_MSG_LEN + 1, tok(1)),
+                Err(MailboxError::MessageTooLong { len: MAX_MSG_LEN + 1 })
+            );
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! Host build of the driver's pure protocol logic.
+//!
+//! The files under `cmd/`, `pagealloc/` and `eq/` at the repository root
+//! are compiled both into the kernel module (declared by the kernel shell's
+//! `cmd/mod.rs`, `pagealloc/mod.rs`, ...) and into this crate, with the same
+//! module paths (`crate::cmd::mailbox`, ...), so that `cargo test -p
+//! mlx5-rs-pure` runs their unit tests on the host. The crate is `no_std`
+//! outside of tests so that a file using anything beyond `core` fails to
+//! build here as it would in the kernel.
+//!
+//! A `#[path]` on an inline module in `lib.rs` names the directory its
+//! nested file modules are read from (relative to `host/src/`). A `#[path]`
+//! on a file module *inside* an inline module would instead resolve through
+//! `host/src/cmd/`, which does not exist, and fail.
+
+#![cfg_attr(not(test), no_std)]
+
+/// Command interface logic (`cmd/`).
+#[path = "../../cmd"]
+pub mod cmd {
+    pub mod mailbox;
+    pub mod signature;
+    pub mod token;
+}
