@@ -1,0 +1,9 @@
+//! Emulated ConnectX (mlx5) adapter.
+//!
+//! A user-space firmware model served to QEMU's `vfio-user-pci` device. The library
+//! holds the device model (PCI config space, BAR0, firmware, guest memory access) so
+//! host tests can drive it without QEMU; `main.rs` wires it to a vfio-user socket and
+//! a control socket.
+
+#[path = "../../ifc/mod.rs"]
+pub mod ifc;

@@ -1,0 +1,190 @@
+//! Initialization segment (BAR0 offset 0): register offsets and fields.
+//!
+//! All registers are 32-bit big-endian. Offsets are byte offsets from the start of
+//! BAR0; the `initial_seg` / `health_buffer` tables give the same fields as
+//! `mlx5_ifc.h` declares them.
+
+/// Size the driver maps (`sizeof(struct mlx5_init_seg)`).
+pub const MAPPED_SIZE: usize = 0x2010;
+
+/// fw_rev: bits 31:16 minor, 15:0 major.
+pub const FW_REV: usize = 0x000;
+/// bits 31:16 cmd_interface_rev, 15:0 fw_rev_subminor.
+pub const CMDIF_REV_FW_SUB: usize = 0x004;
+/// Command queue DMA address bits 63:32.
+pub const CMDQ_ADDR_H: usize = 0x010;
+/// Command queue address bits 31:12, nic_interface, log_cmdq_size, log_cmdq_stride.
+pub const CMDQ_ADDR_L_SZ: usize = 0x014;
+/// Command doorbell vector (bit i = slot i).
+pub const CMD_DBELL: usize = 0x018;
+/// initializing (bit 31), fw reset supported (30), nic_interface_supported (26:24),
+/// embedded_cpu (23), reset ack (22), sync reset state (15:12).
+pub const INITIALIZING: usize = 0x1fc;
+/// Start of the 64-byte health buffer.
+pub const HEALTH_BUFFER_OFF: usize = 0x200;
+/// FW-provided command execution timeout.
+pub const CMD_EXEC_TO: usize = 0xff8;
+/// FW-provided FW-init timeout; non-zero means timeouts are supported.
+pub const CMD_Q_INIT_TO: usize = 0xffc;
+/// Internal timer high 32 bits.
+pub const INTERNAL_TIMER_H: usize = 0x1000;
+/// Internal timer low 32 bits.
+pub const INTERNAL_TIMER_L: usize = 0x1004;
+/// health_syndrome (31:24) and health_counter (23:0).
+pub const HEALTH_COUNTER: usize = 0x1010;
+/// Real-time clock high / low.
+pub const REAL_TIME_H: usize = 0x1040;
+/// Real-time clock low.
+pub const REAL_TIME_L: usize = 0x1044;
+
+/// Required command interface revision.
+pub const CMD_IF_REV: u16 = 5;
+
+/// `initializing` bit in the dword at [`INITIALIZING`].
+pub const INITIALIZING_BIT: u32 = 1 << 31;
+/// FW reset supported bit.
+pub const FW_RESET_SUPPORTED_BIT: u32 = 1 << 30;
+/// embedded_cpu bit.
+pub const EMBEDDED_CPU_BIT: u32 = 1 << 23;
+/// Shift and mask of nic_interface_supported.
+pub const NIC_IF_SUPPORTED_SHIFT: u32 = 24;
+
+/// Shift of nic_interface in [`CMDQ_ADDR_L_SZ`] (the driver uses 3 bits).
+pub const NIC_INTERFACE_SHIFT: u32 = 8;
+/// Mask of nic_interface after shifting.
+pub const NIC_INTERFACE_MASK: u32 = 0x7;
+/// Mask of the queue address bits in [`CMDQ_ADDR_L_SZ`].
+pub const CMDQ_ADDR_L_MASK: u32 = 0xffff_f000;
+
+/// `nic_interface` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum NicInterface {
+    /// Full driver.
+    FullDriver = 0,
+    /// Disabled (fast teardown).
+    Disabled = 1,
+    /// No-DRAM NIC.
+    NoDramNic = 2,
+    /// Software reset.
+    SwReset = 7,
+}
+
+impl NicInterface {
+    /// Decodes a raw value.
+    pub const fn from_raw(v: u32) -> Option<Self> {
+        match v {
+            0 => Some(Self::FullDriver),
+            1 => Some(Self::Disabled),
+            2 => Some(Self::NoDramNic),
+            7 => Some(Self::SwReset),
+            _ => None,
+        }
+    }
+}
+
+/// Encodes a `default_timeout` dword (multiplier 31:29, value 19:0).
+pub const fn encode_timeout(mult: u32, value: u32) -> u32 {
+    ((mult & 0x7) << 29) | (value & 0xf_ffff)
+}
+
+/// Decodes a `default_timeout` dword to milliseconds (`None` on overflow).
+pub const fn decode_timeout_ms(raw: u32) -> Option<u64> {
+    let value = (raw & 0xf_ffff) as u64;
+    let mult: u64 = match (raw >> 29) & 0x3 {
+        0 => 1,
+        1 => 1000,
+        2 => 60_000,
+        _ => 3_600_000,
+    };
+    value.checked_mul(mult)
+}
+
+/// Health buffer offsets relative to [`HEALTH_BUFFER_OFF`].
+pub mod health {
+    /// assert_var[6].
+    pub const ASSERT_VAR: usize = 0x00;
+    /// assert_exit_ptr.
+    pub const ASSERT_EXIT_PTR: usize = 0x20;
+    /// assert_callra.
+    pub const ASSERT_CALLRA: usize = 0x24;
+    /// time.
+    pub const TIME: usize = 0x2c;
+    /// fw_ver (all ones means PCI is gone).
+    pub const FW_VER: usize = 0x30;
+    /// hw_id.
+    pub const HW_ID: usize = 0x34;
+    /// rfr (bit 7), crr (bit 6), valid (bit 3), severity (2:0).
+    pub const RFR_SEVERITY: usize = 0x38;
+    /// irisc_index.
+    pub const IRISC_INDEX: usize = 0x3c;
+    /// synd (0 = healthy).
+    pub const SYND: usize = 0x3d;
+    /// ext_synd (be16).
+    pub const EXT_SYND: usize = 0x3e;
+}
+
+/// Health syndromes.
+pub mod health_synd {
+    /// FW internal error.
+    pub const FW_INTERNAL_ERR: u8 = 0x1;
+    /// Dead IRISC.
+    pub const DEAD_IRISC: u8 = 0x7;
+    /// HW fatal error.
+    pub const HW_FATAL_ERR: u8 = 0x8;
+    /// FW CRC error.
+    pub const FW_CRC_ERR: u8 = 0x9;
+    /// ICM fetch PCI error.
+    pub const ICM_FETCH_PCI_ERR: u8 = 0xa;
+    /// ICM page error.
+    pub const ICM_PAGE_ERR: u8 = 0xb;
+    /// Async EQ buffer overrun.
+    pub const ASYNC_EQ_OVERRUN_ERR: u8 = 0xc;
+    /// EQ in error.
+    pub const EQ_IN_ERR: u8 = 0xd;
+    /// Invalid EQ referenced.
+    pub const EQ_INV: u8 = 0xe;
+    /// FFSER error.
+    pub const FFSER_ERR: u8 = 0xf;
+    /// High temperature.
+    pub const HIGH_TEMP_ERR: u8 = 0x10;
+}
+
+prm_struct! {
+    /// `initial_seg` as declared in `mlx5_ifc.h`.
+    pub mod initial_seg / INITIAL_SEG = "initial_seg", 0x20060 {
+        FW_REV_MINOR: "fw_rev_minor" @ 0x0, 0x10;
+        FW_REV_MAJOR: "fw_rev_major" @ 0x10, 0x10;
+        CMD_INTERFACE_REV: "cmd_interface_rev" @ 0x20, 0x10;
+        FW_REV_SUBMINOR: "fw_rev_subminor" @ 0x30, 0x10;
+        CMDQ_PHY_ADDR_63_32: "cmdq_phy_addr_63_32" @ 0x80, 0x20;
+        CMDQ_PHY_ADDR_31_12: "cmdq_phy_addr_31_12" @ 0xa0, 0x14;
+        NIC_INTERFACE: "nic_interface" @ 0xb6, 0x2;
+        LOG_CMDQ_SIZE: "log_cmdq_size" @ 0xb8, 0x4;
+        LOG_CMDQ_STRIDE: "log_cmdq_stride" @ 0xbc, 0x4;
+        COMMAND_DOORBELL_VECTOR: "command_doorbell_vector" @ 0xc0, 0x20;
+        INITIALIZING: "initializing" @ 0xfe0, 0x1;
+        NIC_INTERFACE_SUPPORTED: "nic_interface_supported" @ 0xfe5, 0x3;
+        EMBEDDED_CPU: "embedded_cpu" @ 0xfe8, 0x1;
+        HEALTH_BUFFER: "health_buffer" @ 0x1000, 0x200;
+        HEALTH_SYNDROME: "health_syndrome" @ 0x8080, 0x8;
+        HEALTH_COUNTER: "health_counter" @ 0x8088, 0x18;
+    }
+}
+
+prm_struct! {
+    /// `health_buffer` as declared in `mlx5_ifc.h` (64 bytes at init segment 0x200).
+    pub mod health_buffer / HEALTH_BUFFER = "health_buffer", 0x200 {
+        ASSERT_EXISTPTR: "assert_existptr" @ 0x100, 0x20;
+        ASSERT_CALLRA: "assert_callra" @ 0x120, 0x20;
+        TIME: "time" @ 0x160, 0x20;
+        FW_VERSION: "fw_version" @ 0x180, 0x20;
+        HW_ID: "hw_id" @ 0x1a0, 0x20;
+        RFR: "rfr" @ 0x1c0, 0x1;
+        VALID: "valid" @ 0x1c4, 0x1;
+        SEVERITY: "severity" @ 0x1c5, 0x3;
+        IRISC_INDEX: "irisc_index" @ 0x1e0, 0x8;
+        SYND: "synd" @ 0x1e8, 0x8;
+        EXT_SYND: "ext_synd" @ 0x1f0, 0x10;
+    }
+}

@@ -1,0 +1,71 @@
+//! PRM layouts of the ConnectX (mlx5) device interface.
+//!
+//! Pure `core` code shared by the kernel driver (`mod ifc;` in the crate root) and by
+//! host crates (`#[path = "../../ifc/mod.rs"] pub mod ifc;`). Nothing here allocates,
+//! panics on device data or uses `unsafe`.
+//!
+//! Two kinds of layouts live here:
+//! - plain C structures from `include/linux/mlx5/device.h` (initialization segment,
+//!   command queue entry, mailbox block, EQE) as `zerocopy` structs with big-endian
+//!   integer fields ([`init_seg`], [`cmd_layout`], [`eqe`]);
+//! - bit-array structures from `include/linux/mlx5/mlx5_ifc.h`, declared as tables of
+//!   [`field::Field`]s (PRM struct name, field name, bit offset, bit width) with the
+//!   `prm_struct!` generator. Every table is listed in [`ALL_STRUCTS`] so a host test
+//!   can check each entry against the header of the target kernel.
+
+#[macro_use]
+pub mod field;
+
+pub mod caps;
+pub mod cmd_layout;
+pub mod cmds;
+pub mod eq;
+pub mod eqe;
+pub mod init_seg;
+pub mod opcodes;
+pub mod pages;
+pub mod regs;
+pub mod status;
+
+/// Every bit-array table defined in this module tree, for header conformance tests.
+pub const ALL_STRUCTS: &[&field::PrmStruct] = &[
+    &cmds::CMD_IN_HDR,
+    &cmds::CMD_OUT_HDR,
+    &cmds::ENABLE_HCA_IN,
+    &cmds::DISABLE_HCA_IN,
+    &cmds::QUERY_ISSI_OUT,
+    &cmds::SET_ISSI_IN,
+    &cmds::INIT_HCA_IN,
+    &cmds::TEARDOWN_HCA_IN,
+    &cmds::TEARDOWN_HCA_OUT,
+    &cmds::SET_DRIVER_VERSION_IN,
+    &cmds::QUERY_ADAPTER_OUT,
+    &cmds::QUERY_ADAPTER_STRUCT,
+    &cmds::ALLOC_UAR_OUT,
+    &cmds::DEALLOC_UAR_IN,
+    &cmds::NOP_IN,
+    &caps::QUERY_HCA_CAP_IN,
+    &caps::QUERY_HCA_CAP_OUT,
+    &caps::SET_HCA_CAP_IN,
+    &caps::CMD_HCA_CAP,
+    &caps::CMD_HCA_CAP_2,
+    &caps::ROCE_CAP,
+    &caps::ATOMIC_CAPS,
+    &pages::QUERY_PAGES_IN,
+    &pages::QUERY_PAGES_OUT,
+    &pages::MANAGE_PAGES_IN,
+    &pages::MANAGE_PAGES_OUT,
+    &regs::ACCESS_REGISTER_IN,
+    &regs::ACCESS_REGISTER_OUT,
+    &regs::DTOR_REG,
+    &regs::DEFAULT_TIMEOUT,
+    &eq::CREATE_EQ_IN,
+    &eq::CREATE_EQ_OUT,
+    &eq::EQC,
+    &eq::DESTROY_EQ_IN,
+    &eq::QUERY_EQ_IN,
+    &eq::QUERY_EQ_OUT,
+    &eq::GEN_EQE_IN,
+    &init_seg::INITIAL_SEG,
+    &init_seg::HEALTH_BUFFER,
+];

@@ -1,0 +1,71 @@
+//! ACCESS_REG and the registers the core touches at probe.
+
+/// Register ids.
+pub mod reg_id {
+    /// Port capability mask.
+    pub const PCAM: u16 = 0x507f;
+    /// Management capability mask.
+    pub const MCAM: u16 = 0x907f;
+    /// QoS capability mask.
+    pub const QCAM: u16 = 0x4019;
+    /// Host endianness.
+    pub const HOST_ENDIANNESS: u16 = 0x7004;
+    /// Default timeouts.
+    pub const DTOR: u16 = 0xc00e;
+    /// Port administrative and operational status.
+    pub const PAOS: u16 = 0x5006;
+    /// Port type and speed.
+    pub const PTYS: u16 = 0x5004;
+    /// Port MTU.
+    pub const PMTU: u16 = 0x5003;
+    /// Management real-time clock.
+    pub const MRTC: u16 = 0x902d;
+}
+
+/// Byte offset of `register_data` in ACCESS_REG input and output.
+pub const REG_DATA_OFFSET: usize = 0x10;
+
+prm_struct! {
+    /// ACCESS_REG input.
+    pub mod access_register_in / ACCESS_REGISTER_IN = "access_register_in", 0x80 {
+        OPCODE: "opcode" @ 0x0, 0x10;
+        OP_MOD: "op_mod" @ 0x30, 0x10;
+        REGISTER_ID: "register_id" @ 0x50, 0x10;
+        ARGUMENT: "argument" @ 0x60, 0x20;
+        REGISTER_DATA: "register_data" @ 0x80, 0x0;
+    }
+}
+
+prm_struct! {
+    /// ACCESS_REG output.
+    pub mod access_register_out / ACCESS_REGISTER_OUT = "access_register_out", 0x80 {
+        STATUS: "status" @ 0x0, 0x8;
+        SYNDROME: "syndrome" @ 0x20, 0x20;
+        REGISTER_DATA: "register_data" @ 0x80, 0x0;
+    }
+}
+
+prm_struct! {
+    /// `default_timeout` dword.
+    pub mod default_timeout / DEFAULT_TIMEOUT = "default_timeout", 0x20 {
+        TO_MULTIPLIER: "to_multiplier" @ 0x0, 0x3;
+        TO_VALUE: "to_value" @ 0xc, 0x14;
+    }
+}
+
+prm_struct! {
+    /// DTOR register (default timeouts).
+    pub mod dtor_reg / DTOR_REG = "dtor_reg", 0x200 {
+        PCIE_TOGGLE_TO: "pcie_toggle_to" @ 0x20, 0x20;
+        HEALTH_POLL_TO: "health_poll_to" @ 0xa0, 0x20;
+        FULL_CRDUMP_TO: "full_crdump_to" @ 0xc0, 0x20;
+        FW_RESET_TO: "fw_reset_to" @ 0xe0, 0x20;
+        FLUSH_ON_ERR_TO: "flush_on_err_to" @ 0x100, 0x20;
+        PCI_SYNC_UPDATE_TO: "pci_sync_update_to" @ 0x120, 0x20;
+        TEAR_DOWN_TO: "tear_down_to" @ 0x140, 0x20;
+        FSM_REACTIVATE_TO: "fsm_reactivate_to" @ 0x160, 0x20;
+        RECLAIM_PAGES_TO: "reclaim_pages_to" @ 0x180, 0x20;
+        RECLAIM_VFS_PAGES_TO: "reclaim_vfs_pages_to" @ 0x1a0, 0x20;
+        RESET_UNLOAD_TO: "reset_unload_to" @ 0x1c0, 0x20;
+    }
+}
