@@ -29,7 +29,7 @@ impl Token {
 }
 
 /// Per-device token generator. Not synchronised: the kernel shell calls
-/// [`TokenGen::next`] under the lock that protects slot allocation.
+/// [`TokenGen::next_token`] under the lock that protects slot allocation.
 #[derive(Debug, Default)]
 pub struct TokenGen {
     last: u8,
@@ -42,7 +42,7 @@ impl TokenGen {
     }
 
     /// The next token: pre-increment with wrap, skipping 0.
-    pub fn next(&mut self) -> Token {
+    pub fn next_token(&mut self) -> Token {
         let mut v = self.last.wrapping_add(1);
         if v == 0 {
             v = 1;
@@ -60,9 +60,9 @@ mod tests {
     #[test]
     fn starts_at_one_and_increments() {
         let mut g = TokenGen::new();
-        assert_eq!(g.next().get(), 1);
-        assert_eq!(g.next().get(), 2);
-        assert_eq!(g.next().get(), 3);
+        assert_eq!(g.next_token().get(), 1);
+        assert_eq!(g.next_token().get(), 2);
+        assert_eq!(g.next_token().get(), 3);
     }
 
     #[test]
@@ -70,17 +70,17 @@ mod tests {
         let mut g = TokenGen::new();
         let mut seen = [0u32; 256];
         for _ in 0..255 * 4 {
-            seen[g.next().get() as usize] += 1;
+            seen[g.next_token().get() as usize] += 1;
         }
         assert_eq!(seen[0], 0);
         assert!(seen[1..].iter().all(|&c| c == 4));
         // after 255 tokens the sequence restarts at 1
         let mut g = TokenGen::new();
         for _ in 0..254 {
-            g.next();
+            g.next_token();
         }
-        assert_eq!(g.next().get(), 255);
-        assert_eq!(g.next().get(), 1);
+        assert_eq!(g.next_token().get(), 255);
+        assert_eq!(g.next_token().get(), 1);
     }
 
     #[test]

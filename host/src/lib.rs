@@ -20,5 +20,6 @@
 pub mod cmd {
     pub mod mailbox;
     pub mod signature;
+    pub mod status;
     pub mod token;
 }
