@@ -21,20 +21,17 @@
 use super::signature::{self, BLOCK_SIZE};
 use super::token::Token;
 
-/// Number of message bytes carried inline in the command entry.
-pub const INLINE_LEN: usize = 16;
-/// Number of data bytes in one mailbox block.
-pub const BLOCK_DATA_LEN: usize = 512;
+pub use crate::ifc::cmd_layout::{BLOCK_ALIGN, BLOCK_DATA_LEN, INLINE_LEN};
+use crate::ifc::cmd_layout::block_off;
+
 /// Size of one mailbox block in bytes (data + control).
 pub const MAILBOX_BLOCK_SIZE: usize = BLOCK_SIZE;
-/// Required alignment of a block's DMA address.
-pub const BLOCK_ALIGN: u64 = 1024;
 /// Offset of the big-endian 64-bit `next` pointer in a block.
-pub const NEXT_OFFSET: usize = 0x230;
+pub const NEXT_OFFSET: usize = block_off::NEXT;
 /// Offset of the big-endian 32-bit `block_num` in a block.
-pub const BLOCK_NUM_OFFSET: usize = 0x238;
+pub const BLOCK_NUM_OFFSET: usize = block_off::BLOCK_NUM;
 /// Offset of the token byte in a block.
-pub const TOKEN_OFFSET: usize = 0x23d;
+pub const TOKEN_OFFSET: usize = block_off::TOKEN;
 /// Largest message length the command entry can describe (32-bit length).
 pub const MAX_MSG_LEN: usize = u32::MAX as usize;
 
@@ -490,6 +487,13 @@ mod tests {
 
     fn tok(v: u8) -> Token {
         Token::new(v).unwrap()
+    }
+
+    #[test]
+    fn agrees_with_ifc() {
+        for len in 0..3000 {
+            assert_eq!(blocks_needed(len), crate::ifc::cmd_layout::blocks_for(len));
+        }
     }
 
     #[test]

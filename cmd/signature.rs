@@ -12,26 +12,25 @@
 //!   equal `0xff`; `sig` (byte 0x23f) makes the XOR of the whole block equal
 //!   `0xff`. Only used when checksums are enabled (upstream keeps them off).
 //!
+//! The byte-level XOR helpers live with the layouts in
+//! [`crate::ifc::cmd_layout`]; this module adds sealing (writing the
+//! signature bytes) and verification as the command path uses them.
+//!
 //! Pure `core` code, compiled into the kernel module and into the host test
 //! crate.
 
-/// Size of a command queue entry in bytes.
-pub const ENTRY_SIZE: usize = 64;
-/// Offset of the entry signature byte.
-pub const ENTRY_SIG_OFFSET: usize = 0x3d;
-/// Size of a mailbox block in bytes.
-pub const BLOCK_SIZE: usize = 576;
-/// Offset of the control part of a block (after the 512 data bytes).
-pub const BLOCK_CTRL_OFFSET: usize = 0x200;
-/// Offset of the block control signature byte.
-pub const BLOCK_CTRL_SIG_OFFSET: usize = 0x23e;
-/// Offset of the block signature byte.
-pub const BLOCK_SIG_OFFSET: usize = 0x23f;
+use crate::ifc::cmd_layout::{block_off, entry_off};
 
-/// XOR of all bytes of `buf`.
-pub fn xor8(buf: &[u8]) -> u8 {
-    buf.iter().fold(0u8, |acc, b| acc ^ b)
-}
+pub use crate::ifc::cmd_layout::{xor8, BLOCK_SIZE, ENTRY_SIZE};
+
+/// Offset of the entry signature byte.
+pub const ENTRY_SIG_OFFSET: usize = entry_off::SIG;
+/// Offset of the control part of a block (after the 512 data bytes).
+pub const BLOCK_CTRL_OFFSET: usize = block_off::RSVD0;
+/// Offset of the block control signature byte.
+pub const BLOCK_CTRL_SIG_OFFSET: usize = block_off::CTRL_SIG;
+/// Offset of the block signature byte.
+pub const BLOCK_SIG_OFFSET: usize = block_off::SIG;
 
 /// Signature of a command entry: the value that makes the XOR of the whole
 /// entry `0xff`, ignoring whatever is currently in the signature byte.

@@ -15,6 +15,10 @@
 
 #![cfg_attr(not(test), no_std)]
 
+/// PRM layouts, shared with the kernel module and the emulator.
+#[path = "../../ifc/mod.rs"]
+pub mod ifc;
+
 /// Command interface logic (`cmd/`).
 #[path = "../../cmd"]
 pub mod cmd {
