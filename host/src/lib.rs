@@ -24,6 +24,7 @@ pub mod ifc;
 pub mod cmd {
     pub mod mailbox;
     pub mod signature;
+    pub mod slots;
     pub mod status;
     pub mod token;
 }
