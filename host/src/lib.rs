@@ -26,5 +26,6 @@ pub mod cmd {
     pub mod signature;
     pub mod slots;
     pub mod status;
+    pub mod timeout;
     pub mod token;
 }
