@@ -25,6 +25,7 @@ pub mod cmd {
     pub mod mailbox;
     pub mod signature;
     pub mod slots;
+    pub mod stats;
     pub mod status;
     pub mod timeout;
     pub mod token;
