@@ -32,27 +32,8 @@ clear_stale_mounts() {
 	done
 }
 
-# Run a command inside the toolbox. The mounts live in a private mount namespace
-# that disappears with the command, so no exit path (error, signal, kill -9) can
-# leave one behind. The repo and the cache are bind-mounted at their host paths,
-# so file names are the same inside and outside.
-in_toolbox() {
-	[ -x "$ROOTFS/usr/bin/env" ] || die "toolbox not built: run tests/vm/toolbox.sh"
-	clear_stale_mounts
-	unshare --mount --propagation private -- /bin/bash -c '
-		set -e
-		R=$1; REPO=$2; CACHE=$3; shift 3
-		mount -t proc proc "$R/proc"
-		mount --rbind /dev "$R/dev"
-		mount -t sysfs sysfs "$R/sys" 2>/dev/null || true
-		mount -t tmpfs tmpfs "$R/tmp"
-		mkdir -p "$R$REPO" "$R$CACHE"
-		mount --bind "$REPO" "$R$REPO"
-		mount --bind "$CACHE" "$R$CACHE"
-		exec chroot "$R" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-			HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" "$@"
-	' in_toolbox "$ROOTFS" "$REPO" "$CACHE" "$@"
-}
+# Run a command inside the toolbox (see in-toolbox).
+in_toolbox() { "$REPO/tests/vm/in-toolbox" "$@"; }
 
 # Kernel version the toolbox's linux-source package provides.
 kernel_source_tarball() {

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * C shim of mlx5-rs: prototypes of the small functions the Rust crate calls for
+ * what the kernel crate does not wrap. Each is documented where it is defined.
+ */
+#ifndef MLX5RS_FFI_H
+#define MLX5RS_FFI_H
+
+struct pci_dev;
+
+void mlx5rs_pci_disable(struct pci_dev *pdev);
+
+#endif /* MLX5RS_FFI_H */

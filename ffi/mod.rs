@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Safe wrappers over the C shim in this folder (and over raw bindings).
+//!
+//! The kernel crate of Linux 7.3 lacks a few things this driver needs (PCI disable,
+//! and later ib_core, devlink, `dma_map_page`, PCI shutdown, ...). Each one is a small
+//! C function in `ffi/*.c` with its prototype in `mlx5rs_ffi.h`, declared here once and
+//! wrapped in a type or function whose contract is documented; logic files never call
+//! `extern "C"` functions directly.
+
+mod pci;
+
+pub(crate) use pci::PciEnabled;

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! An enabled, bus-mastering PCI function, disabled again on drop.
+
+use kernel::{bindings, device::Core, pci, prelude::*};
+
+extern "C" {
+    fn mlx5rs_pci_disable(pdev: *mut bindings::pci_dev);
+}
+
+/// Proof that this driver enabled the function's memory space and bus mastering.
+///
+/// Dropping it clears bus mastering and disables the function. It must therefore be
+/// dropped after every user of DMA or of the BARs (the device object declares it as
+/// its last field).
+///
+/// INVARIANT: `pdev` was enabled by [`PciEnabled::new`] and not disabled since.
+pub(crate) struct PciEnabled<'bound> {
+    pdev: &'bound pci::Device,
+}
+
+impl<'bound> PciEnabled<'bound> {
+    /// Enables memory space and bus mastering of `pdev`.
+    pub(crate) fn new(pdev: &'bound pci::Device<Core<'_>>) -> Result<Self> {
+        pdev.enable_device_mem()?;
+        pdev.set_master();
+        // INVARIANT: enabled just above.
+        Ok(Self { pdev })
+    }
+}
+
+impl Drop for PciEnabled<'_> {
+    fn drop(&mut self) {
+        let raw = core::ptr::from_ref(self.pdev).cast_mut().cast::<bindings::pci_dev>();
+        // SAFETY: `pci::Device` is `#[repr(transparent)]` over `Opaque<bindings::pci_dev>`,
+        // so `raw` points to the `struct pci_dev` of a device that stays bound for
+        // `'bound`; by the type invariant it was enabled by us exactly once.
+        unsafe { mlx5rs_pci_disable(raw) };
+    }
+}

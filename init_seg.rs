@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Access to the initialization segment at the start of BAR0.
+//!
+//! Every register is a big-endian 32-bit word. The kernel crate's MMIO accessors are
+//! little-endian, so each access swaps bytes: `ioread32be(a) == swab32(readl(a))` on any
+//! CPU. Offsets and field meanings come from [`crate::ifc::init_seg`]. Values read here
+//! come from the device and are treated as untrusted.
+
+use kernel::{
+    io::Io,
+    pci,
+    prelude::*,
+    time::{delay::fsleep, Delta, Instant, Monotonic},
+};
+
+use crate::ifc::init_seg as seg;
+
+/// BAR0 mapped at least over the initialization segment.
+pub(crate) type Bar0<'bound> = pci::Bar<'bound, { seg::MAPPED_SIZE }>;
+
+/// Firmware version as the init segment reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FwVersion {
+    pub(crate) major: u16,
+    pub(crate) minor: u16,
+    pub(crate) subminor: u16,
+}
+
+impl core::fmt::Display for FwVersion {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}.{}.{:04}", self.major, self.minor, self.subminor)
+    }
+}
+
+/// Typed view of the initialization segment.
+pub(crate) struct InitSeg<'a, 'bound> {
+    bar: &'a Bar0<'bound>,
+}
+
+impl<'a, 'bound> InitSeg<'a, 'bound> {
+    /// Wraps a mapped BAR0.
+    pub(crate) fn new(bar: &'a Bar0<'bound>) -> Self {
+        Self { bar }
+    }
+
+    /// Reads the big-endian register at byte offset `off`.
+    pub(crate) fn read(&self, off: usize) -> Result<u32> {
+        Ok(self.bar.try_read32(off)?.swap_bytes())
+    }
+
+    /// Writes the big-endian register at byte offset `off`.
+    #[allow(dead_code)]
+    pub(crate) fn write(&self, off: usize, val: u32) -> Result {
+        self.bar.try_write32(val.swap_bytes(), off)
+    }
+
+    /// Firmware version (major.minor.subminor).
+    pub(crate) fn fw_version(&self) -> Result<FwVersion> {
+        let rev = self.read(seg::FW_REV)?;
+        let sub = self.read(seg::CMDIF_REV_FW_SUB)?;
+        Ok(FwVersion {
+            major: (rev & 0xffff) as u16,
+            minor: (rev >> 16) as u16,
+            subminor: (sub & 0xffff) as u16,
+        })
+    }
+
+    /// Command-interface revision.
+    pub(crate) fn cmdif_revision(&self) -> Result<u16> {
+        Ok((self.read(seg::CMDIF_REV_FW_SUB)? >> 16) as u16)
+    }
+
+    /// Whether the firmware still reports `initializing` (0x1FC bit 31).
+    pub(crate) fn initializing(&self) -> Result<bool> {
+        Ok(self.read(seg::INITIALIZING)? & seg::INITIALIZING_BIT != 0)
+    }
+
+    /// Waits until the firmware clears `initializing`, up to `timeout`.
+    ///
+    /// Logs a progress line every 10 s of waiting; `ETIMEDOUT` with a clear message when
+    /// the budget runs out, `ENODEV` if the device reads all-ones (gone from the bus).
+    pub(crate) fn wait_fw_ready(&self, dev: &pci::Device, timeout: Delta) -> Result {
+        let start = Instant::<Monotonic>::now();
+        let mut next_report = Delta::from_secs(10);
+        loop {
+            let word = self.read(seg::INITIALIZING)?;
+            if word == u32::MAX {
+                dev_err!(dev, "init segment reads all-ones: device not responding\n");
+                return Err(ENODEV);
+            }
+            if word & seg::INITIALIZING_BIT == 0 {
+                return Ok(());
+            }
+            let waited = start.elapsed();
+            if waited > timeout {
+                dev_err!(
+                    dev,
+                    "firmware still initializing after {} ms (init segment 0x{:x} = 0x{:08x}); giving up\n",
+                    timeout.as_millis(),
+                    seg::INITIALIZING,
+                    word
+                );
+                return Err(ETIMEDOUT);
+            }
+            if waited > next_report {
+                dev_info!(
+                    dev,
+                    "waiting for firmware to initialize: {} of {} ms\n",
+                    waited.as_millis(),
+                    timeout.as_millis()
+                );
+                next_report = next_report + Delta::from_secs(10);
+            }
+            fsleep(Delta::from_millis(10));
+        }
+    }
+}
+
+#[kunit_tests(mlx5_rs_init_seg)]
+mod tests {
+    use super::*;
+    use kernel::str::CString;
+
+    fn render(v: FwVersion) -> Result<CString> {
+        CString::try_from_fmt(fmt!("{}", v))
+    }
+
+    #[test]
+    fn fw_version_prints_like_upstream() -> Result {
+        // Upstream prints "%d.%d.%04d": the subminor is zero-padded to 4 digits.
+        let v = FwVersion { major: 16, minor: 35, subminor: 12 };
+        assert_eq!(render(v)?.to_str()?, "16.35.0012");
+        let v = FwVersion { major: 22, minor: 41, subminor: 1000 };
+        assert_eq!(render(v)?.to_str()?, "22.41.1000");
+        Ok(())
+    }
+}

@@ -1,0 +1,13 @@
+# Guest side of `make check`: every guest scenario, one boot. Scenario scripts live in
+# tests/scenarios/ and are run in name order; each prints MLX5RS-TEST lines.
+. "$MLX5RS_REPO/tests/guest/lib.sh"
+rc=0
+for s in "$REPO"/tests/scenarios/*.sh; do
+	echo "== scenario $(basename "$s")"
+	sh "$s" || rc=1
+	# Every scenario must leave the module unloaded.
+	if grep -q '^mlx5_rs ' /proc/modules; then
+		fail "$(basename "$s" .sh).left-module-loaded" "mlx5_rs still loaded"; rmmod mlx5_rs; rc=1
+	fi
+done
+exit $rc

@@ -1,0 +1,45 @@
+# Helpers for guest scripts (sourced). Each check prints one line the host counts:
+#   MLX5RS-TEST: PASS <name>   or   MLX5RS-TEST: FAIL <name> (<why>)
+REPO=${MLX5RS_REPO:?}
+KO=$REPO/mlx5_rs.ko
+FAILED=0
+
+pass() { echo "MLX5RS-TEST: PASS $1"; }
+fail() { echo "MLX5RS-TEST: FAIL $1 ($2)"; FAILED=1; }
+
+# check NAME CMD...: PASS if CMD exits 0.
+check() {
+	name=$1; shift
+	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tail -n 3 | tr '\n' ' ')"; fi
+}
+
+# emuctl JSON: one request to the emulated ConnectX's control socket, reply on stdout.
+emuctl() {
+	[ -e /dev/mlx5emu-ctl ] || { echo "no emulator control channel" >&2; return 1; }
+	exec 3<>/dev/mlx5emu-ctl
+	printf '%s\n' "$1" >&3
+	timeout 10 head -n 1 <&3
+	exec 3>&-
+}
+
+# The PCI address of the emulated ConnectX (first 15b3 function).
+mlx_bdf() {
+	for d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$d/vendor")" = 0x15b3 ] && { basename "$d"; return 0; }
+	done
+	return 1
+}
+
+# Lines of the kernel log since the mark set by dmesg_mark.
+dmesg_mark() { MARK=$(dmesg | wc -l); }
+dmesg_since() { dmesg | tail -n +"$((MARK + 1))"; }
+
+# kmemleak: scan and fail NAME if anything leaked since the last clear.
+check_kmemleak() {
+	f=/sys/kernel/debug/kmemleak
+	[ -w $f ] || { fail "$1" "kmemleak not available"; return; }
+	echo scan >$f; sleep 1; echo scan >$f
+	leaks=$(grep -c '^unreferenced object' $f)
+	if [ "$leaks" -eq 0 ]; then pass "$1"; else cat $f; fail "$1" "$leaks unreferenced objects"; fi
+	echo clear >$f
+}

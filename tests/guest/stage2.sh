@@ -1,0 +1,40 @@
+#!/bin/sh
+# Second stage of the guest init, inside the writable root (see init.sh).
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb
+arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -n1; }
+REPO=$(arg mlx5rs.repo)
+KBUILD=$(arg mlx5rs.kbuild)
+export MLX5RS_REPO=$REPO MLX5RS_KBUILD=$KBUILD
+
+mount -t tmpfs tmpfs /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
+hostname mlx5rs-guest
+# The test kernel's modules (upstream mlx5_core, mlx5_ib, ib_core, rdma_rxe).
+if [ -d "$KBUILD/mod-install/lib/modules" ]; then
+	mkdir -p /lib/modules && mount --bind "$KBUILD/mod-install/lib/modules" /lib/modules
+fi
+# The emulator's control channel (virtio-serial port named mlx5emu.ctl).
+for p in /sys/class/virtio-ports/*; do
+	[ -f "$p/name" ] && [ "$(cat "$p/name")" = mlx5emu.ctl ] && ln -sf "/dev/$(basename "$p")" /dev/mlx5emu-ctl
+done
+# Baseline for kmemleak: forget what boot left behind, report only what tests leak.
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan >/sys/kernel/debug/kmemleak; echo clear >/sys/kernel/debug/kmemleak
+fi
+echo "guest: up after $(cut -d' ' -f1 /proc/uptime) s"
+
+rc=0
+if [ "$(arg mlx5rs.shell)" = 1 ]; then
+	echo "guest: interactive shell (exit or Ctrl-D powers off)"
+	setsid sh -c 'exec /bin/bash -i </dev/ttyS0 >/dev/ttyS0 2>&1'
+else
+	for s in $(arg mlx5rs.run | tr ',' ' '); do
+		echo "guest: running $s"
+		sh "$REPO/$s" || rc=1
+	done
+fi
+echo "MLX5RS-GUEST-DONE rc=$rc"
+sync
+echo o >/proc/sysrq-trigger
+sleep 10

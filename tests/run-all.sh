@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# `make check`: set up everything and run every test; the last line is
+#   N passed, N failed
+# Phases: toolbox, kernel, module (cached, rebuilt only when inputs change), host
+# tests (cargo test), harness self-test, VM run (KUnit suites + guest scenarios).
+set -u
+. "$(dirname "$0")/vm/lib.sh"
+
+PASSED=0 FAILED=0 PHASES=()
+phase_start() { P_NAME=$1; P_T0=$(date +%s); log "== $1"; }
+phase_end() { PHASES+=("$(printf '%-10s %5d s' "$P_NAME" $(($(date +%s) - P_T0)))"); }
+add_counts() { # add_counts "N passed, M failed" line
+	local p f
+	p=$(sed -n 's/.* \{0,1\}\([0-9][0-9]*\) passed.*/\1/p' <<<"$1" | tail -n1)
+	f=$(sed -n 's/.* \([0-9][0-9]*\) failed.*/\1/p' <<<"$1" | tail -n1)
+	PASSED=$((PASSED + ${p:-0})); FAILED=$((FAILED + ${f:-0}))
+}
+finish() {
+	echo
+	echo "phase times:"; printf '  %s\n' "${PHASES[@]}"
+	echo "$PASSED passed, $FAILED failed"
+	[ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
+	exit $?
+}
+setup_failed() { FAILED=$((FAILED + 1)); log "set-up failed: $1"; phase_end; finish; }
+
+phase_start toolbox; "$REPO/tests/vm/toolbox.sh" || setup_failed toolbox; phase_end
+phase_start kernel; "$REPO/tests/vm/kernel.sh" || setup_failed kernel; phase_end
+phase_start module; "$REPO/tests/vm/module.sh" || setup_failed "module build"; phase_end
+
+phase_start host
+out=$(cd "$REPO" && cargo test --workspace --release 2>&1); rc=$?
+echo "$out" | grep -E '^test result:|FAILED|panicked' >&2
+hp=$(echo "$out" | sed -n 's/^test result: .* \([0-9]*\) passed; \([0-9]*\) failed.*/\1/p' | paste -sd+ | bc)
+hf=$(echo "$out" | sed -n 's/^test result: .* \([0-9]*\) passed; \([0-9]*\) failed.*/\2/p' | paste -sd+ | bc)
+[ "$rc" -ne 0 ] && [ "${hf:-0}" -eq 0 ] && { echo "$out" | tail -n 30 >&2; hf=1; }
+log "host: ${hp:-0} passed, ${hf:-0} failed"
+add_counts "${hp:-0} passed, ${hf:-0} failed"
+phase_end
+
+phase_start selftest
+st=$("$REPO/tests/vm/judge-selftest.sh" 2>&1 | tail -n1); echo "$st" >&2; add_counts "$st"
+phase_end
+
+phase_start vm
+vm_out=$("$REPO/tests/vm/vm.sh" --run tests/guest/check.sh --timeout 1800 2>&1 | tee /dev/stderr | tail -n1)
+case "$vm_out" in *passed*) add_counts "$vm_out" ;; *) FAILED=$((FAILED + 1)) ;; esac
+phase_end
+
+finish

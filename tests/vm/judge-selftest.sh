@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Self-test of the VM judge: feed judge.sh synthetic console logs and check that it
+# fails runs it must fail (a FAIL line, a kernel WARNING, lockdep, kmemleak, a guest
+# that never finished, a KUnit failure) and passes a clean one.
+# Last line: N passed, N failed.
+set -u
+J=$(dirname "$0")/judge.sh
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+expect() { # expect NAME want(0|1) LOG-CONTENT
+	printf '%b' "$3" >"$T/$1.log"
+	"$J" "$T/$1.log" >"$T/$1.out" 2>&1; got=$([ $? -eq 0 ] && echo 0 || echo 1)
+	if [ "$got" = "$2" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "judge-selftest: $1: exit $got, wanted $2"; cat "$T/$1.out"; fi
+}
+OK='[    1.0] MLX5RS-TEST: PASS a\n'
+DONE='MLX5RS-GUEST-DONE rc=0\n'
+expect clean 0 "$OK$DONE"
+expect failing-check 1 "${OK}MLX5RS-TEST: FAIL b (x)\n$DONE"
+expect no-done 1 "$OK"
+expect warning 1 "$OK[    2.1] WARNING: CPU: 0 PID: 1 at foo.c:1 bar\n$DONE"
+expect lockdep 1 "$OK[    2.1] WARNING: possible circular locking dependency detected\n$DONE"
+expect kmemleak 1 "${OK}unreferenced object 0xffff888 (size 64):\n$DONE"
+expect dma-api 1 "$OK[    3.0] DMA-API: mlx5_rs 0000:00:03.0: device driver frees DMA memory with wrong function\n$DONE"
+expect oops 1 "$OK[    3.0] Oops: general protection fault\n$DONE"
+expect kunit-fail 1 "$OK[    3.0]     not ok 2 mailbox_chain\n$DONE"
+expect kunit-ok 0 "$OK[    3.0]     ok 1 mailbox_chain\n$DONE"
+expect nothing 1 "$DONE"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

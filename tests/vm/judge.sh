@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Judge a guest run from its serial console log: judge.sh LOG [SECONDS]
+#
+# Counts the guest's MLX5RS-TEST lines and the KUnit test cases (KTAP in the kernel
+# log), and adds one failure for each of: guest did not finish (hang, crash, timeout),
+# and each kind of kernel report (oops, BUG, WARNING, panic, lockdep, KASAN, UBSAN,
+# DMA-API debug, kmemleak, hung task, RCU stall). Prints the failures and a last line
+#   vm: N passed, N failed
+# and exits non-zero if anything failed.
+set -u
+LOG=$1; SECS=${2:-?}
+pass=0; fail=0
+failures=()
+
+strip() { sed -e 's/\r$//' -e 's/^\[ *[0-9.]*\] //' "$LOG"; }
+
+while read -r line; do
+	case "$line" in
+	"MLX5RS-TEST: PASS "*) pass=$((pass + 1)) ;;
+	"MLX5RS-TEST: FAIL "*) fail=$((fail + 1)); failures+=("${line#MLX5RS-TEST: }") ;;
+	esac
+done < <(strip | grep -a -o 'MLX5RS-TEST: .*')
+
+# KUnit cases: KTAP subtest lines are indented ("    ok 1 name" / "    not ok 2 name").
+kp=$(strip | grep -a -c -E '^    ok [0-9]+ ')
+kf=$(strip | grep -a -E '^    not ok [0-9]+ ' || true)
+pass=$((pass + kp))
+if [ -n "$kf" ]; then
+	while read -r l; do fail=$((fail + 1)); failures+=("KUnit: $l"); done <<<"$kf"
+fi
+
+if ! grep -a -q 'MLX5RS-GUEST-DONE' "$LOG"; then
+	fail=$((fail + 1)); failures+=("guest did not finish (hang, crash or timeout); last lines above")
+fi
+
+# Kernel reports that fail a run whatever the guest scripts said.
+declare -A REPORTS=(
+	[oops]='Oops:|general protection fault|unable to handle'
+	[BUG]='BUG:|kernel BUG at'
+	[WARNING]='WARNING:|------------\[ cut here \]'
+	[panic]='Kernel panic'
+	[lockdep]='possible circular locking|possible recursive locking|inconsistent lock state|lockdep|suspicious RCU usage|sleeping function called from invalid context'
+	[KASAN]='KASAN:'
+	[UBSAN]='UBSAN:'
+	[DMA-API]='DMA-API:'
+	[kmemleak]='kmemleak: [0-9]+ new suspected memory leaks|unreferenced object 0x'
+	[hung-task]='blocked for more than [0-9]+ seconds'
+	[rcu-stall]='rcu: INFO: .* detected stalls|self-detected stall'
+)
+for k in "${!REPORTS[@]}"; do
+	hit=$(strip | grep -a -m1 -E "${REPORTS[$k]}" || true)
+	if [ -n "$hit" ]; then
+		fail=$((fail + 1)); failures+=("kernel report ($k): $hit")
+	fi
+done
+
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "vm: failures:"
+	printf '  - %s\n' "${failures[@]}"
+fi
+echo "vm: run took ${SECS} s; console log: $LOG"
+echo "vm: $pass passed, $fail failed"
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Build (once) the Rust-enabled test kernel from the toolbox's linux-source-7.3 with
+# the repo's config fragment, inside the toolbox (gcc 14, rustc 1.85.1, bindgen 0.71.1:
+# the toolchain Debian built its own 7.3.4 with).
+#
+# Cached by a hash of (source package version, fragment, toolchain versions): an
+# unchanged input set is a no-op. Output: $CACHE/kernel/current -> build-<hash>/ with
+# arch/x86/boot/bzImage, the object tree for out-of-tree modules, and mod-install/
+# (upstream mlx5_core/mlx5_ib/ib_core/rdma_rxe modules, installed for the guest).
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+FRAGMENT=$REPO/tests/kernel/mlx5-rs.config
+"$REPO/tests/vm/toolbox.sh"
+
+tarball=$(kernel_source_tarball)
+[ -n "$tarball" ] || die "no linux-source-7.3 tarball in the toolbox"
+srcver=$(awk '$1 ~ /^linux-source-7.3/ { print $2 }' "$CACHE/toolbox/packages.txt")
+tools=$(in_toolbox /bin/sh -c 'gcc -dumpfullversion; rustc --version; bindgen --version' | tr '\n' ' ')
+HASH=$( { echo "$srcver"; echo "$tools"; cat "$FRAGMENT"; } | sha256sum | cut -c1-12)
+SRC=$CACHE/kernel/src-$srcver
+OUT=$CACHE/kernel/build-$HASH
+
+if [ -f "$OUT/.mlx5rs-done" ]; then
+	ln -sfn "$OUT" "$CACHE/kernel/current"
+	log "test kernel up to date ($OUT)"
+	exit 0
+fi
+
+if [ ! -f "$SRC/.unpacked" ]; then
+	log "unpacking $(basename "$tarball") ($srcver)"
+	rm -rf "$SRC" "$SRC.tmp"; mkdir -p "$SRC.tmp"
+	tar -C "$SRC.tmp" --strip-components=1 -xf "$tarball"
+	mv "$SRC.tmp" "$SRC"; touch "$SRC/.unpacked"
+fi
+
+NPROC=$(nproc)
+T0=$(date +%s)
+mkdir -p "$OUT"
+log "configuring kernel $srcver in $OUT (toolchain: $tools)"
+in_toolbox /bin/sh -c "
+	set -e
+	cd '$SRC'
+	make -s O='$OUT' x86_64_defconfig
+	scripts/kconfig/merge_config.sh -m -O '$OUT' '$OUT/.config' kernel/configs/kvm_guest.config '$FRAGMENT' >/dev/null
+	make -s O='$OUT' olddefconfig
+" >"$OUT/config.log" 2>&1 || { tail -n 30 "$OUT/config.log" >&2; die "kernel configuration failed (log: $OUT/config.log)"; }
+
+# Every option the fragment sets must have survived olddefconfig: a silently
+# dropped CONFIG_RUST (rustc not found, ...) would otherwise surface much later.
+missing=""
+while read -r line; do
+	case "$line" in
+	CONFIG_*=*) grep -qxF "$line" "$OUT/.config" || missing="$missing $line" ;;
+	"# CONFIG_"*" is not set") opt=${line#\# }; opt=${opt%% *}; grep -q "^$opt=[ym]" "$OUT/.config" && missing="$missing !$opt" ;;
+	esac
+done <"$FRAGMENT"
+if [ -n "$missing" ]; then
+	die "kernel config lost options of the fragment:$missing (see $OUT/config.log; for CONFIG_RUST run 'make rustavailable' in the toolbox)"
+fi
+
+log "building kernel with $NPROC jobs (log: $OUT/build.log)"
+in_toolbox /bin/sh -c "
+	set -e
+	cd '$SRC'
+	make O='$OUT' -j$NPROC bzImage modules
+	rm -rf '$OUT/mod-install'
+	make O='$OUT' -s INSTALL_MOD_PATH='$OUT/mod-install' modules_install
+" >"$OUT/build.log" 2>&1 || { grep -E 'error|Error' "$OUT/build.log" | tail -n 20 >&2; die "kernel build failed (log: $OUT/build.log)"; }
+
+touch "$OUT/.mlx5rs-done"
+ln -sfn "$OUT" "$CACHE/kernel/current"
+log "test kernel built in $(($(date +%s) - T0)) s: $OUT/arch/x86/boot/bzImage"

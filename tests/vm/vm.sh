@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Boot the test kernel under QEMU with the emulated ConnectX attached and run guest
+# scripts; judge the run from the serial console.
+#
+#   vm.sh --run tests/guest/smoke.sh[,more.sh]   run guest scripts (paths in the repo)
+#   vm.sh --shell                                interactive guest shell on this terminal
+#   options: --timeout SEC (default 900)  --emu-arg ARG (repeatable)  --no-emu
+#            --log FILE (console log; default $CACHE/runs/<id>/console.log)
+#
+# Guest RAM is a shared memfd (vfio-user needs it); the root file system is the toolbox
+# over 9p, read-only, with a tmpfs overlay in the guest; the repo and the cache are
+# visible in the guest at their host paths. Accelerator: TCG unless a probe boot
+# proved KVM works on this machine (cached), or MLX5RS_ACCEL=kvm|tcg.
+#
+# Exit status 0 only if every guest check passed, the guest finished, and the kernel
+# log has no oops, BUG, WARN, lockdep, KASAN, DMA-API-debug or kmemleak report.
+# QEMU and the emulator are killed on every exit path.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+RUN_SCRIPTS="" SHELL_MODE=0 TIMEOUT=900 NO_EMU=0 LOGF="" EMU_ARGS=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--run) RUN_SCRIPTS=$2; shift 2 ;;
+	--shell) SHELL_MODE=1; shift ;;
+	--timeout) TIMEOUT=$2; shift 2 ;;
+	--emu-arg) EMU_ARGS+=("$2"); shift 2 ;;
+	--no-emu) NO_EMU=1; shift ;;
+	--log) LOGF=$2; shift 2 ;;
+	*) die "vm.sh: unknown argument $1" ;;
+	esac
+done
+
+KB=$(kernel_build_dir)
+[ -n "$KB" ] && [ -f "$KB/arch/x86/boot/bzImage" ] || die "no test kernel: run tests/vm/kernel.sh"
+RUNDIR=$CACHE/runs/vm-$$
+mkdir -p "$RUNDIR"
+# Keep the last 20 run directories.
+ls -1dt "$CACHE"/runs/vm-* 2>/dev/null | tail -n +21 | xargs -r rm -rf
+[ -n "$LOGF" ] || LOGF=$RUNDIR/console.log
+
+EMU_PID="" QEMU_PID=""
+cleanup() {
+	[ -n "$QEMU_PID" ] && kill -- -"$QEMU_PID" 2>/dev/null && sleep 0.5 && kill -9 -- -"$QEMU_PID" 2>/dev/null
+	[ -n "$EMU_PID" ] && kill "$EMU_PID" 2>/dev/null && sleep 0.2 && kill -9 "$EMU_PID" 2>/dev/null
+	true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# qemu_cmd ACCEL APPEND [extra args...]: the QEMU command line (run inside the toolbox).
+qemu_cmd() {
+	local accel=$1 append=$2; shift 2
+	local cpu=max
+	[ "$accel" = kvm ] && cpu=host
+	echo qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp 2 -m 2G \
+		-object memory-backend-memfd,id=mem,size=2G,share=on \
+		-machine q35,memory-backend=mem \
+		-kernel "$KB/arch/x86/boot/bzImage" \
+		-append "'$append'" \
+		-virtfs local,path=/,mount_tag=rootfs,security_model=none,readonly=on \
+		-display none -no-reboot "$@"
+}
+
+BASE_APPEND="console=ttyS0 root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro panic=-1 oops=panic mlx5rs.repo=$REPO mlx5rs.kbuild=$KB init=$REPO/tests/guest/init.sh"
+
+choose_accel() {
+	if [ -n "${MLX5RS_ACCEL:-}" ]; then echo "$MLX5RS_ACCEL"; return; fi
+	if [ ! -w /dev/kvm ]; then echo tcg; return; fi
+	local probe=$CACHE/kernel/accel-probe-$(basename "$KB")
+	if [ ! -f "$probe" ]; then
+		log "probing whether KVM can run the test guest (once; cached in $probe)"
+		local plog=$RUNDIR/kvm-probe.log
+		# shellcheck disable=SC2046
+		in_toolbox timeout -k 5 60 /bin/sh -c "$(qemu_cmd kvm "$BASE_APPEND mlx5rs.run=tests/guest/kvm-probe.sh") -serial stdio" \
+			</dev/null >"$plog" 2>&1 || true
+		if grep -q 'MLX5RS-KVM-PROBE-OK' "$plog"; then echo kvm >"$probe"; else
+			echo tcg >"$probe"
+			{ echo "# KVM probe failed: $(grep -m1 -E 'KVM internal error|emulation failure|error' "$plog" || echo 'no guest output within 60 s')"; } >>"$probe"
+		fi
+	fi
+	head -n1 "$probe"
+}
+ACCEL=$(choose_accel)
+[ "$ACCEL" = tcg ] && [ -w /dev/kvm ] && log "accelerator: TCG (KVM probe failed: $(sed -n 2p "$CACHE/kernel/accel-probe-$(basename "$KB")" | cut -c3-))"
+[ "$ACCEL" = kvm ] && log "accelerator: KVM (probe boot succeeded)"
+[ -w /dev/kvm ] || log "accelerator: TCG (no /dev/kvm)"
+
+DEV_ARGS=()
+if [ "$NO_EMU" = 0 ]; then
+	EMU_BIN=${MLX5RS_EMU_BIN:-$REPO/target/release/mlx5-emu}
+	if [ -z "${MLX5RS_EMU_BIN:-}" ]; then
+		(cd "$REPO" && cargo build -q --release -p mlx5-emu) || die "building the emulator failed"
+	fi
+	"$EMU_BIN" --socket "$RUNDIR/emu.sock" --control "$RUNDIR/ctl.sock" "${EMU_ARGS[@]}" \
+		>"$RUNDIR/emu.log" 2>&1 &
+	EMU_PID=$!
+	for _ in $(seq 100); do [ -S "$RUNDIR/emu.sock" ] && [ -S "$RUNDIR/ctl.sock" ] && break; sleep 0.1; done
+	[ -S "$RUNDIR/emu.sock" ] || { cat "$RUNDIR/emu.log" >&2; die "emulator did not start within 10 s"; }
+	DEV_ARGS=(-device "'{\"driver\":\"vfio-user-pci\",\"socket\":{\"type\":\"unix\",\"path\":\"$RUNDIR/emu.sock\"}}'"
+		-device virtio-serial-pci
+		-chardev "socket,id=emuctl,path=$RUNDIR/ctl.sock"
+		-device "virtserialport,chardev=emuctl,name=mlx5emu.ctl")
+fi
+
+if [ "$SHELL_MODE" = 1 ]; then
+	log "interactive guest shell (Ctrl-A X quits QEMU); emulator log: $RUNDIR/emu.log"
+	in_toolbox /bin/sh -c "$(qemu_cmd "$ACCEL" "$BASE_APPEND mlx5rs.shell=1" "${DEV_ARGS[@]}") -serial mon:stdio"
+	exit 0
+fi
+
+[ -n "$RUN_SCRIPTS" ] || die "vm.sh: nothing to run (--run or --shell)"
+log "booting ($ACCEL) to run $RUN_SCRIPTS; console: $LOGF"
+T0=$(date +%s)
+set +e
+# Own process group, so cleanup can kill QEMU whatever wraps it.
+setsid "$REPO/tests/vm/in-toolbox" timeout -k 10 "$TIMEOUT" /bin/sh -c \
+	"$(qemu_cmd "$ACCEL" "$BASE_APPEND mlx5rs.run=$RUN_SCRIPTS" "${DEV_ARGS[@]}") -serial stdio" \
+	</dev/null >"$LOGF" 2>&1 &
+QEMU_PID=$!
+tail -n +1 -f --pid="$QEMU_PID" "$LOGF" &
+wait "$QEMU_PID"
+QEMU_PID=""
+sleep 0.3
+set -e
+ELAPSED=$(($(date +%s) - T0))
+
+"$REPO/tests/vm/judge.sh" "$LOGF" "$ELAPSED"
