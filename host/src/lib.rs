@@ -30,3 +30,9 @@ pub mod cmd {
     pub mod timeout;
     pub mod token;
 }
+
+/// Firmware page ledger and reclaim logic (`pagealloc/`).
+#[path = "../../pagealloc"]
+pub mod pagealloc {
+    pub mod ledger;
+}
