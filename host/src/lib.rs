@@ -34,5 +34,7 @@ pub mod cmd {
 /// Firmware page ledger and reclaim logic (`pagealloc/`).
 #[path = "../../pagealloc"]
 pub mod pagealloc {
+    pub mod batch;
     pub mod ledger;
+    pub mod reclaim;
 }

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Sizing of MANAGE_PAGES commands and decoding of page requests.
+//!
+//! A MANAGE_PAGES input (give) or output (take) is a 16-byte header — the
+//! whole inline area of the command entry — followed by `pas[]`, one
+//! big-endian 64-bit address per 4 KiB page, so every `pas` entry lives in
+//! mailbox blocks: 64 entries per 512-byte block. Gives are cut into
+//! batches that fill whole chains of `max_blocks` blocks.
+//!
+//! Pure `core` code, compiled into the kernel module and into the host test
+//! crate.
+
+use crate::cmd::mailbox::{blocks_needed, BLOCK_DATA_LEN, INLINE_LEN};
+use crate::ifc::pages::{MAX_RECLAIM_NPAGES, PAS_OFFSET};
+
+/// Bytes of one `pas` entry.
+pub const PAS_ENTRY_LEN: usize = 8;
+/// `pas` entries per mailbox block.
+pub const PAS_PER_BLOCK: usize = BLOCK_DATA_LEN / PAS_ENTRY_LEN;
+
+const _: () = assert!(PAS_OFFSET == INLINE_LEN);
+
+/// Most `pas` entries that fit in a chain of `blocks` blocks.
+pub const fn pas_capacity(blocks: usize) -> usize {
+    blocks.saturating_mul(PAS_PER_BLOCK)
+}
+
+/// Message length (input for a give, output for a take) carrying `n`
+/// addresses; `None` on overflow or beyond the 32-bit length field.
+pub fn msg_len(n: usize) -> Option<usize> {
+    let len = n.checked_mul(PAS_ENTRY_LEN)?.checked_add(PAS_OFFSET)?;
+    u32::try_from(len).ok().map(|_| len)
+}
+
+/// Mailbox blocks a message with `n` addresses needs.
+pub fn blocks_for_pages(n: usize) -> Option<usize> {
+    msg_len(n).map(blocks_needed)
+}
+
+/// Message offset of `pas[i]` (for [`crate::cmd::mailbox::write_at`] /
+/// [`crate::cmd::mailbox::read_at`]).
+pub fn pas_offset(i: usize) -> Option<usize> {
+    i.checked_mul(PAS_ENTRY_LEN)?.checked_add(PAS_OFFSET)
+}
+
+/// Batches of a give of `requested` pages, each at most a full chain of
+/// `max_blocks` blocks: all batches but the last fill their chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GiveBatches {
+    remaining: u32,
+    per_cmd: u32,
+}
+
+impl GiveBatches {
+    /// Batches for `requested` pages, `max_blocks` blocks per command
+    /// (at least one block is used).
+    pub fn new(requested: u32, max_blocks: usize) -> Self {
+        let cap = pas_capacity(max_blocks.max(1));
+        Self {
+            remaining: requested,
+            per_cmd: u32::try_from(cap).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// Pages per full batch.
+    pub fn per_cmd(&self) -> u32 {
+        self.per_cmd
+    }
+
+    /// Pages not yet handed out in a batch.
+    pub fn remaining(&self) -> u32 {
+        self.remaining
+    }
+}
+
+impl Iterator for GiveBatches {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let n = self.remaining.min(self.per_cmd);
+        self.remaining -= n;
+        Some(n)
+    }
+}
+
+/// What a page-request event (or QUERY_PAGES) asks of the driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageRequest {
+    /// Nothing to do.
+    None,
+    /// Give this many pages.
+    Give(u32),
+    /// Take back this many pages (clamped to the per-request maximum).
+    Take(u32),
+    /// Firmware already dropped every page of the function: forget them
+    /// without a command.
+    ReleaseAll,
+}
+
+/// `ec_function` bit: the request is for the embedded-CPU function.
+pub const EC_FUNCTION_BIT: u16 = 0x8000;
+/// `ec_function` bit: release all pages of the function.
+pub const RELEASE_ALL_BIT: u16 = 0x4000;
+
+impl PageRequest {
+    /// Decodes the signed `num_pages` of a request: positive gives,
+    /// negative takes (clamped to [`MAX_RECLAIM_NPAGES`]).
+    pub fn from_num_pages(num_pages: i32) -> Self {
+        match num_pages {
+            0 => Self::None,
+            n if n > 0 => Self::Give(n.unsigned_abs()),
+            n => Self::Take(n.unsigned_abs().min(MAX_RECLAIM_NPAGES)),
+        }
+    }
+
+    /// Decodes a page-request event's `ec_function` and `num_pages` fields.
+    pub fn from_event(ec_function: u16, num_pages: i32) -> Self {
+        if ec_function & RELEASE_ALL_BIT != 0 {
+            Self::ReleaseAll
+        } else {
+            Self::from_num_pages(num_pages)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    #[test]
+    fn capacity_and_lengths() {
+        assert_eq!(PAS_PER_BLOCK, 64);
+        assert_eq!(pas_capacity(1), 64);
+        assert_eq!(pas_capacity(12), 768);
+        assert_eq!(msg_len(0), Some(16));
+        assert_eq!(msg_len(64), Some(16 + 512));
+        assert_eq!(blocks_for_pages(0), Some(0));
+        assert_eq!(blocks_for_pages(1), Some(1));
+        assert_eq!(blocks_for_pages(64), Some(1));
+        assert_eq!(blocks_for_pages(65), Some(2));
+        assert_eq!(blocks_for_pages(768), Some(12));
+        assert_eq!(msg_len(usize::MAX), None);
+        assert_eq!(msg_len(1 << 29), None); // 4 GiB + 16 > u32
+        assert_eq!(pas_offset(0), Some(16));
+        assert_eq!(pas_offset(64), Some(16 + 512));
+    }
+
+    #[test]
+    fn every_capacity_fills_whole_chains() {
+        for k in 1..64 {
+            let n = pas_capacity(k);
+            assert_eq!(blocks_for_pages(n), Some(k));
+            assert_eq!(blocks_for_pages(n + 1), Some(k + 1));
+            // exactly full: last pas entry ends at the chain's last byte
+            assert_eq!(msg_len(n), Some(crate::cmd::mailbox::chain_capacity(k)));
+        }
+    }
+
+    #[test]
+    fn give_batches() {
+        let b: Vec<u32> = GiveBatches::new(1000, 4).collect();
+        assert_eq!(b, [256, 256, 256, 232]);
+        let b: Vec<u32> = GiveBatches::new(256, 4).collect();
+        assert_eq!(b, [256]);
+        assert_eq!(GiveBatches::new(0, 4).count(), 0);
+        // 0 blocks is treated as 1
+        assert_eq!(GiveBatches::new(65, 0).collect::<Vec<_>>(), [64, 1]);
+        let total: u32 = GiveBatches::new(262_144, 8).sum();
+        assert_eq!(total, 262_144);
+    }
+
+    #[test]
+    fn requests() {
+        assert_eq!(PageRequest::from_num_pages(0), PageRequest::None);
+        assert_eq!(PageRequest::from_num_pages(5), PageRequest::Give(5));
+        assert_eq!(PageRequest::from_num_pages(-7), PageRequest::Take(7));
+        assert_eq!(PageRequest::from_num_pages(-1_000_000), PageRequest::Take(50_000));
+        assert_eq!(PageRequest::from_num_pages(i32::MIN), PageRequest::Take(50_000));
+        assert_eq!(PageRequest::from_num_pages(i32::MAX), PageRequest::Give(i32::MAX as u32));
+        assert_eq!(PageRequest::from_event(0x4000, 12), PageRequest::ReleaseAll);
+        assert_eq!(PageRequest::from_event(0x8000, 12), PageRequest::Give(12));
+    }
+}
