@@ -38,3 +38,15 @@ pub mod pagealloc {
     pub mod ledger;
     pub mod reclaim;
 }
+
+/// Event queue logic (`eq/`).
+#[path = "../../eq"]
+pub mod eq {
+    pub mod consumer;
+}
+
+/// Health poll logic (`health/`).
+#[path = "../../health"]
+pub mod health {
+    pub mod monitor;
+}

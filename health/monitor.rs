@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Health poll decisions: fatal sensors, health-counter misses and
+//! syndrome changes.
+//!
+//! Every poll period the shell reads a few init-segment words and feeds
+//! them to [`HealthMonitor::poll`], which decides, in upstream's order:
+//!
+//! 1. fatal sensors, first match wins: PCI gone (health `fw_ver` reads all
+//!    ones), PCI channel offline, `nic_interface` DISABLED, `nic_interface`
+//!    SW_RESET, reset-required (`rfr`) with a non-zero syndrome. The first
+//!    time one fires the device is to be declared dead;
+//! 2. the health counter (init segment 0x1010, whole dword) not changing
+//!    since the previous poll is a miss; exactly when the misses reach
+//!    [`MAX_MISSES`] the health is reported compromised (once per streak);
+//! 3. a non-zero health syndrome that differs from the last one seen is
+//!    reported (non-fatal unless `rfr` is set, which is case 1).
+//!
+//! Pure `core` code, compiled into the kernel module and into the host test
+//! crate.
+
+use crate::ifc::init_seg::NicInterface;
+
+/// Consecutive unchanged health counters that mean "compromised".
+pub const MAX_MISSES: u32 = 3;
+/// `rfr` bit of the health buffer's `rfr_severity` byte.
+pub const RFR_BIT: u8 = 0x80;
+
+/// A fatal condition (upstream sensor numbering).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum FatalSensor {
+    /// Health `fw_ver` reads 0xffffffff: the device is off the bus.
+    PciCommErr = 1,
+    /// The PCI channel is offline (AER).
+    PciErr = 2,
+    /// `nic_interface` is DISABLED.
+    NicDisabled = 3,
+    /// `nic_interface` is SW_RESET.
+    NicSwReset = 4,
+    /// Reset-required bit with a non-zero syndrome.
+    FwSyndRfr = 5,
+}
+
+/// What one poll read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HealthSample {
+    /// Health buffer `fw_ver` (init segment 0x230).
+    pub fw_ver: u32,
+    /// Whether the PCI channel is offline.
+    pub pci_offline: bool,
+    /// `nic_interface` field of `cmdq_addr_l_sz` (3 bits).
+    pub nic_interface: u32,
+    /// Health buffer `rfr_severity` byte (0x238).
+    pub rfr_severity: u8,
+    /// Health syndrome (0x23d).
+    pub synd: u8,
+    /// Health counter dword (0x1010).
+    pub counter: u32,
+}
+
+/// Decision of one poll.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HealthEvent {
+    /// Nothing to report.
+    Healthy,
+    /// Fatal: declare the device dead, stop polling.
+    Fatal(FatalSensor),
+    /// The health counter stalled for [`MAX_MISSES`] polls.
+    Compromised,
+    /// A new non-zero health syndrome.
+    SyndromeChanged(u8),
+}
+
+/// The fatal sensor that fires for `s`, if any (first match wins).
+pub fn fatal_sensor(s: &HealthSample) -> Option<FatalSensor> {
+    if s.fw_ver == u32::MAX {
+        Some(FatalSensor::PciCommErr)
+    } else if s.pci_offline {
+        Some(FatalSensor::PciErr)
+    } else {
+        match NicInterface::from_raw(s.nic_interface & 0x7) {
+            Some(NicInterface::Disabled) => Some(FatalSensor::NicDisabled),
+            Some(NicInterface::SwReset) => Some(FatalSensor::NicSwReset),
+            _ if s.rfr_severity & RFR_BIT != 0 && s.synd != 0 => Some(FatalSensor::FwSyndRfr),
+            _ => None,
+        }
+    }
+}
+
+/// State carried between polls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HealthMonitor {
+    prev_counter: Option<u32>,
+    misses: u32,
+    last_synd: u8,
+    fatal: Option<FatalSensor>,
+}
+
+impl HealthMonitor {
+    /// Fresh state; the first poll only records the counter.
+    pub const fn new() -> Self {
+        Self {
+            prev_counter: None,
+            misses: 0,
+            last_synd: 0,
+            fatal: None,
+        }
+    }
+
+    /// Consecutive misses so far.
+    pub fn misses(&self) -> u32 {
+        self.misses
+    }
+
+    /// The fatal sensor that fired, once one has.
+    pub fn fatal(&self) -> Option<FatalSensor> {
+        self.fatal
+    }
+
+    /// Evaluates one poll. After a fatal event every further poll returns
+    /// the same fatal event (the shell should have stopped polling).
+    pub fn poll(&mut self, s: &HealthSample) -> HealthEvent {
+        if let Some(f) = self.fatal {
+            return HealthEvent::Fatal(f);
+        }
+        if let Some(f) = fatal_sensor(s) {
+            self.fatal = Some(f);
+            return HealthEvent::Fatal(f);
+        }
+        let mut event = HealthEvent::Healthy;
+        match self.prev_counter {
+            Some(p) if p == s.counter => {
+                self.misses = self.misses.saturating_add(1);
+                if self.misses == MAX_MISSES {
+                    event = HealthEvent::Compromised;
+                }
+            }
+            _ => self.misses = 0,
+        }
+        self.prev_counter = Some(s.counter);
+        if s.synd != 0 && s.synd != self.last_synd && event == HealthEvent::Healthy {
+            event = HealthEvent::SyndromeChanged(s.synd);
+        }
+        if event != HealthEvent::Compromised {
+            self.last_synd = s.synd;
+        }
+        event
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(counter: u32) -> HealthSample {
+        HealthSample {
+            fw_ver: 0x0010_0020,
+            pci_offline: false,
+            nic_interface: 0,
+            rfr_severity: 0,
+            synd: 0,
+            counter,
+        }
+    }
+
+    #[test]
+    fn three_misses_compromised_once() {
+        let mut m = HealthMonitor::new();
+        assert_eq!(m.poll(&ok(5)), HealthEvent::Healthy);
+        assert_eq!(m.poll(&ok(5)), HealthEvent::Healthy);
+        assert_eq!(m.poll(&ok(5)), HealthEvent::Healthy);
+        assert_eq!(m.misses(), 2);
+        assert_eq!(m.poll(&ok(5)), HealthEvent::Compromised);
+        // reported once per streak
+        assert_eq!(m.poll(&ok(5)), HealthEvent::Healthy);
+        assert_eq!(m.misses(), 4);
+        // progress resets
+        assert_eq!(m.poll(&ok(6)), HealthEvent::Healthy);
+        assert_eq!(m.misses(), 0);
+        for _ in 0..2 {
+            assert_eq!(m.poll(&ok(6)), HealthEvent::Healthy);
+        }
+        assert_eq!(m.poll(&ok(6)), HealthEvent::Compromised);
+    }
+
+    #[test]
+    fn counter_wrap_is_progress() {
+        let mut m = HealthMonitor::new();
+        m.poll(&ok(u32::MAX));
+        assert_eq!(m.poll(&ok(0)), HealthEvent::Healthy);
+        assert_eq!(m.misses(), 0);
+    }
+
+    #[test]
+    fn fatal_sensors_in_order() {
+        let mut s = ok(1);
+        assert_eq!(fatal_sensor(&s), None);
+        s.synd = 9; // syndrome without rfr is not fatal
+        assert_eq!(fatal_sensor(&s), None);
+        s.rfr_severity = 0x80;
+        assert_eq!(fatal_sensor(&s), Some(FatalSensor::FwSyndRfr));
+        s.nic_interface = 7;
+        assert_eq!(fatal_sensor(&s), Some(FatalSensor::NicSwReset));
+        s.nic_interface = 1;
+        assert_eq!(fatal_sensor(&s), Some(FatalSensor::NicDisabled));
+        s.pci_offline = true;
+        assert_eq!(fatal_sensor(&s), Some(FatalSensor::PciErr));
+        s.fw_ver = u32::MAX;
+        assert_eq!(fatal_sensor(&s), Some(FatalSensor::PciCommErr));
+        // rfr without syndrome is not fatal
+        let mut s = ok(1);
+        s.rfr_severity = 0x80;
+        assert_eq!(fatal_sensor(&s), None);
+        // nic_interface NO_DRAM_NIC is not fatal
+        s.nic_interface = 2;
+        assert_eq!(fatal_sensor(&s), None);
+    }
+
+    #[test]
+    fn fatal_is_sticky() {
+        let mut m = HealthMonitor::new();
+        let mut s = ok(1);
+        s.fw_ver = u32::MAX;
+        assert_eq!(m.poll(&s), HealthEvent::Fatal(FatalSensor::PciCommErr));
+        assert_eq!(m.poll(&ok(2)), HealthEvent::Fatal(FatalSensor::PciCommErr));
+        assert_eq!(m.fatal(), Some(FatalSensor::PciCommErr));
+    }
+
+    #[test]
+    fn syndrome_change_reported_once() {
+        let mut m = HealthMonitor::new();
+        let mut s = ok(1);
+        s.synd = 0x10;
+        assert_eq!(m.poll(&s), HealthEvent::SyndromeChanged(0x10));
+        s.counter = 2;
+        assert_eq!(m.poll(&s), HealthEvent::Healthy);
+        s.counter = 3;
+        s.synd = 0x0c;
+        assert_eq!(m.poll(&s), HealthEvent::SyndromeChanged(0x0c));
+        s.counter = 4;
+        s.synd = 0;
+        assert_eq!(m.poll(&s), HealthEvent::Healthy);
+    }
+}
