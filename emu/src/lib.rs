@@ -7,3 +7,14 @@
 
 #[path = "../../ifc/mod.rs"]
 pub mod ifc;
+
+pub mod config;
+pub mod control;
+pub mod device;
+pub mod dma_map;
+pub mod fw;
+pub mod irq;
+pub mod mem;
+pub mod pci_config;
+pub mod regs;
+pub mod vfio;

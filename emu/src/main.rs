@@ -1,2 +1,150 @@
 //! `mlx5-emu`: the emulated ConnectX served over vfio-user.
-fn main() {}
+//!
+//! ```text
+//! mlx5-emu --socket PATH [--control PATH] [--boot-delay-ms N]
+//!          [--boot-pages N] [--init-pages N] [--regular-pages N]
+//! mlx5-emu ctl --control PATH '<json request>'
+//! ```
+//! Prints `mlx5-emu: listening on PATH` to stderr when ready and exits 0 when the
+//! client disconnects. `MLX5_EMU_LOG=debug|info|warn` selects the log level.
+
+use mlx5_emu::config::EmuConfig;
+use mlx5_emu::device::Device;
+use mlx5_emu::dma_map::MappedMemory;
+use mlx5_emu::irq::EventFdIrqs;
+use mlx5_emu::{control, pci_config, vfio};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+struct StderrLog(log::LevelFilter);
+
+impl log::Log for StderrLog {
+    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
+        m.level() <= self.0
+    }
+    fn log(&self, r: &log::Record<'_>) {
+        if self.enabled(r.metadata()) {
+            eprintln!("mlx5-emu: {}: {}", r.level(), r.args());
+        }
+    }
+    fn flush(&self) {}
+}
+
+fn usage() -> ExitCode {
+    eprintln!(
+        "usage: mlx5-emu --socket PATH [--control PATH] [--boot-delay-ms N] [--boot-pages N] \
+         [--init-pages N] [--regular-pages N]\n       mlx5-emu ctl --control PATH '<json>'"
+    );
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let level = match std::env::var("MLX5_EMU_LOG").as_deref() {
+        Ok("debug") => log::LevelFilter::Debug,
+        Ok("info") => log::LevelFilter::Info,
+        Ok("error") => log::LevelFilter::Error,
+        _ => log::LevelFilter::Warn,
+    };
+    let logger: &'static StderrLog = Box::leak(Box::new(StderrLog(level)));
+    let _ = log::set_logger(logger).map(|()| log::set_max_level(level));
+
+    if args.first().map(String::as_str) == Some("ctl") {
+        return ctl(&args[1..]);
+    }
+    let mut socket = None;
+    let mut control_path = None;
+    let mut cfg = EmuConfig::default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut val = || it.next().cloned();
+        match a.as_str() {
+            "--socket" => socket = val().map(PathBuf::from),
+            "--control" => control_path = val().map(PathBuf::from),
+            "--boot-delay-ms" | "--boot-pages" | "--init-pages" | "--regular-pages" => {
+                let Some(n) = val().and_then(|v| v.parse::<u64>().ok()) else {
+                    return usage();
+                };
+                match a.as_str() {
+                    "--boot-delay-ms" => cfg.boot_delay_ms = n,
+                    "--boot-pages" => cfg.boot_pages = n as u32,
+                    "--init-pages" => cfg.init_pages = n as u32,
+                    _ => cfg.regular_pages = n as u32,
+                }
+            }
+            "-h" | "--help" => return usage(),
+            _ => return usage(),
+        }
+    }
+    let Some(socket) = socket else { return usage() };
+    let _ = std::fs::remove_file(&socket);
+
+    let mem = Arc::new(MappedMemory::new());
+    let irqs = Arc::new(EventFdIrqs::new(usize::from(pci_config::MSIX_VECTORS)));
+    let dev = Device::new(cfg, mem.clone(), irqs.clone());
+    let fw_thread = dev.spawn_firmware();
+
+    if let Some(cp) = &control_path {
+        let _ = std::fs::remove_file(cp);
+        match std::os::unix::net::UnixListener::bind(cp) {
+            Ok(l) => {
+                let d = Arc::clone(&dev);
+                std::thread::spawn(move || control::serve(d, l));
+            }
+            Err(e) => {
+                eprintln!("mlx5-emu: cannot bind control socket {}: {e}", cp.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+
+    let server = match vfio_user::Server::new(&socket, true, vfio::irqs(), vfio::regions()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mlx5-emu: cannot listen on {}: {e:?}", socket.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    eprintln!("mlx5-emu: listening on {}", socket.display());
+    let mut backend = vfio::Backend { dev: Arc::clone(&dev), mem, irqs, unreachable_maps: 0 };
+    let res = server.run(&mut backend);
+    dev.shutdown();
+    let _ = fw_thread.join();
+    if let Some(cp) = &control_path {
+        let _ = std::fs::remove_file(cp);
+    }
+    match res {
+        Ok(()) => {
+            eprintln!("mlx5-emu: client disconnected, exiting");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("mlx5-emu: vfio-user server error: {e:?}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn ctl(args: &[String]) -> ExitCode {
+    let mut path = None;
+    let mut req = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--control" => path = it.next().map(PathBuf::from),
+            _ => req = Some(a.clone()),
+        }
+    }
+    let (Some(path), Some(req)) = (path, req) else { return usage() };
+    match control::client(&path, &req) {
+        Ok(reply) => {
+            println!("{reply}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("mlx5-emu ctl: {}: {e}", path.display());
+            ExitCode::FAILURE
+        }
+    }
+}

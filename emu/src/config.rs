@@ -1,0 +1,41 @@
+//! Emulator configuration (command line and defaults).
+
+/// Tunables of the emulated device.
+#[derive(Clone, Debug)]
+pub struct EmuConfig {
+    /// Time the `initializing` bit stays set after start / reset.
+    pub boot_delay_ms: u64,
+    /// Pages demanded by QUERY_PAGES(boot).
+    pub boot_pages: u32,
+    /// Pages demanded by QUERY_PAGES(init).
+    pub init_pages: u32,
+    /// Pages demanded by QUERY_PAGES(regular).
+    pub regular_pages: u32,
+    /// Firmware version (major, minor, subminor).
+    pub fw_rev: (u16, u16, u16),
+    /// Health counter period.
+    pub health_period_ms: u64,
+    /// Value reported at init segment 0xff8 (`default_timeout` encoding), 0 = none.
+    pub cmd_exec_to: u32,
+    /// Value reported at init segment 0xffc (`default_timeout` encoding), 0 = none.
+    pub cmd_q_init_to: u32,
+    /// Internal timer frequency in kHz (also cap `device_frequency_khz`).
+    pub device_frequency_khz: u32,
+}
+
+impl Default for EmuConfig {
+    fn default() -> Self {
+        EmuConfig {
+            boot_delay_ms: 0,
+            boot_pages: 64,
+            init_pages: 1024,
+            regular_pages: 0,
+            fw_rev: (16, 35, 1012),
+            health_period_ms: 100,
+            // 60 s command timeout, 2 s FW-init timeout ("seconds" multiplier).
+            cmd_exec_to: crate::ifc::init_seg::encode_timeout(1, 60),
+            cmd_q_init_to: crate::ifc::init_seg::encode_timeout(1, 2),
+            device_frequency_khz: 156_250,
+        }
+    }
+}

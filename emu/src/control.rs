@@ -1,0 +1,290 @@
+//! Control socket: one JSON object per line in, one JSON object per line out.
+//!
+//! Requests (`"cmd"` selects):
+//! - `{"cmd":"stats"}`: ledger, commands per opcode and status, EQs, interrupts,
+//!   DMA errors, protocol violations.
+//! - `{"cmd":"inject","opcode":"INIT_HCA"|"0x102"|258|"all","action":A,"count":N}`
+//!   with A one of `"delay"` (+`"ms"`), `"never"`, `"status"` (+`"status"`,
+//!   `"syndrome"`), `"delivery"` (+`"status"`), `"bad_output_signature"`; `count`
+//!   omitted = every time.
+//! - `{"cmd":"clear_injections"}`
+//! - `{"cmd":"health","syndrome":N,"ext_syndrome":N,"rfr":B,"severity":N}`: FW fatal
+//!   error (health counter stops).
+//! - `{"cmd":"stop_health_counter"}`
+//! - `{"cmd":"surprise_removal","enable":B}`: BAR reads return all ones.
+//! - `{"cmd":"page_request","num_pages":N,"release_all":B}`
+//! - `{"cmd":"set_pages","boot":N,"init":N,"regular":N}`
+//! - `{"cmd":"reset"}`
+
+use crate::device::Device;
+use crate::fw::inject::Action;
+use crate::ifc::opcodes::{opcode_name, Opcode};
+use crate::ifc::status::{CmdStatus, DeliveryStatus};
+use serde_json::{json, Map, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixListener;
+use std::sync::Arc;
+
+fn err(msg: impl Into<String>) -> Value {
+    json!({"ok": false, "error": msg.into()})
+}
+
+fn num(v: &Value) -> Option<u64> {
+    match v {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => {
+            let s = s.trim();
+            match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+                Some(h) => u64::from_str_radix(h, 16).ok(),
+                None => s.parse().ok(),
+            }
+        }
+        _ => None,
+    }
+}
+
+fn opcode_of(v: &Value) -> Result<Option<u16>, String> {
+    if let Some(s) = v.as_str() {
+        if s.eq_ignore_ascii_case("all") {
+            return Ok(None);
+        }
+        if let Some(op) = Opcode::ALL.iter().find(|o| o.name().eq_ignore_ascii_case(s)) {
+            return Ok(Some(*op as u16));
+        }
+    }
+    num(v).and_then(|n| u16::try_from(n).ok()).map(Some).ok_or_else(|| format!("bad opcode {v}"))
+}
+
+fn status_of<T>(v: &Value, from_raw: fn(u8) -> Option<T>, names: &[T], name: fn(&T) -> &'static str) -> Option<u8>
+where
+    T: Copy + Into<u8>,
+{
+    if let Some(s) = v.as_str() {
+        if let Some(t) = names.iter().find(|t| name(t).eq_ignore_ascii_case(s)) {
+            return Some((*t).into());
+        }
+    }
+    num(v).and_then(|n| u8::try_from(n).ok()).filter(|n| from_raw(*n).is_some())
+}
+
+impl From<CmdStatus> for u8 {
+    fn from(s: CmdStatus) -> u8 {
+        s as u8
+    }
+}
+
+impl From<DeliveryStatus> for u8 {
+    fn from(s: DeliveryStatus) -> u8 {
+        s as u8
+    }
+}
+
+/// The `stats` reply.
+pub fn stats(dev: &Device) -> Value {
+    let fw = dev.fw();
+    let mut commands = Map::new();
+    let mut total = 0u64;
+    for (op, by_status) in &fw.stats.commands {
+        let mut m = Map::new();
+        for (st, n) in by_status {
+            let key = CmdStatus::from_raw(*st).map_or(format!("{st:#x}"), |s| s.name().to_string());
+            m.insert(key, json!(n));
+            total += n;
+        }
+        let name = opcode_name(*op);
+        let key = if name == "UNKNOWN" { format!("{op:#x}") } else { name.to_string() };
+        commands.insert(key, Value::Object(m));
+    }
+    let delivery: Map<String, Value> = fw
+        .stats
+        .delivery_errors
+        .iter()
+        .map(|(st, n)| {
+            (DeliveryStatus::from_raw(*st).map_or(format!("{st:#x}"), |s| s.name().to_string()), json!(n))
+        })
+        .collect();
+    let eqs: Vec<Value> = fw
+        .eqs
+        .eqs
+        .values()
+        .map(|e| {
+            json!({
+                "eqn": e.eqn, "log_size": e.log_size, "uar_page": e.uar_page, "intr": e.intr,
+                "mask": e.mask.iter().map(|m| format!("{m:#x}")).collect::<Vec<_>>(),
+                "producer": e.pi, "consumer": e.ci, "armed": e.armed,
+                "eqes": e.eqes, "lost": e.lost, "interrupts": e.interrupts,
+            })
+        })
+        .collect();
+    let irqs: Map<String, Value> =
+        fw.eqs.irqs_per_vector.iter().map(|(v, n)| (v.to_string(), json!(n))).collect();
+    let l = &fw.ledger;
+    let outstanding: Map<String, Value> = l.outstanding.iter().map(|(f, n)| (f.to_string(), json!(n))).collect();
+    json!({
+        "ok": true,
+        "function": {
+            "enabled": fw.func.enabled,
+            "initialized": fw.func.initialized,
+            "issi": fw.func.issi,
+            "fast_prepared": fw.func.fast_prepared,
+            "quiesced": fw.func.quiesced,
+            "driver_version": fw.func.driver_version,
+            "teardowns": {"graceful": fw.func.teardowns[0], "force": fw.func.teardowns[1], "prepare_fast": fw.func.teardowns[2]},
+        },
+        "pages": {
+            "held": l.held_total(),
+            "held_by_function": {"0": l.held(0)},
+            "given": l.given_total,
+            "taken": l.taken_total,
+            "rejected_gives": l.rejected_gives,
+            "rejected_takes": l.rejected_takes,
+            "alloc_fail_reports": l.alloc_fail_reports,
+            "outstanding_requests": outstanding,
+            "requests_refused": l.requests_refused,
+            "released_all": l.released_all,
+            "demand": {"boot": l.boot_demand, "init": l.init_demand, "regular": l.regular_demand, "runtime": l.runtime_demand},
+        },
+        "commands": commands,
+        "commands_total": total,
+        "delivery_errors": delivery,
+        "doorbells": fw.stats.doorbells,
+        "never_completed": fw.stats.never_completed,
+        "deferred": fw.deferred.len(),
+        "eqs": eqs,
+        "eqe_waiting": fw.eqs.waiting.len(),
+        "interrupts": irqs,
+        "uars": fw.uars.iter().collect::<Vec<_>>(),
+        "dma_errors": fw.stats.dma_errors,
+        "violations": fw.stats.violations,
+        "recent_violations": fw.stats.recent_violations.iter().collect::<Vec<_>>(),
+    })
+}
+
+fn inject(dev: &Device, req: &Value) -> Value {
+    let opcode = match opcode_of(req.get("opcode").unwrap_or(&json!("all"))) {
+        Ok(o) => o,
+        Err(e) => return err(e),
+    };
+    let count = req.get("count").and_then(num).map(|n| n.min(u64::from(u32::MAX)) as u32);
+    let action = match req.get("action").and_then(Value::as_str).unwrap_or("") {
+        "delay" => match req.get("ms").and_then(num) {
+            Some(ms) => Action::Delay(ms),
+            None => return err("delay needs \"ms\""),
+        },
+        "never" => Action::Never,
+        "bad_output_signature" => Action::BadOutputSignature,
+        "status" => {
+            let st = req.get("status").and_then(|v| {
+                status_of(v, CmdStatus::from_raw, CmdStatus::ALL, |s| s.name())
+            });
+            let Some(st) = st else { return err("status needs a valid \"status\"") };
+            let synd = req.get("syndrome").and_then(num).unwrap_or(u64::from(crate::fw::syndrome::INJECTED));
+            Action::Status(st, synd as u32)
+        }
+        "delivery" => {
+            let st = req.get("status").and_then(|v| {
+                status_of(v, DeliveryStatus::from_raw, DeliveryStatus::ALL, |s| s.name())
+            });
+            match st.and_then(DeliveryStatus::from_raw) {
+                Some(s) => Action::Delivery(s),
+                None => return err("delivery needs a valid \"status\""),
+            }
+        }
+        other => return err(format!("unknown action {other:?}")),
+    };
+    dev.fw().inject.add(opcode, action, count);
+    json!({"ok": true})
+}
+
+/// Handles one request.
+pub fn handle(dev: &Device, req: &Value) -> Value {
+    let cmd = req.get("cmd").and_then(Value::as_str).unwrap_or("");
+    match cmd {
+        "stats" => stats(dev),
+        "inject" => inject(dev, req),
+        "clear_injections" => {
+            dev.fw().inject.clear();
+            json!({"ok": true})
+        }
+        "health" => {
+            let synd = req.get("syndrome").and_then(num).unwrap_or(1) as u8;
+            let ext = req.get("ext_syndrome").and_then(num).unwrap_or(0) as u16;
+            let rfr = req.get("rfr").and_then(Value::as_bool).unwrap_or(false);
+            let sev = req.get("severity").and_then(num).unwrap_or(2) as u8;
+            dev.regs().set_fatal(synd, ext, rfr, sev);
+            json!({"ok": true})
+        }
+        "stop_health_counter" => {
+            dev.regs().stop_health_counter();
+            json!({"ok": true})
+        }
+        "surprise_removal" => {
+            let on = req.get("enable").and_then(Value::as_bool).unwrap_or(true);
+            dev.regs().all_ones = on;
+            json!({"ok": true})
+        }
+        "page_request" => {
+            let Some(n) = req.get("num_pages").and_then(Value::as_i64) else {
+                return err("page_request needs \"num_pages\"");
+            };
+            let Ok(n) = i32::try_from(n) else { return err("num_pages out of range") };
+            let all = req.get("release_all").and_then(Value::as_bool).unwrap_or(false);
+            match dev.page_request(n, all) {
+                Ok(()) => json!({"ok": true}),
+                Err(e) => err(e),
+            }
+        }
+        "set_pages" => {
+            let mut fw = dev.fw();
+            let l = &mut fw.ledger;
+            if let Some(n) = req.get("boot").and_then(num) {
+                l.boot_demand = n as u32;
+            }
+            if let Some(n) = req.get("init").and_then(num) {
+                l.init_demand = n as u32;
+            }
+            if let Some(n) = req.get("regular").and_then(num) {
+                l.regular_demand = n as u32;
+            }
+            json!({"ok": true})
+        }
+        "reset" => {
+            dev.reset();
+            json!({"ok": true})
+        }
+        _ => err(format!("unknown cmd {cmd:?}")),
+    }
+}
+
+/// Serves the control socket at `path` (one thread per connection).
+pub fn serve(dev: Arc<Device>, listener: UnixListener) {
+    for conn in listener.incoming() {
+        let Ok(conn) = conn else { continue };
+        let dev = Arc::clone(&dev);
+        std::thread::spawn(move || {
+            let Ok(mut w) = conn.try_clone() else { return };
+            for line in BufReader::new(conn).lines() {
+                let Ok(line) = line else { return };
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let reply = match serde_json::from_str::<Value>(&line) {
+                    Ok(req) => handle(&dev, &req),
+                    Err(e) => err(format!("bad JSON: {e}")),
+                };
+                if writeln!(w, "{reply}").is_err() {
+                    return;
+                }
+            }
+        });
+    }
+}
+
+/// Sends one request to a control socket and returns the reply line.
+pub fn client(path: &std::path::Path, request: &str) -> std::io::Result<String> {
+    let mut s = std::os::unix::net::UnixStream::connect(path)?;
+    writeln!(s, "{}", request.trim())?;
+    let mut line = String::new();
+    BufReader::new(s).read_line(&mut line)?;
+    Ok(line.trim_end().to_string())
+}

@@ -1,0 +1,256 @@
+//! The device: PCI config space, BAR0 (init segment, MSI-X PBA, UAR pages) and the
+//! firmware thread.
+//!
+//! MMIO callbacks never execute commands: a doorbell or UAR write is recorded in
+//! the inbox and the firmware thread is woken. [`Device::step`] is one firmware
+//! iteration; tests call it directly for deterministic runs.
+
+use crate::config::EmuConfig;
+use crate::fw::{Env, Firmware};
+use crate::ifc::eq::{UAR_EQ_DB_ARM, UAR_EQ_DB_UPDATE};
+use crate::ifc::init_seg as is;
+use crate::irq::IrqSink;
+use crate::mem::GuestMemory;
+use crate::pci_config::{PciConfig, MSIX_VECTORS};
+use crate::regs::{RegWrite, Regs};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// A UAR doorbell write waiting for the firmware.
+#[derive(Clone, Copy, Debug)]
+struct UarWrite {
+    page: u32,
+    off: usize,
+    val: u32,
+}
+
+#[derive(Default)]
+struct Inbox {
+    doorbells: u32,
+    uar: VecDeque<UarWrite>,
+    nic: Option<u32>,
+}
+
+/// The emulated adapter.
+pub struct Device {
+    /// Configuration.
+    pub cfg: EmuConfig,
+    /// PCI configuration space.
+    pub pci: Mutex<PciConfig>,
+    /// Initialization segment.
+    pub regs: Mutex<Regs>,
+    inbox: Mutex<Inbox>,
+    wake: Condvar,
+    /// Firmware state.
+    pub fw: Mutex<Firmware>,
+    /// Guest memory.
+    pub mem: Arc<dyn GuestMemory>,
+    /// Interrupts.
+    pub irq: Arc<dyn IrqSink>,
+    stop: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Device {
+    /// Creates a device over `mem` and `irq`.
+    pub fn new(cfg: EmuConfig, mem: Arc<dyn GuestMemory>, irq: Arc<dyn IrqSink>) -> Arc<Self> {
+        Arc::new(Device {
+            pci: Mutex::new(PciConfig::new()),
+            regs: Mutex::new(Regs::new(&cfg)),
+            inbox: Mutex::new(Inbox::default()),
+            wake: Condvar::new(),
+            fw: Mutex::new(Firmware::new(&cfg)),
+            cfg,
+            mem,
+            irq,
+            stop: AtomicBool::new(false),
+        })
+    }
+
+    /// Locks the firmware.
+    pub fn fw(&self) -> MutexGuard<'_, Firmware> {
+        lock(&self.fw)
+    }
+
+    /// Locks the init segment.
+    pub fn regs(&self) -> MutexGuard<'_, Regs> {
+        lock(&self.regs)
+    }
+
+    /// Reads config space.
+    pub fn config_read(&self, off: u64, buf: &mut [u8]) {
+        lock(&self.pci).read(off, buf);
+    }
+
+    /// Writes config space.
+    pub fn config_write(&self, off: u64, data: &[u8]) {
+        lock(&self.pci).write(off, data);
+    }
+
+    /// Reads BAR0.
+    pub fn bar0_read(&self, off: u64, buf: &mut [u8]) {
+        let regs = self.regs();
+        if regs.all_ones {
+            buf.fill(0xff);
+            return;
+        }
+        for (i, b) in buf.iter_mut().enumerate() {
+            let o = off as usize + i;
+            // Beyond the init segment: MSI-X PBA (QEMU emulates the table itself)
+            // and UAR pages, all reading as zero.
+            *b = if o < is::MAPPED_SIZE { regs.read32(o & !3).to_be_bytes()[o & 3] } else { 0 };
+        }
+    }
+
+    /// Writes BAR0 (posted; never blocks on command execution).
+    pub fn bar0_write(&self, off: u64, data: &[u8]) {
+        let off = off as usize;
+        if off < is::MAPPED_SIZE {
+            // Merge into aligned dwords.
+            let mut regs = self.regs();
+            let mut i = 0;
+            while i < data.len() {
+                let o = off + i;
+                let base = o & !3;
+                let mut dw = regs.read32(base).to_be_bytes();
+                let mut j = o - base;
+                while j < 4 && i < data.len() {
+                    dw[j] = data[i];
+                    j += 1;
+                    i += 1;
+                }
+                let w = regs.write32(base, u32::from_be_bytes(dw));
+                match w {
+                    RegWrite::None => {}
+                    RegWrite::Doorbell(v) => {
+                        lock(&self.inbox).doorbells |= v;
+                        self.wake.notify_all();
+                    }
+                    RegWrite::NicInterface(v) => {
+                        lock(&self.inbox).nic = Some(v);
+                        self.wake.notify_all();
+                    }
+                }
+            }
+            return;
+        }
+        let page = (off / 4096) as u32;
+        let in_page = off % 4096;
+        if page >= crate::fw::FIRST_UAR && data.len() >= 4 {
+            for (k, chunk) in data.chunks_exact(4).enumerate() {
+                let val = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+                lock(&self.inbox).uar.push_back(UarWrite { page, off: in_page + 4 * k, val });
+            }
+            self.wake.notify_all();
+        }
+    }
+
+    fn env(&self) -> (bool,) {
+        (lock(&self.pci).msix_deliverable(),)
+    }
+
+    /// One firmware iteration: handles everything in the inbox and due delayed
+    /// completions. Returns the next deadline of a delayed completion.
+    pub fn step(&self) -> Option<Instant> {
+        let (msix_ok,) = self.env();
+        let inbox = std::mem::take(&mut *lock(&self.inbox));
+        let queue = self.regs().cmdq_addr();
+        let env = Env { mem: &*self.mem, irq: &*self.irq, msix_ok };
+        let mut fw = self.fw();
+        if let Some(v) = inbox.nic {
+            if let Some(readback) = fw.nic_interface_write(v) {
+                self.regs().nic_interface = readback;
+            }
+        }
+        for slot in 0..crate::ifc::cmd_layout::MAX_SLOTS {
+            if inbox.doorbells & (1 << slot) != 0 {
+                fw.process_slot(&env, queue, slot);
+            }
+        }
+        for w in inbox.uar {
+            let arm = match w.off {
+                UAR_EQ_DB_ARM => true,
+                UAR_EQ_DB_UPDATE => false,
+                _ => continue,
+            };
+            if !fw.uars.contains(&w.page) {
+                fw.stats.violation(format!("EQ doorbell on unallocated UAR page {}", w.page));
+                continue;
+            }
+            if !fw.eqs.doorbell(w.page, w.val, arm, env.mem, env.irq, env.msix_ok) {
+                fw.stats.violation(format!("bad EQ doorbell {:#x} on UAR {}", w.val, w.page));
+            }
+        }
+        fw.run_deferred(&env)
+    }
+
+    /// Raises a page request through the firmware (control socket).
+    pub fn page_request(&self, num_pages: i32, release_all: bool) -> Result<(), String> {
+        let msix_ok = lock(&self.pci).msix_deliverable();
+        let env = Env { mem: &*self.mem, irq: &*self.irq, msix_ok };
+        self.fw().page_request(&env, 0, num_pages, release_all)
+    }
+
+    /// Function-level reset (vfio reset).
+    pub fn reset(&self) {
+        *lock(&self.inbox) = Inbox::default();
+        self.regs().reset();
+        self.fw().reset();
+    }
+
+    /// Runs the firmware loop until [`Device::shutdown`].
+    pub fn run_firmware(&self) {
+        let mut next: Option<Instant> = None;
+        while !self.stop.load(Ordering::Acquire) {
+            {
+                let mut inbox = lock(&self.inbox);
+                while inbox.doorbells == 0 && inbox.uar.is_empty() && inbox.nic.is_none() {
+                    if self.stop.load(Ordering::Acquire) {
+                        return;
+                    }
+                    let wait = match next {
+                        Some(t) => t.saturating_duration_since(Instant::now()),
+                        None => Duration::from_millis(50),
+                    };
+                    if next.is_some() && wait.is_zero() {
+                        break;
+                    }
+                    let (g, _) = self
+                        .wake
+                        .wait_timeout(inbox, wait.min(Duration::from_millis(50)))
+                        .unwrap_or_else(|e| e.into_inner());
+                    inbox = g;
+                    if next.is_some_and(|t| t <= Instant::now()) {
+                        break;
+                    }
+                }
+            }
+            next = self.step();
+        }
+    }
+
+    /// Starts the firmware thread.
+    pub fn spawn_firmware(self: &Arc<Self>) -> std::thread::JoinHandle<()> {
+        let dev = Arc::clone(self);
+        std::thread::Builder::new()
+            .name("mlx5-emu-fw".into())
+            .spawn(move || dev.run_firmware())
+            .unwrap_or_else(|e| panic!("cannot start the firmware thread: {e}"))
+    }
+
+    /// Stops the firmware thread.
+    pub fn shutdown(&self) {
+        self.stop.store(true, Ordering::Release);
+        self.wake.notify_all();
+    }
+
+    /// Number of MSI-X vectors.
+    pub fn msix_vectors(&self) -> u16 {
+        MSIX_VECTORS
+    }
+}

@@ -1,0 +1,192 @@
+//! Capability values the emulated device reports (QUERY_HCA_CAP) and accepts
+//! (SET_HCA_CAP).
+//!
+//! Only what is modelled is advertised: no Ethernet offloads, flow tables, eswitch,
+//! SR-IOV, RoCE, ODP or atomics. Other capability types read back all zero
+//! ("absent").
+
+use crate::config::EmuConfig;
+use crate::ifc::caps::cmd_hca_cap as g;
+use crate::ifc::field::Field;
+use crate::ifc::opcodes::cap_type;
+
+/// Size of one capability structure.
+pub const CAP_BYTES: usize = 256;
+
+/// Current and maximum values of every modelled capability type.
+#[derive(Clone, Debug)]
+pub struct Caps {
+    /// GENERAL, current.
+    pub gen_cur: [u8; CAP_BYTES],
+    /// GENERAL, maximum.
+    pub gen_max: [u8; CAP_BYTES],
+}
+
+/// Capability types that read back as all zero (feature absent).
+pub const ZERO_TYPES: &[u16] = &[
+    cap_type::ETHERNET_OFFLOADS,
+    cap_type::ODP,
+    cap_type::ATOMIC,
+    cap_type::ROCE,
+    cap_type::IPOIB_OFFLOADS,
+    cap_type::IPOIB_ENHANCED_OFFLOADS,
+    cap_type::FLOW_TABLE,
+    cap_type::ESWITCH_FLOW_TABLE,
+    cap_type::ESWITCH,
+    cap_type::QOS,
+    cap_type::DEBUG,
+    cap_type::DEV_MEM,
+    cap_type::TLS,
+    cap_type::VDPA_EMULATION,
+    cap_type::DEV_EVENT,
+    cap_type::IPSEC,
+    cap_type::CRYPTO,
+    cap_type::SHAMPO,
+    cap_type::PSP,
+    cap_type::MACSEC,
+    cap_type::GENERAL_2,
+    cap_type::PORT_SELECTION,
+    cap_type::ADV_VIRTUALIZATION,
+    cap_type::ADV_RDMA,
+    cap_type::TLP_EMULATION,
+];
+
+/// GENERAL fields the driver may change with SET_HCA_CAP: (field, writable only
+/// up to the maximum value).
+pub const SETTABLE: &[Field] = &[
+    g::PKEY_TABLE_SIZE,
+    g::LOG_MAX_QP,
+    g::CMDIF_CHECKSUM,
+    g::UAR_4K,
+    g::LOG_UAR_PAGE_SZ,
+    g::CACHE_LINE_128BYTE,
+    g::DCT,
+    g::NUM_VHCA_PORTS,
+    g::RELEASE_ALL_PAGES,
+    g::ICM_MNG_FUNCTION_ID_MODE,
+    g::MKEY_BY_NAME,
+    g::ROCE,
+    g::LOG_MAX_CURRENT_UC_LIST,
+    g::ABS_NATIVE_PORT_NUM,
+    g::PCI_SYNC_FOR_FW_UPDATE_EVENT,
+    g::PCI_SYNC_FOR_FW_UPDATE_WITH_DRIVER_UNLOAD,
+    g::PCIE_RESET_USING_HOTRESET_METHOD,
+    g::NUM_TOTAL_DYNAMIC_VF_MSIX,
+    g::VHCA_STATE,
+];
+
+fn set(buf: &mut [u8], f: Field, v: u64) {
+    // Values below are constants that fit their fields; a miss would only drop a cap.
+    let _ = f.set(buf, v);
+}
+
+impl Caps {
+    /// The caps of an emulated ConnectX-5 (IB port) under `cfg`.
+    pub fn new(cfg: &EmuConfig) -> Self {
+        let mut m = [0u8; CAP_BYTES];
+        let values: &[(Field, u64)] = &[
+            (g::LOG_MAX_SRQ_SZ, 15),
+            (g::LOG_MAX_QP_SZ, 15),
+            (g::LOG_MAX_QP, 18),
+            (g::LOG_MAX_SRQ, 23),
+            (g::MAX_SGL_FOR_OPTIMIZED_PERFORMANCE, 8),
+            (g::LOG_MAX_CQ_SZ, 22),
+            (g::LOG_MAX_CQ, 24),
+            (g::LOG_MAX_EQ_SZ, 22),
+            (g::LOG_MAX_MKEY, 24),
+            (g::LOG_MAX_EQ, 5),
+            (g::MAX_INDIRECTION, 4),
+            (g::FAST_TEARDOWN, 1),
+            (g::FORCE_TEARDOWN, 1),
+            (g::LOG_MAX_MRW_SZ, 64),
+            (g::LOG_MAX_KLM_LIST_SIZE, 16),
+            (g::LOG_MAX_RA_REQ_QP, 4),
+            (g::LOG_MAX_RA_RES_QP, 4),
+            (g::LOG_MAX_RA_REQ_DC, 4),
+            (g::LOG_MAX_RA_RES_DC, 4),
+            (g::CACHE_LINE_128BYTE, 1),
+            (g::GID_TABLE_SIZE, 4),
+            (g::PKEY_TABLE_SIZE, 0),
+            (g::MCAM_REG, 1),
+            (g::PCAM_REG, 1),
+            (g::QCAM_REG, 1),
+            (g::LOCAL_CA_ACK_DELAY, 16),
+            (g::PORT_TYPE, 0),
+            (g::NUM_PORTS, 1),
+            (g::LOG_MAX_MSG, 30),
+            (g::CQE_VERSION, 1),
+            (g::CMDIF_CHECKSUM, 3),
+            (g::RC, 1),
+            (g::UC, 1),
+            (g::UD, 1),
+            (g::XRC, 1),
+            (g::CQ_MODERATION, 1),
+            (g::CQ_RESIZE, 1),
+            (g::UAR_4K, 1),
+            (g::LOG_PG_SZ, 12),
+            (g::BF, 1),
+            (g::DRIVER_VERSION, 1),
+            (g::LOG_BF_REG_SIZE, 9),
+            (g::MAX_WQE_SZ_SQ, 1024),
+            (g::MAX_WQE_SZ_RQ, 512),
+            (g::MAX_WQE_SZ_SQ_DC, 512),
+            (g::MAX_QP_MCG, 240),
+            (g::LOG_MAX_MCG, 21),
+            (g::LOG_MAX_TRANSPORT_DOMAIN, 12),
+            (g::LOG_MAX_PD, 18),
+            (g::LOG_MAX_XRCD, 16),
+            (g::LOG_UAR_PAGE_SZ, 0),
+            (g::DEVICE_FREQUENCY_KHZ, u64::from(cfg.device_frequency_khz)),
+            (g::DEVICE_FREQUENCY_MHZ, u64::from(cfg.device_frequency_khz / 1000)),
+            (g::NUM_OF_UARS_PER_PAGE, 1),
+            (g::NUM_VHCA_PORTS, 1),
+            (g::SW_OWNER_ID, 1),
+        ];
+        for &(f, v) in values {
+            set(&mut m, f, v);
+        }
+        let mut c = m;
+        // Current values that differ from the maximum at power-up.
+        set(&mut c, g::CMDIF_CHECKSUM, 0);
+        set(&mut c, g::UAR_4K, 0);
+        set(&mut c, g::CACHE_LINE_128BYTE, 0);
+        set(&mut c, g::LOG_MAX_QP, 12);
+        Caps { gen_cur: c, gen_max: m }
+    }
+
+    /// The capability block for `ty` (`cur` = current values), `None` if unknown.
+    pub fn query(&self, ty: u16, cur: bool) -> Option<[u8; CAP_BYTES]> {
+        match ty {
+            cap_type::GENERAL => Some(if cur { self.gen_cur } else { self.gen_max }),
+            t if ZERO_TYPES.contains(&t) => Some([0; CAP_BYTES]),
+            _ => None,
+        }
+    }
+
+    /// Applies a SET_HCA_CAP of GENERAL: settable fields are taken from `new`,
+    /// others ignored; a value above the maximum is rejected as a whole.
+    pub fn set_general(&mut self, new: &[u8]) -> Result<(), &'static Field> {
+        for f in SETTABLE {
+            let v = f.get(new).unwrap_or(0);
+            let max = f.get(&self.gen_max).unwrap_or(0);
+            if v > max && *f != g::LOG_UAR_PAGE_SZ {
+                return Err(f);
+            }
+        }
+        for f in SETTABLE {
+            let v = f.get(new).unwrap_or(0);
+            set(&mut self.gen_cur, *f, v);
+        }
+        Ok(())
+    }
+
+    /// Command-interface signatures enabled (cap `cmdif_checksum` non-zero).
+    pub fn signatures(&self) -> bool {
+        g::CMDIF_CHECKSUM.get(&self.gen_cur).unwrap_or(0) != 0
+    }
+
+    /// A GENERAL current value.
+    pub fn cur(&self, f: Field) -> u64 {
+        f.get(&self.gen_cur).unwrap_or(0)
+    }
+}

@@ -1,0 +1,133 @@
+//! CREATE_EQ, DESTROY_EQ, QUERY_EQ and GEN_EQE.
+
+use super::eq::{Eq, Posted};
+use super::util::{bad_param, get, need_in, need_out, put, CmdResult};
+use super::{syndrome, Env, Firmware};
+use crate::ifc::caps::cmd_hca_cap as g;
+use crate::ifc::eq::{self as e, create_eq_in, create_eq_out, destroy_eq_in, eq_state, eqc, gen_eqe_in, query_eq_in, query_eq_out};
+use crate::ifc::status::CmdStatus;
+
+fn be64(b: &[u8], off: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[off..off + 8]);
+    u64::from_be_bytes(a)
+}
+
+impl Firmware {
+    pub(super) fn create_eq(&mut self, env: &Env<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
+        need_in(input, e::PAS_OFFSET)?;
+        let ctx = &input[e::EQC_OFFSET..e::EQC_OFFSET + eqc::BYTES];
+        let log_size = get(ctx, eqc::LOG_EQ_SIZE)? as u8;
+        let uar = get(ctx, eqc::UAR_PAGE)? as u32;
+        let intr = get(ctx, eqc::INTR)? as u16;
+        let log_page_size = get(ctx, eqc::LOG_PAGE_SIZE)? as u8;
+        let bad = get(ctx, eqc::PAGE_OFFSET)? != 0
+            || get(ctx, eqc::STATUS)? != 0
+            || get(ctx, eqc::CONSUMER_COUNTER)? != 0
+            || get(ctx, eqc::PRODUCER_COUNTER)? != 0
+            || u64::from(log_size) > self.caps.cur(g::LOG_MAX_EQ_SZ)
+            || log_page_size > 20
+            || intr >= crate::pci_config::MSIX_VECTORS
+            || !self.uars.contains(&uar);
+        if bad {
+            self.stats.violation(format!(
+                "CREATE_EQ rejected: log_size {log_size} uar {uar} intr {intr} log_page_size {log_page_size}"
+            ));
+            return Err(bad_param());
+        }
+        if self.eqs.eqs.len() >= 1usize << self.caps.cur(g::LOG_MAX_EQ) {
+            return Err((CmdStatus::LIM_ERR, syndrome::LIMIT));
+        }
+        let bytes = (1u64 << log_size) * e::EQE_SIZE as u64;
+        let page = 4096u64 << log_page_size;
+        let npas = bytes.div_ceil(page) as usize;
+        need_in(input, e::PAS_OFFSET + 8 * npas)?;
+        let pas: Vec<u64> = (0..npas).map(|i| be64(input, e::PAS_OFFSET + 8 * i)).collect();
+        if let Some(a) = pas.iter().find(|&&a| a == 0 || a % 4096 != 0 || !env.mem.is_mapped(a, page.min(bytes))) {
+            self.stats.violation(format!("CREATE_EQ: bad buffer page {a:#x}"));
+            return Err(bad_param());
+        }
+        let mut mask = [0u64; 4];
+        for (i, m) in mask.iter_mut().enumerate() {
+            *m = be64(input, e::EVENT_BITMASK_OFFSET + 8 * i);
+        }
+        let eqn = self.eqs.free_eqn().ok_or((CmdStatus::LIM_ERR, syndrome::LIMIT))?;
+        put(out, create_eq_out::EQ_NUMBER, u64::from(eqn))?;
+        let _ = get(input, create_eq_in::OPCODE)?;
+        self.eqs.eqs.insert(
+            eqn,
+            Eq {
+                eqn,
+                log_size,
+                uar_page: uar,
+                intr,
+                log_page_size,
+                pas,
+                mask,
+                pi: 0,
+                ci: 0,
+                armed: false,
+                eqes: 0,
+                lost: 0,
+                interrupts: 0,
+            },
+        );
+        Ok(())
+    }
+
+    pub(super) fn destroy_eq(&mut self, input: &[u8]) -> CmdResult {
+        let eqn = get(input, destroy_eq_in::EQ_NUMBER)? as u8;
+        if self.eqs.eqs.remove(&eqn).is_none() {
+            return Err((CmdStatus::BAD_RES_ERR, syndrome::BAD_RESOURCE));
+        }
+        self.eqs.waiting.retain(|(n, _)| *n != eqn);
+        Ok(())
+    }
+
+    pub(super) fn query_eq(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
+        let eqn = get(input, query_eq_in::EQ_NUMBER)? as u8;
+        let eq = self.eqs.eqs.get(&eqn).ok_or((CmdStatus::BAD_RES_ERR, syndrome::BAD_RESOURCE))?;
+        need_out(out, e::EQC_OFFSET + eqc::BYTES)?;
+        let pas = eq.pas.clone();
+        {
+            let ctx = &mut out[e::EQC_OFFSET..e::EQC_OFFSET + eqc::BYTES];
+            put(ctx, eqc::LOG_EQ_SIZE, u64::from(eq.log_size))?;
+            put(ctx, eqc::UAR_PAGE, u64::from(eq.uar_page))?;
+            put(ctx, eqc::INTR, u64::from(eq.intr))?;
+            put(ctx, eqc::LOG_PAGE_SIZE, u64::from(eq.log_page_size))?;
+            put(ctx, eqc::ST, u64::from(if eq.armed { eq_state::ARMED } else { eq_state::FIRED }))?;
+            put(ctx, eqc::CONSUMER_COUNTER, u64::from(eq.ci & 0xff_ffff))?;
+            put(ctx, eqc::PRODUCER_COUNTER, u64::from(eq.pi & 0xff_ffff))?;
+        }
+        if let Some(b) = query_eq_out::EVENT_BITMASK.bytes_mut(out) {
+            b.copy_from_slice(&eq.mask[0].to_be_bytes());
+        }
+        for (i, a) in pas.iter().enumerate() {
+            let off = e::PAS_OFFSET + 8 * i;
+            if let Some(b) = out.get_mut(off..off + 8) {
+                b.copy_from_slice(&a.to_be_bytes());
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn gen_eqe(&mut self, env: &Env<'_>, input: &[u8]) -> CmdResult {
+        let eqn = get(input, gen_eqe_in::EQ_NUMBER)? as u8;
+        let eqe = gen_eqe_in::EQE.bytes(input).ok_or((CmdStatus::BAD_INP_LEN_ERR, syndrome::BAD_INPUT_LEN))?;
+        if !self.eqs.eqs.contains_key(&eqn) {
+            return Err((CmdStatus::BAD_RES_ERR, syndrome::BAD_RESOURCE));
+        }
+        let t = eqe[crate::ifc::eqe::eqe_off::TYPE];
+        let sub = eqe[crate::ifc::eqe::eqe_off::SUB_TYPE];
+        let mut data = [0u8; 28];
+        data.copy_from_slice(&eqe[0x20..0x3c]);
+        match self.eqs.post_to(eqn, t, sub, &data, env.mem, env.irq, env.msix_ok) {
+            Posted::Dma(err) => {
+                self.stats.dma_error(format!("GEN_EQE: {err}"));
+                Err((CmdStatus::INT_ERR, syndrome::BAD_RESOURCE))
+            }
+            Posted::Lost(_) => Err((CmdStatus::LIM_ERR, syndrome::LIMIT)),
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Command dispatch: opcode → handler, with the per-function state gate.
+
+use super::util::{bad_state, CmdErr, CmdResult};
+use super::{syndrome, Env, Firmware};
+use crate::ifc::opcodes::Opcode;
+use crate::ifc::status::CmdStatus;
+
+/// Which state a command needs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Needs {
+    /// Any state.
+    Any,
+    /// After ENABLE_HCA.
+    Enabled,
+    /// After INIT_HCA.
+    Initialized,
+}
+
+fn needs(op: Opcode) -> Needs {
+    use Opcode::*;
+    match op {
+        NOP | ENABLE_HCA => Needs::Any,
+        QUERY_ISSI | SET_ISSI | QUERY_PAGES | MANAGE_PAGES | ACCESS_REG | QUERY_HCA_CAP
+        | SET_HCA_CAP | INIT_HCA | DISABLE_HCA | QUERY_ADAPTER => Needs::Enabled,
+        _ => Needs::Initialized,
+    }
+}
+
+impl Firmware {
+    /// Executes one command message; returns an output of exactly `outlen` bytes.
+    pub(super) fn execute(&mut self, env: &Env<'_>, input: &[u8], outlen: usize) -> Vec<u8> {
+        let mut out = vec![0u8; outlen];
+        let raw = u16::from_be_bytes([input[0], input[1]]);
+        let res = match Opcode::from_raw(raw) {
+            Some(op) => self.dispatch(env, op, input, &mut out),
+            None => Err((CmdStatus::BAD_OP_ERR, syndrome::BAD_OPCODE)),
+        };
+        let status = match res {
+            Ok(()) => 0,
+            Err((st, synd)) => {
+                // A failing command returns only its header.
+                out.fill(0);
+                out[0] = st as u8;
+                out[4..8].copy_from_slice(&synd.to_be_bytes());
+                st as u8
+            }
+        };
+        self.stats.command(raw, status);
+        if status != 0 {
+            log::debug!(
+                "{}({raw:#x}) failed: status {} syndrome {:#x}",
+                crate::ifc::opcodes::opcode_name(raw),
+                CmdStatus::from_raw(status).map_or("?", |s| s.name()),
+                u32::from_be_bytes([out[4], out[5], out[6], out[7]])
+            );
+        }
+        out
+    }
+
+    fn dispatch(&mut self, env: &Env<'_>, op: Opcode, input: &[u8], out: &mut [u8]) -> CmdResult {
+        let ok = match needs(op) {
+            Needs::Any => true,
+            Needs::Enabled => self.func.enabled,
+            Needs::Initialized => self.func.enabled && self.func.initialized,
+        };
+        if !ok {
+            return Err(bad_state());
+        }
+        use Opcode::*;
+        match op {
+            NOP => Ok(()),
+            ENABLE_HCA => self.enable_hca(input),
+            DISABLE_HCA => self.disable_hca(input),
+            QUERY_ISSI => self.query_issi(out),
+            SET_ISSI => self.set_issi(input),
+            QUERY_HCA_CAP => self.query_hca_cap(input, out),
+            SET_HCA_CAP => self.set_hca_cap(input),
+            INIT_HCA => self.init_hca(input),
+            TEARDOWN_HCA => self.teardown_hca(input, out),
+            SET_DRIVER_VERSION => self.set_driver_version(input),
+            QUERY_ADAPTER => self.query_adapter(out),
+            QUERY_PAGES => self.query_pages(input, out),
+            MANAGE_PAGES => self.manage_pages(env, input, out),
+            ACCESS_REG => self.access_reg(input, out),
+            ALLOC_UAR => self.alloc_uar(out),
+            DEALLOC_UAR => self.dealloc_uar(input),
+            CREATE_EQ => self.create_eq(env, input, out),
+            DESTROY_EQ => self.destroy_eq(input),
+            QUERY_EQ => self.query_eq(input, out),
+            GEN_EQE => self.gen_eqe(env, input),
+            _ => Err(unmodelled()),
+        }
+    }
+}
+
+fn unmodelled() -> CmdErr {
+    (CmdStatus::BAD_OP_ERR, syndrome::BAD_OPCODE)
+}

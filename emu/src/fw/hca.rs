@@ -1,0 +1,174 @@
+//! HCA life cycle commands: ENABLE/DISABLE_HCA, ISSI, caps, INIT/TEARDOWN_HCA,
+//! driver version, QUERY_ADAPTER, UARs.
+
+use super::util::{bad_param, bad_state, get, need_in, need_out, put, CmdResult};
+use super::{syndrome, Firmware, FIRST_UAR, NUM_UARS};
+use crate::ifc::caps::{query_hca_cap_in, CAP_OFFSET};
+use crate::ifc::cmds::*;
+use crate::ifc::opcodes::{cap_type, teardown_profile, HCA_CAP_OPMOD_CUR};
+use crate::ifc::status::CmdStatus;
+
+/// ISSI values supported (bit n = ISSI n).
+const SUPPORTED_ISSI: u64 = 0b11;
+/// PSID reported by QUERY_ADAPTER.
+const PSID: &[u8; 16] = b"MT_0000000008\0\0\0";
+
+impl Firmware {
+    pub(super) fn enable_hca(&mut self, input: &[u8]) -> CmdResult {
+        if get(input, enable_hca_in::FUNCTION_ID)? != 0 || get(input, enable_hca_in::EMBEDDED_CPU_FUNCTION)? != 0 {
+            return Err(bad_param());
+        }
+        if self.func.enabled {
+            return Err(bad_state());
+        }
+        self.func.enabled = true;
+        Ok(())
+    }
+
+    pub(super) fn disable_hca(&mut self, input: &[u8]) -> CmdResult {
+        if get(input, disable_hca_in::FUNCTION_ID)? != 0 {
+            return Err(bad_param());
+        }
+        if self.func.initialized {
+            return Err(bad_state());
+        }
+        if self.ledger.held(0) != 0 {
+            return Err((CmdStatus::BAD_SYS_STATE_ERR, syndrome::PAGES_HELD));
+        }
+        self.func.enabled = false;
+        self.func.issi = 0;
+        self.ledger.outstanding.clear();
+        self.ledger.runtime_demand = 0;
+        Ok(())
+    }
+
+    pub(super) fn query_issi(&mut self, out: &mut [u8]) -> CmdResult {
+        put(out, query_issi_out::CURRENT_ISSI, u64::from(self.func.issi))?;
+        put(out, query_issi_out::SUPPORTED_ISSI_DW0, SUPPORTED_ISSI)
+    }
+
+    pub(super) fn set_issi(&mut self, input: &[u8]) -> CmdResult {
+        let issi = get(input, set_issi_in::CURRENT_ISSI)?;
+        if issi >= 64 || SUPPORTED_ISSI & (1 << issi) == 0 {
+            return Err(bad_param());
+        }
+        self.func.issi = issi as u16;
+        Ok(())
+    }
+
+    pub(super) fn query_hca_cap(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
+        let op_mod = get(input, query_hca_cap_in::OP_MOD)? as u16;
+        if get(input, query_hca_cap_in::OTHER_FUNCTION)? != 0 {
+            return Err(bad_param());
+        }
+        let cur = op_mod & HCA_CAP_OPMOD_CUR != 0;
+        let cap = self
+            .caps
+            .query(op_mod >> 1, cur)
+            .ok_or((CmdStatus::BAD_PARAM_ERR, syndrome::BAD_CAP_TYPE))?;
+        need_out(out, CAP_OFFSET + cap.len())?;
+        out[CAP_OFFSET..CAP_OFFSET + cap.len()].copy_from_slice(&cap);
+        Ok(())
+    }
+
+    pub(super) fn set_hca_cap(&mut self, input: &[u8]) -> CmdResult {
+        if self.func.initialized {
+            return Err(bad_state());
+        }
+        let op_mod = get(input, crate::ifc::caps::set_hca_cap_in::OP_MOD)? as u16;
+        need_in(input, CAP_OFFSET + super::caps::CAP_BYTES)?;
+        let cap = &input[CAP_OFFSET..CAP_OFFSET + super::caps::CAP_BYTES];
+        match op_mod >> 1 {
+            cap_type::GENERAL => self.caps.set_general(cap).map_err(|_| bad_param()),
+            // Nothing is settable in the absent capability types.
+            _ => Err((CmdStatus::BAD_PARAM_ERR, syndrome::BAD_CAP_TYPE)),
+        }
+    }
+
+    pub(super) fn init_hca(&mut self, _input: &[u8]) -> CmdResult {
+        if self.func.initialized {
+            return Err(bad_state());
+        }
+        let need = self.ledger.boot_demand as usize + self.ledger.init_demand as usize;
+        if self.ledger.held(0) < need {
+            return Err((CmdStatus::BAD_SYS_STATE_ERR, syndrome::PAGES_MISSING));
+        }
+        self.func.initialized = true;
+        Ok(())
+    }
+
+    pub(super) fn teardown_hca(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
+        let profile = get(input, teardown_hca_in::PROFILE)? as u16;
+        if !self.func.initialized {
+            return Err(bad_state());
+        }
+        match profile {
+            teardown_profile::GRACEFUL_CLOSE | teardown_profile::FORCE_CLOSE => {
+                let leftover_eqs = self.eqs.eqs.len();
+                let leftover_uars = self.uars.len();
+                if leftover_eqs + leftover_uars != 0 {
+                    self.stats.violation(format!(
+                        "TEARDOWN_HCA with {leftover_eqs} EQs and {leftover_uars} UARs still allocated"
+                    ));
+                }
+                self.func.initialized = false;
+                self.eqs.eqs.clear();
+                self.eqs.waiting.clear();
+                self.uars.clear();
+                self.func.teardowns[usize::from(profile)] += 1;
+                put(out, teardown_hca_out::STATE, u64::from(teardown_state::SUCCESS))
+            }
+            teardown_profile::PREPARE_FAST_TEARDOWN => {
+                if self.caps.cur(crate::ifc::caps::cmd_hca_cap::FAST_TEARDOWN) == 0 {
+                    return Err(bad_param());
+                }
+                self.func.fast_prepared = true;
+                self.func.teardowns[2] += 1;
+                put(out, teardown_hca_out::STATE, u64::from(teardown_state::SUCCESS))
+            }
+            _ => Err(bad_param()),
+        }
+    }
+
+    pub(super) fn set_driver_version(&mut self, input: &[u8]) -> CmdResult {
+        if !self.func.initialized {
+            return Err(bad_state());
+        }
+        let b = set_driver_version_in::DRIVER_VERSION.bytes(input).unwrap_or(&input[input.len().min(16)..]);
+        let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+        self.func.driver_version = String::from_utf8_lossy(&b[..end]).into_owned();
+        Ok(())
+    }
+
+    pub(super) fn query_adapter(&mut self, out: &mut [u8]) -> CmdResult {
+        let base = query_adapter_out::QUERY_ADAPTER_STRUCT.byte_off();
+        need_out(out, base + query_adapter_param_block::BYTES)?;
+        let blk = &mut out[base..base + query_adapter_param_block::BYTES];
+        put(blk, query_adapter_param_block::IEEE_VENDOR_ID, 0x0002c9)?;
+        put(blk, query_adapter_param_block::VSD_VENDOR_ID, 0x15b3)?;
+        let psid = query_adapter_param_block::VSD_CONTD_PSID;
+        blk[psid.byte_off()..psid.byte_off() + psid.byte_len()].copy_from_slice(PSID);
+        Ok(())
+    }
+
+    pub(super) fn alloc_uar(&mut self, out: &mut [u8]) -> CmdResult {
+        let idx = (FIRST_UAR..NUM_UARS)
+            .find(|i| !self.uars.contains(i))
+            .ok_or((CmdStatus::NO_RES_ERR, syndrome::LIMIT))?;
+        put(out, alloc_uar_out::UAR, u64::from(idx))?;
+        self.uars.insert(idx);
+        Ok(())
+    }
+
+    pub(super) fn dealloc_uar(&mut self, input: &[u8]) -> CmdResult {
+        let idx = get(input, dealloc_uar_in::UAR)? as u32;
+        if !self.uars.contains(&idx) {
+            return Err((CmdStatus::BAD_RES_ERR, syndrome::BAD_RESOURCE));
+        }
+        if self.eqs.eqs.values().any(|e| e.uar_page == idx) {
+            return Err((CmdStatus::BAD_RES_STATE_ERR, syndrome::RESOURCE_BUSY));
+        }
+        self.uars.remove(&idx);
+        Ok(())
+    }
+}

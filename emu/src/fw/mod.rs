@@ -1,0 +1,328 @@
+//! The firmware model: function state, command execution, pages, EQs.
+//!
+//! [`Firmware`] is driven by the device's firmware thread (or directly by tests):
+//! [`Firmware::process_slot`] runs one rung command slot end to end.
+
+pub mod caps;
+pub mod cmdq;
+mod eq_cmds;
+pub mod eq;
+mod exec;
+mod hca;
+pub mod inject;
+mod page_cmds;
+pub mod pages;
+mod reg;
+pub mod stats;
+pub mod syndrome;
+pub mod util;
+
+use crate::config::EmuConfig;
+use crate::ifc::cmd_layout as cl;
+use crate::ifc::eqe::{event_type, PAGE_REQ_RELEASE_ALL};
+use crate::ifc::status::DeliveryStatus;
+use crate::irq::IrqSink;
+use crate::mem::GuestMemory;
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+/// What the firmware needs from the outside world while it runs.
+pub struct Env<'a> {
+    /// Guest memory.
+    pub mem: &'a dyn GuestMemory,
+    /// Interrupt sink.
+    pub irq: &'a dyn IrqSink,
+    /// MSI-X enabled and not function-masked.
+    pub msix_ok: bool,
+}
+
+/// Per-function HCA state.
+#[derive(Clone, Debug, Default)]
+pub struct FuncState {
+    /// ENABLE_HCA done.
+    pub enabled: bool,
+    /// INIT_HCA done (and no teardown since).
+    pub initialized: bool,
+    /// Current ISSI.
+    pub issi: u16,
+    /// TEARDOWN_HCA(prepare fast) succeeded.
+    pub fast_prepared: bool,
+    /// Fast teardown finished: the device does no more DMA.
+    pub quiesced: bool,
+    /// Driver version string from SET_DRIVER_VERSION.
+    pub driver_version: String,
+    /// HOST_ENDIANNESS register contents.
+    pub host_endianness: [u8; 16],
+    /// Teardowns by profile.
+    pub teardowns: [u64; 3],
+}
+
+/// A completed command whose completion is delayed.
+pub struct Deferred {
+    /// When to complete.
+    pub due: Instant,
+    /// The fetched command.
+    pub fetched: cmdq::Fetched,
+    /// Its output.
+    pub output: Vec<u8>,
+    /// Write bad output signatures.
+    pub corrupt: bool,
+    /// Post a completion EQE.
+    pub eqe: bool,
+}
+
+/// The firmware.
+pub struct Firmware {
+    /// Configuration.
+    pub cfg: EmuConfig,
+    /// Function state.
+    pub func: FuncState,
+    /// Capabilities.
+    pub caps: caps::Caps,
+    /// Page ledger.
+    pub ledger: pages::Ledger,
+    /// EQs.
+    pub eqs: eq::EqTable,
+    /// Allocated UAR indices.
+    pub uars: BTreeSet<u32>,
+    /// Fault injection.
+    pub inject: inject::Injections,
+    /// Statistics.
+    pub stats: stats::Stats,
+    /// Delayed completions.
+    pub deferred: Vec<Deferred>,
+    /// Slots currently executing or awaiting delayed completion (bitmask).
+    pub busy_slots: u32,
+}
+
+/// First UAR index handed out (lower BAR0 pages hold the init segment and MSI-X).
+pub const FIRST_UAR: u32 = 8;
+/// Number of UAR pages in BAR0.
+pub const NUM_UARS: u32 = (crate::pci_config::BAR0_SIZE / 4096) as u32;
+
+impl Firmware {
+    /// Power-on state.
+    pub fn new(cfg: &EmuConfig) -> Self {
+        Firmware {
+            cfg: cfg.clone(),
+            func: FuncState::default(),
+            caps: caps::Caps::new(cfg),
+            ledger: pages::Ledger::new(cfg.boot_pages, cfg.init_pages, cfg.regular_pages),
+            eqs: eq::EqTable::default(),
+            uars: BTreeSet::new(),
+            inject: inject::Injections::default(),
+            stats: stats::Stats::default(),
+            deferred: Vec::new(),
+            busy_slots: 0,
+        }
+    }
+
+    /// Function-level reset: forget everything the driver set up (stats are kept).
+    pub fn reset(&mut self) {
+        self.func = FuncState::default();
+        self.caps = caps::Caps::new(&self.cfg);
+        self.ledger.clear();
+        self.eqs = eq::EqTable::default();
+        self.uars.clear();
+        self.deferred.clear();
+        self.busy_slots = 0;
+    }
+
+    /// Runs command slot `slot` of the queue at `queue`.
+    pub fn process_slot(&mut self, env: &Env<'_>, queue: u64, slot: usize) {
+        self.stats.doorbells += 1;
+        if self.func.quiesced {
+            self.stats.violation(format!("doorbell for slot {slot} after fast teardown"));
+            return;
+        }
+        if queue == 0 {
+            self.stats.violation(format!("doorbell for slot {slot} before the queue address was set"));
+            return;
+        }
+        if self.busy_slots & (1 << slot) != 0 {
+            self.stats.violation(format!("doorbell for slot {slot} while it is still executing"));
+            return;
+        }
+        // Command completions are reported by EQE only once an EQ asks for them
+        // before this command started (the CREATE_EQ of the command EQ is polled).
+        let eqe = self.eqs.route(event_type::CMD).is_some();
+        let sigs = self.caps.signatures();
+        let f = match cmdq::fetch(env.mem, queue, slot, sigs) {
+            Ok(f) => f,
+            Err(cmdq::FetchError::NotOwned) => {
+                self.stats.violation(format!("doorbell for slot {slot} owned by software"));
+                return;
+            }
+            Err(cmdq::FetchError::EntryDma(e)) => {
+                self.stats.dma_error(format!("slot {slot} entry: {e}"));
+                return;
+            }
+            Err(cmdq::FetchError::Delivery { status, dma, why }) => {
+                if let Some(e) = dma {
+                    self.stats.dma_error(format!("slot {slot}: {e}"));
+                }
+                self.stats.violation(format!("slot {slot}: {} ({why})", status.name()));
+                *self.stats.delivery_errors.entry(status as u8).or_default() += 1;
+                let addr = queue + (slot as u64) * cl::ENTRY_SIZE as u64;
+                if let Err(e) = cmdq::complete_status(env.mem, addr, status) {
+                    self.stats.dma_error(format!("slot {slot} status: {e}"));
+                }
+                if eqe {
+                    self.post_cmd_eqe(env, slot);
+                }
+                return;
+            }
+        };
+        let opcode = u16::from_be_bytes([f.input[0], f.input[1]]);
+        let mut corrupt = false;
+        let mut delay = None;
+        let output = match self.inject.take(opcode) {
+            Some(inject::Action::Never) => {
+                self.stats.never_completed += 1;
+                self.busy_slots |= 1 << slot;
+                return;
+            }
+            Some(inject::Action::Delivery(st)) => {
+                *self.stats.delivery_errors.entry(st as u8).or_default() += 1;
+                if let Err(e) = cmdq::complete_status(env.mem, f.entry_addr, st) {
+                    self.stats.dma_error(format!("slot {slot} status: {e}"));
+                }
+                if eqe {
+                    self.post_cmd_eqe(env, slot);
+                }
+                return;
+            }
+            Some(inject::Action::Status(st, synd)) => {
+                let mut out = vec![0u8; f.outlen];
+                out[0] = st;
+                out[4..8].copy_from_slice(&synd.to_be_bytes());
+                self.stats.command(opcode, st);
+                out
+            }
+            other => {
+                match other {
+                    Some(inject::Action::Delay(ms)) => delay = Some(ms),
+                    Some(inject::Action::BadOutputSignature) => corrupt = true,
+                    _ => {}
+                }
+                self.execute(env, &f.input, f.outlen)
+            }
+        };
+        if let Some(ms) = delay {
+            self.busy_slots |= 1 << slot;
+            self.deferred.push(Deferred {
+                due: Instant::now() + std::time::Duration::from_millis(ms),
+                fetched: f,
+                output,
+                corrupt,
+                eqe,
+            });
+            return;
+        }
+        self.finish(env, &f, &output, corrupt, eqe);
+    }
+
+    fn finish(&mut self, env: &Env<'_>, f: &cmdq::Fetched, output: &[u8], corrupt: bool, eqe: bool) {
+        let sigs = self.caps.signatures();
+        if let Err(e) = cmdq::complete(env.mem, f, output, DeliveryStatus::OK, sigs, corrupt) {
+            self.stats.dma_error(format!("slot {} completion: {e}", f.slot));
+        }
+        self.busy_slots &= !(1 << f.slot);
+        if eqe {
+            self.post_cmd_eqe(env, f.slot);
+        }
+    }
+
+    fn post_cmd_eqe(&mut self, env: &Env<'_>, slot: usize) {
+        let mut data = [0u8; 28];
+        data[0..4].copy_from_slice(&(1u32 << slot).to_be_bytes());
+        if let eq::Posted::Dma(e) =
+            self.eqs.post(event_type::CMD, 0, &data, env.mem, env.irq, env.msix_ok)
+        {
+            self.stats.dma_error(format!("command EQE: {e}"));
+        }
+    }
+
+    /// Completes delayed commands that are due; returns the next deadline.
+    pub fn run_deferred(&mut self, env: &Env<'_>) -> Option<Instant> {
+        let now = Instant::now();
+        let mut due = Vec::new();
+        let mut i = 0;
+        while i < self.deferred.len() {
+            if self.deferred[i].due <= now {
+                due.push(self.deferred.swap_remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        due.sort_by_key(|d| d.due);
+        for d in due {
+            self.finish(env, &d.fetched, &d.output, d.corrupt, d.eqe);
+        }
+        self.deferred.iter().map(|d| d.due).min()
+    }
+
+    /// Raises a page-request event (positive: give me pages; negative: take them
+    /// back; `release_all`: firmware dropped every page of the function).
+    pub fn page_request(&mut self, env: &Env<'_>, func: u16, num_pages: i32, release_all: bool) -> Result<(), String> {
+        if self.func.quiesced || !self.func.enabled {
+            return Err("function is not enabled".into());
+        }
+        if self.ledger.outstanding.contains_key(&func) {
+            self.ledger.requests_refused += 1;
+            return Err("a page request is already outstanding for this function".into());
+        }
+        let mut data = [0u8; 28];
+        let flags = if release_all { PAGE_REQ_RELEASE_ALL } else { 0 };
+        data[0..2].copy_from_slice(&flags.to_be_bytes());
+        data[2..4].copy_from_slice(&func.to_be_bytes());
+        data[4..8].copy_from_slice(&num_pages.to_be_bytes());
+        match self.eqs.post(event_type::PAGE_REQUEST, 0, &data, env.mem, env.irq, env.msix_ok) {
+            eq::Posted::Written(_) => {
+                if release_all {
+                    self.ledger.release_all(func);
+                } else {
+                    self.ledger.outstanding.insert(func, num_pages);
+                    if num_pages > 0 {
+                        self.ledger.runtime_demand += num_pages as u32;
+                    }
+                }
+                Ok(())
+            }
+            eq::Posted::NoEq => Err("no EQ subscribes to page requests".into()),
+            eq::Posted::Lost(n) => Err(format!("EQ {n} full: page request lost")),
+            eq::Posted::Queued(n) => Err(format!("EQ {n}: queued")),
+            eq::Posted::Dma(e) => {
+                self.stats.dma_error(format!("page request EQE: {e}"));
+                Err(e.to_string())
+            }
+        }
+    }
+
+    /// Pages firmware must keep while the HCA is in its current state.
+    pub fn pinned_pages(&self) -> usize {
+        if self.func.initialized {
+            (self.ledger.boot_demand as usize)
+                + (self.ledger.init_demand as usize)
+                + (self.ledger.runtime_demand as usize)
+        } else {
+            0
+        }
+    }
+
+    /// Handles the driver's write of nic_interface; returns the readback value.
+    pub fn nic_interface_write(&mut self, val: u32) -> Option<u32> {
+        use crate::ifc::init_seg::NicInterface;
+        if NicInterface::from_raw(val) == Some(NicInterface::Disabled) && self.func.fast_prepared {
+            self.func.fast_prepared = false;
+            self.func.initialized = false;
+            self.func.quiesced = true;
+            self.eqs = eq::EqTable::default();
+            self.uars.clear();
+            self.deferred.clear();
+            return Some(val);
+        }
+        self.stats.violation(format!("nic_interface {val} written without a prepared fast teardown"));
+        None
+    }
+}

@@ -1,0 +1,49 @@
+//! Counters the control socket reports: commands per opcode and status, delivery
+//! errors, DMA errors and protocol violations.
+
+use std::collections::{BTreeMap, VecDeque};
+
+/// How many violation messages are kept.
+const KEEP_VIOLATIONS: usize = 64;
+
+/// Device statistics.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Commands executed: opcode → status → count.
+    pub commands: BTreeMap<u16, BTreeMap<u8, u64>>,
+    /// Delivery errors reported: status → count.
+    pub delivery_errors: BTreeMap<u8, u64>,
+    /// Doorbells rung.
+    pub doorbells: u64,
+    /// DMA accesses outside mapped memory.
+    pub dma_errors: u64,
+    /// Protocol violations seen (count).
+    pub violations: u64,
+    /// The most recent violation messages.
+    pub recent_violations: VecDeque<String>,
+    /// Commands whose completion was swallowed by injection.
+    pub never_completed: u64,
+}
+
+impl Stats {
+    /// Records a command's status.
+    pub fn command(&mut self, opcode: u16, status: u8) {
+        *self.commands.entry(opcode).or_default().entry(status).or_default() += 1;
+    }
+
+    /// Records a protocol violation.
+    pub fn violation(&mut self, msg: String) {
+        log::warn!("protocol violation: {msg}");
+        self.violations += 1;
+        if self.recent_violations.len() == KEEP_VIOLATIONS {
+            self.recent_violations.pop_front();
+        }
+        self.recent_violations.push_back(msg);
+    }
+
+    /// Records a DMA error.
+    pub fn dma_error(&mut self, msg: String) {
+        self.dma_errors += 1;
+        self.violation(msg);
+    }
+}

@@ -1,0 +1,212 @@
+//! PCI configuration space of the emulated ConnectX-5 (4 KiB, PCIe).
+//!
+//! Capabilities: power management (0x40), PCI Express v2 endpoint (0x60), MSI-X
+//! (0x9c, table and PBA in BAR0) and a vendor-specific capability (0xc0). Writes are
+//! filtered through a per-byte writable mask; BAR0 is a 64-bit prefetchable memory
+//! BAR whose size-probe reads back the size mask.
+
+/// Mellanox vendor id.
+pub const VENDOR_ID: u16 = 0x15b3;
+/// ConnectX-5 device id.
+pub const DEVICE_ID: u16 = 0x1017;
+/// Subsystem vendor id.
+pub const SUBSYS_VENDOR_ID: u16 = 0x15b3;
+/// Subsystem id.
+pub const SUBSYS_ID: u16 = 0x0007;
+/// Class code: network controller / InfiniBand (0x0207), prog-if 0.
+pub const CLASS_CODE: u32 = 0x020700;
+/// BAR0 size (32 MiB).
+pub const BAR0_SIZE: u64 = 32 << 20;
+/// MSI-X vectors.
+pub const MSIX_VECTORS: u16 = 64;
+/// MSI-X table offset in BAR0.
+pub const MSIX_TABLE_OFF: u32 = 0x2000;
+/// MSI-X PBA offset in BAR0.
+pub const MSIX_PBA_OFF: u32 = 0x3000;
+/// Config space size.
+pub const CONFIG_SIZE: usize = 4096;
+
+const CAP_PM: usize = 0x40;
+const CAP_EXP: usize = 0x60;
+const CAP_MSIX: usize = 0x9c;
+const CAP_VNDR: usize = 0xc0;
+const VNDR_LEN: usize = 0x18;
+
+/// The configuration space.
+pub struct PciConfig {
+    bytes: [u8; CONFIG_SIZE],
+    wmask: [u8; CONFIG_SIZE],
+    /// Bits that are write-1-to-clear (status registers).
+    w1c: [u8; CONFIG_SIZE],
+}
+
+impl Default for PciConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PciConfig {
+    /// Builds the config space.
+    pub fn new() -> Self {
+        let mut c = PciConfig { bytes: [0; CONFIG_SIZE], wmask: [0; CONFIG_SIZE], w1c: [0; CONFIG_SIZE] };
+        c.put16(0x00, VENDOR_ID);
+        c.put16(0x02, DEVICE_ID);
+        // Command: I/O, memory, bus master, parity, SERR, INTx disable are writable.
+        c.mask16(0x04, 0x0547);
+        // Status: capability list.
+        c.put16(0x06, 0x0010);
+        c.w1c16(0x06, 0xf900);
+        c.put32(0x08, CLASS_CODE << 8); // revision 0
+        c.bytes[0x0c] = 0x10; // cache line size (writable)
+        c.wmask[0x0c] = 0xff;
+        c.wmask[0x0d] = 0xff; // latency timer
+        c.bytes[0x0e] = 0x00; // header type 0
+        // BAR0: 64-bit, prefetchable memory.
+        c.put32(0x10, 0x0000_000c);
+        let size_mask = !(BAR0_SIZE - 1);
+        c.mask32(0x10, (size_mask as u32) & 0xffff_fff0);
+        c.mask32(0x14, (size_mask >> 32) as u32);
+        c.put16(0x2c, SUBSYS_VENDOR_ID);
+        c.put16(0x2e, SUBSYS_ID);
+        c.bytes[0x34] = CAP_PM as u8;
+        c.wmask[0x3c] = 0xff; // interrupt line
+        c.bytes[0x3d] = 0x00; // no INTx pin: MSI-X only
+
+        // Power management capability v3.
+        c.bytes[CAP_PM] = 0x01;
+        c.bytes[CAP_PM + 1] = CAP_EXP as u8;
+        c.put16(CAP_PM + 2, 0x0003);
+        c.put16(CAP_PM + 4, 0x0008); // D0, no soft reset
+        c.mask16(CAP_PM + 4, 0x0103);
+
+        // PCI Express capability v2, endpoint.
+        c.bytes[CAP_EXP] = 0x10;
+        c.bytes[CAP_EXP + 1] = CAP_MSIX as u8;
+        c.put16(CAP_EXP + 2, 0x0002); // version 2, type 0 = endpoint
+        c.put32(CAP_EXP + 4, 0x0000_8002 | (1 << 28)); // devcap: MPS 512, role-based err, FLR
+        c.put16(CAP_EXP + 8, 0x2810); // devctl: MPS 128, MRRS 512, relaxed ordering
+        c.mask16(CAP_EXP + 8, 0xffff);
+        c.w1c16(CAP_EXP + 0x0a, 0x000f); // devsta
+        c.put32(CAP_EXP + 0x0c, 3 | (16 << 4)); // linkcap: 8 GT/s, x16, port 0
+        c.mask16(CAP_EXP + 0x10, 0x01c3); // linkctl
+        c.put16(CAP_EXP + 0x12, 0x1000 | 3 | (16 << 4)); // linksta: slot clock, 8 GT/s, x16
+        c.put32(CAP_EXP + 0x24, 0x0000_001f); // devcap2: completion timeout ranges, disable
+        c.mask16(CAP_EXP + 0x28, 0x061f); // devctl2
+        c.put32(CAP_EXP + 0x2c, 0x0000_000e); // linkcap2: 2.5/5/8 GT/s
+        c.put16(CAP_EXP + 0x30, 0x0003); // linkctl2: target 8 GT/s
+        c.mask16(CAP_EXP + 0x30, 0x000f);
+
+        // MSI-X capability.
+        c.bytes[CAP_MSIX] = 0x11;
+        c.bytes[CAP_MSIX + 1] = CAP_VNDR as u8;
+        c.put16(CAP_MSIX + 2, MSIX_VECTORS - 1);
+        c.mask16(CAP_MSIX + 2, 0xc000); // enable, function mask
+        c.put32(CAP_MSIX + 4, MSIX_TABLE_OFF); // BIR 0
+        c.put32(CAP_MSIX + 8, MSIX_PBA_OFF); // BIR 0
+
+        // Vendor-specific capability (the gateway the driver looks for).
+        c.bytes[CAP_VNDR] = 0x09;
+        c.bytes[CAP_VNDR + 1] = 0x00;
+        c.bytes[CAP_VNDR + 2] = VNDR_LEN as u8;
+        for i in CAP_VNDR + 4..CAP_VNDR + VNDR_LEN {
+            c.wmask[i] = 0xff;
+        }
+        c
+    }
+
+    fn put16(&mut self, off: usize, v: u16) {
+        self.bytes[off..off + 2].copy_from_slice(&v.to_le_bytes());
+    }
+    fn put32(&mut self, off: usize, v: u32) {
+        self.bytes[off..off + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    fn mask16(&mut self, off: usize, v: u16) {
+        self.wmask[off..off + 2].copy_from_slice(&v.to_le_bytes());
+    }
+    fn mask32(&mut self, off: usize, v: u32) {
+        self.wmask[off..off + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    fn w1c16(&mut self, off: usize, v: u16) {
+        self.w1c[off..off + 2].copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// Reads `buf.len()` bytes at `off` (out-of-range bytes read as 0xff).
+    pub fn read(&self, off: u64, buf: &mut [u8]) {
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = usize::try_from(off)
+                .ok()
+                .and_then(|o| o.checked_add(i))
+                .and_then(|o| self.bytes.get(o).copied())
+                .unwrap_or(0xff);
+        }
+    }
+
+    /// Writes through the writable / write-1-to-clear masks.
+    pub fn write(&mut self, off: u64, data: &[u8]) {
+        for (i, v) in data.iter().enumerate() {
+            let Some(o) = usize::try_from(off).ok().and_then(|o| o.checked_add(i)) else {
+                return;
+            };
+            if o >= CONFIG_SIZE {
+                return;
+            }
+            let m = self.wmask[o];
+            self.bytes[o] = (self.bytes[o] & !m) | (v & m);
+            self.bytes[o] &= !(self.w1c[o] & v);
+        }
+    }
+
+    /// MSI-X enabled and not function-masked.
+    pub fn msix_deliverable(&self) -> bool {
+        let ctl = u16::from_le_bytes([self.bytes[CAP_MSIX + 2], self.bytes[CAP_MSIX + 3]]);
+        ctl & 0x8000 != 0 && ctl & 0x4000 == 0
+    }
+
+    /// MSI-X enable bit.
+    pub fn msix_enabled(&self) -> bool {
+        self.bytes[CAP_MSIX + 3] & 0x80 != 0
+    }
+
+    /// Bus-master enable bit.
+    pub fn bus_master(&self) -> bool {
+        self.bytes[0x04] & 0x04 != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_and_bar_sizing() {
+        let mut c = PciConfig::new();
+        let mut b = [0u8; 4];
+        c.read(0, &mut b);
+        assert_eq!(u32::from_le_bytes(b), 0x1017_15b3);
+        c.write(0x10, &[0xff; 4]);
+        c.write(0x14, &[0xff; 4]);
+        c.read(0x10, &mut b);
+        assert_eq!(u32::from_le_bytes(b), 0xfe00_000c);
+        c.read(0x14, &mut b);
+        assert_eq!(u32::from_le_bytes(b), 0xffff_ffff);
+        c.read(0x08, &mut b);
+        assert_eq!(u32::from_le_bytes(b) >> 8, 0x020700);
+    }
+
+    #[test]
+    fn capability_chain() {
+        let c = PciConfig::new();
+        let mut ids = vec![];
+        let mut p = [0u8; 1];
+        c.read(0x34, &mut p);
+        let mut ptr = p[0] as u64;
+        while ptr != 0 {
+            let mut h = [0u8; 2];
+            c.read(ptr, &mut h);
+            ids.push(h[0]);
+            ptr = h[1] as u64;
+        }
+        assert_eq!(ids, vec![0x01, 0x10, 0x11, 0x09]);
+    }
+}

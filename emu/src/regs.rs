@@ -1,0 +1,194 @@
+//! The initialization segment as a register file (BAR0 0x0000..0x2010).
+//!
+//! Registers are big-endian dwords. Device-owned fields (log sizes, nic_interface
+//! readback, initializing, health) are computed here; driver writes to the command
+//! queue address are stored, and the doorbell / nic_interface requests are returned
+//! to the caller as [`RegWrite`] so the device can hand them to the firmware thread.
+
+use crate::config::EmuConfig;
+use crate::ifc::init_seg as is;
+use std::time::Instant;
+
+/// log2 of the number of command queue slots.
+pub const LOG_CMDQ_SIZE: u32 = 5;
+/// log2 of the command queue entry stride.
+pub const LOG_CMDQ_STRIDE: u32 = 6;
+
+/// What a register write asks of the firmware.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegWrite {
+    /// Nothing to do.
+    None,
+    /// Command doorbell with this slot vector.
+    Doorbell(u32),
+    /// nic_interface written with this value.
+    NicInterface(u32),
+}
+
+/// Init segment state.
+pub struct Regs {
+    cfg: EmuConfig,
+    start: Instant,
+    boot_deadline: Instant,
+    /// Command queue address high.
+    pub cmdq_addr_h: u32,
+    /// Command queue address bits 31:12 (low 12 bits zero).
+    pub cmdq_addr_l: u32,
+    /// nic_interface as the device reports it.
+    pub nic_interface: u32,
+    /// Health buffer bytes (0x200..0x240).
+    pub health: [u8; 64],
+    /// Health counter frozen at this value (`None` = running).
+    pub health_frozen: Option<u32>,
+    /// Every BAR read returns all ones (surprise removal).
+    pub all_ones: bool,
+    /// Sync-reset state bits 15:12 and reset ack bit 22 of 0x1fc.
+    pub reset_bits: u32,
+}
+
+impl Regs {
+    /// Creates the register file; `initializing` stays set for the boot delay.
+    pub fn new(cfg: &EmuConfig) -> Self {
+        let now = Instant::now();
+        let mut r = Regs {
+            cfg: cfg.clone(),
+            start: now,
+            boot_deadline: now + std::time::Duration::from_millis(cfg.boot_delay_ms),
+            cmdq_addr_h: 0,
+            cmdq_addr_l: 0,
+            nic_interface: 0,
+            health: [0; 64],
+            health_frozen: None,
+            all_ones: false,
+            reset_bits: 0,
+        };
+        r.reset_health();
+        r
+    }
+
+    /// Function-level reset: forget the queue address and restart the boot delay.
+    pub fn reset(&mut self) {
+        let now = Instant::now();
+        self.boot_deadline = now + std::time::Duration::from_millis(self.cfg.boot_delay_ms);
+        self.cmdq_addr_h = 0;
+        self.cmdq_addr_l = 0;
+        self.nic_interface = 0;
+        self.reset_bits = 0;
+        self.health_frozen = None;
+        self.reset_health();
+    }
+
+    fn reset_health(&mut self) {
+        self.health = [0; 64];
+        let (maj, min, _) = self.cfg.fw_rev;
+        self.health[is::health::FW_VER..is::health::FW_VER + 4]
+            .copy_from_slice(&((u32::from(maj) << 16) | u32::from(min)).to_be_bytes());
+        self.health[is::health::HW_ID..is::health::HW_ID + 4].copy_from_slice(&0x20du32.to_be_bytes());
+    }
+
+    /// Sets a fatal health syndrome and freezes the health counter.
+    pub fn set_fatal(&mut self, synd: u8, ext_synd: u16, rfr: bool, severity: u8) {
+        self.health[is::health::SYND] = synd;
+        self.health[is::health::EXT_SYND..is::health::EXT_SYND + 2].copy_from_slice(&ext_synd.to_be_bytes());
+        self.health[is::health::RFR_SEVERITY] = (u8::from(rfr) << 7) | 0x08 | (severity & 7);
+        self.stop_health_counter();
+    }
+
+    /// Freezes the health counter at its current value.
+    pub fn stop_health_counter(&mut self) {
+        if self.health_frozen.is_none() {
+            self.health_frozen = Some(self.running_health_counter());
+        }
+    }
+
+    /// True while the `initializing` bit is set.
+    pub fn initializing(&self) -> bool {
+        Instant::now() < self.boot_deadline
+    }
+
+    /// Command queue DMA address.
+    pub fn cmdq_addr(&self) -> u64 {
+        (u64::from(self.cmdq_addr_h) << 32) | u64::from(self.cmdq_addr_l & is::CMDQ_ADDR_L_MASK)
+    }
+
+    fn running_health_counter(&self) -> u32 {
+        let ms = self.start.elapsed().as_millis() as u64;
+        ((ms / self.cfg.health_period_ms.max(1)) & 0xff_ffff) as u32
+    }
+
+    fn timer(&self) -> u64 {
+        let ns = self.start.elapsed().as_nanos();
+        (ns * u128::from(self.cfg.device_frequency_khz) / 1_000_000) as u64
+    }
+
+    /// Reads the dword at byte offset `off` (aligned), host order.
+    pub fn read32(&self, off: usize) -> u32 {
+        if self.all_ones {
+            return u32::MAX;
+        }
+        let (maj, min, sub) = self.cfg.fw_rev;
+        match off {
+            is::FW_REV => (u32::from(min) << 16) | u32::from(maj),
+            is::CMDIF_REV_FW_SUB => (u32::from(is::CMD_IF_REV) << 16) | u32::from(sub),
+            is::CMDQ_ADDR_H => self.cmdq_addr_h,
+            is::CMDQ_ADDR_L_SZ => {
+                (self.cmdq_addr_l & is::CMDQ_ADDR_L_MASK)
+                    | ((self.nic_interface & is::NIC_INTERFACE_MASK) << is::NIC_INTERFACE_SHIFT)
+                    | (LOG_CMDQ_SIZE << 4)
+                    | LOG_CMDQ_STRIDE
+            }
+            is::CMD_DBELL => 0,
+            is::INITIALIZING => {
+                let mut v = self.reset_bits;
+                if self.initializing() {
+                    v |= is::INITIALIZING_BIT;
+                }
+                v
+            }
+            o if (is::HEALTH_BUFFER_OFF..is::HEALTH_BUFFER_OFF + 64).contains(&o) => {
+                let i = o - is::HEALTH_BUFFER_OFF;
+                let mut b = [0u8; 4];
+                b.copy_from_slice(&self.health[i..i + 4]);
+                u32::from_be_bytes(b)
+            }
+            is::CMD_EXEC_TO => self.cfg.cmd_exec_to,
+            is::CMD_Q_INIT_TO => self.cfg.cmd_q_init_to,
+            is::INTERNAL_TIMER_H => (self.timer() >> 32) as u32,
+            is::INTERNAL_TIMER_L => self.timer() as u32,
+            is::HEALTH_COUNTER => {
+                let synd = u32::from(self.health[is::health::SYND]);
+                let c = self.health_frozen.unwrap_or_else(|| self.running_health_counter());
+                (synd << 24) | c
+            }
+            is::REAL_TIME_H => (self.start.elapsed().as_secs() >> 32) as u32,
+            is::REAL_TIME_L => self.start.elapsed().as_secs() as u32,
+            _ => 0,
+        }
+    }
+
+    /// Writes the dword at byte offset `off` (aligned), host order.
+    pub fn write32(&mut self, off: usize, val: u32) -> RegWrite {
+        match off {
+            is::CMDQ_ADDR_H => {
+                self.cmdq_addr_h = val;
+                RegWrite::None
+            }
+            is::CMDQ_ADDR_L_SZ => {
+                self.cmdq_addr_l = val & is::CMDQ_ADDR_L_MASK;
+                let nic = (val >> is::NIC_INTERFACE_SHIFT) & is::NIC_INTERFACE_MASK;
+                if nic != 0 {
+                    RegWrite::NicInterface(nic)
+                } else {
+                    RegWrite::None
+                }
+            }
+            is::CMD_DBELL => RegWrite::Doorbell(val),
+            is::INITIALIZING => {
+                // Reset ack (bit 22) is the only driver-writable bit.
+                self.reset_bits = (self.reset_bits & !(1 << 22)) | (val & (1 << 22));
+                RegWrite::None
+            }
+            _ => RegWrite::None,
+        }
+    }
+}
