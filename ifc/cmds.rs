@@ -1,20 +1,19 @@
 //! Input/output layouts of the HCA-level commands (bring-up, teardown, UAR, NOP).
 //!
-//! Every input starts with opcode/uid/op_mod ([`mbox_in`]) and every output with
+//! Every input starts with opcode/op_mod ([`mbox_in`]) and every output with
 //! status/syndrome ([`mbox_out`]).
 
 prm_struct! {
-    /// Generic command input header.
-    pub mod mbox_in / CMD_IN_HDR = "mbox_in", 0x80 {
+    /// Generic command input header (`cmd_in`; `command[]` follows).
+    pub mod mbox_in / CMD_IN_HDR = "cmd_in", 0x40 {
         OPCODE: "opcode" @ 0x0, 0x10;
-        UID: "uid" @ 0x10, 0x10;
         OP_MOD: "op_mod" @ 0x30, 0x10;
     }
 }
 
 prm_struct! {
-    /// Generic command output header.
-    pub mod mbox_out / CMD_OUT_HDR = "mbox_out", 0x80 {
+    /// Generic command output header (`cmd_out`).
+    pub mod mbox_out / CMD_OUT_HDR = "cmd_out", 0x60 {
         STATUS: "status" @ 0x0, 0x8;
         SYNDROME: "syndrome" @ 0x20, 0x20;
     }

@@ -1,0 +1,344 @@
+//! Checks every field declared in `ifc/` against `mlx5_ifc.h` of the test kernel,
+//! and the plain C layouts (`device.h`) against the offsets of the facts sheet.
+//!
+//! The header is found through `MLX5_IFC_H`, else under
+//! `~/.cache/mlx5-rs/kernel/src-*/include/linux/mlx5/mlx5_ifc.h`. A missing header is
+//! a failure, not a skip.
+
+use mlx5_emu::ifc;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// One member of a header structure.
+#[derive(Clone, Debug)]
+enum Kind {
+    /// `u8 name[a][b]...`: total bits.
+    Bits(u64),
+    /// `struct|union mlx5_ifc_X_bits name[n]`.
+    Named(String, u64),
+    /// Anonymous inline aggregate.
+    Inline(Box<Aggregate>),
+}
+
+#[derive(Clone, Debug)]
+struct Member {
+    name: String,
+    kind: Kind,
+}
+
+#[derive(Clone, Debug)]
+struct Aggregate {
+    is_union: bool,
+    members: Vec<Member>,
+}
+
+fn strip_comments(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i..].starts_with(b"/*") {
+            i += s[i..].find("*/").map_or(b.len() - i, |e| e + 2);
+        } else if b[i..].starts_with(b"//") {
+            i += s[i..].find('\n').unwrap_or(b.len() - i);
+        } else {
+            out.push(b[i] as char);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Array dimension; empty (flexible array) and macro-sized dimensions count as 0.
+fn parse_num(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let v = match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    };
+    Some(v.unwrap_or(0))
+}
+
+/// Splits `body` into top-level statements (handling nested braces).
+fn statements(body: &str) -> Vec<String> {
+    let mut out = vec![];
+    let mut depth = 0;
+    let mut cur = String::new();
+    for c in body.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            _ => {}
+        }
+        if c == ';' && depth == 0 {
+            out.push(std::mem::take(&mut cur).trim().to_string());
+        } else {
+            cur.push(c);
+        }
+    }
+    out.into_iter().filter(|s| !s.is_empty()).collect()
+}
+
+fn dims(s: &str) -> Option<(String, Vec<u64>)> {
+    let name_end = s.find('[').unwrap_or(s.len());
+    let name = s[..name_end].trim().to_string();
+    let mut v = vec![];
+    let mut rest = &s[name_end..];
+    while let Some(st) = rest.find('[') {
+        let en = rest.find(']')?;
+        v.push(parse_num(&rest[st + 1..en])?);
+        rest = &rest[en + 1..];
+    }
+    Some((name, v))
+}
+
+fn parse_aggregate(is_union: bool, body: &str) -> Aggregate {
+    let mut members = vec![];
+    for st in statements(body) {
+        let st = st.split_whitespace().collect::<Vec<_>>().join(" ");
+        if let Some(brace) = st.find('{') {
+            // Anonymous inline union/struct: "union { ... } name" or without a name.
+            let close = st.rfind('}').unwrap_or(st.len());
+            let inner = parse_aggregate(st.starts_with("union"), &st[brace + 1..close]);
+            let name = st[close + 1..].trim().to_string();
+            members.push(Member { name, kind: Kind::Inline(Box::new(inner)) });
+        } else if let Some(rest) = st.strip_prefix("u8 ") {
+            let Some((name, d)) = dims(rest) else { continue };
+            members.push(Member { name, kind: Kind::Bits(d.iter().product()) });
+        } else if st.starts_with("struct mlx5_ifc_") || st.starts_with("union mlx5_ifc_") {
+            let mut parts = st.splitn(3, ' ');
+            let _ = parts.next();
+            let ty = parts.next().unwrap_or("");
+            let ty = ty.trim_start_matches("mlx5_ifc_").trim_end_matches("_bits").to_string();
+            let rest = parts.next().unwrap_or("");
+            // Arrays sized by a macro count as unknown (0) — never used by our tables.
+            let (name, d) = dims(rest).unwrap_or((rest.split('[').next().unwrap_or("").to_string(), vec![0]));
+            members.push(Member { name, kind: Kind::Named(ty, d.iter().product::<u64>().max(if d.is_empty() { 1 } else { 0 })) });
+        }
+    }
+    Aggregate { is_union, members }
+}
+
+struct Header {
+    types: HashMap<String, Aggregate>,
+}
+
+impl Header {
+    fn parse(text: &str) -> Self {
+        let text = strip_comments(text);
+        let mut types = HashMap::new();
+        let mut i = 0;
+        while let Some(p) = text[i..].find("mlx5_ifc_") {
+            let at = i + p;
+            i = at + 9;
+            let before = text[..at].trim_end();
+            let is_union = before.ends_with("union");
+            if !(before.ends_with("struct") || is_union) {
+                continue;
+            }
+            let after = &text[at..];
+            let Some(name_end) = after.find(|c: char| !(c.is_alphanumeric() || c == '_')) else { continue };
+            let full = &after[..name_end];
+            let rest = after[name_end..].trim_start();
+            if !rest.starts_with('{') || !full.ends_with("_bits") {
+                continue;
+            }
+            let body_start = at + name_end + (after[name_end..].len() - rest.len()) + 1;
+            let mut depth = 1;
+            let mut end = body_start;
+            for (k, c) in text[body_start..].char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = body_start + k;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let name = full.trim_start_matches("mlx5_ifc_").trim_end_matches("_bits").to_string();
+            types.insert(name, parse_aggregate(is_union, &text[body_start..end]));
+            i = end;
+        }
+        Header { types }
+    }
+
+    fn size_of_kind(&self, k: &Kind) -> Option<u64> {
+        match k {
+            Kind::Bits(b) => Some(*b),
+            Kind::Named(t, n) => Some(self.size(t)? * n),
+            Kind::Inline(a) => self.size_agg(a),
+        }
+    }
+
+    fn size_agg(&self, a: &Aggregate) -> Option<u64> {
+        let mut total = 0;
+        for m in &a.members {
+            let s = self.size_of_kind(&m.kind)?;
+            total = if a.is_union { total.max(s) } else { total + s };
+        }
+        Some(total)
+    }
+
+    fn size(&self, name: &str) -> Option<u64> {
+        self.size_agg(self.types.get(name)?)
+    }
+
+    /// (bit offset, bit width) of a dotted member path in aggregate `a`.
+    fn find_in(&self, a: &Aggregate, path: &[&str]) -> Option<(u64, u64)> {
+        let mut off = 0;
+        for m in &a.members {
+            let sz = self.size_of_kind(&m.kind)?;
+            if m.name.is_empty() {
+                // Anonymous inline aggregate: its members are visible directly.
+                if let Kind::Inline(inner) = &m.kind {
+                    if let Some((o, w)) = self.find_in(inner, path) {
+                        return Some((off + o, w));
+                    }
+                }
+            } else if m.name == path[0] {
+                if path.len() == 1 {
+                    return Some((off, sz));
+                }
+                let inner = match &m.kind {
+                    Kind::Named(t, _) => self.types.get(t)?.clone(),
+                    Kind::Inline(a) => (**a).clone(),
+                    Kind::Bits(_) => return None,
+                };
+                let (o, w) = self.find_in(&inner, &path[1..])?;
+                return Some((off + o, w));
+            }
+            if !a.is_union {
+                off += sz;
+            }
+        }
+        None
+    }
+}
+
+fn header_path() -> PathBuf {
+    if let Ok(p) = std::env::var("MLX5_IFC_H") {
+        return PathBuf::from(p);
+    }
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    let base = PathBuf::from(home).join(".cache/mlx5-rs/kernel");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&base)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("src-")))
+                .map(|p| p.join("include/linux/mlx5/mlx5_ifc.h"))
+                .filter(|p| p.exists())
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found.pop().unwrap_or_else(|| base.join("src-*/include/linux/mlx5/mlx5_ifc.h"))
+}
+
+#[test]
+fn ifc_tables_match_mlx5_ifc_h() {
+    let path = header_path();
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "mlx5_ifc.h not found at {} ({e}); set MLX5_IFC_H to the test kernel's \
+             include/linux/mlx5/mlx5_ifc.h",
+            path.display()
+        )
+    });
+    // Some nested types (e.g. fpga_cap) live in sibling mlx5_ifc_*.h headers.
+    let mut all = text.clone();
+    if let Some(dir) = path.parent() {
+        let mut extra: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        extra.sort();
+        for p in extra {
+            let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if n.starts_with("mlx5_ifc_") && n.ends_with(".h") {
+                all.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
+            }
+        }
+    }
+    let h = Header::parse(&all);
+    assert!(h.types.len() > 500, "parsed only {} structures from {}", h.types.len(), path.display());
+    let mut errors = vec![];
+    let mut checked = 0;
+    for s in ifc::ALL_STRUCTS {
+        let Some(agg) = h.types.get(s.name) else {
+            errors.push(format!("{}: no struct mlx5_ifc_{}_bits", s.name, s.name));
+            continue;
+        };
+        match h.size_agg(agg) {
+            Some(b) if b == u64::from(s.bits) => {}
+            other => errors.push(format!("{}: size {:?} bits in header, {:#x} in ifc", s.name, other, s.bits)),
+        }
+        for f in s.fields {
+            checked += 1;
+            let path: Vec<&str> = f.name.split('.').collect();
+            match h.find_in(agg, &path) {
+                Some((o, w)) if o == u64::from(f.bit_off) && w == u64::from(f.bits) => {}
+                Some((o, w)) => errors.push(format!(
+                    "{}.{}: header offset {o:#x} width {w:#x}, ifc offset {:#x} width {:#x}",
+                    s.name, f.name, f.bit_off, f.bits
+                )),
+                None => errors.push(format!("{}.{}: not in header", s.name, f.name)),
+            }
+        }
+    }
+    assert!(errors.is_empty(), "{} of {checked} fields disagree with {}:\n{}", errors.len(), path.display(), errors.join("\n"));
+    assert!(checked > 400, "only {checked} fields checked");
+}
+
+#[test]
+fn device_h_layouts_match_facts() {
+    use ifc::cmd_layout::{block_off, entry_off, CmdBlock, CmdLayout};
+    use ifc::eqe::{eqe_off, Eqe};
+    use std::mem::{offset_of, size_of};
+    assert_eq!(size_of::<CmdLayout>(), 64);
+    assert_eq!(offset_of!(CmdLayout, type_), entry_off::TYPE);
+    assert_eq!(offset_of!(CmdLayout, inlen), entry_off::INLEN);
+    assert_eq!(offset_of!(CmdLayout, in_ptr), entry_off::IN_PTR);
+    assert_eq!(offset_of!(CmdLayout, in_), entry_off::IN);
+    assert_eq!(offset_of!(CmdLayout, out), entry_off::OUT);
+    assert_eq!(offset_of!(CmdLayout, out_ptr), entry_off::OUT_PTR);
+    assert_eq!(offset_of!(CmdLayout, outlen), entry_off::OUTLEN);
+    assert_eq!(offset_of!(CmdLayout, token), entry_off::TOKEN);
+    assert_eq!(offset_of!(CmdLayout, sig), entry_off::SIG);
+    assert_eq!(offset_of!(CmdLayout, status_own), entry_off::STATUS_OWN);
+    // Facts sheet §2.2 / §2.3 / §4.2.
+    assert_eq!((entry_off::INLEN, entry_off::IN_PTR, entry_off::IN, entry_off::OUT), (0x04, 0x08, 0x10, 0x20));
+    assert_eq!((entry_off::OUT_PTR, entry_off::OUTLEN, entry_off::TOKEN, entry_off::SIG, entry_off::STATUS_OWN), (0x30, 0x38, 0x3c, 0x3d, 0x3f));
+    assert_eq!(size_of::<CmdBlock>(), 576);
+    assert_eq!(offset_of!(CmdBlock, next), block_off::NEXT);
+    assert_eq!(offset_of!(CmdBlock, block_num), block_off::BLOCK_NUM);
+    assert_eq!(offset_of!(CmdBlock, token), block_off::TOKEN);
+    assert_eq!(offset_of!(CmdBlock, ctrl_sig), block_off::CTRL_SIG);
+    assert_eq!(offset_of!(CmdBlock, sig), block_off::SIG);
+    assert_eq!((block_off::NEXT, block_off::BLOCK_NUM, block_off::TOKEN, block_off::CTRL_SIG, block_off::SIG), (0x230, 0x238, 0x23d, 0x23e, 0x23f));
+    assert_eq!(size_of::<Eqe>(), 64);
+    assert_eq!(offset_of!(Eqe, type_), eqe_off::TYPE);
+    assert_eq!(offset_of!(Eqe, sub_type), eqe_off::SUB_TYPE);
+    assert_eq!(offset_of!(Eqe, data), eqe_off::DATA);
+    assert_eq!(offset_of!(Eqe, signature), eqe_off::SIGNATURE);
+    assert_eq!(offset_of!(Eqe, owner), eqe_off::OWNER);
+    assert_eq!((eqe_off::TYPE, eqe_off::SUB_TYPE, eqe_off::DATA, eqe_off::OWNER), (0x01, 0x03, 0x20, 0x3f));
+    // Init segment register offsets (facts §1.1) against the ifc table.
+    use ifc::init_seg::{self as is, initial_seg as t};
+    assert_eq!(t::CMDQ_PHY_ADDR_63_32.byte_off(), is::CMDQ_ADDR_H);
+    assert_eq!(t::CMDQ_PHY_ADDR_31_12.byte_off(), is::CMDQ_ADDR_L_SZ);
+    assert_eq!(t::COMMAND_DOORBELL_VECTOR.byte_off(), is::CMD_DBELL);
+    assert_eq!(t::INITIALIZING.byte_off(), is::INITIALIZING);
+    assert_eq!(t::HEALTH_BUFFER.byte_off(), is::HEALTH_BUFFER_OFF);
+    assert_eq!(t::HEALTH_COUNTER.byte_off() & !3, is::HEALTH_COUNTER);
+    use ifc::init_seg::health_buffer as hb;
+    assert_eq!(hb::FW_VERSION.byte_off(), is::health::FW_VER);
+    assert_eq!(hb::HW_ID.byte_off(), is::health::HW_ID);
+    assert_eq!(hb::RFR.byte_off(), is::health::RFR_SEVERITY);
+    assert_eq!(hb::IRISC_INDEX.byte_off(), is::health::IRISC_INDEX);
+    assert_eq!(hb::SYND.byte_off(), is::health::SYND);
+    assert_eq!(hb::EXT_SYND.byte_off(), is::health::EXT_SYND);
+}
