@@ -290,7 +290,7 @@ impl Ledger {
         self.func_slot(func)?;
         store
             .insert(func, host, HostPage { given: 1 })
-            .map_err(|_| LedgerError::NoMemory)?;
+            .map_err(|()| LedgerError::NoMemory)?;
         self.host_pages = self.host_pages.saturating_add(1);
         if self.full != 1 {
             self.mark_partial(func, host);
