@@ -21,6 +21,7 @@
 use core::fmt;
 
 use super::mailbox::MailboxError;
+use super::slots::SlotError;
 
 /// Errno values used by [`CmdError::errno`] (positive; the kernel shell
 /// negates them). Numbers are the Linux generic ones.
@@ -111,6 +112,11 @@ pub enum ErrorKind {
     DeviceDead,
     /// No slot became free in time.
     NoSlot,
+    /// Every slot the command could use is stuck after a timeout; the
+    /// command is refused at once (upstream: -EAGAIN).
+    SlotsStalled,
+    /// Mailbox or bookkeeping memory could not be allocated.
+    NoMemory,
     /// The output mailbox chain read back is corrupt.
     Mailbox(MailboxError),
     /// The output is inconsistent with the request (e.g. more pages
@@ -154,8 +160,19 @@ impl CmdError {
             ErrorKind::Timeout => errno::ETIMEDOUT,
             ErrorKind::DeviceDead => errno::ENXIO,
             ErrorKind::NoSlot => errno::EBUSY,
+            ErrorKind::SlotsStalled => errno::EAGAIN,
+            ErrorKind::NoMemory => errno::ENOMEM,
             ErrorKind::Mailbox(_) | ErrorKind::BadOutput => errno::EIO,
         }
+    }
+
+    /// The error for a slot allocation failure of (`opcode`, `op_mod`).
+    pub fn from_slot_error(opcode: u16, op_mod: u16, e: SlotError) -> Self {
+        let kind = match e {
+            SlotError::AllStalled => ErrorKind::SlotsStalled,
+            _ => ErrorKind::NoSlot,
+        };
+        Self::new(opcode, op_mod, kind)
     }
 
     /// The raw command status when the command executed and failed.
@@ -182,6 +199,8 @@ impl fmt::Display for CmdError {
             ErrorKind::Timeout => f.write_str("timeout")?,
             ErrorKind::DeviceDead => f.write_str("device is dead")?,
             ErrorKind::NoSlot => f.write_str("no free command slot")?,
+            ErrorKind::SlotsStalled => f.write_str("all command slots stalled after timeouts")?,
+            ErrorKind::NoMemory => f.write_str("out of memory")?,
             ErrorKind::Mailbox(m) => write!(f, "bad output mailbox: {m}")?,
             ErrorKind::BadOutput => f.write_str("inconsistent output")?,
         }
@@ -382,6 +401,18 @@ mod tests {
         let s = format!("{e}");
         assert!(s.contains("QUERY_HCA_CAP(0x100)"), "{s}");
         assert!(s.contains("block number 3"), "{s}");
+    }
+
+    #[test]
+    fn slot_errors() {
+        let e = CmdError::from_slot_error(0x80d, 0, SlotError::AllStalled);
+        assert_eq!(e.kind, ErrorKind::SlotsStalled);
+        assert_eq!(e.errno(), errno::EAGAIN);
+        assert!(e.to_string().contains("stalled"));
+        let e = CmdError::from_slot_error(0x80d, 0, SlotError::Busy);
+        assert_eq!(e.kind, ErrorKind::NoSlot);
+        assert_eq!(e.errno(), errno::EBUSY);
+        assert_eq!(CmdError::new(1, 0, ErrorKind::NoMemory).errno(), errno::ENOMEM);
     }
 
     #[test]
