@@ -22,6 +22,7 @@ pub mod ifc;
 /// Command interface logic (`cmd/`).
 #[path = "../../cmd"]
 pub mod cmd {
+    pub mod entry;
     pub mod mailbox;
     pub mod signature;
     pub mod slots;
