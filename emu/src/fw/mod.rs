@@ -285,6 +285,12 @@ impl Firmware {
                     self.ledger.outstanding.insert(func, num_pages);
                     if num_pages > 0 {
                         self.ledger.runtime_demand += num_pages as u32;
+                    } else {
+                        // Firmware no longer needs these pages: they become returnable.
+                        let n = num_pages.unsigned_abs();
+                        let from_runtime = n.min(self.ledger.runtime_demand);
+                        self.ledger.runtime_demand -= from_runtime;
+                        self.ledger.released_credit += n - from_runtime;
                     }
                 }
                 Ok(())
@@ -302,9 +308,10 @@ impl Firmware {
     /// Pages firmware must keep while the HCA is in its current state.
     pub fn pinned_pages(&self) -> usize {
         if self.func.initialized {
-            (self.ledger.boot_demand as usize)
+            ((self.ledger.boot_demand as usize)
                 + (self.ledger.init_demand as usize)
-                + (self.ledger.runtime_demand as usize)
+                + (self.ledger.runtime_demand as usize))
+                .saturating_sub(self.ledger.released_credit as usize)
         } else {
             0
         }

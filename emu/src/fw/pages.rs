@@ -50,6 +50,8 @@ pub struct Ledger {
     pub requests_refused: u64,
     /// Pages dropped by a release-all request.
     pub released_all: u64,
+    /// Pages firmware released by negative requests beyond the runtime demand.
+    pub released_credit: u32,
 }
 
 impl Ledger {
@@ -130,6 +132,7 @@ impl Ledger {
         self.held.clear();
         self.outstanding.clear();
         self.runtime_demand = 0;
+        self.released_credit = 0;
     }
 }
 

@@ -1,0 +1,176 @@
+//! Event queues: owner bit across wrap-around, update vs arm doorbells, interrupts
+//! only when armed, overrun (completions wait, other events are lost), page requests.
+
+mod common;
+
+use common::{give_pages, input, Host};
+use mlx5_emu::ifc::cmds::alloc_uar_out;
+use mlx5_emu::ifc::eq::{create_eq_out, eqc, gen_eqe_in, query_eq_in, EVENT_BITMASK_OFFSET, PAS_OFFSET};
+use mlx5_emu::ifc::eqe::event_type;
+use mlx5_emu::ifc::opcodes::Opcode;
+use mlx5_emu::ifc::status::CmdStatus;
+use mlx5_emu::mem::GuestMemory;
+
+struct Ring {
+    eqn: u8,
+    buf: u64,
+    uar: u32,
+}
+
+fn initialized() -> (Host, u32) {
+    let mut h = Host::new();
+    h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
+    give_pages(&mut h, 48);
+    h.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);
+    let out = h.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
+    let uar = alloc_uar_out::UAR.get(&out).unwrap() as u32;
+    (h, uar)
+}
+
+fn create(h: &mut Host, uar: u32, log: u8, mask: u64, intr: u16) -> Ring {
+    let buf = h.alloc(4096, 4096);
+    h.mem.write(buf, &vec![1u8; 64 << log]).unwrap();
+    let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
+    eqc::LOG_EQ_SIZE.set(&mut inp[0x10..], u64::from(log)).unwrap();
+    eqc::UAR_PAGE.set(&mut inp[0x10..], u64::from(uar)).unwrap();
+    eqc::INTR.set(&mut inp[0x10..], u64::from(intr)).unwrap();
+    inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8].copy_from_slice(&mask.to_be_bytes());
+    inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
+    let out = h.ok(&inp, 16);
+    Ring { eqn: create_eq_out::EQ_NUMBER.get(&out).unwrap() as u8, buf, uar }
+}
+
+fn doorbell(h: &Host, r: &Ring, ci: u32, arm: bool) {
+    let off = u64::from(r.uar) * 4096 + if arm { 0x40 } else { 0x48 };
+    h.dev.bar0_write(off, &((u32::from(r.eqn) << 24) | (ci & 0xff_ffff)).to_be_bytes());
+    h.dev.step();
+}
+
+fn gen(h: &mut Host, r: &Ring, t: u8) -> u8 {
+    let mut inp = input(80, Opcode::GEN_EQE as u16, 0, &[(gen_eqe_in::EQ_NUMBER, u64::from(r.eqn))]);
+    inp[16 + 1] = t;
+    h.run(&inp, 16).0
+}
+
+fn eqe(h: &Host, r: &Ring, i: u32, log: u8) -> [u8; 64] {
+    let mut e = [0u8; 64];
+    h.mem.read(r.buf + 64 * u64::from(i & ((1 << log) - 1)), &mut e).unwrap();
+    e
+}
+
+fn irqs(h: &Host) -> usize {
+    h.irq.fired.lock().unwrap().len()
+}
+
+#[test]
+fn owner_bit_flips_on_wrap_and_interrupts_follow_arming() {
+    let (mut h, uar) = initialized();
+    let r = create(&mut h, uar, 2, 0, 3);
+    // Not armed: EQE written, no interrupt.
+    assert_eq!(gen(&mut h, &r, 0x13), 0);
+    assert_eq!(eqe(&h, &r, 0, 2)[0x3f], 0);
+    assert_eq!(irqs(&h), 0);
+    // Arming with an unconsumed EQE interrupts at once.
+    doorbell(&h, &r, 0, true);
+    assert_eq!(*h.irq.fired.lock().unwrap(), vec![3]);
+    // Consume it, update without arming: no interrupt for the next EQE.
+    doorbell(&h, &r, 1, false);
+    gen(&mut h, &r, 0x13);
+    assert_eq!(irqs(&h), 1);
+    doorbell(&h, &r, 2, true);
+    for _ in 0..2 {
+        gen(&mut h, &r, 0x13);
+    }
+    assert_eq!(irqs(&h), 2, "one interrupt per arm");
+    doorbell(&h, &r, 4, true);
+    // Second pass over the ring: owner bit 1.
+    for i in 4..8 {
+        assert_eq!(gen(&mut h, &r, 0x13), 0);
+        assert_eq!(eqe(&h, &r, i, 2)[0x3f], 1, "entry {i}");
+    }
+    doorbell(&h, &r, 8, false);
+    gen(&mut h, &r, 0x13);
+    assert_eq!(eqe(&h, &r, 8, 2)[0x3f], 0, "third pass");
+    // QUERY_EQ reports the counters.
+    let out = h.ok(&input(16, Opcode::QUERY_EQ as u16, 0, &[(query_eq_in::EQ_NUMBER, u64::from(r.eqn))]), 0x110 + 8);
+    assert_eq!(eqc::PRODUCER_COUNTER.get(&out[0x10..]), Some(9));
+    assert_eq!(eqc::CONSUMER_COUNTER.get(&out[0x10..]), Some(8));
+}
+
+#[test]
+fn overrun_loses_events_but_command_completions_wait() {
+    let (mut h, uar) = initialized();
+    let cmd = create(&mut h, uar, 2, 1 << event_type::CMD, 0);
+    let pages = create(&mut h, uar, 2, 1 << event_type::PAGE_REQUEST, 0);
+    // Fill the pages EQ, then a page request is lost.
+    for _ in 0..4 {
+        assert_eq!(gen(&mut h, &pages, event_type::PAGE_REQUEST), 0);
+    }
+    assert_eq!(gen(&mut h, &pages, event_type::PAGE_REQUEST), CmdStatus::LIM_ERR as u8);
+    assert!(h.dev.page_request(3, false).is_err());
+    let s = mlx5_emu::control::stats(&h.dev);
+    let lost: u64 = s["eqs"].as_array().unwrap().iter().map(|e| e["lost"].as_u64().unwrap()).sum();
+    assert_eq!(lost, 2, "the fifth GEN_EQE and the page request");
+    // The GEN_EQE commands above already put 4+ completions on the cmd EQ: they wait.
+    let waiting = s["eqe_waiting"].as_u64().unwrap();
+    assert!(waiting >= 1, "{s}");
+    // Commands still complete (ownership) while their EQEs wait for room.
+    h.ok(&input(16, Opcode::NOP as u16, 0, &[]), 16);
+    let before = h.dev.fw().eqs.waiting.len();
+    assert_eq!(before as u64, waiting + 1);
+    doorbell(&h, &cmd, 4, true);
+    let after = h.dev.fw().eqs.waiting.len();
+    assert_eq!(after, before.saturating_sub(4));
+    for i in 4..4 + before.min(4) as u32 {
+        let e = eqe(&h, &cmd, i, 2);
+        assert_eq!((e[1], e[0x3f]), (event_type::CMD, 1));
+    }
+}
+
+#[test]
+fn page_requests_positive_negative_and_release_all() {
+    let (mut h, uar) = initialized();
+    let r = create(&mut h, uar, 4, 1 << event_type::PAGE_REQUEST, 0);
+    h.dev.page_request(10, false).unwrap();
+    assert!(h.dev.page_request(1, false).is_err(), "one outstanding request");
+    let e = eqe(&h, &r, 0, 4);
+    assert_eq!(u16::from_be_bytes([e[0x22], e[0x23]]), 0);
+    assert_eq!(i32::from_be_bytes([e[0x24], e[0x25], e[0x26], e[0x27]]), 10);
+    // The driver cannot supply: MANAGE_PAGES(allocation fail) answers it.
+    h.ok(&input(16, Opcode::MANAGE_PAGES as u16, 0, &[]), 16);
+    h.dev.page_request(10, false).unwrap();
+    give_pages(&mut h, 10);
+    assert_eq!(h.dev.fw().ledger.held(0), 58);
+    h.dev.page_request(-10, false).unwrap();
+    let e = eqe(&h, &r, 2, 4);
+    assert_eq!(i32::from_be_bytes([e[0x24], e[0x25], e[0x26], e[0x27]]), -10);
+    let got = common::take_pages(&mut h, 10);
+    assert_eq!(got.len(), 10);
+    assert!(h.dev.fw().ledger.outstanding.is_empty());
+    h.dev.page_request(0, true).unwrap();
+    assert_eq!(h.dev.fw().ledger.held(0), 0);
+    let e = eqe(&h, &r, 3, 4);
+    assert_eq!(u16::from_be_bytes([e[0x20], e[0x21]]), 0x4000);
+}
+
+#[test]
+fn create_eq_validation() {
+    let (mut h, uar) = initialized();
+    let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
+    eqc::LOG_EQ_SIZE.set(&mut inp[0x10..], 2).unwrap();
+    eqc::UAR_PAGE.set(&mut inp[0x10..], u64::from(uar + 1)).unwrap();
+    inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&0x1000_0000u64.to_be_bytes());
+    assert_eq!(h.run(&inp, 16).0, CmdStatus::BAD_PARAM_ERR as u8, "unallocated UAR");
+    eqc::UAR_PAGE.set(&mut inp[0x10..], u64::from(uar)).unwrap();
+    inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&0x7000_0000u64.to_be_bytes());
+    assert_eq!(h.run(&inp, 16).0, CmdStatus::BAD_PARAM_ERR as u8, "unmapped buffer");
+    inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&0x1000_0000u64.to_be_bytes());
+    eqc::INTR.set(&mut inp[0x10..], 200).unwrap();
+    assert_eq!(h.run(&inp, 16).0, CmdStatus::BAD_PARAM_ERR as u8, "vector beyond MSI-X table");
+    eqc::INTR.set(&mut inp[0x10..], 1).unwrap();
+    h.ok(&inp, 16);
+    // A UAR in use by an EQ cannot be freed.
+    let (st, _, _) = h.run(&input(16, Opcode::DEALLOC_UAR as u16, 0, &[(mlx5_emu::ifc::cmds::dealloc_uar_in::UAR, u64::from(uar))]), 16);
+    assert_eq!(st, CmdStatus::BAD_RES_STATE_ERR as u8);
+    assert_eq!(h.run(&input(16, Opcode::DESTROY_EQ as u16, 0, &[(mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER, 9)]), 16).0, CmdStatus::BAD_RES_ERR as u8);
+}
