@@ -23,6 +23,7 @@ pub mod ifc;
 #[path = "../../cmd"]
 pub mod cmd {
     pub mod entry;
+    pub mod geometry;
     pub mod mailbox;
     pub mod signature;
     pub mod slots;
