@@ -96,7 +96,7 @@ impl Field {
 
     /// The bytes of a byte-aligned field (e.g. a nested structure or an array).
     pub fn bytes<'a>(&self, buf: &'a [u8]) -> Option<&'a [u8]> {
-        if self.bit_off % 8 != 0 || self.bits % 8 != 0 {
+        if self.bit_off & 7 != 0 || self.bits & 7 != 0 {
             return None;
         }
         buf.get(self.byte_off()..self.byte_off() + self.byte_len())
@@ -104,7 +104,7 @@ impl Field {
 
     /// Mutable bytes of a byte-aligned field.
     pub fn bytes_mut<'a>(&self, buf: &'a mut [u8]) -> Option<&'a mut [u8]> {
-        if self.bit_off % 8 != 0 || self.bits % 8 != 0 {
+        if self.bit_off & 7 != 0 || self.bits & 7 != 0 {
             return None;
         }
         buf.get_mut(self.byte_off()..self.byte_off() + self.byte_len())

@@ -74,7 +74,8 @@ fn mailbox_chains_of_1_to_n_blocks_round_trip() {
 fn every_delivery_error_is_reported_instead_of_executing() {
     let mut h = enabled();
     let two = echo_cmd(2);
-    let cases: Vec<(D, Box<dyn Fn(&mut Host, &common::Prepared)>)> = vec![
+    type Corrupt = Box<dyn Fn(&mut Host, &common::Prepared)>;
+    let cases: Vec<(D, Corrupt)> = vec![
         (D::CMD_DATA_ERR, Box::new(|h, p| poke(h, p.entry_addr, &[3]))),
         (D::RES_FLD_NOT_CLR_ERR, Box::new(|h, p| poke(h, p.entry_addr + 1, &[1]))),
         (D::RES_FLD_NOT_CLR_ERR, Box::new(|h, p| poke(h, p.entry_addr + 0x3e, &[1]))),

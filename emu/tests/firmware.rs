@@ -133,7 +133,7 @@ fn full_bring_up_and_teardown_returns_every_page() {
     }
     h.ok(&input(16, OP(Opcode::DEALLOC_UAR), 0, &[(dealloc_uar_in::UAR, u64::from(uar))]), 16);
     // Pages still needed are not returned before teardown.
-    assert!(take_pages(&mut h, 768).len() == 0);
+    assert!(take_pages(&mut h, 768).is_empty());
     h.ok(&input(16, OP(Opcode::TEARDOWN_HCA), 0, &[(teardown_hca_in::PROFILE, u64::from(teardown_profile::GRACEFUL_CLOSE))]), 16);
     let mut returned = 0;
     loop {

@@ -77,7 +77,7 @@ fn walk_chain(
     let mut addr = first;
     let mut block = [0u8; cl::BLOCK_SIZE];
     for i in 0..n {
-        if addr == 0 || addr % cl::BLOCK_ALIGN != 0 {
+        if addr == 0 || !addr.is_multiple_of(cl::BLOCK_ALIGN) {
             return Err(delivery(bad_ptr, format!("block {i} pointer {addr:#x} null or not 1 KiB aligned")));
         }
         if let Err(e) = mem.read(addr, &mut block) {

@@ -110,6 +110,7 @@ impl EqTable {
         self.eqs.values().find(|e| e.subscribed(t)).map(|e| e.eqn)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn write_eqe(
         &mut self,
         eqn: u8,
@@ -233,9 +234,8 @@ impl EqTable {
         let mut keep = VecDeque::new();
         while let Some((n, data)) = self.waiting.pop_front() {
             if n == eqn && keep.is_empty() {
-                match self.write_eqe(n, event_type::CMD, 0, &data, mem, irq, msix_ok) {
-                    Posted::Lost(_) => keep.push_back((n, data)),
-                    _ => {}
+                if let Posted::Lost(_) = self.write_eqe(n, event_type::CMD, 0, &data, mem, irq, msix_ok) {
+                    keep.push_back((n, data));
                 }
             } else {
                 keep.push_back((n, data));

@@ -83,7 +83,7 @@ impl Ledger {
             if a == 0 {
                 return Err(GiveError::Null);
             }
-            if a % FW_PAGE_SIZE != 0 {
+            if !a.is_multiple_of(FW_PAGE_SIZE) {
                 return Err(GiveError::Unaligned(a));
             }
             if set.contains(&a) || !seen.insert(a) {
