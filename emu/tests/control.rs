@@ -1,0 +1,81 @@
+//! Control socket: JSON requests for injection, health, surprise removal, page
+//! requests and statistics, in process and over a real socket with the CLI client.
+
+mod common;
+
+use common::{input, Host};
+use mlx5_emu::control::{client, handle, serve};
+use mlx5_emu::ifc::init_seg as is;
+use mlx5_emu::ifc::opcodes::Opcode;
+use serde_json::{json, Value};
+
+fn req(h: &Host, v: Value) -> Value {
+    handle(&h.dev, &v)
+}
+
+#[test]
+fn injections_by_name_and_number() {
+    let mut h = Host::new();
+    assert_eq!(req(&h, json!({"cmd":"inject","opcode":"ENABLE_HCA","action":"status","status":"BAD_SYS_STATE_ERR","syndrome":"0x1234","count":1}))["ok"], true);
+    let (st, synd, _) = h.run(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
+    assert_eq!((st, synd), (4, 0x1234));
+    h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
+    assert_eq!(req(&h, json!({"cmd":"inject","opcode":"0x80d","action":"delivery","status":"TOKEN_ERR"}))["ok"], true);
+    assert_eq!(h.cmd(&input(16, Opcode::NOP as u16, 0, &[]), 16), Err(2));
+    assert_eq!(req(&h, json!({"cmd":"clear_injections"}))["ok"], true);
+    h.ok(&input(16, Opcode::NOP as u16, 0, &[]), 16);
+    assert_eq!(req(&h, json!({"cmd":"inject","opcode":2061,"action":"delay","ms":5}))["ok"], true);
+    assert_eq!(req(&h, json!({"cmd":"inject","opcode":"NOPE","action":"never"}))["ok"], false);
+    assert_eq!(req(&h, json!({"cmd":"inject","opcode":"NOP","action":"explode"}))["ok"], false);
+    assert_eq!(req(&h, json!({"cmd":"inject","opcode":"NOP","action":"delay"}))["ok"], false);
+    let s = req(&h, json!({"cmd":"stats"}));
+    assert_eq!(s["commands"]["ENABLE_HCA"]["BAD_SYS_STATE_ERR"], 1);
+    assert_eq!(s["commands"]["ENABLE_HCA"]["OK"], 1);
+    assert_eq!(s["delivery_errors"]["TOKEN_ERR"], 1);
+    assert_eq!(s["function"]["enabled"], true);
+}
+
+#[test]
+fn health_surprise_removal_and_pages() {
+    let h = Host::new();
+    assert_eq!(req(&h, json!({"cmd":"health","syndrome":8,"ext_syndrome":7,"rfr":true}))["ok"], true);
+    assert_eq!(h.read32(is::HEALTH_COUNTER) >> 24, 8);
+    assert_eq!(req(&h, json!({"cmd":"surprise_removal","enable":true}))["ok"], true);
+    assert_eq!(h.read32(is::FW_REV), u32::MAX);
+    assert_eq!(req(&h, json!({"cmd":"surprise_removal","enable":false}))["ok"], true);
+    assert_ne!(h.read32(is::FW_REV), u32::MAX);
+    // No EQ yet: a page request cannot be delivered.
+    let r = req(&h, json!({"cmd":"page_request","num_pages":4}));
+    assert_eq!(r["ok"], false);
+    assert_eq!(req(&h, json!({"cmd":"set_pages","boot":3,"init":5}))["ok"], true);
+    let s = req(&h, json!({"cmd":"stats"}));
+    assert_eq!(s["pages"]["demand"]["boot"], 3);
+    assert_eq!(req(&h, json!({"cmd":"bogus"}))["ok"], false);
+    assert_eq!(req(&h, json!({"cmd":"stop_health_counter"}))["ok"], true);
+}
+
+#[test]
+fn socket_round_trip() {
+    let h = Host::new();
+    let dir = std::env::temp_dir().join(format!("mlx5-emu-ctl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ctl.sock");
+    let _ = std::fs::remove_file(&path);
+    let l = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let dev = h.dev.clone();
+    std::thread::spawn(move || serve(dev, l));
+    let reply: Value = serde_json::from_str(&client(&path, r#"{"cmd":"stats"}"#).unwrap()).unwrap();
+    assert_eq!(reply["ok"], true);
+    assert_eq!(reply["pages"]["held"], 0);
+    let reply: Value = serde_json::from_str(&client(&path, "not json").unwrap()).unwrap();
+    assert_eq!(reply["ok"], false);
+    // The CLI client mode of the binary.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mlx5-emu"))
+        .args(["ctl", "--control", path.to_str().unwrap(), r#"{"cmd":"stats"}"#])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(reply["commands_total"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
