@@ -14,6 +14,8 @@
 //! - `{"cmd":"surprise_removal","enable":B}`: BAR reads return all ones.
 //! - `{"cmd":"page_request","num_pages":N,"release_all":B}`
 //! - `{"cmd":"set_pages","boot":N,"init":N,"regular":N}`
+//! - `{"cmd":"eqe","eqn":N,"type":T,"sub_type":S,"data":"<hex, up to 28 bytes>","count":N}`:
+//!   writes raw (possibly malformed) EQEs into an EQ, e.g. to force an overrun.
 //! - `{"cmd":"reset"}`
 
 use crate::device::Device;
@@ -196,6 +198,34 @@ fn inject(dev: &Device, req: &Value) -> Value {
     json!({"ok": true})
 }
 
+fn raw_eqe(dev: &Device, req: &Value) -> Value {
+    let Some(eqn) = req.get("eqn").and_then(num).and_then(|n| u8::try_from(n).ok()) else {
+        return err("eqe needs \"eqn\"");
+    };
+    let t = req.get("type").and_then(num).unwrap_or(0xff) as u8;
+    let sub = req.get("sub_type").and_then(num).unwrap_or(0) as u8;
+    let hex = req.get("data").and_then(Value::as_str).unwrap_or("");
+    let mut data = [0u8; 28];
+    for (i, b) in data.iter_mut().enumerate() {
+        match hex.get(2 * i..2 * i + 2) {
+            Some(h) => match u8::from_str_radix(h, 16) {
+                Ok(v) => *b = v,
+                Err(_) => return err("data must be hex"),
+            },
+            None => break,
+        }
+    }
+    let count = req.get("count").and_then(num).unwrap_or(1);
+    let msix_ok = dev.pci.lock().unwrap_or_else(|e| e.into_inner()).msix_deliverable();
+    let mut fw = dev.fw();
+    let mut results = Vec::new();
+    for _ in 0..count {
+        let p = fw.eqs.post_to(eqn, t, sub, &data, &*dev.mem, &*dev.irq, msix_ok);
+        results.push(format!("{p:?}"));
+    }
+    json!({"ok": true, "results": results})
+}
+
 /// Handles one request.
 pub fn handle(dev: &Device, req: &Value) -> Value {
     let cmd = req.get("cmd").and_then(Value::as_str).unwrap_or("");
@@ -252,6 +282,7 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             dev.reset();
             json!({"ok": true})
         }
+        "eqe" => raw_eqe(dev, req),
         _ => err(format!("unknown cmd {cmd:?}")),
     }
 }

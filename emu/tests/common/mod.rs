@@ -122,6 +122,11 @@ impl Host {
         Prepared { slot, entry_addr, in_blocks, out_blocks, outlen }
     }
 
+    /// Hands a prepared entry back to hardware (status_own = 1) for reuse.
+    pub fn mem_set_own(&self, p: &Prepared) {
+        self.mem.write(p.entry_addr + entry_off::STATUS_OWN as u64, &[cl::OWN_HW]).unwrap();
+    }
+
     pub fn ring(&self, slot: usize) {
         self.write32(is::CMD_DBELL, 1 << slot);
     }
