@@ -157,10 +157,12 @@ impl PciConfig {
         }
     }
 
-    /// MSI-X enabled and not function-masked.
+    /// MSI-X not function-masked. Whether a vector is enabled is decided by the
+    /// client assigning or removing its eventfd (QEMU emulates the table and the
+    /// enable bit itself), so only an explicit function mask blocks delivery here.
     pub fn msix_deliverable(&self) -> bool {
         let ctl = u16::from_le_bytes([self.bytes[CAP_MSIX + 2], self.bytes[CAP_MSIX + 3]]);
-        ctl & 0x8000 != 0 && ctl & 0x4000 == 0
+        ctl & 0x4000 == 0
     }
 
     /// MSI-X enable bit.
