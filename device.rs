@@ -2,27 +2,55 @@
 
 //! The PCI driver and the per-function device object.
 //!
-//! Bring-up is a sequence of stages. Each stage is a field of [`Mlx5Device`]; fields are
-//! initialized in declaration order and dropped in declaration order, so the fields are
-//! listed from the *last* acquired to the *first* acquired: a failure at any stage (or
-//! unbind) undoes exactly the stages that succeeded, in reverse order.
+//! Bring-up is a sequence of stages, each an object that undoes itself on drop:
 //!
-//! Stages so far: PCI function enabled with bus mastering ([`ffi::PciEnabled`]) → BAR0
-//! mapped → firmware ready (`initializing` clear) → command-interface revision checked.
+//! | stage | acquired by | undone by |
+//! |---|---|---|
+//! | [`ffi::PciEnabled`] | enable memory + bus mastering | clear master, disable |
+//! | [`Hw`] | map BAR0, wait for firmware, command queue | unmap, free the queue |
+//! | [`EnabledHca`] | ENABLE_HCA | DISABLE_HCA |
+//! | [`FwPages`] | boot and init pages (QUERY/MANAGE_PAGES) | reclaim, free what came back |
+//! | [`InitializedHca`] | caps, INIT_HCA | TEARDOWN_HCA graceful → force |
+//!
+//! [`Mlx5Device::bring_up`] creates them as locals in that order: if a step fails, the
+//! locals created so far are dropped in reverse order, which unwinds exactly what
+//! succeeded. The device object declares them as fields from the *last* acquired to
+//! the *first*, so unbind (field drop order) tears down in the same reverse order:
+//! TEARDOWN_HCA → reclaim pages → DISABLE_HCA → command queue off → BAR unmapped →
+//! PCI disabled.
 
-use kernel::{device::Core, pci, prelude::*, time::Delta};
+use kernel::{
+    device::{self, Core},
+    dma::{self, Device as _},
+    pci,
+    prelude::*,
+    sync::Arc,
+    time::Delta,
+};
 
 use crate::{
+    cmd::{
+        commands::{self, gen_cap},
+        timeout::Timeouts,
+    },
     ffi,
-    ifc::init_seg as seg,
-    init_seg::{Bar0, InitSeg},
+    hca::{EnabledHca, InitializedHca},
+    hw::Hw,
+    ifc::{init_seg as seg, opcodes::query_pages_op_mod},
+    init_seg::InitSeg,
+    pagealloc::fw_pages::FwPages,
     pci_ids::FunctionInfo,
 };
 
-/// How long to wait for the firmware to clear `initializing` before the first
-/// command (upstream's FW pre-init budget is 120 s; the device's own FW_INIT
-/// timeout only applies once the command interface is up).
+/// How long to wait for the firmware to clear `initializing` before the command
+/// interface is up (upstream's FW pre-init budget).
 const FW_PRE_INIT_TIMEOUT: Delta = Delta::from_secs(120);
+/// Default FW_INIT budget once the command queue is set (the device may override).
+const FW_INIT_TIMEOUT_DEFAULT_MS: u64 = 2000;
+/// log_max_qp we request (upstream profile 2), clamped to the device maximum.
+const LOG_MAX_QP: u64 = 18;
+/// Software owner id given to INIT_HCA; fixed per module build.
+const SW_OWNER_ID: [u8; 16] = *b"mlx5-rs-driver\0\0";
 
 /// The driver type registered with the PCI core.
 pub(crate) struct Mlx5Driver;
@@ -33,15 +61,18 @@ pub(crate) struct Mlx5Driver;
 pub(crate) struct Mlx5Device<'bound> {
     pdev: &'bound pci::Device,
     info: &'bound FunctionInfo,
-    bar: Bar0<'bound>,
-    _enabled: ffi::PciEnabled<'bound>,
+    _hca: InitializedHca<'bound>,
+    pages: Arc<FwPages<'bound>>,
+    _enabled_hca: EnabledHca<'bound>,
+    hw: Arc<Hw<'bound>>,
+    _pci: ffi::PciEnabled<'bound>,
 }
 
 impl pci::Driver for Mlx5Driver {
     type IdInfo = FunctionInfo;
     type Data<'bound> = Mlx5Device<'bound>;
 
-    const ID_TABLE: pci::IdTable<Self::IdInfo> = &crate::pci_ids::PCI_TABLE;
+    const ID_TABLE: pci::IdTable<Self::IdInfo> = crate::pci_ids::ID_TABLE;
 
     fn probe<'bound>(
         pdev: &'bound pci::Device<Core<'_>>,
@@ -51,22 +82,21 @@ impl pci::Driver for Mlx5Driver {
     }
 
     fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
-        dev_info!(pdev, "{}: unbinding\n", this.info.name);
+        dev_info!(pdev, "{}: unbinding; {} firmware pages held\n", this.info.name, this.pages.counts().held);
     }
 }
 
 impl<'bound> Mlx5Device<'bound> {
-    fn bring_up(
-        pdev: &'bound pci::Device<Core<'_>>,
-        info: Option<&'bound FunctionInfo>,
-    ) -> Result<Self> {
+    fn bring_up(pdev: &'bound pci::Device<Core<'_>>, info: Option<&'bound FunctionInfo>) -> Result<Self> {
         // Every entry of the ID table carries info; a missing one is reported, not unwrapped.
         let info = info.ok_or(ENODEV)?;
-        let enabled = ffi::PciEnabled::new(pdev)?;
+        let dev: &device::Device<device::Bound> = pdev.as_ref();
+        let pci_on = ffi::PciEnabled::new(pdev)?;
+        // SAFETY: no DMA mapping exists yet for this device, so changing the mask is sound.
+        unsafe { pdev.dma_set_mask_and_coherent(dma::DmaMask::new::<64>())? };
+
         let bar = pdev.iomap_region_sized::<{ seg::MAPPED_SIZE }>(0, c"mlx5_rs/bar0")?;
         let is = InitSeg::new(&bar);
-
-        is.wait_fw_ready(pdev, FW_PRE_INIT_TIMEOUT)?;
         let fw = is.fw_version()?;
         let cmdif = is.cmdif_revision()?;
         dev_info!(
@@ -86,27 +116,104 @@ impl<'bound> Mlx5Device<'bound> {
             );
             return Err(EOPNOTSUPP);
         }
-        if is.initializing()? {
-            dev_err!(pdev, "firmware re-entered initializing state\n");
-            return Err(EIO);
-        }
+        is.wait_fw_ready(pdev, FW_PRE_INIT_TIMEOUT)?;
+        let mut timeouts = Timeouts::new();
+        timeouts.apply_init_seg(is.read(seg::CMD_Q_INIT_TO)?, is.read(seg::CMD_EXEC_TO)?);
+        let fw_init_ms = if timeouts.device_supported() {
+            timeouts.get(crate::cmd::timeout::Tout::FwInit)
+        } else {
+            FW_INIT_TIMEOUT_DEFAULT_MS
+        };
 
-        Ok(Self {
+        let hw = Hw::new(dev, bar, timeouts)?;
+        let is = hw.init_seg();
+        is.wait_fw_ready(pdev, Delta::from_millis(i64::try_from(fw_init_ms).unwrap_or(i64::MAX)))?;
+        let embedded_cpu = is.read(seg::INITIALIZING)? & seg::EMBEDDED_CPU_BIT != 0;
+
+        let enabled_hca = EnabledHca::new(dev, &hw, embedded_cpu)?;
+        Self::set_issi(pdev, &hw)?;
+
+        let pages = FwPages::new(dev, hw.clone())?;
+        Self::supply(pdev, &hw, &pages, query_pages_op_mod::BOOT, "boot")?;
+
+        let max = commands::query_general_caps(&hw, false)?;
+        let mut cur = commands::query_general_caps(&hw, true)?;
+        // Our choices (see Documentation/architecture.md): 128-entry pkey table,
+        // log_max_qp 18 capped by the device, no command checksums, 4 KiB UAR pages,
+        // release-all-pages when the device offers it.
+        cur.set(gen_cap::PKEY_TABLE_SIZE, 0)?;
+        cur.set(gen_cap::LOG_MAX_QP, LOG_MAX_QP.min(max.get(gen_cap::LOG_MAX_QP)))?;
+        cur.set(gen_cap::CMDIF_CHECKSUM, 0)?;
+        cur.set(gen_cap::LOG_UAR_PAGE_SZ, 0)?;
+        if max.get(gen_cap::RELEASE_ALL_PAGES) != 0 {
+            cur.set(gen_cap::RELEASE_ALL_PAGES, 1)?;
+        }
+        commands::set_general_caps(&hw, &cur)?;
+        let caps = commands::query_general_caps(&hw, true)?;
+
+        Self::supply(pdev, &hw, &pages, query_pages_op_mod::INIT, "init")?;
+        let owner = if caps.get(gen_cap::SW_OWNER_ID) != 0 { Some(&SW_OWNER_ID) } else { None };
+        let hca = InitializedHca::new(dev, &hw, owner)?;
+
+        if caps.get(gen_cap::DRIVER_VERSION) != 0 {
+            // Informational only: a failure is logged by the command layer and ignored.
+            let _ = commands::set_driver_version(&hw, "0.1.0");
+        }
+        let board = commands::query_board_id(&hw)?;
+        let board_len = board.iter().position(|b| *b == 0).unwrap_or(board.len());
+        let board = core::str::from_utf8(&board[..board_len]).unwrap_or("?");
+        dev_info!(
             pdev,
-            info,
-            bar,
-            _enabled: enabled,
-        })
+            "{} ready: firmware {}, board {}, {} port(s), port type {}, log_max_qp {}, log_max_cq {}, {} firmware pages\n",
+            info.name,
+            fw,
+            board,
+            caps.get(gen_cap::NUM_PORTS),
+            match caps.get(gen_cap::PORT_TYPE) { 0 => "IB", 1 => "Ethernet", _ => "?" },
+            caps.get(gen_cap::LOG_MAX_QP),
+            caps.get(gen_cap::LOG_MAX_CQ),
+            pages.counts().held
+        );
+
+        Ok(Self { pdev, info, _hca: hca, pages, _enabled_hca: enabled_hca, hw, _pci: pci_on })
+    }
+
+    /// QUERY_ISSI / SET_ISSI: ISSI 1 when offered, else stay at 0; anything else is
+    /// a device this driver cannot talk to.
+    fn set_issi(pdev: &pci::Device, hw: &Hw<'_>) -> Result {
+        match commands::query_issi(hw)? {
+            Some(bits) if bits & 0b10 != 0 => commands::set_issi(hw, 1),
+            None => Ok(()),
+            Some(bits) if bits & 0b01 != 0 => Ok(()),
+            Some(bits) => {
+                dev_err!(pdev, "device supports none of ISSI 0 and 1 (supported_issi 0x{:08x}); not binding\n", bits);
+                Err(EOPNOTSUPP)
+            }
+        }
+    }
+
+    /// QUERY_PAGES(`op_mod`) then MANAGE_PAGES give of what the device asks for.
+    fn supply(pdev: &pci::Device, hw: &Hw<'_>, pages: &FwPages<'_>, op_mod: u16, what: &str) -> Result {
+        let n = commands::query_pages(hw, op_mod)?;
+        if n < 0 {
+            dev_err!(pdev, "device asks to return {} {} pages at bring-up; not supported\n", -i64::from(n), what);
+            return Err(EPROTO);
+        }
+        if n > 0 {
+            pages.give(u64::try_from(n).map_err(|_| EINVAL)?)?;
+        }
+        Ok(())
+    }
+
+    /// The function's hardware access.
+    #[allow(dead_code)]
+    pub(crate) fn hw(&self) -> &Arc<Hw<'bound>> {
+        &self.hw
     }
 }
 
 impl Drop for Mlx5Device<'_> {
     fn drop(&mut self) {
-        // Touch the BAR one last time so a log names the firmware we leave behind.
-        let fw = InitSeg::new(&self.bar).fw_version();
-        match fw {
-            Ok(fw) => dev_info!(self.pdev, "{}: released (firmware {})\n", self.info.name, fw),
-            Err(e) => dev_info!(self.pdev, "{}: released ({:?})\n", self.info.name, e),
-        }
+        dev_info!(self.pdev, "{}: tearing down\n", self.info.name);
     }
 }

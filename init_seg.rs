@@ -27,8 +27,8 @@ pub(crate) struct FwVersion {
     pub(crate) subminor: u16,
 }
 
-impl core::fmt::Display for FwVersion {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+impl kernel::fmt::Display for FwVersion {
+    fn fmt(&self, f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
         write!(f, "{}.{}.{:04}", self.major, self.minor, self.subminor)
     }
 }
@@ -69,11 +69,6 @@ impl<'a, 'bound> InitSeg<'a, 'bound> {
     /// Command-interface revision.
     pub(crate) fn cmdif_revision(&self) -> Result<u16> {
         Ok((self.read(seg::CMDIF_REV_FW_SUB)? >> 16) as u16)
-    }
-
-    /// Whether the firmware still reports `initializing` (0x1FC bit 31).
-    pub(crate) fn initializing(&self) -> Result<bool> {
-        Ok(self.read(seg::INITIALIZING)? & seg::INITIALIZING_BIT != 0)
     }
 
     /// Waits until the firmware clears `initializing`, up to `timeout`.

@@ -14,16 +14,16 @@
 //! - [`ib`]: the InfiniBand provider;
 //! - [`ffi`]: small documented wrappers over C the kernel crate does not offer.
 
-use kernel::prelude::*;
-
 mod cmd;
 mod device;
 mod eq;
 mod ffi;
+mod hca;
+mod hw;
 mod ib;
 // The PRM tables describe whole structures, shared with the emulator; the driver
 // uses only the fields it needs.
-#[allow(dead_code)]
+#[allow(dead_code, unreachable_pub, missing_docs)]
 mod ifc;
 mod init_seg;
 mod pagealloc;

@@ -49,3 +49,6 @@ kernel::pci_device_table!(
         (mlx(0x1023), pf("ConnectX-8")),
     ]
 );
+
+/// The ID table the driver registers.
+pub(crate) const ID_TABLE: pci::IdTable<FunctionInfo> = &PCI_TABLE;

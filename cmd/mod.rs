@@ -3,6 +3,28 @@
 //! Command interface: the queue in DMA memory, slots and tokens, mailbox chains,
 //! signatures, doorbell, polling and event completion, timeouts and statistics.
 //!
-//! The protocol logic (mailbox chaining, signatures, tokens, slot bookkeeping, status
-//! decoding) is pure `core` code in this folder, host-tested through the `host/`
-//! crate; the kernel shell that owns the DMA memory and the doorbell lives here too.
+//! Pure `core` protocol logic, host-tested through the `host/` crate: [`mailbox`],
+//! [`signature`], [`token`], [`slots`], [`status`], [`timeout`], [`stats`].
+//! Kernel shell: [`dma_blocks`] (mailboxes in DMA memory), [`queue`] (posting and
+//! completion), [`commands`] (typed commands).
+
+// The pure files are shared with the host crate; the driver uses part of their API.
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod mailbox;
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod signature;
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod slots;
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod stats;
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod status;
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod timeout;
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod token;
+
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod commands;
+pub(crate) mod dma_blocks;
+pub(crate) mod queue;

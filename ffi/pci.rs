@@ -2,10 +2,13 @@
 
 //! An enabled, bus-mastering PCI function, disabled again on drop.
 
-use kernel::{bindings, device::Core, pci, prelude::*};
+use kernel::{bindings, device::Core, ffi::c_void, pci, prelude::*};
 
 extern "C" {
-    fn mlx5rs_pci_disable(pdev: *mut bindings::pci_dev);
+    // `struct pci_dev *` on the C side; declared opaque here because the generated
+    // binding of `struct pci_dev` is not FFI-safe by rustc's lint (it embeds types
+    // without a stable layout), and the shim only needs the pointer.
+    fn mlx5rs_pci_disable(pdev: *mut c_void);
 }
 
 /// Proof that this driver enabled the function's memory space and bus mastering.
@@ -31,7 +34,7 @@ impl<'bound> PciEnabled<'bound> {
 
 impl Drop for PciEnabled<'_> {
     fn drop(&mut self) {
-        let raw = core::ptr::from_ref(self.pdev).cast_mut().cast::<bindings::pci_dev>();
+        let raw = core::ptr::from_ref(self.pdev).cast_mut().cast::<bindings::pci_dev>().cast::<c_void>();
         // SAFETY: `pci::Device` is `#[repr(transparent)]` over `Opaque<bindings::pci_dev>`,
         // so `raw` points to the `struct pci_dev` of a device that stays bound for
         // `'bound`; by the type invariant it was enabled by us exactly once.

@@ -13,6 +13,7 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 
 arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -n1; }
+REPO=$(arg mlx5rs.repo)
 
 # Writable root: overlay of tmpfs over the read-only 9p root.
 mount -t tmpfs -o size=512m tmpfs /run
@@ -23,8 +24,8 @@ if mount -t overlay overlay -o lowerdir=/,upperdir=/run/ov/upper,workdir=/run/ov
 	mount --move /sys $NEWROOT/sys
 	mount --move /dev $NEWROOT/dev
 	mkdir -p $NEWROOT/run && mount -t tmpfs tmpfs $NEWROOT/run
-	cd $NEWROOT && exec chroot . /bin/sh "$(arg mlx5rs.repo)/tests/guest/stage2.sh"
+	cd $NEWROOT && exec chroot . /bin/sh "$REPO/tests/guest/stage2.sh"
 fi
 echo "init: overlay unavailable; tmpfs on /tmp only" >&2
 mount -t tmpfs tmpfs /tmp
-exec /bin/sh "$(arg mlx5rs.repo)/tests/guest/stage2.sh"
+exec /bin/sh "$REPO/tests/guest/stage2.sh"

@@ -22,8 +22,12 @@ expect lockdep 1 "$OK[    2.1] WARNING: possible circular locking dependency det
 expect kmemleak 1 "${OK}unreferenced object 0xffff888 (size 64):\n$DONE"
 expect dma-api 1 "$OK[    3.0] DMA-API: mlx5_rs 0000:00:03.0: device driver frees DMA memory with wrong function\n$DONE"
 expect oops 1 "$OK[    3.0] Oops: general protection fault\n$DONE"
-expect kunit-fail 1 "$OK[    3.0]     not ok 2 mailbox_chain\n$DONE"
-expect kunit-ok 0 "$OK[    3.0]     ok 1 mailbox_chain\n$DONE"
+KS='[    3.0]     # Subtest: mlx5_rs_cmd\n'
+expect kunit-fail 1 "$OK$KS[    3.0]     not ok 2 mailbox_chain\n$DONE"
+expect kunit-ok 0 "$OK$KS[    3.0]     ok 1 mailbox_chain\n$DONE"
+expect kunit-only 0 "$KS[    3.0]     ok 1 mailbox_chain\n$DONE"
+expect foreign-kunit-not-counted 1 "[    3.0]     # Subtest: rust_netlink\n[    3.0]     ok 1 x\n$DONE"
+expect dma-api-info-ok 0 "$OK[    0.5] DMA-API: preallocated 65536 debug entries\n$DONE"
 expect nothing 1 "$DONE"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -21,13 +21,19 @@ while read -r line; do
 	esac
 done < <(strip | grep -a -o 'MLX5RS-TEST: .*')
 
-# KUnit cases: KTAP subtest lines are indented ("    ok 1 name" / "    not ok 2 name").
-kp=$(strip | grep -a -c -E '^    ok [0-9]+ ')
-kf=$(strip | grep -a -E '^    not ok [0-9]+ ' || true)
+# KUnit cases of our suites (mlx5_rs*): KTAP "    # Subtest: <suite>" then indented
+# "    ok N <case>" / "    not ok N <case>" lines. The kernel's own suites are not ours.
+kunit=$(strip | awk '
+	/^    # Subtest: / { suite = $3; next }
+	/^    ok [0-9]+ / { if (suite ~ /^mlx5_rs/) print "PASS " suite "." $3; next }
+	/^    not ok [0-9]+ / { if (suite ~ /^mlx5_rs/) print "FAIL " suite "." $4; next }
+	/^(not )?ok [0-9]+ / { suite = "" }')
+kp=$(grep -c '^PASS ' <<<"$kunit")
 pass=$((pass + kp))
-if [ -n "$kf" ]; then
-	while read -r l; do fail=$((fail + 1)); failures+=("KUnit: $l"); done <<<"$kf"
-fi
+while read -r l; do
+	[ -n "$l" ] || continue
+	fail=$((fail + 1)); failures+=("KUnit: ${l#FAIL }")
+done < <(grep '^FAIL ' <<<"$kunit")
 
 if ! grep -a -q 'MLX5RS-GUEST-DONE' "$LOG"; then
 	fail=$((fail + 1)); failures+=("guest did not finish (hang, crash or timeout); last lines above")
@@ -39,10 +45,10 @@ declare -A REPORTS=(
 	[BUG]='BUG:|kernel BUG at'
 	[WARNING]='WARNING:|------------\[ cut here \]'
 	[panic]='Kernel panic'
-	[lockdep]='possible circular locking|possible recursive locking|inconsistent lock state|lockdep|suspicious RCU usage|sleeping function called from invalid context'
+	[lockdep]='possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|sleeping function called from invalid context|INFO: lockdep is turned off|possible irq lock inversion|lock held when returning'
 	[KASAN]='KASAN:'
 	[UBSAN]='UBSAN:'
-	[DMA-API]='DMA-API:'
+	[DMA-API]='DMA-API: [^ ]+ [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9]: |DMA-API: (device driver|debugging out of memory)'
 	[kmemleak]='kmemleak: [0-9]+ new suspected memory leaks|unreferenced object 0x'
 	[hung-task]='blocked for more than [0-9]+ seconds'
 	[rcu-stall]='rcu: INFO: .* detected stalls|self-detected stall'

@@ -62,7 +62,7 @@ qemu_cmd() {
 		-display none -no-reboot "$@"
 }
 
-BASE_APPEND="console=ttyS0 root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro panic=-1 oops=panic mlx5rs.repo=$REPO mlx5rs.kbuild=$KB init=$REPO/tests/guest/init.sh"
+BASE_APPEND="console=ttyS0 kunit.filter_glob=mlx5_rs* root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro panic=-1 oops=panic mlx5rs.repo=$REPO mlx5rs.kbuild=$KB init=$REPO/tests/guest/init.sh"
 
 choose_accel() {
 	if [ -n "${MLX5RS_ACCEL:-}" ]; then echo "$MLX5RS_ACCEL"; return; fi

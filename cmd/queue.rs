@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The command queue: entries in one coherent page, slots, posting and completion.
+//!
+//! [`CmdQueue::exec`] runs one command end to end: it allocates the mailbox chains,
+//! takes a slot (sleeping while every slot of its class is busy), writes the entry and
+//! chains, rings the doorbell, waits for the device to return ownership, decodes the
+//! delivery and command status into a [`CmdError`] that names opcode, op_mod, status
+//! and syndrome, and copies the output back.
+//!
+//! Ownership discipline: a slot and its mailboxes belong to the device from the
+//! doorbell until the ownership bit clears. When a command times out they stay parked
+//! in [`QueueState::parked`], never reused or freed, until the device returns the slot
+//! ([`CmdQueue::reap_parked`]) or the queue is dropped after the device was stopped.
+
+use kernel::{
+    device::{self, Bound},
+    dma::Coherent,
+    prelude::*,
+    sync::{
+        barrier::{dma_mb, mb, Read, Write},
+        new_condvar, new_mutex, CondVar, Mutex,
+    },
+    time::{delay::fsleep, Delta, Instant, Monotonic},
+    sync::aref::ARef,
+};
+
+use super::{
+    dma_blocks::DmaBlocks,
+    mailbox::{self, blocks_needed},
+    signature,
+    slots::{SlotError, Slots},
+    stats::{CmdStats, Outcome},
+    status::{self, CmdError, ErrorKind},
+    timeout::Timeouts,
+    token::TokenGen,
+};
+use crate::{
+    ifc::{
+        cmd_layout::{entry_off, CMD_TYPE_PCI, ENTRY_SIZE, INLINE_LEN, MAX_SLOTS, OWN_HW},
+        init_seg as seg,
+    },
+    init_seg::InitSeg,
+};
+
+/// Size of the queue page (the PRM requires it 4 KiB aligned; a coherent allocation
+/// of one page is page aligned).
+const QUEUE_BYTES: usize = 4096;
+
+/// Mailboxes of a command whose slot the device still owns.
+struct Parked {
+    _input: DmaBlocks,
+    _output: DmaBlocks,
+}
+
+/// Mutable state of the queue, under [`CmdQueue::state`].
+struct QueueState {
+    slots: Slots,
+    tokens: TokenGen,
+    parked: [Option<Parked>; MAX_SLOTS],
+    stats: CmdStats,
+    /// Set when the device is declared dead: every command fails at once.
+    dead: bool,
+}
+
+/// The command queue of one function.
+#[pin_data]
+pub(crate) struct CmdQueue {
+    dev: ARef<device::Device>,
+    entries: Coherent<[u8]>,
+    stride: usize,
+    nslots: u8,
+    checksums: bool,
+    timeouts: Timeouts,
+    #[pin]
+    state: Mutex<QueueState>,
+    #[pin]
+    slot_freed: CondVar,
+}
+
+/// Geometry the device reports in `cmdq_addr_l_sz`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Geometry {
+    pub(crate) log_size: u8,
+    pub(crate) log_stride: u8,
+}
+
+impl Geometry {
+    /// Reads and validates the geometry: the entries must fit in one 4 KiB page, each
+    /// entry at least 64 bytes, at most 32 slots.
+    pub(crate) fn read(dev: &device::Device, is: &InitSeg<'_, '_>) -> Result<Self> {
+        let v = is.read(seg::CMDQ_ADDR_L_SZ)?;
+        let g = Self { log_size: ((v >> 4) & 0xf) as u8, log_stride: (v & 0xf) as u8 };
+        let nslots = 1usize << g.log_size;
+        let stride = 1usize << g.log_stride;
+        if stride < ENTRY_SIZE || nslots > MAX_SLOTS || nslots < 2 || nslots * stride > QUEUE_BYTES {
+            dev_err!(
+                dev,
+                "unsupported command queue geometry: {} slots x {} bytes (need >= 2 slots, <= 32, stride >= 64, fits 4 KiB)\n",
+                nslots,
+                stride
+            );
+            return Err(EINVAL);
+        }
+        Ok(g)
+    }
+}
+
+impl CmdQueue {
+    /// Allocates the queue page and tells the device where it is: address high, then
+    /// low with `nic_interface` = full driver (other bits as the PRM says: the low
+    /// register's size/stride bits are read-only, bits 11:10 reserved).
+    pub(crate) fn new(
+        dev: &device::Device<Bound>,
+        is: &InitSeg<'_, '_>,
+        timeouts: Timeouts,
+    ) -> Result<impl PinInit<Self, Error>> {
+        let g = Geometry::read(dev, is)?;
+        let slots = Slots::new(g.log_size).map_err(|_| EINVAL)?;
+        let entries = Coherent::<u8>::zeroed_slice(dev, QUEUE_BYTES, GFP_KERNEL)?;
+        let addr: u64 = entries.dma_address();
+        if addr & 0xfff != 0 {
+            dev_err!(dev, "command queue at {:#x} is not 4 KiB aligned\n", addr);
+            return Err(EINVAL);
+        }
+        is.write(seg::CMDQ_ADDR_H, (addr >> 32) as u32)?;
+        // Low word: address bits 31:12; nic_interface (bits 10:8) = 0, full driver;
+        // size/stride (bits 7:0) are read-only and written as zero.
+        is.write(seg::CMDQ_ADDR_L_SZ, (addr as u32) & seg::CMDQ_ADDR_L_MASK)?;
+        let dev: ARef<device::Device> = dev.into();
+        Ok(try_pin_init!(Self {
+            dev,
+            entries,
+            stride: 1usize << g.log_stride,
+            nslots: 1u8 << g.log_size,
+            checksums: false,
+            timeouts,
+            state <- new_mutex!(QueueState {
+                slots,
+                tokens: TokenGen::new(),
+                parked: [const { None }; MAX_SLOTS],
+                stats: CmdStats::new(),
+                dead: false,
+            }),
+            slot_freed <- new_condvar!(),
+        }))
+    }
+
+    /// Number of slots.
+    #[allow(dead_code)]
+    pub(crate) fn nslots(&self) -> u8 {
+        self.nslots
+    }
+
+    /// Pointer to byte `off` of the entry of `slot`.
+    fn entry_ptr(&self, slot: u8, off: usize) -> *mut u8 {
+        let at = usize::from(slot) * self.stride + off;
+        debug_assert!(at < QUEUE_BYTES);
+        // SAFETY: `slot < nslots` and `nslots * stride <= QUEUE_BYTES` (checked in
+        // `Geometry::read`), `off < ENTRY_SIZE <= stride`: inside the allocation.
+        unsafe { self.entries.as_mut_ptr().cast::<u8>().add(at) }
+    }
+
+    /// Reads the `status_own` byte of `slot` (the device writes it).
+    fn status_own(&self, slot: u8) -> u8 {
+        // SAFETY: in bounds (see `entry_ptr`); a volatile byte read of coherent memory the
+        // device may write concurrently.
+        unsafe { core::ptr::read_volatile(self.entry_ptr(slot, entry_off::STATUS_OWN)) }
+    }
+
+    fn write_entry(&self, slot: u8, entry: &[u8; ENTRY_SIZE]) {
+        // SAFETY: in bounds (see `entry_ptr`); the slot is ours (not owned by the device)
+        // until the doorbell, so nobody else accesses these bytes.
+        unsafe { core::ptr::copy_nonoverlapping(entry.as_ptr(), self.entry_ptr(slot, 0), ENTRY_SIZE) };
+    }
+
+    fn read_entry(&self, slot: u8) -> [u8; ENTRY_SIZE] {
+        let mut e = [0u8; ENTRY_SIZE];
+        // SAFETY: in bounds; called after the device returned ownership of the slot.
+        unsafe { core::ptr::copy_nonoverlapping(self.entry_ptr(slot, 0), e.as_mut_ptr(), ENTRY_SIZE) };
+        e
+    }
+
+    /// Releases the mailboxes of timed-out slots the device has since returned.
+    fn reap_parked(&self, st: &mut QueueState) {
+        let mut mask = st.slots.timed_out_mask();
+        while mask != 0 {
+            let slot = mask.trailing_zeros() as u8;
+            mask &= mask - 1;
+            if self.status_own(slot) & OWN_HW == 0 && st.slots.late_completion(slot).is_ok() {
+                dev_info!(self.dev, "command slot {} completed late; its mailboxes are released\n", slot);
+                st.parked[usize::from(slot)] = None;
+                self.slot_freed.notify_all();
+            }
+        }
+    }
+
+    /// Marks the device dead: every waiting and future command fails at once.
+    #[allow(dead_code)]
+    pub(crate) fn mark_dead(&self) {
+        self.state.lock().dead = true;
+        self.slot_freed.notify_all();
+    }
+
+    /// Takes a slot for `opcode`, sleeping while every slot of its class is busy.
+    fn take_slot(&self, opcode: u16, op_mod: u16) -> Result<(u8, u8), CmdError> {
+        let mut st = self.state.lock();
+        loop {
+            if st.dead {
+                return Err(CmdError::new(opcode, op_mod, ErrorKind::DeviceDead));
+            }
+            self.reap_parked(&mut st);
+            match st.slots.alloc(opcode) {
+                Ok(slot) => {
+                    let token = st.tokens.next_token().get();
+                    return Ok((slot, token));
+                }
+                Err(SlotError::Busy) => {
+                    // Re-check parked slots now and then: a late completion frees a slot
+                    // without anyone calling notify.
+                    let _ = self.slot_freed.wait_interruptible_timeout(&mut st, 10);
+                }
+                Err(_) => return Err(CmdError::new(opcode, op_mod, ErrorKind::NoSlot)),
+            }
+        }
+    }
+
+    /// Executes one command: `input` is the whole input message (header first),
+    /// `output` receives the whole output message. Blocks (sleeping) until completion
+    /// or timeout. Logs failures by opcode, op_mod, status and syndrome.
+    pub(crate) fn exec(&self, is: &InitSeg<'_, '_>, input: &[u8], output: &mut [u8]) -> Result<(), CmdError> {
+        let mut hdr = [0u8; INLINE_LEN];
+        let n = input.len().min(INLINE_LEN);
+        hdr[..n].copy_from_slice(&input[..n]);
+        let (opcode, op_mod) = status::input_header(&hdr);
+        let r = self.exec_inner(is, opcode, op_mod, input, output);
+        if let Err(e) = &r {
+            dev_err!(self.dev, "command {}\n", e);
+        }
+        r
+    }
+
+    fn exec_inner(
+        &self,
+        is: &InitSeg<'_, '_>,
+        opcode: u16,
+        op_mod: u16,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<(), CmdError> {
+        let fail = |kind| CmdError::new(opcode, op_mod, kind);
+        if input.len() < 8 || output.len() < 8 {
+            return Err(fail(ErrorKind::BadOutput));
+        }
+        let mut inb = DmaBlocks::new(&self.dev_bound(), blocks_needed(input.len()))
+            .map_err(|_| fail(ErrorKind::NoSlot))?;
+        let mut outb = DmaBlocks::new(&self.dev_bound(), blocks_needed(output.len()))
+            .map_err(|_| fail(ErrorKind::NoSlot))?;
+
+        let (slot, token) = self.take_slot(opcode, op_mod)?;
+        let token = super::token::Token::new(token).ok_or(fail(ErrorKind::NoSlot))?;
+        let start = Instant::<Monotonic>::now();
+
+        let mut entry = [0u8; ENTRY_SIZE];
+        let mut inline_in = [0u8; INLINE_LEN];
+        let prep = (|| {
+            let ih = mailbox::write_input(&mut inline_in, &mut inb, input, token, self.checksums)?;
+            let oh = mailbox::link_chain(&mut outb, output.len(), token)?;
+            if self.checksums {
+                mailbox::seal_chain(&mut outb, oh.nblocks);
+            }
+            Ok::<_, mailbox::MailboxError>((ih, oh))
+        })();
+        let (ih, oh) = match prep {
+            Ok(h) => h,
+            Err(m) => {
+                self.release(slot, opcode, start, Outcome::Error, None);
+                return Err(fail(ErrorKind::Mailbox(m)));
+            }
+        };
+        entry[entry_off::TYPE] = CMD_TYPE_PCI;
+        entry[entry_off::INLEN..entry_off::INLEN + 4].copy_from_slice(&ih.len.to_be_bytes());
+        entry[entry_off::IN_PTR..entry_off::IN_PTR + 8].copy_from_slice(&ih.ptr.to_be_bytes());
+        entry[entry_off::IN..entry_off::IN + INLINE_LEN].copy_from_slice(&inline_in);
+        entry[entry_off::OUT_PTR..entry_off::OUT_PTR + 8].copy_from_slice(&oh.ptr.to_be_bytes());
+        entry[entry_off::OUTLEN..entry_off::OUTLEN + 4].copy_from_slice(&oh.len.to_be_bytes());
+        entry[entry_off::TOKEN] = token.get();
+        entry[entry_off::STATUS_OWN] = OWN_HW;
+        if self.checksums {
+            signature::seal_entry(&mut entry);
+        }
+        self.write_entry(slot, &entry);
+
+        // Entry and mailboxes must be visible to the device before the doorbell.
+        mb(Write);
+        if is.write(seg::CMD_DBELL, 1u32 << slot).is_err() {
+            self.release(slot, opcode, start, Outcome::Error, None);
+            return Err(fail(ErrorKind::DeviceDead));
+        }
+
+        // Poll the ownership bit: spin briefly, then sleep in growing steps.
+        let budget = Delta::from_millis(i64::try_from(self.timeouts.cmd_ms(opcode)).unwrap_or(i64::MAX));
+        let mut nap = 2i64;
+        loop {
+            if self.status_own(slot) & OWN_HW == 0 {
+                break;
+            }
+            if start.elapsed() > budget {
+                let mut st = self.state.lock();
+                // The device may still DMA into the entry and the mailboxes: park them.
+                let _ = st.slots.mark_timed_out(slot);
+                st.parked[usize::from(slot)] = Some(Parked { _input: inb, _output: outb });
+                st.stats.record(opcode, elapsed_ns(start), Outcome::Timeout);
+                return Err(fail(ErrorKind::Timeout));
+            }
+            if self.state.lock().dead {
+                // The device is gone: its slot stays parked until the queue is dropped.
+                let mut st = self.state.lock();
+                let _ = st.slots.mark_timed_out(slot);
+                st.parked[usize::from(slot)] = Some(Parked { _input: inb, _output: outb });
+                return Err(fail(ErrorKind::DeviceDead));
+            }
+            fsleep(Delta::from_micros(nap));
+            nap = (nap * 2).min(1000);
+        }
+        // Read the output only after ownership returned.
+        dma_mb(Read);
+        let done = self.read_entry(slot);
+        let mut out_inline = [0u8; INLINE_LEN];
+        out_inline.copy_from_slice(&done[entry_off::OUT..entry_off::OUT + INLINE_LEN]);
+        let mut r = status::decode(opcode, op_mod, done[entry_off::STATUS_OWN], &out_inline);
+        if r.is_ok() {
+            if let Err(m) = mailbox::read_output(&out_inline, &outb, output.len(), token, self.checksums, output) {
+                r = Err(fail(ErrorKind::Mailbox(m)));
+            }
+        } else {
+            // Hand back the header so callers can see status and syndrome.
+            let n = output.len().min(INLINE_LEN);
+            output[..n].copy_from_slice(&out_inline[..n]);
+        }
+        let outcome = if r.is_ok() { Outcome::Ok } else { Outcome::Error };
+        self.release(slot, opcode, start, outcome, Some((inb, outb)));
+        r
+    }
+
+    fn release(&self, slot: u8, opcode: u16, start: Instant<Monotonic>, outcome: Outcome, bufs: Option<(DmaBlocks, DmaBlocks)>) {
+        let mut st = self.state.lock();
+        let _ = st.slots.free(slot);
+        st.stats.record(opcode, elapsed_ns(start), outcome);
+        drop(st);
+        drop(bufs);
+        self.slot_freed.notify_one();
+    }
+
+    fn dev_bound(&self) -> &device::Device<Bound> {
+        // SAFETY: the queue lives inside the driver data of a bound device and is dropped
+        // before unbind completes, so the device is bound whenever `self` is reachable.
+        unsafe { self.dev.as_bound() }
+    }
+
+    /// A copy of the per-opcode statistics.
+    #[allow(dead_code)]
+    pub(crate) fn stats(&self) -> CmdStats {
+        self.state.lock().stats.clone()
+    }
+}
+
+/// Lets kernel log macros print a [`CmdError`] (its text is defined in the pure
+/// `status` module with `core::fmt`).
+impl kernel::fmt::Display for CmdError {
+    fn fmt(&self, f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
+        core::fmt::Display::fmt(self, f)
+    }
+}
+
+fn elapsed_ns(start: Instant<Monotonic>) -> u64 {
+    u64::try_from(start.elapsed().as_nanos()).unwrap_or(0)
+}
