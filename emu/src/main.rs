@@ -110,6 +110,7 @@ fn main() -> ExitCode {
     let mut backend = vfio::Backend { dev: Arc::clone(&dev), mem, irqs, unreachable_maps: 0 };
     let res = server.run(&mut backend);
     dev.shutdown();
+    eprintln!("mlx5-emu: final stats: {}", control::stats(&dev));
     let _ = fw_thread.join();
     if let Some(cp) = &control_path {
         let _ = std::fs::remove_file(cp);

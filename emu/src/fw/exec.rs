@@ -46,6 +46,12 @@ impl Firmware {
             }
         };
         self.stats.command(raw, status);
+        log::debug!(
+            "{}({raw:#x}) op_mod {:#x} inlen {} outlen {outlen}: status {status:#x}",
+            crate::ifc::opcodes::opcode_name(raw),
+            u16::from_be_bytes([input.get(6).copied().unwrap_or(0), input.get(7).copied().unwrap_or(0)]),
+            input.len()
+        );
         if status != 0 {
             log::debug!(
                 "{}({raw:#x}) failed: status {} syndrome {:#x}",
