@@ -69,3 +69,48 @@ prm_struct! {
         RESET_UNLOAD_TO: "reset_unload_to" @ 0x1c0, 0x20;
     }
 }
+
+prm_struct! {
+    /// PAOS: port administrative and operational status.
+    pub mod paos_reg / PAOS_REG = "paos_reg", 0x80 {
+        SWID: "swid" @ 0x0, 0x8;
+        LOCAL_PORT: "local_port" @ 0x8, 0x8;
+        ADMIN_STATUS: "admin_status" @ 0x14, 0x4;
+        OPER_STATUS: "oper_status" @ 0x1c, 0x4;
+        ASE: "ase" @ 0x20, 0x1;
+        EE: "ee" @ 0x21, 0x1;
+        E: "e" @ 0x3e, 0x2;
+    }
+}
+
+/// PAOS admin/oper status values.
+pub mod port_status {
+    /// Up.
+    pub const UP: u8 = 1;
+    /// Down.
+    pub const DOWN: u8 = 2;
+}
+
+prm_struct! {
+    /// PMTU: port MTU (bytes).
+    pub mod pmtu_reg / PMTU_REG = "pmtu_reg", 0x80 {
+        LOCAL_PORT: "local_port" @ 0x8, 0x8;
+        MAX_MTU: "max_mtu" @ 0x20, 0x10;
+        ADMIN_MTU: "admin_mtu" @ 0x40, 0x10;
+        OPER_MTU: "oper_mtu" @ 0x60, 0x10;
+    }
+}
+
+prm_struct! {
+    /// PTYS: port type and speed.
+    pub mod ptys_reg / PTYS_REG = "ptys_reg", 0x200 {
+        LOCAL_PORT: "local_port" @ 0x8, 0x8;
+        PROTO_MASK: "proto_mask" @ 0x1d, 0x3;
+        IB_LINK_WIDTH_CAPABILITY: "ib_link_width_capability" @ 0x80, 0x10;
+        IB_PROTO_CAPABILITY: "ib_proto_capability" @ 0x90, 0x10;
+        IB_LINK_WIDTH_ADMIN: "ib_link_width_admin" @ 0xe0, 0x10;
+        IB_PROTO_ADMIN: "ib_proto_admin" @ 0xf0, 0x10;
+        IB_LINK_WIDTH_OPER: "ib_link_width_oper" @ 0x140, 0x10;
+        IB_PROTO_OPER: "ib_proto_oper" @ 0x150, 0x10;
+    }
+}

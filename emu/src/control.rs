@@ -16,6 +16,7 @@
 //! - `{"cmd":"set_pages","boot":N,"init":N,"regular":N}`
 //! - `{"cmd":"eqe","eqn":N,"type":T,"sub_type":S,"data":"<hex, up to 28 bytes>","count":N}`:
 //!   writes raw (possibly malformed) EQEs into an EQ, e.g. to force an overrun.
+//! - `{"cmd":"link","up":B}`: physical link of port 1; posts a port-change event.
 //! - `{"cmd":"reset"}`
 
 use crate::device::Device;
@@ -283,6 +284,18 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             json!({"ok": true})
         }
         "eqe" => raw_eqe(dev, req),
+        "link" => {
+            let up = req.get("up").and_then(Value::as_bool).unwrap_or(true);
+            let msix_ok = dev.pci.lock().unwrap_or_else(|e| e.into_inner()).msix_deliverable();
+            let mut fw = dev.fw();
+            fw.port_link_up = up;
+            // Port change: sub_type 1 = down, 4 = active; port number in bits 7:4 of data byte 8.
+            let mut data = [0u8; 28];
+            data[8] = 1 << 4;
+            let sub = if up { 4 } else { 1 };
+            let p = fw.eqs.post(crate::ifc::eqe::event_type::PORT_CHANGE, sub, &data, &*dev.mem, &*dev.irq, msix_ok);
+            json!({"ok": true, "event": format!("{p:?}")})
+        }
         _ => err(format!("unknown cmd {cmd:?}")),
     }
 }

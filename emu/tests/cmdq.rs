@@ -17,10 +17,10 @@ fn nop() -> Vec<u8> {
 }
 
 /// A command with `n` input and output blocks whose data comes back verbatim
-/// (ACCESS_REG of HOST_ENDIANNESS echoes the register data beyond 16 bytes).
+/// (ACCESS_REG read of PCAM echoes the register data: no feature bits are set).
 fn echo_cmd(n: usize) -> Vec<u8> {
     let len = 16 + n * cl::BLOCK_DATA_LEN;
-    let mut inp = input(len, Opcode::ACCESS_REG as u16, 1, &[(access_register_in::REGISTER_ID, u64::from(reg_id::PAOS))]);
+    let mut inp = input(len, Opcode::ACCESS_REG as u16, 1, &[(access_register_in::REGISTER_ID, u64::from(reg_id::PCAM))]);
     for (i, b) in inp.iter_mut().enumerate().skip(16) {
         *b = (i * 7 + 3) as u8;
     }

@@ -79,3 +79,22 @@ fn socket_round_trip() {
     assert_eq!(reply["commands_total"], 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn port_registers_follow_link_state() {
+    use mlx5_emu::ifc::regs::{access_register_in, paos_reg, ptys_reg, reg_id};
+    let mut h = Host::new();
+    h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
+    let paos = |h: &mut Host| {
+        let out = h.ok(&input(32, Opcode::ACCESS_REG as u16, 1, &[(access_register_in::REGISTER_ID, u64::from(reg_id::PAOS))]), 32);
+        paos_reg::OPER_STATUS.get(&out[16..]).unwrap()
+    };
+    assert_eq!(paos(&mut h), 1);
+    assert_eq!(req(&h, json!({"cmd":"link","up":false}))["ok"], true);
+    assert_eq!(paos(&mut h), 2);
+    let out = h.ok(&input(16 + 64, Opcode::ACCESS_REG as u16, 1, &[(access_register_in::REGISTER_ID, u64::from(reg_id::PTYS))]), 16 + 64);
+    assert_eq!(ptys_reg::IB_LINK_WIDTH_OPER.get(&out[16..]), Some(2));
+    // Unknown register ids are refused.
+    let (st, _, _) = h.run(&input(32, Opcode::ACCESS_REG as u16, 1, &[(access_register_in::REGISTER_ID, 0x1234)]), 32);
+    assert_eq!(st, 3);
+}

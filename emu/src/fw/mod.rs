@@ -93,6 +93,10 @@ pub struct Firmware {
     pub deferred: Vec<Deferred>,
     /// Slots currently executing or awaiting delayed completion (bitmask).
     pub busy_slots: u32,
+    /// Port administratively up (PAOS).
+    pub port_admin_up: bool,
+    /// Physical link up (control socket).
+    pub port_link_up: bool,
 }
 
 /// First UAR index handed out (lower BAR0 pages hold the init segment and MSI-X).
@@ -114,6 +118,8 @@ impl Firmware {
             stats: stats::Stats::default(),
             deferred: Vec::new(),
             busy_slots: 0,
+            port_admin_up: true,
+            port_link_up: true,
         }
     }
 

@@ -8,8 +8,13 @@ use super::util::{bad_param, get, need_out, CmdResult};
 use super::{syndrome, Firmware};
 use crate::ifc::init_seg::encode_timeout;
 use crate::ifc::opcodes::access_reg_op_mod as am;
-use crate::ifc::regs::{access_register_in, dtor_reg, reg_id, REG_DATA_OFFSET};
+use crate::ifc::regs::{access_register_in, dtor_reg, paos_reg, pmtu_reg, port_status, ptys_reg, reg_id, REG_DATA_OFFSET};
 use crate::ifc::status::CmdStatus;
+
+/// PTYS IB link width 4x.
+const IB_WIDTH_4X: u64 = 1 << 1;
+/// PTYS IB protocol EDR.
+const IB_PROTO_EDR: u64 = 1 << 5;
 
 impl Firmware {
     pub(super) fn access_reg(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
@@ -66,6 +71,38 @@ impl Firmware {
                 ];
                 for (f, v) in fields {
                     f.set(d, v).ok_or_else(bad_param)?;
+                }
+            }
+            (reg_id::PAOS, am::WRITE) => {
+                let admin = paos_reg::ADMIN_STATUS.get(data_in).unwrap_or(0) as u8;
+                if paos_reg::ASE.get(data_in) == Some(1) && admin != 0 {
+                    self.port_admin_up = admin == port_status::UP;
+                }
+            }
+            (reg_id::PAOS, am::READ) => {
+                let up = self.port_admin_up && self.port_link_up;
+                let admin = if self.port_admin_up { port_status::UP } else { port_status::DOWN };
+                let oper = if up { port_status::UP } else { port_status::DOWN };
+                paos_reg::ADMIN_STATUS.set(data_out, u64::from(admin)).ok_or_else(bad_param)?;
+                paos_reg::OPER_STATUS.set(data_out, u64::from(oper)).ok_or_else(bad_param)?;
+            }
+            (reg_id::PMTU, am::READ) => {
+                for f in [pmtu_reg::MAX_MTU, pmtu_reg::ADMIN_MTU, pmtu_reg::OPER_MTU] {
+                    f.set(data_out, 4096).ok_or_else(bad_param)?;
+                }
+            }
+            (reg_id::PTYS, am::READ) => {
+                // One IB port, 4x EDR.
+                let fields = [
+                    (ptys_reg::IB_LINK_WIDTH_CAPABILITY, IB_WIDTH_4X),
+                    (ptys_reg::IB_PROTO_CAPABILITY, IB_PROTO_EDR),
+                    (ptys_reg::IB_LINK_WIDTH_ADMIN, IB_WIDTH_4X),
+                    (ptys_reg::IB_PROTO_ADMIN, IB_PROTO_EDR),
+                    (ptys_reg::IB_LINK_WIDTH_OPER, IB_WIDTH_4X),
+                    (ptys_reg::IB_PROTO_OPER, IB_PROTO_EDR),
+                ];
+                for (f, v) in fields {
+                    f.set(data_out, v).ok_or_else(bad_param)?;
                 }
             }
             (reg_id::DTOR | reg_id::PCAM | reg_id::MCAM | reg_id::QCAM, am::WRITE) => {
