@@ -79,6 +79,8 @@ fn every_delivery_error_is_reported_instead_of_executing() {
         (D::CMD_DATA_ERR, Box::new(|h, p| poke(h, p.entry_addr, &[3]))),
         (D::RES_FLD_NOT_CLR_ERR, Box::new(|h, p| poke(h, p.entry_addr + 1, &[1]))),
         (D::RES_FLD_NOT_CLR_ERR, Box::new(|h, p| poke(h, p.entry_addr + 0x3e, &[1]))),
+        (D::RES_FLD_NOT_CLR_ERR, Box::new(|h, p| poke(h, p.in_blocks[1] + 0x210, &[1]))),
+        (D::RES_FLD_NOT_CLR_ERR, Box::new(|h, p| poke(h, p.out_blocks[0] + block_off::RSVD1 as u64, &[1]))),
         (D::INPUT_LEN_ERR, Box::new(|h, p| poke(h, p.entry_addr + 4, &4u32.to_be_bytes()))),
         (D::INPUT_LEN_ERR, Box::new(|h, p| poke(h, p.entry_addr + 4, &u32::MAX.to_be_bytes()))),
         (D::OUTPUT_LEN_ERR, Box::new(|h, p| poke(h, p.entry_addr + 0x38, &2u32.to_be_bytes()))),

@@ -93,6 +93,9 @@ fn walk_chain(
                 format!("block {i} token {:#x} != entry token {token:#x}", block[block_off::TOKEN]),
             ));
         }
+        if block[block_off::RSVD0..block_off::NEXT].iter().any(|&b| b != 0) || block[block_off::RSVD1] != 0 {
+            return Err(delivery(DeliveryStatus::RES_FLD_NOT_CLR_ERR, format!("block {i} reserved bytes not zero")));
+        }
         if sigs && !cl::block_signatures_ok(&block) {
             return Err(delivery(DeliveryStatus::SIGNATURE_ERR, format!("block {i} signature")));
         }
