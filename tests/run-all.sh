@@ -11,8 +11,8 @@ phase_start() { P_NAME=$1; P_T0=$(date +%s); log "== $1"; }
 phase_end() { PHASES+=("$(printf '%-10s %5d s' "$P_NAME" $(($(date +%s) - P_T0)))"); }
 add_counts() { # add_counts "N passed, M failed" line
 	local p f
-	p=$(sed -n 's/.* \{0,1\}\([0-9][0-9]*\) passed.*/\1/p' <<<"$1" | tail -n1)
-	f=$(sed -n 's/.* \([0-9][0-9]*\) failed.*/\1/p' <<<"$1" | tail -n1)
+	p=$(sed -E -n 's/(^|.*[^0-9])([0-9]+) passed.*/\2/p' <<<"$1" | tail -n1)
+	f=$(sed -E -n 's/(^|.*[^0-9])([0-9]+) failed.*/\2/p' <<<"$1" | tail -n1)
 	PASSED=$((PASSED + ${p:-0})); FAILED=$((FAILED + ${f:-0}))
 }
 finish() {
@@ -43,7 +43,9 @@ st=$("$REPO/tests/vm/judge-selftest.sh" 2>&1 | tail -n1); echo "$st" >&2; add_co
 phase_end
 
 phase_start vm
-vm_out=$("$REPO/tests/vm/vm.sh" --run tests/guest/check.sh --timeout 1800 2>&1 | tee /dev/stderr | tail -n1)
+mkdir -p "$CACHE/runs"
+"$REPO/tests/vm/vm.sh" --run tests/guest/check.sh --timeout 1800 2>&1 | tee "$CACHE/runs/last-check-vm.log"
+vm_out=$(tail -n1 "$CACHE/runs/last-check-vm.log")
 case "$vm_out" in *passed*) add_counts "$vm_out" ;; *) FAILED=$((FAILED + 1)) ;; esac
 phase_end
 

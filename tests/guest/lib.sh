@@ -22,6 +22,12 @@ emuctl() {
 	exec 3>&-
 }
 
+# emu_stat PYEXPR: evaluate PYEXPR over the emulator's stats (dict `d`), e.g.
+#   emu_stat 'd["pages"]["held"]'
+emu_stat() {
+	emuctl '{"cmd":"stats"}' | python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"
+}
+
 # The PCI address of the emulated ConnectX (first 15b3 function).
 mlx_bdf() {
 	for d in /sys/bus/pci/devices/*; do

@@ -9,7 +9,12 @@ timeout 300 modprobe mlx5_core
 echo "---- upstream mlx5_core printed ----"
 dmesg_since | grep -a -E 'mlx5' | head -n 40
 echo "------------------------------------"
-check upstream.reads-fw-version sh -c "dmesg | grep -a mlx5_core | grep -q 'firmware version: [0-9]*\.[0-9]*\.[0-9]*'"
+theirs=$(dmesg | grep -a mlx5_core | grep -a -o 'firmware version: [0-9]*\.[0-9]*\.[0-9]*' | head -n1 | sed 's/.*: //')
+ours=$(dmesg | grep -a mlx5_rs | grep -a -o 'firmware [0-9]*\.[0-9]*\.[0-9]*' | head -n1 | sed 's/.* //')
+check upstream.reads-fw-version test -n "$theirs"
+# Our driver and upstream read the same BAR0 registers: they must agree.
+check upstream.fw-version-agrees-with-mlx5_rs test "$theirs" = "$ours"
+check upstream.probe-completed test -e "/sys/bus/pci/devices/$bdf/driver"
 [ -e /sys/bus/pci/devices/$bdf/driver ] && echo "$bdf" >/sys/bus/pci/devices/$bdf/driver/unbind
 check upstream.rmmod modprobe -r mlx5_core
 [ "$FAILED" = 0 ]

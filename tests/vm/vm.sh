@@ -76,7 +76,7 @@ choose_accel() {
 			</dev/null >"$plog" 2>&1 || true
 		if grep -q 'MLX5RS-KVM-PROBE-OK' "$plog"; then echo kvm >"$probe"; else
 			echo tcg >"$probe"
-			{ echo "# KVM probe failed: $(grep -m1 -E 'KVM internal error|emulation failure|error' "$plog" || echo 'no guest output within 60 s')"; } >>"$probe"
+			{ echo "# $(grep -m1 -E 'KVM internal error|emulation failure|error' "$plog" || echo 'no guest output within 60 s')"; } >>"$probe"
 		fi
 	fi
 	head -n1 "$probe"
@@ -113,6 +113,7 @@ fi
 log "booting ($ACCEL) to run $RUN_SCRIPTS; console: $LOGF"
 T0=$(date +%s)
 set +e
+: >"$LOGF"
 # Own process group, so cleanup can kill QEMU whatever wraps it.
 setsid "$REPO/tests/vm/in-toolbox" timeout -k 10 "$TIMEOUT" /bin/sh -c \
 	"$(qemu_cmd "$ACCEL" "$BASE_APPEND mlx5rs.run=$RUN_SCRIPTS" "${DEV_ARGS[@]}") -serial stdio" \
