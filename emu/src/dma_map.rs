@@ -120,6 +120,9 @@ impl GuestMemory for MappedMemory {
     }
 
     fn write(&self, addr: u64, buf: &[u8]) -> Result<(), DmaError> {
+        // Earlier DMA writes (e.g. an EQE body) become visible before this one
+        // (e.g. its owner byte).
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
         self.with_ptr(addr, buf.len(), |p| {
             // SAFETY: as in `read`, with the copy direction reversed.
             unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), p, buf.len()) }
@@ -128,5 +131,46 @@ impl GuestMemory for MappedMemory {
 
     fn is_mapped(&self, addr: u64, len: u64) -> bool {
         usize::try_from(len).map(|l| self.with_ptr(addr, l, |_| ()).is_ok()).unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::FromRawFd;
+    use std::os::unix::fs::FileExt;
+
+    fn memfd(size: u64) -> File {
+        // SAFETY: memfd_create with a valid NUL-terminated name; the fd is checked and owned.
+        let fd = unsafe { libc::memfd_create(c"t".as_ptr(), 0) };
+        assert!(fd >= 0);
+        // SAFETY: `fd` is a fresh descriptor we own.
+        let f = unsafe { File::from_raw_fd(fd) };
+        f.set_len(size).unwrap();
+        f
+    }
+
+    #[test]
+    fn translate_offsets_and_unmap() {
+        let f = memfd(0x10000);
+        let m = MappedMemory::new();
+        // Guest 0x100000.. maps file offset 0x3000 (unaligned offsets are handled too).
+        m.map(0x10_0000, 0x4000, 0x3000, &f).unwrap();
+        m.write(0x10_0010, b"abc").unwrap();
+        let mut b = [0u8; 3];
+        f.read_exact_at(&mut b, 0x3010).unwrap();
+        assert_eq!(&b, b"abc");
+        m.map(0x20_0000, 0x1000, 0x2800, &f).unwrap();
+        m.read(0x20_0000, &mut b).unwrap();
+        f.write_all_at(b"xyz", 0x2800).unwrap();
+        m.read(0x20_0000, &mut b).unwrap();
+        assert_eq!(&b, b"xyz");
+        assert!(m.read(0x10_3fff, &mut b).is_err(), "crosses the end of a region");
+        assert!(m.is_mapped(0x10_0000, 0x4000));
+        m.unmap(0x10_0000, 0x4000);
+        assert!(m.write(0x10_0010, b"a").is_err());
+        assert_eq!(m.region_count(), 1);
+        m.unmap_all();
+        assert_eq!(m.region_count(), 0);
     }
 }

@@ -14,6 +14,11 @@ pub const LOG_CMDQ_SIZE: u32 = 5;
 /// log2 of the command queue entry stride.
 pub const LOG_CMDQ_STRIDE: u32 = 6;
 
+fn real_time() -> (u32, u32) {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    (d.as_secs() as u32, d.subsec_nanos())
+}
+
 /// What a register write asks of the firmware.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RegWrite {
@@ -160,8 +165,9 @@ impl Regs {
                 let c = self.health_frozen.unwrap_or_else(|| self.running_health_counter());
                 (synd << 24) | c
             }
-            is::REAL_TIME_H => (self.start.elapsed().as_secs() >> 32) as u32,
-            is::REAL_TIME_L => self.start.elapsed().as_secs() as u32,
+            // Real-time clock: seconds (high) and nanoseconds (low) since the epoch.
+            is::REAL_TIME_H => real_time().0,
+            is::REAL_TIME_L => real_time().1,
             _ => 0,
         }
     }

@@ -330,7 +330,8 @@ impl Firmware {
             self.func.fast_prepared = false;
             self.func.initialized = false;
             self.func.quiesced = true;
-            self.eqs = eq::EqTable::default();
+            self.eqs.eqs.clear();
+            self.eqs.waiting.clear();
             self.uars.clear();
             self.deferred.clear();
             return Some(val);
