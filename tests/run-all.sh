@@ -45,8 +45,13 @@ phase_end
 phase_start vm
 mkdir -p "$CACHE/runs"
 "$REPO/tests/vm/vm.sh" --run tests/guest/check.sh --timeout 1800 2>&1 | tee "$CACHE/runs/last-check-vm.log"
+vm_rc=${PIPESTATUS[0]}
 vm_out=$(tail -n1 "$CACHE/runs/last-check-vm.log")
-case "$vm_out" in *passed*) add_counts "$vm_out" ;; *) FAILED=$((FAILED + 1)) ;; esac
+case "$vm_out" in *passed*) add_counts "$vm_out" ;; esac
+# A VM run that failed without counting a failure (no tests ran, set-up broke) still fails.
+if [ "$vm_rc" -ne 0 ] && ! grep -Eq '[1-9][0-9]* failed' <<<"$vm_out"; then
+	FAILED=$((FAILED + 1)); log "vm: run failed (exit $vm_rc) without a counted failure"
+fi
 phase_end
 
 finish

@@ -6,7 +6,11 @@ REPO=$(arg mlx5rs.repo)
 KBUILD=$(arg mlx5rs.kbuild)
 export MLX5RS_REPO=$REPO MLX5RS_KBUILD=$KBUILD
 
-mount -t tmpfs tmpfs /tmp
+# /tmp must be writable; the overlay root already is. Without it, a tmpfs, unless
+# the repo or the kernel tree live below /tmp (a CI clone may), which it would hide.
+if ! touch /tmp/.mlx5rs-w 2>/dev/null; then
+	case "$REPO$KBUILD" in /tmp/*) echo "guest: /tmp read-only and holds the repo" ;; *) mount -t tmpfs tmpfs /tmp ;; esac
+fi
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
 hostname mlx5rs-guest
