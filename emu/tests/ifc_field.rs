@@ -17,7 +17,7 @@ fn prm_bit_numbering() {
     let g = Field::new("x", "y", 0x0c, 8);
     b[1] = 0xff;
     g.set(&mut b, 0xa5).unwrap();
-    assert_eq!((b[0], b[1], b[2]), (0x0a, 0x5f, 0x00));
+    assert_eq!((b[0], b[1], b[2]), (0x00, 0xfa, 0x50));
     assert_eq!(g.get(&b), Some(0xa5));
     // 64-bit fields.
     let q = Field::new("x", "q", 0x40, 64);
