@@ -95,7 +95,7 @@ impl Device {
     /// Reads BAR0.
     pub fn bar0_read(&self, off: u64, buf: &mut [u8]) {
         let regs = self.regs();
-        if regs.all_ones {
+        if regs.all_ones || off.saturating_add(buf.len() as u64) > crate::pci_config::BAR0_SIZE {
             buf.fill(0xff);
             return;
         }
@@ -109,6 +109,10 @@ impl Device {
 
     /// Writes BAR0 (posted; never blocks on command execution).
     pub fn bar0_write(&self, off: u64, data: &[u8]) {
+        if off.saturating_add(data.len() as u64) > crate::pci_config::BAR0_SIZE {
+            self.fw().stats.violation(format!("BAR0 write beyond the BAR at {off:#x}"));
+            return;
+        }
         let off = off as usize;
         if off < is::MAPPED_SIZE {
             // Merge into aligned dwords.
