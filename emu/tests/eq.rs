@@ -147,6 +147,11 @@ fn page_requests_positive_negative_and_release_all() {
     let got = common::take_pages(&mut h, 10);
     assert_eq!(got.len(), 10);
     assert!(h.dev.fw().ledger.outstanding.is_empty());
+    assert!(h.dev.page_request(0, true).is_err(), "release_all_pages not enabled");
+    {
+        let mut fw = h.dev.fw();
+        mlx5_emu::ifc::caps::cmd_hca_cap::RELEASE_ALL_PAGES.set(&mut fw.caps.gen_cur, 1).unwrap();
+    }
     h.dev.page_request(0, true).unwrap();
     assert_eq!(h.dev.fw().ledger.held(0), 0);
     let e = eqe(&h, &r, 3, 4);

@@ -141,6 +141,7 @@ impl Caps {
             (g::NUM_OF_UARS_PER_PAGE, 1),
             (g::NUM_VHCA_PORTS, 1),
             (g::SW_OWNER_ID, 1),
+            (g::RELEASE_ALL_PAGES, 1),
         ];
         for &(f, v) in values {
             set(&mut m, f, v);
@@ -151,6 +152,7 @@ impl Caps {
         set(&mut c, g::UAR_4K, 0);
         set(&mut c, g::CACHE_LINE_128BYTE, 0);
         set(&mut c, g::LOG_MAX_QP, 12);
+        set(&mut c, g::RELEASE_ALL_PAGES, 0);
         Caps { gen_cur: c, gen_max: m }
     }
 

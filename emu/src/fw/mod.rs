@@ -274,6 +274,9 @@ impl Firmware {
         if self.func.quiesced || !self.func.enabled {
             return Err("function is not enabled".into());
         }
+        if release_all && self.caps.cur(crate::ifc::caps::cmd_hca_cap::RELEASE_ALL_PAGES) == 0 {
+            return Err("release-all requests need cap release_all_pages enabled by the driver".into());
+        }
         if self.ledger.outstanding.contains_key(&func) {
             self.ledger.requests_refused += 1;
             return Err("a page request is already outstanding for this function".into());
