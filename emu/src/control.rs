@@ -158,6 +158,8 @@ pub fn stats(dev: &Device) -> Value {
         "interrupts": irqs,
         "uars": fw.uars.iter().collect::<Vec<_>>(),
         "dma_errors": fw.stats.dma_errors,
+        "dma_regions": dev.mem.regions(),
+        "dma_maps_without_fd": dev.dma_maps_without_fd.load(std::sync::atomic::Ordering::Relaxed),
         "violations": fw.stats.violations,
         "recent_violations": fw.stats.recent_violations.iter().collect::<Vec<_>>(),
     })

@@ -50,6 +50,8 @@ pub struct Device {
     /// Interrupts.
     pub irq: Arc<dyn IrqSink>,
     stop: AtomicBool,
+    /// DMA_MAP sections that came without an fd (unreachable guest memory).
+    pub dma_maps_without_fd: std::sync::atomic::AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -69,6 +71,7 @@ impl Device {
             mem,
             irq,
             stop: AtomicBool::new(false),
+            dma_maps_without_fd: std::sync::atomic::AtomicU64::new(0),
         })
     }
 

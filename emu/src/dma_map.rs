@@ -132,6 +132,10 @@ impl GuestMemory for MappedMemory {
     fn is_mapped(&self, addr: u64, len: u64) -> bool {
         usize::try_from(len).map(|l| self.with_ptr(addr, l, |_| ()).is_ok()).unwrap_or(false)
     }
+
+    fn regions(&self) -> usize {
+        self.region_count()
+    }
 }
 
 #[cfg(test)]

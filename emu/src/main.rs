@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! mlx5-emu --socket PATH [--control PATH] [--boot-delay-ms N]
-//!          [--boot-pages N] [--init-pages N] [--regular-pages N]
+//!          [--boot-pages N] [--init-pages N] [--regular-pages N] [--fw-rev A.B.C]
 //! mlx5-emu ctl --control PATH '<json request>'
 //! ```
 //! Prints `mlx5-emu: listening on PATH` to stderr when ready and exits 0 when the
@@ -34,7 +34,7 @@ impl log::Log for StderrLog {
 fn usage() -> ExitCode {
     eprintln!(
         "usage: mlx5-emu --socket PATH [--control PATH] [--boot-delay-ms N] [--boot-pages N] \
-         [--init-pages N] [--regular-pages N]\n       mlx5-emu ctl --control PATH '<json>'"
+         [--init-pages N] [--regular-pages N] [--fw-rev A.B.C]\n       mlx5-emu ctl --control PATH '<json>'"
     );
     ExitCode::from(2)
 }
@@ -71,6 +71,14 @@ fn main() -> ExitCode {
                     "--boot-pages" => cfg.boot_pages = n as u32,
                     "--init-pages" => cfg.init_pages = n as u32,
                     _ => cfg.regular_pages = n as u32,
+                }
+            }
+            "--fw-rev" => {
+                let v = val().unwrap_or_default();
+                let p: Vec<Option<u16>> = v.split('.').map(|x| x.parse().ok()).collect();
+                match p.as_slice() {
+                    [Some(a), Some(b), Some(c)] => cfg.fw_rev = (*a, *b, *c),
+                    _ => return usage(),
                 }
             }
             "-h" | "--help" => return usage(),

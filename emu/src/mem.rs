@@ -29,6 +29,10 @@ pub trait GuestMemory: Send + Sync {
     fn write(&self, addr: u64, buf: &[u8]) -> Result<(), DmaError>;
     /// True if `addr..addr+len` is entirely mapped.
     fn is_mapped(&self, addr: u64, len: u64) -> bool;
+    /// Number of mapped regions (for statistics).
+    fn regions(&self) -> usize {
+        1
+    }
 }
 
 /// A flat in-process guest memory for tests: `size` bytes starting at `base`.

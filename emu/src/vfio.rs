@@ -100,7 +100,10 @@ impl ServerBackend for Backend {
                     log::warn!("dma_map {address:#x}+{size:#x}: {e}");
                 }
             }
-            None => self.unreachable_maps += 1,
+            None => {
+                self.unreachable_maps += 1;
+                self.dev.dma_maps_without_fd.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
         }
         Ok(())
     }
