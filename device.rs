@@ -37,7 +37,7 @@ use crate::{
     hca::{EnabledHca, InitializedHca},
     hw::Hw,
     ifc::{init_seg as seg, opcodes::query_pages_op_mod},
-    init_seg::InitSeg,
+    init_seg::{InitSeg, Regs},
     pagealloc::fw_pages::FwPages,
     pci_ids::FunctionInfo,
 };
@@ -61,10 +61,10 @@ pub(crate) struct Mlx5Driver;
 pub(crate) struct Mlx5Device<'bound> {
     pdev: &'bound pci::Device,
     info: &'bound FunctionInfo,
-    _hca: InitializedHca<'bound>,
-    pages: Arc<FwPages<'bound>>,
-    _enabled_hca: EnabledHca<'bound>,
-    hw: Arc<Hw<'bound>>,
+    _hca: InitializedHca,
+    pages: Arc<FwPages>,
+    _enabled_hca: EnabledHca,
+    hw: Arc<Hw>,
     _pci: ffi::PciEnabled<'bound>,
 }
 
@@ -116,7 +116,7 @@ impl<'bound> Mlx5Device<'bound> {
             );
             return Err(EOPNOTSUPP);
         }
-        is.wait_fw_ready(pdev, FW_PRE_INIT_TIMEOUT)?;
+        crate::init_seg::wait_fw_ready(&is, pdev, FW_PRE_INIT_TIMEOUT)?;
         let mut timeouts = Timeouts::new();
         timeouts.apply_init_seg(is.read(seg::CMD_Q_INIT_TO)?, is.read(seg::CMD_EXEC_TO)?);
         let fw_init_ms = if timeouts.device_supported() {
@@ -126,8 +126,8 @@ impl<'bound> Mlx5Device<'bound> {
         };
 
         let hw = Hw::new(dev, bar, timeouts)?;
-        let is = hw.init_seg();
-        is.wait_fw_ready(pdev, Delta::from_millis(i64::try_from(fw_init_ms).unwrap_or(i64::MAX)))?;
+        let is = hw.as_ref();
+        crate::init_seg::wait_fw_ready(is, pdev, Delta::from_millis(i64::try_from(fw_init_ms).unwrap_or(i64::MAX)))?;
         let embedded_cpu = is.read(seg::INITIALIZING)? & seg::EMBEDDED_CPU_BIT != 0;
 
         let enabled_hca = EnabledHca::new(dev, &hw, embedded_cpu)?;
@@ -180,7 +180,7 @@ impl<'bound> Mlx5Device<'bound> {
 
     /// QUERY_ISSI / SET_ISSI: ISSI 1 when offered, else stay at 0; anything else is
     /// a device this driver cannot talk to.
-    fn set_issi(pdev: &pci::Device, hw: &Hw<'_>) -> Result {
+    fn set_issi(pdev: &pci::Device, hw: &Hw) -> Result {
         match commands::query_issi(hw)? {
             Some(bits) if bits & 0b10 != 0 => commands::set_issi(hw, 1),
             None => Ok(()),
@@ -193,7 +193,7 @@ impl<'bound> Mlx5Device<'bound> {
     }
 
     /// QUERY_PAGES(`op_mod`) then MANAGE_PAGES give of what the device asks for.
-    fn supply(pdev: &pci::Device, hw: &Hw<'_>, pages: &FwPages<'_>, op_mod: u16, what: &str) -> Result {
+    fn supply(pdev: &pci::Device, hw: &Hw, pages: &FwPages, op_mod: u16, what: &str) -> Result {
         let n = commands::query_pages(hw, op_mod)?;
         if n < 0 {
             dev_err!(pdev, "device asks to return {} {} pages at bring-up; not supported\n", -i64::from(n), what);
@@ -207,7 +207,7 @@ impl<'bound> Mlx5Device<'bound> {
 
     /// The function's hardware access.
     #[allow(dead_code)]
-    pub(crate) fn hw(&self) -> &Arc<Hw<'bound>> {
+    pub(crate) fn hw(&self) -> &Arc<Hw> {
         &self.hw
     }
 }

@@ -11,21 +11,21 @@ use kernel::{prelude::*, sync::Arc};
 use crate::{cmd::commands, hw::Hw};
 
 /// The function is enabled (ENABLE_HCA succeeded).
-pub(crate) struct EnabledHca<'bound> {
-    hw: Arc<Hw<'bound>>,
+pub(crate) struct EnabledHca {
+    hw: Arc<Hw>,
     dev: kernel::sync::aref::ARef<kernel::device::Device>,
     embedded_cpu: bool,
 }
 
-impl<'bound> EnabledHca<'bound> {
+impl EnabledHca {
     /// ENABLE_HCA.
-    pub(crate) fn new(dev: &kernel::device::Device, hw: &Arc<Hw<'bound>>, embedded_cpu: bool) -> Result<Self> {
+    pub(crate) fn new(dev: &kernel::device::Device, hw: &Arc<Hw>, embedded_cpu: bool) -> Result<Self> {
         commands::enable_hca(hw, embedded_cpu)?;
         Ok(Self { hw: hw.clone(), dev: dev.into(), embedded_cpu })
     }
 }
 
-impl Drop for EnabledHca<'_> {
+impl Drop for EnabledHca {
     fn drop(&mut self) {
         if let Err(e) = commands::disable_hca(&self.hw, self.embedded_cpu) {
             dev_err!(self.dev, "DISABLE_HCA failed ({:?}); continuing teardown\n", e);
@@ -34,20 +34,20 @@ impl Drop for EnabledHca<'_> {
 }
 
 /// The HCA is initialized (INIT_HCA succeeded).
-pub(crate) struct InitializedHca<'bound> {
-    hw: Arc<Hw<'bound>>,
+pub(crate) struct InitializedHca {
+    hw: Arc<Hw>,
     dev: kernel::sync::aref::ARef<kernel::device::Device>,
 }
 
-impl<'bound> InitializedHca<'bound> {
+impl InitializedHca {
     /// INIT_HCA, with `sw_owner_id` when the device supports it.
-    pub(crate) fn new(dev: &kernel::device::Device, hw: &Arc<Hw<'bound>>, sw_owner_id: Option<&[u8; 16]>) -> Result<Self> {
+    pub(crate) fn new(dev: &kernel::device::Device, hw: &Arc<Hw>, sw_owner_id: Option<&[u8; 16]>) -> Result<Self> {
         commands::init_hca(hw, sw_owner_id)?;
         Ok(Self { hw: hw.clone(), dev: dev.into() })
     }
 }
 
-impl Drop for InitializedHca<'_> {
+impl Drop for InitializedHca {
     fn drop(&mut self) {
         if commands::teardown_graceful(&self.hw).is_ok() {
             return;

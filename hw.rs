@@ -3,46 +3,56 @@
 //! The function's hardware access shared by every bring-up stage: BAR0 (init segment,
 //! doorbells) and the command queue.
 //!
-//! Stages that must issue commands when they are undone (DISABLE_HCA, TEARDOWN_HCA,
-//! page reclaim) hold an `Arc<Hw>`, so each one owns what it needs to undo itself and
-//! no stage refers to a sibling field.
+//! BAR0 is held as a device-managed resource ([`pci::DevresBar`]): every access goes
+//! through a revocable guard taken for that access only (never across a sleep), and
+//! fails with `ENODEV` once the device is unbound. That makes [`Hw`] `'static`, so
+//! stages that issue commands when they are undone (DISABLE_HCA, TEARDOWN_HCA, page
+//! reclaim), debugfs files and work items can each hold an `Arc<Hw>` instead of
+//! borrowing a sibling field.
 
-use kernel::{device, device::Bound, prelude::*, sync::Arc};
+use kernel::{device, device::Bound, pci, prelude::*, sync::Arc};
 
 use crate::{
     cmd::{queue::CmdQueue, status::CmdError, timeout::Timeouts},
-    init_seg::{Bar0, InitSeg},
+    ifc::init_seg as seg,
+    init_seg::{Bar0, InitSeg, Regs},
 };
 
 /// BAR0 plus the command queue of one function.
 #[pin_data]
-pub(crate) struct Hw<'bound> {
-    bar: Bar0<'bound>,
+pub(crate) struct Hw {
+    bar: pci::DevresBar<{ seg::MAPPED_SIZE }>,
     #[pin]
     cmd: CmdQueue,
 }
 
-impl<'bound> Hw<'bound> {
-    /// Brings the command interface up on an already mapped BAR0.
-    pub(crate) fn new(dev: &device::Device<Bound>, bar: Bar0<'bound>, timeouts: Timeouts) -> Result<Arc<Self>> {
+impl Hw {
+    /// Brings the command interface up on an already mapped BAR0, which it takes over.
+    pub(crate) fn new(dev: &device::Device<Bound>, bar: Bar0<'_>, timeouts: Timeouts) -> Result<Arc<Self>> {
         let cmd = CmdQueue::new(dev, &InitSeg::new(&bar), timeouts)?;
+        let bar = bar.into_devres()?;
         Arc::pin_init(try_pin_init!(Self { bar, cmd <- cmd }), GFP_KERNEL)
-    }
-
-    /// The initialization segment.
-    pub(crate) fn init_seg(&self) -> InitSeg<'_, 'bound> {
-        InitSeg::new(&self.bar)
     }
 
     /// Executes one command (see [`CmdQueue::exec`]).
     pub(crate) fn exec(&self, input: &[u8], output: &mut [u8]) -> Result<(), CmdError> {
-        self.cmd.exec(&self.init_seg(), input, output)
+        self.cmd.exec(self, input, output)
     }
 
     /// The command queue.
     #[allow(dead_code)]
     pub(crate) fn cmd(&self) -> &CmdQueue {
         &self.cmd
+    }
+}
+
+impl Regs for Hw {
+    fn read(&self, off: usize) -> Result<u32> {
+        self.bar.try_access_with(|bar| InitSeg::new(bar).read(off)).unwrap_or(Err(ENODEV))
+    }
+
+    fn write(&self, off: usize, val: u32) -> Result {
+        self.bar.try_access_with(|bar| InitSeg::new(bar).write(off, val)).unwrap_or(Err(ENODEV))
     }
 }
 

@@ -33,6 +33,24 @@ impl kernel::fmt::Display for FwVersion {
     }
 }
 
+/// Big-endian 32-bit register access to the initialization segment, however BAR0 is
+/// held (borrowed at probe, or device-managed afterwards).
+pub(crate) trait Regs {
+    /// Reads the register at byte offset `off`.
+    fn read(&self, off: usize) -> Result<u32>;
+    /// Writes the register at byte offset `off`.
+    fn write(&self, off: usize, val: u32) -> Result;
+}
+
+impl Regs for InitSeg<'_, '_> {
+    fn read(&self, off: usize) -> Result<u32> {
+        InitSeg::read(self, off)
+    }
+    fn write(&self, off: usize, val: u32) -> Result {
+        InitSeg::write(self, off, val)
+    }
+}
+
 /// Typed view of the initialization segment.
 pub(crate) struct InitSeg<'a, 'bound> {
     bar: &'a Bar0<'bound>,
@@ -50,7 +68,6 @@ impl<'a, 'bound> InitSeg<'a, 'bound> {
     }
 
     /// Writes the big-endian register at byte offset `off`.
-    #[allow(dead_code)]
     pub(crate) fn write(&self, off: usize, val: u32) -> Result {
         self.bar.try_write32(val.swap_bytes(), off)
     }
@@ -71,44 +88,45 @@ impl<'a, 'bound> InitSeg<'a, 'bound> {
         Ok((self.read(seg::CMDIF_REV_FW_SUB)? >> 16) as u16)
     }
 
-    /// Waits until the firmware clears `initializing`, up to `timeout`.
-    ///
-    /// Logs a progress line every 10 s of waiting; `ETIMEDOUT` with a clear message when
-    /// the budget runs out, `ENODEV` if the device reads all-ones (gone from the bus).
-    pub(crate) fn wait_fw_ready(&self, dev: &pci::Device, timeout: Delta) -> Result {
-        let start = Instant::<Monotonic>::now();
-        let mut next_report = Delta::from_secs(10);
-        loop {
-            let word = self.read(seg::INITIALIZING)?;
-            if word == u32::MAX {
-                dev_err!(dev, "init segment reads all-ones: device not responding\n");
-                return Err(ENODEV);
-            }
-            if word & seg::INITIALIZING_BIT == 0 {
-                return Ok(());
-            }
-            let waited = start.elapsed();
-            if waited > timeout {
-                dev_err!(
-                    dev,
-                    "firmware still initializing after {} ms (init segment 0x{:x} = 0x{:08x}); giving up\n",
-                    timeout.as_millis(),
-                    seg::INITIALIZING,
-                    word
-                );
-                return Err(ETIMEDOUT);
-            }
-            if waited > next_report {
-                dev_info!(
-                    dev,
-                    "waiting for firmware to initialize: {} of {} ms\n",
-                    waited.as_millis(),
-                    timeout.as_millis()
-                );
-                next_report = next_report + Delta::from_secs(10);
-            }
-            fsleep(Delta::from_millis(10));
+}
+
+/// Waits until the firmware clears `initializing`, up to `timeout`.
+///
+/// Logs a progress line every 10 s of waiting; `ETIMEDOUT` with a clear message when
+/// the budget runs out, `ENODEV` if the device reads all-ones (gone from the bus).
+pub(crate) fn wait_fw_ready(regs: &dyn Regs, dev: &pci::Device, timeout: Delta) -> Result {
+    let start = Instant::<Monotonic>::now();
+    let mut next_report = Delta::from_secs(10);
+    loop {
+        let word = regs.read(seg::INITIALIZING)?;
+        if word == u32::MAX {
+            dev_err!(dev, "init segment reads all-ones: device not responding\n");
+            return Err(ENODEV);
         }
+        if word & seg::INITIALIZING_BIT == 0 {
+            return Ok(());
+        }
+        let waited = start.elapsed();
+        if waited > timeout {
+            dev_err!(
+                dev,
+                "firmware still initializing after {} ms (init segment 0x{:x} = 0x{:08x}); giving up\n",
+                timeout.as_millis(),
+                seg::INITIALIZING,
+                word
+            );
+            return Err(ETIMEDOUT);
+        }
+        if waited > next_report {
+            dev_info!(
+                dev,
+                "waiting for firmware to initialize: {} of {} ms\n",
+                waited.as_millis(),
+                timeout.as_millis()
+            );
+            next_report = next_report + Delta::from_secs(10);
+        }
+        fsleep(Delta::from_millis(10));
     }
 }
 

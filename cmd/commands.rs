@@ -42,30 +42,30 @@ fn input<const N: usize>(op: Opcode, op_mod: u16) -> Result<[u8; N]> {
     Ok(b)
 }
 
-fn run(hw: &Hw<'_>, input: &[u8], output: &mut [u8]) -> Result {
+fn run(hw: &Hw, input: &[u8], output: &mut [u8]) -> Result {
     hw.exec(input, output).map_err(to_kernel)
 }
 
 /// Like [`run`], but hands back the typed command error.
-fn run_raw(hw: &Hw<'_>, input: &[u8], output: &mut [u8]) -> Result<(), CmdError> {
+fn run_raw(hw: &Hw, input: &[u8], output: &mut [u8]) -> Result<(), CmdError> {
     hw.exec(input, output)
 }
 
 /// NOP: a command that does nothing (latency probe).
-pub(crate) fn nop(hw: &Hw<'_>) -> Result {
+pub(crate) fn nop(hw: &Hw) -> Result {
     let i = input::<HDR>(Opcode::NOP, 0)?;
     run(hw, &i, &mut [0u8; HDR])
 }
 
 /// ENABLE_HCA for function 0.
-pub(crate) fn enable_hca(hw: &Hw<'_>, embedded_cpu: bool) -> Result {
+pub(crate) fn enable_hca(hw: &Hw, embedded_cpu: bool) -> Result {
     let mut i = input::<{ enable_hca_in::BYTES }>(Opcode::ENABLE_HCA, 0)?;
     put(&mut i, enable_hca_in::EMBEDDED_CPU_FUNCTION, u64::from(embedded_cpu))?;
     run(hw, &i, &mut [0u8; HDR])
 }
 
 /// DISABLE_HCA for function 0.
-pub(crate) fn disable_hca(hw: &Hw<'_>, embedded_cpu: bool) -> Result {
+pub(crate) fn disable_hca(hw: &Hw, embedded_cpu: bool) -> Result {
     let mut i = input::<{ disable_hca_in::BYTES }>(Opcode::DISABLE_HCA, 0)?;
     put(&mut i, disable_hca_in::EMBEDDED_CPU_FUNCTION, u64::from(embedded_cpu))?;
     run(hw, &i, &mut [0u8; HDR])
@@ -73,7 +73,7 @@ pub(crate) fn disable_hca(hw: &Hw<'_>, embedded_cpu: bool) -> Result {
 
 /// QUERY_ISSI: the `supported_issi_dw0` bitmap, or `None` when the firmware does not
 /// know the command (ISSI 0 devices).
-pub(crate) fn query_issi(hw: &Hw<'_>) -> Result<Option<u32>> {
+pub(crate) fn query_issi(hw: &Hw) -> Result<Option<u32>> {
     let i = input::<HDR>(Opcode::QUERY_ISSI, 0)?;
     let mut o = [0u8; query_issi_out::BYTES];
     match run_raw(hw, &i, &mut o) {
@@ -85,14 +85,14 @@ pub(crate) fn query_issi(hw: &Hw<'_>) -> Result<Option<u32>> {
 }
 
 /// SET_ISSI.
-pub(crate) fn set_issi(hw: &Hw<'_>, issi: u16) -> Result {
+pub(crate) fn set_issi(hw: &Hw, issi: u16) -> Result {
     let mut i = input::<{ set_issi_in::BYTES }>(Opcode::SET_ISSI, 0)?;
     put(&mut i, set_issi_in::CURRENT_ISSI, u64::from(issi))?;
     run(hw, &i, &mut [0u8; HDR])
 }
 
 /// QUERY_PAGES: how many pages the device wants (negative: it has too many).
-pub(crate) fn query_pages(hw: &Hw<'_>, op_mod: u16) -> Result<i32> {
+pub(crate) fn query_pages(hw: &Hw, op_mod: u16) -> Result<i32> {
     let i = input::<{ query_pages_in::BYTES }>(Opcode::QUERY_PAGES, op_mod)?;
     let mut o = [0u8; query_pages_out::BYTES];
     run(hw, &i, &mut o)?;
@@ -101,7 +101,7 @@ pub(crate) fn query_pages(hw: &Hw<'_>, op_mod: u16) -> Result<i32> {
 }
 
 /// MANAGE_PAGES give: hands `addrs` (4 KiB DMA pages) to function 0.
-pub(crate) fn give_pages(hw: &Hw<'_>, addrs: &[u64]) -> Result {
+pub(crate) fn give_pages(hw: &Hw, addrs: &[u64]) -> Result {
     let n = addrs.len();
     let mut i = KVec::from_elem(0u8, manage_pages_in::BYTES + 8 * n, GFP_KERNEL)?;
     put(&mut i, mbox_in::OPCODE, Opcode::MANAGE_PAGES as u64)?;
@@ -116,7 +116,7 @@ pub(crate) fn give_pages(hw: &Hw<'_>, addrs: &[u64]) -> Result {
 
 /// MANAGE_PAGES allocation failure: tells the device the driver could not supply
 /// the pages it asked for, so its waiting command fails instead of hanging.
-pub(crate) fn pages_alloc_failed(hw: &Hw<'_>) -> Result {
+pub(crate) fn pages_alloc_failed(hw: &Hw) -> Result {
     let i = input::<{ manage_pages_in::BYTES }>(
         Opcode::MANAGE_PAGES,
         crate::ifc::opcodes::manage_pages_op_mod::ALLOCATION_FAIL,
@@ -127,7 +127,7 @@ pub(crate) fn pages_alloc_failed(hw: &Hw<'_>) -> Result {
 /// MANAGE_PAGES take: asks the device to return up to `max` pages and appends the
 /// addresses it returned to `out`. Returns how many it returned. A device claiming more
 /// entries than asked for, or than its output holds, is rejected.
-pub(crate) fn take_pages(hw: &Hw<'_>, max: u32, out: &mut KVec<u64>) -> Result<u32> {
+pub(crate) fn take_pages(hw: &Hw, max: u32, out: &mut KVec<u64>) -> Result<u32> {
     let mut i = input::<{ manage_pages_in::BYTES }>(
         Opcode::MANAGE_PAGES,
         crate::ifc::opcodes::manage_pages_op_mod::HCA_RETURN_PAGES,
@@ -166,7 +166,7 @@ impl GeneralCaps {
 }
 
 /// QUERY_HCA_CAP of the general capabilities.
-pub(crate) fn query_general_caps(hw: &Hw<'_>, current: bool) -> Result<GeneralCaps> {
+pub(crate) fn query_general_caps(hw: &Hw, current: bool) -> Result<GeneralCaps> {
     let op_mod = (crate::ifc::opcodes::cap_type::GENERAL << 1) | if current { HCA_CAP_OPMOD_CUR } else { 0 };
     let i = input::<{ caps::query_hca_cap_in::BYTES }>(Opcode::QUERY_HCA_CAP, op_mod)?;
     let mut o = KVec::from_elem(0u8, caps::query_hca_cap_out::BYTES, GFP_KERNEL)?;
@@ -177,7 +177,7 @@ pub(crate) fn query_general_caps(hw: &Hw<'_>, current: bool) -> Result<GeneralCa
 }
 
 /// SET_HCA_CAP of the general capabilities.
-pub(crate) fn set_general_caps(hw: &Hw<'_>, c: &GeneralCaps) -> Result {
+pub(crate) fn set_general_caps(hw: &Hw, c: &GeneralCaps) -> Result {
     let mut i = KVec::from_elem(0u8, caps::set_hca_cap_in::BYTES, GFP_KERNEL)?;
     put(&mut i, mbox_in::OPCODE, Opcode::SET_HCA_CAP as u64)?;
     put(&mut i, mbox_in::OP_MOD, u64::from(crate::ifc::opcodes::cap_type::GENERAL << 1))?;
@@ -186,7 +186,7 @@ pub(crate) fn set_general_caps(hw: &Hw<'_>, c: &GeneralCaps) -> Result {
 }
 
 /// INIT_HCA, with our software owner id when the device supports it.
-pub(crate) fn init_hca(hw: &Hw<'_>, sw_owner_id: Option<&[u8; 16]>) -> Result {
+pub(crate) fn init_hca(hw: &Hw, sw_owner_id: Option<&[u8; 16]>) -> Result {
     let mut i = input::<{ init_hca_in::BYTES }>(Opcode::INIT_HCA, 0)?;
     if let Some(id) = sw_owner_id {
         let f = init_hca_in::SW_OWNER_ID;
@@ -197,7 +197,7 @@ pub(crate) fn init_hca(hw: &Hw<'_>, sw_owner_id: Option<&[u8; 16]>) -> Result {
 
 /// TEARDOWN_HCA with `profile`; returns the `state` bit of the output (meaningful for
 /// prepare-fast-teardown).
-pub(crate) fn teardown_hca(hw: &Hw<'_>, profile: u16) -> Result<u8> {
+pub(crate) fn teardown_hca(hw: &Hw, profile: u16) -> Result<u8> {
     let mut i = input::<{ teardown_hca_in::BYTES }>(Opcode::TEARDOWN_HCA, 0)?;
     put(&mut i, teardown_hca_in::PROFILE, u64::from(profile))?;
     let mut o = [0u8; teardown_hca_out::BYTES];
@@ -206,17 +206,17 @@ pub(crate) fn teardown_hca(hw: &Hw<'_>, profile: u16) -> Result<u8> {
 }
 
 /// Graceful TEARDOWN_HCA.
-pub(crate) fn teardown_graceful(hw: &Hw<'_>) -> Result {
+pub(crate) fn teardown_graceful(hw: &Hw) -> Result {
     teardown_hca(hw, teardown_profile::GRACEFUL_CLOSE).map(|_| ())
 }
 
 /// Force TEARDOWN_HCA.
-pub(crate) fn teardown_force(hw: &Hw<'_>) -> Result {
+pub(crate) fn teardown_force(hw: &Hw) -> Result {
     teardown_hca(hw, teardown_profile::FORCE_CLOSE).map(|_| ())
 }
 
 /// SET_DRIVER_VERSION ("Linux,mlx5_rs,<version>").
-pub(crate) fn set_driver_version(hw: &Hw<'_>, version: &str) -> Result {
+pub(crate) fn set_driver_version(hw: &Hw, version: &str) -> Result {
     let mut i = input::<{ set_driver_version_in::BYTES }>(Opcode::SET_DRIVER_VERSION, 0)?;
     let f = set_driver_version_in::DRIVER_VERSION;
     let dst = f.bytes_mut(&mut i).ok_or(EINVAL)?;
@@ -230,7 +230,7 @@ pub(crate) fn set_driver_version(hw: &Hw<'_>, version: &str) -> Result {
 }
 
 /// QUERY_ADAPTER: the board id (PSID), as printable ASCII, at most 16 bytes.
-pub(crate) fn query_board_id(hw: &Hw<'_>) -> Result<[u8; 16]> {
+pub(crate) fn query_board_id(hw: &Hw) -> Result<[u8; 16]> {
     let i = input::<HDR>(Opcode::QUERY_ADAPTER, 0)?;
     let mut o = KVec::from_elem(0u8, query_adapter_out::BYTES, GFP_KERNEL)?;
     run(hw, &i, &mut o)?;

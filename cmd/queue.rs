@@ -40,7 +40,7 @@ use crate::{
         cmd_layout::{entry_off, CMD_TYPE_PCI, ENTRY_SIZE, INLINE_LEN, MAX_SLOTS, OWN_HW},
         init_seg as seg,
     },
-    init_seg::InitSeg,
+    init_seg::Regs,
 };
 
 /// Size of the queue page (the PRM requires it 4 KiB aligned; a coherent allocation
@@ -88,7 +88,7 @@ pub(crate) struct Geometry {
 impl Geometry {
     /// Reads and validates the geometry: the entries must fit in one 4 KiB page, each
     /// entry at least 64 bytes, at most 32 slots.
-    pub(crate) fn read(dev: &device::Device, is: &InitSeg<'_, '_>) -> Result<Self> {
+    pub(crate) fn read(dev: &device::Device, is: &dyn Regs) -> Result<Self> {
         let v = is.read(seg::CMDQ_ADDR_L_SZ)?;
         let g = Self { log_size: ((v >> 4) & 0xf) as u8, log_stride: (v & 0xf) as u8 };
         let nslots = 1usize << g.log_size;
@@ -112,7 +112,7 @@ impl CmdQueue {
     /// register's size/stride bits are read-only, bits 11:10 reserved).
     pub(crate) fn new(
         dev: &device::Device<Bound>,
-        is: &InitSeg<'_, '_>,
+        is: &dyn Regs,
         timeouts: Timeouts,
     ) -> Result<impl PinInit<Self, Error>> {
         let g = Geometry::read(dev, is)?;
@@ -228,7 +228,7 @@ impl CmdQueue {
     /// Executes one command: `input` is the whole input message (header first),
     /// `output` receives the whole output message. Blocks (sleeping) until completion
     /// or timeout. Logs failures by opcode, op_mod, status and syndrome.
-    pub(crate) fn exec(&self, is: &InitSeg<'_, '_>, input: &[u8], output: &mut [u8]) -> Result<(), CmdError> {
+    pub(crate) fn exec(&self, is: &dyn Regs, input: &[u8], output: &mut [u8]) -> Result<(), CmdError> {
         let mut hdr = [0u8; INLINE_LEN];
         let n = input.len().min(INLINE_LEN);
         hdr[..n].copy_from_slice(&input[..n]);
@@ -242,7 +242,7 @@ impl CmdQueue {
 
     fn exec_inner(
         &self,
-        is: &InitSeg<'_, '_>,
+        is: &dyn Regs,
         opcode: u16,
         op_mod: u16,
         input: &[u8],

@@ -62,16 +62,16 @@ struct Ledger {
 /// Pages given to function 0 of one device. Dropping it reclaims every page (the
 /// owner must have torn the HCA down first) and leaks what the device kept.
 #[pin_data(PinnedDrop)]
-pub(crate) struct FwPages<'bound> {
-    hw: Arc<Hw<'bound>>,
+pub(crate) struct FwPages {
+    hw: Arc<Hw>,
     dev: ARef<device::Device>,
     #[pin]
     ledger: Mutex<Ledger>,
 }
 
-impl<'bound> FwPages<'bound> {
+impl FwPages {
     /// An empty ledger.
-    pub(crate) fn new(dev: &device::Device<Bound>, hw: Arc<Hw<'bound>>) -> Result<Arc<Self>> {
+    pub(crate) fn new(dev: &device::Device<Bound>, hw: Arc<Hw>) -> Result<Arc<Self>> {
         Arc::pin_init(
             try_pin_init!(Self {
                 hw,
@@ -205,7 +205,7 @@ impl<'bound> FwPages<'bound> {
 }
 
 #[pinned_drop]
-impl PinnedDrop for FwPages<'_> {
+impl PinnedDrop for FwPages {
     fn drop(self: Pin<&mut Self>) {
         let left = self.reclaim_all();
         if left > 0 {
