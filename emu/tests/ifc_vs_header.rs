@@ -342,3 +342,52 @@ fn device_h_layouts_match_facts() {
     assert_eq!(hb::SYND.byte_off(), is::health::SYND);
     assert_eq!(hb::EXT_SYND.byte_off(), is::health::EXT_SYND);
 }
+
+/// `NAME = 0xVAL` pairs of an enum family (`prefix`) in a header text.
+fn enum_values(text: &str, prefix: &str) -> HashMap<String, u64> {
+    let mut m = HashMap::new();
+    for line in text.lines() {
+        let l = line.trim();
+        let Some(rest) = l.strip_prefix(prefix) else { continue };
+        let mut it = rest.splitn(2, '=');
+        let (Some(name), Some(val)) = (it.next(), it.next()) else { continue };
+        let val = val.trim().trim_end_matches(',');
+        if let Some(v) = parse_num_strict(val) {
+            m.insert(name.trim().to_string(), v);
+        }
+    }
+    m
+}
+
+fn parse_num_strict(s: &str) -> Option<u64> {
+    match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+#[test]
+fn opcodes_and_statuses_match_headers() {
+    use ifc::opcodes::Opcode;
+    use ifc::status::CmdStatus;
+    let path = header_path();
+    let ifc_h = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let dev_h = std::fs::read_to_string(path.with_file_name("device.h")).expect("device.h next to mlx5_ifc.h");
+    let ops = enum_values(&ifc_h, "MLX5_CMD_OP_");
+    assert!(ops.len() > 100);
+    for op in Opcode::ALL {
+        let name = op.name().trim_start_matches('_');
+        assert_eq!(ops.get(name), Some(&u64::from(*op as u16)), "MLX5_CMD_OP_{name}");
+    }
+    let st = enum_values(&dev_h, "MLX5_CMD_STAT_");
+    for s in CmdStatus::ALL {
+        assert_eq!(st.get(s.name()), Some(&u64::from(*s as u8)), "MLX5_CMD_STAT_{}", s.name());
+    }
+    let ev = enum_values(&dev_h, "MLX5_EVENT_TYPE_");
+    use ifc::eqe::event_type as e;
+    for (name, v) in [("COMP", e::COMP), ("CMD", e::CMD), ("PAGE_REQUEST", e::PAGE_REQUEST), ("PORT_CHANGE", e::PORT_CHANGE),
+        ("CQ_ERROR", e::CQ_ERROR), ("INTERNAL_ERROR", e::INTERNAL_ERROR), ("PAGE_FAULT", e::PAGE_FAULT),
+        ("NIC_VPORT_CHANGE", e::NIC_VPORT_CHANGE), ("GENERAL_EVENT", e::GENERAL_EVENT), ("WQ_CATAS_ERROR", e::WQ_CATAS_ERROR)] {
+        assert_eq!(ev.get(name), Some(&u64::from(v)), "MLX5_EVENT_TYPE_{name}");
+    }
+}
