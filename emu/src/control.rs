@@ -21,9 +21,9 @@
 
 use crate::device::Device;
 use crate::fw::inject::Action;
-use crate::ifc::opcodes::{opcode_name, Opcode};
+use crate::ifc::opcodes::Opcode;
 use crate::ifc::status::{CmdStatus, DeliveryStatus};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixListener;
 use std::sync::Arc;
@@ -82,88 +82,8 @@ impl From<DeliveryStatus> for u8 {
     }
 }
 
-/// The `stats` reply.
-pub fn stats(dev: &Device) -> Value {
-    let fw = dev.fw();
-    let mut commands = Map::new();
-    let mut total = 0u64;
-    for (op, by_status) in &fw.stats.commands {
-        let mut m = Map::new();
-        for (st, n) in by_status {
-            let key = CmdStatus::from_raw(*st).map_or(format!("{st:#x}"), |s| s.name().to_string());
-            m.insert(key, json!(n));
-            total += n;
-        }
-        let name = opcode_name(*op);
-        let key = if name == "UNKNOWN" { format!("{op:#x}") } else { name.to_string() };
-        commands.insert(key, Value::Object(m));
-    }
-    let delivery: Map<String, Value> = fw
-        .stats
-        .delivery_errors
-        .iter()
-        .map(|(st, n)| {
-            (DeliveryStatus::from_raw(*st).map_or(format!("{st:#x}"), |s| s.name().to_string()), json!(n))
-        })
-        .collect();
-    let eqs: Vec<Value> = fw
-        .eqs
-        .eqs
-        .values()
-        .map(|e| {
-            json!({
-                "eqn": e.eqn, "log_size": e.log_size, "uar_page": e.uar_page, "intr": e.intr,
-                "mask": e.mask.iter().map(|m| format!("{m:#x}")).collect::<Vec<_>>(),
-                "producer": e.pi, "consumer": e.ci, "armed": e.armed,
-                "eqes": e.eqes, "lost": e.lost, "interrupts": e.interrupts,
-            })
-        })
-        .collect();
-    let irqs: Map<String, Value> =
-        fw.eqs.irqs_per_vector.iter().map(|(v, n)| (v.to_string(), json!(n))).collect();
-    let l = &fw.ledger;
-    let outstanding: Map<String, Value> = l.outstanding.iter().map(|(f, n)| (f.to_string(), json!(n))).collect();
-    json!({
-        "ok": true,
-        "function": {
-            "enabled": fw.func.enabled,
-            "initialized": fw.func.initialized,
-            "issi": fw.func.issi,
-            "fast_prepared": fw.func.fast_prepared,
-            "quiesced": fw.func.quiesced,
-            "driver_version": fw.func.driver_version,
-            "teardowns": {"graceful": fw.func.teardowns[0], "force": fw.func.teardowns[1], "prepare_fast": fw.func.teardowns[2]},
-        },
-        "pages": {
-            "held": l.held_total(),
-            "held_by_function": {"0": l.held(0)},
-            "given": l.given_total,
-            "taken": l.taken_total,
-            "rejected_gives": l.rejected_gives,
-            "rejected_takes": l.rejected_takes,
-            "alloc_fail_reports": l.alloc_fail_reports,
-            "outstanding_requests": outstanding,
-            "requests_refused": l.requests_refused,
-            "released_all": l.released_all,
-            "demand": {"boot": l.boot_demand, "init": l.init_demand, "regular": l.regular_demand, "runtime": l.runtime_demand},
-        },
-        "commands": commands,
-        "commands_total": total,
-        "delivery_errors": delivery,
-        "doorbells": fw.stats.doorbells,
-        "never_completed": fw.stats.never_completed,
-        "deferred": fw.deferred.len(),
-        "eqs": eqs,
-        "eqe_waiting": fw.eqs.waiting.len(),
-        "interrupts": irqs,
-        "uars": fw.uars.iter().collect::<Vec<_>>(),
-        "dma_errors": fw.stats.dma_errors,
-        "dma_regions": dev.mem.regions(),
-        "dma_maps_without_fd": dev.dma_maps_without_fd.load(std::sync::atomic::Ordering::Relaxed),
-        "violations": fw.stats.violations,
-        "recent_violations": fw.stats.recent_violations.iter().collect::<Vec<_>>(),
-    })
-}
+/// The `stats` reply (see [`crate::report`]).
+pub use crate::report::stats;
 
 fn inject(dev: &Device, req: &Value) -> Value {
     let opcode = match opcode_of(req.get("opcode").unwrap_or(&json!("all"))) {

@@ -17,4 +17,5 @@ pub mod irq;
 pub mod mem;
 pub mod pci_config;
 pub mod regs;
+pub mod report;
 pub mod vfio;
