@@ -10,8 +10,9 @@
 //! - `{"cmd":"clear_injections"}`
 //! - `{"cmd":"health","syndrome":N,"ext_syndrome":N,"rfr":B,"severity":N}`: FW fatal
 //!   error (health counter stops).
-//! - `{"cmd":"stop_health_counter"}`
-//! - `{"cmd":"surprise_removal","enable":B}`: BAR reads return all ones.
+//! - `{"cmd":"stop_health_counter"}`, `{"cmd":"clear_health"}`
+//! - `{"cmd":"surprise_removal","enable":B}`: BAR reads return all ones, BAR writes
+//!   (doorbells included) are dropped.
 //! - `{"cmd":"page_request","num_pages":N,"release_all":B}`
 //! - `{"cmd":"set_pages","boot":N,"init":N,"regular":N}`
 //! - `{"cmd":"eqe","eqn":N,"type":T,"sub_type":S,"data":"<hex, up to 28 bytes>","count":N}`:
@@ -165,6 +166,10 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             let rfr = req.get("rfr").and_then(Value::as_bool).unwrap_or(false);
             let sev = req.get("severity").and_then(num).unwrap_or(2) as u8;
             dev.regs().set_fatal(synd, ext, rfr, sev);
+            json!({"ok": true})
+        }
+        "clear_health" => {
+            dev.regs().clear_health();
             json!({"ok": true})
         }
         "stop_health_counter" => {

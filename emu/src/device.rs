@@ -116,6 +116,10 @@ impl Device {
             self.fw().stats.violation(format!("BAR0 write beyond the BAR at {off:#x}"));
             return;
         }
+        if self.regs().all_ones {
+            // Surprise removal: the device is gone, writes go nowhere.
+            return;
+        }
         let off = off as usize;
         if off < is::MAPPED_SIZE {
             // Merge into aligned dwords.

@@ -99,6 +99,12 @@ impl Regs {
         self.stop_health_counter();
     }
 
+    /// Clears the health buffer and restarts the health counter.
+    pub fn clear_health(&mut self) {
+        self.health_frozen = None;
+        self.reset_health();
+    }
+
     /// Freezes the health counter at its current value.
     pub fn stop_health_counter(&mut self) {
         if self.health_frozen.is_none() {

@@ -42,6 +42,9 @@ fn health_surprise_removal_and_pages() {
     assert_eq!(h.read32(is::HEALTH_COUNTER) >> 24, 8);
     assert_eq!(req(&h, json!({"cmd":"surprise_removal","enable":true}))["ok"], true);
     assert_eq!(h.read32(is::FW_REV), u32::MAX);
+    h.write32(is::CMD_DBELL, 1);
+    h.dev.step();
+    assert_eq!(h.dev.fw().stats.doorbells, 0, "doorbell dropped while removed");
     assert_eq!(req(&h, json!({"cmd":"surprise_removal","enable":false}))["ok"], true);
     assert_ne!(h.read32(is::FW_REV), u32::MAX);
     // No EQ yet: a page request cannot be delivered.
@@ -52,6 +55,8 @@ fn health_surprise_removal_and_pages() {
     assert_eq!(s["pages"]["demand"]["boot"], 3);
     assert_eq!(req(&h, json!({"cmd":"bogus"}))["ok"], false);
     assert_eq!(req(&h, json!({"cmd":"stop_health_counter"}))["ok"], true);
+    assert_eq!(req(&h, json!({"cmd":"clear_health"}))["ok"], true);
+    assert_eq!(h.read32(is::HEALTH_COUNTER) >> 24, 0);
 }
 
 #[test]
