@@ -17,6 +17,8 @@
 //! - `{"cmd":"set_pages","boot":N,"init":N,"regular":N}`
 //! - `{"cmd":"eqe","eqn":N,"type":T,"sub_type":S,"data":"<hex, up to 28 bytes>","count":N}`:
 //!   writes raw (possibly malformed) EQEs into an EQ, e.g. to force an overrun.
+//! - `{"cmd":"jitter","max_us":N}`: every command completes after a random delay
+//!   below N µs, so independent commands complete out of order (0 = off).
 //! - `{"cmd":"link","up":B}`: physical link of port 1; posts a port-change event.
 //! - `{"cmd":"reset"}`
 
@@ -211,6 +213,10 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             json!({"ok": true})
         }
         "eqe" => raw_eqe(dev, req),
+        "jitter" => {
+            dev.fw().jitter_us = req.get("max_us").and_then(num).unwrap_or(0);
+            json!({"ok": true})
+        }
         "link" => {
             let up = req.get("up").and_then(Value::as_bool).unwrap_or(true);
             let msix_ok = dev.pci.lock().unwrap_or_else(|e| e.into_inner()).msix_deliverable();

@@ -97,6 +97,10 @@ pub struct Firmware {
     pub port_admin_up: bool,
     /// Physical link up (control socket).
     pub port_link_up: bool,
+    /// Random extra completion latency bound (µs), 0 = complete at once. Makes
+    /// independent commands complete out of order, as on real firmware.
+    pub jitter_us: u64,
+    rng: u64,
 }
 
 /// First UAR index handed out (lower BAR0 pages hold the init segment and MSI-X).
@@ -120,7 +124,19 @@ impl Firmware {
             busy_slots: 0,
             port_admin_up: true,
             port_link_up: true,
+            jitter_us: 0,
+            rng: 0x9e37_79b9_7f4a_7c15,
         }
+    }
+
+    fn next_random(&mut self) -> u64 {
+        // xorshift64: cheap, deterministic per run.
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        x
     }
 
     /// Function-level reset: forget everything the driver set up (stats are kept).
@@ -207,17 +223,20 @@ impl Firmware {
             }
             other => {
                 match other {
-                    Some(inject::Action::Delay(ms)) => delay = Some(ms),
+                    Some(inject::Action::Delay(ms)) => delay = Some(std::time::Duration::from_millis(ms)),
                     Some(inject::Action::BadOutputSignature) => corrupt = true,
                     _ => {}
                 }
                 self.execute(env, &f.input, f.outlen)
             }
         };
-        if let Some(ms) = delay {
+        if delay.is_none() && self.jitter_us > 0 {
+            delay = Some(std::time::Duration::from_micros(self.next_random() % self.jitter_us));
+        }
+        if let Some(d) = delay {
             self.busy_slots |= 1 << slot;
             self.deferred.push(Deferred {
-                due: Instant::now() + std::time::Duration::from_millis(ms),
+                due: Instant::now() + d,
                 fetched: f,
                 output,
                 corrupt,
