@@ -21,6 +21,8 @@ pub struct EmuConfig {
     pub cmd_q_init_to: u32,
     /// Internal timer frequency in kHz (also cap `device_frequency_khz`).
     pub device_frequency_khz: u32,
+    /// Random completion latency bound in µs (0 = none).
+    pub jitter_us: u64,
 }
 
 impl Default for EmuConfig {
@@ -36,6 +38,7 @@ impl Default for EmuConfig {
             cmd_exec_to: crate::ifc::init_seg::encode_timeout(1, 60),
             cmd_q_init_to: crate::ifc::init_seg::encode_timeout(1, 2),
             device_frequency_khz: 156_250,
+            jitter_us: 0,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! ```text
 //! mlx5-emu --socket PATH [--control PATH] [--boot-delay-ms N]
 //!          [--boot-pages N] [--init-pages N] [--regular-pages N] [--fw-rev A.B.C]
+//!          [--jitter-us N]
 //! mlx5-emu ctl --control PATH '<json request>'
 //! ```
 //! Prints `mlx5-emu: listening on PATH` to stderr when ready and exits 0 when the
@@ -34,7 +35,7 @@ impl log::Log for StderrLog {
 fn usage() -> ExitCode {
     eprintln!(
         "usage: mlx5-emu --socket PATH [--control PATH] [--boot-delay-ms N] [--boot-pages N] \
-         [--init-pages N] [--regular-pages N] [--fw-rev A.B.C]\n       mlx5-emu ctl --control PATH '<json>'"
+         [--init-pages N] [--regular-pages N] [--fw-rev A.B.C] [--jitter-us N]\n       mlx5-emu ctl --control PATH '<json>'"
     );
     ExitCode::from(2)
 }
@@ -62,7 +63,7 @@ fn main() -> ExitCode {
         match a.as_str() {
             "--socket" => socket = val().map(PathBuf::from),
             "--control" => control_path = val().map(PathBuf::from),
-            "--boot-delay-ms" | "--boot-pages" | "--init-pages" | "--regular-pages" => {
+            "--boot-delay-ms" | "--boot-pages" | "--init-pages" | "--regular-pages" | "--jitter-us" => {
                 let Some(n) = val().and_then(|v| v.parse::<u64>().ok()) else {
                     return usage();
                 };
@@ -70,6 +71,7 @@ fn main() -> ExitCode {
                     "--boot-delay-ms" => cfg.boot_delay_ms = n,
                     "--boot-pages" => cfg.boot_pages = n as u32,
                     "--init-pages" => cfg.init_pages = n as u32,
+                    "--jitter-us" => cfg.jitter_us = n,
                     _ => cfg.regular_pages = n as u32,
                 }
             }

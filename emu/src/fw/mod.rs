@@ -124,7 +124,7 @@ impl Firmware {
             busy_slots: 0,
             port_admin_up: true,
             port_link_up: true,
-            jitter_us: 0,
+            jitter_us: cfg.jitter_us,
             rng: 0x9e37_79b9_7f4a_7c15,
         }
     }
