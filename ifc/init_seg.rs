@@ -102,7 +102,7 @@ pub const fn decode_timeout_ms(raw: u32) -> Option<u64> {
 
 /// Health buffer offsets relative to [`HEALTH_BUFFER_OFF`].
 pub mod health {
-    /// assert_var[6].
+    /// `assert_var[6]`.
     pub const ASSERT_VAR: usize = 0x00;
     /// assert_exit_ptr.
     pub const ASSERT_EXIT_PTR: usize = 0x20;
