@@ -33,6 +33,7 @@ use crate::{
         commands::{self, gen_cap},
         timeout::Timeouts,
     },
+    debugfs::DebugFs,
     ffi,
     hca::{EnabledHca, InitializedHca},
     hw::Hw,
@@ -61,6 +62,7 @@ pub(crate) struct Mlx5Driver;
 pub(crate) struct Mlx5Device<'bound> {
     pdev: &'bound pci::Device,
     info: &'bound FunctionInfo,
+    _debugfs: DebugFs,
     _hca: InitializedHca,
     pages: Arc<FwPages>,
     _enabled_hca: EnabledHca,
@@ -175,7 +177,8 @@ impl<'bound> Mlx5Device<'bound> {
             pages.counts().held
         );
 
-        Ok(Self { pdev, info, _hca: hca, pages, _enabled_hca: enabled_hca, hw, _pci: pci_on })
+        let debugfs = DebugFs::new(dev.name(), hw.clone(), pages.clone())?;
+        Ok(Self { pdev, info, _debugfs: debugfs, _hca: hca, pages, _enabled_hca: enabled_hca, hw, _pci: pci_on })
     }
 
     /// QUERY_ISSI / SET_ISSI: ISSI 1 when offered, else stay at 0; anything else is

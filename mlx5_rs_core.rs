@@ -15,6 +15,7 @@
 //! - [`ffi`]: small documented wrappers over C the kernel crate does not offer.
 
 mod cmd;
+mod debugfs;
 mod device;
 mod eq;
 mod ffi;
@@ -26,6 +27,7 @@ mod ib;
 #[allow(dead_code, unreachable_pub, missing_docs)]
 mod ifc;
 mod init_seg;
+mod kfmt;
 mod pagealloc;
 mod pci_ids;
 

@@ -10,6 +10,12 @@
 
 // The pure files are shared with the host crate; the driver uses part of their API.
 #[allow(dead_code, unreachable_pub)]
+pub(crate) mod entry;
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod geometry;
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod latency;
+#[allow(dead_code, unreachable_pub)]
 pub(crate) mod mailbox;
 #[allow(dead_code, unreachable_pub)]
 pub(crate) mod signature;
@@ -28,3 +34,4 @@ pub(crate) mod token;
 pub(crate) mod commands;
 pub(crate) mod dma_blocks;
 pub(crate) mod queue;
+pub(crate) mod storm;

@@ -27,8 +27,9 @@ use kernel::{
 
 use super::{
     dma_blocks::DmaBlocks,
+    entry,
+    geometry::{addr_words, Geometry, QUEUE_BYTES},
     mailbox::{self, blocks_needed},
-    signature,
     slots::{SlotError, Slots},
     stats::{CmdStats, Outcome},
     status::{self, CmdError, ErrorKind},
@@ -37,15 +38,12 @@ use super::{
 };
 use crate::{
     ifc::{
-        cmd_layout::{entry_off, CMD_TYPE_PCI, ENTRY_SIZE, INLINE_LEN, MAX_SLOTS, OWN_HW},
+        cmd_layout::{entry_off, ENTRY_SIZE, INLINE_LEN, MAX_SLOTS, OWN_HW},
         init_seg as seg,
     },
     init_seg::Regs,
+    kfmt::Show,
 };
-
-/// Size of the queue page (the PRM requires it 4 KiB aligned; a coherent allocation
-/// of one page is page aligned).
-const QUEUE_BYTES: usize = 4096;
 
 /// Mailboxes of a command whose slot the device still owns.
 struct Parked {
@@ -78,34 +76,6 @@ pub(crate) struct CmdQueue {
     slot_freed: CondVar,
 }
 
-/// Geometry the device reports in `cmdq_addr_l_sz`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Geometry {
-    pub(crate) log_size: u8,
-    pub(crate) log_stride: u8,
-}
-
-impl Geometry {
-    /// Reads and validates the geometry: the entries must fit in one 4 KiB page, each
-    /// entry at least 64 bytes, at most 32 slots.
-    pub(crate) fn read(dev: &device::Device, is: &dyn Regs) -> Result<Self> {
-        let v = is.read(seg::CMDQ_ADDR_L_SZ)?;
-        let g = Self { log_size: ((v >> 4) & 0xf) as u8, log_stride: (v & 0xf) as u8 };
-        let nslots = 1usize << g.log_size;
-        let stride = 1usize << g.log_stride;
-        if stride < ENTRY_SIZE || nslots > MAX_SLOTS || nslots < 2 || nslots * stride > QUEUE_BYTES {
-            dev_err!(
-                dev,
-                "unsupported command queue geometry: {} slots x {} bytes (need >= 2 slots, <= 32, stride >= 64, fits 4 KiB)\n",
-                nslots,
-                stride
-            );
-            return Err(EINVAL);
-        }
-        Ok(g)
-    }
-}
-
 impl CmdQueue {
     /// Allocates the queue page and tells the device where it is: address high, then
     /// low with `nic_interface` = full driver (other bits as the PRM says: the low
@@ -115,24 +85,26 @@ impl CmdQueue {
         is: &dyn Regs,
         timeouts: Timeouts,
     ) -> Result<impl PinInit<Self, Error>> {
-        let g = Geometry::read(dev, is)?;
+        let g = Geometry::from_reg(is.read(seg::CMDQ_ADDR_L_SZ)?).map_err(|e| {
+            dev_err!(dev, "{}\n", Show(e));
+            EINVAL
+        })?;
         let slots = Slots::new(g.log_size).map_err(|_| EINVAL)?;
         let entries = Coherent::<u8>::zeroed_slice(dev, QUEUE_BYTES, GFP_KERNEL)?;
-        let addr: u64 = entries.dma_address();
-        if addr & 0xfff != 0 {
-            dev_err!(dev, "command queue at {:#x} is not 4 KiB aligned\n", addr);
-            return Err(EINVAL);
-        }
-        is.write(seg::CMDQ_ADDR_H, (addr >> 32) as u32)?;
-        // Low word: address bits 31:12; nic_interface (bits 10:8) = 0, full driver;
-        // size/stride (bits 7:0) are read-only and written as zero.
-        is.write(seg::CMDQ_ADDR_L_SZ, (addr as u32) & seg::CMDQ_ADDR_L_MASK)?;
+        let (hi, lo) = addr_words(entries.dma_address()).map_err(|e| {
+            dev_err!(dev, "{}\n", Show(e));
+            EINVAL
+        })?;
+        // High word first, then low: address bits 31:12, nic_interface (bits 10:8) = 0
+        // (full driver); size/stride (bits 7:0) are read-only and written as zero.
+        is.write(seg::CMDQ_ADDR_H, hi)?;
+        is.write(seg::CMDQ_ADDR_L_SZ, lo)?;
         let dev: ARef<device::Device> = dev.into();
         Ok(try_pin_init!(Self {
             dev,
             entries,
-            stride: 1usize << g.log_stride,
-            nslots: 1u8 << g.log_size,
+            stride: g.stride(),
+            nslots: g.nslots(),
             checksums: false,
             timeouts,
             state <- new_mutex!(QueueState {
@@ -235,7 +207,7 @@ impl CmdQueue {
         let (opcode, op_mod) = status::input_header(&hdr);
         let r = self.exec_inner(is, opcode, op_mod, input, output);
         if let Err(e) = &r {
-            dev_err!(self.dev, "command {}\n", e);
+            dev_err!(self.dev, "command {}\n", Show(e));
         }
         r
     }
@@ -253,15 +225,14 @@ impl CmdQueue {
             return Err(fail(ErrorKind::BadOutput));
         }
         let mut inb = DmaBlocks::new(&self.dev_bound(), blocks_needed(input.len()))
-            .map_err(|_| fail(ErrorKind::NoSlot))?;
+            .map_err(|_| fail(ErrorKind::NoMemory))?;
         let mut outb = DmaBlocks::new(&self.dev_bound(), blocks_needed(output.len()))
-            .map_err(|_| fail(ErrorKind::NoSlot))?;
+            .map_err(|_| fail(ErrorKind::NoMemory))?;
 
         let (slot, token) = self.take_slot(opcode, op_mod)?;
         let token = super::token::Token::new(token).ok_or(fail(ErrorKind::NoSlot))?;
         let start = Instant::<Monotonic>::now();
 
-        let mut entry = [0u8; ENTRY_SIZE];
         let mut inline_in = [0u8; INLINE_LEN];
         let prep = (|| {
             let ih = mailbox::write_input(&mut inline_in, &mut inb, input, token, self.checksums)?;
@@ -278,22 +249,13 @@ impl CmdQueue {
                 return Err(fail(ErrorKind::Mailbox(m)));
             }
         };
-        entry[entry_off::TYPE] = CMD_TYPE_PCI;
-        entry[entry_off::INLEN..entry_off::INLEN + 4].copy_from_slice(&ih.len.to_be_bytes());
-        entry[entry_off::IN_PTR..entry_off::IN_PTR + 8].copy_from_slice(&ih.ptr.to_be_bytes());
-        entry[entry_off::IN..entry_off::IN + INLINE_LEN].copy_from_slice(&inline_in);
-        entry[entry_off::OUT_PTR..entry_off::OUT_PTR + 8].copy_from_slice(&oh.ptr.to_be_bytes());
-        entry[entry_off::OUTLEN..entry_off::OUTLEN + 4].copy_from_slice(&oh.len.to_be_bytes());
-        entry[entry_off::TOKEN] = token.get();
-        entry[entry_off::STATUS_OWN] = OWN_HW;
-        if self.checksums {
-            signature::seal_entry(&mut entry);
-        }
-        self.write_entry(slot, &entry);
+        // Type 7, lengths, pointers, token, ownership to the device, signed.
+        self.write_entry(slot, &entry::build(token, &inline_in, &ih, &oh));
 
         // Entry and mailboxes must be visible to the device before the doorbell.
         mb(Write);
-        if is.write(seg::CMD_DBELL, 1u32 << slot).is_err() {
+        let bell = entry::doorbell(slot).ok_or(fail(ErrorKind::NoSlot))?;
+        if is.write(seg::CMD_DBELL, bell).is_err() {
             self.release(slot, opcode, start, Outcome::Error, None);
             return Err(fail(ErrorKind::DeviceDead));
         }
@@ -325,10 +287,9 @@ impl CmdQueue {
         }
         // Read the output only after ownership returned.
         dma_mb(Read);
-        let done = self.read_entry(slot);
-        let mut out_inline = [0u8; INLINE_LEN];
-        out_inline.copy_from_slice(&done[entry_off::OUT..entry_off::OUT + INLINE_LEN]);
-        let mut r = status::decode(opcode, op_mod, done[entry_off::STATUS_OWN], &out_inline);
+        let done = entry::completion(&self.read_entry(slot));
+        let out_inline = done.out;
+        let mut r = status::decode(opcode, op_mod, done.status_own, &out_inline);
         if r.is_ok() {
             if let Err(m) = mailbox::read_output(&out_inline, &outb, output.len(), token, self.checksums, output) {
                 r = Err(fail(ErrorKind::Mailbox(m)));
@@ -362,14 +323,6 @@ impl CmdQueue {
     #[allow(dead_code)]
     pub(crate) fn stats(&self) -> CmdStats {
         self.state.lock().stats.clone()
-    }
-}
-
-/// Lets kernel log macros print a [`CmdError`] (its text is defined in the pure
-/// `status` module with `core::fmt`).
-impl kernel::fmt::Display for CmdError {
-    fn fmt(&self, f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
-        core::fmt::Display::fmt(self, f)
     }
 }
 

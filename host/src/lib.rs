@@ -24,6 +24,7 @@ pub mod ifc;
 pub mod cmd {
     pub mod entry;
     pub mod geometry;
+    pub mod latency;
     pub mod mailbox;
     pub mod signature;
     pub mod slots;

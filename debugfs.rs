@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! debugfs files of one function, under `/sys/kernel/debug/mlx5_rs-<pci address>/`:
+//!
+//! | file | what |
+//! |---|---|
+//! | `cmd_stats` | per opcode: count, errors, timeouts, mean and max latency |
+//! | `pages` | firmware pages held, given, reclaimed; unknown returns |
+//! | `nop_storm` | write `<nops> <callers>` to run a NOP storm; read the last result |
+
+use kernel::{
+    debugfs::{Dir, Scope},
+    fmt,
+    prelude::*,
+    str::CString,
+    sync::{new_mutex, Arc, Mutex},
+    uaccess::UserSliceReader,
+};
+
+use crate::{
+    cmd::storm::{self, StormResult},
+    hw::Hw,
+    pagealloc::fw_pages::FwPages,
+};
+
+/// What the files read and drive.
+#[pin_data]
+pub(crate) struct DebugData {
+    hw: Arc<Hw>,
+    pages: Arc<FwPages>,
+    #[pin]
+    storm: Mutex<Option<Result<StormResult>>>,
+}
+
+/// The debugfs directory of one function; removed on drop.
+pub(crate) struct DebugFs {
+    _root: Dir,
+    _scope: Pin<KBox<Scope<DebugData>>>,
+}
+
+impl DebugFs {
+    /// Creates `mlx5_rs-<name>/` with the files above.
+    pub(crate) fn new(name: &CStr, hw: Arc<Hw>, pages: Arc<FwPages>) -> Result<Self> {
+        let root = Dir::new(c"mlx5_rs");
+        let dirname = CString::try_from_fmt(fmt!("{}", name))?;
+        let data = pin_init!(DebugData { hw, pages, storm <- new_mutex!(None) });
+        let scope = KBox::pin_init(
+            root.scope(data, &dirname, |d, dir| {
+                dir.read_callback_file(c"cmd_stats", &d.hw, &show_cmd_stats);
+                dir.read_callback_file(c"pages", &d.pages, &show_pages);
+                dir.read_write_callback_file(c"nop_storm", d, &show_storm, &run_storm);
+            }),
+            GFP_KERNEL,
+        )?;
+        Ok(Self { _root: root, _scope: scope })
+    }
+}
+
+fn show_cmd_stats(hw: &Arc<Hw>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    writeln!(f, "{:<24} {:>10} {:>8} {:>8} {:>12} {:>12}", "opcode", "count", "errors", "timeouts", "mean_ns", "max_ns")?;
+    for (op, s) in hw.cmd().stats().used() {
+        writeln!(f, "{:<24} {:>10} {:>8} {:>8} {:>12} {:>12}", op.name(), s.count, s.errors, s.timeouts, s.mean_ns(), s.max_ns)?;
+    }
+    Ok(())
+}
+
+fn show_pages(p: &Arc<FwPages>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let c = p.counts();
+    writeln!(f, "held {}\ngiven {}\nreclaimed {}\nunknown_returns {}", c.held, c.given, c.reclaimed, c.unknown_returns)
+}
+
+fn show_storm(d: &DebugData, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match &*d.storm.lock() {
+        None => writeln!(f, "idle"),
+        Some(Err(e)) => writeln!(f, "error {:?}", e),
+        Some(Ok(r)) => writeln!(
+            f,
+            "nops {} callers {} errors {} elapsed_ns {} ops_per_sec {} p50_ns {} p99_ns {} max_ns {} mean_ns {}",
+            r.latency.count,
+            r.callers,
+            r.errors,
+            r.elapsed_ns,
+            r.ops_per_sec(),
+            r.latency.p50_ns,
+            r.latency.p99_ns,
+            r.latency.max_ns,
+            r.latency.mean_ns
+        ),
+    }
+}
+
+/// Parses `<nops> <callers>` (user input: anything else is `EINVAL`).
+fn parse_storm(text: &[u8]) -> Result<(u32, u32)> {
+    let s = core::str::from_utf8(text).map_err(|_| EINVAL)?;
+    let mut it = s.split_ascii_whitespace();
+    let nops = it.next().ok_or(EINVAL)?.parse::<u32>().map_err(|_| EINVAL)?;
+    let callers = it.next().unwrap_or("1").parse::<u32>().map_err(|_| EINVAL)?;
+    if it.next().is_some() {
+        return Err(EINVAL);
+    }
+    Ok((nops, callers))
+}
+
+fn run_storm(d: &DebugData, r: &mut UserSliceReader) -> Result {
+    let mut buf = [0u8; 64];
+    let n = r.len().min(buf.len());
+    r.read_slice(&mut buf[..n])?;
+    let (nops, callers) = parse_storm(&buf[..n])?;
+    let res = storm::run(&d.hw, nops, callers);
+    let ret = res.as_ref().map(|_| ()).map_err(|e| *e);
+    *d.storm.lock() = Some(res);
+    ret
+}
