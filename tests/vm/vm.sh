@@ -97,7 +97,9 @@ if [ "$NO_EMU" = 0 ]; then
 	EMU_PID=$!
 	for _ in $(seq 100); do [ -S "$RUNDIR/emu.sock" ] && [ -S "$RUNDIR/ctl.sock" ] && break; sleep 0.1; done
 	[ -S "$RUNDIR/emu.sock" ] || { cat "$RUNDIR/emu.log" >&2; die "emulator did not start within 10 s"; }
-	DEV_ARGS=(-device "'{\"driver\":\"vfio-user-pci\",\"socket\":{\"type\":\"unix\",\"path\":\"$RUNDIR/emu.sock\"}}'"
+	# Behind a PCIe root port, so the function has a real link (upstream reads its speed).
+	DEV_ARGS=(-device pcie-root-port,id=rp0,chassis=1
+		-device "'{\"driver\":\"vfio-user-pci\",\"bus\":\"rp0\",\"socket\":{\"type\":\"unix\",\"path\":\"$RUNDIR/emu.sock\"}}'"
 		-device virtio-serial-pci
 		-chardev "socket,id=emuctl,path=$RUNDIR/ctl.sock"
 		-device "virtserialport,chardev=emuctl,name=mlx5emu.ctl")
