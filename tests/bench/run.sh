@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# `make bench`: mlx5_rs next to upstream mlx5_core on the emulated ConnectX.
+#
+# Builds the module (tests/vm/module.sh, set-up included), then boots two VMs, one at a
+# time (tests/vm/vm.sh; the emulator is built by vm.sh):
+#   1. default emulator: probe-to-ready over unbind/bind cycles and NOP storms of
+#      mlx5_rs, then probe-to-ready of upstream mlx5_core   (tests/bench/guest-bench.sh)
+#   2. emulator with --init-pages 262144 (1 GiB held by the firmware): unload/reclaim
+#      time of each driver                                     (tests/bench/guest-reclaim.sh)
+# The guests print "BENCH <key> <value>" lines on the console; this script collects
+# them and prints a table, also written to $MLX5RS_CACHE/bench/last.md (default cache
+# ~/.cache/mlx5-rs). A figure that could not be measured is printed as such.
+#
+# Environment: MLX5RS_BENCH_REPS (bind cycles, default 5), MLX5RS_BENCH_NOPS1 (NOPs with
+# 1 caller, default 5000), MLX5RS_BENCH_NOPS32 (with 32 callers, default 20000),
+# MLX5RS_BENCH_PAGES (pages held for the reclaim run, default 262144).
+set -eu
+. "$(dirname "$0")/../vm/lib.sh"
+
+PAGES=${MLX5RS_BENCH_PAGES:-262144}
+OUT=$CACHE/bench
+mkdir -p "$OUT"
+T_START=$(date +%s)
+DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
+
+# ---- build -----------------------------------------------------------------------
+# Others edit the driver concurrently: one retry a minute later on a failed build.
+if ! "$REPO/tests/vm/module.sh"; then
+	log "module build failed; retrying in 60 s"
+	sleep 60
+	"$REPO/tests/vm/module.sh" || die "module build failed twice"
+fi
+(cd "$REPO" && cargo build -q --release -p mlx5-emu) || die "building the emulator failed"
+# vm.sh builds the emulator too; we built it already, so it need not (nor rebuild mid-run).
+export MLX5RS_EMU_BIN=$REPO/target/release/mlx5-emu
+COMMIT=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo "?")
+git -C "$REPO" diff --quiet HEAD -- 2>/dev/null || COMMIT="$COMMIT + uncommitted changes"
+
+# ---- VMs -------------------------------------------------------------------------
+# run_vm NAME TIMEOUT GUEST-SCRIPT [vm.sh args...]: console in $OUT/NAME.console.log,
+# vm.sh output (judge verdict) in $OUT/NAME.vm.log. A failed judge does not stop the
+# benchmark: the verdict is reported with the table.
+declare -A VERDICT
+run_vm() {
+	local name=$1 tmo=$2 script=$3; shift 3
+	local t0=$(date +%s) rc=0
+	log "VM '$name': $script $* (timeout ${tmo} s; console: $OUT/$name.console.log)"
+	"$REPO/tests/vm/vm.sh" --run "$script" --timeout "$tmo" --log "$OUT/$name.console.log" "$@" \
+		>"$OUT/$name.vm.log" 2>&1 || rc=$?
+	VERDICT[$name]="$(grep -a -o 'vm: [0-9]* passed, [0-9]* failed' "$OUT/$name.vm.log" | tail -n1 || true), exit $rc, $(($(date +%s) - t0)) s"
+	grep -a -q 'BENCH-DONE' "$OUT/$name.console.log" || VERDICT[$name]="${VERDICT[$name]}, GUEST DID NOT FINISH"
+	log "VM '$name' done: ${VERDICT[$name]}"
+}
+run_vm probe-nop 420 tests/bench/guest-bench.sh
+run_vm reclaim 420 tests/bench/guest-reclaim.sh --emu-arg --init-pages --emu-arg "$PAGES"
+
+ACCEL=$(grep -a -h -o 'booting ([a-z]*)' "$OUT/probe-nop.vm.log" | head -n1 | sed 's/booting (\(.*\))/\1/' | tr a-z A-Z)
+[ -n "$ACCEL" ] || ACCEL="?"
+
+# ---- figures ---------------------------------------------------------------------
+declare -A V
+while read -r _ k v; do
+	V[$k]="${V[$k]:+${V[$k]} }$v"
+done < <(cat "$OUT/probe-nop.console.log" "$OUT/reclaim.console.log" 2>/dev/null |
+	tr -d '\r' | grep -a -E '^BENCH [a-z0-9._]+ [0-9.?-]+$' || true)
+
+NA="not measured"
+# get KEY: the (single) value of KEY, or empty.
+get() { echo "${V[$1]:-}" | awk '{ print $1 }'; }
+# median KEY: median of all values of KEY (mean of the middle two if even).
+median() {
+	[ -n "${V[$1]:-}" ] || return 0
+	tr ' ' '\n' <<<"${V[$1]}" | sort -g | awk '{ a[NR] = $1 } END {
+		if (NR % 2) printf "%.1f", a[(NR + 1) / 2]; else printf "%.1f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+count() { [ -n "${V[$1]:-}" ] && wc -w <<<"${V[$1]}" || echo 0; }
+range() {
+	[ -n "${V[$1]:-}" ] || return 0
+	tr ' ' '\n' <<<"${V[$1]}" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.1f … %.1f", lo, hi }'
+}
+# fmt VALUE [AWK-FORMAT [DIVISOR]]: formatted, or "not measured" when empty.
+fmt() {
+	[ -n "$1" ] || { echo "$NA"; return; }
+	awk -v x="$1" -v f="${2:-%s}" -v d="${3:-1}" 'BEGIN { printf f, x / d }'
+}
+nz() { [ -n "$1" ] && echo "$1" || echo "$NA"; }
+
+NOUP="n/a (no such path upstream)"
+rows=()
+row() { rows+=("| $1 | $2 | $3 | $4 |"); }
+
+n_rs=$(count rs.probe_ms) n_up=$(count up.probe_ms)
+row "probe-to-ready, median of bind cycles (rs: first probe line → \"ready\" line; upstream: \"firmware version\" → bind returned)" \
+	"$(nz "$(median rs.probe_ms)") (n=$n_rs)" "$(nz "$(median up.probe_ms)") (n=$n_up)" ms
+row "probe-to-ready, min … max" "$(nz "$(range rs.probe_ms)")" "$(nz "$(range up.probe_ms)")" ms
+row "probe: first probe line → last probe log line, median" "$(nz "$(median rs.probe_ms)")" "$(nz "$(median up.probe_ms_lastlog)")" ms
+row "probe: first probe line → bind write returned, median" "$(nz "$(median rs.probe_ms_ret)")" "$(nz "$(median up.probe_ms)")" ms
+row "bind write wall time (date before/after), median" "$(nz "$(median rs.bind_wall_ms)")" "$(nz "$(median up.bind_wall_ms)")" ms
+row "first load: insmod / modprobe wall time (upstream: + dependency modules)" "$(fmt "$(get rs.load_wall_ms)" %.1f)" "$(fmt "$(get up.load_wall_ms)" %.1f)" ms
+for c in 1 32; do
+	row "NOP latency p50, $c caller(s)" "$(fmt "$(get rs.nop$c.p50_ns)" %.1f 1000)" "$NOUP" µs
+	row "NOP latency p99, $c caller(s)" "$(fmt "$(get rs.nop$c.p99_ns)" %.1f 1000)" "$NOUP" µs
+	row "NOP latency max, $c caller(s)" "$(fmt "$(get rs.nop$c.max_ns)" %.1f 1000)" "$NOUP" µs
+	row "NOP throughput, $c caller(s) ($(nz "$(get rs.nop$c.nops)") NOPs, $(nz "$(get rs.nop$c.errors)") errors)" \
+		"$(fmt "$(get rs.nop$c.ops_per_sec)" %d)" "$NOUP" ops/s
+done
+held_note() { # VALUE → VALUE, flagged when below the pages asked for
+	[ -n "$1" ] || { echo "$NA"; return; }
+	case "$1" in *[!0-9]*) echo "$1 (unreadable)"; return ;; esac
+	[ "$1" -ge "$PAGES" ] && echo "$1" || echo "$1 (< $PAGES: reclaim figure not comparable)"
+}
+row "pages held by the firmware before unload (init demand $PAGES)" "$(held_note "$(get rs.held_before_unload)")" "$(held_note "$(get up.held_before_unload)")" pages
+row "reclaim time, driver's own log (\"reclaimed N firmware pages in T ms\")" \
+	"$(fmt "$(get rs.reclaim_log_ms)" %d)$( [ -n "$(get rs.reclaimed_pages)" ] && echo " ($(get rs.reclaimed_pages) pages)")" "n/a (upstream logs no reclaim time)" ms
+row "rmmod wall time with the pages held (includes teardown)" "$(fmt "$(get rs.rmmod_wall_ms)" %.1f)" "$(fmt "$(get up.rmmod_wall_ms)" %.1f)" ms
+row "pages still held after unload (emulator ledger)" "$(nz "$(get rs.held_after_unload)")" "$(nz "$(get up.held_after_unload)")" pages
+row "load with $PAGES pages demanded: insmod / modprobe wall time" "$(fmt "$(get rs.big_load_wall_ms)" %.1f)" "$(fmt "$(get up.big_load_wall_ms)" %.1f)" ms
+
+TOTAL=$(($(date +%s) - T_START))
+{
+	echo "# mlx5_rs vs upstream mlx5_core on the emulated ConnectX ($DATE)"
+	echo
+	echo "| metric | mlx5_rs | upstream mlx5_core | unit |"
+	echo "|---|---|---|---|"
+	printf '%s\n' "${rows[@]}"
+	echo
+	echo "Conditions: $ACCEL, 2 vCPUs, 2 GiB guest RAM, host $(nproc) CPUs shared (load average $(cut -d' ' -f1-3 /proc/loadavg) at the end);"
+	echo "guest kernel $(grep -a -h -o 'kernel [0-9][^ ,]*' "$OUT/probe-nop.console.log" | head -n1 | sed 's/kernel //' || true) with lockdep, kmemleak, DMA-API debug (tests/kernel/mlx5-rs.config);"
+	echo "emulator mlx5-emu (default page demands for run 1; --init-pages $PAGES for run 2); mlx5_rs at $COMMIT; date $DATE; make bench took ${TOTAL} s."
+	echo "VM runs: probe-nop: ${VERDICT[probe-nop]}; reclaim: ${VERDICT[reclaim]} (judge verdicts; consoles in $OUT/)."
+	notes=$(cat "$OUT/probe-nop.console.log" "$OUT/reclaim.console.log" 2>/dev/null | tr -d '\r' | grep -a '^BENCH-NOTE ' | sed 's/^BENCH-NOTE /- /' || true)
+	[ -n "$notes" ] && { echo; echo "Guest notes:"; echo "$notes"; }
+	errs=$(cat "$OUT/probe-nop.console.log" "$OUT/reclaim.console.log" 2>/dev/null | tr -d '\r' |
+		sed -n '/^---- mlx5_core kernel log (errors\/warnings) ----$/,/^-----*$/p' | grep -a '^\[' | sort -u | sed 's/^/    /' || true)
+	[ -n "$errs" ] && { echo; echo "Upstream mlx5_core errors/warnings in dmesg:"; echo "$errs"; }
+	true
+} >"$OUT/last.md"
+echo
+cat "$OUT/last.md"
+echo
+log "table written to $OUT/last.md"
