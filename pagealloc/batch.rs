@@ -87,6 +87,21 @@ impl Iterator for GiveBatches {
     }
 }
 
+/// Share of the memory available to the system that a single supply may take, as a
+/// divisor: a request needing more than `available - available / SUPPLY_RESERVE_DIV`
+/// host pages is refused up front instead of driving the host into reclaim.
+pub const SUPPLY_RESERVE_DIV: u64 = 8;
+
+/// Whether a supply of `fw_pages` firmware pages, carved `chunks` to a host page
+/// (`PAGE_SIZE / 4 KiB`), fits in `available` host pages while leaving the system
+/// `available / SUPPLY_RESERVE_DIV` of them. The allocation itself may still fail
+/// (the estimate is only an estimate); that is handled as an allocation failure too.
+pub fn supply_fits(fw_pages: u64, chunks: u32, available: u64) -> bool {
+    let chunks = u64::from(chunks.max(1));
+    let host_pages = fw_pages.div_ceil(chunks);
+    host_pages <= available - available / SUPPLY_RESERVE_DIV
+}
+
 /// What a page-request event (or QUERY_PAGES) asks of the driver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PageRequest {
@@ -172,6 +187,24 @@ mod tests {
         assert_eq!(GiveBatches::new(65, 0).collect::<Vec<_>>(), [64, 1]);
         let total: u32 = GiveBatches::new(262_144, 8).sum();
         assert_eq!(total, 262_144);
+    }
+
+    #[test]
+    fn supply_fits_leaves_a_reserve() {
+        // 2 GiB guest with ~1.8 GiB available: 4 KiB host pages.
+        let avail = 460_000u64;
+        assert!(supply_fits(1088, 1, avail));
+        assert!(supply_fits(avail - avail / 8, 1, avail));
+        assert!(!supply_fits(avail - avail / 8 + 1, 1, avail));
+        // More than the RAM of the machine.
+        assert!(!supply_fits(1_048_576, 1, avail));
+        // 64 KiB host pages carry 16 firmware pages each; partial host pages round up.
+        assert!(supply_fits(16 * 7, 16, 8));
+        assert!(!supply_fits(16 * 7 + 1, 16, 8));
+        // chunks 0 is treated as 1; nothing available fits only an empty supply.
+        assert!(supply_fits(3, 0, 4));
+        assert!(supply_fits(0, 1, 0));
+        assert!(!supply_fits(1, 1, 0));
     }
 
     #[test]

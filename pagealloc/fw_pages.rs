@@ -1,44 +1,62 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The ledger of pages given to the firmware, and their supply and reclaim.
+//! Supply and reclaim of the pages given to the firmware: the kernel shell around the
+//! pure [`Ledger`], [`GiveBatches`] and [`Reclaim`].
 //!
-//! Every page handed to the device with MANAGE_PAGES is recorded by DMA address. A page
-//! is freed only when the device gave it back (MANAGE_PAGES take) or confirmed that it
-//! stopped DMA; everything else is deliberately leaked: [`FwPage`] does not free on drop.
-//! Firmware pages are 4 KiB; on x86_64 that is the kernel page size, so each firmware
-//! page is one coherent allocation without a kernel mapping (the CPU never touches it).
-
-use core::mem::ManuallyDrop;
+//! Every page handed to the device with MANAGE_PAGES is recorded in the ledger (over
+//! the [`FwStore`] RBTree) *before* the command is posted. A page is freed only when
+//! the ledger reports its host page free after the device gave it back (MANAGE_PAGES
+//! take) or refused it; everything else is deliberately leaked: [`FwMem`] does not free
+//! on drop.
+//!
+//! Firmware pages are allocated with flags that fail instead of waiting for or invoking
+//! the OOM killer, and a supply larger than what the system has available is refused up
+//! front ([`supply_fits`]). Either way the device is told (MANAGE_PAGES allocation
+//! failure) and the caller gets `ENOMEM`; pages given before stay recorded and are
+//! reclaimed when the owner unwinds.
 
 use kernel::{
+    alloc::Flags,
+    bindings,
     device::{self, Bound},
-    dma::CoherentHandle,
+    dma::{attrs::DMA_ATTR_NO_WARN, CoherentHandle},
+    page::PAGE_SIZE,
     prelude::*,
-    rbtree::{RBTree, RBTreeNodeReservation},
-    sync::{new_mutex, Arc, Mutex},
-    time::{Delta, Instant, Monotonic},
-    sync::aref::ARef,
+    sync::{aref::ARef, new_mutex, Arc, Mutex},
+    time::{delay::fsleep, Delta, Instant, Monotonic},
 };
 
+use super::{
+    batch::{supply_fits, GiveBatches},
+    ledger::{FuncKey, Ledger, LedgerError, Released, FW_PAGE_SIZE},
+    reclaim::{Reclaim, Step},
+    store::{FwMem, FwStore, HostMem},
+};
 use crate::{cmd::commands, hw::Hw};
 
-/// Firmware page size.
-pub(crate) const FW_PAGE: usize = 4096;
-/// Addresses per MANAGE_PAGES give: 64 mailbox blocks of 512 bytes, full.
-const GIVE_BATCH: usize = 64 * 512 / 8;
-/// Addresses asked for per MANAGE_PAGES take; real firmware returns at most 50,000.
-const TAKE_BATCH: u32 = 65_536;
-/// Reclaim gives up when no page came back for this long.
-const RECLAIM_IDLE: Delta = Delta::from_secs(5);
+/// Mailbox blocks per MANAGE_PAGES give: 64 blocks of 64 addresses.
+const GIVE_MAX_BLOCKS: usize = 64;
+/// Mailbox blocks of a MANAGE_PAGES take output (4096 addresses per command).
+const TAKE_MAX_BLOCKS: usize = 64;
+/// Reclaim gives up after this long without a page coming back.
+const RECLAIM_TIMEOUT_MS: u64 = 5000;
+/// Pause between take commands that failed.
+const RETRY_PAUSE: Delta = Delta::from_millis(20);
+/// The only function this driver supplies: function 0 (FUNC_ID mode).
+const FUNC: FuncKey = 0;
 
-/// One page owned by the device. Dropping it leaks the memory on purpose: only
-/// [`FwPage::release`], called once the device returned the page, frees it.
-struct FwPage(ManuallyDrop<CoherentHandle>);
-
-impl FwPage {
-    fn release(self) {
-        drop(ManuallyDrop::into_inner(self.0));
-    }
+/// `GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN`: try direct reclaim once, then fail
+/// quietly; never invoke the OOM killer for memory the device asked for.
+fn fw_gfp() -> Flags {
+    // The kernel crate of 7.3 exports no `__GFP_NORETRY` constant and no way to build a
+    // `Flags` from raw bits, and bindgen emits only the bit number for it.
+    const RAW: u32 = bindings::GFP_KERNEL | (1 << bindings::___GFP_NORETRY_BIT) | bindings::__GFP_NOWARN;
+    const _: () = assert!(core::mem::size_of::<Flags>() == core::mem::size_of::<u32>());
+    // SAFETY: `Flags` is a struct whose only field is a `u32` (rust/kernel/alloc.rs); its
+    // size is that of a `u32` (asserted above), so the field fills it at offset 0 and every
+    // bit pattern is a valid value. `RAW` is a combination of GFP bits the page allocator
+    // accepts for a sleeping allocation.
+    unsafe { core::mem::transmute::<u32, Flags>(RAW) }
 }
 
 /// Counters of the ledger.
@@ -54,9 +72,78 @@ pub(crate) struct PageCounts {
     pub(crate) unknown_returns: u64,
 }
 
-struct Ledger {
-    pages: RBTree<u64, FwPage>,
-    counts: PageCounts,
+struct State {
+    ledger: Ledger,
+    store: FwStore<FwMem>,
+    given: u64,
+    reclaimed: u64,
+    unknown_returns: u64,
+}
+
+impl State {
+    fn counts(&self) -> PageCounts {
+        PageCounts {
+            held: self.ledger.fw_pages(),
+            given: self.given,
+            reclaimed: self.reclaimed,
+            unknown_returns: self.unknown_returns,
+        }
+    }
+
+    /// Drops the page at `addr` from the ledger and frees its host page when that was
+    /// the last of it held. Only for pages the device returned or never got.
+    fn unrecord(&mut self, addr: u64) -> Result<(), LedgerError> {
+        if let Released::HostPageFree(host) = self.ledger.take(&mut self.store, FUNC, addr)? {
+            if let Some(mem) = self.store.take_returned(host) {
+                mem.release();
+            }
+        }
+        Ok(())
+    }
+
+    /// The device returned the page at `addr`: account it and free it. Unknown
+    /// addresses are counted and ignored.
+    fn returned(&mut self, addr: u64) {
+        match self.unrecord(addr) {
+            Ok(()) => self.reclaimed += 1,
+            Err(_) => self.unknown_returns += 1,
+        }
+    }
+
+    /// Pages recorded for a give that did not happen (or that the device refused).
+    fn not_given(&mut self, addrs: &[u64]) {
+        for a in addrs {
+            // Recorded by `next_page` just before: cannot be unknown.
+            let _ = self.unrecord(*a);
+        }
+    }
+
+    /// One firmware page for the device: a free chunk of a host page already mapped, or
+    /// a new host page.
+    fn next_page(&mut self, dev: &device::Device<Bound>, gfp: Flags) -> Result<u64> {
+        if let Some(a) = self.ledger.give_free_chunk(&mut self.store, FUNC) {
+            return Ok(a);
+        }
+        let h = CoherentHandle::alloc_with_attrs(dev, PAGE_SIZE, gfp, DMA_ATTR_NO_WARN)?;
+        let host = h.dma_address();
+        if let Some(old) = self.store.stage(FwMem::new(h)) {
+            // Never given to the device.
+            old.release();
+        }
+        match self.ledger.add_host_page(&mut self.store, FUNC, host) {
+            Ok(a) => Ok(a),
+            Err(e) => {
+                // Not recorded, so not given: free it.
+                if let Some(mem) = self.store.unstage() {
+                    mem.release();
+                }
+                Err(match e {
+                    LedgerError::NoMemory => ENOMEM,
+                    _ => EIO,
+                })
+            }
+        }
+    }
 }
 
 /// Pages given to function 0 of one device. Dropping it reclaims every page (the
@@ -66,17 +153,29 @@ pub(crate) struct FwPages {
     hw: Arc<Hw>,
     dev: ARef<device::Device>,
     #[pin]
-    ledger: Mutex<Ledger>,
+    state: Mutex<State>,
+}
+
+fn ms_since(start: &Instant<Monotonic>) -> u64 {
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(0)
 }
 
 impl FwPages {
     /// An empty ledger.
     pub(crate) fn new(dev: &device::Device<Bound>, hw: Arc<Hw>) -> Result<Arc<Self>> {
+        // PAGE_SIZE is a power of two of at least 4 KiB on every architecture we build for.
+        let ledger = Ledger::new(PAGE_SIZE as u64).map_err(|_| EINVAL)?;
         Arc::pin_init(
             try_pin_init!(Self {
                 hw,
                 dev: dev.into(),
-                ledger <- new_mutex!(Ledger { pages: RBTree::new(), counts: PageCounts::default() }),
+                state <- new_mutex!(State {
+                    ledger,
+                    store: FwStore::new(fw_gfp()),
+                    given: 0,
+                    reclaimed: 0,
+                    unknown_returns: 0,
+                }),
             }),
             GFP_KERNEL,
         )
@@ -84,7 +183,7 @@ impl FwPages {
 
     /// Current counters.
     pub(crate) fn counts(&self) -> PageCounts {
-        self.ledger.lock().counts
+        self.state.lock().counts()
     }
 
     fn dev_bound(&self) -> &device::Device<Bound> {
@@ -93,114 +192,154 @@ impl FwPages {
         unsafe { self.dev.as_bound() }
     }
 
+    /// Tells the device its request cannot be met (MANAGE_PAGES allocation failure).
+    fn report_alloc_failure(&self, n: u64, held: u64) -> Error {
+        dev_err!(
+            self.dev,
+            "out of memory supplying {} firmware pages ({} given); reporting MANAGE_PAGES allocation failure\n",
+            n,
+            held
+        );
+        if let Err(e) = commands::pages_alloc_failed(&self.hw) {
+            dev_err!(self.dev, "MANAGE_PAGES allocation-failure report failed ({:?})\n", e);
+        }
+        ENOMEM
+    }
+
     /// Gives `n` pages to the device, in batches that fill whole mailbox chains. On an
-    /// allocation failure the device is told (allocation-failure mode) and `ENOMEM`
-    /// returned; pages of a batch the device refused are freed, pages of a batch whose
-    /// command timed out are leaked (the device may own them).
+    /// allocation failure (or a request larger than the memory available) the device is
+    /// told and `ENOMEM` returned; pages of earlier batches stay given. Pages of a batch
+    /// the device refused are freed; those of a batch whose command timed out or never
+    /// reached the device stay recorded as held (the device may own them).
     pub(crate) fn give(&self, n: u64) -> Result {
-        let mut left = n;
-        while left > 0 {
-            let batch = left.min(GIVE_BATCH as u64) as usize;
-            let mut handles = KVec::with_capacity(batch, GFP_KERNEL)?;
-            let mut addrs = KVec::with_capacity(batch, GFP_KERNEL)?;
-            for _ in 0..batch {
-                match CoherentHandle::alloc(self.dev_bound(), FW_PAGE, GFP_KERNEL) {
-                    Ok(h) => {
-                        addrs.push(h.dma_address(), GFP_KERNEL)?;
-                        handles.push(h, GFP_KERNEL)?;
+        let gfp = fw_gfp();
+        let dev = self.dev_bound();
+        let mut st = self.state.lock();
+        let chunks = st.ledger.chunks_per_host_page();
+        // SAFETY: `si_mem_available` only reads global memory counters.
+        let avail = u64::try_from(unsafe { bindings::si_mem_available() }).unwrap_or(0);
+        let Ok(n32) = u32::try_from(n) else {
+            drop(st);
+            return Err(self.report_alloc_failure(n, 0));
+        };
+        if !supply_fits(n, chunks, avail) {
+            let held = st.ledger.fw_pages();
+            drop(st);
+            dev_err!(
+                self.dev,
+                "device asks for {} firmware pages ({} MiB), more than the {} MiB available\n",
+                n,
+                (n * FW_PAGE_SIZE) >> 20,
+                (avail * PAGE_SIZE as u64) >> 20
+            );
+            return Err(self.report_alloc_failure(n, held));
+        }
+        for count in GiveBatches::new(n32, GIVE_MAX_BLOCKS) {
+            let count = count as usize;
+            let mut addrs = match KVec::with_capacity(count, gfp) {
+                Ok(v) => v,
+                Err(_) => {
+                    let held = st.ledger.fw_pages();
+                    drop(st);
+                    return Err(self.report_alloc_failure(n, held));
+                }
+            };
+            let mut failed = false;
+            while addrs.len() < count {
+                match st.next_page(dev, gfp) {
+                    // Within the capacity reserved above.
+                    Ok(a) => {
+                        if addrs.push_within_capacity(a).is_err() {
+                            st.not_given(&[a]);
+                            failed = true;
+                        }
                     }
-                    Err(_) => {
-                        dev_err!(self.dev, "out of memory supplying {} firmware pages\n", n);
-                        let _ = commands::pages_alloc_failed(&self.hw);
-                        return Err(ENOMEM);
-                    }
+                    Err(_) => failed = true,
+                }
+                if failed {
+                    break;
                 }
             }
-            // Reserve ledger nodes before the device owns the pages, so recording them
-            // cannot fail afterwards.
-            let mut nodes = KVec::with_capacity(batch, GFP_KERNEL)?;
-            for _ in 0..batch {
-                nodes.push(RBTreeNodeReservation::<u64, FwPage>::new(GFP_KERNEL)?, GFP_KERNEL)?;
+            if failed {
+                // Never given: take them back from the ledger and free them.
+                st.not_given(&addrs);
+                let held = st.ledger.fw_pages();
+                drop(st);
+                return Err(self.report_alloc_failure(n, held));
             }
             if let Err(e) = commands::give_pages(&self.hw, &addrs) {
-                if e == ETIMEDOUT || e == ENXIO {
-                    // The device may hold them: never free.
-                    for h in handles.drain_all() {
-                        core::mem::forget(h);
-                    }
+                if e == ETIMEDOUT || e == ENXIO || e == ENODEV {
+                    // The device may hold them: they stay recorded, never freed here.
+                    st.given += addrs.len() as u64;
+                } else {
+                    // Refused: the device does not own them.
+                    st.not_given(&addrs);
                 }
                 return Err(e);
             }
-            let mut l = self.ledger.lock();
-            for (h, node) in handles.drain_all().zip(nodes.drain_all()) {
-                let addr = h.dma_address();
-                let old = l.pages.insert(node.into_node(addr, FwPage(ManuallyDrop::new(h))));
-                // A coherent allocation cannot alias a live one; keep the old one if so.
-                if let Some(old) = old {
-                    core::mem::forget(old);
-                }
-            }
-            l.counts.held += batch as u64;
-            l.counts.given += batch as u64;
-            left -= batch as u64;
+            st.given += addrs.len() as u64;
         }
         Ok(())
     }
 
-    /// Asks the device for every page it holds, as many per command as it returns,
-    /// freeing exactly the pages it returned. Stops when the ledger is empty or no page
-    /// came back for [`RECLAIM_IDLE`]. Returns how many pages the device still holds.
+    /// Asks the device for every page it holds, as many per command as one output
+    /// chain carries, freeing exactly the pages it returned. Stops when the ledger is
+    /// empty, on a dead device, or after [`RECLAIM_TIMEOUT_MS`] without progress.
+    /// Returns how many pages the device still holds.
     pub(crate) fn reclaim_all(&self) -> u64 {
         let start = Instant::<Monotonic>::now();
-        let mut last_progress = Instant::<Monotonic>::now();
         let total = self.counts().held;
-        let mut next_report = Delta::from_secs(2);
-        loop {
-            let held = self.counts().held;
-            if held == 0 {
-                break;
-            }
-            let ask = held.min(u64::from(TAKE_BATCH)) as u32;
+        let mut r = Reclaim::new(0, RECLAIM_TIMEOUT_MS, total, TAKE_MAX_BLOCKS);
+        let mut step = r.start();
+        let mut next_report = 2000u64;
+        let mut failures = 0u64;
+        while step == Step::Continue {
+            let req = r.next_request();
             let mut got = KVec::new();
-            match commands::take_pages(&self.hw, ask, &mut got) {
-                Ok(_) => {}
-                Err(e) => {
-                    dev_err!(self.dev, "reclaiming firmware pages failed ({:?}); {} pages stay with the device\n", e, held);
-                    return held;
-                }
-            }
-            if !got.is_empty() {
-                last_progress = Instant::<Monotonic>::now();
-            } else if last_progress.elapsed() > RECLAIM_IDLE {
-                dev_err!(self.dev, "device returned no page for {} ms; {} pages stay with it (leaked)\n",
-                    RECLAIM_IDLE.as_millis(), held);
-                return held;
-            }
-            let mut l = self.ledger.lock();
-            for a in got.iter() {
-                match l.pages.remove(a) {
-                    Some(p) => {
-                        p.release();
-                        l.counts.held -= 1;
-                        l.counts.reclaimed += 1;
+            match commands::take_pages(&self.hw, req, &mut got) {
+                Ok(n) => {
+                    if r.on_response(ms_since(&start), req, n).is_err() {
+                        // take_pages already rejects more than asked; keep the guard.
+                        dev_err!(self.dev, "device returned more pages than asked ({} > {})\n", n, req);
+                        break;
                     }
-                    None => l.counts.unknown_returns += 1,
+                    let mut st = self.state.lock();
+                    for a in got.iter() {
+                        st.returned(*a);
+                    }
+                    r.set_outstanding(st.ledger.fw_pages());
+                }
+                Err(e) if e == ETIMEDOUT || e == ENXIO || e == ENODEV => {
+                    dev_err!(self.dev, "reclaiming firmware pages failed ({:?}); device unreachable\n", e);
+                    break;
+                }
+                Err(e) => {
+                    failures += 1;
+                    if failures == 1 {
+                        dev_err!(self.dev, "MANAGE_PAGES take failed ({:?}); retrying\n", e);
+                    }
+                    r.on_failure(ms_since(&start));
+                    fsleep(RETRY_PAUSE);
                 }
             }
-            drop(l);
-            if start.elapsed() > next_report {
-                dev_info!(self.dev, "reclaiming firmware pages: {} of {} returned\n", total - self.counts().held, total);
-                next_report = next_report + Delta::from_secs(2);
+            let now = ms_since(&start);
+            step = r.decide(now);
+            if now > next_report && step == Step::Continue {
+                dev_info!(self.dev, "reclaiming firmware pages: {} of {} returned\n", total - r.outstanding().min(total), total);
+                next_report += 2000;
             }
         }
         let c = self.counts();
+        if let Step::GiveUp { .. } = step {
+            dev_err!(self.dev, "device returned no page for {} ms\n", RECLAIM_TIMEOUT_MS);
+        }
         if c.unknown_returns > 0 {
             dev_warn!(self.dev, "device returned {} addresses it was never given\n", c.unknown_returns);
         }
-        if total > 0 {
-            dev_info!(self.dev, "reclaimed {} firmware pages in {} ms\n", total, start.elapsed().as_millis());
+        if total > 0 && c.held == 0 {
+            dev_info!(self.dev, "reclaimed {} firmware pages in {} ms\n", total, ms_since(&start));
         }
-        0
+        c.held
     }
 }
 
