@@ -1,0 +1,42 @@
+# Scenario: the device asks for more firmware pages than the guest has (2 GiB of RAM).
+# The driver must not drive the guest out of memory (no OOM killer, no allocation
+# warning): it reports MANAGE_PAGES allocation failure to the device, the probe fails
+# with a log line naming it, and the unwind reclaims every page given before (boot
+# pages when the init demand is the one too large). Then, with the demand restored,
+# the driver binds and unloads as usual.
+. "$MLX5RS_REPO/tests/guest/lib.sh"
+bdf=$(mlx_bdf) || { fail pages-oom.device-present "no 15b3 function"; exit 1; }
+boot0=$(emu_stat 'd["pages"]["demand"]["boot"]')
+init0=$(emu_stat 'd["pages"]["demand"]["init"]')
+huge=786432 # 3 GiB of 4 KiB pages
+for stage in boot init; do
+	if [ $stage = boot ]; then
+		emuctl "{\"cmd\":\"set_pages\",\"boot\":$huge,\"init\":$init0}" >/dev/null
+	else
+		emuctl "{\"cmd\":\"set_pages\",\"boot\":$boot0,\"init\":$huge}" >/dev/null
+	fi
+	reports0=$(emu_stat 'd["pages"]["alloc_fail_reports"]')
+	taken0=$(emu_stat 'd["pages"]["taken"]')
+	dmesg_mark
+	insmod "$KO"
+	check pages-oom.$stage.probe-failed test ! -e /sys/bus/pci/devices/$bdf/driver
+	check pages-oom.$stage.logged sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a mlx5_rs | grep -q 'out of memory supplying $huge firmware pages.*MANAGE_PAGES allocation failure'"
+	check pages-oom.$stage.reported test "$(emu_stat 'd["pages"]["alloc_fail_reports"]')" = $((reports0 + 1))
+	check pages-oom.$stage.pages-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
+	if [ $stage = init ]; then
+		# The boot pages went to the device before the init request failed.
+		check pages-oom.init.boot-pages-reclaimed test "$(emu_stat 'd["pages"]["taken"]')" -ge $((taken0 + boot0))
+	fi
+	check pages-oom.$stage.hca-disabled test "$(emu_stat 'd["function"]["enabled"]')" = False
+	check pages-oom.$stage.no-violations test "$(emu_stat 'd["violations"]')" = 0
+	check pages-oom.$stage.no-oom-killer sh -c "! dmesg | tail -n +$((MARK + 1)) | grep -a -E -i 'oom-kill|out of memory: kill|invoked oom-killer|page allocation failure'"
+	check pages-oom.$stage.rmmod rmmod mlx5_rs
+done
+emuctl "{\"cmd\":\"set_pages\",\"boot\":$boot0,\"init\":$init0}" >/dev/null
+check pages-oom.restored-insmod insmod "$KO"
+check pages-oom.restored-bound test -e /sys/bus/pci/devices/$bdf/driver
+check pages-oom.restored-rmmod rmmod mlx5_rs
+check pages-oom.restored-pages-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
+check pages-oom.restored-no-violations test "$(emu_stat 'd["violations"]')" = 0
+check_kmemleak pages-oom.no-leaks
+[ "$FAILED" = 0 ]
