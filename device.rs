@@ -16,8 +16,8 @@
 //! locals created so far are dropped in reverse order, which unwinds exactly what
 //! succeeded. The device object declares them as fields from the *last* acquired to
 //! the *first*, so unbind (field drop order) tears down in the same reverse order:
-//! TEARDOWN_HCA → reclaim pages → DISABLE_HCA → command queue off → BAR unmapped →
-//! PCI disabled.
+//! TEARDOWN_HCA → reclaim pages → DISABLE_HCA → bus mastering off, PCI disabled →
+//! command queue and parked mailboxes freed, BAR unmapped.
 
 use kernel::{
     device::{self, Core},
@@ -66,8 +66,11 @@ pub(crate) struct Mlx5Device<'bound> {
     _hca: InitializedHca,
     pages: Arc<FwPages>,
     _enabled_hca: EnabledHca,
-    hw: Arc<Hw>,
+    // Bus mastering goes off before the command queue and any parked mailboxes are
+    // freed: after this point the device cannot DMA into them, even if a command
+    // never completed.
     _pci: ffi::PciEnabled<'bound>,
+    hw: Arc<Hw>,
 }
 
 impl pci::Driver for Mlx5Driver {
@@ -127,7 +130,7 @@ impl<'bound> Mlx5Device<'bound> {
             FW_INIT_TIMEOUT_DEFAULT_MS
         };
 
-        let hw = Hw::new(dev, bar, timeouts)?;
+        let hw = Hw::new(pdev, bar, timeouts)?;
         let is = hw.as_ref();
         crate::init_seg::wait_fw_ready(is, pdev, Delta::from_millis(i64::try_from(fw_init_ms).unwrap_or(i64::MAX)))?;
         let embedded_cpu = is.read(seg::INITIALIZING)? & seg::EMBEDDED_CPU_BIT != 0;
@@ -178,7 +181,7 @@ impl<'bound> Mlx5Device<'bound> {
         );
 
         let debugfs = DebugFs::new(dev.name(), hw.clone(), pages.clone())?;
-        Ok(Self { pdev, info, _debugfs: debugfs, _hca: hca, pages, _enabled_hca: enabled_hca, hw, _pci: pci_on })
+        Ok(Self { pdev, info, _debugfs: debugfs, _hca: hca, pages, _enabled_hca: enabled_hca, _pci: pci_on, hw })
     }
 
     /// QUERY_ISSI / SET_ISSI: ISSI 1 when offered, else stay at 0; anything else is

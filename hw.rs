@@ -13,14 +13,19 @@
 use kernel::{device, device::Bound, pci, prelude::*, sync::Arc};
 
 use crate::{
+    ffi::StopDmaOnDrop,
     cmd::{queue::CmdQueue, status::CmdError, timeout::Timeouts},
     ifc::init_seg as seg,
     init_seg::{Bar0, InitSeg, Regs},
 };
 
 /// BAR0 plus the command queue of one function.
+///
+/// INVARIANT: field order is drop order: DMA is stopped before the command queue (and
+/// any mailboxes parked by a command that never completed) is freed.
 #[pin_data]
 pub(crate) struct Hw {
+    _stop_dma: StopDmaOnDrop,
     bar: pci::DevresBar<{ seg::MAPPED_SIZE }>,
     #[pin]
     cmd: CmdQueue,
@@ -28,10 +33,12 @@ pub(crate) struct Hw {
 
 impl Hw {
     /// Brings the command interface up on an already mapped BAR0, which it takes over.
-    pub(crate) fn new(dev: &device::Device<Bound>, bar: Bar0<'_>, timeouts: Timeouts) -> Result<Arc<Self>> {
+    pub(crate) fn new(pdev: &pci::Device<Bound>, bar: Bar0<'_>, timeouts: Timeouts) -> Result<Arc<Self>> {
+        let dev: &device::Device<Bound> = pdev.as_ref();
         let cmd = CmdQueue::new(dev, &InitSeg::new(&bar), timeouts)?;
         let bar = bar.into_devres()?;
-        Arc::pin_init(try_pin_init!(Self { bar, cmd <- cmd }), GFP_KERNEL)
+        let stop = StopDmaOnDrop::new(pdev);
+        Arc::pin_init(try_pin_init!(Self { _stop_dma: stop, bar, cmd <- cmd }), GFP_KERNEL)
     }
 
     /// Executes one command (see [`CmdQueue::exec`]).

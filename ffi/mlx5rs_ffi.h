@@ -9,5 +9,6 @@
 struct pci_dev;
 
 void mlx5rs_pci_disable(struct pci_dev *pdev);
+void mlx5rs_pci_clear_master(struct pci_dev *pdev);
 
 #endif /* MLX5RS_FFI_H */

@@ -10,4 +10,4 @@
 
 mod pci;
 
-pub(crate) use pci::PciEnabled;
+pub(crate) use pci::{PciEnabled, StopDmaOnDrop};

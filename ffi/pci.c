@@ -21,3 +21,15 @@ void mlx5rs_pci_disable(struct pci_dev *pdev)
 	pci_clear_master(pdev);
 	pci_disable_device(pdev);
 }
+
+/**
+ * mlx5rs_pci_clear_master() - stop a function from starting DMA
+ * @pdev: a PCI function this driver enabled
+ *
+ * Used before freeing memory the device might still write (mailboxes of a command
+ * that never completed); idempotent, safe to call before mlx5rs_pci_disable().
+ */
+void mlx5rs_pci_clear_master(struct pci_dev *pdev)
+{
+	pci_clear_master(pdev);
+}

@@ -20,6 +20,7 @@
 //! - `{"cmd":"jitter","max_us":N}`: every command completes after a random delay
 //!   below N µs, so independent commands complete out of order (0 = off).
 //! - `{"cmd":"link","up":B}`: physical link of port 1; posts a port-change event.
+//! - `{"cmd":"set_cmd_timeout","ms":N}`: command timeout advertised at 0xFF8 (0 = default).
 //! - `{"cmd":"reset"}`
 
 use crate::device::Device;
@@ -206,6 +207,13 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             if let Some(n) = req.get("regular").and_then(num) {
                 l.regular_demand = n as u32;
             }
+            json!({"ok": true})
+        }
+        "set_cmd_timeout" => {
+            // The command execution timeout the device advertises at init segment 0xFF8.
+            let ms = req.get("ms").and_then(num).unwrap_or(0).min(0xf_ffff) as u32;
+            let default = crate::config::EmuConfig::default().cmd_exec_to;
+            dev.regs().set_cmd_exec_timeout_ms(ms, default);
             json!({"ok": true})
         }
         "reset" => {

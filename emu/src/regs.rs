@@ -52,6 +52,12 @@ pub struct Regs {
 }
 
 impl Regs {
+    /// Sets the command execution timeout the init segment reports (0xFF8), in
+    /// milliseconds; 0 restores the configured value. Drivers read it at probe.
+    pub fn set_cmd_exec_timeout_ms(&mut self, ms: u32, default: u32) {
+        self.cfg.cmd_exec_to = if ms == 0 { default } else { crate::ifc::init_seg::encode_timeout(0, ms.min(0xf_ffff)) };
+    }
+
     /// Creates the register file; `initializing` stays set for the boot delay.
     pub fn new(cfg: &EmuConfig) -> Self {
         let now = Instant::now();

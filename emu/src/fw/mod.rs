@@ -93,6 +93,9 @@ pub struct Firmware {
     pub deferred: Vec<Deferred>,
     /// Slots currently executing or awaiting delayed completion (bitmask).
     pub busy_slots: u32,
+    /// Command queue address `busy_slots` refers to: a driver that programs a new queue
+    /// (reload after a command never completed) starts with every slot idle.
+    pub busy_queue: u64,
     /// Port administratively up (PAOS).
     pub port_admin_up: bool,
     /// Physical link up (control socket).
@@ -122,6 +125,7 @@ impl Firmware {
             stats: stats::Stats::default(),
             deferred: Vec::new(),
             busy_slots: 0,
+            busy_queue: 0,
             port_admin_up: true,
             port_link_up: true,
             jitter_us: cfg.jitter_us,
@@ -160,6 +164,10 @@ impl Firmware {
         if queue == 0 {
             self.stats.violation(format!("doorbell for slot {slot} before the queue address was set"));
             return;
+        }
+        if queue != self.busy_queue {
+            self.busy_slots = 0;
+            self.busy_queue = queue;
         }
         if self.busy_slots & (1 << slot) != 0 {
             self.stats.violation(format!("doorbell for slot {slot} while it is still executing"));
