@@ -10,7 +10,8 @@ note "device $bdf, $(nproc) vCPUs, kernel $(uname -r)"
 # ---- mlx5_rs ---------------------------------------------------------------------
 # One probe of ours: from "firmware X.Y.Z, command interface revision 5" (first line of
 # probe) to " ready: firmware" (last line of probe), on the printk clock.
-# Also to the marker written right after the binding write returned ("_ret").
+# Also to the marker written right after the binding write returned ("_ret"; kmark is
+# a shell builtin echo, so no fork lies between the write returning and the marker).
 rs_probe_figures() { # $1 = marker tag before, $2 = marker tag after, $3 = key prefix
 	log=$(klog_after "$1")
 	s=$(echo "$log" | grep -a 'mlx5_rs' | grep -a 'command interface revision 5' | ts_us)
@@ -25,8 +26,7 @@ rs_probe_figures() { # $1 = marker tag before, $2 = marker tag after, $3 = key p
 }
 
 kmark rs-load
-t0=$(now_ns); insmod "$KO"; rc=$?; t1=$(now_ns)
-kmark rs-load-done
+t0=$(now_ns); insmod "$KO"; rc=$?; kmark rs-load-done; t1=$(now_ns)
 if [ $rc = 0 ] && [ "$(bound_to "$bdf")" = mlx5_rs ]; then
 	bench rs.load_wall_ms "$(ms_between "$t0" "$t1")"
 	rs_probe_figures rs-load rs-load-done rs.first_probe_ms
@@ -35,8 +35,7 @@ if [ $rc = 0 ] && [ "$(bound_to "$bdf")" = mlx5_rs ]; then
 	while [ $i -le "$REPS" ]; do
 		echo "$bdf" >$drv/unbind
 		kmark "rs-bind-$i"
-		t0=$(now_ns); echo "$bdf" >$drv/bind; t1=$(now_ns)
-		kmark "rs-bind-$i-done"
+		t0=$(now_ns); echo "$bdf" >$drv/bind; kmark "rs-bind-$i-done"; t1=$(now_ns)
 		if [ "$(bound_to "$bdf")" = mlx5_rs ]; then
 			bench rs.bind_wall_ms "$(ms_between "$t0" "$t1")"
 			rs_probe_figures "rs-bind-$i" "rs-bind-$i-done" rs.probe_ms
@@ -88,8 +87,7 @@ up_probe_figures() { # $1 = marker tag before, $2 = marker tag after, $3 = key p
 }
 
 kmark up-load
-t0=$(now_ns); timeout 300 modprobe mlx5_core; rc=$?; t1=$(now_ns)
-kmark up-load-done
+t0=$(now_ns); timeout 300 modprobe mlx5_core; rc=$?; kmark up-load-done; t1=$(now_ns)
 if [ $rc = 0 ] && [ "$(bound_to "$bdf")" = mlx5_core ]; then
 	bench up.load_wall_ms "$(ms_between "$t0" "$t1")"
 	up_probe_figures up-load up-load-done up.first_probe_ms
@@ -98,8 +96,7 @@ if [ $rc = 0 ] && [ "$(bound_to "$bdf")" = mlx5_core ]; then
 	while [ $i -le "$REPS" ]; do
 		echo "$bdf" >$drv/unbind
 		kmark "up-bind-$i"
-		t0=$(now_ns); echo "$bdf" >$drv/bind; t1=$(now_ns)
-		kmark "up-bind-$i-done"
+		t0=$(now_ns); echo "$bdf" >$drv/bind; kmark "up-bind-$i-done"; t1=$(now_ns)
 		if [ "$(bound_to "$bdf")" = mlx5_core ]; then
 			bench up.bind_wall_ms "$(ms_between "$t0" "$t1")"
 			up_probe_figures "up-bind-$i" "up-bind-$i-done" up.probe_ms

@@ -52,7 +52,7 @@ run_vm() {
 	log "VM '$name' done: ${VERDICT[$name]}"
 }
 run_vm probe-nop 420 tests/bench/guest-bench.sh
-run_vm reclaim 420 tests/bench/guest-reclaim.sh --emu-arg --init-pages --emu-arg "$PAGES"
+run_vm reclaim 480 tests/bench/guest-reclaim.sh --emu-arg --init-pages --emu-arg "$PAGES"
 
 ACCEL=$(grep -a -h -o 'booting ([a-z]*)' "$OUT/probe-nop.vm.log" | head -n1 | sed 's/booting (\(.*\))/\1/' | tr a-z A-Z)
 [ -n "$ACCEL" ] || ACCEL="?"
