@@ -14,6 +14,7 @@
 # Environment: MLX5RS_BENCH_REPS (bind cycles, default 5), MLX5RS_BENCH_NOPS1 (NOPs with
 # 1 caller, default 5000), MLX5RS_BENCH_NOPS32 (with 32 callers, default 20000),
 # MLX5RS_BENCH_PAGES (pages held for the reclaim run, default 262144).
+# `run.sh --report` prints the table again from the last run's console logs.
 set -eu
 . "$(dirname "$0")/../vm/lib.sh"
 
@@ -23,7 +24,11 @@ mkdir -p "$OUT"
 T_START=$(date +%s)
 DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
 
+REPORT_ONLY=0
+[ "${1:-}" = --report ] && REPORT_ONLY=1
+
 # ---- build -----------------------------------------------------------------------
+if [ "$REPORT_ONLY" = 0 ]; then
 # Others edit the driver concurrently: one retry a minute later on a failed build.
 if ! "$REPO/tests/vm/module.sh"; then
 	log "module build failed; retrying in 60 s"
@@ -35,24 +40,41 @@ fi
 export MLX5RS_EMU_BIN=$REPO/target/release/mlx5-emu
 COMMIT=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo "?")
 git -C "$REPO" diff --quiet HEAD -- 2>/dev/null || COMMIT="$COMMIT + uncommitted changes"
+echo "$COMMIT" >"$OUT/commit"
+echo "$DATE" >"$OUT/date"
+fi
 
 # ---- VMs -------------------------------------------------------------------------
 # run_vm NAME TIMEOUT GUEST-SCRIPT [vm.sh args...]: console in $OUT/NAME.console.log,
 # vm.sh output (judge verdict) in $OUT/NAME.vm.log. A failed judge does not stop the
 # benchmark: the verdict is reported with the table.
-declare -A VERDICT
+# verdict NAME: the judge's line, vm.sh's exit status and the VM's wall time.
+verdict() {
+	local v
+	v="$(grep -a -o 'vm: [0-9]* passed, [0-9]* failed' "$OUT/$1.vm.log" 2>/dev/null | tail -n1 || true)"
+	v="${v:-no verdict}, exit $(cat "$OUT/$1.rc" 2>/dev/null || echo '?'), $(cat "$OUT/$1.secs" 2>/dev/null || echo '?') s"
+	grep -a -q 'BENCH-DONE' "$OUT/$1.console.log" 2>/dev/null || v="$v, GUEST DID NOT FINISH"
+	echo "$v"
+}
 run_vm() {
 	local name=$1 tmo=$2 script=$3; shift 3
 	local t0=$(date +%s) rc=0
 	log "VM '$name': $script $* (timeout ${tmo} s; console: $OUT/$name.console.log)"
 	"$REPO/tests/vm/vm.sh" --run "$script" --timeout "$tmo" --log "$OUT/$name.console.log" "$@" \
 		>"$OUT/$name.vm.log" 2>&1 || rc=$?
-	VERDICT[$name]="$(grep -a -o 'vm: [0-9]* passed, [0-9]* failed' "$OUT/$name.vm.log" | tail -n1 || true), exit $rc, $(($(date +%s) - t0)) s"
-	grep -a -q 'BENCH-DONE' "$OUT/$name.console.log" || VERDICT[$name]="${VERDICT[$name]}, GUEST DID NOT FINISH"
-	log "VM '$name' done: ${VERDICT[$name]}"
+	echo "$rc" >"$OUT/$name.rc"
+	echo "$(($(date +%s) - t0))" >"$OUT/$name.secs"
+	log "VM '$name' done: $(verdict "$name")"
 }
-run_vm probe-nop 420 tests/bench/guest-bench.sh
-run_vm reclaim 480 tests/bench/guest-reclaim.sh --emu-arg --init-pages --emu-arg "$PAGES"
+if [ "$REPORT_ONLY" = 0 ]; then
+	rm -f "$OUT"/*.console.log "$OUT"/*.vm.log "$OUT"/*.rc "$OUT"/*.secs
+	run_vm probe-nop 420 tests/bench/guest-bench.sh
+	run_vm reclaim 480 tests/bench/guest-reclaim.sh --emu-arg --init-pages --emu-arg "$PAGES"
+	echo "$(($(date +%s) - T_START))" >"$OUT/total.secs"
+fi
+COMMIT=$(cat "$OUT/commit" 2>/dev/null || echo "?")
+DATE=$(cat "$OUT/date" 2>/dev/null || echo "?")
+TOTAL=$(cat "$OUT/total.secs" 2>/dev/null || echo "?")
 
 ACCEL=$(grep -a -h -o 'booting ([a-z]*)' "$OUT/probe-nop.vm.log" | head -n1 | sed 's/booting (\(.*\))/\1/' | tr a-z A-Z)
 [ -n "$ACCEL" ] || ACCEL="?"
@@ -116,7 +138,6 @@ row "rmmod wall time with the pages held (includes teardown)" "$(fmt "$(get rs.r
 row "pages still held after unload (emulator ledger)" "$(nz "$(get rs.held_after_unload)")" "$(nz "$(get up.held_after_unload)")" pages
 row "load with $PAGES pages demanded: insmod / modprobe wall time" "$(fmt "$(get rs.big_load_wall_ms)" %.1f)" "$(fmt "$(get up.big_load_wall_ms)" %.1f)" ms
 
-TOTAL=$(($(date +%s) - T_START))
 {
 	echo "# mlx5_rs vs upstream mlx5_core on the emulated ConnectX ($DATE)"
 	echo
@@ -127,7 +148,7 @@ TOTAL=$(($(date +%s) - T_START))
 	echo "Conditions: $ACCEL, 2 vCPUs, 2 GiB guest RAM, host $(nproc) CPUs shared (load average $(cut -d' ' -f1-3 /proc/loadavg) at the end);"
 	echo "guest kernel $(grep -a -h -o 'kernel [0-9][^ ,]*' "$OUT/probe-nop.console.log" | head -n1 | sed 's/kernel //' || true) with lockdep, kmemleak, DMA-API debug (tests/kernel/mlx5-rs.config);"
 	echo "emulator mlx5-emu (default page demands for run 1; --init-pages $PAGES for run 2); mlx5_rs at $COMMIT; date $DATE; make bench took ${TOTAL} s."
-	echo "VM runs: probe-nop: ${VERDICT[probe-nop]}; reclaim: ${VERDICT[reclaim]} (judge verdicts; consoles in $OUT/)."
+	echo "VM runs: probe-nop: $(verdict probe-nop); reclaim: $(verdict reclaim) (judge verdicts; consoles in $OUT/)."
 	notes=$(cat "$OUT/probe-nop.console.log" "$OUT/reclaim.console.log" 2>/dev/null | tr -d '\r' | grep -a '^BENCH-NOTE ' | sed 's/^BENCH-NOTE /- /' || true)
 	[ -n "$notes" ] && { echo; echo "Guest notes:"; echo "$notes"; }
 	errs=$(cat "$OUT/probe-nop.console.log" "$OUT/reclaim.console.log" 2>/dev/null | tr -d '\r' |
