@@ -126,15 +126,16 @@ pub(crate) fn pages_alloc_failed(hw: &Hw) -> Result {
 
 /// MANAGE_PAGES take: asks the device to return up to `max` pages and appends the
 /// addresses it returned to `out`. Returns how many it returned. A device claiming more
-/// entries than asked for, or than its output holds, is rejected.
-pub(crate) fn take_pages(hw: &Hw, max: u32, out: &mut KVec<u64>) -> Result<u32> {
+/// entries than asked for, or than its output holds, is rejected. The output (up to
+/// 50,000 addresses, 400 KB) is `kvmalloc`ed: it must not depend on a high-order page.
+pub(crate) fn take_pages(hw: &Hw, max: u32, out: &mut KVVec<u64>) -> Result<u32> {
     let mut i = input::<{ manage_pages_in::BYTES }>(
         Opcode::MANAGE_PAGES,
         crate::ifc::opcodes::manage_pages_op_mod::HCA_RETURN_PAGES,
     )?;
     put(&mut i, manage_pages_in::INPUT_NUM_ENTRIES, u64::from(max))?;
     let cap = manage_pages_out::BYTES + 8 * max as usize;
-    let mut o = KVec::from_elem(0u8, cap, GFP_KERNEL)?;
+    let mut o = KVVec::from_elem(0u8, cap, GFP_KERNEL)?;
     run(hw, &i, &mut o)?;
     let n = get(&o, manage_pages_out::OUTPUT_NUM_ENTRIES)? as u32;
     if n > max {

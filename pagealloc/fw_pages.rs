@@ -27,17 +27,18 @@ use kernel::{
 };
 
 use super::{
-    batch::{supply_fits, GiveBatches},
+    batch::{supply_fits, GiveBatches, PAS_PER_BLOCK},
     ledger::{FuncKey, Ledger, LedgerError, Released, FW_PAGE_SIZE},
     reclaim::{Reclaim, Step},
     store::{FwMem, FwStore, HostMem},
 };
-use crate::{cmd::commands, hw::Hw};
+use crate::{cmd::commands, hw::Hw, ifc::pages::MAX_RECLAIM_NPAGES};
 
 /// Mailbox blocks per MANAGE_PAGES give: 64 blocks of 64 addresses.
 const GIVE_MAX_BLOCKS: usize = 64;
-/// Mailbox blocks of a MANAGE_PAGES take output (4096 addresses per command).
-const TAKE_MAX_BLOCKS: usize = 64;
+/// Mailbox blocks of a MANAGE_PAGES take output: the longest chain whose addresses stay
+/// within what firmware returns per command (781 blocks, 49,984 addresses).
+const TAKE_MAX_BLOCKS: usize = MAX_RECLAIM_NPAGES as usize / PAS_PER_BLOCK;
 /// Reclaim gives up after this long without a page coming back.
 const RECLAIM_TIMEOUT_MS: u64 = 5000;
 /// Pause between take commands that failed.
@@ -227,7 +228,7 @@ impl FwPages {
             drop(st);
             dev_err!(
                 self.dev,
-                "device asks for {} firmware pages ({} MiB), more than the {} MiB available\n",
+                "device asks for {} firmware pages ({} MiB), more than the system can spare ({} MiB available)\n",
                 n,
                 (n * FW_PAGE_SIZE) >> 20,
                 (avail * PAGE_SIZE as u64) >> 20
@@ -295,7 +296,7 @@ impl FwPages {
         let mut failures = 0u64;
         while step == Step::Continue {
             let req = r.next_request();
-            let mut got = KVec::new();
+            let mut got = KVVec::new();
             match commands::take_pages(&self.hw, req, &mut got) {
                 Ok(n) => {
                     if r.on_response(ms_since(&start), req, n).is_err() {
