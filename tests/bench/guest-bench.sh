@@ -69,6 +69,7 @@ else
 	rmmod mlx5_rs 2>/dev/null
 fi
 bench rs.held_after_rmmod "$(held)"
+reset_if_pages_left mlx5_rs
 
 # ---- upstream mlx5_core -----------------------------------------------------------
 # Upstream's probe: from "firmware version:" to the moment the binding write (or

@@ -33,6 +33,7 @@ else
 	rmmod mlx5_rs 2>/dev/null
 fi
 bench rs.held_after_unload "$(held)"
+reset_if_pages_left mlx5_rs
 
 # ---- upstream mlx5_core -----------------------------------------------------------
 kmark up-load

@@ -20,3 +20,14 @@ ts_us() { head -n1 | sed -n 's/^\[ *\([0-9]*\)\.\([0-9]\{6\}\)\].*/\1\2/p'; }
 bound_to() { [ -e "/sys/bus/pci/devices/$1/driver" ] && basename "$(readlink "/sys/bus/pci/devices/$1/driver")"; }
 
 held() { emu_stat 'd["pages"]["held"]' 2>/dev/null || echo "?"; }
+
+# reset_if_pages_left WHO: when WHO left pages with the firmware, the emulated function
+# stays in a state where the next driver's ENABLE_HCA fails: say so, and give the next
+# driver a clean function (emulator function-level reset) so its figures still count.
+reset_if_pages_left() {
+	h=$(held)
+	[ "$h" = 0 ] && return 0
+	note "$1 left $h pages with the firmware; resetting the emulated function before the next driver"
+	emuctl '{"cmd":"reset"}' >/dev/null || note "emulator reset failed"
+	note "after reset: pages held $(held), function enabled $(emu_stat 'd["function"]["enabled"]' 2>/dev/null)"
+}

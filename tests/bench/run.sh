@@ -134,7 +134,13 @@ held_note() { # VALUE → VALUE, flagged when below the pages asked for
 row "pages held by the firmware before unload (init demand $PAGES)" "$(held_note "$(get rs.held_before_unload)")" "$(held_note "$(get up.held_before_unload)")" pages
 row "reclaim time, driver's own log (\"reclaimed N firmware pages in T ms\")" \
 	"$(fmt "$(get rs.reclaim_log_ms)" %d)$( [ -n "$(get rs.reclaimed_pages)" ] && echo " ($(get rs.reclaimed_pages) pages)")" "n/a (upstream logs no reclaim time)" ms
-row "rmmod wall time with the pages held (includes teardown)" "$(fmt "$(get rs.rmmod_wall_ms)" %.1f)" "$(fmt "$(get up.rmmod_wall_ms)" %.1f)" ms
+# incomplete WHO: a warning when WHO's unload left pages with the firmware.
+incomplete() {
+	local h
+	h=$(get "$1.held_after_unload")
+	case "$h" in "" | 0) ;; *) echo " (RECLAIM INCOMPLETE: $h pages not returned)" ;; esac
+}
+row "rmmod wall time with the pages held (includes teardown)" "$(fmt "$(get rs.rmmod_wall_ms)" %.1f)$(incomplete rs)" "$(fmt "$(get up.rmmod_wall_ms)" %.1f)$(incomplete up)" ms
 row "pages still held after unload (emulator ledger)" "$(nz "$(get rs.held_after_unload)")" "$(nz "$(get up.held_after_unload)")" pages
 row "load with $PAGES pages demanded: insmod / modprobe wall time" "$(fmt "$(get rs.big_load_wall_ms)" %.1f)" "$(fmt "$(get up.big_load_wall_ms)" %.1f)" ms
 
