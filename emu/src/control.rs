@@ -3,6 +3,7 @@
 //! Requests (`"cmd"` selects):
 //! - `{"cmd":"stats"}`: ledger, commands per opcode and status, EQs, interrupts,
 //!   DMA errors, protocol violations.
+//! - `{"cmd":"ledger"}`: `{"enabled":B,"held":N,"ok":true,"violations":N}` (cheap to poll).
 //! - `{"cmd":"inject","opcode":"INIT_HCA"|"0x102"|258|"all","action":A,"count":N}`
 //!   with A one of `"delay"` (+`"ms"`), `"never"`, `"status"` (+`"status"`,
 //!   `"syndrome"`), `"delivery"` (+`"status"`), `"bad_output_signature"`; `count`
@@ -158,6 +159,7 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
     let cmd = req.get("cmd").and_then(Value::as_str).unwrap_or("");
     match cmd {
         "stats" => stats(dev),
+        "ledger" => crate::report::ledger(dev),
         "inject" => inject(dev, req),
         "clear_injections" => {
             dev.fw().inject.clear();

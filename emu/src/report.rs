@@ -88,3 +88,15 @@ pub fn stats(dev: &Device) -> Value {
     })
 }
 
+
+/// The `ledger` reply: the few numbers a test polls in a loop, as one short line
+/// (`{"enabled":B,"held":N,"ok":true,"violations":N}`), cheap to compare in a shell.
+pub fn ledger(dev: &Device) -> Value {
+    let fw = dev.fw();
+    json!({
+        "ok": true,
+        "held": fw.ledger.held_total(),
+        "enabled": fw.func.enabled,
+        "violations": fw.stats.violations,
+    })
+}

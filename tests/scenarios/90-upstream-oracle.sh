@@ -15,6 +15,16 @@ check upstream.reads-fw-version test -n "$theirs"
 # Our driver and upstream read the same BAR0 registers: they must agree.
 check upstream.fw-version-agrees-with-mlx5_rs test "$theirs" = "$ours"
 check upstream.probe-completed test -e "/sys/bus/pci/devices/$bdf/driver"
+# Its load path ran to the end: command EQ, async EQ, pages EQ created, no error logged.
+check upstream.eqs-created test "$(emu_stat 'len(d["eqs"])')" -ge 3
+check upstream.no-error-lines sh -c "! dmesg | tail -n +$((MARK + 1)) | grep -a mlx5_core | grep -a -i -E 'error|fail|timeout'"
+held=$(emu_stat 'd["pages"]["held"]')
+echo "upstream: device holds $held pages before unload"
+check upstream.holds-pages test "$held" -gt 0
 [ -e /sys/bus/pci/devices/$bdf/driver ] && echo "$bdf" >/sys/bus/pci/devices/$bdf/driver/unbind
 check upstream.rmmod modprobe -r mlx5_core
+held=$(emu_stat 'd["pages"]["held"]')
+echo "upstream: device holds $held pages after unload"
+check upstream.all-pages-returned test "$held" = 0
+check upstream.no-violations test "$(emu_stat 'd["violations"]')" = 0
 [ "$FAILED" = 0 ]

@@ -1,0 +1,22 @@
+# Scenario: probe + remove 100 times; after every remove the emulated device holds no
+# page and the function is disabled; no protocol violation, no leak.
+. "$MLX5RS_REPO/tests/guest/lib.sh"
+bdf=$(mlx_bdf) || { fail loop.device-present "no 15b3 function"; exit 1; }
+drv=/sys/bus/pci/drivers/mlx5_rs
+check loop.insmod insmod "$KO"
+N=100 bound=0 clean=0 t0=$(date +%s%N)
+i=0
+while [ $i -lt $N ]; do
+	echo "$bdf" >$drv/unbind
+	[ "$(emuctl '{"cmd":"ledger"}')" = '{"enabled":false,"held":0,"ok":true,"violations":0}' ] && clean=$((clean + 1))
+	echo "$bdf" >$drv/bind && [ -e /sys/bus/pci/devices/$bdf/driver ] && bound=$((bound + 1))
+	i=$((i + 1))
+done
+echo "loop: $N probe/remove cycles in $((($(date +%s%N) - t0) / 1000000)) ms"
+check loop.all-bound test $bound = $N
+check loop.all-clean-after-remove test $clean = $N
+check loop.no-violations test "$(emu_stat 'd["violations"]')" = 0
+check loop.rmmod rmmod mlx5_rs
+check loop.pages-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
+check_kmemleak loop.no-leaks
+[ "$FAILED" = 0 ]
