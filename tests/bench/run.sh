@@ -138,6 +138,7 @@ row "reclaim time, driver's own log (\"reclaimed N firmware pages in T ms\")" \
 incomplete() {
 	local h
 	h=$(get "$1.held_after_unload")
+	[ -n "$(get "$1.rmmod_wall_ms")" ] || return 0
 	case "$h" in "" | 0) ;; *) echo " (RECLAIM INCOMPLETE: $h pages not returned)" ;; esac
 }
 row "rmmod wall time with the pages held (includes teardown)" "$(fmt "$(get rs.rmmod_wall_ms)" %.1f)$(incomplete rs)" "$(fmt "$(get up.rmmod_wall_ms)" %.1f)$(incomplete up)" ms
