@@ -8,7 +8,7 @@
 
 use kernel::prelude::*;
 
-use super::status::CmdError;
+use super::status::{CmdError, ErrorKind};
 use crate::{
     hw::{to_kernel, Hw},
     ifc::{
@@ -100,18 +100,23 @@ pub(crate) fn query_pages(hw: &Hw, op_mod: u16) -> Result<i32> {
     Ok(get(&o, query_pages_out::NUM_PAGES)? as u32 as i32)
 }
 
-/// MANAGE_PAGES give: hands `addrs` (4 KiB DMA pages) to function 0.
-pub(crate) fn give_pages(hw: &Hw, addrs: &[u64]) -> Result {
+/// MANAGE_PAGES give: hands `addrs` (4 KiB DMA pages) to function 0. Returns the typed
+/// command error, from which the caller decides whether the device may own the pages;
+/// a failure before the command was built is reported as [`ErrorKind::NoMemory`].
+pub(crate) fn give_pages(hw: &Hw, addrs: &[u64]) -> Result<(), CmdError> {
+    let op = Opcode::MANAGE_PAGES as u16;
+    let op_mod = crate::ifc::opcodes::manage_pages_op_mod::ALLOCATION_SUCCESS;
+    let not_sent = ||  CmdError::new(op, op_mod, ErrorKind::NoMemory);
     let n = addrs.len();
-    let mut i = KVec::from_elem(0u8, manage_pages_in::BYTES + 8 * n, GFP_KERNEL)?;
-    put(&mut i, mbox_in::OPCODE, Opcode::MANAGE_PAGES as u64)?;
-    put(&mut i, mbox_in::OP_MOD, u64::from(crate::ifc::opcodes::manage_pages_op_mod::ALLOCATION_SUCCESS))?;
-    put(&mut i, manage_pages_in::INPUT_NUM_ENTRIES, n as u64)?;
+    let mut i = KVec::from_elem(0u8, manage_pages_in::BYTES + 8 * n, GFP_KERNEL).map_err(|_| not_sent())?;
+    put(&mut i, mbox_in::OPCODE, u64::from(op)).map_err(|_| not_sent())?;
+    put(&mut i, mbox_in::OP_MOD, u64::from(op_mod)).map_err(|_| not_sent())?;
+    put(&mut i, manage_pages_in::INPUT_NUM_ENTRIES, n as u64).map_err(|_| not_sent())?;
     for (k, a) in addrs.iter().enumerate() {
         let at = manage_pages_in::BYTES + 8 * k;
         i[at..at + 8].copy_from_slice(&a.to_be_bytes());
     }
-    run(hw, &i, &mut [0u8; HDR])
+    run_raw(hw, &i, &mut [0u8; HDR])
 }
 
 /// MANAGE_PAGES allocation failure: tells the device the driver could not supply

@@ -27,21 +27,29 @@ use kernel::{
 };
 
 use super::{
-    batch::{supply_fits, GiveBatches, PAS_PER_BLOCK},
+    batch::{pas_capacity, supply_fits, GiveBatches, PAS_PER_BLOCK},
     ledger::{FuncKey, Ledger, LedgerError, Released, FW_PAGE_SIZE},
     reclaim::{Reclaim, Step},
     store::{FwMem, FwStore, HostMem},
 };
-use crate::{cmd::commands, hw::Hw, ifc::pages::MAX_RECLAIM_NPAGES};
+use crate::{
+    cmd::{
+        commands,
+        status::{CmdError, ErrorKind},
+    },
+    hw::{to_kernel, Hw},
+    ifc::pages::MAX_RECLAIM_NPAGES,
+};
 
 /// Mailbox blocks per MANAGE_PAGES give: 64 blocks of 64 addresses.
 const GIVE_MAX_BLOCKS: usize = 64;
 /// Mailbox blocks of a MANAGE_PAGES take output: the longest chain whose addresses stay
 /// within what firmware returns per command (781 blocks, 49,984 addresses).
 const TAKE_MAX_BLOCKS: usize = MAX_RECLAIM_NPAGES as usize / PAS_PER_BLOCK;
+const _: () = assert!(pas_capacity(TAKE_MAX_BLOCKS) <= MAX_RECLAIM_NPAGES as usize);
 /// Reclaim gives up after this long without a page coming back.
 const RECLAIM_TIMEOUT_MS: u64 = 5000;
-/// Pause between take commands that failed.
+/// Pause between take commands that failed or returned nothing.
 const RETRY_PAUSE: Delta = Delta::from_millis(20);
 /// The only function this driver supplies: function 0 (FUNC_ID mode).
 const FUNC: FuncKey = 0;
@@ -58,6 +66,25 @@ fn fw_gfp() -> Flags {
     // bit pattern is a valid value. `RAW` is a combination of GFP bits the page allocator
     // accepts for a sleeping allocation.
     unsafe { core::mem::transmute::<u32, Flags>(RAW) }
+}
+
+/// Whether the device may have taken the pages of a MANAGE_PAGES give that failed with
+/// `e`. Only a command the device refused (a firmware status: executed and failed, which
+/// per the PRM has no effect; a delivery status: not executed) or never received frees
+/// them; a timeout or an unreadable output may hide a give that happened.
+fn device_may_own(e: &CmdError) -> bool {
+    match e.kind {
+        ErrorKind::Status(_)
+        | ErrorKind::UnknownStatus(_)
+        | ErrorKind::Delivery(_)
+        | ErrorKind::UnknownDelivery(_)
+        | ErrorKind::DeviceDead
+        | ErrorKind::NoSlot
+        | ErrorKind::SlotsStalled
+        | ErrorKind::NoMemory => false,
+        // Timeout, Mailbox, BadOutput, and any kind added later.
+        _ => true,
+    }
 }
 
 /// Counters of the ledger.
@@ -197,7 +224,7 @@ impl FwPages {
     fn report_alloc_failure(&self, n: u64, held: u64) -> Error {
         dev_err!(
             self.dev,
-            "out of memory supplying {} firmware pages ({} given); reporting MANAGE_PAGES allocation failure\n",
+            "out of memory supplying {} firmware pages ({} held by the device); reporting MANAGE_PAGES allocation failure\n",
             n,
             held
         );
@@ -210,8 +237,9 @@ impl FwPages {
     /// Gives `n` pages to the device, in batches that fill whole mailbox chains. On an
     /// allocation failure (or a request larger than the memory available) the device is
     /// told and `ENOMEM` returned; pages of earlier batches stay given. Pages of a batch
-    /// the device refused are freed; those of a batch whose command timed out or never
-    /// reached the device stay recorded as held (the device may own them).
+    /// the device refused or never received are freed; those of a batch whose command
+    /// timed out or whose output is unreadable stay recorded as held (the device may own
+    /// them), see [`device_may_own`].
     pub(crate) fn give(&self, n: u64) -> Result {
         let gfp = fw_gfp();
         let dev = self.dev_bound();
@@ -269,14 +297,15 @@ impl FwPages {
                 return Err(self.report_alloc_failure(n, held));
             }
             if let Err(e) = commands::give_pages(&self.hw, &addrs) {
-                if e == ETIMEDOUT || e == ENXIO || e == ENODEV {
-                    // The device may hold them: they stay recorded, never freed here.
+                if device_may_own(&e) {
+                    // They stay recorded as held and are freed only if reclaim gets
+                    // them back.
                     st.given += addrs.len() as u64;
                 } else {
-                    // Refused: the device does not own them.
+                    // Refused or never sent: the device does not own them.
                     st.not_given(&addrs);
                 }
-                return Err(e);
+                return Err(to_kernel(e));
             }
             st.given += addrs.len() as u64;
         }
@@ -309,6 +338,11 @@ impl FwPages {
                         st.returned(*a);
                     }
                     r.set_outstanding(st.ledger.fw_pages());
+                    drop(st);
+                    if n == 0 {
+                        // Nothing back yet: do not spin on the device.
+                        fsleep(RETRY_PAUSE);
+                    }
                 }
                 Err(e) if e == ETIMEDOUT || e == ENXIO || e == ENODEV => {
                     dev_err!(self.dev, "reclaiming firmware pages failed ({:?}); device unreachable\n", e);
