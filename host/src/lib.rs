@@ -46,6 +46,7 @@ pub mod pagealloc {
 #[path = "../../eq"]
 pub mod eq {
     pub mod consumer;
+    pub mod event;
 }
 
 /// Health poll logic (`health/`).

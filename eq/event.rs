@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! EQE decoding and validation: from 64 bytes the device wrote to one [`Event`], or
+//! the reason the entry is not trusted ([`Malformed`]).
+//!
+//! Every field comes from the device and is checked before use: the type must be one
+//! this EQ subscribed to, the sub-type one the PRM defines for that type, slot
+//! bitmaps must name existing slots, CQNs fit 24 bits and the CQ table, page requests
+//! name our function with a count within the device's per-request bound, port numbers
+//! exist. Event names follow `enum mlx5_event`.
+//!
+//! Pure `core` code, compiled into the kernel module and into the host test crate.
+
+use crate::ifc::eqe::{eqe_off, event_type as et, PAGE_REQ_EC_FUNCTION, PAGE_REQ_RELEASE_ALL};
+
+/// Size of an EQE.
+pub const EQE_BYTES: usize = 64;
+
+/// Largest page count one runtime page request may ask for or return
+/// (upstream's `MAX_RECLAIM_NPAGES` bound, also applied to gives).
+pub const MAX_REQUEST_PAGES: u32 = 50_000;
+
+/// Event types upstream routes to the async EQ (`MLX5_ASYNC_EVENT_MASK`) plus
+/// INTERNAL_ERROR: path migration, communication established, SQ drained, CQ error,
+/// WQ catastrophic error, path migration failed, internal error, port change, WQ
+/// invalid request / access errors, SRQ catastrophic error, SRQ last WQE, SRQ limit.
+pub const ASYNC_MASK: u64 = 0x0000_0000_001F_03BE;
+/// Command EQ: command completions only.
+pub const CMD_MASK: u64 = 1 << et::CMD;
+/// Pages EQ: page requests only.
+pub const PAGES_MASK: u64 = 1 << et::PAGE_REQUEST;
+
+/// Port change sub-types.
+pub mod port_sub {
+    /// Port down.
+    pub const DOWN: u8 = 1;
+    /// Port active.
+    pub const ACTIVE: u8 = 4;
+    /// Port initialized.
+    pub const INITIALIZED: u8 = 5;
+    /// LID change.
+    pub const LID: u8 = 6;
+    /// P_Key change.
+    pub const PKEY: u8 = 7;
+    /// GUID change.
+    pub const GUID: u8 = 8;
+    /// Client re-register.
+    pub const CLIENT_REREG: u8 = 9;
+}
+
+/// What the decoder checks EQEs against.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Command slots of the queue (slot bitmaps must stay below).
+    pub nslots: u8,
+    /// Ports of the device (port numbers are 1-based).
+    pub num_ports: u8,
+    /// CQNs must be below this (`1 << log_max_cq`).
+    pub cqn_limit: u32,
+    /// Our function id (page requests must name it).
+    pub func_id: u16,
+}
+
+/// A validated event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Command completion of the slots in the bitmap (non-empty, in range).
+    Cmd {
+        /// Completed slots.
+        slots: u32,
+    },
+    /// Page request: positive = give, negative = take back.
+    PageRequest {
+        /// Function the request is for (ours).
+        func_id: u16,
+        /// Signed page count, never 0, |n| ≤ [`MAX_REQUEST_PAGES`].
+        num_pages: i32,
+    },
+    /// The device released every page of the function (no command needed).
+    PageReleaseAll {
+        /// Function.
+        func_id: u16,
+    },
+    /// Completion on CQ `cqn`.
+    Comp {
+        /// CQ number (24 bits, below the limit).
+        cqn: u32,
+    },
+    /// Port change on `port` (1-based).
+    PortChange {
+        /// Port number.
+        port: u8,
+        /// Sub-type ([`port_sub`]).
+        sub_type: u8,
+    },
+    /// Any other subscribed async event, logged by name.
+    Async {
+        /// Event type.
+        type_: u8,
+        /// Sub-type.
+        sub_type: u8,
+    },
+}
+
+/// Why an EQE is not trusted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Malformed {
+    /// Event type this EQ did not subscribe to.
+    NotSubscribed(u8),
+    /// Sub-type the PRM does not define for the type.
+    BadSubType {
+        /// Event type.
+        type_: u8,
+        /// Sub-type.
+        sub_type: u8,
+    },
+    /// Command completion with an empty bitmap or bits beyond the queue's slots.
+    BadSlots(u32),
+    /// Completion CQN with reserved bits set or beyond the CQ limit.
+    BadCqn(u32),
+    /// Page request for another function, or an embedded-CPU function.
+    BadFunction(u16),
+    /// Page request of 0 or more than [`MAX_REQUEST_PAGES`] pages.
+    BadPageCount(i32),
+    /// Port number 0 or beyond the device's ports.
+    BadPort(u8),
+}
+
+fn be32(e: &[u8; EQE_BYTES], off: usize) -> u32 {
+    u32::from_be_bytes([e[off], e[off + 1], e[off + 2], e[off + 3]])
+}
+
+fn be16(e: &[u8; EQE_BYTES], off: usize) -> u16 {
+    u16::from_be_bytes([e[off], e[off + 1]])
+}
+
+/// Whether `mask` (the four event-bitmask words of CREATE_EQ) subscribes type `t`.
+pub fn subscribed(mask: &[u64; 4], t: u8) -> bool {
+    mask[usize::from(t / 64)] & (1u64 << (t % 64)) != 0
+}
+
+/// Decodes and validates one EQE of an EQ created with event mask `mask`.
+pub fn decode(e: &[u8; EQE_BYTES], mask: &[u64; 4], lim: &Limits) -> Result<Event, Malformed> {
+    let t = e[eqe_off::TYPE];
+    let sub = e[eqe_off::SUB_TYPE];
+    if !subscribed(mask, t) {
+        return Err(Malformed::NotSubscribed(t));
+    }
+    match t {
+        et::CMD => {
+            let slots = be32(e, eqe_off::CMD_VECTOR);
+            let valid = if lim.nslots >= 32 { u32::MAX } else { (1u32 << lim.nslots) - 1 };
+            if slots == 0 || slots & !valid != 0 {
+                return Err(Malformed::BadSlots(slots));
+            }
+            Ok(Event::Cmd { slots })
+        }
+        et::PAGE_REQUEST => {
+            let ec = be16(e, eqe_off::PAGE_EC_FUNCTION);
+            let func_id = be16(e, eqe_off::PAGE_FUNC_ID);
+            if ec & PAGE_REQ_EC_FUNCTION != 0 || ec & !(PAGE_REQ_EC_FUNCTION | PAGE_REQ_RELEASE_ALL) != 0 {
+                return Err(Malformed::BadFunction(func_id));
+            }
+            if func_id != lim.func_id {
+                return Err(Malformed::BadFunction(func_id));
+            }
+            if ec & PAGE_REQ_RELEASE_ALL != 0 {
+                return Ok(Event::PageReleaseAll { func_id });
+            }
+            let n = be32(e, eqe_off::PAGE_NUM_PAGES) as i32;
+            if n == 0 || n.unsigned_abs() > MAX_REQUEST_PAGES {
+                return Err(Malformed::BadPageCount(n));
+            }
+            Ok(Event::PageRequest { func_id, num_pages: n })
+        }
+        et::COMP => {
+            let raw = be32(e, eqe_off::COMP_CQN);
+            if raw > 0x00ff_ffff || raw >= lim.cqn_limit {
+                return Err(Malformed::BadCqn(raw));
+            }
+            Ok(Event::Comp { cqn: raw })
+        }
+        et::PORT_CHANGE => {
+            let known = matches!(
+                sub,
+                port_sub::DOWN
+                    | port_sub::ACTIVE
+                    | port_sub::INITIALIZED
+                    | port_sub::LID
+                    | port_sub::PKEY
+                    | port_sub::GUID
+                    | port_sub::CLIENT_REREG
+            );
+            if !known {
+                return Err(Malformed::BadSubType { type_: t, sub_type: sub });
+            }
+            let port = (e[PORT_OFF] >> 4) & 0xf;
+            if port == 0 || port > lim.num_ports {
+                return Err(Malformed::BadPort(port));
+            }
+            Ok(Event::PortChange { port, sub_type: sub })
+        }
+        _ => Ok(Event::Async { type_: t, sub_type: sub }),
+    }
+}
+
+/// Port change: port number in bits 7:4 of this byte.
+const PORT_OFF: usize = 0x28;
+
+/// Name of an event type (`enum mlx5_event`), "UNKNOWN" otherwise.
+pub fn event_name(t: u8) -> &'static str {
+    match t {
+        0x00 => "COMP",
+        0x01 => "PATH_MIG",
+        0x02 => "COMM_EST",
+        0x03 => "SQ_DRAINED",
+        0x04 => "CQ_ERROR",
+        0x05 => "WQ_CATAS_ERROR",
+        0x07 => "PATH_MIG_FAILED",
+        0x08 => "INTERNAL_ERROR",
+        0x09 => "PORT_CHANGE",
+        0x0a => "CMD",
+        0x0b => "PAGE_REQUEST",
+        0x0c => "PAGE_FAULT",
+        0x0d => "NIC_VPORT_CHANGE",
+        0x0e => "ESW_FUNCTIONS_CHANGED",
+        0x0f => "VHCA_STATE_CHANGE",
+        0x10 => "WQ_INVAL_REQ_ERROR",
+        0x11 => "WQ_ACCESS_ERROR",
+        0x12 => "SRQ_CATAS_ERROR",
+        0x13 => "SRQ_LAST_WQE",
+        0x14 => "SRQ_RQ_LIMIT",
+        0x15 => "GPIO_EVENT",
+        0x16 => "PORT_MODULE_EVENT",
+        0x17 => "TEMP_WARN_EVENT",
+        0x18 => "XRQ_ERROR",
+        0x19 => "REMOTE_CONFIG",
+        0x1a => "DB_BF_CONGESTION",
+        0x1b => "STALL_EVENT",
+        0x1c => "DCT_DRAINED",
+        0x1d => "DCT_KEY_VIOLATION",
+        0x1f => "DROPPED_PACKET_LOGGED",
+        0x20 => "FPGA_ERROR",
+        0x21 => "FPGA_QP_ERROR",
+        0x22 => "GENERAL_EVENT",
+        0x24 => "MONITOR_COUNTER",
+        0x25 => "PPS_EVENT",
+        0x26 => "DEVICE_TRACER",
+        0x27 => "OBJECT_CHANGE",
+        _ => "UNKNOWN",
+    }
+}
+
+/// Name of a port change sub-type.
+pub fn port_sub_name(s: u8) -> &'static str {
+    match s {
+        port_sub::DOWN => "DOWN",
+        port_sub::ACTIVE => "ACTIVE",
+        port_sub::INITIALIZED => "INITIALIZED",
+        port_sub::LID => "LID",
+        port_sub::PKEY => "PKEY",
+        port_sub::GUID => "GUID",
+        port_sub::CLIENT_REREG => "CLIENT_REREG",
+        _ => "UNKNOWN",
+    }
+}
+
+/// Number of completion EQs: one per online CPU, capped by the completion vectors
+/// (all but the control vector, or the control vector itself when it is the only
+/// one) and by the EQs the device allows beyond the three control EQs; at least 1.
+pub fn comp_eq_count(online_cpus: u32, vectors: u32, max_eqs: u32) -> u32 {
+    let comp_vectors = if vectors > 1 { vectors - 1 } else { 1 };
+    online_cpus.min(comp_vectors).min(max_eqs.saturating_sub(3)).max(1)
+}
+
+/// MSI-X index of completion EQ `k`: vector `k + 1`, or 0 when only one exists.
+pub fn comp_vector(k: u32, vectors: u32) -> u32 {
+    if vectors > 1 {
+        1 + k % (vectors - 1)
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIM: Limits = Limits { nslots: 32, num_ports: 1, cqn_limit: 1 << 24, func_id: 0 };
+    const ALL: [u64; 4] = [u64::MAX; 4];
+
+    fn eqe(t: u8, sub: u8) -> [u8; EQE_BYTES] {
+        let mut e = [0u8; EQE_BYTES];
+        e[eqe_off::TYPE] = t;
+        e[eqe_off::SUB_TYPE] = sub;
+        e
+    }
+
+    #[test]
+    fn cmd_slots_checked() {
+        let mut e = eqe(et::CMD, 0);
+        e[0x20..0x24].copy_from_slice(&0x8000_0001u32.to_be_bytes());
+        assert_eq!(decode(&e, &[CMD_MASK, 0, 0, 0], &LIM), Ok(Event::Cmd { slots: 0x8000_0001 }));
+        let small = Limits { nslots: 8, ..LIM };
+        assert_eq!(decode(&e, &ALL, &small), Err(Malformed::BadSlots(0x8000_0001)));
+        e[0x20..0x24].copy_from_slice(&0u32.to_be_bytes());
+        assert_eq!(decode(&e, &ALL, &LIM), Err(Malformed::BadSlots(0)));
+    }
+
+    #[test]
+    fn unsubscribed_type_rejected() {
+        let e = eqe(et::CMD, 0);
+        assert_eq!(decode(&e, &[PAGES_MASK, 0, 0, 0], &LIM), Err(Malformed::NotSubscribed(et::CMD)));
+        let e = eqe(0x99, 0);
+        assert_eq!(decode(&e, &[ASYNC_MASK, 0, 0, 0], &LIM), Err(Malformed::NotSubscribed(0x99)));
+        assert!(subscribed(&[0, 0, 1 << (0x99 - 128), 0], 0x99));
+    }
+
+    #[test]
+    fn page_requests() {
+        let mut e = eqe(et::PAGE_REQUEST, 0);
+        e[0x24..0x28].copy_from_slice(&(-7i32).to_be_bytes());
+        let m = [PAGES_MASK, 0, 0, 0];
+        assert_eq!(decode(&e, &m, &LIM), Ok(Event::PageRequest { func_id: 0, num_pages: -7 }));
+        e[0x24..0x28].copy_from_slice(&0i32.to_be_bytes());
+        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadPageCount(0)));
+        e[0x24..0x28].copy_from_slice(&50_001i32.to_be_bytes());
+        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadPageCount(50_001)));
+        e[0x24..0x28].copy_from_slice(&i32::MIN.to_be_bytes());
+        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadPageCount(i32::MIN)));
+        e[0x24..0x28].copy_from_slice(&5i32.to_be_bytes());
+        e[0x22..0x24].copy_from_slice(&3u16.to_be_bytes());
+        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadFunction(3)));
+        e[0x22..0x24].copy_from_slice(&0u16.to_be_bytes());
+        e[0x20..0x22].copy_from_slice(&PAGE_REQ_EC_FUNCTION.to_be_bytes());
+        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadFunction(0)));
+        e[0x20..0x22].copy_from_slice(&PAGE_REQ_RELEASE_ALL.to_be_bytes());
+        assert_eq!(decode(&e, &m, &LIM), Ok(Event::PageReleaseAll { func_id: 0 }));
+    }
+
+    #[test]
+    fn completion_cqn_bounds() {
+        let mut e = eqe(et::COMP, 0);
+        let m = [1, 0, 0, 0];
+        e[0x38..0x3c].copy_from_slice(&5u32.to_be_bytes());
+        assert_eq!(decode(&e, &m, &LIM), Ok(Event::Comp { cqn: 5 }));
+        e[0x38..0x3c].copy_from_slice(&0x0100_0005u32.to_be_bytes());
+        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadCqn(0x0100_0005)));
+        let small = Limits { cqn_limit: 4, ..LIM };
+        e[0x38..0x3c].copy_from_slice(&4u32.to_be_bytes());
+        assert_eq!(decode(&e, &m, &small), Err(Malformed::BadCqn(4)));
+    }
+
+    #[test]
+    fn port_change_checked() {
+        let m = [ASYNC_MASK, 0, 0, 0];
+        let mut e = eqe(et::PORT_CHANGE, port_sub::ACTIVE);
+        e[0x28] = 1 << 4;
+        assert_eq!(decode(&e, &m, &LIM), Ok(Event::PortChange { port: 1, sub_type: 4 }));
+        e[0x28] = 2 << 4;
+        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadPort(2)));
+        e[0x28] = 0;
+        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadPort(0)));
+        let e = eqe(et::PORT_CHANGE, 2);
+        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadSubType { type_: 9, sub_type: 2 }));
+        let e = eqe(et::INTERNAL_ERROR, 0);
+        assert_eq!(decode(&e, &m, &LIM), Ok(Event::Async { type_: 8, sub_type: 0 }));
+        assert_eq!(event_name(8), "INTERNAL_ERROR");
+        assert_eq!(port_sub_name(4), "ACTIVE");
+    }
+
+    #[test]
+    fn async_mask_matches_upstream_plus_internal_error() {
+        assert_eq!(ASYNC_MASK & !(1 << et::INTERNAL_ERROR), 0x1F02BE);
+        assert!(!subscribed(&[ASYNC_MASK, 0, 0, 0], et::CMD));
+        assert!(!subscribed(&[ASYNC_MASK, 0, 0, 0], et::PAGE_REQUEST));
+    }
+
+    #[test]
+    fn vector_assignment() {
+        assert_eq!(comp_eq_count(2, 3, 64), 2);
+        assert_eq!(comp_eq_count(8, 3, 64), 2);
+        assert_eq!(comp_eq_count(8, 1, 64), 1);
+        assert_eq!(comp_eq_count(8, 9, 5), 2);
+        assert_eq!(comp_eq_count(8, 9, 2), 1);
+        assert_eq!(comp_vector(0, 3), 1);
+        assert_eq!(comp_vector(1, 3), 2);
+        assert_eq!(comp_vector(0, 1), 0);
+    }
+}
