@@ -26,6 +26,7 @@ KS='[    3.0]     # Subtest: mlx5_rs_cmd\n'
 expect kunit-fail 1 "$OK$KS[    3.0]     not ok 2 mailbox_chain\n$DONE"
 expect kunit-ok 0 "$OK$KS[    3.0]     ok 1 mailbox_chain\n$DONE"
 expect kunit-only 0 "$KS[    3.0]     ok 1 mailbox_chain\n$DONE"
+expect kunit-rerun-fail 1 "$KS[    3.0]     ok 1 mailbox_chain\n$KS[    9.0]     not ok 1 mailbox_chain\n$DONE"
 expect foreign-kunit-not-counted 1 "[    3.0]     # Subtest: rust_netlink\n[    3.0]     ok 1 x\n$DONE"
 expect dma-api-info-ok 0 "$OK[    0.5] DMA-API: preallocated 65536 debug entries\n$DONE"
 expect nothing 1 "$DONE"
