@@ -13,10 +13,25 @@
 #
 # Environment: MLX5RS_BENCH_REPS (bind cycles, default 5), MLX5RS_BENCH_NOPS1 (NOPs with
 # 1 caller, default 5000), MLX5RS_BENCH_NOPS32 (with 32 callers, default 20000),
-# MLX5RS_BENCH_PAGES (pages held for the reclaim run, default 262144).
+# MLX5RS_BENCH_PAGES (pages held for the reclaim run, default 262144),
+# MLX5RS_BENCH_REV=<git revision>: benchmark that commit instead of the working tree
+# (exported to $MLX5RS_CACHE/bench/src-<rev>, built there; immune to concurrent edits).
 # `run.sh --report` prints the table again from the last run's console logs.
 set -eu
 . "$(dirname "$0")/../vm/lib.sh"
+
+if [ -n "${MLX5RS_BENCH_REV:-}" ] && [ -z "${MLX5RS_BENCH_SNAPSHOT:-}" ] && [ "${1:-}" != --report ]; then
+	rev=$(git -C "$REPO" rev-parse --short "$MLX5RS_BENCH_REV^{commit}") || die "no revision $MLX5RS_BENCH_REV"
+	snap=$CACHE/bench/src-$rev
+	rm -rf "$snap" && mkdir -p "$snap"
+	git -C "$REPO" archive "$rev" | tar -x -C "$snap"
+	# The emulator builds in its own target directory, seeded from the tree's (cargo
+	# rebuilds only what differs); the tree's own target/ is left alone.
+	[ -d "$CACHE/bench/target/release" ] || { mkdir -p "$CACHE/bench/target" && cp -a "$REPO/target/release" "$CACHE/bench/target/"; }
+	log "benchmarking commit $rev from $snap"
+	exec env MLX5RS_BENCH_SNAPSHOT=1 MLX5RS_BENCH_COMMIT="$rev" CARGO_TARGET_DIR="$CACHE/bench/target" \
+		"$snap/tests/bench/run.sh" "$@"
+fi
 
 PAGES=${MLX5RS_BENCH_PAGES:-262144}
 OUT=$CACHE/bench
@@ -37,9 +52,13 @@ if ! "$REPO/tests/vm/module.sh"; then
 fi
 (cd "$REPO" && cargo build -q --release -p mlx5-emu) || die "building the emulator failed"
 # vm.sh builds the emulator too; we built it already, so it need not (nor rebuild mid-run).
-export MLX5RS_EMU_BIN=$REPO/target/release/mlx5-emu
-COMMIT=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo "?")
-git -C "$REPO" diff --quiet HEAD -- 2>/dev/null || COMMIT="$COMMIT + uncommitted changes"
+export MLX5RS_EMU_BIN=${CARGO_TARGET_DIR:-$REPO/target}/release/mlx5-emu
+if [ -n "${MLX5RS_BENCH_COMMIT:-}" ]; then
+	COMMIT="$MLX5RS_BENCH_COMMIT (clean export)"
+else
+	COMMIT=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo "?")
+	git -C "$REPO" diff --quiet HEAD -- 2>/dev/null || COMMIT="$COMMIT + uncommitted changes of the working tree"
+fi
 echo "$COMMIT" >"$OUT/commit"
 echo "$DATE" >"$OUT/date"
 fi
