@@ -9,5 +9,8 @@ for s in "$REPO"/tests/scenarios/*.sh; do
 	if grep -q '^mlx5_rs ' /proc/modules; then
 		fail "$(basename "$s" .sh).left-module-loaded" "mlx5_rs still loaded"; rmmod mlx5_rs; rc=1
 	fi
+	# Isolation: the next scenario starts from a device in its power-on state, whatever
+	# this one left behind (each scenario asserts its own ledger before this point).
+	emuctl '{"cmd":"reset"}' >/dev/null || { fail "$(basename "$s" .sh).emulator-reset" "no reply"; rc=1; }
 done
 exit $rc
