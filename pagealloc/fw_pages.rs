@@ -312,6 +312,19 @@ impl FwPages {
         Ok(())
     }
 
+    /// Runtime page request to return pages: one MANAGE_PAGES take of up to `n`
+    /// pages, freeing exactly the pages the device returned. Returns how many came
+    /// back. Serialised with [`FwPages::give`] by the ledger lock around each update.
+    pub(crate) fn take(&self, n: u32) -> Result<u32> {
+        let mut got = KVVec::new();
+        let k = commands::take_pages(&self.hw, n, &mut got)?;
+        let mut st = self.state.lock();
+        for a in got.iter() {
+            st.returned(*a);
+        }
+        Ok(k)
+    }
+
     /// Asks the device for every page it holds, as many per command as one output
     /// chain carries, freeing exactly the pages it returned. Stops when the ledger is
     /// empty, on a dead device, or after [`RECLAIM_TIMEOUT_MS`] without progress.
@@ -328,17 +341,20 @@ impl FwPages {
             let mut got = KVVec::new();
             match commands::take_pages(&self.hw, req, &mut got) {
                 Ok(n) => {
+                    // Free what came back first: the driver's own work (tens of thousands
+                    // of pages) must not count as time the device stayed silent.
+                    let mut st = self.state.lock();
+                    for a in got.iter() {
+                        st.returned(*a);
+                    }
+                    let left = st.ledger.fw_pages();
+                    drop(st);
                     if r.on_response(ms_since(&start), req, n).is_err() {
                         // take_pages already rejects more than asked; keep the guard.
                         dev_err!(self.dev, "device returned more pages than asked ({} > {})\n", n, req);
                         break;
                     }
-                    let mut st = self.state.lock();
-                    for a in got.iter() {
-                        st.returned(*a);
-                    }
-                    r.set_outstanding(st.ledger.fw_pages());
-                    drop(st);
+                    r.set_outstanding(left);
                     if n == 0 {
                         // Nothing back yet: do not spin on the device.
                         fsleep(RETRY_PAUSE);
@@ -375,6 +391,38 @@ impl FwPages {
             dev_info!(self.dev, "reclaimed {} firmware pages in {} ms\n", total, ms_since(&start));
         }
         c.held
+    }
+}
+
+impl FwPages {
+    /// Frees every page the device holds without asking for it back (no MANAGE_PAGES),
+    /// as for a device that confirmed it stopped (fast teardown) or can no longer
+    /// reach memory (bus mastering off). Only for such a device: the caller guarantees
+    /// no DMA to these pages can happen any more. Returns the firmware pages dropped.
+    pub(crate) fn release_stopped(&self) -> u64 {
+        let mut st = self.state.lock();
+        let hosts = st.ledger.host_pages();
+        let mut freed = KVVec::with_capacity(usize::try_from(hosts).unwrap_or(usize::MAX), GFP_KERNEL);
+        let State { ledger, store, .. } = &mut *st;
+        let n = match freed.as_mut() {
+            Ok(list) => ledger.release_all(store, FUNC, |host| {
+                // Capacity reserved above for every host page: cannot fail.
+                let _ = list.push(host, GFP_KERNEL);
+            }),
+            Err(_) => {
+                dev_err!(self.dev, "out of memory listing {} stopped pages; they are leaked, not freed\n", hosts);
+                return 0;
+            }
+        };
+        if let Ok(list) = freed {
+            for host in list.iter() {
+                if let Some(mem) = st.store.take_returned(*host) {
+                    mem.release();
+                }
+            }
+        }
+        st.reclaimed += n;
+        n
     }
 }
 

@@ -107,8 +107,10 @@ impl Reclaim {
     }
 
     /// Accounts a successful take that asked for `requested` pages and got
-    /// `returned` (`output_num_entries`), at time `now_ms`. On `Ok`, the
-    /// caller releases exactly `returned` addresses from the output.
+    /// `returned` (`output_num_entries`), at time `now_ms`. The caller
+    /// releases exactly `returned` addresses from the output; passing the
+    /// time after it did so keeps its own work out of the no-progress
+    /// timeout.
     pub fn on_response(&mut self, now_ms: u64, requested: u32, returned: u32) -> Result<Step, ReclaimError> {
         if returned > requested {
             return Err(ReclaimError::TooMany {
