@@ -315,6 +315,7 @@ impl FwPages {
     /// Runtime page request to return pages: one MANAGE_PAGES take of up to `n`
     /// pages, freeing exactly the pages the device returned. Returns how many came
     /// back. Serialised with [`FwPages::give`] by the ledger lock around each update.
+    #[allow(dead_code)] // Its caller (page-request events) is not committed yet.
     pub(crate) fn take(&self, n: u32) -> Result<u32> {
         let mut got = KVVec::new();
         let k = commands::take_pages(&self.hw, n, &mut got)?;
@@ -399,6 +400,7 @@ impl FwPages {
     /// as for a device that confirmed it stopped (fast teardown) or can no longer
     /// reach memory (bus mastering off). Only for such a device: the caller guarantees
     /// no DMA to these pages can happen any more. Returns the firmware pages dropped.
+    #[allow(dead_code)] // Its caller (fast teardown) is not committed yet.
     pub(crate) fn release_stopped(&self) -> u64 {
         let mut st = self.state.lock();
         let hosts = st.ledger.host_pages();
