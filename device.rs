@@ -41,6 +41,8 @@ use crate::{
     init_seg::{InitSeg, Regs},
     pagealloc::fw_pages::FwPages,
     pci_ids::FunctionInfo,
+    health::HealthStage,
+    teardown::{self, plan::{Path, TeardownCaps}, FreeAfterStop, Lifecycle, ParkedPages, ReclaimStage},
 };
 
 /// How long to wait for the firmware to clear `initializing` before the command
@@ -62,14 +64,22 @@ pub(crate) struct Mlx5Driver;
 pub(crate) struct Mlx5Device<'bound> {
     pdev: &'bound pci::Device,
     info: &'bound FunctionInfo,
+    // Stopped first: no health check runs while the function is torn down.
+    _health: HealthStage,
+    _registered: teardown::Registered,
+    life: Arc<Lifecycle>,
     _debugfs: DebugFs,
     _hca: InitializedHca,
+    // Parks the pages of a dead or fast-torn-down device until `_free_after_stop`.
+    _reclaim: ReclaimStage,
     pages: Arc<FwPages>,
     _enabled_hca: EnabledHca,
     // Bus mastering goes off before the command queue and any parked mailboxes are
     // freed: after this point the device cannot DMA into them, even if a command
     // never completed.
     _pci: ffi::PciEnabled<'bound>,
+    // Frees parked pages: bus mastering is off by now.
+    _free_after_stop: FreeAfterStop,
     hw: Arc<Hw>,
 }
 
@@ -96,6 +106,10 @@ impl<'bound> Mlx5Device<'bound> {
         // Every entry of the ID table carries info; a missing one is reported, not unwrapped.
         let info = info.ok_or(ENODEV)?;
         let dev: &device::Device<device::Bound> = pdev.as_ref();
+        // Dropped after `pci_on` on every path: parked pages are freed only once bus
+        // mastering is off.
+        let parked = ParkedPages::new()?;
+        let free_after_stop = FreeAfterStop::new(dev, parked.clone());
         let pci_on = ffi::PciEnabled::new(pdev)?;
         // SAFETY: no DMA mapping exists yet for this device, so changing the mask is sound.
         unsafe { pdev.dma_set_mask_and_coherent(dma::DmaMask::new::<64>())? };
@@ -135,10 +149,12 @@ impl<'bound> Mlx5Device<'bound> {
         crate::init_seg::wait_fw_ready(is, pdev, Delta::from_millis(i64::try_from(fw_init_ms).unwrap_or(i64::MAX)))?;
         let embedded_cpu = is.read(seg::INITIALIZING)? & seg::EMBEDDED_CPU_BIT != 0;
 
-        let enabled_hca = EnabledHca::new(dev, &hw, embedded_cpu)?;
+        let life = Lifecycle::new(dev, hw.clone(), parked)?;
+        let enabled_hca = EnabledHca::new(&life, embedded_cpu)?;
         Self::set_issi(pdev, &hw)?;
 
         let pages = FwPages::new(dev, hw.clone())?;
+        let reclaim = ReclaimStage::new(life.clone(), pages.clone());
         Self::supply(pdev, &hw, &pages, query_pages_op_mod::BOOT, "boot")?;
 
         let max = commands::query_general_caps(&hw, false)?;
@@ -158,7 +174,11 @@ impl<'bound> Mlx5Device<'bound> {
 
         Self::supply(pdev, &hw, &pages, query_pages_op_mod::INIT, "init")?;
         let owner = if caps.get(gen_cap::SW_OWNER_ID) != 0 { Some(&SW_OWNER_ID) } else { None };
-        let hca = InitializedHca::new(dev, &hw, owner)?;
+        let hca = InitializedHca::new(&life, owner)?;
+        life.set_caps(TeardownCaps {
+            fast: caps.get(gen_cap::FAST_TEARDOWN) != 0,
+            force: caps.get(gen_cap::FORCE_TEARDOWN) != 0,
+        });
 
         if caps.get(gen_cap::DRIVER_VERSION) != 0 {
             // Informational only: a failure is logged by the command layer and ignored.
@@ -181,7 +201,24 @@ impl<'bound> Mlx5Device<'bound> {
         );
 
         let debugfs = DebugFs::new(dev.name(), hw.clone(), pages.clone())?;
-        Ok(Self { pdev, info, _debugfs: debugfs, _hca: hca, pages, _enabled_hca: enabled_hca, _pci: pci_on, hw })
+        life.add_consumer(crate::health::ib_placeholder_consumer())?;
+        let registered = teardown::Registered::new(pdev, life.clone())?;
+        let health = HealthStage::start(life.clone(), crate::health_poll_ms())?;
+        Ok(Self {
+            pdev,
+            info,
+            _health: health,
+            _registered: registered,
+            life,
+            _debugfs: debugfs,
+            _hca: hca,
+            _reclaim: reclaim,
+            pages,
+            _enabled_hca: enabled_hca,
+            _pci: pci_on,
+            _free_after_stop: free_after_stop,
+            hw,
+        })
     }
 
     /// QUERY_ISSI / SET_ISSI: ISSI 1 when offered, else stay at 0; anything else is
@@ -221,5 +258,30 @@ impl<'bound> Mlx5Device<'bound> {
 impl Drop for Mlx5Device<'_> {
     fn drop(&mut self) {
         dev_info!(self.pdev, "{}: tearing down\n", self.info.name);
+        // The fields drop after this body; `fast_unload` must run with the health poll
+        // already stopped, so the poll is cancelled by hand here (dropping the stage
+        // again later is a no-op cancel).
+        self._health.stop();
+        if crate::fast_unload() {
+            self.life.fast_teardown("unload");
+        }
+    }
+}
+
+impl ffi::PciShutdown for Mlx5Driver {
+    /// Reboot / kexec / poweroff: fast teardown (or force close), then bus mastering
+    /// off. A normal unload is not attempted here when both fail: the machine is going
+    /// down, and a later removal (if any) still runs the whole normal path.
+    fn shutdown(pdev: &pci::Device) {
+        let Some(life) = teardown::lookup(pdev) else {
+            return;
+        };
+        dev_info!(pdev, "shutdown: quiescing the device\n");
+        // Fast teardown moves the function out of `Running`: the health poll, which
+        // checks that under the same lock, stops re-arming.
+        let path = life.fast_teardown("shutdown");
+        if matches!(path, Path::Fast | Path::Force) {
+            ffi::clear_master(pdev);
+        }
     }
 }

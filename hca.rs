@@ -5,56 +5,74 @@
 //! [`EnabledHca`] issues DISABLE_HCA when dropped; [`InitializedHca`] issues
 //! TEARDOWN_HCA (graceful, then force as the fallback). The device object declares
 //! them so that the HCA is torn down, then its pages reclaimed, then disabled.
+//!
+//! Both ask the function's [`Lifecycle`] first: a dead device or one that confirmed
+//! fast teardown gets no command at all (it would fail at once anyway, or ring the
+//! doorbell of a device that stopped), and an HCA already closed by force teardown
+//! gets no second TEARDOWN_HCA.
 
 use kernel::{prelude::*, sync::Arc};
 
-use crate::{cmd::commands, hw::Hw};
+use crate::{cmd::commands, hw::Hw, teardown::Lifecycle};
 
 /// The function is enabled (ENABLE_HCA succeeded).
 pub(crate) struct EnabledHca {
-    hw: Arc<Hw>,
-    dev: kernel::sync::aref::ARef<kernel::device::Device>,
+    life: Arc<Lifecycle>,
     embedded_cpu: bool,
 }
 
 impl EnabledHca {
     /// ENABLE_HCA.
-    pub(crate) fn new(dev: &kernel::device::Device, hw: &Arc<Hw>, embedded_cpu: bool) -> Result<Self> {
-        commands::enable_hca(hw, embedded_cpu)?;
-        Ok(Self { hw: hw.clone(), dev: dev.into(), embedded_cpu })
+    pub(crate) fn new(life: &Arc<Lifecycle>, embedded_cpu: bool) -> Result<Self> {
+        commands::enable_hca(life.hw(), embedded_cpu)?;
+        Ok(Self { life: life.clone(), embedded_cpu })
+    }
+
+    fn hw(&self) -> &Hw {
+        self.life.hw()
     }
 }
 
 impl Drop for EnabledHca {
     fn drop(&mut self) {
-        if let Err(e) = commands::disable_hca(&self.hw, self.embedded_cpu) {
-            dev_err!(self.dev, "DISABLE_HCA failed ({:?}); continuing teardown\n", e);
+        if self.life.silent() {
+            return;
+        }
+        if let Err(e) = commands::disable_hca(self.hw(), self.embedded_cpu) {
+            dev_err!(self.life.dev(), "DISABLE_HCA failed ({:?}); continuing teardown\n", e);
         }
     }
 }
 
 /// The HCA is initialized (INIT_HCA succeeded).
 pub(crate) struct InitializedHca {
-    hw: Arc<Hw>,
-    dev: kernel::sync::aref::ARef<kernel::device::Device>,
+    life: Arc<Lifecycle>,
 }
 
 impl InitializedHca {
     /// INIT_HCA, with `sw_owner_id` when the device supports it.
-    pub(crate) fn new(dev: &kernel::device::Device, hw: &Arc<Hw>, sw_owner_id: Option<&[u8; 16]>) -> Result<Self> {
-        commands::init_hca(hw, sw_owner_id)?;
-        Ok(Self { hw: hw.clone(), dev: dev.into() })
+    pub(crate) fn new(life: &Arc<Lifecycle>, sw_owner_id: Option<&[u8; 16]>) -> Result<Self> {
+        commands::init_hca(life.hw(), sw_owner_id)?;
+        Ok(Self { life: life.clone() })
     }
 }
 
 impl Drop for InitializedHca {
     fn drop(&mut self) {
-        if commands::teardown_graceful(&self.hw).is_ok() {
+        if self.life.hca_gone() {
             return;
         }
-        dev_warn!(self.dev, "graceful TEARDOWN_HCA failed; trying force teardown\n");
-        if let Err(e) = commands::teardown_force(&self.hw) {
-            dev_err!(self.dev, "force TEARDOWN_HCA failed too ({:?}); pages the device keeps will be leaked, not freed\n", e);
+        let hw = self.life.hw();
+        if commands::teardown_graceful(hw).is_ok() {
+            return;
+        }
+        dev_warn!(self.life.dev(), "graceful TEARDOWN_HCA failed; trying force teardown\n");
+        if let Err(e) = commands::teardown_force(hw) {
+            dev_err!(
+                self.life.dev(),
+                "force TEARDOWN_HCA failed too ({:?}); pages the device keeps will be leaked, not freed\n",
+                e
+            );
         }
     }
 }

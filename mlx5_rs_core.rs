@@ -11,6 +11,7 @@
 //! - [`device`]: the PCI driver and the per-function device object whose fields are
 //!   the bring-up stages, acquired in order and released in reverse;
 //! - [`cmd`], [`pagealloc`], [`eq`]: command interface, firmware pages, event queues;
+//! - [`health`], [`teardown`]: the health poll, fatal handling, fast teardown;
 //! - [`ib`]: the InfiniBand provider;
 //! - [`ffi`]: small documented wrappers over C the kernel crate does not offer.
 
@@ -20,6 +21,7 @@ mod device;
 mod eq;
 mod ffi;
 mod hca;
+mod health;
 mod hw;
 mod ib;
 // The PRM tables describe whole structures, shared with the emulator; the driver
@@ -30,11 +32,57 @@ mod init_seg;
 mod kfmt;
 mod pagealloc;
 mod pci_ids;
+mod teardown;
 
-kernel::module_pci_driver! {
-    type: device::Mlx5Driver,
+use kernel::{driver::Registration, prelude::*, InPlaceModule};
+
+/// The module name, as the PCI driver registers.
+const MODULE_NAME: &CStr = <LocalModule as kernel::ModuleMetadata>::NAME;
+
+/// Health poll period in milliseconds (`health_poll_ms`).
+pub(crate) fn health_poll_ms() -> u32 {
+    module_parameters::health_poll_ms.value()
+}
+
+/// Whether unload uses fast teardown (`fast_unload`).
+pub(crate) fn fast_unload() -> bool {
+    module_parameters::fast_unload.value()
+}
+
+/// The module: the PCI driver, with the `shutdown` callback (see [`ffi::ShutdownAdapter`]).
+#[pin_data]
+struct Mlx5Module {
+    #[pin]
+    _driver: Registration<ffi::ShutdownAdapter<device::Mlx5Driver>>,
+    // Dropped after the driver is unregistered (every device removed).
+    _registry: teardown::RegistryStorage,
+}
+
+impl InPlaceModule for Mlx5Module {
+    fn init(module: &'static kernel::ThisModule) -> impl PinInit<Self, Error> {
+        // SAFETY: module init runs once, before the driver is registered below.
+        unsafe { teardown::registry_init() };
+        try_pin_init!(Self {
+            _driver <- Registration::new(MODULE_NAME, module),
+            _registry: teardown::RegistryStorage,
+        })
+    }
+}
+
+module! {
+    type: Mlx5Module,
     name: "mlx5_rs",
     authors: ["mlx5-rs developers"],
     description: "Rust driver for NVIDIA ConnectX (mlx5) adapters",
     license: "GPL",
+    params: {
+        health_poll_ms: u32 {
+            default: 2000,
+            description: "Health poll period in milliseconds (minimum 10)",
+        },
+        fast_unload: bool {
+            default: false,
+            description: "Use fast teardown (prepare, nic_interface disabled, no page reclaim) on unload",
+        },
+    },
 }

@@ -9,5 +9,9 @@
 //! `extern "C"` functions directly.
 
 mod pci;
+mod shutdown;
+mod work;
 
-pub(crate) use pci::{PciEnabled, StopDmaOnDrop};
+pub(crate) use pci::{clear_master, PciEnabled, StopDmaOnDrop};
+pub(crate) use shutdown::{PciShutdown, ShutdownAdapter};
+pub(crate) use work::cancel_delayed_work_sync;

@@ -65,3 +65,12 @@ impl Drop for PciEnabled<'_> {
         unsafe { mlx5rs_pci_disable(raw(self.pdev)) };
     }
 }
+
+/// Clears bus mastering of `pdev` (idempotent): used on PCI shutdown after the device
+/// was quiesced, where upstream disables the device. Disabling is left to
+/// [`PciEnabled`]'s drop, which keeps its enable count exact if a removal follows.
+pub(crate) fn clear_master(pdev: &pci::Device) {
+    // SAFETY: `pdev` is a valid, enabled `struct pci_dev` for the call;
+    // `pci_clear_master` only writes its command register.
+    unsafe { mlx5rs_pci_clear_master(raw(pdev)) };
+}

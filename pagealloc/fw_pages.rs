@@ -400,7 +400,6 @@ impl FwPages {
     /// as for a device that confirmed it stopped (fast teardown) or can no longer
     /// reach memory (bus mastering off). Only for such a device: the caller guarantees
     /// no DMA to these pages can happen any more. Returns the firmware pages dropped.
-    #[allow(dead_code)] // Its caller (fast teardown) is not committed yet.
     pub(crate) fn release_stopped(&self) -> u64 {
         let mut st = self.state.lock();
         let hosts = st.ledger.host_pages();

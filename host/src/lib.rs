@@ -52,5 +52,12 @@ pub mod eq {
 /// Health poll logic (`health/`).
 #[path = "../../health"]
 pub mod health {
+    pub mod buffer;
     pub mod monitor;
+}
+
+/// Teardown sequencing decisions (`teardown/`).
+#[path = "../../teardown"]
+pub mod teardown {
+    pub mod plan;
 }

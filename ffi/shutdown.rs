@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The PCI `shutdown` callback, which `pci::Adapter` of 7.3 does not wire.
+//!
+//! [`ShutdownAdapter`] registers the same `struct pci_driver` as `pci::Adapter<T>`
+//! (same probe, remove, ID table and driver data) and additionally sets its
+//! `.shutdown` before the driver is registered, pointing at a callback that hands the
+//! device to [`PciShutdown::shutdown`]. The driver finds its per-device state there
+//! from a registry of its own (the driver data is private to the kernel crate).
+//!
+//! Lifetime argument: the PCI core calls `.shutdown` (`device_shutdown()` →
+//! `pci_device_shutdown()`) with the device lock held, and probe and remove run with
+//! that same lock held, so a shutdown never overlaps the probe or the removal of the
+//! same device; the `struct pci_dev` stays valid for the call.
+
+use core::marker::PhantomData;
+
+use kernel::{
+    bindings,
+    driver::{DriverLayout, RegistrationOps},
+    pci,
+    prelude::*,
+    types::Opaque,
+    ThisModule,
+};
+
+/// A PCI driver that also wants the `shutdown` callback (reboot, kexec, poweroff).
+pub(crate) trait PciShutdown {
+    /// Quiesces `pdev`, which is bound to this driver. Must not sleep for long: the
+    /// system is going down.
+    fn shutdown(pdev: &pci::Device);
+}
+
+/// `pci::Adapter<T>` plus `.shutdown`; use as `driver::Registration<ShutdownAdapter<T>>`.
+pub(crate) struct ShutdownAdapter<T>(PhantomData<T>);
+
+// SAFETY: same layout as `pci::Adapter<T>`: a `struct pci_driver` (repr(C)) whose
+// embedded `struct device_driver` is at the offset `pci::Adapter` reports, and `T`'s
+// driver data type.
+unsafe impl<T: pci::Driver + 'static> DriverLayout for ShutdownAdapter<T> {
+    type DriverType = bindings::pci_driver;
+    type DriverData<'bound> = T::Data<'bound>;
+    const DEVICE_DRIVER_OFFSET: usize = <pci::Adapter<T> as DriverLayout>::DEVICE_DRIVER_OFFSET;
+}
+
+// SAFETY: `register` and `unregister` are `pci::Adapter<T>`'s, so a call to
+// `unregister` is valid after a successful `register` as for that type.
+unsafe impl<T: pci::Driver + PciShutdown + 'static> RegistrationOps for ShutdownAdapter<T> {
+    unsafe fn register(pdrv: &Opaque<Self::DriverType>, name: &'static CStr, module: &'static ThisModule) -> Result {
+        // SAFETY: the driver is not registered yet, so nobody reads its fields; setting
+        // one before registration is what `pci::Adapter::register` does for the others
+        // (it leaves `.shutdown` as we set it).
+        unsafe { (*pdrv.get()).shutdown = Some(shutdown_callback::<T>) };
+        // SAFETY: forwarded from our caller (`pdrv` stays pinned and valid until
+        // `unregister`).
+        unsafe { <pci::Adapter<T> as RegistrationOps>::register(pdrv, name, module) }
+    }
+
+    unsafe fn unregister(pdrv: &Opaque<Self::DriverType>) {
+        // SAFETY: forwarded from our caller (a successful `register` preceded).
+        unsafe { <pci::Adapter<T> as RegistrationOps>::unregister(pdrv) }
+    }
+}
+
+extern "C" fn shutdown_callback<T: PciShutdown>(pdev: *mut bindings::pci_dev) {
+    // SAFETY: the PCI core calls `.shutdown` with a valid `struct pci_dev` bound to this
+    // driver, held under the device lock for the call; `pci::Device` is a transparent
+    // wrapper of `struct pci_dev`.
+    let pdev = unsafe { &*pdev.cast::<pci::Device>() };
+    T::shutdown(pdev);
+}

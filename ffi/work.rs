@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Cancelling a delayed work item, which the kernel crate of 7.3 cannot do.
+//!
+//! [`workqueue::Queue::enqueue_delayed`] hands the queue an `Arc` turned into a raw
+//! pointer (`Arc::into_raw`); the work function turns it back. A successful
+//! `cancel_delayed_work_sync` means that function will never run for this queuing,
+//! so the queue's reference would leak: [`cancel_delayed_work_sync`] takes it back.
+
+use kernel::{
+    bindings, container_of,
+    sync::Arc,
+    workqueue::{HasDelayedWork, Work, WorkItem},
+};
+
+/// Cancels the pending delayed work of `this` and waits for a running instance of it
+/// to finish. Returns whether it was pending (its reference is then dropped here).
+///
+/// A work function that re-queues itself cannot do so while this runs (the kernel
+/// keeps the item marked as being cancelled), so on return the item is idle; it may
+/// be queued again afterwards.
+pub(crate) fn cancel_delayed_work_sync<T>(this: &Arc<T>) -> bool
+where
+    T: WorkItem<Pointer = Arc<T>> + HasDelayedWork<T> + Send + Sync,
+{
+    let ptr = Arc::as_ptr(this).cast_mut();
+    // SAFETY: `ptr` points into a live `Arc<T>`; `raw_get_work` only computes the
+    // address of its `Work` field.
+    let work: *mut Work<T> = unsafe { <T as kernel::workqueue::HasWork<T>>::raw_get_work(ptr) };
+    // SAFETY: `work` points to a valid `Work<T>` (just above).
+    let ws: *mut bindings::work_struct = unsafe { Work::raw_get(work) };
+    // SAFETY: by `HasDelayedWork`, that `work_struct` is the `work` field of a
+    // `delayed_work`, so stepping back to its container stays inside that object.
+    let dw: *mut bindings::delayed_work = unsafe { container_of!(ws, bindings::delayed_work, work) };
+    // SAFETY: `dw` is an initialized `delayed_work` that lives as long as `this`, which
+    // the caller holds for the whole call.
+    let was_pending = unsafe { bindings::cancel_delayed_work_sync(dw) };
+    if was_pending {
+        // SAFETY: the item was queued with `Arc::into_raw` of a clone of `this` (the
+        // only way `enqueue_delayed` queues an `Arc<T>`), and the cancel guarantees its
+        // work function, which would have taken that reference back, will not run.
+        drop(unsafe { Arc::from_raw(ptr.cast_const()) });
+    }
+    was_pending
+}

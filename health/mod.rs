@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The periodic health poll (kernel shell around [`monitor::HealthMonitor`]).
+//!
+//! Every `health_poll_ms` (module parameter, 2000 by default) a delayed work item on
+//! the system workqueue reads the health counter, the health buffer and
+//! `nic_interface`, and lets the pure monitor decide:
+//!
+//! - a fatal sensor (PCI reads all ones, nic_interface DISABLED or SW_RESET, a firmware
+//!   syndrome with reset-required): the health buffer is logged field by field and the
+//!   device declared dead ([`Lifecycle::poll_while_running`]): the command queue fails
+//!   every waiter and every new command at once, consumers are notified, the poll
+//!   stops re-arming;
+//! - the counter unchanged for [`monitor::MAX_MISSES`] polls: "health compromised",
+//!   logged once per stall with the buffer;
+//! - a new non-fatal syndrome: logged with the buffer.
+//!
+//! [`HealthStage`] stops the poll (cancel and wait) when dropped; the device object
+//! drops it first.
+
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod buffer;
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod monitor;
+
+use kernel::{
+    prelude::*,
+    sync::{new_mutex, Arc, Mutex},
+    time::msecs_to_jiffies,
+    workqueue::{self, impl_has_delayed_work, new_delayed_work, DelayedWork, WorkItem},
+};
+
+use crate::{
+    ffi,
+    ifc::init_seg as seg,
+    init_seg::Regs,
+    teardown::{FatalConsumer, Lifecycle, PollOutcome},
+};
+use buffer::{synd_name, HealthBuffer, DWORDS};
+use monitor::{FatalSensor, HealthEvent, HealthMonitor, HealthSample};
+
+/// Shortest accepted poll period.
+const MIN_PERIOD_MS: u32 = 10;
+
+struct PollState {
+    monitor: HealthMonitor,
+    stopped: bool,
+}
+
+/// The poll of one function.
+#[pin_data]
+pub(crate) struct HealthPoller {
+    life: Arc<Lifecycle>,
+    period_ms: u32,
+    #[pin]
+    state: Mutex<PollState>,
+    #[pin]
+    work: DelayedWork<HealthPoller>,
+}
+
+impl_has_delayed_work! {
+    impl HasDelayedWork<Self> for HealthPoller { self.work }
+}
+
+impl WorkItem for HealthPoller {
+    type Pointer = Arc<HealthPoller>;
+
+    fn run(this: Arc<HealthPoller>) {
+        if this.tick() == PollOutcome::Continue {
+            let delay = msecs_to_jiffies(this.period_ms);
+            // Fails only while being cancelled: then it must not run again anyway.
+            let _ = workqueue::system().enqueue_delayed(this, delay);
+        }
+    }
+}
+
+impl HealthPoller {
+    /// One poll. Serialized with [`HealthStage`]'s stop by the poll state lock.
+    fn tick(&self) -> PollOutcome {
+        let mut st = self.state.lock();
+        if st.stopped {
+            return PollOutcome::Stop;
+        }
+        let life = &self.life;
+        life.poll_while_running(|| {
+            let (sample, buf) = match read_sample(life.hw().as_ref()) {
+                Ok(s) => s,
+                // BAR revoked: the device is being unbound; nothing to decide.
+                Err(_) => return None,
+            };
+            match st.monitor.poll(&sample) {
+                HealthEvent::Healthy => None,
+                HealthEvent::Fatal(sensor) => {
+                    dev_err!(
+                        life.dev(),
+                        "Fatal error {} detected: {}\n",
+                        sensor as u8,
+                        buffer::sensor_name(sensor)
+                    );
+                    log_buffer(life, &buf, sample.nic_interface);
+                    Some(sensor)
+                }
+                HealthEvent::Compromised => {
+                    dev_err!(
+                        life.dev(),
+                        "device's health compromised - reached miss count ({} polls, health counter 0x{:08x})\n",
+                        monitor::MAX_MISSES,
+                        sample.counter
+                    );
+                    log_buffer(life, &buf, sample.nic_interface);
+                    None
+                }
+                HealthEvent::SyndromeChanged(s) => {
+                    dev_warn!(life.dev(), "health syndrome 0x{:x} ({}) reported\n", s, synd_name(s));
+                    log_buffer(life, &buf, sample.nic_interface);
+                    None
+                }
+            }
+        })
+    }
+}
+
+/// Reads what one poll needs: health buffer, nic_interface, health counter.
+fn read_sample(hw: &dyn Regs) -> Result<(HealthSample, HealthBuffer)> {
+    let mut d = [0u32; DWORDS];
+    for (i, w) in d.iter_mut().enumerate() {
+        *w = hw.read(seg::HEALTH_BUFFER_OFF + 4 * i)?;
+    }
+    let buf = HealthBuffer::from_dwords(&d);
+    let nic = (hw.read(seg::CMDQ_ADDR_L_SZ)? >> seg::NIC_INTERFACE_SHIFT) & seg::NIC_INTERFACE_MASK;
+    let counter = hw.read(seg::HEALTH_COUNTER)?;
+    let sample = HealthSample {
+        fw_ver: buf.fw_ver,
+        // No AER error handler yet: the channel state is not known here.
+        pci_offline: false,
+        nic_interface: nic,
+        rfr_severity: buf.rfr_severity,
+        synd: buf.synd,
+        counter,
+    };
+    Ok((sample, buf))
+}
+
+/// Logs every health-buffer field by name.
+fn log_buffer(life: &Lifecycle, b: &HealthBuffer, nic: u32) {
+    let dev = life.dev();
+    for (i, v) in b.assert_var.iter().enumerate() {
+        dev_err!(dev, "assert_var[{}] 0x{:08x}\n", i, v);
+    }
+    dev_err!(dev, "assert_exit_ptr 0x{:08x}\n", b.assert_exit_ptr);
+    dev_err!(dev, "assert_callra 0x{:08x}\n", b.assert_callra);
+    dev_err!(dev, "time {}\n", b.time);
+    dev_err!(dev, "fw_ver 0x{:08x}\n", b.fw_ver);
+    dev_err!(dev, "hw_id 0x{:08x}\n", b.hw_id);
+    dev_err!(dev, "rfr {}\n", u8::from(b.rfr()));
+    dev_err!(dev, "crr {}\n", u8::from(b.crr()));
+    match b.severity() {
+        Some(s) => dev_err!(dev, "severity {}\n", s),
+        None => dev_err!(dev, "severity not valid\n"),
+    }
+    dev_err!(dev, "irisc_index {}\n", b.irisc_index);
+    dev_err!(dev, "synd 0x{:x}: {}\n", b.synd, synd_name(b.synd));
+    dev_err!(dev, "ext_synd 0x{:04x}\n", b.ext_synd);
+    dev_err!(dev, "nic_interface {}\n", nic);
+}
+
+/// The running poll; stopped (cancelled, waited for) on drop.
+pub(crate) struct HealthStage {
+    poller: Arc<HealthPoller>,
+}
+
+impl HealthStage {
+    /// Starts polling every `period_ms` (at least [`MIN_PERIOD_MS`]); the first poll
+    /// runs one period from now.
+    pub(crate) fn start(life: Arc<Lifecycle>, period_ms: u32) -> Result<Self> {
+        let period_ms = period_ms.max(MIN_PERIOD_MS);
+        let poller = Arc::pin_init(
+            pin_init!(HealthPoller {
+                life,
+                period_ms,
+                state <- new_mutex!(PollState { monitor: HealthMonitor::new(), stopped: false }),
+                work <- new_delayed_work!("mlx5_rs::health"),
+            }),
+            GFP_KERNEL,
+        )?;
+        // Fails only if already queued, which a new item is not.
+        let _ = workqueue::system().enqueue_delayed(poller.clone(), msecs_to_jiffies(period_ms));
+        Ok(Self { poller })
+    }
+}
+
+impl HealthStage {
+    /// Stops the poll and waits for a running check to finish; idempotent.
+    pub(crate) fn stop(&self) {
+        // After this no tick starts its checks; one running now finishes first.
+        self.poller.state.lock().stopped = true;
+        ffi::cancel_delayed_work_sync(&self.poller);
+    }
+}
+
+impl Drop for HealthStage {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The fatal-error consumer the IB provider will replace: it turns the notification
+/// into IB_EVENT_DEVICE_FATAL; until the provider exists it only logs.
+pub(crate) fn ib_placeholder_consumer() -> FatalConsumer {
+    fn notify(dev: &kernel::device::Device, sensor: FatalSensor) {
+        dev_err!(
+            dev,
+            "IB_EVENT_DEVICE_FATAL (sensor {}): no IB provider registered yet\n",
+            sensor as u8
+        );
+    }
+    FatalConsumer { name: "ib (IB_EVENT_DEVICE_FATAL)", notify }
+}

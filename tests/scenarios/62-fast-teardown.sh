@@ -1,0 +1,82 @@
+# Scenario: fast teardown on unload (module parameter fast_unload=1) with pages held:
+# TEARDOWN_HCA prepare-fast-teardown, nic_interface DISABLED written and read back, no
+# page reclaim, no DISABLE_HCA, no doorbell or DMA afterwards (the emulator confirms it
+# quiesced), pages freed after bus mastering is off. Compared with the graceful unload
+# of the same pages. Then the fallback when prepare fails: force teardown, then page
+# reclaim and DISABLE_HCA. The module reloads after each.
+. "$MLX5RS_REPO/tests/guest/lib.sh"
+bdf=$(mlx_bdf) || { fail fast.device-present "no 15b3 function"; exit 1; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+since() { dmesg | tail -n +$((MARK + 1)); }
+heal() {
+	emuctl '{"cmd":"clear_injections"}' >/dev/null
+	emuctl '{"cmd":"reset"}' >/dev/null
+}
+N=4096
+heal
+emuctl "{\"cmd\":\"set_pages\",\"init\":$N}" >/dev/null
+
+# 1. Graceful unload of N init pages (the reference).
+check fast.graceful.insmod insmod "$KO"
+held=$(emu_stat 'd["pages"]["held"]')
+dmesg_mark
+t0=$(now_ms)
+check fast.graceful.rmmod rmmod mlx5_rs
+t1=$(now_ms)
+graceful_ms=$((t1 - t0))
+check fast.graceful.pages-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
+since | grep -a -E 'reclaimed|teardown' || true
+
+# 2. Fast teardown of the same.
+heal
+check fast.unload.insmod insmod "$KO" fast_unload=1
+check fast.unload.pages-held test "$(emu_stat 'd["pages"]["held"]')" = "$held"
+doorbells0=$(emu_stat 'd["doorbells"]')
+dmesg_mark
+t0=$(now_ms)
+check fast.unload.rmmod rmmod mlx5_rs
+t1=$(now_ms)
+fast_ms=$((t1 - t0))
+since | grep -a -E 'teardown|without reclaim' || true
+echo "unload with $held pages held: fast teardown $fast_ms ms, graceful $graceful_ms ms"
+check fast.unload.logged sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q 'fast teardown (unload): prepared, nic_interface DISABLED confirmed'"
+check fast.unload.pages-freed-without-reclaim sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q '$held firmware pages freed without reclaim'"
+check fast.unload.prepared-once test "$(emu_stat 'd["function"]["teardowns"]["prepare_fast"]')" = 1
+check fast.unload.no-graceful-or-force test "$(emu_stat 'd["function"]["teardowns"]["graceful"]+d["function"]["teardowns"]["force"]')" = 0
+check fast.unload.quiesced test "$(emu_stat 'd["function"]["quiesced"]')" = True
+check fast.unload.prepare-consumed test "$(emu_stat 'd["function"]["fast_prepared"]')" = False
+check fast.unload.no-reclaim test "$(emu_stat 'd["pages"]["held"]')" = "$held"
+# Exactly one doorbell after the mark: the prepare command; nothing after nic_interface.
+check fast.unload.one-doorbell test "$(emu_stat 'd["doorbells"]')" = $((doorbells0 + 1))
+check fast.unload.no-violations test "$(emu_stat 'd["violations"]')" = 0
+check fast.unload.dma-errors-0 test "$(emu_stat 'd["dma_errors"]')" = 0
+check fast.unload.faster-than-graceful test "$fast_ms" -lt "$graceful_ms"
+heal
+check fast.unload.reload insmod "$KO"
+check fast.unload.reload-rmmod rmmod mlx5_rs
+check fast.unload.reload-pages-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
+
+# 3. Prepare fails: force teardown, then reclaim and DISABLE_HCA.
+emuctl '{"cmd":"set_pages","init":1024}' >/dev/null
+heal
+check fast.fallback.insmod insmod "$KO" fast_unload=1
+emuctl '{"cmd":"inject","opcode":"TEARDOWN_HCA","action":"status","status":3,"count":1}' >/dev/null
+dmesg_mark
+check fast.fallback.rmmod rmmod mlx5_rs
+since | grep -a -E 'TEARDOWN|teardown' || true
+check fast.fallback.prepare-failure-logged sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q 'TEARDOWN_HCA(0x103) op_mod(0x0) failed, status BAD_PARAM_ERR(0x3)'"
+check fast.fallback.force-logged sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q 'force TEARDOWN_HCA done'"
+check fast.fallback.force-once test "$(emu_stat 'd["function"]["teardowns"]["force"]')" = 1
+check fast.fallback.no-graceful test "$(emu_stat 'd["function"]["teardowns"]["graceful"]')" = 0
+check fast.fallback.not-quiesced test "$(emu_stat 'd["function"]["quiesced"]')" = False
+check fast.fallback.pages-reclaimed test "$(emu_stat 'd["pages"]["held"]')" = 0
+check fast.fallback.hca-disabled test "$(emu_stat 'd["function"]["enabled"]')" = False
+check fast.fallback.no-violations test "$(emu_stat 'd["violations"]')" = 0
+check fast.fallback.dma-errors-0 test "$(emu_stat 'd["dma_errors"]')" = 0
+heal
+check fast.reload insmod "$KO"
+check fast.reload-bound test -e /sys/bus/pci/devices/$bdf/driver
+check fast.final-rmmod rmmod mlx5_rs
+check fast.final-pages-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
+check_kmemleak fast.no-leaks
+[ "$FAILED" = 0 ]
