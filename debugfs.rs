@@ -7,6 +7,9 @@
 //! | `cmd_stats` | per opcode: count, errors, timeouts, mean and max latency |
 //! | `pages` | firmware pages held, given, reclaimed; unknown returns |
 //! | `nop_storm` | write `<nops> <callers>` to run a NOP storm; read the last result |
+//! | `eqs` | per EQ: number, vector, EQEs, malformed, drains, arms, IRQ latency; command events; page requests; CQ dispatch |
+//! | `cmd_mode` | write `events` or `polling`: how commands complete (benchmark hook) |
+//! | `gen_comp` | write `<comp EQ index> <cqn> [noreg]`: GEN_EQE of a completion for `cqn` (test hook) |
 
 use kernel::{
     debugfs::{Dir, Scope},
@@ -19,6 +22,7 @@ use kernel::{
 
 use crate::{
     cmd::storm::{self, StormResult},
+    eq::EqInfo,
     hw::Hw,
     pagealloc::fw_pages::FwPages,
 };
@@ -28,6 +32,7 @@ use crate::{
 pub(crate) struct DebugData {
     hw: Arc<Hw>,
     pages: Arc<FwPages>,
+    events: Arc<EqInfo>,
     #[pin]
     storm: Mutex<Option<Result<StormResult>>>,
 }
@@ -40,15 +45,18 @@ pub(crate) struct DebugFs {
 
 impl DebugFs {
     /// Creates `mlx5_rs-<name>/` with the files above.
-    pub(crate) fn new(name: &CStr, hw: Arc<Hw>, pages: Arc<FwPages>) -> Result<Self> {
+    pub(crate) fn new(name: &CStr, hw: Arc<Hw>, pages: Arc<FwPages>, events: Arc<EqInfo>) -> Result<Self> {
         let root = Dir::new(c"mlx5_rs");
         let dirname = CString::try_from_fmt(fmt!("{}", name))?;
-        let data = pin_init!(DebugData { hw, pages, storm <- new_mutex!(None) });
+        let data = pin_init!(DebugData { hw, pages, events, storm <- new_mutex!(None) });
         let scope = KBox::pin_init(
             root.scope(data, &dirname, |d, dir| {
                 dir.read_callback_file(c"cmd_stats", &d.hw, &show_cmd_stats);
                 dir.read_callback_file(c"pages", &d.pages, &show_pages);
                 dir.read_write_callback_file(c"nop_storm", d, &show_storm, &run_storm);
+                dir.read_callback_file(c"eqs", &d.events, &show_eqs);
+                dir.write_only_callback_file(c"gen_comp", &d.events, &gen_comp);
+                dir.write_only_callback_file(c"cmd_mode", &d.events, &set_cmd_mode);
             }),
             GFP_KERNEL,
         )?;
@@ -110,4 +118,41 @@ fn run_storm(d: &DebugData, r: &mut UserSliceReader) -> Result {
     let ret = res.as_ref().map(|_| ()).map_err(|e| *e);
     *d.storm.lock() = Some(res);
     ret
+}
+
+fn show_eqs(e: &Arc<EqInfo>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    e.show(f)
+}
+
+/// Parses `<comp EQ index> <cqn> [noreg]` (user input: anything else is `EINVAL`) and
+/// generates the completion EQE.
+fn gen_comp(e: &Arc<EqInfo>, r: &mut UserSliceReader) -> Result {
+    let mut buf = [0u8; 64];
+    let n = r.len().min(buf.len());
+    r.read_slice(&mut buf[..n])?;
+    let s = core::str::from_utf8(&buf[..n]).map_err(|_| EINVAL)?;
+    let mut it = s.split_ascii_whitespace();
+    let k = it.next().ok_or(EINVAL)?.parse::<u32>().map_err(|_| EINVAL)?;
+    let cqn = it.next().ok_or(EINVAL)?.parse::<u32>().map_err(|_| EINVAL)?;
+    let register = match it.next() {
+        None => true,
+        Some("noreg") => false,
+        Some(_) => return Err(EINVAL),
+    };
+    if it.next().is_some() || cqn > 0x00ff_ffff {
+        return Err(EINVAL);
+    }
+    e.gen_comp(k, cqn, register)
+}
+
+/// Parses `events` or `polling` and switches the command interface.
+fn set_cmd_mode(e: &Arc<EqInfo>, r: &mut UserSliceReader) -> Result {
+    let mut buf = [0u8; 16];
+    let n = r.len().min(buf.len());
+    r.read_slice(&mut buf[..n])?;
+    match core::str::from_utf8(&buf[..n]).map_err(|_| EINVAL)?.trim() {
+        "events" => e.set_cmd_mode(true),
+        "polling" => e.set_cmd_mode(false),
+        _ => Err(EINVAL),
+    }
 }

@@ -28,6 +28,7 @@ use kernel::{
     time::Delta,
 };
 
+use crate::eq::{EqCaps, Events};
 use crate::{
     cmd::{
         commands::{self, gen_cap},
@@ -69,6 +70,8 @@ pub(crate) struct Mlx5Device<'bound> {
     _registered: teardown::Registered,
     life: Arc<Lifecycle>,
     _debugfs: DebugFs,
+    // EQs destroyed and IRQs freed before TEARDOWN_HCA.
+    _events: Events<'bound>,
     _hca: InitializedHca,
     // Parks the pages of a dead or fast-torn-down device until `_free_after_stop`.
     _reclaim: ReclaimStage,
@@ -200,7 +203,17 @@ impl<'bound> Mlx5Device<'bound> {
             pages.counts().held
         );
 
-        let debugfs = DebugFs::new(dev.name(), hw.clone(), pages.clone())?;
+        let max_eqs = match caps.get(gen_cap::MAX_NUM_EQS) {
+            0 => 1u32 << caps.get(gen_cap::LOG_MAX_EQ).min(31),
+            n => u32::try_from(n).unwrap_or(u32::MAX),
+        };
+        let eq_caps = EqCaps {
+            num_ports: u8::try_from(caps.get(gen_cap::NUM_PORTS)).unwrap_or(u8::MAX),
+            log_max_cq: u8::try_from(caps.get(gen_cap::LOG_MAX_CQ)).unwrap_or(24),
+            max_eqs,
+        };
+        let events = Events::new(pdev, hw.clone(), pages.clone(), &eq_caps)?;
+        let debugfs = DebugFs::new(dev.name(), hw.clone(), pages.clone(), events.info())?;
         life.add_consumer(crate::health::ib_placeholder_consumer())?;
         let registered = teardown::Registered::new(pdev, life.clone())?;
         let health = HealthStage::start(life.clone(), crate::health_poll_ms())?;
@@ -211,6 +224,7 @@ impl<'bound> Mlx5Device<'bound> {
             _registered: registered,
             life,
             _debugfs: debugfs,
+            _events: events,
             _hca: hca,
             _reclaim: reclaim,
             pages,

@@ -8,6 +8,19 @@
 //! delivery and command status into a [`CmdError`] that names opcode, op_mod, status
 //! and syndrome, and copies the output back.
 //!
+//! Completion is detected in one of two modes. *Polling* (from bring-up until the
+//! command EQ exists, and again before it is destroyed): the caller polls the ownership
+//! bit with growing sleeps. *Events* ([`CmdQueue::set_event_mode`]): the command EQ's
+//! handler reports the slot bitmap of each command-completion EQE through
+//! [`CmdQueue::complete_slots`], which wakes the waiter of each slot named. The
+//! ownership bit stays the only proof of completion in both modes: an event for a slot
+//! whose bit is still set (a stale event of an earlier command in that slot) is
+//! counted and ignored, and a waiter re-checks the bit at least every
+//! [`EVENT_RECHECK_MS`] so a lost event costs latency, never a hang. Timeouts and
+//! parking are the same in both modes. The switch is exclusive: it waits, under the
+//! queue lock, until no command is in flight, so every command runs entirely in one
+//! mode.
+//!
 //! Ownership discipline: a slot and its mailboxes belong to the device from the
 //! doorbell until the ownership bit clears. When a command times out they stay parked
 //! in [`QueueState::parked`], never reused or freed, until the device returns the slot
@@ -51,8 +64,31 @@ struct Parked {
     _output: DmaBlocks,
 }
 
+/// How often a waiter in event mode re-checks the ownership bit without an event.
+const EVENT_RECHECK_MS: u32 = 10;
+
+/// Event-mode counters (debugfs `eqs`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct EventCounters {
+    /// Command-completion EQEs handled.
+    pub(crate) eqes: u64,
+    /// Slots those events named.
+    pub(crate) slots: u64,
+    /// Slots named while the device still owned them, or not in flight.
+    pub(crate) stale: u64,
+    /// Commands that completed in event mode.
+    pub(crate) commands: u64,
+    /// Of those, completions noticed by the re-check rather than an event.
+    pub(crate) rechecks: u64,
+}
+
 /// Mutable state of the queue, under [`CmdQueue::state`].
 struct QueueState {
+    /// Completion by events (command EQ) rather than polling.
+    events: bool,
+    /// Slots reported complete by events and not yet consumed by their waiter.
+    signalled: u32,
+    ev: EventCounters,
     slots: Slots,
     tokens: TokenGen,
     parked: [Option<Parked>; MAX_SLOTS],
@@ -74,6 +110,10 @@ pub(crate) struct CmdQueue {
     state: Mutex<QueueState>,
     #[pin]
     slot_freed: CondVar,
+    /// Per slot: signalled by [`CmdQueue::complete_slots`] in event mode (one waiter
+    /// per slot, so completions wake exactly their waiter).
+    #[pin]
+    cmd_done: [CondVar; MAX_SLOTS],
 }
 
 impl CmdQueue {
@@ -108,6 +148,9 @@ impl CmdQueue {
             checksums: false,
             timeouts,
             state <- new_mutex!(QueueState {
+                events: false,
+                signalled: 0,
+                ev: EventCounters::default(),
                 slots,
                 tokens: TokenGen::new(),
                 parked: [const { None }; MAX_SLOTS],
@@ -115,6 +158,7 @@ impl CmdQueue {
                 dead: false,
             }),
             slot_freed <- new_condvar!(),
+            cmd_done <- pin_init::pin_init_array_from_fn(|_| new_condvar!("CmdQueue::cmd_done")),
         }))
     }
 
@@ -174,8 +218,102 @@ impl CmdQueue {
         self.slot_freed.notify_all();
     }
 
+    /// Switches completion to events (`true`) or back to polling. Exclusive: waits,
+    /// holding the queue lock between checks, until no command is in flight, so no
+    /// command ever straddles the switch. Fails with `EBUSY` if the queue does not
+    /// drain within the longest command timeout.
+    pub(crate) fn set_event_mode(&self, on: bool) -> Result {
+        let start = Instant::<Monotonic>::now();
+        let budget = Delta::from_millis(i64::try_from(self.timeouts.cmd_ms(0)).unwrap_or(i64::MAX).saturating_mul(2));
+        let mut st = self.state.lock();
+        loop {
+            if st.slots.busy_mask() == 0 {
+                st.events = on;
+                st.signalled = 0;
+                return Ok(());
+            }
+            if st.dead {
+                st.events = false;
+                return Err(ENODEV);
+            }
+            if start.elapsed() > budget {
+                return Err(EBUSY);
+            }
+            let _ = self.slot_freed.wait_interruptible_timeout(&mut st, 10);
+        }
+    }
+
+    /// Whether completion is by events.
+    pub(crate) fn event_mode(&self) -> bool {
+        self.state.lock().events
+    }
+
+    /// Event-mode counters.
+    pub(crate) fn event_counters(&self) -> EventCounters {
+        self.state.lock().ev
+    }
+
+    /// Command-completion event for the slots in `vector` (already checked against
+    /// the number of slots): wakes their waiters. Slots without a command in flight are
+    /// counted as stale and ignored.
+    pub(crate) fn complete_slots(&self, vector: u32) {
+        let mut st = self.state.lock();
+        let live = st.slots.completed(vector) & !st.slots.timed_out_mask();
+        st.ev.eqes += 1;
+        st.ev.slots += u64::from(vector.count_ones());
+        st.ev.stale += u64::from((vector & !live).count_ones());
+        st.signalled |= live;
+        drop(st);
+        let mut m = live;
+        while m != 0 {
+            let slot = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.cmd_done[slot].notify_one();
+        }
+        if vector & !live != 0 {
+            // A late completion of a parked slot: let a waiter for a slot reap it.
+            self.slot_freed.notify_all();
+        }
+    }
+
+    /// Waits in event mode until the device returns `slot` or `budget` passes.
+    /// Returns true when the slot completed.
+    fn wait_event(&self, slot: u8, start: Instant<Monotonic>, budget: Delta) -> bool {
+        let bit = 1u32 << slot;
+        let mut st = self.state.lock();
+        loop {
+            let signalled = st.signalled & bit != 0;
+            if signalled {
+                st.signalled &= !bit;
+            }
+            if self.status_own(slot) & OWN_HW == 0 {
+                st.ev.commands += 1;
+                if !signalled {
+                    st.ev.rechecks += 1;
+                }
+                return true;
+            }
+            if signalled {
+                // An event for this slot while the device still owns it: stale.
+                st.ev.stale += 1;
+            }
+            if st.dead || start.elapsed() > budget {
+                return false;
+            }
+            let wait = kernel::time::msecs_to_jiffies(EVENT_RECHECK_MS);
+            if let kernel::sync::CondVarTimeoutResult::Signal { .. } = self.cmd_done[usize::from(slot)].wait_interruptible_timeout(&mut st, wait) {
+                // A pending signal makes every interruptible wait return at once: nap
+                // instead of spinning (commands are not interruptible).
+                drop(st);
+                fsleep(Delta::from_micros(200));
+                st = self.state.lock();
+            }
+        }
+    }
+
     /// Takes a slot for `opcode`, sleeping while every slot of its class is busy.
-    fn take_slot(&self, opcode: u16, op_mod: u16) -> Result<(u8, u8), CmdError> {
+    /// Also returns whether the command completes by events.
+    fn take_slot(&self, opcode: u16, op_mod: u16) -> Result<(u8, u8, bool), CmdError> {
         let mut st = self.state.lock();
         loop {
             if st.dead {
@@ -185,7 +323,8 @@ impl CmdQueue {
             match st.slots.alloc(opcode) {
                 Ok(slot) => {
                     let token = st.tokens.next_token().get();
-                    return Ok((slot, token));
+                    st.signalled &= !(1u32 << slot);
+                    return Ok((slot, token, st.events));
                 }
                 Err(SlotError::Busy) => {
                     // Re-check parked slots now and then: a late completion frees a slot
@@ -229,7 +368,7 @@ impl CmdQueue {
         let mut outb = DmaBlocks::new(&self.dev_bound(), blocks_needed(output.len()))
             .map_err(|_| fail(ErrorKind::NoMemory))?;
 
-        let (slot, token) = self.take_slot(opcode, op_mod)?;
+        let (slot, token, events) = self.take_slot(opcode, op_mod)?;
         let token = super::token::Token::new(token).ok_or(fail(ErrorKind::NoSlot))?;
         let start = Instant::<Monotonic>::now();
 
@@ -260,11 +399,13 @@ impl CmdQueue {
             return Err(fail(ErrorKind::DeviceDead));
         }
 
-        // Poll the ownership bit: spin briefly, then sleep in growing steps.
+        // Wait for the event or poll the ownership bit (spin briefly, then sleep in
+        // growing steps).
         let budget = Delta::from_millis(i64::try_from(self.timeouts.cmd_ms(opcode)).unwrap_or(i64::MAX));
         let mut nap = 2i64;
+        let by_event = events && self.wait_event(slot, start, budget);
         loop {
-            if self.status_own(slot) & OWN_HW == 0 {
+            if by_event || self.status_own(slot) & OWN_HW == 0 {
                 break;
             }
             if start.elapsed() > budget {

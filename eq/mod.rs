@@ -2,3 +2,342 @@
 
 //! Event queues on MSI-X: EQ rings in DMA memory, arming, draining by owner bit,
 //! and dispatch of command-completion, page-request, async and completion events.
+//!
+//! Pure `core` logic, host-tested: [`consumer`] (owner bit, consumer index, doorbell
+//! cadence), [`event`] (EQE decoding and validation, names, vector assignment).
+//! Kernel shell: [`ring`] (one EQ), [`irq`] (vectors, threaded handlers), [`pages`]
+//! (runtime page requests), [`cq`] (CQ handler table), [`commands`] (EQ/UAR commands).
+//!
+//! [`Events`] is one bring-up stage (after INIT_HCA, before TEARDOWN_HCA). It creates,
+//! in order: MSI-X vectors; a UAR (ALLOC_UAR) whose page carries the EQ doorbells; the
+//! IRQ handlers; the command EQ, then switches the command interface to events; the
+//! async EQ; the pages EQ with its worker; one completion EQ per online CPU (capped by
+//! the vectors and the device's EQ limit). Teardown is the reverse, by field order:
+//! completion EQs destroyed, pages EQ destroyed and its worker flushed, async EQ
+//! destroyed, commands back to polling, command EQ destroyed (polled), IRQs freed,
+//! vectors freed, UAR released.
+
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod consumer;
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod event;
+
+pub(crate) mod commands;
+pub(crate) mod cq;
+pub(crate) mod irq;
+pub(crate) mod pages;
+pub(crate) mod ring;
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use kernel::{
+    device::{self, Bound},
+    fmt, pci,
+    prelude::*,
+    sync::{aref::ARef, Arc},
+};
+
+use self::{
+    cq::{CqHandler, CqTable},
+    event::{comp_eq_count, comp_vector, Limits, ASYNC_MASK, CMD_MASK, PAGES_MASK},
+    irq::Irqs,
+    pages::{PageWork, PageWorkStop},
+    ring::{Eq, LiveEq},
+};
+use crate::{ffi, hw::Hw, ifc::eqe::event_type, pagealloc::fw_pages::FwPages};
+
+/// Command EQ entries (upstream `MLX5_NUM_CMD_EQE`).
+const CMD_EQ_NENT: u32 = 32;
+/// Async EQ entries (upstream uses 4096; 256 keeps the ring at 32 KiB).
+const ASYNC_EQ_NENT: u32 = 256;
+/// Pages EQ entries.
+const PAGES_EQ_NENT: u32 = 1;
+/// Completion EQ entries.
+const COMP_EQ_NENT: u32 = 256;
+
+/// Device capabilities the EQ stage needs.
+pub(crate) struct EqCaps {
+    pub(crate) num_ports: u8,
+    pub(crate) log_max_cq: u8,
+    /// EQs the device allows.
+    pub(crate) max_eqs: u32,
+}
+
+/// What the EQ handlers dispatch to.
+pub(crate) struct Dispatch {
+    dev: ARef<device::Device>,
+    pages: Arc<PageWork>,
+    cqs: Arc<CqTable>,
+    lim: Limits,
+    unknown_logged: AtomicU64,
+}
+
+impl Dispatch {
+    fn limits(&self) -> Limits {
+        self.lim
+    }
+
+    fn page_request(&self, eqn: u8, _func_id: u16, num_pages: i32) {
+        self.pages.request(eqn, num_pages);
+    }
+
+    fn page_release_all(&self, eqn: u8, _func_id: u16) {
+        self.pages.release_all(eqn);
+    }
+
+    fn completion(&self, eqn: u8, cqn: u32) {
+        if !self.cqs.dispatch(cqn) {
+            let n = self.unknown_logged.fetch_add(1, Ordering::Relaxed);
+            if n < 16 || n % 1000 == 0 {
+                dev_warn!(self.dev, "EQ {}: COMP event for CQ {} with no handler registered; dropped\n", eqn, cqn);
+            }
+        }
+    }
+}
+
+/// A CQ handler that only counts (debugfs `gen_comp` test hook).
+struct CountingCq(AtomicU64);
+
+impl CqHandler for CountingCq {
+    fn completion(&self, _cqn: u32) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Read side of the EQ stage for debugfs: the EQs, counters, and the GEN_EQE hook.
+pub(crate) struct EqInfo {
+    hw: Arc<Hw>,
+    eqs: KVec<Arc<Eq>>,
+    pages: Arc<PageWork>,
+    cqs: Arc<CqTable>,
+    test_cq: Arc<CountingCq>,
+    vectors: u32,
+}
+
+impl EqInfo {
+    /// Writes the `eqs` debugfs file.
+    pub(crate) fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{:<6} {:>3} {:>4} {:>3} {:>4} {:>10} {:>9} {:>8} {:>9} {:>5} {:>8} {:>10} {:>12} {:>12}",
+            "eq", "idx", "eqn", "vec", "log", "eqes", "malformed", "drains", "budget", "batch", "updates", "arms",
+            "irq_mean_ns", "irq_max_ns"
+        )?;
+        for eq in self.eqs.iter() {
+            let s = eq.stats();
+            let mean = if s.lat_count > 0 { s.lat_sum_ns / s.lat_count } else { 0 };
+            writeln!(
+                f,
+                "{:<6} {:>3} {:>4} {:>3} {:>4} {:>10} {:>9} {:>8} {:>9} {:>5} {:>8} {:>10} {:>12} {:>12}",
+                eq.name,
+                eq.index,
+                eq.eqn(),
+                eq.vector,
+                eq.log_size(),
+                s.eqes,
+                s.malformed,
+                s.drains,
+                s.budget_hit,
+                s.max_batch,
+                s.updates,
+                s.arms,
+                mean,
+                s.lat_max_ns
+            )?;
+        }
+        let c = self.hw.cmd().event_counters();
+        writeln!(
+            f,
+            "vectors {}\ncmd_mode {}\ncmd_events {} cmd_event_slots {} cmd_stale {} cmd_event_commands {} cmd_rechecks {}",
+            self.vectors,
+            if self.hw.cmd().event_mode() { "events" } else { "polling" },
+            c.eqes,
+            c.slots,
+            c.stale,
+            c.commands,
+            c.rechecks
+        )?;
+        let p = self.pages.stats();
+        writeln!(
+            f,
+            "page_requests {} overlapping {} gives {} pages_given {} takes {} pages_taken {} failures {} release_all {}",
+            p.requests, p.overlapping, p.gives, p.pages_given, p.takes, p.pages_taken, p.failures, p.release_all
+        )?;
+        let (hit, unknown) = self.cqs.counts();
+        writeln!(f, "cq_dispatched {} cq_unknown {} test_cq_hits {}", hit, unknown, self.test_cq.0.load(Ordering::Relaxed))
+    }
+
+    /// Benchmark hook: completion of commands by events (`true`) or polling. Events
+    /// only while the command EQ exists. Exclusive, like the switch at bring-up.
+    pub(crate) fn set_cmd_mode(&self, events: bool) -> Result {
+        if events && !self.eqs.iter().any(|e| e.name == "cmd" && e.live()) {
+            return Err(ENODEV);
+        }
+        self.hw.cmd().set_event_mode(events)
+    }
+
+    /// Test hook: GEN_EQE of a completion event for `cqn` into completion EQ `k`;
+    /// with `register`, the counting test handler is registered for `cqn` first.
+    pub(crate) fn gen_comp(&self, k: u32, cqn: u32, register: bool) -> Result {
+        let eq = self.eqs.iter().find(|e| e.name == "comp" && e.index == k).ok_or(EINVAL)?;
+        if !eq.live() {
+            return Err(ENODEV);
+        }
+        if register {
+            let h: Arc<dyn CqHandler> = self.test_cq.clone();
+            match self.cqs.register(cqn, h) {
+                Ok(()) | Err(EEXIST) => {}
+                Err(e) => return Err(e),
+            }
+        } else {
+            drop(self.cqs.unregister(cqn));
+        }
+        let mut eqe = [0u8; 64];
+        eqe[1] = event_type::COMP;
+        eqe[0x38..0x3c].copy_from_slice(&cqn.to_be_bytes());
+        commands::gen_eqe(&self.hw, eq.eqn(), &eqe)
+    }
+}
+
+/// Switches the command interface to events; back to polling on drop.
+struct EventMode(Arc<Hw>, ARef<device::Device>);
+
+impl EventMode {
+    fn enable(hw: Arc<Hw>, dev: &device::Device) -> Result<Self> {
+        hw.cmd().set_event_mode(true)?;
+        Ok(Self(hw, dev.into()))
+    }
+}
+
+impl Drop for EventMode {
+    fn drop(&mut self) {
+        if let Err(e) = self.0.cmd().set_event_mode(false) {
+            dev_err!(self.1, "switching commands back to polling failed ({:?}); waiters fall back to re-checks\n", e);
+        }
+    }
+}
+
+/// The UAR of the core: DEALLOC_UAR on drop.
+struct Uar {
+    hw: Arc<Hw>,
+    index: u32,
+}
+
+impl Drop for Uar {
+    fn drop(&mut self) {
+        // Logged by the command layer on failure; nothing else to undo.
+        let _ = commands::dealloc_uar(&self.hw, self.index);
+    }
+}
+
+/// The EQ stage of one function.
+///
+/// INVARIANT: field order is teardown order (see the module doc): every EQ is
+/// destroyed, and the page worker flushed, before the IRQs are freed; the IRQs are
+/// freed before the vectors (inside [`Irqs`]); the UAR goes last.
+pub(crate) struct Events<'bound> {
+    _comp: KVec<LiveEq>,
+    _pages_eq: LiveEq,
+    _page_stop: PageWorkStop,
+    _async_eq: LiveEq,
+    _event_mode: EventMode,
+    _cmd_eq: LiveEq,
+    _irqs: Irqs<'bound>,
+    _uar: Uar,
+    info: Arc<EqInfo>,
+}
+
+impl<'bound> Events<'bound> {
+    /// Brings the EQs up (see the module doc).
+    pub(crate) fn new(pdev: &'bound pci::Device<Bound>, hw: Arc<Hw>, pages: Arc<FwPages>, caps: &EqCaps) -> Result<Self> {
+        let dev: &device::Device<Bound> = pdev.as_ref();
+        let cpus = ffi::num_online_cpus();
+        let mut irqs = Irqs::alloc(pdev, cpus.saturating_add(1))?;
+        let vectors = irqs.len();
+        let ncomp = comp_eq_count(cpus, vectors, caps.max_eqs);
+        let uar = Uar { index: commands::alloc_uar(&hw)?, hw: hw.clone() };
+
+        let cmd = Eq::new(dev, hw.clone(), "cmd", 0, CMD_EQ_NENT, uar.index, 0, [CMD_MASK, 0, 0, 0])?;
+        let asy = Eq::new(dev, hw.clone(), "async", 0, ASYNC_EQ_NENT, uar.index, 0, [ASYNC_MASK, 0, 0, 0])?;
+        let pg = Eq::new(dev, hw.clone(), "pages", 0, PAGES_EQ_NENT, uar.index, 0, [PAGES_MASK, 0, 0, 0])?;
+        let mut comps = KVec::new();
+        for k in 0..ncomp {
+            let v = u16::try_from(comp_vector(k, vectors)).map_err(|_| EINVAL)?;
+            comps.push(Eq::new(dev, hw.clone(), "comp", k, COMP_EQ_NENT, uar.index, v, [0; 4])?, GFP_KERNEL)?;
+        }
+
+        let work = PageWork::new(dev, pages)?;
+        let cqs = CqTable::new()?;
+        let lim = ring::limits(hw.cmd().nslots(), caps.num_ports, caps.log_max_cq);
+        let d = Arc::new(
+            Dispatch { dev: dev.into(), pages: work.clone(), cqs: cqs.clone(), lim, unknown_logged: AtomicU64::new(0) },
+            GFP_KERNEL,
+        )?;
+
+        // Handlers before the EQs exist: a drain of an EQ not yet created does nothing,
+        // and the device interrupts only after the first arm.
+        for v in 0..vectors {
+            let mut eqs = KVec::new();
+            if v == 0 {
+                eqs.push(cmd.clone(), GFP_KERNEL)?;
+                eqs.push(asy.clone(), GFP_KERNEL)?;
+                eqs.push(pg.clone(), GFP_KERNEL)?;
+            }
+            for c in comps.iter().filter(|c| u32::from(c.vector) == v) {
+                eqs.push(c.clone(), GFP_KERNEL)?;
+            }
+            if eqs.is_empty() {
+                continue;
+            }
+            let name = if v == 0 { c"mlx5_rs_ctrl" } else { c"mlx5_rs_comp" };
+            irqs.request(v, name, eqs, d.clone())?;
+        }
+
+        let cmd_eq = LiveEq::create(cmd.clone())?;
+        let event_mode = EventMode::enable(hw.clone(), dev)?;
+        let async_eq = LiveEq::create(asy.clone())?;
+        let page_stop = PageWorkStop(work.clone());
+        let pages_eq = LiveEq::create(pg.clone())?;
+        let mut comp = KVec::with_capacity(comps.len(), GFP_KERNEL)?;
+        for c in comps.iter() {
+            comp.push(LiveEq::create(c.clone())?, GFP_KERNEL)?;
+        }
+
+        let mut all = KVec::with_capacity(3 + comps.len(), GFP_KERNEL)?;
+        all.push(cmd, GFP_KERNEL)?;
+        all.push(asy, GFP_KERNEL)?;
+        all.push(pg, GFP_KERNEL)?;
+        for c in comps.into_iter() {
+            all.push(c, GFP_KERNEL)?;
+        }
+        let info = Arc::new(
+            EqInfo { hw: hw.clone(), eqs: all, pages: work, cqs, test_cq: Arc::new(CountingCq(AtomicU64::new(0)), GFP_KERNEL)?, vectors },
+            GFP_KERNEL,
+        )?;
+        dev_info!(
+            pdev,
+            "EQs up: {} MSI-X vector(s), command EQ {} (commands now by event), async EQ {}, pages EQ {}, {} completion EQ(s)\n",
+            vectors,
+            cmd_eq.eq().eqn(),
+            async_eq.eq().eqn(),
+            pages_eq.eq().eqn(),
+            comp.len()
+        );
+        Ok(Self {
+            _comp: comp,
+            _pages_eq: pages_eq,
+            _page_stop: page_stop,
+            _async_eq: async_eq,
+            _event_mode: event_mode,
+            _cmd_eq: cmd_eq,
+            _irqs: irqs,
+            _uar: uar,
+            info,
+        })
+    }
+
+    /// The read side, for debugfs.
+    pub(crate) fn info(&self) -> Arc<EqInfo> {
+        self.info.clone()
+    }
+}

@@ -11,4 +11,6 @@ struct pci_dev;
 void mlx5rs_pci_disable(struct pci_dev *pdev);
 void mlx5rs_pci_clear_master(struct pci_dev *pdev);
 
+unsigned int mlx5rs_num_online_cpus(void);
+
 #endif /* MLX5RS_FFI_H */

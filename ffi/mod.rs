@@ -11,7 +11,9 @@
 mod pci;
 mod shutdown;
 mod work;
+mod sched;
 
 pub(crate) use pci::{clear_master, PciEnabled, StopDmaOnDrop};
 pub(crate) use shutdown::{PciShutdown, ShutdownAdapter};
 pub(crate) use work::cancel_delayed_work_sync;
+pub(crate) use sched::{flush_work, num_online_cpus};

@@ -315,7 +315,6 @@ impl FwPages {
     /// Runtime page request to return pages: one MANAGE_PAGES take of up to `n`
     /// pages, freeing exactly the pages the device returned. Returns how many came
     /// back. Serialised with [`FwPages::give`] by the ledger lock around each update.
-    #[allow(dead_code)] // Its caller (page-request events) is not committed yet.
     pub(crate) fn take(&self, n: u32) -> Result<u32> {
         let mut got = KVVec::new();
         let k = commands::take_pages(&self.hw, n, &mut got)?;

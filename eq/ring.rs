@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One event queue: its ring in coherent DMA memory, CREATE_EQ / DESTROY_EQ, and
+//! draining by owner bit.
+//!
+//! The ring is `2^log_size` 64-byte entries in one coherent allocation, described to
+//! the device as 4 KiB pages (`pas[]`, `log_page_size` 0). Every entry's owner byte is
+//! set to 1 before CREATE_EQ, so the device's first pass (owner 0) is recognisable
+//! ([`EqConsumer`]).
+//!
+//! [`Eq::drain`] runs in the IRQ thread of the EQ's vector: at most [`POLL_BUDGET`]
+//! entries per call; for each, the owner byte is read, then `dma_mb(Read)`, then the
+//! rest of the entry; the consumer index is published (UAR + 0x48, no arm) whenever
+//! [`SPARE_EQES`](super::consumer::SPARE_EQES) entries were consumed without
+//! publishing, and once at the end with an arm (UAR + 0x40). Entries are decoded and
+//! validated by [`super::event::decode`]; malformed ones are counted and logged (rate
+//! limited), never acted on.
+//!
+//! Teardown: [`LiveEq`]'s drop marks the EQ dead under its lock (no doorbell and no
+//! ring access after that), then sends DESTROY_EQ. The ring itself is freed when the
+//! last `Arc<Eq>` goes, which is after the IRQ registration that drains it was freed.
+//! If DESTROY_EQ fails the device may still write the ring, so it is leaked instead.
+
+use core::{
+    mem::ManuallyDrop,
+    sync::atomic::{AtomicU64, Ordering},
+};
+
+use kernel::{
+    device::{self, Bound},
+    dma::Coherent,
+    prelude::*,
+    sync::{
+        aref::ARef,
+        barrier::{dma_mb, Read},
+        new_mutex, Arc, Mutex,
+    },
+    time::{Instant, Monotonic},
+};
+
+use super::{
+    commands::{self, EqParams},
+    consumer::{log_size_for, EqConsumer, INIT_OWNER, POLL_BUDGET},
+    event::{self, decode, Event, Limits, Malformed, EQE_BYTES},
+    Dispatch,
+};
+use crate::{
+    hw::Hw,
+    ifc::{
+        eq::{UAR_EQ_DB_ARM, UAR_EQ_DB_UPDATE},
+        eqe::event_type,
+    },
+    init_seg::Regs,
+};
+
+/// Bytes of a UAR page in BAR0.
+const UAR_PAGE_BYTES: usize = 4096;
+/// Bytes of one `pas[]` page.
+const RING_PAGE: usize = 4096;
+/// Events of one EQ logged one by one before the log is thinned to every 1000th.
+const LOG_FIRST: u64 = 16;
+
+/// Per-EQ statistics (debugfs `eqs`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct EqStats {
+    /// Valid EQEs handled.
+    pub(crate) eqes: u64,
+    /// Malformed EQEs (counted, not acted on).
+    pub(crate) malformed: u64,
+    /// Drain calls (one per interrupt thread run).
+    pub(crate) drains: u64,
+    /// Drains that stopped at the budget with entries possibly left.
+    pub(crate) budget_hit: u64,
+    /// Largest batch of one drain.
+    pub(crate) max_batch: u32,
+    /// Consumer-index updates in the middle of a drain (no arm).
+    pub(crate) updates: u64,
+    /// Arms.
+    pub(crate) arms: u64,
+    /// Interrupt-to-first-EQE-handled latency: samples, sum and max (ns).
+    pub(crate) lat_count: u64,
+    pub(crate) lat_sum_ns: u64,
+    pub(crate) lat_max_ns: u64,
+    /// Last malformed reason.
+    pub(crate) last_malformed: Option<Malformed>,
+}
+
+struct EqState {
+    /// `Some` while the device has the EQ (between CREATE_EQ and DESTROY_EQ).
+    cons: Option<EqConsumer>,
+    eqn: u8,
+    stats: EqStats,
+}
+
+/// One event queue.
+#[pin_data(PinnedDrop)]
+pub(crate) struct Eq {
+    dev: ARef<device::Device>,
+    hw: Arc<Hw>,
+    /// Name for logs and debugfs (`cmd`, `async`, `pages`, `comp`).
+    pub(crate) name: &'static str,
+    /// Index among EQs of the same name (completion EQ number k).
+    pub(crate) index: u32,
+    ring: ManuallyDrop<Coherent<[u8]>>,
+    log_size: u8,
+    uar: u32,
+    pub(crate) vector: u16,
+    /// Event mask given to CREATE_EQ (0 for completion EQs).
+    mask: [u64; 4],
+    /// Types the decoder accepts: the mask, or COMP for a completion EQ.
+    accept: [u64; 4],
+    born: Instant<Monotonic>,
+    /// Set by the hard-IRQ handler: ns since `born` + 1 (0 = none pending).
+    irq_at: AtomicU64,
+    /// The device may still write the ring (DESTROY_EQ failed): leak it.
+    leak_ring: core::sync::atomic::AtomicBool,
+    #[pin]
+    state: Mutex<EqState>,
+}
+
+impl Eq {
+    /// Allocates the ring for `nent` events (plus the spare entries) and initialises
+    /// every owner byte; the device does not know the EQ yet.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        dev: &device::Device<Bound>,
+        hw: Arc<Hw>,
+        name: &'static str,
+        index: u32,
+        nent: u32,
+        uar: u32,
+        vector: u16,
+        mask: [u64; 4],
+    ) -> Result<Arc<Self>> {
+        let log_size = log_size_for(nent).map_err(|_| EINVAL)?;
+        let bytes = (1usize << log_size) * EQE_BYTES;
+        let ring = Coherent::<u8>::zeroed_slice(dev, bytes, GFP_KERNEL)?;
+        for k in 0..(1usize << log_size) {
+            // SAFETY: `k * 64 + 63 < bytes`: inside the allocation; the device does not
+            // know the ring yet, so nothing accesses it concurrently.
+            unsafe { ring.as_mut_ptr().cast::<u8>().add(k * EQE_BYTES + EQE_BYTES - 1).write_volatile(INIT_OWNER) };
+        }
+        let accept = if mask == [0; 4] { [1u64 << event_type::COMP, 0, 0, 0] } else { mask };
+        Arc::pin_init(
+            try_pin_init!(Self {
+                dev: dev.into(),
+                hw,
+                name,
+                index,
+                ring: ManuallyDrop::new(ring),
+                log_size,
+                uar,
+                vector,
+                mask,
+                accept,
+                born: Instant::<Monotonic>::now(),
+                irq_at: AtomicU64::new(0),
+                leak_ring: core::sync::atomic::AtomicBool::new(false),
+                state <- new_mutex!(EqState { cons: None, eqn: 0, stats: EqStats::default() }),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// log2 of the ring size.
+    pub(crate) fn log_size(&self) -> u8 {
+        self.log_size
+    }
+
+    /// EQ number (valid once created).
+    pub(crate) fn eqn(&self) -> u8 {
+        self.state.lock().eqn
+    }
+
+    /// Whether the device has the EQ.
+    pub(crate) fn live(&self) -> bool {
+        self.state.lock().cons.is_some()
+    }
+
+    /// A copy of the statistics.
+    pub(crate) fn stats(&self) -> EqStats {
+        self.state.lock().stats
+    }
+
+    /// Called in hard-IRQ context: remembers when the interrupt came.
+    pub(crate) fn note_irq(&self) {
+        let ns = u64::try_from(self.born.elapsed().as_nanos()).unwrap_or(0);
+        self.irq_at.store(ns.saturating_add(1), Ordering::Relaxed);
+    }
+
+    fn doorbell(&self, arm: bool, value: u32) {
+        let off = self.uar as usize * UAR_PAGE_BYTES + if arm { UAR_EQ_DB_ARM } else { UAR_EQ_DB_UPDATE };
+        // A failure means the BAR is gone (unbind or surprise removal): nothing to do.
+        let _ = self.hw.write(off, value);
+    }
+
+    /// CREATE_EQ, then the first arm (consumer index 0).
+    fn create(&self) -> Result {
+        let npages = ((1usize << self.log_size) * EQE_BYTES).div_ceil(RING_PAGE);
+        let base = self.ring.dma_address();
+        let mut pages = KVec::with_capacity(npages, GFP_KERNEL)?;
+        for k in 0..npages {
+            pages.push(base + (k * RING_PAGE) as u64, GFP_KERNEL)?;
+        }
+        let eqn = commands::create_eq(
+            &self.hw,
+            &EqParams { log_size: self.log_size, uar: self.uar, vector: self.vector, mask: self.mask, pages: &pages },
+        )?;
+        let mut st = self.state.lock();
+        let mut cons = EqConsumer::new(eqn, self.log_size).map_err(|_| EINVAL)?;
+        st.eqn = eqn;
+        self.doorbell(true, cons.publish());
+        st.stats.arms += 1;
+        st.cons = Some(cons);
+        Ok(())
+    }
+
+    /// Reads the owner byte of ring entry `index`.
+    fn owner(&self, index: usize) -> u8 {
+        // SAFETY: `index < 2^log_size`, so the byte is inside the ring; the device may
+        // write it concurrently, hence the volatile read of a single byte.
+        unsafe { self.ring.as_ptr().cast::<u8>().add(index * EQE_BYTES + EQE_BYTES - 1).read_volatile() }
+    }
+
+    /// Copies ring entry `index`.
+    fn entry(&self, index: usize) -> [u8; EQE_BYTES] {
+        let mut e = [0u8; EQE_BYTES];
+        // SAFETY: inside the ring (see `owner`); called after the owner byte showed the
+        // entry is software's and a DMA read barrier, so the device no longer writes it.
+        unsafe { core::ptr::copy_nonoverlapping(self.ring.as_ptr().cast::<u8>().add(index * EQE_BYTES), e.as_mut_ptr(), EQE_BYTES) };
+        e
+    }
+
+    /// Drains up to [`POLL_BUDGET`] entries, dispatching each valid one, then arms.
+    /// Runs in process context (the IRQ thread).
+    pub(crate) fn drain(&self, d: &Dispatch) {
+        let mut st = self.state.lock();
+        let EqState { cons, eqn, stats } = &mut *st;
+        let Some(cons) = cons.as_mut() else {
+            // Not created yet, or being destroyed: the ring is not ours to read.
+            return;
+        };
+        stats.drains += 1;
+        let lim = d.limits();
+        let mut batch = 0u32;
+        while batch < POLL_BUDGET {
+            let idx = cons.index();
+            if !cons.ready(self.owner(idx)) {
+                break;
+            }
+            // The body must not be read before the owner byte said it is ours.
+            dma_mb(Read);
+            let e = self.entry(idx);
+            cons.advance();
+            batch += 1;
+            if batch == 1 {
+                let at = self.irq_at.swap(0, Ordering::Relaxed);
+                if at != 0 {
+                    let now = u64::try_from(self.born.elapsed().as_nanos()).unwrap_or(0);
+                    let lat = now.saturating_sub(at - 1);
+                    stats.lat_count += 1;
+                    stats.lat_sum_ns = stats.lat_sum_ns.saturating_add(lat);
+                    stats.lat_max_ns = stats.lat_max_ns.max(lat);
+                }
+            }
+            match decode(&e, &self.accept, &lim) {
+                Ok(ev) => {
+                    stats.eqes += 1;
+                    self.dispatch(d, *eqn, ev, stats.eqes);
+                }
+                Err(m) => {
+                    stats.malformed += 1;
+                    stats.last_malformed = Some(m);
+                    if stats.malformed <= LOG_FIRST || stats.malformed % 1000 == 0 {
+                        dev_warn!(
+                            self.dev,
+                            "EQ {} ({}): malformed EQE type {} (0x{:02x}) sub_type 0x{:02x} ignored: {:?} ({} so far)\n",
+                            *eqn,
+                            self.name,
+                            event::event_name(e[1]),
+                            e[1],
+                            e[3],
+                            m,
+                            stats.malformed
+                        );
+                    }
+                }
+            }
+            if cons.must_publish() {
+                self.doorbell(false, cons.publish());
+                stats.updates += 1;
+            }
+        }
+        if batch == POLL_BUDGET {
+            stats.budget_hit += 1;
+        }
+        stats.max_batch = stats.max_batch.max(batch);
+        // One arm at the end: the device interrupts again at once if entries are left.
+        self.doorbell(true, cons.publish());
+        stats.arms += 1;
+    }
+
+    fn dispatch(&self, d: &Dispatch, eqn: u8, ev: Event, seen: u64) {
+        let chatty = seen <= LOG_FIRST || seen % 1000 == 0;
+        match ev {
+            Event::Cmd { slots } => self.hw.cmd().complete_slots(slots),
+            Event::PageRequest { func_id, num_pages } => d.page_request(eqn, func_id, num_pages),
+            Event::PageReleaseAll { func_id } => d.page_release_all(eqn, func_id),
+            Event::Comp { cqn } => d.completion(eqn, cqn),
+            Event::PortChange { port, sub_type } => {
+                if chatty {
+                    dev_info!(
+                        self.dev,
+                        "EQ {}: PORT_CHANGE port {} {} ({} async events)\n",
+                        eqn,
+                        port,
+                        event::port_sub_name(sub_type),
+                        seen
+                    );
+                }
+            }
+            Event::Async { type_, sub_type } => {
+                if chatty {
+                    dev_warn!(
+                        self.dev,
+                        "EQ {}: async event {} (0x{:02x}) sub_type 0x{:02x} ({} async events)\n",
+                        eqn,
+                        event::event_name(type_),
+                        type_,
+                        sub_type,
+                        seen
+                    );
+                }
+            }
+        }
+    }
+
+    /// Stops draining and sends DESTROY_EQ. On failure the ring is leaked.
+    fn destroy(&self) {
+        let eqn = {
+            let mut st = self.state.lock();
+            if st.cons.take().is_none() {
+                return;
+            }
+            st.eqn
+        };
+        if let Err(e) = commands::destroy_eq(&self.hw, eqn) {
+            dev_err!(self.dev, "DESTROY_EQ of EQ {} ({}) failed ({:?}); its ring is leaked, not freed\n", eqn, self.name, e);
+            self.leak_ring.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for Eq {
+    fn drop(self: Pin<&mut Self>) {
+        if self.leak_ring.load(Ordering::Relaxed) {
+            return;
+        }
+        // SAFETY: `ring` is dropped exactly once, here; nothing uses it afterwards.
+        unsafe { ManuallyDrop::drop(&mut self.get_unchecked_mut().ring) };
+    }
+}
+
+/// An EQ the device knows: DESTROY_EQ on drop.
+pub(crate) struct LiveEq(Arc<Eq>);
+
+impl LiveEq {
+    /// CREATE_EQ for `eq` and the first arm.
+    pub(crate) fn create(eq: Arc<Eq>) -> Result<Self> {
+        eq.create()?;
+        Ok(Self(eq))
+    }
+
+    /// The EQ.
+    pub(crate) fn eq(&self) -> &Arc<Eq> {
+        &self.0
+    }
+}
+
+impl Drop for LiveEq {
+    fn drop(&mut self) {
+        self.0.destroy();
+    }
+}
+
+/// Limits the decoder needs, by value.
+pub(crate) fn limits(nslots: u8, num_ports: u8, log_max_cq: u8) -> Limits {
+    Limits {
+        nslots,
+        num_ports,
+        cqn_limit: 1u32.checked_shl(u32::from(log_max_cq)).unwrap_or(1 << 24).min(1 << 24),
+        func_id: 0,
+    }
+}
