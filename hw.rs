@@ -10,7 +10,14 @@
 //! reclaim), debugfs files and work items can each hold an `Arc<Hw>` instead of
 //! borrowing a sibling field.
 
-use kernel::{device, device::Bound, pci, prelude::*, sync::Arc};
+use kernel::{
+    device,
+    device::Bound,
+    dma::Coherent,
+    pci,
+    prelude::*,
+    sync::{new_mutex, Arc, Mutex},
+};
 
 use crate::{
     ffi::StopDmaOnDrop,
@@ -26,6 +33,10 @@ use crate::{
 #[pin_data]
 pub(crate) struct Hw {
     _stop_dma: StopDmaOnDrop,
+    /// DMA memory the device may still write (an EQ ring whose DESTROY_EQ failed),
+    /// freed only after `_stop_dma` turned bus mastering off.
+    #[pin]
+    graveyard: Mutex<KVec<Coherent<[u8]>>>,
     bar: pci::DevresBar<{ seg::MAPPED_SIZE }>,
     #[pin]
     cmd: CmdQueue,
@@ -38,12 +49,26 @@ impl Hw {
         let cmd = CmdQueue::new(dev, &InitSeg::new(&bar), timeouts)?;
         let bar = bar.into_devres()?;
         let stop = StopDmaOnDrop::new(pdev);
-        Arc::pin_init(try_pin_init!(Self { _stop_dma: stop, bar, cmd <- cmd }), GFP_KERNEL)
+        Arc::pin_init(try_pin_init!(Self { _stop_dma: stop, graveyard <- new_mutex!(KVec::new()), bar, cmd <- cmd }), GFP_KERNEL)
     }
 
     /// Executes one command (see [`CmdQueue::exec`]).
     pub(crate) fn exec(&self, input: &[u8], output: &mut [u8]) -> Result<(), CmdError> {
         self.cmd.exec(self, input, output)
+    }
+
+    /// Keeps `mem`, which the device may still write, until bus mastering is off
+    /// (when `Hw` is dropped). If even that bookkeeping fails, `mem` is leaked.
+    pub(crate) fn bury(&self, mem: Coherent<[u8]>) {
+        let mut g = self.graveyard.lock();
+        if g.reserve(1, GFP_KERNEL).is_err() {
+            core::mem::forget(mem);
+            return;
+        }
+        if let Err(e) = g.push_within_capacity(mem) {
+            // Cannot happen after the reserve; never free memory the device may write.
+            core::mem::forget(e);
+        }
     }
 
     /// The command queue.

@@ -19,7 +19,8 @@
 //! Teardown: [`LiveEq`]'s drop marks the EQ dead under its lock (no doorbell and no
 //! ring access after that), then sends DESTROY_EQ. The ring itself is freed when the
 //! last `Arc<Eq>` goes, which is after the IRQ registration that drains it was freed.
-//! If DESTROY_EQ fails the device may still write the ring, so it is leaked instead.
+//! If DESTROY_EQ fails the device may still write the ring, so it is handed to
+//! [`Hw::bury`] and freed only after bus mastering is off.
 
 use core::{
     mem::ManuallyDrop,
@@ -112,7 +113,7 @@ pub(crate) struct Eq {
     born: Instant<Monotonic>,
     /// Set by the hard-IRQ handler: ns since `born` + 1 (0 = none pending).
     irq_at: AtomicU64,
-    /// The device may still write the ring (DESTROY_EQ failed): leak it.
+    /// The device may still write the ring (DESTROY_EQ failed): bury it in [`Hw`].
     leak_ring: core::sync::atomic::AtomicBool,
     #[pin]
     state: Mutex<EqState>,
@@ -335,7 +336,7 @@ impl Eq {
         }
     }
 
-    /// Stops draining and sends DESTROY_EQ. On failure the ring is leaked.
+    /// Stops draining and sends DESTROY_EQ. On failure the ring is kept until DMA stops.
     fn destroy(&self) {
         let eqn = {
             let mut st = self.state.lock();
@@ -345,7 +346,13 @@ impl Eq {
             st.eqn
         };
         if let Err(e) = commands::destroy_eq(&self.hw, eqn) {
-            dev_err!(self.dev, "DESTROY_EQ of EQ {} ({}) failed ({:?}); its ring is leaked, not freed\n", eqn, self.name, e);
+            dev_err!(
+                self.dev,
+                "DESTROY_EQ of EQ {} ({}) failed ({:?}); its ring is freed only after bus mastering is off\n",
+                eqn,
+                self.name,
+                e
+            );
             self.leak_ring.store(true, Ordering::Relaxed);
         }
     }
@@ -354,11 +361,15 @@ impl Eq {
 #[pinned_drop]
 impl PinnedDrop for Eq {
     fn drop(self: Pin<&mut Self>) {
-        if self.leak_ring.load(Ordering::Relaxed) {
-            return;
+        // SAFETY: `ring` is taken exactly once, here; nothing uses it afterwards, and
+        // no field is moved out of the pinned `Eq` (only the ring, which is not pinned).
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: see above: `ring` is not used after this.
+        let ring = unsafe { ManuallyDrop::take(&mut this.ring) };
+        if this.leak_ring.load(Ordering::Relaxed) {
+            // The device may still write it: freed after bus mastering is off.
+            this.hw.bury(ring);
         }
-        // SAFETY: `ring` is dropped exactly once, here; nothing uses it afterwards.
-        unsafe { ManuallyDrop::drop(&mut self.get_unchecked_mut().ring) };
     }
 }
 

