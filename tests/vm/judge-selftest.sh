@@ -29,6 +29,8 @@ expect kunit-only 0 "$KS[    3.0]     ok 1 mailbox_chain\n$DONE"
 expect kunit-rerun-fail 1 "$KS[    3.0]     ok 1 mailbox_chain\n$KS[    9.0]     not ok 1 mailbox_chain\n$DONE"
 expect foreign-kunit-not-counted 1 "[    3.0]     # Subtest: rust_netlink\n[    3.0]     ok 1 x\n$DONE"
 expect dma-api-info-ok 0 "$OK[    0.5] DMA-API: preallocated 65536 debug entries\n$DONE"
+expect oom 1 "$OK[    5.0] sh invoked oom-killer: gfp_mask=0x140cca\n$DONE"
+expect alloc-failure 1 "$OK[    5.0] insmod: page allocation failure: order:0\n$DONE"
 expect nothing 1 "$DONE"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -53,6 +53,7 @@ declare -A REPORTS=(
 	[kmemleak]='kmemleak: [0-9]+ new suspected memory leaks|unreferenced object 0x'
 	[hung-task]='blocked for more than [0-9]+ seconds'
 	[rcu-stall]='rcu: INFO: .* detected stalls|self-detected stall'
+	[oom]='invoked oom-killer|Out of memory: Killed process|page allocation failure'
 )
 for k in "${!REPORTS[@]}"; do
 	hit=$(strip | grep -a -m1 -E "${REPORTS[$k]}" || true)
