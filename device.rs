@@ -68,7 +68,9 @@ pub(crate) struct Mlx5Device<'bound> {
     // Stopped first: no health check runs while the function is torn down.
     _health: HealthStage,
     _registered: teardown::Registered,
-    life: Arc<Lifecycle>,
+    // Shared with the health poll, the stages and the shutdown registry; the IB
+    // provider will add its fatal-error consumer here.
+    _life: Arc<Lifecycle>,
     _debugfs: DebugFs,
     // EQs destroyed and IRQs freed before TEARDOWN_HCA.
     _events: Events<'bound>,
@@ -222,7 +224,7 @@ impl<'bound> Mlx5Device<'bound> {
             info,
             _health: health,
             _registered: registered,
-            life,
+            _life: life,
             _debugfs: debugfs,
             _events: events,
             _hca: hca,
@@ -272,13 +274,11 @@ impl<'bound> Mlx5Device<'bound> {
 impl Drop for Mlx5Device<'_> {
     fn drop(&mut self) {
         dev_info!(self.pdev, "{}: tearing down\n", self.info.name);
-        // The fields drop after this body; `fast_unload` must run with the health poll
-        // already stopped, so the poll is cancelled by hand here (dropping the stage
-        // again later is a no-op cancel).
+        // The fields drop after this body. The health poll stops before anything is
+        // torn down (dropping the stage again later is a no-op). With `fast_unload`,
+        // `InitializedHca` tries fast teardown where TEARDOWN_HCA would go (after the
+        // EQs are destroyed).
         self._health.stop();
-        if crate::fast_unload() {
-            self.life.fast_teardown("unload");
-        }
     }
 }
 

@@ -6,7 +6,8 @@
 //! TEARDOWN_HCA (graceful, then force as the fallback). The device object declares
 //! them so that the HCA is torn down, then its pages reclaimed, then disabled.
 //!
-//! Both ask the function's [`Lifecycle`] first: a dead device or one that confirmed
+//! With the `fast_unload` module parameter, [`InitializedHca`] first tries fast
+//! teardown ([`Lifecycle::fast_teardown`]). Both ask the function's [`Lifecycle`]: a dead device or one that confirmed
 //! fast teardown gets no command at all (it would fail at once anyway, or ring the
 //! doorbell of a device that stopped), and an HCA already closed by force teardown
 //! gets no second TEARDOWN_HCA.
@@ -59,6 +60,12 @@ impl InitializedHca {
 
 impl Drop for InitializedHca {
     fn drop(&mut self) {
+        if crate::fast_unload() {
+            // Fast teardown where TEARDOWN_HCA goes: after the EQs are destroyed,
+            // before the pages. Fast: nothing more; force: the HCA is closed and the
+            // pages are reclaimed next; neither: the graceful path below.
+            self.life.fast_teardown("unload");
+        }
         if self.life.hca_gone() {
             return;
         }

@@ -3,8 +3,9 @@
 //! The periodic health poll (kernel shell around [`monitor::HealthMonitor`]).
 //!
 //! Every `health_poll_ms` (module parameter, 2000 by default) a delayed work item on
-//! the system workqueue reads the health counter, the health buffer and
-//! `nic_interface`, and lets the pure monitor decide:
+//! the power-efficient system workqueue (`system_wq` is deprecated in 7.3) reads the
+//! health counter, the health buffer and `nic_interface`, and lets the pure monitor
+//! decide:
 //!
 //! - a fatal sensor (PCI reads all ones, nic_interface DISABLED or SW_RESET, a firmware
 //!   syndrome with reset-required): the health buffer is logged field by field and the
@@ -69,7 +70,7 @@ impl WorkItem for HealthPoller {
         if this.tick() == PollOutcome::Continue {
             let delay = msecs_to_jiffies(this.period_ms);
             // Fails only while being cancelled: then it must not run again anyway.
-            let _ = workqueue::system().enqueue_delayed(this, delay);
+            let _ = workqueue::system_power_efficient().enqueue_delayed(this, delay);
         }
     }
 }
@@ -184,7 +185,7 @@ impl HealthStage {
             GFP_KERNEL,
         )?;
         // Fails only if already queued, which a new item is not.
-        let _ = workqueue::system().enqueue_delayed(poller.clone(), msecs_to_jiffies(period_ms));
+        let _ = workqueue::system_power_efficient().enqueue_delayed(poller.clone(), msecs_to_jiffies(period_ms));
         Ok(Self { poller })
     }
 }
