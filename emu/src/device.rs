@@ -26,11 +26,23 @@ struct UarWrite {
     val: u32,
 }
 
+/// A posted BAR0 write the firmware must act on.
+#[derive(Clone, Copy, Debug)]
+enum Posted {
+    /// Command doorbell vector.
+    Doorbell(u32),
+    /// UAR doorbell (EQ update or arm).
+    Uar(UarWrite),
+    /// Driver write of `nic_interface`.
+    Nic(u32),
+}
+
+/// Posted writes in arrival order: PCIe orders posted writes, so the firmware handles
+/// them in the order the driver issued them (an EQ arm posted before a DESTROY_EQ
+/// doorbell reaches the EQ before it is destroyed).
 #[derive(Default)]
 struct Inbox {
-    doorbells: u32,
-    uar: VecDeque<UarWrite>,
-    nic: Option<u32>,
+    posted: VecDeque<Posted>,
 }
 
 /// The emulated adapter.
@@ -139,11 +151,11 @@ impl Device {
                 match w {
                     RegWrite::None => {}
                     RegWrite::Doorbell(v) => {
-                        lock(&self.inbox).doorbells |= v;
+                        lock(&self.inbox).posted.push_back(Posted::Doorbell(v));
                         self.wake.notify_all();
                     }
                     RegWrite::NicInterface(v) => {
-                        lock(&self.inbox).nic = Some(v);
+                        lock(&self.inbox).posted.push_back(Posted::Nic(v));
                         self.wake.notify_all();
                     }
                 }
@@ -155,7 +167,7 @@ impl Device {
         if page >= crate::fw::FIRST_UAR && data.len() >= 4 {
             for (k, chunk) in data.chunks_exact(4).enumerate() {
                 let val = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-                lock(&self.inbox).uar.push_back(UarWrite { page, off: in_page + 4 * k, val });
+                lock(&self.inbox).posted.push_back(Posted::Uar(UarWrite { page, off: in_page + 4 * k, val }));
             }
             self.wake.notify_all();
         }
@@ -173,28 +185,34 @@ impl Device {
         let queue = self.regs().cmdq_addr();
         let env = Env { mem: &*self.mem, irq: &*self.irq, msix_ok };
         let mut fw = self.fw();
-        if let Some(v) = inbox.nic {
-            if let Some(readback) = fw.nic_interface_write(v) {
-                self.regs().nic_interface = readback;
-            }
-        }
-        for slot in 0..crate::ifc::cmd_layout::MAX_SLOTS {
-            if inbox.doorbells & (1 << slot) != 0 {
-                fw.process_slot(&env, queue, slot);
-            }
-        }
-        for w in inbox.uar {
-            let arm = match w.off {
-                UAR_EQ_DB_ARM => true,
-                UAR_EQ_DB_UPDATE => false,
-                _ => continue,
-            };
-            if !fw.uars.contains(&w.page) {
-                fw.stats.violation(format!("EQ doorbell on unallocated UAR page {}", w.page));
-                continue;
-            }
-            if !fw.eqs.doorbell(w.page, w.val, arm, env.mem, env.irq, env.msix_ok) {
-                fw.stats.violation(format!("bad EQ doorbell {:#x} on UAR {}", w.val, w.page));
+        for p in inbox.posted {
+            match p {
+                Posted::Nic(v) => {
+                    if let Some(readback) = fw.nic_interface_write(v) {
+                        self.regs().nic_interface = readback;
+                    }
+                }
+                Posted::Doorbell(bits) => {
+                    for slot in 0..crate::ifc::cmd_layout::MAX_SLOTS {
+                        if bits & (1 << slot) != 0 {
+                            fw.process_slot(&env, queue, slot);
+                        }
+                    }
+                }
+                Posted::Uar(w) => {
+                    let arm = match w.off {
+                        UAR_EQ_DB_ARM => true,
+                        UAR_EQ_DB_UPDATE => false,
+                        _ => continue,
+                    };
+                    if !fw.uars.contains(&w.page) {
+                        fw.stats.violation(format!("EQ doorbell on unallocated UAR page {}", w.page));
+                        continue;
+                    }
+                    if !fw.eqs.doorbell(w.page, w.val, arm, env.mem, env.irq, env.msix_ok) {
+                        fw.stats.violation(format!("bad EQ doorbell {:#x} on UAR {}", w.val, w.page));
+                    }
+                }
             }
         }
         fw.run_deferred(&env)
@@ -220,7 +238,7 @@ impl Device {
         while !self.stop.load(Ordering::Acquire) {
             {
                 let mut inbox = lock(&self.inbox);
-                while inbox.doorbells == 0 && inbox.uar.is_empty() && inbox.nic.is_none() {
+                while inbox.posted.is_empty() {
                     if self.stop.load(Ordering::Acquire) {
                         return;
                     }
