@@ -74,3 +74,49 @@ impl CqTable {
         (self.dispatched.load(Ordering::Relaxed), self.unknown.load(Ordering::Relaxed))
     }
 }
+
+#[kunit_tests(mlx5_rs_eq_cq)]
+mod tests {
+    use super::*;
+
+    struct Count(AtomicU64);
+
+    impl CqHandler for Count {
+        fn completion(&self, _cqn: u32) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn dispatch_reaches_only_the_registered_handler() -> Result {
+        let t = CqTable::new()?;
+        let a = Arc::new(Count(AtomicU64::new(0)), GFP_KERNEL)?;
+        let b = Arc::new(Count(AtomicU64::new(0)), GFP_KERNEL)?;
+        let ha: Arc<dyn CqHandler> = a.clone();
+        let hb: Arc<dyn CqHandler> = b.clone();
+        t.register(5, ha)?;
+        t.register(6, hb)?;
+        assert!(t.dispatch(5));
+        assert!(t.dispatch(5));
+        assert!(t.dispatch(6));
+        assert!(!t.dispatch(7));
+        assert_eq!(a.0.load(Ordering::Relaxed), 2);
+        assert_eq!(b.0.load(Ordering::Relaxed), 1);
+        assert_eq!(t.counts(), (3, 1));
+        Ok(())
+    }
+
+    #[test]
+    fn register_twice_fails_and_unregister_stops_dispatch() -> Result {
+        let t = CqTable::new()?;
+        let a = Arc::new(Count(AtomicU64::new(0)), GFP_KERNEL)?;
+        let h: Arc<dyn CqHandler> = a.clone();
+        t.register(9, h.clone())?;
+        assert_eq!(t.register(9, h), Err(EEXIST));
+        assert!(t.unregister(9).is_some());
+        assert!(t.unregister(9).is_none());
+        assert!(!t.dispatch(9));
+        assert_eq!(a.0.load(Ordering::Relaxed), 0);
+        Ok(())
+    }
+}

@@ -296,6 +296,12 @@ impl Eq {
             stats.budget_hit += 1;
         }
         stats.max_batch = stats.max_batch.max(batch);
+        if batch == 0 {
+            // Nothing new since the last arm: the device can only have disarmed this EQ
+            // by writing an entry and interrupting, so it is still armed (this run was for
+            // another EQ on the vector, or for entries an earlier run already took).
+            return;
+        }
         // One arm at the end: the device interrupts again at once if entries are left.
         self.doorbell(true, cons.publish());
         stats.arms += 1;
@@ -345,6 +351,12 @@ impl Eq {
             }
             st.eqn
         };
+        // No doorbell for this EQ follows (draining stopped above). One command first
+        // makes sure the device has seen our last doorbell before DESTROY_EQ: the
+        // emulator handles the command doorbells of a batch of BAR writes before its
+        // UAR writes, so an arm posted just before DESTROY_EQ would otherwise reach a
+        // destroyed EQ. A failure here is reported by DESTROY_EQ as well.
+        let _ = crate::cmd::commands::nop(&self.hw);
         if let Err(e) = commands::destroy_eq(&self.hw, eqn) {
             dev_err!(
                 self.dev,
