@@ -46,6 +46,8 @@ unsafe impl<T: pci::Driver + 'static> DriverLayout for ShutdownAdapter<T> {
 // SAFETY: `register` and `unregister` are `pci::Adapter<T>`'s, so a call to
 // `unregister` is valid after a successful `register` as for that type.
 unsafe impl<T: pci::Driver + PciShutdown + 'static> RegistrationOps for ShutdownAdapter<T> {
+    // SAFETY: (contract) callers uphold `RegistrationOps::register`'s requirements: `pdrv`
+    // is pinned, valid and not registered.
     unsafe fn register(pdrv: &Opaque<Self::DriverType>, name: &'static CStr, module: &'static ThisModule) -> Result {
         // SAFETY: the driver is not registered yet, so nobody reads its fields; setting
         // one before registration is what `pci::Adapter::register` does for the others
@@ -56,6 +58,8 @@ unsafe impl<T: pci::Driver + PciShutdown + 'static> RegistrationOps for Shutdown
         unsafe { <pci::Adapter<T> as RegistrationOps>::register(pdrv, name, module) }
     }
 
+    // SAFETY: (contract) callers uphold `RegistrationOps::unregister`'s requirements:
+    // `pdrv` was registered by a successful `register`.
     unsafe fn unregister(pdrv: &Opaque<Self::DriverType>) {
         // SAFETY: forwarded from our caller (a successful `register` preceded).
         unsafe { <pci::Adapter<T> as RegistrationOps>::unregister(pdrv) }
