@@ -28,6 +28,21 @@ emu_stat() {
 	emuctl '{"cmd":"stats"}' | python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"
 }
 
+# emu_heal: undo every fault the emulator can inject (surprise removal, FW fatal,
+# command injections) and reset the function to its power-on state.
+emu_heal() {
+	emuctl '{"cmd":"surprise_removal","enable":false}' >/dev/null
+	emuctl '{"cmd":"clear_health"}' >/dev/null
+	emuctl '{"cmd":"clear_injections"}' >/dev/null
+	emuctl '{"cmd":"reset"}' >/dev/null
+}
+
+# Protocol violations the emulated device counted (all of them, cumulative).
+violations() { emu_stat 'd["violations"]'; }
+
+# Milliseconds of the guest's wall clock.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
 # The PCI address of the emulated ConnectX (first 15b3 function).
 mlx_bdf() {
 	for d in /sys/bus/pci/devices/*; do

@@ -7,16 +7,8 @@
 bdf=$(mlx_bdf) || { fail fatal.device-present "no 15b3 function"; exit 1; }
 d=/sys/kernel/debug/mlx5_rs/$bdf
 field() { tr ' ' '\n' <"$d/nop_storm" | sed -n "/^$1\$/{n;p;}"; }
-heal() {
-	emuctl '{"cmd":"clear_health"}' >/dev/null
-	emuctl '{"cmd":"clear_injections"}' >/dev/null
-	emuctl '{"cmd":"reset"}' >/dev/null
-}
-# Protocol violations the emulated device counted (all of them, cumulative).
-violations() { emu_stat 'd["violations"]'; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 POLL=100
-heal
+emu_heal
 
 # 1. Idle: FW syndrome 0x7 (dead IRISC), rfr set.
 check fatal.idle.insmod insmod "$KO" health_poll_ms=$POLL
@@ -46,7 +38,7 @@ check fatal.idle.no-command-at-unload test "$(emu_stat 'd["commands_total"]')" =
 check fatal.idle.pages-freed-after-stop sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q '$held firmware pages freed without reclaim'"
 check fatal.idle.no-violations test "$(violations)" = 0
 check fatal.idle.dma-errors-0 test "$(emu_stat 'd["dma_errors"]')" = 0
-heal
+emu_heal
 check fatal.idle.reload insmod "$KO"
 check fatal.idle.reload-bound test -e /sys/bus/pci/devices/$bdf/driver
 check fatal.idle.reload-rmmod rmmod mlx5_rs
@@ -73,7 +65,7 @@ check fatal.storm.errors-reported test "$(field errors)" -gt 0
 check fatal.storm.rmmod rmmod mlx5_rs
 check fatal.storm.no-violations test "$(violations)" = 0
 check fatal.storm.dma-errors-0 test "$(emu_stat 'd["dma_errors"]')" = 0
-heal
+emu_heal
 check fatal.storm.reload insmod "$KO"
 check fatal.storm.reload-rmmod rmmod mlx5_rs
 check fatal.storm.reload-pages-returned test "$(emu_stat 'd["pages"]["held"]')" = 0

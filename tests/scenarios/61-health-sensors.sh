@@ -7,25 +7,15 @@
 bdf=$(mlx_bdf) || { fail sensors.device-present "no 15b3 function"; exit 1; }
 d=/sys/kernel/debug/mlx5_rs/$bdf
 field() { tr ' ' '\n' <"$d/nop_storm" | sed -n "/^$1\$/{n;p;}"; }
-heal() {
-	emuctl '{"cmd":"surprise_removal","enable":false}' >/dev/null
-	emuctl '{"cmd":"clear_health"}' >/dev/null
-	emuctl '{"cmd":"clear_injections"}' >/dev/null
-	emuctl '{"cmd":"reset"}' >/dev/null
-}
-# Protocol violations the emulated device counted (all of them, cumulative).
-violations() { emu_stat 'd["violations"]'; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-since() { dmesg | tail -n +$((MARK + 1)); }
 POLL=200
-heal
+emu_heal
 
 # 1. Surprise removal.
 check sensors.surprise.insmod insmod "$KO" health_poll_ms=$POLL
 dmesg_mark
 emuctl '{"cmd":"surprise_removal","enable":true}' >/dev/null
 sleep 1
-since | grep -a mlx5_rs | head -30
+dmesg_since | grep -a mlx5_rs | head -30
 check sensors.surprise.detected sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q 'Fatal error 1 detected: PCI_COMM_ERR'"
 check sensors.surprise.fw_ver-all-ones sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q 'fw_ver 0xffffffff'"
 check sensors.surprise.dead sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q 'device is dead (PCI_COMM_ERR'"
@@ -37,7 +27,7 @@ t1=$(now_ms)
 echo "unload after surprise removal: $((t1 - t0)) ms"
 check sensors.surprise.rmmod-fast test $((t1 - t0)) -lt 3000
 check sensors.surprise.pages-freed-after-stop sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q 'firmware pages freed without reclaim'"
-heal
+emu_heal
 check sensors.surprise.no-violations test "$(violations)" = 0
 check sensors.surprise.reload insmod "$KO"
 check sensors.surprise.reload-rmmod rmmod mlx5_rs
@@ -49,8 +39,8 @@ dmesg_mark
 emuctl '{"cmd":"stop_health_counter"}' >/dev/null
 sleep 2
 check sensors.stall.compromised sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q \"device's health compromised - reached miss count\""
-check sensors.stall.logged-once test "$(since | grep -a -c 'health compromised')" = 1
-check sensors.stall.not-fatal test "$(since | grep -a -c 'Fatal error')" = 0
+check sensors.stall.logged-once test "$(dmesg_since | grep -a -c 'health compromised')" = 1
+check sensors.stall.not-fatal test "$(dmesg_since | grep -a -c 'Fatal error')" = 0
 echo "100 4" >"$d/nop_storm"
 check sensors.stall.commands-still-work test "$(field errors)" = 0
 emuctl '{"cmd":"clear_health"}' >/dev/null
@@ -59,19 +49,19 @@ check sensors.stall.pages-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
 check sensors.stall.hca-disabled test "$(emu_stat 'd["function"]["enabled"]')" = False
 
 # 3. Syndrome without reset-required: reported, not fatal.
-heal
+emu_heal
 check sensors.synd.insmod insmod "$KO" health_poll_ms=$POLL
 dmesg_mark
 emuctl '{"cmd":"health","syndrome":16,"rfr":false}' >/dev/null
 sleep 1
 check sensors.synd.reported sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q 'health syndrome 0x10 (High temperature) reported'"
-check sensors.synd.not-fatal test "$(since | grep -a -c 'Fatal error')" = 0
+check sensors.synd.not-fatal test "$(dmesg_since | grep -a -c 'Fatal error')" = 0
 emuctl '{"cmd":"clear_health"}' >/dev/null
 echo "20 2" >"$d/nop_storm"
 check sensors.synd.commands-still-work test "$(field errors)" = 0
 check sensors.synd.rmmod rmmod mlx5_rs
 check sensors.synd.pages-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
 check sensors.no-violations test "$(violations)" = 0
-heal
+emu_heal
 check_kmemleak sensors.no-leaks
 [ "$FAILED" = 0 ]

@@ -6,16 +6,8 @@
 # reclaim and DISABLE_HCA. The module reloads after each.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail fast.device-present "no 15b3 function"; exit 1; }
-# Protocol violations the emulated device counted (all of them, cumulative).
-violations() { emu_stat 'd["violations"]'; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-since() { dmesg | tail -n +$((MARK + 1)); }
-heal() {
-	emuctl '{"cmd":"clear_injections"}' >/dev/null
-	emuctl '{"cmd":"reset"}' >/dev/null
-}
 N=4096
-heal
+emu_heal
 emuctl "{\"cmd\":\"set_pages\",\"init\":$N}" >/dev/null
 
 # 1. Graceful unload of N init pages (the reference).
@@ -27,10 +19,10 @@ check fast.graceful.rmmod rmmod mlx5_rs
 t1=$(now_ms)
 graceful_ms=$((t1 - t0))
 check fast.graceful.pages-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
-since | grep -a -E 'reclaimed|teardown' || true
+dmesg_since | grep -a -E 'reclaimed|teardown' || true
 
 # 2. Fast teardown of the same.
-heal
+emu_heal
 check fast.unload.insmod insmod "$KO" fast_unload=1
 check fast.unload.pages-held test "$(emu_stat 'd["pages"]["held"]')" = "$held"
 cmds() { emu_stat "sum(d['commands'].get('$1',{}).values())"; }
@@ -40,7 +32,7 @@ t0=$(now_ms)
 check fast.unload.rmmod rmmod mlx5_rs
 t1=$(now_ms)
 fast_ms=$((t1 - t0))
-since | grep -a -E 'teardown|without reclaim' || true
+dmesg_since | grep -a -E 'teardown|without reclaim' || true
 echo "unload with $held pages held: fast teardown $fast_ms ms, graceful $graceful_ms ms"
 check fast.unload.logged sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q 'fast teardown (unload): prepared, nic_interface DISABLED confirmed'"
 check fast.unload.pages-freed-without-reclaim sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q '$held firmware pages freed without reclaim'"
@@ -55,19 +47,19 @@ check fast.unload.no-page-command test "$(cmds MANAGE_PAGES)" = "$takes0"
 check fast.unload.no-disable-hca test "$(cmds DISABLE_HCA)" = "$disables0"
 check fast.unload.no-violations test "$(violations)" = 0
 check fast.unload.dma-errors-0 test "$(emu_stat 'd["dma_errors"]')" = 0
-heal
+emu_heal
 check fast.unload.reload insmod "$KO"
 check fast.unload.reload-rmmod rmmod mlx5_rs
 check fast.unload.reload-pages-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
 
 # 3. Prepare fails: force teardown, then reclaim and DISABLE_HCA.
 emuctl '{"cmd":"set_pages","init":1024}' >/dev/null
-heal
+emu_heal
 check fast.fallback.insmod insmod "$KO" fast_unload=1
 emuctl '{"cmd":"inject","opcode":"TEARDOWN_HCA","action":"status","status":3,"count":1}' >/dev/null
 dmesg_mark
 check fast.fallback.rmmod rmmod mlx5_rs
-since | grep -a -E 'TEARDOWN|teardown' || true
+dmesg_since | grep -a -E 'TEARDOWN|teardown' || true
 check fast.fallback.prepare-failure-logged sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q 'TEARDOWN_HCA(0x103) op_mod(0x0) failed, status BAD_PARAM_ERR(0x3)'"
 check fast.fallback.force-logged sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q 'force TEARDOWN_HCA done'"
 check fast.fallback.force-once test "$(emu_stat 'd["function"]["teardowns"]["force"]')" = 1
@@ -77,7 +69,7 @@ check fast.fallback.pages-reclaimed test "$(emu_stat 'd["pages"]["held"]')" = 0
 check fast.fallback.hca-disabled test "$(emu_stat 'd["function"]["enabled"]')" = False
 check fast.fallback.no-violations test "$(violations)" = 0
 check fast.fallback.dma-errors-0 test "$(emu_stat 'd["dma_errors"]')" = 0
-heal
+emu_heal
 check fast.reload insmod "$KO"
 check fast.reload-bound test -e /sys/bus/pci/devices/$bdf/driver
 check fast.final-rmmod rmmod mlx5_rs
