@@ -44,7 +44,7 @@ phase_end
 
 phase_start vm
 mkdir -p "$CACHE/runs"
-"$REPO/tests/vm/vm.sh" --run tests/guest/check.sh --timeout 1800 2>&1 | tee "$CACHE/runs/last-check-vm.log"
+"$REPO/tests/vm/vm.sh" --run tests/guest/check.sh,tests/guest/shutdown-handoff.sh --timeout 1800 2>&1 | tee "$CACHE/runs/last-check-vm.log"
 vm_rc=${PIPESTATUS[0]}
 vm_out=$(tail -n1 "$CACHE/runs/last-check-vm.log")
 case "$vm_out" in *passed*) add_counts "$vm_out" ;; esac

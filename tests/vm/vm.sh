@@ -122,10 +122,17 @@ setsid "$REPO/tests/vm/in-toolbox" timeout -k 10 "$TIMEOUT" /bin/sh -c \
 	</dev/null >"$LOGF" 2>&1 &
 QEMU_PID=$!
 tail -n +1 -f --pid="$QEMU_PID" "$LOGF" &
+TAIL_PID=$!
 wait "$QEMU_PID"
 QEMU_PID=""
 sleep 0.3
 set -e
 ELAPSED=$(($(date +%s) - T0))
+# What the guest cannot see after its own power-off (the PCI shutdown path) is checked
+# here, from the emulator's final statistics; the lines go to the console log the judge reads.
+wait "$TAIL_PID" 2>/dev/null || true
+if [ "$NO_EMU" = 0 ]; then
+	"$REPO/tests/vm/shutdown-verdict.sh" "$LOGF" "$RUNDIR/emu.log" | tee -a "$LOGF"
+fi
 
 "$REPO/tests/vm/judge.sh" "$LOGF" "$ELAPSED"
