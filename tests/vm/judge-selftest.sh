@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Self-test of the VM judge: feed judge.sh synthetic console logs and check that it
 # fails runs it must fail (a FAIL line, a kernel WARNING, lockdep, kmemleak, a guest
-# that never finished, a KUnit failure) and passes a clean one.
+# that never finished, a KUnit failure) and passes a clean one; and that the host-side
+# shutdown verdict fails a run whose power-off did not take the fast-teardown path.
 # Last line: N passed, N failed.
 set -u
 J=$(dirname "$0")/judge.sh
@@ -32,5 +33,29 @@ expect dma-api-info-ok 0 "$OK[    0.5] DMA-API: preallocated 65536 debug entries
 expect oom 1 "$OK[    5.0] sh invoked oom-killer: gfp_mask=0x140cca\n$DONE"
 expect alloc-failure 1 "$OK[    5.0] insmod: page allocation failure: order:0\n$DONE"
 expect nothing 1 "$DONE"
+
+# The host-side shutdown verdict (shutdown-verdict.sh): its lines go through the judge.
+V=$(dirname "$0")/shutdown-verdict.sh; export MLX5RS_EMU_FINAL_WAIT=1
+FASTLINE='[   82.3] mlx5_rs 0000:01:00.0: fast teardown (shutdown): prepared, nic_interface DISABLED confirmed in 2 ms\n'
+EXPECT='MLX5RS-SHUTDOWN-EXPECT held=8256\n'
+stats() { # stats PREPARE_FAST GRACEFUL QUIESCED HELD VIOLATIONS
+	printf 'mlx5-emu: final stats: {"function":{"teardowns":{"graceful":%s,"force":0,"prepare_fast":%s},"quiesced":%s},"pages":{"held":%s},"violations":%s,"dma_errors":0}\n' "$2" "$1" "$3" "$4" "$5"
+}
+verdict() { # verdict NAME want(0|1) CONSOLE EMU-LOG
+	printf '%b' "$3$DONE" >"$T/$1.console"; printf '%s' "$4" >"$T/$1.emu"
+	"$V" "$T/$1.console" "$T/$1.emu" >>"$T/$1.console" 2>"$T/$1.err"
+	"$J" "$T/$1.console" >"$T/$1.out" 2>&1; got=$([ $? -eq 0 ] && echo 0 || echo 1)
+	if [ "$got" = "$2" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "judge-selftest: $1: exit $got, wanted $2"; cat "$T/$1.out" "$T/$1.err"; fi
+}
+verdict shutdown-fast 0 "$OK$EXPECT$FASTLINE" "$(stats 1 0 true 8256 0)"
+verdict shutdown-no-fast-line 1 "$OK$EXPECT" "$(stats 1 0 true 8256 0)"
+verdict shutdown-reclaimed 1 "$OK$EXPECT$FASTLINE" "$(stats 1 0 true 0 0)"
+verdict shutdown-graceful 1 "$OK$EXPECT$FASTLINE" "$(stats 0 1 false 8256 0)"
+verdict shutdown-doorbell-after-stop 1 "$OK$EXPECT$FASTLINE" "$(stats 1 0 true 8256 1)"
+verdict shutdown-no-final-stats 1 "$OK$EXPECT$FASTLINE" ""
+# Not asked for (no EXPECT line): no verdict lines at all.
+printf '%b' "$OK$DONE" >"$T/none.console"; : >"$T/none.emu"
+if [ -z "$("$V" "$T/none.console" "$T/none.emu")" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "judge-selftest: shutdown verdict printed lines without an EXPECT line"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -29,8 +29,9 @@ else
 	result shutdown.fast-path-logged 0 "no 'fast teardown (shutdown): prepared' line on the console"
 fi
 
-# The emulator prints its final stats once its client (QEMU) is gone.
-for _ in $(seq 50); do grep -a -q 'mlx5-emu: final stats: ' "$EMULOG" 2>/dev/null && break; sleep 0.1; done
+# The emulator prints its final stats once its client (QEMU) is gone (wait up to
+# MLX5RS_EMU_FINAL_WAIT tenths of a second, default 50).
+for _ in $(seq "${MLX5RS_EMU_FINAL_WAIT:-50}"); do grep -a -q 'mlx5-emu: final stats: ' "$EMULOG" 2>/dev/null && break; sleep 0.1; done
 json=$(grep -a -o 'mlx5-emu: final stats: .*' "$EMULOG" 2>/dev/null | tail -n1 | sed 's/^mlx5-emu: final stats: //')
 if [ -z "$json" ]; then
 	result shutdown.emulator-final-stats 0 "no final stats in $EMULOG"
