@@ -209,7 +209,7 @@ impl Lifecycle {
         match path {
             Path::Fast => dev_info!(
                 self.dev,
-                "fast teardown ({}): prepared, nic_interface DISABLED confirmed in {} ms; pages freed without reclaim\n",
+                "fast teardown ({}): prepared, nic_interface DISABLED confirmed in {} ms; no page reclaim needed\n",
                 why,
                 ms
             ),
