@@ -24,6 +24,8 @@ struct UarWrite {
     page: u32,
     off: usize,
     val: u32,
+    /// When the MMIO write arrived (EQ interrupt latency ends here).
+    at: Instant,
 }
 
 /// A posted BAR0 write the firmware must act on.
@@ -167,7 +169,8 @@ impl Device {
         if page >= crate::fw::FIRST_UAR && data.len() >= 4 {
             for (k, chunk) in data.chunks_exact(4).enumerate() {
                 let val = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-                lock(&self.inbox).posted.push_back(Posted::Uar(UarWrite { page, off: in_page + 4 * k, val }));
+                let at = Instant::now();
+                lock(&self.inbox).posted.push_back(Posted::Uar(UarWrite { page, off: in_page + 4 * k, val, at }));
             }
             self.wake.notify_all();
         }
@@ -205,11 +208,12 @@ impl Device {
                         UAR_EQ_DB_UPDATE => false,
                         _ => continue,
                     };
+                    fw.timeline.last_doorbell = Some(w.at);
                     if !fw.uars.contains(&w.page) {
                         fw.stats.violation(format!("EQ doorbell on unallocated UAR page {}", w.page));
                         continue;
                     }
-                    if !fw.eqs.doorbell(w.page, w.val, arm, env.mem, env.irq, env.msix_ok) {
+                    if !fw.eqs.doorbell_at(w.page, w.val, arm, w.at, env.mem, env.irq, env.msix_ok) {
                         fw.stats.violation(format!("bad EQ doorbell {:#x} on UAR {}", w.val, w.page));
                     }
                 }

@@ -3,7 +3,32 @@
 use crate::device::Device;
 use crate::ifc::opcodes::opcode_name;
 use crate::ifc::status::{CmdStatus, DeliveryStatus};
+use crate::fw::latency::LatencyHist;
+use crate::fw::timeline::Timeline;
 use serde_json::{json, Map, Value};
+
+/// One EQ's interrupt → next consumer-index doorbell figures (`pending`: an interrupt
+/// not yet followed by a doorbell).
+fn latency(h: &LatencyHist, pending: bool) -> Value {
+    json!({
+        "count": h.count, "mean_ns": h.mean_ns(), "p50_ns": h.percentile_ns(50.0),
+        "p99_ns": h.percentile_ns(99.0), "min_ns": h.min_ns, "max_ns": h.max_ns, "pending": pending,
+    })
+}
+
+/// Teardown timestamps, ms since the emulator started (null = never happened), and the
+/// intervals between them in µs.
+fn timeline(t: &Timeline) -> Value {
+    json!({
+        "prepare_fast_ms": t.ms(t.prepare_fast),
+        "nic_disabled_ms": t.ms(t.nic_disabled),
+        "teardown_ms": t.ms(t.teardown),
+        "disable_hca_ms": t.ms(t.disable_hca),
+        "last_doorbell_ms": t.ms(t.last_doorbell),
+        "fast_teardown_us": t.fast_teardown_us(),
+        "graceful_teardown_us": t.graceful_teardown_us(),
+    })
+}
 
 /// The `stats` reply.
 pub fn stats(dev: &Device) -> Value {
@@ -39,6 +64,7 @@ pub fn stats(dev: &Device) -> Value {
                 "mask": e.mask.iter().map(|m| format!("{m:#x}")).collect::<Vec<_>>(),
                 "producer": e.pi, "consumer": e.ci, "armed": e.armed,
                 "eqes": e.eqes, "lost": e.lost, "interrupts": e.interrupts,
+                "irq_to_doorbell": latency(&e.irq_to_doorbell, e.irq_at.is_some()),
             })
         })
         .collect();
@@ -83,6 +109,7 @@ pub fn stats(dev: &Device) -> Value {
         "dma_errors": fw.stats.dma_errors,
         "dma_regions": dev.mem.regions(),
         "dma_maps_without_fd": dev.dma_maps_without_fd.load(std::sync::atomic::Ordering::Relaxed),
+        "timeline": timeline(&fw.timeline),
         "violations": fw.stats.violations,
         "recent_violations": fw.stats.recent_violations.iter().collect::<Vec<_>>(),
     })

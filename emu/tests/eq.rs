@@ -179,3 +179,51 @@ fn create_eq_validation() {
     assert_eq!(st, CmdStatus::BAD_RES_STATE_ERR as u8);
     assert_eq!(h.run(&input(16, Opcode::DESTROY_EQ as u16, 0, &[(mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER, 9)]), 16).0, CmdStatus::BAD_RES_ERR as u8);
 }
+
+/// Interrupt → next consumer-index doorbell latency, per EQ, in the `stats` reply: one
+/// sample per delivered interrupt, closed by the next update or arm doorbell of that EQ
+/// only (not another EQ's), nothing for a doorbell without a pending interrupt.
+#[test]
+fn irq_to_doorbell_latency_per_eq() {
+    let (mut h, uar) = initialized();
+    let a = create(&mut h, uar, 2, 0, 3);
+    let b = create(&mut h, uar, 2, 0, 4);
+    let lat = |h: &Host, eqn: u8| {
+        let s = mlx5_emu::control::stats(&h.dev);
+        let e = s["eqs"].as_array().unwrap().iter().find(|e| e["eqn"] == u64::from(eqn)).unwrap().clone();
+        e["irq_to_doorbell"].clone()
+    };
+    // A doorbell with no interrupt pending records nothing.
+    doorbell(&h, &a, 0, true);
+    doorbell(&h, &b, 0, true);
+    assert_eq!(lat(&h, a.eqn)["count"], 0);
+    assert_eq!(lat(&h, a.eqn)["pending"], false);
+    // Interrupt on A; B's doorbell does not close it; A's update doorbell does.
+    gen(&mut h, &a, 0x13);
+    assert_eq!(irqs(&h), 1);
+    assert_eq!(lat(&h, a.eqn)["pending"], true);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    doorbell(&h, &b, 0, true);
+    assert_eq!(lat(&h, a.eqn)["count"], 0);
+    doorbell(&h, &a, 1, false);
+    let l = lat(&h, a.eqn);
+    assert_eq!((l["count"].as_u64(), l["pending"].as_bool()), (Some(1), Some(false)));
+    let (p50, max) = (l["p50_ns"].as_u64().unwrap(), l["max_ns"].as_u64().unwrap());
+    assert!((20_000_000..10_000_000_000).contains(&max), "max {max}");
+    assert!(p50 <= max && p50 as f64 >= max as f64 * 0.9, "p50 {p50} max {max}");
+    assert_eq!(l["mean_ns"].as_u64(), Some(max));
+    assert_eq!(lat(&h, b.eqn)["count"], 0);
+    // Not armed after the update: the next EQE raises nothing, so nothing to time.
+    gen(&mut h, &a, 0x13);
+    doorbell(&h, &a, 2, false);
+    assert_eq!(lat(&h, a.eqn)["count"], 1);
+    // Arming with an unconsumed EQE interrupts at once; the next doorbell closes it fast.
+    gen(&mut h, &a, 0x13);
+    doorbell(&h, &a, 2, true);
+    assert_eq!(irqs(&h), 2);
+    doorbell(&h, &a, 3, true);
+    let l = lat(&h, a.eqn);
+    assert_eq!(l["count"], 2);
+    assert!(l["min_ns"].as_u64().unwrap() < 20_000_000, "{l}");
+    assert_eq!(l["max_ns"].as_u64(), Some(max));
+}

@@ -1,9 +1,15 @@
-# Benchmark guest script 1 (default emulator): probe-to-ready and NOP storms of
-# mlx5_rs, then probe-to-ready of upstream mlx5_core on the same emulated function.
+# Benchmark guest script 1 (default emulator): probe-to-ready, NOP storms (event mode
+# and polling) and interrupt latency under a page-request + NOP load of mlx5_rs; then
+# probe-to-ready, NOPs through debugfs cmd/run and the same interrupt load of upstream
+# mlx5_core on the same emulated function. Leaves upstream bound with the first
+# teardown point's pages, so the power-off times upstream's fast teardown (host side).
 # Prints BENCH lines (see tests/bench/lib-guest.sh); tests/bench/run.sh tabulates them.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 . "$MLX5RS_REPO/tests/bench/lib-guest.sh"
+. "$MLX5RS_REPO/tests/bench/lib-teardown.sh"
 REPS=${MLX5RS_BENCH_REPS:-5}
+IRQ_REQS=${MLX5RS_BENCH_IRQ_REQS:-40}   # page requests of the interrupt load (±16 pages)
+IRQ_NOPS=${MLX5RS_BENCH_IRQ_NOPS:-2000} # NOPs of the interrupt load (1 caller; upstream: cmd/run)
 bdf=$(mlx_bdf) || { note "no 15b3 function"; exit 1; }
 note "device $bdf, $(nproc) vCPUs, kernel $(uname -r)"
 
@@ -48,20 +54,48 @@ if [ $rc = 0 ] && [ "$(bound_to "$bdf")" = mlx5_rs ]; then
 	d=/sys/kernel/debug/mlx5_rs/$bdf
 	[ -e "$d/nop_storm" ] || d=/sys/kernel/debug/mlx5_rs-$bdf
 	if [ -w "$d/nop_storm" ]; then
-		echo "200 1" >"$d/nop_storm" # warm-up
-		for spec in "${MLX5RS_BENCH_NOPS1:-5000} 1" "${MLX5RS_BENCH_NOPS32:-20000} 32"; do
-			c=${spec#* }
-			if echo "$spec" >"$d/nop_storm"; then
-				r=$(cat "$d/nop_storm")
-				echo "nop_storm $spec: $r"
-				# "nops N callers C errors E elapsed_ns T ops_per_sec R p50_ns A p99_ns B ..."
-				echo "$r" | tr ' ' '\n' | paste - - | while read -r k v; do bench "rs.nop$c.$k" "$v"; done
-			else
-				note "nop_storm '$spec' rejected"
-			fi
+		# rs.nop<C>.* in event mode, rs.pnop<C>.* with completions polled.
+		for mode in events polling; do
+			echo "$mode" >"$d/cmd_mode" || note "cmd_mode $mode rejected"
+			grep -a "^cmd_mode" "$d/eqs"
+			grep -a -q "^cmd_mode $mode" "$d/eqs" || note "cmd_mode did not switch to $mode"
+			pre=nop; [ $mode = polling ] && pre=pnop
+			echo "200 1" >"$d/nop_storm" # warm-up
+			for spec in "${MLX5RS_BENCH_NOPS1:-5000} 1" "${MLX5RS_BENCH_NOPS32:-20000} 32"; do
+				c=${spec#* }
+				if echo "$spec" >"$d/nop_storm"; then
+					r=$(cat "$d/nop_storm")
+					echo "nop_storm $spec ($mode): $r"
+					# "nops N callers C errors E elapsed_ns T ops_per_sec R p50_ns A p99_ns B ..."
+					echo "$r" | tr ' ' '\n' | paste - - | while read -r k v; do bench "rs.$pre$c.$k" "$v"; done
+				else
+					note "nop_storm '$spec' ($mode) rejected"
+				fi
+			done
 		done
+		echo events >"$d/cmd_mode"
 	else
 		note "no nop_storm in debugfs"
+	fi
+
+	# Interrupt latency under load, on fresh EQs (rebind): page requests ±16, then
+	# NOPs with 1 caller (completions by event). The emulator times interrupt → next
+	# consumer-index doorbell per EQ; our debugfs `eqs` has IRQ → EQE handled.
+	echo "$bdf" >$drv/unbind; echo "$bdf" >$drv/bind
+	if [ "$(bound_to "$bdf")" = mlx5_rs ]; then
+		bench rs.irq.page_requests "$(page_load "$IRQ_REQS" 16)"
+		echo "$IRQ_NOPS 1" >"$d/nop_storm" || note "nop_storm for the interrupt load rejected"
+		bench rs.irq.nops "$(cat "$d/nop_storm" | tr ' ' '\n' | sed -n '/^nops$/{n;p;}')"
+		eq_latency rs | tee /tmp/rs-irq
+		cat "$d/eqs"
+		for role in cmd pages; do
+			eqn=$(sed -n "s/^BENCH rs.irq.$role.eqn //p" /tmp/rs-irq)
+			# columns: eq idx eqn vec log eqes malformed drains budget batch updates arms irq_mean_ns irq_max_ns
+			awk -v n="$eqn" -v r="$role" '$3 == n && NF == 14 && $3 ~ /^[0-9]+$/ {
+				print "BENCH rs.irq." r ".drv_mean_ns " $13; print "BENCH rs.irq." r ".drv_max_ns " $14; exit }' "$d/eqs"
+		done
+	else
+		note "rs rebind for the interrupt load failed"
 	fi
 	rmmod mlx5_rs || note "rmmod mlx5_rs failed"
 else
@@ -106,6 +140,35 @@ if [ $rc = 0 ] && [ "$(bound_to "$bdf")" = mlx5_core ]; then
 		fi
 		i=$((i + 1))
 	done
+
+	# The same interrupt load (the last bind's EQs are fresh): page requests ±16, then
+	# NOPs one by one through debugfs cmd/run (upstream's only user-space command path:
+	# in = the command, out_len, "go" > run runs it with mlx5_cmd_exec; completions by
+	# event). Its commands/NOP/average is the mean post → completion-handled time.
+	u=/sys/kernel/debug/mlx5/$bdf
+	bench up.irq.page_requests "$(page_load "$IRQ_REQS" 16)"
+	if [ -e "$u/cmd/run" ] && [ -e "$u/commands/NOP/average" ]; then
+		python3 -c 'import sys; sys.stdout.buffer.write(bytes([0x08, 0x0d] + [0] * 14))' >"$u/cmd/in"
+		echo 16 >"$u/cmd/out_len"
+		echo 1 >"$u/commands/NOP/reset"
+		n=0 e=0
+		t0=$(now_ns)
+		while [ $n -lt "$IRQ_NOPS" ]; do
+			echo go >"$u/cmd/run" 2>/dev/null || e=$((e + 1))
+			n=$((n + 1))
+		done
+		t1=$(now_ns)
+		bench up.nop1.nops "$n"
+		bench up.nop1.errors "$e"
+		bench up.nop1.ops_per_sec "$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", n / ((b - a) / 1e9) }')"
+		bench up.nop1.dbg_mean_ns "$(cat "$u/commands/NOP/average")"
+		bench up.nop1.dbg_n "$(cat "$u/commands/NOP/n")"
+		echo "upstream cmd/run: $n NOPs, $e errors, $(ms_between "$t0" "$t1") ms; out: $(od -A n -t x1 "$u/cmd/out" | head -n1)"
+	else
+		note "upstream debugfs has no cmd/run or commands/NOP/average under $u"
+		ls "$u" "$u/cmd" 2>&1 | head -n 20
+	fi
+	eq_latency up
 	rmmod mlx5_core || note "rmmod mlx5_core failed"
 else
 	note "modprobe mlx5_core failed or did not bind (rc $rc)"
@@ -114,4 +177,6 @@ bench up.held_after_rmmod "$(held)"
 echo "---- mlx5_core kernel log (errors/warnings) ----"
 klog_after up-load | grep -a mlx5_core | grep -a -i -E 'err|warn|fail|timeout|syndrome' | head -n 20
 echo "------------------------------------------------"
+# Upstream's fast teardown runs only from its PCI shutdown callback (power-off).
+td_up_leave_bound "${TD_FIRST:-16384}"
 echo "BENCH-DONE"

@@ -31,3 +31,58 @@ reset_if_pages_left() {
 	emuctl '{"cmd":"reset"}' >/dev/null || note "emulator reset failed"
 	note "after reset: pages held $(held), function enabled $(emu_stat 'd["function"]["enabled"]' 2>/dev/null)"
 }
+
+# Knobs the host wrote for this run (tests/bench/run.sh → $MLX5RS_CACHE/bench/guest.env;
+# the cache is visible in the guest at its host path, next to the kernel build).
+BENCH_ENV=${MLX5RS_KBUILD%/kernel/*}/bench/guest.env
+if [ -r "$BENCH_ENV" ]; then . "$BENCH_ENV"; else note "no $BENCH_ENV: default knobs"; fi
+
+# MemAvailable in MiB.
+memavail_mib() { awk '/MemAvailable/ { printf "%d", $2 / 1024 }' /proc/meminfo; }
+
+# page_load K N: K runtime page requests through the emulator, alternately +N and -N
+# pages, each sent once the previous one was answered (one outstanding per function).
+# Prints the number accepted.
+page_load() {
+	i=0 ok=0
+	while [ $i -lt "$1" ]; do
+		n=$2; [ $((i % 2)) = 1 ] && n=-$2
+		tries=0
+		while [ $tries -lt 300 ]; do
+			r=$(emuctl "{\"cmd\":\"page_request\",\"num_pages\":$n}")
+			case "$r" in *'"ok":true'*) ok=$((ok + 1)); break ;; esac
+			tries=$((tries + 1)); sleep 0.02
+		done
+		i=$((i + 1))
+	done
+	# Let the last one be answered before anyone reads figures.
+	tries=0
+	while [ $tries -lt 300 ] && [ "$(emu_stat 'len(d["pages"]["outstanding_requests"])')" != 0 ]; do
+		tries=$((tries + 1)); sleep 0.02
+	done
+	echo "$ok"
+}
+
+# eq_latency WHO: the emulator's interrupt → next consumer-index doorbell figures of
+# the EQ carrying command completions (event type 0x0a) and of the one carrying page
+# requests (0x0b), as BENCH WHO.irq.{cmd,pages}.{eqn,count,mean_ns,p50_ns,p99_ns,max_ns}.
+eq_latency() {
+	emuctl '{"cmd":"stats"}' | python3 -c '
+import json, sys
+who = sys.argv[1]
+d = json.load(sys.stdin)
+for role, bit in (("cmd", 0x0a), ("pages", 0x0b)):
+    for e in d.get("eqs", []):
+        if int(e["mask"][bit // 64], 16) >> (bit % 64) & 1:
+            l = e["irq_to_doorbell"]
+            print("BENCH %s.irq.%s.eqn %d" % (who, role, e["eqn"]))
+            for k in ("count", "mean_ns", "p50_ns", "p99_ns", "max_ns"):
+                print("BENCH %s.irq.%s.%s %d" % (who, role, k, l[k]))
+            break
+' "$1"
+}
+
+# timeline_ms KEY: an interval of the emulator's teardown timeline (…_us) in ms, or "?".
+timeline_ms() {
+	emu_stat "'%.3f' % (d['timeline']['$1'] / 1000) if d['timeline']['$1'] is not None else '?'" 2>/dev/null || echo "?"
+}

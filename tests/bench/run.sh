@@ -1,22 +1,32 @@
 #!/usr/bin/env bash
 # `make bench`: mlx5_rs next to upstream mlx5_core on the emulated ConnectX.
 #
-# Builds the module (tests/vm/module.sh, set-up included), then boots two VMs, one at a
-# time (tests/vm/vm.sh; the emulator is built by vm.sh):
-#   1. default emulator: probe-to-ready over unbind/bind cycles and NOP storms of
-#      mlx5_rs, then probe-to-ready of upstream mlx5_core   (tests/bench/guest-bench.sh)
-#   2. emulator with --init-pages 262144 (1 GiB held by the firmware): unload/reclaim
-#      time of each driver                                     (tests/bench/guest-reclaim.sh)
+# Builds the module (tests/vm/module.sh, set-up included), then boots four VMs, one at
+# a time (tests/vm/vm.sh; the emulator is built here):
+#   1. probe-nop: probe-to-ready over unbind/bind cycles, NOP storms (event mode and
+#      polling) and interrupt latency under a page-request + NOP load, of both drivers
+#      (upstream's NOPs through its debugfs cmd/run)             (guest-bench.sh)
+#   2. teardown: teardown time against pages held for the points $MLX5RS_BENCH_TD_POINTS:
+#      upstream graceful, ours graceful, ours fast               (guest-teardown.sh)
+#   3. reclaim: the same at $MLX5RS_BENCH_PAGES (1 GiB)          (guest-reclaim.sh)
+#   4. upfast: upstream loaded with 1 GiB and left bound          (guest-upfast.sh)
+# Upstream's fast teardown runs only from its PCI shutdown callback: VMs 1, 2 and 4 end
+# with upstream bound (first point, last small point, 1 GiB), and this script times the
+# teardown at power-off from the emulator's final stats (its log, see emu/README.md).
 # The guests print "BENCH <key> <value>" lines on the console; this script collects
-# them and prints a table, also written to $MLX5RS_CACHE/bench/last.md (default cache
-# ~/.cache/mlx5-rs). A figure that could not be measured is printed as such.
+# them and prints two tables, also written to $MLX5RS_CACHE/bench/last.md (default cache
+# ~/.cache/mlx5-rs), and plots teardown time against pages held to
+# $MLX5RS_CACHE/bench/teardown.svg. A figure that could not be measured is printed as such.
 #
 # Environment: MLX5RS_BENCH_REPS (bind cycles, default 5), MLX5RS_BENCH_NOPS1 (NOPs with
 # 1 caller, default 5000), MLX5RS_BENCH_NOPS32 (with 32 callers, default 20000),
-# MLX5RS_BENCH_PAGES (pages held for the reclaim run, default 262144),
+# MLX5RS_BENCH_IRQ_REQS / MLX5RS_BENCH_IRQ_NOPS (interrupt load: page requests, default
+# 40, and NOPs with 1 caller, default 2000; upstream's NOP figures come from these), MLX5RS_BENCH_TD_POINTS (small teardown points, default
+# "16384 65536"), MLX5RS_BENCH_PAGES (the large point, default 262144),
+# MLX5RS_BENCH_UPFAST_BIG=0 (skip VM 4),
 # MLX5RS_BENCH_REV=<git revision>: benchmark that commit instead of the working tree
 # (exported to $MLX5RS_CACHE/bench/src-<rev>, built there; immune to concurrent edits).
-# `run.sh --report` prints the table again from the last run's console logs.
+# `run.sh --report` prints the tables again from the last run's logs.
 set -eu
 . "$(dirname "$0")/../vm/lib.sh"
 
@@ -36,8 +46,10 @@ if [ -n "${MLX5RS_BENCH_REV:-}" ] && [ -z "${MLX5RS_BENCH_SNAPSHOT:-}" ] && [ "$
 fi
 
 PAGES=${MLX5RS_BENCH_PAGES:-262144}
+TD_POINTS=${MLX5RS_BENCH_TD_POINTS:-16384 65536}
 OUT=$CACHE/bench
 mkdir -p "$OUT"
+VMS="probe-nop teardown reclaim upfast"
 T_START=$(date +%s)
 DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
 
@@ -63,15 +75,27 @@ else
 fi
 echo "$COMMIT" >"$OUT/commit"
 echo "$DATE" >"$OUT/date"
+echo "$PAGES" >"$OUT/pages"
+echo "$TD_POINTS" >"$OUT/td_points"
+# Knobs for the guests (they see the cache at its host path; tests/bench/lib-guest.sh).
+{
+	printf 'TD_BIG=%q\nTD_POINTS=%q\nTD_FIRST=%q\n' "$PAGES" "$TD_POINTS" "${TD_POINTS%% *}"
+	for k in REPS NOPS1 NOPS32 IRQ_REQS IRQ_NOPS; do
+		v=$(eval "echo \${MLX5RS_BENCH_$k:-}")
+		[ -z "$v" ] || printf 'MLX5RS_BENCH_%s=%q\n' "$k" "$v"
+	done
+} >"$OUT/guest.env"
 fi
 
 # ---- VMs -------------------------------------------------------------------------
 # run_vm NAME TIMEOUT GUEST-SCRIPT [vm.sh args...]: console in $OUT/NAME.console.log,
-# vm.sh output (judge verdict) in $OUT/NAME.vm.log. A failed judge does not stop the
-# benchmark: the verdict is reported with the table.
+# vm.sh output (judge verdict) in $OUT/NAME.vm.log, the emulator's log (vm.sh keeps it
+# in $CACHE/runs/vm-<vm.sh's pid>/emu.log) copied to $OUT/NAME.emu.log. A failed judge
+# does not stop the benchmark: the verdict is reported with the table.
 # verdict NAME: the judge's line, vm.sh's exit status and the VM's wall time.
 verdict() {
 	local v
+	[ -e "$OUT/$1.vm.log" ] || { echo "not run"; return; }
 	v="$(grep -a -o 'vm: [0-9]* passed, [0-9]* failed' "$OUT/$1.vm.log" 2>/dev/null | tail -n1 || true)"
 	v="${v:-no verdict}, exit $(cat "$OUT/$1.rc" 2>/dev/null || echo '?'), $(cat "$OUT/$1.secs" 2>/dev/null || echo '?') s"
 	grep -a -q 'BENCH-DONE' "$OUT/$1.console.log" 2>/dev/null || v="$v, GUEST DID NOT FINISH"
@@ -79,51 +103,103 @@ verdict() {
 }
 run_vm() {
 	local name=$1 tmo=$2 script=$3; shift 3
-	local t0=$(date +%s) rc=0
+	local t0=$(date +%s) rc=0 pid
 	log "VM '$name': $script $* (timeout ${tmo} s; console: $OUT/$name.console.log)"
 	"$REPO/tests/vm/vm.sh" --run "$script" --timeout "$tmo" --log "$OUT/$name.console.log" "$@" \
-		>"$OUT/$name.vm.log" 2>&1 || rc=$?
+		>"$OUT/$name.vm.log" 2>&1 &
+	pid=$!
+	wait "$pid" || rc=$?
 	echo "$rc" >"$OUT/$name.rc"
 	echo "$(($(date +%s) - t0))" >"$OUT/$name.secs"
+	cp "$CACHE/runs/vm-$pid/emu.log" "$OUT/$name.emu.log" 2>/dev/null ||
+		echo "no emulator log at $CACHE/runs/vm-$pid/emu.log" >"$OUT/$name.emu.log"
+	host_upfast "$name"
 	log "VM '$name' done: $(verdict "$name")"
 }
+# host_upfast NAME: when the guest left upstream bound ("BENCH upfast.pages P"), time
+# its fast teardown at power-off from the emulator's final stats: prepare-fast
+# TEARDOWN_HCA → nic_interface DISABLED (emulator timeline), checked to be the one
+# prepare since the guest's last function reset, with the pages not reclaimed.
+# Writes BENCH lines to $OUT/NAME.host.log.
+host_upfast() {
+	local name=$1 p h
+	rm -f "$OUT/$name.host.log" "$OUT/$name.final-stats.json"
+	p=$(tr -d '\r' <"$OUT/$name.console.log" | sed -n 's/^BENCH upfast.pages \([0-9]*\)$/\1/p' | tail -n1)
+	h=$(tr -d '\r' <"$OUT/$name.console.log" | sed -n 's/^BENCH upfast.held \([0-9]*\)$/\1/p' | tail -n1)
+	[ -n "$p" ] && [ -n "$h" ] || return 0
+	grep -a -o 'mlx5-emu: final stats: .*' "$OUT/$name.emu.log" | tail -n1 |
+		sed 's/^mlx5-emu: final stats: //' >"$OUT/$name.final-stats.json"
+	if [ ! -s "$OUT/$name.final-stats.json" ]; then
+		echo "BENCH-NOTE $name: no final stats in the emulator log: upstream fast teardown with $p pages not measured" >"$OUT/$name.host.log"
+		return 0
+	fi
+	in_toolbox python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); p = sys.argv[2]; held = int(sys.argv[3]); name = sys.argv[4]
+f = d["function"]; t = d.get("timeline", {}); td = f["teardowns"]
+us = t.get("fast_teardown_us")
+if td["prepare_fast"] == 1 and td["graceful"] + td["force"] == 0 and f["quiesced"] is True and us is not None:
+    print("BENCH td.%s.up_fast_dev_ms %.3f" % (p, us / 1000))
+else:
+    print("BENCH-NOTE %s: upstream power-off with %s pages: no fast teardown seen by the emulator "
+          "(prepare_fast %d, graceful %d, force %d, quiesced %s, fast_teardown_us %s)"
+          % (name, p, td["prepare_fast"], td["graceful"], td["force"], f["quiesced"], us))
+print("BENCH td.%s.up_fast_held_after %d" % (p, d["pages"]["held"]))
+if d["pages"]["held"] != held:
+    print("BENCH-NOTE %s: upstream power-off with %s pages: the emulator held %d pages before, %d after"
+          % (name, p, held, d["pages"]["held"]))
+print("BENCH td.%s.up_fast_violations %d" % (p, d["violations"]))
+ld, nd = t.get("last_doorbell_ms"), t.get("nic_disabled_ms")
+if ld is not None and nd is not None and ld > nd:
+    print("BENCH-NOTE %s: upstream power-off with %s pages: a doorbell %.3f ms after nic_interface DISABLED" % (name, p, ld - nd))
+' "$OUT/$name.final-stats.json" "$p" "$h" "$name" >"$OUT/$name.host.log" 2>&1 ||
+		echo "BENCH-NOTE $name: parsing the emulator's final stats failed" >>"$OUT/$name.host.log"
+}
 if [ "$REPORT_ONLY" = 0 ]; then
-	rm -f "$OUT"/*.console.log "$OUT"/*.vm.log "$OUT"/*.rc "$OUT"/*.secs
-	run_vm probe-nop 420 tests/bench/guest-bench.sh
-	run_vm reclaim 480 tests/bench/guest-reclaim.sh --emu-arg --init-pages --emu-arg "$PAGES"
+	for v in $VMS; do rm -f "$OUT/$v".*; done
+	run_vm probe-nop 720 tests/bench/guest-bench.sh
+	run_vm teardown 900 tests/bench/guest-teardown.sh
+	run_vm reclaim 1200 tests/bench/guest-reclaim.sh --emu-arg --init-pages --emu-arg "$PAGES"
+	if [ "${MLX5RS_BENCH_UPFAST_BIG:-1}" != 0 ]; then
+		run_vm upfast 600 tests/bench/guest-upfast.sh --emu-arg --init-pages --emu-arg "$PAGES"
+	fi
 	echo "$(($(date +%s) - T_START))" >"$OUT/total.secs"
 fi
 COMMIT=$(cat "$OUT/commit" 2>/dev/null || echo "?")
 DATE=$(cat "$OUT/date" 2>/dev/null || echo "?")
 TOTAL=$(cat "$OUT/total.secs" 2>/dev/null || echo "?")
+PAGES=$(cat "$OUT/pages" 2>/dev/null || echo "$PAGES")
+TD_POINTS=$(cat "$OUT/td_points" 2>/dev/null || echo "$TD_POINTS")
 
-ACCEL=$(grep -a -h -o 'booting ([a-z]*)' "$OUT/probe-nop.vm.log" | head -n1 | sed 's/booting (\(.*\))/\1/' | tr a-z A-Z)
+ACCEL=$(grep -a -h -o 'booting ([a-z]*)' "$OUT/probe-nop.vm.log" 2>/dev/null | head -n1 | sed 's/booting (\(.*\))/\1/' | tr a-z A-Z)
 [ -n "$ACCEL" ] || ACCEL="?"
 
 # ---- figures ---------------------------------------------------------------------
+# All BENCH lines: the guests' consoles and the host's own (final stats of power-offs).
+logs() { for v in $VMS; do cat "$OUT/$v.console.log" "$OUT/$v.host.log" 2>/dev/null; done | tr -d '\r'; }
 declare -A V
 while read -r _ k v; do
 	V[$k]="${V[$k]:+${V[$k]} }$v"
-done < <(cat "$OUT/probe-nop.console.log" "$OUT/reclaim.console.log" 2>/dev/null |
-	tr -d '\r' | grep -a -E '^BENCH [a-z0-9._]+ [0-9.?-]+$' || true)
+done < <(logs | grep -a -E '^BENCH [a-z0-9._]+ [0-9.?-]+$' || true)
 
 NA="not measured"
-# get KEY: the (single) value of KEY, or empty.
+isnum() { [[ "$1" =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; }
+# get KEY: the first value of KEY, or empty.
 get() { echo "${V[$1]:-}" | awk '{ print $1 }'; }
 # median KEY: median of all values of KEY (mean of the middle two if even).
 median() {
 	[ -n "${V[$1]:-}" ] || return 0
-	tr ' ' '\n' <<<"${V[$1]}" | sort -g | awk '{ a[NR] = $1 } END {
-		if (NR % 2) printf "%.1f", a[(NR + 1) / 2]; else printf "%.1f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+	tr ' ' '\n' <<<"${V[$1]}" | grep -E '^-?[0-9.]+$' | sort -g | awk '{ a[NR] = $1 } END {
+		if (!NR) exit; if (NR % 2) printf "%.1f", a[(NR + 1) / 2]; else printf "%.1f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 count() { [ -n "${V[$1]:-}" ] && wc -w <<<"${V[$1]}" || echo 0; }
 range() {
 	[ -n "${V[$1]:-}" ] || return 0
-	tr ' ' '\n' <<<"${V[$1]}" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.1f … %.1f", lo, hi }'
+	tr ' ' '\n' <<<"${V[$1]}" | grep -E '^-?[0-9.]+$' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%.1f … %.1f", lo, hi }'
 }
-# fmt VALUE [AWK-FORMAT [DIVISOR]]: formatted, or "not measured" when empty.
+# fmt VALUE [AWK-FORMAT [DIVISOR]]: formatted, or "not measured" when empty or not a number.
 fmt() {
-	[ -n "$1" ] || { echo "$NA"; return; }
+	isnum "$1" || { echo "$NA"; return; }
 	awk -v x="$1" -v f="${2:-%s}" -v d="${3:-1}" 'BEGIN { printf f, x / d }'
 }
 nz() { [ -n "$1" ] && echo "$1" || echo "$NA"; }
@@ -132,6 +208,7 @@ NOUP="n/a (no such path upstream)"
 rows=()
 row() { rows+=("| $1 | $2 | $3 | $4 |"); }
 
+# -- probe
 n_rs=$(count rs.probe_ms) n_up=$(count up.probe_ms)
 row "probe-to-ready, median of bind cycles (rs: first probe line → \"ready\" line; upstream: \"firmware version\" → bind returned)" \
 	"$(nz "$(median rs.probe_ms)") (n=$n_rs)" "$(nz "$(median up.probe_ms)") (n=$n_up)" ms
@@ -140,31 +217,79 @@ row "probe: first probe line → last probe log line, median" "$(nz "$(median rs
 row "probe: first probe line → bind write returned, median" "$(nz "$(median rs.probe_ms_ret)")" "$(nz "$(median up.probe_ms)")" ms
 row "bind write wall time (date before/after), median" "$(nz "$(median rs.bind_wall_ms)")" "$(nz "$(median up.bind_wall_ms)")" ms
 row "first load: insmod / modprobe wall time (upstream: + dependency modules)" "$(fmt "$(get rs.load_wall_ms)" %.1f)" "$(fmt "$(get up.load_wall_ms)" %.1f)" ms
-for c in 1 32; do
-	row "NOP latency p50, $c caller(s)" "$(fmt "$(get rs.nop$c.p50_ns)" %.1f 1000)" "$NOUP" µs
-	row "NOP latency p99, $c caller(s)" "$(fmt "$(get rs.nop$c.p99_ns)" %.1f 1000)" "$NOUP" µs
-	row "NOP latency max, $c caller(s)" "$(fmt "$(get rs.nop$c.max_ns)" %.1f 1000)" "$NOUP" µs
-	row "NOP throughput, $c caller(s) ($(nz "$(get rs.nop$c.nops)") NOPs, $(nz "$(get rs.nop$c.errors)") errors)" \
-		"$(fmt "$(get rs.nop$c.ops_per_sec)" %d)" "$NOUP" ops/s
+
+# -- NOPs
+UPPOLL="n/a (upstream polls only before its EQs exist and during teardown; no switch)"
+UP32="n/a (debugfs cmd/run has one shared in/out buffer: one caller)"
+UPPCT="n/a (upstream keeps only a mean per opcode)"
+for mode in events polling; do
+	pre=nop; [ $mode = polling ] && pre=pnop
+	for c in 1 32; do
+		up_p="$UPPCT" up_t="$UP32" up_m="$UP32"
+		[ $c = 1 ] && { up_t="$(fmt "$(get up.nop1.ops_per_sec)" %d) (cmd/run loop, $(nz "$(get up.nop1.nops)") NOPs, $(nz "$(get up.nop1.errors)") errors)"
+			up_m="$(fmt "$(get up.nop1.dbg_mean_ns)" %.1f 1000) (commands/NOP/average, n=$(nz "$(get up.nop1.dbg_n)"))"; }
+		[ $mode = polling ] && { up_p="$UPPOLL" up_t="$UPPOLL" up_m="$UPPOLL"; }
+		row "NOP latency mean, $c caller(s), $mode (rs: call → return; upstream: post → completion handled)" "$(fmt "$(get rs.$pre$c.mean_ns)" %.1f 1000)" "$up_m" µs
+		row "NOP latency p50, $c caller(s), $mode" "$(fmt "$(get rs.$pre$c.p50_ns)" %.1f 1000)" "$up_p" µs
+		row "NOP latency p99, $c caller(s), $mode" "$(fmt "$(get rs.$pre$c.p99_ns)" %.1f 1000)" "$up_p" µs
+		row "NOP latency max, $c caller(s), $mode" "$(fmt "$(get rs.$pre$c.max_ns)" %.1f 1000)" "$up_p" µs
+		row "NOP throughput, $c caller(s), $mode (rs: nop_storm, $(nz "$(get rs.$pre$c.nops)") NOPs, $(nz "$(get rs.$pre$c.errors)") errors)" \
+			"$(fmt "$(get rs.$pre$c.ops_per_sec)" %d)" "$up_t" ops/s
+	done
 done
-held_note() { # VALUE → VALUE, flagged when below the pages asked for
-	[ -n "$1" ] || { echo "$NA"; return; }
-	case "$1" in *[!0-9]*) echo "$1 (unreadable)"; return ;; esac
-	[ "$1" -ge "$PAGES" ] && echo "$1" || echo "$1 (< $PAGES: reclaim figure not comparable)"
+
+# -- interrupt latency
+row "interrupt load: runtime page requests answered (±16 pages each, one at a time)" \
+	"$(nz "$(get rs.irq.page_requests)")" "$(nz "$(get up.irq.page_requests)")" requests
+row "interrupt load: then NOPs, 1 caller, event mode (rs: nop_storm; upstream: debugfs cmd/run loop)" \
+	"$(nz "$(get rs.irq.nops)")" "$(nz "$(get up.nop1.nops)")" NOPs
+for role in cmd pages; do
+	what="command-completion EQ"; [ $role = pages ] && what="page-request EQ"
+	for k in mean p50 p99 max; do
+		row "IRQ raised → next CI doorbell of the $what, $k (emulator; rs EQ $(nz "$(get rs.irq.$role.eqn)") n=$(nz "$(get rs.irq.$role.count)"), upstream EQ $(nz "$(get up.irq.$role.eqn)") n=$(nz "$(get up.irq.$role.count)"))" \
+			"$(fmt "$(get rs.irq.$role.${k}_ns)" %.1f 1000)" "$(fmt "$(get up.irq.$role.${k}_ns)" %.1f 1000)" µs
+	done
+	row "IRQ → EQE handled, $what, mean / max (driver's own: our debugfs eqs irq_mean_ns / irq_max_ns)" \
+		"$(fmt "$(get rs.irq.$role.drv_mean_ns)" %.1f 1000) / $(fmt "$(get rs.irq.$role.drv_max_ns)" %.1f 1000)" "n/a (no such counter upstream)" µs
+done
+
+# -- teardown against pages held: one row per point
+trows=()
+# tcell KEY: ms with 1 decimal, or "not measured".
+tcell() { fmt "$(get "$1")" "${2:-%.1f}"; }
+# back WHO P: graceful unload left pages with the firmware?
+back() {
+	local h; h=$(get "td.$2.$1_held_after")
+	case "$h" in 0) echo "" ;; "") echo " (?)" ;; *) echo " (RECLAIM INCOMPLETE: $h left)" ;; esac
 }
-row "pages held by the firmware before unload (init demand $PAGES)" "$(held_note "$(get rs.held_before_unload)")" "$(held_note "$(get up.held_before_unload)")" pages
-row "reclaim time, driver's own log (\"reclaimed N firmware pages in T ms\")" \
-	"$(fmt "$(get rs.reclaim_log_ms)" %d)$( [ -n "$(get rs.reclaimed_pages)" ] && echo " ($(get rs.reclaimed_pages) pages)")" "n/a (upstream logs no reclaim time)" ms
-# incomplete WHO: a warning when WHO's unload left pages with the firmware.
-incomplete() {
-	local h
-	h=$(get "$1.held_after_unload")
-	[ -n "$(get "$1.rmmod_wall_ms")" ] || return 0
-	case "$h" in "" | 0) ;; *) echo " (RECLAIM INCOMPLETE: $h pages not returned)" ;; esac
+fastnote() { # P: ours fast freed = held?
+	local f h; f=$(get "td.$1.rs_fast_freed"); h=$(echo "${V[td.$1.rs_held]:-}" | awk '{ print $NF }')
+	[ -n "$f" ] && [ "$f" = "$h" ] && echo "" || echo " (freed ${f:-?} of ${h:-?})"
 }
-row "rmmod wall time with the pages held (includes teardown)" "$(fmt "$(get rs.rmmod_wall_ms)" %.1f)$(incomplete rs)" "$(fmt "$(get up.rmmod_wall_ms)" %.1f)$(incomplete up)" ms
-row "pages still held after unload (emulator ledger)" "$(nz "$(get rs.held_after_unload)")" "$(nz "$(get up.held_after_unload)")" pages
-row "load with $PAGES pages demanded: insmod / modprobe wall time" "$(fmt "$(get rs.big_load_wall_ms)" %.1f)" "$(fmt "$(get up.big_load_wall_ms)" %.1f)" ms
+for P in $TD_POINTS $PAGES; do
+	trows+=("| $P ($(nz "$(get "td.$P.up_held")") / $(nz "$(get "td.$P.rs_held")")) | $(tcell "td.$P.rs_fast_ms")$(fastnote "$P") | $(tcell "td.$P.rs_fast_dev_ms" %.3f) | $(tcell "td.$P.rs_fast_free_log_ms") | $(tcell "td.$P.rs_graceful_ms")$(back rs "$P") | $(tcell "td.$P.rs_graceful_dev_ms") | $(tcell "td.$P.rs_reclaim_log_ms") | $(tcell "td.$P.up_graceful_ms")$(back up "$P") | $(tcell "td.$P.up_graceful_dev_ms") | $(tcell "td.$P.up_fast_dev_ms" %.3f) | $(tcell "td.$P.rs_load_ms") / $(tcell "td.$P.up_load_ms") |")
+done
+
+# ---- plot ------------------------------------------------------------------------
+SVG=$OUT/teardown.svg
+{
+	echo "T Teardown time against firmware pages held (emulated ConnectX, $ACCEL, $DATE)"
+	echo "X firmware pages held (demanded at init; 4 KiB each)"
+	echo "Y teardown time, ms (log scale)"
+	echo "S 1 mlx5_rs fast (rmmod, fast_unload=1)"
+	echo "S 2 mlx5_rs graceful (rmmod)"
+	echo "S 3 upstream graceful (modprobe -r)"
+	echo "S 4 upstream fast (power-off, device-side prepare → DISABLED)"
+	echo "S 5 mlx5_rs fast, device-side prepare → DISABLED"
+	for P in $TD_POINTS $PAGES; do
+		echo "P 1 $P $(get "td.$P.rs_fast_ms")"
+		echo "P 2 $P $(get "td.$P.rs_graceful_ms")"
+		echo "P 3 $P $(get "td.$P.up_graceful_ms")"
+		echo "P 4 $P $(get "td.$P.up_fast_dev_ms")"
+		echo "P 5 $P $(get "td.$P.rs_fast_dev_ms")"
+	done
+} >"$OUT/teardown.dat"
+awk -f "$REPO/tests/bench/plot.awk" "$OUT/teardown.dat" >"$SVG"
 
 {
 	echo "# mlx5_rs vs upstream mlx5_core on the emulated ConnectX ($DATE)"
@@ -173,14 +298,23 @@ row "load with $PAGES pages demanded: insmod / modprobe wall time" "$(fmt "$(get
 	echo "|---|---|---|---|"
 	printf '%s\n' "${rows[@]}"
 	echo
+	echo "Teardown time against pages held (ms; graceful = page reclaim before DISABLE_HCA; fast = no reclaim; device-side = emulator timeline: graceful TEARDOWN_HCA → DISABLE_HCA, fast prepare-fast TEARDOWN_HCA → nic_interface DISABLED; upstream fast only runs at power-off, so only device-side):"
+	echo
+	echo "| init pages demanded (held: upstream / rs) | rs fast, rmmod | rs fast, device-side | rs fast, local page freeing (own log) | rs graceful, rmmod | rs graceful, device-side | rs reclaim, own log | upstream graceful, modprobe -r | upstream graceful, device-side | upstream fast at power-off, device-side | load: insmod / modprobe |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
+	printf '%s\n' "${trows[@]}"
+	echo
+	echo "Plot: $SVG"
+	echo
 	echo "Conditions: $ACCEL, 2 vCPUs, 2 GiB guest RAM, host $(nproc) CPUs shared (load average $(cut -d' ' -f1-3 /proc/loadavg) at the end);"
-	echo "guest kernel $(grep -a -h -o 'kernel [0-9][^ ,]*' "$OUT/probe-nop.console.log" | head -n1 | sed 's/kernel //' || true) with lockdep, kmemleak, DMA-API debug (tests/kernel/mlx5-rs.config);"
-	echo "emulator mlx5-emu (default page demands for run 1; --init-pages $PAGES for run 2); mlx5_rs at $COMMIT; date $DATE; make bench took ${TOTAL} s."
-	echo "VM runs: probe-nop: $(verdict probe-nop); reclaim: $(verdict reclaim) (judge verdicts; consoles in $OUT/)."
-	notes=$(cat "$OUT/probe-nop.console.log" "$OUT/reclaim.console.log" 2>/dev/null | tr -d '\r' | grep -a '^BENCH-NOTE ' | sed 's/^BENCH-NOTE /- /' || true)
-	[ -n "$notes" ] && { echo; echo "Guest notes:"; echo "$notes"; }
-	errs=$(cat "$OUT/probe-nop.console.log" "$OUT/reclaim.console.log" 2>/dev/null | tr -d '\r' |
-		sed -n '/^---- mlx5_core kernel log (errors\/warnings) ----$/,/^-----*$/p' | grep -a '^\[' | sort -u | sed 's/^/    /' || true)
+	echo "guest kernel $(grep -a -h -o 'kernel [0-9][^ ,]*' "$OUT/probe-nop.console.log" 2>/dev/null | head -n1 | sed 's/kernel //' | tr -d '\r' || true) with lockdep, kmemleak, DMA-API debug (tests/kernel/mlx5-rs.config);"
+	echo "emulator mlx5-emu (default page demands, set per point with set_pages; --init-pages $PAGES for the 1 GiB VMs); mlx5_rs at $COMMIT; date $DATE; make bench took ${TOTAL} s."
+	vms=""
+	for v in $VMS; do vms="$vms${vms:+; }$v: $(verdict "$v")"; done
+	echo "VM runs: $vms (judge verdicts; consoles in $OUT/)."
+	notes=$(logs | grep -a '^BENCH-NOTE ' | sed 's/^BENCH-NOTE /- /' || true)
+	[ -n "$notes" ] && { echo; echo "Notes:"; echo "$notes"; }
+	errs=$(logs | sed -n '/^---- mlx5_core kernel log (errors\/warnings) ----$/,/^-----*$/p' | grep -a '^\[' | sort -u | sed 's/^/    /' || true)
 	[ -n "$errs" ] && { echo; echo "Upstream mlx5_core errors/warnings in dmesg:"; echo "$errs"; }
 	true
 } >"$OUT/last.md"
@@ -188,3 +322,4 @@ echo
 cat "$OUT/last.md"
 echo
 log "table written to $OUT/last.md"
+log "teardown plot written to $SVG"

@@ -3,12 +3,18 @@
 //!
 //! Overrun: a command-completion event waits (queued) until the EQ has room; any other
 //! event is lost and counted when the EQ is full.
+//!
+//! Interrupt latency as the device sees it, for any driver: from raising an EQ's MSI-X
+//! vector to the driver's next consumer-index doorbell (update or arm) of that EQ, per
+//! EQ in a fixed-size histogram ([`LatencyHist`]).
 
+use super::latency::LatencyHist;
 use crate::ifc::eq::EQE_SIZE;
 use crate::ifc::eqe::{eqe_off, event_type};
 use crate::irq::IrqSink;
 use crate::mem::{DmaError, GuestMemory};
 use std::collections::{BTreeMap, VecDeque};
+use std::time::Instant;
 
 /// One event queue.
 #[derive(Clone, Debug)]
@@ -39,9 +45,50 @@ pub struct Eq {
     pub lost: u64,
     /// Interrupts raised.
     pub interrupts: u64,
+    /// The oldest interrupt not yet followed by a doorbell of this EQ.
+    pub irq_at: Option<Instant>,
+    /// Interrupt → next consumer-index doorbell of this EQ.
+    pub irq_to_doorbell: LatencyHist,
 }
 
 impl Eq {
+    /// A fresh EQ (nothing written, not armed).
+    pub fn new(eqn: u8, log_size: u8, uar_page: u32, intr: u16, log_page_size: u8, pas: Vec<u64>, mask: [u64; 4]) -> Self {
+        Eq {
+            eqn,
+            log_size,
+            uar_page,
+            intr,
+            log_page_size,
+            pas,
+            mask,
+            pi: 0,
+            ci: 0,
+            armed: false,
+            eqes: 0,
+            lost: 0,
+            interrupts: 0,
+            irq_at: None,
+            irq_to_doorbell: LatencyHist::default(),
+        }
+    }
+
+    /// Raises this EQ's vector; the time is kept (if delivered) for the latency figure.
+    fn interrupt(&mut self, irq: &dyn IrqSink) {
+        self.interrupts += 1;
+        if irq.fire(self.intr) && self.irq_at.is_none() {
+            self.irq_at = Some(Instant::now());
+        }
+    }
+
+    /// A consumer-index doorbell arrived at `at`: closes the pending interrupt's interval.
+    fn doorbell_seen(&mut self, at: Instant) {
+        if let Some(t) = self.irq_at.take() {
+            let ns = at.saturating_duration_since(t).as_nanos();
+            self.irq_to_doorbell.record(u64::try_from(ns).unwrap_or(u64::MAX));
+        }
+    }
+
     /// Number of entries.
     pub fn nent(&self) -> u32 {
         1u32 << self.log_size
@@ -146,10 +193,8 @@ impl EqTable {
         eq.eqes += 1;
         if eq.armed && msix_ok {
             eq.armed = false;
-            eq.interrupts += 1;
-            let v = eq.intr;
-            irq.fire(v);
-            *self.irqs_per_vector.entry(v).or_default() += 1;
+            eq.interrupt(irq);
+            *self.irqs_per_vector.entry(eq.intr).or_default() += 1;
         }
         Posted::Written(eqn)
     }
@@ -202,13 +247,29 @@ impl EqTable {
         }
     }
 
-    /// Handles an EQ doorbell written at offset `arm ? 0x40 : 0x48` of UAR page `uar`.
-    /// Returns false for a doorbell naming an unknown EQ or the wrong UAR page.
+    /// Handles an EQ doorbell written at offset `arm ? 0x40 : 0x48` of UAR page `uar`,
+    /// arrived now. Returns false for a doorbell naming an unknown EQ or the wrong UAR page.
     pub fn doorbell(
         &mut self,
         uar: u32,
         val: u32,
         arm: bool,
+        mem: &dyn GuestMemory,
+        irq: &dyn IrqSink,
+        msix_ok: bool,
+    ) -> bool {
+        self.doorbell_at(uar, val, arm, Instant::now(), mem, irq, msix_ok)
+    }
+
+    /// [`EqTable::doorbell`] for a doorbell the driver wrote at `at` (the MMIO arrival,
+    /// which may precede its handling by the firmware thread).
+    #[allow(clippy::too_many_arguments)]
+    pub fn doorbell_at(
+        &mut self,
+        uar: u32,
+        val: u32,
+        arm: bool,
+        at: Instant,
         mem: &dyn GuestMemory,
         irq: &dyn IrqSink,
         msix_ok: bool,
@@ -223,6 +284,7 @@ impl EqTable {
             self.bad_doorbells += 1;
             return false;
         }
+        eq.doorbell_seen(at);
         // A consumer index beyond the producer is a driver bug; clamp and count.
         let ahead = (eq.pi & 0xff_ffff).wrapping_sub(ci) & 0xff_ffff;
         if ahead > eq.nent() {
@@ -247,10 +309,8 @@ impl EqTable {
         };
         if arm {
             if eq.outstanding() != 0 && msix_ok {
-                eq.interrupts += 1;
-                let v = eq.intr;
-                irq.fire(v);
-                *self.irqs_per_vector.entry(v).or_default() += 1;
+                eq.interrupt(irq);
+                *self.irqs_per_vector.entry(eq.intr).or_default() += 1;
             } else {
                 eq.armed = true;
             }

@@ -54,24 +54,7 @@ impl Firmware {
         let eqn = self.eqs.free_eqn().ok_or((CmdStatus::LIM_ERR, syndrome::LIMIT))?;
         put(out, create_eq_out::EQ_NUMBER, u64::from(eqn))?;
         let _ = get(input, create_eq_in::OPCODE)?;
-        self.eqs.eqs.insert(
-            eqn,
-            Eq {
-                eqn,
-                log_size,
-                uar_page: uar,
-                intr,
-                log_page_size,
-                pas,
-                mask,
-                pi: 0,
-                ci: 0,
-                armed: false,
-                eqes: 0,
-                lost: 0,
-                interrupts: 0,
-            },
-        );
+        self.eqs.eqs.insert(eqn, Eq::new(eqn, log_size, uar, intr, log_page_size, pas, mask));
         Ok(())
     }
 

@@ -37,6 +37,7 @@ impl Firmware {
         }
         self.func.enabled = false;
         self.func.issi = 0;
+        self.timeline.disable_hca = Some(std::time::Instant::now());
         self.ledger.outstanding.clear();
         self.ledger.runtime_demand = 0;
         Ok(())
@@ -116,6 +117,7 @@ impl Firmware {
                 self.eqs.waiting.clear();
                 self.uars.clear();
                 self.func.teardowns[usize::from(profile)] += 1;
+                self.timeline.teardown = Some(std::time::Instant::now());
                 put(out, teardown_hca_out::STATE, u64::from(teardown_state::SUCCESS))
             }
             teardown_profile::PREPARE_FAST_TEARDOWN => {
@@ -124,6 +126,7 @@ impl Firmware {
                 }
                 self.func.fast_prepared = true;
                 self.func.teardowns[2] += 1;
+                self.timeline.prepare_fast = Some(std::time::Instant::now());
                 put(out, teardown_hca_out::STATE, u64::from(teardown_state::SUCCESS))
             }
             _ => Err(bad_param()),

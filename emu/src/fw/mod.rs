@@ -10,11 +10,13 @@ pub mod eq;
 mod exec;
 mod hca;
 pub mod inject;
+pub mod latency;
 mod page_cmds;
 pub mod pages;
 mod reg;
 pub mod stats;
 pub mod syndrome;
+pub mod timeline;
 pub mod util;
 
 use crate::config::EmuConfig;
@@ -89,6 +91,8 @@ pub struct Firmware {
     pub inject: inject::Injections,
     /// Statistics.
     pub stats: stats::Stats,
+    /// Teardown timestamps (kept across resets).
+    pub timeline: timeline::Timeline,
     /// Delayed completions.
     pub deferred: Vec<Deferred>,
     /// Slots currently executing or awaiting delayed completion (bitmask).
@@ -123,6 +127,7 @@ impl Firmware {
             uars: BTreeSet::new(),
             inject: inject::Injections::default(),
             stats: stats::Stats::default(),
+            timeline: timeline::Timeline::default(),
             deferred: Vec::new(),
             busy_slots: 0,
             busy_queue: 0,
@@ -157,6 +162,7 @@ impl Firmware {
     /// Runs command slot `slot` of the queue at `queue`.
     pub fn process_slot(&mut self, env: &Env<'_>, queue: u64, slot: usize) {
         self.stats.doorbells += 1;
+        self.timeline.last_doorbell = Some(Instant::now());
         if self.func.quiesced {
             self.stats.violation(format!("doorbell for slot {slot} after fast teardown"));
             return;
@@ -360,6 +366,7 @@ impl Firmware {
             self.func.fast_prepared = false;
             self.func.initialized = false;
             self.func.quiesced = true;
+            self.timeline.nic_disabled = Some(Instant::now());
             self.eqs.eqs.clear();
             self.eqs.waiting.clear();
             self.uars.clear();
