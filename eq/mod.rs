@@ -160,8 +160,8 @@ impl EqInfo {
         let p = self.pages.stats();
         writeln!(
             f,
-            "page_requests {} overlapping {} gives {} pages_given {} takes {} pages_taken {} failures {} release_all {}",
-            p.requests, p.overlapping, p.gives, p.pages_given, p.takes, p.pages_taken, p.failures, p.release_all
+            "page_requests {} overlapping {} gives {} pages_given {} takes {} pages_taken {} failures {} release_all {} pages_released {}",
+            p.requests, p.overlapping, p.gives, p.pages_given, p.takes, p.pages_taken, p.failures, p.release_all, p.pages_released
         )?;
         let (hit, unknown) = self.cqs.counts();
         writeln!(f, "cq_dispatched {} cq_unknown {} test_cq_hits {}", hit, unknown, self.test_cq.0.load(Ordering::Relaxed))

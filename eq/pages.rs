@@ -1,20 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Runtime page requests (EQE 0x0B): from the pages EQ to a work item that gives or
-//! takes the requested number of pages for our function.
+//! takes the requested number of pages for our function, or frees every page of it
+//! when the device released them all.
 //!
-//! The EQ handler only records the request and queues [`PageWork`] on the unbound
+//! The EQ handler only records the event and queues [`PageWork`] on the unbound
 //! system workqueue: the give/take sends MANAGE_PAGES, whose completion arrives on the
-//! command EQ, which the same interrupt thread drains, so it must not wait there.
+//! command EQ, which the same interrupt thread drains, so it must not wait there (nor
+//! for the ledger lock, which a give holds across its command).
 //!
-//! The device keeps at most one request outstanding per function until the driver
-//! answers it (MANAGE_PAGES give/take or an allocation-failure report). A second
-//! request while one is pending breaks that rule: it is logged, counted and ignored.
-//! The ledger stays exact because every give and take goes through [`FwPages`], which
-//! records each page by DMA address under its lock, whatever commands run meanwhile.
+//! Order and the device's one-outstanding rule are decided by the pure
+//! [`RequestQueue`] (host-tested): a request while another is queued and unanswered
+//! is logged, counted and ignored; a release-all runs before a queued give/take and
+//! after one being answered. A release-all sends no command: [`FwPages`] forgets and
+//! frees every page of the function (DMA unmap + free), so its ledger is exact (0) and
+//! teardown later reclaims only pages given after it. The ledger stays exact in every
+//! order because every give, take and release goes through [`FwPages`] under its lock.
 //!
-//! Teardown: [`PageWorkStop`] marks the worker stopped (later requests are ignored)
-//! and flushes the work item, after the pages EQ was destroyed.
+//! Teardown: [`PageWorkStop`] stops the queue (later events are ignored, queued
+//! give/take requests dropped) and flushes the work item, after the pages EQ was
+//! destroyed. A release-all admitted before still runs in that flush: it needs no
+//! command, and without it reclaim would ask the device for pages it no longer has.
 
 use kernel::{
     device,
@@ -23,14 +29,20 @@ use kernel::{
     workqueue::{self, impl_has_work, new_work, Work, WorkItem},
 };
 
-use crate::{ffi, pagealloc::fw_pages::FwPages};
+use crate::{
+    ffi,
+    pagealloc::{
+        fw_pages::FwPages,
+        request::{Job, Refused, RequestQueue},
+    },
+};
 
 /// Page-request counters (debugfs `eqs`).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct PageReqStats {
-    /// Requests received.
+    /// Give/take requests received.
     pub(crate) requests: u64,
-    /// Requests while one was pending (device rule broken), ignored.
+    /// Requests while one was queued and unanswered (device rule broken), ignored.
     pub(crate) overlapping: u64,
     /// Gives done, pages given.
     pub(crate) gives: u64,
@@ -40,13 +52,14 @@ pub(crate) struct PageReqStats {
     pub(crate) pages_taken: u64,
     /// Gives or takes that failed (allocation failures are reported to the device).
     pub(crate) failures: u64,
-    /// Release-all requests (not supported: logged).
+    /// Release-all requests received.
     pub(crate) release_all: u64,
+    /// Pages freed by release-all requests, without MANAGE_PAGES.
+    pub(crate) pages_released: u64,
 }
 
 struct ReqState {
-    pending: Option<i32>,
-    stopped: bool,
+    queue: RequestQueue,
     stats: PageReqStats,
 }
 
@@ -66,13 +79,13 @@ impl_has_work! {
 }
 
 impl PageWork {
-    /// A stopped-free worker for `pages`.
+    /// An idle worker for `pages`.
     pub(crate) fn new(dev: &device::Device, pages: Arc<FwPages>) -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Self {
                 dev: dev.into(),
                 pages,
-                st <- new_mutex!(ReqState { pending: None, stopped: false, stats: PageReqStats::default() }),
+                st <- new_mutex!(ReqState { queue: RequestQueue::new(), stats: PageReqStats::default() }),
                 work <- new_work!("mlx5_rs::page_request"),
             }),
             GFP_KERNEL,
@@ -82,38 +95,68 @@ impl PageWork {
     /// A validated request from EQ `eqn`: positive = give, negative = take.
     pub(crate) fn request(self: &Arc<Self>, eqn: u8, num_pages: i32) {
         let mut st = self.st.lock();
-        if st.stopped {
-            return;
+        let r = st.queue.on_request(num_pages);
+        match r {
+            Err(Refused::Stopped) => return,
+            Ok(()) => st.stats.requests += 1,
+            Err(Refused::Outstanding(p)) => {
+                st.stats.requests += 1;
+                st.stats.overlapping += 1;
+                drop(st);
+                dev_warn!(
+                    self.dev,
+                    "EQ {}: PAGE_REQUEST for {} pages while one for {} is outstanding; ignored\n",
+                    eqn,
+                    num_pages,
+                    p
+                );
+                return;
+            }
         }
-        st.stats.requests += 1;
-        if let Some(p) = st.pending {
-            st.stats.overlapping += 1;
-            drop(st);
-            dev_warn!(
-                self.dev,
-                "EQ {}: PAGE_REQUEST for {} pages while one for {} is outstanding; ignored\n",
-                eqn,
-                num_pages,
-                p
-            );
-            return;
-        }
-        st.pending = Some(num_pages);
         drop(st);
-        // Already queued means the pending request will be seen by that run.
+        // Already queued means the queued run will see it.
         let _ = workqueue::system_unbound().enqueue(self.clone());
     }
 
-    /// Release-all request: not supported yet (the pages stay tracked and are
-    /// reclaimed, or reported, at unload).
-    pub(crate) fn release_all(&self, eqn: u8) {
-        self.st.lock().stats.release_all += 1;
-        dev_warn!(self.dev, "EQ {}: PAGE_REQUEST release-all not supported; pages stay tracked\n", eqn);
+    /// A validated release-all request from EQ `eqn`: the device dropped every page of
+    /// our function. Freed by the work item (the ledger lock may be held by a give
+    /// waiting for its command completion, which this thread delivers).
+    pub(crate) fn release_all(self: &Arc<Self>, eqn: u8) {
+        let mut st = self.st.lock();
+        if st.queue.on_release_all().is_err() {
+            return;
+        }
+        st.stats.release_all += 1;
+        let serving = st.queue.serving();
+        drop(st);
+        if let Some(n) = serving {
+            dev_info!(
+                self.dev,
+                "EQ {}: PAGE_REQUEST release-all while the request for {} pages is being answered; freeing after it\n",
+                eqn,
+                n
+            );
+        }
+        let _ = workqueue::system_unbound().enqueue(self.clone());
     }
 
     /// Counters.
     pub(crate) fn stats(&self) -> PageReqStats {
         self.st.lock().stats
+    }
+
+    fn release(&self, events: u32) {
+        let n = self.pages.released_by_device();
+        self.st.lock().stats.pages_released += n;
+        let c = self.pages.counts();
+        dev_info!(
+            self.dev,
+            "PAGE_REQUEST release-all ({} event(s)): device dropped all pages of function 0; freed {} firmware pages without MANAGE_PAGES ({} since bring-up), {} held\n",
+            events,
+            n,
+            c.released_by_device,
+            c.held
+        );
     }
 
     fn serve(&self, n: i32) {
@@ -124,6 +167,8 @@ impl PageWork {
             self.pages.take(n.unsigned_abs()).map(|k| (false, u64::from(k)))
         };
         let mut st = self.st.lock();
+        // Answered (or failed): the device may send the next request now.
+        st.queue.done();
         match r {
             Ok((true, k)) => {
                 st.stats.gives += 1;
@@ -160,29 +205,26 @@ impl WorkItem for PageWork {
     type Pointer = Arc<PageWork>;
 
     fn run(this: Arc<PageWork>) {
-        let req = {
-            let mut st = this.st.lock();
-            if st.stopped {
-                st.pending = None;
-                return;
+        loop {
+            // Taken under the lock, run without it: a give or take sleeps on commands.
+            let job = this.st.lock().queue.next_job();
+            match job {
+                None => return,
+                Some(Job::ReleaseAll { events }) => this.release(events),
+                Some(Job::Serve(n)) => this.serve(n),
             }
-            st.pending
-        };
-        if let Some(n) = req {
-            this.serve(n);
-            // Cleared after the answer: the device sends no new request before it.
-            this.st.lock().pending = None;
         }
     }
 }
 
-/// Stops the worker on drop: later requests are ignored, a queued or running one
-/// is waited for.
+/// Stops the worker on drop: later events are ignored, queued give/take requests
+/// dropped, a queued or running run (and a pending release-all) waited for.
 pub(crate) struct PageWorkStop(pub(crate) Arc<PageWork>);
 
 impl Drop for PageWorkStop {
     fn drop(&mut self) {
-        self.0.st.lock().stopped = true;
+        self.0.st.lock().queue.stop();
+        // Nothing queues the work after the stop: both entry points refuse.
         ffi::flush_work(&self.0.work);
     }
 }

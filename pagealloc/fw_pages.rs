@@ -98,6 +98,8 @@ pub(crate) struct PageCounts {
     pub(crate) reclaimed: u64,
     /// Addresses the device returned that we never gave (ignored).
     pub(crate) unknown_returns: u64,
+    /// Pages freed because the device released them all (release-all request).
+    pub(crate) released_by_device: u64,
 }
 
 struct State {
@@ -106,6 +108,7 @@ struct State {
     given: u64,
     reclaimed: u64,
     unknown_returns: u64,
+    released_by_device: u64,
 }
 
 impl State {
@@ -115,6 +118,7 @@ impl State {
             given: self.given,
             reclaimed: self.reclaimed,
             unknown_returns: self.unknown_returns,
+            released_by_device: self.released_by_device,
         }
     }
 
@@ -136,6 +140,21 @@ impl State {
             Ok(()) => self.reclaimed += 1,
             Err(_) => self.unknown_returns += 1,
         }
+    }
+
+    /// Forgets every page of our function and frees its memory (DMA unmap + free), one
+    /// host page at a time, without MANAGE_PAGES and without allocating (so it cannot
+    /// fail half-way). Returns the firmware pages dropped.
+    fn drop_all_unasked(&mut self) -> u64 {
+        let mut n = 0u64;
+        while let Some((host, k)) = self.ledger.release_host_page(&mut self.store, FUNC) {
+            n += k;
+            // The record just moved to the returned list, with its memory.
+            if let Some(mem) = self.store.take_returned(host) {
+                mem.release();
+            }
+        }
+        n
     }
 
     /// Pages recorded for a give that did not happen (or that the device refused).
@@ -203,6 +222,7 @@ impl FwPages {
                     given: 0,
                     reclaimed: 0,
                     unknown_returns: 0,
+                    released_by_device: 0,
                 }),
             }),
             GFP_KERNEL,
@@ -401,27 +421,19 @@ impl FwPages {
     /// no DMA to these pages can happen any more. Returns the firmware pages dropped.
     pub(crate) fn release_stopped(&self) -> u64 {
         let mut st = self.state.lock();
-        let hosts = st.ledger.host_pages();
-        let mut freed = KVVec::with_capacity(usize::try_from(hosts).unwrap_or(usize::MAX), GFP_KERNEL);
-        let State { ledger, store, .. } = &mut *st;
-        let n = match freed.as_mut() {
-            Ok(list) => ledger.release_all(store, FUNC, |host| {
-                // Capacity reserved above for every host page: cannot fail.
-                let _ = list.push(host, GFP_KERNEL);
-            }),
-            Err(_) => {
-                dev_err!(self.dev, "out of memory listing {} stopped pages; they are leaked, not freed\n", hosts);
-                return 0;
-            }
-        };
-        if let Ok(list) = freed {
-            for host in list.iter() {
-                if let Some(mem) = st.store.take_returned(*host) {
-                    mem.release();
-                }
-            }
-        }
+        let n = st.drop_all_unasked();
         st.reclaimed += n;
+        n
+    }
+
+    /// Release-all page request: the device says it already dropped every page of our
+    /// function, so each is forgotten and freed without MANAGE_PAGES; the device gets
+    /// no answer. Later gives start from an empty ledger and teardown reclaims only
+    /// what was given after. Returns the firmware pages dropped.
+    pub(crate) fn released_by_device(&self) -> u64 {
+        let mut st = self.state.lock();
+        let n = st.drop_all_unasked();
+        st.released_by_device += n;
         n
     }
 }

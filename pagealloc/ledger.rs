@@ -386,6 +386,24 @@ impl Ledger {
         }
     }
 
+    /// Forgets one host page of `func` and every firmware page of it the device
+    /// holds, without the device's help; returns the host page's DMA address (to
+    /// unmap and free) and how many firmware pages were dropped, or `None` when
+    /// `func` holds nothing. Calling it until `None` is [`Ledger::release_all`] for a
+    /// caller that must reach its store between host pages (to free the memory of
+    /// each), without collecting the addresses first.
+    pub fn release_host_page<S: PageStore + ?Sized>(&mut self, store: &mut S, func: FuncKey) -> Option<(u64, u64)> {
+        let (host, page) = store.first(func)?;
+        store.remove(func, host)?;
+        let n = u64::from(page.given.count_ones());
+        self.count_taken(func, n);
+        self.host_pages = self.host_pages.saturating_sub(1);
+        if page.given != self.full {
+            self.unmark_partial(func, host);
+        }
+        Some((host, n))
+    }
+
     /// Forgets every page of `func` without the device's help — for a
     /// "release all pages" event (firmware already dropped them) or a device
     /// confirmed to have stopped DMA. Calls `free_host` with each host page
@@ -397,15 +415,8 @@ impl Ledger {
         mut free_host: impl FnMut(u64),
     ) -> u64 {
         let mut dropped = 0u64;
-        while let Some((host, page)) = store.first(func) {
-            store.remove(func, host);
-            let n = u64::from(page.given.count_ones());
+        while let Some((host, n)) = self.release_host_page(store, func) {
             dropped = dropped.saturating_add(n);
-            self.count_taken(func, n);
-            self.host_pages = self.host_pages.saturating_sub(1);
-            if page.given != self.full {
-                self.unmark_partial(func, host);
-            }
             free_host(host);
         }
         dropped
@@ -610,6 +621,33 @@ pub(crate) mod tests {
         assert_eq!(funcs, [2]);
         // partial pages of func 1 are gone from the cache
         assert_eq!(l.give_free_chunk(&mut s, 1), None);
+    }
+
+    #[test]
+    fn release_host_page_one_at_a_time() {
+        // 16 KiB host pages, two functions, partial and full host pages.
+        let mut l = Ledger::new(16384).unwrap();
+        let mut s = MapStore::default();
+        l.add_host_page(&mut s, 0, 0x10_0000).unwrap();
+        for _ in 0..3 {
+            l.give_free_chunk(&mut s, 0).unwrap();
+        }
+        l.add_host_page(&mut s, 0, 0x20_0000).unwrap();
+        l.add_host_page(&mut s, 5, 0x30_0000).unwrap();
+        assert_eq!((l.fw_pages(), l.host_pages(), l.func_pages(0)), (6, 3, 5));
+        assert_eq!(l.release_host_page(&mut s, 0), Some((0x10_0000, 4)));
+        assert_eq!(l.release_host_page(&mut s, 0), Some((0x20_0000, 1)));
+        assert_eq!(l.release_host_page(&mut s, 0), None);
+        assert_eq!((l.fw_pages(), l.host_pages(), l.func_pages(0), l.func_pages(5)), (1, 1, 0, 1));
+        // The partial page left the cache: function 0 gets a fresh host page next.
+        assert_eq!(l.give_free_chunk(&mut s, 0), None);
+        assert_eq!(l.add_host_page(&mut s, 0, 0x10_0000), Ok(0x10_0000));
+        assert_eq!(l.give_free_chunk(&mut s, 0), Some(0x10_1000));
+        assert_eq!(l.func_pages(0), 2);
+        // A take of a released address is refused: nothing is freed twice.
+        assert_eq!(l.take(&mut s, 0, 0x20_0000), Err(LedgerError::UnknownPage(0x20_0000)));
+        assert_eq!(l.take(&mut s, 5, 0x30_0000), Ok(Released::HostPageFree(0x30_0000)));
+        assert_eq!(l.release_host_page(&mut s, 5), None);
     }
 
     #[test]

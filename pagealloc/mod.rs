@@ -5,7 +5,8 @@
 //!
 //! Pure `core` logic, host-tested through the `host/` crate: [`ledger`] (which 4 KiB
 //! firmware pages of which host pages the device holds), [`batch`] (MANAGE_PAGES sizing,
-//! page requests, supply limit), [`reclaim`] (progress-based reclaim decisions).
+//! page requests, supply limit), [`reclaim`] (progress-based reclaim decisions),
+//! [`request`] (order of runtime page requests and release-all events).
 //! Kernel shell: [`store`] (the ledger's RBTree storage, owning the host pages' memory)
 //! and [`fw_pages`] (allocation, give, reclaim).
 
@@ -16,6 +17,8 @@ pub(crate) mod batch;
 pub(crate) mod ledger;
 #[allow(dead_code, unreachable_pub)]
 pub(crate) mod reclaim;
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod request;
 
 pub(crate) mod fw_pages;
 pub(crate) mod store;

@@ -40,6 +40,7 @@ pub mod pagealloc {
     pub mod batch;
     pub mod ledger;
     pub mod reclaim;
+    pub mod request;
 }
 
 /// Event queue logic (`eq/`).
