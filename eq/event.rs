@@ -282,6 +282,13 @@ pub fn comp_vector(k: u32, vectors: u32) -> u32 {
     }
 }
 
+/// Which online CPU (by index among the online CPUs) the affinity hint of vector
+/// `vector` names: completion vector *i* → *i − 1*. The control vector (0), which also
+/// carries the completion EQ when it is the only vector, gets no hint.
+pub fn hint_cpu(vector: u32, vectors: u32) -> Option<u32> {
+    (vectors > 1 && vector >= 1 && vector < vectors).then(|| vector - 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,5 +393,12 @@ mod tests {
         assert_eq!(comp_vector(0, 3), 1);
         assert_eq!(comp_vector(1, 3), 2);
         assert_eq!(comp_vector(0, 1), 0);
+        // Completion EQ k: vector k + 1, hinted to online CPU k.
+        for k in 0..comp_eq_count(4, 5, 64) {
+            assert_eq!(hint_cpu(comp_vector(k, 5), 5), Some(k));
+        }
+        assert_eq!(hint_cpu(0, 3), None);
+        assert_eq!(hint_cpu(0, 1), None);
+        assert_eq!(hint_cpu(3, 3), None);
     }
 }

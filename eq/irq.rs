@@ -8,6 +8,11 @@
 //! vector and wakes the IRQ thread; the thread drains the EQs ([`Eq::drain`]), which
 //! may sleep on locks and hand work on (page requests go to a work item).
 //!
+//! A completion vector may carry an affinity hint ([`ffi::AffinityHint`]: vector
+//! *i* → the *i − 1*-th online CPU, set by the owner). [`Vector`]'s drop clears the
+//! hint in its own body, before any field is dropped, so the hint is always gone when
+//! its registration calls `free_irq` (which warns about a hint left set).
+//!
 //! INVARIANT (teardown order by field order): [`Irqs::regs`] is declared before
 //! [`Irqs::vectors`], so every `free_irq` (which waits for a running handler thread)
 //! happens before `pci_free_irq_vectors`. The registrations borrow the vector
@@ -16,7 +21,7 @@
 //! this, so no EQ still points at a freed vector.
 
 use kernel::{
-    device::Bound,
+    device::{self, Bound},
     irq::{self, IrqReturn, ThreadedHandler, ThreadedIrqReturn, ThreadedRegistration},
     pci::{self, IrqVectorRegistration},
     prelude::*,
@@ -24,6 +29,7 @@ use kernel::{
 };
 
 use super::{ring::Eq, Dispatch};
+use crate::ffi;
 
 /// The handler of one vector: the EQs it serves.
 pub(crate) struct EqIrq {
@@ -47,10 +53,37 @@ impl ThreadedHandler for EqIrq {
     }
 }
 
+/// One vector with a handler, and maybe an affinity hint.
+struct Vector<'bound> {
+    index: u32,
+    irq: u32,
+    /// Cleared by [`Vector`]'s drop, before `_reg` frees the IRQ.
+    hint: Option<ffi::AffinityHint>,
+    _reg: Pin<KBox<ThreadedRegistration<'bound, EqIrq>>>,
+}
+
+impl Drop for Vector<'_> {
+    fn drop(&mut self) {
+        // Runs before any field is dropped: the hint goes before `_reg`'s `free_irq`.
+        drop(self.hint.take());
+    }
+}
+
+/// What debugfs shows of one vector.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct VectorInfo {
+    /// MSI-X index.
+    pub(crate) index: u32,
+    /// Linux IRQ number.
+    pub(crate) irq: u32,
+    /// CPU of the affinity hint, if one is set.
+    pub(crate) hint_cpu: Option<u32>,
+}
+
 /// MSI-X vectors and the handlers registered on them.
 pub(crate) struct Irqs<'bound> {
-    /// Dropped first: `free_irq` for each.
-    regs: KVec<Pin<KBox<ThreadedRegistration<'bound, EqIrq>>>>,
+    /// Dropped first: hint cleared, then `free_irq`, for each.
+    regs: KVec<Vector<'bound>>,
     /// Dropped last: `pci_free_irq_vectors`.
     vectors: KBox<IrqVectorRegistration<'bound>>,
 }
@@ -67,8 +100,18 @@ impl<'bound> Irqs<'bound> {
         u32::try_from(self.vectors.len()).unwrap_or(u32::MAX)
     }
 
-    /// Requests a threaded handler for vector `index`.
-    pub(crate) fn request(&mut self, index: u32, name: &'static CStr, eqs: KVec<Arc<Eq>>, d: Arc<Dispatch>) -> Result {
+    /// Requests a threaded handler for vector `index`; with `hint_cpu`, steers the
+    /// vector to the `hint_cpu`-th online CPU and sets that as its affinity hint (a
+    /// failure to do so is logged and leaves the vector without a hint).
+    pub(crate) fn request(
+        &mut self,
+        dev: &device::Device,
+        index: u32,
+        name: &'static CStr,
+        eqs: KVec<Arc<Eq>>,
+        d: Arc<Dispatch>,
+        hint_cpu: Option<u32>,
+    ) -> Result {
         // SAFETY: the vector registration is in its own heap allocation, which is neither
         // moved nor freed while `self.regs` holds registrations borrowing it (see the
         // INVARIANT of the module: `regs` drops before `vectors`), so extending the
@@ -76,13 +119,36 @@ impl<'bound> Irqs<'bound> {
         let vectors: &'bound IrqVectorRegistration<'bound> =
             unsafe { &*core::ptr::from_ref::<IrqVectorRegistration<'bound>>(&self.vectors) };
         let req: irq::IrqRequest<'bound> = vectors.index(index as usize)?.into();
+        let irq = req.irq();
         // SAFETY: the registration is boxed and kept in `self.regs` until `Irqs` is
         // dropped; it is never forgotten.
         let reg = KBox::pin_init(
             unsafe { ThreadedRegistration::new(req, irq::Flags::TRIGGER_NONE, name, try_init!(EqIrq { eqs, d })) },
             GFP_KERNEL,
         )?;
-        self.regs.push(reg, GFP_KERNEL)?;
+        // Set after the handler is registered, as upstream does; a failure here is not
+        // worth failing the probe for.
+        let hint = hint_cpu.and_then(|n| {
+            let r = ffi::nth_online_cpu(n).ok_or(ENOENT).and_then(|cpu| ffi::AffinityHint::set(irq, cpu));
+            match r {
+                Ok(h) => Some(h),
+                Err(e) => {
+                    dev_warn!(dev, "vector {} (IRQ {}): no affinity hint for online CPU #{} ({:?})\n", index, irq, n, e);
+                    None
+                }
+            }
+        });
+        // On failure `Vector` drops here: hint cleared, then the IRQ freed.
+        self.regs.push(Vector { index, irq, hint, _reg: reg }, GFP_KERNEL)?;
         Ok(())
+    }
+
+    /// The vectors with a handler, for debugfs.
+    pub(crate) fn info(&self) -> Result<KVec<VectorInfo>> {
+        let mut v = KVec::with_capacity(self.regs.len(), GFP_KERNEL)?;
+        for r in self.regs.iter() {
+            v.push(VectorInfo { index: r.index, irq: r.irq, hint_cpu: r.hint.as_ref().map(ffi::AffinityHint::cpu) }, GFP_KERNEL)?;
+        }
+        Ok(v)
     }
 }

@@ -39,8 +39,8 @@ use kernel::{
 
 use self::{
     cq::{CqHandler, CqTable},
-    event::{comp_eq_count, comp_vector, Limits, ASYNC_MASK, CMD_MASK, PAGES_MASK},
-    irq::Irqs,
+    event::{comp_eq_count, comp_vector, hint_cpu, Limits, ASYNC_MASK, CMD_MASK, PAGES_MASK},
+    irq::{Irqs, VectorInfo},
     pages::{PageWork, PageWorkStop},
     ring::{Eq, LiveEq},
 };
@@ -112,6 +112,7 @@ pub(crate) struct EqInfo {
     cqs: Arc<CqTable>,
     test_cq: Arc<CountingCq>,
     vectors: u32,
+    irqs: KVec<VectorInfo>,
 }
 
 impl EqInfo {
@@ -163,6 +164,12 @@ impl EqInfo {
             "page_requests {} overlapping {} gives {} pages_given {} takes {} pages_taken {} failures {} release_all {} pages_released {}",
             p.requests, p.overlapping, p.gives, p.pages_given, p.takes, p.pages_taken, p.failures, p.release_all, p.pages_released
         )?;
+        for v in self.irqs.iter() {
+            match v.hint_cpu {
+                Some(cpu) => writeln!(f, "vector {} irq {} hint_cpu {}", v.index, v.irq, cpu)?,
+                None => writeln!(f, "vector {} irq {} hint_cpu none", v.index, v.irq)?,
+            }
+        }
         let (hit, unknown) = self.cqs.counts();
         writeln!(f, "cq_dispatched {} cq_unknown {} test_cq_hits {}", hit, unknown, self.test_cq.0.load(Ordering::Relaxed))
     }
@@ -290,7 +297,7 @@ impl<'bound> Events<'bound> {
                 continue;
             }
             let name = if v == 0 { c"mlx5_rs_ctrl" } else { c"mlx5_rs_comp" };
-            irqs.request(v, name, eqs, d.clone())?;
+            irqs.request(dev, v, name, eqs, d.clone(), hint_cpu(v, vectors))?;
         }
 
         let cmd_eq = LiveEq::create(cmd.clone())?;
@@ -311,7 +318,15 @@ impl<'bound> Events<'bound> {
             all.push(c, GFP_KERNEL)?;
         }
         let info = Arc::new(
-            EqInfo { hw: hw.clone(), eqs: all, pages: work, cqs, test_cq: Arc::new(CountingCq(AtomicU64::new(0)), GFP_KERNEL)?, vectors },
+            EqInfo {
+                hw: hw.clone(),
+                eqs: all,
+                pages: work,
+                cqs,
+                test_cq: Arc::new(CountingCq(AtomicU64::new(0)), GFP_KERNEL)?,
+                vectors,
+                irqs: irqs.info()?,
+            },
             GFP_KERNEL,
         )?;
         dev_info!(

@@ -13,4 +13,8 @@ void mlx5rs_pci_clear_master(struct pci_dev *pdev);
 
 unsigned int mlx5rs_num_online_cpus(void);
 
+int mlx5rs_nth_online_cpu(unsigned int n);
+int mlx5rs_irq_set_cpu_hint(unsigned int irq, unsigned int cpu);
+void mlx5rs_irq_clear_hint(unsigned int irq);
+
 #endif /* MLX5RS_FFI_H */

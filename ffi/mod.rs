@@ -8,11 +8,13 @@
 //! wrapped in a type or function whose contract is documented; logic files never call
 //! `extern "C"` functions directly.
 
+mod irq;
 mod pci;
 mod shutdown;
 mod work;
 mod sched;
 
+pub(crate) use irq::{nth_online_cpu, AffinityHint};
 pub(crate) use pci::{clear_master, PciEnabled, StopDmaOnDrop};
 pub(crate) use shutdown::{PciShutdown, ShutdownAdapter};
 pub(crate) use work::cancel_delayed_work_sync;

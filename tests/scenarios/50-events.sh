@@ -2,7 +2,9 @@
 # runtime page requests (+/-) interleaved with a NOP storm leave the ledger exact;
 # malformed EQEs on every EQ are counted and not acted on; an overrun of the async
 # EQ loses events at the device but never corrupts the driver; GEN_EQE completions
-# reach the registered CQ handler. Module reloads afterwards.
+# reach the registered CQ handler; each completion vector carries an affinity hint
+# naming its CPU (vector i -> CPU i-1), none on the control vector. Module reloads
+# afterwards.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail ev.device-present "no 15b3 function"; exit 1; }
 # 100,000 NOPs in event mode (~10 s under TCG at ~10,000 NOP/s); EV_NOPS overrides.
@@ -25,6 +27,29 @@ NCOMP=$(awk '$1 == "comp"' "$d/eqs" | wc -l)
 echo "EQs: cmd $CMD async $ASYNC pages $PAGES comp0 $COMP0 ($NCOMP completion EQs)"
 check ev.emu-sees-eqs test "$(emu_stat 'len(d["eqs"])')" = $((3 + NCOMP))
 check ev.comp-eqs-exist test "$NCOMP" -ge 1
+
+# --- affinity hints: completion vector i names CPU i-1 ---------------------------
+# eqs lines "vector <i> irq <n> hint_cpu <cpu|none>"; /proc/irq/<n>/affinity_hint is a
+# hex CPU mask (comma-separated 32-bit groups).
+grep '^vector ' "$d/eqs"
+hinted=0; hok=1
+for v in $(awk '$1 == "vector" && $6 != "none" { print $2 ":" $4 ":" $6 }' "$d/eqs"); do
+	i=${v%%:*}; irq=$(echo "$v" | cut -d: -f2); cpu=${v##*:}
+	mask=$(cat /proc/irq/"$irq"/affinity_hint)
+	echo "vector $i irq $irq: affinity_hint $mask, smp_affinity_list $(cat /proc/irq/"$irq"/smp_affinity_list)"
+	[ "$cpu" = $((i - 1)) ] || { echo "vector $i hinted to CPU $cpu"; hok=0; }
+	[ -d /proc/irq/"$irq"/mlx5_rs_comp ] || { echo "IRQ $irq is not an mlx5_rs_comp vector"; hok=0; }
+	python3 -c "import sys; sys.exit(int('$mask'.replace(',', ''), 16) != 1 << $cpu)" || hok=0
+	hinted=$((hinted + 1))
+done
+ctrl_irq=$(awk '$1 == "vector" && $2 == 0 { print $4 }' "$d/eqs")
+if [ "$(kv vectors)" -gt 1 ]; then
+	check ev.affinity-hint-per-comp-vector test "$hinted" = "$NCOMP"
+else
+	check ev.affinity-no-hint-single-vector test "$hinted" = 0
+fi
+check ev.affinity-hint-names-cpu test "$hok" = 1
+check ev.affinity-no-hint-on-ctrl python3 -c "import sys; sys.exit(int(open('/proc/irq/$ctrl_irq/affinity_hint').read().strip().replace(',', ''), 16) != 0)"
 
 # --- commands by event -------------------------------------------------------
 before=$(kv cmd_event_commands)
