@@ -27,16 +27,13 @@ use kernel::{
 };
 
 use super::{
-    batch::{pas_capacity, supply_fits, GiveBatches, PAS_PER_BLOCK},
+    batch::{give_failure_may_own, pas_capacity, supply_fits, GiveBatches, PAS_PER_BLOCK},
     ledger::{FuncKey, Ledger, LedgerError, Released, FW_PAGE_SIZE},
     reclaim::{Reclaim, Step},
     store::{FwMem, FwStore, HostMem},
 };
 use crate::{
-    cmd::{
-        commands,
-        status::{CmdError, ErrorKind},
-    },
+    cmd::commands,
     hw::{to_kernel, Hw},
     ifc::pages::MAX_RECLAIM_NPAGES,
 };
@@ -66,25 +63,6 @@ fn fw_gfp() -> Flags {
     // bit pattern is a valid value. `RAW` is a combination of GFP bits the page allocator
     // accepts for a sleeping allocation.
     unsafe { core::mem::transmute::<u32, Flags>(RAW) }
-}
-
-/// Whether the device may have taken the pages of a MANAGE_PAGES give that failed with
-/// `e`. Only a command the device refused (a firmware status: executed and failed, which
-/// per the PRM has no effect; a delivery status: not executed) or never received frees
-/// them; a timeout or an unreadable output may hide a give that happened.
-fn device_may_own(e: &CmdError) -> bool {
-    match e.kind {
-        ErrorKind::Status(_)
-        | ErrorKind::UnknownStatus(_)
-        | ErrorKind::Delivery(_)
-        | ErrorKind::UnknownDelivery(_)
-        | ErrorKind::DeviceDead
-        | ErrorKind::NoSlot
-        | ErrorKind::SlotsStalled
-        | ErrorKind::NoMemory => false,
-        // Timeout, Mailbox, BadOutput, and any kind added later.
-        _ => true,
-    }
 }
 
 /// Counters of the ledger.
@@ -259,7 +237,7 @@ impl FwPages {
     /// told and `ENOMEM` returned; pages of earlier batches stay given. Pages of a batch
     /// the device refused or never received are freed; those of a batch whose command
     /// timed out or whose output is unreadable stay recorded as held (the device may own
-    /// them), see [`device_may_own`].
+    /// them), see [`give_failure_may_own`].
     pub(crate) fn give(&self, n: u64) -> Result {
         let gfp = fw_gfp();
         let dev = self.dev_bound();
@@ -317,7 +295,7 @@ impl FwPages {
                 return Err(self.report_alloc_failure(n, held));
             }
             if let Err(e) = commands::give_pages(&self.hw, &addrs) {
-                if device_may_own(&e) {
+                if give_failure_may_own(e.kind) {
                     // They stay recorded as held and are freed only if reclaim gets
                     // them back.
                     st.given += addrs.len() as u64;
