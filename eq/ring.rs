@@ -19,8 +19,9 @@
 //! Teardown: [`LiveEq`]'s drop marks the EQ dead under its lock (no doorbell and no
 //! ring access after that), then sends DESTROY_EQ. The ring itself is freed when the
 //! last `Arc<Eq>` goes, which is after the IRQ registration that drains it was freed.
-//! If DESTROY_EQ fails the device may still write the ring, so it is handed to
-//! [`Hw::bury`] and freed only after bus mastering is off.
+//! If CREATE_EQ or DESTROY_EQ fails the device may still write the ring (a timed-out
+//! CREATE_EQ may have created the EQ), so it is handed to [`Hw::bury`] and freed only
+//! after bus mastering is off.
 
 use core::{
     mem::ManuallyDrop,
@@ -203,11 +204,28 @@ impl Eq {
         for k in 0..npages {
             pages.push(base + (k * RING_PAGE) as u64, GFP_KERNEL)?;
         }
-        let eqn = commands::create_eq(
+        // Nothing may fail once the device knows the EQ: validate first.
+        EqConsumer::new(0, self.log_size).map_err(|_| EINVAL)?;
+        let eqn = match commands::create_eq(
             &self.hw,
             &EqParams { log_size: self.log_size, uar: self.uar, vector: self.vector, mask: self.mask, pages: &pages },
-        )?;
+        ) {
+            Ok(n) => n,
+            Err(e) => {
+                // A timeout or an unreadable answer may hide an EQ the device created on
+                // this ring (and writes events into): never free it while DMA is on.
+                dev_err!(
+                    self.dev,
+                    "CREATE_EQ ({}) failed ({:?}); its ring is freed only after bus mastering is off\n",
+                    self.name,
+                    e
+                );
+                self.leak_ring.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+        };
         let mut st = self.state.lock();
+        // Validated above: the same size cannot fail now.
         let mut cons = EqConsumer::new(eqn, self.log_size).map_err(|_| EINVAL)?;
         st.eqn = eqn;
         self.doorbell(true, cons.publish());
