@@ -163,6 +163,13 @@ if [ $rc = 0 ] && [ "$(bound_to "$bdf")" = mlx5_core ]; then
 		bench up.nop1.ops_per_sec "$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", n / ((b - a) / 1e9) }')"
 		bench up.nop1.dbg_mean_ns "$(cat "$u/commands/NOP/average")"
 		bench up.nop1.dbg_n "$(cat "$u/commands/NOP/n")"
+		# The loop's own cost: the same open/write/close of a debugfs file that runs no
+		# command (commands/NOP/reset), per iteration.
+		n=0
+		t0=$(now_ns)
+		while [ $n -lt "$IRQ_NOPS" ]; do echo go >"$u/commands/NOP/reset"; n=$((n + 1)); done
+		t1=$(now_ns)
+		bench up.nop1.loop_us "$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e3 / n }')"
 		echo "upstream cmd/run: $n NOPs, $e errors, $(ms_between "$t0" "$t1") ms; out: $(od -A n -t x1 "$u/cmd/out" | head -n1)"
 	else
 		note "upstream debugfs has no cmd/run or commands/NOP/average under $u"

@@ -226,7 +226,7 @@ for mode in events polling; do
 	pre=nop; [ $mode = polling ] && pre=pnop
 	for c in 1 32; do
 		up_p="$UPPCT" up_t="$UP32" up_m="$UP32"
-		[ $c = 1 ] && { up_t="$(fmt "$(get up.nop1.ops_per_sec)" %d) (cmd/run loop, $(nz "$(get up.nop1.nops)") NOPs, $(nz "$(get up.nop1.errors)") errors)"
+		[ $c = 1 ] && { up_t="$(fmt "$(get up.nop1.ops_per_sec)" %d) (cmd/run loop, $(nz "$(get up.nop1.nops)") NOPs, $(nz "$(get up.nop1.errors)") errors; the loop alone, writing a debugfs file that runs no command: $(fmt "$(get up.nop1.loop_us)" %.1f) µs per iteration)"
 			up_m="$(fmt "$(get up.nop1.dbg_mean_ns)" %.1f 1000) (commands/NOP/average, n=$(nz "$(get up.nop1.dbg_n)"))"; }
 		[ $mode = polling ] && { up_p="$UPPOLL" up_t="$UPPOLL" up_m="$UPPOLL"; }
 		row "NOP latency mean, $c caller(s), $mode (rs: call → return; upstream: post → completion handled)" "$(fmt "$(get rs.$pre$c.mean_ns)" %.1f 1000)" "$up_m" µs
