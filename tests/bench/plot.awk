@@ -22,7 +22,7 @@ $1 == "P" && num($3) && num($4) && $3 > 0 && $4 > 0 {
 	if ($4 < ymin) ymin = $4; if ($4 > ymax) ymax = $4
 }
 END {
-	W = 860; H = 560; L = 90; T = 50; PW = 520; PH = 430
+	W = 1120; H = 560; L = 90; T = 50; PW = 560; PH = 430
 	split("#1f77b4 #d62728 #2ca02c #9467bd #ff7f0e #8c564b", col, " ")
 	print "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" W "\" height=\"" H "\" font-family=\"sans-serif\" font-size=\"12\">"
 	print "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>"
