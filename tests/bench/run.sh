@@ -114,6 +114,7 @@ run_vm() {
 	cp "$CACHE/runs/vm-$pid/emu.log" "$OUT/$name.emu.log" 2>/dev/null ||
 		echo "no emulator log at $CACHE/runs/vm-$pid/emu.log" >"$OUT/$name.emu.log"
 	host_upfast "$name"
+	echo "$name $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/loadavg"
 	log "VM '$name' done: $(verdict "$name")"
 }
 # host_upfast NAME: when the guest left upstream bound ("BENCH upfast.pages P"), time
@@ -157,6 +158,7 @@ if ld is not None and nd is not None and ld > nd:
 }
 if [ "$REPORT_ONLY" = 0 ]; then
 	for v in $VMS; do rm -f "$OUT/$v".*; done
+	rm -f "$OUT/loadavg"
 	run_vm probe-nop 720 tests/bench/guest-bench.sh
 	run_vm teardown 900 tests/bench/guest-teardown.sh
 	run_vm reclaim 1200 tests/bench/guest-reclaim.sh --emu-arg --init-pages --emu-arg "$PAGES"
@@ -306,7 +308,8 @@ awk -f "$REPO/tests/bench/plot.awk" "$OUT/teardown.dat" >"$SVG"
 	echo
 	echo "Plot: $SVG"
 	echo
-	echo "Conditions: $ACCEL, 2 vCPUs, 2 GiB guest RAM, host $(nproc) CPUs shared (load average $(cut -d' ' -f1-3 /proc/loadavg) at the end);"
+	loads=$(awk '{ printf "%s%s %s %s %s", (NR > 1 ? "; " : ""), $1, $2, $3, $4 }' "$OUT/loadavg" 2>/dev/null || true)
+	echo "Conditions: $ACCEL, 2 vCPUs, 2 GiB guest RAM, host $(nproc) CPUs shared (load average 1/5/15 min after each VM: ${loads:-not recorded});"
 	echo "guest kernel $(grep -a -h -o 'kernel [0-9][^ ,]*' "$OUT/probe-nop.console.log" 2>/dev/null | head -n1 | sed 's/kernel //' | tr -d '\r' || true) with lockdep, kmemleak, DMA-API debug (tests/kernel/mlx5-rs.config);"
 	echo "emulator mlx5-emu (default page demands, set per point with set_pages; --init-pages $PAGES for the 1 GiB VMs); mlx5_rs at $COMMIT; date $DATE; make bench took ${TOTAL} s."
 	vms=""
