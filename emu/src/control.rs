@@ -4,6 +4,10 @@
 //! - `{"cmd":"stats"}`: ledger, commands per opcode and status, EQs, interrupts,
 //!   DMA errors, protocol violations.
 //! - `{"cmd":"ledger"}`: `{"enabled":B,"held":N,"ok":true,"violations":N}` (cheap to poll).
+//! - `{"cmd":"get","path":["pages","held"]}`: one value of the `stats` reply, as
+//!   `{"ok":true,"value":V,"text":"..."}`; `text` is the value as a guest shell compares
+//!   it (numbers in decimal, booleans `True`/`False`, strings bare, other values JSON).
+//!   Array elements are addressed by index (`["eqs",0,"eqn"]`).
 //! - `{"cmd":"inject","opcode":"INIT_HCA"|"0x102"|258|"all","action":A,"count":N}`
 //!   with A one of `"delay"` (+`"ms"`), `"never"`, `"status"` (+`"status"`,
 //!   `"syndrome"`), `"delivery"` (+`"status"`), `"bad_output_signature"`; `count`
@@ -154,12 +158,46 @@ fn raw_eqe(dev: &Device, req: &Value) -> Value {
     json!({"ok": true, "results": results})
 }
 
+/// `get`: one value of the stats tree, found by a path of keys and array indices.
+fn get(dev: &Device, req: &Value) -> Value {
+    let Some(path) = req.get("path").and_then(Value::as_array) else {
+        return err("get needs \"path\": [key or index, ...]");
+    };
+    let root = stats(dev);
+    let mut v = &root;
+    for (i, step) in path.iter().enumerate() {
+        let next = match step {
+            Value::String(k) => v.get(k.as_str()),
+            Value::Number(n) => n.as_u64().and_then(|n| usize::try_from(n).ok()).and_then(|n| v.get(n)),
+            _ => None,
+        };
+        match next {
+            Some(n) => v = n,
+            None => return err(format!("get: no {} at path position {i}", step)),
+        }
+    }
+    json!({"ok": true, "value": v, "text": shell_text(v)})
+}
+
+/// A value as a guest shell compares it (the same text as Python's `print`, which
+/// the guest's `emu_stat` used before, for numbers, booleans and strings).
+fn shell_text(v: &Value) -> String {
+    match v {
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// Handles one request.
 pub fn handle(dev: &Device, req: &Value) -> Value {
     let cmd = req.get("cmd").and_then(Value::as_str).unwrap_or("");
     match cmd {
         "stats" => stats(dev),
         "ledger" => crate::report::ledger(dev),
+        "get" => get(dev, req),
         "inject" => inject(dev, req),
         "clear_injections" => {
             dev.fw().inject.clear();

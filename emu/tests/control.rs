@@ -103,3 +103,27 @@ fn port_registers_follow_link_state() {
     let (st, _, _) = h.run(&input(32, Opcode::ACCESS_REG as u16, 1, &[(access_register_in::REGISTER_ID, 0x1234)]), 32);
     assert_eq!(st, 3);
 }
+
+#[test]
+fn get_returns_one_stats_value_as_shell_text() {
+    let mut h = Host::new();
+    h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
+    let s = req(&h, json!({"cmd":"stats"}));
+    let held = req(&h, json!({"cmd":"get","path":["pages","held"]}));
+    assert_eq!(held["ok"], true);
+    assert_eq!(held["value"], s["pages"]["held"]);
+    assert_eq!(held["text"], s["pages"]["held"].to_string());
+    let en = req(&h, json!({"cmd":"get","path":["function","enabled"]}));
+    assert_eq!((en["value"].clone(), en["text"].clone()), (json!(true), json!("True")));
+    let qu = req(&h, json!({"cmd":"get","path":["function","quiesced"]}));
+    assert_eq!(qu["text"], "False");
+    // An object comes back as JSON text.
+    let td = req(&h, json!({"cmd":"get","path":["function","teardowns"]}));
+    assert_eq!(serde_json::from_str::<Value>(td["text"].as_str().unwrap()).unwrap(), s["function"]["teardowns"]);
+    // Missing keys, bad indices and a missing path are errors, not panics.
+    assert_eq!(req(&h, json!({"cmd":"get","path":["pages","nope"]}))["ok"], false);
+    assert_eq!(req(&h, json!({"cmd":"get","path":["eqs",99999]}))["ok"], false);
+    assert_eq!(req(&h, json!({"cmd":"get","path":["pages",-1]}))["ok"], false);
+    assert_eq!(req(&h, json!({"cmd":"get","path":[["x"]]}))["ok"], false);
+    assert_eq!(req(&h, json!({"cmd":"get"}))["ok"], false);
+}

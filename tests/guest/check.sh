@@ -13,4 +13,8 @@ for s in "$REPO"/tests/scenarios/*.sh; do
 	# this one left behind (each scenario asserts its own ledger before this point).
 	emuctl '{"cmd":"reset"}' >/dev/null || { fail "$(basename "$s" .sh).emulator-reset" "no reply"; rc=1; }
 done
+# Leaks of the last seconds of any scenario: kmemleak reports objects older than 5 s.
+sleep 6
+check_kmemleak all-scenarios.no-leaks
+[ "$FAILED" = 0 ] || rc=1
 exit $rc
