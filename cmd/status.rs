@@ -108,7 +108,9 @@ pub enum ErrorKind {
     /// No completion within the command's timeout; the slot stays owned by
     /// the device.
     Timeout,
-    /// The device is dead (internal error / interface down); not sent.
+    /// The device is dead (internal error / interface down): either the command was
+    /// never sent, or it was sent and its waiter was released without a completion
+    /// (what it gave the device, e.g. pages, must stay recorded until DMA is off).
     DeviceDead,
     /// No slot became free in time.
     NoSlot,
