@@ -6,6 +6,10 @@
 set -u
 . "$(dirname "$0")/vm/lib.sh"
 
+# Cargo's build products live in the cache, shared by every clone (a fresh CI clone
+# then compiles only the workspace's own crates, not every dependency again).
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$CACHE/cargo-target}
+
 PASSED=0 FAILED=0 PHASES=()
 phase_start() { P_NAME=$1; P_T0=$(date +%s); log "== $1"; }
 phase_end() { PHASES+=("$(printf '%-10s %5d s' "$P_NAME" $(($(date +%s) - P_T0)))"); }

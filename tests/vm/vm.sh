@@ -88,7 +88,7 @@ ACCEL=$(choose_accel)
 
 DEV_ARGS=()
 if [ "$NO_EMU" = 0 ]; then
-	EMU_BIN=${MLX5RS_EMU_BIN:-$REPO/target/release/mlx5-emu}
+	EMU_BIN=${MLX5RS_EMU_BIN:-${CARGO_TARGET_DIR:-$REPO/target}/release/mlx5-emu}
 	if [ -z "${MLX5RS_EMU_BIN:-}" ]; then
 		(cd "$REPO" && cargo build -q --release -p mlx5-emu) || die "building the emulator failed"
 	fi
