@@ -39,7 +39,10 @@ if [ -n "${MLX5RS_BENCH_REV:-}" ] && [ -z "${MLX5RS_BENCH_SNAPSHOT:-}" ] && [ "$
 	git -C "$REPO" archive "$rev" | tar -x -C "$snap"
 	# The emulator builds in its own target directory, seeded from the tree's (cargo
 	# rebuilds only what differs); the tree's own target/ is left alone.
-	[ -d "$CACHE/bench/target/release" ] || { mkdir -p "$CACHE/bench/target" && cp -a "$REPO/target/release" "$CACHE/bench/target/"; }
+	# (A missing source directory is fine: cargo then builds from nothing.)
+	if [ ! -d "$CACHE/bench/target/release" ] && [ -d "$CARGO_TARGET_DIR/release" ]; then
+		mkdir -p "$CACHE/bench/target" && cp -a "$CARGO_TARGET_DIR/release" "$CACHE/bench/target/"
+	fi
 	log "benchmarking commit $rev from $snap"
 	exec env MLX5RS_BENCH_SNAPSHOT=1 MLX5RS_BENCH_COMMIT="$rev" CARGO_TARGET_DIR="$CACHE/bench/target" \
 		"$snap/tests/bench/run.sh" "$@"
@@ -66,7 +69,7 @@ if ! "$REPO/tests/vm/module.sh"; then
 fi
 (cd "$REPO" && cargo build -q --release -p mlx5-emu) || die "building the emulator failed"
 # vm.sh builds the emulator too; we built it already, so it need not (nor rebuild mid-run).
-export MLX5RS_EMU_BIN=${CARGO_TARGET_DIR:-$REPO/target}/release/mlx5-emu
+export MLX5RS_EMU_BIN=$CARGO_TARGET_DIR/release/mlx5-emu
 if [ -n "${MLX5RS_BENCH_COMMIT:-}" ]; then
 	COMMIT="$MLX5RS_BENCH_COMMIT (clean export)"
 else

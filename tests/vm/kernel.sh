@@ -59,7 +59,23 @@ if [ -n "$missing" ]; then
 	die "kernel config lost options of the fragment:$missing (see $OUT/config.log; for CONFIG_RUST run 'make rustavailable' in the toolbox)"
 fi
 
-log "building kernel with $NPROC jobs (log: $OUT/build.log)"
+# A progress line a minute: files compiled so far, and the share of the last complete
+# build's count when this cache has one (a first build has no reference to compare).
+progress() {
+	local t0=$1 ref n pct
+	ref=$(cat "$CACHE/kernel/build-steps" 2>/dev/null || true)
+	while sleep 60; do
+		n=$(grep -cE '^  (CC|RUSTC|AS|LD|AR)' "$OUT/build.log" 2>/dev/null || true)
+		pct=""
+		[ -n "$ref" ] && [ "$ref" -gt 0 ] && pct=" (~$((n * 100 / ref))% of the last build's $ref)"
+		log "kernel build: $((($(date +%s) - t0) / 60)) min, ${n:-0} steps done$pct, now: $(grep -E '^  (CC|RUSTC)' "$OUT/build.log" | tail -n1 | awk '{ print $NF }')"
+	done
+}
+log "building kernel with $NPROC jobs (log: $OUT/build.log; a progress line a minute)"
+: >"$OUT/build.log"
+progress "$T0" &
+PROGRESS_PID=$!
+trap 'kill $PROGRESS_PID 2>/dev/null || true' EXIT
 in_toolbox /bin/sh -c "
 	set -e
 	cd '$SRC'
@@ -68,6 +84,8 @@ in_toolbox /bin/sh -c "
 	make O='$OUT' -s INSTALL_MOD_PATH='$OUT/mod-install' modules_install
 " >"$OUT/build.log" 2>&1 || { grep -E 'error|Error' "$OUT/build.log" | tail -n 20 >&2; die "kernel build failed (log: $OUT/build.log)"; }
 
+kill $PROGRESS_PID 2>/dev/null || true
+grep -cE '^  (CC|RUSTC|AS|LD|AR)' "$OUT/build.log" >"$CACHE/kernel/build-steps" || true
 touch "$OUT/.mlx5rs-done"
 ln -sfn "$OUT" "$CACHE/kernel/current"
 log "test kernel built in $(($(date +%s) - T0)) s: $OUT/arch/x86/boot/bzImage"

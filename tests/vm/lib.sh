@@ -11,12 +11,21 @@
 #     kernel/build-<hash>/             kernel object tree (hash of source + fragment)
 #     kernel/current                   symlink to the build the last `kernel.sh` made
 #     runs/                            per-run scratch (sockets, logs), pruned
+#     cargo-target/                    cargo's build products (CARGO_TARGET_DIR)
+#
+# Nothing here may depend on state that only a machine which ran the scripts before
+# has: every path is derived from the environment below, and a child script sees the
+# same values as its parent (MLX5RS_ROOTFS is how toolbox.sh points its children at the
+# root file system it is still building).
 
 set -o pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CACHE=${MLX5RS_CACHE:-$HOME/.cache/mlx5-rs}
-ROOTFS=$CACHE/toolbox/rootfs
+ROOTFS=${MLX5RS_ROOTFS:-$CACHE/toolbox/rootfs}
+# One cargo build directory for every script and every clone (make run, make check and
+# make bench find the same emulator binary).
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$CACHE/cargo-target}
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

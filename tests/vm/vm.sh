@@ -62,7 +62,7 @@ qemu_cmd() {
 		-display none -no-reboot "$@"
 }
 
-BASE_APPEND="console=ttyS0 kunit.filter_glob=mlx5_rs* root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro panic=-1 oops=panic mlx5rs.repo=$REPO mlx5rs.kbuild=$KB init=$REPO/tests/guest/init.sh"
+BASE_APPEND="console=ttyS0 page_owner=on kunit.filter_glob=mlx5_rs* root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro panic=-1 oops=panic mlx5rs.repo=$REPO mlx5rs.kbuild=$KB init=$REPO/tests/guest/init.sh"
 
 choose_accel() {
 	if [ -n "${MLX5RS_ACCEL:-}" ]; then echo "$MLX5RS_ACCEL"; return; fi
@@ -88,7 +88,7 @@ ACCEL=$(choose_accel)
 
 DEV_ARGS=()
 if [ "$NO_EMU" = 0 ]; then
-	EMU_BIN=${MLX5RS_EMU_BIN:-${CARGO_TARGET_DIR:-$REPO/target}/release/mlx5-emu}
+	EMU_BIN=${MLX5RS_EMU_BIN:-$CARGO_TARGET_DIR/release/mlx5-emu}
 	if [ -z "${MLX5RS_EMU_BIN:-}" ]; then
 		(cd "$REPO" && cargo build -q --release -p mlx5-emu) || die "building the emulator failed"
 	fi
