@@ -48,6 +48,11 @@ pub fn build(token: Token, inline_in: &[u8; INLINE_LEN], input: &ChainHead, outp
 }
 
 /// What the device left in an entry.
+///
+/// The device writes `ownership` (cleared on completion), the delivery `status` and
+/// `command_output_inline_data` (`mlx5_ifc_cmd_queue_entry_bits`); those are what the
+/// command path reads. `token` is software's own (upstream never reads it back): it is
+/// kept for debugging only and never checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Completion {
     /// Whether the device still owns the entry (not completed).
@@ -56,7 +61,7 @@ pub struct Completion {
     pub status_own: u8,
     /// First 16 output bytes.
     pub out: [u8; INLINE_LEN],
-    /// Token in the entry.
+    /// Token in the entry (not checked, see above).
     pub token: u8,
 }
 

@@ -433,11 +433,19 @@ impl CmdQueue {
         }
         // Read the output only after ownership returned.
         dma_mb(Read);
-        let done = entry::completion(&self.read_entry(slot));
+        let raw = self.read_entry(slot);
+        let done = entry::completion(&raw);
         let out_inline = done.out;
-        let mut r = status::decode(opcode, op_mod, done.status_own, &out_inline);
+        // What the device guarantees, nothing more (see `mailbox::read_output`): delivery
+        // status, command status and syndrome, the output data, and with checksums on
+        // the signatures (checked first, as upstream `verify_signature` does).
+        let sigs = if self.checksums { mailbox::verify_signatures(&raw, &outb, output.len()) } else { Ok(()) };
+        let mut r = match sigs {
+            Ok(()) => status::decode(opcode, op_mod, done.status_own, &out_inline),
+            Err(m) => Err(fail(ErrorKind::Mailbox(m))),
+        };
         if r.is_ok() {
-            if let Err(m) = mailbox::read_output(&out_inline, &outb, output.len(), token, self.checksums, output) {
+            if let Err(m) = mailbox::read_output(&out_inline, &outb, output.len(), output) {
                 r = Err(fail(ErrorKind::Mailbox(m)));
             }
         } else {

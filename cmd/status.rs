@@ -227,6 +227,13 @@ pub fn input_header(inline_in: &[u8; 16]) -> (u16, u16) {
 /// Decodes a completed command: `status_own` from the entry and the first
 /// 16 output bytes (`out[]` of the entry). `Ok(())` only when delivery and
 /// command status are both OK.
+///
+/// Sources: delivery status = `status_own >> 1` (`mlx5_ifc_cmd_queue_entry_bits.status`,
+/// upstream `mlx5_cmd_comp_handler`); the ownership bit is not part of the status. A
+/// delivery status other than OK means the command did not execute (upstream
+/// `deliv_status_to_err`; an unknown value is an error there too). Only then are the
+/// command status and syndrome read (`mlx5_ifc_cmd_out_bits`, upstream
+/// `cmd_status_err`).
 pub fn decode(opcode: u16, op_mod: u16, status_own: u8, out: &[u8; 16]) -> Result<(), CmdError> {
     let raw = status_own >> 1;
     match DeliveryStatus::from_raw(raw) {
@@ -395,14 +402,10 @@ mod tests {
             e.to_string(),
             "UNKNOWN(0xfff) op_mod(0x0) failed, delivery status INTERNAL_ERR(0x6), syndrome (0x0)"
         );
-        let e = CmdError::new(
-            0x100,
-            0,
-            ErrorKind::Mailbox(MailboxError::BadBlockNumber { index: 1, found: 3 }),
-        );
+        let e = CmdError::new(0x100, 0, ErrorKind::Mailbox(MailboxError::BadSignature { index: 1 }));
         let s = format!("{e}");
         assert!(s.contains("QUERY_HCA_CAP(0x100)"), "{s}");
-        assert!(s.contains("block number 3"), "{s}");
+        assert!(s.contains("mailbox block 1 bad signature"), "{s}");
     }
 
     #[test]

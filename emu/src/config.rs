@@ -23,7 +23,16 @@ pub struct EmuConfig {
     pub device_frequency_khz: u32,
     /// Random completion latency bound in µs (0 = none).
     pub jitter_us: u64,
+    /// MSI-X vectors offered (config-space table size), 1..=[`MAX_MSIX_VECTORS`].
+    /// QEMU copies the MSI-X capability when it realizes the device, so this is a
+    /// start-up setting (`--msix-vectors`), not a control request.
+    pub msix_vectors: u16,
+    /// Strict checks switched on at start-up (`--strict NAME`).
+    pub strict: crate::fw::strict::Strict,
 }
+
+/// Largest MSI-X table that fits between the table (BAR0 0x2000) and the PBA (0x3000).
+pub const MAX_MSIX_VECTORS: u16 = 256;
 
 impl Default for EmuConfig {
     fn default() -> Self {
@@ -39,6 +48,8 @@ impl Default for EmuConfig {
             cmd_q_init_to: crate::ifc::init_seg::encode_timeout(1, 2),
             device_frequency_khz: 156_250,
             jitter_us: 0,
+            msix_vectors: crate::pci_config::MSIX_VECTORS,
+            strict: crate::fw::strict::Strict::default(),
         }
     }
 }

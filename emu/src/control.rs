@@ -10,8 +10,11 @@
 //!   Array elements are addressed by index (`["eqs",0,"eqn"]`).
 //! - `{"cmd":"inject","opcode":"INIT_HCA"|"0x102"|258|"all","action":A,"count":N}`
 //!   with A one of `"delay"` (+`"ms"`), `"never"`, `"status"` (+`"status"`,
-//!   `"syndrome"`), `"delivery"` (+`"status"`), `"bad_output_signature"`; `count`
-//!   omitted = every time.
+//!   `"syndrome"`), `"delivery"` (+`"status"`), `"bad_output_signature"`, `"corrupt"`
+//!   (+`"field"`: see [`crate::fw::inject::CorruptField::ALL`], optional `"block"`,
+//!   `"value"`); `count` omitted = every time.
+//! - `{"cmd":"strict","rule":NAME,"on":B}`: a strict check without PRM source
+//!   ([`crate::fw::strict::Strict`]), until the next reset.
 //! - `{"cmd":"clear_injections"}`
 //! - `{"cmd":"health","syndrome":N,"ext_syndrome":N,"rfr":B,"severity":N}`: FW fatal
 //!   error (health counter stops).
@@ -29,7 +32,7 @@
 //! - `{"cmd":"reset"}`
 
 use crate::device::Device;
-use crate::fw::inject::Action;
+use crate::fw::inject::{Action, CorruptField, Corruption};
 use crate::ifc::opcodes::Opcode;
 use crate::ifc::status::{CmdStatus, DeliveryStatus};
 use serde_json::{json, Value};
@@ -107,6 +110,15 @@ fn inject(dev: &Device, req: &Value) -> Value {
         },
         "never" => Action::Never,
         "bad_output_signature" => Action::BadOutputSignature,
+        "corrupt" => {
+            let name = req.get("field").and_then(Value::as_str).unwrap_or("");
+            let Some(&(_, field)) = CorruptField::ALL.iter().find(|(n, _)| *n == name) else {
+                let names: Vec<_> = CorruptField::ALL.iter().map(|(n, _)| n).collect();
+                return err(format!("corrupt needs \"field\": one of {names:?}"));
+            };
+            let block = req.get("block").and_then(num).map(|b| b as usize);
+            Action::Corrupt(Corruption { field, block, value: req.get("value").and_then(num) })
+        }
         "status" => {
             let st = req.get("status").and_then(|v| {
                 status_of(v, CmdStatus::from_raw, CmdStatus::ALL, |s| s.name())
@@ -261,6 +273,13 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             json!({"ok": true})
         }
         "eqe" => raw_eqe(dev, req),
+        "strict" => {
+            let on = req.get("on").and_then(Value::as_bool).unwrap_or(true);
+            match dev.fw().strict.set(req.get("rule").and_then(Value::as_str).unwrap_or(""), on) {
+                Ok(()) => json!({"ok": true}),
+                Err(e) => err(e),
+            }
+        }
         "jitter" => {
             dev.fw().jitter_us = req.get("max_us").and_then(num).unwrap_or(0);
             json!({"ok": true})

@@ -11,7 +11,7 @@ use crate::ifc::eq::{UAR_EQ_DB_ARM, UAR_EQ_DB_UPDATE};
 use crate::ifc::init_seg as is;
 use crate::irq::IrqSink;
 use crate::mem::GuestMemory;
-use crate::pci_config::{PciConfig, MSIX_VECTORS};
+use crate::pci_config::PciConfig;
 use crate::regs::{RegWrite, Regs};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -76,7 +76,7 @@ impl Device {
     /// Creates a device over `mem` and `irq`.
     pub fn new(cfg: EmuConfig, mem: Arc<dyn GuestMemory>, irq: Arc<dyn IrqSink>) -> Arc<Self> {
         Arc::new(Device {
-            pci: Mutex::new(PciConfig::new()),
+            pci: Mutex::new(PciConfig::with_msix(cfg.msix_vectors)),
             regs: Mutex::new(Regs::new(&cfg)),
             inbox: Mutex::new(Inbox::default()),
             wake: Condvar::new(),
@@ -209,6 +209,9 @@ impl Device {
                         _ => continue,
                     };
                     fw.timeline.last_doorbell = Some(w.at);
+                    // EQ doorbells: eqn in bits 31:24, consumer index in 23:0, written to
+                    // the UAR page the EQ was created with (upstream `eq_update_ci`);
+                    // anything else is a violation and ignored.
                     if !fw.uars.contains(&w.page) {
                         fw.stats.violation(format!("EQ doorbell on unallocated UAR page {}", w.page));
                         continue;
@@ -219,7 +222,17 @@ impl Device {
                 }
             }
         }
-        fw.run_deferred(&env)
+        let next = fw.run_deferred(&env);
+        // Strict eq_overrun_fatal: a lost event (here or from the control socket since
+        // the last step) is a firmware fatal error, health syndrome 0x0c.
+        if fw.eqs.lost_total != fw.overruns_seen {
+            fw.overruns_seen = fw.eqs.lost_total;
+            if fw.strict.eq_overrun_fatal {
+                drop(fw);
+                self.regs().set_fatal(is::health_synd::ASYNC_EQ_OVERRUN_ERR, 0, false, 2);
+            }
+        }
+        next
     }
 
     /// Raises a page request through the firmware (control socket).
@@ -282,8 +295,8 @@ impl Device {
         self.wake.notify_all();
     }
 
-    /// Number of MSI-X vectors.
+    /// Number of MSI-X vectors offered (config-space table size).
     pub fn msix_vectors(&self) -> u16 {
-        MSIX_VECTORS
+        lock(&self.pci).msix_table_size()
     }
 }

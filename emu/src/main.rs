@@ -3,7 +3,7 @@
 //! ```text
 //! mlx5-emu --socket PATH [--control PATH] [--boot-delay-ms N]
 //!          [--boot-pages N] [--init-pages N] [--regular-pages N] [--fw-rev A.B.C]
-//!          [--jitter-us N]
+//!          [--jitter-us N] [--msix-vectors N] [--strict RULE]...
 //! mlx5-emu ctl --control PATH '<json request>'
 //! ```
 //! Prints `mlx5-emu: listening on PATH` to stderr when ready and exits 0 when the
@@ -13,7 +13,7 @@ use mlx5_emu::config::EmuConfig;
 use mlx5_emu::device::Device;
 use mlx5_emu::dma_map::MappedMemory;
 use mlx5_emu::irq::EventFdIrqs;
-use mlx5_emu::{control, pci_config, vfio};
+use mlx5_emu::{control, vfio};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -35,7 +35,7 @@ impl log::Log for StderrLog {
 fn usage() -> ExitCode {
     eprintln!(
         "usage: mlx5-emu --socket PATH [--control PATH] [--boot-delay-ms N] [--boot-pages N] \
-         [--init-pages N] [--regular-pages N] [--fw-rev A.B.C] [--jitter-us N]\n       mlx5-emu ctl --control PATH '<json>'"
+         [--init-pages N] [--regular-pages N] [--fw-rev A.B.C] [--jitter-us N] [--msix-vectors N] [--strict RULE]...\n       mlx5-emu ctl --control PATH '<json>'"
     );
     ExitCode::from(2)
 }
@@ -63,7 +63,8 @@ fn main() -> ExitCode {
         match a.as_str() {
             "--socket" => socket = val().map(PathBuf::from),
             "--control" => control_path = val().map(PathBuf::from),
-            "--boot-delay-ms" | "--boot-pages" | "--init-pages" | "--regular-pages" | "--jitter-us" => {
+            "--boot-delay-ms" | "--boot-pages" | "--init-pages" | "--regular-pages" | "--jitter-us"
+            | "--msix-vectors" => {
                 let Some(n) = val().and_then(|v| v.parse::<u64>().ok()) else {
                     return usage();
                 };
@@ -72,7 +73,16 @@ fn main() -> ExitCode {
                     "--boot-pages" => cfg.boot_pages = n as u32,
                     "--init-pages" => cfg.init_pages = n as u32,
                     "--jitter-us" => cfg.jitter_us = n,
+                    "--msix-vectors" => match u16::try_from(n) {
+                        Ok(v) if (1..=mlx5_emu::config::MAX_MSIX_VECTORS).contains(&v) => cfg.msix_vectors = v,
+                        _ => return usage(),
+                    },
                     _ => cfg.regular_pages = n as u32,
+                }
+            }
+            "--strict" => {
+                if cfg.strict.set(&val().unwrap_or_default(), true).is_err() {
+                    return usage();
                 }
             }
             "--fw-rev" => {
@@ -91,7 +101,8 @@ fn main() -> ExitCode {
     let _ = std::fs::remove_file(&socket);
 
     let mem = Arc::new(MappedMemory::new());
-    let irqs = Arc::new(EventFdIrqs::new(usize::from(pci_config::MSIX_VECTORS)));
+    let irqs = Arc::new(EventFdIrqs::new(usize::from(cfg.msix_vectors)));
+    let cfg_msix = cfg.msix_vectors;
     let dev = Device::new(cfg, mem.clone(), irqs.clone());
     let fw_thread = dev.spawn_firmware();
 
@@ -109,7 +120,7 @@ fn main() -> ExitCode {
         }
     }
 
-    let server = match vfio_user::Server::new(&socket, true, vfio::irqs(), vfio::regions()) {
+    let server = match vfio_user::Server::new(&socket, true, vfio::irqs(cfg_msix), vfio::regions()) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("mlx5-emu: cannot listen on {}: {e:?}", socket.display());

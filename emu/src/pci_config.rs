@@ -17,7 +17,8 @@ pub const SUBSYS_ID: u16 = 0x0007;
 pub const CLASS_CODE: u32 = 0x020700;
 /// BAR0 size (32 MiB).
 pub const BAR0_SIZE: u64 = 32 << 20;
-/// MSI-X vectors.
+/// MSI-X vectors offered by default (a ConnectX-5 PF offers more; 64 is enough for
+/// any guest here). `--msix-vectors` changes it ([`PciConfig::with_msix`]).
 pub const MSIX_VECTORS: u16 = 64;
 /// MSI-X table offset in BAR0.
 pub const MSIX_TABLE_OFF: u32 = 0x2000;
@@ -47,8 +48,15 @@ impl Default for PciConfig {
 }
 
 impl PciConfig {
-    /// Builds the config space.
+    /// Builds the config space with [`MSIX_VECTORS`] vectors.
     pub fn new() -> Self {
+        Self::with_msix(MSIX_VECTORS)
+    }
+
+    /// Builds the config space with an MSI-X table of `vectors` entries (clamped to
+    /// 1..=[`crate::config::MAX_MSIX_VECTORS`]).
+    pub fn with_msix(vectors: u16) -> Self {
+        let vectors = vectors.clamp(1, crate::config::MAX_MSIX_VECTORS);
         let mut c = PciConfig { bytes: [0; CONFIG_SIZE], wmask: [0; CONFIG_SIZE], w1c: [0; CONFIG_SIZE] };
         c.put16(0x00, VENDOR_ID);
         c.put16(0x02, DEVICE_ID);
@@ -100,7 +108,8 @@ impl PciConfig {
         // MSI-X capability.
         c.bytes[CAP_MSIX] = 0x11;
         c.bytes[CAP_MSIX + 1] = CAP_VNDR as u8;
-        c.put16(CAP_MSIX + 2, MSIX_VECTORS - 1);
+        // Message control bits 10:0: table size - 1 (PCIe base spec, MSI-X capability).
+        c.put16(CAP_MSIX + 2, vectors - 1);
         c.mask16(CAP_MSIX + 2, 0xc000); // enable, function mask
         c.put32(CAP_MSIX + 4, MSIX_TABLE_OFF); // BIR 0
         c.put32(CAP_MSIX + 8, MSIX_PBA_OFF); // BIR 0
@@ -170,6 +179,11 @@ impl PciConfig {
         self.bytes[CAP_MSIX + 3] & 0x80 != 0
     }
 
+    /// Number of MSI-X table entries (message control bits 10:0, plus one).
+    pub fn msix_table_size(&self) -> u16 {
+        (u16::from_le_bytes([self.bytes[CAP_MSIX + 2], self.bytes[CAP_MSIX + 3]]) & 0x7ff) + 1
+    }
+
     /// Bus-master enable bit.
     pub fn bus_master(&self) -> bool {
         self.bytes[0x04] & 0x04 != 0
@@ -210,5 +224,20 @@ mod tests {
             ptr = h[1] as u64;
         }
         assert_eq!(ids, vec![0x01, 0x10, 0x11, 0x09]);
+    }
+
+    #[test]
+    fn msix_table_size_follows_the_setting() {
+        assert_eq!(PciConfig::new().msix_table_size(), MSIX_VECTORS);
+        let mut c = PciConfig::with_msix(2);
+        let mut b = [0u8; 2];
+        c.read(CAP_MSIX as u64 + 2, &mut b);
+        assert_eq!(u16::from_le_bytes(b) & 0x7ff, 1);
+        // Enable / function mask stay writable, the size does not.
+        c.write(CAP_MSIX as u64 + 2, &0xffffu16.to_le_bytes());
+        assert_eq!(c.msix_table_size(), 2);
+        assert!(c.msix_enabled());
+        assert_eq!(PciConfig::with_msix(0).msix_table_size(), 1);
+        assert_eq!(PciConfig::with_msix(5000).msix_table_size(), crate::config::MAX_MSIX_VECTORS);
     }
 }

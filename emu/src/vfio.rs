@@ -6,7 +6,7 @@
 use crate::device::Device;
 use crate::dma_map::MappedMemory;
 use crate::irq::EventFdIrqs;
-use crate::pci_config::{BAR0_SIZE, CONFIG_SIZE, MSIX_VECTORS};
+use crate::pci_config::{BAR0_SIZE, CONFIG_SIZE};
 use std::fs::File;
 use std::sync::Arc;
 use vfio_bindings::bindings::vfio::{
@@ -54,12 +54,13 @@ pub fn regions() -> Vec<ServerRegion> {
         .collect()
 }
 
-/// The IRQ table advertised to the client: MSI-X only.
-pub fn irqs() -> Vec<IrqInfo> {
+/// The IRQ table advertised to the client: MSI-X only, `msix` vectors (QEMU takes the
+/// count from the config-space table size; this keeps both in step).
+pub fn irqs(msix: u16) -> Vec<IrqInfo> {
     (0..VFIO_PCI_NUM_IRQS)
         .map(|index| {
             if index == VFIO_PCI_MSIX_IRQ_INDEX {
-                IrqInfo { index, count: u32::from(MSIX_VECTORS), flags: VFIO_IRQ_INFO_EVENTFD }
+                IrqInfo { index, count: u32::from(msix), flags: VFIO_IRQ_INFO_EVENTFD }
             } else {
                 IrqInfo { index, count: 0, flags: 0 }
             }

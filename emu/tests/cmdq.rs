@@ -5,7 +5,7 @@
 mod common;
 
 use common::{input, Host};
-use mlx5_emu::fw::inject::Action;
+use mlx5_emu::fw::inject::{Action, CorruptField, Corruption};
 use mlx5_emu::ifc::cmd_layout::{self as cl, block_off, entry_off};
 use mlx5_emu::ifc::opcodes::Opcode;
 use mlx5_emu::ifc::regs::{access_register_in, reg_id};
@@ -84,7 +84,8 @@ fn every_delivery_error_is_reported_instead_of_executing() {
         (D::INPUT_LEN_ERR, Box::new(|h, p| poke(h, p.entry_addr + 4, &4u32.to_be_bytes()))),
         (D::INPUT_LEN_ERR, Box::new(|h, p| poke(h, p.entry_addr + 4, &u32::MAX.to_be_bytes()))),
         (D::OUTPUT_LEN_ERR, Box::new(|h, p| poke(h, p.entry_addr + 0x38, &2u32.to_be_bytes()))),
-        (D::BAD_INPUT_PTR_ERR, Box::new(|h, p| poke(h, p.entry_addr + 8, &(p.in_blocks[0] + 0x200).to_be_bytes()))),
+        (D::BAD_INPUT_PTR_ERR, Box::new(|h, p| poke(h, p.entry_addr + 8, &(p.in_blocks[0] + 0x100).to_be_bytes()))),
+        (D::BAD_INPUT_PTR_ERR, Box::new(|h, p| poke(h, p.in_blocks[0] + block_off::NEXT as u64, &(p.in_blocks[1] + 0x200).to_be_bytes()))),
         (D::BAD_INPUT_PTR_ERR, Box::new(|h, p| poke(h, p.entry_addr + 8, &0u64.to_be_bytes()))),
         (D::BAD_INPUT_PTR_ERR, Box::new(|h, p| poke(h, p.entry_addr + 8, &0xdead_0000u64.to_be_bytes()))),
         (D::BAD_INPUT_PTR_ERR, Box::new(|h, p| poke(h, p.in_blocks[0] + block_off::NEXT as u64, &0x400u64.to_be_bytes()))),
@@ -228,4 +229,124 @@ fn jitter_makes_independent_commands_complete_out_of_order() {
     }
     let sorted: Vec<usize> = (0..8).collect();
     assert_ne!(order, sorted, "completions came in doorbell order");
+}
+
+/// mlx5_ifc.h gives the entry's mailbox pointers bits 31:9 (512-byte alignment) and a
+/// block's next pointer bits 31:10 (1 KiB): a first block at a 512-byte boundary is
+/// fine, a next pointer there is an alignment error. Address 0 is not special.
+#[test]
+fn pointer_alignment_follows_mlx5_ifc() {
+    let mut h = enabled();
+    let two = echo_cmd(2);
+    // Move input block 0 to an address that is 512- but not 1024-byte aligned.
+    let moved = h.alloc(2048, 1024) + 512;
+    let p = h.prepare(0, &two, two.len());
+    let mut blk = [0u8; cl::BLOCK_SIZE];
+    h.mem.read(p.in_blocks[0], &mut blk).unwrap();
+    poke(&h, moved, &blk);
+    poke(&h, p.entry_addr + entry_off::IN_PTR as u64, &moved.to_be_bytes());
+    h.ring(0);
+    h.dev.step();
+    assert_eq!(h.status_own(&p), 0, "512-byte aligned first input block accepted");
+    assert_eq!(&h.output(&p)[16..], &two[16..]);
+    // The same for the output chain's first block.
+    let moved = h.alloc(2048, 1024) + 512;
+    let p = h.prepare(0, &two, two.len());
+    h.mem.read(p.out_blocks[0], &mut blk).unwrap();
+    poke(&h, moved, &blk);
+    poke(&h, p.entry_addr + entry_off::OUT_PTR as u64, &moved.to_be_bytes());
+    h.ring(0);
+    h.dev.step();
+    assert_eq!(h.status_own(&p), 0, "512-byte aligned first output block accepted");
+    let mut out = [0u8; 512];
+    h.mem.read(moved, &mut out).unwrap();
+    assert_eq!(&out[..], &two[16..528]);
+    let s = mlx5_emu::control::stats(&h.dev);
+    assert_eq!(s["violations"], 0, "{}", s["recent_violations"]);
+}
+
+fn corrupt_run(h: &mut Host, inp: &[u8], c: Corruption) -> common::Prepared {
+    h.dev.fw().inject.add(None, Action::Corrupt(c), Some(1));
+    let p = h.prepare(0, inp, inp.len());
+    h.ring(0);
+    h.dev.step();
+    p
+}
+
+fn entry(h: &Host, p: &common::Prepared) -> [u8; 64] {
+    let mut e = [0u8; 64];
+    h.mem.read(p.entry_addr, &mut e).unwrap();
+    e
+}
+
+fn block(h: &Host, p: &common::Prepared, i: usize) -> [u8; cl::BLOCK_SIZE] {
+    let mut b = [0u8; cl::BLOCK_SIZE];
+    h.mem.read(p.out_blocks[i], &mut b).unwrap();
+    b
+}
+
+/// Each corruptible completion field is written wrong, and only that field: the output
+/// data stays right, and the rule is used once.
+#[test]
+fn corrupt_completion_fields_one_at_a_time() {
+    let mut h = enabled();
+    let two = echo_cmd(2);
+    let c = |field, block, value| Corruption { field, block, value };
+    // Entry fields.
+    let p = corrupt_run(&mut h, &two, c(CorruptField::OutLen, None, None));
+    let e = entry(&h, &p);
+    assert_eq!(u32::from_be_bytes(e[0x38..0x3c].try_into().unwrap()), two.len() as u32 ^ 0x1000);
+    assert_eq!((e[entry_off::STATUS_OWN], &h.output(&p)[16..]), (0, &two[16..]));
+    let p = corrupt_run(&mut h, &two, c(CorruptField::OutLen, None, Some(8)));
+    assert_eq!(u32::from_be_bytes(entry(&h, &p)[0x38..0x3c].try_into().unwrap()), 8);
+    let p = corrupt_run(&mut h, &two, c(CorruptField::EntryToken, None, None));
+    let e = entry(&h, &p);
+    assert_eq!(e[entry_off::TOKEN], h.token ^ 0xff);
+    assert_eq!(e[entry_off::STATUS_OWN], 0);
+    let p = corrupt_run(&mut h, &two, c(CorruptField::EntrySig, None, None));
+    assert!(!cl::entry_signature_ok(&entry(&h, &p)));
+    let p = corrupt_run(&mut h, &nop(), c(CorruptField::Own, None, None));
+    assert_eq!(h.status_own(&p), 1, "ownership left with hardware");
+    assert_eq!(h.output(&p)[0], 0, "output written all the same");
+    let p = corrupt_run(&mut h, &nop(), c(CorruptField::Status, None, Some(0x0b)));
+    assert_eq!(h.status_own(&p), 0x0b << 1);
+    // Mailbox fields, in block 1 only, or every block.
+    let p = corrupt_run(&mut h, &two, c(CorruptField::BlockNum, Some(1), None));
+    assert_eq!(u32::from_be_bytes(block(&h, &p, 0)[0x238..0x23c].try_into().unwrap()), 0);
+    assert_eq!(u32::from_be_bytes(block(&h, &p, 1)[0x238..0x23c].try_into().unwrap()), 0x81);
+    assert_eq!(&h.output(&p)[16..], &two[16..]);
+    let p = corrupt_run(&mut h, &two, c(CorruptField::BlockToken, None, Some(0x42)));
+    assert_eq!((block(&h, &p, 0)[block_off::TOKEN], block(&h, &p, 1)[block_off::TOKEN]), (0x42, 0x42));
+    let p = corrupt_run(&mut h, &two, c(CorruptField::BlockNext, Some(0), Some(0x1234_5000)));
+    assert_eq!(u64::from_be_bytes(block(&h, &p, 0)[0x230..0x238].try_into().unwrap()), 0x1234_5000);
+    assert_eq!(u64::from_be_bytes(block(&h, &p, 1)[0x230..0x238].try_into().unwrap()), 0);
+    let p = corrupt_run(&mut h, &two, c(CorruptField::BlockSig, Some(0), None));
+    let b0 = block(&h, &p, 0);
+    assert_ne!(cl::xor8(&b0), 0xff, "block signature wrong");
+    // A mailbox field asked of a command without output mailbox does not apply.
+    let p = corrupt_run(&mut h, &nop(), c(CorruptField::BlockNum, None, None));
+    assert_eq!(h.status_own(&p), 0);
+    let s = mlx5_emu::control::stats(&h.dev);
+    for (n, want) in [("out_len", 2), ("entry_token", 1), ("own", 1), ("status", 1), ("block_num", 1), ("block_next", 1), ("block_sig", 1), ("not_applicable", 1)] {
+        assert_eq!(s["corruptions"][n], want, "{n}: {}", s["corruptions"]);
+    }
+    assert_eq!(s["violations"], 0, "{}", s["recent_violations"]);
+    assert!(h.dev.fw().inject.rules.iter().all(|r| r.remaining == Some(0)));
+}
+
+/// With checksums on, a corrupted control field is signed as written (the device
+/// signs what it writes), so only the field is wrong, not the signatures.
+#[test]
+fn corrupt_fields_are_signed_when_checksums_are_on() {
+    let mut h = enabled();
+    h.dev.fw().caps.gen_cur[0x42] |= 0xc0; // cmdif_checksum = 3
+    let two = echo_cmd(2);
+    let p = corrupt_run(&mut h, &two, Corruption { field: CorruptField::BlockNum, block: Some(0), value: Some(9) });
+    let b = block(&h, &p, 0);
+    assert!(cl::block_signatures_ok(&b));
+    assert_eq!(u32::from_be_bytes(b[0x238..0x23c].try_into().unwrap()), 9);
+    let p = corrupt_run(&mut h, &two, Corruption { field: CorruptField::OutLen, block: None, value: Some(4) });
+    assert!(cl::entry_signature_ok(&entry(&h, &p)));
+    let p = corrupt_run(&mut h, &two, Corruption { field: CorruptField::EntrySig, block: None, value: None });
+    assert!(!cl::entry_signature_ok(&entry(&h, &p)));
 }

@@ -28,6 +28,12 @@ fn injections_by_name_and_number() {
     assert_eq!(req(&h, json!({"cmd":"inject","opcode":"NOPE","action":"never"}))["ok"], false);
     assert_eq!(req(&h, json!({"cmd":"inject","opcode":"NOP","action":"explode"}))["ok"], false);
     assert_eq!(req(&h, json!({"cmd":"inject","opcode":"NOP","action":"delay"}))["ok"], false);
+    // Completion-field corruption by name; unknown field names are refused.
+    assert_eq!(req(&h, json!({"cmd":"inject","opcode":"NOP","action":"corrupt","field":"tokn"}))["ok"], false);
+    assert_eq!(req(&h, json!({"cmd":"clear_injections"}))["ok"], true);
+    assert_eq!(req(&h, json!({"cmd":"inject","opcode":"NOP","action":"corrupt","field":"status","value":"0x0b","count":1}))["ok"], true);
+    assert_eq!(h.cmd(&input(16, Opcode::NOP as u16, 0, &[]), 16), Err(0x0b));
+    assert_eq!(req(&h, json!({"cmd":"get","path":["corruptions","status"]}))["value"], 1);
     let s = req(&h, json!({"cmd":"stats"}));
     assert_eq!(s["commands"]["ENABLE_HCA"]["BAD_SYS_STATE_ERR"], 1);
     assert_eq!(s["commands"]["ENABLE_HCA"]["OK"], 1);

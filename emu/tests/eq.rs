@@ -174,10 +174,74 @@ fn create_eq_validation() {
     assert_eq!(h.run(&inp, 16).0, CmdStatus::BAD_PARAM_ERR as u8, "vector beyond MSI-X table");
     eqc::INTR.set(&mut inp[0x10..], 1).unwrap();
     h.ok(&inp, 16);
-    // A UAR in use by an EQ cannot be freed.
-    let (st, _, _) = h.run(&input(16, Opcode::DEALLOC_UAR as u16, 0, &[(mlx5_emu::ifc::cmds::dealloc_uar_in::UAR, u64::from(uar))]), 16);
-    assert_eq!(st, CmdStatus::BAD_RES_STATE_ERR as u8);
     assert_eq!(h.run(&input(16, Opcode::DESTROY_EQ as u16, 0, &[(mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER, 9)]), 16).0, CmdStatus::BAD_RES_ERR as u8);
+    let s = mlx5_emu::control::stats(&h.dev);
+    assert_eq!(s["violations"], 3, "{}", s["recent_violations"]);
+}
+
+/// Strict rules without a PRM source are off by default: the emulator answers as the
+/// most permissive firmware and counts a violation; switched on, it refuses.
+#[test]
+fn strict_rules_off_by_default_refuse_when_on() {
+    let (mut h, uar) = initialized();
+    let req = |h: &Host, v| mlx5_emu::control::handle(&h.dev, &v);
+    let dealloc = input(16, Opcode::DEALLOC_UAR as u16, 0, &[(mlx5_emu::ifc::cmds::dealloc_uar_in::UAR, u64::from(uar))]);
+    let mut eq_in = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
+    eqc::LOG_EQ_SIZE.set(&mut eq_in[0x10..], 2).unwrap();
+    eqc::UAR_PAGE.set(&mut eq_in[0x10..], u64::from(uar)).unwrap();
+    eqc::CONSUMER_COUNTER.set(&mut eq_in[0x10..], 5).unwrap();
+    let buf = h.alloc(4096, 4096);
+    eq_in[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
+    // Strict: refused.
+    assert_eq!(req(&h, serde_json::json!({"cmd":"strict","rule":"eq_ctx_device_fields","on":true}))["ok"], true);
+    assert_eq!(req(&h, serde_json::json!({"cmd":"strict","rule":"dealloc_uar_in_use"}))["ok"], true);
+    assert_eq!(req(&h, serde_json::json!({"cmd":"strict","rule":"bogus"}))["ok"], false);
+    assert_eq!(h.run(&eq_in, 16).0, CmdStatus::BAD_PARAM_ERR as u8);
+    eqc::CONSUMER_COUNTER.set(&mut eq_in[0x10..], 0).unwrap();
+    h.ok(&eq_in, 16);
+    assert_eq!(h.run(&dealloc, 16).0, CmdStatus::BAD_RES_STATE_ERR as u8);
+    let s = mlx5_emu::control::stats(&h.dev);
+    assert_eq!((s["strict"]["dealloc_uar_in_use"].clone(), s["violations"].clone()), (serde_json::json!(true), serde_json::json!(2)));
+    // Default (also after a reset): accepted, counted as violations.
+    assert_eq!(req(&h, serde_json::json!({"cmd":"reset"}))["ok"], true);
+    let (mut h2, uar2) = initialized();
+    drop(h);
+    eqc::UAR_PAGE.set(&mut eq_in[0x10..], u64::from(uar2)).unwrap();
+    eqc::PRODUCER_COUNTER.set(&mut eq_in[0x10..], 3).unwrap();
+    let buf = h2.alloc(4096, 4096);
+    eq_in[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
+    h2.ok(&eq_in, 16);
+    let dealloc = input(16, Opcode::DEALLOC_UAR as u16, 0, &[(mlx5_emu::ifc::cmds::dealloc_uar_in::UAR, u64::from(uar2))]);
+    h2.ok(&dealloc, 16);
+    let s = mlx5_emu::control::stats(&h2.dev);
+    assert_eq!(s["strict"]["eq_ctx_device_fields"], false);
+    assert_eq!(s["violations"], 2, "{}", s["recent_violations"]);
+}
+
+/// `msix_vectors` sets the config-space MSI-X table size; CREATE_EQ accepts only
+/// vectors inside that table.
+#[test]
+fn msix_vector_count_bounds_eq_vectors() {
+    let cfg = mlx5_emu::config::EmuConfig { boot_pages: 16, init_pages: 32, msix_vectors: 2, ..Default::default() };
+    let mut h = Host::with(cfg);
+    let mut b = [0u8; 2];
+    h.dev.config_read(0x9c + 2, &mut b);
+    assert_eq!(u16::from_le_bytes(b) & 0x7ff, 1, "table size field = vectors - 1");
+    assert_eq!(mlx5_emu::control::stats(&h.dev)["msix_vectors"], 2);
+    h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
+    give_pages(&mut h, 48);
+    h.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);
+    let out = h.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
+    let uar = alloc_uar_out::UAR.get(&out).unwrap() as u32;
+    let buf = h.alloc(4096, 4096);
+    let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
+    eqc::LOG_EQ_SIZE.set(&mut inp[0x10..], 2).unwrap();
+    eqc::UAR_PAGE.set(&mut inp[0x10..], u64::from(uar)).unwrap();
+    eqc::INTR.set(&mut inp[0x10..], 2).unwrap();
+    inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
+    assert_eq!(h.run(&inp, 16).0, CmdStatus::BAD_PARAM_ERR as u8, "vector 2 of 2");
+    eqc::INTR.set(&mut inp[0x10..], 1).unwrap();
+    h.ok(&inp, 16);
 }
 
 /// Interrupt → next consumer-index doorbell latency, per EQ, in the `stats` reply: one
@@ -226,4 +290,22 @@ fn irq_to_doorbell_latency_per_eq() {
     assert_eq!(l["count"], 2);
     assert!(l["min_ns"].as_u64().unwrap() < 20_000_000, "{l}");
     assert_eq!(l["max_ns"].as_u64(), Some(max));
+}
+
+/// Strict eq_overrun_fatal: an event lost to a full EQ raises health syndrome 0x0c
+/// (async EQ buffer overrun) as real firmware does; by default it is only counted.
+#[test]
+fn eq_overrun_is_fatal_only_when_strict() {
+    let (mut h, uar) = initialized();
+    let pages = create(&mut h, uar, 1, 1 << event_type::PAGE_REQUEST, 0);
+    for _ in 0..2 {
+        assert_eq!(gen(&mut h, &pages, event_type::PAGE_REQUEST), 0);
+    }
+    assert_eq!(gen(&mut h, &pages, event_type::PAGE_REQUEST), CmdStatus::LIM_ERR as u8);
+    h.dev.step();
+    assert_eq!(h.read32(mlx5_emu::ifc::init_seg::HEALTH_COUNTER) >> 24, 0, "default: counted, not fatal");
+    h.dev.fw().strict.eq_overrun_fatal = true;
+    assert_eq!(gen(&mut h, &pages, event_type::PAGE_REQUEST), CmdStatus::LIM_ERR as u8);
+    h.dev.step();
+    assert_eq!(h.read32(mlx5_emu::ifc::init_seg::HEALTH_COUNTER) >> 24, 0x0c);
 }

@@ -48,7 +48,8 @@ fn serves_qemu_style_client_and_exits_on_disconnect() {
     let irqs = Arc::new(EventFdIrqs::new(64));
     let dev = Device::new(EmuConfig::default(), mem.clone(), irqs.clone());
     let fw = dev.spawn_firmware();
-    let server = vfio_user::Server::new(&sock, true, vfio::irqs(), vfio::regions()).unwrap();
+    let irq_table = vfio::irqs(mlx5_emu::pci_config::MSIX_VECTORS);
+    let server = vfio_user::Server::new(&sock, true, irq_table, vfio::regions()).unwrap();
     let d2 = Arc::clone(&dev);
     let srv = std::thread::spawn(move || {
         let mut b = vfio::Backend { dev: d2, mem, irqs, unreachable_maps: 0 };

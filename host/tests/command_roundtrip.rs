@@ -157,7 +157,7 @@ fn run(len_in: usize, len_out: usize, checksums: bool, tokens: &mut TokenGen) {
     status::decode(opcode, op_mod, entry[entry_off::STATUS_OWN], &out_inline).unwrap();
     let mut output = vec![0u8; len_out];
     let c = Chain { bus: &mut bus, addrs: out_addrs };
-    mailbox::read_output(&out_inline, &c, len_out, token, false, &mut output).unwrap();
+    mailbox::read_output(&out_inline, &c, len_out, &mut output).unwrap();
     let expect: Vec<u8> = input[16..].iter().rev().copied().collect();
     let m = expect.len().min(len_out.saturating_sub(16));
     assert_eq!(&output[16..16 + m], &expect[..m], "in {len_in} out {len_out}");

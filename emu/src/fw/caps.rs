@@ -3,7 +3,8 @@
 //!
 //! Only what is modelled is advertised: no Ethernet offloads, flow tables, eswitch,
 //! SR-IOV, RoCE, ODP or atomics. Other capability types read back all zero
-//! ("absent").
+//! ("absent"). The values are our model of a ConnectX-5 IB port (our choice); the
+//! field layout is `mlx5_ifc_cmd_hca_cap_bits`, checked by tests/ifc_vs_header.rs.
 
 use crate::config::EmuConfig;
 use crate::ifc::caps::cmd_hca_cap as g;
@@ -51,8 +52,10 @@ pub const ZERO_TYPES: &[u16] = &[
     cap_type::TLP_EMULATION,
 ];
 
-/// GENERAL fields the driver may change with SET_HCA_CAP: (field, writable only
-/// up to the maximum value).
+/// GENERAL fields the driver may change with SET_HCA_CAP, each only up to its maximum
+/// value: the fields upstream `handle_hca_cap` writes (plus a few it may), other
+/// fields of the request are ignored (permissive: firmware keeps what it does not let
+/// software change).
 pub const SETTABLE: &[Field] = &[
     g::PKEY_TABLE_SIZE,
     g::LOG_MAX_QP,
@@ -171,6 +174,8 @@ impl Caps {
         for f in SETTABLE {
             let v = f.get(new).unwrap_or(0);
             let max = f.get(&self.gen_max).unwrap_or(0);
+            // log_uar_page_sz is a size, not a capability bound: upstream writes
+            // PAGE_SHIFT - 12 whatever the maximum says.
             if v > max && *f != g::LOG_UAR_PAGE_SZ {
                 return Err(f);
             }

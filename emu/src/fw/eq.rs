@@ -2,7 +2,14 @@
 //! consumer index and arming from UAR doorbells, interrupts and overrun.
 //!
 //! Overrun: a command-completion event waits (queued) until the EQ has room; any other
-//! event is lost and counted when the EQ is full.
+//! event is lost and counted when the EQ is full. Our choice, more permissive than real
+//! firmware, which treats an overrun as an error (health syndrome 0x0c, mlx5_ifc.h
+//! `MLX5_INITIAL_SEG_HEALTH_SYNDROME_ASYNCHRONOUS_EQ_BUF_OVERRUN`); see emu/README.md.
+//!
+//! Owner bit of EQE *i* = bit log_size of the producer index (upstream `next_eqe_sw`);
+//! the body is written before the owner byte. An interrupt is raised only when armed
+//! (arm doorbell, UAR offset 0x40; update-only doorbell at 0x48: upstream `eq_update_ci`),
+//! at once if entries are outstanding when armed.
 //!
 //! Interrupt latency as the device sees it, for any driver: from raising an EQ's MSI-X
 //! vector to the driver's next consumer-index doorbell (update or arm) of that EQ, per
@@ -144,6 +151,8 @@ pub struct EqTable {
     pub irqs_per_vector: BTreeMap<u16, u64>,
     /// Doorbells that named an unknown EQ or the wrong UAR page.
     pub bad_doorbells: u64,
+    /// Events lost to a full EQ, all EQs, ever (survives DESTROY_EQ).
+    pub lost_total: u64,
 }
 
 impl EqTable {
@@ -241,6 +250,7 @@ impl EqTable {
                 if let Some(eq) = self.eqs.get_mut(&n) {
                     eq.lost += 1;
                 }
+                self.lost_total += 1;
                 Posted::Lost(n)
             }
             p => p,

@@ -21,13 +21,13 @@ impl Firmware {
         let uar = get(ctx, eqc::UAR_PAGE)? as u32;
         let intr = get(ctx, eqc::INTR)? as u16;
         let log_page_size = get(ctx, eqc::LOG_PAGE_SIZE)? as u8;
+        // Sources: page_offset non-zero is not modelled (upstream writes 0); log_eq_size
+        // up to cap log_max_eq_sz, intr below the MSI-X table size (PCIe MSI-X
+        // capability, `--msix-vectors`), uar_page an allocated UAR (`mlx5_ifc_eqc_bits`,
+        // PRM CREATE_EQ); log_page_size is bounded by its 5-bit field only.
         let bad = get(ctx, eqc::PAGE_OFFSET)? != 0
-            || get(ctx, eqc::STATUS)? != 0
-            || get(ctx, eqc::CONSUMER_COUNTER)? != 0
-            || get(ctx, eqc::PRODUCER_COUNTER)? != 0
             || u64::from(log_size) > self.caps.cur(g::LOG_MAX_EQ_SZ)
-            || log_page_size > 20
-            || intr >= crate::pci_config::MSIX_VECTORS
+            || intr >= self.cfg.msix_vectors.clamp(1, crate::config::MAX_MSIX_VECTORS)
             || !self.uars.contains(&uar);
         if bad {
             self.stats.violation(format!(
@@ -35,6 +35,17 @@ impl Firmware {
             ));
             return Err(bad_param());
         }
+        // status / consumer_counter / producer_counter are device-owned (QUERY_EQ reports
+        // them) and upstream writes 0: non-zero is a violation; refusing it is strict rule
+        // eq_ctx_device_fields (no PRM source says firmware checks them).
+        let device_fields = [eqc::STATUS, eqc::CONSUMER_COUNTER, eqc::PRODUCER_COUNTER];
+        if let Some(f) = device_fields.iter().find(|f| f.get(ctx).is_some_and(|v| v != 0)) {
+            self.stats.violation(format!("CREATE_EQ: device-owned EQ context field {} not zero", f.name));
+            if self.strict.eq_ctx_device_fields {
+                return Err(bad_param());
+            }
+        }
+        // EQ count: cap log_max_eq (`mlx5_ifc_cmd_hca_cap_bits`; max_num_eqs is 0 here).
         if self.eqs.eqs.len() >= 1usize << self.caps.cur(g::LOG_MAX_EQ) {
             return Err((CmdStatus::LIM_ERR, syndrome::LIMIT));
         }
@@ -43,7 +54,9 @@ impl Firmware {
         let npas = bytes.div_ceil(page) as usize;
         need_in(input, e::PAS_OFFSET + 8 * npas)?;
         let pas: Vec<u64> = (0..npas).map(|i| be64(input, e::PAS_OFFSET + 8 * i)).collect();
-        if let Some(a) = pas.iter().find(|&&a| a == 0 || a % 4096 != 0 || !env.mem.is_mapped(a, page.min(bytes))) {
+        // Buffer pages: 4 KiB aligned (pas entries carry address bits 63:12) and in guest
+        // memory (a DMA target). Address 0 is not special.
+        if let Some(a) = pas.iter().find(|&&a| a % 4096 != 0 || !env.mem.is_mapped(a, page.min(bytes))) {
             self.stats.violation(format!("CREATE_EQ: bad buffer page {a:#x}"));
             return Err(bad_param());
         }
@@ -60,6 +73,7 @@ impl Firmware {
 
     pub(super) fn destroy_eq(&mut self, input: &[u8]) -> CmdResult {
         let eqn = get(input, destroy_eq_in::EQ_NUMBER)? as u8;
+        // Unknown EQ: status 0x5 BAD_RES (PRM status list, upstream `cmd_status_str`).
         if self.eqs.eqs.remove(&eqn).is_none() {
             return Err((CmdStatus::BAD_RES_ERR, syndrome::BAD_RESOURCE));
         }

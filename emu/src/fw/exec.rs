@@ -16,6 +16,11 @@ enum Needs {
     Initialized,
 }
 
+/// Source: the PRM start-up sequence (ENABLE_HCA first; ISSI, pages, capabilities,
+/// registers and INIT_HCA on an enabled function; resources after INIT_HCA), as
+/// upstream `mlx5_function_enable` / `mlx5_function_open` issue them. A command in the
+/// wrong state fails with status 0x4 BAD_SYS_STATE. NOP is allowed in any state
+/// (permissive: nothing says firmware refuses it).
 fn needs(op: Opcode) -> Needs {
     use Opcode::*;
     match op {
@@ -38,7 +43,8 @@ impl Firmware {
         let status = match res {
             Ok(()) => 0,
             Err((st, synd)) => {
-                // A failing command returns only its header.
+                // A failing command returns only its header: status and syndrome
+                // (mlx5_ifc_cmd_out_bits); the rest zero (our choice, the PRM leaves it).
                 out.fill(0);
                 out[0] = st as u8;
                 out[4..8].copy_from_slice(&synd.to_be_bytes());
@@ -94,6 +100,8 @@ impl Firmware {
             DESTROY_EQ => self.destroy_eq(input),
             QUERY_EQ => self.query_eq(input, out),
             GEN_EQE => self.gen_eqe(env, input),
+            // Outside the model: status 0x2 BAD_OP (what firmware answers an opcode it
+            // does not know; upstream treats it as "not supported").
             _ => Err(unmodelled()),
         }
     }

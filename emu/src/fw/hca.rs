@@ -14,6 +14,10 @@ const SUPPORTED_ISSI: u64 = 0b11;
 const PSID: &[u8; 16] = b"MT_0000000008\0\0\0";
 
 impl Firmware {
+    // function_id / embedded_cpu_function name another function (a VF, the embedded
+    // CPU's): `mlx5_ifc_enable_hca_in_bits`; the emulated PF manages none (no
+    // vport_group_manager / ECPF), so only 0 is valid. Enabling an enabled function is
+    // BAD_SYS_STATE (PRM start-up sequence: ENABLE_HCA once, before anything else).
     pub(super) fn enable_hca(&mut self, input: &[u8]) -> CmdResult {
         if get(input, enable_hca_in::FUNCTION_ID)? != 0 || get(input, enable_hca_in::EMBEDDED_CPU_FUNCTION)? != 0 {
             return Err(bad_param());
@@ -25,6 +29,9 @@ impl Firmware {
         Ok(())
     }
 
+    // PRM teardown sequence: TEARDOWN_HCA, reclaim every page (MANAGE_PAGES take), then
+    // DISABLE_HCA; out of order = BAD_SYS_STATE. Upstream reclaims before DISABLE_HCA and
+    // WARNs when pages remain (pagealloc.c `mlx5_reclaim_startup_pages`).
     pub(super) fn disable_hca(&mut self, input: &[u8]) -> CmdResult {
         if get(input, disable_hca_in::FUNCTION_ID)? != 0 {
             return Err(bad_param());
@@ -48,6 +55,7 @@ impl Firmware {
         put(out, query_issi_out::SUPPORTED_ISSI_DW0, SUPPORTED_ISSI)
     }
 
+    // ISSI: only values in supported_issi (`mlx5_ifc_query_issi_out_bits`), else BAD_PARAM.
     pub(super) fn set_issi(&mut self, input: &[u8]) -> CmdResult {
         let issi = get(input, set_issi_in::CURRENT_ISSI)?;
         if issi >= 64 || SUPPORTED_ISSI & (1 << issi) == 0 {
@@ -57,6 +65,8 @@ impl Firmware {
         Ok(())
     }
 
+    // other_function needs vport_group_manager (absent): BAD_PARAM. Unknown capability
+    // type: BAD_PARAM (op_mod names a cap type the device does not have).
     pub(super) fn query_hca_cap(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
         let op_mod = get(input, query_hca_cap_in::OP_MOD)? as u16;
         if get(input, query_hca_cap_in::OTHER_FUNCTION)? != 0 {
@@ -72,6 +82,9 @@ impl Firmware {
         Ok(())
     }
 
+    // PRM start-up sequence: capabilities are set before INIT_HCA (BAD_SYS_STATE after).
+    // Only GENERAL is settable here (every other type is absent); which GENERAL fields
+    // are taken and the max check: see caps.rs.
     pub(super) fn set_hca_cap(&mut self, input: &[u8]) -> CmdResult {
         if self.func.initialized {
             return Err(bad_state());
@@ -86,6 +99,8 @@ impl Firmware {
         }
     }
 
+    // PRM start-up sequence: INIT_HCA once, after the boot and init pages QUERY_PAGES
+    // asked for were given (BAD_SYS_STATE otherwise).
     pub(super) fn init_hca(&mut self, _input: &[u8]) -> CmdResult {
         if self.func.initialized {
             return Err(bad_state());
@@ -98,6 +113,9 @@ impl Firmware {
         Ok(())
     }
 
+    // Profiles of `mlx5_ifc_teardown_hca_in_bits`; prepare-fast needs cap fast_teardown;
+    // not initialized = BAD_SYS_STATE. EQs or UARs left at graceful/force teardown are a
+    // violation only (upstream `mlx5_unload` destroys them first); they are dropped.
     pub(super) fn teardown_hca(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
         let profile = get(input, teardown_hca_in::PROFILE)? as u16;
         if !self.func.initialized {
@@ -133,6 +151,7 @@ impl Firmware {
         }
     }
 
+    // Upstream sends it after INIT_HCA (`mlx5_function_open`); before: BAD_SYS_STATE.
     pub(super) fn set_driver_version(&mut self, input: &[u8]) -> CmdResult {
         if !self.func.initialized {
             return Err(bad_state());
@@ -154,6 +173,8 @@ impl Firmware {
         Ok(())
     }
 
+    // UAR indices: lowest free from FIRST_UAR (our choice: pages below hold the init
+    // segment and MSI-X); none left = NO_RES.
     pub(super) fn alloc_uar(&mut self, out: &mut [u8]) -> CmdResult {
         let idx = (FIRST_UAR..NUM_UARS)
             .find(|i| !self.uars.contains(i))
@@ -168,8 +189,13 @@ impl Firmware {
         if !self.uars.contains(&idx) {
             return Err((CmdStatus::BAD_RES_ERR, syndrome::BAD_RESOURCE));
         }
+        // Unknown UAR: BAD_RES. One an EQ still rings: a violation (upstream destroys its
+        // EQs first); refused only with strict rule dealloc_uar_in_use.
         if self.eqs.eqs.values().any(|e| e.uar_page == idx) {
-            return Err((CmdStatus::BAD_RES_STATE_ERR, syndrome::RESOURCE_BUSY));
+            self.stats.violation(format!("DEALLOC_UAR of UAR {idx} while an EQ uses it"));
+            if self.strict.dealloc_uar_in_use {
+                return Err((CmdStatus::BAD_RES_STATE_ERR, syndrome::RESOURCE_BUSY));
+            }
         }
         self.uars.remove(&idx);
         Ok(())

@@ -13,8 +13,71 @@ pub enum Action {
     Status(u8, u32),
     /// Report this delivery status, without executing.
     Delivery(DeliveryStatus),
-    /// Execute, but write wrong output block signatures.
+    /// Execute, but write wrong output block signatures (every block).
     BadOutputSignature,
+    /// Execute, but write one field of the completion wrong.
+    Corrupt(Corruption),
+}
+
+/// A field of a completion (command entry or output mailbox) the device writes wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CorruptField {
+    /// Entry `output_length` (bytes 0x38..0x3c).
+    OutLen,
+    /// Entry `token` (byte 0x3c).
+    EntryToken,
+    /// Entry `signature` (byte 0x3d).
+    EntrySig,
+    /// Entry `ownership` left set: output and status written, completion event posted,
+    /// but the entry still says hardware owns it.
+    Own,
+    /// Entry delivery `status` (bits 7:1 of byte 0x3f) set to the given value.
+    Status,
+    /// Output mailbox `block_number`.
+    BlockNum,
+    /// Output mailbox `token`.
+    BlockToken,
+    /// Output mailbox `next_pointer`.
+    BlockNext,
+    /// Output mailbox `signature`.
+    BlockSig,
+}
+
+impl CorruptField {
+    /// Every field with its control-socket name.
+    pub const ALL: &'static [(&'static str, CorruptField)] = &[
+        ("out_len", CorruptField::OutLen),
+        ("entry_token", CorruptField::EntryToken),
+        ("entry_sig", CorruptField::EntrySig),
+        ("own", CorruptField::Own),
+        ("status", CorruptField::Status),
+        ("block_num", CorruptField::BlockNum),
+        ("block_token", CorruptField::BlockToken),
+        ("block_next", CorruptField::BlockNext),
+        ("block_sig", CorruptField::BlockSig),
+    ];
+
+    /// The control-socket name.
+    pub fn name(self) -> &'static str {
+        Self::ALL.iter().find(|(_, f)| *f == self).map_or("?", |(n, _)| n)
+    }
+
+    /// True for fields of an output mailbox (need an output of more than 16 bytes).
+    pub fn in_block(self) -> bool {
+        matches!(self, Self::BlockNum | Self::BlockToken | Self::BlockNext | Self::BlockSig)
+    }
+}
+
+/// What to write wrong: `field`, in output block `block` (`None` = every block) for
+/// mailbox fields, with `value` (`None` = the right value with bits flipped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Corruption {
+    /// The field.
+    pub field: CorruptField,
+    /// Output block index for mailbox fields (`None` = every block).
+    pub block: Option<usize>,
+    /// The value to write instead of the right one.
+    pub value: Option<u64>,
 }
 
 /// One rule: applies to `opcode` (or every opcode) `remaining` more times.

@@ -15,6 +15,7 @@ mod page_cmds;
 pub mod pages;
 mod reg;
 pub mod stats;
+pub mod strict;
 pub mod syndrome;
 pub mod timeline;
 pub mod util;
@@ -67,8 +68,8 @@ pub struct Deferred {
     pub fetched: cmdq::Fetched,
     /// Its output.
     pub output: Vec<u8>,
-    /// Write bad output signatures.
-    pub corrupt: bool,
+    /// A completion field to write wrong (fault injection).
+    pub corrupt: Option<inject::Corruption>,
     /// Post a completion EQE.
     pub eqe: bool,
 }
@@ -107,6 +108,10 @@ pub struct Firmware {
     /// Random extra completion latency bound (µs), 0 = complete at once. Makes
     /// independent commands complete out of order, as on real firmware.
     pub jitter_us: u64,
+    /// Strict checks without a PRM source (off = permissive).
+    pub strict: strict::Strict,
+    /// `eqs.lost_total` already turned into a fatal error (strict eq_overrun_fatal).
+    pub overruns_seen: u64,
     rng: u64,
 }
 
@@ -134,6 +139,8 @@ impl Firmware {
             port_admin_up: true,
             port_link_up: true,
             jitter_us: cfg.jitter_us,
+            strict: cfg.strict,
+            overruns_seen: 0,
             rng: 0x9e37_79b9_7f4a_7c15,
         }
     }
@@ -151,6 +158,8 @@ impl Firmware {
     /// Function-level reset: forget everything the driver set up (stats are kept).
     pub fn reset(&mut self) {
         self.func = FuncState::default();
+        // Strict rules switched by the control socket last until the next reset.
+        self.strict = self.cfg.strict;
         self.caps = caps::Caps::new(&self.cfg);
         self.ledger.clear();
         self.eqs = eq::EqTable::default();
@@ -163,6 +172,12 @@ impl Firmware {
     pub fn process_slot(&mut self, env: &Env<'_>, queue: u64, slot: usize) {
         self.stats.doorbells += 1;
         self.timeline.last_doorbell = Some(Instant::now());
+        // Sources of the doorbell rules (emu/README.md, "Rules and their sources"):
+        // after a fast teardown the device does no DMA (upstream
+        // `mlx5_cmd_fast_teardown_hca` sends nothing afterwards); the queue address must
+        // be written first (upstream `mlx5_cmd_enable`); a new address means a new
+        // driver instance, all slots idle; a slot still executing belongs to hardware
+        // (`ownership`, mlx5_ifc_cmd_queue_entry_bits) and is not re-read.
         if self.func.quiesced {
             self.stats.violation(format!("doorbell for slot {slot} after fast teardown"));
             return;
@@ -179,8 +194,9 @@ impl Firmware {
             self.stats.violation(format!("doorbell for slot {slot} while it is still executing"));
             return;
         }
-        // Command completions are reported by EQE only once an EQ asks for them
-        // before this command started (the CREATE_EQ of the command EQ is polled).
+        // Command completions are reported by EQE (type 0x0a, slot bitmap in data dword
+        // 0: mlx5_ifc / upstream `cmd_comp_notifier`) only once an EQ asks for them
+        // before this command started (upstream polls the CREATE_EQ of the command EQ).
         let eqe = self.eqs.route(event_type::CMD).is_some();
         let sigs = self.caps.signatures();
         let f = match cmdq::fetch(env.mem, queue, slot, sigs) {
@@ -210,7 +226,7 @@ impl Firmware {
             }
         };
         let opcode = u16::from_be_bytes([f.input[0], f.input[1]]);
-        let mut corrupt = false;
+        let mut corrupt = None;
         let mut delay = None;
         let output = match self.inject.take(opcode) {
             Some(inject::Action::Never) => {
@@ -238,12 +254,21 @@ impl Firmware {
             other => {
                 match other {
                     Some(inject::Action::Delay(ms)) => delay = Some(std::time::Duration::from_millis(ms)),
-                    Some(inject::Action::BadOutputSignature) => corrupt = true,
+                    Some(inject::Action::BadOutputSignature) => {
+                        corrupt = Some(inject::Corruption {
+                            field: inject::CorruptField::BlockSig,
+                            block: None,
+                            value: None,
+                        })
+                    }
+                    Some(inject::Action::Corrupt(c)) => corrupt = Some(c),
                     _ => {}
                 }
                 self.execute(env, &f.input, f.outlen)
             }
         };
+        // Completion order: our choice, configurable (`jitter`, `--jitter-us`): in order
+        // by default, random latency below the bound when set.
         if delay.is_none() && self.jitter_us > 0 {
             delay = Some(std::time::Duration::from_micros(self.next_random() % self.jitter_us));
         }
@@ -261,10 +286,24 @@ impl Firmware {
         self.finish(env, &f, &output, corrupt, eqe);
     }
 
-    fn finish(&mut self, env: &Env<'_>, f: &cmdq::Fetched, output: &[u8], corrupt: bool, eqe: bool) {
+    fn finish(&mut self, env: &Env<'_>, f: &cmdq::Fetched, output: &[u8], corrupt: Option<inject::Corruption>, eqe: bool) {
         let sigs = self.caps.signatures();
-        if let Err(e) = cmdq::complete(env.mem, f, output, DeliveryStatus::OK, sigs, corrupt) {
-            self.stats.dma_error(format!("slot {} completion: {e}", f.slot));
+        match cmdq::complete(env.mem, f, output, DeliveryStatus::OK, sigs, corrupt.as_ref()) {
+            Ok(applied) => {
+                if let Some(c) = corrupt {
+                    let name = if applied { c.field.name() } else { "not_applicable" };
+                    *self.stats.corruptions.entry(name).or_default() += 1;
+                    let op = u16::from_be_bytes([f.input[0], f.input[1]]);
+                    log::info!(
+                        "{}({op:#x}) slot {}: completion field {} corrupted{}",
+                        crate::ifc::opcodes::opcode_name(op),
+                        f.slot,
+                        c.field.name(),
+                        if applied { "" } else { " (not applicable: no output mailbox)" }
+                    );
+                }
+            }
+            Err(e) => self.stats.dma_error(format!("slot {} completion: {e}", f.slot)),
         }
         self.busy_slots &= !(1 << f.slot);
         if eqe {
@@ -360,6 +399,11 @@ impl Firmware {
     }
 
     /// Handles the driver's write of nic_interface; returns the readback value.
+    ///
+    /// Source: upstream fast teardown (`mlx5_cmd_fast_teardown_hca`): TEARDOWN_HCA
+    /// prepare-fast, then nic_interface DISABLED, read back until it shows. Without a
+    /// prepared fast teardown the write is ignored and counted (our choice: the PRM
+    /// does not describe it; knobs for this path belong to the teardown work).
     pub fn nic_interface_write(&mut self, val: u32) -> Option<u32> {
         use crate::ifc::init_seg::NicInterface;
         if NicInterface::from_raw(val) == Some(NicInterface::Disabled) && self.func.fast_prepared {

@@ -3,6 +3,12 @@
 //! The register data is echoed from the input (so index fields such as the PCAM/MCAM
 //! feature group come back as asked) with device-owned fields filled in. Feature
 //! masks read back zero: nothing optional is supported.
+//!
+//! Sources: op_mod 0 write / 1 read (mlx5_ifc.h `MLX5_ACCESS_REGISTER_IN_OP_MOD_*`,
+//! anything else BAD_PARAM); registers outside the model fail
+//! with BAD_PARAM (what firmware answers for an unknown register id); DTOR, PCAM, MCAM
+//! and QCAM are read-only (PRM register descriptions), a write is BAD_PARAM. Values
+//! (DTOR timeouts, one 4x EDR IB port, MTU 4096) are our model.
 
 use super::util::{bad_param, get, need_out, CmdResult};
 use super::{syndrome, Firmware};

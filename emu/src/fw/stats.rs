@@ -23,6 +23,9 @@ pub struct Stats {
     pub recent_violations: VecDeque<String>,
     /// Commands whose completion was swallowed by injection.
     pub never_completed: u64,
+    /// Completion fields written wrong by injection: field name → count
+    /// (`not_applicable`: a mailbox field asked of a command without output mailbox).
+    pub corruptions: BTreeMap<&'static str, u64>,
 }
 
 impl Stats {

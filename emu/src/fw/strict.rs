@@ -1,0 +1,65 @@
+//! Strict behaviours, off by default, switched on by the control socket
+//! (`{"cmd":"strict","rule":NAME,"on":B}`, until the next reset) or `--strict NAME`:
+//! checks with no PRM or `mlx5_ifc.h` source (off: the emulator answers as the most
+//! permissive firmware would, and still counts a protocol violation where upstream
+//! never does it), and real-firmware reactions the default model softens.
+//! Listed in emu/README.md, "Rules and their sources".
+
+/// The strict rules.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Strict {
+    /// CREATE_EQ with `status`, `consumer_counter` or `producer_counter` of the EQ
+    /// context non-zero fails with BAD_PARAM. These are device-owned fields (QUERY_EQ
+    /// reports them); upstream zeroes them; the PRM does not say firmware checks them.
+    pub eq_ctx_device_fields: bool,
+    /// DEALLOC_UAR of a UAR page an EQ still rings fails with BAD_RES_STATE. Upstream
+    /// destroys its EQs first; what firmware answers is not documented.
+    pub dealloc_uar_in_use: bool,
+    /// An event lost to a full EQ is a firmware fatal error: health syndrome 0x0c
+    /// (`MLX5_INITIAL_SEG_HEALTH_SYNDROME_ASYNCHRONOUS_EQ_BUF_OVERRUN`), as on real
+    /// firmware. Off: the event is dropped and counted (`eqs[].lost`).
+    pub eq_overrun_fatal: bool,
+}
+
+impl Strict {
+    /// Rule names, as the control socket and `stats` spell them.
+    pub const NAMES: &'static [&'static str] = &["eq_ctx_device_fields", "dealloc_uar_in_use", "eq_overrun_fatal"];
+
+    /// Switches rule `name`; `Err` for an unknown name.
+    pub fn set(&mut self, name: &str, on: bool) -> Result<(), String> {
+        match name {
+            "eq_ctx_device_fields" => self.eq_ctx_device_fields = on,
+            "dealloc_uar_in_use" => self.dealloc_uar_in_use = on,
+            "eq_overrun_fatal" => self.eq_overrun_fatal = on,
+            _ => return Err(format!("unknown strict rule {name:?} (known: {})", Self::NAMES.join(", "))),
+        }
+        Ok(())
+    }
+
+    /// (name, on) of every rule.
+    pub fn list(&self) -> [(&'static str, bool); 3] {
+        [
+            ("eq_ctx_device_fields", self.eq_ctx_device_fields),
+            ("dealloc_uar_in_use", self.dealloc_uar_in_use),
+            ("eq_overrun_fatal", self.eq_overrun_fatal),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        let mut s = Strict::default();
+        assert!(s.list().iter().all(|(_, on)| !on), "every rule off by default");
+        for n in Strict::NAMES {
+            s.set(n, true).unwrap();
+        }
+        assert!(s.list().iter().all(|(_, on)| *on));
+        assert_eq!(s.list().map(|(n, _)| n), *Strict::NAMES);
+        assert!(s.set("nope", true).is_err());
+        assert!(s.set("eq_overrun_fatal", false).is_ok() && !s.eq_overrun_fatal);
+    }
+}
