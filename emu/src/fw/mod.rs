@@ -163,6 +163,7 @@ impl Firmware {
         self.caps = caps::Caps::new(&self.cfg);
         self.ledger.clear();
         self.eqs = eq::EqTable::default();
+        self.overruns_seen = 0;
         self.uars.clear();
         self.deferred.clear();
         self.busy_slots = 0;
