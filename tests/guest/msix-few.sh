@@ -38,6 +38,7 @@ check msix.upstream.bound test -e "$sys/driver"
 check msix.upstream.vectors-allocated test "$(ls "$sys/msi_irqs" 2>/dev/null | wc -l)" -le 2
 check msix.upstream.eqs-created test "$(emu_stat 'len(d["eqs"])')" -ge 3
 check msix.upstream.eqs-in-table test "$(eqs_in_table)" = True
+echo "upstream mlx5_core: $(ls "$sys/msi_irqs" 2>/dev/null | wc -l) MSI-X vector(s) allocated, EQ vectors $(emu_stat 'sorted(e["intr"] for e in d["eqs"])')"
 check msix.upstream.no-error-lines sh -c "! dmesg | tail -n +$((MARK + 1)) | grep -a mlx5_core | grep -a -i -E 'error|fail|timeout'"
 [ -e "$sys/driver" ] && echo "$bdf" >"$sys/driver/unbind"
 check msix.upstream.rmmod modprobe -r mlx5_core
