@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! debugfs files of one function, under `/sys/kernel/debug/mlx5_rs-<pci address>/`:
+//! debugfs files of one function, under `/sys/kernel/debug/mlx5_rs/<pci address>/`:
 //!
 //! | file | what |
 //! |---|---|
@@ -10,6 +10,12 @@
 //! | `eqs` | per EQ: number, vector, EQEs, malformed, drains, arms, IRQ latency; command events; page requests; CQ dispatch |
 //! | `cmd_mode` | write `events` or `polling`: how commands complete (benchmark hook) |
 //! | `gen_comp` | write `<comp EQ index> <cqn> [noreg]`: GEN_EQE of a completion for `cqn` (test hook) |
+//!
+//! The root `mlx5_rs/` is module-wide, as upstream's `mlx5/` (`mlx5_register_debugfs`
+//! at module init): the module creates it before the PCI driver is registered and
+//! removes it after every function is gone ([`RootStorage`]). Each function adds and
+//! removes only its own subdirectory, so the functions' directories are independent
+//! (a root per function would fail with `EEXIST` for the second one).
 
 use kernel::{
     debugfs::{Dir, Scope},
@@ -37,16 +43,57 @@ pub(crate) struct DebugData {
     storm: Mutex<Option<Result<StormResult>>>,
 }
 
-/// The debugfs directory of one function; removed on drop.
+kernel::sync::global_lock! {
+    // SAFETY: `root_init` initializes it in module init, before the driver is
+    // registered (no probe can run before).
+    unsafe(uninit) static ROOT: Mutex<Option<Dir>> = None;
+}
+
+/// Initializes the lock of the module-wide root (still empty).
+///
+/// # Safety
+///
+/// Call exactly once, from module init, before the PCI driver is registered.
+pub(crate) unsafe fn root_init() {
+    // SAFETY: by the caller, once and before any use.
+    unsafe { ROOT.init() };
+}
+
+/// The module-wide `mlx5_rs/` root: created by [`RootStorage::create`], removed on drop
+/// once no function's directory is left in it (each one holds a reference to it).
+///
+/// The module initializes it before the driver registration and declares it after, so
+/// it exists before the first probe and is dropped after the last remove.
+pub(crate) struct RootStorage;
+
+impl RootStorage {
+    /// Creates the root. A debugfs failure is not a module failure: the functions then
+    /// have no files, as with upstream.
+    pub(crate) fn create() -> Self {
+        *ROOT.lock() = Some(Dir::new(c"mlx5_rs"));
+        Self
+    }
+}
+
+impl Drop for RootStorage {
+    fn drop(&mut self) {
+        let root = ROOT.lock().take();
+        drop(root);
+    }
+}
+
+/// The debugfs directory of one function; removed on drop (the root stays).
 pub(crate) struct DebugFs {
-    _root: Dir,
     _scope: Pin<KBox<Scope<DebugData>>>,
 }
 
 impl DebugFs {
-    /// Creates `mlx5_rs-<name>/` with the files above.
+    /// Creates `mlx5_rs/<name>/` with the files above.
     pub(crate) fn new(name: &CStr, hw: Arc<Hw>, pages: Arc<FwPages>, events: Arc<EqInfo>) -> Result<Self> {
-        let root = Dir::new(c"mlx5_rs");
+        // A clone of the root handle: the function's directory keeps the root alive.
+        // The root exists from module init until after the last remove, so a probe
+        // never finds none.
+        let root = ROOT.lock().clone().ok_or(ENOENT)?;
         let dirname = CString::try_from_fmt(fmt!("{}", name))?;
         let data = pin_init!(DebugData { hw, pages, events, storm <- new_mutex!(None) });
         let scope = KBox::pin_init(
@@ -60,7 +107,7 @@ impl DebugFs {
             }),
             GFP_KERNEL,
         )?;
-        Ok(Self { _root: root, _scope: scope })
+        Ok(Self { _scope: scope })
     }
 }
 

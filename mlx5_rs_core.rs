@@ -56,13 +56,21 @@ struct Mlx5Module {
     _driver: Registration<ffi::ShutdownAdapter<device::Mlx5Driver>>,
     // Dropped after the driver is unregistered (every device removed).
     _registry: teardown::RegistryStorage,
+    // Module-wide debugfs root `mlx5_rs/`: created before the driver registration (so
+    // a failed registration removes it again), dropped after it.
+    _debugfs_root: debugfs::RootStorage,
 }
 
 impl InPlaceModule for Mlx5Module {
     fn init(module: &'static kernel::ThisModule) -> impl PinInit<Self, Error> {
         // SAFETY: module init runs once, before the driver is registered below.
         unsafe { teardown::registry_init() };
+        // SAFETY: module init runs once, before the driver is registered below.
+        unsafe { debugfs::root_init() };
+        // Fields are initialized in the order written here (and the initialized ones
+        // dropped if a later one fails); they are dropped in declaration order.
         try_pin_init!(Self {
+            _debugfs_root: debugfs::RootStorage::create(),
             _driver <- Registration::new(MODULE_NAME, module),
             _registry: teardown::RegistryStorage,
         })

@@ -25,6 +25,7 @@ use kernel::{
     irq::{self, IrqReturn, ThreadedHandler, ThreadedIrqReturn, ThreadedRegistration},
     pci::{self, IrqVectorRegistration},
     prelude::*,
+    str::CString,
     sync::Arc,
 };
 
@@ -60,6 +61,9 @@ struct Vector<'bound> {
     /// Cleared by [`Vector`]'s drop, before `_reg` frees the IRQ.
     hint: Option<ffi::AffinityHint>,
     _reg: Pin<KBox<ThreadedRegistration<'bound, EqIrq>>>,
+    /// The IRQ's name, which the IRQ core keeps a pointer to until `free_irq`: declared
+    /// after `_reg`, so it is freed after the IRQ.
+    _name: CString,
 }
 
 impl Drop for Vector<'_> {
@@ -100,14 +104,15 @@ impl<'bound> Irqs<'bound> {
         u32::try_from(self.vectors.len()).unwrap_or(u32::MAX)
     }
 
-    /// Requests a threaded handler for vector `index`; with `hint_cpu`, steers the
-    /// vector to the `hint_cpu`-th online CPU and sets that as its affinity hint (a
-    /// failure to do so is logged and leaves the vector without a hint).
+    /// Requests a threaded handler for vector `index`, named `name` (kept until the IRQ
+    /// is freed); with `hint_cpu`, steers the vector to the `hint_cpu`-th online CPU
+    /// and sets that as its affinity hint (a failure to do so is logged and leaves the
+    /// vector without a hint).
     pub(crate) fn request(
         &mut self,
         dev: &device::Device,
         index: u32,
-        name: &'static CStr,
+        name: CString,
         eqs: KVec<Arc<Eq>>,
         d: Arc<Dispatch>,
         hint_cpu: Option<u32>,
@@ -120,10 +125,16 @@ impl<'bound> Irqs<'bound> {
             unsafe { &*core::ptr::from_ref::<IrqVectorRegistration<'bound>>(&self.vectors) };
         let req: irq::IrqRequest<'bound> = vectors.index(index as usize)?.into();
         let irq = req.irq();
+        // SAFETY: the string is in `name`'s heap buffer, which moving the `CString` does
+        // not move and which is freed only when the `Vector` built below drops its
+        // `_name`, after its `_reg` (field order), i.e. after `free_irq`; on the error
+        // paths before that, the registration is gone (or never made) before `name`
+        // drops. So the IRQ core never holds a dangling name.
+        let name_ref: &'static CStr = unsafe { &*core::ptr::from_ref::<CStr>(&name) };
         // SAFETY: the registration is boxed and kept in `self.regs` until `Irqs` is
         // dropped; it is never forgotten.
         let reg = KBox::pin_init(
-            unsafe { ThreadedRegistration::new(req, irq::Flags::TRIGGER_NONE, name, try_init!(EqIrq { eqs, d })) },
+            unsafe { ThreadedRegistration::new(req, irq::Flags::TRIGGER_NONE, name_ref, try_init!(EqIrq { eqs, d })) },
             GFP_KERNEL,
         )?;
         // Set after the handler is registered, as upstream does; a failure here is not
@@ -139,7 +150,7 @@ impl<'bound> Irqs<'bound> {
             }
         });
         // On failure `Vector` drops here: hint cleared, then the IRQ freed.
-        self.regs.push(Vector { index, irq, hint, _reg: reg }, GFP_KERNEL)?;
+        self.regs.push(Vector { index, irq, hint, _reg: reg, _name: name }, GFP_KERNEL)?;
         Ok(())
     }
 

@@ -34,6 +34,7 @@ use kernel::{
     device::{self, Bound},
     fmt, pci,
     prelude::*,
+    str::CString,
     sync::{aref::ARef, Arc},
 };
 
@@ -296,7 +297,13 @@ impl<'bound> Events<'bound> {
             if eqs.is_empty() {
                 continue;
             }
-            let name = if v == 0 { c"mlx5_rs_ctrl" } else { c"mlx5_rs_comp" };
+            // Named after the function, as upstream's `mlx5_comp<n>@pci:<address>`, so
+            // the vectors of several functions are told apart (/proc/interrupts).
+            let name = if v == 0 {
+                CString::try_from_fmt(fmt!("mlx5_rs_ctrl@pci:{}", dev.name()))?
+            } else {
+                CString::try_from_fmt(fmt!("mlx5_rs_comp{}@pci:{}", v - 1, dev.name()))?
+            };
             irqs.request(dev, v, name, eqs, d.clone(), hint_cpu(v, vectors))?;
         }
 

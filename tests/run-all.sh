@@ -3,7 +3,7 @@
 #   N passed, N failed
 # Phases: toolbox, cold toolbox check (toolbox.sh --cold-check), kernel, module (cached, rebuilt only when inputs change), host
 # tests (cargo test), harness self-test, VM run (KUnit suites + guest scenarios), VM run
-# with 2 MSI-X vectors.
+# with 2 MSI-X vectors, VM run with two emulated functions (tests/scenarios-2fn/).
 set -u
 . "$(dirname "$0")/vm/lib.sh"
 
@@ -48,16 +48,27 @@ phase_start selftest
 st=$("$REPO/tests/vm/judge-selftest.sh" 2>&1 | tail -n1); echo "$st" >&2; add_counts "$st"
 phase_end
 
+# vm_boot LOG-NAME VM.SH-ARGS...: one VM boot, its judge's counts added to the totals.
+vm_boot() {
+	local logf=$CACHE/runs/$1; shift
+	mkdir -p "$CACHE/runs"
+	"$REPO/tests/vm/vm.sh" "$@" 2>&1 | tee "$logf"
+	local vm_rc=${PIPESTATUS[0]} vm_out
+	vm_out=$(tail -n1 "$logf")
+	case "$vm_out" in *passed*) add_counts "$vm_out" ;; esac
+	# A VM run that failed without counting a failure (no tests ran, set-up broke) still fails.
+	if [ "$vm_rc" -ne 0 ] && ! grep -Eq '[1-9][0-9]* failed' <<<"$vm_out"; then
+		FAILED=$((FAILED + 1)); log "vm: run failed (exit $vm_rc) without a counted failure"
+	fi
+}
+
 phase_start vm
-mkdir -p "$CACHE/runs"
-"$REPO/tests/vm/vm.sh" --run tests/guest/check.sh,tests/guest/shutdown-handoff.sh --timeout 1800 2>&1 | tee "$CACHE/runs/last-check-vm.log"
-vm_rc=${PIPESTATUS[0]}
-vm_out=$(tail -n1 "$CACHE/runs/last-check-vm.log")
-case "$vm_out" in *passed*) add_counts "$vm_out" ;; esac
-# A VM run that failed without counting a failure (no tests ran, set-up broke) still fails.
-if [ "$vm_rc" -ne 0 ] && ! grep -Eq '[1-9][0-9]* failed' <<<"$vm_out"; then
-	FAILED=$((FAILED + 1)); log "vm: run failed (exit $vm_rc) without a counted failure"
-fi
+vm_boot last-check-vm.log --run tests/guest/check.sh,tests/guest/shutdown-handoff.sh --timeout 1800
+phase_end
+# A second, short boot with two emulated functions (tests/scenarios-2fn/), ending
+# with both left bound for the power-off's shutdown callback.
+phase_start vm-2fn
+vm_boot last-check-vm-2fn.log --functions 2 --run tests/guest/check-2fn.sh,tests/guest/shutdown-handoff.sh --timeout 900
 phase_end
 
 # MSI-X table size is fixed when QEMU realizes the device: a boot of its own with 2

@@ -14,9 +14,11 @@ check() {
 }
 
 # emuctl JSON: one request to the emulated ConnectX's control socket, reply on stdout.
+# (EMUCTL_DEV selects another function's channel; see emuctl_n.)
 emuctl() {
-	[ -e /dev/mlx5emu-ctl ] || { echo "no emulator control channel" >&2; return 1; }
-	exec 3<>/dev/mlx5emu-ctl
+	_dev=${EMUCTL_DEV:-/dev/mlx5emu-ctl}
+	[ -e "$_dev" ] || { echo "no emulator control channel $_dev" >&2; return 1; }
+	exec 3<>"$_dev"
 	printf '%s\n' "$1" >&3
 	timeout 10 head -n 1 <&3
 	exec 3>&-
@@ -63,6 +65,37 @@ mlx_bdf() {
 	done
 	return 1
 }
+
+# Several functions (tests/vm/vm.sh --functions N): function I (0-based) is the I-th
+# 15b3 function in PCI address order, served by its own emulator, whose control channel
+# is /dev/mlx5emu-ctl for I = 0 and /dev/mlx5emu<I>-ctl otherwise. The helpers above
+# address function 0; these take I first.
+
+# mlx_bdfs: the PCI addresses of the emulated ConnectX functions, one a line, in order.
+mlx_bdfs() {
+	for d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$d/vendor")" = 0x15b3 ] && basename "$d"
+	done
+	return 0
+}
+# mlx_bdf_n I: the PCI address of function I.
+mlx_bdf_n() {
+	_b=$(mlx_bdfs | sed -n "$(($1 + 1))p")
+	[ -n "$_b" ] && echo "$_b"
+}
+# emuctl_dev I: the control channel of function I's emulator.
+emuctl_dev() { if [ "$1" = 0 ]; then echo /dev/mlx5emu-ctl; else echo "/dev/mlx5emu$1-ctl"; fi; }
+# emu_count: how many emulators have a control channel in this guest.
+emu_count() {
+	_n=0
+	while [ -e "$(emuctl_dev $_n)" ]; do _n=$((_n + 1)); done
+	echo $_n
+}
+# emuctl_n I JSON, emu_stat_n I PYEXPR, emu_heal_n I: emuctl, emu_stat, emu_heal of
+# function I (in a subshell, so function 0's channel stays the default).
+emuctl_n() { (EMUCTL_DEV=$(emuctl_dev "$1") && emuctl "$2"); }
+emu_stat_n() { (EMUCTL_DEV=$(emuctl_dev "$1") && emu_stat "$2"); }
+emu_heal_n() { (EMUCTL_DEV=$(emuctl_dev "$1") && emu_heal); }
 
 # Lines of the kernel log since the mark set by dmesg_mark.
 dmesg_mark() { MARK=$(dmesg | wc -l); }

@@ -5,14 +5,33 @@
 # the expectation as "MLX5RS-SHUTDOWN-EXPECT held=N", and the host checks the
 # emulator's final statistics against it after QEMU exits (tests/vm/shutdown-verdict.sh,
 # called by tests/vm/vm.sh).
+#
+# With several functions (vm.sh --functions N) every one is left bound, and function
+# I > 0 gets its own line "MLX5RS-SHUTDOWN-EXPECT fn=I bdf=<address> held=N", checked
+# against its own emulator's final statistics.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail shutdown.device-present "no 15b3 function"; exit 1; }
-emu_heal
-emuctl '{"cmd":"set_pages","init":8192}' >/dev/null
+nfn=$(emu_count)
+i=0
+while [ $i -lt "$nfn" ]; do
+	emu_heal_n $i
+	emuctl_n $i '{"cmd":"set_pages","init":8192}' >/dev/null
+	i=$((i + 1))
+done
 check shutdown.insmod insmod "$KO"
 check shutdown.bound test -e /sys/bus/pci/devices/"$bdf"/driver
 held=$(emu_stat 'd["pages"]["held"]')
 check shutdown.pages-held test "$held" -gt 8192
 check shutdown.no-teardown-yet test "$(emu_stat 'sum(d["function"]["teardowns"].values())')" = 0
 echo "MLX5RS-SHUTDOWN-EXPECT held=$held"
+i=1
+while [ $i -lt "$nfn" ]; do
+	b=$(mlx_bdf_n $i) || { fail shutdown.fn$i.device-present "no function $i"; i=$((i + 1)); continue; }
+	check shutdown.fn$i.bound test -e /sys/bus/pci/devices/"$b"/driver
+	h=$(emu_stat_n $i 'd["pages"]["held"]')
+	check shutdown.fn$i.pages-held test "$h" -gt 8192
+	check shutdown.fn$i.no-teardown-yet test "$(emu_stat_n $i 'sum(d["function"]["teardowns"].values())')" = 0
+	echo "MLX5RS-SHUTDOWN-EXPECT fn=$i bdf=$b held=$h"
+	i=$((i + 1))
+done
 [ "$FAILED" = 0 ]

@@ -18,9 +18,14 @@ hostname mlx5rs-guest
 if [ -d "$KBUILD/mod-install/lib/modules" ]; then
 	mkdir -p /lib/modules && mount --bind "$KBUILD/mod-install/lib/modules" /lib/modules
 fi
-# The emulator's control channel (virtio-serial port named mlx5emu.ctl).
+# The emulators' control channels: virtio-serial port mlx5emu.ctl (function 0) becomes
+# /dev/mlx5emu-ctl, mlx5emu<i>.ctl (function i, vm.sh --functions) /dev/mlx5emu<i>-ctl.
 for p in /sys/class/virtio-ports/*; do
-	[ -f "$p/name" ] && [ "$(cat "$p/name")" = mlx5emu.ctl ] && ln -sf "/dev/$(basename "$p")" /dev/mlx5emu-ctl
+	[ -f "$p/name" ] || continue
+	n=$(cat "$p/name")
+	case "$n" in
+	mlx5emu.ctl | mlx5emu[0-9].ctl) ln -sf "/dev/$(basename "$p")" "/dev/${n%.ctl}-ctl" ;;
+	esac
 done
 # Baseline for kmemleak: forget what boot left behind, report only what tests leak.
 if [ -w /sys/kernel/debug/kmemleak ]; then

@@ -53,6 +53,20 @@ verdict shutdown-reclaimed 1 "$OK$EXPECT$FASTLINE" "$(stats 1 0 true 0 0)"
 verdict shutdown-graceful 1 "$OK$EXPECT$FASTLINE" "$(stats 0 1 false 8256 0)"
 verdict shutdown-doorbell-after-stop 1 "$OK$EXPECT$FASTLINE" "$(stats 1 0 true 8256 1)"
 verdict shutdown-no-final-stats 1 "$OK$EXPECT$FASTLINE" ""
+# Two functions (vm.sh --functions 2): function 1 has its own EXPECT line, driver line
+# and emulator log, and fails on its own.
+verdict2() { # verdict2 NAME want(0|1) CONSOLE EMU-LOG EMU1-LOG
+	printf '%b' "$3$DONE" >"$T/$1.console"; printf '%s' "$4" >"$T/$1.emu"; printf '%s' "$5" >"$T/$1.emu1"
+	"$V" "$T/$1.console" "$T/$1.emu" "$T/$1.emu1" >>"$T/$1.console" 2>"$T/$1.err"
+	"$J" "$T/$1.console" >"$T/$1.out" 2>&1; got=$([ $? -eq 0 ] && echo 0 || echo 1)
+	if [ "$got" = "$2" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "judge-selftest: $1: exit $got, wanted $2"; cat "$T/$1.out" "$T/$1.err"; fi
+}
+EXPECT1='MLX5RS-SHUTDOWN-EXPECT fn=1 bdf=0000:02:00.0 held=8300\n'
+FASTLINE1='[   82.4] mlx5_rs 0000:02:00.0: fast teardown (shutdown): prepared, nic_interface DISABLED confirmed in 3 ms\n'
+verdict2 shutdown-2fn-fast 0 "$OK$EXPECT$EXPECT1$FASTLINE$FASTLINE1" "$(stats 1 0 true 8256 0)" "$(stats 1 0 true 8300 0)"
+verdict2 shutdown-2fn-second-reclaimed 1 "$OK$EXPECT$EXPECT1$FASTLINE$FASTLINE1" "$(stats 1 0 true 8256 0)" "$(stats 1 0 true 0 0)"
+verdict2 shutdown-2fn-second-not-logged 1 "$OK$EXPECT$EXPECT1$FASTLINE" "$(stats 1 0 true 8256 0)" "$(stats 1 0 true 8300 0)"
+verdict2 shutdown-2fn-second-no-expect 1 "$OK$EXPECT$FASTLINE$FASTLINE1" "$(stats 1 0 true 8256 0)" "$(stats 1 0 true 8300 0)"
 # Not asked for (no EXPECT line): no verdict lines at all.
 printf '%b' "$OK$DONE" >"$T/none.console"; : >"$T/none.emu"
 if [ -z "$("$V" "$T/none.console" "$T/none.emu")" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "judge-selftest: shutdown verdict printed lines without an EXPECT line"; fi

@@ -4,9 +4,17 @@
 #
 #   vm.sh --run tests/guest/smoke.sh[,more.sh]   run guest scripts (paths in the repo)
 #   vm.sh --shell                                interactive guest shell on this terminal
-#   options: --timeout SEC (default 900)  --emu-arg ARG (repeatable)  --no-emu
+#   options: --timeout SEC (default 900)  --emu-arg ARG (repeatable; every emulator)
+#            --no-emu  --functions N (emulated ConnectX functions, default 1, max 4)
 #            --log FILE (console log; default $CACHE/runs/<id>/console.log)
 #
+# Function i (0-based) is its own emulator process: data socket emu.sock / emu<i>.sock,
+# control socket ctl.sock / ctl<i>.sock, log emu.log / emu<i>.log in the run directory
+# (function 0 keeps the one-function names), behind its own PCIe root port; its control
+# channel is the virtio-serial port mlx5emu.ctl / mlx5emu<i>.ctl, which the guest links
+# as /dev/mlx5emu-ctl / /dev/mlx5emu<i>-ctl. The root ports are added in function order,
+# so the guest numbers their buses in that order: function i is the i-th 15b3 function
+# in PCI address order (tests/guest/lib.sh: mlx_bdf_n, emuctl_n).
 # Guest RAM is a shared memfd (vfio-user needs it); the root file system is the toolbox
 # over 9p, read-only, with a tmpfs overlay in the guest; the repo and the cache are
 # visible in the guest at their host paths. Accelerator: TCG unless a probe boot
@@ -18,7 +26,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-RUN_SCRIPTS="" SHELL_MODE=0 TIMEOUT=900 NO_EMU=0 LOGF="" EMU_ARGS=()
+RUN_SCRIPTS="" SHELL_MODE=0 TIMEOUT=900 NO_EMU=0 LOGF="" EMU_ARGS=() FUNCTIONS=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--run) RUN_SCRIPTS=$2; shift 2 ;;
@@ -26,10 +34,13 @@ while [ $# -gt 0 ]; do
 	--timeout) TIMEOUT=$2; shift 2 ;;
 	--emu-arg) EMU_ARGS+=("$2"); shift 2 ;;
 	--no-emu) NO_EMU=1; shift ;;
+	--functions) FUNCTIONS=$2; shift 2 ;;
 	--log) LOGF=$2; shift 2 ;;
 	*) die "vm.sh: unknown argument $1" ;;
 	esac
 done
+
+case "$FUNCTIONS" in [1-4]) ;; *) die "vm.sh: --functions takes 1 to 4, not $FUNCTIONS" ;; esac
 
 KB=$(kernel_build_dir)
 [ -n "$KB" ] && [ -f "$KB/arch/x86/boot/bzImage" ] || die "no test kernel: run tests/vm/kernel.sh"
@@ -39,10 +50,13 @@ mkdir -p "$RUNDIR"
 ls -1dt "$CACHE"/runs/vm-* 2>/dev/null | tail -n +21 | xargs -r rm -rf
 [ -n "$LOGF" ] || LOGF=$RUNDIR/console.log
 
-EMU_PID="" QEMU_PID=""
+EMU_PIDS=() QEMU_PID=""
 cleanup() {
 	[ -n "$QEMU_PID" ] && kill -- -"$QEMU_PID" 2>/dev/null && sleep 0.5 && kill -9 -- -"$QEMU_PID" 2>/dev/null
-	[ -n "$EMU_PID" ] && kill "$EMU_PID" 2>/dev/null && sleep 0.2 && kill -9 "$EMU_PID" 2>/dev/null
+	local p
+	for p in "${EMU_PIDS[@]}"; do
+		kill "$p" 2>/dev/null && sleep 0.2 && kill -9 "$p" 2>/dev/null
+	done
 	true
 }
 trap cleanup EXIT
@@ -86,33 +100,50 @@ ACCEL=$(choose_accel)
 [ "$ACCEL" = kvm ] && log "accelerator: KVM (probe boot succeeded)"
 [ -w /dev/kvm ] || log "accelerator: TCG (no /dev/kvm)"
 
+# fn_sfx I: the file-name suffix of function I ("" for function 0, else I).
+fn_sfx() { [ "$1" = 0 ] || echo "$1"; }
+EMU_LOGS=()
 DEV_ARGS=()
 if [ "$NO_EMU" = 0 ]; then
 	EMU_BIN=${MLX5RS_EMU_BIN:-$CARGO_TARGET_DIR/release/mlx5-emu}
 	if [ -z "${MLX5RS_EMU_BIN:-}" ]; then
 		(cd "$REPO" && cargo build -q --release -p mlx5-emu) || die "building the emulator failed"
 	fi
-	"$EMU_BIN" --socket "$RUNDIR/emu.sock" --control "$RUNDIR/ctl.sock" "${EMU_ARGS[@]}" \
-		>"$RUNDIR/emu.log" 2>&1 &
-	EMU_PID=$!
-	for _ in $(seq 100); do [ -S "$RUNDIR/emu.sock" ] && [ -S "$RUNDIR/ctl.sock" ] && break; sleep 0.1; done
-	[ -S "$RUNDIR/emu.sock" ] || { cat "$RUNDIR/emu.log" >&2; die "emulator did not start within 10 s"; }
-	# Behind a PCIe root port, so the function has a real link (upstream reads its speed).
-	DEV_ARGS=(-device pcie-root-port,id=rp0,chassis=1
-		-device "'{\"driver\":\"vfio-user-pci\",\"bus\":\"rp0\",\"socket\":{\"type\":\"unix\",\"path\":\"$RUNDIR/emu.sock\"}}'"
-		-device virtio-serial-pci
-		-chardev "socket,id=emuctl,path=$RUNDIR/ctl.sock"
-		-device "virtserialport,chardev=emuctl,name=mlx5emu.ctl")
+	for ((i = 0; i < FUNCTIONS; i++)); do
+		x=$(fn_sfx $i)
+		"$EMU_BIN" --socket "$RUNDIR/emu$x.sock" --control "$RUNDIR/ctl$x.sock" "${EMU_ARGS[@]}" \
+			>"$RUNDIR/emu$x.log" 2>&1 &
+		EMU_PIDS+=($!)
+		EMU_LOGS+=("$RUNDIR/emu$x.log")
+	done
+	for ((i = 0; i < FUNCTIONS; i++)); do
+		x=$(fn_sfx $i)
+		for _ in $(seq 100); do [ -S "$RUNDIR/emu$x.sock" ] && [ -S "$RUNDIR/ctl$x.sock" ] && break; sleep 0.1; done
+		[ -S "$RUNDIR/emu$x.sock" ] || { cat "$RUNDIR/emu$x.log" >&2; die "emulator $i did not start within 10 s"; }
+	done
+	# Each function behind its own PCIe root port, so it has a real link (upstream
+	# reads its speed); the control channels share one virtio-serial controller.
+	for ((i = 0; i < FUNCTIONS; i++)); do
+		x=$(fn_sfx $i)
+		DEV_ARGS+=(-device "pcie-root-port,id=rp$i,chassis=$((i + 1))"
+			-device "'{\"driver\":\"vfio-user-pci\",\"bus\":\"rp$i\",\"socket\":{\"type\":\"unix\",\"path\":\"$RUNDIR/emu$x.sock\"}}'")
+	done
+	DEV_ARGS+=(-device virtio-serial-pci)
+	for ((i = 0; i < FUNCTIONS; i++)); do
+		x=$(fn_sfx $i)
+		DEV_ARGS+=(-chardev "socket,id=emuctl$x,path=$RUNDIR/ctl$x.sock"
+			-device "virtserialport,chardev=emuctl$x,name=mlx5emu$x.ctl")
+	done
 fi
 
 if [ "$SHELL_MODE" = 1 ]; then
-	log "interactive guest shell (Ctrl-A X quits QEMU); emulator log: $RUNDIR/emu.log"
+	log "interactive guest shell (Ctrl-A X quits QEMU); emulator log(s): ${EMU_LOGS[*]}"
 	in_toolbox /bin/sh -c "$(qemu_cmd "$ACCEL" "$BASE_APPEND mlx5rs.shell=1" "${DEV_ARGS[@]}") -serial mon:stdio"
 	exit 0
 fi
 
 [ -n "$RUN_SCRIPTS" ] || die "vm.sh: nothing to run (--run or --shell)"
-log "booting ($ACCEL) to run $RUN_SCRIPTS; console: $LOGF"
+log "booting ($ACCEL, $FUNCTIONS function(s)) to run $RUN_SCRIPTS; console: $LOGF"
 T0=$(date +%s)
 set +e
 : >"$LOGF"
@@ -132,7 +163,7 @@ ELAPSED=$(($(date +%s) - T0))
 # here, from the emulator's final statistics; the lines go to the console log the judge reads.
 wait "$TAIL_PID" 2>/dev/null || true
 if [ "$NO_EMU" = 0 ]; then
-	"$REPO/tests/vm/shutdown-verdict.sh" "$LOGF" "$RUNDIR/emu.log" | tee -a "$LOGF"
+	"$REPO/tests/vm/shutdown-verdict.sh" "$LOGF" "${EMU_LOGS[@]}" | tee -a "$LOGF"
 fi
 
 "$REPO/tests/vm/judge.sh" "$LOGF" "$ELAPSED"
