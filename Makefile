@@ -34,7 +34,7 @@ shell:
 	tests/vm/vm.sh --shell
 
 upstream:
-	tests/vm/vm.sh --guest tests/guest/upstream.sh
+	tests/vm/vm.sh --run tests/guest/upstream.sh
 
 bench:
 	tests/bench/run.sh
