@@ -13,10 +13,16 @@ b0=$(mlx_bdf_n 0) && b1=$(mlx_bdf_n 1) || { fail twofn.addresses "fewer than two
 echo "function 0: $b0, function 1: $b1"
 
 bound() { [ "$(basename "$(readlink "/sys/bus/pci/devices/$1/driver" 2>/dev/null)")" = mlx5_rs ]; }
-# emu_nops I: NOPs emulator I completed with status OK (0 before the first).
+# emu_nops I: NOPs emulator I completed with status OK: 0 before the first (no such
+# entry yet), -1 without a usable reply (so every count check fails).
 emu_nops() {
-	_v=$(emu_stat_n "$1" 'd["commands"]["NOP"]["OK"]' 2>/dev/null)
-	echo "${_v:-0}"
+	_r=$(emuctl_n "$1" '{"cmd":"get","path":["commands","NOP","OK"]}')
+	case "$_r" in
+	'{"ok":true,"text":"'*) _r=${_r#'{"ok":true,"text":"'}; _r=${_r%%'"'*} ;;
+	'{"error":"get: no '*) _r=0 ;;
+	*) _r=-1 ;;
+	esac
+	case "$_r" in '' | *[!0-9-]*) echo -1 ;; *) echo "$_r" ;; esac
 }
 # field BDF NAME: a field of that function's last storm result ("nops 100 callers 1 errors 0 ...").
 field() { tr ' ' '\n' <"$root/$1/nop_storm" | sed -n "/^$2\$/{n;p;}"; }
