@@ -38,7 +38,7 @@ for v in $(awk '$1 == "vector" && $6 != "none" { print $2 ":" $4 ":" $6 }' "$d/e
 	mask=$(cat /proc/irq/"$irq"/affinity_hint)
 	echo "vector $i irq $irq: affinity_hint $mask, smp_affinity_list $(cat /proc/irq/"$irq"/smp_affinity_list)"
 	[ "$cpu" = $((i - 1)) ] || { echo "vector $i hinted to CPU $cpu"; hok=0; }
-	[ -d /proc/irq/"$irq"/mlx5_rs_comp ] || { echo "IRQ $irq is not an mlx5_rs_comp vector"; hok=0; }
+	[ -d "/proc/irq/$irq/mlx5_rs_comp$((i - 1))@pci:$bdf" ] || { echo "IRQ $irq is not mlx5_rs_comp$((i - 1))@pci:$bdf"; hok=0; }
 	python3 -c "import sys; sys.exit(int('$mask'.replace(',', ''), 16) != 1 << $cpu)" || hok=0
 	hinted=$((hinted + 1))
 done
