@@ -22,6 +22,12 @@
 //! - `{"cmd":"surprise_removal","enable":B}`: BAR reads return all ones, BAR writes
 //!   (doorbells included) are dropped.
 //! - `{"cmd":"page_request","num_pages":N,"release_all":B}`
+//! - `{"cmd":"page_requests","num_pages":[N,...]}` or
+//!   `{"cmd":"page_requests","pattern":[N,...],"count":C}` (the pattern repeated up
+//!   to C requests): sent back to back without waiting for answers.
+//! - `{"cmd":"take_fault","mode":"never_given"|"duplicate"|"off","addrs":[A,...],"count":N}`:
+//!   MANAGE_PAGES take answers return addresses never given, one page repeated, or
+//!   the listed addresses; `count` omitted = every take.
 //! - `{"cmd":"set_pages","boot":N,"init":N,"regular":N}`
 //! - `{"cmd":"eqe","eqn":N,"type":T,"sub_type":S,"data":"<hex, up to 28 bytes>","count":N}`:
 //!   writes raw (possibly malformed) EQEs into an EQ, e.g. to force an overrun.
@@ -170,6 +176,60 @@ fn raw_eqe(dev: &Device, req: &Value) -> Value {
     json!({"ok": true, "results": results})
 }
 
+/// Most requests one `page_requests` sends.
+const MAX_BATCH: u64 = 100_000;
+
+fn page_requests(dev: &Device, req: &Value) -> Value {
+    let as_i32 = |v: &Value| v.as_i64().and_then(|n| i32::try_from(n).ok());
+    let list: Vec<i32> = if let Some(a) = req.get("num_pages").and_then(Value::as_array) {
+        match a.iter().map(as_i32).collect::<Option<Vec<_>>>() {
+            Some(l) => l,
+            None => return err("num_pages must be 32-bit signed integers"),
+        }
+    } else if let Some(p) = req.get("pattern").and_then(Value::as_array) {
+        let Some(p) = p.iter().map(as_i32).collect::<Option<Vec<_>>>() else {
+            return err("pattern must be 32-bit signed integers");
+        };
+        let count = req.get("count").and_then(num).unwrap_or(p.len() as u64);
+        if p.is_empty() || count > MAX_BATCH {
+            return err(format!("pattern must not be empty and count at most {MAX_BATCH}"));
+        }
+        p.iter().copied().cycle().take(count as usize).collect()
+    } else {
+        return err("page_requests needs \"num_pages\": [..] or \"pattern\": [..] with \"count\"");
+    };
+    if list.len() as u64 > MAX_BATCH {
+        return err(format!("at most {MAX_BATCH} requests at once"));
+    }
+    let sum: i64 = list.iter().map(|&n| i64::from(n)).sum();
+    match dev.page_requests(&list, false) {
+        Ok(()) => json!({"ok": true, "requests": list.len(), "net_pages": sum}),
+        Err(e) => err(e),
+    }
+}
+
+fn take_fault(dev: &Device, req: &Value) -> Value {
+    use crate::fw::pages::TakeFault;
+    let count = req.get("count").and_then(num).map(|n| n.min(u64::from(u32::MAX)) as u32);
+    let fault = if let Some(a) = req.get("addrs").and_then(Value::as_array) {
+        match a.iter().map(num).collect::<Option<Vec<_>>>() {
+            Some(l) => Some(TakeFault::Addrs(l)),
+            None => return err("addrs must be numbers"),
+        }
+    } else {
+        match req.get("mode").and_then(Value::as_str).unwrap_or("") {
+            "never_given" => Some(TakeFault::NeverGiven),
+            "duplicate" => Some(TakeFault::Duplicate),
+            "off" => None,
+            other => {
+                return err(format!("take_fault needs \"mode\" never_given|duplicate|off or \"addrs\", not {other:?}"))
+            }
+        }
+    };
+    dev.fw().ledger.take_fault = fault.map(|f| (f, count));
+    json!({"ok": true})
+}
+
 /// `get`: one value of the stats tree, found by a path of keys and array indices.
 fn get(dev: &Device, req: &Value) -> Value {
     let Some(path) = req.get("path").and_then(Value::as_array) else {
@@ -247,6 +307,8 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
                 Err(e) => err(e),
             }
         }
+        "page_requests" => page_requests(dev, req),
+        "take_fault" => take_fault(dev, req),
         "set_pages" => {
             let mut fw = dev.fw();
             let l = &mut fw.ledger;

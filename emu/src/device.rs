@@ -222,6 +222,10 @@ impl Device {
                 }
             }
         }
+        // Consumer-index doorbells may have made room for queued page requests.
+        if !fw.ledger.requests.queued.is_empty() {
+            fw.pump_page_requests(&env);
+        }
         let next = fw.run_deferred(&env);
         // Strict eq_overrun_fatal: a lost event (here or from the control socket since
         // the last step) is a firmware fatal error, health syndrome 0x0c.
@@ -237,9 +241,19 @@ impl Device {
 
     /// Raises a page request through the firmware (control socket).
     pub fn page_request(&self, num_pages: i32, release_all: bool) -> Result<(), String> {
+        self.page_requests(&[num_pages], release_all)
+    }
+
+    /// Raises page requests back to back, without waiting for answers (control
+    /// socket); stops at the first one refused.
+    pub fn page_requests(&self, num_pages: &[i32], release_all: bool) -> Result<(), String> {
         let msix_ok = lock(&self.pci).msix_deliverable();
         let env = Env { mem: &*self.mem, irq: &*self.irq, msix_ok };
-        self.fw().page_request(&env, 0, num_pages, release_all)
+        let mut fw = self.fw();
+        for &n in num_pages {
+            fw.page_request(&env, 0, n, release_all)?;
+        }
+        Ok(())
     }
 
     /// Function-level reset (vfio reset).

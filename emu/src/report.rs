@@ -71,7 +71,13 @@ pub fn stats(dev: &Device) -> Value {
     let irqs: Map<String, Value> =
         fw.eqs.irqs_per_vector.iter().map(|(v, n)| (v.to_string(), json!(n))).collect();
     let l = &fw.ledger;
-    let outstanding: Map<String, Value> = l.outstanding.iter().map(|(f, n)| (f.to_string(), json!(n))).collect();
+    // Functions with outstanding requests → how many (empty when none is).
+    let mut outstanding: Map<String, Value> = Map::new();
+    for r in &l.requests.outstanding {
+        let e = outstanding.entry(r.func.to_string()).or_insert(json!(0));
+        *e = json!(e.as_u64().unwrap_or(0) + 1);
+    }
+    let rq = &l.requests;
     json!({
         "ok": true,
         "function": {
@@ -92,7 +98,18 @@ pub fn stats(dev: &Device) -> Value {
             "rejected_takes": l.rejected_takes,
             "alloc_fail_reports": l.alloc_fail_reports,
             "outstanding_requests": outstanding,
-            "requests_refused": l.requests_refused,
+            "requests_sent": rq.sent,
+            "requests_answered": rq.answered,
+            "requests_unanswered": rq.unanswered,
+            "requests_outstanding": rq.outstanding.len(),
+            "requests_queued": rq.queued.len(),
+            "requests_never_sent": rq.never_sent,
+            "requests_cant_give": rq.cant_give,
+            "requests_out_of_order": rq.out_of_order,
+            "requests_reasked": rq.reasked,
+            "release_all_sent": rq.release_all_sent,
+            "take_fault": l.take_fault.as_ref().map(|(f, c)| json!({"fault": format!("{f:?}"), "count": c})),
+            "take_faults": l.take_faults,
             "released_all": l.released_all,
             "demand": {"boot": l.boot_demand, "init": l.init_demand, "regular": l.regular_demand, "runtime": l.runtime_demand},
         },

@@ -45,7 +45,8 @@ impl Firmware {
         self.func.enabled = false;
         self.func.issi = 0;
         self.timeline.disable_hca = Some(std::time::Instant::now());
-        self.ledger.outstanding.clear();
+        // Requests not answered by now never will be.
+        self.ledger.requests.drop_all();
         self.ledger.runtime_demand = 0;
         Ok(())
     }

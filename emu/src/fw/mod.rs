@@ -342,7 +342,9 @@ impl Firmware {
     }
 
     /// Raises a page-request event (positive: give me pages; negative: take them
-    /// back; `release_all`: firmware dropped every page of the function).
+    /// back; `release_all`: firmware dropped every page of the function). Any number
+    /// may be outstanding (upstream answers each on an ordered workqueue; the PRM sets
+    /// no limit). While the pages EQ is full the request waits, in order, for room.
     pub fn page_request(&mut self, env: &Env<'_>, func: u16, num_pages: i32, release_all: bool) -> Result<(), String> {
         if self.func.quiesced || !self.func.enabled {
             return Err("function is not enabled".into());
@@ -350,39 +352,58 @@ impl Firmware {
         if release_all && self.caps.cur(crate::ifc::caps::cmd_hca_cap::RELEASE_ALL_PAGES) == 0 {
             return Err("release-all requests need cap release_all_pages enabled by the driver".into());
         }
-        if self.ledger.outstanding.contains_key(&func) {
-            self.ledger.requests_refused += 1;
-            return Err("a page request is already outstanding for this function".into());
+        if !release_all && num_pages == 0 {
+            return Err("num_pages must not be 0".into());
         }
-        let mut data = [0u8; 28];
-        let flags = if release_all { PAGE_REQ_RELEASE_ALL } else { 0 };
-        data[0..2].copy_from_slice(&flags.to_be_bytes());
-        data[2..4].copy_from_slice(&func.to_be_bytes());
-        data[4..8].copy_from_slice(&num_pages.to_be_bytes());
-        match self.eqs.post(event_type::PAGE_REQUEST, 0, &data, env.mem, env.irq, env.msix_ok) {
-            eq::Posted::Written(_) => {
-                if release_all {
-                    self.ledger.release_all(func);
-                } else {
-                    self.ledger.outstanding.insert(func, num_pages);
-                    if num_pages > 0 {
-                        self.ledger.runtime_demand += num_pages as u32;
+        if self.eqs.route(event_type::PAGE_REQUEST).is_none() {
+            return Err("no EQ subscribes to page requests".into());
+        }
+        self.ledger.requests.queued.push_back(pages::Queued { func, num_pages, release_all, reask: false });
+        self.pump_page_requests(env);
+        Ok(())
+    }
+
+    /// Writes queued page requests into the pages EQ while it has room.
+    pub fn pump_page_requests(&mut self, env: &Env<'_>) {
+        while let Some(q) = self.ledger.requests.queued.front().copied() {
+            let Some(eqn) = self.eqs.route(event_type::PAGE_REQUEST) else { return };
+            if self.eqs.eqs.get(&eqn).is_none_or(|e| e.full()) {
+                return;
+            }
+            let mut data = [0u8; 28];
+            let flags = if q.release_all { PAGE_REQ_RELEASE_ALL } else { 0 };
+            data[0..2].copy_from_slice(&flags.to_be_bytes());
+            data[2..4].copy_from_slice(&q.func.to_be_bytes());
+            data[4..8].copy_from_slice(&q.num_pages.to_be_bytes());
+            match self.eqs.post_to(eqn, event_type::PAGE_REQUEST, 0, &data, env.mem, env.irq, env.msix_ok) {
+                eq::Posted::Written(_) => {
+                    self.ledger.requests.queued.pop_front();
+                    if q.release_all {
+                        self.ledger.requests.release_all_sent += 1;
+                        self.ledger.release_all(q.func);
+                        continue;
+                    }
+                    self.ledger.requests.sent(q.func, q.num_pages);
+                    if q.reask {
+                        continue;
+                    }
+                    if q.num_pages > 0 {
+                        self.ledger.runtime_demand = self.ledger.runtime_demand.saturating_add(q.num_pages as u32);
                     } else {
                         // Firmware no longer needs these pages: they become returnable.
-                        let n = num_pages.unsigned_abs();
+                        let n = q.num_pages.unsigned_abs();
                         let from_runtime = n.min(self.ledger.runtime_demand);
                         self.ledger.runtime_demand -= from_runtime;
-                        self.ledger.released_credit += n - from_runtime;
+                        self.ledger.released_credit = self.ledger.released_credit.saturating_add(n - from_runtime);
                     }
                 }
-                Ok(())
-            }
-            eq::Posted::NoEq => Err("no EQ subscribes to page requests".into()),
-            eq::Posted::Lost(n) => Err(format!("EQ {n} full: page request lost")),
-            eq::Posted::Queued(n) => Err(format!("EQ {n}: queued")),
-            eq::Posted::Dma(e) => {
-                self.stats.dma_error(format!("page request EQE: {e}"));
-                Err(e.to_string())
+                eq::Posted::Dma(e) => {
+                    self.ledger.requests.queued.pop_front();
+                    self.ledger.requests.never_sent += 1;
+                    self.stats.dma_error(format!("page request EQE: {e}"));
+                }
+                // Full (checked above) or gone: keep it queued.
+                _ => return,
             }
         }
     }
@@ -414,6 +435,7 @@ impl Firmware {
             self.timeline.nic_disabled = Some(Instant::now());
             self.eqs.eqs.clear();
             self.eqs.waiting.clear();
+            self.ledger.requests.drop_all();
             self.uars.clear();
             self.deferred.clear();
             return Some(val);

@@ -1,6 +1,6 @@
 //! QUERY_PAGES and MANAGE_PAGES against the page ledger.
 
-use super::pages::GiveError;
+use super::pages::{GiveError, Queued};
 use super::util::{bad_param, get, need_in, put, CmdResult};
 use super::{syndrome, Env, Firmware};
 use crate::ifc::opcodes::{manage_pages_op_mod as mp, query_pages_op_mod as qp};
@@ -33,11 +33,11 @@ impl Firmware {
         let n = get(input, manage_pages_in::INPUT_NUM_ENTRIES)? as usize;
         match op_mod {
             mp::ALLOCATION_FAIL => {
+                // Answers the oldest give request (upstream `page_notify_fail`); the
+                // pages it still wanted are no longer demanded.
                 self.ledger.alloc_fail_reports += 1;
-                if let Some(req) = self.ledger.outstanding.remove(&func) {
-                    if req > 0 {
-                        self.ledger.runtime_demand = self.ledger.runtime_demand.saturating_sub(req as u32);
-                    }
+                if let Some(left) = self.ledger.requests.on_alloc_fail(func) {
+                    self.ledger.runtime_demand = self.ledger.runtime_demand.saturating_sub(left);
                 }
                 Ok(())
             }
@@ -56,11 +56,7 @@ impl Firmware {
                     self.stats.violation(format!("MANAGE_PAGES give rejected: {why}"));
                     return Err((CmdStatus::BAD_PARAM_ERR, syndrome::BAD_PAGE));
                 }
-                if let Some(req) = self.ledger.outstanding.get(&func).copied() {
-                    if req > 0 {
-                        self.ledger.outstanding.remove(&func);
-                    }
-                }
+                self.ledger.requests.on_give(func, addrs.len() as u32);
                 Ok(())
             }
             mp::HCA_RETURN_PAGES => {
@@ -72,15 +68,40 @@ impl Firmware {
                 }
                 let want = want as u32;
                 let pinned = self.pinned_pages();
-                let pages = self.ledger.take(func, want, pinned);
+                let pages = match self.ledger.take_fault.take() {
+                    Some((fault, count)) => {
+                        let pages = self.ledger.take_with_fault(func, want, pinned, &fault);
+                        self.ledger.take_faults += 1;
+                        match count {
+                            Some(c) if c <= 1 => {}
+                            Some(c) => self.ledger.take_fault = Some((fault, Some(c - 1))),
+                            None => self.ledger.take_fault = Some((fault, None)),
+                        }
+                        pages
+                    }
+                    None => self.ledger.take(func, want, pinned),
+                };
                 put(out, manage_pages_out::OUTPUT_NUM_ENTRIES, pages.len() as u64)?;
                 for (i, a) in pages.iter().enumerate() {
                     p::pas_set(out, p::PAS_OFFSET, i, *a).ok_or_else(bad_param)?;
                 }
-                if let Some(req) = self.ledger.outstanding.get(&func).copied() {
-                    if req < 0 {
-                        self.ledger.outstanding.remove(&func);
-                    }
+                // The ask (input_num_entries, not what came back) answers take requests;
+                // the part of a request it did not ask for is asked again (upstream caps
+                // an event take at MAX_RECLAIM_NPAGES and relies on the firmware asking
+                // again).
+                let again = self.ledger.requests.on_take(func, n.min(u32::MAX as usize) as u32);
+                for rest in &again {
+                    self.ledger.requests.reasked += 1;
+                    let rest = i32::try_from(*rest).unwrap_or(i32::MAX);
+                    self.ledger.requests.queued.push_back(Queued {
+                        func,
+                        num_pages: -rest,
+                        release_all: false,
+                        reask: true,
+                    });
+                }
+                if !again.is_empty() {
+                    self.pump_page_requests(env);
                 }
                 Ok(())
             }

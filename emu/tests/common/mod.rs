@@ -32,6 +32,7 @@ pub struct Host {
     pub irq: Arc<RecordingIrqs>,
     pub queue: u64,
     next: u64,
+    end: u64,
     pub token: u8,
 }
 
@@ -41,13 +42,18 @@ impl Host {
     }
 
     pub fn with(cfg: EmuConfig) -> Self {
-        let mem = Arc::new(VecMemory::new(MEM_BASE, MEM_SIZE));
+        Self::with_mem(cfg, MEM_SIZE)
+    }
+
+    /// A host with `size` bytes of guest memory.
+    pub fn with_mem(cfg: EmuConfig, size: usize) -> Self {
+        let mem = Arc::new(VecMemory::new(MEM_BASE, size));
         let irq = Arc::new(RecordingIrqs::default());
         let dev = Device::new(cfg, mem.clone(), irq.clone());
         // Enable MSI-X (message control at cap 0x9c + 2).
         dev.config_write(0x9c + 2, &0x803fu16.to_le_bytes());
         dev.config_write(0x04, &0x0006u16.to_le_bytes());
-        let mut h = Host { dev, mem, irq, queue: 0, next: MEM_BASE, token: 0 };
+        let mut h = Host { dev, mem, irq, queue: 0, next: MEM_BASE, end: MEM_BASE + size as u64, token: 0 };
         h.queue = h.alloc(4096, 4096);
         h.write32(is::CMDQ_ADDR_H, (h.queue >> 32) as u32);
         h.write32(is::CMDQ_ADDR_L_SZ, h.queue as u32);
@@ -57,7 +63,7 @@ impl Host {
     pub fn alloc(&mut self, size: u64, align: u64) -> u64 {
         let a = self.next.div_ceil(align) * align;
         self.next = a + size;
-        assert!(self.next <= MEM_BASE + MEM_SIZE as u64, "fake guest memory exhausted");
+        assert!(self.next <= self.end, "fake guest memory exhausted");
         a
     }
 
