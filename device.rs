@@ -40,7 +40,7 @@ use crate::{
     hw::Hw,
     ifc::{init_seg as seg, opcodes::query_pages_op_mod},
     init_seg::{InitSeg, Regs},
-    pagealloc::fw_pages::FwPages,
+    pagealloc::fw_pages::{FwPages, Supply},
     pci_ids::FunctionInfo,
     health::HealthStage,
     teardown::{self, plan::{Path, TeardownCaps}, FreeAfterStop, Lifecycle, ParkedPages, ReclaimStage},
@@ -158,7 +158,7 @@ impl<'bound> Mlx5Device<'bound> {
         let enabled_hca = EnabledHca::new(&life, embedded_cpu)?;
         Self::set_issi(pdev, &hw)?;
 
-        let pages = FwPages::new(dev, hw.clone())?;
+        let pages = FwPages::new(dev, hw.clone(), embedded_cpu)?;
         let reclaim = ReclaimStage::new(life.clone(), pages.clone());
         Self::supply(pdev, &hw, &pages, query_pages_op_mod::BOOT, "boot")?;
 
@@ -253,13 +253,13 @@ impl<'bound> Mlx5Device<'bound> {
 
     /// QUERY_PAGES(`op_mod`) then MANAGE_PAGES give of what the device asks for.
     fn supply(pdev: &pci::Device, hw: &Hw, pages: &FwPages, op_mod: u16, what: &str) -> Result {
-        let n = commands::query_pages(hw, op_mod)?;
+        let n = commands::query_pages(hw, op_mod, pages.function().1)?;
         if n < 0 {
             dev_err!(pdev, "device asks to return {} {} pages at bring-up; not supported\n", -i64::from(n), what);
             return Err(EPROTO);
         }
         if n > 0 {
-            pages.give(u64::try_from(n).map_err(|_| EINVAL)?)?;
+            pages.give(u64::try_from(n).map_err(|_| EINVAL)?, Supply::Startup)?;
         }
         Ok(())
     }

@@ -92,18 +92,23 @@ pub(crate) fn set_issi(hw: &Hw, issi: u16) -> Result {
 }
 
 /// QUERY_PAGES: how many pages the device wants (negative: it has too many).
-pub(crate) fn query_pages(hw: &Hw, op_mod: u16) -> Result<i32> {
-    let i = input::<{ query_pages_in::BYTES }>(Opcode::QUERY_PAGES, op_mod)?;
+/// `ec`: the embedded-CPU bit, set as in ENABLE_HCA (upstream sets
+/// `embedded_cpu_function` to `mlx5_core_is_ecpf()` in QUERY_PAGES, MANAGE_PAGES and
+/// ENABLE/DISABLE_HCA alike).
+pub(crate) fn query_pages(hw: &Hw, op_mod: u16, ec: bool) -> Result<i32> {
+    let mut i = input::<{ query_pages_in::BYTES }>(Opcode::QUERY_PAGES, op_mod)?;
+    put(&mut i, query_pages_in::EMBEDDED_CPU_FUNCTION, u64::from(ec))?;
     let mut o = [0u8; query_pages_out::BYTES];
     run(hw, &i, &mut o)?;
     // CAST: the PRM field is a signed 32-bit count.
     Ok(get(&o, query_pages_out::NUM_PAGES)? as u32 as i32)
 }
 
-/// MANAGE_PAGES give: hands `addrs` (4 KiB DMA pages) to function 0. Returns the typed
-/// command error, from which the caller decides whether the device may own the pages;
-/// a failure before the command was built is reported as [`ErrorKind::NoMemory`].
-pub(crate) fn give_pages(hw: &Hw, addrs: &[u64]) -> Result<(), CmdError> {
+/// MANAGE_PAGES give: hands `addrs` (4 KiB DMA pages) to function `func_id` /
+/// embedded-CPU bit `ec` (echoed from the page request). Returns the typed command
+/// error, from which the caller decides whether the device may own the pages; a failure
+/// before the command was built is reported as [`ErrorKind::NoMemory`].
+pub(crate) fn give_pages(hw: &Hw, func_id: u16, ec: bool, addrs: &[u64]) -> Result<(), CmdError> {
     let op = Opcode::MANAGE_PAGES as u16;
     let op_mod = crate::ifc::opcodes::manage_pages_op_mod::ALLOCATION_SUCCESS;
     let not_sent = ||  CmdError::new(op, op_mod, ErrorKind::NoMemory);
@@ -112,6 +117,8 @@ pub(crate) fn give_pages(hw: &Hw, addrs: &[u64]) -> Result<(), CmdError> {
     put(&mut i, mbox_in::OPCODE, u64::from(op)).map_err(|_| not_sent())?;
     put(&mut i, mbox_in::OP_MOD, u64::from(op_mod)).map_err(|_| not_sent())?;
     put(&mut i, manage_pages_in::INPUT_NUM_ENTRIES, n as u64).map_err(|_| not_sent())?;
+    put(&mut i, manage_pages_in::FUNCTION_ID, u64::from(func_id)).map_err(|_| not_sent())?;
+    put(&mut i, manage_pages_in::EMBEDDED_CPU_FUNCTION, u64::from(ec)).map_err(|_| not_sent())?;
     for (k, a) in addrs.iter().enumerate() {
         let at = manage_pages_in::BYTES + 8 * k;
         i[at..at + 8].copy_from_slice(&a.to_be_bytes());
@@ -121,11 +128,13 @@ pub(crate) fn give_pages(hw: &Hw, addrs: &[u64]) -> Result<(), CmdError> {
 
 /// MANAGE_PAGES allocation failure: tells the device the driver could not supply
 /// the pages it asked for, so its waiting command fails instead of hanging.
-pub(crate) fn pages_alloc_failed(hw: &Hw) -> Result {
-    let i = input::<{ manage_pages_in::BYTES }>(
+pub(crate) fn pages_alloc_failed(hw: &Hw, func_id: u16, ec: bool) -> Result {
+    let mut i = input::<{ manage_pages_in::BYTES }>(
         Opcode::MANAGE_PAGES,
         crate::ifc::opcodes::manage_pages_op_mod::ALLOCATION_FAIL,
     )?;
+    put(&mut i, manage_pages_in::FUNCTION_ID, u64::from(func_id))?;
+    put(&mut i, manage_pages_in::EMBEDDED_CPU_FUNCTION, u64::from(ec))?;
     run(hw, &i, &mut [0u8; HDR])
 }
 
@@ -133,12 +142,14 @@ pub(crate) fn pages_alloc_failed(hw: &Hw) -> Result {
 /// addresses it returned to `out`. Returns how many it returned. A device claiming more
 /// entries than asked for, or than its output holds, is rejected. The output (up to
 /// 50,000 addresses, 400 KB) is `kvmalloc`ed: it must not depend on a high-order page.
-pub(crate) fn take_pages(hw: &Hw, max: u32, out: &mut KVVec<u64>) -> Result<u32> {
+pub(crate) fn take_pages(hw: &Hw, func_id: u16, ec: bool, max: u32, out: &mut KVVec<u64>) -> Result<u32> {
     let mut i = input::<{ manage_pages_in::BYTES }>(
         Opcode::MANAGE_PAGES,
         crate::ifc::opcodes::manage_pages_op_mod::HCA_RETURN_PAGES,
     )?;
     put(&mut i, manage_pages_in::INPUT_NUM_ENTRIES, u64::from(max))?;
+    put(&mut i, manage_pages_in::FUNCTION_ID, u64::from(func_id))?;
+    put(&mut i, manage_pages_in::EMBEDDED_CPU_FUNCTION, u64::from(ec))?;
     let cap = manage_pages_out::BYTES + 8 * max as usize;
     let mut o = KVVec::from_elem(0u8, cap, GFP_KERNEL)?;
     run(hw, &i, &mut o)?;

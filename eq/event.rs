@@ -16,10 +16,6 @@ use crate::ifc::eqe::{eqe_off, event_type as et, PAGE_REQ_EC_FUNCTION, PAGE_REQ_
 /// Size of an EQE.
 pub const EQE_BYTES: usize = 64;
 
-/// Largest page count one runtime page request may ask for or return
-/// (upstream's `MAX_RECLAIM_NPAGES` bound, also applied to gives).
-pub const MAX_REQUEST_PAGES: u32 = 50_000;
-
 /// Event types upstream routes to the async EQ (`MLX5_ASYNC_EVENT_MASK`) plus
 /// INTERNAL_ERROR: path migration, communication established, SQ drained, CQ error,
 /// WQ catastrophic error, path migration failed, internal error, port change, WQ
@@ -59,6 +55,8 @@ pub struct Limits {
     pub cqn_limit: u32,
     /// Our function id (page requests must name it).
     pub func_id: u16,
+    /// Our embedded-CPU bit (page requests' `ec_function` flag must match it).
+    pub ec_function: bool,
 }
 
 /// A validated event.
@@ -73,7 +71,9 @@ pub enum Event {
     PageRequest {
         /// Function the request is for (ours).
         func_id: u16,
-        /// Signed page count, never 0, |n| ≤ [`MAX_REQUEST_PAGES`].
+        /// Signed page count, never 0; any other value of the PRM's signed 32-bit
+        /// `num_pages` (gives above 50,000 included; a take is capped per
+        /// MANAGE_PAGES by the worker, not here).
         num_pages: i32,
     },
     /// The device released every page of the function (no command needed).
@@ -118,9 +118,10 @@ pub enum Malformed {
     BadSlots(u32),
     /// Completion CQN with reserved bits set or beyond the CQ limit.
     BadCqn(u32),
-    /// Page request for another function, or an embedded-CPU function.
+    /// Page request for another function (function id or embedded-CPU flag not
+    /// ours), or with reserved `ec_function` bits set.
     BadFunction(u16),
-    /// Page request of 0 or more than [`MAX_REQUEST_PAGES`] pages.
+    /// Page request for 0 pages (nothing to answer).
     BadPageCount(i32),
     /// Port number 0 or beyond the device's ports.
     BadPort(u8),
@@ -158,7 +159,9 @@ pub fn decode(e: &[u8; EQE_BYTES], mask: &[u64; 4], lim: &Limits) -> Result<Even
         et::PAGE_REQUEST => {
             let ec = be16(e, eqe_off::PAGE_EC_FUNCTION);
             let func_id = be16(e, eqe_off::PAGE_FUNC_ID);
-            if ec & PAGE_REQ_EC_FUNCTION != 0 || ec & !(PAGE_REQ_EC_FUNCTION | PAGE_REQ_RELEASE_ALL) != 0 {
+            if (ec & PAGE_REQ_EC_FUNCTION != 0) != lim.ec_function
+                || ec & !(PAGE_REQ_EC_FUNCTION | PAGE_REQ_RELEASE_ALL) != 0
+            {
                 return Err(Malformed::BadFunction(func_id));
             }
             if func_id != lim.func_id {
@@ -168,7 +171,8 @@ pub fn decode(e: &[u8; EQE_BYTES], mask: &[u64; 4], lim: &Limits) -> Result<Even
                 return Ok(Event::PageReleaseAll { func_id });
             }
             let n = be32(e, eqe_off::PAGE_NUM_PAGES) as i32;
-            if n == 0 || n.unsigned_abs() > MAX_REQUEST_PAGES {
+            // Every non-zero value of the signed 32-bit field is a request.
+            if n == 0 {
                 return Err(Malformed::BadPageCount(n));
             }
             Ok(Event::PageRequest { func_id, num_pages: n })
@@ -293,7 +297,7 @@ pub fn hint_cpu(vector: u32, vectors: u32) -> Option<u32> {
 mod tests {
     use super::*;
 
-    const LIM: Limits = Limits { nslots: 32, num_ports: 1, cqn_limit: 1 << 24, func_id: 0 };
+    const LIM: Limits = Limits { nslots: 32, num_ports: 1, cqn_limit: 1 << 24, func_id: 0, ec_function: false };
     const ALL: [u64; 4] = [u64::MAX; 4];
 
     fn eqe(t: u8, sub: u8) -> [u8; EQE_BYTES] {
@@ -331,16 +335,25 @@ mod tests {
         assert_eq!(decode(&e, &m, &LIM), Ok(Event::PageRequest { func_id: 0, num_pages: -7 }));
         e[0x24..0x28].copy_from_slice(&0i32.to_be_bytes());
         assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadPageCount(0)));
-        e[0x24..0x28].copy_from_slice(&50_001i32.to_be_bytes());
-        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadPageCount(50_001)));
-        e[0x24..0x28].copy_from_slice(&i32::MIN.to_be_bytes());
-        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadPageCount(i32::MIN)));
+        // Gives and takes above 50,000 pages are well formed (the field is a signed
+        // 32-bit count); the old bound made them malformed and unanswered.
+        for n in [50_001, 1 << 20, i32::MAX, -50_001, i32::MIN] {
+            e[0x24..0x28].copy_from_slice(&n.to_be_bytes());
+            assert_eq!(decode(&e, &m, &LIM), Ok(Event::PageRequest { func_id: 0, num_pages: n }));
+        }
         e[0x24..0x28].copy_from_slice(&5i32.to_be_bytes());
         e[0x22..0x24].copy_from_slice(&3u16.to_be_bytes());
         assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadFunction(3)));
         e[0x22..0x24].copy_from_slice(&0u16.to_be_bytes());
         e[0x20..0x22].copy_from_slice(&PAGE_REQ_EC_FUNCTION.to_be_bytes());
         assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadFunction(0)));
+        // On an embedded-CPU function the flag is ours, and its absence is not.
+        let ecpf = Limits { ec_function: true, ..LIM };
+        assert_eq!(decode(&e, &m, &ecpf), Ok(Event::PageRequest { func_id: 0, num_pages: 5 }));
+        e[0x20..0x22].copy_from_slice(&0u16.to_be_bytes());
+        assert_eq!(decode(&e, &m, &ecpf), Err(Malformed::BadFunction(0)));
+        e[0x20..0x22].copy_from_slice(&0x0001u16.to_be_bytes());
+        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadFunction(0)), "reserved bits");
         e[0x20..0x22].copy_from_slice(&PAGE_REQ_RELEASE_ALL.to_be_bytes());
         assert_eq!(decode(&e, &m, &LIM), Ok(Event::PageReleaseAll { func_id: 0 }));
     }

@@ -162,8 +162,8 @@ impl EqInfo {
         let p = self.pages.stats();
         writeln!(
             f,
-            "page_requests {} overlapping {} gives {} pages_given {} takes {} pages_taken {} failures {} release_all {} pages_released {}",
-            p.requests, p.overlapping, p.gives, p.pages_given, p.takes, p.pages_taken, p.failures, p.release_all, p.pages_released
+            "page_requests {} refused {} queued {} gives {} pages_given {} takes {} pages_taken {} failures {} release_all {} pages_released {}",
+            p.requests, p.refused, p.queued, p.gives, p.pages_given, p.takes, p.pages_taken, p.failures, p.release_all, p.pages_released
         )?;
         for v in self.irqs.iter() {
             match v.hint_cpu {
@@ -274,9 +274,10 @@ impl<'bound> Events<'bound> {
             comps.push(Eq::new(dev, hw.clone(), "comp", k, COMP_EQ_NENT, uar.index, v, [0; 4])?, GFP_KERNEL)?;
         }
 
+        let func = pages.function();
         let work = PageWork::new(dev, pages)?;
         let cqs = CqTable::new()?;
-        let lim = ring::limits(hw.cmd().nslots(), caps.num_ports, caps.log_max_cq);
+        let lim = ring::limits(hw.cmd().nslots(), caps.num_ports, caps.log_max_cq, func);
         let d = Arc::new(
             Dispatch { dev: dev.into(), pages: work.clone(), cqs: cqs.clone(), lim, unknown_logged: AtomicU64::new(0) },
             GFP_KERNEL,

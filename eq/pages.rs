@@ -9,18 +9,28 @@
 //! command EQ, which the same interrupt thread drains, so it must not wait there (nor
 //! for the ledger lock, which a give holds across its command).
 //!
-//! Order and the device's one-outstanding rule are decided by the pure
-//! [`RequestQueue`] (host-tested): a request while another is queued and unanswered
-//! is logged, counted and ignored; a release-all runs before a queued give/take and
-//! after one being answered. A release-all sends no command: [`FwPages`] forgets and
-//! frees every page of the function (DMA unmap + free), so its ledger is exact (0) and
-//! teardown later reclaims only pages given after it. The ledger stays exact in every
-//! order because every give, take and release goes through [`FwPages`] under its lock.
+//! Every well-formed request is answered, in arrival order, however many are
+//! outstanding: the pure [`RequestQueue`] (host-tested) keeps each one as its own item
+//! in a ring of [`QUEUE_CAPACITY`], as upstream queues one work item per event on an
+//! ordered workqueue. A give supplies exactly the pages asked for (in several
+//! MANAGE_PAGES when the mailbox chain is full); a take asks for at most
+//! [`MAX_RECLAIM_NPAGES`] per request, as upstream's `req_pages_handler` clamps it, and
+//! the device asks again for the rest. A release-all runs before queued give/take
+//! requests and after one being answered. A release-all sends no command:
+//! [`FwPages`] forgets and frees every page of the function (DMA unmap + free), so its
+//! ledger is exact (0) and teardown later reclaims only pages given after it. The
+//! ledger stays exact in every order because every give, take and release goes through
+//! [`FwPages`] under its lock.
 //!
-//! Teardown: [`PageWorkStop`] stops the queue (later events are ignored, queued
-//! give/take requests dropped) and flushes the work item, after the pages EQ was
-//! destroyed. A release-all admitted before still runs in that flush: it needs no
-//! command, and without it reclaim would ask the device for pages it no longer has.
+//! Answers carry the request's `function_id` and `ec_function`: the decoder admits
+//! only requests naming our function and embedded-CPU bit, which [`FwPages`] sends.
+//!
+//! Teardown: [`PageWorkStop`] stops the queue (later events are ignored) and flushes
+//! the work item after the pages EQ was destroyed; requests admitted before are still
+//! answered in that flush, as upstream's `mlx5_pagealloc_stop` flushes its workqueue
+//! before TEARDOWN_HCA (on a dead device their commands fail at once). A release-all
+//! admitted before also runs: without it reclaim would ask the device for pages it no
+//! longer has.
 
 use kernel::{
     device,
@@ -31,9 +41,11 @@ use kernel::{
 
 use crate::{
     ffi,
+    ifc::pages::MAX_RECLAIM_NPAGES,
     pagealloc::{
-        fw_pages::FwPages,
-        request::{Job, Refused, RequestQueue},
+        batch::PageRequest,
+        fw_pages::{FwPages, Supply},
+        request::{Job, Refused, RequestQueue, QUEUE_CAPACITY},
     },
 };
 
@@ -42,8 +54,10 @@ use crate::{
 pub(crate) struct PageReqStats {
     /// Give/take requests received.
     pub(crate) requests: u64,
-    /// Requests while one was queued and unanswered (device rule broken), ignored.
-    pub(crate) overlapping: u64,
+    /// Requests refused because the queue was full (logged; never silently dropped).
+    pub(crate) refused: u64,
+    /// Requests queued and not yet started.
+    pub(crate) queued: u64,
     /// Gives done, pages given.
     pub(crate) gives: u64,
     pub(crate) pages_given: u64,
@@ -59,7 +73,7 @@ pub(crate) struct PageReqStats {
 }
 
 struct ReqState {
-    queue: RequestQueue,
+    queue: RequestQueue<KVec<i32>>,
     stats: PageReqStats,
 }
 
@@ -81,11 +95,13 @@ impl_has_work! {
 impl PageWork {
     /// An idle worker for `pages`.
     pub(crate) fn new(dev: &device::Device, pages: Arc<FwPages>) -> Result<Arc<Self>> {
+        // 32 KiB: kvmalloc'ed, so it needs no high-order page.
+        let ring = KVec::from_elem(0i32, QUEUE_CAPACITY, GFP_KERNEL)?;
         Arc::pin_init(
             pin_init!(Self {
                 dev: dev.into(),
                 pages,
-                st <- new_mutex!(ReqState { queue: RequestQueue::new(), stats: PageReqStats::default() }),
+                st <- new_mutex!(ReqState { queue: RequestQueue::new(ring), stats: PageReqStats::default() }),
                 work <- new_work!("mlx5_rs::page_request"),
             }),
             GFP_KERNEL,
@@ -99,17 +115,21 @@ impl PageWork {
         match r {
             Err(Refused::Stopped) => return,
             Ok(()) => st.stats.requests += 1,
-            Err(Refused::Outstanding(p)) => {
+            Err(Refused::Full { queued }) => {
                 st.stats.requests += 1;
-                st.stats.overlapping += 1;
+                st.stats.refused += 1;
+                let refused = st.stats.refused;
                 drop(st);
-                dev_warn!(
-                    self.dev,
-                    "EQ {}: PAGE_REQUEST for {} pages while one for {} is outstanding; ignored\n",
-                    eqn,
-                    num_pages,
-                    p
-                );
+                if refused <= 16 || refused % 1000 == 0 {
+                    dev_err!(
+                        self.dev,
+                        "EQ {}: PAGE_REQUEST for {} pages not queued: {} requests already wait for an answer ({} refused so far)\n",
+                        eqn,
+                        num_pages,
+                        queued,
+                        refused
+                    );
+                }
                 return;
             }
         }
@@ -142,7 +162,8 @@ impl PageWork {
 
     /// Counters.
     pub(crate) fn stats(&self) -> PageReqStats {
-        self.st.lock().stats
+        let st = self.st.lock();
+        PageReqStats { queued: st.queue.queued() as u64, ..st.stats }
     }
 
     fn release(&self, events: u32) {
@@ -160,11 +181,23 @@ impl PageWork {
     }
 
     fn serve(&self, n: i32) {
-        let r = if n > 0 {
-            let want = u64::from(n.unsigned_abs());
-            self.pages.give(want).map(|()| (true, want))
-        } else {
-            self.pages.take(n.unsigned_abs()).map(|k| (false, u64::from(k)))
+        // A take asks for at most MAX_RECLAIM_NPAGES (upstream `req_pages_handler`);
+        // the device asks again for the rest.
+        let r = match PageRequest::from_num_pages(n) {
+            PageRequest::Give(k) => self.pages.give(u64::from(k), Supply::Event).map(|()| (true, u64::from(k))),
+            PageRequest::Take(k) => {
+                if n.unsigned_abs() > MAX_RECLAIM_NPAGES {
+                    dev_info!(
+                        self.dev,
+                        "PAGE_REQUEST take of {} pages: asking for {} (per-request cap); the device asks again for the rest\n",
+                        n.unsigned_abs(),
+                        k
+                    );
+                }
+                self.pages.take(k).map(|got| (false, u64::from(got)))
+            }
+            // Never queued (the decoder rejects 0) and release-all is its own job.
+            PageRequest::None | PageRequest::ReleaseAll => Ok((n > 0, 0)),
         };
         let mut st = self.st.lock();
         // Answered (or failed): the device may send the next request now.
@@ -217,8 +250,9 @@ impl WorkItem for PageWork {
     }
 }
 
-/// Stops the worker on drop: later events are ignored, queued give/take requests
-/// dropped, a queued or running run (and a pending release-all) waited for.
+/// Stops the worker on drop: later events are ignored; queued give/take requests are
+/// answered and a pending release-all run in the flush (upstream flushes its page
+/// workqueue the same way).
 pub(crate) struct PageWorkStop(pub(crate) Arc<PageWork>);
 
 impl Drop for PageWorkStop {

@@ -427,11 +427,13 @@ impl Drop for LiveEq {
 }
 
 /// Limits the decoder needs, by value.
-pub(crate) fn limits(nslots: u8, num_ports: u8, log_max_cq: u8) -> Limits {
+/// `func`: our page function, `(function_id, embedded_cpu_function)`.
+pub(crate) fn limits(nslots: u8, num_ports: u8, log_max_cq: u8, func: (u16, bool)) -> Limits {
     Limits {
         nslots,
         num_ports,
         cqn_limit: 1u32.checked_shl(u32::from(log_max_cq)).unwrap_or(1 << 24).min(1 << 24),
-        func_id: 0,
+        func_id: func.0,
+        ec_function: func.1,
     }
 }

@@ -234,6 +234,9 @@ mod tests {
         assert_eq!(PageRequest::from_num_pages(0), PageRequest::None);
         assert_eq!(PageRequest::from_num_pages(5), PageRequest::Give(5));
         assert_eq!(PageRequest::from_num_pages(-7), PageRequest::Take(7));
+        // A take is capped per MANAGE_PAGES at upstream's MAX_RECLAIM_NPAGES (50,000).
+        assert_eq!(PageRequest::from_num_pages(-50_000), PageRequest::Take(50_000));
+        assert_eq!(PageRequest::from_num_pages(-50_001), PageRequest::Take(50_000));
         assert_eq!(PageRequest::from_num_pages(-1_000_000), PageRequest::Take(50_000));
         assert_eq!(PageRequest::from_num_pages(i32::MIN), PageRequest::Take(50_000));
         assert_eq!(PageRequest::from_num_pages(i32::MAX), PageRequest::Give(i32::MAX as u32));

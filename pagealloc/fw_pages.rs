@@ -48,8 +48,23 @@ const _: () = assert!(pas_capacity(TAKE_MAX_BLOCKS) <= MAX_RECLAIM_NPAGES as usi
 const RECLAIM_TIMEOUT_MS: u64 = 5000;
 /// Pause between take commands that failed or returned nothing.
 const RETRY_PAUSE: Delta = Delta::from_millis(20);
-/// The only function this driver supplies: function 0 (FUNC_ID mode).
+/// The only function this driver supplies: function 0 (FUNC_ID mode), its ledger key.
 const FUNC: FuncKey = 0;
+/// Its `function_id` in QUERY_PAGES / MANAGE_PAGES and page requests.
+const FUNC_ID: u16 = 0;
+
+/// Why pages are given: upstream reports an allocation failure to the device
+/// (MANAGE_PAGES allocation failure, `page_notify_fail`) only for event-driven
+/// requests (`give_pages(..., event = 1, ...)` from `pages_work_handler`), never for
+/// the boot/init supply (`mlx5_satisfy_startup_pages`, `event = 0`), whose failure
+/// fails the probe instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Supply {
+    /// QUERY_PAGES(boot/init) at bring-up.
+    Startup,
+    /// A page-request event.
+    Event,
+}
 
 /// `GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN`: try direct reclaim once, then fail
 /// quietly; never invoke the OOM killer for memory the device asked for.
@@ -177,6 +192,9 @@ impl State {
 pub(crate) struct FwPages {
     hw: Arc<Hw>,
     dev: ARef<device::Device>,
+    /// The embedded-CPU bit of this function (init segment), sent in every
+    /// QUERY_PAGES / MANAGE_PAGES as in ENABLE_HCA.
+    ec: bool,
     #[pin]
     state: Mutex<State>,
 }
@@ -186,14 +204,15 @@ fn ms_since(start: &Instant<Monotonic>) -> u64 {
 }
 
 impl FwPages {
-    /// An empty ledger.
-    pub(crate) fn new(dev: &device::Device<Bound>, hw: Arc<Hw>) -> Result<Arc<Self>> {
+    /// An empty ledger for the function with embedded-CPU bit `ec`.
+    pub(crate) fn new(dev: &device::Device<Bound>, hw: Arc<Hw>, ec: bool) -> Result<Arc<Self>> {
         // PAGE_SIZE is a power of two of at least 4 KiB on every architecture we build for.
         let ledger = Ledger::new(PAGE_SIZE as u64).map_err(|_| EINVAL)?;
         Arc::pin_init(
             try_pin_init!(Self {
                 hw,
                 dev: dev.into(),
+                ec,
                 state <- new_mutex!(State {
                     ledger,
                     store: FwStore::new(fw_gfp()),
@@ -207,6 +226,11 @@ impl FwPages {
         )
     }
 
+    /// `(function_id, embedded_cpu_function)` of the function supplied.
+    pub(crate) fn function(&self) -> (u16, bool) {
+        (FUNC_ID, self.ec)
+    }
+
     /// Current counters.
     pub(crate) fn counts(&self) -> PageCounts {
         self.state.lock().counts()
@@ -218,27 +242,33 @@ impl FwPages {
         unsafe { self.dev.as_bound() }
     }
 
-    /// Tells the device its request cannot be met (MANAGE_PAGES allocation failure).
-    fn report_alloc_failure(&self, n: u64, held: u64) -> Error {
+    /// An allocation failure: tells the device its page request cannot be met
+    /// (MANAGE_PAGES allocation failure) when `why` is an event; a startup supply
+    /// failure fails the probe without it (see [`Supply`]).
+    fn report_alloc_failure(&self, n: u64, held: u64, why: Supply) -> Error {
+        if why == Supply::Startup {
+            dev_err!(self.dev, "out of memory supplying {} startup firmware pages ({} held by the device)\n", n, held);
+            return ENOMEM;
+        }
         dev_err!(
             self.dev,
             "out of memory supplying {} firmware pages ({} held by the device); reporting MANAGE_PAGES allocation failure\n",
             n,
             held
         );
-        if let Err(e) = commands::pages_alloc_failed(&self.hw) {
+        if let Err(e) = commands::pages_alloc_failed(&self.hw, FUNC_ID, self.ec) {
             dev_err!(self.dev, "MANAGE_PAGES allocation-failure report failed ({:?})\n", e);
         }
         ENOMEM
     }
 
     /// Gives `n` pages to the device, in batches that fill whole mailbox chains. On an
-    /// allocation failure (or a request larger than the memory available) the device is
-    /// told and `ENOMEM` returned; pages of earlier batches stay given. Pages of a batch
+    /// allocation failure (or a request larger than the memory available) `ENOMEM` is
+    /// returned and, for an event-driven request, the device told; pages of earlier batches stay given. Pages of a batch
     /// the device refused or never received are freed; those of a batch whose command
     /// timed out or whose output is unreadable stay recorded as held (the device may own
     /// them), see [`give_failure_may_own`].
-    pub(crate) fn give(&self, n: u64) -> Result {
+    pub(crate) fn give(&self, n: u64, why: Supply) -> Result {
         let gfp = fw_gfp();
         let dev = self.dev_bound();
         let mut st = self.state.lock();
@@ -247,7 +277,7 @@ impl FwPages {
         let avail = u64::try_from(unsafe { bindings::si_mem_available() }).unwrap_or(0);
         let Ok(n32) = u32::try_from(n) else {
             drop(st);
-            return Err(self.report_alloc_failure(n, 0));
+            return Err(self.report_alloc_failure(n, 0, why));
         };
         if !supply_fits(n, chunks, avail) {
             let held = st.ledger.fw_pages();
@@ -259,7 +289,7 @@ impl FwPages {
                 (n * FW_PAGE_SIZE) >> 20,
                 (avail * PAGE_SIZE as u64) >> 20
             );
-            return Err(self.report_alloc_failure(n, held));
+            return Err(self.report_alloc_failure(n, held, why));
         }
         for count in GiveBatches::new(n32, GIVE_MAX_BLOCKS) {
             let count = count as usize;
@@ -268,7 +298,7 @@ impl FwPages {
                 Err(_) => {
                     let held = st.ledger.fw_pages();
                     drop(st);
-                    return Err(self.report_alloc_failure(n, held));
+                    return Err(self.report_alloc_failure(n, held, why));
                 }
             };
             let mut failed = false;
@@ -292,9 +322,9 @@ impl FwPages {
                 st.not_given(&addrs);
                 let held = st.ledger.fw_pages();
                 drop(st);
-                return Err(self.report_alloc_failure(n, held));
+                return Err(self.report_alloc_failure(n, held, why));
             }
-            if let Err(e) = commands::give_pages(&self.hw, &addrs) {
+            if let Err(e) = commands::give_pages(&self.hw, FUNC_ID, self.ec, &addrs) {
                 if give_failure_may_own(e.kind) {
                     // They stay recorded as held and are freed only if reclaim gets
                     // them back.
@@ -315,7 +345,7 @@ impl FwPages {
     /// back. Serialised with [`FwPages::give`] by the ledger lock around each update.
     pub(crate) fn take(&self, n: u32) -> Result<u32> {
         let mut got = KVVec::new();
-        let k = commands::take_pages(&self.hw, n, &mut got)?;
+        let k = commands::take_pages(&self.hw, FUNC_ID, self.ec, n, &mut got)?;
         let mut st = self.state.lock();
         for a in got.iter() {
             st.returned(*a);
@@ -334,10 +364,11 @@ impl FwPages {
         let mut step = r.start();
         let mut next_report = 2000u64;
         let mut failures = 0u64;
+        let mut rejected_only = 0u64;
         while step == Step::Continue {
             let req = r.next_request();
             let mut got = KVVec::new();
-            match commands::take_pages(&self.hw, req, &mut got) {
+            match commands::take_pages(&self.hw, FUNC_ID, self.ec, req, &mut got) {
                 Ok(n) => {
                     // Free what came back first: the driver's own work (tens of thousands
                     // of pages) must not count as time the device stayed silent.
@@ -352,8 +383,14 @@ impl FwPages {
                         dev_err!(self.dev, "device returned more pages than asked ({} > {})\n", n, req);
                         break;
                     }
-                    r.set_outstanding(left);
-                    if n == 0 {
+                    // Progress only if the ledger count dropped: entries it rejected
+                    // (never given, already returned) are not pages back.
+                    let before = r.outstanding();
+                    r.on_ledger(ms_since(&start), left);
+                    if n > 0 && left >= before {
+                        rejected_only += 1;
+                    }
+                    if n == 0 || left >= before {
                         // Nothing back yet: do not spin on the device.
                         fsleep(RETRY_PAUSE);
                     }
@@ -379,8 +416,14 @@ impl FwPages {
             }
         }
         let c = self.counts();
-        if let Step::GiveUp { .. } = step {
-            dev_err!(self.dev, "device returned no page for {} ms\n", RECLAIM_TIMEOUT_MS);
+        if let Step::GiveUp { remaining } = step {
+            dev_err!(
+                self.dev,
+                "MANAGE_PAGES take: device returned no page we gave for {} ms ({} answers held only addresses the ledger rejected); giving up with {} pages held\n",
+                RECLAIM_TIMEOUT_MS,
+                rejected_only,
+                remaining
+            );
         }
         if c.unknown_returns > 0 {
             dev_warn!(self.dev, "device returned {} addresses it was never given\n", c.unknown_returns);

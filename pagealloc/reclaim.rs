@@ -8,9 +8,13 @@
 //!   output chain of the configured size can carry — not a fixed 768 — and
 //!   the device may return fewer (`output_num_entries`).
 //! * A device that returns more than asked is corrupt: stop.
-//! * The timeout is progress-based: the deadline restarts whenever a
-//!   command returned at least one page; giving up happens only after a
-//!   whole timeout without progress.
+//! * The timeout is progress-based: the deadline restarts whenever the
+//!   ledger's count of pages the device holds dropped ([`Reclaim::on_ledger`]),
+//!   not merely when a command returned entries: a device returning only
+//!   addresses the ledger rejects (never given, or already returned) makes no
+//!   progress and cannot keep teardown waiting beyond one timeout. Giving up
+//!   happens only after a whole timeout without progress (upstream restarts
+//!   its deadline on any returned entry; ours is stricter on purpose).
 //! * Only the addresses the device actually returned (the first
 //!   `output_num_entries` of `pas[]`) are released, each through
 //!   [`super::ledger::Ledger::take`], which rejects unknown ones.
@@ -119,11 +123,18 @@ impl Reclaim {
             });
         }
         self.commands = self.commands.saturating_add(1);
-        if returned > 0 {
-            self.outstanding = self.outstanding.saturating_sub(u64::from(returned));
+        Ok(self.decide(now_ms))
+    }
+
+    /// The ledger, after releasing what the device returned, says the device
+    /// still holds `held` pages (at `now_ms`). Progress (and a new deadline)
+    /// only when that count dropped; returns the next step.
+    pub fn on_ledger(&mut self, now_ms: u64, held: u64) -> Step {
+        if held < self.outstanding {
             self.deadline_ms = now_ms.saturating_add(self.timeout_ms);
         }
-        Ok(self.decide(now_ms))
+        self.outstanding = held;
+        self.decide(now_ms)
     }
 
     /// Accounts a take that failed (command error) at `now_ms`: no
@@ -133,15 +144,8 @@ impl Reclaim {
         self.decide(now_ms)
     }
 
-    /// Corrects the outstanding count when the ledger released fewer pages
-    /// than the device claimed (unknown addresses were rejected) or when
-    /// the caller re-reads the ledger.
-    pub fn set_outstanding(&mut self, outstanding: u64) {
-        self.outstanding = outstanding;
-    }
-
     /// The step at `now_ms` given what is outstanding (use after
-    /// [`Reclaim::set_outstanding`]).
+    /// [`Reclaim::on_ledger`]).
     pub fn decide(&self, now_ms: u64) -> Step {
         if self.outstanding == 0 {
             Step::Done
@@ -183,7 +187,8 @@ mod tests {
             let req = r.next_request();
             let ret = req.min(300);
             now += 10;
-            let s = r.on_response(now, req, ret).unwrap();
+            r.on_response(now, req, ret).unwrap();
+            let s = r.on_ledger(now, r.outstanding() - u64::from(ret));
             rounds += 1;
             if r.outstanding() == 0 {
                 assert_eq!(s, Step::Done);
@@ -202,10 +207,47 @@ mod tests {
         assert_eq!(r.on_response(4900, 10, 0), Ok(Step::Continue));
         // progress at 4.95 s restarts the clock
         assert_eq!(r.on_response(4950, 10, 1), Ok(Step::Continue));
+        assert_eq!(r.on_ledger(4950, 9), Step::Continue);
         assert_eq!(r.deadline_ms(), 9950);
         assert_eq!(r.on_response(9000, 9, 0), Ok(Step::Continue));
         assert_eq!(r.on_failure(9949), Step::Continue);
         assert_eq!(r.on_response(9950, 9, 0), Ok(Step::GiveUp { remaining: 9 }));
+    }
+
+    #[test]
+    fn entries_the_ledger_rejects_are_no_progress() {
+        // A device that answers every take with addresses it was never given (or
+        // already returned): entries come back, the ledger count never drops.
+        // Before the fix the deadline restarted on every such answer and teardown
+        // waited forever.
+        let mut l = Ledger::new(4096).unwrap();
+        let mut s = MapStore::default();
+        for i in 1..=10u64 {
+            l.add_host_page(&mut s, 0, i * 0x1000).unwrap();
+        }
+        let mut r = Reclaim::new(0, 5000, l.func_pages(0), 1);
+        let mut now = 0;
+        let mut step = r.start();
+        while step == Step::Continue {
+            assert!(now <= 5000, "no-progress deadline never hit");
+            let req = r.next_request();
+            r.on_response(now, req, req).unwrap();
+            for k in 0..u64::from(req) {
+                // never given
+                assert!(l.take(&mut s, 0, 0xdead_0000_0000 + k * 0x1000).is_err());
+            }
+            step = r.on_ledger(now, l.func_pages(0));
+            now += 100;
+        }
+        assert_eq!(step, Step::GiveUp { remaining: 10 });
+        // One returned page among duplicates is progress.
+        let mut r = Reclaim::new(0, 5000, l.func_pages(0), 1);
+        assert_eq!(r.on_response(4000, 10, 10), Ok(Step::Continue));
+        assert!(l.take(&mut s, 0, 0x1000).is_ok());
+        assert!(l.take(&mut s, 0, 0x1000).is_err());
+        assert_eq!(r.on_ledger(4000, l.func_pages(0)), Step::Continue);
+        assert_eq!(r.deadline_ms(), 9000);
+        assert_eq!(r.outstanding(), 9);
     }
 
     #[test]
@@ -254,8 +296,7 @@ mod tests {
                 }
             }
             // the ledger is the truth about what is still out
-            r.set_outstanding(l.func_pages(0));
-            step = r.decide(now);
+            step = r.on_ledger(now, l.func_pages(0));
         }
         assert_eq!(step, Step::Done);
         assert_eq!(freed, 200);

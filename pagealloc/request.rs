@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What the runtime page-request worker of one function does next: the order of
-//! give/take requests and release-all events, and which requests break the device's
-//! one-outstanding rule.
+//! What the runtime page-request worker of one function does next: every give/take
+//! request in arrival order, and release-all events.
 //!
 //! The EQ handler admits events ([`RequestQueue::on_request`],
 //! [`RequestQueue::on_release_all`]) and queues the worker; the worker takes jobs
@@ -11,36 +10,43 @@
 //!
 //! Rules:
 //!
-//! * The device keeps at most one give/take request outstanding per function until
-//!   the driver answers it. A request is *queued* until the worker starts it, then
-//!   *serving* until the answer (MANAGE_PAGES) completed. A second request while one
-//!   is queued is provably early (the device cannot have seen an answer): it is
-//!   reported and ignored. A request while one is serving is queued: the device may
-//!   send it as soon as the answer completed, before the worker noticed.
+//! * Every well-formed give/take request is its own job, answered in the order it
+//!   arrived, however many are outstanding (upstream `req_pages_handler` queues one
+//!   work item per event on an ordered workqueue; the PRM sets no limit on outstanding
+//!   requests). The queue is a ring of fixed capacity ([`QUEUE_CAPACITY`] in the
+//!   driver); a request beyond it is refused ([`Refused::Full`]) and reported, never
+//!   silently dropped (upstream drops a request whose work item it cannot allocate).
 //! * A release-all (the device already dropped every page of the function) needs no
-//!   answer and is not a request in that sense: it never makes a later request early.
-//!   Several before the worker runs are one.
-//! * A pending release-all runs before a queued give/take: the pages a queued give
-//!   supplies afterwards are then held by the device, which dropped its pages before
-//!   it received them; a queued take after it finds nothing to return. A release-all
-//!   that arrives while a give/take is serving runs after that answer, so it drops the
-//!   pages that answer gave too: per the rule above the device sends it only after it
-//!   saw the answer (upstream's ordered page workqueue does the same).
-//! * After [`RequestQueue::stop`] (teardown, the pages EQ is gone) no event is
-//!   admitted and queued give/take requests are dropped, but a release-all admitted
-//!   before still runs: it needs no command, and without it teardown would ask the
-//!   device for pages it no longer has.
+//!   answer; several before the worker runs are one.
+//! * A pending release-all runs before queued give/take requests: pages a queued give
+//!   supplies afterwards are then held by the device, which dropped its pages before it
+//!   received them; a queued take after it finds nothing to return. A release-all that
+//!   arrives while a give/take is serving runs after that answer, so it drops the pages
+//!   that answer gave too. Answers keep their order either way.
+//! * After [`RequestQueue::stop`] (teardown: the pages EQ is gone) no event is
+//!   admitted, but what was admitted still runs: queued requests are answered as
+//!   upstream's `mlx5_pagealloc_stop` flushes its workqueue (the device waits for
+//!   them, and the command interface still works), and a release-all needs no
+//!   command and keeps reclaim from asking for pages the device no longer has.
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
+
+use core::ops::DerefMut;
+
+/// Requests the driver's queue holds (32 KiB of `i32`): far more than a device has
+/// reason to send before the worker runs.
+pub const QUEUE_CAPACITY: usize = 8192;
 
 /// Why an event was not queued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refused {
     /// The worker is stopped (teardown).
     Stopped,
-    /// A give/take request for this many pages (signed) is queued and not answered:
-    /// the device broke the one-outstanding rule.
-    Outstanding(i32),
+    /// The queue holds its capacity of unanswered requests.
+    Full {
+        /// Requests queued.
+        queued: usize,
+    },
 }
 
 /// The worker's next job.
@@ -55,19 +61,27 @@ pub enum Job {
     Serve(i32),
 }
 
-/// The page-request state of one function.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RequestQueue {
-    queued: Option<i32>,
+/// The page-request state of one function over ring storage `S` (a slice of
+/// `i32`: a `KVec` in the kernel, a `Vec` or array in tests).
+#[derive(Debug)]
+pub struct RequestQueue<S> {
+    ring: S,
+    head: usize,
+    len: usize,
     serving: Option<i32>,
     release_all: u32,
     stopped: bool,
 }
 
-impl RequestQueue {
-    /// Idle, running.
-    pub const fn new() -> Self {
-        Self { queued: None, serving: None, release_all: 0, stopped: false }
+impl<S: DerefMut<Target = [i32]>> RequestQueue<S> {
+    /// Idle, running, holding up to `ring.len()` requests.
+    pub fn new(ring: S) -> Self {
+        Self { ring, head: 0, len: 0, serving: None, release_all: 0, stopped: false }
+    }
+
+    /// Requests queued and not started.
+    pub fn queued(&self) -> usize {
+        self.len
     }
 
     /// A give (`n > 0`) or take (`n < 0`) request arrived. `Ok`: queue the worker.
@@ -75,10 +89,13 @@ impl RequestQueue {
         if self.stopped {
             return Err(Refused::Stopped);
         }
-        if let Some(q) = self.queued {
-            return Err(Refused::Outstanding(q));
+        let cap = self.ring.len();
+        if self.len >= cap {
+            return Err(Refused::Full { queued: self.len });
         }
-        self.queued = Some(n);
+        let at = (self.head + self.len) % cap;
+        self.ring[at] = n;
+        self.len += 1;
         Ok(())
     }
 
@@ -98,11 +115,12 @@ impl RequestQueue {
             let events = core::mem::take(&mut self.release_all);
             return Some(Job::ReleaseAll { events });
         }
-        if self.stopped {
-            self.queued = None;
+        if self.len == 0 {
             return None;
         }
-        let n = self.queued.take()?;
+        let n = self.ring[self.head];
+        self.head = (self.head + 1) % self.ring.len();
+        self.len -= 1;
         self.serving = Some(n);
         Some(Job::Serve(n))
     }
@@ -117,24 +135,29 @@ impl RequestQueue {
         self.serving
     }
 
-    /// Stops admitting events (teardown).
+    /// Stops admitting events (teardown); what was admitted still runs.
     pub fn stop(&mut self) {
         self.stopped = true;
     }
 
     /// Whether the worker has nothing left to do.
     pub fn idle(&self) -> bool {
-        self.queued.is_none() && self.serving.is_none() && self.release_all == 0
+        self.len == 0 && self.serving.is_none() && self.release_all == 0
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec::Vec;
+
+    fn queue(cap: usize) -> RequestQueue<Vec<i32>> {
+        RequestQueue::new(std::vec![0; cap])
+    }
 
     /// Runs the worker to completion (answers succeed at once).
-    fn drain(q: &mut RequestQueue) -> std::vec::Vec<Job> {
-        let mut jobs = std::vec::Vec::new();
+    fn drain<S: DerefMut<Target = [i32]>>(q: &mut RequestQueue<S>) -> Vec<Job> {
+        let mut jobs = Vec::new();
         while let Some(j) = q.next_job() {
             if let Job::Serve(_) = j {
                 q.done();
@@ -145,53 +168,97 @@ mod tests {
     }
 
     #[test]
-    fn one_request_at_a_time() {
-        let mut q = RequestQueue::new();
-        assert_eq!(q.on_request(7), Ok(()));
-        // Queued, not started: the device cannot have seen an answer.
-        assert_eq!(q.on_request(-3), Err(Refused::Outstanding(7)));
-        assert_eq!(drain(&mut q), [Job::Serve(7)]);
+    fn every_request_answered_in_order() {
+        let mut q = queue(16);
+        // Back to back, none answered yet: all kept (the old one-outstanding rule
+        // dropped the second).
+        for n in [7, -3, 5, -5, 50_001, i32::MIN] {
+            assert_eq!(q.on_request(n), Ok(()));
+        }
+        assert_eq!(q.queued(), 6);
+        assert_eq!(
+            drain(&mut q),
+            [Job::Serve(7), Job::Serve(-3), Job::Serve(5), Job::Serve(-5), Job::Serve(50_001), Job::Serve(i32::MIN)]
+        );
         assert!(q.idle());
-        assert_eq!(q.on_request(-3), Ok(()));
-        assert_eq!(drain(&mut q), [Job::Serve(-3)]);
+    }
+
+    #[test]
+    fn ring_wraps_and_refuses_beyond_capacity() {
+        let mut q = queue(4);
+        let mut answered = Vec::new();
+        let mut next = 1;
+        // 1,000 requests of mixed sign through a 4-entry ring, worker interleaved.
+        let mut round = 0;
+        while next <= 1000 {
+            while next <= 1000 {
+                let n = if next % 2 == 0 { -next } else { next };
+                match q.on_request(n) {
+                    Ok(()) => next += 1,
+                    Err(e) => {
+                        assert_eq!(e, Refused::Full { queued: 4 });
+                        break;
+                    }
+                }
+            }
+            // Serve some now, the rest later.
+            let k = if round % 2 == 0 { 3 } else { 1 };
+            round += 1;
+            for _ in 0..k {
+                match q.next_job() {
+                    Some(Job::Serve(n)) => {
+                        q.done();
+                        answered.push(n);
+                    }
+                    Some(j) => panic!("{j:?}"),
+                    None => break,
+                }
+            }
+        }
+        for j in drain(&mut q) {
+            if let Job::Serve(n) = j {
+                answered.push(n);
+            }
+        }
+        let want: Vec<i32> = (1..=1000).map(|n| if n % 2 == 0 { -n } else { n }).collect();
+        assert_eq!(answered, want);
     }
 
     #[test]
     fn request_while_serving_is_kept() {
-        let mut q = RequestQueue::new();
+        let mut q = queue(8);
         q.on_request(64).unwrap();
         assert_eq!(q.next_job(), Some(Job::Serve(64)));
         assert_eq!(q.serving(), Some(64));
-        // The answer completed at the device; the worker has not noticed yet.
         assert_eq!(q.on_request(-32), Ok(()));
-        assert_eq!(q.on_request(1), Err(Refused::Outstanding(-32)));
+        assert_eq!(q.on_request(1), Ok(()));
         q.done();
-        assert_eq!(drain(&mut q), [Job::Serve(-32)]);
+        assert_eq!(drain(&mut q), [Job::Serve(-32), Job::Serve(1)]);
         assert!(q.idle());
     }
 
     #[test]
     fn release_all_needs_no_answer_and_merges() {
-        let mut q = RequestQueue::new();
+        let mut q = queue(8);
         assert_eq!(q.on_release_all(), Ok(()));
         assert_eq!(q.on_release_all(), Ok(()));
-        // Not an outstanding request: a give right after it is legitimate.
         assert_eq!(q.on_request(5), Ok(()));
         assert_eq!(drain(&mut q), [Job::ReleaseAll { events: 2 }, Job::Serve(5)]);
         assert!(q.idle());
     }
 
     #[test]
-    fn release_all_runs_before_a_queued_request() {
-        let mut q = RequestQueue::new();
+    fn release_all_runs_before_queued_requests_in_their_order() {
+        let mut q = queue(8);
         q.on_request(300).unwrap();
+        q.on_request(-20).unwrap();
         q.on_release_all().unwrap();
-        assert_eq!(drain(&mut q), [Job::ReleaseAll { events: 1 }, Job::Serve(300)]);
+        assert_eq!(drain(&mut q), [Job::ReleaseAll { events: 1 }, Job::Serve(300), Job::Serve(-20)]);
     }
 
     #[test]
     fn release_all_while_serving_runs_after_the_answer() {
-        let mut q = RequestQueue::new();
+        let mut q = queue(8);
         q.on_request(10).unwrap();
         assert_eq!(q.next_job(), Some(Job::Serve(10)));
         q.on_release_all().unwrap();
@@ -201,21 +268,22 @@ mod tests {
     }
 
     #[test]
-    fn stop_drops_requests_but_keeps_release_all() {
-        let mut q = RequestQueue::new();
+    fn stop_refuses_new_events_but_answers_queued_ones() {
+        let mut q = queue(8);
         q.on_request(9).unwrap();
+        q.on_request(-2).unwrap();
         q.on_release_all().unwrap();
         q.stop();
         assert_eq!(q.on_request(1), Err(Refused::Stopped));
         assert_eq!(q.on_release_all(), Err(Refused::Stopped));
-        assert_eq!(drain(&mut q), [Job::ReleaseAll { events: 1 }]);
+        assert_eq!(drain(&mut q), [Job::ReleaseAll { events: 1 }, Job::Serve(9), Job::Serve(-2)]);
         assert!(q.idle());
         assert_eq!(q.next_job(), None);
     }
 
     #[test]
     fn stop_while_serving() {
-        let mut q = RequestQueue::new();
+        let mut q = queue(8);
         q.on_request(-8).unwrap();
         assert_eq!(q.next_job(), Some(Job::Serve(-8)));
         q.stop();
@@ -226,8 +294,16 @@ mod tests {
 
     #[test]
     fn release_all_count_saturates() {
-        let mut q = RequestQueue { release_all: u32::MAX, ..RequestQueue::new() };
+        let mut q = queue(1);
+        q.release_all = u32::MAX;
         q.on_release_all().unwrap();
         assert_eq!(q.next_job(), Some(Job::ReleaseAll { events: u32::MAX }));
+    }
+
+    #[test]
+    fn zero_capacity_refuses() {
+        let mut q = queue(0);
+        assert_eq!(q.on_request(1), Err(Refused::Full { queued: 0 }));
+        assert_eq!(q.next_job(), None);
     }
 }
