@@ -204,3 +204,21 @@ fn take_fault_from_the_control_socket() {
     assert_eq!(handle(&h.dev, &json!({"cmd":"take_fault","mode":"bogus"}))["ok"], false);
     assert!(pages(&h)["take_fault"].is_null());
 }
+
+#[test]
+fn take_answers_count_pages_not_yet_given_as_not_held() {
+    let (mut h, mut r) = initialized(96 << 20);
+    // +4 answered, then -4 and +7 outstanding: the 4 are returnable although the 7
+    // are still demanded (they are not held yet, so they pin nothing).
+    h.dev.page_request(4, false).unwrap();
+    drain(&h, &mut r);
+    give_pages(&mut h, 4);
+    h.dev.page_requests(&[-4, 7], false).unwrap();
+    drain(&h, &mut r);
+    assert_eq!(take_pages(&mut h, 4).len(), 4);
+    give_pages(&mut h, 7);
+    let p = pages(&h);
+    assert_eq!((p["requests_answered"].as_u64(), p["held"].as_u64()), (Some(3), Some(55)));
+    // Now the 7 are pinned.
+    assert!(take_pages(&mut h, 7).is_empty());
+}

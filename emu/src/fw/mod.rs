@@ -408,13 +408,17 @@ impl Firmware {
         }
     }
 
-    /// Pages firmware must keep while the HCA is in its current state.
+    /// Pages firmware must keep while the HCA is in its current state: what it needs
+    /// (boot, init and runtime demand, less what negative requests released), less
+    /// the pages of give requests not supplied yet (needed, but not held). Our model;
+    /// the PRM leaves which pages firmware returns to the firmware.
     pub fn pinned_pages(&self) -> usize {
         if self.func.initialized {
             ((self.ledger.boot_demand as usize)
                 + (self.ledger.init_demand as usize)
                 + (self.ledger.runtime_demand as usize))
                 .saturating_sub(self.ledger.released_credit as usize)
+                .saturating_sub(self.ledger.requests.pending_give_pages(0) as usize)
         } else {
             0
         }

@@ -113,6 +113,11 @@ impl Requests {
         self.outstanding.push_back(PageReq { func, num_pages, done: 0 });
     }
 
+    /// Pages outstanding give requests of `func` still wait for.
+    pub fn pending_give_pages(&self, func: u16) -> u64 {
+        self.outstanding.iter().filter(|r| r.func == func && r.num_pages > 0).map(|r| u64::from(r.left())).sum()
+    }
+
     /// Outstanding requests of `func`.
     pub fn outstanding_of(&self, func: u16) -> usize {
         self.outstanding.iter().filter(|r| r.func == func).count()
