@@ -41,7 +41,8 @@ if [ -r "$BENCH_ENV" ]; then . "$BENCH_ENV"; else note "no $BENCH_ENV: default k
 memavail_mib() { awk '/MemAvailable/ { printf "%d", $2 / 1024 }' /proc/meminfo; }
 
 # page_load K N: K runtime page requests through the emulator, alternately +N and -N
-# pages, each sent once the previous one was answered (one outstanding per function).
+# pages, each sent once the previous one was answered (latency per request; scenario 54
+# sends them back to back).
 # Prints the number accepted.
 page_load() {
 	i=0 ok=0
