@@ -2,6 +2,9 @@
 # tests/scenarios/ and are run in name order; each prints MLX5RS-TEST lines.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 rc=0
+# page_owner window around each scenario (see check_page_owner in lib.sh): opened here,
+# checked and opened again after each scenario (one show_stacks read per scenario).
+po_mark scenario
 for s in "$REPO"/tests/scenarios/*.sh; do
 	echo "== scenario $(basename "$s")"
 	sh "$s" || rc=1
@@ -9,6 +12,8 @@ for s in "$REPO"/tests/scenarios/*.sh; do
 	if grep -q '^mlx5_rs ' /proc/modules; then
 		fail "$(basename "$s" .sh).left-module-loaded" "mlx5_rs still loaded"; rmmod mlx5_rs; rc=1
 	fi
+	# No page allocated through mlx5_rs's code during the scenario is still allocated.
+	check_page_owner "$(basename "$s" .sh).no-pages-left" scenario
 	# Isolation: the next scenario starts from a device in its power-on state, whatever
 	# this one left behind (each scenario asserts its own ledger before this point).
 	emuctl '{"cmd":"reset"}' >/dev/null || { fail "$(basename "$s" .sh).emulator-reset" "no reply"; rc=1; }
