@@ -6,7 +6,7 @@
 //! |---|---|
 //! | `cmd_stats` | per opcode: count, errors, timeouts, mean and max latency |
 //! | `pages` | firmware pages held, given, reclaimed; unknown returns |
-//! | `nop_storm` | write `<nops> <callers>` to run a NOP storm; read the last result |
+//! | `nop_storm` | write `<nops> <callers> [inline]` to run a NOP storm (`inline`: one caller, the writing process itself, which stops at a pending signal); read the last result |
 //! | `eqs` | per EQ: number, vector, EQEs, malformed, drains, arms, IRQ latency; command events; page requests; CQ dispatch |
 //! | `cmd_mode` | write `events` or `polling`: how commands complete (benchmark hook) |
 //! | `gen_comp` | write `<comp EQ index> <cqn> [noreg]`: GEN_EQE of a completion for `cqn` (test hook) |
@@ -116,7 +116,8 @@ fn show_cmd_stats(hw: &Arc<Hw>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     for (op, s) in hw.cmd().stats().used() {
         writeln!(f, "{:<24} {:>10} {:>8} {:>8} {:>12} {:>12}", op.name(), s.count, s.errors, s.timeouts, s.mean_ns(), s.max_ns)?;
     }
-    Ok(())
+    let (busy, parked) = hw.cmd().slot_usage();
+    writeln!(f, "slots_busy {} slots_parked {} slots_total {}", busy, parked, hw.cmd().nslots())
 }
 
 fn show_pages(p: &Arc<FwPages>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -144,24 +145,30 @@ fn show_storm(d: &DebugData, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     }
 }
 
-/// Parses `<nops> <callers>` (user input: anything else is `EINVAL`).
-fn parse_storm(text: &[u8]) -> Result<(u32, u32)> {
+/// Parses `<nops> <callers> [inline]` (user input: anything else is `EINVAL`);
+/// `inline` (one caller only) makes the writing process send the NOPs itself.
+fn parse_storm(text: &[u8]) -> Result<(u32, u32, bool)> {
     let s = core::str::from_utf8(text).map_err(|_| EINVAL)?;
     let mut it = s.split_ascii_whitespace();
     let nops = it.next().ok_or(EINVAL)?.parse::<u32>().map_err(|_| EINVAL)?;
     let callers = it.next().unwrap_or("1").parse::<u32>().map_err(|_| EINVAL)?;
+    let inline = match it.next() {
+        None => false,
+        Some("inline") if callers == 1 => true,
+        Some(_) => return Err(EINVAL),
+    };
     if it.next().is_some() {
         return Err(EINVAL);
     }
-    Ok((nops, callers))
+    Ok((nops, callers, inline))
 }
 
 fn run_storm(d: &DebugData, r: &mut UserSliceReader) -> Result {
     let mut buf = [0u8; 64];
     let n = r.len().min(buf.len());
     r.read_slice(&mut buf[..n])?;
-    let (nops, callers) = parse_storm(&buf[..n])?;
-    let res = storm::run(&d.hw, nops, callers);
+    let (nops, callers, inline) = parse_storm(&buf[..n])?;
+    let res = if inline { storm::run_inline(&d.hw, nops) } else { storm::run(&d.hw, nops, callers) };
     let ret = res.as_ref().map(|_| ()).map_err(|e| *e);
     *d.storm.lock() = Some(res);
     ret

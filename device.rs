@@ -19,12 +19,14 @@
 //! TEARDOWN_HCA → reclaim pages → DISABLE_HCA → bus mastering off, PCI disabled →
 //! command queue and parked mailboxes freed, BAR unmapped.
 
+use core::sync::atomic::{AtomicU32, Ordering};
+
 use kernel::{
     device::{self, Core},
     dma::{self, Device as _},
     pci,
     prelude::*,
-    sync::Arc,
+    sync::{new_mutex, Arc, Mutex},
     time::Delta,
 };
 
@@ -43,7 +45,7 @@ use crate::{
     pagealloc::fw_pages::{FwPages, Supply},
     pci_ids::FunctionInfo,
     health::HealthStage,
-    teardown::{self, plan::{Path, TeardownCaps}, FreeAfterStop, Lifecycle, ParkedPages, ReclaimStage},
+    teardown::{self, plan::TeardownCaps, FreeAfterStop, Lifecycle, ParkedPages, ReclaimStage},
 };
 
 /// How long to wait for the firmware to clear `initializing` before the command
@@ -53,22 +55,59 @@ const FW_PRE_INIT_TIMEOUT: Delta = Delta::from_secs(120);
 const FW_INIT_TIMEOUT_DEFAULT_MS: u64 = 2000;
 /// log_max_qp we request (upstream profile 2), clamped to the device maximum.
 const LOG_MAX_QP: u64 = 18;
-/// Software owner id given to INIT_HCA; fixed per module build.
-const SW_OWNER_ID: [u8; 16] = *b"mlx5-rs-driver\0\0";
+/// Software owner id given to INIT_HCA: 128 random bits drawn once per module load
+/// ([`draw_sw_owner_id`], from module init), as upstream's `mlx5_init` fills its
+/// `sw_owner_id[4]` with `get_random_bytes` and hands the same value to every
+/// function's INIT_HCA (main.c `mlx5_function_open`). The firmware uses it to tell
+/// driver instances apart, so it must differ between loads and stay the same across
+/// probes of one load.
+static SW_OWNER_ID: [AtomicU32; 4] = [const { AtomicU32::new(0) }; 4];
+
+/// Draws the software owner id. Called once from module init, before the PCI driver
+/// is registered (so before any probe reads it).
+pub(crate) fn draw_sw_owner_id() {
+    let mut b = [0u8; 16];
+    // SAFETY: `b` is a valid, writable 16-byte buffer for the duration of the call;
+    // `get_random_bytes` writes exactly `len` bytes into it.
+    unsafe { kernel::bindings::get_random_bytes(b.as_mut_ptr().cast(), b.len()) };
+    for (w, c) in SW_OWNER_ID.iter().zip(b.chunks_exact(4)) {
+        w.store(u32::from_ne_bytes([c[0], c[1], c[2], c[3]]), Ordering::Relaxed);
+    }
+}
+
+/// The software owner id of this module load.
+fn sw_owner_id() -> [u8; 16] {
+    let mut b = [0u8; 16];
+    for (w, c) in SW_OWNER_ID.iter().zip(b.chunks_exact_mut(4)) {
+        c.copy_from_slice(&w.load(Ordering::Relaxed).to_ne_bytes());
+    }
+    b
+}
 
 /// The driver type registered with the PCI core.
 pub(crate) struct Mlx5Driver;
 
-/// One bound ConnectX function.
+/// One bound ConnectX function: its bring-up stages, behind a lock so that the PCI
+/// `shutdown` callback can run the normal unload itself when fast teardown is not
+/// possible (the stages are then gone, and the later removal, if any, has nothing left
+/// to undo).
+#[pin_data(PinnedDrop)]
+pub(crate) struct Mlx5Device<'bound> {
+    info: &'bound FunctionInfo,
+    /// `None` once a PCI shutdown unloaded the function.
+    #[pin]
+    stages: Mutex<Option<Stages<'bound>>>,
+}
+
+/// The bring-up stages of one function.
 ///
 /// INVARIANT: field order is teardown order (see module doc).
-pub(crate) struct Mlx5Device<'bound> {
+struct Stages<'bound> {
     pdev: &'bound pci::Device,
     info: &'bound FunctionInfo,
     // Stopped first: no health check runs while the function is torn down.
     _health: HealthStage,
-    _registered: teardown::Registered,
-    // Shared with the health poll, the stages and the shutdown registry; the IB
+    // Shared with the health poll, the stages and the shutdown callback; the IB
     // provider will add its fatal-error consumer here.
     _life: Arc<Lifecycle>,
     _debugfs: DebugFs,
@@ -98,15 +137,43 @@ impl pci::Driver for Mlx5Driver {
         pdev: &'bound pci::Device<Core<'_>>,
         info: Option<&'bound Self::IdInfo>,
     ) -> impl PinInit<Self::Data<'bound>, Error> + 'bound {
-        Mlx5Device::bring_up(pdev, info)
+        let stages = Stages::bring_up(pdev, info);
+        pin_init::pin_init_scope(move || {
+            let stages = stages?;
+            let info = stages.info;
+            Ok(try_pin_init!(Mlx5Device { info, stages <- new_mutex!(Some(stages)) }? Error))
+        })
     }
 
     fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
-        dev_info!(pdev, "{}: unbinding; {} firmware pages held\n", this.info.name, this.pages.counts().held);
+        match this.stages.lock().as_ref() {
+            Some(s) => dev_info!(pdev, "{}: unbinding; {} firmware pages held\n", this.info.name, s.pages.counts().held),
+            None => dev_info!(pdev, "{}: unbinding; already unloaded at shutdown\n", this.info.name),
+        }
     }
 }
 
-impl<'bound> Mlx5Device<'bound> {
+#[pinned_drop]
+impl PinnedDrop for Mlx5Device<'_> {
+    fn drop(self: Pin<&mut Self>) {
+        let stages = self.stages.lock().take();
+        if let Some(s) = stages {
+            s.unload();
+        }
+    }
+}
+
+impl<'bound> Stages<'bound> {
+    /// The normal unload: every stage undone in field order (see the module doc).
+    fn unload(self) {
+        dev_info!(self.pdev, "{}: tearing down\n", self.info.name);
+        // The fields drop after this. The health poll stops before anything is torn
+        // down (dropping the stage again later is a no-op). With `fast_unload`,
+        // `InitializedHca` tries fast teardown where TEARDOWN_HCA would go (after the
+        // EQs are destroyed).
+        self._health.stop();
+    }
+
     fn bring_up(pdev: &'bound pci::Device<Core<'_>>, info: Option<&'bound FunctionInfo>) -> Result<Self> {
         // Every entry of the ID table carries info; a missing one is reported, not unwrapped.
         let info = info.ok_or(ENODEV)?;
@@ -121,6 +188,12 @@ impl<'bound> Mlx5Device<'bound> {
 
         let bar = pdev.iomap_region_sized::<{ seg::MAPPED_SIZE }>(0, c"mlx5_rs/bar0")?;
         let is = InitSeg::new(&bar);
+        // Nothing but `initializing` is read before the firmware cleared it: upstream's
+        // `mlx5_function_enable` (main.c) waits ("pre-initializing", FW_PRE_INIT_TIMEOUT
+        // 120 s) before `mlx5_cmd_enable` reads the command-interface revision and the
+        // queue geometry, then reads the init-segment timeouts
+        // (`mlx5_tout_query_iseg`) and waits again with the FW_INIT budget.
+        crate::init_seg::wait_fw_ready(&is, pdev, FW_PRE_INIT_TIMEOUT, "pre-initializing")?;
         let fw = is.fw_version()?;
         let cmdif = is.cmdif_revision()?;
         dev_info!(
@@ -140,7 +213,6 @@ impl<'bound> Mlx5Device<'bound> {
             );
             return Err(EOPNOTSUPP);
         }
-        crate::init_seg::wait_fw_ready(&is, pdev, FW_PRE_INIT_TIMEOUT)?;
         let mut timeouts = Timeouts::new();
         timeouts.apply_init_seg(is.read(seg::CMD_Q_INIT_TO)?, is.read(seg::CMD_EXEC_TO)?);
         let fw_init_ms = if timeouts.device_supported() {
@@ -151,11 +223,18 @@ impl<'bound> Mlx5Device<'bound> {
 
         let hw = Hw::new(pdev, bar, timeouts)?;
         let is = hw.as_ref();
-        crate::init_seg::wait_fw_ready(is, pdev, Delta::from_millis(i64::try_from(fw_init_ms).unwrap_or(i64::MAX)))?;
+        let fw_init = Delta::from_millis(i64::try_from(fw_init_ms).unwrap_or(i64::MAX));
+        crate::init_seg::wait_fw_ready(is, pdev, fw_init, "initializing")?;
         let embedded_cpu = is.read(seg::INITIALIZING)? & seg::EMBEDDED_CPU_BIT != 0;
 
         let life = Lifecycle::new(dev, hw.clone(), parked)?;
         let enabled_hca = EnabledHca::new(&life, embedded_cpu)?;
+        // The health poll runs from right after ENABLE_HCA, as upstream's
+        // `mlx5_function_enable` starts it (main.c): a fatal error during the rest of
+        // bring-up marks the device dead, so every later command fails at once instead
+        // of each costing a command timeout. Dropped (stopped) when the probe unwinds,
+        // after the pages and before DISABLE_HCA, as `mlx5_function_disable` orders it.
+        let health = HealthStage::start(life.clone(), crate::health_poll_ms())?;
         Self::set_issi(pdev, &hw)?;
 
         let pages = FwPages::new(dev, hw.clone(), embedded_cpu)?;
@@ -178,7 +257,8 @@ impl<'bound> Mlx5Device<'bound> {
         let caps = commands::query_general_caps(&hw, true)?;
 
         Self::supply(pdev, &hw, &pages, query_pages_op_mod::INIT, "init")?;
-        let owner = if caps.get(gen_cap::SW_OWNER_ID) != 0 { Some(&SW_OWNER_ID) } else { None };
+        let owner_id = sw_owner_id();
+        let owner = if caps.get(gen_cap::SW_OWNER_ID) != 0 { Some(&owner_id) } else { None };
         let hca = InitializedHca::new(&life, owner)?;
         life.set_caps(TeardownCaps {
             fast: caps.get(gen_cap::FAST_TEARDOWN) != 0,
@@ -217,13 +297,10 @@ impl<'bound> Mlx5Device<'bound> {
         let events = Events::new(pdev, hw.clone(), pages.clone(), &eq_caps)?;
         let debugfs = DebugFs::new(dev.name(), hw.clone(), pages.clone(), events.info())?;
         life.add_consumer(crate::health::ib_placeholder_consumer())?;
-        let registered = teardown::Registered::new(pdev, life.clone())?;
-        let health = HealthStage::start(life.clone(), crate::health_poll_ms())?;
         Ok(Self {
             pdev,
             info,
             _health: health,
-            _registered: registered,
             _life: life,
             _debugfs: debugfs,
             _events: events,
@@ -271,31 +348,51 @@ impl<'bound> Mlx5Device<'bound> {
     }
 }
 
-impl Drop for Mlx5Device<'_> {
-    fn drop(&mut self) {
-        dev_info!(self.pdev, "{}: tearing down\n", self.info.name);
-        // The fields drop after this body. The health poll stops before anything is
-        // torn down (dropping the stage again later is a no-op). With `fast_unload`,
-        // `InitializedHca` tries fast teardown where TEARDOWN_HCA would go (after the
-        // EQs are destroyed).
-        self._health.stop();
+impl Mlx5Device<'_> {
+    /// PCI shutdown (reboot, kexec, poweroff), as upstream's `shutdown` (main.c): fast
+    /// teardown, else force close (`mlx5_try_fast_unload`); after either, the device
+    /// is left in error state and its IRQs are freed with MSI-X disabled
+    /// (`mlx5_core_eq_free_irqs`: platforms need that to allocate them again after
+    /// kexec), without the software cleanup; when neither is possible (or the device
+    /// is dead), the normal unload runs instead (`mlx5_unload_one`). Either way the
+    /// PCI device is disabled at the end (`mlx5_pci_disable_device`).
+    fn shutdown(&self) {
+        let mut g = self.stages.lock();
+        let Some(s) = Option::as_mut(&mut *g) else {
+            return;
+        };
+        dev_info!(s.pdev, "shutdown: quiescing the device\n");
+        // Fast teardown moves the function out of `Running`: the health poll, which
+        // checks that under the same lock, stops re-arming.
+        let path = s._life.fast_teardown("shutdown");
+        match teardown::plan::after_shutdown_teardown(path) {
+            teardown::plan::ShutdownNext::FreeIrqs => {
+                s._life.enter_error_state();
+                s._health.stop();
+                let vectors = s._events.free_irqs();
+                s._pci.disable_now();
+                dev_info!(
+                    s.pdev,
+                    "shutdown: {:?} teardown done; {} IRQ vector(s) freed, MSI-X disabled, device disabled\n",
+                    path,
+                    vectors
+                );
+            }
+            teardown::plan::ShutdownNext::NormalUnload => {
+                let s = g.take();
+                drop(g);
+                if let Some(s) = s {
+                    dev_info!(s.pdev, "shutdown: fast teardown not possible ({:?}); normal unload\n", path);
+                    // Ends with `PciEnabled`'s drop: bus mastering off, device disabled.
+                    s.unload();
+                }
+            }
+        }
     }
 }
 
 impl ffi::PciShutdown for Mlx5Driver {
-    /// Reboot / kexec / poweroff: fast teardown (or force close), then bus mastering
-    /// off. A normal unload is not attempted here when both fail: the machine is going
-    /// down, and a later removal (if any) still runs the whole normal path.
-    fn shutdown(pdev: &pci::Device) {
-        let Some(life) = teardown::lookup(pdev) else {
-            return;
-        };
-        dev_info!(pdev, "shutdown: quiescing the device\n");
-        // Fast teardown moves the function out of `Running`: the health poll, which
-        // checks that under the same lock, stops re-arming.
-        let path = life.fast_teardown("shutdown");
-        if matches!(path, Path::Fast | Path::Force) {
-            ffi::clear_master(pdev);
-        }
+    fn shutdown(_pdev: &pci::Device, this: Pin<&Mlx5Device<'_>>) {
+        this.shutdown();
     }
 }

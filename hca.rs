@@ -74,11 +74,14 @@ impl Drop for InitializedHca {
             return;
         }
         dev_warn!(self.life.dev(), "graceful TEARDOWN_HCA failed; trying force teardown\n");
-        if let Err(e) = commands::teardown_force(hw) {
+        // A force close that answers FORCE_STATE_FAIL did not close the HCA either
+        // (upstream `mlx5_cmd_force_teardown_hca`).
+        let r = self.life.force();
+        if r != crate::teardown::plan::Force::Ok {
             dev_err!(
                 self.life.dev(),
                 "force TEARDOWN_HCA failed too ({:?}); pages the device keeps will be leaked, not freed\n",
-                e
+                r
             );
         }
     }

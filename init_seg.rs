@@ -90,13 +90,18 @@ impl<'a, 'bound> InitSeg<'a, 'bound> {
 
 }
 
-/// Waits until the firmware clears `initializing`, up to `timeout`.
+/// Waits until the firmware clears `initializing`, up to `timeout`; `what` names the
+/// wait in the log (upstream's `wait_fw_init` states: "pre-initializing" before the
+/// command queue is set up, "initializing" after).
 ///
-/// Logs a progress line every 10 s of waiting; `ETIMEDOUT` with a clear message when
-/// the budget runs out, `ENODEV` if the device reads all-ones (gone from the bus).
-pub(crate) fn wait_fw_ready(regs: &dyn Regs, dev: &pci::Device, timeout: Delta) -> Result {
+/// When the first read finds the bit set, says so once and, when it clears, how long
+/// it took; a progress line every 10 s of waiting; `ETIMEDOUT` with a clear message
+/// when the budget runs out, `ENODEV` if the device reads all-ones (gone from the bus).
+/// Polls every 2 ms (upstream's FW_PRE_INIT_WAIT).
+pub(crate) fn wait_fw_ready(regs: &dyn Regs, dev: &pci::Device, timeout: Delta, what: &str) -> Result {
     let start = Instant::<Monotonic>::now();
     let mut next_report = Delta::from_secs(10);
+    let mut waited_any = false;
     loop {
         let word = regs.read(seg::INITIALIZING)?;
         if word == u32::MAX {
@@ -104,13 +109,28 @@ pub(crate) fn wait_fw_ready(regs: &dyn Regs, dev: &pci::Device, timeout: Delta) 
             return Err(ENODEV);
         }
         if word & seg::INITIALIZING_BIT == 0 {
+            if waited_any {
+                dev_info!(dev, "firmware left the {} state after {} ms\n", what, start.elapsed().as_millis());
+            }
             return Ok(());
+        }
+        if !waited_any {
+            waited_any = true;
+            dev_info!(
+                dev,
+                "firmware {} (init segment 0x{:x} = 0x{:08x}); waiting up to {} ms\n",
+                what,
+                seg::INITIALIZING,
+                word,
+                timeout.as_millis()
+            );
         }
         let waited = start.elapsed();
         if waited > timeout {
             dev_err!(
                 dev,
-                "firmware still initializing after {} ms (init segment 0x{:x} = 0x{:08x}); giving up\n",
+                "firmware still {} after {} ms (init segment 0x{:x} = 0x{:08x}); giving up\n",
+                what,
                 timeout.as_millis(),
                 seg::INITIALIZING,
                 word
@@ -120,13 +140,14 @@ pub(crate) fn wait_fw_ready(regs: &dyn Regs, dev: &pci::Device, timeout: Delta) 
         if waited > next_report {
             dev_info!(
                 dev,
-                "waiting for firmware to initialize: {} of {} ms\n",
+                "waiting for firmware ({}): {} of {} ms\n",
+                what,
                 waited.as_millis(),
                 timeout.as_millis()
             );
             next_report = next_report + Delta::from_secs(10);
         }
-        fsleep(Delta::from_millis(10));
+        fsleep(Delta::from_millis(2));
     }
 }
 

@@ -54,8 +54,6 @@ pub(crate) fn fast_unload() -> bool {
 struct Mlx5Module {
     #[pin]
     _driver: Registration<ffi::ShutdownAdapter<device::Mlx5Driver>>,
-    // Dropped after the driver is unregistered (every device removed).
-    _registry: teardown::RegistryStorage,
     // Module-wide debugfs root `mlx5_rs/`: created before the driver registration (so
     // a failed registration removes it again), dropped after it.
     _debugfs_root: debugfs::RootStorage,
@@ -63,8 +61,8 @@ struct Mlx5Module {
 
 impl InPlaceModule for Mlx5Module {
     fn init(module: &'static kernel::ThisModule) -> impl PinInit<Self, Error> {
-        // SAFETY: module init runs once, before the driver is registered below.
-        unsafe { teardown::registry_init() };
+        // Once per load, before any probe: every function's INIT_HCA uses it.
+        device::draw_sw_owner_id();
         // SAFETY: module init runs once, before the driver is registered below.
         unsafe { debugfs::root_init() };
         // Fields are initialized in the order written here (and the initialized ones
@@ -72,7 +70,6 @@ impl InPlaceModule for Mlx5Module {
         try_pin_init!(Self {
             _debugfs_root: debugfs::RootStorage::create(),
             _driver <- Registration::new(MODULE_NAME, module),
-            _registry: teardown::RegistryStorage,
         })
     }
 }

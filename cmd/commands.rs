@@ -193,12 +193,12 @@ pub(crate) fn query_general_caps(hw: &Hw, current: bool) -> Result<GeneralCaps> 
     Ok(GeneralCaps(c))
 }
 
-/// SET_HCA_CAP of the general capabilities.
+/// SET_HCA_CAP of the general capabilities: only `cmd_hca_cap` (256 bytes) is sent,
+/// the rest of the capability area is zero, as upstream's `handle_hca_cap` does (see
+/// [`caps::set_general_cap_input`]).
 pub(crate) fn set_general_caps(hw: &Hw, c: &GeneralCaps) -> Result {
     let mut i = KVec::from_elem(0u8, caps::set_hca_cap_in::BYTES, GFP_KERNEL)?;
-    put(&mut i, mbox_in::OPCODE, Opcode::SET_HCA_CAP as u64)?;
-    put(&mut i, mbox_in::OP_MOD, u64::from(crate::ifc::opcodes::cap_type::GENERAL << 1))?;
-    i[CAP_OFFSET..CAP_OFFSET + CAP_UNION_BYTES].copy_from_slice(&c.0[..CAP_UNION_BYTES]);
+    caps::set_general_cap_input(&c.0, &mut i).ok_or(EINVAL)?;
     run(hw, &i, &mut [0u8; HDR])
 }
 
@@ -227,9 +227,11 @@ pub(crate) fn teardown_graceful(hw: &Hw) -> Result {
     teardown_hca(hw, teardown_profile::GRACEFUL_CLOSE).map(|_| ())
 }
 
-/// Force TEARDOWN_HCA.
-pub(crate) fn teardown_force(hw: &Hw) -> Result {
-    teardown_hca(hw, teardown_profile::FORCE_CLOSE).map(|_| ())
+/// Force TEARDOWN_HCA: `Some(state)` of the output when the command succeeded (0 =
+/// closed, 1 = FORCE_STATE_FAIL, see [`crate::teardown::plan::Force`]), `None` when it
+/// failed (logged by the command layer).
+pub(crate) fn teardown_force(hw: &Hw) -> Option<u8> {
+    teardown_hca(hw, teardown_profile::FORCE_CLOSE).ok()
 }
 
 /// SET_DRIVER_VERSION ("Linux,mlx5_rs,<version>").

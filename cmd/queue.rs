@@ -32,7 +32,7 @@ use kernel::{
     prelude::*,
     sync::{
         barrier::{dma_mb, mb, Read, Write},
-        new_condvar, new_mutex, CondVar, Mutex,
+        new_condvar, new_mutex, CondVar, CondVarTimeoutResult, Mutex, MutexGuard,
     },
     time::{delay::fsleep, Delta, Instant, Monotonic},
     sync::aref::ARef,
@@ -66,6 +66,33 @@ struct Parked {
 
 /// How often a waiter in event mode re-checks the ownership bit without an event.
 const EVENT_RECHECK_MS: u32 = 10;
+
+/// How long a caller with a pending signal sleeps (uninterruptibly) instead of a
+/// condition-variable wait that would return at once (see [`wait_or_nap`]).
+const SIGNAL_NAP_MS: i64 = 10;
+
+/// Waits on `cv` for at most `jiffies`, releasing `g` meanwhile, and returns the
+/// re-taken guard. A command wait is not interruptible: upstream sleeps in `down()`
+/// for a slot and in `wait_for_completion_timeout` for the completion (cmd.c), both
+/// uninterruptible. The kernel crate offers only an interruptible timed wait, which
+/// returns at once while a signal is pending (a killed caller, e.g. a debugfs writer):
+/// looping on it would spin until the command ends. So on a pending signal the caller
+/// sleeps [`SIGNAL_NAP_MS`] uninterruptibly instead and re-checks, which costs a woken
+/// caller at most that much latency and never busy-waits. Nothing is abandoned: a
+/// command already posted is still waited for (its slot freed or parked as usual).
+fn wait_or_nap<'a>(
+    cv: &CondVar,
+    lock: &'a Mutex<QueueState>,
+    mut g: MutexGuard<'a, QueueState>,
+    jiffies: kernel::time::Jiffies,
+) -> MutexGuard<'a, QueueState> {
+    if let CondVarTimeoutResult::Signal { .. } = cv.wait_interruptible_timeout(&mut g, jiffies) {
+        drop(g);
+        fsleep(Delta::from_millis(SIGNAL_NAP_MS));
+        g = lock.lock();
+    }
+    g
+}
 
 /// Event-mode counters (debugfs `eqs`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -240,7 +267,7 @@ impl CmdQueue {
             if start.elapsed() > budget {
                 return Err(EBUSY);
             }
-            let _ = self.slot_freed.wait_interruptible_timeout(&mut st, 10);
+            st = wait_or_nap(&self.slot_freed, &self.state, st, 10);
         }
     }
 
@@ -302,13 +329,7 @@ impl CmdQueue {
                 return false;
             }
             let wait = kernel::time::msecs_to_jiffies(EVENT_RECHECK_MS);
-            if let kernel::sync::CondVarTimeoutResult::Signal { .. } = self.cmd_done[usize::from(slot)].wait_interruptible_timeout(&mut st, wait) {
-                // A pending signal makes every interruptible wait return at once: nap
-                // instead of spinning (commands are not interruptible).
-                drop(st);
-                fsleep(Delta::from_micros(200));
-                st = self.state.lock();
-            }
+            st = wait_or_nap(&self.cmd_done[usize::from(slot)], &self.state, st, wait);
         }
     }
 
@@ -330,7 +351,7 @@ impl CmdQueue {
                 Err(SlotError::Busy) => {
                     // Re-check parked slots now and then: a late completion frees a slot
                     // without anyone calling notify.
-                    let _ = self.slot_freed.wait_interruptible_timeout(&mut st, 10);
+                    st = wait_or_nap(&self.slot_freed, &self.state, st, 10);
                 }
                 Err(_) => return Err(CmdError::new(opcode, op_mod, ErrorKind::NoSlot)),
             }
@@ -374,8 +395,12 @@ impl CmdQueue {
             .map_err(|_| fail(ErrorKind::NoMemory))?;
 
         let (slot, token, events) = self.take_slot(opcode, op_mod)?;
-        let token = super::token::Token::new(token).ok_or(fail(ErrorKind::NoSlot))?;
         let start = Instant::<Monotonic>::now();
+        // From here every exit frees the slot or parks it: none leaks it.
+        let Some(token) = super::token::Token::new(token) else {
+            self.release(slot, opcode, start, Outcome::Error, None);
+            return Err(fail(ErrorKind::NoSlot));
+        };
 
         let mut inline_in = [0u8; INLINE_LEN];
         let prep = (|| {
@@ -398,7 +423,10 @@ impl CmdQueue {
 
         // Entry and mailboxes must be visible to the device before the doorbell.
         mb(Write);
-        let bell = entry::doorbell(slot).ok_or(fail(ErrorKind::NoSlot))?;
+        let Some(bell) = entry::doorbell(slot) else {
+            self.release(slot, opcode, start, Outcome::Error, None);
+            return Err(fail(ErrorKind::NoSlot));
+        };
         if is.write(seg::CMD_DBELL, bell).is_err() {
             self.release(slot, opcode, start, Outcome::Error, None);
             return Err(fail(ErrorKind::DeviceDead));
@@ -471,6 +499,13 @@ impl CmdQueue {
         // SAFETY: the queue lives inside the driver data of a bound device and is dropped
         // before unbind completes, so the device is bound whenever `self` is reachable.
         unsafe { self.dev.as_bound() }
+    }
+
+    /// Slots with a command in flight and slots parked after a timeout (debugfs
+    /// `cmd_stats`).
+    pub(crate) fn slot_usage(&self) -> (u32, u32) {
+        let st = self.state.lock();
+        (st.slots.busy_mask().count_ones(), st.slots.timed_out_mask().count_ones())
     }
 
     /// A copy of the per-opcode statistics.

@@ -101,6 +101,36 @@ impl WorkItem for Caller {
     }
 }
 
+/// Sends `nops` NOPs from the calling process itself, one at a time, stopping with
+/// `EINTR` before the next NOP once a signal is pending (a killed writer of the debugfs
+/// file). A NOP already sent is waited for: commands are not interruptible, so the
+/// caller leaves after at most one command and leaves no slot behind (test hook for a
+/// killed command issuer).
+pub(crate) fn run_inline(hw: &Arc<Hw>, nops: u32) -> Result<StormResult> {
+    if nops == 0 || nops > MAX_NOPS {
+        return Err(EINVAL);
+    }
+    let mut lat = KVec::with_capacity(nops as usize, GFP_KERNEL)?;
+    let mut errors = 0u64;
+    let start = Instant::<Monotonic>::now();
+    for _ in 0..nops {
+        if kernel::current!().signal_pending() {
+            return Err(EINTR);
+        }
+        let t0 = Instant::<Monotonic>::now();
+        let r = commands::nop(hw);
+        let ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(0);
+        if r.is_ok() {
+            // Capacity reserved above; a failed push only loses a sample.
+            let _ = lat.push(ns, GFP_KERNEL);
+        } else {
+            errors += 1;
+        }
+    }
+    let elapsed_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(0);
+    Ok(StormResult { callers: 1, errors, elapsed_ns, latency: summarize(&mut lat) })
+}
+
 /// Sends `nops` NOPs over `callers` concurrent callers and waits for all of them.
 pub(crate) fn run(hw: &Arc<Hw>, nops: u32, callers: u32) -> Result<StormResult> {
     if callers == 0 || callers > MAX_CALLERS || nops == 0 || nops > MAX_NOPS {

@@ -49,8 +49,12 @@ use crate::{ffi, hw::Hw, ifc::eqe::event_type, pagealloc::fw_pages::FwPages};
 
 /// Command EQ entries (upstream `MLX5_NUM_CMD_EQE`).
 const CMD_EQ_NENT: u32 = 32;
-/// Async EQ entries (upstream uses 4096; 256 keeps the ring at 32 KiB).
-const ASYNC_EQ_NENT: u32 = 256;
+/// Async EQ entries: upstream's `MLX5_NUM_ASYNC_EQE` (0x1000, include/linux/mlx5/eq.h,
+/// the default of the event-EQ-size devlink parameter in eq.c `create_async_eqs`).
+/// With the 128 spare entries the ring is 2^13 entries (512 KiB in 4 KiB pages), as
+/// upstream's `create_map_eq` sizes it; an overrun of the async EQ is fatal on real
+/// firmware (health syndrome 0xc).
+const ASYNC_EQ_NENT: u32 = 0x1000;
 /// Pages EQ entries.
 const PAGES_EQ_NENT: u32 = 1;
 /// Completion EQ entries.
@@ -250,7 +254,8 @@ pub(crate) struct Events<'bound> {
     _async_eq: LiveEq,
     _event_mode: EventMode,
     _cmd_eq: LiveEq,
-    _irqs: Irqs<'bound>,
+    /// `None` once [`Events::free_irqs`] ran (PCI shutdown).
+    irqs: Option<Irqs<'bound>>,
     _uar: Uar,
     info: Arc<EqInfo>,
 }
@@ -353,10 +358,22 @@ impl<'bound> Events<'bound> {
             _async_eq: async_eq,
             _event_mode: event_mode,
             _cmd_eq: cmd_eq,
-            _irqs: irqs,
+            irqs: Some(irqs),
             _uar: uar,
             info,
         })
+    }
+
+    /// Frees every IRQ and the MSI-X vectors (`pci_free_irq_vectors`, which disables
+    /// MSI-X), leaving the EQs as they are: PCI shutdown after fast or force teardown,
+    /// as upstream's `mlx5_core_eq_free_irqs` (eq.c → `mlx5_irq_table_free_irqs`), so the
+    /// vectors can be allocated again after kexec. Returns how many vectors were
+    /// allocated (0 when already freed). The EQs get no interrupt and no drain after
+    /// this; the device was stopped or its HCA closed before.
+    pub(crate) fn free_irqs(&mut self) -> u32 {
+        // Dropping `Irqs` clears the hints, frees each IRQ (waiting for a running
+        // handler thread), then the vectors.
+        self.irqs.take().map_or(0, |i| i.len())
     }
 
     /// The read side, for debugfs.

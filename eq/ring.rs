@@ -3,8 +3,11 @@
 //! One event queue: its ring in coherent DMA memory, CREATE_EQ / DESTROY_EQ, and
 //! draining by owner bit.
 //!
-//! The ring is `2^log_size` 64-byte entries in one coherent allocation, described to
-//! the device as 4 KiB pages (`pas[]`, `log_page_size` 0). Every entry's owner byte is
+//! The ring is `2^log_size` 64-byte entries in 4 KiB coherent pages, each its own
+//! allocation (upstream allocates EQ rings as a fragmented buffer,
+//! `mlx5_frag_buf_alloc_node` in eq.c `create_map_eq`, so a 512 KiB async EQ needs no
+//! high-order allocation), described to the device page by page (`pas[]`,
+//! `log_page_size` 0). Every entry's owner byte is
 //! set to 1 before CREATE_EQ, so the device's first pass (owner 0) is recognisable
 //! ([`EqConsumer`]).
 //!
@@ -103,7 +106,8 @@ pub(crate) struct Eq {
     pub(crate) name: &'static str,
     /// Index among EQs of the same name (completion EQ number k).
     pub(crate) index: u32,
-    ring: ManuallyDrop<Coherent<[u8]>>,
+    /// The ring's 4 KiB pages, in order.
+    ring: ManuallyDrop<KVec<Coherent<[u8]>>>,
     log_size: u8,
     uar: u32,
     pub(crate) vector: u16,
@@ -136,11 +140,16 @@ impl Eq {
     ) -> Result<Arc<Self>> {
         let log_size = log_size_for(nent).map_err(|_| EINVAL)?;
         let bytes = (1usize << log_size) * EQE_BYTES;
-        let ring = Coherent::<u8>::zeroed_slice(dev, bytes, GFP_KERNEL)?;
-        for k in 0..(1usize << log_size) {
-            // SAFETY: `k * 64 + 63 < bytes`: inside the allocation; the device does not
-            // know the ring yet, so nothing accesses it concurrently.
-            unsafe { ring.as_mut_ptr().cast::<u8>().add(k * EQE_BYTES + EQE_BYTES - 1).write_volatile(INIT_OWNER) };
+        let npages = bytes.div_ceil(RING_PAGE);
+        let mut ring = KVec::with_capacity(npages, GFP_KERNEL)?;
+        for _ in 0..npages {
+            let page = Coherent::<u8>::zeroed_slice(dev, RING_PAGE, GFP_KERNEL)?;
+            for k in 0..RING_PAGE / EQE_BYTES {
+                // SAFETY: `k * 64 + 63 < RING_PAGE`: inside the page; the device does not
+                // know the ring yet, so nothing accesses it concurrently.
+                unsafe { page.as_mut_ptr().cast::<u8>().add(k * EQE_BYTES + EQE_BYTES - 1).write_volatile(INIT_OWNER) };
+            }
+            ring.push(page, GFP_KERNEL)?;
         }
         let accept = if mask == [0; 4] { [1u64 << event_type::COMP, 0, 0, 0] } else { mask };
         Arc::pin_init(
@@ -198,11 +207,9 @@ impl Eq {
 
     /// CREATE_EQ, then the first arm (consumer index 0).
     fn create(&self) -> Result {
-        let npages = ((1usize << self.log_size) * EQE_BYTES).div_ceil(RING_PAGE);
-        let base = self.ring.dma_address();
-        let mut pages = KVec::with_capacity(npages, GFP_KERNEL)?;
-        for k in 0..npages {
-            pages.push(base + (k * RING_PAGE) as u64, GFP_KERNEL)?;
+        let mut pages = KVec::with_capacity(self.ring.len(), GFP_KERNEL)?;
+        for page in self.ring.iter() {
+            pages.push(page.dma_address(), GFP_KERNEL)?;
         }
         // Nothing may fail once the device knows the EQ: validate first.
         EqConsumer::new(0, self.log_size).map_err(|_| EINVAL)?;
@@ -234,19 +241,34 @@ impl Eq {
         Ok(())
     }
 
-    /// Reads the owner byte of ring entry `index`.
+    /// Pointer to the first byte of ring entry `index` (`index < 2^log_size`), or
+    /// `None` outside the ring.
+    fn entry_ptr(&self, index: usize) -> Option<*const u8> {
+        let at = index.checked_mul(EQE_BYTES)?;
+        let page = self.ring.get(at / RING_PAGE)?;
+        // SAFETY: `at % RING_PAGE + EQE_BYTES <= RING_PAGE` (entries never straddle a
+        // page: 4096 is a multiple of 64), so the entry is inside this page.
+        Some(unsafe { page.as_ptr().cast::<u8>().add(at % RING_PAGE) })
+    }
+
+    /// Reads the owner byte of ring entry `index` (0 outside the ring, which the
+    /// consumer never asks for).
     fn owner(&self, index: usize) -> u8 {
-        // SAFETY: `index < 2^log_size`, so the byte is inside the ring; the device may
-        // write it concurrently, hence the volatile read of a single byte.
-        unsafe { self.ring.as_ptr().cast::<u8>().add(index * EQE_BYTES + EQE_BYTES - 1).read_volatile() }
+        let Some(p) = self.entry_ptr(index) else { return 0 };
+        // SAFETY: the entry is inside its page (see `entry_ptr`); the device may write
+        // it concurrently, hence the volatile read of a single byte.
+        unsafe { p.add(EQE_BYTES - 1).read_volatile() }
     }
 
     /// Copies ring entry `index`.
     fn entry(&self, index: usize) -> [u8; EQE_BYTES] {
         let mut e = [0u8; EQE_BYTES];
-        // SAFETY: inside the ring (see `owner`); called after the owner byte showed the
-        // entry is software's and a DMA read barrier, so the device no longer writes it.
-        unsafe { core::ptr::copy_nonoverlapping(self.ring.as_ptr().cast::<u8>().add(index * EQE_BYTES), e.as_mut_ptr(), EQE_BYTES) };
+        if let Some(p) = self.entry_ptr(index) {
+            // SAFETY: inside the ring (see `entry_ptr`); called after the owner byte
+            // showed the entry is software's and a DMA read barrier, so the device no
+            // longer writes it.
+            unsafe { core::ptr::copy_nonoverlapping(p, e.as_mut_ptr(), EQE_BYTES) };
+        }
         e
     }
 
@@ -399,7 +421,9 @@ impl PinnedDrop for Eq {
         let ring = unsafe { ManuallyDrop::take(&mut this.ring) };
         if this.leak_ring.load(Ordering::Relaxed) {
             // The device may still write it: freed after bus mastering is off.
-            this.hw.bury(ring);
+            for page in ring {
+                this.hw.bury(page);
+            }
         }
     }
 }

@@ -15,7 +15,7 @@ mod work;
 mod sched;
 
 pub(crate) use irq::{nth_online_cpu, AffinityHint};
-pub(crate) use pci::{clear_master, PciEnabled, StopDmaOnDrop};
+pub(crate) use pci::{PciEnabled, StopDmaOnDrop};
 pub(crate) use shutdown::{PciShutdown, ShutdownAdapter};
 pub(crate) use work::cancel_delayed_work_sync;
 pub(crate) use sched::{flush_work, num_online_cpus};

@@ -46,6 +46,8 @@ impl Drop for StopDmaOnDrop {
 /// INVARIANT: `pdev` was enabled by [`PciEnabled::new`] and not disabled since.
 pub(crate) struct PciEnabled<'bound> {
     pdev: &'bound pci::Device,
+    /// Already disabled by [`PciEnabled::disable_now`] (PCI shutdown).
+    disabled: bool,
 }
 
 impl<'bound> PciEnabled<'bound> {
@@ -54,23 +56,29 @@ impl<'bound> PciEnabled<'bound> {
         pdev.enable_device_mem()?;
         pdev.set_master();
         // INVARIANT: enabled just above.
-        Ok(Self { pdev })
+        Ok(Self { pdev, disabled: false })
+    }
+
+    /// Clears bus mastering and disables the function now (PCI shutdown, upstream's
+    /// `mlx5_pci_disable_device`), once: the drop then does nothing, so the enable
+    /// count stays exact if a removal follows.
+    pub(crate) fn disable_now(&mut self) {
+        if !self.disabled {
+            self.disabled = true;
+            // SAFETY: see `drop`: enabled by us exactly once and not disabled since.
+            unsafe { mlx5rs_pci_disable(raw(self.pdev)) };
+        }
     }
 }
 
 impl Drop for PciEnabled<'_> {
     fn drop(&mut self) {
+        if self.disabled {
+            return;
+        }
         // SAFETY: `raw` gives the `struct pci_dev` of a device that stays bound for
-        // `'bound`; by the type invariant it was enabled by us exactly once.
+        // `'bound`; by the type invariant it was enabled by us exactly once, and
+        // `disabled` says it was not disabled since.
         unsafe { mlx5rs_pci_disable(raw(self.pdev)) };
     }
-}
-
-/// Clears bus mastering of `pdev` (idempotent): used on PCI shutdown after the device
-/// was quiesced, where upstream disables the device. Disabling is left to
-/// [`PciEnabled`]'s drop, which keeps its enable count exact if a removal follows.
-pub(crate) fn clear_master(pdev: &pci::Device) {
-    // SAFETY: `pdev` is a valid, enabled `struct pci_dev` for the call;
-    // `pci_clear_master` only writes its command register.
-    unsafe { mlx5rs_pci_clear_master(raw(pdev)) };
 }

@@ -5,13 +5,14 @@
 //! [`ShutdownAdapter`] registers the same `struct pci_driver` as `pci::Adapter<T>`
 //! (same probe, remove, ID table and driver data) and additionally sets its
 //! `.shutdown` before the driver is registered, pointing at a callback that hands the
-//! device to [`PciShutdown::shutdown`]. The driver finds its per-device state there
-//! from a registry of its own (the driver data is private to the kernel crate).
+//! device and its driver data to [`PciShutdown::shutdown`].
 //!
 //! Lifetime argument: the PCI core calls `.shutdown` (`device_shutdown()` →
-//! `pci_device_shutdown()`) with the device lock held, and probe and remove run with
-//! that same lock held, so a shutdown never overlaps the probe or the removal of the
-//! same device; the `struct pci_dev` stays valid for the call.
+//! `pci_device_shutdown()`) with the device lock held, and only for a device bound to
+//! this driver (`pci_dev->driver` is set after a successful probe). Probe and remove run
+//! with that same lock held, so a shutdown never overlaps the probe or the removal of
+//! the same device: the driver data `pci::Adapter`'s probe stored stays valid for the
+//! call.
 
 use core::marker::PhantomData;
 
@@ -25,10 +26,10 @@ use kernel::{
 };
 
 /// A PCI driver that also wants the `shutdown` callback (reboot, kexec, poweroff).
-pub(crate) trait PciShutdown {
-    /// Quiesces `pdev`, which is bound to this driver. Must not sleep for long: the
-    /// system is going down.
-    fn shutdown(pdev: &pci::Device);
+pub(crate) trait PciShutdown: pci::Driver {
+    /// Quiesces `pdev`, which is bound to this driver with driver data `this`. Must
+    /// not sleep for long: the system is going down.
+    fn shutdown(pdev: &pci::Device, this: Pin<&Self::Data<'_>>);
 }
 
 /// `pci::Adapter<T>` plus `.shutdown`; use as `driver::Registration<ShutdownAdapter<T>>`.
@@ -66,10 +67,20 @@ unsafe impl<T: pci::Driver + PciShutdown + 'static> RegistrationOps for Shutdown
     }
 }
 
-extern "C" fn shutdown_callback<T: PciShutdown>(pdev: *mut bindings::pci_dev) {
+extern "C" fn shutdown_callback<T: PciShutdown>(raw: *mut bindings::pci_dev) {
     // SAFETY: the PCI core calls `.shutdown` with a valid `struct pci_dev` bound to this
-    // driver, held under the device lock for the call; `pci::Device` is a transparent
-    // wrapper of `struct pci_dev`.
-    let pdev = unsafe { &*pdev.cast::<pci::Device>() };
-    T::shutdown(pdev);
+    // driver, held under the device lock for the call.
+    let data = unsafe { bindings::dev_get_drvdata(core::ptr::addr_of_mut!((*raw).dev)) };
+    if data.is_null() {
+        return;
+    }
+    // SAFETY: as above; `pci::Device` is a transparent wrapper of `struct pci_dev`.
+    let pdev = unsafe { &*raw.cast::<pci::Device>() };
+    // SAFETY: the device is bound, so `pci::Adapter::probe_callback` (whose probe this
+    // driver registers) stored its data with `Device::set_drvdata`, i.e. the
+    // `into_foreign()` pointer of a `Pin<KBox<T::Data>>`, which is the address of the
+    // pinned `T::Data`. It is taken back only by `remove`, which the device lock held
+    // for this call excludes, so the shared, pinned borrow is valid for the call.
+    let this = unsafe { Pin::new_unchecked(&*data.cast::<T::Data<'_>>()) };
+    T::shutdown(pdev, this);
 }

@@ -425,3 +425,41 @@ prm_struct! {
         ATOMIC_SIZE_DC: "atomic_size_dc" @ 0xd0, 0x10;
     }
 }
+
+/// Writes the SET_HCA_CAP input of the GENERAL capability into `input` (at least
+/// [`set_hca_cap_in::BYTES`] bytes): opcode, op_mod, and the first
+/// [`cmd_hca_cap::BYTES`] (256) bytes of `cur`, the current capabilities as
+/// QUERY_HCA_CAP returned them. The rest of the 4 KiB capability area stays zero:
+/// upstream's `handle_hca_cap` (main.c) copies `MLX5_ST_SZ_BYTES(cmd_hca_cap)` bytes of
+/// the current caps into a zeroed `set_hca_cap_in`, and the bytes past `cmd_hca_cap` are
+/// the reserved tail of `hca_cap_union`, which software writes as zero. `None` when a
+/// buffer is too short.
+pub fn set_general_cap_input(cur: &[u8], input: &mut [u8]) -> Option<()> {
+    let area = input.get_mut(CAP_OFFSET..CAP_OFFSET + CAP_UNION_BYTES)?;
+    area.fill(0);
+    area[..cmd_hca_cap::BYTES].copy_from_slice(cur.get(..cmd_hca_cap::BYTES)?);
+    set_hca_cap_in::OPCODE.set(input, crate::ifc::opcodes::Opcode::SET_HCA_CAP as u64)?;
+    set_hca_cap_in::OP_MOD.set(input, u64::from(crate::ifc::opcodes::cap_type::GENERAL << 1))
+}
+
+#[cfg(test)]
+mod set_cap_tests {
+    use super::*;
+
+    #[test]
+    fn set_general_copies_cmd_hca_cap_only() {
+        // Current caps as a device may return them: cmd_hca_cap, then a non-zero
+        // reserved tail of the union.
+        let cur: [u8; CAP_UNION_BYTES] = core::array::from_fn(|i| (i % 251) as u8 | 1);
+        let mut input = [0xaau8; set_hca_cap_in::BYTES];
+        set_general_cap_input(&cur, &mut input).unwrap();
+        assert_eq!(cmd_hca_cap::BYTES, 256);
+        assert_eq!(set_hca_cap_in::OPCODE.get(&input), Some(0x109));
+        assert_eq!(set_hca_cap_in::OP_MOD.get(&input), Some(0));
+        let area = &input[CAP_OFFSET..CAP_OFFSET + CAP_UNION_BYTES];
+        assert_eq!(&area[..256], &cur[..256]);
+        assert!(area[256..].iter().all(|b| *b == 0), "reserved tail must be zero");
+        assert!(set_general_cap_input(&cur[..255], &mut input).is_none());
+        assert!(set_general_cap_input(&cur, &mut input[..100]).is_none());
+    }
+}

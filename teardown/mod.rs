@@ -3,8 +3,7 @@
 //! Life and death of one function after bring-up: the shared [`Lifecycle`] (running,
 //! dead, quiesced by fast teardown, HCA closed by force teardown), fast teardown, the
 //! stages that hand the firmware pages of a stopped or dead device over to be freed
-//! only once bus mastering is off, and the registry the PCI shutdown callback finds a
-//! device's state in.
+//! only once bus mastering is off.
 //!
 //! Drop order of the device object (see `device.rs`) with these stages:
 //!
@@ -25,7 +24,7 @@
 pub(crate) mod plan;
 
 use kernel::{
-    device, pci,
+    device,
     prelude::*,
     sync::{aref::ARef, new_mutex, Arc, Mutex},
     time::{delay::fsleep, Delta, Instant, Monotonic},
@@ -39,7 +38,7 @@ use crate::{
     init_seg::Regs,
     pagealloc::fw_pages::FwPages,
 };
-use plan::{Path, Prepare, Readback, Step, TeardownCaps};
+use plan::{Force, Path, Prepare, Readback, Step, TeardownCaps};
 
 /// Where the function stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,7 +190,7 @@ impl Lifecycle {
             step = match step {
                 Step::Prepare => plan::after_prepare(caps, self.prepare()),
                 Step::DisableNic => plan::after_readback(caps, self.disable_nic()),
-                Step::Force => plan::after_force(commands::teardown_force(&self.hw).is_ok()),
+                Step::Force => plan::after_force(self.force()),
                 Step::Done(p) => break p,
             };
         };
@@ -239,6 +238,15 @@ impl Lifecycle {
         }
     }
 
+    /// TEARDOWN_HCA force close, classified (upstream `mlx5_cmd_force_teardown_hca`).
+    pub(crate) fn force(&self) -> Force {
+        let r = Force::from_answer(commands::teardown_force(&self.hw));
+        if r == Force::StateFail {
+            dev_warn!(self.dev, "TEARDOWN_HCA force close: output state FORCE_STATE_FAIL; the HCA is not closed\n");
+        }
+        r
+    }
+
     /// Writes nic_interface = DISABLED (read-modify-write of `cmdq_addr_l_sz`) and polls
     /// until the device reads it back, within [`plan::NIC_DISABLE_BUDGET_MS`].
     fn disable_nic(&self) -> Readback {
@@ -272,6 +280,15 @@ impl Lifecycle {
             }
             fsleep(Delta::from_micros(100));
         }
+    }
+
+    /// After fast or force teardown at PCI shutdown: like upstream's
+    /// `mlx5_enter_error_state(dev, true)`, nothing reaches the device any more (every
+    /// command fails at once) and a later removal, if any, sends none and frees the
+    /// pages only after bus mastering is off.
+    pub(crate) fn enter_error_state(&self) {
+        self.hw.cmd().mark_dead();
+        self.state.lock().mode = Mode::Quiesced;
     }
 
     /// Whether stages must skip commands that tear the HCA down (TEARDOWN_HCA).
@@ -352,64 +369,5 @@ impl Drop for FreeAfterStop {
             n,
             start.elapsed().as_micros_ceil()
         );
-    }
-}
-
-kernel::sync::global_lock! {
-    // SAFETY: `registry_init` initializes it in module init, before the driver is
-    // registered (no probe or shutdown can run before).
-    unsafe(uninit) static REGISTRY: Mutex<KVec<(usize, Arc<Lifecycle>)>> = KVec::new();
-}
-
-/// Initializes the registry of bound functions.
-///
-/// # Safety
-///
-/// Call exactly once, from module init, before the PCI driver is registered.
-pub(crate) unsafe fn registry_init() {
-    // SAFETY: by the caller, once and before any use.
-    unsafe { REGISTRY.init() };
-}
-
-fn key(pdev: &pci::Device) -> usize {
-    core::ptr::from_ref(pdev) as usize
-}
-
-/// The function's entry in the registry, removed on drop.
-///
-/// The registry holds an `Arc` of the [`Lifecycle`], so what the shutdown callback
-/// finds stays valid whatever happens to the device object; the callback and the
-/// removal of the entry (device unbind) are serialized by the device lock anyway.
-pub(crate) struct Registered(usize);
-
-impl Registered {
-    /// Registers `life` for `pdev`.
-    pub(crate) fn new(pdev: &pci::Device, life: Arc<Lifecycle>) -> Result<Self> {
-        let k = key(pdev);
-        REGISTRY.lock().push((k, life), GFP_KERNEL)?;
-        Ok(Self(k))
-    }
-}
-
-impl Drop for Registered {
-    fn drop(&mut self) {
-        REGISTRY.lock().retain(|(k, _)| *k != self.0);
-    }
-}
-
-/// The lifecycle of a bound function, if registered.
-pub(crate) fn lookup(pdev: &pci::Device) -> Option<Arc<Lifecycle>> {
-    let k = key(pdev);
-    REGISTRY.lock().iter().find(|(kk, _)| *kk == k).map(|(_, l)| l.clone())
-}
-
-/// Frees the registry's storage at module exit (a `static` is never dropped). The
-/// module declares it after the driver registration, so every device is gone by then.
-pub(crate) struct RegistryStorage;
-
-impl Drop for RegistryStorage {
-    fn drop(&mut self) {
-        let old = core::mem::replace(&mut *REGISTRY.lock(), KVec::new());
-        drop(old);
     }
 }

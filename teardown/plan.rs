@@ -10,7 +10,13 @@
 //! | 1 | – | ok, `state` 0 | DISABLED within 3 s | [`Path::Fast`] |
 //! | 1 | 1 | failed, `state` 1, or no readback | – | [`Path::Force`] |
 //! | 0 | 1 | – | – | [`Path::Force`] |
-//! | any | any | force failed or not offered | – | [`Path::Graceful`] |
+//! | any | any | force failed, answered `state` 1, or not offered | – | [`Path::Graceful`] |
+//!
+//! Force close counts only when the command succeeded *and* its output `state` is not
+//! FORCE_STATE_FAIL (1): upstream's `mlx5_cmd_force_teardown_hca` (fw.c) reads
+//! `teardown_hca_out.state` and returns -EIO on FORCE_STATE_FAIL ("teardown with force
+//! mode failed, doing normal teardown"), so `mlx5_try_fast_unload` falls back to the
+//! normal unload.
 //!
 //! A dead device takes none of them ([`Path::Dead`]): it answers no command.
 //! [`Path::Fast`] is the only path on which pages are released without reclaim: the
@@ -36,6 +42,29 @@ pub enum Prepare {
     StateFail,
     /// Command failed (status, delivery, timeout).
     CmdFailed,
+}
+
+/// Result of TEARDOWN_HCA with profile FORCE_CLOSE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Force {
+    /// Command succeeded with output `state` = 0: the HCA is closed.
+    Ok,
+    /// Command succeeded with output `state` = 1 (FORCE_STATE_FAIL): not closed.
+    StateFail,
+    /// Command failed (status, delivery, timeout).
+    CmdFailed,
+}
+
+impl Force {
+    /// Classifies a TEARDOWN_HCA force-close answer: `Some(state)` when the command
+    /// succeeded, `None` when it failed.
+    pub fn from_answer(state: Option<u8>) -> Self {
+        match state {
+            Some(0) => Force::Ok,
+            Some(_) => Force::StateFail,
+            None => Force::CmdFailed,
+        }
+    }
 }
 
 /// What reading back `nic_interface` gave after writing DISABLED.
@@ -105,9 +134,9 @@ pub fn after_readback(caps: TeardownCaps, r: Readback) -> Step {
     }
 }
 
-/// The step after force close: done either way.
-pub fn after_force(ok: bool) -> Step {
-    Step::Done(if ok { Path::Force } else { Path::Graceful })
+/// The step after force close: done either way; only a closed HCA is [`Path::Force`].
+pub fn after_force(r: Force) -> Step {
+    Step::Done(if r == Force::Ok { Path::Force } else { Path::Graceful })
 }
 
 fn fallback(caps: TeardownCaps) -> Step {
@@ -115,6 +144,28 @@ fn fallback(caps: TeardownCaps) -> Step {
         Step::Force
     } else {
         Step::Done(Path::Graceful)
+    }
+}
+
+/// What the PCI shutdown callback does after [`Path`] was taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShutdownNext {
+    /// The device stopped (fast) or closed its HCA (force): enter error state, free
+    /// the IRQs and disable MSI-X, disable the device; no software cleanup.
+    FreeIrqs,
+    /// Neither was possible, or the device is dead: the normal unload, then disable
+    /// the device.
+    NormalUnload,
+}
+
+/// Upstream's `shutdown` (main.c): `mlx5_try_fast_unload` succeeds on fast or force
+/// teardown and then frees the IRQs (`mlx5_core_eq_free_irqs`); it fails when neither
+/// cap is offered, both commands fail, or the device is in internal error, and then
+/// `mlx5_unload_one` runs. `mlx5_pci_disable_device` follows either way.
+pub fn after_shutdown_teardown(path: Path) -> ShutdownNext {
+    match path {
+        Path::Fast | Path::Force => ShutdownNext::FreeIrqs,
+        Path::Graceful | Path::Dead => ShutdownNext::NormalUnload,
     }
 }
 
@@ -135,6 +186,10 @@ mod tests {
 
     /// Runs the table with the device answering `prepare`, `readback`, `force_ok`.
     fn run(caps: TeardownCaps, dead: bool, prepare: Prepare, readback: Readback, force_ok: bool) -> (Path, [bool; 3]) {
+        run_force(caps, dead, prepare, readback, if force_ok { Force::Ok } else { Force::CmdFailed })
+    }
+
+    fn run_force(caps: TeardownCaps, dead: bool, prepare: Prepare, readback: Readback, force: Force) -> (Path, [bool; 3]) {
         let mut issued = [false; 3]; // prepare, nic write, force
         let mut s = first(caps, dead);
         loop {
@@ -149,7 +204,7 @@ mod tests {
                 }
                 Step::Force => {
                     issued[2] = true;
-                    after_force(force_ok)
+                    after_force(force)
                 }
                 Step::Done(p) => return (p, issued),
             }
@@ -190,10 +245,41 @@ mod tests {
     }
 
     #[test]
+    fn force_state_fail_falls_back_to_normal_unload() {
+        // Upstream mlx5_cmd_force_teardown_hca: FORCE_STATE_FAIL in the output is a
+        // failure even though the command succeeded.
+        assert_eq!(Force::from_answer(Some(0)), Force::Ok);
+        assert_eq!(Force::from_answer(Some(1)), Force::StateFail);
+        assert_eq!(Force::from_answer(None), Force::CmdFailed);
+        assert_eq!(
+            run_force(FORCE, false, Prepare::Ok, Readback::Disabled, Force::StateFail),
+            (Path::Graceful, [false, false, true])
+        );
+        for p in [Prepare::StateFail, Prepare::CmdFailed] {
+            assert_eq!(run_force(BOTH, false, p, Readback::Disabled, Force::StateFail), (Path::Graceful, [true, false, true]));
+        }
+        assert_eq!(
+            run_force(BOTH, false, Prepare::Ok, Readback::Timeout, Force::StateFail),
+            (Path::Graceful, [true, true, true])
+        );
+    }
+
+    #[test]
     fn dead_device_gets_no_command() {
         for caps in [BOTH, FAST, FORCE, NONE] {
             assert_eq!(run(caps, true, Prepare::Ok, Readback::Disabled, true), (Path::Dead, [false, false, false]));
         }
+    }
+
+    #[test]
+    fn shutdown_after_teardown() {
+        assert_eq!(after_shutdown_teardown(Path::Fast), ShutdownNext::FreeIrqs);
+        assert_eq!(after_shutdown_teardown(Path::Force), ShutdownNext::FreeIrqs);
+        assert_eq!(after_shutdown_teardown(Path::Graceful), ShutdownNext::NormalUnload);
+        assert_eq!(after_shutdown_teardown(Path::Dead), ShutdownNext::NormalUnload);
+        // Force close answering FORCE_STATE_FAIL with no fast cap: the normal unload.
+        let (p, _) = run_force(FORCE, false, Prepare::Ok, Readback::Disabled, Force::StateFail);
+        assert_eq!(after_shutdown_teardown(p), ShutdownNext::NormalUnload);
     }
 
     #[test]

@@ -35,7 +35,13 @@
 //!   below N µs, so independent commands complete out of order (0 = off).
 //! - `{"cmd":"link","up":B}`: physical link of port 1; posts a port-change event.
 //! - `{"cmd":"set_cmd_timeout","ms":N}`: command timeout advertised at 0xFF8 (0 = default).
-//! - `{"cmd":"reset"}`
+//! - `{"cmd":"init_seg", ...}`: init-segment overrides (see [`init_seg`]).
+//! - `{"cmd":"caps","reserved_tail_fill":N}`: QUERY_HCA_CAP(GENERAL) output fills the
+//!   reserved tail of the capability union with byte N (0 = zero).
+//! - `{"cmd":"teardown_state","force":"fail"|"success","prepare_fast":"fail"|"success"}`:
+//!   TEARDOWN_HCA answers `state` FAIL for that profile.
+//! - `{"cmd":"reset"}`: function-level reset, and every knob of `init_seg`, `caps` and
+//!   `teardown_state` back to its default (the observations too).
 
 use crate::device::Device;
 use crate::fw::inject::{Action, CorruptField, Corruption};
@@ -230,6 +236,91 @@ fn take_fault(dev: &Device, req: &Value) -> Value {
     json!({"ok": true})
 }
 
+fn seg_fields(v: &Value) -> Result<crate::regs::SegFields, String> {
+    let mut f = crate::regs::SegFields::default();
+    let small = |k: &str, max: u64| -> Result<Option<u64>, String> {
+        match v.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(x) => num(x).filter(|n| *n <= max).map(Some).ok_or_else(|| format!("bad {k}: {x}")),
+        }
+    };
+    f.cmd_interface_rev = small("cmd_interface_rev", 0xffff)?.map(|n| n as u16);
+    f.log_cmdq_size = small("log_cmdq_size", 0xf)?.map(|n| n as u32);
+    f.log_cmdq_stride = small("log_cmdq_stride", 0xf)?.map(|n| n as u32);
+    f.cmd_exec_to = small("cmd_exec_to", 0xffff_ffff)?.map(|n| n as u32);
+    f.cmd_q_init_to = small("cmd_q_init_to", 0xffff_ffff)?.map(|n| n as u32);
+    if let Some(x) = v.get("fw_rev").filter(|x| !x.is_null()) {
+        let parts: Vec<u16> = x.as_str().unwrap_or("").split('.').filter_map(|p| p.parse().ok()).collect();
+        match parts[..] {
+            [a, b, c] => f.fw_rev = Some((a, b, c)),
+            _ => return Err(format!("bad fw_rev {x} (want \"A.B.C\")")),
+        }
+    }
+    Ok(f)
+}
+
+fn init_hold(v: &Value) -> Result<crate::regs::InitHold, String> {
+    use crate::regs::InitHold;
+    match v {
+        Value::String(s) if s == "forever" => Ok(InitHold::Forever),
+        other => num(other).map(InitHold::Ms).ok_or_else(|| format!("bad duration {other} (ms or \"forever\")")),
+    }
+}
+
+/// `init_seg`: overrides of init-segment fields, each optional:
+/// `cmd_interface_rev`, `fw_rev` ("A.B.C"), `log_cmdq_size`, `log_cmdq_stride`,
+/// `cmd_exec_to`, `cmd_q_init_to` (raw register values, `default_timeout` encoding),
+/// all in effect from now on; `while_initializing: {same keys}` in effect only while
+/// `initializing` is set; `initializing_ms: N|"forever"` sets `initializing` from now
+/// (0 clears it); `initializing_after_cmdq_ms: N|"forever"` sets it again whenever the
+/// driver writes the command queue address; `clear: true` first removes every
+/// override. Replies with the knobs in effect.
+fn init_seg(dev: &Device, req: &Value) -> Value {
+    let mut r = dev.regs();
+    if req.get("clear").and_then(Value::as_bool).unwrap_or(false) {
+        r.clear_knobs();
+    }
+    let fields = match seg_fields(req) {
+        Ok(f) => f,
+        Err(e) => return err(e),
+    };
+    let during = match req.get("while_initializing").map(seg_fields).transpose() {
+        Ok(f) => f,
+        Err(e) => return err(e),
+    };
+    let hold = match req.get("initializing_ms").map(init_hold).transpose() {
+        Ok(h) => h,
+        Err(e) => return err(e),
+    };
+    let after = match req.get("initializing_after_cmdq_ms").map(init_hold).transpose() {
+        Ok(h) => h,
+        Err(e) => return err(e),
+    };
+    r.knobs.fields = r.knobs.fields.clone().overlay(&fields);
+    if let Some(d) = during {
+        r.knobs.while_initializing = r.knobs.while_initializing.clone().overlay(&d);
+    }
+    if let Some(a) = after {
+        r.knobs.initializing_after_cmdq = match a {
+            crate::regs::InitHold::Ms(0) => None,
+            a => Some(a),
+        };
+    }
+    if let Some(h) = hold {
+        r.hold_initializing(h);
+    }
+    json!({"ok": true, "knobs": format!("{:?}", r.knobs), "initializing": r.initializing()})
+}
+
+fn state_fail(v: Option<&Value>) -> Result<Option<bool>, String> {
+    match v.and_then(Value::as_str) {
+        None => Ok(None),
+        Some("fail") => Ok(Some(true)),
+        Some("success") => Ok(Some(false)),
+        Some(o) => Err(format!("bad state {o:?} (\"fail\" or \"success\")")),
+    }
+}
+
 /// `get`: one value of the stats tree, found by a path of keys and array indices.
 fn get(dev: &Device, req: &Value) -> Value {
     let Some(path) = req.get("path").and_then(Value::as_array) else {
@@ -332,7 +423,33 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
         }
         "reset" => {
             dev.reset();
+            dev.regs().clear_knobs();
+            let mut fw = dev.fw();
+            fw.knobs = crate::fw::FwKnobs::default();
+            fw.observed = crate::fw::Observed::default();
             json!({"ok": true})
+        }
+        "init_seg" => init_seg(dev, req),
+        "caps" => {
+            let Some(n) = req.get("reserved_tail_fill").and_then(num).filter(|n| *n <= 0xff) else {
+                return err("caps needs \"reserved_tail_fill\": 0..255");
+            };
+            dev.fw().knobs.cap_tail_fill = n as u8;
+            json!({"ok": true})
+        }
+        "teardown_state" => {
+            let (force, prep) = match (state_fail(req.get("force")), state_fail(req.get("prepare_fast"))) {
+                (Ok(f), Ok(p)) => (f, p),
+                (Err(e), _) | (_, Err(e)) => return err(e),
+            };
+            let mut fw = dev.fw();
+            if let Some(f) = force {
+                fw.knobs.force_state_fail = f;
+            }
+            if let Some(p) = prep {
+                fw.knobs.prepare_fast_state_fail = p;
+            }
+            json!({"ok": true, "force_state_fail": fw.knobs.force_state_fail, "prepare_fast_state_fail": fw.knobs.prepare_fast_state_fail})
         }
         "eqe" => raw_eqe(dev, req),
         "strict" => {

@@ -111,10 +111,13 @@ impl Device {
 
     /// Reads BAR0.
     pub fn bar0_read(&self, off: u64, buf: &mut [u8]) {
-        let regs = self.regs();
+        let mut regs = self.regs();
         if regs.all_ones || off.saturating_add(buf.len() as u64) > crate::pci_config::BAR0_SIZE {
             buf.fill(0xff);
             return;
+        }
+        if (off as usize) < is::MAPPED_SIZE {
+            regs.note_read(off as usize & !3);
         }
         for (i, b) in buf.iter_mut().enumerate() {
             let o = off as usize + i;

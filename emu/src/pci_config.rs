@@ -39,6 +39,13 @@ pub struct PciConfig {
     wmask: [u8; CONFIG_SIZE],
     /// Bits that are write-1-to-clear (status registers).
     w1c: [u8; CONFIG_SIZE],
+    /// Last time a config write turned the MSI-X enable bit off / bus mastering off
+    /// (observations: PCI shutdown frees the vectors and disables the device, as
+    /// upstream's `shutdown` does for kexec). QEMU forwards every config write to the
+    /// device before emulating MSI-X itself, so the bits are the guest's.
+    pub msix_disabled_at: Option<std::time::Instant>,
+    /// See [`PciConfig::msix_disabled_at`].
+    pub master_cleared_at: Option<std::time::Instant>,
 }
 
 impl Default for PciConfig {
@@ -57,7 +64,13 @@ impl PciConfig {
     /// 1..=[`crate::config::MAX_MSIX_VECTORS`]).
     pub fn with_msix(vectors: u16) -> Self {
         let vectors = vectors.clamp(1, crate::config::MAX_MSIX_VECTORS);
-        let mut c = PciConfig { bytes: [0; CONFIG_SIZE], wmask: [0; CONFIG_SIZE], w1c: [0; CONFIG_SIZE] };
+        let mut c = PciConfig {
+            bytes: [0; CONFIG_SIZE],
+            wmask: [0; CONFIG_SIZE],
+            w1c: [0; CONFIG_SIZE],
+            msix_disabled_at: None,
+            master_cleared_at: None,
+        };
         c.put16(0x00, VENDOR_ID);
         c.put16(0x02, DEVICE_ID);
         // Command: I/O, memory, bus master, parity, SERR, INTx disable are writable.
@@ -153,6 +166,18 @@ impl PciConfig {
 
     /// Writes through the writable / write-1-to-clear masks.
     pub fn write(&mut self, off: u64, data: &[u8]) {
+        let (msix, master) = (self.msix_enabled(), self.bus_master());
+        self.write_masked(off, data);
+        let now = std::time::Instant::now();
+        if msix && !self.msix_enabled() {
+            self.msix_disabled_at = Some(now);
+        }
+        if master && !self.bus_master() {
+            self.master_cleared_at = Some(now);
+        }
+    }
+
+    fn write_masked(&mut self, off: u64, data: &[u8]) {
         for (i, v) in data.iter().enumerate() {
             let Some(o) = usize::try_from(off).ok().and_then(|o| o.checked_add(i)) else {
                 return;
@@ -208,6 +233,20 @@ mod tests {
         assert_eq!(u32::from_le_bytes(b), 0xffff_ffff);
         c.read(0x08, &mut b);
         assert_eq!(u32::from_le_bytes(b) >> 8, 0x020700);
+    }
+
+    #[test]
+    fn msix_and_master_changes_recorded() {
+        let mut c = PciConfig::new();
+        assert!(c.msix_disabled_at.is_none() && c.master_cleared_at.is_none());
+        c.write(0x04, &[0x06, 0x00]);
+        c.write((CAP_MSIX + 3) as u64, &[0x80]);
+        assert!(c.msix_enabled() && c.bus_master());
+        assert!(c.msix_disabled_at.is_none());
+        c.write((CAP_MSIX + 3) as u64, &[0x00]);
+        c.write(0x04, &[0x02, 0x00]);
+        assert!(!c.msix_enabled() && !c.bus_master());
+        assert!(c.msix_disabled_at.is_some() && c.master_cleared_at.is_some());
     }
 
     #[test]

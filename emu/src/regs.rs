@@ -30,8 +30,79 @@ pub enum RegWrite {
     NicInterface(u32),
 }
 
+/// Fields of the init segment the control socket can override (`init_seg`). `None`
+/// keeps the modelled value. Raw register values where the register is a field of
+/// its own (timeouts use the `default_timeout` encoding of `mlx5_ifc.h`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SegFields {
+    /// `cmd_interface_rev` (0x004 bits 31:16).
+    pub cmd_interface_rev: Option<u16>,
+    /// `fw_rev_major`, `fw_rev_minor`, `fw_rev_subminor`.
+    pub fw_rev: Option<(u16, u16, u16)>,
+    /// `log_cmdq_size` (0x014 bits 7:4).
+    pub log_cmdq_size: Option<u32>,
+    /// `log_cmdq_stride` (0x014 bits 3:0).
+    pub log_cmdq_stride: Option<u32>,
+    /// 0xFF8: command execution timeout.
+    pub cmd_exec_to: Option<u32>,
+    /// 0xFFC: FW_INIT timeout (non-zero = the device reports timeouts).
+    pub cmd_q_init_to: Option<u32>,
+}
+
+impl SegFields {
+    /// `self` with the fields `over` sets replaced (for the control socket).
+    pub fn overlay(self, over: &SegFields) -> SegFields {
+        self.merged(over)
+    }
+
+    /// `self` with the fields `over` sets replaced.
+    fn merged(&self, over: &SegFields) -> SegFields {
+        SegFields {
+            cmd_interface_rev: over.cmd_interface_rev.or(self.cmd_interface_rev),
+            fw_rev: over.fw_rev.or(self.fw_rev),
+            log_cmdq_size: over.log_cmdq_size.or(self.log_cmdq_size),
+            log_cmdq_stride: over.log_cmdq_stride.or(self.log_cmdq_stride),
+            cmd_exec_to: over.cmd_exec_to.or(self.cmd_exec_to),
+            cmd_q_init_to: over.cmd_q_init_to.or(self.cmd_q_init_to),
+        }
+    }
+}
+
+/// How long `initializing` stays set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitHold {
+    /// For this many milliseconds.
+    Ms(u64),
+    /// Until changed.
+    Forever,
+}
+
+/// Init-segment fault knobs (control socket `init_seg`; cleared by the control
+/// `reset`). The PRM has the driver read nothing but `initializing` before it clears
+/// (upstream `mlx5_function_enable` waits in `wait_fw_init` before `mlx5_cmd_enable`
+/// reads the revision and queue geometry), so what the other fields read meanwhile is
+/// not defined: `while_initializing` makes them read something else until then.
+#[derive(Clone, Debug, Default)]
+pub struct SegKnobs {
+    /// Overrides in effect always.
+    pub fields: SegFields,
+    /// Overrides in effect while `initializing` is set (on top of `fields`).
+    pub while_initializing: SegFields,
+    /// `initializing` set again for this long when the driver writes the command
+    /// queue address (upstream waits a second time, FW_INIT budget, after
+    /// `mlx5_cmd_enable`).
+    pub initializing_after_cmdq: Option<InitHold>,
+}
+
 /// Init segment state.
 pub struct Regs {
+    /// Fault knobs.
+    pub knobs: SegKnobs,
+    /// `initializing` held until changed (`init_seg` `initializing_ms: "forever"`).
+    pub initializing_forever: bool,
+    /// Reads of each named register while `initializing` was set (observation: the
+    /// driver should read only `initializing` then).
+    pub reads_while_initializing: std::collections::BTreeMap<&'static str, u64>,
     cfg: EmuConfig,
     start: Instant,
     boot_deadline: Instant,
@@ -62,6 +133,9 @@ impl Regs {
     pub fn new(cfg: &EmuConfig) -> Self {
         let now = Instant::now();
         let mut r = Regs {
+            knobs: SegKnobs::default(),
+            initializing_forever: false,
+            reads_while_initializing: std::collections::BTreeMap::new(),
             cfg: cfg.clone(),
             start: now,
             boot_deadline: now + std::time::Duration::from_millis(cfg.boot_delay_ms),
@@ -120,7 +194,55 @@ impl Regs {
 
     /// True while the `initializing` bit is set.
     pub fn initializing(&self) -> bool {
-        Instant::now() < self.boot_deadline
+        self.initializing_forever || Instant::now() < self.boot_deadline
+    }
+
+    /// Sets `initializing` for `hold` from now (`Ms(0)` clears it).
+    pub fn hold_initializing(&mut self, hold: InitHold) {
+        match hold {
+            InitHold::Forever => self.initializing_forever = true,
+            InitHold::Ms(ms) => {
+                self.initializing_forever = false;
+                self.boot_deadline = Instant::now() + std::time::Duration::from_millis(ms);
+            }
+        }
+    }
+
+    /// Removes every init-segment knob and the observations (control `reset`).
+    pub fn clear_knobs(&mut self) {
+        self.knobs = SegKnobs::default();
+        self.initializing_forever = false;
+        self.reads_while_initializing.clear();
+    }
+
+    /// The overridden fields in effect now.
+    fn fields(&self) -> SegFields {
+        if self.initializing() {
+            self.knobs.fields.merged(&self.knobs.while_initializing)
+        } else {
+            self.knobs.fields.clone()
+        }
+    }
+
+    /// Records a driver read of the dword at `off` (BAR reads only, not the merging
+    /// reads of partial writes) while `initializing` is set.
+    pub fn note_read(&mut self, off: usize) {
+        if !self.initializing() {
+            return;
+        }
+        let name = match off {
+            is::FW_REV => "fw_rev",
+            is::CMDIF_REV_FW_SUB => "cmdif_rev_fw_sub",
+            is::CMDQ_ADDR_H => "cmdq_addr_h",
+            is::CMDQ_ADDR_L_SZ => "cmdq_addr_l_sz",
+            is::INITIALIZING => "initializing",
+            is::CMD_EXEC_TO => "cmd_exec_to",
+            is::CMD_Q_INIT_TO => "cmd_q_init_to",
+            o if (is::HEALTH_BUFFER_OFF..is::HEALTH_BUFFER_OFF + 64).contains(&o) => "health_buffer",
+            is::HEALTH_COUNTER => "health_counter",
+            _ => "other",
+        };
+        *self.reads_while_initializing.entry(name).or_default() += 1;
     }
 
     /// Command queue DMA address.
@@ -143,16 +265,17 @@ impl Regs {
         if self.all_ones {
             return u32::MAX;
         }
-        let (maj, min, sub) = self.cfg.fw_rev;
+        let f = self.fields();
+        let (maj, min, sub) = f.fw_rev.unwrap_or(self.cfg.fw_rev);
         match off {
             is::FW_REV => (u32::from(min) << 16) | u32::from(maj),
-            is::CMDIF_REV_FW_SUB => (u32::from(is::CMD_IF_REV) << 16) | u32::from(sub),
+            is::CMDIF_REV_FW_SUB => (u32::from(f.cmd_interface_rev.unwrap_or(is::CMD_IF_REV)) << 16) | u32::from(sub),
             is::CMDQ_ADDR_H => self.cmdq_addr_h,
             is::CMDQ_ADDR_L_SZ => {
                 (self.cmdq_addr_l & is::CMDQ_ADDR_L_MASK)
                     | ((self.nic_interface & is::NIC_INTERFACE_MASK) << is::NIC_INTERFACE_SHIFT)
-                    | (LOG_CMDQ_SIZE << 4)
-                    | LOG_CMDQ_STRIDE
+                    | ((f.log_cmdq_size.unwrap_or(LOG_CMDQ_SIZE) & 0xf) << 4)
+                    | (f.log_cmdq_stride.unwrap_or(LOG_CMDQ_STRIDE) & 0xf)
             }
             is::CMD_DBELL => 0,
             is::INITIALIZING => {
@@ -168,8 +291,8 @@ impl Regs {
                 b.copy_from_slice(&self.health[i..i + 4]);
                 u32::from_be_bytes(b)
             }
-            is::CMD_EXEC_TO => self.cfg.cmd_exec_to,
-            is::CMD_Q_INIT_TO => self.cfg.cmd_q_init_to,
+            is::CMD_EXEC_TO => f.cmd_exec_to.unwrap_or(self.cfg.cmd_exec_to),
+            is::CMD_Q_INIT_TO => f.cmd_q_init_to.unwrap_or(self.cfg.cmd_q_init_to),
             is::INTERNAL_TIMER_H => (self.timer() >> 32) as u32,
             is::INTERNAL_TIMER_L => self.timer() as u32,
             is::HEALTH_COUNTER => {
@@ -194,6 +317,13 @@ impl Regs {
             is::CMDQ_ADDR_L_SZ => {
                 self.cmdq_addr_l = val & is::CMDQ_ADDR_L_MASK;
                 let nic = (val >> is::NIC_INTERFACE_SHIFT) & is::NIC_INTERFACE_MASK;
+                // Queue set-up (address with nic_interface FULL_DRIVER), not the
+                // nic_interface write of fast teardown.
+                if self.cmdq_addr_l != 0 && nic == 0 {
+                    if let Some(hold) = self.knobs.initializing_after_cmdq {
+                        self.hold_initializing(hold);
+                    }
+                }
                 if nic != 0 {
                     RegWrite::NicInterface(nic)
                 } else {

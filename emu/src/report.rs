@@ -30,6 +30,34 @@ fn timeline(t: &Timeline) -> Value {
     })
 }
 
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// PCI config-space state the guest set: MSI-X enable and bus mastering now, and
+/// when (ms since start, as the timeline) a write last turned them off.
+fn pci_state(dev: &Device, t: &Timeline) -> Value {
+    let pci = dev.pci.lock().unwrap_or_else(|e| e.into_inner());
+    json!({
+        "msix_enabled": pci.msix_enabled(),
+        "bus_master": pci.bus_master(),
+        "msix_disabled_ms": t.ms(pci.msix_disabled_at),
+        "master_cleared_ms": t.ms(pci.master_cleared_at),
+    })
+}
+
+/// Init-segment knobs and what the driver read while `initializing` was set.
+fn init_seg_state(dev: &Device) -> Value {
+    let r = dev.regs();
+    let reads: Map<String, Value> =
+        r.reads_while_initializing.iter().map(|(k, v)| ((*k).to_string(), json!(v))).collect();
+    json!({
+        "initializing": r.initializing(),
+        "reads_while_initializing": reads,
+        "knobs": format!("{:?}", r.knobs),
+    })
+}
+
 /// The `stats` reply.
 pub fn stats(dev: &Device) -> Value {
     let fw = dev.fw();
@@ -130,6 +158,20 @@ pub fn stats(dev: &Device) -> Value {
         "dma_regions": dev.mem.regions(),
         "dma_maps_without_fd": dev.dma_maps_without_fd.load(std::sync::atomic::Ordering::Relaxed),
         "timeline": timeline(&fw.timeline),
+        "pci": pci_state(dev, &fw.timeline),
+        "init_seg": init_seg_state(dev),
+        "observed": {
+            "set_general_caps": fw.observed.set_general_caps,
+            "set_cap_nonzero_tail": fw.observed.set_cap_nonzero_tail,
+            "set_cap_tail_bytes_last": fw.observed.set_cap_tail_bytes_last,
+            "sw_owner_ids": fw.observed.sw_owner_ids.iter().map(|id| hex(id)).collect::<Vec<_>>(),
+            "last_sw_owner_id": fw.observed.sw_owner_ids.back().map(|id| hex(id)),
+        },
+        "knobs": {
+            "cap_tail_fill": fw.knobs.cap_tail_fill,
+            "force_state_fail": fw.knobs.force_state_fail,
+            "prepare_fast_state_fail": fw.knobs.prepare_fast_state_fail,
+        },
         "violations": fw.stats.violations,
         "recent_violations": fw.stats.recent_violations.iter().collect::<Vec<_>>(),
     })

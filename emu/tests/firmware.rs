@@ -264,3 +264,76 @@ fn init_segment_fields() {
     h.dev.regs().all_ones = true;
     assert_eq!(h.read32(is::FW_REV), u32::MAX);
 }
+
+#[test]
+fn knobs_force_and_prepare_state_fail_and_cap_tail() {
+    use mlx5_emu::control::handle;
+    use serde_json::json;
+    let mut h = Host::new();
+    assert_eq!(handle(&h.dev, &json!({"cmd":"caps","reserved_tail_fill":0xa5}))["ok"], true);
+    // The reserved tail of hca_cap_union reads as the fill byte; cmd_hca_cap does not.
+    h.ok(&input(16, OP(Opcode::ENABLE_HCA), 0, &[]), 16);
+    let out = h.ok(&input(16, OP(Opcode::QUERY_HCA_CAP), 1, &[]), 16 + 4096);
+    assert!(out[CAP_OFFSET + 256..].iter().all(|b| *b == 0xa5));
+    let mut h = Host::new();
+    bring_up(&mut h);
+    // bring_up sends a zero tail: observed, not counted as non-zero.
+    let s = mlx5_emu::control::stats(&h.dev);
+    assert_eq!(s["observed"]["set_general_caps"], 1);
+    assert_eq!(s["observed"]["set_cap_nonzero_tail"], 0);
+    assert_eq!(s["observed"]["last_sw_owner_id"], "00000000000000000000000000000000");
+    let fail = json!({"cmd":"teardown_state","force":"fail","prepare_fast":"fail"});
+    assert_eq!(handle(&h.dev, &fail)["ok"], true);
+    let prep = input(16, OP(Opcode::TEARDOWN_HCA), 0, &[(teardown_hca_in::PROFILE, u64::from(teardown_profile::PREPARE_FAST_TEARDOWN))]);
+    assert_eq!(teardown_hca_out::STATE.get(&h.ok(&prep, 16)), Some(1));
+    let force = input(16, OP(Opcode::TEARDOWN_HCA), 0, &[(teardown_hca_in::PROFILE, u64::from(teardown_profile::FORCE_CLOSE))]);
+    assert_eq!(teardown_hca_out::STATE.get(&h.ok(&force, 16)), Some(1));
+    let s = mlx5_emu::control::stats(&h.dev);
+    assert_eq!(s["function"]["initialized"], true, "FORCE_STATE_FAIL leaves the HCA open");
+    assert_eq!(s["function"]["fast_prepared"], false);
+    assert_eq!(handle(&h.dev, &json!({"cmd":"teardown_state","force":"maybe"}))["ok"], false);
+    assert_eq!(handle(&h.dev, &json!({"cmd":"teardown_state","force":"success"}))["ok"], true);
+    assert_eq!(teardown_hca_out::STATE.get(&h.ok(&force, 16)), Some(0));
+    assert_eq!(mlx5_emu::control::stats(&h.dev)["function"]["initialized"], false);
+    // The control reset clears every knob.
+    handle(&h.dev, &json!({"cmd":"reset"}));
+    assert_eq!(mlx5_emu::control::stats(&h.dev)["knobs"]["prepare_fast_state_fail"], false);
+}
+
+#[test]
+fn knobs_init_segment_overrides() {
+    use mlx5_emu::control::handle;
+    use serde_json::json;
+    let h = Host::new();
+    let r = handle(
+        &h.dev,
+        &json!({"cmd":"init_seg","initializing_ms":150,"while_initializing":{"cmd_interface_rev":0,"log_cmdq_size":9},"cmd_q_init_to":0}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(h.read32(is::INITIALIZING) >> 31, 1);
+    assert_eq!(h.read32(is::CMDIF_REV_FW_SUB) >> 16, 0);
+    assert_eq!((h.read32(is::CMDQ_ADDR_L_SZ) >> 4) & 0xf, 9);
+    assert_eq!(h.read32(is::CMD_Q_INIT_TO), 0);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(h.read32(is::INITIALIZING) >> 31, 0);
+    assert_eq!(h.read32(is::CMDIF_REV_FW_SUB) >> 16, 5);
+    assert_eq!((h.read32(is::CMDQ_ADDR_L_SZ) >> 4) & 0xf, 5);
+    assert_eq!(h.read32(is::CMD_Q_INIT_TO), 0, "always-on override stays");
+    let s = mlx5_emu::control::stats(&h.dev);
+    assert_eq!(s["init_seg"]["reads_while_initializing"]["cmdif_rev_fw_sub"], 1);
+    assert_eq!(s["init_seg"]["reads_while_initializing"]["initializing"], 1);
+    // initializing again after the queue address is written, until cleared.
+    let r = handle(&h.dev, &json!({"cmd":"init_seg","initializing_after_cmdq_ms":"forever","fw_rev":"1.2.3"}));
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(h.read32(is::FW_REV), (2 << 16) | 1);
+    let l = h.read32(is::CMDQ_ADDR_L_SZ) & 0xffff_f000;
+    h.write32(is::CMDQ_ADDR_L_SZ, l | 0x1000);
+    assert_eq!(h.read32(is::INITIALIZING) >> 31, 1);
+    assert_eq!(handle(&h.dev, &json!({"cmd":"init_seg","initializing_ms":0}))["ok"], true);
+    assert_eq!(h.read32(is::INITIALIZING) >> 31, 0);
+    assert_eq!(handle(&h.dev, &json!({"cmd":"init_seg","log_cmdq_size":99}))["ok"], false);
+    assert_eq!(handle(&h.dev, &json!({"cmd":"init_seg","fw_rev":"x"}))["ok"], false);
+    handle(&h.dev, &json!({"cmd":"reset"}));
+    assert_eq!(h.read32(is::CMD_Q_INIT_TO) != 0, true);
+    assert_eq!(h.read32(is::FW_REV), (35 << 16) | 16);
+}

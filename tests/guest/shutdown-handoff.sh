@@ -23,6 +23,9 @@ check shutdown.bound test -e /sys/bus/pci/devices/"$bdf"/driver
 held=$(emu_stat 'd["pages"]["held"]')
 check shutdown.pages-held test "$held" -gt 8192
 check shutdown.no-teardown-yet test "$(emu_stat 'sum(d["function"]["teardowns"].values())')" = 0
+# The host checks that the shutdown callback turns both off: on now.
+check shutdown.msix-enabled-now test "$(emu_stat 'd["pci"]["msix_enabled"]')" = True
+check shutdown.bus-master-now test "$(emu_stat 'd["pci"]["bus_master"]')" = True
 echo "MLX5RS-SHUTDOWN-EXPECT held=$held"
 i=1
 while [ $i -lt "$nfn" ]; do

@@ -10,8 +10,11 @@
 # the driver's log line; exactly one prepare-fast TEARDOWN_HCA and no graceful or force
 # one; nic_interface DISABLED reached (quiesced); the pages still held (no per-page
 # reclaim on the way down); no protocol violation (a doorbell after the stop counts
-# as one) and no DMA error. Prints MLX5RS-TEST lines for the judge; prints nothing when
-# the run did not ask for it (no EXPECT line). With several functions, function I > 0
+# as one) and no DMA error; then, as upstream's shutdown does after a fast teardown
+# (mlx5_core_eq_free_irqs, mlx5_pci_disable_device), MSI-X disabled and bus mastering
+# off in the device's config space, by writes that came after the prepare-fast command
+# (the driver's "IRQ vector(s) freed, MSI-X disabled" line too). Prints MLX5RS-TEST
+# lines for the judge; prints nothing when the run did not ask for it (no EXPECT line). With several functions, function I > 0
 # is checked the same way from its line "MLX5RS-SHUTDOWN-EXPECT fn=I bdf=B held=N" and
 # its own emulator log (test names shutdown.fnI.*).
 set -u
@@ -23,13 +26,18 @@ result() { # result NAME OK DETAIL
 	if [ "$2" = 1 ]; then echo "MLX5RS-TEST: PASS $1"; else echo "MLX5RS-TEST: FAIL $1 ($3)"; fi
 }
 
-# verdict PREFIX HELD EMU-LOG FAST-LINE-PATTERN: the checks of one function.
+# verdict PREFIX HELD EMU-LOG FAST-LINE-PATTERN IRQ-LINE-PATTERN: the checks of one function.
 verdict() {
-	local pre=$1 held=$2 emulog=$3 fastre=$4 json
+	local pre=$1 held=$2 emulog=$3 fastre=$4 irqre=$5 json
 	if grep -a -q -E "$fastre" "$CONSOLE"; then
 		result "$pre.fast-path-logged" 1
 	else
 		result "$pre.fast-path-logged" 0 "no 'fast teardown (shutdown): prepared' line on the console"
+	fi
+	if grep -a -q -E "$irqre" "$CONSOLE"; then
+		result "$pre.irqs-freed-logged" 1
+	else
+		result "$pre.irqs-freed-logged" 0 "no 'shutdown: Fast teardown done; N IRQ vector(s) freed' line on the console"
 	fi
 	# The emulator prints its final stats once its client (QEMU) is gone (wait up to
 	# MLX5RS_EMU_FINAL_WAIT tenths of a second, default 50).
@@ -53,6 +61,14 @@ checks = [
     ("no-violations", d["violations"] == 0, "violations %s" % d["violations"]),
     ("no-dma-errors", d["dma_errors"] == 0, "dma_errors %s" % d["dma_errors"]),
 ]
+p = d.get("pci", {}); prep = d["timeline"]["prepare_fast_ms"]
+after = lambda ms: ms is not None and prep is not None and ms >= prep
+checks += [
+    ("msix-disabled", p.get("msix_enabled") is False and after(p.get("msix_disabled_ms")),
+     "msix_enabled %s, disabled at %s ms, prepare-fast at %s ms" % (p.get("msix_enabled"), p.get("msix_disabled_ms"), prep)),
+    ("bus-master-off", p.get("bus_master") is False and after(p.get("master_cleared_ms")),
+     "bus_master %s, cleared at %s ms, prepare-fast at %s ms" % (p.get("bus_master"), p.get("master_cleared_ms"), prep)),
+]
 for name, ok, detail in checks:
     print("MLX5RS-TEST: PASS %s.%s" % (pre, name) if ok else "MLX5RS-TEST: FAIL %s.%s (%s)" % (pre, name, detail))
 ' "$json" "$held" "$pre" || result "$pre.final-stats-parsed" 0 "python3 failed on the final stats"
@@ -61,7 +77,8 @@ for name, ok, detail in checks:
 console() { sed -e 's/\r$//' "$CONSOLE"; }
 expect=$(console | grep -a -o 'MLX5RS-SHUTDOWN-EXPECT held=[0-9]*' | tail -n1)
 [ -n "$expect" ] || exit 0
-verdict shutdown "${expect##*=}" "$1" 'fast teardown \(shutdown\): prepared, nic_interface DISABLED confirmed'
+IRQRE='shutdown: Fast teardown done; [0-9]+ IRQ vector\(s\) freed, MSI-X disabled, device disabled'
+verdict shutdown "${expect##*=}" "$1" 'fast teardown \(shutdown\): prepared, nic_interface DISABLED confirmed' "$IRQRE"
 # Functions 1.. (vm.sh --functions N): their own EXPECT line, emulator log and
 # driver line (which names the function's PCI address).
 i=1
@@ -71,7 +88,7 @@ for emulog in "${@:2}"; do
 		result "shutdown.fn$i.expected" 0 "no MLX5RS-SHUTDOWN-EXPECT line for function $i"
 	else
 		bdf=$(sed -E 's/.* bdf=([^ ]*) .*/\1/' <<<"$e")
-		verdict "shutdown.fn$i" "${e##*=}" "$emulog" "$bdf: fast teardown \\(shutdown\\): prepared, nic_interface DISABLED confirmed"
+		verdict "shutdown.fn$i" "${e##*=}" "$emulog" "$bdf: fast teardown \\(shutdown\\): prepared, nic_interface DISABLED confirmed" "$bdf: $IRQRE"
 	fi
 	i=$((i + 1))
 done

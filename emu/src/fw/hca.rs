@@ -3,7 +3,7 @@
 
 use super::util::{bad_param, bad_state, get, need_in, need_out, put, CmdResult};
 use super::{syndrome, Firmware, FIRST_UAR, NUM_UARS};
-use crate::ifc::caps::{query_hca_cap_in, CAP_OFFSET};
+use crate::ifc::caps::{query_hca_cap_in, CAP_OFFSET, CAP_UNION_BYTES};
 use crate::ifc::cmds::*;
 use crate::ifc::opcodes::{cap_type, teardown_profile, HCA_CAP_OPMOD_CUR};
 use crate::ifc::status::CmdStatus;
@@ -80,6 +80,13 @@ impl Firmware {
             .ok_or((CmdStatus::BAD_PARAM_ERR, syndrome::BAD_CAP_TYPE))?;
         need_out(out, CAP_OFFSET + cap.len())?;
         out[CAP_OFFSET..CAP_OFFSET + cap.len()].copy_from_slice(&cap);
+        if op_mod >> 1 == cap_type::GENERAL && self.knobs.cap_tail_fill != 0 {
+            // Knob: the reserved tail of hca_cap_union (mlx5_ifc.h) reads non-zero.
+            let end = out.len().min(CAP_OFFSET + CAP_UNION_BYTES);
+            if let Some(tail) = out.get_mut(CAP_OFFSET + cap.len()..end) {
+                tail.fill(self.knobs.cap_tail_fill);
+            }
+        }
         Ok(())
     }
 
@@ -93,6 +100,18 @@ impl Firmware {
         let op_mod = get(input, crate::ifc::caps::set_hca_cap_in::OP_MOD)? as u16;
         need_in(input, CAP_OFFSET + super::caps::CAP_BYTES)?;
         let cap = &input[CAP_OFFSET..CAP_OFFSET + super::caps::CAP_BYTES];
+        if op_mod >> 1 == cap_type::GENERAL {
+            // Observation only: the bytes past cmd_hca_cap are the reserved tail of
+            // hca_cap_union, which upstream's handle_hca_cap leaves zero.
+            let end = input.len().min(CAP_OFFSET + CAP_UNION_BYTES);
+            let tail = input.get(CAP_OFFSET + super::caps::CAP_BYTES..end).unwrap_or(&[]);
+            let nonzero = tail.iter().filter(|b| **b != 0).count() as u64;
+            self.observed.set_general_caps += 1;
+            self.observed.set_cap_tail_bytes_last = nonzero;
+            if nonzero != 0 {
+                self.observed.set_cap_nonzero_tail += 1;
+            }
+        }
         match op_mod >> 1 {
             cap_type::GENERAL => self.caps.set_general(cap).map_err(|_| bad_param()),
             // Nothing is settable in the absent capability types.
@@ -102,9 +121,18 @@ impl Firmware {
 
     // PRM start-up sequence: INIT_HCA once, after the boot and init pages QUERY_PAGES
     // asked for were given (BAD_SYS_STATE otherwise).
-    pub(super) fn init_hca(&mut self, _input: &[u8]) -> CmdResult {
+    pub(super) fn init_hca(&mut self, input: &[u8]) -> CmdResult {
         if self.func.initialized {
             return Err(bad_state());
+        }
+        // Observation: the driver instance's sw_owner_id (mlx5_ifc.h init_hca_in).
+        if let Some(id) = init_hca_in::SW_OWNER_ID.bytes(input) {
+            let mut v = [0u8; 16];
+            v.copy_from_slice(&id[..16.min(id.len())]);
+            if self.observed.sw_owner_ids.len() == 16 {
+                self.observed.sw_owner_ids.pop_front();
+            }
+            self.observed.sw_owner_ids.push_back(v);
         }
         let need = self.ledger.boot_demand as usize + self.ledger.init_demand as usize;
         if self.ledger.held(0) < need {
@@ -123,6 +151,11 @@ impl Firmware {
             return Err(bad_state());
         }
         match profile {
+            teardown_profile::FORCE_CLOSE if self.knobs.force_state_fail => {
+                // Knob: the command succeeds, the HCA stays open.
+                self.func.teardowns[usize::from(profile)] += 1;
+                put(out, teardown_hca_out::STATE, u64::from(teardown_state::FAIL))
+            }
             teardown_profile::GRACEFUL_CLOSE | teardown_profile::FORCE_CLOSE => {
                 let leftover_eqs = self.eqs.eqs.len();
                 let leftover_uars = self.uars.len();
@@ -142,6 +175,11 @@ impl Firmware {
             teardown_profile::PREPARE_FAST_TEARDOWN => {
                 if self.caps.cur(crate::ifc::caps::cmd_hca_cap::FAST_TEARDOWN) == 0 {
                     return Err(bad_param());
+                }
+                if self.knobs.prepare_fast_state_fail {
+                    // Knob: answered with the fallback state, nothing prepared.
+                    self.func.teardowns[2] += 1;
+                    return put(out, teardown_hca_out::STATE, u64::from(teardown_state::FAIL));
                 }
                 self.func.fast_prepared = true;
                 self.func.teardowns[2] += 1;

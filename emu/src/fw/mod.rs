@@ -60,6 +60,40 @@ pub struct FuncState {
     pub teardowns: [u64; 3],
 }
 
+/// Firmware fault knobs (control socket; cleared by the control `reset`, kept across
+/// function-level resets like a firmware setting).
+#[derive(Clone, Debug, Default)]
+pub struct FwKnobs {
+    /// Fills the reserved tail of the GENERAL capability area in QUERY_HCA_CAP output
+    /// (bytes past the 256-byte `cmd_hca_cap` in the 4 KiB `hca_cap_union` of
+    /// `mlx5_ifc.h`) with this byte; 0 = zero (default). Reserved contents are not
+    /// defined by the PRM; a driver must not echo them back (upstream's
+    /// `handle_hca_cap` sends only `cmd_hca_cap`).
+    pub cap_tail_fill: u8,
+    /// TEARDOWN_HCA FORCE_CLOSE succeeds but answers `state` FORCE_STATE_FAIL (1) and
+    /// leaves the HCA initialized (`mlx5_ifc.h` `teardown_hca_out` state; upstream's
+    /// `mlx5_cmd_force_teardown_hca` then falls back to the normal teardown).
+    pub force_state_fail: bool,
+    /// TEARDOWN_HCA PREPARE_FAST_TEARDOWN answers `state` FAIL (1) and prepares
+    /// nothing (upstream's `mlx5_cmd_fast_teardown_hca` then fails, and
+    /// `mlx5_try_fast_unload` falls back to force close).
+    pub prepare_fast_state_fail: bool,
+}
+
+/// What the firmware saw of the driver (observations for tests, never a rejection).
+#[derive(Clone, Debug, Default)]
+pub struct Observed {
+    /// SET_HCA_CAP commands of the GENERAL type.
+    pub set_general_caps: u64,
+    /// Of those, commands with a non-zero byte in the capability area past
+    /// `cmd_hca_cap` (the reserved tail of `hca_cap_union`).
+    pub set_cap_nonzero_tail: u64,
+    /// Non-zero bytes in that tail in the last SET_HCA_CAP.
+    pub set_cap_tail_bytes_last: u64,
+    /// `sw_owner_id` of every INIT_HCA, oldest first (last 16 kept).
+    pub sw_owner_ids: std::collections::VecDeque<[u8; 16]>,
+}
+
 /// A completed command whose completion is delayed.
 pub struct Deferred {
     /// When to complete.
@@ -112,6 +146,10 @@ pub struct Firmware {
     pub strict: strict::Strict,
     /// `eqs.lost_total` already turned into a fatal error (strict eq_overrun_fatal).
     pub overruns_seen: u64,
+    /// Fault knobs.
+    pub knobs: FwKnobs,
+    /// Observations.
+    pub observed: Observed,
     rng: u64,
 }
 
@@ -141,6 +179,8 @@ impl Firmware {
             jitter_us: cfg.jitter_us,
             strict: cfg.strict,
             overruns_seen: 0,
+            knobs: FwKnobs::default(),
+            observed: Observed::default(),
             rng: 0x9e37_79b9_7f4a_7c15,
         }
     }
