@@ -30,31 +30,34 @@ wait_settled() {
 	done
 }
 
-# run NAME HELD_CMD: the requests against the bound driver NAME, whose own count of
-# pages the device holds HELD_CMD prints.
+# send JSON: one control request that must succeed (emuctl is a shell function).
+send() { emuctl "$1" | grep -q '"ok":true'; }
+
+# run DRV HELD_CMD: the requests against the bound driver DRV, whose own count of
+# pages the device holds HELD_CMD prints (`check` owns the variable `name`).
 run() {
-	name=$1 held_cmd=$2
+	drv=$1 held_cmd=$2
 	snap
 	h0=$HELD s0=$SENT a0=$ANS u0=$UNANS g0=$GIVEN t0=$TAKEN mp0=$MP v0=$VIOL d0=$DMA o0=$OOO r0=$REASK
-	check pr.$name.driver-ledger-before test "$($held_cmd)" = "$h0"
+	check pr.$drv.driver-ledger-before test "$($held_cmd)" = "$h0"
 	start=$(now_ms)
-	check pr.$name.send-1000 sh -c "emuctl '{\"cmd\":\"page_requests\",\"pattern\":$PATTERN,\"count\":1000}' | grep -q '\"ok\":true'"
-	check pr.$name.send-big sh -c "emuctl '{\"cmd\":\"page_requests\",\"num_pages\":[$BIG,-$BIG]}' | grep -q '\"ok\":true'"
-	check pr.$name.all-answered wait_settled
+	check pr.$drv.send-1000 send "{\"cmd\":\"page_requests\",\"pattern\":$PATTERN,\"count\":1000}"
+	check pr.$drv.send-big send "{\"cmd\":\"page_requests\",\"num_pages\":[$BIG,-$BIG]}"
+	check pr.$drv.all-answered wait_settled
 	ms=$(($(now_ms) - start))
 	snap
-	echo "figures: driver=$name requests=$((SENT - s0)) answered=$((ANS - a0)) pages_given=$((GIVEN - g0)) pages_taken=$((TAKEN - t0)) manage_pages=$((MP - mp0)) reasked=$((REASK - r0)) time_ms=$ms"
+	echo "figures: driver=$drv requests=$((SENT - s0)) answered=$((ANS - a0)) pages_given=$((GIVEN - g0)) pages_taken=$((TAKEN - t0)) manage_pages=$((MP - mp0)) reasked=$((REASK - r0)) time_ms=$ms"
 	# 1,000 + 2 + the firmware's re-ask of the 10,000 the capped take left.
-	check pr.$name.requests-sent test $((SENT - s0)) = 1003
-	check pr.$name.requests-answered test $((ANS - a0)) = 1003
-	check pr.$name.take-asked-again test $((REASK - r0)) = 1
-	check pr.$name.none-unanswered test "$UNANS" = "$u0"
-	check pr.$name.in-order test "$OOO" = "$o0"
-	check pr.$name.ledger-exact test "$($held_cmd)" = "$HELD"
-	check pr.$name.pages-back test "$HELD" = "$h0"
-	check pr.$name.pages-moved test $((GIVEN - g0)) = $((50 * 731 + BIG))
-	check pr.$name.no-violations test "$VIOL" = "$v0"
-	check pr.$name.no-dma-errors test "$DMA" = "$d0"
+	check pr.$drv.requests-sent test $((SENT - s0)) = 1003
+	check pr.$drv.requests-answered test $((ANS - a0)) = 1003
+	check pr.$drv.take-asked-again test $((REASK - r0)) = 1
+	check pr.$drv.none-unanswered test "$UNANS" = "$u0"
+	check pr.$drv.in-order test "$OOO" = "$o0"
+	check pr.$drv.ledger-exact test "$($held_cmd)" = "$HELD"
+	check pr.$drv.pages-back test "$HELD" = "$h0"
+	check pr.$drv.pages-moved test $((GIVEN - g0)) = $((50 * 731 + BIG))
+	check pr.$drv.no-violations test "$VIOL" = "$v0"
+	check pr.$drv.no-dma-errors test "$DMA" = "$d0"
 }
 
 rs_held() { awk '$1 == "held" { print $2 }' /sys/kernel/debug/mlx5_rs/$bdf/pages; }

@@ -14,7 +14,8 @@ unknown() { awk '$1 == "unknown_returns" { print $2 }' "$d/pages"; }
 dmesg_mark
 check bogus.insmod insmod "$KO"
 held=$(emu_stat 'd["pages"]["held"]')
-check bogus.fault-on sh -c "emuctl '{\"cmd\":\"take_fault\",\"mode\":\"never_given\"}' | grep -q '\"ok\":true'"
+fault_on() { emuctl '{"cmd":"take_fault","mode":"never_given"}' | grep -q '"ok":true'; }
+check bogus.fault-on fault_on
 start=$(now_ms)
 # Bounded by the test harness, not asserted on time: it must return at all.
 check bogus.unbind-returns timeout 120 sh -c "echo $bdf >/sys/bus/pci/devices/$bdf/driver/unbind"
