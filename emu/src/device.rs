@@ -216,7 +216,7 @@ impl Device {
                     // the UAR page the EQ was created with (upstream `eq_update_ci`);
                     // anything else is a violation and ignored.
                     if !fw.uars.contains(&w.page) {
-                        fw.stats.violation(format!("EQ doorbell on unallocated UAR page {}", w.page));
+                        fw.eq_doorbell_unallocated(w.page);
                         continue;
                     }
                     if !fw.eqs.doorbell_at(w.page, w.val, arm, w.at, env.mem, env.irq, env.msix_ok) {

@@ -173,6 +173,7 @@ pub fn stats(dev: &Device) -> Value {
             "prepare_fast_state_fail": fw.knobs.prepare_fast_state_fail,
         },
         "violations": fw.stats.violations,
+        "eq_doorbells_after_stop": fw.stats.eq_doorbells_after_stop,
         "recent_violations": fw.stats.recent_violations.iter().collect::<Vec<_>>(),
     })
 }

@@ -316,3 +316,39 @@ fn eq_overrun_is_fatal_only_when_strict() {
     h.dev.step();
     assert_eq!(h.read32(mlx5_emu::ifc::init_seg::HEALTH_COUNTER) >> 24, 0x0c);
 }
+
+/// An EQ doorbell on a UAR page a teardown dropped (an interrupt handler's last arm
+/// racing the stop) is counted, not a violation; the strict rule makes it one. A
+/// doorbell on a page that never existed stays a violation.
+#[test]
+fn eq_doorbell_after_stop_is_counted_and_strict_only_when_asked() {
+    use mlx5_emu::ifc::cmds::teardown_hca_in;
+    use mlx5_emu::ifc::opcodes::teardown_profile;
+    let (mut h, uar) = initialized();
+    let r = create(&mut h, uar, 2, 0, 0);
+    let destroy = input(16, Opcode::DESTROY_EQ as u16, 0, &[(mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER, u64::from(r.eqn))]);
+    h.ok(&destroy, 16);
+    let dealloc = input(16, Opcode::DEALLOC_UAR as u16, 0, &[(mlx5_emu::ifc::cmds::dealloc_uar_in::UAR, u64::from(uar))]);
+    h.ok(&dealloc, 16);
+    // A fresh UAR for the stop: the teardown drops it with the function.
+    let out = h.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
+    let uar2 = alloc_uar_out::UAR.get(&out).unwrap() as u32;
+    let late = Ring { eqn: r.eqn, buf: r.buf, uar: uar2 };
+    let stats = |h: &Host| mlx5_emu::control::stats(&h.dev);
+    let v0 = stats(&h)["violations"].as_u64().unwrap();
+    h.ok(&input(16, Opcode::TEARDOWN_HCA as u16, 0, &[(teardown_hca_in::PROFILE, u64::from(teardown_profile::GRACEFUL_CLOSE))]), 16);
+    let v1 = stats(&h)["violations"].as_u64().unwrap();
+    assert_eq!(v1, v0 + 1, "TEARDOWN_HCA with a UAR still allocated is itself a violation");
+    doorbell(&h, &late, 0, true);
+    let s = stats(&h);
+    assert_eq!((s["eq_doorbells_after_stop"].as_u64(), s["violations"].as_u64()), (Some(1), Some(v1)), "{}", s["recent_violations"]);
+    // Strict: the same late doorbell is a violation.
+    assert_eq!(mlx5_emu::control::handle(&h.dev, &serde_json::json!({"cmd":"strict","rule":"eq_doorbell_after_stop","on":true}))["ok"], true);
+    doorbell(&h, &late, 0, true);
+    let s = stats(&h);
+    assert_eq!((s["eq_doorbells_after_stop"].as_u64(), s["violations"].as_u64()), (Some(2), Some(v1 + 1)));
+    // A page no teardown dropped: a violation whatever the rule.
+    assert_eq!(mlx5_emu::control::handle(&h.dev, &serde_json::json!({"cmd":"strict","rule":"eq_doorbell_after_stop","on":false}))["ok"], true);
+    doorbell(&h, &Ring { eqn: r.eqn, buf: r.buf, uar: uar2 + 100 }, 0, true);
+    assert_eq!(stats(&h)["violations"].as_u64(), Some(v1 + 2));
+}

@@ -36,10 +36,11 @@ expect nothing 1 "$DONE"
 
 # The host-side shutdown verdict (shutdown-verdict.sh): its lines go through the judge.
 V=$(dirname "$0")/shutdown-verdict.sh; export MLX5RS_EMU_FINAL_WAIT=1
-FASTLINE='[   82.3] mlx5_rs 0000:01:00.0: fast teardown (shutdown): prepared, nic_interface DISABLED confirmed in 2 ms\n'
+FASTLINE='[   82.3] mlx5_rs 0000:01:00.0: fast teardown (shutdown): prepared, nic_interface DISABLED confirmed in 2 ms\n[   82.4] mlx5_rs 0000:01:00.0: shutdown: Fast teardown done; 3 IRQ vector(s) freed, MSI-X disabled, device disabled\n'
+NOIRQLINE='[   82.3] mlx5_rs 0000:01:00.0: fast teardown (shutdown): prepared, nic_interface DISABLED confirmed in 2 ms\n'
 EXPECT='MLX5RS-SHUTDOWN-EXPECT held=8256\n'
-stats() { # stats PREPARE_FAST GRACEFUL QUIESCED HELD VIOLATIONS
-	printf 'mlx5-emu: final stats: {"function":{"teardowns":{"graceful":%s,"force":0,"prepare_fast":%s},"quiesced":%s},"pages":{"held":%s},"violations":%s,"dma_errors":0}\n' "$2" "$1" "$3" "$4" "$5"
+stats() { # stats PREPARE_FAST GRACEFUL QUIESCED HELD VIOLATIONS [MSIX_ENABLED]
+	printf 'mlx5-emu: final stats: {"function":{"teardowns":{"graceful":%s,"force":0,"prepare_fast":%s},"quiesced":%s},"pages":{"held":%s},"violations":%s,"dma_errors":0,"timeline":{"prepare_fast_ms":1000},"pci":{"msix_enabled":%s,"msix_disabled_ms":1010,"bus_master":false,"master_cleared_ms":1011}}\n' "$2" "$1" "$3" "$4" "$5" "${6:-false}"
 }
 verdict() { # verdict NAME want(0|1) CONSOLE EMU-LOG
 	printf '%b' "$3$DONE" >"$T/$1.console"; printf '%s' "$4" >"$T/$1.emu"
@@ -53,6 +54,8 @@ verdict shutdown-reclaimed 1 "$OK$EXPECT$FASTLINE" "$(stats 1 0 true 0 0)"
 verdict shutdown-graceful 1 "$OK$EXPECT$FASTLINE" "$(stats 0 1 false 8256 0)"
 verdict shutdown-doorbell-after-stop 1 "$OK$EXPECT$FASTLINE" "$(stats 1 0 true 8256 1)"
 verdict shutdown-no-final-stats 1 "$OK$EXPECT$FASTLINE" ""
+verdict shutdown-no-irq-line 1 "$OK$EXPECT$NOIRQLINE" "$(stats 1 0 true 8256 0)"
+verdict shutdown-msix-left-on 1 "$OK$EXPECT$FASTLINE" "$(stats 1 0 true 8256 0 true)"
 # Two functions (vm.sh --functions 2): function 1 has its own EXPECT line, driver line
 # and emulator log, and fails on its own.
 verdict2() { # verdict2 NAME want(0|1) CONSOLE EMU-LOG EMU1-LOG
@@ -62,7 +65,7 @@ verdict2() { # verdict2 NAME want(0|1) CONSOLE EMU-LOG EMU1-LOG
 	if [ "$got" = "$2" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "judge-selftest: $1: exit $got, wanted $2"; cat "$T/$1.out" "$T/$1.err"; fi
 }
 EXPECT1='MLX5RS-SHUTDOWN-EXPECT fn=1 bdf=0000:02:00.0 held=8300\n'
-FASTLINE1='[   82.4] mlx5_rs 0000:02:00.0: fast teardown (shutdown): prepared, nic_interface DISABLED confirmed in 3 ms\n'
+FASTLINE1='[   82.4] mlx5_rs 0000:02:00.0: fast teardown (shutdown): prepared, nic_interface DISABLED confirmed in 3 ms\n[   82.5] mlx5_rs 0000:02:00.0: shutdown: Fast teardown done; 3 IRQ vector(s) freed, MSI-X disabled, device disabled\n'
 verdict2 shutdown-2fn-fast 0 "$OK$EXPECT$EXPECT1$FASTLINE$FASTLINE1" "$(stats 1 0 true 8256 0)" "$(stats 1 0 true 8300 0)"
 verdict2 shutdown-2fn-second-reclaimed 1 "$OK$EXPECT$EXPECT1$FASTLINE$FASTLINE1" "$(stats 1 0 true 8256 0)" "$(stats 1 0 true 0 0)"
 verdict2 shutdown-2fn-second-not-logged 1 "$OK$EXPECT$EXPECT1$FASTLINE" "$(stats 1 0 true 8256 0)" "$(stats 1 0 true 8300 0)"

@@ -167,7 +167,7 @@ impl Firmware {
                 self.func.initialized = false;
                 self.eqs.eqs.clear();
                 self.eqs.waiting.clear();
-                self.uars.clear();
+                self.stop_uars();
                 self.func.teardowns[usize::from(profile)] += 1;
                 self.timeline.teardown = Some(std::time::Instant::now());
                 put(out, teardown_hca_out::STATE, u64::from(teardown_state::SUCCESS))
@@ -220,6 +220,7 @@ impl Firmware {
             .ok_or((CmdStatus::NO_RES_ERR, syndrome::LIMIT))?;
         put(out, alloc_uar_out::UAR, u64::from(idx))?;
         self.uars.insert(idx);
+        self.stopped_uars.remove(&idx);
         Ok(())
     }
 

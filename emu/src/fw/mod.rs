@@ -122,6 +122,10 @@ pub struct Firmware {
     pub eqs: eq::EqTable,
     /// Allocated UAR indices.
     pub uars: BTreeSet<u32>,
+    /// UAR pages the last teardown dropped (a late EQ doorbell there is the stop
+    /// racing an interrupt handler, see `Stats::eq_doorbells_after_stop`); forgotten
+    /// at reset and when a page is allocated again.
+    pub stopped_uars: BTreeSet<u32>,
     /// Fault injection.
     pub inject: inject::Injections,
     /// Statistics.
@@ -168,6 +172,7 @@ impl Firmware {
             ledger: pages::Ledger::new(cfg.boot_pages, cfg.init_pages, cfg.regular_pages),
             eqs: eq::EqTable::default(),
             uars: BTreeSet::new(),
+            stopped_uars: BTreeSet::new(),
             inject: inject::Injections::default(),
             stats: stats::Stats::default(),
             timeline: timeline::Timeline::default(),
@@ -205,6 +210,7 @@ impl Firmware {
         self.eqs = eq::EqTable::default();
         self.overruns_seen = 0;
         self.uars.clear();
+        self.stopped_uars.clear();
         self.deferred.clear();
         self.busy_slots = 0;
     }
@@ -464,6 +470,29 @@ impl Firmware {
         }
     }
 
+    /// Records a teardown's UAR pages as stopped (see `eq_doorbell_unallocated`).
+    pub fn stop_uars(&mut self) {
+        self.stopped_uars = std::mem::take(&mut self.uars);
+    }
+
+    /// An EQ doorbell on UAR page `page`, which is not allocated: after a stop it is
+    /// counted (upstream's own interrupt handler can arm its EQ after the waiter of the
+    /// teardown command has gone on to write nic_interface DISABLED: the completion
+    /// event is delivered before the handler re-arms; a stopped function's UAR write
+    /// has no effect, so the permissive default is to ignore it), a violation only
+    /// with the strict rule `eq_doorbell_after_stop`; on any other page a violation.
+    pub fn eq_doorbell_unallocated(&mut self, page: u32) {
+        if self.stopped_uars.contains(&page) {
+            self.stats.eq_doorbells_after_stop += 1;
+            if !self.strict.eq_doorbell_after_stop {
+                return;
+            }
+            self.stats.violation(format!("EQ doorbell on UAR page {page} after the function stopped"));
+            return;
+        }
+        self.stats.violation(format!("EQ doorbell on unallocated UAR page {page}"));
+    }
+
     /// Handles the driver's write of nic_interface; returns the readback value.
     ///
     /// Source: upstream fast teardown (`mlx5_cmd_fast_teardown_hca`): TEARDOWN_HCA
@@ -480,7 +509,7 @@ impl Firmware {
             self.eqs.eqs.clear();
             self.eqs.waiting.clear();
             self.ledger.requests.drop_all();
-            self.uars.clear();
+            self.stop_uars();
             self.deferred.clear();
             return Some(val);
         }

@@ -19,6 +19,10 @@ pub struct Stats {
     pub dma_errors: u64,
     /// Protocol violations seen (count).
     pub violations: u64,
+    /// EQ doorbells on a UAR page that a teardown (graceful, force, or nic_interface
+    /// DISABLED after prepare-fast) dropped: an interrupt handler's last arm racing the
+    /// stop. Counted, not a violation unless the strict rule `eq_doorbell_after_stop`.
+    pub eq_doorbells_after_stop: u64,
     /// The most recent violation messages.
     pub recent_violations: VecDeque<String>,
     /// Commands whose completion was swallowed by injection.

@@ -19,11 +19,21 @@ pub struct Strict {
     /// (`MLX5_INITIAL_SEG_HEALTH_SYNDROME_ASYNCHRONOUS_EQ_BUF_OVERRUN`), as on real
     /// firmware. Off: the event is dropped and counted (`eqs[].lost`).
     pub eq_overrun_fatal: bool,
+    /// An EQ doorbell on a UAR page a teardown dropped is a protocol violation. Off: it
+    /// is counted (`eq_doorbells_after_stop`) and ignored. Upstream's interrupt handler
+    /// can re-arm its EQ after the teardown command it completed let the waiter go on
+    /// to stop the function; nothing documents firmware reacting to it.
+    pub eq_doorbell_after_stop: bool,
 }
 
 impl Strict {
     /// Rule names, as the control socket and `stats` spell them.
-    pub const NAMES: &'static [&'static str] = &["eq_ctx_device_fields", "dealloc_uar_in_use", "eq_overrun_fatal"];
+    pub const NAMES: &'static [&'static str] = &[
+        "eq_ctx_device_fields",
+        "dealloc_uar_in_use",
+        "eq_overrun_fatal",
+        "eq_doorbell_after_stop",
+    ];
 
     /// Switches rule `name`; `Err` for an unknown name.
     pub fn set(&mut self, name: &str, on: bool) -> Result<(), String> {
@@ -31,17 +41,19 @@ impl Strict {
             "eq_ctx_device_fields" => self.eq_ctx_device_fields = on,
             "dealloc_uar_in_use" => self.dealloc_uar_in_use = on,
             "eq_overrun_fatal" => self.eq_overrun_fatal = on,
+            "eq_doorbell_after_stop" => self.eq_doorbell_after_stop = on,
             _ => return Err(format!("unknown strict rule {name:?} (known: {})", Self::NAMES.join(", "))),
         }
         Ok(())
     }
 
     /// (name, on) of every rule.
-    pub fn list(&self) -> [(&'static str, bool); 3] {
+    pub fn list(&self) -> [(&'static str, bool); 4] {
         [
             ("eq_ctx_device_fields", self.eq_ctx_device_fields),
             ("dealloc_uar_in_use", self.dealloc_uar_in_use),
             ("eq_overrun_fatal", self.eq_overrun_fatal),
+            ("eq_doorbell_after_stop", self.eq_doorbell_after_stop),
         ]
     }
 }
