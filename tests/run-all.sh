@@ -63,12 +63,12 @@ vm_boot() {
 }
 
 phase_start vm
-vm_boot last-check-vm.log --run tests/guest/check.sh,tests/guest/shutdown-handoff.sh --timeout 1800
+vm_boot last-check-vm.log --run tests/guest/check.sh,tests/guest/shutdown-handoff.sh --timeout 4200
 phase_end
 # A second, short boot with two emulated functions (tests/scenarios-2fn/), ending
 # with both left bound for the power-off's shutdown callback.
 phase_start vm-2fn
-vm_boot last-check-vm-2fn.log --functions 2 --run tests/guest/check-2fn.sh,tests/guest/shutdown-handoff.sh --timeout 900
+vm_boot last-check-vm-2fn.log --functions 2 --run tests/guest/check-2fn.sh,tests/guest/shutdown-handoff.sh --timeout 1500
 phase_end
 
 # MSI-X table size is fixed when QEMU realizes the device: a boot of its own with 2

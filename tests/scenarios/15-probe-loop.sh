@@ -1,10 +1,11 @@
-# Scenario: probe + remove 100 times; after every remove the emulated device holds no
-# page and the function is disabled; no protocol violation, no leak.
+# Scenario: probe + remove 30 times; after every remove the emulated device holds no
+# page and the function is disabled; no protocol violation, no leak. (100 cycles took
+# 320 s under the debug kernel with page_owner on; scenario 95 loops again.)
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail loop.device-present "no 15b3 function"; exit 1; }
 drv=/sys/bus/pci/drivers/mlx5_rs
 check loop.insmod insmod "$KO"
-N=100 bound=0 clean=0 t0=$(date +%s%N)
+N=30 bound=0 clean=0 t0=$(date +%s%N)
 i=0
 while [ $i -lt $N ]; do
 	echo "$bdf" >$drv/unbind
