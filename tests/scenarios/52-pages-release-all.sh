@@ -78,7 +78,9 @@ ms=$(( $(now_ms) - t0 )); echo "unload after release-all took $ms ms"
 since_mark
 emu
 check ra.no-command-since-take test "$EMP" = "$mp1"
-check ra.unload-fast test "$ms" -lt 4000
+# Not a speed target (printed above): with nothing held, unload must not sit out a
+# reclaim deadline or a command timeout (60 s); no MANAGE_PAGES is asserted above.
+check ra.unload-no-reclaim-wait test "$ms" -lt 30000
 check ra.unload-no-leak-line sh -c "! dmesg | tail -n +$((MARK + 1)) | grep -a -E 'leaked|returned no page|reclaiming firmware pages failed'"
 check ra.emu-pages-zero test "$EH" = 0
 

@@ -25,7 +25,9 @@ t0=$(now_ms)
 check sensors.surprise.rmmod rmmod mlx5_rs
 t1=$(now_ms)
 echo "unload after surprise removal: $((t1 - t0)) ms"
-check sensors.surprise.rmmod-fast test $((t1 - t0)) -lt 3000
+# Not a speed target (printed above): the unload of a removed device must not wait for
+# a command timeout (60 s each); a loaded TCG host took over the old 3 s bound.
+check sensors.surprise.rmmod-no-command-timeout test $((t1 - t0)) -lt 30000
 check sensors.surprise.pages-freed-after-stop sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q 'firmware pages freed without reclaim'"
 emu_heal
 check sensors.surprise.no-violations test "$(violations)" = 0
