@@ -89,7 +89,12 @@ pub(crate) struct DebugFs {
 
 impl DebugFs {
     /// Creates `mlx5_rs/<name>/` with the files above.
-    pub(crate) fn new(name: &CStr, hw: Arc<Hw>, pages: Arc<FwPages>, events: Arc<EqInfo>) -> Result<Self> {
+    pub(crate) fn new(
+        name: &CStr,
+        hw: Arc<Hw>,
+        pages: Arc<FwPages>,
+        events: Arc<EqInfo>,
+    ) -> Result<Self> {
         // A clone of the root handle: the function's directory keeps the root alive.
         // The root exists from module init until after the last remove, so a probe
         // never finds none.
@@ -112,17 +117,40 @@ impl DebugFs {
 }
 
 fn show_cmd_stats(hw: &Arc<Hw>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    writeln!(f, "{:<24} {:>10} {:>8} {:>8} {:>12} {:>12}", "opcode", "count", "errors", "timeouts", "mean_ns", "max_ns")?;
+    writeln!(
+        f,
+        "{:<24} {:>10} {:>8} {:>8} {:>12} {:>12}",
+        "opcode", "count", "errors", "timeouts", "mean_ns", "max_ns"
+    )?;
     for (op, s) in hw.cmd().stats().used() {
-        writeln!(f, "{:<24} {:>10} {:>8} {:>8} {:>12} {:>12}", op.name(), s.count, s.errors, s.timeouts, s.mean_ns(), s.max_ns)?;
+        writeln!(
+            f,
+            "{:<24} {:>10} {:>8} {:>8} {:>12} {:>12}",
+            op.name(),
+            s.count,
+            s.errors,
+            s.timeouts,
+            s.mean_ns(),
+            s.max_ns
+        )?;
     }
     let (busy, parked) = hw.cmd().slot_usage();
-    writeln!(f, "slots_busy {} slots_parked {} slots_total {}", busy, parked, hw.cmd().nslots())
+    writeln!(
+        f,
+        "slots_busy {} slots_parked {} slots_total {}",
+        busy,
+        parked,
+        hw.cmd().nslots()
+    )
 }
 
 fn show_pages(p: &Arc<FwPages>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     let c = p.counts();
-    writeln!(f, "held {}\ngiven {}\nreclaimed {}\nunknown_returns {}", c.held, c.given, c.reclaimed, c.unknown_returns)
+    writeln!(
+        f,
+        "held {}\ngiven {}\nreclaimed {}\nunknown_returns {}",
+        c.held, c.given, c.reclaimed, c.unknown_returns
+    )
 }
 
 fn show_storm(d: &DebugData, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -150,8 +178,16 @@ fn show_storm(d: &DebugData, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 fn parse_storm(text: &[u8]) -> Result<(u32, u32, bool)> {
     let s = core::str::from_utf8(text).map_err(|_| EINVAL)?;
     let mut it = s.split_ascii_whitespace();
-    let nops = it.next().ok_or(EINVAL)?.parse::<u32>().map_err(|_| EINVAL)?;
-    let callers = it.next().unwrap_or("1").parse::<u32>().map_err(|_| EINVAL)?;
+    let nops = it
+        .next()
+        .ok_or(EINVAL)?
+        .parse::<u32>()
+        .map_err(|_| EINVAL)?;
+    let callers = it
+        .next()
+        .unwrap_or("1")
+        .parse::<u32>()
+        .map_err(|_| EINVAL)?;
     let inline = match it.next() {
         None => false,
         Some("inline") if callers == 1 => true,
@@ -168,7 +204,11 @@ fn run_storm(d: &DebugData, r: &mut UserSliceReader) -> Result {
     let n = r.len().min(buf.len());
     r.read_slice(&mut buf[..n])?;
     let (nops, callers, inline) = parse_storm(&buf[..n])?;
-    let res = if inline { storm::run_inline(&d.hw, nops) } else { storm::run(&d.hw, nops, callers) };
+    let res = if inline {
+        storm::run_inline(&d.hw, nops)
+    } else {
+        storm::run(&d.hw, nops, callers)
+    };
     let ret = res.as_ref().map(|_| ()).map_err(|e| *e);
     *d.storm.lock() = Some(res);
     ret
@@ -186,8 +226,16 @@ fn gen_comp(e: &Arc<EqInfo>, r: &mut UserSliceReader) -> Result {
     r.read_slice(&mut buf[..n])?;
     let s = core::str::from_utf8(&buf[..n]).map_err(|_| EINVAL)?;
     let mut it = s.split_ascii_whitespace();
-    let k = it.next().ok_or(EINVAL)?.parse::<u32>().map_err(|_| EINVAL)?;
-    let cqn = it.next().ok_or(EINVAL)?.parse::<u32>().map_err(|_| EINVAL)?;
+    let k = it
+        .next()
+        .ok_or(EINVAL)?
+        .parse::<u32>()
+        .map_err(|_| EINVAL)?;
+    let cqn = it
+        .next()
+        .ok_or(EINVAL)?
+        .parse::<u32>()
+        .map_err(|_| EINVAL)?;
     let register = match it.next() {
         None => true,
         Some("noreg") => false,

@@ -39,12 +39,12 @@ use crate::{
     debugfs::DebugFs,
     ffi,
     hca::{EnabledHca, InitializedHca},
+    health::HealthStage,
     hw::Hw,
     ifc::{init_seg as seg, opcodes::query_pages_op_mod},
     init_seg::{InitSeg, Regs},
     pagealloc::fw_pages::{FwPages, Supply},
     pci_ids::FunctionInfo,
-    health::HealthStage,
     teardown::{self, plan::TeardownCaps, FreeAfterStop, Lifecycle, ParkedPages, ReclaimStage},
 };
 
@@ -71,7 +71,10 @@ pub(crate) fn draw_sw_owner_id() {
     // `get_random_bytes` writes exactly `len` bytes into it.
     unsafe { kernel::bindings::get_random_bytes(b.as_mut_ptr().cast(), b.len()) };
     for (w, c) in SW_OWNER_ID.iter().zip(b.chunks_exact(4)) {
-        w.store(u32::from_ne_bytes([c[0], c[1], c[2], c[3]]), Ordering::Relaxed);
+        w.store(
+            u32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
+            Ordering::Relaxed,
+        );
     }
 }
 
@@ -147,8 +150,17 @@ impl pci::Driver for Mlx5Driver {
 
     fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
         match this.stages.lock().as_ref() {
-            Some(s) => dev_info!(pdev, "{}: unbinding; {} firmware pages held\n", this.info.name, s.pages.counts().held),
-            None => dev_info!(pdev, "{}: unbinding; already unloaded at shutdown\n", this.info.name),
+            Some(s) => dev_info!(
+                pdev,
+                "{}: unbinding; {} firmware pages held\n",
+                this.info.name,
+                s.pages.counts().held
+            ),
+            None => dev_info!(
+                pdev,
+                "{}: unbinding; already unloaded at shutdown\n",
+                this.info.name
+            ),
         }
     }
 }
@@ -174,7 +186,10 @@ impl<'bound> Stages<'bound> {
         self._health.stop();
     }
 
-    fn bring_up(pdev: &'bound pci::Device<Core<'_>>, info: Option<&'bound FunctionInfo>) -> Result<Self> {
+    fn bring_up(
+        pdev: &'bound pci::Device<Core<'_>>,
+        info: Option<&'bound FunctionInfo>,
+    ) -> Result<Self> {
         // Every entry of the ID table carries info; a missing one is reported, not unwrapped.
         let info = info.ok_or(ENODEV)?;
         let dev: &device::Device<device::Bound> = pdev.as_ref();
@@ -247,7 +262,10 @@ impl<'bound> Stages<'bound> {
         // log_max_qp 18 capped by the device, no command checksums, 4 KiB UAR pages,
         // release-all-pages when the device offers it.
         cur.set(gen_cap::PKEY_TABLE_SIZE, 0)?;
-        cur.set(gen_cap::LOG_MAX_QP, LOG_MAX_QP.min(max.get(gen_cap::LOG_MAX_QP)))?;
+        cur.set(
+            gen_cap::LOG_MAX_QP,
+            LOG_MAX_QP.min(max.get(gen_cap::LOG_MAX_QP)),
+        )?;
         cur.set(gen_cap::CMDIF_CHECKSUM, 0)?;
         cur.set(gen_cap::LOG_UAR_PAGE_SZ, 0)?;
         if max.get(gen_cap::RELEASE_ALL_PAGES) != 0 {
@@ -258,7 +276,11 @@ impl<'bound> Stages<'bound> {
 
         Self::supply(pdev, &hw, &pages, query_pages_op_mod::INIT, "init")?;
         let owner_id = sw_owner_id();
-        let owner = if caps.get(gen_cap::SW_OWNER_ID) != 0 { Some(&owner_id) } else { None };
+        let owner = if caps.get(gen_cap::SW_OWNER_ID) != 0 {
+            Some(&owner_id)
+        } else {
+            None
+        };
         let hca = InitializedHca::new(&life, owner)?;
         life.set_caps(TeardownCaps {
             fast: caps.get(gen_cap::FAST_TEARDOWN) != 0,
@@ -322,7 +344,11 @@ impl<'bound> Stages<'bound> {
             None => Ok(()),
             Some(bits) if bits & 0b01 != 0 => Ok(()),
             Some(bits) => {
-                dev_err!(pdev, "device supports none of ISSI 0 and 1 (supported_issi 0x{:08x}); not binding\n", bits);
+                dev_err!(
+                    pdev,
+                    "device supports none of ISSI 0 and 1 (supported_issi 0x{:08x}); not binding\n",
+                    bits
+                );
                 Err(EOPNOTSUPP)
             }
         }
@@ -332,7 +358,12 @@ impl<'bound> Stages<'bound> {
     fn supply(pdev: &pci::Device, hw: &Hw, pages: &FwPages, op_mod: u16, what: &str) -> Result {
         let n = commands::query_pages(hw, op_mod, pages.function().1)?;
         if n < 0 {
-            dev_err!(pdev, "device asks to return {} {} pages at bring-up; not supported\n", -i64::from(n), what);
+            dev_err!(
+                pdev,
+                "device asks to return {} {} pages at bring-up; not supported\n",
+                -i64::from(n),
+                what
+            );
             return Err(EPROTO);
         }
         if n > 0 {
@@ -382,7 +413,11 @@ impl Mlx5Device<'_> {
                 let s = g.take();
                 drop(g);
                 if let Some(s) = s {
-                    dev_info!(s.pdev, "shutdown: fast teardown not possible ({:?}); normal unload\n", path);
+                    dev_info!(
+                        s.pdev,
+                        "shutdown: fast teardown not possible ({:?}); normal unload\n",
+                        path
+                    );
                     // Ends with `PciEnabled`'s drop: bus mastering off, device disabled.
                     s.unload();
                 }

@@ -26,7 +26,10 @@ impl EnabledHca {
     /// ENABLE_HCA.
     pub(crate) fn new(life: &Arc<Lifecycle>, embedded_cpu: bool) -> Result<Self> {
         commands::enable_hca(life.hw(), embedded_cpu)?;
-        Ok(Self { life: life.clone(), embedded_cpu })
+        Ok(Self {
+            life: life.clone(),
+            embedded_cpu,
+        })
     }
 
     fn hw(&self) -> &Hw {
@@ -40,7 +43,11 @@ impl Drop for EnabledHca {
             return;
         }
         if let Err(e) = commands::disable_hca(self.hw(), self.embedded_cpu) {
-            dev_err!(self.life.dev(), "DISABLE_HCA failed ({:?}); continuing teardown\n", e);
+            dev_err!(
+                self.life.dev(),
+                "DISABLE_HCA failed ({:?}); continuing teardown\n",
+                e
+            );
         }
     }
 }
@@ -73,7 +80,10 @@ impl Drop for InitializedHca {
         if commands::teardown_graceful(hw).is_ok() {
             return;
         }
-        dev_warn!(self.life.dev(), "graceful TEARDOWN_HCA failed; trying force teardown\n");
+        dev_warn!(
+            self.life.dev(),
+            "graceful TEARDOWN_HCA failed; trying force teardown\n"
+        );
         // A force close that answers FORCE_STATE_FAIL did not close the HCA either
         // (upstream `mlx5_cmd_force_teardown_hca`).
         let r = self.life.force();

@@ -20,8 +20,8 @@ use kernel::{
 };
 
 use crate::{
-    ffi::StopDmaOnDrop,
     cmd::{queue::CmdQueue, status::CmdError, timeout::Timeouts},
+    ffi::StopDmaOnDrop,
     ifc::init_seg as seg,
     init_seg::{Bar0, InitSeg, Regs},
 };
@@ -44,12 +44,19 @@ pub(crate) struct Hw {
 
 impl Hw {
     /// Brings the command interface up on an already mapped BAR0, which it takes over.
-    pub(crate) fn new(pdev: &pci::Device<Bound>, bar: Bar0<'_>, timeouts: Timeouts) -> Result<Arc<Self>> {
+    pub(crate) fn new(
+        pdev: &pci::Device<Bound>,
+        bar: Bar0<'_>,
+        timeouts: Timeouts,
+    ) -> Result<Arc<Self>> {
         let dev: &device::Device<Bound> = pdev.as_ref();
         let cmd = CmdQueue::new(dev, &InitSeg::new(&bar), timeouts)?;
         let bar = bar.into_devres()?;
         let stop = StopDmaOnDrop::new(pdev);
-        Arc::pin_init(try_pin_init!(Self { _stop_dma: stop, graveyard <- new_mutex!(KVec::new()), bar, cmd <- cmd }), GFP_KERNEL)
+        Arc::pin_init(
+            try_pin_init!(Self { _stop_dma: stop, graveyard <- new_mutex!(KVec::new()), bar, cmd <- cmd }),
+            GFP_KERNEL,
+        )
     }
 
     /// Executes one command (see [`CmdQueue::exec`]).
@@ -80,11 +87,15 @@ impl Hw {
 
 impl Regs for Hw {
     fn read(&self, off: usize) -> Result<u32> {
-        self.bar.try_access_with(|bar| InitSeg::new(bar).read(off)).unwrap_or(Err(ENODEV))
+        self.bar
+            .try_access_with(|bar| InitSeg::new(bar).read(off))
+            .unwrap_or(Err(ENODEV))
     }
 
     fn write(&self, off: usize, val: u32) -> Result {
-        self.bar.try_access_with(|bar| InitSeg::new(bar).write(off, val)).unwrap_or(Err(ENODEV))
+        self.bar
+            .try_access_with(|bar| InitSeg::new(bar).write(off, val))
+            .unwrap_or(Err(ENODEV))
     }
 }
 

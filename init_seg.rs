@@ -87,7 +87,6 @@ impl<'a, 'bound> InitSeg<'a, 'bound> {
     pub(crate) fn cmdif_revision(&self) -> Result<u16> {
         Ok((self.read(seg::CMDIF_REV_FW_SUB)? >> 16) as u16)
     }
-
 }
 
 /// Waits until the firmware clears `initializing`, up to `timeout`; `what` names the
@@ -98,7 +97,12 @@ impl<'a, 'bound> InitSeg<'a, 'bound> {
 /// it took; a progress line every 10 s of waiting; `ETIMEDOUT` with a clear message
 /// when the budget runs out, `ENODEV` if the device reads all-ones (gone from the bus).
 /// Polls every 2 ms (upstream's FW_PRE_INIT_WAIT).
-pub(crate) fn wait_fw_ready(regs: &dyn Regs, dev: &pci::Device, timeout: Delta, what: &str) -> Result {
+pub(crate) fn wait_fw_ready(
+    regs: &dyn Regs,
+    dev: &pci::Device,
+    timeout: Delta,
+    what: &str,
+) -> Result {
     let start = Instant::<Monotonic>::now();
     let mut next_report = Delta::from_secs(10);
     let mut waited_any = false;
@@ -110,7 +114,12 @@ pub(crate) fn wait_fw_ready(regs: &dyn Regs, dev: &pci::Device, timeout: Delta, 
         }
         if word & seg::INITIALIZING_BIT == 0 {
             if waited_any {
-                dev_info!(dev, "firmware left the {} state after {} ms\n", what, start.elapsed().as_millis());
+                dev_info!(
+                    dev,
+                    "firmware left the {} state after {} ms\n",
+                    what,
+                    start.elapsed().as_millis()
+                );
             }
             return Ok(());
         }
@@ -163,9 +172,17 @@ mod tests {
     #[test]
     fn fw_version_prints_like_upstream() -> Result {
         // Upstream prints "%d.%d.%04d": the subminor is zero-padded to 4 digits.
-        let v = FwVersion { major: 16, minor: 35, subminor: 12 };
+        let v = FwVersion {
+            major: 16,
+            minor: 35,
+            subminor: 12,
+        };
         assert_eq!(render(v)?.to_str()?, "16.35.0012");
-        let v = FwVersion { major: 22, minor: 41, subminor: 1000 };
+        let v = FwVersion {
+            major: 22,
+            minor: 41,
+            subminor: 1000,
+        };
         assert_eq!(render(v)?.to_str()?, "22.41.1000");
         Ok(())
     }

@@ -60,14 +60,22 @@ pub(crate) fn nop(hw: &Hw) -> Result {
 /// ENABLE_HCA for function 0.
 pub(crate) fn enable_hca(hw: &Hw, embedded_cpu: bool) -> Result {
     let mut i = input::<{ enable_hca_in::BYTES }>(Opcode::ENABLE_HCA, 0)?;
-    put(&mut i, enable_hca_in::EMBEDDED_CPU_FUNCTION, u64::from(embedded_cpu))?;
+    put(
+        &mut i,
+        enable_hca_in::EMBEDDED_CPU_FUNCTION,
+        u64::from(embedded_cpu),
+    )?;
     run(hw, &i, &mut [0u8; HDR])
 }
 
 /// DISABLE_HCA for function 0.
 pub(crate) fn disable_hca(hw: &Hw, embedded_cpu: bool) -> Result {
     let mut i = input::<{ disable_hca_in::BYTES }>(Opcode::DISABLE_HCA, 0)?;
-    put(&mut i, disable_hca_in::EMBEDDED_CPU_FUNCTION, u64::from(embedded_cpu))?;
+    put(
+        &mut i,
+        disable_hca_in::EMBEDDED_CPU_FUNCTION,
+        u64::from(embedded_cpu),
+    )?;
     run(hw, &i, &mut [0u8; HDR])
 }
 
@@ -111,14 +119,20 @@ pub(crate) fn query_pages(hw: &Hw, op_mod: u16, ec: bool) -> Result<i32> {
 pub(crate) fn give_pages(hw: &Hw, func_id: u16, ec: bool, addrs: &[u64]) -> Result<(), CmdError> {
     let op = Opcode::MANAGE_PAGES as u16;
     let op_mod = crate::ifc::opcodes::manage_pages_op_mod::ALLOCATION_SUCCESS;
-    let not_sent = ||  CmdError::new(op, op_mod, ErrorKind::NoMemory);
+    let not_sent = || CmdError::new(op, op_mod, ErrorKind::NoMemory);
     let n = addrs.len();
-    let mut i = KVec::from_elem(0u8, manage_pages_in::BYTES + 8 * n, GFP_KERNEL).map_err(|_| not_sent())?;
+    let mut i =
+        KVec::from_elem(0u8, manage_pages_in::BYTES + 8 * n, GFP_KERNEL).map_err(|_| not_sent())?;
     put(&mut i, mbox_in::OPCODE, u64::from(op)).map_err(|_| not_sent())?;
     put(&mut i, mbox_in::OP_MOD, u64::from(op_mod)).map_err(|_| not_sent())?;
     put(&mut i, manage_pages_in::INPUT_NUM_ENTRIES, n as u64).map_err(|_| not_sent())?;
     put(&mut i, manage_pages_in::FUNCTION_ID, u64::from(func_id)).map_err(|_| not_sent())?;
-    put(&mut i, manage_pages_in::EMBEDDED_CPU_FUNCTION, u64::from(ec)).map_err(|_| not_sent())?;
+    put(
+        &mut i,
+        manage_pages_in::EMBEDDED_CPU_FUNCTION,
+        u64::from(ec),
+    )
+    .map_err(|_| not_sent())?;
     for (k, a) in addrs.iter().enumerate() {
         let at = manage_pages_in::BYTES + 8 * k;
         i[at..at + 8].copy_from_slice(&a.to_be_bytes());
@@ -134,7 +148,11 @@ pub(crate) fn pages_alloc_failed(hw: &Hw, func_id: u16, ec: bool) -> Result {
         crate::ifc::opcodes::manage_pages_op_mod::ALLOCATION_FAIL,
     )?;
     put(&mut i, manage_pages_in::FUNCTION_ID, u64::from(func_id))?;
-    put(&mut i, manage_pages_in::EMBEDDED_CPU_FUNCTION, u64::from(ec))?;
+    put(
+        &mut i,
+        manage_pages_in::EMBEDDED_CPU_FUNCTION,
+        u64::from(ec),
+    )?;
     run(hw, &i, &mut [0u8; HDR])
 }
 
@@ -142,14 +160,24 @@ pub(crate) fn pages_alloc_failed(hw: &Hw, func_id: u16, ec: bool) -> Result {
 /// addresses it returned to `out`. Returns how many it returned. A device claiming more
 /// entries than asked for, or than its output holds, is rejected. The output (up to
 /// 50,000 addresses, 400 KB) is `kvmalloc`ed: it must not depend on a high-order page.
-pub(crate) fn take_pages(hw: &Hw, func_id: u16, ec: bool, max: u32, out: &mut KVVec<u64>) -> Result<u32> {
+pub(crate) fn take_pages(
+    hw: &Hw,
+    func_id: u16,
+    ec: bool,
+    max: u32,
+    out: &mut KVVec<u64>,
+) -> Result<u32> {
     let mut i = input::<{ manage_pages_in::BYTES }>(
         Opcode::MANAGE_PAGES,
         crate::ifc::opcodes::manage_pages_op_mod::HCA_RETURN_PAGES,
     )?;
     put(&mut i, manage_pages_in::INPUT_NUM_ENTRIES, u64::from(max))?;
     put(&mut i, manage_pages_in::FUNCTION_ID, u64::from(func_id))?;
-    put(&mut i, manage_pages_in::EMBEDDED_CPU_FUNCTION, u64::from(ec))?;
+    put(
+        &mut i,
+        manage_pages_in::EMBEDDED_CPU_FUNCTION,
+        u64::from(ec),
+    )?;
     let cap = manage_pages_out::BYTES + 8 * max as usize;
     let mut o = KVVec::from_elem(0u8, cap, GFP_KERNEL)?;
     run(hw, &i, &mut o)?;
@@ -184,12 +212,17 @@ impl GeneralCaps {
 
 /// QUERY_HCA_CAP of the general capabilities.
 pub(crate) fn query_general_caps(hw: &Hw, current: bool) -> Result<GeneralCaps> {
-    let op_mod = (crate::ifc::opcodes::cap_type::GENERAL << 1) | if current { HCA_CAP_OPMOD_CUR } else { 0 };
+    let op_mod =
+        (crate::ifc::opcodes::cap_type::GENERAL << 1) | if current { HCA_CAP_OPMOD_CUR } else { 0 };
     let i = input::<{ caps::query_hca_cap_in::BYTES }>(Opcode::QUERY_HCA_CAP, op_mod)?;
     let mut o = KVec::from_elem(0u8, caps::query_hca_cap_out::BYTES, GFP_KERNEL)?;
     run(hw, &i, &mut o)?;
     let mut c = KVec::with_capacity(CAP_UNION_BYTES, GFP_KERNEL)?;
-    c.extend_from_slice(o.get(CAP_OFFSET..CAP_OFFSET + CAP_UNION_BYTES).ok_or(EPROTO)?, GFP_KERNEL)?;
+    c.extend_from_slice(
+        o.get(CAP_OFFSET..CAP_OFFSET + CAP_UNION_BYTES)
+            .ok_or(EPROTO)?,
+        GFP_KERNEL,
+    )?;
     Ok(GeneralCaps(c))
 }
 
@@ -253,8 +286,12 @@ pub(crate) fn query_board_id(hw: &Hw) -> Result<[u8; 16]> {
     let i = input::<HDR>(Opcode::QUERY_ADAPTER, 0)?;
     let mut o = KVec::from_elem(0u8, query_adapter_out::BYTES, GFP_KERNEL)?;
     run(hw, &i, &mut o)?;
-    let blk = query_adapter_out::QUERY_ADAPTER_STRUCT.bytes(&o).ok_or(EPROTO)?;
-    let psid = crate::ifc::cmds::query_adapter_param_block::VSD_CONTD_PSID.bytes(blk).ok_or(EPROTO)?;
+    let blk = query_adapter_out::QUERY_ADAPTER_STRUCT
+        .bytes(&o)
+        .ok_or(EPROTO)?;
+    let psid = crate::ifc::cmds::query_adapter_param_block::VSD_CONTD_PSID
+        .bytes(blk)
+        .ok_or(EPROTO)?;
     let mut id = [0u8; 16];
     for (d, s) in id.iter_mut().zip(psid) {
         // Device data: keep printable ASCII only.

@@ -30,7 +30,10 @@ impl DmaBlocks {
         let npages = count.div_ceil(BLOCKS_PER_PAGE);
         let mut pages = KVec::with_capacity(npages, GFP_KERNEL)?;
         for _ in 0..npages {
-            pages.push(Coherent::<u8>::zeroed_slice(dev, PAGE, GFP_KERNEL)?, GFP_KERNEL)?;
+            pages.push(
+                Coherent::<u8>::zeroed_slice(dev, PAGE, GFP_KERNEL)?,
+                GFP_KERNEL,
+            )?;
         }
         // INVARIANT: `npages * BLOCKS_PER_PAGE >= count` by `div_ceil`.
         Ok(Self { pages, count })

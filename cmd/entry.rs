@@ -26,7 +26,12 @@ use crate::ifc::cmd_layout::{CmdLayout, CMD_TYPE_PCI, ENTRY_SIZE, MAX_SLOTS, OWN
 /// and the chains described by `input` and `output` (from
 /// [`super::mailbox::write_input`] and [`super::mailbox::link_chain`]),
 /// owned by hardware and signed.
-pub fn build(token: Token, inline_in: &[u8; INLINE_LEN], input: &ChainHead, output: &ChainHead) -> [u8; ENTRY_SIZE] {
+pub fn build(
+    token: Token,
+    inline_in: &[u8; INLINE_LEN],
+    input: &ChainHead,
+    output: &ChainHead,
+) -> [u8; ENTRY_SIZE] {
     let lay = CmdLayout {
         type_: CMD_TYPE_PCI,
         rsvd0: [0; 3],
@@ -102,17 +107,37 @@ mod tests {
     fn build_fills_every_field_and_signs() {
         let mut inl = [0u8; 16];
         inl[..2].copy_from_slice(&0x0108u16.to_be_bytes());
-        let i = ChainHead { ptr: 0x1234_5678_9abc_d400, nblocks: 2, len: 16 + 800 };
-        let o = ChainHead { ptr: 0x0000_0001_0000_0800, nblocks: 1, len: 24 };
+        let i = ChainHead {
+            ptr: 0x1234_5678_9abc_d400,
+            nblocks: 2,
+            len: 16 + 800,
+        };
+        let o = ChainHead {
+            ptr: 0x0000_0001_0000_0800,
+            nblocks: 1,
+            len: 24,
+        };
         let e = build(Token::new(0x3c).unwrap(), &inl, &i, &o);
         assert_eq!(e[entry_off::TYPE], 7);
         assert_eq!(&e[1..4], &[0, 0, 0]);
-        assert_eq!(&e[entry_off::INLEN..entry_off::INLEN + 4], &816u32.to_be_bytes());
-        assert_eq!(&e[entry_off::IN_PTR..entry_off::IN_PTR + 8], &i.ptr.to_be_bytes());
+        assert_eq!(
+            &e[entry_off::INLEN..entry_off::INLEN + 4],
+            &816u32.to_be_bytes()
+        );
+        assert_eq!(
+            &e[entry_off::IN_PTR..entry_off::IN_PTR + 8],
+            &i.ptr.to_be_bytes()
+        );
         assert_eq!(&e[entry_off::IN..entry_off::IN + 16], &inl);
         assert_eq!(&e[entry_off::OUT..entry_off::OUT + 16], &[0u8; 16]);
-        assert_eq!(&e[entry_off::OUT_PTR..entry_off::OUT_PTR + 8], &o.ptr.to_be_bytes());
-        assert_eq!(&e[entry_off::OUTLEN..entry_off::OUTLEN + 4], &24u32.to_be_bytes());
+        assert_eq!(
+            &e[entry_off::OUT_PTR..entry_off::OUT_PTR + 8],
+            &o.ptr.to_be_bytes()
+        );
+        assert_eq!(
+            &e[entry_off::OUTLEN..entry_off::OUTLEN + 4],
+            &24u32.to_be_bytes()
+        );
         assert_eq!(e[entry_off::TOKEN], 0x3c);
         assert_eq!(e[0x3e], 0);
         assert_eq!(e[entry_off::STATUS_OWN], 1);
@@ -121,7 +146,11 @@ mod tests {
 
     #[test]
     fn completion_fields() {
-        let h = ChainHead { ptr: 0, nblocks: 0, len: 16 };
+        let h = ChainHead {
+            ptr: 0,
+            nblocks: 0,
+            len: 16,
+        };
         let mut e = build(Token::new(9).unwrap(), &[0; 16], &h, &h);
         let c = completion(&e);
         assert!(c.hw_owned);

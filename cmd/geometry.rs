@@ -56,7 +56,10 @@ impl core::fmt::Display for GeometryError {
                 f,
                 "command queue stride 2^{log_stride} smaller than a 64-byte entry"
             ),
-            Self::TooBig { log_size, log_stride } => write!(
+            Self::TooBig {
+                log_size,
+                log_stride,
+            } => write!(
                 f,
                 "command queue 2^{log_size} x 2^{log_stride} bytes exceeds 4 KiB"
             ),
@@ -152,24 +155,45 @@ mod tests {
 
     #[test]
     fn rejected_geometries() {
-        assert_eq!(Geometry::from_reg(0x06), Err(GeometryError::SlotCount { log_size: 0 }));
-        assert_eq!(Geometry::from_reg(0x66), Err(GeometryError::SlotCount { log_size: 6 }));
-        assert_eq!(Geometry::from_reg(0x55), Err(GeometryError::Stride { log_stride: 5 }));
+        assert_eq!(
+            Geometry::from_reg(0x06),
+            Err(GeometryError::SlotCount { log_size: 0 })
+        );
+        assert_eq!(
+            Geometry::from_reg(0x66),
+            Err(GeometryError::SlotCount { log_size: 6 })
+        );
+        assert_eq!(
+            Geometry::from_reg(0x55),
+            Err(GeometryError::Stride { log_stride: 5 })
+        );
         assert_eq!(
             Geometry::from_reg(0x58),
-            Err(GeometryError::TooBig { log_size: 5, log_stride: 8 })
+            Err(GeometryError::TooBig {
+                log_size: 5,
+                log_stride: 8
+            })
         );
         assert_eq!(
             Geometry::from_reg(0x1f),
-            Err(GeometryError::TooBig { log_size: 1, log_stride: 15 })
+            Err(GeometryError::TooBig {
+                log_size: 1,
+                log_stride: 15
+            })
         );
     }
 
     #[test]
     fn address_words() {
         assert_eq!(addr_words(0x0000_0012_3456_7000), Ok((0x12, 0x3456_7000)));
-        assert_eq!(addr_words(0xffff_ffff_ffff_f000), Ok((0xffff_ffff, 0xffff_f000)));
-        assert_eq!(addr_words(0x1000_0800), Err(GeometryError::Misaligned(0x1000_0800)));
+        assert_eq!(
+            addr_words(0xffff_ffff_ffff_f000),
+            Ok((0xffff_ffff, 0xffff_f000))
+        );
+        assert_eq!(
+            addr_words(0x1000_0800),
+            Err(GeometryError::Misaligned(0x1000_0800))
+        );
         // nic_interface bits (10:8) and size/stride bits are written as 0
         let (_, lo) = addr_words(0x7000).unwrap();
         assert_eq!(lo & 0xfff, 0);

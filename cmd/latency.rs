@@ -104,7 +104,16 @@ mod tests {
         let mut v = [30u64, 10, 20, 40];
         let s = summarize(&mut v);
         assert_eq!(v, [10, 20, 30, 40]);
-        assert_eq!(s, LatencySummary { count: 4, p50_ns: 20, p99_ns: 40, max_ns: 40, mean_ns: 25 });
+        assert_eq!(
+            s,
+            LatencySummary {
+                count: 4,
+                p50_ns: 20,
+                p99_ns: 40,
+                max_ns: 40,
+                mean_ns: 25
+            }
+        );
         assert_eq!(summarize(&mut []), LatencySummary::default());
     }
 

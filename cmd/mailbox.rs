@@ -21,8 +21,8 @@
 use super::signature::{self, BLOCK_SIZE};
 use super::token::Token;
 
-pub use crate::ifc::cmd_layout::{BLOCK_ALIGN, BLOCK_DATA_LEN, INLINE_LEN};
 use crate::ifc::cmd_layout::block_off;
+pub use crate::ifc::cmd_layout::{BLOCK_ALIGN, BLOCK_DATA_LEN, INLINE_LEN};
 
 /// Size of one mailbox block in bytes (data + control).
 pub const MAILBOX_BLOCK_SIZE: usize = BLOCK_SIZE;
@@ -149,10 +149,11 @@ impl core::fmt::Display for MailboxError {
             Self::BadBlockAddress { index, addr } => {
                 write!(f, "mailbox block {index} at bad DMA address {addr:#x}")
             }
-            Self::OutOfBounds { offset, len, msg_len } => write!(
-                f,
-                "access {offset}+{len} beyond message of {msg_len} bytes"
-            ),
+            Self::OutOfBounds {
+                offset,
+                len,
+                msg_len,
+            } => write!(f, "access {offset}+{len} beyond message of {msg_len} bytes"),
             Self::BadSignature { index } => write!(f, "mailbox block {index} bad signature"),
             Self::BadEntrySignature => f.write_str("command entry bad signature"),
         }
@@ -174,7 +175,10 @@ fn check_len(len: usize) -> Result<u32, MailboxError> {
     u32::try_from(len).map_err(|_| MailboxError::MessageTooLong { len })
 }
 
-fn check_geometry<M: BlockMemory + ?Sized>(mem: &M, len: usize) -> Result<(u32, usize), MailboxError> {
+fn check_geometry<M: BlockMemory + ?Sized>(
+    mem: &M,
+    len: usize,
+) -> Result<(u32, usize), MailboxError> {
     let len32 = check_len(len)?;
     let needed = blocks_needed(len);
     let have = mem.block_count();
@@ -468,9 +472,27 @@ mod tests {
     fn locate_bytes() {
         assert_eq!(locate(0), Location::Inline(0));
         assert_eq!(locate(15), Location::Inline(15));
-        assert_eq!(locate(16), Location::Block { index: 0, offset: 0 });
-        assert_eq!(locate(527), Location::Block { index: 0, offset: 511 });
-        assert_eq!(locate(528), Location::Block { index: 1, offset: 0 });
+        assert_eq!(
+            locate(16),
+            Location::Block {
+                index: 0,
+                offset: 0
+            }
+        );
+        assert_eq!(
+            locate(527),
+            Location::Block {
+                index: 0,
+                offset: 511
+            }
+        );
+        assert_eq!(
+            locate(528),
+            Location::Block {
+                index: 1,
+                offset: 0
+            }
+        );
     }
 
     fn pattern(len: usize) -> Vec<u8> {
@@ -483,7 +505,14 @@ mod tests {
         let mut inline = [0xffu8; 16];
         let data = pattern(16);
         let head = write_input(&mut inline, &mut mem, &data, tok(3), false).unwrap();
-        assert_eq!(head, ChainHead { ptr: 0, nblocks: 0, len: 16 });
+        assert_eq!(
+            head,
+            ChainHead {
+                ptr: 0,
+                nblocks: 0,
+                len: 16
+            }
+        );
         assert_eq!(&inline[..], &data[..]);
         // blocks untouched
         assert!(mem.blocks[0].iter().all(|&b| b == 0xee));
@@ -508,7 +537,11 @@ mod tests {
             for i in 0..n {
                 let start = 16 + 512 * i;
                 let end = (start + 512).min(len);
-                assert_eq!(&mem.blocks[i][..end - start], &data[start..end], "len {len} block {i}");
+                assert_eq!(
+                    &mem.blocks[i][..end - start],
+                    &data[start..end],
+                    "len {len} block {i}"
+                );
                 // tail of the last block is zero
                 assert!(mem.blocks[i][end - start..512].iter().all(|&b| b == 0));
                 assert_eq!(mem.u32_at(i, BLOCK_NUM_OFFSET), i as u32);
@@ -541,10 +574,16 @@ mod tests {
         signature::seal_entry(&mut entry);
         verify_signatures(&entry, &mem, len).unwrap();
         mem.blocks[1][5] ^= 0x80;
-        assert_eq!(verify_signatures(&entry, &mem, len), Err(MailboxError::BadSignature { index: 1 }));
+        assert_eq!(
+            verify_signatures(&entry, &mem, len),
+            Err(MailboxError::BadSignature { index: 1 })
+        );
         mem.blocks[1][5] ^= 0x80;
         entry[0x20] ^= 1;
-        assert_eq!(verify_signatures(&entry, &mem, len), Err(MailboxError::BadEntrySignature));
+        assert_eq!(
+            verify_signatures(&entry, &mem, len),
+            Err(MailboxError::BadEntrySignature)
+        );
     }
 
     #[test]
@@ -563,7 +602,11 @@ mod tests {
         mem.base = 0x10_0000;
         assert!(matches!(
             write_at(&mut inline, &mut mem, 100, 90, &[0; 11]),
-            Err(MailboxError::OutOfBounds { offset: 90, len: 11, msg_len: 100 })
+            Err(MailboxError::OutOfBounds {
+                offset: 90,
+                len: 11,
+                msg_len: 100
+            })
         ));
         assert!(matches!(
             write_at(&mut inline, &mut mem, 100, usize::MAX, &[0; 2]),
@@ -604,7 +647,8 @@ mod tests {
         write_at(&mut inline, &mut mem, len, 0, &data).unwrap();
         // A device that scribbles over every control field of every block.
         for b in mem.blocks.iter_mut() {
-            b[BLOCK_NUM_OFFSET..BLOCK_NUM_OFFSET + 4].copy_from_slice(&0xdead_beefu32.to_be_bytes());
+            b[BLOCK_NUM_OFFSET..BLOCK_NUM_OFFSET + 4]
+                .copy_from_slice(&0xdead_beefu32.to_be_bytes());
             b[TOKEN_OFFSET] = 0x01;
             b[NEXT_OFFSET..NEXT_OFFSET + 8].copy_from_slice(&0x4000u64.to_be_bytes());
         }
@@ -653,7 +697,9 @@ mod tests {
         if usize::BITS > 32 {
             assert_eq!(
                 link_chain(&mut Huge, MAX_MSG_LEN + 1, tok(1)),
-                Err(MailboxError::MessageTooLong { len: MAX_MSG_LEN + 1 })
+                Err(MailboxError::MessageTooLong {
+                    len: MAX_MSG_LEN + 1
+                })
             );
         }
     }

@@ -30,12 +30,12 @@ use kernel::{
     device::{self, Bound},
     dma::Coherent,
     prelude::*,
+    sync::aref::ARef,
     sync::{
         barrier::{dma_mb, mb, Read, Write},
         new_condvar, new_mutex, CondVar, CondVarTimeoutResult, Mutex, MutexGuard,
     },
     time::{delay::fsleep, Delta, Instant, Monotonic},
-    sync::aref::ARef,
 };
 
 use super::{
@@ -214,13 +214,17 @@ impl CmdQueue {
     fn write_entry(&self, slot: u8, entry: &[u8; ENTRY_SIZE]) {
         // SAFETY: in bounds (see `entry_ptr`); the slot is ours (not owned by the device)
         // until the doorbell, so nobody else accesses these bytes.
-        unsafe { core::ptr::copy_nonoverlapping(entry.as_ptr(), self.entry_ptr(slot, 0), ENTRY_SIZE) };
+        unsafe {
+            core::ptr::copy_nonoverlapping(entry.as_ptr(), self.entry_ptr(slot, 0), ENTRY_SIZE)
+        };
     }
 
     fn read_entry(&self, slot: u8) -> [u8; ENTRY_SIZE] {
         let mut e = [0u8; ENTRY_SIZE];
         // SAFETY: in bounds; called after the device returned ownership of the slot.
-        unsafe { core::ptr::copy_nonoverlapping(self.entry_ptr(slot, 0), e.as_mut_ptr(), ENTRY_SIZE) };
+        unsafe {
+            core::ptr::copy_nonoverlapping(self.entry_ptr(slot, 0), e.as_mut_ptr(), ENTRY_SIZE)
+        };
         e
     }
 
@@ -231,7 +235,11 @@ impl CmdQueue {
             let slot = mask.trailing_zeros() as u8;
             mask &= mask - 1;
             if self.status_own(slot) & OWN_HW == 0 && st.slots.late_completion(slot).is_ok() {
-                dev_info!(self.dev, "command slot {} completed late; its mailboxes are released\n", slot);
+                dev_info!(
+                    self.dev,
+                    "command slot {} completed late; its mailboxes are released\n",
+                    slot
+                );
                 st.parked[usize::from(slot)] = None;
                 self.slot_freed.notify_all();
             }
@@ -251,7 +259,11 @@ impl CmdQueue {
     /// drain within the longest command timeout.
     pub(crate) fn set_event_mode(&self, on: bool) -> Result {
         let start = Instant::<Monotonic>::now();
-        let budget = Delta::from_millis(i64::try_from(self.timeouts.cmd_ms(0)).unwrap_or(i64::MAX).saturating_mul(2));
+        let budget = Delta::from_millis(
+            i64::try_from(self.timeouts.cmd_ms(0))
+                .unwrap_or(i64::MAX)
+                .saturating_mul(2),
+        );
         let mut st = self.state.lock();
         loop {
             if st.slots.busy_mask() == 0 {
@@ -361,7 +373,12 @@ impl CmdQueue {
     /// Executes one command: `input` is the whole input message (header first),
     /// `output` receives the whole output message. Blocks (sleeping) until completion
     /// or timeout. Logs failures by opcode, op_mod, status and syndrome.
-    pub(crate) fn exec(&self, is: &dyn Regs, input: &[u8], output: &mut [u8]) -> Result<(), CmdError> {
+    pub(crate) fn exec(
+        &self,
+        is: &dyn Regs,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<(), CmdError> {
         let mut hdr = [0u8; INLINE_LEN];
         let n = input.len().min(INLINE_LEN);
         hdr[..n].copy_from_slice(&input[..n]);
@@ -434,7 +451,8 @@ impl CmdQueue {
 
         // Wait for the event or poll the ownership bit (spin briefly, then sleep in
         // growing steps).
-        let budget = Delta::from_millis(i64::try_from(self.timeouts.cmd_ms(opcode)).unwrap_or(i64::MAX));
+        let budget =
+            Delta::from_millis(i64::try_from(self.timeouts.cmd_ms(opcode)).unwrap_or(i64::MAX));
         let mut nap = 2i64;
         let by_event = events && self.wait_event(slot, start, budget);
         loop {
@@ -445,7 +463,10 @@ impl CmdQueue {
                 let mut st = self.state.lock();
                 // The device may still DMA into the entry and the mailboxes: park them.
                 let _ = st.slots.mark_timed_out(slot);
-                st.parked[usize::from(slot)] = Some(Parked { _input: inb, _output: outb });
+                st.parked[usize::from(slot)] = Some(Parked {
+                    _input: inb,
+                    _output: outb,
+                });
                 st.stats.record(opcode, elapsed_ns(start), Outcome::Timeout);
                 return Err(fail(ErrorKind::Timeout));
             }
@@ -453,7 +474,10 @@ impl CmdQueue {
                 // The device is gone: its slot stays parked until the queue is dropped.
                 let mut st = self.state.lock();
                 let _ = st.slots.mark_timed_out(slot);
-                st.parked[usize::from(slot)] = Some(Parked { _input: inb, _output: outb });
+                st.parked[usize::from(slot)] = Some(Parked {
+                    _input: inb,
+                    _output: outb,
+                });
                 return Err(fail(ErrorKind::DeviceDead));
             }
             fsleep(Delta::from_micros(nap));
@@ -467,7 +491,11 @@ impl CmdQueue {
         // What the device guarantees, nothing more (see `mailbox::read_output`): delivery
         // status, command status and syndrome, the output data, and with checksums on
         // the signatures (checked first, as upstream `verify_signature` does).
-        let sigs = if self.checksums { mailbox::verify_signatures(&raw, &outb, output.len()) } else { Ok(()) };
+        let sigs = if self.checksums {
+            mailbox::verify_signatures(&raw, &outb, output.len())
+        } else {
+            Ok(())
+        };
         let mut r = match sigs {
             Ok(()) => status::decode(opcode, op_mod, done.status_own, &out_inline),
             Err(m) => Err(fail(ErrorKind::Mailbox(m))),
@@ -481,12 +509,23 @@ impl CmdQueue {
             let n = output.len().min(INLINE_LEN);
             output[..n].copy_from_slice(&out_inline[..n]);
         }
-        let outcome = if r.is_ok() { Outcome::Ok } else { Outcome::Error };
+        let outcome = if r.is_ok() {
+            Outcome::Ok
+        } else {
+            Outcome::Error
+        };
         self.release(slot, opcode, start, outcome, Some((inb, outb)));
         r
     }
 
-    fn release(&self, slot: u8, opcode: u16, start: Instant<Monotonic>, outcome: Outcome, bufs: Option<(DmaBlocks, DmaBlocks)>) {
+    fn release(
+        &self,
+        slot: u8,
+        opcode: u16,
+        start: Instant<Monotonic>,
+        outcome: Outcome,
+        bufs: Option<(DmaBlocks, DmaBlocks)>,
+    ) {
         let mut st = self.state.lock();
         let _ = st.slots.free(slot);
         st.stats.record(opcode, elapsed_ns(start), outcome);
@@ -505,7 +544,10 @@ impl CmdQueue {
     /// `cmd_stats`).
     pub(crate) fn slot_usage(&self) -> (u32, u32) {
         let st = self.state.lock();
-        (st.slots.busy_mask().count_ones(), st.slots.timed_out_mask().count_ones())
+        (
+            st.slots.busy_mask().count_ones(),
+            st.slots.timed_out_mask().count_ones(),
+        )
     }
 
     /// A copy of the per-opcode statistics.

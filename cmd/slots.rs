@@ -290,7 +290,10 @@ mod tests {
 
     #[test]
     fn sizes() {
-        assert!(matches!(Slots::new(0), Err(SlotError::BadQueueSize { log_size: 0 })));
+        assert!(matches!(
+            Slots::new(0),
+            Err(SlotError::BadQueueSize { log_size: 0 })
+        ));
         assert!(Slots::new(6).is_err());
         assert!(Slots::new(200).is_err());
         let s = Slots::new(1).unwrap();
@@ -339,7 +342,10 @@ mod tests {
         let mut s = Slots::new(2).unwrap();
         assert_eq!(
             s.free(0),
-            Err(SlotError::WrongState { slot: 0, state: SlotState::Free })
+            Err(SlotError::WrongState {
+                slot: 0,
+                state: SlotState::Free
+            })
         );
         assert_eq!(s.free(4), Err(SlotError::BadSlot(4)));
         assert_eq!(s.state(200), Err(SlotError::BadSlot(200)));

@@ -146,7 +146,10 @@ mod tests {
     #[test]
     fn opcode_table_sorted_for_binary_search() {
         let raw: Vec<u16> = Opcode::ALL.iter().map(|o| *o as u16).collect();
-        assert!(raw.windows(2).all(|w| w[0] < w[1]), "ifc Opcode::ALL must be sorted");
+        assert!(
+            raw.windows(2).all(|w| w[0] < w[1]),
+            "ifc Opcode::ALL must be sorted"
+        );
         for (i, o) in Opcode::ALL.iter().enumerate() {
             assert_eq!(index(*o as u16), i);
         }

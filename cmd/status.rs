@@ -192,9 +192,7 @@ impl fmt::Display for CmdError {
         write!(f, "{}({:#x})", opcode_name(self.opcode), self.opcode)?;
         write!(f, " op_mod({:#x}) failed, ", self.op_mod)?;
         match self.kind {
-            ErrorKind::Delivery(d) => {
-                write!(f, "delivery status {}({:#x})", d.name(), d as u8)?
-            }
+            ErrorKind::Delivery(d) => write!(f, "delivery status {}({:#x})", d.name(), d as u8)?,
             ErrorKind::UnknownDelivery(v) => write!(f, "delivery status UNKNOWN({v:#x})")?,
             ErrorKind::Status(s) => write!(f, "status {}({:#x})", s.name(), s as u8)?,
             ErrorKind::UnknownStatus(v) => write!(f, "status UNKNOWN({v:#x})")?,
@@ -239,7 +237,13 @@ pub fn decode(opcode: u16, op_mod: u16, status_own: u8, out: &[u8; 16]) -> Resul
     match DeliveryStatus::from_raw(raw) {
         Some(DeliveryStatus::OK) => {}
         Some(d) => return Err(CmdError::new(opcode, op_mod, ErrorKind::Delivery(d))),
-        None => return Err(CmdError::new(opcode, op_mod, ErrorKind::UnknownDelivery(raw))),
+        None => {
+            return Err(CmdError::new(
+                opcode,
+                op_mod,
+                ErrorKind::UnknownDelivery(raw),
+            ))
+        }
     }
     let raw = out[OUT_STATUS_OFFSET];
     let kind = match CmdStatus::from_raw(raw) {
@@ -389,20 +393,30 @@ mod tests {
         assert_eq!(status_errno(CmdStatus::NOT_READY), errno::EAGAIN);
         assert_eq!(status_errno(CmdStatus::LIM_ERR), errno::ENOMEM);
         assert_eq!(status_errno(CmdStatus::BAD_OUTP_LEN_ERR), errno::EIO);
-        assert_eq!(delivery_errno(DeliveryStatus::BAD_INPUT_PTR_ERR), errno::EFAULT);
+        assert_eq!(
+            delivery_errno(DeliveryStatus::BAD_INPUT_PTR_ERR),
+            errno::EFAULT
+        );
     }
 
     #[test]
     fn display_variants() {
         let e = CmdError::new(0x108, 2, ErrorKind::Timeout);
-        assert_eq!(e.to_string(), "MANAGE_PAGES(0x108) op_mod(0x2) failed, timeout, syndrome (0x0)");
+        assert_eq!(
+            e.to_string(),
+            "MANAGE_PAGES(0x108) op_mod(0x2) failed, timeout, syndrome (0x0)"
+        );
         assert_eq!(e.errno(), errno::ETIMEDOUT);
         let e = decode(0x0fff, 0, 0x06 << 1, &out(0, 0)).unwrap_err();
         assert_eq!(
             e.to_string(),
             "UNKNOWN(0xfff) op_mod(0x0) failed, delivery status INTERNAL_ERR(0x6), syndrome (0x0)"
         );
-        let e = CmdError::new(0x100, 0, ErrorKind::Mailbox(MailboxError::BadSignature { index: 1 }));
+        let e = CmdError::new(
+            0x100,
+            0,
+            ErrorKind::Mailbox(MailboxError::BadSignature { index: 1 }),
+        );
         let s = format!("{e}");
         assert!(s.contains("QUERY_HCA_CAP(0x100)"), "{s}");
         assert!(s.contains("mailbox block 1 bad signature"), "{s}");
@@ -417,7 +431,10 @@ mod tests {
         let e = CmdError::from_slot_error(0x80d, 0, SlotError::Busy);
         assert_eq!(e.kind, ErrorKind::NoSlot);
         assert_eq!(e.errno(), errno::EBUSY);
-        assert_eq!(CmdError::new(1, 0, ErrorKind::NoMemory).errno(), errno::ENOMEM);
+        assert_eq!(
+            CmdError::new(1, 0, ErrorKind::NoMemory).errno(),
+            errno::ENOMEM
+        );
     }
 
     #[test]

@@ -128,7 +128,12 @@ pub(crate) fn run_inline(hw: &Arc<Hw>, nops: u32) -> Result<StormResult> {
         }
     }
     let elapsed_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(0);
-    Ok(StormResult { callers: 1, errors, elapsed_ns, latency: summarize(&mut lat) })
+    Ok(StormResult {
+        callers: 1,
+        errors,
+        elapsed_ns,
+        latency: summarize(&mut lat),
+    })
 }
 
 /// Sends `nops` NOPs over `callers` concurrent callers and waits for all of them.
@@ -168,5 +173,10 @@ pub(crate) fn run(hw: &Arc<Hw>, nops: u32, callers: u32) -> Result<StormResult> 
     let elapsed_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(0);
     let errors = p.errors;
     let latency = summarize(&mut p.latencies);
-    Ok(StormResult { callers, errors, elapsed_ns, latency })
+    Ok(StormResult {
+        callers,
+        errors,
+        elapsed_ns,
+        latency,
+    })
 }

@@ -142,7 +142,10 @@ impl Timeouts {
 
     /// A timeout in ms.
     pub fn get(&self, t: Tout) -> u64 {
-        self.ms.get(t as usize).copied().unwrap_or(DEFAULTS[Tout::Cmd as usize])
+        self.ms
+            .get(t as usize)
+            .copied()
+            .unwrap_or(DEFAULTS[Tout::Cmd as usize])
     }
 
     /// Whether the device advertised its own timeouts (then the DTOR
@@ -192,10 +195,7 @@ impl Timeouts {
         matches!(
             Opcode::from_raw(opcode),
             Some(
-                Opcode::ENABLE_HCA
-                    | Opcode::DISABLE_HCA
-                    | Opcode::INIT_HCA
-                    | Opcode::TEARDOWN_HCA
+                Opcode::ENABLE_HCA | Opcode::DISABLE_HCA | Opcode::INIT_HCA | Opcode::TEARDOWN_HCA
             )
         )
     }
@@ -272,8 +272,12 @@ mod tests {
         let mut t = Timeouts::new();
         assert!(!t.apply_dtor(&[0u8; 10]));
         let mut d = [0u8; 64];
-        dtor_reg::RECLAIM_PAGES_TO.set(&mut d, u64::from(encode_timeout(1, 7))).unwrap();
-        dtor_reg::TEAR_DOWN_TO.set(&mut d, u64::from(encode_timeout(0, 250))).unwrap();
+        dtor_reg::RECLAIM_PAGES_TO
+            .set(&mut d, u64::from(encode_timeout(1, 7)))
+            .unwrap();
+        dtor_reg::TEAR_DOWN_TO
+            .set(&mut d, u64::from(encode_timeout(0, 250)))
+            .unwrap();
         assert!(t.apply_dtor(&d));
         assert_eq!(t.get(Tout::ReclaimPages), 7_000);
         assert_eq!(t.get(Tout::Teardown), 250);

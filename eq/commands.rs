@@ -11,7 +11,10 @@ use crate::{
     hw::{to_kernel, Hw},
     ifc::{
         cmds::{alloc_uar_out, dealloc_uar_in, mbox_in},
-        eq::{create_eq_in, create_eq_out, destroy_eq_in, eqc, gen_eqe_in, EQC_OFFSET, EVENT_BITMASK_OFFSET, PAS_OFFSET},
+        eq::{
+            create_eq_in, create_eq_out, destroy_eq_in, eqc, gen_eqe_in, EQC_OFFSET,
+            EVENT_BITMASK_OFFSET, PAS_OFFSET,
+        },
         field::Field,
         opcodes::Opcode,
     },
@@ -38,7 +41,10 @@ pub(crate) fn alloc_uar(hw: &Hw) -> Result<u32> {
     let mut o = [0u8; alloc_uar_out::BYTES];
     hw.exec(&i, &mut o).map_err(to_kernel)?;
     let uar = alloc_uar_out::UAR.get(&o).ok_or(EIO)?;
-    u32::try_from(uar).ok().filter(|u| *u < MAX_UAR).ok_or(EPROTO)
+    u32::try_from(uar)
+        .ok()
+        .filter(|u| *u < MAX_UAR)
+        .ok_or(EPROTO)
 }
 
 /// DEALLOC_UAR.
@@ -65,7 +71,9 @@ pub(crate) fn create_eq(hw: &Hw, p: &EqParams<'_>) -> Result<u8> {
     let mut i = KVec::from_elem(0u8, len, GFP_KERNEL)?;
     header(&mut i, Opcode::CREATE_EQ)?;
     {
-        let ctx = i.get_mut(EQC_OFFSET..EQC_OFFSET + eqc::BYTES).ok_or(EINVAL)?;
+        let ctx = i
+            .get_mut(EQC_OFFSET..EQC_OFFSET + eqc::BYTES)
+            .ok_or(EINVAL)?;
         put(ctx, eqc::LOG_EQ_SIZE, u64::from(p.log_size))?;
         put(ctx, eqc::UAR_PAGE, u64::from(p.uar))?;
         put(ctx, eqc::INTR, u64::from(p.vector))?;
@@ -74,11 +82,15 @@ pub(crate) fn create_eq(hw: &Hw, p: &EqParams<'_>) -> Result<u8> {
     }
     for (k, w) in p.mask.iter().enumerate() {
         let at = EVENT_BITMASK_OFFSET + 8 * k;
-        i.get_mut(at..at + 8).ok_or(EINVAL)?.copy_from_slice(&w.to_be_bytes());
+        i.get_mut(at..at + 8)
+            .ok_or(EINVAL)?
+            .copy_from_slice(&w.to_be_bytes());
     }
     for (k, a) in p.pages.iter().enumerate() {
         let at = PAS_OFFSET + 8 * k;
-        i.get_mut(at..at + 8).ok_or(EINVAL)?.copy_from_slice(&a.to_be_bytes());
+        i.get_mut(at..at + 8)
+            .ok_or(EINVAL)?
+            .copy_from_slice(&a.to_be_bytes());
     }
     let _ = create_eq_in::OPCODE;
     let mut o = [0u8; create_eq_out::BYTES];
@@ -100,6 +112,9 @@ pub(crate) fn gen_eqe(hw: &Hw, eqn: u8, eqe: &[u8; 64]) -> Result {
     let mut i = [0u8; gen_eqe_in::BYTES];
     header(&mut i, Opcode::GEN_EQE)?;
     put(&mut i, gen_eqe_in::EQ_NUMBER, u64::from(eqn))?;
-    gen_eqe_in::EQE.bytes_mut(&mut i).ok_or(EINVAL)?.copy_from_slice(eqe);
+    gen_eqe_in::EQE
+        .bytes_mut(&mut i)
+        .ok_or(EINVAL)?
+        .copy_from_slice(eqe);
     hw.exec(&i, &mut [0u8; HDR]).map_err(to_kernel)
 }

@@ -182,7 +182,7 @@ mod tests {
     #[test]
     fn stale_entry_not_ready_after_wrap() {
         let mut c = EqConsumer::new(0, 1).unwrap(); // 2 entries
-        // first pass: device writes owner 0
+                                                    // first pass: device writes owner 0
         assert!(c.ready(0));
         c.advance();
         assert!(c.ready(0));

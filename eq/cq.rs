@@ -71,7 +71,10 @@ impl CqTable {
 
     /// (dispatched, unknown CQN) counts.
     pub(crate) fn counts(&self) -> (u64, u64) {
-        (self.dispatched.load(Ordering::Relaxed), self.unknown.load(Ordering::Relaxed))
+        (
+            self.dispatched.load(Ordering::Relaxed),
+            self.unknown.load(Ordering::Relaxed),
+        )
     }
 }
 

@@ -154,7 +154,11 @@ pub fn decode(e: &[u8; EQE_BYTES], mask: &[u64; 4], lim: &Limits) -> Result<Even
     match t {
         et::CMD => {
             let slots = be32(e, eqe_off::CMD_VECTOR);
-            let valid = if lim.nslots >= 32 { u32::MAX } else { (1u32 << lim.nslots) - 1 };
+            let valid = if lim.nslots >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << lim.nslots) - 1
+            };
             if slots == 0 || slots & !valid != 0 {
                 return Err(Malformed::BadSlots(slots));
             }
@@ -179,7 +183,10 @@ pub fn decode(e: &[u8; EQE_BYTES], mask: &[u64; 4], lim: &Limits) -> Result<Even
             if n == 0 {
                 return Err(Malformed::BadPageCount(n));
             }
-            Ok(Event::PageRequest { func_id, num_pages: n })
+            Ok(Event::PageRequest {
+                func_id,
+                num_pages: n,
+            })
         }
         et::COMP => {
             let raw = be32(e, eqe_off::COMP_CQN);
@@ -200,15 +207,24 @@ pub fn decode(e: &[u8; EQE_BYTES], mask: &[u64; 4], lim: &Limits) -> Result<Even
                     | port_sub::CLIENT_REREG
             );
             if !known {
-                return Err(Malformed::BadSubType { type_: t, sub_type: sub });
+                return Err(Malformed::BadSubType {
+                    type_: t,
+                    sub_type: sub,
+                });
             }
             let port = (e[PORT_OFF] >> 4) & 0xf;
             if port == 0 || port > lim.num_ports {
                 return Err(Malformed::BadPort(port));
             }
-            Ok(Event::PortChange { port, sub_type: sub })
+            Ok(Event::PortChange {
+                port,
+                sub_type: sub,
+            })
         }
-        _ => Ok(Event::Async { type_: t, sub_type: sub }),
+        _ => Ok(Event::Async {
+            type_: t,
+            sub_type: sub,
+        }),
     }
 }
 
@@ -278,7 +294,10 @@ pub fn port_sub_name(s: u8) -> &'static str {
 /// one) and by the EQs the device allows beyond the three control EQs; at least 1.
 pub fn comp_eq_count(online_cpus: u32, vectors: u32, max_eqs: u32) -> u32 {
     let comp_vectors = if vectors > 1 { vectors - 1 } else { 1 };
-    online_cpus.min(comp_vectors).min(max_eqs.saturating_sub(3)).max(1)
+    online_cpus
+        .min(comp_vectors)
+        .min(max_eqs.saturating_sub(3))
+        .max(1)
 }
 
 /// MSI-X index of completion EQ `k`: vector `k + 1`, or 0 when only one exists.
@@ -301,7 +320,13 @@ pub fn hint_cpu(vector: u32, vectors: u32) -> Option<u32> {
 mod tests {
     use super::*;
 
-    const LIM: Limits = Limits { nslots: 32, num_ports: 1, cqn_limit: 1 << 24, func_id: 0, ec_function: false };
+    const LIM: Limits = Limits {
+        nslots: 32,
+        num_ports: 1,
+        cqn_limit: 1 << 24,
+        func_id: 0,
+        ec_function: false,
+    };
     const ALL: [u64; 4] = [u64::MAX; 4];
 
     fn eqe(t: u8, sub: u8) -> [u8; EQE_BYTES] {
@@ -315,9 +340,15 @@ mod tests {
     fn cmd_slots_checked() {
         let mut e = eqe(et::CMD, 0);
         e[0x20..0x24].copy_from_slice(&0x8000_0001u32.to_be_bytes());
-        assert_eq!(decode(&e, &[CMD_MASK, 0, 0, 0], &LIM), Ok(Event::Cmd { slots: 0x8000_0001 }));
+        assert_eq!(
+            decode(&e, &[CMD_MASK, 0, 0, 0], &LIM),
+            Ok(Event::Cmd { slots: 0x8000_0001 })
+        );
         let small = Limits { nslots: 8, ..LIM };
-        assert_eq!(decode(&e, &ALL, &small), Err(Malformed::BadSlots(0x8000_0001)));
+        assert_eq!(
+            decode(&e, &ALL, &small),
+            Err(Malformed::BadSlots(0x8000_0001))
+        );
         e[0x20..0x24].copy_from_slice(&0u32.to_be_bytes());
         assert_eq!(decode(&e, &ALL, &LIM), Err(Malformed::BadSlots(0)));
     }
@@ -325,9 +356,15 @@ mod tests {
     #[test]
     fn unsubscribed_type_rejected() {
         let e = eqe(et::CMD, 0);
-        assert_eq!(decode(&e, &[PAGES_MASK, 0, 0, 0], &LIM), Err(Malformed::NotSubscribed(et::CMD)));
+        assert_eq!(
+            decode(&e, &[PAGES_MASK, 0, 0, 0], &LIM),
+            Err(Malformed::NotSubscribed(et::CMD))
+        );
         let e = eqe(0x99, 0);
-        assert_eq!(decode(&e, &[ASYNC_MASK, 0, 0, 0], &LIM), Err(Malformed::NotSubscribed(0x99)));
+        assert_eq!(
+            decode(&e, &[ASYNC_MASK, 0, 0, 0], &LIM),
+            Err(Malformed::NotSubscribed(0x99))
+        );
         assert!(subscribed(&[0, 0, 1 << (0x99 - 128), 0], 0x99));
     }
 
@@ -336,14 +373,26 @@ mod tests {
         let mut e = eqe(et::PAGE_REQUEST, 0);
         e[0x24..0x28].copy_from_slice(&(-7i32).to_be_bytes());
         let m = [PAGES_MASK, 0, 0, 0];
-        assert_eq!(decode(&e, &m, &LIM), Ok(Event::PageRequest { func_id: 0, num_pages: -7 }));
+        assert_eq!(
+            decode(&e, &m, &LIM),
+            Ok(Event::PageRequest {
+                func_id: 0,
+                num_pages: -7
+            })
+        );
         e[0x24..0x28].copy_from_slice(&0i32.to_be_bytes());
         assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadPageCount(0)));
         // Gives and takes above 50,000 pages are well formed (the field is a signed
         // 32-bit count); the old bound made them malformed and unanswered.
         for n in [50_001, 1 << 20, i32::MAX, -50_001, i32::MIN] {
             e[0x24..0x28].copy_from_slice(&n.to_be_bytes());
-            assert_eq!(decode(&e, &m, &LIM), Ok(Event::PageRequest { func_id: 0, num_pages: n }));
+            assert_eq!(
+                decode(&e, &m, &LIM),
+                Ok(Event::PageRequest {
+                    func_id: 0,
+                    num_pages: n
+                })
+            );
         }
         e[0x24..0x28].copy_from_slice(&5i32.to_be_bytes());
         e[0x22..0x24].copy_from_slice(&3u16.to_be_bytes());
@@ -352,14 +401,30 @@ mod tests {
         e[0x20..0x22].copy_from_slice(&PAGE_REQ_EC_FUNCTION.to_be_bytes());
         assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadFunction(0)));
         // On an embedded-CPU function the flag is ours, and its absence is not.
-        let ecpf = Limits { ec_function: true, ..LIM };
-        assert_eq!(decode(&e, &m, &ecpf), Ok(Event::PageRequest { func_id: 0, num_pages: 5 }));
+        let ecpf = Limits {
+            ec_function: true,
+            ..LIM
+        };
+        assert_eq!(
+            decode(&e, &m, &ecpf),
+            Ok(Event::PageRequest {
+                func_id: 0,
+                num_pages: 5
+            })
+        );
         e[0x20..0x22].copy_from_slice(&0u16.to_be_bytes());
         assert_eq!(decode(&e, &m, &ecpf), Err(Malformed::BadFunction(0)));
         e[0x20..0x22].copy_from_slice(&0x0001u16.to_be_bytes());
-        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadFunction(0)), "reserved bits");
+        assert_eq!(
+            decode(&e, &m, &LIM),
+            Err(Malformed::BadFunction(0)),
+            "reserved bits"
+        );
         e[0x20..0x22].copy_from_slice(&PAGE_REQ_RELEASE_ALL.to_be_bytes());
-        assert_eq!(decode(&e, &m, &LIM), Ok(Event::PageReleaseAll { func_id: 0 }));
+        assert_eq!(
+            decode(&e, &m, &LIM),
+            Ok(Event::PageReleaseAll { func_id: 0 })
+        );
     }
 
     #[test]
@@ -370,7 +435,10 @@ mod tests {
         assert_eq!(decode(&e, &m, &LIM), Ok(Event::Comp { cqn: 5 }));
         e[0x38..0x3c].copy_from_slice(&0x0100_0005u32.to_be_bytes());
         assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadCqn(0x0100_0005)));
-        let small = Limits { cqn_limit: 4, ..LIM };
+        let small = Limits {
+            cqn_limit: 4,
+            ..LIM
+        };
         e[0x38..0x3c].copy_from_slice(&4u32.to_be_bytes());
         assert_eq!(decode(&e, &m, &small), Err(Malformed::BadCqn(4)));
     }
@@ -380,15 +448,30 @@ mod tests {
         let m = [ASYNC_MASK, 0, 0, 0];
         let mut e = eqe(et::PORT_CHANGE, port_sub::ACTIVE);
         e[0x28] = 1 << 4;
-        assert_eq!(decode(&e, &m, &LIM), Ok(Event::PortChange { port: 1, sub_type: 4 }));
+        assert_eq!(
+            decode(&e, &m, &LIM),
+            Ok(Event::PortChange {
+                port: 1,
+                sub_type: 4
+            })
+        );
         e[0x28] = 2 << 4;
         assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadPort(2)));
         e[0x28] = 0;
         assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadPort(0)));
         let e = eqe(et::PORT_CHANGE, 2);
-        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadSubType { type_: 9, sub_type: 2 }));
+        assert_eq!(
+            decode(&e, &m, &LIM),
+            Err(Malformed::BadSubType {
+                type_: 9,
+                sub_type: 2
+            })
+        );
         let e = eqe(et::INTERNAL_ERROR, 0);
-        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::NotSubscribed(et::INTERNAL_ERROR)));
+        assert_eq!(
+            decode(&e, &m, &LIM),
+            Err(Malformed::NotSubscribed(et::INTERNAL_ERROR))
+        );
         assert_eq!(event_name(8), "INTERNAL_ERROR");
         assert_eq!(port_sub_name(4), "ACTIVE");
     }
@@ -396,9 +479,11 @@ mod tests {
     #[test]
     fn async_mask_matches_upstream() {
         // MLX5_ASYNC_EVENT_MASK of upstream eq.c, bit by bit.
-        let upstream = [0x01u8, 0x02, 0x03, 0x04, 0x05, 0x07, 0x09, 0x10, 0x11, 0x12, 0x13, 0x14]
-            .iter()
-            .fold(0u64, |m, t| m | 1 << t);
+        let upstream = [
+            0x01u8, 0x02, 0x03, 0x04, 0x05, 0x07, 0x09, 0x10, 0x11, 0x12, 0x13, 0x14,
+        ]
+        .iter()
+        .fold(0u64, |m, t| m | 1 << t);
         assert_eq!(ASYNC_MASK, upstream);
         assert!(!subscribed(&[ASYNC_MASK, 0, 0, 0], et::INTERNAL_ERROR));
         assert!(!subscribed(&[ASYNC_MASK, 0, 0, 0], et::CMD));

@@ -95,8 +95,15 @@ pub(crate) struct Irqs<'bound> {
 impl<'bound> Irqs<'bound> {
     /// Allocates between 1 and `max` MSI-X vectors.
     pub(crate) fn alloc(pdev: &'bound pci::Device<Bound>, max: u32) -> Result<Self> {
-        let v = pdev.alloc_irq_vectors(1, max.max(1), pci::IrqTypes::default().with(pci::IrqType::MsiX))?;
-        Ok(Self { regs: KVec::new(), vectors: KBox::new(v, GFP_KERNEL)? })
+        let v = pdev.alloc_irq_vectors(
+            1,
+            max.max(1),
+            pci::IrqTypes::default().with(pci::IrqType::MsiX),
+        )?;
+        Ok(Self {
+            regs: KVec::new(),
+            vectors: KBox::new(v, GFP_KERNEL)?,
+        })
     }
 
     /// Number of vectors allocated.
@@ -134,23 +141,48 @@ impl<'bound> Irqs<'bound> {
         // SAFETY: the registration is boxed and kept in `self.regs` until `Irqs` is
         // dropped; it is never forgotten.
         let reg = KBox::pin_init(
-            unsafe { ThreadedRegistration::new(req, irq::Flags::TRIGGER_NONE, name_ref, try_init!(EqIrq { eqs, d })) },
+            unsafe {
+                ThreadedRegistration::new(
+                    req,
+                    irq::Flags::TRIGGER_NONE,
+                    name_ref,
+                    try_init!(EqIrq { eqs, d }),
+                )
+            },
             GFP_KERNEL,
         )?;
         // Set after the handler is registered, as upstream does; a failure here is not
         // worth failing the probe for.
         let hint = hint_cpu.and_then(|n| {
-            let r = ffi::nth_online_cpu(n).ok_or(ENOENT).and_then(|cpu| ffi::AffinityHint::set(irq, cpu));
+            let r = ffi::nth_online_cpu(n)
+                .ok_or(ENOENT)
+                .and_then(|cpu| ffi::AffinityHint::set(irq, cpu));
             match r {
                 Ok(h) => Some(h),
                 Err(e) => {
-                    dev_warn!(dev, "vector {} (IRQ {}): no affinity hint for online CPU #{} ({:?})\n", index, irq, n, e);
+                    dev_warn!(
+                        dev,
+                        "vector {} (IRQ {}): no affinity hint for online CPU #{} ({:?})\n",
+                        index,
+                        irq,
+                        n,
+                        e
+                    );
                     None
                 }
             }
         });
         // On failure `Vector` drops here: hint cleared, then the IRQ freed.
-        self.regs.push(Vector { index, irq, hint, _reg: reg, _name: name }, GFP_KERNEL)?;
+        self.regs.push(
+            Vector {
+                index,
+                irq,
+                hint,
+                _reg: reg,
+                _name: name,
+            },
+            GFP_KERNEL,
+        )?;
         Ok(())
     }
 
@@ -158,7 +190,14 @@ impl<'bound> Irqs<'bound> {
     pub(crate) fn info(&self) -> Result<KVec<VectorInfo>> {
         let mut v = KVec::with_capacity(self.regs.len(), GFP_KERNEL)?;
         for r in self.regs.iter() {
-            v.push(VectorInfo { index: r.index, irq: r.irq, hint_cpu: r.hint.as_ref().map(ffi::AffinityHint::cpu) }, GFP_KERNEL)?;
+            v.push(
+                VectorInfo {
+                    index: r.index,
+                    irq: r.irq,
+                    hint_cpu: r.hint.as_ref().map(ffi::AffinityHint::cpu),
+                },
+                GFP_KERNEL,
+            )?;
         }
         Ok(v)
     }

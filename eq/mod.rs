@@ -94,7 +94,12 @@ impl Dispatch {
         if !self.cqs.dispatch(cqn) {
             let n = self.unknown_logged.fetch_add(1, Ordering::Relaxed);
             if n < 16 || n % 1000 == 0 {
-                dev_warn!(self.dev, "EQ {}: COMP event for CQ {} with no handler registered; dropped\n", eqn, cqn);
+                dev_warn!(
+                    self.dev,
+                    "EQ {}: COMP event for CQ {} with no handler registered; dropped\n",
+                    eqn,
+                    cqn
+                );
             }
         }
     }
@@ -131,7 +136,11 @@ impl EqInfo {
         )?;
         for eq in self.eqs.iter() {
             let s = eq.stats();
-            let mean = if s.lat_count > 0 { s.lat_sum_ns / s.lat_count } else { 0 };
+            let mean = if s.lat_count > 0 {
+                s.lat_sum_ns / s.lat_count
+            } else {
+                0
+            };
             writeln!(
                 f,
                 "{:<6} {:>3} {:>4} {:>3} {:>4} {:>10} {:>9} {:>8} {:>9} {:>5} {:>8} {:>10} {:>12} {:>12}",
@@ -176,7 +185,13 @@ impl EqInfo {
             }
         }
         let (hit, unknown) = self.cqs.counts();
-        writeln!(f, "cq_dispatched {} cq_unknown {} test_cq_hits {}", hit, unknown, self.test_cq.0.load(Ordering::Relaxed))
+        writeln!(
+            f,
+            "cq_dispatched {} cq_unknown {} test_cq_hits {}",
+            hit,
+            unknown,
+            self.test_cq.0.load(Ordering::Relaxed)
+        )
     }
 
     /// Benchmark hook: completion of commands by events (`true`) or polling. Events
@@ -191,7 +206,11 @@ impl EqInfo {
     /// Test hook: GEN_EQE of a completion event for `cqn` into completion EQ `k`;
     /// with `register`, the counting test handler is registered for `cqn` first.
     pub(crate) fn gen_comp(&self, k: u32, cqn: u32, register: bool) -> Result {
-        let eq = self.eqs.iter().find(|e| e.name == "comp" && e.index == k).ok_or(EINVAL)?;
+        let eq = self
+            .eqs
+            .iter()
+            .find(|e| e.name == "comp" && e.index == k)
+            .ok_or(EINVAL)?;
         if !eq.live() {
             return Err(ENODEV);
         }
@@ -262,21 +281,68 @@ pub(crate) struct Events<'bound> {
 
 impl<'bound> Events<'bound> {
     /// Brings the EQs up (see the module doc).
-    pub(crate) fn new(pdev: &'bound pci::Device<Bound>, hw: Arc<Hw>, pages: Arc<FwPages>, caps: &EqCaps) -> Result<Self> {
+    pub(crate) fn new(
+        pdev: &'bound pci::Device<Bound>,
+        hw: Arc<Hw>,
+        pages: Arc<FwPages>,
+        caps: &EqCaps,
+    ) -> Result<Self> {
         let dev: &device::Device<Bound> = pdev.as_ref();
         let cpus = ffi::num_online_cpus();
         let mut irqs = Irqs::alloc(pdev, cpus.saturating_add(1))?;
         let vectors = irqs.len();
         let ncomp = comp_eq_count(cpus, vectors, caps.max_eqs);
-        let uar = Uar { index: commands::alloc_uar(&hw)?, hw: hw.clone() };
+        let uar = Uar {
+            index: commands::alloc_uar(&hw)?,
+            hw: hw.clone(),
+        };
 
-        let cmd = Eq::new(dev, hw.clone(), "cmd", 0, CMD_EQ_NENT, uar.index, 0, [CMD_MASK, 0, 0, 0])?;
-        let asy = Eq::new(dev, hw.clone(), "async", 0, ASYNC_EQ_NENT, uar.index, 0, [ASYNC_MASK, 0, 0, 0])?;
-        let pg = Eq::new(dev, hw.clone(), "pages", 0, PAGES_EQ_NENT, uar.index, 0, [PAGES_MASK, 0, 0, 0])?;
+        let cmd = Eq::new(
+            dev,
+            hw.clone(),
+            "cmd",
+            0,
+            CMD_EQ_NENT,
+            uar.index,
+            0,
+            [CMD_MASK, 0, 0, 0],
+        )?;
+        let asy = Eq::new(
+            dev,
+            hw.clone(),
+            "async",
+            0,
+            ASYNC_EQ_NENT,
+            uar.index,
+            0,
+            [ASYNC_MASK, 0, 0, 0],
+        )?;
+        let pg = Eq::new(
+            dev,
+            hw.clone(),
+            "pages",
+            0,
+            PAGES_EQ_NENT,
+            uar.index,
+            0,
+            [PAGES_MASK, 0, 0, 0],
+        )?;
         let mut comps = KVec::new();
         for k in 0..ncomp {
             let v = u16::try_from(comp_vector(k, vectors)).map_err(|_| EINVAL)?;
-            comps.push(Eq::new(dev, hw.clone(), "comp", k, COMP_EQ_NENT, uar.index, v, [0; 4])?, GFP_KERNEL)?;
+            comps.push(
+                Eq::new(
+                    dev,
+                    hw.clone(),
+                    "comp",
+                    k,
+                    COMP_EQ_NENT,
+                    uar.index,
+                    v,
+                    [0; 4],
+                )?,
+                GFP_KERNEL,
+            )?;
         }
 
         let func = pages.function();
@@ -284,7 +350,13 @@ impl<'bound> Events<'bound> {
         let cqs = CqTable::new()?;
         let lim = ring::limits(hw.cmd().nslots(), caps.num_ports, caps.log_max_cq, func);
         let d = Arc::new(
-            Dispatch { dev: dev.into(), pages: work.clone(), cqs: cqs.clone(), lim, unknown_logged: AtomicU64::new(0) },
+            Dispatch {
+                dev: dev.into(),
+                pages: work.clone(),
+                cqs: cqs.clone(),
+                lim,
+                unknown_logged: AtomicU64::new(0),
+            },
             GFP_KERNEL,
         )?;
 

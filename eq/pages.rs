@@ -163,7 +163,10 @@ impl PageWork {
     /// Counters.
     pub(crate) fn stats(&self) -> PageReqStats {
         let st = self.st.lock();
-        PageReqStats { queued: st.queue.queued() as u64, ..st.stats }
+        PageReqStats {
+            queued: st.queue.queued() as u64,
+            ..st.stats
+        }
     }
 
     fn release(&self, events: u32) {
@@ -184,7 +187,10 @@ impl PageWork {
         // A take asks for at most MAX_RECLAIM_NPAGES (upstream `req_pages_handler`);
         // the device asks again for the rest.
         let r = match PageRequest::from_num_pages(n) {
-            PageRequest::Give(k) => self.pages.give(u64::from(k), Supply::Event).map(|()| (true, u64::from(k))),
+            PageRequest::Give(k) => self
+                .pages
+                .give(u64::from(k), Supply::Event)
+                .map(|()| (true, u64::from(k))),
             PageRequest::Take(k) => {
                 if n.unsigned_abs() > MAX_RECLAIM_NPAGES {
                     dev_info!(

@@ -147,11 +147,20 @@ impl Eq {
             for k in 0..RING_PAGE / EQE_BYTES {
                 // SAFETY: `k * 64 + 63 < RING_PAGE`: inside the page; the device does not
                 // know the ring yet, so nothing accesses it concurrently.
-                unsafe { page.as_mut_ptr().cast::<u8>().add(k * EQE_BYTES + EQE_BYTES - 1).write_volatile(INIT_OWNER) };
+                unsafe {
+                    page.as_mut_ptr()
+                        .cast::<u8>()
+                        .add(k * EQE_BYTES + EQE_BYTES - 1)
+                        .write_volatile(INIT_OWNER)
+                };
             }
             ring.push(page, GFP_KERNEL)?;
         }
-        let accept = if mask == [0; 4] { [1u64 << event_type::COMP, 0, 0, 0] } else { mask };
+        let accept = if mask == [0; 4] {
+            [1u64 << event_type::COMP, 0, 0, 0]
+        } else {
+            mask
+        };
         Arc::pin_init(
             try_pin_init!(Self {
                 dev: dev.into(),
@@ -200,7 +209,8 @@ impl Eq {
     }
 
     fn doorbell(&self, arm: bool, value: u32) {
-        let off = self.uar as usize * UAR_PAGE_BYTES + if arm { UAR_EQ_DB_ARM } else { UAR_EQ_DB_UPDATE };
+        let off =
+            self.uar as usize * UAR_PAGE_BYTES + if arm { UAR_EQ_DB_ARM } else { UAR_EQ_DB_UPDATE };
         // A failure means the BAR is gone (unbind or surprise removal): nothing to do.
         let _ = self.hw.write(off, value);
     }
@@ -215,7 +225,13 @@ impl Eq {
         EqConsumer::new(0, self.log_size).map_err(|_| EINVAL)?;
         let eqn = match commands::create_eq(
             &self.hw,
-            &EqParams { log_size: self.log_size, uar: self.uar, vector: self.vector, mask: self.mask, pages: &pages },
+            &EqParams {
+                log_size: self.log_size,
+                uar: self.uar,
+                vector: self.vector,
+                mask: self.mask,
+                pages: &pages,
+            },
         ) {
             Ok(n) => n,
             Err(e) => {
@@ -254,7 +270,9 @@ impl Eq {
     /// Reads the owner byte of ring entry `index` (0 outside the ring, which the
     /// consumer never asks for).
     fn owner(&self, index: usize) -> u8 {
-        let Some(p) = self.entry_ptr(index) else { return 0 };
+        let Some(p) = self.entry_ptr(index) else {
+            return 0;
+        };
         // SAFETY: the entry is inside its page (see `entry_ptr`); the device may write
         // it concurrently, hence the volatile read of a single byte.
         unsafe { p.add(EQE_BYTES - 1).read_volatile() }
@@ -456,7 +474,10 @@ pub(crate) fn limits(nslots: u8, num_ports: u8, log_max_cq: u8, func: (u16, bool
     Limits {
         nslots,
         num_ports,
-        cqn_limit: 1u32.checked_shl(u32::from(log_max_cq)).unwrap_or(1 << 24).min(1 << 24),
+        cqn_limit: 1u32
+            .checked_shl(u32::from(log_max_cq))
+            .unwrap_or(1 << 24)
+            .min(1 << 24),
         func_id: func.0,
         ec_function: func.1,
     }

@@ -10,12 +10,12 @@
 
 mod irq;
 mod pci;
+mod sched;
 mod shutdown;
 mod work;
-mod sched;
 
 pub(crate) use irq::{nth_online_cpu, AffinityHint};
 pub(crate) use pci::{PciEnabled, StopDmaOnDrop};
+pub(crate) use sched::{flush_work, num_online_cpus};
 pub(crate) use shutdown::{PciShutdown, ShutdownAdapter};
 pub(crate) use work::cancel_delayed_work_sync;
-pub(crate) use sched::{flush_work, num_online_cpus};

@@ -14,7 +14,10 @@ extern "C" {
 
 fn raw(pdev: &pci::Device) -> *mut c_void {
     // `pci::Device` is `#[repr(transparent)]` over `Opaque<bindings::pci_dev>`.
-    core::ptr::from_ref(pdev).cast_mut().cast::<bindings::pci_dev>().cast::<c_void>()
+    core::ptr::from_ref(pdev)
+        .cast_mut()
+        .cast::<bindings::pci_dev>()
+        .cast::<c_void>()
 }
 
 /// Clears bus mastering when dropped, so memory the device might still write (the
@@ -56,7 +59,10 @@ impl<'bound> PciEnabled<'bound> {
         pdev.enable_device_mem()?;
         pdev.set_master();
         // INVARIANT: enabled just above.
-        Ok(Self { pdev, disabled: false })
+        Ok(Self {
+            pdev,
+            disabled: false,
+        })
     }
 
     /// Clears bus mastering and disables the function now (PCI shutdown, upstream's

@@ -49,7 +49,11 @@ unsafe impl<T: pci::Driver + 'static> DriverLayout for ShutdownAdapter<T> {
 unsafe impl<T: pci::Driver + PciShutdown + 'static> RegistrationOps for ShutdownAdapter<T> {
     // SAFETY: (contract) callers uphold `RegistrationOps::register`'s requirements: `pdrv`
     // is pinned, valid and not registered.
-    unsafe fn register(pdrv: &Opaque<Self::DriverType>, name: &'static CStr, module: &'static ThisModule) -> Result {
+    unsafe fn register(
+        pdrv: &Opaque<Self::DriverType>,
+        name: &'static CStr,
+        module: &'static ThisModule,
+    ) -> Result {
         // SAFETY: the driver is not registered yet, so nobody reads its fields; setting
         // one before registration is what `pci::Adapter::register` does for the others
         // (it leaves `.shutdown` as we set it).

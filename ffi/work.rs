@@ -31,7 +31,8 @@ where
     let ws: *mut bindings::work_struct = unsafe { Work::raw_get(work) };
     // SAFETY: by `HasDelayedWork`, that `work_struct` is the `work` field of a
     // `delayed_work`, so stepping back to its container stays inside that object.
-    let dw: *mut bindings::delayed_work = unsafe { container_of!(ws, bindings::delayed_work, work) };
+    let dw: *mut bindings::delayed_work =
+        unsafe { container_of!(ws, bindings::delayed_work, work) };
     // SAFETY: `dw` is an initialized `delayed_work` that lives as long as `this`, which
     // the caller holds for the whole call.
     let was_pending = unsafe { bindings::cancel_delayed_work_sync(dw) };

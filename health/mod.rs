@@ -185,7 +185,8 @@ impl HealthStage {
             GFP_KERNEL,
         )?;
         // Fails only if already queued, which a new item is not.
-        let _ = workqueue::system_power_efficient().enqueue_delayed(poller.clone(), msecs_to_jiffies(period_ms));
+        let _ = workqueue::system_power_efficient()
+            .enqueue_delayed(poller.clone(), msecs_to_jiffies(period_ms));
         Ok(Self { poller })
     }
 }
@@ -215,5 +216,8 @@ pub(crate) fn ib_placeholder_consumer() -> FatalConsumer {
             sensor as u8
         );
     }
-    FatalConsumer { name: "ib (IB_EVENT_DEVICE_FATAL)", notify }
+    FatalConsumer {
+        name: "ib (IB_EVENT_DEVICE_FATAL)",
+        notify,
+    }
 }

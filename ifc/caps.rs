@@ -439,7 +439,10 @@ pub fn set_general_cap_input(cur: &[u8], input: &mut [u8]) -> Option<()> {
     area.fill(0);
     area[..cmd_hca_cap::BYTES].copy_from_slice(cur.get(..cmd_hca_cap::BYTES)?);
     set_hca_cap_in::OPCODE.set(input, crate::ifc::opcodes::Opcode::SET_HCA_CAP as u64)?;
-    set_hca_cap_in::OP_MOD.set(input, u64::from(crate::ifc::opcodes::cap_type::GENERAL << 1))
+    set_hca_cap_in::OP_MOD.set(
+        input,
+        u64::from(crate::ifc::opcodes::cap_type::GENERAL << 1),
+    )
 }
 
 #[cfg(test)]
@@ -458,7 +461,10 @@ mod set_cap_tests {
         assert_eq!(set_hca_cap_in::OP_MOD.get(&input), Some(0));
         let area = &input[CAP_OFFSET..CAP_OFFSET + CAP_UNION_BYTES];
         assert_eq!(&area[..256], &cur[..256]);
-        assert!(area[256..].iter().all(|b| *b == 0), "reserved tail must be zero");
+        assert!(
+            area[256..].iter().all(|b| *b == 0),
+            "reserved tail must be zero"
+        );
         assert!(set_general_cap_input(&cur[..255], &mut input).is_none());
         assert!(set_general_cap_input(&cur, &mut input[..100]).is_none());
     }

@@ -22,7 +22,12 @@ pub struct Field {
 impl Field {
     /// Declares a field.
     pub const fn new(prm: &'static str, name: &'static str, bit_off: u32, bits: u32) -> Self {
-        Field { prm, name, bit_off, bits }
+        Field {
+            prm,
+            name,
+            bit_off,
+            bits,
+        }
     }
 
     /// Byte offset of the first byte holding this field.

@@ -160,7 +160,10 @@ pub fn give_failure_may_own(kind: ErrorKind) -> bool {
         | ErrorKind::NoSlot
         | ErrorKind::SlotsStalled
         | ErrorKind::NoMemory => false,
-        ErrorKind::Timeout | ErrorKind::DeviceDead | ErrorKind::Mailbox(_) | ErrorKind::BadOutput => true,
+        ErrorKind::Timeout
+        | ErrorKind::DeviceDead
+        | ErrorKind::Mailbox(_)
+        | ErrorKind::BadOutput => true,
     }
 }
 
@@ -235,11 +238,26 @@ mod tests {
         assert_eq!(PageRequest::from_num_pages(5), PageRequest::Give(5));
         assert_eq!(PageRequest::from_num_pages(-7), PageRequest::Take(7));
         // A take is capped per MANAGE_PAGES at upstream's MAX_RECLAIM_NPAGES (50,000).
-        assert_eq!(PageRequest::from_num_pages(-50_000), PageRequest::Take(50_000));
-        assert_eq!(PageRequest::from_num_pages(-50_001), PageRequest::Take(50_000));
-        assert_eq!(PageRequest::from_num_pages(-1_000_000), PageRequest::Take(50_000));
-        assert_eq!(PageRequest::from_num_pages(i32::MIN), PageRequest::Take(50_000));
-        assert_eq!(PageRequest::from_num_pages(i32::MAX), PageRequest::Give(i32::MAX as u32));
+        assert_eq!(
+            PageRequest::from_num_pages(-50_000),
+            PageRequest::Take(50_000)
+        );
+        assert_eq!(
+            PageRequest::from_num_pages(-50_001),
+            PageRequest::Take(50_000)
+        );
+        assert_eq!(
+            PageRequest::from_num_pages(-1_000_000),
+            PageRequest::Take(50_000)
+        );
+        assert_eq!(
+            PageRequest::from_num_pages(i32::MIN),
+            PageRequest::Take(50_000)
+        );
+        assert_eq!(
+            PageRequest::from_num_pages(i32::MAX),
+            PageRequest::Give(i32::MAX as u32)
+        );
         assert_eq!(PageRequest::from_event(0x4000, 12), PageRequest::ReleaseAll);
         assert_eq!(PageRequest::from_event(0x8000, 12), PageRequest::Give(12));
     }
@@ -248,7 +266,9 @@ mod tests {
     fn failed_give_ownership() {
         use crate::cmd::status::CmdStatus;
         // Refused or never posted: the pages are ours to free.
-        assert!(!give_failure_may_own(ErrorKind::Status(CmdStatus::BAD_PARAM_ERR)));
+        assert!(!give_failure_may_own(ErrorKind::Status(
+            CmdStatus::BAD_PARAM_ERR
+        )));
         assert!(!give_failure_may_own(ErrorKind::UnknownStatus(0x77)));
         assert!(!give_failure_may_own(ErrorKind::UnknownDelivery(0x9)));
         assert!(!give_failure_may_own(ErrorKind::NoSlot));

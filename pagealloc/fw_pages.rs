@@ -71,7 +71,8 @@ pub(crate) enum Supply {
 fn fw_gfp() -> Flags {
     // The kernel crate of 7.3 exports no `__GFP_NORETRY` constant and no way to build a
     // `Flags` from raw bits, and bindgen emits only the bit number for it.
-    const RAW: u32 = bindings::GFP_KERNEL | (1 << bindings::___GFP_NORETRY_BIT) | bindings::__GFP_NOWARN;
+    const RAW: u32 =
+        bindings::GFP_KERNEL | (1 << bindings::___GFP_NORETRY_BIT) | bindings::__GFP_NOWARN;
     const _: () = assert!(core::mem::size_of::<Flags>() == core::mem::size_of::<u32>());
     // SAFETY: `Flags` is a struct whose only field is a `u32` (rust/kernel/alloc.rs); its
     // size is that of a `u32` (asserted above), so the field fills it at offset 0 and every
@@ -247,7 +248,12 @@ impl FwPages {
     /// failure fails the probe without it (see [`Supply`]).
     fn report_alloc_failure(&self, n: u64, held: u64, why: Supply) -> Error {
         if why == Supply::Startup {
-            dev_err!(self.dev, "out of memory supplying {} startup firmware pages ({} held by the device)\n", n, held);
+            dev_err!(
+                self.dev,
+                "out of memory supplying {} startup firmware pages ({} held by the device)\n",
+                n,
+                held
+            );
             return ENOMEM;
         }
         dev_err!(
@@ -257,7 +263,11 @@ impl FwPages {
             held
         );
         if let Err(e) = commands::pages_alloc_failed(&self.hw, FUNC_ID, self.ec) {
-            dev_err!(self.dev, "MANAGE_PAGES allocation-failure report failed ({:?})\n", e);
+            dev_err!(
+                self.dev,
+                "MANAGE_PAGES allocation-failure report failed ({:?})\n",
+                e
+            );
         }
         ENOMEM
     }
@@ -380,7 +390,12 @@ impl FwPages {
                     drop(st);
                     if r.on_response(ms_since(&start), req, n).is_err() {
                         // take_pages already rejects more than asked; keep the guard.
-                        dev_err!(self.dev, "device returned more pages than asked ({} > {})\n", n, req);
+                        dev_err!(
+                            self.dev,
+                            "device returned more pages than asked ({} > {})\n",
+                            n,
+                            req
+                        );
                         break;
                     }
                     // Progress only if the ledger count dropped: entries it rejected
@@ -396,7 +411,11 @@ impl FwPages {
                     }
                 }
                 Err(e) if e == ETIMEDOUT || e == ENXIO || e == ENODEV => {
-                    dev_err!(self.dev, "reclaiming firmware pages failed ({:?}); device unreachable\n", e);
+                    dev_err!(
+                        self.dev,
+                        "reclaiming firmware pages failed ({:?}); device unreachable\n",
+                        e
+                    );
                     break;
                 }
                 Err(e) => {
@@ -411,7 +430,12 @@ impl FwPages {
             let now = ms_since(&start);
             step = r.decide(now);
             if now > next_report && step == Step::Continue {
-                dev_info!(self.dev, "reclaiming firmware pages: {} of {} returned\n", total - r.outstanding().min(total), total);
+                dev_info!(
+                    self.dev,
+                    "reclaiming firmware pages: {} of {} returned\n",
+                    total - r.outstanding().min(total),
+                    total
+                );
                 next_report += 2000;
             }
         }
@@ -426,10 +450,19 @@ impl FwPages {
             );
         }
         if c.unknown_returns > 0 {
-            dev_warn!(self.dev, "device returned {} addresses it was never given\n", c.unknown_returns);
+            dev_warn!(
+                self.dev,
+                "device returned {} addresses it was never given\n",
+                c.unknown_returns
+            );
         }
         if total > 0 && c.held == 0 {
-            dev_info!(self.dev, "reclaimed {} firmware pages in {} ms\n", total, ms_since(&start));
+            dev_info!(
+                self.dev,
+                "reclaimed {} firmware pages in {} ms\n",
+                total,
+                ms_since(&start)
+            );
         }
         c.held
     }
@@ -464,7 +497,11 @@ impl PinnedDrop for FwPages {
     fn drop(self: Pin<&mut Self>) {
         let left = self.reclaim_all();
         if left > 0 {
-            dev_err!(self.dev, "{} firmware pages not returned by the device are leaked, not freed\n", left);
+            dev_err!(
+                self.dev,
+                "{} firmware pages not returned by the device are leaked, not freed\n",
+                left
+            );
         }
     }
 }

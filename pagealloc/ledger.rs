@@ -302,7 +302,11 @@ impl Ledger {
     /// Gives a free chunk of an already mapped host page of `func`, if any;
     /// returns its address. `None`: map a new host page and call
     /// [`Ledger::add_host_page`].
-    pub fn give_free_chunk<S: PageStore + ?Sized>(&mut self, store: &mut S, func: FuncKey) -> Option<u64> {
+    pub fn give_free_chunk<S: PageStore + ?Sized>(
+        &mut self,
+        store: &mut S,
+        func: FuncKey,
+    ) -> Option<u64> {
         let host = match self.cache.iter().flatten().find(|(f, _)| *f == func) {
             Some(&(_, h)) => h,
             None if self.overflow > 0 => store.find_partial(func, self.full)?,
@@ -323,7 +327,12 @@ impl Ledger {
 
     /// Marks the firmware page at `addr` (inside a tracked host page of
     /// `func`) as held by the device. Giving a held page is an error.
-    pub fn give<S: PageStore + ?Sized>(&mut self, store: &mut S, func: FuncKey, addr: u64) -> Result<(), LedgerError> {
+    pub fn give<S: PageStore + ?Sized>(
+        &mut self,
+        store: &mut S,
+        func: FuncKey,
+        addr: u64,
+    ) -> Result<(), LedgerError> {
         if addr == 0 {
             return Err(LedgerError::ZeroAddress);
         }
@@ -331,7 +340,9 @@ impl Ledger {
             return Err(LedgerError::Misaligned(addr));
         }
         let host = self.host_of(addr);
-        let mut page = store.get(func, host).ok_or(LedgerError::UnknownPage(addr))?;
+        let mut page = store
+            .get(func, host)
+            .ok_or(LedgerError::UnknownPage(addr))?;
         let b = 1u64 << self.chunk_of(addr);
         if page.given & b != 0 {
             return Err(LedgerError::DoubleGive(addr));
@@ -360,7 +371,9 @@ impl Ledger {
             return Err(LedgerError::Misaligned(addr));
         }
         let host = self.host_of(addr);
-        let mut page = store.get(func, host).ok_or(LedgerError::UnknownPage(addr))?;
+        let mut page = store
+            .get(func, host)
+            .ok_or(LedgerError::UnknownPage(addr))?;
         let b = 1u64 << self.chunk_of(addr);
         if page.given & b == 0 {
             return Err(LedgerError::NotGiven(addr));
@@ -392,7 +405,11 @@ impl Ledger {
     /// `func` holds nothing. Calling it until `None` is [`Ledger::release_all`] for a
     /// caller that must reach its store between host pages (to free the memory of
     /// each), without collecting the addresses first.
-    pub fn release_host_page<S: PageStore + ?Sized>(&mut self, store: &mut S, func: FuncKey) -> Option<(u64, u64)> {
+    pub fn release_host_page<S: PageStore + ?Sized>(
+        &mut self,
+        store: &mut S,
+        func: FuncKey,
+    ) -> Option<(u64, u64)> {
         let (host, page) = store.first(func)?;
         store.remove(func, host)?;
         let n = u64::from(page.given.count_ones());
@@ -426,7 +443,12 @@ impl Ledger {
     /// `out.len()`), as a forceful local reclaim would when the device can
     /// no longer answer; the caller then [`Ledger::take`]s each. Returns how
     /// many were written.
-    pub fn collect_given<S: PageStore + ?Sized>(&self, store: &S, func: FuncKey, out: &mut [u64]) -> usize {
+    pub fn collect_given<S: PageStore + ?Sized>(
+        &self,
+        store: &S,
+        func: FuncKey,
+        out: &mut [u64],
+    ) -> usize {
         // Only the first host page is visible through `first`; walk its
         // chunks. Callers loop (take, collect again) until nothing is left.
         let mut n = 0;
@@ -498,7 +520,10 @@ pub(crate) mod tests {
         assert!(Ledger::new(4096).is_ok());
         assert_eq!(Ledger::new(65536).unwrap().chunks_per_host_page(), 16);
         assert_eq!(Ledger::new(256 * 1024).unwrap().chunks_per_host_page(), 64);
-        assert_eq!(Ledger::new(2048).unwrap_err(), LedgerError::BadHostPageSize(2048));
+        assert_eq!(
+            Ledger::new(2048).unwrap_err(),
+            LedgerError::BadHostPageSize(2048)
+        );
         assert!(Ledger::new(12288).is_err());
         assert!(Ledger::new(512 * 1024).is_err());
         assert!(Ledger::new(0).is_err());
@@ -514,18 +539,36 @@ pub(crate) mod tests {
         assert_eq!(l.add_host_page(&mut s, 0, 0x5000), Ok(0x5000));
         assert_eq!(l.give_free_chunk(&mut s, 0), None);
         assert_eq!((l.fw_pages(), l.host_pages(), l.func_pages(0)), (2, 2, 2));
-        assert_eq!(l.give(&mut s, 0, 0x1000), Err(LedgerError::DoubleGive(0x1000)));
+        assert_eq!(
+            l.give(&mut s, 0, 0x1000),
+            Err(LedgerError::DoubleGive(0x1000))
+        );
         assert_eq!(
             l.add_host_page(&mut s, 0, 0x1000),
             Err(LedgerError::DuplicateHostPage(0x1000))
         );
-        assert_eq!(l.take(&mut s, 0, 0x1000), Ok(Released::HostPageFree(0x1000)));
-        assert_eq!(l.take(&mut s, 0, 0x1000), Err(LedgerError::UnknownPage(0x1000)));
-        assert_eq!(l.take(&mut s, 0, 0x9000), Err(LedgerError::UnknownPage(0x9000)));
+        assert_eq!(
+            l.take(&mut s, 0, 0x1000),
+            Ok(Released::HostPageFree(0x1000))
+        );
+        assert_eq!(
+            l.take(&mut s, 0, 0x1000),
+            Err(LedgerError::UnknownPage(0x1000))
+        );
+        assert_eq!(
+            l.take(&mut s, 0, 0x9000),
+            Err(LedgerError::UnknownPage(0x9000))
+        );
         // wrong function
-        assert_eq!(l.take(&mut s, 1, 0x5000), Err(LedgerError::UnknownPage(0x5000)));
+        assert_eq!(
+            l.take(&mut s, 1, 0x5000),
+            Err(LedgerError::UnknownPage(0x5000))
+        );
         assert_eq!((l.fw_pages(), l.host_pages(), l.func_pages(0)), (1, 1, 1));
-        assert_eq!(l.take(&mut s, 0, 0x5000), Ok(Released::HostPageFree(0x5000)));
+        assert_eq!(
+            l.take(&mut s, 0, 0x5000),
+            Ok(Released::HostPageFree(0x5000))
+        );
         assert_eq!((l.fw_pages(), l.host_pages()), (0, 0));
         assert!(s.map.is_empty());
     }
@@ -535,15 +578,27 @@ pub(crate) mod tests {
         let mut l = Ledger::new(4096).unwrap();
         let mut s = MapStore::default();
         assert_eq!(l.add_host_page(&mut s, 0, 0), Err(LedgerError::ZeroAddress));
-        assert_eq!(l.add_host_page(&mut s, 0, 0x1800), Err(LedgerError::Misaligned(0x1800)));
-        assert_eq!(l.take(&mut s, 0, 0x1234), Err(LedgerError::Misaligned(0x1234)));
+        assert_eq!(
+            l.add_host_page(&mut s, 0, 0x1800),
+            Err(LedgerError::Misaligned(0x1800))
+        );
+        assert_eq!(
+            l.take(&mut s, 0, 0x1234),
+            Err(LedgerError::Misaligned(0x1234))
+        );
         assert_eq!(l.give(&mut s, 0, 0), Err(LedgerError::ZeroAddress));
         s.fail_insert = true;
-        assert_eq!(l.add_host_page(&mut s, 0, 0x2000), Err(LedgerError::NoMemory));
+        assert_eq!(
+            l.add_host_page(&mut s, 0, 0x2000),
+            Err(LedgerError::NoMemory)
+        );
         assert_eq!((l.fw_pages(), l.host_pages()), (0, 0));
         let mut l = Ledger::new(65536).unwrap();
         let mut s = MapStore::default();
-        assert_eq!(l.add_host_page(&mut s, 0, 0x1000), Err(LedgerError::Misaligned(0x1000)));
+        assert_eq!(
+            l.add_host_page(&mut s, 0, 0x1000),
+            Err(LedgerError::Misaligned(0x1000))
+        );
     }
 
     #[test]
@@ -566,7 +621,10 @@ pub(crate) mod tests {
         assert_eq!(l.give_free_chunk(&mut s, 4), None);
         // return two chunks: host page kept, chunks reusable
         assert_eq!(l.take(&mut s, 3, h + 0x3000), Ok(Released::Kept));
-        assert_eq!(l.take(&mut s, 3, h + 0x3000), Err(LedgerError::NotGiven(h + 0x3000)));
+        assert_eq!(
+            l.take(&mut s, 3, h + 0x3000),
+            Err(LedgerError::NotGiven(h + 0x3000))
+        );
         assert_eq!(l.take(&mut s, 3, h + 0x7000), Ok(Released::Kept));
         assert_eq!(l.fw_pages(), 14);
         assert_eq!(l.give_free_chunk(&mut s, 3), Some(h + 0x3000));
@@ -638,15 +696,29 @@ pub(crate) mod tests {
         assert_eq!(l.release_host_page(&mut s, 0), Some((0x10_0000, 4)));
         assert_eq!(l.release_host_page(&mut s, 0), Some((0x20_0000, 1)));
         assert_eq!(l.release_host_page(&mut s, 0), None);
-        assert_eq!((l.fw_pages(), l.host_pages(), l.func_pages(0), l.func_pages(5)), (1, 1, 0, 1));
+        assert_eq!(
+            (
+                l.fw_pages(),
+                l.host_pages(),
+                l.func_pages(0),
+                l.func_pages(5)
+            ),
+            (1, 1, 0, 1)
+        );
         // The partial page left the cache: function 0 gets a fresh host page next.
         assert_eq!(l.give_free_chunk(&mut s, 0), None);
         assert_eq!(l.add_host_page(&mut s, 0, 0x10_0000), Ok(0x10_0000));
         assert_eq!(l.give_free_chunk(&mut s, 0), Some(0x10_1000));
         assert_eq!(l.func_pages(0), 2);
         // A take of a released address is refused: nothing is freed twice.
-        assert_eq!(l.take(&mut s, 0, 0x20_0000), Err(LedgerError::UnknownPage(0x20_0000)));
-        assert_eq!(l.take(&mut s, 5, 0x30_0000), Ok(Released::HostPageFree(0x30_0000)));
+        assert_eq!(
+            l.take(&mut s, 0, 0x20_0000),
+            Err(LedgerError::UnknownPage(0x20_0000))
+        );
+        assert_eq!(
+            l.take(&mut s, 5, 0x30_0000),
+            Ok(Released::HostPageFree(0x30_0000))
+        );
         assert_eq!(l.release_host_page(&mut s, 5), None);
     }
 
@@ -679,7 +751,8 @@ pub(crate) mod tests {
         let mut l = Ledger::new(4096).unwrap();
         let mut s = MapStore::default();
         for f in 0..MAX_FUNCS as u32 {
-            l.add_host_page(&mut s, f, 0x1000 * (u64::from(f) + 1)).unwrap();
+            l.add_host_page(&mut s, f, 0x1000 * (u64::from(f) + 1))
+                .unwrap();
         }
         assert_eq!(
             l.add_host_page(&mut s, 99, 0x100_0000),

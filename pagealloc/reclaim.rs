@@ -115,7 +115,12 @@ impl Reclaim {
     /// releases exactly `returned` addresses from the output; passing the
     /// time after it did so keeps its own work out of the no-progress
     /// timeout.
-    pub fn on_response(&mut self, now_ms: u64, requested: u32, returned: u32) -> Result<Step, ReclaimError> {
+    pub fn on_response(
+        &mut self,
+        now_ms: u64,
+        requested: u32,
+        returned: u32,
+    ) -> Result<Step, ReclaimError> {
         if returned > requested {
             return Err(ReclaimError::TooMany {
                 requested,
@@ -255,7 +260,10 @@ mod tests {
         let mut r = Reclaim::new(0, 5000, 10, 1);
         assert_eq!(
             r.on_response(1, 10, 11),
-            Err(ReclaimError::TooMany { requested: 10, returned: 11 })
+            Err(ReclaimError::TooMany {
+                requested: 10,
+                returned: 11
+            })
         );
         // nothing accounted
         assert_eq!(r.outstanding(), 10);

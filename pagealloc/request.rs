@@ -76,7 +76,14 @@ pub struct RequestQueue<S> {
 impl<S: DerefMut<Target = [i32]>> RequestQueue<S> {
     /// Idle, running, holding up to `ring.len()` requests.
     pub fn new(ring: S) -> Self {
-        Self { ring, head: 0, len: 0, serving: None, release_all: 0, stopped: false }
+        Self {
+            ring,
+            head: 0,
+            len: 0,
+            serving: None,
+            release_all: 0,
+            stopped: false,
+        }
     }
 
     /// Requests queued and not started.
@@ -178,7 +185,14 @@ mod tests {
         assert_eq!(q.queued(), 6);
         assert_eq!(
             drain(&mut q),
-            [Job::Serve(7), Job::Serve(-3), Job::Serve(5), Job::Serve(-5), Job::Serve(50_001), Job::Serve(i32::MIN)]
+            [
+                Job::Serve(7),
+                Job::Serve(-3),
+                Job::Serve(5),
+                Job::Serve(-5),
+                Job::Serve(50_001),
+                Job::Serve(i32::MIN)
+            ]
         );
         assert!(q.idle());
     }
@@ -220,7 +234,9 @@ mod tests {
                 answered.push(n);
             }
         }
-        let want: Vec<i32> = (1..=1000).map(|n| if n % 2 == 0 { -n } else { n }).collect();
+        let want: Vec<i32> = (1..=1000)
+            .map(|n| if n % 2 == 0 { -n } else { n })
+            .collect();
         assert_eq!(answered, want);
     }
 
@@ -243,7 +259,10 @@ mod tests {
         assert_eq!(q.on_release_all(), Ok(()));
         assert_eq!(q.on_release_all(), Ok(()));
         assert_eq!(q.on_request(5), Ok(()));
-        assert_eq!(drain(&mut q), [Job::ReleaseAll { events: 2 }, Job::Serve(5)]);
+        assert_eq!(
+            drain(&mut q),
+            [Job::ReleaseAll { events: 2 }, Job::Serve(5)]
+        );
         assert!(q.idle());
     }
 
@@ -253,7 +272,14 @@ mod tests {
         q.on_request(300).unwrap();
         q.on_request(-20).unwrap();
         q.on_release_all().unwrap();
-        assert_eq!(drain(&mut q), [Job::ReleaseAll { events: 1 }, Job::Serve(300), Job::Serve(-20)]);
+        assert_eq!(
+            drain(&mut q),
+            [
+                Job::ReleaseAll { events: 1 },
+                Job::Serve(300),
+                Job::Serve(-20)
+            ]
+        );
     }
 
     #[test]
@@ -264,7 +290,10 @@ mod tests {
         q.on_release_all().unwrap();
         q.on_request(4).unwrap();
         q.done();
-        assert_eq!(drain(&mut q), [Job::ReleaseAll { events: 1 }, Job::Serve(4)]);
+        assert_eq!(
+            drain(&mut q),
+            [Job::ReleaseAll { events: 1 }, Job::Serve(4)]
+        );
     }
 
     #[test]
@@ -276,7 +305,10 @@ mod tests {
         q.stop();
         assert_eq!(q.on_request(1), Err(Refused::Stopped));
         assert_eq!(q.on_release_all(), Err(Refused::Stopped));
-        assert_eq!(drain(&mut q), [Job::ReleaseAll { events: 1 }, Job::Serve(9), Job::Serve(-2)]);
+        assert_eq!(
+            drain(&mut q),
+            [Job::ReleaseAll { events: 1 }, Job::Serve(9), Job::Serve(-2)]
+        );
         assert!(q.idle());
         assert_eq!(q.next_job(), None);
     }

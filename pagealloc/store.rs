@@ -77,7 +77,12 @@ pub(crate) struct FwStore<M: HostMem> {
 impl<M: HostMem> FwStore<M> {
     /// An empty store whose record nodes are allocated with `gfp`.
     pub(crate) fn new(gfp: Flags) -> Self {
-        Self { pages: RBTree::new(), returned: RBTree::new(), staged: None, gfp }
+        Self {
+            pages: RBTree::new(),
+            returned: RBTree::new(),
+            staged: None,
+            gfp,
+        }
     }
 
     /// Hands the memory of the next host page to be recorded to the store; the next
@@ -114,7 +119,10 @@ impl<M: HostMem> FwStore<M> {
 
 impl<M: HostMem> PageStore for FwStore<M> {
     fn get(&self, func: FuncKey, host: u64) -> Option<HostPage> {
-        self.pages.get(&host).filter(|s| s.func == func).map(|s| s.page)
+        self.pages
+            .get(&host)
+            .filter(|s| s.func == func)
+            .map(|s| s.page)
     }
 
     fn update(&mut self, func: FuncKey, host: u64, page: HostPage) -> bool {
@@ -129,14 +137,18 @@ impl<M: HostMem> PageStore for FwStore<M> {
 
     fn insert(&mut self, func: FuncKey, host: u64, page: HostPage) -> Result<(), ()> {
         // Only staged memory at this very address may back a record.
-        if self.staged.as_ref().map(HostMem::dma_address) != Some(host) || self.pages.get(&host).is_some() {
+        if self.staged.as_ref().map(HostMem::dma_address) != Some(host)
+            || self.pages.get(&host).is_some()
+        {
             return Err(());
         }
         // Allocate the node before taking the memory, so a failure leaves it staged.
         let node = RBTreeNodeReservation::new(self.gfp).map_err(|_| ())?;
         let mem = self.staged.take().ok_or(())?;
         // No old node: checked above.
-        let _ = self.pages.insert(node.into_node(host, Slot { func, page, mem }));
+        let _ = self
+            .pages
+            .insert(node.into_node(host, Slot { func, page, mem }));
         Ok(())
     }
 
@@ -154,11 +166,17 @@ impl<M: HostMem> PageStore for FwStore<M> {
     }
 
     fn first(&self, func: FuncKey) -> Option<(u64, HostPage)> {
-        self.pages.iter().find(|(_, s)| s.func == func).map(|(h, s)| (*h, s.page))
+        self.pages
+            .iter()
+            .find(|(_, s)| s.func == func)
+            .map(|(h, s)| (*h, s.page))
     }
 
     fn find_partial(&self, func: FuncKey, full: u64) -> Option<u64> {
-        self.pages.iter().find(|(_, s)| s.func == func && s.page.given != full).map(|(h, _)| *h)
+        self.pages
+            .iter()
+            .find(|(_, s)| s.func == func && s.page.given != full)
+            .map(|(h, _)| *h)
     }
 }
 
@@ -241,13 +259,25 @@ mod tests {
         }
         assert_eq!((l.fw_pages(), s.len()), (5, 5));
         // Unstaged memory: the record cannot be made, nothing is counted.
-        assert_eq!(l.add_host_page(&mut s, 0, 0x9000), Err(LedgerError::NoMemory));
+        assert_eq!(
+            l.add_host_page(&mut s, 0, 0x9000),
+            Err(LedgerError::NoMemory)
+        );
         assert_eq!(l.fw_pages(), 5);
         // A corrupt return changes nothing; a real one frees the host page.
-        assert_eq!(l.take(&mut s, 0, 0x7000), Err(LedgerError::UnknownPage(0x7000)));
-        assert_eq!(l.take(&mut s, 0, 0x3000), Ok(Released::HostPageFree(0x3000)));
+        assert_eq!(
+            l.take(&mut s, 0, 0x7000),
+            Err(LedgerError::UnknownPage(0x7000))
+        );
+        assert_eq!(
+            l.take(&mut s, 0, 0x3000),
+            Ok(Released::HostPageFree(0x3000))
+        );
         assert_eq!(s.take_returned(0x3000).map(|m| m.0), Some(0x3000));
-        assert_eq!(l.take(&mut s, 0, 0x3000), Err(LedgerError::UnknownPage(0x3000)));
+        assert_eq!(
+            l.take(&mut s, 0, 0x3000),
+            Err(LedgerError::UnknownPage(0x3000))
+        );
         let mut freed = 0u64;
         let n = l.release_all(&mut s, 0, |_| freed += 1);
         assert_eq!((n, freed), (4, 4));
@@ -272,7 +302,10 @@ mod tests {
         for a in [0x10_0000u64, 0x10_1000, 0x10_2000] {
             assert_eq!(l.take(&mut s, 0, a), Ok(Released::Kept));
         }
-        assert_eq!(l.take(&mut s, 0, 0x10_3000), Ok(Released::HostPageFree(0x10_0000)));
+        assert_eq!(
+            l.take(&mut s, 0, 0x10_3000),
+            Ok(Released::HostPageFree(0x10_0000))
+        );
         assert!(s.take_returned(0x10_0000).is_some());
         Ok(())
     }

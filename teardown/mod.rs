@@ -92,7 +92,11 @@ pub(crate) enum PollOutcome {
 
 impl Lifecycle {
     /// A running function; caps are set once known ([`Lifecycle::set_caps`]).
-    pub(crate) fn new(dev: &device::Device, hw: Arc<Hw>, parked: Arc<ParkedPages>) -> Result<Arc<Self>> {
+    pub(crate) fn new(
+        dev: &device::Device,
+        hw: Arc<Hw>,
+        parked: Arc<ParkedPages>,
+    ) -> Result<Arc<Self>> {
         Arc::pin_init(
             try_pin_init!(Self {
                 dev: dev.into(),
@@ -137,7 +141,10 @@ impl Lifecycle {
     /// Runs `f` (one health check) only while the function is running, serialized with
     /// teardown decisions. When `f` reports a fatal sensor the device is declared dead
     /// ([`Lifecycle::declare_dead`]).
-    pub(crate) fn poll_while_running(&self, f: impl FnOnce() -> Option<FatalSensor>) -> PollOutcome {
+    pub(crate) fn poll_while_running(
+        &self,
+        f: impl FnOnce() -> Option<FatalSensor>,
+    ) -> PollOutcome {
         let mut st = self.state.lock();
         if st.mode != Mode::Running {
             return PollOutcome::Stop;
@@ -151,7 +158,11 @@ impl Lifecycle {
         let mut consumers = KVec::new();
         for c in st.consumers.iter() {
             if consumers.push(*c, GFP_KERNEL).is_err() {
-                dev_err!(self.dev, "out of memory notifying consumer {} of the fatal error\n", c.name);
+                dev_err!(
+                    self.dev,
+                    "out of memory notifying consumer {} of the fatal error\n",
+                    c.name
+                );
             }
         }
         drop(st);
@@ -230,7 +241,11 @@ impl Lifecycle {
         match commands::teardown_hca(&self.hw, teardown_profile::PREPARE_FAST_TEARDOWN) {
             Ok(0) => Prepare::Ok,
             Ok(state) => {
-                dev_warn!(self.dev, "TEARDOWN_HCA prepare-fast-teardown: output state FAIL ({})\n", state);
+                dev_warn!(
+                    self.dev,
+                    "TEARDOWN_HCA prepare-fast-teardown: output state FAIL ({})\n",
+                    state
+                );
                 Prepare::StateFail
             }
             // The command layer logged opcode, status and syndrome.
@@ -242,7 +257,10 @@ impl Lifecycle {
     pub(crate) fn force(&self) -> Force {
         let r = Force::from_answer(commands::teardown_force(&self.hw));
         if r == Force::StateFail {
-            dev_warn!(self.dev, "TEARDOWN_HCA force close: output state FORCE_STATE_FAIL; the HCA is not closed\n");
+            dev_warn!(
+                self.dev,
+                "TEARDOWN_HCA force close: output state FORCE_STATE_FAIL; the HCA is not closed\n"
+            );
         }
         r
     }
@@ -251,12 +269,16 @@ impl Lifecycle {
     /// until the device reads it back, within [`plan::NIC_DISABLE_BUDGET_MS`].
     fn disable_nic(&self) -> Readback {
         let disabled = NicInterface::Disabled as u32;
-        let written = self
-            .hw
-            .read(seg::CMDQ_ADDR_L_SZ)
-            .and_then(|v| self.hw.write(seg::CMDQ_ADDR_L_SZ, plan::with_nic_interface(v, disabled)));
+        let written = self.hw.read(seg::CMDQ_ADDR_L_SZ).and_then(|v| {
+            self.hw
+                .write(seg::CMDQ_ADDR_L_SZ, plan::with_nic_interface(v, disabled))
+        });
         if let Err(e) = written {
-            dev_err!(self.dev, "writing nic_interface DISABLED failed ({:?})\n", e);
+            dev_err!(
+                self.dev,
+                "writing nic_interface DISABLED failed ({:?})\n",
+                e
+            );
             return Readback::Timeout;
         }
         let start = Instant::<Monotonic>::now();
@@ -350,7 +372,10 @@ pub(crate) struct FreeAfterStop {
 impl FreeAfterStop {
     /// Frees what is parked in `parked` on drop.
     pub(crate) fn new(dev: &device::Device, parked: Arc<ParkedPages>) -> Self {
-        Self { dev: dev.into(), parked }
+        Self {
+            dev: dev.into(),
+            parked,
+        }
     }
 }
 

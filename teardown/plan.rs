@@ -136,7 +136,11 @@ pub fn after_readback(caps: TeardownCaps, r: Readback) -> Step {
 
 /// The step after force close: done either way; only a closed HCA is [`Path::Force`].
 pub fn after_force(r: Force) -> Step {
-    Step::Done(if r == Force::Ok { Path::Force } else { Path::Graceful })
+    Step::Done(if r == Force::Ok {
+        Path::Force
+    } else {
+        Path::Graceful
+    })
 }
 
 fn fallback(caps: TeardownCaps) -> Step {
@@ -185,11 +189,33 @@ mod tests {
     use super::*;
 
     /// Runs the table with the device answering `prepare`, `readback`, `force_ok`.
-    fn run(caps: TeardownCaps, dead: bool, prepare: Prepare, readback: Readback, force_ok: bool) -> (Path, [bool; 3]) {
-        run_force(caps, dead, prepare, readback, if force_ok { Force::Ok } else { Force::CmdFailed })
+    fn run(
+        caps: TeardownCaps,
+        dead: bool,
+        prepare: Prepare,
+        readback: Readback,
+        force_ok: bool,
+    ) -> (Path, [bool; 3]) {
+        run_force(
+            caps,
+            dead,
+            prepare,
+            readback,
+            if force_ok {
+                Force::Ok
+            } else {
+                Force::CmdFailed
+            },
+        )
     }
 
-    fn run_force(caps: TeardownCaps, dead: bool, prepare: Prepare, readback: Readback, force: Force) -> (Path, [bool; 3]) {
+    fn run_force(
+        caps: TeardownCaps,
+        dead: bool,
+        prepare: Prepare,
+        readback: Readback,
+        force: Force,
+    ) -> (Path, [bool; 3]) {
         let mut issued = [false; 3]; // prepare, nic write, force
         let mut s = first(caps, dead);
         loop {
@@ -211,37 +237,79 @@ mod tests {
         }
     }
 
-    const BOTH: TeardownCaps = TeardownCaps { fast: true, force: true };
-    const FAST: TeardownCaps = TeardownCaps { fast: true, force: false };
-    const FORCE: TeardownCaps = TeardownCaps { fast: false, force: true };
-    const NONE: TeardownCaps = TeardownCaps { fast: false, force: false };
+    const BOTH: TeardownCaps = TeardownCaps {
+        fast: true,
+        force: true,
+    };
+    const FAST: TeardownCaps = TeardownCaps {
+        fast: true,
+        force: false,
+    };
+    const FORCE: TeardownCaps = TeardownCaps {
+        fast: false,
+        force: true,
+    };
+    const NONE: TeardownCaps = TeardownCaps {
+        fast: false,
+        force: false,
+    };
 
     #[test]
     fn fast_when_prepared_and_confirmed() {
-        assert_eq!(run(BOTH, false, Prepare::Ok, Readback::Disabled, true), (Path::Fast, [true, true, false]));
-        assert_eq!(run(FAST, false, Prepare::Ok, Readback::Disabled, false), (Path::Fast, [true, true, false]));
+        assert_eq!(
+            run(BOTH, false, Prepare::Ok, Readback::Disabled, true),
+            (Path::Fast, [true, true, false])
+        );
+        assert_eq!(
+            run(FAST, false, Prepare::Ok, Readback::Disabled, false),
+            (Path::Fast, [true, true, false])
+        );
     }
 
     #[test]
     fn prepare_failure_falls_back_to_force() {
         for p in [Prepare::StateFail, Prepare::CmdFailed] {
-            assert_eq!(run(BOTH, false, p, Readback::Disabled, true), (Path::Force, [true, false, true]));
-            assert_eq!(run(BOTH, false, p, Readback::Disabled, false), (Path::Graceful, [true, false, true]));
-            assert_eq!(run(FAST, false, p, Readback::Disabled, true), (Path::Graceful, [true, false, false]));
+            assert_eq!(
+                run(BOTH, false, p, Readback::Disabled, true),
+                (Path::Force, [true, false, true])
+            );
+            assert_eq!(
+                run(BOTH, false, p, Readback::Disabled, false),
+                (Path::Graceful, [true, false, true])
+            );
+            assert_eq!(
+                run(FAST, false, p, Readback::Disabled, true),
+                (Path::Graceful, [true, false, false])
+            );
         }
     }
 
     #[test]
     fn readback_timeout_falls_back() {
-        assert_eq!(run(BOTH, false, Prepare::Ok, Readback::Timeout, true), (Path::Force, [true, true, true]));
-        assert_eq!(run(FAST, false, Prepare::Ok, Readback::Timeout, true), (Path::Graceful, [true, true, false]));
+        assert_eq!(
+            run(BOTH, false, Prepare::Ok, Readback::Timeout, true),
+            (Path::Force, [true, true, true])
+        );
+        assert_eq!(
+            run(FAST, false, Prepare::Ok, Readback::Timeout, true),
+            (Path::Graceful, [true, true, false])
+        );
     }
 
     #[test]
     fn without_fast_cap() {
-        assert_eq!(run(FORCE, false, Prepare::Ok, Readback::Disabled, true), (Path::Force, [false, false, true]));
-        assert_eq!(run(FORCE, false, Prepare::Ok, Readback::Disabled, false), (Path::Graceful, [false, false, true]));
-        assert_eq!(run(NONE, false, Prepare::Ok, Readback::Disabled, true), (Path::Graceful, [false, false, false]));
+        assert_eq!(
+            run(FORCE, false, Prepare::Ok, Readback::Disabled, true),
+            (Path::Force, [false, false, true])
+        );
+        assert_eq!(
+            run(FORCE, false, Prepare::Ok, Readback::Disabled, false),
+            (Path::Graceful, [false, false, true])
+        );
+        assert_eq!(
+            run(NONE, false, Prepare::Ok, Readback::Disabled, true),
+            (Path::Graceful, [false, false, false])
+        );
     }
 
     #[test]
@@ -252,14 +320,29 @@ mod tests {
         assert_eq!(Force::from_answer(Some(1)), Force::StateFail);
         assert_eq!(Force::from_answer(None), Force::CmdFailed);
         assert_eq!(
-            run_force(FORCE, false, Prepare::Ok, Readback::Disabled, Force::StateFail),
+            run_force(
+                FORCE,
+                false,
+                Prepare::Ok,
+                Readback::Disabled,
+                Force::StateFail
+            ),
             (Path::Graceful, [false, false, true])
         );
         for p in [Prepare::StateFail, Prepare::CmdFailed] {
-            assert_eq!(run_force(BOTH, false, p, Readback::Disabled, Force::StateFail), (Path::Graceful, [true, false, true]));
+            assert_eq!(
+                run_force(BOTH, false, p, Readback::Disabled, Force::StateFail),
+                (Path::Graceful, [true, false, true])
+            );
         }
         assert_eq!(
-            run_force(BOTH, false, Prepare::Ok, Readback::Timeout, Force::StateFail),
+            run_force(
+                BOTH,
+                false,
+                Prepare::Ok,
+                Readback::Timeout,
+                Force::StateFail
+            ),
             (Path::Graceful, [true, true, true])
         );
     }
@@ -267,7 +350,10 @@ mod tests {
     #[test]
     fn dead_device_gets_no_command() {
         for caps in [BOTH, FAST, FORCE, NONE] {
-            assert_eq!(run(caps, true, Prepare::Ok, Readback::Disabled, true), (Path::Dead, [false, false, false]));
+            assert_eq!(
+                run(caps, true, Prepare::Ok, Readback::Disabled, true),
+                (Path::Dead, [false, false, false])
+            );
         }
     }
 
@@ -275,10 +361,22 @@ mod tests {
     fn shutdown_after_teardown() {
         assert_eq!(after_shutdown_teardown(Path::Fast), ShutdownNext::FreeIrqs);
         assert_eq!(after_shutdown_teardown(Path::Force), ShutdownNext::FreeIrqs);
-        assert_eq!(after_shutdown_teardown(Path::Graceful), ShutdownNext::NormalUnload);
-        assert_eq!(after_shutdown_teardown(Path::Dead), ShutdownNext::NormalUnload);
+        assert_eq!(
+            after_shutdown_teardown(Path::Graceful),
+            ShutdownNext::NormalUnload
+        );
+        assert_eq!(
+            after_shutdown_teardown(Path::Dead),
+            ShutdownNext::NormalUnload
+        );
         // Force close answering FORCE_STATE_FAIL with no fast cap: the normal unload.
-        let (p, _) = run_force(FORCE, false, Prepare::Ok, Readback::Disabled, Force::StateFail);
+        let (p, _) = run_force(
+            FORCE,
+            false,
+            Prepare::Ok,
+            Readback::Disabled,
+            Force::StateFail,
+        );
         assert_eq!(after_shutdown_teardown(p), ShutdownNext::NormalUnload);
     }
 

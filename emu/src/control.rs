@@ -75,14 +75,25 @@ fn opcode_of(v: &Value) -> Result<Option<u16>, String> {
         if s.eq_ignore_ascii_case("all") {
             return Ok(None);
         }
-        if let Some(op) = Opcode::ALL.iter().find(|o| o.name().eq_ignore_ascii_case(s)) {
+        if let Some(op) = Opcode::ALL
+            .iter()
+            .find(|o| o.name().eq_ignore_ascii_case(s))
+        {
             return Ok(Some(*op as u16));
         }
     }
-    num(v).and_then(|n| u16::try_from(n).ok()).map(Some).ok_or_else(|| format!("bad opcode {v}"))
+    num(v)
+        .and_then(|n| u16::try_from(n).ok())
+        .map(Some)
+        .ok_or_else(|| format!("bad opcode {v}"))
 }
 
-fn status_of<T>(v: &Value, from_raw: fn(u8) -> Option<T>, names: &[T], name: fn(&T) -> &'static str) -> Option<u8>
+fn status_of<T>(
+    v: &Value,
+    from_raw: fn(u8) -> Option<T>,
+    names: &[T],
+    name: fn(&T) -> &'static str,
+) -> Option<u8>
 where
     T: Copy + Into<u8>,
 {
@@ -91,7 +102,9 @@ where
             return Some((*t).into());
         }
     }
-    num(v).and_then(|n| u8::try_from(n).ok()).filter(|n| from_raw(*n).is_some())
+    num(v)
+        .and_then(|n| u8::try_from(n).ok())
+        .filter(|n| from_raw(*n).is_some())
 }
 
 impl From<CmdStatus> for u8 {
@@ -114,7 +127,10 @@ fn inject(dev: &Device, req: &Value) -> Value {
         Ok(o) => o,
         Err(e) => return err(e),
     };
-    let count = req.get("count").and_then(num).map(|n| n.min(u64::from(u32::MAX)) as u32);
+    let count = req
+        .get("count")
+        .and_then(num)
+        .map(|n| n.min(u64::from(u32::MAX)) as u32);
     let action = match req.get("action").and_then(Value::as_str).unwrap_or("") {
         "delay" => match req.get("ms").and_then(num) {
             Some(ms) => Action::Delay(ms),
@@ -129,19 +145,30 @@ fn inject(dev: &Device, req: &Value) -> Value {
                 return err(format!("corrupt needs \"field\": one of {names:?}"));
             };
             let block = req.get("block").and_then(num).map(|b| b as usize);
-            Action::Corrupt(Corruption { field, block, value: req.get("value").and_then(num) })
+            Action::Corrupt(Corruption {
+                field,
+                block,
+                value: req.get("value").and_then(num),
+            })
         }
         "status" => {
-            let st = req.get("status").and_then(|v| {
-                status_of(v, CmdStatus::from_raw, CmdStatus::ALL, |s| s.name())
-            });
-            let Some(st) = st else { return err("status needs a valid \"status\"") };
-            let synd = req.get("syndrome").and_then(num).unwrap_or(u64::from(crate::fw::syndrome::INJECTED));
+            let st = req
+                .get("status")
+                .and_then(|v| status_of(v, CmdStatus::from_raw, CmdStatus::ALL, |s| s.name()));
+            let Some(st) = st else {
+                return err("status needs a valid \"status\"");
+            };
+            let synd = req
+                .get("syndrome")
+                .and_then(num)
+                .unwrap_or(u64::from(crate::fw::syndrome::INJECTED));
             Action::Status(st, synd as u32)
         }
         "delivery" => {
             let st = req.get("status").and_then(|v| {
-                status_of(v, DeliveryStatus::from_raw, DeliveryStatus::ALL, |s| s.name())
+                status_of(v, DeliveryStatus::from_raw, DeliveryStatus::ALL, |s| {
+                    s.name()
+                })
             });
             match st.and_then(DeliveryStatus::from_raw) {
                 Some(s) => Action::Delivery(s),
@@ -155,7 +182,11 @@ fn inject(dev: &Device, req: &Value) -> Value {
 }
 
 fn raw_eqe(dev: &Device, req: &Value) -> Value {
-    let Some(eqn) = req.get("eqn").and_then(num).and_then(|n| u8::try_from(n).ok()) else {
+    let Some(eqn) = req
+        .get("eqn")
+        .and_then(num)
+        .and_then(|n| u8::try_from(n).ok())
+    else {
         return err("eqe needs \"eqn\"");
     };
     let t = req.get("type").and_then(num).unwrap_or(0xff) as u8;
@@ -172,11 +203,17 @@ fn raw_eqe(dev: &Device, req: &Value) -> Value {
         }
     }
     let count = req.get("count").and_then(num).unwrap_or(1);
-    let msix_ok = dev.pci.lock().unwrap_or_else(|e| e.into_inner()).msix_deliverable();
+    let msix_ok = dev
+        .pci
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .msix_deliverable();
     let mut fw = dev.fw();
     let mut results = Vec::new();
     for _ in 0..count {
-        let p = fw.eqs.post_to(eqn, t, sub, &data, &*dev.mem, &*dev.irq, msix_ok);
+        let p = fw
+            .eqs
+            .post_to(eqn, t, sub, &data, &*dev.mem, &*dev.irq, msix_ok);
         results.push(format!("{p:?}"));
     }
     json!({"ok": true, "results": results})
@@ -198,7 +235,9 @@ fn page_requests(dev: &Device, req: &Value) -> Value {
         };
         let count = req.get("count").and_then(num).unwrap_or(p.len() as u64);
         if p.is_empty() || count > MAX_BATCH {
-            return err(format!("pattern must not be empty and count at most {MAX_BATCH}"));
+            return err(format!(
+                "pattern must not be empty and count at most {MAX_BATCH}"
+            ));
         }
         p.iter().copied().cycle().take(count as usize).collect()
     } else {
@@ -216,7 +255,10 @@ fn page_requests(dev: &Device, req: &Value) -> Value {
 
 fn take_fault(dev: &Device, req: &Value) -> Value {
     use crate::fw::pages::TakeFault;
-    let count = req.get("count").and_then(num).map(|n| n.min(u64::from(u32::MAX)) as u32);
+    let count = req
+        .get("count")
+        .and_then(num)
+        .map(|n| n.min(u64::from(u32::MAX)) as u32);
     let fault = if let Some(a) = req.get("addrs").and_then(Value::as_array) {
         match a.iter().map(num).collect::<Option<Vec<_>>>() {
             Some(l) => Some(TakeFault::Addrs(l)),
@@ -228,7 +270,9 @@ fn take_fault(dev: &Device, req: &Value) -> Value {
             "duplicate" => Some(TakeFault::Duplicate),
             "off" => None,
             other => {
-                return err(format!("take_fault needs \"mode\" never_given|duplicate|off or \"addrs\", not {other:?}"))
+                return err(format!(
+                "take_fault needs \"mode\" never_given|duplicate|off or \"addrs\", not {other:?}"
+            ))
             }
         }
     };
@@ -241,7 +285,10 @@ fn seg_fields(v: &Value) -> Result<crate::regs::SegFields, String> {
     let small = |k: &str, max: u64| -> Result<Option<u64>, String> {
         match v.get(k) {
             None | Some(Value::Null) => Ok(None),
-            Some(x) => num(x).filter(|n| *n <= max).map(Some).ok_or_else(|| format!("bad {k}: {x}")),
+            Some(x) => num(x)
+                .filter(|n| *n <= max)
+                .map(Some)
+                .ok_or_else(|| format!("bad {k}: {x}")),
         }
     };
     f.cmd_interface_rev = small("cmd_interface_rev", 0xffff)?.map(|n| n as u16);
@@ -250,7 +297,12 @@ fn seg_fields(v: &Value) -> Result<crate::regs::SegFields, String> {
     f.cmd_exec_to = small("cmd_exec_to", 0xffff_ffff)?.map(|n| n as u32);
     f.cmd_q_init_to = small("cmd_q_init_to", 0xffff_ffff)?.map(|n| n as u32);
     if let Some(x) = v.get("fw_rev").filter(|x| !x.is_null()) {
-        let parts: Vec<u16> = x.as_str().unwrap_or("").split('.').filter_map(|p| p.parse().ok()).collect();
+        let parts: Vec<u16> = x
+            .as_str()
+            .unwrap_or("")
+            .split('.')
+            .filter_map(|p| p.parse().ok())
+            .collect();
         match parts[..] {
             [a, b, c] => f.fw_rev = Some((a, b, c)),
             _ => return Err(format!("bad fw_rev {x} (want \"A.B.C\")")),
@@ -263,7 +315,9 @@ fn init_hold(v: &Value) -> Result<crate::regs::InitHold, String> {
     use crate::regs::InitHold;
     match v {
         Value::String(s) if s == "forever" => Ok(InitHold::Forever),
-        other => num(other).map(InitHold::Ms).ok_or_else(|| format!("bad duration {other} (ms or \"forever\")")),
+        other => num(other)
+            .map(InitHold::Ms)
+            .ok_or_else(|| format!("bad duration {other} (ms or \"forever\")")),
     }
 }
 
@@ -292,7 +346,11 @@ fn init_seg(dev: &Device, req: &Value) -> Value {
         Ok(h) => h,
         Err(e) => return err(e),
     };
-    let after = match req.get("initializing_after_cmdq_ms").map(init_hold).transpose() {
+    let after = match req
+        .get("initializing_after_cmdq_ms")
+        .map(init_hold)
+        .transpose()
+    {
         Ok(h) => h,
         Err(e) => return err(e),
     };
@@ -331,7 +389,10 @@ fn get(dev: &Device, req: &Value) -> Value {
     for (i, step) in path.iter().enumerate() {
         let next = match step {
             Value::String(k) => v.get(k.as_str()),
-            Value::Number(n) => n.as_u64().and_then(|n| usize::try_from(n).ok()).and_then(|n| v.get(n)),
+            Value::Number(n) => n
+                .as_u64()
+                .and_then(|n| usize::try_from(n).ok())
+                .and_then(|n| v.get(n)),
             _ => None,
         };
         match next {
@@ -391,8 +452,13 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             let Some(n) = req.get("num_pages").and_then(Value::as_i64) else {
                 return err("page_request needs \"num_pages\"");
             };
-            let Ok(n) = i32::try_from(n) else { return err("num_pages out of range") };
-            let all = req.get("release_all").and_then(Value::as_bool).unwrap_or(false);
+            let Ok(n) = i32::try_from(n) else {
+                return err("num_pages out of range");
+            };
+            let all = req
+                .get("release_all")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             match dev.page_request(n, all) {
                 Ok(()) => json!({"ok": true}),
                 Err(e) => err(e),
@@ -431,14 +497,21 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
         }
         "init_seg" => init_seg(dev, req),
         "caps" => {
-            let Some(n) = req.get("reserved_tail_fill").and_then(num).filter(|n| *n <= 0xff) else {
+            let Some(n) = req
+                .get("reserved_tail_fill")
+                .and_then(num)
+                .filter(|n| *n <= 0xff)
+            else {
                 return err("caps needs \"reserved_tail_fill\": 0..255");
             };
             dev.fw().knobs.cap_tail_fill = n as u8;
             json!({"ok": true})
         }
         "teardown_state" => {
-            let (force, prep) = match (state_fail(req.get("force")), state_fail(req.get("prepare_fast"))) {
+            let (force, prep) = match (
+                state_fail(req.get("force")),
+                state_fail(req.get("prepare_fast")),
+            ) {
                 (Ok(f), Ok(p)) => (f, p),
                 (Err(e), _) | (_, Err(e)) => return err(e),
             };
@@ -454,7 +527,11 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
         "eqe" => raw_eqe(dev, req),
         "strict" => {
             let on = req.get("on").and_then(Value::as_bool).unwrap_or(true);
-            match dev.fw().strict.set(req.get("rule").and_then(Value::as_str).unwrap_or(""), on) {
+            match dev
+                .fw()
+                .strict
+                .set(req.get("rule").and_then(Value::as_str).unwrap_or(""), on)
+            {
                 Ok(()) => json!({"ok": true}),
                 Err(e) => err(e),
             }
@@ -465,14 +542,25 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
         }
         "link" => {
             let up = req.get("up").and_then(Value::as_bool).unwrap_or(true);
-            let msix_ok = dev.pci.lock().unwrap_or_else(|e| e.into_inner()).msix_deliverable();
+            let msix_ok = dev
+                .pci
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .msix_deliverable();
             let mut fw = dev.fw();
             fw.port_link_up = up;
             // Port change: sub_type 1 = down, 4 = active; port number in bits 7:4 of data byte 8.
             let mut data = [0u8; 28];
             data[8] = 1 << 4;
             let sub = if up { 4 } else { 1 };
-            let p = fw.eqs.post(crate::ifc::eqe::event_type::PORT_CHANGE, sub, &data, &*dev.mem, &*dev.irq, msix_ok);
+            let p = fw.eqs.post(
+                crate::ifc::eqe::event_type::PORT_CHANGE,
+                sub,
+                &data,
+                &*dev.mem,
+                &*dev.irq,
+                msix_ok,
+            );
             json!({"ok": true, "event": format!("{p:?}")})
         }
         _ => err(format!("unknown cmd {cmd:?}")),

@@ -123,14 +123,20 @@ impl Device {
             let o = off as usize + i;
             // Beyond the init segment: MSI-X PBA (QEMU emulates the table itself)
             // and UAR pages, all reading as zero.
-            *b = if o < is::MAPPED_SIZE { regs.read32(o & !3).to_be_bytes()[o & 3] } else { 0 };
+            *b = if o < is::MAPPED_SIZE {
+                regs.read32(o & !3).to_be_bytes()[o & 3]
+            } else {
+                0
+            };
         }
     }
 
     /// Writes BAR0 (posted; never blocks on command execution).
     pub fn bar0_write(&self, off: u64, data: &[u8]) {
         if off.saturating_add(data.len() as u64) > crate::pci_config::BAR0_SIZE {
-            self.fw().stats.violation(format!("BAR0 write beyond the BAR at {off:#x}"));
+            self.fw()
+                .stats
+                .violation(format!("BAR0 write beyond the BAR at {off:#x}"));
             return;
         }
         if self.regs().all_ones {
@@ -173,7 +179,12 @@ impl Device {
             for (k, chunk) in data.chunks_exact(4).enumerate() {
                 let val = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
                 let at = Instant::now();
-                lock(&self.inbox).posted.push_back(Posted::Uar(UarWrite { page, off: in_page + 4 * k, val, at }));
+                lock(&self.inbox).posted.push_back(Posted::Uar(UarWrite {
+                    page,
+                    off: in_page + 4 * k,
+                    val,
+                    at,
+                }));
             }
             self.wake.notify_all();
         }
@@ -189,7 +200,11 @@ impl Device {
         let (msix_ok,) = self.env();
         let inbox = std::mem::take(&mut *lock(&self.inbox));
         let queue = self.regs().cmdq_addr();
-        let env = Env { mem: &*self.mem, irq: &*self.irq, msix_ok };
+        let env = Env {
+            mem: &*self.mem,
+            irq: &*self.irq,
+            msix_ok,
+        };
         let mut fw = self.fw();
         for p in inbox.posted {
             match p {
@@ -219,8 +234,12 @@ impl Device {
                         fw.eq_doorbell_unallocated(w.page);
                         continue;
                     }
-                    if !fw.eqs.doorbell_at(w.page, w.val, arm, w.at, env.mem, env.irq, env.msix_ok) {
-                        fw.stats.violation(format!("bad EQ doorbell {:#x} on UAR {}", w.val, w.page));
+                    if !fw
+                        .eqs
+                        .doorbell_at(w.page, w.val, arm, w.at, env.mem, env.irq, env.msix_ok)
+                    {
+                        fw.stats
+                            .violation(format!("bad EQ doorbell {:#x} on UAR {}", w.val, w.page));
                     }
                 }
             }
@@ -236,7 +255,8 @@ impl Device {
             fw.overruns_seen = fw.eqs.lost_total;
             if fw.strict.eq_overrun_fatal {
                 drop(fw);
-                self.regs().set_fatal(is::health_synd::ASYNC_EQ_OVERRUN_ERR, 0, false, 2);
+                self.regs()
+                    .set_fatal(is::health_synd::ASYNC_EQ_OVERRUN_ERR, 0, false, 2);
             }
         }
         next
@@ -251,7 +271,11 @@ impl Device {
     /// socket); stops at the first one refused.
     pub fn page_requests(&self, num_pages: &[i32], release_all: bool) -> Result<(), String> {
         let msix_ok = lock(&self.pci).msix_deliverable();
-        let env = Env { mem: &*self.mem, irq: &*self.irq, msix_ok };
+        let env = Env {
+            mem: &*self.mem,
+            irq: &*self.irq,
+            msix_ok,
+        };
         let mut fw = self.fw();
         for &n in num_pages {
             fw.page_request(&env, 0, n, release_all)?;

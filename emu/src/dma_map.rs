@@ -71,7 +71,13 @@ impl MappedMemory {
         if ptr == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
-        let region = Region { gpa, size, ptr: ptr.cast(), map_len, delta };
+        let region = Region {
+            gpa,
+            size,
+            ptr: ptr.cast(),
+            map_len,
+            delta,
+        };
         let mut regions = self.regions.write().unwrap_or_else(|e| e.into_inner());
         regions.retain(|r| r.gpa + r.size <= gpa || gpa + size <= r.gpa);
         regions.push(region);
@@ -86,7 +92,10 @@ impl MappedMemory {
 
     /// Unmaps everything.
     pub fn unmap_all(&self) {
-        self.regions.write().unwrap_or_else(|e| e.into_inner()).clear();
+        self.regions
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
     /// Number of mapped regions.
@@ -94,7 +103,12 @@ impl MappedMemory {
         self.regions.read().unwrap_or_else(|e| e.into_inner()).len()
     }
 
-    fn with_ptr<R>(&self, addr: u64, len: usize, f: impl FnOnce(*mut u8) -> R) -> Result<R, DmaError> {
+    fn with_ptr<R>(
+        &self,
+        addr: u64,
+        len: usize,
+        f: impl FnOnce(*mut u8) -> R,
+    ) -> Result<R, DmaError> {
         let err = DmaError { addr, len };
         let regions = self.regions.read().unwrap_or_else(|e| e.into_inner());
         let end = addr.checked_add(len as u64).ok_or(err)?;
@@ -130,7 +144,9 @@ impl GuestMemory for MappedMemory {
     }
 
     fn is_mapped(&self, addr: u64, len: u64) -> bool {
-        usize::try_from(len).map(|l| self.with_ptr(addr, l, |_| ()).is_ok()).unwrap_or(false)
+        usize::try_from(len)
+            .map(|l| self.with_ptr(addr, l, |_| ()).is_ok())
+            .unwrap_or(false)
     }
 
     fn regions(&self) -> usize {
@@ -169,7 +185,10 @@ mod tests {
         f.write_all_at(b"xyz", 0x2800).unwrap();
         m.read(0x20_0000, &mut b).unwrap();
         assert_eq!(&b, b"xyz");
-        assert!(m.read(0x10_3fff, &mut b).is_err(), "crosses the end of a region");
+        assert!(
+            m.read(0x10_3fff, &mut b).is_err(),
+            "crosses the end of a region"
+        );
         assert!(m.is_mapped(0x10_0000, 0x4000));
         m.unmap(0x10_0000, 0x4000);
         assert!(m.write(0x10_0010, b"a").is_err());

@@ -18,7 +18,9 @@ pub struct EventFdIrqs {
 impl EventFdIrqs {
     /// Creates a table of `n` unassigned vectors.
     pub fn new(n: usize) -> Self {
-        EventFdIrqs { fds: Mutex::new((0..n).map(|_| None).collect()) }
+        EventFdIrqs {
+            fds: Mutex::new((0..n).map(|_| None).collect()),
+        }
     }
 
     /// Assigns (or with `None` de-assigns) the eventfd of one vector.
@@ -55,7 +57,10 @@ pub struct RecordingIrqs {
 
 impl IrqSink for RecordingIrqs {
     fn fire(&self, vector: u16) -> bool {
-        self.fired.lock().unwrap_or_else(|e| e.into_inner()).push(vector);
+        self.fired
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(vector);
         true
     }
 }

@@ -63,8 +63,8 @@ fn main() -> ExitCode {
         match a.as_str() {
             "--socket" => socket = val().map(PathBuf::from),
             "--control" => control_path = val().map(PathBuf::from),
-            "--boot-delay-ms" | "--boot-pages" | "--init-pages" | "--regular-pages" | "--jitter-us"
-            | "--msix-vectors" => {
+            "--boot-delay-ms" | "--boot-pages" | "--init-pages" | "--regular-pages"
+            | "--jitter-us" | "--msix-vectors" => {
                 let Some(n) = val().and_then(|v| v.parse::<u64>().ok()) else {
                     return usage();
                 };
@@ -74,7 +74,9 @@ fn main() -> ExitCode {
                     "--init-pages" => cfg.init_pages = n as u32,
                     "--jitter-us" => cfg.jitter_us = n,
                     "--msix-vectors" => match u16::try_from(n) {
-                        Ok(v) if (1..=mlx5_emu::config::MAX_MSIX_VECTORS).contains(&v) => cfg.msix_vectors = v,
+                        Ok(v) if (1..=mlx5_emu::config::MAX_MSIX_VECTORS).contains(&v) => {
+                            cfg.msix_vectors = v
+                        }
                         _ => return usage(),
                     },
                     _ => cfg.regular_pages = n as u32,
@@ -120,7 +122,8 @@ fn main() -> ExitCode {
         }
     }
 
-    let server = match vfio_user::Server::new(&socket, true, vfio::irqs(cfg_msix), vfio::regions()) {
+    let server = match vfio_user::Server::new(&socket, true, vfio::irqs(cfg_msix), vfio::regions())
+    {
         Ok(s) => s,
         Err(e) => {
             eprintln!("mlx5-emu: cannot listen on {}: {e:?}", socket.display());
@@ -128,7 +131,12 @@ fn main() -> ExitCode {
         }
     };
     eprintln!("mlx5-emu: listening on {}", socket.display());
-    let mut backend = vfio::Backend { dev: Arc::clone(&dev), mem, irqs, unreachable_maps: 0 };
+    let mut backend = vfio::Backend {
+        dev: Arc::clone(&dev),
+        mem,
+        irqs,
+        unreachable_maps: 0,
+    };
     let res = server.run(&mut backend);
     dev.shutdown();
     eprintln!("mlx5-emu: final stats: {}", control::stats(&dev));
@@ -158,7 +166,9 @@ fn ctl(args: &[String]) -> ExitCode {
             _ => req = Some(a.clone()),
         }
     }
-    let (Some(path), Some(req)) = (path, req) else { return usage() };
+    let (Some(path), Some(req)) = (path, req) else {
+        return usage();
+    };
     match control::client(&path, &req) {
         Ok(reply) => {
             println!("{reply}");

@@ -17,7 +17,11 @@ pub struct DmaError {
 
 impl std::fmt::Display for DmaError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DMA to unmapped guest memory {:#x}+{:#x}", self.addr, self.len)
+        write!(
+            f,
+            "DMA to unmapped guest memory {:#x}+{:#x}",
+            self.addr, self.len
+        )
     }
 }
 
@@ -44,7 +48,10 @@ pub struct VecMemory {
 impl VecMemory {
     /// Creates zeroed memory at `base`.
     pub fn new(base: u64, size: usize) -> Self {
-        VecMemory { base, bytes: Mutex::new(vec![0; size]) }
+        VecMemory {
+            base,
+            bytes: Mutex::new(vec![0; size]),
+        }
     }
 
     fn range(&self, addr: u64, len: usize, size: usize) -> Option<std::ops::Range<usize>> {
@@ -57,9 +64,10 @@ impl VecMemory {
 impl GuestMemory for VecMemory {
     fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), DmaError> {
         let bytes = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
-        let r = self
-            .range(addr, buf.len(), bytes.len())
-            .ok_or(DmaError { addr, len: buf.len() })?;
+        let r = self.range(addr, buf.len(), bytes.len()).ok_or(DmaError {
+            addr,
+            len: buf.len(),
+        })?;
         buf.copy_from_slice(&bytes[r]);
         Ok(())
     }
@@ -67,13 +75,19 @@ impl GuestMemory for VecMemory {
     fn write(&self, addr: u64, buf: &[u8]) -> Result<(), DmaError> {
         let mut bytes = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
         let size = bytes.len();
-        let r = self.range(addr, buf.len(), size).ok_or(DmaError { addr, len: buf.len() })?;
+        let r = self.range(addr, buf.len(), size).ok_or(DmaError {
+            addr,
+            len: buf.len(),
+        })?;
         bytes[r].copy_from_slice(buf);
         Ok(())
     }
 
     fn is_mapped(&self, addr: u64, len: u64) -> bool {
         let size = self.bytes.lock().unwrap_or_else(|e| e.into_inner()).len();
-        usize::try_from(len).ok().and_then(|l| self.range(addr, l, size)).is_some()
+        usize::try_from(len)
+            .ok()
+            .and_then(|l| self.range(addr, l, size))
+            .is_some()
     }
 }

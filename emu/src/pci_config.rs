@@ -83,7 +83,7 @@ impl PciConfig {
         c.wmask[0x0c] = 0xff;
         c.wmask[0x0d] = 0xff; // latency timer
         c.bytes[0x0e] = 0x00; // header type 0
-        // BAR0: 64-bit, prefetchable memory.
+                              // BAR0: 64-bit, prefetchable memory.
         c.put32(0x10, 0x0000_000c);
         let size_mask = !(BAR0_SIZE - 1);
         c.mask32(0x10, (size_mask as u32) & 0xffff_fff0);
@@ -277,6 +277,9 @@ mod tests {
         assert_eq!(c.msix_table_size(), 2);
         assert!(c.msix_enabled());
         assert_eq!(PciConfig::with_msix(0).msix_table_size(), 1);
-        assert_eq!(PciConfig::with_msix(5000).msix_table_size(), crate::config::MAX_MSIX_VECTORS);
+        assert_eq!(
+            PciConfig::with_msix(5000).msix_table_size(),
+            crate::config::MAX_MSIX_VECTORS
+        );
     }
 }

@@ -15,7 +15,9 @@ pub const LOG_CMDQ_SIZE: u32 = 5;
 pub const LOG_CMDQ_STRIDE: u32 = 6;
 
 fn real_time() -> (u32, u32) {
-    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
     (d.as_secs() as u32, d.subsec_nanos())
 }
 
@@ -126,7 +128,11 @@ impl Regs {
     /// Sets the command execution timeout the init segment reports (0xFF8), in
     /// milliseconds; 0 restores the configured value. Drivers read it at probe.
     pub fn set_cmd_exec_timeout_ms(&mut self, ms: u32, default: u32) {
-        self.cfg.cmd_exec_to = if ms == 0 { default } else { crate::ifc::init_seg::encode_timeout(0, ms.min(0xf_ffff)) };
+        self.cfg.cmd_exec_to = if ms == 0 {
+            default
+        } else {
+            crate::ifc::init_seg::encode_timeout(0, ms.min(0xf_ffff))
+        };
     }
 
     /// Creates the register file; `initializing` stays set for the boot delay.
@@ -168,13 +174,15 @@ impl Regs {
         let (maj, min, _) = self.cfg.fw_rev;
         self.health[is::health::FW_VER..is::health::FW_VER + 4]
             .copy_from_slice(&((u32::from(maj) << 16) | u32::from(min)).to_be_bytes());
-        self.health[is::health::HW_ID..is::health::HW_ID + 4].copy_from_slice(&0x20du32.to_be_bytes());
+        self.health[is::health::HW_ID..is::health::HW_ID + 4]
+            .copy_from_slice(&0x20du32.to_be_bytes());
     }
 
     /// Sets a fatal health syndrome and freezes the health counter.
     pub fn set_fatal(&mut self, synd: u8, ext_synd: u16, rfr: bool, severity: u8) {
         self.health[is::health::SYND] = synd;
-        self.health[is::health::EXT_SYND..is::health::EXT_SYND + 2].copy_from_slice(&ext_synd.to_be_bytes());
+        self.health[is::health::EXT_SYND..is::health::EXT_SYND + 2]
+            .copy_from_slice(&ext_synd.to_be_bytes());
         self.health[is::health::RFR_SEVERITY] = (u8::from(rfr) << 7) | 0x08 | (severity & 7);
         self.stop_health_counter();
     }
@@ -238,7 +246,9 @@ impl Regs {
             is::INITIALIZING => "initializing",
             is::CMD_EXEC_TO => "cmd_exec_to",
             is::CMD_Q_INIT_TO => "cmd_q_init_to",
-            o if (is::HEALTH_BUFFER_OFF..is::HEALTH_BUFFER_OFF + 64).contains(&o) => "health_buffer",
+            o if (is::HEALTH_BUFFER_OFF..is::HEALTH_BUFFER_OFF + 64).contains(&o) => {
+                "health_buffer"
+            }
             is::HEALTH_COUNTER => "health_counter",
             _ => "other",
         };
@@ -269,7 +279,9 @@ impl Regs {
         let (maj, min, sub) = f.fw_rev.unwrap_or(self.cfg.fw_rev);
         match off {
             is::FW_REV => (u32::from(min) << 16) | u32::from(maj),
-            is::CMDIF_REV_FW_SUB => (u32::from(f.cmd_interface_rev.unwrap_or(is::CMD_IF_REV)) << 16) | u32::from(sub),
+            is::CMDIF_REV_FW_SUB => {
+                (u32::from(f.cmd_interface_rev.unwrap_or(is::CMD_IF_REV)) << 16) | u32::from(sub)
+            }
             is::CMDQ_ADDR_H => self.cmdq_addr_h,
             is::CMDQ_ADDR_L_SZ => {
                 (self.cmdq_addr_l & is::CMDQ_ADDR_L_MASK)
@@ -297,7 +309,9 @@ impl Regs {
             is::INTERNAL_TIMER_L => self.timer() as u32,
             is::HEALTH_COUNTER => {
                 let synd = u32::from(self.health[is::health::SYND]);
-                let c = self.health_frozen.unwrap_or_else(|| self.running_health_counter());
+                let c = self
+                    .health_frozen
+                    .unwrap_or_else(|| self.running_health_counter());
                 (synd << 24) | c
             }
             // Real-time clock: seconds (high) and nanoseconds (low) since the epoch.

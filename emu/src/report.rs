@@ -1,10 +1,10 @@
 //! The statistics report of the control socket's `stats` request, as JSON.
 
 use crate::device::Device;
-use crate::ifc::opcodes::opcode_name;
-use crate::ifc::status::{CmdStatus, DeliveryStatus};
 use crate::fw::latency::LatencyHist;
 use crate::fw::timeline::Timeline;
+use crate::ifc::opcodes::opcode_name;
+use crate::ifc::status::{CmdStatus, DeliveryStatus};
 use serde_json::{json, Map, Value};
 
 /// One EQ's interrupt → next consumer-index doorbell figures (`pending`: an interrupt
@@ -49,8 +49,11 @@ fn pci_state(dev: &Device, t: &Timeline) -> Value {
 /// Init-segment knobs and what the driver read while `initializing` was set.
 fn init_seg_state(dev: &Device) -> Value {
     let r = dev.regs();
-    let reads: Map<String, Value> =
-        r.reads_while_initializing.iter().map(|(k, v)| ((*k).to_string(), json!(v))).collect();
+    let reads: Map<String, Value> = r
+        .reads_while_initializing
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), json!(v)))
+        .collect();
     json!({
         "initializing": r.initializing(),
         "reads_while_initializing": reads,
@@ -71,7 +74,11 @@ pub fn stats(dev: &Device) -> Value {
             total += n;
         }
         let name = opcode_name(*op);
-        let key = if name == "UNKNOWN" { format!("{op:#x}") } else { name.to_string() };
+        let key = if name == "UNKNOWN" {
+            format!("{op:#x}")
+        } else {
+            name.to_string()
+        };
         commands.insert(key, Value::Object(m));
     }
     let delivery: Map<String, Value> = fw
@@ -79,7 +86,10 @@ pub fn stats(dev: &Device) -> Value {
         .delivery_errors
         .iter()
         .map(|(st, n)| {
-            (DeliveryStatus::from_raw(*st).map_or(format!("{st:#x}"), |s| s.name().to_string()), json!(n))
+            (
+                DeliveryStatus::from_raw(*st).map_or(format!("{st:#x}"), |s| s.name().to_string()),
+                json!(n),
+            )
         })
         .collect();
     let eqs: Vec<Value> = fw
@@ -96,8 +106,12 @@ pub fn stats(dev: &Device) -> Value {
             })
         })
         .collect();
-    let irqs: Map<String, Value> =
-        fw.eqs.irqs_per_vector.iter().map(|(v, n)| (v.to_string(), json!(n))).collect();
+    let irqs: Map<String, Value> = fw
+        .eqs
+        .irqs_per_vector
+        .iter()
+        .map(|(v, n)| (v.to_string(), json!(n)))
+        .collect();
     let l = &fw.ledger;
     // Functions with outstanding requests → how many (empty when none is).
     let mut outstanding: Map<String, Value> = Map::new();
@@ -177,7 +191,6 @@ pub fn stats(dev: &Device) -> Value {
         "recent_violations": fw.stats.recent_violations.iter().collect::<Vec<_>>(),
     })
 }
-
 
 /// The `ledger` reply: the few numbers a test polls in a loop, as one short line
 /// (`{"enabled":B,"held":N,"ok":true,"violations":N}`), cheap to compare in a shell.

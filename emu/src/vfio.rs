@@ -10,10 +10,10 @@ use crate::pci_config::{BAR0_SIZE, CONFIG_SIZE};
 use std::fs::File;
 use std::sync::Arc;
 use vfio_bindings::bindings::vfio::{
-    vfio_region_info, VFIO_IRQ_INFO_EVENTFD, VFIO_IRQ_SET_ACTION_TRIGGER, VFIO_IRQ_SET_DATA_EVENTFD,
-    VFIO_IRQ_SET_DATA_NONE, VFIO_PCI_BAR0_REGION_INDEX, VFIO_PCI_CONFIG_REGION_INDEX,
-    VFIO_PCI_MSIX_IRQ_INDEX, VFIO_PCI_NUM_IRQS, VFIO_PCI_NUM_REGIONS, VFIO_REGION_INFO_FLAG_READ,
-    VFIO_REGION_INFO_FLAG_WRITE,
+    vfio_region_info, VFIO_IRQ_INFO_EVENTFD, VFIO_IRQ_SET_ACTION_TRIGGER,
+    VFIO_IRQ_SET_DATA_EVENTFD, VFIO_IRQ_SET_DATA_NONE, VFIO_PCI_BAR0_REGION_INDEX,
+    VFIO_PCI_CONFIG_REGION_INDEX, VFIO_PCI_MSIX_IRQ_INDEX, VFIO_PCI_NUM_IRQS, VFIO_PCI_NUM_REGIONS,
+    VFIO_REGION_INFO_FLAG_READ, VFIO_REGION_INFO_FLAG_WRITE,
 };
 use vfio_user::{DmaMapFlags, DmaUnmapFlags, IrqInfo, ServerBackend, ServerRegion};
 
@@ -49,7 +49,11 @@ pub fn regions() -> Vec<ServerRegion> {
                 info.size = BAR0_SIZE;
                 info.flags = rw;
             }
-            ServerRegion { region_info: info, sparse_areas: Vec::new(), mmap_fd: None }
+            ServerRegion {
+                region_info: info,
+                sparse_areas: Vec::new(),
+                mmap_fd: None,
+            }
         })
         .collect()
 }
@@ -60,16 +64,29 @@ pub fn irqs(msix: u16) -> Vec<IrqInfo> {
     (0..VFIO_PCI_NUM_IRQS)
         .map(|index| {
             if index == VFIO_PCI_MSIX_IRQ_INDEX {
-                IrqInfo { index, count: u32::from(msix), flags: VFIO_IRQ_INFO_EVENTFD }
+                IrqInfo {
+                    index,
+                    count: u32::from(msix),
+                    flags: VFIO_IRQ_INFO_EVENTFD,
+                }
             } else {
-                IrqInfo { index, count: 0, flags: 0 }
+                IrqInfo {
+                    index,
+                    count: 0,
+                    flags: 0,
+                }
             }
         })
         .collect()
 }
 
 impl ServerBackend for Backend {
-    fn region_read(&mut self, region: u32, offset: u64, data: &mut [u8]) -> Result<(), std::io::Error> {
+    fn region_read(
+        &mut self,
+        region: u32,
+        offset: u64,
+        data: &mut [u8],
+    ) -> Result<(), std::io::Error> {
         match region {
             VFIO_PCI_CONFIG_REGION_INDEX => self.dev.config_read(offset, data),
             VFIO_PCI_BAR0_REGION_INDEX => self.dev.bar0_read(offset, data),
@@ -78,7 +95,12 @@ impl ServerBackend for Backend {
         Ok(())
     }
 
-    fn region_write(&mut self, region: u32, offset: u64, data: &[u8]) -> Result<(), std::io::Error> {
+    fn region_write(
+        &mut self,
+        region: u32,
+        offset: u64,
+        data: &[u8],
+    ) -> Result<(), std::io::Error> {
         match region {
             VFIO_PCI_CONFIG_REGION_INDEX => self.dev.config_write(offset, data),
             VFIO_PCI_BAR0_REGION_INDEX => self.dev.bar0_write(offset, data),
@@ -103,13 +125,20 @@ impl ServerBackend for Backend {
             }
             None => {
                 self.unreachable_maps += 1;
-                self.dev.dma_maps_without_fd.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.dev
+                    .dma_maps_without_fd
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
         }
         Ok(())
     }
 
-    fn dma_unmap(&mut self, flags: DmaUnmapFlags, address: u64, size: u64) -> Result<(), std::io::Error> {
+    fn dma_unmap(
+        &mut self,
+        flags: DmaUnmapFlags,
+        address: u64,
+        size: u64,
+    ) -> Result<(), std::io::Error> {
         if flags.bits() & UNMAP_ALL_BIT != 0 {
             self.mem.unmap_all();
         } else {

@@ -21,7 +21,10 @@ fn nop_commands_per_second() {
         h.dev.step();
     }
     let secs = t.elapsed().as_secs_f64();
-    println!("mlx5-emu: {n} NOP commands in {secs:.3} s = {:.0} commands/s (in-process, one slot)", n as f64 / secs);
+    println!(
+        "mlx5-emu: {n} NOP commands in {secs:.3} s = {:.0} commands/s (in-process, one slot)",
+        n as f64 / secs
+    );
 }
 
 #[test]
@@ -31,12 +34,22 @@ fn ledger_memory_for_1gib_of_pages() {
     /// Guest memory where every page counts as mapped.
     struct All;
     impl mlx5_emu::mem::GuestMemory for All {
-        fn read(&self, _: u64, _: &mut [u8]) -> Result<(), mlx5_emu::mem::DmaError> { Ok(()) }
-        fn write(&self, _: u64, _: &[u8]) -> Result<(), mlx5_emu::mem::DmaError> { Ok(()) }
-        fn is_mapped(&self, _: u64, _: u64) -> bool { true }
+        fn read(&self, _: u64, _: &mut [u8]) -> Result<(), mlx5_emu::mem::DmaError> {
+            Ok(())
+        }
+        fn write(&self, _: u64, _: &[u8]) -> Result<(), mlx5_emu::mem::DmaError> {
+            Ok(())
+        }
+        fn is_mapped(&self, _: u64, _: u64) -> bool {
+            true
+        }
     }
     let rss = || -> u64 {
-        std::fs::read_to_string("/proc/self/statm").ok().and_then(|s| s.split_whitespace().nth(1)?.parse().ok()).unwrap_or(0) * 4096
+        std::fs::read_to_string("/proc/self/statm")
+            .ok()
+            .and_then(|s| s.split_whitespace().nth(1)?.parse().ok())
+            .unwrap_or(0)
+            * 4096
     };
     let before = rss();
     let mut l = Ledger::new(0, 0, 0);
@@ -46,5 +59,9 @@ fn ledger_memory_for_1gib_of_pages() {
     }
     drop(pages);
     let after = rss();
-    println!("mlx5-emu: ledger holding {} pages (1 GiB): {:.1} MiB resident growth", l.held(0), (after.saturating_sub(before)) as f64 / (1 << 20) as f64);
+    println!(
+        "mlx5-emu: ledger holding {} pages (1 GiB): {:.1} MiB resident growth",
+        l.held(0),
+        (after.saturating_sub(before)) as f64 / (1 << 20) as f64
+    );
 }

@@ -20,7 +20,12 @@ fn nop() -> Vec<u8> {
 /// (ACCESS_REG read of PCAM echoes the register data: no feature bits are set).
 fn echo_cmd(n: usize) -> Vec<u8> {
     let len = 16 + n * cl::BLOCK_DATA_LEN;
-    let mut inp = input(len, Opcode::ACCESS_REG as u16, 1, &[(access_register_in::REGISTER_ID, u64::from(reg_id::PCAM))]);
+    let mut inp = input(
+        len,
+        Opcode::ACCESS_REG as u16,
+        1,
+        &[(access_register_in::REGISTER_ID, u64::from(reg_id::PCAM))],
+    );
     for (i, b) in inp.iter_mut().enumerate().skip(16) {
         *b = (i * 7 + 3) as u8;
     }
@@ -33,7 +38,12 @@ fn enabled() -> Host {
     h
 }
 
-fn corrupt_and_run(h: &mut Host, inp: &[u8], outlen: usize, f: impl FnOnce(&mut Host, &common::Prepared)) -> u8 {
+fn corrupt_and_run(
+    h: &mut Host,
+    inp: &[u8],
+    outlen: usize,
+    f: impl FnOnce(&mut Host, &common::Prepared),
+) -> u8 {
     let p = h.prepare(0, inp, outlen);
     f(h, &p);
     h.ring(0);
@@ -59,7 +69,11 @@ fn mailbox_chains_of_1_to_n_blocks_round_trip() {
     let inp = echo_cmd(1);
     let p = h.prepare(0, &echo_cmd(4), inp.len());
     let e = p.entry_addr;
-    poke(&h, e + entry_off::INLEN as u64, &(inp.len() as u32).to_be_bytes());
+    poke(
+        &h,
+        e + entry_off::INLEN as u64,
+        &(inp.len() as u32).to_be_bytes(),
+    );
     let mut ent = [0u8; 64];
     h.mem.read(e, &mut ent).unwrap();
     ent[entry_off::SIG] = 0;
@@ -76,24 +90,108 @@ fn every_delivery_error_is_reported_instead_of_executing() {
     let two = echo_cmd(2);
     type Corrupt = Box<dyn Fn(&mut Host, &common::Prepared)>;
     let cases: Vec<(D, Corrupt)> = vec![
-        (D::CMD_DATA_ERR, Box::new(|h, p| poke(h, p.entry_addr, &[3]))),
-        (D::RES_FLD_NOT_CLR_ERR, Box::new(|h, p| poke(h, p.entry_addr + 1, &[1]))),
-        (D::RES_FLD_NOT_CLR_ERR, Box::new(|h, p| poke(h, p.entry_addr + 0x3e, &[1]))),
-        (D::RES_FLD_NOT_CLR_ERR, Box::new(|h, p| poke(h, p.in_blocks[1] + 0x210, &[1]))),
-        (D::RES_FLD_NOT_CLR_ERR, Box::new(|h, p| poke(h, p.out_blocks[0] + block_off::RSVD1 as u64, &[1]))),
-        (D::INPUT_LEN_ERR, Box::new(|h, p| poke(h, p.entry_addr + 4, &4u32.to_be_bytes()))),
-        (D::INPUT_LEN_ERR, Box::new(|h, p| poke(h, p.entry_addr + 4, &u32::MAX.to_be_bytes()))),
-        (D::OUTPUT_LEN_ERR, Box::new(|h, p| poke(h, p.entry_addr + 0x38, &2u32.to_be_bytes()))),
-        (D::BAD_INPUT_PTR_ERR, Box::new(|h, p| poke(h, p.entry_addr + 8, &(p.in_blocks[0] + 0x100).to_be_bytes()))),
-        (D::BAD_INPUT_PTR_ERR, Box::new(|h, p| poke(h, p.in_blocks[0] + block_off::NEXT as u64, &(p.in_blocks[1] + 0x200).to_be_bytes()))),
-        (D::BAD_INPUT_PTR_ERR, Box::new(|h, p| poke(h, p.entry_addr + 8, &0u64.to_be_bytes()))),
-        (D::BAD_INPUT_PTR_ERR, Box::new(|h, p| poke(h, p.entry_addr + 8, &0xdead_0000u64.to_be_bytes()))),
-        (D::BAD_INPUT_PTR_ERR, Box::new(|h, p| poke(h, p.in_blocks[0] + block_off::NEXT as u64, &0x400u64.to_be_bytes()))),
-        (D::BAD_OUTPUT_PTR_ERR, Box::new(|h, p| poke(h, p.entry_addr + 0x30, &(p.out_blocks[0] | 0x40).to_be_bytes()))),
-        (D::BAD_BLK_NUM_ERR, Box::new(|h, p| poke(h, p.in_blocks[1] + block_off::BLOCK_NUM as u64, &5u32.to_be_bytes()))),
-        (D::BAD_BLK_NUM_ERR, Box::new(|h, p| poke(h, p.out_blocks[0] + block_off::BLOCK_NUM as u64, &1u32.to_be_bytes()))),
-        (D::TOKEN_ERR, Box::new(|h, p| poke(h, p.in_blocks[1] + block_off::TOKEN as u64, &[0xee]))),
-        (D::TOKEN_ERR, Box::new(|h, p| poke(h, p.out_blocks[1] + block_off::TOKEN as u64, &[0xee]))),
+        (
+            D::CMD_DATA_ERR,
+            Box::new(|h, p| poke(h, p.entry_addr, &[3])),
+        ),
+        (
+            D::RES_FLD_NOT_CLR_ERR,
+            Box::new(|h, p| poke(h, p.entry_addr + 1, &[1])),
+        ),
+        (
+            D::RES_FLD_NOT_CLR_ERR,
+            Box::new(|h, p| poke(h, p.entry_addr + 0x3e, &[1])),
+        ),
+        (
+            D::RES_FLD_NOT_CLR_ERR,
+            Box::new(|h, p| poke(h, p.in_blocks[1] + 0x210, &[1])),
+        ),
+        (
+            D::RES_FLD_NOT_CLR_ERR,
+            Box::new(|h, p| poke(h, p.out_blocks[0] + block_off::RSVD1 as u64, &[1])),
+        ),
+        (
+            D::INPUT_LEN_ERR,
+            Box::new(|h, p| poke(h, p.entry_addr + 4, &4u32.to_be_bytes())),
+        ),
+        (
+            D::INPUT_LEN_ERR,
+            Box::new(|h, p| poke(h, p.entry_addr + 4, &u32::MAX.to_be_bytes())),
+        ),
+        (
+            D::OUTPUT_LEN_ERR,
+            Box::new(|h, p| poke(h, p.entry_addr + 0x38, &2u32.to_be_bytes())),
+        ),
+        (
+            D::BAD_INPUT_PTR_ERR,
+            Box::new(|h, p| poke(h, p.entry_addr + 8, &(p.in_blocks[0] + 0x100).to_be_bytes())),
+        ),
+        (
+            D::BAD_INPUT_PTR_ERR,
+            Box::new(|h, p| {
+                poke(
+                    h,
+                    p.in_blocks[0] + block_off::NEXT as u64,
+                    &(p.in_blocks[1] + 0x200).to_be_bytes(),
+                )
+            }),
+        ),
+        (
+            D::BAD_INPUT_PTR_ERR,
+            Box::new(|h, p| poke(h, p.entry_addr + 8, &0u64.to_be_bytes())),
+        ),
+        (
+            D::BAD_INPUT_PTR_ERR,
+            Box::new(|h, p| poke(h, p.entry_addr + 8, &0xdead_0000u64.to_be_bytes())),
+        ),
+        (
+            D::BAD_INPUT_PTR_ERR,
+            Box::new(|h, p| {
+                poke(
+                    h,
+                    p.in_blocks[0] + block_off::NEXT as u64,
+                    &0x400u64.to_be_bytes(),
+                )
+            }),
+        ),
+        (
+            D::BAD_OUTPUT_PTR_ERR,
+            Box::new(|h, p| {
+                poke(
+                    h,
+                    p.entry_addr + 0x30,
+                    &(p.out_blocks[0] | 0x40).to_be_bytes(),
+                )
+            }),
+        ),
+        (
+            D::BAD_BLK_NUM_ERR,
+            Box::new(|h, p| {
+                poke(
+                    h,
+                    p.in_blocks[1] + block_off::BLOCK_NUM as u64,
+                    &5u32.to_be_bytes(),
+                )
+            }),
+        ),
+        (
+            D::BAD_BLK_NUM_ERR,
+            Box::new(|h, p| {
+                poke(
+                    h,
+                    p.out_blocks[0] + block_off::BLOCK_NUM as u64,
+                    &1u32.to_be_bytes(),
+                )
+            }),
+        ),
+        (
+            D::TOKEN_ERR,
+            Box::new(|h, p| poke(h, p.in_blocks[1] + block_off::TOKEN as u64, &[0xee])),
+        ),
+        (
+            D::TOKEN_ERR,
+            Box::new(|h, p| poke(h, p.out_blocks[1] + block_off::TOKEN as u64, &[0xee])),
+        ),
     ];
     for (want, f) in cases {
         let got = corrupt_and_run(&mut h, &two, two.len(), f);
@@ -110,13 +208,19 @@ fn every_delivery_error_is_reported_instead_of_executing() {
 fn signatures_are_checked_only_when_enabled() {
     let mut h = enabled();
     // Disabled (default): a wrong entry signature is ignored.
-    let st = corrupt_and_run(&mut h, &nop(), 16, |h, p| poke(h, p.entry_addr + entry_off::SIG as u64, &[0x00]));
+    let st = corrupt_and_run(&mut h, &nop(), 16, |h, p| {
+        poke(h, p.entry_addr + entry_off::SIG as u64, &[0x00])
+    });
     assert_eq!(st, 0);
     h.dev.fw().caps.gen_cur[0x42] |= 0xc0; // cmdif_checksum = 3
-    let st = corrupt_and_run(&mut h, &nop(), 16, |h, p| poke(h, p.entry_addr + entry_off::SIG as u64, &[0x00]));
+    let st = corrupt_and_run(&mut h, &nop(), 16, |h, p| {
+        poke(h, p.entry_addr + entry_off::SIG as u64, &[0x00])
+    });
     assert_eq!(st, D::SIGNATURE_ERR as u8);
     let two = echo_cmd(2);
-    let st = corrupt_and_run(&mut h, &two, two.len(), |h, p| poke(h, p.in_blocks[1] + 5, &[0x77]));
+    let st = corrupt_and_run(&mut h, &two, two.len(), |h, p| {
+        poke(h, p.in_blocks[1] + 5, &[0x77])
+    });
     assert_eq!(st, D::SIGNATURE_ERR as u8);
     // Good signatures pass, and the output blocks carry valid signatures.
     let p = h.prepare(0, &two, two.len());
@@ -148,7 +252,10 @@ fn doorbell_on_software_owned_slot_is_a_violation() {
 #[test]
 fn delayed_command_completes_after_a_later_one() {
     let mut h = enabled();
-    h.dev.fw().inject.add(Some(Opcode::QUERY_ISSI as u16), Action::Delay(60), Some(1));
+    h.dev
+        .fw()
+        .inject
+        .add(Some(Opcode::QUERY_ISSI as u16), Action::Delay(60), Some(1));
     let a = h.prepare(0, &input(16, Opcode::QUERY_ISSI as u16, 0, &[]), 0x70);
     let b = h.prepare(1, &nop(), 16);
     h.ring(0);
@@ -176,7 +283,10 @@ fn firmware_thread_completes_commands_on_its_own() {
         h.ring(i % 31);
         let start = std::time::Instant::now();
         while h.status_own(&p) & 1 == 1 {
-            assert!(start.elapsed().as_secs() < 2, "firmware thread did not complete slot");
+            assert!(
+                start.elapsed().as_secs() < 2,
+                "firmware thread did not complete slot"
+            );
             std::thread::yield_now();
         }
     }
@@ -187,12 +297,23 @@ fn firmware_thread_completes_commands_on_its_own() {
 #[test]
 fn injected_statuses() {
     let mut h = enabled();
-    h.dev.fw().inject.add(Some(Opcode::NOP as u16), Action::Status(0x03, 0xabcd), Some(1));
+    h.dev.fw().inject.add(
+        Some(Opcode::NOP as u16),
+        Action::Status(0x03, 0xabcd),
+        Some(1),
+    );
     let (st, synd, _) = h.run(&nop(), 16);
     assert_eq!((st, synd), (3, 0xabcd));
-    h.dev.fw().inject.add(Some(Opcode::NOP as u16), Action::Delivery(D::INTERNAL_ERR), Some(1));
+    h.dev.fw().inject.add(
+        Some(Opcode::NOP as u16),
+        Action::Delivery(D::INTERNAL_ERR),
+        Some(1),
+    );
     assert_eq!(h.cmd(&nop(), 16), Err(D::INTERNAL_ERR as u8));
-    h.dev.fw().inject.add(None, Action::BadOutputSignature, Some(1));
+    h.dev
+        .fw()
+        .inject
+        .add(None, Action::BadOutputSignature, Some(1));
     let two = echo_cmd(2);
     let p = h.prepare(0, &two, two.len());
     h.ring(0);
@@ -200,7 +321,10 @@ fn injected_statuses() {
     let mut blk = [0u8; cl::BLOCK_SIZE];
     h.mem.read(p.out_blocks[0], &mut blk).unwrap();
     assert!(!cl::block_signatures_ok(&blk));
-    h.dev.fw().inject.add(Some(Opcode::NOP as u16), Action::Never, None);
+    h.dev
+        .fw()
+        .inject
+        .add(Some(Opcode::NOP as u16), Action::Never, None);
     let p = h.prepare(0, &nop(), 16);
     h.ring(0);
     h.dev.step();
@@ -210,7 +334,11 @@ fn injected_statuses() {
 #[test]
 fn jitter_makes_independent_commands_complete_out_of_order() {
     let mut h = enabled();
-    assert_eq!(mlx5_emu::control::handle(&h.dev, &serde_json::json!({"cmd":"jitter","max_us":20000}))["ok"], true);
+    assert_eq!(
+        mlx5_emu::control::handle(&h.dev, &serde_json::json!({"cmd":"jitter","max_us":20000}))
+            ["ok"],
+        true
+    );
     let ps: Vec<_> = (0..8).map(|s| h.prepare(s, &nop(), 16)).collect();
     for s in 0..8 {
         h.ring(s);
@@ -244,20 +372,36 @@ fn pointer_alignment_follows_mlx5_ifc() {
     let mut blk = [0u8; cl::BLOCK_SIZE];
     h.mem.read(p.in_blocks[0], &mut blk).unwrap();
     poke(&h, moved, &blk);
-    poke(&h, p.entry_addr + entry_off::IN_PTR as u64, &moved.to_be_bytes());
+    poke(
+        &h,
+        p.entry_addr + entry_off::IN_PTR as u64,
+        &moved.to_be_bytes(),
+    );
     h.ring(0);
     h.dev.step();
-    assert_eq!(h.status_own(&p), 0, "512-byte aligned first input block accepted");
+    assert_eq!(
+        h.status_own(&p),
+        0,
+        "512-byte aligned first input block accepted"
+    );
     assert_eq!(&h.output(&p)[16..], &two[16..]);
     // The same for the output chain's first block.
     let moved = h.alloc(2048, 1024) + 512;
     let p = h.prepare(0, &two, two.len());
     h.mem.read(p.out_blocks[0], &mut blk).unwrap();
     poke(&h, moved, &blk);
-    poke(&h, p.entry_addr + entry_off::OUT_PTR as u64, &moved.to_be_bytes());
+    poke(
+        &h,
+        p.entry_addr + entry_off::OUT_PTR as u64,
+        &moved.to_be_bytes(),
+    );
     h.ring(0);
     h.dev.step();
-    assert_eq!(h.status_own(&p), 0, "512-byte aligned first output block accepted");
+    assert_eq!(
+        h.status_own(&p),
+        0,
+        "512-byte aligned first output block accepted"
+    );
     let mut out = [0u8; 512];
     h.mem.read(moved, &mut out).unwrap();
     assert_eq!(&out[..], &two[16..528]);
@@ -291,14 +435,27 @@ fn block(h: &Host, p: &common::Prepared, i: usize) -> [u8; cl::BLOCK_SIZE] {
 fn corrupt_completion_fields_one_at_a_time() {
     let mut h = enabled();
     let two = echo_cmd(2);
-    let c = |field, block, value| Corruption { field, block, value };
+    let c = |field, block, value| Corruption {
+        field,
+        block,
+        value,
+    };
     // Entry fields.
     let p = corrupt_run(&mut h, &two, c(CorruptField::OutLen, None, None));
     let e = entry(&h, &p);
-    assert_eq!(u32::from_be_bytes(e[0x38..0x3c].try_into().unwrap()), two.len() as u32 ^ 0x1000);
-    assert_eq!((e[entry_off::STATUS_OWN], &h.output(&p)[16..]), (0, &two[16..]));
+    assert_eq!(
+        u32::from_be_bytes(e[0x38..0x3c].try_into().unwrap()),
+        two.len() as u32 ^ 0x1000
+    );
+    assert_eq!(
+        (e[entry_off::STATUS_OWN], &h.output(&p)[16..]),
+        (0, &two[16..])
+    );
     let p = corrupt_run(&mut h, &two, c(CorruptField::OutLen, None, Some(8)));
-    assert_eq!(u32::from_be_bytes(entry(&h, &p)[0x38..0x3c].try_into().unwrap()), 8);
+    assert_eq!(
+        u32::from_be_bytes(entry(&h, &p)[0x38..0x3c].try_into().unwrap()),
+        8
+    );
     let p = corrupt_run(&mut h, &two, c(CorruptField::EntryToken, None, None));
     let e = entry(&h, &p);
     assert_eq!(e[entry_off::TOKEN], h.token ^ 0xff);
@@ -312,14 +469,36 @@ fn corrupt_completion_fields_one_at_a_time() {
     assert_eq!(h.status_own(&p), 0x0b << 1);
     // Mailbox fields, in block 1 only, or every block.
     let p = corrupt_run(&mut h, &two, c(CorruptField::BlockNum, Some(1), None));
-    assert_eq!(u32::from_be_bytes(block(&h, &p, 0)[0x238..0x23c].try_into().unwrap()), 0);
-    assert_eq!(u32::from_be_bytes(block(&h, &p, 1)[0x238..0x23c].try_into().unwrap()), 0x81);
+    assert_eq!(
+        u32::from_be_bytes(block(&h, &p, 0)[0x238..0x23c].try_into().unwrap()),
+        0
+    );
+    assert_eq!(
+        u32::from_be_bytes(block(&h, &p, 1)[0x238..0x23c].try_into().unwrap()),
+        0x81
+    );
     assert_eq!(&h.output(&p)[16..], &two[16..]);
     let p = corrupt_run(&mut h, &two, c(CorruptField::BlockToken, None, Some(0x42)));
-    assert_eq!((block(&h, &p, 0)[block_off::TOKEN], block(&h, &p, 1)[block_off::TOKEN]), (0x42, 0x42));
-    let p = corrupt_run(&mut h, &two, c(CorruptField::BlockNext, Some(0), Some(0x1234_5000)));
-    assert_eq!(u64::from_be_bytes(block(&h, &p, 0)[0x230..0x238].try_into().unwrap()), 0x1234_5000);
-    assert_eq!(u64::from_be_bytes(block(&h, &p, 1)[0x230..0x238].try_into().unwrap()), 0);
+    assert_eq!(
+        (
+            block(&h, &p, 0)[block_off::TOKEN],
+            block(&h, &p, 1)[block_off::TOKEN]
+        ),
+        (0x42, 0x42)
+    );
+    let p = corrupt_run(
+        &mut h,
+        &two,
+        c(CorruptField::BlockNext, Some(0), Some(0x1234_5000)),
+    );
+    assert_eq!(
+        u64::from_be_bytes(block(&h, &p, 0)[0x230..0x238].try_into().unwrap()),
+        0x1234_5000
+    );
+    assert_eq!(
+        u64::from_be_bytes(block(&h, &p, 1)[0x230..0x238].try_into().unwrap()),
+        0
+    );
     let p = corrupt_run(&mut h, &two, c(CorruptField::BlockSig, Some(0), None));
     let b0 = block(&h, &p, 0);
     assert_ne!(cl::xor8(&b0), 0xff, "block signature wrong");
@@ -327,11 +506,26 @@ fn corrupt_completion_fields_one_at_a_time() {
     let p = corrupt_run(&mut h, &nop(), c(CorruptField::BlockNum, None, None));
     assert_eq!(h.status_own(&p), 0);
     let s = mlx5_emu::control::stats(&h.dev);
-    for (n, want) in [("out_len", 2), ("entry_token", 1), ("own", 1), ("status", 1), ("block_num", 1), ("block_next", 1), ("block_sig", 1), ("not_applicable", 1)] {
+    for (n, want) in [
+        ("out_len", 2),
+        ("entry_token", 1),
+        ("own", 1),
+        ("status", 1),
+        ("block_num", 1),
+        ("block_next", 1),
+        ("block_sig", 1),
+        ("not_applicable", 1),
+    ] {
         assert_eq!(s["corruptions"][n], want, "{n}: {}", s["corruptions"]);
     }
     assert_eq!(s["violations"], 0, "{}", s["recent_violations"]);
-    assert!(h.dev.fw().inject.rules.iter().all(|r| r.remaining == Some(0)));
+    assert!(h
+        .dev
+        .fw()
+        .inject
+        .rules
+        .iter()
+        .all(|r| r.remaining == Some(0)));
 }
 
 /// With checksums on, a corrupted control field is signed as written (the device
@@ -341,12 +535,36 @@ fn corrupt_fields_are_signed_when_checksums_are_on() {
     let mut h = enabled();
     h.dev.fw().caps.gen_cur[0x42] |= 0xc0; // cmdif_checksum = 3
     let two = echo_cmd(2);
-    let p = corrupt_run(&mut h, &two, Corruption { field: CorruptField::BlockNum, block: Some(0), value: Some(9) });
+    let p = corrupt_run(
+        &mut h,
+        &two,
+        Corruption {
+            field: CorruptField::BlockNum,
+            block: Some(0),
+            value: Some(9),
+        },
+    );
     let b = block(&h, &p, 0);
     assert!(cl::block_signatures_ok(&b));
     assert_eq!(u32::from_be_bytes(b[0x238..0x23c].try_into().unwrap()), 9);
-    let p = corrupt_run(&mut h, &two, Corruption { field: CorruptField::OutLen, block: None, value: Some(4) });
+    let p = corrupt_run(
+        &mut h,
+        &two,
+        Corruption {
+            field: CorruptField::OutLen,
+            block: None,
+            value: Some(4),
+        },
+    );
     assert!(cl::entry_signature_ok(&entry(&h, &p)));
-    let p = corrupt_run(&mut h, &two, Corruption { field: CorruptField::EntrySig, block: None, value: None });
+    let p = corrupt_run(
+        &mut h,
+        &two,
+        Corruption {
+            field: CorruptField::EntrySig,
+            block: None,
+            value: None,
+        },
+    );
     assert!(!cl::entry_signature_ok(&entry(&h, &p)));
 }

@@ -5,7 +5,9 @@ mod common;
 
 use common::{give_pages, input, Host};
 use mlx5_emu::ifc::cmds::alloc_uar_out;
-use mlx5_emu::ifc::eq::{create_eq_out, eqc, gen_eqe_in, query_eq_in, EVENT_BITMASK_OFFSET, PAS_OFFSET};
+use mlx5_emu::ifc::eq::{
+    create_eq_out, eqc, gen_eqe_in, query_eq_in, EVENT_BITMASK_OFFSET, PAS_OFFSET,
+};
 use mlx5_emu::ifc::eqe::event_type;
 use mlx5_emu::ifc::opcodes::Opcode;
 use mlx5_emu::ifc::status::CmdStatus;
@@ -31,30 +33,46 @@ fn create(h: &mut Host, uar: u32, log: u8, mask: u64, intr: u16) -> Ring {
     let buf = h.alloc(4096, 4096);
     h.mem.write(buf, &vec![1u8; 64 << log]).unwrap();
     let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
-    eqc::LOG_EQ_SIZE.set(&mut inp[0x10..], u64::from(log)).unwrap();
+    eqc::LOG_EQ_SIZE
+        .set(&mut inp[0x10..], u64::from(log))
+        .unwrap();
     eqc::UAR_PAGE.set(&mut inp[0x10..], u64::from(uar)).unwrap();
     eqc::INTR.set(&mut inp[0x10..], u64::from(intr)).unwrap();
     inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8].copy_from_slice(&mask.to_be_bytes());
     inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
     let out = h.ok(&inp, 16);
-    Ring { eqn: create_eq_out::EQ_NUMBER.get(&out).unwrap() as u8, buf, uar }
+    Ring {
+        eqn: create_eq_out::EQ_NUMBER.get(&out).unwrap() as u8,
+        buf,
+        uar,
+    }
 }
 
 fn doorbell(h: &Host, r: &Ring, ci: u32, arm: bool) {
     let off = u64::from(r.uar) * 4096 + if arm { 0x40 } else { 0x48 };
-    h.dev.bar0_write(off, &((u32::from(r.eqn) << 24) | (ci & 0xff_ffff)).to_be_bytes());
+    h.dev.bar0_write(
+        off,
+        &((u32::from(r.eqn) << 24) | (ci & 0xff_ffff)).to_be_bytes(),
+    );
     h.dev.step();
 }
 
 fn gen(h: &mut Host, r: &Ring, t: u8) -> u8 {
-    let mut inp = input(80, Opcode::GEN_EQE as u16, 0, &[(gen_eqe_in::EQ_NUMBER, u64::from(r.eqn))]);
+    let mut inp = input(
+        80,
+        Opcode::GEN_EQE as u16,
+        0,
+        &[(gen_eqe_in::EQ_NUMBER, u64::from(r.eqn))],
+    );
     inp[16 + 1] = t;
     h.run(&inp, 16).0
 }
 
 fn eqe(h: &Host, r: &Ring, i: u32, log: u8) -> [u8; 64] {
     let mut e = [0u8; 64];
-    h.mem.read(r.buf + 64 * u64::from(i & ((1 << log) - 1)), &mut e).unwrap();
+    h.mem
+        .read(r.buf + 64 * u64::from(i & ((1 << log) - 1)), &mut e)
+        .unwrap();
     e
 }
 
@@ -92,7 +110,15 @@ fn owner_bit_flips_on_wrap_and_interrupts_follow_arming() {
     gen(&mut h, &r, 0x13);
     assert_eq!(eqe(&h, &r, 8, 2)[0x3f], 0, "third pass");
     // QUERY_EQ reports the counters.
-    let out = h.ok(&input(16, Opcode::QUERY_EQ as u16, 0, &[(query_eq_in::EQ_NUMBER, u64::from(r.eqn))]), 0x110 + 8);
+    let out = h.ok(
+        &input(
+            16,
+            Opcode::QUERY_EQ as u16,
+            0,
+            &[(query_eq_in::EQ_NUMBER, u64::from(r.eqn))],
+        ),
+        0x110 + 8,
+    );
     assert_eq!(eqc::PRODUCER_COUNTER.get(&out[0x10..]), Some(9));
     assert_eq!(eqc::CONSUMER_COUNTER.get(&out[0x10..]), Some(8));
 }
@@ -106,11 +132,19 @@ fn overrun_loses_events_but_command_completions_wait() {
     for _ in 0..4 {
         assert_eq!(gen(&mut h, &pages, event_type::PAGE_REQUEST), 0);
     }
-    assert_eq!(gen(&mut h, &pages, event_type::PAGE_REQUEST), CmdStatus::LIM_ERR as u8);
+    assert_eq!(
+        gen(&mut h, &pages, event_type::PAGE_REQUEST),
+        CmdStatus::LIM_ERR as u8
+    );
     // Firmware does not overrun the EQ with a page request: it waits for room.
     h.dev.page_request(3, false).unwrap();
     let s = mlx5_emu::control::stats(&h.dev);
-    let lost: u64 = s["eqs"].as_array().unwrap().iter().map(|e| e["lost"].as_u64().unwrap()).sum();
+    let lost: u64 = s["eqs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["lost"].as_u64().unwrap())
+        .sum();
     assert_eq!(lost, 1, "the fifth GEN_EQE");
     assert_eq!(s["pages"]["requests_queued"], 1);
     assert_eq!(s["pages"]["requests_sent"], 0);
@@ -145,7 +179,10 @@ fn page_requests_positive_negative_and_release_all() {
     assert_eq!(h.dev.fw().ledger.held(0), 58);
     h.dev.page_request(-10, false).unwrap();
     let e = eqe(&h, &r, 2, 4);
-    assert_eq!(i32::from_be_bytes([e[0x24], e[0x25], e[0x26], e[0x27]]), -10);
+    assert_eq!(
+        i32::from_be_bytes([e[0x24], e[0x25], e[0x26], e[0x27]]),
+        -10
+    );
     let got = common::take_pages(&mut h, 10);
     assert_eq!(got.len(), 10);
     assert!(h.dev.fw().ledger.requests.outstanding.is_empty());
@@ -154,10 +191,15 @@ fn page_requests_positive_negative_and_release_all() {
         (fw.ledger.requests.answered, fw.ledger.requests.cant_give)
     };
     assert_eq!((answered, cant_give), (3, 1));
-    assert!(h.dev.page_request(0, true).is_err(), "release_all_pages not enabled");
+    assert!(
+        h.dev.page_request(0, true).is_err(),
+        "release_all_pages not enabled"
+    );
     {
         let mut fw = h.dev.fw();
-        mlx5_emu::ifc::caps::cmd_hca_cap::RELEASE_ALL_PAGES.set(&mut fw.caps.gen_cur, 1).unwrap();
+        mlx5_emu::ifc::caps::cmd_hca_cap::RELEASE_ALL_PAGES
+            .set(&mut fw.caps.gen_cur, 1)
+            .unwrap();
     }
     h.dev.page_request(0, true).unwrap();
     assert_eq!(h.dev.fw().ledger.held(0), 0);
@@ -170,18 +212,44 @@ fn create_eq_validation() {
     let (mut h, uar) = initialized();
     let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
     eqc::LOG_EQ_SIZE.set(&mut inp[0x10..], 2).unwrap();
-    eqc::UAR_PAGE.set(&mut inp[0x10..], u64::from(uar + 1)).unwrap();
+    eqc::UAR_PAGE
+        .set(&mut inp[0x10..], u64::from(uar + 1))
+        .unwrap();
     inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&0x1000_0000u64.to_be_bytes());
-    assert_eq!(h.run(&inp, 16).0, CmdStatus::BAD_PARAM_ERR as u8, "unallocated UAR");
+    assert_eq!(
+        h.run(&inp, 16).0,
+        CmdStatus::BAD_PARAM_ERR as u8,
+        "unallocated UAR"
+    );
     eqc::UAR_PAGE.set(&mut inp[0x10..], u64::from(uar)).unwrap();
     inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&0x7000_0000u64.to_be_bytes());
-    assert_eq!(h.run(&inp, 16).0, CmdStatus::BAD_PARAM_ERR as u8, "unmapped buffer");
+    assert_eq!(
+        h.run(&inp, 16).0,
+        CmdStatus::BAD_PARAM_ERR as u8,
+        "unmapped buffer"
+    );
     inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&0x1000_0000u64.to_be_bytes());
     eqc::INTR.set(&mut inp[0x10..], 200).unwrap();
-    assert_eq!(h.run(&inp, 16).0, CmdStatus::BAD_PARAM_ERR as u8, "vector beyond MSI-X table");
+    assert_eq!(
+        h.run(&inp, 16).0,
+        CmdStatus::BAD_PARAM_ERR as u8,
+        "vector beyond MSI-X table"
+    );
     eqc::INTR.set(&mut inp[0x10..], 1).unwrap();
     h.ok(&inp, 16);
-    assert_eq!(h.run(&input(16, Opcode::DESTROY_EQ as u16, 0, &[(mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER, 9)]), 16).0, CmdStatus::BAD_RES_ERR as u8);
+    assert_eq!(
+        h.run(
+            &input(
+                16,
+                Opcode::DESTROY_EQ as u16,
+                0,
+                &[(mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER, 9)]
+            ),
+            16
+        )
+        .0,
+        CmdStatus::BAD_RES_ERR as u8
+    );
     let s = mlx5_emu::control::stats(&h.dev);
     assert_eq!(s["violations"], 3, "{}", s["recent_violations"]);
 }
@@ -192,33 +260,68 @@ fn create_eq_validation() {
 fn strict_rules_off_by_default_refuse_when_on() {
     let (mut h, uar) = initialized();
     let req = |h: &Host, v| mlx5_emu::control::handle(&h.dev, &v);
-    let dealloc = input(16, Opcode::DEALLOC_UAR as u16, 0, &[(mlx5_emu::ifc::cmds::dealloc_uar_in::UAR, u64::from(uar))]);
+    let dealloc = input(
+        16,
+        Opcode::DEALLOC_UAR as u16,
+        0,
+        &[(mlx5_emu::ifc::cmds::dealloc_uar_in::UAR, u64::from(uar))],
+    );
     let mut eq_in = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
     eqc::LOG_EQ_SIZE.set(&mut eq_in[0x10..], 2).unwrap();
-    eqc::UAR_PAGE.set(&mut eq_in[0x10..], u64::from(uar)).unwrap();
+    eqc::UAR_PAGE
+        .set(&mut eq_in[0x10..], u64::from(uar))
+        .unwrap();
     eqc::CONSUMER_COUNTER.set(&mut eq_in[0x10..], 5).unwrap();
     let buf = h.alloc(4096, 4096);
     eq_in[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
     // Strict: refused.
-    assert_eq!(req(&h, serde_json::json!({"cmd":"strict","rule":"eq_ctx_device_fields","on":true}))["ok"], true);
-    assert_eq!(req(&h, serde_json::json!({"cmd":"strict","rule":"dealloc_uar_in_use"}))["ok"], true);
-    assert_eq!(req(&h, serde_json::json!({"cmd":"strict","rule":"bogus"}))["ok"], false);
+    assert_eq!(
+        req(
+            &h,
+            serde_json::json!({"cmd":"strict","rule":"eq_ctx_device_fields","on":true})
+        )["ok"],
+        true
+    );
+    assert_eq!(
+        req(
+            &h,
+            serde_json::json!({"cmd":"strict","rule":"dealloc_uar_in_use"})
+        )["ok"],
+        true
+    );
+    assert_eq!(
+        req(&h, serde_json::json!({"cmd":"strict","rule":"bogus"}))["ok"],
+        false
+    );
     assert_eq!(h.run(&eq_in, 16).0, CmdStatus::BAD_PARAM_ERR as u8);
     eqc::CONSUMER_COUNTER.set(&mut eq_in[0x10..], 0).unwrap();
     h.ok(&eq_in, 16);
     assert_eq!(h.run(&dealloc, 16).0, CmdStatus::BAD_RES_STATE_ERR as u8);
     let s = mlx5_emu::control::stats(&h.dev);
-    assert_eq!((s["strict"]["dealloc_uar_in_use"].clone(), s["violations"].clone()), (serde_json::json!(true), serde_json::json!(2)));
+    assert_eq!(
+        (
+            s["strict"]["dealloc_uar_in_use"].clone(),
+            s["violations"].clone()
+        ),
+        (serde_json::json!(true), serde_json::json!(2))
+    );
     // Default (also after a reset): accepted, counted as violations.
     assert_eq!(req(&h, serde_json::json!({"cmd":"reset"}))["ok"], true);
     let (mut h2, uar2) = initialized();
     drop(h);
-    eqc::UAR_PAGE.set(&mut eq_in[0x10..], u64::from(uar2)).unwrap();
+    eqc::UAR_PAGE
+        .set(&mut eq_in[0x10..], u64::from(uar2))
+        .unwrap();
     eqc::PRODUCER_COUNTER.set(&mut eq_in[0x10..], 3).unwrap();
     let buf = h2.alloc(4096, 4096);
     eq_in[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
     h2.ok(&eq_in, 16);
-    let dealloc = input(16, Opcode::DEALLOC_UAR as u16, 0, &[(mlx5_emu::ifc::cmds::dealloc_uar_in::UAR, u64::from(uar2))]);
+    let dealloc = input(
+        16,
+        Opcode::DEALLOC_UAR as u16,
+        0,
+        &[(mlx5_emu::ifc::cmds::dealloc_uar_in::UAR, u64::from(uar2))],
+    );
     h2.ok(&dealloc, 16);
     let s = mlx5_emu::control::stats(&h2.dev);
     assert_eq!(s["strict"]["eq_ctx_device_fields"], false);
@@ -229,11 +332,20 @@ fn strict_rules_off_by_default_refuse_when_on() {
 /// vectors inside that table.
 #[test]
 fn msix_vector_count_bounds_eq_vectors() {
-    let cfg = mlx5_emu::config::EmuConfig { boot_pages: 16, init_pages: 32, msix_vectors: 2, ..Default::default() };
+    let cfg = mlx5_emu::config::EmuConfig {
+        boot_pages: 16,
+        init_pages: 32,
+        msix_vectors: 2,
+        ..Default::default()
+    };
     let mut h = Host::with(cfg);
     let mut b = [0u8; 2];
     h.dev.config_read(0x9c + 2, &mut b);
-    assert_eq!(u16::from_le_bytes(b) & 0x7ff, 1, "table size field = vectors - 1");
+    assert_eq!(
+        u16::from_le_bytes(b) & 0x7ff,
+        1,
+        "table size field = vectors - 1"
+    );
     assert_eq!(mlx5_emu::control::stats(&h.dev)["msix_vectors"], 2);
     h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
     give_pages(&mut h, 48);
@@ -246,7 +358,11 @@ fn msix_vector_count_bounds_eq_vectors() {
     eqc::UAR_PAGE.set(&mut inp[0x10..], u64::from(uar)).unwrap();
     eqc::INTR.set(&mut inp[0x10..], 2).unwrap();
     inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
-    assert_eq!(h.run(&inp, 16).0, CmdStatus::BAD_PARAM_ERR as u8, "vector 2 of 2");
+    assert_eq!(
+        h.run(&inp, 16).0,
+        CmdStatus::BAD_PARAM_ERR as u8,
+        "vector 2 of 2"
+    );
     eqc::INTR.set(&mut inp[0x10..], 1).unwrap();
     h.ok(&inp, 16);
 }
@@ -261,7 +377,13 @@ fn irq_to_doorbell_latency_per_eq() {
     let b = create(&mut h, uar, 2, 0, 4);
     let lat = |h: &Host, eqn: u8| {
         let s = mlx5_emu::control::stats(&h.dev);
-        let e = s["eqs"].as_array().unwrap().iter().find(|e| e["eqn"] == u64::from(eqn)).unwrap().clone();
+        let e = s["eqs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["eqn"] == u64::from(eqn))
+            .unwrap()
+            .clone();
         e["irq_to_doorbell"].clone()
     };
     // A doorbell with no interrupt pending records nothing.
@@ -278,10 +400,16 @@ fn irq_to_doorbell_latency_per_eq() {
     assert_eq!(lat(&h, a.eqn)["count"], 0);
     doorbell(&h, &a, 1, false);
     let l = lat(&h, a.eqn);
-    assert_eq!((l["count"].as_u64(), l["pending"].as_bool()), (Some(1), Some(false)));
+    assert_eq!(
+        (l["count"].as_u64(), l["pending"].as_bool()),
+        (Some(1), Some(false))
+    );
     let (p50, max) = (l["p50_ns"].as_u64().unwrap(), l["max_ns"].as_u64().unwrap());
     assert!((20_000_000..10_000_000_000).contains(&max), "max {max}");
-    assert!(p50 <= max && p50 as f64 >= max as f64 * 0.9, "p50 {p50} max {max}");
+    assert!(
+        p50 <= max && p50 as f64 >= max as f64 * 0.9,
+        "p50 {p50} max {max}"
+    );
     assert_eq!(l["mean_ns"].as_u64(), Some(max));
     assert_eq!(lat(&h, b.eqn)["count"], 0);
     // Not armed after the update: the next EQE raises nothing, so nothing to time.
@@ -308,13 +436,26 @@ fn eq_overrun_is_fatal_only_when_strict() {
     for _ in 0..2 {
         assert_eq!(gen(&mut h, &pages, event_type::PAGE_REQUEST), 0);
     }
-    assert_eq!(gen(&mut h, &pages, event_type::PAGE_REQUEST), CmdStatus::LIM_ERR as u8);
+    assert_eq!(
+        gen(&mut h, &pages, event_type::PAGE_REQUEST),
+        CmdStatus::LIM_ERR as u8
+    );
     h.dev.step();
-    assert_eq!(h.read32(mlx5_emu::ifc::init_seg::HEALTH_COUNTER) >> 24, 0, "default: counted, not fatal");
+    assert_eq!(
+        h.read32(mlx5_emu::ifc::init_seg::HEALTH_COUNTER) >> 24,
+        0,
+        "default: counted, not fatal"
+    );
     h.dev.fw().strict.eq_overrun_fatal = true;
-    assert_eq!(gen(&mut h, &pages, event_type::PAGE_REQUEST), CmdStatus::LIM_ERR as u8);
+    assert_eq!(
+        gen(&mut h, &pages, event_type::PAGE_REQUEST),
+        CmdStatus::LIM_ERR as u8
+    );
     h.dev.step();
-    assert_eq!(h.read32(mlx5_emu::ifc::init_seg::HEALTH_COUNTER) >> 24, 0x0c);
+    assert_eq!(
+        h.read32(mlx5_emu::ifc::init_seg::HEALTH_COUNTER) >> 24,
+        0x0c
+    );
 }
 
 /// An EQ doorbell on a UAR page a teardown dropped (an interrupt handler's last arm
@@ -326,29 +467,96 @@ fn eq_doorbell_after_stop_is_counted_and_strict_only_when_asked() {
     use mlx5_emu::ifc::opcodes::teardown_profile;
     let (mut h, uar) = initialized();
     let r = create(&mut h, uar, 2, 0, 0);
-    let destroy = input(16, Opcode::DESTROY_EQ as u16, 0, &[(mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER, u64::from(r.eqn))]);
+    let destroy = input(
+        16,
+        Opcode::DESTROY_EQ as u16,
+        0,
+        &[(
+            mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER,
+            u64::from(r.eqn),
+        )],
+    );
     h.ok(&destroy, 16);
-    let dealloc = input(16, Opcode::DEALLOC_UAR as u16, 0, &[(mlx5_emu::ifc::cmds::dealloc_uar_in::UAR, u64::from(uar))]);
+    let dealloc = input(
+        16,
+        Opcode::DEALLOC_UAR as u16,
+        0,
+        &[(mlx5_emu::ifc::cmds::dealloc_uar_in::UAR, u64::from(uar))],
+    );
     h.ok(&dealloc, 16);
     // A fresh UAR for the stop: the teardown drops it with the function.
     let out = h.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
     let uar2 = alloc_uar_out::UAR.get(&out).unwrap() as u32;
-    let late = Ring { eqn: r.eqn, buf: r.buf, uar: uar2 };
+    let late = Ring {
+        eqn: r.eqn,
+        buf: r.buf,
+        uar: uar2,
+    };
     let stats = |h: &Host| mlx5_emu::control::stats(&h.dev);
     let v0 = stats(&h)["violations"].as_u64().unwrap();
-    h.ok(&input(16, Opcode::TEARDOWN_HCA as u16, 0, &[(teardown_hca_in::PROFILE, u64::from(teardown_profile::GRACEFUL_CLOSE))]), 16);
+    h.ok(
+        &input(
+            16,
+            Opcode::TEARDOWN_HCA as u16,
+            0,
+            &[(
+                teardown_hca_in::PROFILE,
+                u64::from(teardown_profile::GRACEFUL_CLOSE),
+            )],
+        ),
+        16,
+    );
     let v1 = stats(&h)["violations"].as_u64().unwrap();
-    assert_eq!(v1, v0 + 1, "TEARDOWN_HCA with a UAR still allocated is itself a violation");
+    assert_eq!(
+        v1,
+        v0 + 1,
+        "TEARDOWN_HCA with a UAR still allocated is itself a violation"
+    );
     doorbell(&h, &late, 0, true);
     let s = stats(&h);
-    assert_eq!((s["eq_doorbells_after_stop"].as_u64(), s["violations"].as_u64()), (Some(1), Some(v1)), "{}", s["recent_violations"]);
+    assert_eq!(
+        (
+            s["eq_doorbells_after_stop"].as_u64(),
+            s["violations"].as_u64()
+        ),
+        (Some(1), Some(v1)),
+        "{}",
+        s["recent_violations"]
+    );
     // Strict: the same late doorbell is a violation.
-    assert_eq!(mlx5_emu::control::handle(&h.dev, &serde_json::json!({"cmd":"strict","rule":"eq_doorbell_after_stop","on":true}))["ok"], true);
+    assert_eq!(
+        mlx5_emu::control::handle(
+            &h.dev,
+            &serde_json::json!({"cmd":"strict","rule":"eq_doorbell_after_stop","on":true})
+        )["ok"],
+        true
+    );
     doorbell(&h, &late, 0, true);
     let s = stats(&h);
-    assert_eq!((s["eq_doorbells_after_stop"].as_u64(), s["violations"].as_u64()), (Some(2), Some(v1 + 1)));
+    assert_eq!(
+        (
+            s["eq_doorbells_after_stop"].as_u64(),
+            s["violations"].as_u64()
+        ),
+        (Some(2), Some(v1 + 1))
+    );
     // A page no teardown dropped: a violation whatever the rule.
-    assert_eq!(mlx5_emu::control::handle(&h.dev, &serde_json::json!({"cmd":"strict","rule":"eq_doorbell_after_stop","on":false}))["ok"], true);
-    doorbell(&h, &Ring { eqn: r.eqn, buf: r.buf, uar: uar2 + 100 }, 0, true);
+    assert_eq!(
+        mlx5_emu::control::handle(
+            &h.dev,
+            &serde_json::json!({"cmd":"strict","rule":"eq_doorbell_after_stop","on":false})
+        )["ok"],
+        true
+    );
+    doorbell(
+        &h,
+        &Ring {
+            eqn: r.eqn,
+            buf: r.buf,
+            uar: uar2 + 100,
+        },
+        0,
+        true,
+    );
     assert_eq!(stats(&h)["violations"].as_u64(), Some(v1 + 2));
 }

@@ -11,7 +11,10 @@ fn prm_bit_numbering() {
     // eqc.log_eq_size: bit 0x63, 5 bits = dword 3 bits 28:24.
     let f = Field::new("eqc", "log_eq_size", 0x63, 5);
     f.set(&mut b, 0x1f).unwrap();
-    assert_eq!(u32::from_be_bytes([b[12], b[13], b[14], b[15]]), 0x1f00_0000);
+    assert_eq!(
+        u32::from_be_bytes([b[12], b[13], b[14], b[15]]),
+        0x1f00_0000
+    );
     assert_eq!(f.get(&b), Some(0x1f));
     // A field straddling bytes, neighbours untouched.
     let g = Field::new("x", "y", 0x0c, 8);
@@ -52,7 +55,10 @@ fn names_and_decoding() {
     assert_eq!(Opcode::from_raw(0x104), Some(Opcode::ENABLE_HCA));
     assert_eq!(opcode_name(0x80d), "NOP");
     assert_eq!(opcode_name(0x7777), "UNKNOWN");
-    assert_eq!(DeliveryStatus::from_raw(0x09).map(|s| s.name()), Some("RES_FLD_NOT_CLR_ERR"));
+    assert_eq!(
+        DeliveryStatus::from_raw(0x09).map(|s| s.name()),
+        Some("RES_FLD_NOT_CLR_ERR")
+    );
     assert_eq!(DeliveryStatus::from_raw(0x0b), None);
     assert_eq!(CmdStatus::from_raw(0x51), Some(CmdStatus::BAD_OUTP_LEN_ERR));
     for op in Opcode::ALL {

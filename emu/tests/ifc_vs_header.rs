@@ -101,19 +101,39 @@ fn parse_aggregate(is_union: bool, body: &str) -> Aggregate {
             let close = st.rfind('}').unwrap_or(st.len());
             let inner = parse_aggregate(st.starts_with("union"), &st[brace + 1..close]);
             let name = st[close + 1..].trim().to_string();
-            members.push(Member { name, kind: Kind::Inline(Box::new(inner)) });
+            members.push(Member {
+                name,
+                kind: Kind::Inline(Box::new(inner)),
+            });
         } else if let Some(rest) = st.strip_prefix("u8 ") {
-            let Some((name, d)) = dims(rest) else { continue };
-            members.push(Member { name, kind: Kind::Bits(d.iter().product()) });
+            let Some((name, d)) = dims(rest) else {
+                continue;
+            };
+            members.push(Member {
+                name,
+                kind: Kind::Bits(d.iter().product()),
+            });
         } else if st.starts_with("struct mlx5_ifc_") || st.starts_with("union mlx5_ifc_") {
             let mut parts = st.splitn(3, ' ');
             let _ = parts.next();
             let ty = parts.next().unwrap_or("");
-            let ty = ty.trim_start_matches("mlx5_ifc_").trim_end_matches("_bits").to_string();
+            let ty = ty
+                .trim_start_matches("mlx5_ifc_")
+                .trim_end_matches("_bits")
+                .to_string();
             let rest = parts.next().unwrap_or("");
             // Arrays sized by a macro count as unknown (0) — never used by our tables.
-            let (name, d) = dims(rest).unwrap_or((rest.split('[').next().unwrap_or("").to_string(), vec![0]));
-            members.push(Member { name, kind: Kind::Named(ty, d.iter().product::<u64>().max(if d.is_empty() { 1 } else { 0 })) });
+            let (name, d) =
+                dims(rest).unwrap_or((rest.split('[').next().unwrap_or("").to_string(), vec![0]));
+            members.push(Member {
+                name,
+                kind: Kind::Named(
+                    ty,
+                    d.iter()
+                        .product::<u64>()
+                        .max(if d.is_empty() { 1 } else { 0 }),
+                ),
+            });
         }
     }
     Aggregate { is_union, members }
@@ -137,7 +157,9 @@ impl Header {
                 continue;
             }
             let after = &text[at..];
-            let Some(name_end) = after.find(|c: char| !(c.is_alphanumeric() || c == '_')) else { continue };
+            let Some(name_end) = after.find(|c: char| !(c.is_alphanumeric() || c == '_')) else {
+                continue;
+            };
             let full = &after[..name_end];
             let rest = after[name_end..].trim_start();
             if !rest.starts_with('{') || !full.ends_with("_bits") {
@@ -159,7 +181,10 @@ impl Header {
                     _ => {}
                 }
             }
-            let name = full.trim_start_matches("mlx5_ifc_").trim_end_matches("_bits").to_string();
+            let name = full
+                .trim_start_matches("mlx5_ifc_")
+                .trim_end_matches("_bits")
+                .to_string();
             types.insert(name, parse_aggregate(is_union, &text[body_start..end]));
             i = end;
         }
@@ -229,14 +254,19 @@ fn header_path() -> PathBuf {
         .map(|rd| {
             rd.filter_map(|e| e.ok())
                 .map(|e| e.path())
-                .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("src-")))
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("src-"))
+                })
                 .map(|p| p.join("include/linux/mlx5/mlx5_ifc.h"))
                 .filter(|p| p.exists())
                 .collect()
         })
         .unwrap_or_default();
     found.sort();
-    found.pop().unwrap_or_else(|| base.join("src-*/include/linux/mlx5/mlx5_ifc.h"))
+    found
+        .pop()
+        .unwrap_or_else(|| base.join("src-*/include/linux/mlx5/mlx5_ifc.h"))
 }
 
 #[test]
@@ -257,14 +287,22 @@ fn ifc_tables_match_mlx5_ifc_h() {
             .unwrap_or_default();
         extra.sort();
         for p in extra {
-            let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let n = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             if n.starts_with("mlx5_ifc_") && n.ends_with(".h") {
                 all.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
             }
         }
     }
     let h = Header::parse(&all);
-    assert!(h.types.len() > 500, "parsed only {} structures from {}", h.types.len(), path.display());
+    assert!(
+        h.types.len() > 500,
+        "parsed only {} structures from {}",
+        h.types.len(),
+        path.display()
+    );
     let mut errors = vec![];
     let mut checked = 0;
     for s in ifc::ALL_STRUCTS {
@@ -274,7 +312,10 @@ fn ifc_tables_match_mlx5_ifc_h() {
         };
         match h.size_agg(agg) {
             Some(b) if b == u64::from(s.bits) => {}
-            other => errors.push(format!("{}: size {:?} bits in header, {:#x} in ifc", s.name, other, s.bits)),
+            other => errors.push(format!(
+                "{}: size {:?} bits in header, {:#x} in ifc",
+                s.name, other, s.bits
+            )),
         }
         for f in s.fields {
             checked += 1;
@@ -289,7 +330,13 @@ fn ifc_tables_match_mlx5_ifc_h() {
             }
         }
     }
-    assert!(errors.is_empty(), "{} of {checked} fields disagree with {}:\n{}", errors.len(), path.display(), errors.join("\n"));
+    assert!(
+        errors.is_empty(),
+        "{} of {checked} fields disagree with {}:\n{}",
+        errors.len(),
+        path.display(),
+        errors.join("\n")
+    );
     assert!(checked > 400, "only {checked} fields checked");
 }
 
@@ -310,22 +357,56 @@ fn device_h_layouts_match_facts() {
     assert_eq!(offset_of!(CmdLayout, sig), entry_off::SIG);
     assert_eq!(offset_of!(CmdLayout, status_own), entry_off::STATUS_OWN);
     // Facts sheet §2.2 / §2.3 / §4.2.
-    assert_eq!((entry_off::INLEN, entry_off::IN_PTR, entry_off::IN, entry_off::OUT), (0x04, 0x08, 0x10, 0x20));
-    assert_eq!((entry_off::OUT_PTR, entry_off::OUTLEN, entry_off::TOKEN, entry_off::SIG, entry_off::STATUS_OWN), (0x30, 0x38, 0x3c, 0x3d, 0x3f));
+    assert_eq!(
+        (
+            entry_off::INLEN,
+            entry_off::IN_PTR,
+            entry_off::IN,
+            entry_off::OUT
+        ),
+        (0x04, 0x08, 0x10, 0x20)
+    );
+    assert_eq!(
+        (
+            entry_off::OUT_PTR,
+            entry_off::OUTLEN,
+            entry_off::TOKEN,
+            entry_off::SIG,
+            entry_off::STATUS_OWN
+        ),
+        (0x30, 0x38, 0x3c, 0x3d, 0x3f)
+    );
     assert_eq!(size_of::<CmdBlock>(), 576);
     assert_eq!(offset_of!(CmdBlock, next), block_off::NEXT);
     assert_eq!(offset_of!(CmdBlock, block_num), block_off::BLOCK_NUM);
     assert_eq!(offset_of!(CmdBlock, token), block_off::TOKEN);
     assert_eq!(offset_of!(CmdBlock, ctrl_sig), block_off::CTRL_SIG);
     assert_eq!(offset_of!(CmdBlock, sig), block_off::SIG);
-    assert_eq!((block_off::NEXT, block_off::BLOCK_NUM, block_off::TOKEN, block_off::CTRL_SIG, block_off::SIG), (0x230, 0x238, 0x23d, 0x23e, 0x23f));
+    assert_eq!(
+        (
+            block_off::NEXT,
+            block_off::BLOCK_NUM,
+            block_off::TOKEN,
+            block_off::CTRL_SIG,
+            block_off::SIG
+        ),
+        (0x230, 0x238, 0x23d, 0x23e, 0x23f)
+    );
     assert_eq!(size_of::<Eqe>(), 64);
     assert_eq!(offset_of!(Eqe, type_), eqe_off::TYPE);
     assert_eq!(offset_of!(Eqe, sub_type), eqe_off::SUB_TYPE);
     assert_eq!(offset_of!(Eqe, data), eqe_off::DATA);
     assert_eq!(offset_of!(Eqe, signature), eqe_off::SIGNATURE);
     assert_eq!(offset_of!(Eqe, owner), eqe_off::OWNER);
-    assert_eq!((eqe_off::TYPE, eqe_off::SUB_TYPE, eqe_off::DATA, eqe_off::OWNER), (0x01, 0x03, 0x20, 0x3f));
+    assert_eq!(
+        (
+            eqe_off::TYPE,
+            eqe_off::SUB_TYPE,
+            eqe_off::DATA,
+            eqe_off::OWNER
+        ),
+        (0x01, 0x03, 0x20, 0x3f)
+    );
     // Init segment register offsets (facts §1.1) against the ifc table.
     use ifc::init_seg::{self as is, initial_seg as t};
     assert_eq!(t::CMDQ_PHY_ADDR_63_32.byte_off(), is::CMDQ_ADDR_H);
@@ -348,9 +429,13 @@ fn enum_values(text: &str, prefix: &str) -> HashMap<String, u64> {
     let mut m = HashMap::new();
     for line in text.lines() {
         let l = line.trim();
-        let Some(rest) = l.strip_prefix(prefix) else { continue };
+        let Some(rest) = l.strip_prefix(prefix) else {
+            continue;
+        };
         let mut it = rest.splitn(2, '=');
-        let (Some(name), Some(val)) = (it.next(), it.next()) else { continue };
+        let (Some(name), Some(val)) = (it.next(), it.next()) else {
+            continue;
+        };
         let val = val.trim().trim_end_matches(',');
         if let Some(v) = parse_num_strict(val) {
             m.insert(name.trim().to_string(), v);
@@ -371,23 +456,43 @@ fn opcodes_and_statuses_match_headers() {
     use ifc::opcodes::Opcode;
     use ifc::status::CmdStatus;
     let path = header_path();
-    let ifc_h = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let dev_h = std::fs::read_to_string(path.with_file_name("device.h")).expect("device.h next to mlx5_ifc.h");
+    let ifc_h =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let dev_h = std::fs::read_to_string(path.with_file_name("device.h"))
+        .expect("device.h next to mlx5_ifc.h");
     let ops = enum_values(&ifc_h, "MLX5_CMD_OP_");
     assert!(ops.len() > 100);
     for op in Opcode::ALL {
         let name = op.name().trim_start_matches('_');
-        assert_eq!(ops.get(name), Some(&u64::from(*op as u16)), "MLX5_CMD_OP_{name}");
+        assert_eq!(
+            ops.get(name),
+            Some(&u64::from(*op as u16)),
+            "MLX5_CMD_OP_{name}"
+        );
     }
     let st = enum_values(&dev_h, "MLX5_CMD_STAT_");
     for s in CmdStatus::ALL {
-        assert_eq!(st.get(s.name()), Some(&u64::from(*s as u8)), "MLX5_CMD_STAT_{}", s.name());
+        assert_eq!(
+            st.get(s.name()),
+            Some(&u64::from(*s as u8)),
+            "MLX5_CMD_STAT_{}",
+            s.name()
+        );
     }
     let ev = enum_values(&dev_h, "MLX5_EVENT_TYPE_");
     use ifc::eqe::event_type as e;
-    for (name, v) in [("COMP", e::COMP), ("CMD", e::CMD), ("PAGE_REQUEST", e::PAGE_REQUEST), ("PORT_CHANGE", e::PORT_CHANGE),
-        ("CQ_ERROR", e::CQ_ERROR), ("INTERNAL_ERROR", e::INTERNAL_ERROR), ("PAGE_FAULT", e::PAGE_FAULT),
-        ("NIC_VPORT_CHANGE", e::NIC_VPORT_CHANGE), ("GENERAL_EVENT", e::GENERAL_EVENT), ("WQ_CATAS_ERROR", e::WQ_CATAS_ERROR)] {
+    for (name, v) in [
+        ("COMP", e::COMP),
+        ("CMD", e::CMD),
+        ("PAGE_REQUEST", e::PAGE_REQUEST),
+        ("PORT_CHANGE", e::PORT_CHANGE),
+        ("CQ_ERROR", e::CQ_ERROR),
+        ("INTERNAL_ERROR", e::INTERNAL_ERROR),
+        ("PAGE_FAULT", e::PAGE_FAULT),
+        ("NIC_VPORT_CHANGE", e::NIC_VPORT_CHANGE),
+        ("GENERAL_EVENT", e::GENERAL_EVENT),
+        ("WQ_CATAS_ERROR", e::WQ_CATAS_ERROR),
+    ] {
         assert_eq!(ev.get(name), Some(&u64::from(v)), "MLX5_EVENT_TYPE_{name}");
     }
 }

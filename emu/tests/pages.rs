@@ -23,7 +23,14 @@ struct Ring {
 }
 
 fn initialized(mem: usize) -> (Host, Ring) {
-    let mut h = Host::with_mem(EmuConfig { boot_pages: 16, init_pages: 32, ..Default::default() }, mem);
+    let mut h = Host::with_mem(
+        EmuConfig {
+            boot_pages: 16,
+            init_pages: 32,
+            ..Default::default()
+        },
+        mem,
+    );
     h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
     give_pages(&mut h, 48);
     h.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);
@@ -33,14 +40,25 @@ fn initialized(mem: usize) -> (Host, Ring) {
     let buf = h.alloc(4096, 4096);
     h.mem.write(buf, &vec![1u8; 64 << log]).unwrap();
     let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
-    eqc::LOG_EQ_SIZE.set(&mut inp[0x10..], u64::from(log)).unwrap();
+    eqc::LOG_EQ_SIZE
+        .set(&mut inp[0x10..], u64::from(log))
+        .unwrap();
     eqc::UAR_PAGE.set(&mut inp[0x10..], u64::from(uar)).unwrap();
     let mask = 1u64 << event_type::PAGE_REQUEST;
     inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8].copy_from_slice(&mask.to_be_bytes());
     inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
     let out = h.ok(&inp, 16);
     let eqn = create_eq_out::EQ_NUMBER.get(&out).unwrap() as u8;
-    (h, Ring { eqn, buf, uar, log, ci: 0 })
+    (
+        h,
+        Ring {
+            eqn,
+            buf,
+            uar,
+            log,
+            ci: 0,
+        },
+    )
 }
 
 /// Reads every new EQE (page requests: signed num_pages) and publishes the
@@ -60,7 +78,10 @@ fn drain(h: &Host, r: &mut Ring) -> Vec<i32> {
         r.ci += 1;
     }
     let off = u64::from(r.uar) * 4096 + 0x48;
-    h.dev.bar0_write(off, &((u32::from(r.eqn) << 24) | (r.ci & 0xff_ffff)).to_be_bytes());
+    h.dev.bar0_write(
+        off,
+        &((u32::from(r.eqn) << 24) | (r.ci & 0xff_ffff)).to_be_bytes(),
+    );
     h.dev.step();
     got
 }
@@ -77,7 +98,10 @@ fn many_requests_back_to_back_wait_for_eq_room_and_are_answered_in_order() {
     let rep = handle(&h.dev, &json!({"cmd":"page_requests","num_pages":list}));
     assert_eq!(rep["ok"], true, "{rep}");
     let p = pages(&h);
-    assert_eq!((p["requests_sent"].as_u64(), p["requests_queued"].as_u64()), (Some(8), Some(12)));
+    assert_eq!(
+        (p["requests_sent"].as_u64(), p["requests_queued"].as_u64()),
+        (Some(8), Some(12))
+    );
     assert_eq!(p["requests_outstanding"], 8);
     let mut seen = Vec::new();
     while seen.len() < list.len() {
@@ -92,7 +116,10 @@ fn many_requests_back_to_back_wait_for_eq_room_and_are_answered_in_order() {
         if *n > 0 {
             give_pages(&mut h, *n as usize);
         } else {
-            assert_eq!(take_pages(&mut h, n.unsigned_abs() as usize).len(), n.unsigned_abs() as usize);
+            assert_eq!(
+                take_pages(&mut h, n.unsigned_abs() as usize).len(),
+                n.unsigned_abs() as usize
+            );
         }
     }
     let p = pages(&h);
@@ -102,12 +129,22 @@ fn many_requests_back_to_back_wait_for_eq_room_and_are_answered_in_order() {
     assert_eq!(p["held"], 48);
     assert_eq!(p["outstanding_requests"], json!({}));
     // A pattern repeated: count requests.
-    let rep = handle(&h.dev, &json!({"cmd":"page_requests","pattern":[3,-3],"count":5}));
+    let rep = handle(
+        &h.dev,
+        &json!({"cmd":"page_requests","pattern":[3,-3],"count":5}),
+    );
     assert_eq!(
-        (rep["ok"].clone(), rep["requests"].clone(), rep["net_pages"].clone()),
+        (
+            rep["ok"].clone(),
+            rep["requests"].clone(),
+            rep["net_pages"].clone()
+        ),
         (json!(true), json!(5), json!(3))
     );
-    assert_eq!(handle(&h.dev, &json!({"cmd":"page_requests","num_pages":[0]}))["ok"], false);
+    assert_eq!(
+        handle(&h.dev, &json!({"cmd":"page_requests","num_pages":[0]}))["ok"],
+        false
+    );
 }
 
 #[test]
@@ -125,11 +162,20 @@ fn gives_and_takes_above_50000_pages() {
     // The driver caps a take at 50,000; the firmware asks again for the rest.
     assert_eq!(take_pages(&mut h, 50_000).len(), 50_000);
     let p = pages(&h);
-    assert_eq!((p["requests_answered"].as_u64(), p["requests_reasked"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(
+        (
+            p["requests_answered"].as_u64(),
+            p["requests_reasked"].as_u64()
+        ),
+        (Some(2), Some(1))
+    );
     assert_eq!(drain(&h, &mut r), [-10_000]);
     assert_eq!(take_pages(&mut h, 10_000).len(), 10_000);
     let p = pages(&h);
-    assert_eq!((p["requests_sent"].as_u64(), p["requests_answered"].as_u64()), (Some(3), Some(3)));
+    assert_eq!(
+        (p["requests_sent"].as_u64(), p["requests_answered"].as_u64()),
+        (Some(3), Some(3))
+    );
     assert_eq!(p["held"], 48);
     // A take never returns more than 50,000, whatever is asked.
     h.dev.page_request(55_000, false).unwrap();
@@ -149,14 +195,23 @@ fn unanswered_requests_are_counted_when_the_function_goes_away() {
     drain(&h, &mut r);
     give_pages(&mut h, 5);
     let p = pages(&h);
-    assert_eq!((p["requests_answered"].as_u64(), p["requests_outstanding"].as_u64()), (Some(1), Some(2)));
+    assert_eq!(
+        (
+            p["requests_answered"].as_u64(),
+            p["requests_outstanding"].as_u64()
+        ),
+        (Some(1), Some(2))
+    );
     // Teardown and reclaim without answering the other two.
     h.ok(
         &input(
             16,
             Opcode::TEARDOWN_HCA as u16,
             0,
-            &[(mlx5_emu::ifc::cmds::teardown_hca_in::PROFILE, u64::from(teardown_profile::GRACEFUL_CLOSE))],
+            &[(
+                mlx5_emu::ifc::cmds::teardown_hca_in::PROFILE,
+                u64::from(teardown_profile::GRACEFUL_CLOSE),
+            )],
         ),
         16,
     );
@@ -164,7 +219,14 @@ fn unanswered_requests_are_counted_when_the_function_goes_away() {
     while !take_pages(&mut h, 64).is_empty() {}
     h.ok(&input(16, Opcode::DISABLE_HCA as u16, 0, &[]), 16);
     let p = pages(&h);
-    assert_eq!((p["requests_answered"].as_u64(), p["requests_unanswered"].as_u64()), (Some(2), Some(1)), "{p}");
+    assert_eq!(
+        (
+            p["requests_answered"].as_u64(),
+            p["requests_unanswered"].as_u64()
+        ),
+        (Some(2), Some(1)),
+        "{p}"
+    );
     assert_eq!(p["requests_outstanding"], 0);
 }
 
@@ -177,31 +239,57 @@ fn take_fault_from_the_control_socket() {
             16,
             Opcode::TEARDOWN_HCA as u16,
             0,
-            &[(mlx5_emu::ifc::cmds::teardown_hca_in::PROFILE, u64::from(teardown_profile::GRACEFUL_CLOSE))],
+            &[(
+                mlx5_emu::ifc::cmds::teardown_hca_in::PROFILE,
+                u64::from(teardown_profile::GRACEFUL_CLOSE),
+            )],
         ),
         16,
     );
-    assert_eq!(handle(&h.dev, &json!({"cmd":"take_fault","mode":"never_given","count":2}))["ok"], true);
+    assert_eq!(
+        handle(
+            &h.dev,
+            &json!({"cmd":"take_fault","mode":"never_given","count":2})
+        )["ok"],
+        true
+    );
     for _ in 0..2 {
         let got = take_pages(&mut h, 4);
         assert_eq!(got.len(), 4);
-        assert!(got.iter().all(|a| !extra.contains(a) && *a >= mlx5_emu::fw::pages::NEVER_GIVEN_BASE));
+        assert!(got
+            .iter()
+            .all(|a| !extra.contains(a) && *a >= mlx5_emu::fw::pages::NEVER_GIVEN_BASE));
     }
     assert_eq!(pages(&h)["held"], 58, "nothing left the ledger");
     assert_eq!(pages(&h)["take_faults"], 2);
     // Count used up: normal again.
     assert_eq!(take_pages(&mut h, 4).len(), 4);
-    assert_eq!(handle(&h.dev, &json!({"cmd":"take_fault","mode":"duplicate"}))["ok"], true);
+    assert_eq!(
+        handle(&h.dev, &json!({"cmd":"take_fault","mode":"duplicate"}))["ok"],
+        true
+    );
     let got = take_pages(&mut h, 4);
     assert_eq!(got.len(), 4);
     assert!(got.iter().all(|a| *a == got[0]));
     assert_eq!(pages(&h)["held"], 53);
     let a = extra[0];
-    assert_eq!(handle(&h.dev, &json!({"cmd":"take_fault","addrs":[a, 0x7000],"count":1}))["ok"], true);
+    assert_eq!(
+        handle(
+            &h.dev,
+            &json!({"cmd":"take_fault","addrs":[a, 0x7000],"count":1})
+        )["ok"],
+        true
+    );
     let got = take_pages(&mut h, 4);
     assert_eq!(got, vec![a, 0x7000]);
-    assert_eq!(handle(&h.dev, &json!({"cmd":"take_fault","mode":"off"}))["ok"], true);
-    assert_eq!(handle(&h.dev, &json!({"cmd":"take_fault","mode":"bogus"}))["ok"], false);
+    assert_eq!(
+        handle(&h.dev, &json!({"cmd":"take_fault","mode":"off"}))["ok"],
+        true
+    );
+    assert_eq!(
+        handle(&h.dev, &json!({"cmd":"take_fault","mode":"bogus"}))["ok"],
+        false
+    );
     assert!(pages(&h)["take_fault"].is_null());
 }
 
@@ -218,7 +306,10 @@ fn take_answers_count_pages_not_yet_given_as_not_held() {
     assert_eq!(take_pages(&mut h, 4).len(), 4);
     give_pages(&mut h, 7);
     let p = pages(&h);
-    assert_eq!((p["requests_answered"].as_u64(), p["held"].as_u64()), (Some(3), Some(55)));
+    assert_eq!(
+        (p["requests_answered"].as_u64(), p["held"].as_u64()),
+        (Some(3), Some(55))
+    );
     // Now the 7 are pinned.
     assert!(take_pages(&mut h, 7).is_empty());
 }

@@ -52,29 +52,50 @@ fn serves_qemu_style_client_and_exits_on_disconnect() {
     let server = vfio_user::Server::new(&sock, true, irq_table, vfio::regions()).unwrap();
     let d2 = Arc::clone(&dev);
     let srv = std::thread::spawn(move || {
-        let mut b = vfio::Backend { dev: d2, mem, irqs, unreachable_maps: 0 };
+        let mut b = vfio::Backend {
+            dev: d2,
+            mem,
+            irqs,
+            unreachable_maps: 0,
+        };
         server.run(&mut b)
     });
 
     let mut c = vfio_user::Client::new(&sock).unwrap();
     let mut b4 = [0u8; 4];
-    c.region_read(VFIO_PCI_CONFIG_REGION_INDEX, 0, &mut b4).unwrap();
+    c.region_read(VFIO_PCI_CONFIG_REGION_INDEX, 0, &mut b4)
+        .unwrap();
     assert_eq!(u32::from_le_bytes(b4), 0x1017_15b3);
-    c.region_read(VFIO_PCI_BAR0_REGION_INDEX, 4, &mut b4).unwrap();
+    c.region_read(VFIO_PCI_BAR0_REGION_INDEX, 4, &mut b4)
+        .unwrap();
     assert_eq!(u32::from_be_bytes(b4) >> 16, 5);
     // Enable bus mastering and MSI-X, hand over guest RAM and vector 0.
-    c.region_write(VFIO_PCI_CONFIG_REGION_INDEX, 4, &6u16.to_le_bytes()).unwrap();
-    c.region_write(VFIO_PCI_CONFIG_REGION_INDEX, 0x9e, &0x803fu16.to_le_bytes()).unwrap();
+    c.region_write(VFIO_PCI_CONFIG_REGION_INDEX, 4, &6u16.to_le_bytes())
+        .unwrap();
+    c.region_write(VFIO_PCI_CONFIG_REGION_INDEX, 0x9e, &0x803fu16.to_le_bytes())
+        .unwrap();
     let ram = memfd();
     c.dma_map(0, GPA, SIZE, ram.as_raw_fd()).unwrap();
     let ev = eventfd();
-    c.set_irqs(VFIO_PCI_MSIX_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &[ev.as_raw_fd()])
-        .unwrap();
+    c.set_irqs(
+        VFIO_PCI_MSIX_IRQ_INDEX,
+        VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER,
+        0,
+        1,
+        &[ev.as_raw_fd()],
+    )
+    .unwrap();
 
     // Command queue at GPA, ENABLE_HCA in slot 0.
     let q = GPA;
-    c.region_write(VFIO_PCI_BAR0_REGION_INDEX, 0x10, &((q >> 32) as u32).to_be_bytes()).unwrap();
-    c.region_write(VFIO_PCI_BAR0_REGION_INDEX, 0x14, &(q as u32).to_be_bytes()).unwrap();
+    c.region_write(
+        VFIO_PCI_BAR0_REGION_INDEX,
+        0x10,
+        &((q >> 32) as u32).to_be_bytes(),
+    )
+    .unwrap();
+    c.region_write(VFIO_PCI_BAR0_REGION_INDEX, 0x14, &(q as u32).to_be_bytes())
+        .unwrap();
     let mut e = [0u8; 64];
     e[entry_off::TYPE] = cl::CMD_TYPE_PCI;
     e[entry_off::INLEN..entry_off::INLEN + 4].copy_from_slice(&16u32.to_be_bytes());
@@ -84,13 +105,15 @@ fn serves_qemu_style_client_and_exits_on_disconnect() {
     e[entry_off::STATUS_OWN] = 1;
     e[entry_off::SIG] = cl::entry_signature(&e);
     ram.write_all_at(&e, 0).unwrap();
-    c.region_write(VFIO_PCI_BAR0_REGION_INDEX, 0x18, &1u32.to_be_bytes()).unwrap();
+    c.region_write(VFIO_PCI_BAR0_REGION_INDEX, 0x18, &1u32.to_be_bytes())
+        .unwrap();
     let start = std::time::Instant::now();
     let mut so = [1u8];
     while so[0] & 1 == 1 {
         assert!(start.elapsed().as_secs() < 5, "command not completed");
         std::thread::sleep(std::time::Duration::from_millis(1));
-        ram.read_exact_at(&mut so, entry_off::STATUS_OWN as u64).unwrap();
+        ram.read_exact_at(&mut so, entry_off::STATUS_OWN as u64)
+            .unwrap();
     }
     assert_eq!(so[0], 0);
     assert!(dev.fw().func.enabled);

@@ -76,7 +76,9 @@ fn device_execute(bus: &mut Bus, entry: &mut [u8; ENTRY_SIZE], check_block_sigs:
         if p % 1024 != 0 {
             return 0x05;
         }
-        let Some(b) = bus.blocks.get(&p) else { return 0x05 };
+        let Some(b) = bus.blocks.get(&p) else {
+            return 0x05;
+        };
         if be32(&b[0x238..]) != n {
             return 0x03;
         }
@@ -101,7 +103,9 @@ fn device_execute(bus: &mut Bus, entry: &mut [u8; ENTRY_SIZE], check_block_sigs:
     let mut off = 16;
     let mut n = 0u32;
     while off < outlen {
-        let Some(b) = bus.blocks.get_mut(&p) else { return 0x04 };
+        let Some(b) = bus.blocks.get_mut(&p) else {
+            return 0x04;
+        };
         if be32(&b[0x238..]) != n || b[0x23d] != token {
             return 0x03;
         }
@@ -127,11 +131,17 @@ fn run(len_in: usize, len_out: usize, checksums: bool, tokens: &mut TokenGen) {
     let mut entry = [0u8; ENTRY_SIZE];
     let mut inline_in = [0u8; 16];
     let ih = {
-        let mut c = Chain { bus: &mut bus, addrs: in_addrs };
+        let mut c = Chain {
+            bus: &mut bus,
+            addrs: in_addrs,
+        };
         mailbox::write_input(&mut inline_in, &mut c, &input, token, checksums).unwrap()
     };
     let oh = {
-        let mut c = Chain { bus: &mut bus, addrs: out_addrs.clone() };
+        let mut c = Chain {
+            bus: &mut bus,
+            addrs: out_addrs.clone(),
+        };
         let h = mailbox::link_chain(&mut c, len_out, token).unwrap();
         if checksums {
             mailbox::seal_chain(&mut c, h.nblocks);
@@ -152,15 +162,24 @@ fn run(len_in: usize, len_out: usize, checksums: bool, tokens: &mut TokenGen) {
     assert_eq!(ds, 0, "delivery status for in {len_in} out {len_out}");
     entry[entry_off::STATUS_OWN] = ds << 1; // ownership back to SW
 
-    let out_inline: [u8; 16] = entry[entry_off::OUT..entry_off::OUT + 16].try_into().unwrap();
+    let out_inline: [u8; 16] = entry[entry_off::OUT..entry_off::OUT + 16]
+        .try_into()
+        .unwrap();
     let (opcode, op_mod) = status::input_header(&inline_in);
     status::decode(opcode, op_mod, entry[entry_off::STATUS_OWN], &out_inline).unwrap();
     let mut output = vec![0u8; len_out];
-    let c = Chain { bus: &mut bus, addrs: out_addrs };
+    let c = Chain {
+        bus: &mut bus,
+        addrs: out_addrs,
+    };
     mailbox::read_output(&out_inline, &c, len_out, &mut output).unwrap();
     let expect: Vec<u8> = input[16..].iter().rev().copied().collect();
     let m = expect.len().min(len_out.saturating_sub(16));
-    assert_eq!(&output[16..16 + m], &expect[..m], "in {len_in} out {len_out}");
+    assert_eq!(
+        &output[16..16 + m],
+        &expect[..m],
+        "in {len_in} out {len_out}"
+    );
 }
 
 #[test]
@@ -185,10 +204,19 @@ fn round_trips_with_block_checksums() {
 fn wrong_token_is_a_token_error() {
     let mut bus = Bus::default();
     let addrs = vec![bus.alloc()];
-    let mut c = Chain { bus: &mut bus, addrs };
+    let mut c = Chain {
+        bus: &mut bus,
+        addrs,
+    };
     let mut inline = [0u8; 16];
-    let h = mailbox::write_input(&mut inline, &mut c, &[1u8; 100], Token::new(5).unwrap(), false)
-        .unwrap();
+    let h = mailbox::write_input(
+        &mut inline,
+        &mut c,
+        &[1u8; 100],
+        Token::new(5).unwrap(),
+        false,
+    )
+    .unwrap();
     let mut entry = [0u8; ENTRY_SIZE];
     entry[entry_off::INLEN..entry_off::INLEN + 4].copy_from_slice(&h.len.to_be_bytes());
     entry[entry_off::IN_PTR..entry_off::IN_PTR + 8].copy_from_slice(&h.ptr.to_be_bytes());

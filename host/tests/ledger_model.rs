@@ -27,7 +27,10 @@ impl PageStore for Store {
         self.0.remove(&(func, host))
     }
     fn first(&self, func: FuncKey) -> Option<(u64, HostPage)> {
-        self.0.range((func, 0)..=(func, u64::MAX)).next().map(|(k, v)| (k.1, *v))
+        self.0
+            .range((func, 0)..=(func, u64::MAX))
+            .next()
+            .map(|(k, v)| (k.1, *v))
     }
     fn find_partial(&self, func: FuncKey, full: u64) -> Option<u64> {
         self.0
@@ -67,14 +70,19 @@ fn run(host_page: u64, seed: u64, steps: usize) {
             // give one page: a free chunk if any, else a new host page
             0..=3 => match l.give_free_chunk(&mut s, func) {
                 Some(a) => {
-                    assert!(given.insert((func, a)), "step {step}: chunk {a:#x} given twice");
+                    assert!(
+                        given.insert((func, a)),
+                        "step {step}: chunk {a:#x} given twice"
+                    );
                     assert!(hosts.contains(&(func, a & !(host_page - 1))));
                 }
                 None => {
                     // the model agrees there is no free chunk for func
                     let chunks = host_page / FW_PAGE_SIZE;
                     for &(f, h) in hosts.iter().filter(|(f, _)| *f == func) {
-                        let n = (0..chunks).filter(|c| given.contains(&(f, h + c * FW_PAGE_SIZE))).count();
+                        let n = (0..chunks)
+                            .filter(|c| given.contains(&(f, h + c * FW_PAGE_SIZE)))
+                            .count();
                         assert_eq!(n as u64, chunks, "step {step}: free chunk missed in {h:#x}");
                     }
                     next_host += host_page * (1 + rng.below(3));
@@ -86,15 +94,20 @@ fn run(host_page: u64, seed: u64, steps: usize) {
             },
             // take a page the device holds
             4..=6 => {
-                let mine: Vec<u64> =
-                    given.iter().filter(|(f, _)| *f == func).map(|&(_, a)| a).collect();
+                let mine: Vec<u64> = given
+                    .iter()
+                    .filter(|(f, _)| *f == func)
+                    .map(|&(_, a)| a)
+                    .collect();
                 if mine.is_empty() {
                     continue;
                 }
                 let a = mine[rng.below(mine.len() as u64) as usize];
                 given.remove(&(func, a));
                 let h = a & !(host_page - 1);
-                let rest = given.iter().any(|&(f, b)| f == func && b & !(host_page - 1) == h);
+                let rest = given
+                    .iter()
+                    .any(|&(f, b)| f == func && b & !(host_page - 1) == h);
                 match l.take(&mut s, func, a).unwrap() {
                     Released::Kept => assert!(rest, "step {step}"),
                     Released::HostPageFree(x) => {
@@ -108,7 +121,10 @@ fn run(host_page: u64, seed: u64, steps: usize) {
             // bogus take: not given (free chunk, unknown page, other function)
             7 => {
                 let a = next_host + host_page * 100 + FW_PAGE_SIZE * rng.below(4);
-                assert!(matches!(l.take(&mut s, func, a), Err(LedgerError::UnknownPage(_))));
+                assert!(matches!(
+                    l.take(&mut s, func, a),
+                    Err(LedgerError::UnknownPage(_))
+                ));
                 if let Some(&(f, a)) = given.iter().next() {
                     let other = (f + 1) % 3;
                     if !given.contains(&(other, a)) {

@@ -140,7 +140,10 @@ impl Caps {
             (g::LOG_MAX_XRCD, 16),
             (g::LOG_UAR_PAGE_SZ, 0),
             (g::DEVICE_FREQUENCY_KHZ, u64::from(cfg.device_frequency_khz)),
-            (g::DEVICE_FREQUENCY_MHZ, u64::from(cfg.device_frequency_khz / 1000)),
+            (
+                g::DEVICE_FREQUENCY_MHZ,
+                u64::from(cfg.device_frequency_khz / 1000),
+            ),
             (g::NUM_OF_UARS_PER_PAGE, 1),
             (g::NUM_VHCA_PORTS, 1),
             (g::SW_OWNER_ID, 1),
@@ -156,7 +159,10 @@ impl Caps {
         set(&mut c, g::CACHE_LINE_128BYTE, 0);
         set(&mut c, g::LOG_MAX_QP, 12);
         set(&mut c, g::RELEASE_ALL_PAGES, 0);
-        Caps { gen_cur: c, gen_max: m }
+        Caps {
+            gen_cur: c,
+            gen_max: m,
+        }
     }
 
     /// The capability block for `ty` (`cur` = current values), `None` if unknown.

@@ -64,7 +64,11 @@ fn be64(b: &[u8], off: usize) -> u64 {
 }
 
 fn delivery(status: DeliveryStatus, why: impl Into<String>) -> FetchError {
-    FetchError::Delivery { status, dma: None, why: why.into() }
+    FetchError::Delivery {
+        status,
+        dma: None,
+        why: why.into(),
+    }
 }
 
 /// Walks a mailbox chain of `n` blocks starting at `first`, checking alignment,
@@ -104,28 +108,55 @@ fn walk_chain(
     for i in 0..n {
         // The first pointer comes from the entry (bits 8:0 reserved), later ones from a
         // block's next_pointer (bits 9:0 reserved).
-        let align = if i == 0 { ENTRY_PTR_ALIGN } else { cl::BLOCK_ALIGN };
+        let align = if i == 0 {
+            ENTRY_PTR_ALIGN
+        } else {
+            cl::BLOCK_ALIGN
+        };
         if !addr.is_multiple_of(align) {
-            return Err(delivery(bad_ptr, format!("block {i} pointer {addr:#x} not {align}-byte aligned")));
+            return Err(delivery(
+                bad_ptr,
+                format!("block {i} pointer {addr:#x} not {align}-byte aligned"),
+            ));
         }
         if let Err(e) = mem.read(addr, &mut block) {
-            return Err(FetchError::Delivery { status: bad_ptr, dma: Some(e), why: format!("block {i}: {e}") });
+            return Err(FetchError::Delivery {
+                status: bad_ptr,
+                dma: Some(e),
+                why: format!("block {i}: {e}"),
+            });
         }
         let num = be32(&block, block_off::BLOCK_NUM);
         if num as usize != i {
-            return Err(delivery(DeliveryStatus::BAD_BLK_NUM_ERR, format!("block {i} carries block_num {num}")));
+            return Err(delivery(
+                DeliveryStatus::BAD_BLK_NUM_ERR,
+                format!("block {i} carries block_num {num}"),
+            ));
         }
         if block[block_off::TOKEN] != token {
             return Err(delivery(
                 DeliveryStatus::TOKEN_ERR,
-                format!("block {i} token {:#x} != entry token {token:#x}", block[block_off::TOKEN]),
+                format!(
+                    "block {i} token {:#x} != entry token {token:#x}",
+                    block[block_off::TOKEN]
+                ),
             ));
         }
-        if block[block_off::RSVD0..block_off::NEXT].iter().any(|&b| b != 0) || block[block_off::RSVD1] != 0 {
-            return Err(delivery(DeliveryStatus::RES_FLD_NOT_CLR_ERR, format!("block {i} reserved bytes not zero")));
+        if block[block_off::RSVD0..block_off::NEXT]
+            .iter()
+            .any(|&b| b != 0)
+            || block[block_off::RSVD1] != 0
+        {
+            return Err(delivery(
+                DeliveryStatus::RES_FLD_NOT_CLR_ERR,
+                format!("block {i} reserved bytes not zero"),
+            ));
         }
         if sigs && !cl::block_signatures_ok(&block) {
-            return Err(delivery(DeliveryStatus::SIGNATURE_ERR, format!("block {i} signature")));
+            return Err(delivery(
+                DeliveryStatus::SIGNATURE_ERR,
+                format!("block {i} signature"),
+            ));
         }
         addrs.push(addr);
         if want_data {
@@ -137,10 +168,16 @@ fn walk_chain(
 }
 
 /// Reads slot `slot` of the queue at `queue` and validates it.
-pub fn fetch(mem: &dyn GuestMemory, queue: u64, slot: usize, sigs: bool) -> Result<Fetched, FetchError> {
+pub fn fetch(
+    mem: &dyn GuestMemory,
+    queue: u64,
+    slot: usize,
+    sigs: bool,
+) -> Result<Fetched, FetchError> {
     let entry_addr = queue + (slot as u64) * (1u64 << crate::regs::LOG_CMDQ_STRIDE);
     let mut entry = [0u8; cl::ENTRY_SIZE];
-    mem.read(entry_addr, &mut entry).map_err(FetchError::EntryDma)?;
+    mem.read(entry_addr, &mut entry)
+        .map_err(FetchError::EntryDma)?;
     // Hardware executes only entries it owns (`mlx5_ifc_cmd_queue_entry_bits.ownership`,
     // set by software before the doorbell: upstream `cmd_work_handler`).
     if entry[entry_off::STATUS_OWN] & cl::OWN_HW == 0 {
@@ -149,7 +186,10 @@ pub fn fetch(mem: &dyn GuestMemory, queue: u64, slot: usize, sigs: bool) -> Resu
     // type 7 = PCI command transport (upstream `MLX5_PCI_CMD_XPORT`); anything else is
     // delivery status 0x10 "bad command descriptor type" (upstream cmd.c).
     if entry[entry_off::TYPE] != cl::CMD_TYPE_PCI {
-        return Err(delivery(DeliveryStatus::CMD_DATA_ERR, format!("entry type {}", entry[entry_off::TYPE])));
+        return Err(delivery(
+            DeliveryStatus::CMD_DATA_ERR,
+            format!("entry type {}", entry[entry_off::TYPE]),
+        ));
     }
     // Entry signature: checked only with cap cmdif_checksum set (upstream signs every
     // entry, `set_signature`, but keeps checksums off; what firmware does then is not
@@ -160,7 +200,10 @@ pub fn fetch(mem: &dyn GuestMemory, queue: u64, slot: usize, sigs: bool) -> Resu
     // reserved_at_8 (bytes 1..4) and reserved_at_1f0 (byte 0x3e) of
     // `mlx5_ifc_cmd_queue_entry_bits`: delivery status 0x9 (upstream zeroes the entry).
     if entry[1..4] != [0, 0, 0] || entry[0x3e] != 0 {
-        return Err(delivery(DeliveryStatus::RES_FLD_NOT_CLR_ERR, "entry reserved bytes not zero"));
+        return Err(delivery(
+            DeliveryStatus::RES_FLD_NOT_CLR_ERR,
+            "entry reserved bytes not zero",
+        ));
     }
     let inlen = be32(&entry, entry_off::INLEN) as usize;
     let outlen = be32(&entry, entry_off::OUTLEN) as usize;
@@ -168,31 +211,66 @@ pub fn fetch(mem: &dyn GuestMemory, queue: u64, slot: usize, sigs: bool) -> Resu
     // `mlx5_ifc_cmd_out_bits` status/syndrome), at most MAX_MSG_LEN (our bound); else
     // delivery status 0x7 / 0x8 (upstream cmd.c `*_LENGTH_ERR`).
     if !(8..=MAX_MSG_LEN).contains(&inlen) {
-        return Err(delivery(DeliveryStatus::INPUT_LEN_ERR, format!("inlen {inlen}")));
+        return Err(delivery(
+            DeliveryStatus::INPUT_LEN_ERR,
+            format!("inlen {inlen}"),
+        ));
     }
     if !(8..=MAX_MSG_LEN).contains(&outlen) {
-        return Err(delivery(DeliveryStatus::OUTPUT_LEN_ERR, format!("outlen {outlen}")));
+        return Err(delivery(
+            DeliveryStatus::OUTPUT_LEN_ERR,
+            format!("outlen {outlen}"),
+        ));
     }
     let token = entry[entry_off::TOKEN];
     let in_ptr = be64(&entry, entry_off::IN_PTR);
     let out_ptr = be64(&entry, entry_off::OUT_PTR);
     let nin = cl::blocks_for(inlen);
     let nout = cl::blocks_for(outlen);
-    let (_, in_data) =
-        walk_chain(mem, in_ptr, nin, token, sigs, DeliveryStatus::BAD_INPUT_PTR_ERR, true)?;
-    let (out_blocks, _) =
-        walk_chain(mem, out_ptr, nout, token, sigs, DeliveryStatus::BAD_OUTPUT_PTR_ERR, false)?;
+    let (_, in_data) = walk_chain(
+        mem,
+        in_ptr,
+        nin,
+        token,
+        sigs,
+        DeliveryStatus::BAD_INPUT_PTR_ERR,
+        true,
+    )?;
+    let (out_blocks, _) = walk_chain(
+        mem,
+        out_ptr,
+        nout,
+        token,
+        sigs,
+        DeliveryStatus::BAD_OUTPUT_PTR_ERR,
+        false,
+    )?;
     let mut input = Vec::with_capacity(inlen);
     input.extend_from_slice(&entry[entry_off::IN..entry_off::IN + cl::INLINE_LEN.min(inlen)]);
     if inlen > cl::INLINE_LEN {
         input.extend_from_slice(&in_data[..inlen - cl::INLINE_LEN]);
     }
-    Ok(Fetched { slot, entry_addr, entry, input, out_blocks, outlen, token })
+    Ok(Fetched {
+        slot,
+        entry_addr,
+        entry,
+        input,
+        out_blocks,
+        outlen,
+        token,
+    })
 }
 
 /// Writes only a delivery status (ownership cleared) into the entry at `entry_addr`.
-pub fn complete_status(mem: &dyn GuestMemory, entry_addr: u64, status: DeliveryStatus) -> Result<(), DmaError> {
-    mem.write(entry_addr + entry_off::STATUS_OWN as u64, &[(status as u8) << 1])
+pub fn complete_status(
+    mem: &dyn GuestMemory,
+    entry_addr: u64,
+    status: DeliveryStatus,
+) -> Result<(), DmaError> {
+    mem.write(
+        entry_addr + entry_off::STATUS_OWN as u64,
+        &[(status as u8) << 1],
+    )
 }
 
 /// Writes `output` (exactly `outlen` bytes) back and clears ownership.
@@ -213,7 +291,9 @@ pub fn complete(
 ) -> Result<bool, DmaError> {
     let mut applied = false;
     let block_hit = |i: usize, field: CorruptField| {
-        corrupt.filter(|c| c.field == field && c.block.is_none_or(|b| b == i)).map(|c| c.value)
+        corrupt
+            .filter(|c| c.field == field && c.block.is_none_or(|b| b == i))
+            .map(|c| c.value)
     };
     let inline = output.len().min(cl::INLINE_LEN);
     let mut rest = output.get(cl::INLINE_LEN..).unwrap_or(&[]);
@@ -264,7 +344,10 @@ pub fn complete(
     let mut entry = f.entry;
     entry[entry_off::OUT..entry_off::OUT + cl::INLINE_LEN].fill(0);
     entry[entry_off::OUT..entry_off::OUT + inline].copy_from_slice(&output[..inline]);
-    mem.write(f.entry_addr + entry_off::OUT as u64, &entry[entry_off::OUT..entry_off::OUT + cl::INLINE_LEN])?;
+    mem.write(
+        f.entry_addr + entry_off::OUT as u64,
+        &entry[entry_off::OUT..entry_off::OUT + cl::INLINE_LEN],
+    )?;
     let mut status_own = (status as u8) << 1;
     let mut extra: Vec<(usize, Vec<u8>)> = Vec::new();
     if let Some(c) = corrupt.filter(|c| !c.field.in_block()) {
@@ -296,7 +379,10 @@ pub fn complete(
         if let Some(c) = entry_sig_bad {
             entry[entry_off::SIG] = c.value.map_or(entry[entry_off::SIG] ^ 0x5a, |v| v as u8);
         }
-        mem.write(f.entry_addr + entry_off::SIG as u64, &[entry[entry_off::SIG]])?;
+        mem.write(
+            f.entry_addr + entry_off::SIG as u64,
+            &[entry[entry_off::SIG]],
+        )?;
     }
     // Ownership goes back last.
     mem.write(f.entry_addr + entry_off::STATUS_OWN as u64, &[status_own])?;

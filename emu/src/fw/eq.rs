@@ -60,7 +60,15 @@ pub struct Eq {
 
 impl Eq {
     /// A fresh EQ (nothing written, not armed).
-    pub fn new(eqn: u8, log_size: u8, uar_page: u32, intr: u16, log_page_size: u8, pas: Vec<u64>, mask: [u64; 4]) -> Self {
+    pub fn new(
+        eqn: u8,
+        log_size: u8,
+        uar_page: u32,
+        intr: u16,
+        log_page_size: u8,
+        pas: Vec<u64>,
+        mask: [u64; 4],
+    ) -> Self {
         Eq {
             eqn,
             log_size,
@@ -92,7 +100,8 @@ impl Eq {
     fn doorbell_seen(&mut self, at: Instant) {
         if let Some(t) = self.irq_at.take() {
             let ns = at.saturating_duration_since(t).as_nanos();
-            self.irq_to_doorbell.record(u64::try_from(ns).unwrap_or(u64::MAX));
+            self.irq_to_doorbell
+                .record(u64::try_from(ns).unwrap_or(u64::MAX));
         }
     }
 
@@ -114,7 +123,9 @@ impl Eq {
     /// True if event type `t` is routed to this EQ.
     pub fn subscribed(&self, t: u8) -> bool {
         let w = usize::from(t / 64);
-        self.mask.get(w).is_some_and(|m| m & (1u64 << (t % 64)) != 0)
+        self.mask
+            .get(w)
+            .is_some_and(|m| m & (1u64 << (t % 64)) != 0)
     }
 
     fn entry_addr(&self, index: u32) -> Option<u64> {
@@ -184,7 +195,10 @@ impl EqTable {
             return Posted::Lost(eqn);
         }
         let Some(addr) = eq.entry_addr(eq.pi) else {
-            return Posted::Dma(DmaError { addr: 0, len: EQE_SIZE });
+            return Posted::Dma(DmaError {
+                addr: 0,
+                len: EQE_SIZE,
+            });
         };
         let mut eqe = [0u8; EQE_SIZE];
         eqe[eqe_off::TYPE] = t;
@@ -306,7 +320,9 @@ impl EqTable {
         let mut keep = VecDeque::new();
         while let Some((n, data)) = self.waiting.pop_front() {
             if n == eqn && keep.is_empty() {
-                if let Posted::Lost(_) = self.write_eqe(n, event_type::CMD, 0, &data, mem, irq, msix_ok) {
+                if let Posted::Lost(_) =
+                    self.write_eqe(n, event_type::CMD, 0, &data, mem, irq, msix_ok)
+                {
                     keep.push_back((n, data));
                 }
             } else {

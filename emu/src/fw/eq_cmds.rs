@@ -4,7 +4,10 @@ use super::eq::{Eq, Posted};
 use super::util::{bad_param, get, need_in, need_out, put, CmdResult};
 use super::{syndrome, Env, Firmware};
 use crate::ifc::caps::cmd_hca_cap as g;
-use crate::ifc::eq::{self as e, create_eq_in, create_eq_out, destroy_eq_in, eq_state, eqc, gen_eqe_in, query_eq_in, query_eq_out};
+use crate::ifc::eq::{
+    self as e, create_eq_in, create_eq_out, destroy_eq_in, eq_state, eqc, gen_eqe_in, query_eq_in,
+    query_eq_out,
+};
 use crate::ifc::status::CmdStatus;
 
 fn be64(b: &[u8], off: usize) -> u64 {
@@ -27,7 +30,11 @@ impl Firmware {
         // PRM CREATE_EQ); log_page_size is bounded by its 5-bit field only.
         let bad = get(ctx, eqc::PAGE_OFFSET)? != 0
             || u64::from(log_size) > self.caps.cur(g::LOG_MAX_EQ_SZ)
-            || intr >= self.cfg.msix_vectors.clamp(1, crate::config::MAX_MSIX_VECTORS)
+            || intr
+                >= self
+                    .cfg
+                    .msix_vectors
+                    .clamp(1, crate::config::MAX_MSIX_VECTORS)
             || !self.uars.contains(&uar);
         if bad {
             self.stats.violation(format!(
@@ -39,8 +46,14 @@ impl Firmware {
         // them) and upstream writes 0: non-zero is a violation; refusing it is strict rule
         // eq_ctx_device_fields (no PRM source says firmware checks them).
         let device_fields = [eqc::STATUS, eqc::CONSUMER_COUNTER, eqc::PRODUCER_COUNTER];
-        if let Some(f) = device_fields.iter().find(|f| f.get(ctx).is_some_and(|v| v != 0)) {
-            self.stats.violation(format!("CREATE_EQ: device-owned EQ context field {} not zero", f.name));
+        if let Some(f) = device_fields
+            .iter()
+            .find(|f| f.get(ctx).is_some_and(|v| v != 0))
+        {
+            self.stats.violation(format!(
+                "CREATE_EQ: device-owned EQ context field {} not zero",
+                f.name
+            ));
             if self.strict.eq_ctx_device_fields {
                 return Err(bad_param());
             }
@@ -53,21 +66,33 @@ impl Firmware {
         let page = 4096u64 << log_page_size;
         let npas = bytes.div_ceil(page) as usize;
         need_in(input, e::PAS_OFFSET + 8 * npas)?;
-        let pas: Vec<u64> = (0..npas).map(|i| be64(input, e::PAS_OFFSET + 8 * i)).collect();
+        let pas: Vec<u64> = (0..npas)
+            .map(|i| be64(input, e::PAS_OFFSET + 8 * i))
+            .collect();
         // Buffer pages: 4 KiB aligned (pas entries carry address bits 63:12) and in guest
         // memory (a DMA target). Address 0 is not special.
-        if let Some(a) = pas.iter().find(|&&a| a % 4096 != 0 || !env.mem.is_mapped(a, page.min(bytes))) {
-            self.stats.violation(format!("CREATE_EQ: bad buffer page {a:#x}"));
+        if let Some(a) = pas
+            .iter()
+            .find(|&&a| a % 4096 != 0 || !env.mem.is_mapped(a, page.min(bytes)))
+        {
+            self.stats
+                .violation(format!("CREATE_EQ: bad buffer page {a:#x}"));
             return Err(bad_param());
         }
         let mut mask = [0u64; 4];
         for (i, m) in mask.iter_mut().enumerate() {
             *m = be64(input, e::EVENT_BITMASK_OFFSET + 8 * i);
         }
-        let eqn = self.eqs.free_eqn().ok_or((CmdStatus::LIM_ERR, syndrome::LIMIT))?;
+        let eqn = self
+            .eqs
+            .free_eqn()
+            .ok_or((CmdStatus::LIM_ERR, syndrome::LIMIT))?;
         put(out, create_eq_out::EQ_NUMBER, u64::from(eqn))?;
         let _ = get(input, create_eq_in::OPCODE)?;
-        self.eqs.eqs.insert(eqn, Eq::new(eqn, log_size, uar, intr, log_page_size, pas, mask));
+        self.eqs.eqs.insert(
+            eqn,
+            Eq::new(eqn, log_size, uar, intr, log_page_size, pas, mask),
+        );
         Ok(())
     }
 
@@ -83,7 +108,11 @@ impl Firmware {
 
     pub(super) fn query_eq(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
         let eqn = get(input, query_eq_in::EQ_NUMBER)? as u8;
-        let eq = self.eqs.eqs.get(&eqn).ok_or((CmdStatus::BAD_RES_ERR, syndrome::BAD_RESOURCE))?;
+        let eq = self
+            .eqs
+            .eqs
+            .get(&eqn)
+            .ok_or((CmdStatus::BAD_RES_ERR, syndrome::BAD_RESOURCE))?;
         need_out(out, e::EQC_OFFSET + eqc::BYTES)?;
         let pas = eq.pas.clone();
         {
@@ -92,7 +121,15 @@ impl Firmware {
             put(ctx, eqc::UAR_PAGE, u64::from(eq.uar_page))?;
             put(ctx, eqc::INTR, u64::from(eq.intr))?;
             put(ctx, eqc::LOG_PAGE_SIZE, u64::from(eq.log_page_size))?;
-            put(ctx, eqc::ST, u64::from(if eq.armed { eq_state::ARMED } else { eq_state::FIRED }))?;
+            put(
+                ctx,
+                eqc::ST,
+                u64::from(if eq.armed {
+                    eq_state::ARMED
+                } else {
+                    eq_state::FIRED
+                }),
+            )?;
             put(ctx, eqc::CONSUMER_COUNTER, u64::from(eq.ci & 0xff_ffff))?;
             put(ctx, eqc::PRODUCER_COUNTER, u64::from(eq.pi & 0xff_ffff))?;
         }
@@ -110,7 +147,9 @@ impl Firmware {
 
     pub(super) fn gen_eqe(&mut self, env: &Env<'_>, input: &[u8]) -> CmdResult {
         let eqn = get(input, gen_eqe_in::EQ_NUMBER)? as u8;
-        let eqe = gen_eqe_in::EQE.bytes(input).ok_or((CmdStatus::BAD_INP_LEN_ERR, syndrome::BAD_INPUT_LEN))?;
+        let eqe = gen_eqe_in::EQE
+            .bytes(input)
+            .ok_or((CmdStatus::BAD_INP_LEN_ERR, syndrome::BAD_INPUT_LEN))?;
         if !self.eqs.eqs.contains_key(&eqn) {
             return Err((CmdStatus::BAD_RES_ERR, syndrome::BAD_RESOURCE));
         }
@@ -118,7 +157,10 @@ impl Firmware {
         let sub = eqe[crate::ifc::eqe::eqe_off::SUB_TYPE];
         let mut data = [0u8; 28];
         data.copy_from_slice(&eqe[0x20..0x3c]);
-        match self.eqs.post_to(eqn, t, sub, &data, env.mem, env.irq, env.msix_ok) {
+        match self
+            .eqs
+            .post_to(eqn, t, sub, &data, env.mem, env.irq, env.msix_ok)
+        {
             Posted::Dma(err) => {
                 self.stats.dma_error(format!("GEN_EQE: {err}"));
                 Err((CmdStatus::INT_ERR, syndrome::BAD_RESOURCE))

@@ -55,7 +55,10 @@ impl Firmware {
         log::debug!(
             "{}({raw:#x}) op_mod {:#x} inlen {} outlen {outlen}: status {status:#x}",
             crate::ifc::opcodes::opcode_name(raw),
-            u16::from_be_bytes([input.get(6).copied().unwrap_or(0), input.get(7).copied().unwrap_or(0)]),
+            u16::from_be_bytes([
+                input.get(6).copied().unwrap_or(0),
+                input.get(7).copied().unwrap_or(0)
+            ]),
             input.len()
         );
         if status != 0 {

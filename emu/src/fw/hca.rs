@@ -19,7 +19,9 @@ impl Firmware {
     // vport_group_manager / ECPF), so only 0 is valid. Enabling an enabled function is
     // BAD_SYS_STATE (PRM start-up sequence: ENABLE_HCA once, before anything else).
     pub(super) fn enable_hca(&mut self, input: &[u8]) -> CmdResult {
-        if get(input, enable_hca_in::FUNCTION_ID)? != 0 || get(input, enable_hca_in::EMBEDDED_CPU_FUNCTION)? != 0 {
+        if get(input, enable_hca_in::FUNCTION_ID)? != 0
+            || get(input, enable_hca_in::EMBEDDED_CPU_FUNCTION)? != 0
+        {
             return Err(bad_param());
         }
         if self.func.enabled {
@@ -104,7 +106,9 @@ impl Firmware {
             // Observation only: the bytes past cmd_hca_cap are the reserved tail of
             // hca_cap_union, which upstream's handle_hca_cap leaves zero.
             let end = input.len().min(CAP_OFFSET + CAP_UNION_BYTES);
-            let tail = input.get(CAP_OFFSET + super::caps::CAP_BYTES..end).unwrap_or(&[]);
+            let tail = input
+                .get(CAP_OFFSET + super::caps::CAP_BYTES..end)
+                .unwrap_or(&[]);
             let nonzero = tail.iter().filter(|b| **b != 0).count() as u64;
             self.observed.set_general_caps += 1;
             self.observed.set_cap_tail_bytes_last = nonzero;
@@ -154,7 +158,11 @@ impl Firmware {
             teardown_profile::FORCE_CLOSE if self.knobs.force_state_fail => {
                 // Knob: the command succeeds, the HCA stays open.
                 self.func.teardowns[usize::from(profile)] += 1;
-                put(out, teardown_hca_out::STATE, u64::from(teardown_state::FAIL))
+                put(
+                    out,
+                    teardown_hca_out::STATE,
+                    u64::from(teardown_state::FAIL),
+                )
             }
             teardown_profile::GRACEFUL_CLOSE | teardown_profile::FORCE_CLOSE => {
                 let leftover_eqs = self.eqs.eqs.len();
@@ -170,7 +178,11 @@ impl Firmware {
                 self.stop_uars();
                 self.func.teardowns[usize::from(profile)] += 1;
                 self.timeline.teardown = Some(std::time::Instant::now());
-                put(out, teardown_hca_out::STATE, u64::from(teardown_state::SUCCESS))
+                put(
+                    out,
+                    teardown_hca_out::STATE,
+                    u64::from(teardown_state::SUCCESS),
+                )
             }
             teardown_profile::PREPARE_FAST_TEARDOWN => {
                 if self.caps.cur(crate::ifc::caps::cmd_hca_cap::FAST_TEARDOWN) == 0 {
@@ -179,12 +191,20 @@ impl Firmware {
                 if self.knobs.prepare_fast_state_fail {
                     // Knob: answered with the fallback state, nothing prepared.
                     self.func.teardowns[2] += 1;
-                    return put(out, teardown_hca_out::STATE, u64::from(teardown_state::FAIL));
+                    return put(
+                        out,
+                        teardown_hca_out::STATE,
+                        u64::from(teardown_state::FAIL),
+                    );
                 }
                 self.func.fast_prepared = true;
                 self.func.teardowns[2] += 1;
                 self.timeline.prepare_fast = Some(std::time::Instant::now());
-                put(out, teardown_hca_out::STATE, u64::from(teardown_state::SUCCESS))
+                put(
+                    out,
+                    teardown_hca_out::STATE,
+                    u64::from(teardown_state::SUCCESS),
+                )
             }
             _ => Err(bad_param()),
         }
@@ -195,7 +215,9 @@ impl Firmware {
         if !self.func.initialized {
             return Err(bad_state());
         }
-        let b = set_driver_version_in::DRIVER_VERSION.bytes(input).unwrap_or(&input[input.len().min(16)..]);
+        let b = set_driver_version_in::DRIVER_VERSION
+            .bytes(input)
+            .unwrap_or(&input[input.len().min(16)..]);
         let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
         self.func.driver_version = String::from_utf8_lossy(&b[..end]).into_owned();
         Ok(())
@@ -232,7 +254,8 @@ impl Firmware {
         // Unknown UAR: BAD_RES. One an EQ still rings: a violation (upstream destroys its
         // EQs first); refused only with strict rule dealloc_uar_in_use.
         if self.eqs.eqs.values().any(|e| e.uar_page == idx) {
-            self.stats.violation(format!("DEALLOC_UAR of UAR {idx} while an EQ uses it"));
+            self.stats
+                .violation(format!("DEALLOC_UAR of UAR {idx} while an EQ uses it"));
             if self.strict.dealloc_uar_in_use {
                 return Err((CmdStatus::BAD_RES_STATE_ERR, syndrome::RESOURCE_BUSY));
             }

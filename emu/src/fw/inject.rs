@@ -59,12 +59,18 @@ impl CorruptField {
 
     /// The control-socket name.
     pub fn name(self) -> &'static str {
-        Self::ALL.iter().find(|(_, f)| *f == self).map_or("?", |(n, _)| n)
+        Self::ALL
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map_or("?", |(n, _)| n)
     }
 
     /// True for fields of an output mailbox (need an output of more than 16 bytes).
     pub fn in_block(self) -> bool {
-        matches!(self, Self::BlockNum | Self::BlockToken | Self::BlockNext | Self::BlockSig)
+        matches!(
+            self,
+            Self::BlockNum | Self::BlockToken | Self::BlockNext | Self::BlockSig
+        )
     }
 }
 
@@ -103,7 +109,12 @@ pub struct Injections {
 impl Injections {
     /// Adds a rule.
     pub fn add(&mut self, opcode: Option<u16>, action: Action, count: Option<u32>) {
-        self.rules.push(Rule { opcode, action, remaining: count, hits: 0 });
+        self.rules.push(Rule {
+            opcode,
+            action,
+            remaining: count,
+            hits: 0,
+        });
     }
 
     /// Removes every rule.

@@ -30,7 +30,13 @@ pub struct LatencyHist {
 
 impl Default for LatencyHist {
     fn default() -> Self {
-        LatencyHist { counts: vec![0; BUCKETS], count: 0, sum_ns: 0, min_ns: 0, max_ns: 0 }
+        LatencyHist {
+            counts: vec![0; BUCKETS],
+            count: 0,
+            sum_ns: 0,
+            min_ns: 0,
+            max_ns: 0,
+        }
     }
 }
 
@@ -63,7 +69,11 @@ impl LatencyHist {
         if let Some(c) = self.counts.get_mut(bucket(ns)) {
             *c += 1;
         }
-        self.min_ns = if self.count == 0 { ns } else { self.min_ns.min(ns) };
+        self.min_ns = if self.count == 0 {
+            ns
+        } else {
+            self.min_ns.min(ns)
+        };
         self.max_ns = self.max_ns.max(ns);
         self.count += 1;
         self.sum_ns = self.sum_ns.saturating_add(ns);
@@ -79,7 +89,9 @@ impl LatencyHist {
         if self.count == 0 {
             return 0;
         }
-        let rank = ((p / 100.0) * self.count as f64).ceil().clamp(1.0, self.count as f64) as u64;
+        let rank = ((p / 100.0) * self.count as f64)
+            .ceil()
+            .clamp(1.0, self.count as f64) as u64;
         if rank == self.count {
             return self.max_ns;
         }
@@ -106,12 +118,28 @@ mod tests {
     #[test]
     fn buckets_cover_values_in_order_within_error() {
         let mut last = 0;
-        for v in [0u64, 1, 15, 16, 17, 31, 32, 1000, 65_535, 1 << 20, (1 << 40) - 1] {
+        for v in [
+            0u64,
+            1,
+            15,
+            16,
+            17,
+            31,
+            32,
+            1000,
+            65_535,
+            1 << 20,
+            (1 << 40) - 1,
+        ] {
             let b = bucket(v);
             assert!(b >= last, "bucket of {v} went backwards");
             last = b;
             let (lo, w) = bucket_range(b);
-            assert!(lo <= v && v < lo + w, "{v} not in bucket [{lo}, {})", lo + w);
+            assert!(
+                lo <= v && v < lo + w,
+                "{v} not in bucket [{lo}, {})",
+                lo + w
+            );
             assert!(w * 16 <= lo.max(16), "bucket of {v} too wide: {w}");
         }
         assert_eq!(bucket(u64::MAX), BUCKETS - 1);

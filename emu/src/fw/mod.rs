@@ -5,8 +5,8 @@
 
 pub mod caps;
 pub mod cmdq;
-mod eq_cmds;
 pub mod eq;
+mod eq_cmds;
 mod exec;
 mod hca;
 pub mod inject;
@@ -226,11 +226,14 @@ impl Firmware {
         // driver instance, all slots idle; a slot still executing belongs to hardware
         // (`ownership`, mlx5_ifc_cmd_queue_entry_bits) and is not re-read.
         if self.func.quiesced {
-            self.stats.violation(format!("doorbell for slot {slot} after fast teardown"));
+            self.stats
+                .violation(format!("doorbell for slot {slot} after fast teardown"));
             return;
         }
         if queue == 0 {
-            self.stats.violation(format!("doorbell for slot {slot} before the queue address was set"));
+            self.stats.violation(format!(
+                "doorbell for slot {slot} before the queue address was set"
+            ));
             return;
         }
         if queue != self.busy_queue {
@@ -238,7 +241,9 @@ impl Firmware {
             self.busy_queue = queue;
         }
         if self.busy_slots & (1 << slot) != 0 {
-            self.stats.violation(format!("doorbell for slot {slot} while it is still executing"));
+            self.stats.violation(format!(
+                "doorbell for slot {slot} while it is still executing"
+            ));
             return;
         }
         // Command completions are reported by EQE (type 0x0a, slot bitmap in data dword
@@ -249,7 +254,8 @@ impl Firmware {
         let f = match cmdq::fetch(env.mem, queue, slot, sigs) {
             Ok(f) => f,
             Err(cmdq::FetchError::NotOwned) => {
-                self.stats.violation(format!("doorbell for slot {slot} owned by software"));
+                self.stats
+                    .violation(format!("doorbell for slot {slot} owned by software"));
                 return;
             }
             Err(cmdq::FetchError::EntryDma(e)) => {
@@ -260,7 +266,8 @@ impl Firmware {
                 if let Some(e) = dma {
                     self.stats.dma_error(format!("slot {slot}: {e}"));
                 }
-                self.stats.violation(format!("slot {slot}: {} ({why})", status.name()));
+                self.stats
+                    .violation(format!("slot {slot}: {} ({why})", status.name()));
                 *self.stats.delivery_errors.entry(status as u8).or_default() += 1;
                 let addr = queue + (slot as u64) * cl::ENTRY_SIZE as u64;
                 if let Err(e) = cmdq::complete_status(env.mem, addr, status) {
@@ -300,7 +307,9 @@ impl Firmware {
             }
             other => {
                 match other {
-                    Some(inject::Action::Delay(ms)) => delay = Some(std::time::Duration::from_millis(ms)),
+                    Some(inject::Action::Delay(ms)) => {
+                        delay = Some(std::time::Duration::from_millis(ms))
+                    }
                     Some(inject::Action::BadOutputSignature) => {
                         corrupt = Some(inject::Corruption {
                             field: inject::CorruptField::BlockSig,
@@ -317,7 +326,9 @@ impl Firmware {
         // Completion order: our choice, configurable (`jitter`, `--jitter-us`): in order
         // by default, random latency below the bound when set.
         if delay.is_none() && self.jitter_us > 0 {
-            delay = Some(std::time::Duration::from_micros(self.next_random() % self.jitter_us));
+            delay = Some(std::time::Duration::from_micros(
+                self.next_random() % self.jitter_us,
+            ));
         }
         if let Some(d) = delay {
             self.busy_slots |= 1 << slot;
@@ -333,12 +344,30 @@ impl Firmware {
         self.finish(env, &f, &output, corrupt, eqe);
     }
 
-    fn finish(&mut self, env: &Env<'_>, f: &cmdq::Fetched, output: &[u8], corrupt: Option<inject::Corruption>, eqe: bool) {
+    fn finish(
+        &mut self,
+        env: &Env<'_>,
+        f: &cmdq::Fetched,
+        output: &[u8],
+        corrupt: Option<inject::Corruption>,
+        eqe: bool,
+    ) {
         let sigs = self.caps.signatures();
-        match cmdq::complete(env.mem, f, output, DeliveryStatus::OK, sigs, corrupt.as_ref()) {
+        match cmdq::complete(
+            env.mem,
+            f,
+            output,
+            DeliveryStatus::OK,
+            sigs,
+            corrupt.as_ref(),
+        ) {
             Ok(applied) => {
                 if let Some(c) = corrupt {
-                    let name = if applied { c.field.name() } else { "not_applicable" };
+                    let name = if applied {
+                        c.field.name()
+                    } else {
+                        "not_applicable"
+                    };
                     *self.stats.corruptions.entry(name).or_default() += 1;
                     let op = u16::from_be_bytes([f.input[0], f.input[1]]);
                     log::info!(
@@ -346,11 +375,17 @@ impl Firmware {
                         crate::ifc::opcodes::opcode_name(op),
                         f.slot,
                         c.field.name(),
-                        if applied { "" } else { " (not applicable: no output mailbox)" }
+                        if applied {
+                            ""
+                        } else {
+                            " (not applicable: no output mailbox)"
+                        }
                     );
                 }
             }
-            Err(e) => self.stats.dma_error(format!("slot {} completion: {e}", f.slot)),
+            Err(e) => self
+                .stats
+                .dma_error(format!("slot {} completion: {e}", f.slot)),
         }
         self.busy_slots &= !(1 << f.slot);
         if eqe {
@@ -362,7 +397,8 @@ impl Firmware {
         let mut data = [0u8; 28];
         data[0..4].copy_from_slice(&(1u32 << slot).to_be_bytes());
         if let eq::Posted::Dma(e) =
-            self.eqs.post(event_type::CMD, 0, &data, env.mem, env.irq, env.msix_ok)
+            self.eqs
+                .post(event_type::CMD, 0, &data, env.mem, env.irq, env.msix_ok)
         {
             self.stats.dma_error(format!("command EQE: {e}"));
         }
@@ -391,12 +427,25 @@ impl Firmware {
     /// back; `release_all`: firmware dropped every page of the function). Any number
     /// may be outstanding (upstream answers each on an ordered workqueue; the PRM sets
     /// no limit). While the pages EQ is full the request waits, in order, for room.
-    pub fn page_request(&mut self, env: &Env<'_>, func: u16, num_pages: i32, release_all: bool) -> Result<(), String> {
+    pub fn page_request(
+        &mut self,
+        env: &Env<'_>,
+        func: u16,
+        num_pages: i32,
+        release_all: bool,
+    ) -> Result<(), String> {
         if self.func.quiesced || !self.func.enabled {
             return Err("function is not enabled".into());
         }
-        if release_all && self.caps.cur(crate::ifc::caps::cmd_hca_cap::RELEASE_ALL_PAGES) == 0 {
-            return Err("release-all requests need cap release_all_pages enabled by the driver".into());
+        if release_all
+            && self
+                .caps
+                .cur(crate::ifc::caps::cmd_hca_cap::RELEASE_ALL_PAGES)
+                == 0
+        {
+            return Err(
+                "release-all requests need cap release_all_pages enabled by the driver".into(),
+            );
         }
         if !release_all && num_pages == 0 {
             return Err("num_pages must not be 0".into());
@@ -404,7 +453,12 @@ impl Firmware {
         if self.eqs.route(event_type::PAGE_REQUEST).is_none() {
             return Err("no EQ subscribes to page requests".into());
         }
-        self.ledger.requests.queued.push_back(pages::Queued { func, num_pages, release_all, reask: false });
+        self.ledger.requests.queued.push_back(pages::Queued {
+            func,
+            num_pages,
+            release_all,
+            reask: false,
+        });
         self.pump_page_requests(env);
         Ok(())
     }
@@ -412,16 +466,30 @@ impl Firmware {
     /// Writes queued page requests into the pages EQ while it has room.
     pub fn pump_page_requests(&mut self, env: &Env<'_>) {
         while let Some(q) = self.ledger.requests.queued.front().copied() {
-            let Some(eqn) = self.eqs.route(event_type::PAGE_REQUEST) else { return };
+            let Some(eqn) = self.eqs.route(event_type::PAGE_REQUEST) else {
+                return;
+            };
             if self.eqs.eqs.get(&eqn).is_none_or(|e| e.full()) {
                 return;
             }
             let mut data = [0u8; 28];
-            let flags = if q.release_all { PAGE_REQ_RELEASE_ALL } else { 0 };
+            let flags = if q.release_all {
+                PAGE_REQ_RELEASE_ALL
+            } else {
+                0
+            };
             data[0..2].copy_from_slice(&flags.to_be_bytes());
             data[2..4].copy_from_slice(&q.func.to_be_bytes());
             data[4..8].copy_from_slice(&q.num_pages.to_be_bytes());
-            match self.eqs.post_to(eqn, event_type::PAGE_REQUEST, 0, &data, env.mem, env.irq, env.msix_ok) {
+            match self.eqs.post_to(
+                eqn,
+                event_type::PAGE_REQUEST,
+                0,
+                &data,
+                env.mem,
+                env.irq,
+                env.msix_ok,
+            ) {
                 eq::Posted::Written(_) => {
                     self.ledger.requests.queued.pop_front();
                     if q.release_all {
@@ -434,13 +502,17 @@ impl Firmware {
                         continue;
                     }
                     if q.num_pages > 0 {
-                        self.ledger.runtime_demand = self.ledger.runtime_demand.saturating_add(q.num_pages as u32);
+                        self.ledger.runtime_demand = self
+                            .ledger
+                            .runtime_demand
+                            .saturating_add(q.num_pages as u32);
                     } else {
                         // Firmware no longer needs these pages: they become returnable.
                         let n = q.num_pages.unsigned_abs();
                         let from_runtime = n.min(self.ledger.runtime_demand);
                         self.ledger.runtime_demand -= from_runtime;
-                        self.ledger.released_credit = self.ledger.released_credit.saturating_add(n - from_runtime);
+                        self.ledger.released_credit =
+                            self.ledger.released_credit.saturating_add(n - from_runtime);
                     }
                 }
                 eq::Posted::Dma(e) => {
@@ -487,10 +559,13 @@ impl Firmware {
             if !self.strict.eq_doorbell_after_stop {
                 return;
             }
-            self.stats.violation(format!("EQ doorbell on UAR page {page} after the function stopped"));
+            self.stats.violation(format!(
+                "EQ doorbell on UAR page {page} after the function stopped"
+            ));
             return;
         }
-        self.stats.violation(format!("EQ doorbell on unallocated UAR page {page}"));
+        self.stats
+            .violation(format!("EQ doorbell on unallocated UAR page {page}"));
     }
 
     /// Handles the driver's write of nic_interface; returns the readback value.
@@ -513,7 +588,9 @@ impl Firmware {
             self.deferred.clear();
             return Some(val);
         }
-        self.stats.violation(format!("nic_interface {val} written without a prepared fast teardown"));
+        self.stats.violation(format!(
+            "nic_interface {val} written without a prepared fast teardown"
+        ));
         None
     }
 }

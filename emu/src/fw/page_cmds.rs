@@ -4,7 +4,9 @@ use super::pages::{GiveError, Queued};
 use super::util::{bad_param, get, need_in, put, CmdResult};
 use super::{syndrome, Env, Firmware};
 use crate::ifc::opcodes::{manage_pages_op_mod as mp, query_pages_op_mod as qp};
-use crate::ifc::pages::{self as p, manage_pages_in, manage_pages_out, query_pages_in, query_pages_out};
+use crate::ifc::pages::{
+    self as p, manage_pages_in, manage_pages_out, query_pages_in, query_pages_out,
+};
 use crate::ifc::status::CmdStatus;
 
 impl Firmware {
@@ -24,7 +26,12 @@ impl Firmware {
         put(out, query_pages_out::NUM_PAGES, u64::from(n as u32))
     }
 
-    pub(super) fn manage_pages(&mut self, env: &Env<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
+    pub(super) fn manage_pages(
+        &mut self,
+        env: &Env<'_>,
+        input: &[u8],
+        out: &mut [u8],
+    ) -> CmdResult {
         let op_mod = get(input, manage_pages_in::OP_MOD)? as u16;
         let func = get(input, manage_pages_in::FUNCTION_ID)? as u16;
         if func != 0 || get(input, manage_pages_in::EMBEDDED_CPU_FUNCTION)? != 0 {
@@ -42,10 +49,14 @@ impl Firmware {
                 Ok(())
             }
             mp::ALLOCATION_SUCCESS => {
-                let end = n.checked_mul(8).and_then(|b| b.checked_add(p::PAS_OFFSET)).ok_or_else(bad_param)?;
+                let end = n
+                    .checked_mul(8)
+                    .and_then(|b| b.checked_add(p::PAS_OFFSET))
+                    .ok_or_else(bad_param)?;
                 need_in(input, end)?;
-                let addrs: Vec<u64> =
-                    (0..n).filter_map(|i| p::pas_get(input, p::PAS_OFFSET, i)).collect();
+                let addrs: Vec<u64> = (0..n)
+                    .filter_map(|i| p::pas_get(input, p::PAS_OFFSET, i))
+                    .collect();
                 if let Err(e) = self.ledger.give(func, &addrs, env.mem) {
                     let why = match e {
                         GiveError::Null => "null page address".to_string(),
@@ -53,7 +64,8 @@ impl Firmware {
                         GiveError::Unmapped(a) => format!("page {a:#x} outside guest memory"),
                         GiveError::Double(a) => format!("page {a:#x} given twice"),
                     };
-                    self.stats.violation(format!("MANAGE_PAGES give rejected: {why}"));
+                    self.stats
+                        .violation(format!("MANAGE_PAGES give rejected: {why}"));
                     return Err((CmdStatus::BAD_PARAM_ERR, syndrome::BAD_PAGE));
                 }
                 self.ledger.requests.on_give(func, addrs.len() as u32);
@@ -81,7 +93,11 @@ impl Firmware {
                     }
                     None => self.ledger.take(func, want, pinned),
                 };
-                put(out, manage_pages_out::OUTPUT_NUM_ENTRIES, pages.len() as u64)?;
+                put(
+                    out,
+                    manage_pages_out::OUTPUT_NUM_ENTRIES,
+                    pages.len() as u64,
+                )?;
                 for (i, a) in pages.iter().enumerate() {
                     p::pas_set(out, p::PAS_OFFSET, i, *a).ok_or_else(bad_param)?;
                 }
@@ -89,7 +105,10 @@ impl Firmware {
                 // the part of a request it did not ask for is asked again (upstream caps
                 // an event take at MAX_RECLAIM_NPAGES and relies on the firmware asking
                 // again).
-                let again = self.ledger.requests.on_take(func, n.min(u32::MAX as usize) as u32);
+                let again = self
+                    .ledger
+                    .requests
+                    .on_take(func, n.min(u32::MAX as usize) as u32);
                 for rest in &again {
                     self.ledger.requests.reasked += 1;
                     let rest = i32::try_from(*rest).unwrap_or(i32::MAX);

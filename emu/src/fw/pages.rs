@@ -110,12 +110,20 @@ impl Requests {
     /// Records a give/take request written to the EQ.
     pub fn sent(&mut self, func: u16, num_pages: i32) {
         self.sent += 1;
-        self.outstanding.push_back(PageReq { func, num_pages, done: 0 });
+        self.outstanding.push_back(PageReq {
+            func,
+            num_pages,
+            done: 0,
+        });
     }
 
     /// Pages outstanding give requests of `func` still wait for.
     pub fn pending_give_pages(&self, func: u16) -> u64 {
-        self.outstanding.iter().filter(|r| r.func == func && r.num_pages > 0).map(|r| u64::from(r.left())).sum()
+        self.outstanding
+            .iter()
+            .filter(|r| r.func == func && r.num_pages > 0)
+            .map(|r| u64::from(r.left()))
+            .sum()
     }
 
     /// Outstanding requests of `func`.
@@ -126,7 +134,10 @@ impl Requests {
     /// The oldest outstanding request of `func` with the sign of `give`; counts an
     /// answer out of order when an older request of the other sign is waiting.
     fn first(&mut self, func: u16, give: bool) -> Option<usize> {
-        let i = self.outstanding.iter().position(|r| r.func == func && (r.num_pages > 0) == give)?;
+        let i = self
+            .outstanding
+            .iter()
+            .position(|r| r.func == func && (r.num_pages > 0) == give)?;
         if self.outstanding.iter().take(i).any(|r| r.func == func) {
             self.out_of_order += 1;
         }
@@ -136,7 +147,9 @@ impl Requests {
     /// MANAGE_PAGES(give) of `pages` pages for `func` succeeded.
     pub fn on_give(&mut self, func: u16, mut pages: u32) {
         while pages > 0 {
-            let Some(i) = self.first(func, true) else { return };
+            let Some(i) = self.first(func, true) else {
+                return;
+            };
             let r = &mut self.outstanding[i];
             let k = pages.min(r.left());
             r.done += k;
@@ -164,7 +177,9 @@ impl Requests {
     pub fn on_take(&mut self, func: u16, mut asked: u32) -> Vec<u32> {
         let mut again = Vec::new();
         while asked > 0 {
-            let Some(i) = self.first(func, false) else { break };
+            let Some(i) = self.first(func, false) else {
+                break;
+            };
             let r = &mut self.outstanding[i];
             let k = asked.min(r.left());
             r.done += k;
@@ -174,7 +189,11 @@ impl Requests {
                 let extra = asked.min(r.num_pages.unsigned_abs().saturating_sub(r.done));
                 r.done += extra;
                 asked -= extra;
-                let r = self.outstanding.remove(i).unwrap_or(PageReq { func, num_pages: 0, done: 0 });
+                let r = self.outstanding.remove(i).unwrap_or(PageReq {
+                    func,
+                    num_pages: 0,
+                    done: 0,
+                });
                 self.answered += 1;
                 let rest = r.num_pages.unsigned_abs().saturating_sub(r.done);
                 if rest > 0 {
@@ -262,7 +281,12 @@ pub struct Ledger {
 impl Ledger {
     /// A ledger with the given demands.
     pub fn new(boot: u32, init: u32, regular: u32) -> Self {
-        Ledger { boot_demand: boot, init_demand: init, regular_demand: regular, ..Default::default() }
+        Ledger {
+            boot_demand: boot,
+            init_demand: init,
+            regular_demand: regular,
+            ..Default::default()
+        }
     }
 
     /// Pages held by `func`.
@@ -281,7 +305,12 @@ impl Ledger {
     }
 
     /// Validates and records a give.
-    pub fn give(&mut self, func: u16, addrs: &[u64], mem: &dyn GuestMemory) -> Result<(), GiveError> {
+    pub fn give(
+        &mut self,
+        func: u16,
+        addrs: &[u64],
+        mem: &dyn GuestMemory,
+    ) -> Result<(), GiveError> {
         let set = self.held.entry(func).or_default();
         let mut seen = HashSet::with_capacity(addrs.len());
         let check = |a: u64, seen: &mut HashSet<u64>| -> Result<(), GiveError> {
@@ -343,10 +372,18 @@ impl Ledger {
 
     /// The addresses a take of up to `n` pages returns under `fault`, changing the
     /// holdings as described by [`TakeFault`].
-    pub fn take_with_fault(&mut self, func: u16, n: u32, pinned: usize, fault: &TakeFault) -> Vec<u64> {
+    pub fn take_with_fault(
+        &mut self,
+        func: u16,
+        n: u32,
+        pinned: usize,
+        fault: &TakeFault,
+    ) -> Vec<u64> {
         let n = n.min(MAX_RECLAIM_NPAGES);
         match fault {
-            TakeFault::NeverGiven => (0..u64::from(n)).map(|i| NEVER_GIVEN_BASE + i * FW_PAGE_SIZE).collect(),
+            TakeFault::NeverGiven => (0..u64::from(n))
+                .map(|i| NEVER_GIVEN_BASE + i * FW_PAGE_SIZE)
+                .collect(),
             TakeFault::Duplicate => {
                 let avail = self.held(func).saturating_sub(pinned).min(n as usize);
                 match self.take(func, 1, pinned).first() {
@@ -383,14 +420,26 @@ mod tests {
         let mem = VecMemory::new(0x10_0000, 512 << 20);
         let mut l = Ledger::new(1, 1, 0);
         assert_eq!(l.give(0, &[0], &mem), Err(GiveError::Null));
-        assert_eq!(l.give(0, &[0x10_0800], &mem), Err(GiveError::Unaligned(0x10_0800)));
-        assert_eq!(l.give(0, &[0x9000_0000], &mem), Err(GiveError::Unmapped(0x9000_0000)));
-        assert_eq!(l.give(0, &[0x10_1000, 0x10_1000], &mem), Err(GiveError::Double(0x10_1000)));
+        assert_eq!(
+            l.give(0, &[0x10_0800], &mem),
+            Err(GiveError::Unaligned(0x10_0800))
+        );
+        assert_eq!(
+            l.give(0, &[0x9000_0000], &mem),
+            Err(GiveError::Unmapped(0x9000_0000))
+        );
+        assert_eq!(
+            l.give(0, &[0x10_1000, 0x10_1000], &mem),
+            Err(GiveError::Double(0x10_1000))
+        );
         assert_eq!(l.held(0), 0);
         assert_eq!(l.rejected_gives, 4);
         let pages: Vec<u64> = (0..60_000u64).map(|i| 0x10_0000 + i * 4096).collect();
         l.give(0, &pages, &mem).unwrap();
-        assert_eq!(l.give(0, &[0x10_0000], &mem), Err(GiveError::Double(0x10_0000)));
+        assert_eq!(
+            l.give(0, &[0x10_0000], &mem),
+            Err(GiveError::Double(0x10_0000))
+        );
         assert_eq!(l.take(0, 100_000, 0).len(), 50_000);
         assert_eq!(l.take(0, 100_000, 9_000).len(), 1_000);
         assert_eq!(l.held(0), 9_000);
@@ -441,7 +490,12 @@ mod tests {
         r.on_give(0, 7);
         assert_eq!((r.answered, r.cant_give, r.out_of_order), (3, 1, 1));
         r.sent(0, 3);
-        r.queued.push_back(Queued { func: 0, num_pages: 4, release_all: false, reask: false });
+        r.queued.push_back(Queued {
+            func: 0,
+            num_pages: 4,
+            release_all: false,
+            reask: false,
+        });
         r.drop_all();
         assert_eq!((r.unanswered, r.never_sent), (1, 1));
     }

@@ -14,7 +14,10 @@ use super::util::{bad_param, get, need_out, CmdResult};
 use super::{syndrome, Firmware};
 use crate::ifc::init_seg::encode_timeout;
 use crate::ifc::opcodes::access_reg_op_mod as am;
-use crate::ifc::regs::{access_register_in, dtor_reg, paos_reg, pmtu_reg, port_status, ptys_reg, reg_id, REG_DATA_OFFSET};
+use crate::ifc::regs::{
+    access_register_in, dtor_reg, paos_reg, pmtu_reg, port_status, ptys_reg, reg_id,
+    REG_DATA_OFFSET,
+};
 use crate::ifc::status::CmdStatus;
 
 /// PTYS IB link width 4x.
@@ -87,10 +90,22 @@ impl Firmware {
             }
             (reg_id::PAOS, am::READ) => {
                 let up = self.port_admin_up && self.port_link_up;
-                let admin = if self.port_admin_up { port_status::UP } else { port_status::DOWN };
-                let oper = if up { port_status::UP } else { port_status::DOWN };
-                paos_reg::ADMIN_STATUS.set(data_out, u64::from(admin)).ok_or_else(bad_param)?;
-                paos_reg::OPER_STATUS.set(data_out, u64::from(oper)).ok_or_else(bad_param)?;
+                let admin = if self.port_admin_up {
+                    port_status::UP
+                } else {
+                    port_status::DOWN
+                };
+                let oper = if up {
+                    port_status::UP
+                } else {
+                    port_status::DOWN
+                };
+                paos_reg::ADMIN_STATUS
+                    .set(data_out, u64::from(admin))
+                    .ok_or_else(bad_param)?;
+                paos_reg::OPER_STATUS
+                    .set(data_out, u64::from(oper))
+                    .ok_or_else(bad_param)?;
             }
             (reg_id::PMTU, am::READ) => {
                 for f in [pmtu_reg::MAX_MTU, pmtu_reg::ADMIN_MTU, pmtu_reg::OPER_MTU] {

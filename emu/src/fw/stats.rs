@@ -35,7 +35,12 @@ pub struct Stats {
 impl Stats {
     /// Records a command's status.
     pub fn command(&mut self, opcode: u16, status: u8) {
-        *self.commands.entry(opcode).or_default().entry(status).or_default() += 1;
+        *self
+            .commands
+            .entry(opcode)
+            .or_default()
+            .entry(status)
+            .or_default() += 1;
     }
 
     /// Records a protocol violation.

@@ -42,7 +42,12 @@ impl Strict {
             "dealloc_uar_in_use" => self.dealloc_uar_in_use = on,
             "eq_overrun_fatal" => self.eq_overrun_fatal = on,
             "eq_doorbell_after_stop" => self.eq_doorbell_after_stop = on,
-            _ => return Err(format!("unknown strict rule {name:?} (known: {})", Self::NAMES.join(", "))),
+            _ => {
+                return Err(format!(
+                    "unknown strict rule {name:?} (known: {})",
+                    Self::NAMES.join(", ")
+                ))
+            }
         }
         Ok(())
     }
@@ -65,7 +70,10 @@ mod tests {
     #[test]
     fn names_round_trip() {
         let mut s = Strict::default();
-        assert!(s.list().iter().all(|(_, on)| !on), "every rule off by default");
+        assert!(
+            s.list().iter().all(|(_, on)| !on),
+            "every rule off by default"
+        );
         for n in Strict::NAMES {
             s.set(n, true).unwrap();
         }

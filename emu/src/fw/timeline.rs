@@ -72,7 +72,14 @@ mod tests {
     #[test]
     fn intervals_need_both_ends_in_order() {
         let mut t = Timeline::default();
-        assert_eq!((t.fast_teardown_us(), t.graceful_teardown_us(), t.ms(t.prepare_fast)), (None, None, None));
+        assert_eq!(
+            (
+                t.fast_teardown_us(),
+                t.graceful_teardown_us(),
+                t.ms(t.prepare_fast)
+            ),
+            (None, None, None)
+        );
         let p = t.start + Duration::from_millis(5);
         t.prepare_fast = Some(p);
         assert_eq!(t.fast_teardown_us(), None);

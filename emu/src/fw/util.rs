@@ -1,8 +1,8 @@
 //! Helpers for handlers: field access mapped to command statuses.
 
+use super::syndrome;
 use crate::ifc::field::Field;
 use crate::ifc::status::CmdStatus;
-use super::syndrome;
 
 /// A failing command: status and syndrome.
 pub type CmdErr = (CmdStatus, u32);
@@ -12,12 +12,14 @@ pub type CmdResult = Result<(), CmdErr>;
 
 /// Reads an input field; a short input is a bad-input-length error.
 pub fn get(input: &[u8], f: Field) -> Result<u64, CmdErr> {
-    f.get(input).ok_or((CmdStatus::BAD_INP_LEN_ERR, syndrome::BAD_INPUT_LEN))
+    f.get(input)
+        .ok_or((CmdStatus::BAD_INP_LEN_ERR, syndrome::BAD_INPUT_LEN))
 }
 
 /// Writes an output field; a short output is a bad-output-length error.
 pub fn put(out: &mut [u8], f: Field, v: u64) -> CmdResult {
-    f.set(out, v).ok_or((CmdStatus::BAD_OUTP_LEN_ERR, syndrome::BAD_OUTPUT_LEN))
+    f.set(out, v)
+        .ok_or((CmdStatus::BAD_OUTP_LEN_ERR, syndrome::BAD_OUTPUT_LEN))
 }
 
 /// Requires `out` to hold at least `n` bytes.

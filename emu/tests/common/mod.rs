@@ -38,7 +38,11 @@ pub struct Host {
 
 impl Host {
     pub fn new() -> Self {
-        Self::with(EmuConfig { boot_pages: 16, init_pages: 32, ..Default::default() })
+        Self::with(EmuConfig {
+            boot_pages: 16,
+            init_pages: 32,
+            ..Default::default()
+        })
     }
 
     pub fn with(cfg: EmuConfig) -> Self {
@@ -53,7 +57,15 @@ impl Host {
         // Enable MSI-X (message control at cap 0x9c + 2).
         dev.config_write(0x9c + 2, &0x803fu16.to_le_bytes());
         dev.config_write(0x04, &0x0006u16.to_le_bytes());
-        let mut h = Host { dev, mem, irq, queue: 0, next: MEM_BASE, end: MEM_BASE + size as u64, token: 0 };
+        let mut h = Host {
+            dev,
+            mem,
+            irq,
+            queue: 0,
+            next: MEM_BASE,
+            end: MEM_BASE + size as u64,
+            token: 0,
+        };
         h.queue = h.alloc(4096, 4096);
         h.write32(is::CMDQ_ADDR_H, (h.queue >> 32) as u32);
         h.write32(is::CMDQ_ADDR_L_SZ, h.queue as u32);
@@ -96,7 +108,8 @@ impl Host {
             }
             let next = addrs.get(i + 1).copied().unwrap_or(0);
             b[block_off::NEXT..block_off::NEXT + 8].copy_from_slice(&next.to_be_bytes());
-            b[block_off::BLOCK_NUM..block_off::BLOCK_NUM + 4].copy_from_slice(&(i as u32).to_be_bytes());
+            b[block_off::BLOCK_NUM..block_off::BLOCK_NUM + 4]
+                .copy_from_slice(&(i as u32).to_be_bytes());
             b[block_off::TOKEN] = token;
             b[block_off::CTRL_SIG] = cl::block_ctrl_signature(&b);
             b[block_off::SIG] = cl::block_signature(&b);
@@ -108,11 +121,16 @@ impl Host {
     /// Writes entry + chains for `input` into `slot` (ownership set, not rung).
     pub fn prepare(&mut self, slot: usize, input: &[u8], outlen: usize) -> Prepared {
         let token = self.next_token();
-        let in_blocks = self.chain(input.get(16..).unwrap_or(&[]), cl::blocks_for(input.len()), token);
+        let in_blocks = self.chain(
+            input.get(16..).unwrap_or(&[]),
+            cl::blocks_for(input.len()),
+            token,
+        );
         let out_blocks = self.chain(&[], cl::blocks_for(outlen), token);
         let mut e = [0u8; 64];
         e[entry_off::TYPE] = cl::CMD_TYPE_PCI;
-        e[entry_off::INLEN..entry_off::INLEN + 4].copy_from_slice(&(input.len() as u32).to_be_bytes());
+        e[entry_off::INLEN..entry_off::INLEN + 4]
+            .copy_from_slice(&(input.len() as u32).to_be_bytes());
         let ip = in_blocks.first().copied().unwrap_or(0);
         e[entry_off::IN_PTR..entry_off::IN_PTR + 8].copy_from_slice(&ip.to_be_bytes());
         let n = input.len().min(16);
@@ -125,12 +143,20 @@ impl Host {
         e[entry_off::SIG] = cl::entry_signature(&e);
         let entry_addr = self.queue + 64 * slot as u64;
         self.mem.write(entry_addr, &e).unwrap();
-        Prepared { slot, entry_addr, in_blocks, out_blocks, outlen }
+        Prepared {
+            slot,
+            entry_addr,
+            in_blocks,
+            out_blocks,
+            outlen,
+        }
     }
 
     /// Hands a prepared entry back to hardware (status_own = 1) for reuse.
     pub fn mem_set_own(&self, p: &Prepared) {
-        self.mem.write(p.entry_addr + entry_off::STATUS_OWN as u64, &[cl::OWN_HW]).unwrap();
+        self.mem
+            .write(p.entry_addr + entry_off::STATUS_OWN as u64, &[cl::OWN_HW])
+            .unwrap();
     }
 
     pub fn ring(&self, slot: usize) {
@@ -139,13 +165,17 @@ impl Host {
 
     pub fn status_own(&self, p: &Prepared) -> u8 {
         let mut b = [0u8; 1];
-        self.mem.read(p.entry_addr + entry_off::STATUS_OWN as u64, &mut b).unwrap();
+        self.mem
+            .read(p.entry_addr + entry_off::STATUS_OWN as u64, &mut b)
+            .unwrap();
         b[0]
     }
 
     pub fn output(&self, p: &Prepared) -> Vec<u8> {
         let mut out = vec![0u8; 16];
-        self.mem.read(p.entry_addr + entry_off::OUT as u64, &mut out).unwrap();
+        self.mem
+            .read(p.entry_addr + entry_off::OUT as u64, &mut out)
+            .unwrap();
         for &a in &p.out_blocks {
             let mut d = vec![0u8; cl::BLOCK_DATA_LEN];
             self.mem.read(a, &mut d).unwrap();
@@ -170,15 +200,26 @@ impl Host {
 
     /// Runs a command and returns (status, syndrome, output).
     pub fn run(&mut self, input: &[u8], outlen: usize) -> (u8, u32, Vec<u8>) {
-        let out = self.cmd(input, outlen).unwrap_or_else(|d| panic!("delivery status {d:#x}"));
-        (out[0], u32::from_be_bytes([out[4], out[5], out[6], out[7]]), out)
+        let out = self
+            .cmd(input, outlen)
+            .unwrap_or_else(|d| panic!("delivery status {d:#x}"));
+        (
+            out[0],
+            u32::from_be_bytes([out[4], out[5], out[6], out[7]]),
+            out,
+        )
     }
 
     /// Runs a command that must succeed.
     pub fn ok(&mut self, input: &[u8], outlen: usize) -> Vec<u8> {
         let (st, synd, out) = self.run(input, outlen);
         let op = u16::from_be_bytes([input[0], input[1]]);
-        assert_eq!(st, 0, "{}: status {st:#x} syndrome {synd:#x}", mlx5_emu::ifc::opcodes::opcode_name(op));
+        assert_eq!(
+            st,
+            0,
+            "{}: status {st:#x} syndrome {synd:#x}",
+            mlx5_emu::ifc::opcodes::opcode_name(op)
+        );
         out
     }
 }
@@ -199,9 +240,12 @@ pub fn give_pages(h: &mut Host, n: usize) -> Vec<u64> {
     use mlx5_emu::ifc::opcodes::{manage_pages_op_mod as mp, Opcode};
     use mlx5_emu::ifc::pages::{manage_pages_in, pas_set, PAS_OFFSET};
     let pages: Vec<u64> = (0..n).map(|_| h.alloc(4096, 4096)).collect();
-    let mut inp = input(PAS_OFFSET + 8 * n, Opcode::MANAGE_PAGES as u16, mp::ALLOCATION_SUCCESS, &[
-        (manage_pages_in::INPUT_NUM_ENTRIES, n as u64),
-    ]);
+    let mut inp = input(
+        PAS_OFFSET + 8 * n,
+        Opcode::MANAGE_PAGES as u16,
+        mp::ALLOCATION_SUCCESS,
+        &[(manage_pages_in::INPUT_NUM_ENTRIES, n as u64)],
+    );
     for (i, a) in pages.iter().enumerate() {
         pas_set(&mut inp, PAS_OFFSET, i, *a).unwrap();
     }
@@ -213,10 +257,15 @@ pub fn give_pages(h: &mut Host, n: usize) -> Vec<u64> {
 pub fn take_pages(h: &mut Host, n: usize) -> Vec<u64> {
     use mlx5_emu::ifc::opcodes::{manage_pages_op_mod as mp, Opcode};
     use mlx5_emu::ifc::pages::{manage_pages_in, manage_pages_out, pas_get, PAS_OFFSET};
-    let inp = input(16, Opcode::MANAGE_PAGES as u16, mp::HCA_RETURN_PAGES, &[
-        (manage_pages_in::INPUT_NUM_ENTRIES, n as u64),
-    ]);
+    let inp = input(
+        16,
+        Opcode::MANAGE_PAGES as u16,
+        mp::HCA_RETURN_PAGES,
+        &[(manage_pages_in::INPUT_NUM_ENTRIES, n as u64)],
+    );
     let out = h.ok(&inp, PAS_OFFSET + 8 * n);
     let got = manage_pages_out::OUTPUT_NUM_ENTRIES.get(&out).unwrap() as usize;
-    (0..got).map(|i| pas_get(&out, PAS_OFFSET, i).unwrap()).collect()
+    (0..got)
+        .map(|i| pas_get(&out, PAS_OFFSET, i).unwrap())
+        .collect()
 }
