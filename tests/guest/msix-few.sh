@@ -1,11 +1,22 @@
-# Guest script for a boot whose emulated ConnectX offers only 2 MSI-X vectors
-# (vm.sh --emu-arg --msix-vectors --emu-arg 2; `make check` runs it so). QEMU takes the
-# table size when it realizes the device, so this needs its own boot.
+# Guest script for a boot where one emulated ConnectX function offers only 2 MSI-X
+# vectors (vm.sh --fn-emu-arg I --msix-vectors --fn-emu-arg I 2; `make check` gives
+# function 1 of its two-function boot 2 vectors). QEMU takes the table size when it
+# realizes the device, so this needs a boot configured for it.
 # mlx5_rs binds with the vectors it is given: vector 0 for the command, async and pages
 # EQs, one completion EQ on vector 1; no EQ names a vector beyond the table. Then the
-# upstream mlx5_core, the emulator's oracle, binds the same device.
+# upstream mlx5_core, the emulator's oracle, binds the same device. Every other function
+# binds too (both drivers take every 15b3 function) and is only unbound with them.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
-bdf=$(mlx_bdf) || { fail msix.device-present "no 15b3 function"; exit 1; }
+# The function whose emulator offers 2 vectors; its control channel is the default.
+fn=0
+while [ $fn -lt "$(emu_count)" ]; do
+	[ "$(emu_stat_n $fn 'd["msix_vectors"]')" = 2 ] && break
+	fn=$((fn + 1))
+done
+if [ $fn -ge "$(emu_count)" ]; then fail msix.device-present "no function with 2 MSI-X vectors"; exit 1; fi
+bdf=$(mlx_bdf_n $fn) || { fail msix.device-present "no 15b3 function $fn"; exit 1; }
+EMUCTL_DEV=$(emuctl_dev $fn)
+echo "function $fn ($bdf) offers 2 MSI-X vectors"
 sys=/sys/bus/pci/devices/$bdf
 d=/sys/kernel/debug/mlx5_rs/$bdf
 # Every EQ the emulator holds uses a vector below the table size.

@@ -1,11 +1,13 @@
-# Scenario: fast teardown on unload (module parameter fast_unload=1) with 1 GiB of
-# firmware pages held (262,144 init pages + boot pages): TEARDOWN_HCA
+# Scenario: fast teardown on unload (module parameter fast_unload=1) with 256 MiB of
+# firmware pages held (65,536 init pages + boot pages): TEARDOWN_HCA
 # prepare-fast-teardown, nic_interface DISABLED written and read back, no page reclaim,
 # no DISABLE_HCA, no doorbell or DMA afterwards (the emulator confirms it quiesced),
 # pages freed after bus mastering is off. A graceful unload of 4,096 pages runs first as
 # the reference (the graceful reclaim of 1 GiB is scenario 40's; figures for both at
-# equal sizes come from `make bench`). Then the fallback when prepare fails: force
-# teardown, then page reclaim and DISABLE_HCA. The module reloads after each.
+# equal sizes, 1 GiB held, come from `make bench`; 256 MiB keeps this scenario near a
+# minute in the debug-kernel TCG guest, where 1 GiB took 3.5 min). Then the fallback
+# when prepare fails: force teardown, then page reclaim and DISABLE_HCA. The module
+# reloads after each.
 # The PCI shutdown callback's fast teardown is checked at the end of `make check`
 # (tests/guest/shutdown-handoff.sh, tests/vm/shutdown-verdict.sh).
 . "$MLX5RS_REPO/tests/guest/lib.sh"
@@ -25,15 +27,15 @@ graceful_ms=$((t1 - t0)); graceful_held=$held
 check fast.graceful.pages-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
 dmesg_since | grep -a -E 'reclaimed|teardown' || true
 
-# 2. Fast teardown with 1 GiB held.
-BIG=262144
+# 2. Fast teardown with 256 MiB held.
+BIG=65536
 emu_heal
 emuctl "{\"cmd\":\"set_pages\",\"init\":$BIG}" >/dev/null
 t0=$(now_ms)
 check fast.unload.insmod insmod "$KO" fast_unload=1
 echo "insmod with $BIG init pages: $(($(now_ms) - t0)) ms"
 held=$(emu_stat 'd["pages"]["held"]')
-check fast.unload.1gib-held test "$held" -gt "$BIG"
+check fast.unload.256mib-held test "$held" -gt "$BIG"
 cmds() { emu_stat "sum(d['commands'].get('$1',{}).values())"; }
 takes0=$(cmds MANAGE_PAGES); disables0=$(cmds DISABLE_HCA)
 dmesg_mark

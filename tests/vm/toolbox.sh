@@ -37,7 +37,7 @@ fi
 # Packages from trixie.
 PACKAGES=(
 	gcc make flex bison bc libelf-dev libssl-dev
-	rustc rust-src rustfmt bindgen libclang-dev
+	rustc rust-src rustfmt rust-clippy bindgen libclang-dev
 	kmod cpio pahole xz-utils python3 busybox seabios
 	rdma-core ibverbs-utils ibverbs-providers perftest python3-pyverbs
 	iproute2 pciutils procps util-linux

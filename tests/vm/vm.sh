@@ -5,6 +5,7 @@
 #   vm.sh --run tests/guest/smoke.sh[,more.sh]   run guest scripts (paths in the repo)
 #   vm.sh --shell                                interactive guest shell on this terminal
 #   options: --timeout SEC (default 900)  --emu-arg ARG (repeatable; every emulator)
+#            --fn-emu-arg I ARG (repeatable; function I's emulator only)
 #            --no-emu  --functions N (emulated ConnectX functions, default 1, max 4)
 #            --log FILE (console log; default $CACHE/runs/<id>/console.log)
 #
@@ -27,12 +28,16 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 RUN_SCRIPTS="" SHELL_MODE=0 TIMEOUT=900 NO_EMU=0 LOGF="" EMU_ARGS=() FUNCTIONS=1
+FN_EMU_ARGS=("" "" "" "") # per function, newline-separated
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--run) RUN_SCRIPTS=$2; shift 2 ;;
 	--shell) SHELL_MODE=1; shift ;;
 	--timeout) TIMEOUT=$2; shift 2 ;;
 	--emu-arg) EMU_ARGS+=("$2"); shift 2 ;;
+	--fn-emu-arg)
+		case "$2" in [0-3]) ;; *) die "vm.sh: --fn-emu-arg takes a function 0 to 3, not $2" ;; esac
+		FN_EMU_ARGS[$2]+="$3"$'\n'; shift 3 ;;
 	--no-emu) NO_EMU=1; shift ;;
 	--functions) FUNCTIONS=$2; shift 2 ;;
 	--log) LOGF=$2; shift 2 ;;
@@ -41,6 +46,9 @@ while [ $# -gt 0 ]; do
 done
 
 case "$FUNCTIONS" in [1-4]) ;; *) die "vm.sh: --functions takes 1 to 4, not $FUNCTIONS" ;; esac
+for ((i = FUNCTIONS; i < 4; i++)); do
+	[ -z "${FN_EMU_ARGS[$i]}" ] || die "vm.sh: --fn-emu-arg for function $i, but only $FUNCTIONS function(s)"
+done
 
 KB=$(kernel_build_dir)
 [ -n "$KB" ] && [ -f "$KB/arch/x86/boot/bzImage" ] || die "no test kernel: run tests/vm/kernel.sh"
@@ -111,7 +119,9 @@ if [ "$NO_EMU" = 0 ]; then
 	fi
 	for ((i = 0; i < FUNCTIONS; i++)); do
 		x=$(fn_sfx $i)
-		"$EMU_BIN" --socket "$RUNDIR/emu$x.sock" --control "$RUNDIR/ctl$x.sock" "${EMU_ARGS[@]}" \
+		fn_args=()
+		[ -n "${FN_EMU_ARGS[$i]}" ] && mapfile -t fn_args < <(printf '%s' "${FN_EMU_ARGS[$i]}")
+		"$EMU_BIN" --socket "$RUNDIR/emu$x.sock" --control "$RUNDIR/ctl$x.sock" "${EMU_ARGS[@]}" "${fn_args[@]}" \
 			>"$RUNDIR/emu$x.log" 2>&1 &
 		EMU_PIDS+=($!)
 		EMU_LOGS+=("$RUNDIR/emu$x.log")
