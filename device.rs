@@ -281,7 +281,7 @@ impl<'bound> Stages<'bound> {
         } else {
             None
         };
-        let hca = InitializedHca::new(&life, owner)?;
+        let hca = InitializedHca::new(&life, owner, crate::fast_unload())?;
         life.set_caps(TeardownCaps {
             fast: caps.get(gen_cap::FAST_TEARDOWN) != 0,
             force: caps.get(gen_cap::FORCE_TEARDOWN) != 0,

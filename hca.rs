@@ -6,9 +6,11 @@
 //! TEARDOWN_HCA (graceful, then force as the fallback). The device object declares
 //! them so that the HCA is torn down, then its pages reclaimed, then disabled.
 //!
-//! With the `fast_unload` module parameter, [`InitializedHca`] first tries fast
-//! teardown ([`Lifecycle::fast_teardown`]). Both ask the function's [`Lifecycle`]: a dead device or one that confirmed
-//! fast teardown gets no command at all (it would fail at once anyway, or ring the
+//! With `fast_unload` (the module parameter of that name, read once by the caller when
+//! the HCA is initialized and stored here, so that a drop reads no global state),
+//! [`InitializedHca`] first tries fast teardown ([`Lifecycle::fast_teardown`]). Both
+//! ask the function's [`Lifecycle`]: a dead device or one that confirmed fast teardown
+//! gets no command at all (it would fail at once anyway, or ring the
 //! doorbell of a device that stopped), and an HCA already closed by force teardown
 //! gets no second TEARDOWN_HCA.
 
@@ -55,19 +57,29 @@ impl Drop for EnabledHca {
 /// The HCA is initialized (INIT_HCA succeeded).
 pub(crate) struct InitializedHca {
     life: Arc<Lifecycle>,
+    /// Try fast teardown first when dropped (decided at creation).
+    fast_unload: bool,
 }
 
 impl InitializedHca {
-    /// INIT_HCA, with `sw_owner_id` when the device supports it.
-    pub(crate) fn new(life: &Arc<Lifecycle>, sw_owner_id: Option<&[u8; 16]>) -> Result<Self> {
+    /// INIT_HCA, with `sw_owner_id` when the device supports it. With `fast_unload`,
+    /// the drop tries fast teardown before TEARDOWN_HCA.
+    pub(crate) fn new(
+        life: &Arc<Lifecycle>,
+        sw_owner_id: Option<&[u8; 16]>,
+        fast_unload: bool,
+    ) -> Result<Self> {
         commands::init_hca(life.hw(), sw_owner_id)?;
-        Ok(Self { life: life.clone() })
+        Ok(Self {
+            life: life.clone(),
+            fast_unload,
+        })
     }
 }
 
 impl Drop for InitializedHca {
     fn drop(&mut self) {
-        if crate::fast_unload() {
+        if self.fast_unload {
             // Fast teardown where TEARDOWN_HCA goes: after the EQs are destroyed,
             // before the pages. Fast: nothing more; force: the HCA is closed and the
             // pages are reclaimed next; neither: the graceful path below.
