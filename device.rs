@@ -67,9 +67,7 @@ static SW_OWNER_ID: [AtomicU32; 4] = [const { AtomicU32::new(0) }; 4];
 /// is registered (so before any probe reads it).
 pub(crate) fn draw_sw_owner_id() {
     let mut b = [0u8; 16];
-    // SAFETY: `b` is a valid, writable 16-byte buffer for the duration of the call;
-    // `get_random_bytes` writes exactly `len` bytes into it.
-    unsafe { kernel::bindings::get_random_bytes(b.as_mut_ptr().cast(), b.len()) };
+    ffi::random_bytes(&mut b);
     for (w, c) in SW_OWNER_ID.iter().zip(b.chunks_exact(4)) {
         w.store(
             u32::from_ne_bytes([c[0], c[1], c[2], c[3]]),

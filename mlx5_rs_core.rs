@@ -13,11 +13,13 @@
 //! - [`cmd`], [`pagealloc`], [`eq`]: command interface, firmware pages, event queues;
 //! - [`health`], [`teardown`]: the health poll, fatal handling, fast teardown;
 //! - [`ib`]: the InfiniBand provider;
-//! - [`ffi`]: small documented wrappers over C the kernel crate does not offer.
+//! - [`ffi`]: small documented wrappers over C the kernel crate does not offer;
+//! - [`dma_buf`]: bounds-checked access to the coherent buffers shared with the device.
 
 mod cmd;
 mod debugfs;
 mod device;
+mod dma_buf;
 mod eq;
 mod ffi;
 mod hca;

@@ -10,7 +10,7 @@
 use kernel::{device, device::Bound, dma::Coherent, prelude::*};
 
 use super::mailbox::{BlockMemory, MAILBOX_BLOCK_SIZE};
-use crate::ifc::cmd_layout::BLOCK_ALIGN;
+use crate::{dma_buf, ifc::cmd_layout::BLOCK_ALIGN};
 
 const PAGE: usize = 4096;
 const SLOT: usize = BLOCK_ALIGN as usize;
@@ -39,17 +39,14 @@ impl DmaBlocks {
         Ok(Self { pages, count })
     }
 
-    /// Pointer to byte `offset` of block `index`, if `[offset, offset + len)` stays
-    /// inside the block.
-    fn byte_ptr(&self, index: usize, offset: usize, len: usize) -> Option<*mut u8> {
+    /// The page holding block `index` and the offset of its byte `offset` in that
+    /// page, if `[offset, offset + len)` stays inside the block.
+    fn locate(&self, index: usize, offset: usize, len: usize) -> Option<(&Coherent<[u8]>, usize)> {
         if index >= self.count || offset.checked_add(len)? > MAILBOX_BLOCK_SIZE {
             return None;
         }
         let page = self.pages.get(index / BLOCKS_PER_PAGE)?;
-        let at = (index % BLOCKS_PER_PAGE) * SLOT + offset;
-        // SAFETY: `at + len <= 3 * SLOT + MAILBOX_BLOCK_SIZE < PAGE`, the allocation size,
-        // so the resulting pointer stays inside the allocation.
-        Some(unsafe { page.as_mut_ptr().cast::<u8>().add(at) })
+        Some((page, (index % BLOCKS_PER_PAGE) * SLOT + offset))
     }
 }
 
@@ -67,19 +64,19 @@ impl BlockMemory for DmaBlocks {
     }
 
     fn write(&mut self, index: usize, offset: usize, data: &[u8]) {
-        if let Some(dst) = self.byte_ptr(index, offset, data.len()) {
-            // SAFETY: `dst..dst + data.len()` is inside our allocation (`byte_ptr`), and the
-            // device does not access a chain before the command owning it is posted: blocks
-            // are written only while the slot is not owned by the device.
-            unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
+        // The device does not access a chain before the command owning it is posted:
+        // blocks are written only while the slot is not owned by the device. Out of the
+        // block (a caller bug) writes nothing.
+        if let Some((page, at)) = self.locate(index, offset, data.len()) {
+            let _ = dma_buf::write_bytes(page, at, data);
         }
     }
 
     fn read(&self, index: usize, offset: usize, out: &mut [u8]) {
-        if let Some(src) = self.byte_ptr(index, offset, out.len()) {
-            // SAFETY: `src..src + out.len()` is inside our allocation (`byte_ptr`); outputs are
-            // read only after the device returned ownership of the command.
-            unsafe { core::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), out.len()) };
+        // Outputs are read only after the device returned ownership of the command.
+        // Out of the block (a caller bug) leaves `out` as it is.
+        if let Some((page, at)) = self.locate(index, offset, out.len()) {
+            let _ = dma_buf::read_bytes(page, at, out);
         }
     }
 }

@@ -50,6 +50,7 @@ use super::{
     token::TokenGen,
 };
 use crate::{
+    dma_buf,
     ifc::{
         cmd_layout::{entry_off, ENTRY_SIZE, INLINE_LEN, MAX_SLOTS, OWN_HW},
         init_seg as seg,
@@ -195,36 +196,32 @@ impl CmdQueue {
         self.nslots
     }
 
-    /// Pointer to byte `off` of the entry of `slot`.
-    fn entry_ptr(&self, slot: u8, off: usize) -> *mut u8 {
-        let at = usize::from(slot) * self.stride + off;
-        debug_assert!(at < QUEUE_BYTES);
-        // SAFETY: `slot < nslots` and `nslots * stride <= QUEUE_BYTES` (checked in
-        // `Geometry::read`), `off < ENTRY_SIZE <= stride`: inside the allocation.
-        unsafe { self.entries.as_mut_ptr().cast::<u8>().add(at) }
+    /// Offset of byte `off` of the entry of `slot` in the queue page. `slot < nslots`
+    /// and `nslots * stride <= QUEUE_BYTES` (checked in `Geometry::read`), so with
+    /// `off < ENTRY_SIZE <= stride` it is inside the page; [`dma_buf`] checks it again.
+    fn entry_at(&self, slot: u8, off: usize) -> usize {
+        usize::from(slot) * self.stride + off
     }
 
-    /// Reads the `status_own` byte of `slot` (the device writes it).
+    /// Reads the `status_own` byte of `slot` (the device writes it concurrently: a
+    /// volatile read). Outside the page (impossible, see `entry_at`) it reads as owned
+    /// by the device, so nothing is taken from it.
     fn status_own(&self, slot: u8) -> u8 {
-        // SAFETY: in bounds (see `entry_ptr`); a volatile byte read of coherent memory the
-        // device may write concurrently.
-        unsafe { core::ptr::read_volatile(self.entry_ptr(slot, entry_off::STATUS_OWN)) }
+        dma_buf::read_u8(&self.entries, self.entry_at(slot, entry_off::STATUS_OWN))
+            .unwrap_or(OWN_HW)
     }
 
     fn write_entry(&self, slot: u8, entry: &[u8; ENTRY_SIZE]) {
-        // SAFETY: in bounds (see `entry_ptr`); the slot is ours (not owned by the device)
-        // until the doorbell, so nobody else accesses these bytes.
-        unsafe {
-            core::ptr::copy_nonoverlapping(entry.as_ptr(), self.entry_ptr(slot, 0), ENTRY_SIZE)
-        };
+        // The slot is ours (not owned by the device) until the doorbell, so nobody else
+        // accesses these bytes. In bounds (see `entry_at`).
+        let _ = dma_buf::write_bytes(&self.entries, self.entry_at(slot, 0), entry);
     }
 
     fn read_entry(&self, slot: u8) -> [u8; ENTRY_SIZE] {
         let mut e = [0u8; ENTRY_SIZE];
-        // SAFETY: in bounds; called after the device returned ownership of the slot.
-        unsafe {
-            core::ptr::copy_nonoverlapping(self.entry_ptr(slot, 0), e.as_mut_ptr(), ENTRY_SIZE)
-        };
+        // Called after the device returned ownership of the slot. In bounds (see
+        // `entry_at`).
+        let _ = dma_buf::read_bytes(&self.entries, self.entry_at(slot, 0), &mut e);
         e
     }
 

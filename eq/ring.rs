@@ -26,10 +26,7 @@
 //! CREATE_EQ may have created the EQ), so it is handed to [`Hw::bury`] and freed only
 //! after bus mastering is off.
 
-use core::{
-    mem::ManuallyDrop,
-    sync::atomic::{AtomicU64, Ordering},
-};
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use kernel::{
     device::{self, Bound},
@@ -50,6 +47,7 @@ use super::{
     Dispatch,
 };
 use crate::{
+    dma_buf,
     hw::Hw,
     ifc::{
         eq::{UAR_EQ_DB_ARM, UAR_EQ_DB_UPDATE},
@@ -106,8 +104,8 @@ pub(crate) struct Eq {
     pub(crate) name: &'static str,
     /// Index among EQs of the same name (completion EQ number k).
     pub(crate) index: u32,
-    /// The ring's 4 KiB pages, in order.
-    ring: ManuallyDrop<KVec<Coherent<[u8]>>>,
+    /// The ring's 4 KiB pages, in order (emptied by the drop when they are buried).
+    ring: KVec<Coherent<[u8]>>,
     log_size: u8,
     uar: u32,
     pub(crate) vector: u16,
@@ -144,15 +142,10 @@ impl Eq {
         let mut ring = KVec::with_capacity(npages, GFP_KERNEL)?;
         for _ in 0..npages {
             let page = Coherent::<u8>::zeroed_slice(dev, RING_PAGE, GFP_KERNEL)?;
+            // The device does not know the ring yet: nothing accesses it concurrently.
             for k in 0..RING_PAGE / EQE_BYTES {
-                // SAFETY: `k * 64 + 63 < RING_PAGE`: inside the page; the device does not
-                // know the ring yet, so nothing accesses it concurrently.
-                unsafe {
-                    page.as_mut_ptr()
-                        .cast::<u8>()
-                        .add(k * EQE_BYTES + EQE_BYTES - 1)
-                        .write_volatile(INIT_OWNER)
-                };
+                // `k * 64 + 63 < RING_PAGE`: inside the page.
+                dma_buf::write_u8(&page, k * EQE_BYTES + EQE_BYTES - 1, INIT_OWNER)?;
             }
             ring.push(page, GFP_KERNEL)?;
         }
@@ -167,7 +160,7 @@ impl Eq {
                 hw,
                 name,
                 index,
-                ring: ManuallyDrop::new(ring),
+                ring,
                 log_size,
                 uar,
                 vector,
@@ -257,35 +250,29 @@ impl Eq {
         Ok(())
     }
 
-    /// Pointer to the first byte of ring entry `index` (`index < 2^log_size`), or
-    /// `None` outside the ring.
-    fn entry_ptr(&self, index: usize) -> Option<*const u8> {
+    /// The page holding ring entry `index` and the entry's offset in it, or `None`
+    /// outside the ring. Entries never straddle a page (4096 is a multiple of 64).
+    fn locate(&self, index: usize) -> Option<(&Coherent<[u8]>, usize)> {
         let at = index.checked_mul(EQE_BYTES)?;
         let page = self.ring.get(at / RING_PAGE)?;
-        // SAFETY: `at % RING_PAGE + EQE_BYTES <= RING_PAGE` (entries never straddle a
-        // page: 4096 is a multiple of 64), so the entry is inside this page.
-        Some(unsafe { page.as_ptr().cast::<u8>().add(at % RING_PAGE) })
+        Some((page, at % RING_PAGE))
     }
 
     /// Reads the owner byte of ring entry `index` (0 outside the ring, which the
-    /// consumer never asks for).
+    /// consumer never asks for). The device may write it concurrently: a volatile read.
     fn owner(&self, index: usize) -> u8 {
-        let Some(p) = self.entry_ptr(index) else {
-            return 0;
-        };
-        // SAFETY: the entry is inside its page (see `entry_ptr`); the device may write
-        // it concurrently, hence the volatile read of a single byte.
-        unsafe { p.add(EQE_BYTES - 1).read_volatile() }
+        self.locate(index)
+            .and_then(|(page, at)| dma_buf::read_u8(page, at + EQE_BYTES - 1).ok())
+            .unwrap_or(0)
     }
 
-    /// Copies ring entry `index`.
+    /// Copies ring entry `index` (zeroes outside the ring). Called after the owner byte
+    /// showed the entry is software's and a DMA read barrier, so the device no longer
+    /// writes it.
     fn entry(&self, index: usize) -> [u8; EQE_BYTES] {
         let mut e = [0u8; EQE_BYTES];
-        if let Some(p) = self.entry_ptr(index) {
-            // SAFETY: inside the ring (see `entry_ptr`); called after the owner byte
-            // showed the entry is software's and a DMA read barrier, so the device no
-            // longer writes it.
-            unsafe { core::ptr::copy_nonoverlapping(p, e.as_mut_ptr(), EQE_BYTES) };
+        if let Some((page, at)) = self.locate(index) {
+            let _ = dma_buf::read_bytes(page, at, &mut e);
         }
         e
     }
@@ -432,14 +419,11 @@ impl Eq {
 #[pinned_drop]
 impl PinnedDrop for Eq {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: `ring` is taken exactly once, here; nothing uses it afterwards, and
-        // no field is moved out of the pinned `Eq` (only the ring, which is not pinned).
-        let this = unsafe { self.get_unchecked_mut() };
-        // SAFETY: see above: `ring` is not used after this.
-        let ring = unsafe { ManuallyDrop::take(&mut this.ring) };
+        // The ring is not structurally pinned: the projection hands it out by `&mut`.
+        let this = self.project();
         if this.leak_ring.load(Ordering::Relaxed) {
             // The device may still write it: freed after bus mastering is off.
-            for page in ring {
+            for page in core::mem::take(this.ring) {
                 this.hw.bury(page);
             }
         }

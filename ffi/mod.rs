@@ -9,12 +9,14 @@
 //! `extern "C"` functions directly.
 
 mod irq;
+mod mm;
 mod pci;
 mod sched;
 mod shutdown;
 mod work;
 
 pub(crate) use irq::{nth_online_cpu, AffinityHint};
+pub(crate) use mm::{gfp_kernel_noretry_nowarn, mem_available_pages, random_bytes};
 pub(crate) use pci::{PciEnabled, StopDmaOnDrop};
 pub(crate) use sched::{flush_work, num_online_cpus};
 pub(crate) use shutdown::{PciShutdown, ShutdownAdapter};

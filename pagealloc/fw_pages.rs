@@ -17,7 +17,6 @@
 
 use kernel::{
     alloc::Flags,
-    bindings,
     device::{self, Bound},
     dma::{attrs::DMA_ATTR_NO_WARN, CoherentHandle},
     page::PAGE_SIZE,
@@ -34,6 +33,7 @@ use super::{
 };
 use crate::{
     cmd::commands,
+    ffi,
     hw::{to_kernel, Hw},
     ifc::pages::MAX_RECLAIM_NPAGES,
 };
@@ -64,21 +64,6 @@ pub(crate) enum Supply {
     Startup,
     /// A page-request event.
     Event,
-}
-
-/// `GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN`: try direct reclaim once, then fail
-/// quietly; never invoke the OOM killer for memory the device asked for.
-fn fw_gfp() -> Flags {
-    // The kernel crate of 7.3 exports no `__GFP_NORETRY` constant and no way to build a
-    // `Flags` from raw bits, and bindgen emits only the bit number for it.
-    const RAW: u32 =
-        bindings::GFP_KERNEL | (1 << bindings::___GFP_NORETRY_BIT) | bindings::__GFP_NOWARN;
-    const _: () = assert!(core::mem::size_of::<Flags>() == core::mem::size_of::<u32>());
-    // SAFETY: `Flags` is a struct whose only field is a `u32` (rust/kernel/alloc.rs); its
-    // size is that of a `u32` (asserted above), so the field fills it at offset 0 and every
-    // bit pattern is a valid value. `RAW` is a combination of GFP bits the page allocator
-    // accepts for a sleeping allocation.
-    unsafe { core::mem::transmute::<u32, Flags>(RAW) }
 }
 
 /// Counters of the ledger.
@@ -216,7 +201,7 @@ impl FwPages {
                 ec,
                 state <- new_mutex!(State {
                     ledger,
-                    store: FwStore::new(fw_gfp()),
+                    store: FwStore::new(ffi::gfp_kernel_noretry_nowarn()),
                     given: 0,
                     reclaimed: 0,
                     unknown_returns: 0,
@@ -279,12 +264,13 @@ impl FwPages {
     /// timed out or whose output is unreadable stay recorded as held (the device may own
     /// them), see [`give_failure_may_own`].
     pub(crate) fn give(&self, n: u64, why: Supply) -> Result {
-        let gfp = fw_gfp();
+        // Try direct reclaim once, then fail quietly; never invoke the OOM killer for
+        // memory the device asked for.
+        let gfp = ffi::gfp_kernel_noretry_nowarn();
         let dev = self.dev_bound();
         let mut st = self.state.lock();
         let chunks = st.ledger.chunks_per_host_page();
-        // SAFETY: `si_mem_available` only reads global memory counters.
-        let avail = u64::try_from(unsafe { bindings::si_mem_available() }).unwrap_or(0);
+        let avail = ffi::mem_available_pages();
         let Ok(n32) = u32::try_from(n) else {
             drop(st);
             return Err(self.report_alloc_failure(n, 0, why));

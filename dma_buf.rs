@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Bounds-checked CPU access to coherent DMA buffers the device shares with us.
+//!
+//! The command queue page, the mailbox blocks and the EQ rings are `Coherent<[u8]>`
+//! allocations that the device reads and writes concurrently. Every CPU access to them
+//! goes through these functions, which use the kernel crate's I/O projection of a
+//! `Coherent` (`io_project!`): the range is checked against the allocation at run
+//! time (out of range is `ERANGE`, never a pointer outside the buffer), single bytes
+//! are read and written volatile, byte ranges are copied with `memcpy`. No raw pointer
+//! is formed here; the memory-safety argument is the kernel crate's, once.
+//!
+//! What stays the caller's business is *when* a range may be accessed: the protocol
+//! (ownership bits, the doorbell, a DMA read barrier) decides that, and each caller
+//! documents it.
+
+use kernel::{
+    dma::Coherent,
+    io::{io_project, io_read, io_write, Io},
+    prelude::*,
+};
+
+/// Reads byte `off` of `buf` (volatile: the device may write it concurrently).
+pub(crate) fn read_u8(buf: &Coherent<[u8]>, off: usize) -> Result<u8> {
+    Ok(io_read!(buf, [try: off]))
+}
+
+/// Writes byte `off` of `buf` (volatile).
+pub(crate) fn write_u8(buf: &Coherent<[u8]>, off: usize, v: u8) -> Result {
+    io_write!(buf, [try: off], v);
+    Ok(())
+}
+
+/// Copies `out.len()` bytes of `buf` from offset `off` into `out`.
+pub(crate) fn read_bytes(buf: &Coherent<[u8]>, off: usize, out: &mut [u8]) -> Result {
+    let end = off.checked_add(out.len()).ok_or(ERANGE)?;
+    io_project!(buf, [try: off..end]).copy_to_slice(out);
+    Ok(())
+}
+
+/// Copies `data` into `buf` at offset `off`.
+pub(crate) fn write_bytes(buf: &Coherent<[u8]>, off: usize, data: &[u8]) -> Result {
+    let end = off.checked_add(data.len()).ok_or(ERANGE)?;
+    io_project!(buf, [try: off..end]).copy_from_slice(data);
+    Ok(())
+}
