@@ -43,7 +43,10 @@ use crate::{
     hw::Hw,
     ifc::{init_seg as seg, opcodes::query_pages_op_mod},
     init_seg::{InitSeg, Regs},
-    pagealloc::fw_pages::{FwPages, Supply},
+    pagealloc::{
+        fw_pages::{FwPages, Supply},
+        page_work::PageWork,
+    },
     pci_ids::FunctionInfo,
     teardown::{self, plan::TeardownCaps, FreeAfterStop, Lifecycle, ParkedPages, ReclaimStage},
 };
@@ -314,7 +317,8 @@ impl<'bound> Stages<'bound> {
             log_max_cq: u8::try_from(caps.get(gen_cap::LOG_MAX_CQ)).unwrap_or(24),
             max_eqs,
         };
-        let events = Events::new(pdev, hw.clone(), pages.clone(), &eq_caps)?;
+        let page_work = PageWork::new(pdev.as_ref(), pages.clone())?;
+        let events = Events::new(pdev, hw.clone(), page_work, &eq_caps)?;
         let debugfs = DebugFs::new(dev.name(), hw.clone(), pages.clone(), events.info())?;
         life.add_consumer(crate::health::ib_placeholder_consumer())?;
         Ok(Self {

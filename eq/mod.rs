@@ -6,14 +6,15 @@
 //! Pure `core` logic, host-tested: [`consumer`] (owner bit, consumer index, doorbell
 //! cadence), [`event`] (EQE decoding and validation, names, vector assignment).
 //! Kernel shell: [`ring`] (one EQ), [`irq`] (vectors, threaded handlers), [`pages`]
-//! (runtime page requests), [`cq`] (CQ handler table), [`commands`] (EQ/UAR commands).
+//! (the handler interface page requests go to; the page allocator implements it),
+//! [`cq`] (CQ handler table), [`commands`] (EQ/UAR commands).
 //!
 //! [`Events`] is one bring-up stage (after INIT_HCA, before TEARDOWN_HCA). It creates,
 //! in order: MSI-X vectors; a UAR (ALLOC_UAR) whose page carries the EQ doorbells; the
 //! IRQ handlers; the command EQ, then switches the command interface to events; the
-//! async EQ; the pages EQ with its worker; one completion EQ per online CPU (capped by
+//! async EQ; the pages EQ, whose requests go to the given handler; one completion EQ per online CPU (capped by
 //! the vectors and the device's EQ limit). Teardown is the reverse, by field order:
-//! completion EQs destroyed, pages EQ destroyed and its worker flushed, async EQ
+//! completion EQs destroyed, pages EQ destroyed and its handler stopped, async EQ
 //! destroyed, commands back to polling, command EQ destroyed (polled), IRQs freed,
 //! vectors freed, UAR released.
 
@@ -42,10 +43,10 @@ use self::{
     cq::{CqHandler, CqTable},
     event::{comp_eq_count, comp_vector, hint_cpu, Limits, ASYNC_MASK, CMD_MASK, PAGES_MASK},
     irq::{Irqs, VectorInfo},
-    pages::{PageWork, PageWorkStop},
+    pages::{PageRequestHandler, PageRequestStop},
     ring::{Eq, LiveEq},
 };
-use crate::{ffi, hw::Hw, ifc::eqe::event_type, pagealloc::fw_pages::FwPages};
+use crate::{ffi, hw::Hw, ifc::eqe::event_type};
 
 /// Command EQ entries (upstream `MLX5_NUM_CMD_EQE`).
 const CMD_EQ_NENT: u32 = 32;
@@ -71,7 +72,7 @@ pub(crate) struct EqCaps {
 /// What the EQ handlers dispatch to.
 pub(crate) struct Dispatch {
     dev: ARef<device::Device>,
-    pages: Arc<PageWork>,
+    pages: Arc<dyn PageRequestHandler>,
     cqs: Arc<CqTable>,
     lim: Limits,
     unknown_logged: AtomicU64,
@@ -83,11 +84,11 @@ impl Dispatch {
     }
 
     fn page_request(&self, eqn: u8, _func_id: u16, num_pages: i32) {
-        self.pages.request(eqn, num_pages);
+        self.pages.clone().request(eqn, num_pages);
     }
 
     fn page_release_all(&self, eqn: u8, _func_id: u16) {
-        self.pages.release_all(eqn);
+        self.pages.clone().release_all(eqn);
     }
 
     fn completion(&self, eqn: u8, cqn: u32) {
@@ -118,7 +119,7 @@ impl CqHandler for CountingCq {
 pub(crate) struct EqInfo {
     hw: Arc<Hw>,
     eqs: KVec<Arc<Eq>>,
-    pages: Arc<PageWork>,
+    pages: Arc<dyn PageRequestHandler>,
     cqs: Arc<CqTable>,
     test_cq: Arc<CountingCq>,
     vectors: u32,
@@ -172,12 +173,7 @@ impl EqInfo {
             c.commands,
             c.rechecks
         )?;
-        let p = self.pages.stats();
-        writeln!(
-            f,
-            "page_requests {} refused {} queued {} gives {} pages_given {} takes {} pages_taken {} failures {} release_all {} pages_released {}",
-            p.requests, p.refused, p.queued, p.gives, p.pages_given, p.takes, p.pages_taken, p.failures, p.release_all, p.pages_released
-        )?;
+        self.pages.show(f)?;
         for v in self.irqs.iter() {
             match v.hint_cpu {
                 Some(cpu) => writeln!(f, "vector {} irq {} hint_cpu {}", v.index, v.irq, cpu)?,
@@ -264,12 +260,12 @@ impl Drop for Uar {
 /// The EQ stage of one function.
 ///
 /// INVARIANT: field order is teardown order (see the module doc): every EQ is
-/// destroyed, and the page worker flushed, before the IRQs are freed; the IRQs are
+/// destroyed, and the page-request handler stopped, before the IRQs are freed; the IRQs are
 /// freed before the vectors (inside [`Irqs`]); the UAR goes last.
 pub(crate) struct Events<'bound> {
     _comp: KVec<LiveEq>,
     _pages_eq: LiveEq,
-    _page_stop: PageWorkStop,
+    _page_stop: PageRequestStop,
     _async_eq: LiveEq,
     _event_mode: EventMode,
     _cmd_eq: LiveEq,
@@ -280,11 +276,11 @@ pub(crate) struct Events<'bound> {
 }
 
 impl<'bound> Events<'bound> {
-    /// Brings the EQs up (see the module doc).
+    /// Brings the EQs up (see the module doc); page requests go to `pages`.
     pub(crate) fn new(
         pdev: &'bound pci::Device<Bound>,
         hw: Arc<Hw>,
-        pages: Arc<FwPages>,
+        pages: Arc<dyn PageRequestHandler>,
         caps: &EqCaps,
     ) -> Result<Self> {
         let dev: &device::Device<Bound> = pdev.as_ref();
@@ -346,13 +342,12 @@ impl<'bound> Events<'bound> {
         }
 
         let func = pages.function();
-        let work = PageWork::new(dev, pages)?;
         let cqs = CqTable::new()?;
         let lim = ring::limits(hw.cmd().nslots(), caps.num_ports, caps.log_max_cq, func);
         let d = Arc::new(
             Dispatch {
                 dev: dev.into(),
-                pages: work.clone(),
+                pages: pages.clone(),
                 cqs: cqs.clone(),
                 lim,
                 unknown_logged: AtomicU64::new(0),
@@ -388,7 +383,7 @@ impl<'bound> Events<'bound> {
         let cmd_eq = LiveEq::create(cmd.clone())?;
         let event_mode = EventMode::enable(hw.clone(), dev)?;
         let async_eq = LiveEq::create(asy.clone())?;
-        let page_stop = PageWorkStop(work.clone());
+        let page_stop = PageRequestStop(pages.clone());
         let pages_eq = LiveEq::create(pg.clone())?;
         let mut comp = KVec::with_capacity(comps.len(), GFP_KERNEL)?;
         for c in comps.iter() {
@@ -406,7 +401,7 @@ impl<'bound> Events<'bound> {
             EqInfo {
                 hw: hw.clone(),
                 eqs: all,
-                pages: work,
+                pages,
                 cqs,
                 test_cq: Arc::new(CountingCq(AtomicU64::new(0)), GFP_KERNEL)?,
                 vectors,

@@ -7,8 +7,9 @@
 //! firmware pages of which host pages the device holds), [`batch`] (MANAGE_PAGES sizing,
 //! page requests, supply limit), [`reclaim`] (progress-based reclaim decisions),
 //! [`request`] (order of runtime page requests and release-all events).
-//! Kernel shell: [`store`] (the ledger's RBTree storage, owning the host pages' memory)
-//! and [`fw_pages`] (allocation, give, reclaim).
+//! Kernel shell: [`store`] (the ledger's RBTree storage, owning the host pages' memory),
+//! [`fw_pages`] (allocation, give, reclaim) and [`page_work`] (runtime page requests:
+//! the handler the pages EQ is given, `eq::pages::PageRequestHandler`).
 
 // The pure files are shared with the host crate; the driver uses part of their API.
 #[allow(dead_code, unreachable_pub)]
@@ -21,4 +22,5 @@ pub(crate) mod reclaim;
 pub(crate) mod request;
 
 pub(crate) mod fw_pages;
+pub(crate) mod page_work;
 pub(crate) mod store;
