@@ -43,12 +43,13 @@ use crate::{
     hw::Hw,
     ifc::{init_seg as seg, opcodes::query_pages_op_mod},
     init_seg::{InitSeg, Regs},
+    lifecycle::Lifecycle,
     pagealloc::{
         fw_pages::{FwPages, Supply},
         page_work::PageWork,
     },
     pci_ids::FunctionInfo,
-    teardown::{self, plan::TeardownCaps, FreeAfterStop, Lifecycle, ParkedPages, ReclaimStage},
+    teardown::{self, plan::TeardownCaps, FastTeardown, FreeAfterStop, ParkedPages, ReclaimStage},
 };
 
 /// How long to wait for the firmware to clear `initializing` before the command
@@ -243,7 +244,7 @@ impl<'bound> Stages<'bound> {
         crate::init_seg::wait_fw_ready(is, pdev, fw_init, "initializing")?;
         let embedded_cpu = is.read(seg::INITIALIZING)? & seg::EMBEDDED_CPU_BIT != 0;
 
-        let life = Lifecycle::new(dev, hw.clone(), parked)?;
+        let life = Lifecycle::new(dev, hw.clone())?;
         let enabled_hca = EnabledHca::new(&life, embedded_cpu)?;
         // The health poll runs from right after ENABLE_HCA, as upstream's
         // `mlx5_function_enable` starts it (main.c): a fatal error during the rest of
@@ -254,7 +255,7 @@ impl<'bound> Stages<'bound> {
         Self::set_issi(pdev, &hw)?;
 
         let pages = FwPages::new(dev, hw.clone(), embedded_cpu)?;
-        let reclaim = ReclaimStage::new(life.clone(), pages.clone());
+        let reclaim = ReclaimStage::new(life.clone(), parked, pages.clone());
         Self::supply(pdev, &hw, &pages, query_pages_op_mod::BOOT, "boot")?;
 
         let max = commands::query_general_caps(&hw, false)?;
@@ -282,11 +283,14 @@ impl<'bound> Stages<'bound> {
         } else {
             None
         };
-        let hca = InitializedHca::new(&life, owner, crate::fast_unload())?;
-        life.set_caps(TeardownCaps {
-            fast: caps.get(gen_cap::FAST_TEARDOWN) != 0,
-            force: caps.get(gen_cap::FORCE_TEARDOWN) != 0,
-        });
+        let teardown = FastTeardown::new(
+            life.clone(),
+            TeardownCaps {
+                fast: caps.get(gen_cap::FAST_TEARDOWN) != 0,
+                force: caps.get(gen_cap::FORCE_TEARDOWN) != 0,
+            },
+        );
+        let hca = InitializedHca::new(teardown, owner, crate::fast_unload())?;
 
         if caps.get(gen_cap::DRIVER_VERSION) != 0 {
             // Informational only: a failure is logged by the command layer and ignored.
@@ -397,7 +401,7 @@ impl Mlx5Device<'_> {
         dev_info!(s.pdev, "shutdown: quiescing the device\n");
         // Fast teardown moves the function out of `Running`: the health poll, which
         // checks that under the same lock, stops re-arming.
-        let path = s._life.fast_teardown("shutdown");
+        let path = s._hca.fast_teardown("shutdown");
         match teardown::plan::after_shutdown_teardown(path) {
             teardown::plan::ShutdownNext::FreeIrqs => {
                 s._life.enter_error_state();

@@ -8,7 +8,7 @@
 //!
 //! With `fast_unload` (the module parameter of that name, read once by the caller when
 //! the HCA is initialized and stored here, so that a drop reads no global state),
-//! [`InitializedHca`] first tries fast teardown ([`Lifecycle::fast_teardown`]). Both
+//! [`InitializedHca`] first tries fast teardown ([`FastTeardown::run`]). Both
 //! ask the function's [`Lifecycle`]: a dead device or one that confirmed fast teardown
 //! gets no command at all (it would fail at once anyway, or ring the
 //! doorbell of a device that stopped), and an HCA already closed by force teardown
@@ -16,7 +16,12 @@
 
 use kernel::{prelude::*, sync::Arc};
 
-use crate::{cmd::commands, hw::Hw, teardown::Lifecycle};
+use crate::{
+    cmd::commands,
+    hw::Hw,
+    lifecycle::Lifecycle,
+    teardown::{plan::Path, FastTeardown},
+};
 
 /// The function is enabled (ENABLE_HCA succeeded).
 pub(crate) struct EnabledHca {
@@ -56,52 +61,59 @@ impl Drop for EnabledHca {
 
 /// The HCA is initialized (INIT_HCA succeeded).
 pub(crate) struct InitializedHca {
-    life: Arc<Lifecycle>,
+    teardown: FastTeardown,
     /// Try fast teardown first when dropped (decided at creation).
     fast_unload: bool,
 }
 
 impl InitializedHca {
-    /// INIT_HCA, with `sw_owner_id` when the device supports it. With `fast_unload`,
-    /// the drop tries fast teardown before TEARDOWN_HCA.
+    /// INIT_HCA, with `sw_owner_id` when the device supports it. Torn down with
+    /// `teardown`; with `fast_unload`, the drop tries fast teardown before
+    /// TEARDOWN_HCA.
     pub(crate) fn new(
-        life: &Arc<Lifecycle>,
+        teardown: FastTeardown,
         sw_owner_id: Option<&[u8; 16]>,
         fast_unload: bool,
     ) -> Result<Self> {
-        commands::init_hca(life.hw(), sw_owner_id)?;
+        commands::init_hca(teardown.life().hw(), sw_owner_id)?;
         Ok(Self {
-            life: life.clone(),
+            teardown,
             fast_unload,
         })
+    }
+
+    /// Fast teardown now (PCI shutdown), see [`FastTeardown::run`].
+    pub(crate) fn fast_teardown(&self, why: &str) -> Path {
+        self.teardown.run(why)
     }
 }
 
 impl Drop for InitializedHca {
     fn drop(&mut self) {
+        let life = self.teardown.life();
         if self.fast_unload {
             // Fast teardown where TEARDOWN_HCA goes: after the EQs are destroyed,
             // before the pages. Fast: nothing more; force: the HCA is closed and the
             // pages are reclaimed next; neither: the graceful path below.
-            self.life.fast_teardown("unload");
+            self.teardown.run("unload");
         }
-        if self.life.hca_gone() {
+        if life.hca_gone() {
             return;
         }
-        let hw = self.life.hw();
+        let hw = life.hw();
         if commands::teardown_graceful(hw).is_ok() {
             return;
         }
         dev_warn!(
-            self.life.dev(),
+            life.dev(),
             "graceful TEARDOWN_HCA failed; trying force teardown\n"
         );
         // A force close that answers FORCE_STATE_FAIL did not close the HCA either
         // (upstream `mlx5_cmd_force_teardown_hca`).
-        let r = self.life.force();
+        let r = self.teardown.force();
         if r != crate::teardown::plan::Force::Ok {
             dev_err!(
-                self.life.dev(),
+                life.dev(),
                 "force TEARDOWN_HCA failed too ({:?}); pages the device keeps will be leaked, not freed\n",
                 r
             );

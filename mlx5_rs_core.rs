@@ -11,7 +11,9 @@
 //! - [`device`]: the PCI driver and the per-function device object whose fields are
 //!   the bring-up stages, acquired in order and released in reverse;
 //! - [`cmd`], [`pagealloc`], [`eq`]: command interface, firmware pages, event queues;
-//! - [`health`], [`teardown`]: the health poll, fatal handling, fast teardown;
+//! - [`lifecycle`]: where a function stands (running, dead, torn down), shared by
+//!   [`health`] (the health poll, fatal handling) and [`teardown`] (fast teardown, page
+//!   parking);
 //! - [`ib`]: the InfiniBand provider;
 //! - [`ffi`]: small documented wrappers over C the kernel crate does not offer;
 //! - [`dma_buf`]: bounds-checked access to the coherent buffers shared with the device.
@@ -32,6 +34,7 @@ mod ib;
 mod ifc;
 mod init_seg;
 mod kfmt;
+mod lifecycle;
 mod pagealloc;
 mod pci_ids;
 mod teardown;

@@ -9,7 +9,7 @@
 //!
 //! - a fatal sensor (PCI reads all ones, nic_interface DISABLED or SW_RESET, a firmware
 //!   syndrome with reset-required): the health buffer is logged field by field and the
-//!   device declared dead ([`Lifecycle::poll_while_running`]): the command queue fails
+//!   device declared dead ([`Lifecycle::poll_while_running`], `lifecycle.rs`): the command queue fails
 //!   every waiter and every new command at once, consumers are notified, the poll
 //!   stops re-arming;
 //! - the counter unchanged for [`monitor::MAX_MISSES`] polls: "health compromised",
@@ -35,10 +35,10 @@ use crate::{
     ffi,
     ifc::init_seg as seg,
     init_seg::Regs,
-    teardown::{FatalConsumer, Lifecycle, PollOutcome},
+    lifecycle::{FatalCause, FatalConsumer, Lifecycle, PollOutcome},
 };
 use buffer::{synd_name, HealthBuffer, DWORDS};
-use monitor::{FatalSensor, HealthEvent, HealthMonitor, HealthSample};
+use monitor::{HealthEvent, HealthMonitor, HealthSample};
 
 /// Shortest accepted poll period.
 const MIN_PERIOD_MS: u32 = 10;
@@ -99,7 +99,10 @@ impl HealthPoller {
                         buffer::sensor_name(sensor)
                     );
                     log_buffer(life, &buf, sample.nic_interface);
-                    Some(sensor)
+                    Some(FatalCause {
+                        code: sensor as u8,
+                        name: buffer::sensor_name(sensor),
+                    })
                 }
                 HealthEvent::Compromised => {
                     dev_err!(
@@ -209,11 +212,11 @@ impl Drop for HealthStage {
 /// The fatal-error consumer the IB provider will replace: it turns the notification
 /// into IB_EVENT_DEVICE_FATAL; until the provider exists it only logs.
 pub(crate) fn ib_placeholder_consumer() -> FatalConsumer {
-    fn notify(dev: &kernel::device::Device, sensor: FatalSensor) {
+    fn notify(dev: &kernel::device::Device, cause: FatalCause) {
         dev_err!(
             dev,
             "IB_EVENT_DEVICE_FATAL (sensor {}): no IB provider registered yet\n",
-            sensor as u8
+            cause.code
         );
     }
     FatalConsumer {

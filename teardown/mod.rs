@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Life and death of one function after bring-up: the shared [`Lifecycle`] (running,
-//! dead, quiesced by fast teardown, HCA closed by force teardown), fast teardown, the
-//! stages that hand the firmware pages of a stopped or dead device over to be freed
-//! only once bus mastering is off.
+//! Teardown of one function: fast teardown ([`FastTeardown`], which moves the shared
+//! [`Lifecycle`] to quiesced or HCA-closed), and the stages that hand the firmware
+//! pages of a stopped or dead device over to be freed only once bus mastering is off.
 //!
 //! Drop order of the device object (see `device.rs`) with these stages:
 //!
@@ -32,169 +31,44 @@ use kernel::{
 
 use crate::{
     cmd::commands,
-    health::monitor::FatalSensor,
-    hw::Hw,
     ifc::{init_seg as seg, init_seg::NicInterface, opcodes::teardown_profile},
     init_seg::Regs,
+    lifecycle::{Lifecycle, Mode},
     pagealloc::fw_pages::FwPages,
 };
 use plan::{Force, Path, Prepare, Readback, Step, TeardownCaps};
 
-/// Where the function stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mode {
-    /// Normal operation.
-    Running,
-    /// A teardown decision is being carried out.
-    Busy,
-    /// A fatal sensor fired: no command reaches the device any more.
-    Dead,
-    /// Fast teardown confirmed: the device stopped; no command, no reclaim.
-    Quiesced,
-    /// Force teardown closed the HCA: reclaim and DISABLE_HCA still follow.
-    HcaClosed,
-}
-
-/// Somebody told when the device dies (the IB provider will raise
-/// IB_EVENT_DEVICE_FATAL from here).
-#[derive(Clone, Copy)]
-pub(crate) struct FatalConsumer {
-    /// Name for the log.
-    pub(crate) name: &'static str,
-    /// Called once, from the health work, after commands were failed.
-    pub(crate) notify: fn(&device::Device, FatalSensor),
-}
-
-struct LifeState {
-    mode: Mode,
+/// Fast teardown of one function with the teardown caps its device offers.
+pub(crate) struct FastTeardown {
+    life: Arc<Lifecycle>,
     caps: TeardownCaps,
-    consumers: KVec<FatalConsumer>,
 }
 
-/// State shared by the health poll, the teardown stages and the shutdown callback.
-#[pin_data]
-pub(crate) struct Lifecycle {
-    dev: ARef<device::Device>,
-    hw: Arc<Hw>,
-    parked: Arc<ParkedPages>,
-    #[pin]
-    state: Mutex<LifeState>,
-}
-
-/// What [`Lifecycle::poll_while_running`] found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum PollOutcome {
-    /// Still running: poll again.
-    Continue,
-    /// Not running (dead, torn down, tearing down): stop polling.
-    Stop,
-}
-
-impl Lifecycle {
-    /// A running function; caps are set once known ([`Lifecycle::set_caps`]).
-    pub(crate) fn new(
-        dev: &device::Device,
-        hw: Arc<Hw>,
-        parked: Arc<ParkedPages>,
-    ) -> Result<Arc<Self>> {
-        Arc::pin_init(
-            try_pin_init!(Self {
-                dev: dev.into(),
-                hw,
-                parked,
-                state <- new_mutex!(LifeState {
-                    mode: Mode::Running,
-                    caps: TeardownCaps { fast: false, force: false },
-                    consumers: KVec::new(),
-                }),
-            }),
-            GFP_KERNEL,
-        )
+impl FastTeardown {
+    /// Fast teardown of the function `life` describes, within `caps` (current general
+    /// caps).
+    pub(crate) fn new(life: Arc<Lifecycle>, caps: TeardownCaps) -> Self {
+        Self { life, caps }
     }
 
-    /// The device.
-    pub(crate) fn dev(&self) -> &device::Device {
-        &self.dev
-    }
-
-    /// The function's hardware access.
-    pub(crate) fn hw(&self) -> &Arc<Hw> {
-        &self.hw
-    }
-
-    /// Records the teardown caps (current general caps).
-    pub(crate) fn set_caps(&self, caps: TeardownCaps) {
-        self.state.lock().caps = caps;
-    }
-
-    /// Adds a consumer of the fatal notification.
-    pub(crate) fn add_consumer(&self, c: FatalConsumer) -> Result {
-        self.state.lock().consumers.push(c, GFP_KERNEL)?;
-        Ok(())
-    }
-
-    /// The current mode.
-    pub(crate) fn mode(&self) -> Mode {
-        self.state.lock().mode
-    }
-
-    /// Runs `f` (one health check) only while the function is running, serialized with
-    /// teardown decisions. When `f` reports a fatal sensor the device is declared dead
-    /// ([`Lifecycle::declare_dead`]).
-    pub(crate) fn poll_while_running(
-        &self,
-        f: impl FnOnce() -> Option<FatalSensor>,
-    ) -> PollOutcome {
-        let mut st = self.state.lock();
-        if st.mode != Mode::Running {
-            return PollOutcome::Stop;
-        }
-        let Some(sensor) = f() else {
-            return PollOutcome::Continue;
-        };
-        st.mode = Mode::Dead;
-        // Fail every waiter before telling anybody: nobody may wait on the device.
-        self.hw.cmd().mark_dead();
-        let mut consumers = KVec::new();
-        for c in st.consumers.iter() {
-            if consumers.push(*c, GFP_KERNEL).is_err() {
-                dev_err!(
-                    self.dev,
-                    "out of memory notifying consumer {} of the fatal error\n",
-                    c.name
-                );
-            }
-        }
-        drop(st);
-        dev_err!(
-            self.dev,
-            "device is dead ({}): every pending and new command fails at once; page supply stopped\n",
-            crate::health::buffer::sensor_name(sensor)
-        );
-        for c in consumers.iter() {
-            dev_err!(self.dev, "notifying {} of the fatal error\n", c.name);
-            (c.notify)(&self.dev, sensor);
-        }
-        PollOutcome::Stop
+    /// The function's lifecycle.
+    pub(crate) fn life(&self) -> &Arc<Lifecycle> {
+        &self.life
     }
 
     /// Fast teardown (upstream `mlx5_try_fast_unload`): prepare-fast-teardown,
     /// nic_interface DISABLED, readback within 3 s; else force close; else nothing
     /// (the caller's normal unload runs). `why` names the caller for the log.
-    pub(crate) fn fast_teardown(&self, why: &str) -> Path {
-        let caps = {
-            let mut st = self.state.lock();
-            match st.mode {
-                Mode::Running => {
-                    st.mode = Mode::Busy;
-                    st.caps
-                }
-                Mode::Dead => return Path::Dead,
-                Mode::Quiesced => return Path::Fast,
-                Mode::HcaClosed => return Path::Force,
-                Mode::Busy => return Path::Graceful,
-            }
-        };
+    pub(crate) fn run(&self, why: &str) -> Path {
+        if let Err(mode) = self.life.begin_teardown() {
+            return match mode {
+                Mode::Dead => Path::Dead,
+                Mode::Quiesced => Path::Fast,
+                Mode::HcaClosed => Path::Force,
+                Mode::Busy | Mode::Running => Path::Graceful,
+            };
+        }
+        let caps = self.caps;
         let start = Instant::<Monotonic>::now();
         let mut step = plan::first(caps, false);
         let path = loop {
@@ -205,29 +79,25 @@ impl Lifecycle {
                 Step::Done(p) => break p,
             };
         };
-        let mode = match path {
-            Path::Fast => {
-                // The device stopped: nothing may ring its doorbell any more.
-                self.hw.cmd().mark_dead();
-                Mode::Quiesced
-            }
+        self.life.end_teardown(match path {
+            Path::Fast => Mode::Quiesced,
             Path::Force => Mode::HcaClosed,
             Path::Graceful | Path::Dead => Mode::Running,
-        };
-        self.state.lock().mode = mode;
+        });
+        let dev = self.life.dev();
         let ms = start.elapsed().as_millis();
         match path {
             Path::Fast => dev_info!(
-                self.dev,
+                dev,
                 "fast teardown ({}): prepared, nic_interface DISABLED confirmed in {} ms; no page reclaim needed\n",
                 why,
                 ms
             ),
             Path::Force => {
-                dev_info!(self.dev, "fast teardown ({}) not possible; force TEARDOWN_HCA done in {} ms\n", why, ms)
+                dev_info!(dev, "fast teardown ({}) not possible; force TEARDOWN_HCA done in {} ms\n", why, ms)
             }
             _ => dev_info!(
-                self.dev,
+                dev,
                 "fast teardown ({}) not possible (fast_teardown cap {}, force_teardown cap {}); normal unload\n",
                 why,
                 u8::from(caps.fast),
@@ -238,11 +108,11 @@ impl Lifecycle {
     }
 
     fn prepare(&self) -> Prepare {
-        match commands::teardown_hca(&self.hw, teardown_profile::PREPARE_FAST_TEARDOWN) {
+        match commands::teardown_hca(self.life.hw(), teardown_profile::PREPARE_FAST_TEARDOWN) {
             Ok(0) => Prepare::Ok,
             Ok(state) => {
                 dev_warn!(
-                    self.dev,
+                    self.life.dev(),
                     "TEARDOWN_HCA prepare-fast-teardown: output state FAIL ({})\n",
                     state
                 );
@@ -255,10 +125,10 @@ impl Lifecycle {
 
     /// TEARDOWN_HCA force close, classified (upstream `mlx5_cmd_force_teardown_hca`).
     pub(crate) fn force(&self) -> Force {
-        let r = Force::from_answer(commands::teardown_force(&self.hw));
+        let r = Force::from_answer(commands::teardown_force(self.life.hw()));
         if r == Force::StateFail {
             dev_warn!(
-                self.dev,
+                self.life.dev(),
                 "TEARDOWN_HCA force close: output state FORCE_STATE_FAIL; the HCA is not closed\n"
             );
         }
@@ -269,13 +139,14 @@ impl Lifecycle {
     /// until the device reads it back, within [`plan::NIC_DISABLE_BUDGET_MS`].
     fn disable_nic(&self) -> Readback {
         let disabled = NicInterface::Disabled as u32;
-        let written = self.hw.read(seg::CMDQ_ADDR_L_SZ).and_then(|v| {
-            self.hw
+        let written = self.life.hw().read(seg::CMDQ_ADDR_L_SZ).and_then(|v| {
+            self.life
+                .hw()
                 .write(seg::CMDQ_ADDR_L_SZ, plan::with_nic_interface(v, disabled))
         });
         if let Err(e) = written {
             dev_err!(
-                self.dev,
+                self.life.dev(),
                 "writing nic_interface DISABLED failed ({:?})\n",
                 e
             );
@@ -285,7 +156,7 @@ impl Lifecycle {
         let budget = Delta::from_millis(plan::NIC_DISABLE_BUDGET_MS as i64);
         let mut last = 0;
         loop {
-            if let Ok(v) = self.hw.read(seg::CMDQ_ADDR_L_SZ) {
+            if let Ok(v) = self.life.hw().read(seg::CMDQ_ADDR_L_SZ) {
                 last = plan::nic_interface(v);
                 if last == disabled {
                     return Readback::Disabled;
@@ -293,7 +164,7 @@ impl Lifecycle {
             }
             if start.elapsed() > budget {
                 dev_err!(
-                    self.dev,
+                    self.life.dev(),
                     "nic_interface still {} after {} ms; fast teardown failed\n",
                     last,
                     plan::NIC_DISABLE_BUDGET_MS
@@ -302,25 +173,6 @@ impl Lifecycle {
             }
             fsleep(Delta::from_micros(100));
         }
-    }
-
-    /// After fast or force teardown at PCI shutdown: like upstream's
-    /// `mlx5_enter_error_state(dev, true)`, nothing reaches the device any more (every
-    /// command fails at once) and a later removal, if any, sends none and frees the
-    /// pages only after bus mastering is off.
-    pub(crate) fn enter_error_state(&self) {
-        self.hw.cmd().mark_dead();
-        self.state.lock().mode = Mode::Quiesced;
-    }
-
-    /// Whether stages must skip commands that tear the HCA down (TEARDOWN_HCA).
-    pub(crate) fn hca_gone(&self) -> bool {
-        matches!(self.mode(), Mode::Dead | Mode::Quiesced | Mode::HcaClosed)
-    }
-
-    /// Whether the device answers no command at all any more (dead or quiesced).
-    pub(crate) fn silent(&self) -> bool {
-        matches!(self.mode(), Mode::Dead | Mode::Quiesced)
     }
 }
 
@@ -341,13 +193,18 @@ impl ParkedPages {
 /// Dropped just before the pages field: parks the pages of a silent device.
 pub(crate) struct ReclaimStage {
     life: Arc<Lifecycle>,
+    parked: Arc<ParkedPages>,
     pages: Arc<FwPages>,
 }
 
 impl ReclaimStage {
-    /// Guards `pages` of the function `life` describes.
-    pub(crate) fn new(life: Arc<Lifecycle>, pages: Arc<FwPages>) -> Self {
-        Self { life, pages }
+    /// Guards `pages` of the function `life` describes, parking them in `parked`.
+    pub(crate) fn new(life: Arc<Lifecycle>, parked: Arc<ParkedPages>, pages: Arc<FwPages>) -> Self {
+        Self {
+            life,
+            parked,
+            pages,
+        }
     }
 }
 
@@ -356,7 +213,7 @@ impl Drop for ReclaimStage {
         if self.life.silent() {
             // No MANAGE_PAGES reclaim: the device answers nothing. The pages outlive
             // the pages field (this reference) until `FreeAfterStop`.
-            *self.life.parked.pages.lock() = Some(self.pages.clone());
+            *self.parked.pages.lock() = Some(self.pages.clone());
         }
         // Running or HCA closed: the pages' own drop reclaims them one command at a
         // time before DISABLE_HCA.

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Where one function stands after bring-up: running, dead, quiesced by fast
+//! teardown, or with its HCA closed by force teardown.
+//!
+//! [`Lifecycle`] is the state the health poll, the teardown stages, the HCA stages and
+//! the PCI shutdown callback share. It knows neither health checks nor teardown
+//! procedures: the health poll (`health/`) reports a fatal cause through
+//! [`Lifecycle::poll_while_running`], teardown (`teardown/`) claims the function with
+//! [`Lifecycle::begin_teardown`] and records the outcome with
+//! [`Lifecycle::end_teardown`]; stages ask [`Lifecycle::silent`] and
+//! [`Lifecycle::hca_gone`] before sending a command. Both `health/` and `teardown/`
+//! depend on this module; neither depends on the other.
+//!
+//! A dead or quiesced function gets no command: the command queue is marked dead
+//! first ([`CmdQueue::mark_dead`](crate::cmd::queue::CmdQueue::mark_dead)), so every
+//! waiter and every later command fails at once.
+
+use kernel::{
+    device,
+    prelude::*,
+    sync::{aref::ARef, new_mutex, Arc, Mutex},
+};
+
+use crate::hw::Hw;
+
+/// Where the function stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Normal operation.
+    Running,
+    /// A teardown decision is being carried out.
+    Busy,
+    /// A fatal sensor fired: no command reaches the device any more.
+    Dead,
+    /// Fast teardown confirmed: the device stopped; no command, no reclaim.
+    Quiesced,
+    /// Force teardown closed the HCA: reclaim and DISABLE_HCA still follow.
+    HcaClosed,
+}
+
+/// Why the function was declared dead (the health poll's fatal sensor).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FatalCause {
+    /// Sensor number (upstream numbering).
+    pub(crate) code: u8,
+    /// Sensor name, as the log prints it.
+    pub(crate) name: &'static str,
+}
+
+/// Somebody told when the device dies (the IB provider will raise
+/// IB_EVENT_DEVICE_FATAL from here).
+#[derive(Clone, Copy)]
+pub(crate) struct FatalConsumer {
+    /// Name for the log.
+    pub(crate) name: &'static str,
+    /// Called once, from the health work, after commands were failed.
+    pub(crate) notify: fn(&device::Device, FatalCause),
+}
+
+struct LifeState {
+    mode: Mode,
+    consumers: KVec<FatalConsumer>,
+}
+
+/// State shared by the health poll, the teardown stages and the shutdown callback.
+#[pin_data]
+pub(crate) struct Lifecycle {
+    dev: ARef<device::Device>,
+    hw: Arc<Hw>,
+    /// Lock order: taken before the command queue's lock (`CmdQueue::state`, through
+    /// `mark_dead`), never while holding it. Held while one health check reads the
+    /// init segment, never across a command (teardown marks the function
+    /// [`Mode::Busy`] and drops it before sending any).
+    #[pin]
+    state: Mutex<LifeState>,
+}
+
+/// What [`Lifecycle::poll_while_running`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PollOutcome {
+    /// Still running: poll again.
+    Continue,
+    /// Not running (dead, torn down, tearing down): stop polling.
+    Stop,
+}
+
+impl Lifecycle {
+    /// A running function.
+    pub(crate) fn new(dev: &device::Device, hw: Arc<Hw>) -> Result<Arc<Self>> {
+        Arc::pin_init(
+            try_pin_init!(Self {
+                dev: dev.into(),
+                hw,
+                state <- new_mutex!(LifeState {
+                    mode: Mode::Running,
+                    consumers: KVec::new(),
+                }),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The device.
+    pub(crate) fn dev(&self) -> &device::Device {
+        &self.dev
+    }
+
+    /// The function's hardware access.
+    pub(crate) fn hw(&self) -> &Arc<Hw> {
+        &self.hw
+    }
+
+    /// Adds a consumer of the fatal notification.
+    pub(crate) fn add_consumer(&self, c: FatalConsumer) -> Result {
+        self.state.lock().consumers.push(c, GFP_KERNEL)?;
+        Ok(())
+    }
+
+    /// The current mode.
+    pub(crate) fn mode(&self) -> Mode {
+        self.state.lock().mode
+    }
+
+    /// Runs `f` (one health check) only while the function is running, serialized with
+    /// teardown decisions. When `f` reports a fatal cause the device is declared dead:
+    /// the command queue fails every waiter and every new command, then the consumers
+    /// are notified.
+    pub(crate) fn poll_while_running(&self, f: impl FnOnce() -> Option<FatalCause>) -> PollOutcome {
+        let mut st = self.state.lock();
+        if st.mode != Mode::Running {
+            return PollOutcome::Stop;
+        }
+        let Some(cause) = f() else {
+            return PollOutcome::Continue;
+        };
+        st.mode = Mode::Dead;
+        // Fail every waiter before telling anybody: nobody may wait on the device.
+        self.hw.cmd().mark_dead();
+        let mut consumers = KVec::new();
+        for c in st.consumers.iter() {
+            if consumers.push(*c, GFP_KERNEL).is_err() {
+                dev_err!(
+                    self.dev,
+                    "out of memory notifying consumer {} of the fatal error\n",
+                    c.name
+                );
+            }
+        }
+        drop(st);
+        dev_err!(
+            self.dev,
+            "device is dead ({}): every pending and new command fails at once; page supply stopped\n",
+            cause.name
+        );
+        for c in consumers.iter() {
+            dev_err!(self.dev, "notifying {} of the fatal error\n", c.name);
+            (c.notify)(&self.dev, cause);
+        }
+        PollOutcome::Stop
+    }
+
+    /// Claims the function for a teardown decision: a running function becomes
+    /// [`Mode::Busy`] (the health poll stops re-arming) and `Ok` is returned; otherwise
+    /// the mode it is in, unchanged.
+    pub(crate) fn begin_teardown(&self) -> core::result::Result<(), Mode> {
+        let mut st = self.state.lock();
+        match st.mode {
+            Mode::Running => {
+                st.mode = Mode::Busy;
+                Ok(())
+            }
+            m => Err(m),
+        }
+    }
+
+    /// Records the outcome of the decision [`Lifecycle::begin_teardown`] claimed. For
+    /// [`Mode::Quiesced`] (the device stopped) the command queue is marked dead first:
+    /// nothing may ring its doorbell any more.
+    pub(crate) fn end_teardown(&self, mode: Mode) {
+        if mode == Mode::Quiesced {
+            self.hw.cmd().mark_dead();
+        }
+        self.state.lock().mode = mode;
+    }
+
+    /// After fast or force teardown at PCI shutdown: like upstream's
+    /// `mlx5_enter_error_state(dev, true)`, nothing reaches the device any more (every
+    /// command fails at once) and a later removal, if any, sends none and frees the
+    /// pages only after bus mastering is off.
+    pub(crate) fn enter_error_state(&self) {
+        self.hw.cmd().mark_dead();
+        self.state.lock().mode = Mode::Quiesced;
+    }
+
+    /// Whether stages must skip commands that tear the HCA down (TEARDOWN_HCA).
+    pub(crate) fn hca_gone(&self) -> bool {
+        matches!(self.mode(), Mode::Dead | Mode::Quiesced | Mode::HcaClosed)
+    }
+
+    /// Whether the device answers no command at all any more (dead or quiesced).
+    pub(crate) fn silent(&self) -> bool {
+        matches!(self.mode(), Mode::Dead | Mode::Quiesced)
+    }
+}
