@@ -100,6 +100,10 @@ pub(crate) struct Mlx5Driver;
 pub(crate) struct Mlx5Device<'bound> {
     info: &'bound FunctionInfo,
     /// `None` once a PCI shutdown unloaded the function.
+    ///
+    /// Lock order: the outermost lock; the shutdown callback holds it across fast
+    /// teardown and stopping the health poll, so it is taken before every other lock of
+    /// the function (Documentation/architecture.md, "Lock order").
     #[pin]
     stages: Mutex<Option<Stages<'bound>>>,
 }

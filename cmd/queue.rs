@@ -134,6 +134,11 @@ pub(crate) struct CmdQueue {
     nslots: u8,
     checksums: bool,
     timeouts: Timeouts,
+    /// Lock order: the innermost driver lock. It is taken while holding an EQ's
+    /// `Eq::state` (a command-completion EQE), `FwPages::state` (a give or take holds
+    /// it across MANAGE_PAGES) or `Lifecycle::state` (`mark_dead`); while it is held no
+    /// other lock of the driver is taken. See Documentation/architecture.md, "Lock
+    /// order".
     #[pin]
     state: Mutex<QueueState>,
     #[pin]

@@ -23,6 +23,8 @@ pub(crate) trait CqHandler: Send + Sync {
 /// CQN → handler.
 #[pin_data]
 pub(crate) struct CqTable {
+    /// Lock order: a leaf, taken under a completion EQ's `Eq::state`; released before
+    /// the handler is called.
     #[pin]
     map: Mutex<RBTree<u32, Arc<dyn CqHandler>>>,
     dispatched: AtomicU64,

@@ -118,6 +118,10 @@ pub(crate) struct Eq {
     irq_at: AtomicU64,
     /// The device may still write the ring (DESTROY_EQ failed): bury it in [`Hw`].
     leak_ring: core::sync::atomic::AtomicBool,
+    /// Lock order: held across a whole drain, so it is taken before every lock a
+    /// dispatched event takes: the command queue's (`CmdQueue::state`, completions),
+    /// the page-request handler's and the CQ table's. Never taken while holding one of
+    /// those.
     #[pin]
     state: Mutex<EqState>,
 }

@@ -53,6 +53,8 @@ struct PollState {
 pub(crate) struct HealthPoller {
     life: Arc<Lifecycle>,
     period_ms: u32,
+    /// Lock order: held across one check, so it is taken before `Lifecycle::state`
+    /// (and, through it, the command queue's lock).
     #[pin]
     state: Mutex<PollState>,
     #[pin]

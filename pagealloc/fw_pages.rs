@@ -181,6 +181,10 @@ pub(crate) struct FwPages {
     /// The embedded-CPU bit of this function (init segment), sent in every
     /// QUERY_PAGES / MANAGE_PAGES as in ENABLE_HCA.
     ec: bool,
+    /// Lock order: held across MANAGE_PAGES (a give or take), so it is taken before the
+    /// command queue's lock (`CmdQueue::state`); the command's completion arrives
+    /// through the command EQ, whose drain never takes this lock (page requests only
+    /// queue work there).
     #[pin]
     state: Mutex<State>,
 }

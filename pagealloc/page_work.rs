@@ -81,6 +81,8 @@ struct ReqState {
 pub(crate) struct PageWork {
     dev: ARef<device::Device>,
     pages: Arc<FwPages>,
+    /// Lock order: a leaf, taken under the pages EQ's `Eq::state` (events); no other
+    /// lock is taken while it is held, and it is never held across a command.
     #[pin]
     st: Mutex<ReqState>,
     #[pin]
