@@ -12,8 +12,8 @@
 //! [`Events`] is one bring-up stage (after INIT_HCA, before TEARDOWN_HCA). It creates,
 //! in order: MSI-X vectors; a UAR (ALLOC_UAR) whose page carries the EQ doorbells; the
 //! IRQ handlers; the command EQ, then switches the command interface to events; the
-//! async EQ; the pages EQ, whose requests go to the given handler; one completion EQ per online CPU (capped by
-//! the vectors and the device's EQ limit). Teardown is the reverse, by field order:
+//! async EQ; the pages EQ, whose requests go to the given handler; one completion EQ
+//! per online CPU (capped by the vectors and the device's EQ limit). Teardown is the reverse, by field order:
 //! completion EQs destroyed, pages EQ destroyed and its handler stopped, async EQ
 //! destroyed, commands back to polling, command EQ destroyed (polled), IRQs freed,
 //! vectors freed, UAR released.

@@ -9,9 +9,9 @@
 //!
 //! - a fatal sensor (PCI reads all ones, nic_interface DISABLED or SW_RESET, a firmware
 //!   syndrome with reset-required): the health buffer is logged field by field and the
-//!   device declared dead ([`Lifecycle::poll_while_running`], `lifecycle.rs`): the command queue fails
-//!   every waiter and every new command at once, consumers are notified, the poll
-//!   stops re-arming;
+//!   device declared dead ([`Lifecycle::poll_while_running`], `lifecycle.rs`): the
+//!   command queue fails every waiter and every new command at once, consumers are
+//!   notified, the poll stops re-arming;
 //! - the counter unchanged for [`monitor::MAX_MISSES`] polls: "health compromised",
 //!   logged once per stall with the buffer;
 //! - a new non-fatal syndrome: logged with the buffer.

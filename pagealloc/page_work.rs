@@ -6,10 +6,10 @@
 //!
 //! [`PageWork`] is the [`PageRequestHandler`] the page allocator gives the EQ stage
 //! (`eq/` knows only that interface). The handler only records the event and queues
-//! [`PageWork`] on the unbound
-//! system workqueue: the give/take sends MANAGE_PAGES, whose completion arrives on the
-//! command EQ, which the same interrupt thread drains, so it must not wait there (nor
-//! for the ledger lock, which a give holds across its command).
+//! [`PageWork`] on the unbound system workqueue: the give/take sends MANAGE_PAGES,
+//! whose completion arrives on the command EQ, which the same interrupt thread drains,
+//! so it must not wait there (nor for the ledger lock, which a give holds across its
+//! command).
 //!
 //! Every well-formed request is answered, in arrival order, however many are
 //! outstanding: the pure [`RequestQueue`] (host-tested) keeps each one as its own item
@@ -28,8 +28,9 @@
 //! only requests naming our function and embedded-CPU bit, which [`FwPages`] sends.
 //!
 //! Teardown: the EQ stage calls [`PageRequestHandler::stop`] after the pages EQ was
-//! destroyed: it stops the queue (later events are ignored) and flushes the work item; requests admitted before are still
-//! answered in that flush, as upstream's `mlx5_pagealloc_stop` flushes its workqueue
+//! destroyed: it stops the queue (later events are ignored) and flushes the work item;
+//! requests admitted before are still answered in that flush, as upstream's
+//! `mlx5_pagealloc_stop` flushes its workqueue
 //! before TEARDOWN_HCA (on a dead device their commands fail at once). A release-all
 //! admitted before also runs: without it reclaim would ask the device for pages it no
 //! longer has.
