@@ -406,9 +406,9 @@ impl CmdQueue {
         if input.len() < 8 || output.len() < 8 {
             return Err(fail(ErrorKind::BadOutput));
         }
-        let mut inb = DmaBlocks::new(&self.dev_bound(), blocks_needed(input.len()))
+        let mut inb = DmaBlocks::new(self.dev_bound(), blocks_needed(input.len()))
             .map_err(|_| fail(ErrorKind::NoMemory))?;
-        let mut outb = DmaBlocks::new(&self.dev_bound(), blocks_needed(output.len()))
+        let mut outb = DmaBlocks::new(self.dev_bound(), blocks_needed(output.len()))
             .map_err(|_| fail(ErrorKind::NoMemory))?;
 
         let (slot, token, events) = self.take_slot(opcode, op_mod)?;

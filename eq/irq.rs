@@ -138,9 +138,9 @@ impl<'bound> Irqs<'bound> {
         // paths before that, the registration is gone (or never made) before `name`
         // drops. So the IRQ core never holds a dangling name.
         let name_ref: &'static CStr = unsafe { &*core::ptr::from_ref::<CStr>(&name) };
-        // SAFETY: the registration is boxed and kept in `self.regs` until `Irqs` is
-        // dropped; it is never forgotten.
         let reg = KBox::pin_init(
+            // SAFETY: the registration is boxed and kept in `self.regs` until `Irqs` is
+            // dropped; it is never forgotten.
             unsafe {
                 ThreadedRegistration::new(
                     req,

@@ -13,10 +13,6 @@
 //!   `prm_struct!` generator. Every table is listed in [`ALL_STRUCTS`] so a host test
 //!   can check each entry against the header of the target kernel.
 
-// The same items are `pub` API of the host crates and crate-internal in the kernel
-// module, where `mod ifc;` is private; not every PRM field is used by the driver.
-#![allow(unreachable_pub, dead_code)]
-
 #[macro_use]
 pub mod field;
 
