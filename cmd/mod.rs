@@ -34,4 +34,6 @@ pub(crate) mod token;
 pub(crate) mod commands;
 pub(crate) mod dma_blocks;
 pub(crate) mod queue;
+// Only the debugfs `nop_storm` test hook runs storms.
+#[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
 pub(crate) mod storm;

@@ -192,7 +192,8 @@ impl Eq {
         self.state.lock().eqn
     }
 
-    /// Whether the device has the EQ.
+    /// Whether the device has the EQ (for the test hooks).
+    #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
     pub(crate) fn live(&self) -> bool {
         self.state.lock().cons.is_some()
     }
