@@ -190,7 +190,6 @@ impl CmdQueue {
     }
 
     /// Number of slots.
-    #[allow(dead_code)]
     pub(crate) fn nslots(&self) -> u8 {
         self.nslots
     }
@@ -247,7 +246,6 @@ impl CmdQueue {
     }
 
     /// Marks the device dead: every waiting and future command fails at once.
-    #[allow(dead_code)]
     pub(crate) fn mark_dead(&self) {
         self.state.lock().dead = true;
         self.slot_freed.notify_all();
@@ -551,7 +549,6 @@ impl CmdQueue {
     }
 
     /// A copy of the per-opcode statistics.
-    #[allow(dead_code)]
     pub(crate) fn stats(&self) -> CmdStats {
         self.state.lock().stats.clone()
     }

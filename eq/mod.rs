@@ -17,9 +17,9 @@
 //! destroyed, commands back to polling, command EQ destroyed (polled), IRQs freed,
 //! vectors freed, UAR released.
 
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod consumer;
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod event;
 
 pub(crate) mod commands;

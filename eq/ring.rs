@@ -127,7 +127,10 @@ pub(crate) struct Eq {
 impl Eq {
     /// Allocates the ring for `nent` events (plus the spare entries) and initialises
     /// every owner byte; the device does not know the EQ yet.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one EQ's parameters, named at each call"
+    )]
     pub(crate) fn new(
         dev: &device::Device<Bound>,
         hw: Arc<Hw>,
