@@ -133,12 +133,6 @@ pub enum PageRequest {
     ReleaseAll,
 }
 
-/// `ec_function` bit: the request is for the embedded-CPU function.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "host-tested, not used by the driver yet")
-)]
-pub const EC_FUNCTION_BIT: u16 = 0x8000;
 /// `ec_function` bit: release all pages of the function.
 pub const RELEASE_ALL_BIT: u16 = 0x4000;
 
