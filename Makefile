@@ -5,6 +5,7 @@
 #   make KDIR=/path/to/build   build against another Rust-enabled kernel tree
 #   make run                   boot a VM with the emulated ConnectX and load the driver
 #   make check                 run every test (host, KUnit, VM scenarios)
+#   make lint                  rustfmt, clippy, production build without test hooks
 #   make shell                 interactive shell in the VM (driver not loaded)
 #   make upstream              boot the VM and load upstream mlx5_core instead
 #   make bench                 print the benchmark tables
@@ -30,6 +31,9 @@ run:
 check:
 	tests/run-all.sh
 
+lint:
+	tests/lint.sh
+
 shell:
 	tests/vm/vm.sh --shell
 
@@ -39,4 +43,4 @@ upstream:
 bench:
 	tests/bench/run.sh
 
-.PHONY: all clean run check shell upstream bench
+.PHONY: all clean run check lint shell upstream bench

@@ -6,10 +6,16 @@
 //! |---|---|
 //! | `cmd_stats` | per opcode: count, errors, timeouts, mean and max latency |
 //! | `pages` | firmware pages held, given, reclaimed; unknown returns |
-//! | `nop_storm` | write `<nops> <callers> [inline]` to run a NOP storm (`inline`: one caller, the writing process itself, which stops at a pending signal); read the last result |
 //! | `eqs` | per EQ: number, vector, EQEs, malformed, drains, arms, IRQ latency; command events; page requests; CQ dispatch |
+//!
+//! Test hooks, built only with `CONFIG_MLX5_RS_TEST_HOOKS` (the test and benchmark
+//! build; see `Kconfig`):
+//!
+//! | file | what |
+//! |---|---|
+//! | `nop_storm` | write `<nops> <callers> [inline]` to run a NOP storm (`inline`: one caller, the writing process itself, which stops at a pending signal); read the last result |
 //! | `cmd_mode` | write `events` or `polling`: how commands complete (benchmark hook) |
-//! | `gen_comp` | write `<comp EQ index> <cqn> [noreg]`: GEN_EQE of a completion for `cqn` (test hook) |
+//! | `gen_comp` | write `<comp EQ index> <cqn> [noreg]`: GEN_EQE of a completion for `cqn` |
 //!
 //! The root `mlx5_rs/` is module-wide, as upstream's `mlx5/` (`mlx5_register_debugfs`
 //! at module init): the module creates it before the PCI driver is registered and
@@ -22,16 +28,17 @@ use kernel::{
     fmt,
     prelude::*,
     str::CString,
-    sync::{new_mutex, Arc, Mutex},
+    sync::Arc,
+};
+#[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
+use kernel::{
+    sync::{new_mutex, Mutex},
     uaccess::UserSliceReader,
 };
 
-use crate::{
-    cmd::storm::{self, StormResult},
-    eq::EqInfo,
-    hw::Hw,
-    pagealloc::fw_pages::FwPages,
-};
+#[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
+use crate::cmd::storm::{self, StormResult};
+use crate::{eq::EqInfo, hw::Hw, pagealloc::fw_pages::FwPages};
 
 /// What the files read and drive.
 #[pin_data]
@@ -39,6 +46,8 @@ pub(crate) struct DebugData {
     hw: Arc<Hw>,
     pages: Arc<FwPages>,
     events: Arc<EqInfo>,
+    /// The last `nop_storm` result.
+    #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
     #[pin]
     storm: Mutex<Option<Result<StormResult>>>,
 }
@@ -100,15 +109,21 @@ impl DebugFs {
         // never finds none.
         let root = ROOT.lock().clone().ok_or(ENOENT)?;
         let dirname = CString::try_from_fmt(fmt!("{}", name))?;
+        #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
         let data = pin_init!(DebugData { hw, pages, events, storm <- new_mutex!(None) });
+        #[cfg(not(CONFIG_MLX5_RS_TEST_HOOKS))]
+        let data = pin_init!(DebugData { hw, pages, events });
         let scope = KBox::pin_init(
             root.scope(data, &dirname, |d, dir| {
                 dir.read_callback_file(c"cmd_stats", &d.hw, &show_cmd_stats);
                 dir.read_callback_file(c"pages", &d.pages, &show_pages);
-                dir.read_write_callback_file(c"nop_storm", d, &show_storm, &run_storm);
                 dir.read_callback_file(c"eqs", &d.events, &show_eqs);
-                dir.write_only_callback_file(c"gen_comp", &d.events, &gen_comp);
-                dir.write_only_callback_file(c"cmd_mode", &d.events, &set_cmd_mode);
+                #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
+                {
+                    dir.read_write_callback_file(c"nop_storm", d, &show_storm, &run_storm);
+                    dir.write_only_callback_file(c"gen_comp", &d.events, &gen_comp);
+                    dir.write_only_callback_file(c"cmd_mode", &d.events, &set_cmd_mode);
+                }
             }),
             GFP_KERNEL,
         )?;
@@ -153,6 +168,7 @@ fn show_pages(p: &Arc<FwPages>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     )
 }
 
+#[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
 fn show_storm(d: &DebugData, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     match &*d.storm.lock() {
         None => writeln!(f, "idle"),
@@ -173,6 +189,7 @@ fn show_storm(d: &DebugData, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     }
 }
 
+#[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
 /// Parses `<nops> <callers> [inline]` (user input: anything else is `EINVAL`);
 /// `inline` (one caller only) makes the writing process send the NOPs itself.
 fn parse_storm(text: &[u8]) -> Result<(u32, u32, bool)> {
@@ -199,6 +216,7 @@ fn parse_storm(text: &[u8]) -> Result<(u32, u32, bool)> {
     Ok((nops, callers, inline))
 }
 
+#[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
 fn run_storm(d: &DebugData, r: &mut UserSliceReader) -> Result {
     let mut buf = [0u8; 64];
     let n = r.len().min(buf.len());
@@ -218,6 +236,7 @@ fn show_eqs(e: &Arc<EqInfo>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     e.show(f)
 }
 
+#[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
 /// Parses `<comp EQ index> <cqn> [noreg]` (user input: anything else is `EINVAL`) and
 /// generates the completion EQE.
 fn gen_comp(e: &Arc<EqInfo>, r: &mut UserSliceReader) -> Result {
@@ -247,6 +266,7 @@ fn gen_comp(e: &Arc<EqInfo>, r: &mut UserSliceReader) -> Result {
     e.gen_comp(k, cqn, register)
 }
 
+#[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
 /// Parses `events` or `polling` and switches the command interface.
 fn set_cmd_mode(e: &Arc<EqInfo>, r: &mut UserSliceReader) -> Result {
     let mut buf = [0u8; 16];

@@ -133,7 +133,8 @@ struct Stages<'bound> {
     _pci: ffi::PciEnabled<'bound>,
     // Frees parked pages: bus mastering is off by now.
     _free_after_stop: FreeAfterStop,
-    hw: Arc<Hw>,
+    // Dropped last: the command queue (in `Hw`) outlives bus mastering.
+    _hw: Arc<Hw>,
 }
 
 impl pci::Driver for Mlx5Driver {
@@ -342,7 +343,7 @@ impl<'bound> Stages<'bound> {
             _enabled_hca: enabled_hca,
             _pci: pci_on,
             _free_after_stop: free_after_stop,
-            hw,
+            _hw: hw,
         })
     }
 
@@ -380,12 +381,6 @@ impl<'bound> Stages<'bound> {
             pages.give(u64::try_from(n).map_err(|_| EINVAL)?, Supply::Startup)?;
         }
         Ok(())
-    }
-
-    /// The function's hardware access.
-    #[allow(dead_code)]
-    pub(crate) fn hw(&self) -> &Arc<Hw> {
-        &self.hw
     }
 }
 

@@ -79,7 +79,6 @@ impl Hw {
     }
 
     /// The command queue.
-    #[allow(dead_code)]
     pub(crate) fn cmd(&self) -> &CmdQueue {
         &self.cmd
     }

@@ -154,7 +154,7 @@ pub(crate) fn wait_fw_ready(
                 waited.as_millis(),
                 timeout.as_millis()
             );
-            next_report = next_report + Delta::from_secs(10);
+            next_report += Delta::from_secs(10);
         }
         fsleep(Delta::from_millis(2));
     }

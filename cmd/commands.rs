@@ -51,7 +51,8 @@ fn run_raw(hw: &Hw, input: &[u8], output: &mut [u8]) -> Result<(), CmdError> {
     hw.exec(input, output)
 }
 
-/// NOP: a command that does nothing (latency probe).
+/// NOP: a command that does nothing (latency probe of the `nop_storm` test hook).
+#[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
 pub(crate) fn nop(hw: &Hw) -> Result {
     let i = input::<HDR>(Opcode::NOP, 0)?;
     run(hw, &i, &mut [0u8; HDR])

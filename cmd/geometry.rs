@@ -115,6 +115,10 @@ impl Geometry {
 
     /// Byte offset of `slot`'s entry in the queue page (`None` beyond the
     /// queue).
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn entry_offset(&self, slot: u8) -> Option<usize> {
         (slot < self.nslots()).then(|| usize::from(slot) << self.log_stride)
     }

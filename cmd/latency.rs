@@ -70,7 +70,7 @@ pub fn summarize(samples: &mut [u64]) -> LatencySummary {
         p50_ns: percentile(samples, 50),
         p99_ns: percentile(samples, 99),
         max_ns: samples.last().copied().unwrap_or(0),
-        mean_ns: if count == 0 { 0 } else { sum / count },
+        mean_ns: sum.checked_div(count).unwrap_or(0),
     }
 }
 

@@ -33,6 +33,10 @@ pub const BLOCK_NUM_OFFSET: usize = block_off::BLOCK_NUM;
 /// Offset of the token byte in a block.
 pub const TOKEN_OFFSET: usize = block_off::TOKEN;
 /// Largest message length the command entry can describe (32-bit length).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "host-tested, not used by the driver yet")
+)]
 pub const MAX_MSG_LEN: usize = u32::MAX as usize;
 
 /// Number of mailbox blocks a message of `len` bytes needs.
@@ -48,6 +52,10 @@ pub const fn blocks_needed(len: usize) -> usize {
 }
 
 /// Largest message that fits inline plus `nblocks` blocks.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "host-tested, not used by the driver yet")
+)]
 pub const fn chain_capacity(nblocks: usize) -> usize {
     INLINE_LEN.saturating_add(nblocks.saturating_mul(BLOCK_DATA_LEN))
 }

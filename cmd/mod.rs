@@ -8,30 +8,33 @@
 //! Kernel shell: [`dma_blocks`] (mailboxes in DMA memory), [`queue`] (posting and
 //! completion), [`commands`] (typed commands).
 
-// The pure files are shared with the host crate; the driver uses part of their API.
-#[allow(dead_code, unreachable_pub)]
+// The pure files are shared with the host crate (`host/`), where their items are `pub`.
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod entry;
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod geometry;
-#[allow(dead_code, unreachable_pub)]
+// Latency figures of the `nop_storm` test hook.
+#[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod latency;
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod mailbox;
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod signature;
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod slots;
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod stats;
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod status;
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod timeout;
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod token;
 
-#[allow(dead_code, unreachable_pub)]
 pub(crate) mod commands;
 pub(crate) mod dma_blocks;
 pub(crate) mod queue;
+// Only the debugfs `nop_storm` test hook runs storms.
+#[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
 pub(crate) mod storm;

@@ -196,7 +196,6 @@ impl CmdQueue {
     }
 
     /// Number of slots.
-    #[allow(dead_code)]
     pub(crate) fn nslots(&self) -> u8 {
         self.nslots
     }
@@ -249,7 +248,6 @@ impl CmdQueue {
     }
 
     /// Marks the device dead: every waiting and future command fails at once.
-    #[allow(dead_code)]
     pub(crate) fn mark_dead(&self) {
         self.state.lock().dead = true;
         self.slot_freed.notify_all();
@@ -408,9 +406,9 @@ impl CmdQueue {
         if input.len() < 8 || output.len() < 8 {
             return Err(fail(ErrorKind::BadOutput));
         }
-        let mut inb = DmaBlocks::new(&self.dev_bound(), blocks_needed(input.len()))
+        let mut inb = DmaBlocks::new(self.dev_bound(), blocks_needed(input.len()))
             .map_err(|_| fail(ErrorKind::NoMemory))?;
-        let mut outb = DmaBlocks::new(&self.dev_bound(), blocks_needed(output.len()))
+        let mut outb = DmaBlocks::new(self.dev_bound(), blocks_needed(output.len()))
             .map_err(|_| fail(ErrorKind::NoMemory))?;
 
         let (slot, token, events) = self.take_slot(opcode, op_mod)?;
@@ -553,7 +551,6 @@ impl CmdQueue {
     }
 
     /// A copy of the per-opcode statistics.
-    #[allow(dead_code)]
     pub(crate) fn stats(&self) -> CmdStats {
         self.state.lock().stats.clone()
     }

@@ -115,11 +115,19 @@ impl Slots {
     }
 
     /// Total number of slots.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn len(&self) -> u8 {
         self.nslots
     }
 
     /// Always false (a queue has at least 2 slots); for API symmetry.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn is_empty(&self) -> bool {
         self.nslots == 0
     }
@@ -130,6 +138,10 @@ impl Slots {
     }
 
     /// Number of regular slots.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn regular_slots(&self) -> u8 {
         self.nslots - 1
     }
@@ -166,6 +178,10 @@ impl Slots {
     }
 
     /// Opcode of the command in a busy or timed-out slot.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn opcode(&self, slot: u8) -> Option<u16> {
         match self.state(slot) {
             Ok(SlotState::Busy | SlotState::TimedOut) => {
@@ -236,6 +252,10 @@ impl Slots {
     /// The device is confirmed dead (no more DMA): every timed-out slot is
     /// freed. Returns the mask of slots released, whose mailboxes the shell
     /// may now free. Busy slots stay with their callers.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn device_dead(&mut self) -> u32 {
         let released = self.timed_out;
         self.free |= released;
@@ -255,6 +275,10 @@ impl Slots {
     }
 
     /// Whether no slot is busy or timed out.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn idle(&self) -> bool {
         self.free == self.all_mask()
     }
@@ -268,6 +292,10 @@ impl Slots {
 }
 
 /// Iterates over the set bits of a slot mask, lowest first.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "host-tested, not used by the driver yet")
+)]
 pub fn mask_slots(mut mask: u32) -> impl Iterator<Item = u8> {
     core::iter::from_fn(move || {
         if mask == 0 {

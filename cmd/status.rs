@@ -25,6 +25,10 @@ use super::slots::SlotError;
 
 /// Errno values used by [`CmdError::errno`] (positive; the kernel shell
 /// negates them). Numbers are the Linux generic ones.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "host-tested, not used by the driver yet")
+)]
 pub mod errno {
     /// I/O error.
     pub const EIO: i32 = 5;
@@ -169,6 +173,10 @@ impl CmdError {
     }
 
     /// The error for a slot allocation failure of (`opcode`, `op_mod`).
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn from_slot_error(opcode: u16, op_mod: u16, e: SlotError) -> Self {
         let kind = match e {
             SlotError::AllStalled => ErrorKind::SlotsStalled,
@@ -302,6 +310,10 @@ pub fn releases_resources(opcode: u16) -> bool {
 /// Outcome of a command that cannot be sent because the device is dead:
 /// success for commands that only release resources, else a
 /// [`ErrorKind::DeviceDead`] error carrying [`DEAD_DEVICE_SYNDROME`].
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "host-tested, not used by the driver yet")
+)]
 pub fn dead_device_outcome(opcode: u16, op_mod: u16) -> Result<(), CmdError> {
     if releases_resources(opcode) {
         Ok(())

@@ -35,6 +35,10 @@ pub const POLL_SLACK_MS: u64 = 1_000;
 pub const RECOVER_MS: u64 = 5_000;
 
 /// Each named timeout, with its index into [`Timeouts`].
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "host-tested, not used by the driver yet")
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(usize)]
 pub enum Tout {
@@ -110,6 +114,10 @@ const DTOR_FIELDS: [(Field, Tout); 11] = [
 ];
 
 /// How a command's completion is detected.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "host-tested, not used by the driver yet")
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompletionMode {
     /// Busy-polling the ownership bit.
@@ -178,6 +186,10 @@ impl Timeouts {
 
     /// Applies a DTOR register (64 bytes read with ACCESS_REG); zero fields
     /// keep their value. Returns false if `dtor` is too short.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn apply_dtor(&mut self, dtor: &[u8]) -> bool {
         if dtor.len() < dtor_reg::BYTES {
             return false;
@@ -212,6 +224,10 @@ impl Timeouts {
 
     /// Total wait before declaring a command timed out in `mode`: the
     /// command timeout plus the polling slack or the event-recovery window.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn cmd_deadline_ms(&self, opcode: u16, mode: CompletionMode) -> u64 {
         let extra = match mode {
             CompletionMode::Polling => POLL_SLACK_MS,

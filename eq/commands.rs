@@ -12,8 +12,8 @@ use crate::{
     ifc::{
         cmds::{alloc_uar_out, dealloc_uar_in, mbox_in},
         eq::{
-            create_eq_in, create_eq_out, destroy_eq_in, eqc, gen_eqe_in, EQC_OFFSET,
-            EVENT_BITMASK_OFFSET, PAS_OFFSET,
+            create_eq_in, create_eq_out, destroy_eq_in, eqc, EQC_OFFSET, EVENT_BITMASK_OFFSET,
+            PAS_OFFSET,
         },
         field::Field,
         opcodes::Opcode,
@@ -107,8 +107,12 @@ pub(crate) fn destroy_eq(hw: &Hw, eqn: u8) -> Result {
     hw.exec(&i, &mut [0u8; HDR]).map_err(to_kernel)
 }
 
+// Only the debugfs `gen_comp` test hook generates EQEs.
+#[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
 /// GEN_EQE: asks the device to write `eqe` (64 bytes; owner byte ignored) into EQ `eqn`.
 pub(crate) fn gen_eqe(hw: &Hw, eqn: u8, eqe: &[u8; 64]) -> Result {
+    use crate::ifc::eq::gen_eqe_in;
+
     let mut i = [0u8; gen_eqe_in::BYTES];
     header(&mut i, Opcode::GEN_EQE)?;
     put(&mut i, gen_eqe_in::EQ_NUMBER, u64::from(eqn))?;

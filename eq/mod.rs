@@ -18,9 +18,9 @@
 //! destroyed, commands back to polling, command EQ destroyed (polled), IRQs freed,
 //! vectors freed, UAR released.
 
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod consumer;
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod event;
 
 pub(crate) mod commands;
@@ -40,13 +40,13 @@ use kernel::{
 };
 
 use self::{
-    cq::{CqHandler, CqTable},
+    cq::CqTable,
     event::{comp_eq_count, comp_vector, hint_cpu, Limits, ASYNC_MASK, CMD_MASK, PAGES_MASK},
     irq::{Irqs, VectorInfo},
     pages::{PageRequestHandler, PageRequestStop},
     ring::{Eq, LiveEq},
 };
-use crate::{ffi, hw::Hw, ifc::eqe::event_type};
+use crate::{ffi, hw::Hw};
 
 /// Command EQ entries (upstream `MLX5_NUM_CMD_EQE`).
 const CMD_EQ_NENT: u32 = 32;
@@ -107,9 +107,11 @@ impl Dispatch {
 }
 
 /// A CQ handler that only counts (debugfs `gen_comp` test hook).
+#[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
 struct CountingCq(AtomicU64);
 
-impl CqHandler for CountingCq {
+#[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
+impl cq::CqHandler for CountingCq {
     fn completion(&self, _cqn: u32) {
         self.0.fetch_add(1, Ordering::Relaxed);
     }
@@ -121,6 +123,7 @@ pub(crate) struct EqInfo {
     eqs: KVec<Arc<Eq>>,
     pages: Arc<dyn PageRequestHandler>,
     cqs: Arc<CqTable>,
+    #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
     test_cq: Arc<CountingCq>,
     vectors: u32,
     irqs: KVec<VectorInfo>,
@@ -181,17 +184,19 @@ impl EqInfo {
             }
         }
         let (hit, unknown) = self.cqs.counts();
-        writeln!(
+        write!(f, "cq_dispatched {} cq_unknown {}", hit, unknown)?;
+        #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
+        write!(
             f,
-            "cq_dispatched {} cq_unknown {} test_cq_hits {}",
-            hit,
-            unknown,
+            " test_cq_hits {}",
             self.test_cq.0.load(Ordering::Relaxed)
-        )
+        )?;
+        writeln!(f)
     }
 
-    /// Benchmark hook: completion of commands by events (`true`) or polling. Events
+    /// Benchmark hook (`cmd_mode`): completion of commands by events (`true`) or polling. Events
     /// only while the command EQ exists. Exclusive, like the switch at bring-up.
+    #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
     pub(crate) fn set_cmd_mode(&self, events: bool) -> Result {
         if events && !self.eqs.iter().any(|e| e.name == "cmd" && e.live()) {
             return Err(ENODEV);
@@ -201,6 +206,7 @@ impl EqInfo {
 
     /// Test hook: GEN_EQE of a completion event for `cqn` into completion EQ `k`;
     /// with `register`, the counting test handler is registered for `cqn` first.
+    #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
     pub(crate) fn gen_comp(&self, k: u32, cqn: u32, register: bool) -> Result {
         let eq = self
             .eqs
@@ -211,7 +217,7 @@ impl EqInfo {
             return Err(ENODEV);
         }
         if register {
-            let h: Arc<dyn CqHandler> = self.test_cq.clone();
+            let h: Arc<dyn cq::CqHandler> = self.test_cq.clone();
             match self.cqs.register(cqn, h) {
                 Ok(()) | Err(EEXIST) => {}
                 Err(e) => return Err(e),
@@ -220,7 +226,7 @@ impl EqInfo {
             drop(self.cqs.unregister(cqn));
         }
         let mut eqe = [0u8; 64];
-        eqe[1] = event_type::COMP;
+        eqe[1] = crate::ifc::eqe::event_type::COMP;
         eqe[0x38..0x3c].copy_from_slice(&cqn.to_be_bytes());
         commands::gen_eqe(&self.hw, eq.eqn(), &eqe)
     }
@@ -403,6 +409,7 @@ impl<'bound> Events<'bound> {
                 eqs: all,
                 pages,
                 cqs,
+                #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
                 test_cq: Arc::new(CountingCq(AtomicU64::new(0)), GFP_KERNEL)?,
                 vectors,
                 irqs: irqs.info()?,

@@ -129,7 +129,10 @@ pub(crate) struct Eq {
 impl Eq {
     /// Allocates the ring for `nent` events (plus the spare entries) and initialises
     /// every owner byte; the device does not know the EQ yet.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one EQ's parameters, named at each call"
+    )]
     pub(crate) fn new(
         dev: &device::Device<Bound>,
         hw: Arc<Hw>,
@@ -189,7 +192,8 @@ impl Eq {
         self.state.lock().eqn
     }
 
-    /// Whether the device has the EQ.
+    /// Whether the device has the EQ (for the test hooks).
+    #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
     pub(crate) fn live(&self) -> bool {
         self.state.lock().cons.is_some()
     }
@@ -400,13 +404,9 @@ impl Eq {
             }
             st.eqn
         };
-        // No doorbell for this EQ follows (draining stopped above). One command first
-        // makes sure the device has handled our last doorbell before DESTROY_EQ, even
-        // if it does not handle posted BAR writes in order (emulator versions before
-        // 93d72fc handled the command doorbells of a batch before its UAR writes, so an
-        // arm posted just before DESTROY_EQ reached a destroyed EQ). Costs one NOP per
-        // EQ at teardown. A failure here is reported by DESTROY_EQ as well.
-        let _ = crate::cmd::commands::nop(&self.hw);
+        // No doorbell for this EQ follows (draining stopped above). Our last arm was
+        // posted before the DESTROY_EQ doorbell, and PCIe orders posted writes (PCIe
+        // base spec, transaction ordering rules), so the device sees it first.
         if let Err(e) = commands::destroy_eq(&self.hw, eqn) {
             dev_err!(
                 self.dev,

@@ -19,9 +19,9 @@
 //! [`HealthStage`] stops the poll (cancel and wait) when dropped; the device object
 //! drops it first.
 
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod buffer;
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod monitor;
 
 use kernel::{

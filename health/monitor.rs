@@ -109,11 +109,19 @@ impl HealthMonitor {
     }
 
     /// Consecutive misses so far.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn misses(&self) -> u32 {
         self.misses
     }
 
     /// The fatal sensor that fired, once one has.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn fatal(&self) -> Option<FatalSensor> {
         self.fatal
     }

@@ -56,6 +56,10 @@ pub struct CmdLayout {
 }
 
 /// Byte offsets inside [`CmdLayout`].
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub mod entry_off {
     /// type.
     pub const TYPE: usize = 0x00;
@@ -102,6 +106,10 @@ pub struct CmdBlock {
 }
 
 /// Byte offsets inside [`CmdBlock`].
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub mod block_off {
     /// data.
     pub const DATA: usize = 0x000;
@@ -127,31 +135,55 @@ pub fn xor8(buf: &[u8]) -> u8 {
 }
 
 /// Entry signature as the driver computes it (`sig` must be zero in `entry`).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub fn entry_signature(entry: &[u8; ENTRY_SIZE]) -> u8 {
     !xor8(entry)
 }
 
 /// True when the XOR over the whole entry (signature included) is 0xff.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub fn entry_signature_ok(entry: &[u8; ENTRY_SIZE]) -> bool {
     xor8(entry) == 0xff
 }
 
 /// Control signature of a block (over bytes 0x200..0x23e).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub fn block_ctrl_signature(block: &[u8; BLOCK_SIZE]) -> u8 {
     !xor8(&block[block_off::RSVD0..block_off::CTRL_SIG])
 }
 
 /// Full signature of a block (over bytes 0..0x23f).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub fn block_signature(block: &[u8; BLOCK_SIZE]) -> u8 {
     !xor8(&block[..block_off::SIG])
 }
 
 /// True when both block signatures verify.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub fn block_signatures_ok(block: &[u8; BLOCK_SIZE]) -> bool {
     xor8(&block[block_off::RSVD0..block_off::SIG]) == 0xff && xor8(&block[..]) == 0xff
 }
 
 /// Number of mailbox blocks needed for a message of `len` bytes.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub const fn blocks_for(len: usize) -> usize {
     if len <= INLINE_LEN {
         0

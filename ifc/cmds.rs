@@ -88,6 +88,10 @@ prm_struct! {
 }
 
 /// TEARDOWN_HCA output `state` values (force / prepare-fast).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub mod teardown_state {
     /// Succeeded.
     pub const SUCCESS: u8 = 0;

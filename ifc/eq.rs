@@ -11,6 +11,10 @@ pub const UAR_EQ_DB_ARM: usize = 0x40;
 /// EQ doorbell in a UAR page: set consumer index without arming.
 pub const UAR_EQ_DB_UPDATE: usize = 0x48;
 /// Size of one EQE.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub const EQE_SIZE: usize = 64;
 
 prm_struct! {
@@ -52,6 +56,10 @@ prm_struct! {
 }
 
 /// EQC `st` (state) values.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub mod eq_state {
     /// Armed: the next EQE raises an interrupt.
     pub const ARMED: u8 = 0x9;

@@ -28,6 +28,10 @@ pub struct Eqe {
 }
 
 /// Byte offsets inside an EQE.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub mod eqe_off {
     /// type.
     pub const TYPE: usize = 0x01;
@@ -81,6 +85,10 @@ pub const PAGE_REQ_EC_FUNCTION: u16 = 0x8000;
 pub const PAGE_REQ_RELEASE_ALL: u16 = 0x4000;
 
 /// Event types (`enum mlx5_event`).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub mod event_type {
     /// Completion.
     pub const COMP: u8 = 0x00;

@@ -116,7 +116,9 @@ impl Field {
     }
 }
 
-/// A PRM structure: its name, total size and the fields we use.
+/// A PRM structure: its name, total size and the fields we use. Host crates only: the
+/// header conformance test (`emu/tests/ifc_vs_header.rs`) reads the tables.
+#[cfg(not(CONFIG_RUST))]
 #[derive(Clone, Copy, Debug)]
 pub struct PrmStruct {
     /// PRM structure name as in `mlx5_ifc.h` without `mlx5_ifc_` / `_bits`.
@@ -127,6 +129,7 @@ pub struct PrmStruct {
     pub fields: &'static [Field],
 }
 
+#[cfg(not(CONFIG_RUST))]
 impl PrmStruct {
     /// Size in bytes.
     pub const fn bytes(&self) -> usize {
@@ -150,7 +153,9 @@ macro_rules! prm_struct {
         $( $(#[$fm:meta])* $fname:ident : $hname:literal @ $off:literal , $w:literal ; )*
     }) => {
         $(#[$m])*
-        #[allow(dead_code)]
+        // The whole PRM structure, as the emulator and the header check use it; the
+        // driver reads or writes only some of its fields.
+        #[cfg_attr(CONFIG_RUST, expect(dead_code, reason = "emulator uses every field"))]
         pub mod $modname {
             use super::super::field::Field;
             /// PRM structure name.
@@ -162,7 +167,7 @@ macro_rules! prm_struct {
             $( $(#[$fm])* pub const $fname: Field = Field::new($prm, $hname, $off, $w); )*
         }
         $(#[$m])*
-        #[allow(dead_code)]
+        #[cfg(not(CONFIG_RUST))]
         pub const $table: super::field::PrmStruct = super::field::PrmStruct {
             name: $prm,
             bits: $bits,

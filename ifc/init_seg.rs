@@ -27,14 +27,30 @@ pub const CMD_EXEC_TO: usize = 0xff8;
 /// FW-provided FW-init timeout; non-zero means timeouts are supported.
 pub const CMD_Q_INIT_TO: usize = 0xffc;
 /// Internal timer high 32 bits.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub const INTERNAL_TIMER_H: usize = 0x1000;
 /// Internal timer low 32 bits.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub const INTERNAL_TIMER_L: usize = 0x1004;
 /// health_syndrome (31:24) and health_counter (23:0).
 pub const HEALTH_COUNTER: usize = 0x1010;
 /// Real-time clock high / low.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub const REAL_TIME_H: usize = 0x1040;
 /// Real-time clock low.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub const REAL_TIME_L: usize = 0x1044;
 
 /// Required command interface revision.
@@ -43,10 +59,18 @@ pub const CMD_IF_REV: u16 = 5;
 /// `initializing` bit in the dword at [`INITIALIZING`].
 pub const INITIALIZING_BIT: u32 = 1 << 31;
 /// FW reset supported bit.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub const FW_RESET_SUPPORTED_BIT: u32 = 1 << 30;
 /// embedded_cpu bit.
 pub const EMBEDDED_CPU_BIT: u32 = 1 << 23;
 /// Shift and mask of nic_interface_supported.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub const NIC_IF_SUPPORTED_SHIFT: u32 = 24;
 
 /// Shift of nic_interface in [`CMDQ_ADDR_L_SZ`] (the driver uses 3 bits).
@@ -84,6 +108,10 @@ impl NicInterface {
 }
 
 /// Encodes a `default_timeout` dword (multiplier 31:29, value 19:0).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub const fn encode_timeout(mult: u32, value: u32) -> u32 {
     ((mult & 0x7) << 29) | (value & 0xf_ffff)
 }
@@ -101,6 +129,10 @@ pub const fn decode_timeout_ms(raw: u32) -> Option<u64> {
 }
 
 /// Health buffer offsets relative to [`HEALTH_BUFFER_OFF`].
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub mod health {
     /// `assert_var[6]`.
     pub const ASSERT_VAR: usize = 0x00;
@@ -125,6 +157,10 @@ pub mod health {
 }
 
 /// Health syndromes.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub mod health_synd {
     /// FW internal error.
     pub const FW_INTERNAL_ERR: u8 = 0x1;

@@ -54,6 +54,10 @@ prm_struct! {
 }
 
 /// Reads entry `i` of a `pas[]` array that starts at byte `base` of `buf`.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub fn pas_get(buf: &[u8], base: usize, i: usize) -> Option<u64> {
     let off = base.checked_add(i.checked_mul(8)?)?;
     let b = buf.get(off..off.checked_add(8)?)?;
@@ -63,6 +67,10 @@ pub fn pas_get(buf: &[u8], base: usize, i: usize) -> Option<u64> {
 }
 
 /// Writes entry `i` of a `pas[]` array that starts at byte `base` of `buf`.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub fn pas_set(buf: &mut [u8], base: usize, i: usize, addr: u64) -> Option<()> {
     let off = base.checked_add(i.checked_mul(8)?)?;
     buf.get_mut(off..off.checked_add(8)?)?

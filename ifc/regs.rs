@@ -1,6 +1,10 @@
 //! ACCESS_REG and the registers the core touches at probe.
 
 /// Register ids.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub mod reg_id {
     /// Port capability mask.
     pub const PCAM: u16 = 0x507f;
@@ -23,6 +27,10 @@ pub mod reg_id {
 }
 
 /// Byte offset of `register_data` in ACCESS_REG input and output.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub const REG_DATA_OFFSET: usize = 0x10;
 
 prm_struct! {
@@ -84,6 +92,10 @@ prm_struct! {
 }
 
 /// PAOS admin/oper status values.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
 pub mod port_status {
     /// Up.
     pub const UP: u8 = 1;

@@ -35,12 +35,20 @@ pub fn msg_len(n: usize) -> Option<usize> {
 }
 
 /// Mailbox blocks a message with `n` addresses needs.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "host-tested, not used by the driver yet")
+)]
 pub fn blocks_for_pages(n: usize) -> Option<usize> {
     msg_len(n).map(blocks_needed)
 }
 
 /// Message offset of `pas[i]` (for [`crate::cmd::mailbox::write_at`] /
 /// [`crate::cmd::mailbox::read_at`]).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "host-tested, not used by the driver yet")
+)]
 pub fn pas_offset(i: usize) -> Option<usize> {
     i.checked_mul(PAS_ENTRY_LEN)?.checked_add(PAS_OFFSET)
 }
@@ -65,11 +73,19 @@ impl GiveBatches {
     }
 
     /// Pages per full batch.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn per_cmd(&self) -> u32 {
         self.per_cmd
     }
 
     /// Pages not yet handed out in a batch.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn remaining(&self) -> u32 {
         self.remaining
     }
@@ -117,8 +133,6 @@ pub enum PageRequest {
     ReleaseAll,
 }
 
-/// `ec_function` bit: the request is for the embedded-CPU function.
-pub const EC_FUNCTION_BIT: u16 = 0x8000;
 /// `ec_function` bit: release all pages of the function.
 pub const RELEASE_ALL_BIT: u16 = 0x4000;
 
@@ -134,6 +148,10 @@ impl PageRequest {
     }
 
     /// Decodes a page-request event's `ec_function` and `num_pages` fields.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn from_event(ec_function: u16, num_pages: i32) -> Self {
         if ec_function & RELEASE_ALL_BIT != 0 {
             Self::ReleaseAll

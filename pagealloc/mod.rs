@@ -11,14 +11,14 @@
 //! [`fw_pages`] (allocation, give, reclaim) and [`page_work`] (runtime page requests:
 //! the handler the pages EQ is given, `eq::pages::PageRequestHandler`).
 
-// The pure files are shared with the host crate; the driver uses part of their API.
-#[allow(dead_code, unreachable_pub)]
+// The pure files are shared with the host crate (`host/`), where their items are `pub`.
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod batch;
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod ledger;
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod reclaim;
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod request;
 
 pub(crate) mod fw_pages;

@@ -84,11 +84,19 @@ impl Reclaim {
     }
 
     /// Take commands answered so far.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn commands(&self) -> u64 {
         self.commands
     }
 
     /// Current deadline.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn deadline_ms(&self) -> u64 {
         self.deadline_ms
     }

@@ -148,6 +148,10 @@ impl<S: DerefMut<Target = [i32]>> RequestQueue<S> {
     }
 
     /// Whether the worker has nothing left to do.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "host-tested, not used by the driver yet")
+    )]
     pub fn idle(&self) -> bool {
         self.len == 0 && self.serving.is_none() && self.release_all == 0
     }

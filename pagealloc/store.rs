@@ -105,13 +105,13 @@ impl<M: HostMem> FwStore<M> {
     }
 
     /// Host page records (of all functions) the device holds pages of.
-    #[allow(dead_code)] // KUnit
+    #[cfg(CONFIG_KUNIT = "y")]
     pub(crate) fn len(&self) -> usize {
         self.pages.iter().count()
     }
 
     /// Removed records whose memory was not taken yet.
-    #[allow(dead_code)] // KUnit
+    #[cfg(CONFIG_KUNIT = "y")]
     pub(crate) fn returned_len(&self) -> usize {
         self.returned.iter().count()
     }

@@ -19,7 +19,7 @@
 //! off; a device that confirmed fast teardown (nic_interface reads DISABLED) has
 //! stopped, and the same stage frees them without a MANAGE_PAGES per page.
 
-#[allow(dead_code, unreachable_pub)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod plan;
 
 use kernel::{

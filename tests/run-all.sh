@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make check`: set up everything and run every test; the last line is
 #   N passed, N failed
-# Phases: toolbox, cold toolbox check (toolbox.sh --cold-check), kernel, module (cached, rebuilt only when inputs change), host
+# Phases: toolbox, cold toolbox check (toolbox.sh --cold-check), kernel, module (cached, rebuilt only when inputs change),
+# lint (tests/lint.sh: rustfmt, clippy, production build without test hooks), host
 # tests (cargo test), harness self-test, VM run (KUnit suites + guest scenarios), VM run
 # with 2 MSI-X vectors, VM run with two emulated functions (tests/scenarios-2fn/).
 set -u
@@ -33,6 +34,11 @@ if "$REPO/tests/vm/toolbox.sh" --cold-check; then add_counts "1 passed, 0 failed
 phase_end
 phase_start kernel; "$REPO/tests/vm/kernel.sh" || setup_failed kernel; phase_end
 phase_start module; "$REPO/tests/vm/module.sh" || setup_failed "module build"; phase_end
+
+phase_start lint
+lo=$("$REPO/tests/lint.sh" | tail -n1)
+case "$lo" in *passed*) add_counts "$lo" ;; *) add_counts "0 passed, 1 failed"; log "lint: did not run" ;; esac
+phase_end
 
 phase_start host
 out=$(cd "$REPO" && cargo test --workspace --release 2>&1); rc=$?

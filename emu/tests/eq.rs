@@ -560,3 +560,40 @@ fn eq_doorbell_after_stop_is_counted_and_strict_only_when_asked() {
     );
     assert_eq!(stats(&h)["violations"].as_u64(), Some(v1 + 2));
 }
+
+/// The driver's last arm of an EQ, posted just before the DESTROY_EQ doorbell, reaches
+/// the EQ before it is destroyed: posted writes are handled in arrival order (PCIe
+/// orders posted writes), so the driver needs nothing between the two.
+#[test]
+fn arm_posted_before_destroy_eq_doorbell_reaches_the_eq() {
+    let (mut h, uar) = initialized();
+    let r = create(&mut h, uar, 2, 0, 0);
+    let violations = |h: &Host| mlx5_emu::control::stats(&h.dev)["violations"].as_u64();
+    let v0 = violations(&h);
+    // Arm, then the DESTROY_EQ doorbell, with no device step in between.
+    let off = u64::from(r.uar) * 4096 + 0x40;
+    h.dev
+        .bar0_write(off, &(u32::from(r.eqn) << 24).to_be_bytes());
+    let destroy = input(
+        16,
+        Opcode::DESTROY_EQ as u16,
+        0,
+        &[(
+            mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER,
+            u64::from(r.eqn),
+        )],
+    );
+    let p = h.prepare(0, &destroy, 16);
+    h.ring(0);
+    h.dev.step();
+    assert_eq!(h.status_own(&p), 0, "DESTROY_EQ delivered");
+    assert_eq!(h.output(&p)[0], 0, "DESTROY_EQ succeeded");
+    assert_eq!(
+        violations(&h),
+        v0,
+        "the arm reached the EQ before DESTROY_EQ"
+    );
+    let fw = h.dev.fw();
+    assert_eq!(fw.eqs.bad_doorbells, 0, "the arm named a live EQ");
+    assert!(!fw.eqs.eqs.contains_key(&r.eqn), "EQ destroyed");
+}

@@ -552,6 +552,6 @@ fn knobs_init_segment_overrides() {
         false
     );
     handle(&h.dev, &json!({"cmd":"reset"}));
-    assert_eq!(h.read32(is::CMD_Q_INIT_TO) != 0, true);
+    assert!(h.read32(is::CMD_Q_INIT_TO) != 0);
     assert_eq!(h.read32(is::FW_REV), (35 << 16) | 16);
 }

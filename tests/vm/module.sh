@@ -3,6 +3,8 @@
 # compiled by the same rustc as the kernel). Builds the toolbox and the kernel first
 # if needed. `module.sh clean` removes the build products.
 # Fails on any compiler warning: the module must build warning-free.
+# This is the test build: it has the debugfs test hooks (Kconfig MLX5_RS_TEST_HOOKS)
+# that the scenarios and the benchmark drive; `make KDIR=...` builds without them.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -18,7 +20,7 @@ fi
 T0=$(date +%s)
 logf=$CACHE/runs/module-build.log
 mkdir -p "$CACHE/runs"
-if ! in_toolbox make -C "$KB" M="$REPO" CONFIG_MLX5_RS=m W=1 -j"$(nproc)" modules >"$logf" 2>&1; then
+if ! in_toolbox make -C "$KB" M="$REPO" CONFIG_MLX5_RS=m CONFIG_MLX5_RS_TEST_HOOKS=y W=1 -j"$(nproc)" modules >"$logf" 2>&1; then
 	cat "$logf" >&2
 	die "module build failed"
 fi

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The lint phase of `make check` (also runnable alone); last line "N passed, N failed".
+#
+#   rustfmt       every tracked .rs file is formatted (toolbox rustfmt, .rustfmt.toml)
+#   clippy        the module with the kernel's lint set (CLIPPY=1, W=1), test build
+#                 (CONFIG_MLX5_RS_TEST_HOOKS=y): no warning
+#   production    the module as `make KDIR=...` builds it (no test hooks), CLIPPY=1, W=1:
+#                 no warning, and none of the hooks' debugfs file names in the .ko
+#                 (the test build above must have them: the check's positive control)
+#
+# The module builds run in a scratch copy of the driver sources under the cache (the
+# kernel refuses a separate output directory for a source tree that holds build
+# products, and the normal build's objects would hide the warnings), against the
+# cached test kernel, and the copy is deleted afterwards. Needs the toolbox and the
+# test kernel (tests/vm/module.sh builds them).
+set -u
+. "$(dirname "$0")/vm/lib.sh"
+
+KB=$(kernel_build_dir)
+[ -n "$KB" ] && [ -d "$KB" ] || die "no test kernel (run tests/vm/module.sh first)"
+
+PASSED=0 FAILED=0
+result() { # result NAME OK(0|1) DETAIL
+	if [ "$2" -eq 0 ]; then
+		PASSED=$((PASSED + 1)); log "lint: PASS $1${3:+ ($3)}"
+	else
+		FAILED=$((FAILED + 1)); log "lint: FAIL $1${3:+ ($3)}"
+	fi
+}
+
+# rustfmt: one call over every tracked .rs file; --check prints the diffs.
+mapfile -t rs < <(cd "$REPO" && git ls-files '*.rs')
+if out=$(in_toolbox sh -c 'cd "$1" && shift && rustfmt --edition 2021 --check "$@"' sh "$REPO" "${rs[@]}" 2>&1); then
+	result rustfmt 0 "${#rs[@]} files"
+else
+	echo "$out" | head -n 60 >&2
+	result rustfmt 1 "run rustfmt --edition 2021 on the files above, in the toolbox"
+fi
+
+mkdir -p "$CACHE/runs"
+SCRATCH=$(mktemp -d "$CACHE/runs/lint.XXXXXX")
+trap 'rm -rf "$SCRATCH"' EXIT
+# The driver's files (tracked and new, not ignored ones), not the host crates or tests.
+(cd "$REPO" && git ls-files -co --exclude-standard -z -- . ':!emu' ':!host' ':!tests' ':!Documentation' |
+	tar --null -T - -cf -) | tar -xf - -C "$SCRATCH"
+
+# build LOG MAKE-ARGS...: the scratch module with clippy; fails on any warning or error.
+build() {
+	local logf=$1; shift
+	in_toolbox make -C "$KB" M="$SCRATCH" CONFIG_MLX5_RS=m W=1 CLIPPY=1 -j"$(nproc)" "$@" modules >"$logf" 2>&1
+	local rc=$? n
+	n=$(grep -E -c '^(warning|error)(\[|:)' "$logf")
+	if [ "$rc" -ne 0 ] || [ "$n" -ne 0 ]; then
+		grep -E -A12 '^(warning|error)(\[|:)' "$logf" | head -n 200 >&2
+		echo "exit $rc, $n warning/error line(s)"
+		return 1
+	fi
+	echo "0 warnings"
+}
+# The hooks' debugfs file names, as the NUL-terminated C strings the .ko holds.
+hooks_in() { LC_ALL=C grep -a -o -P '(nop_storm|gen_comp|cmd_mode)\x00' "$1" | tr -d '\0' | sort -u | paste -sd " "; }
+
+T0=$(date +%s)
+d=$(build "$SCRATCH/clippy.log" CONFIG_MLX5_RS_TEST_HOOKS=y); rc=$?
+result clippy $rc "$d, test build, $(($(date +%s) - T0)) s"
+with=""
+[ "$rc" -eq 0 ] && with=$(hooks_in "$SCRATCH/mlx5_rs.ko")
+
+# The same tree again without the option: Kbuild rebuilds the crate (its command line
+# changed) and reuses the C objects.
+T0=$(date +%s)
+d=$(build "$SCRATCH/production.log"); rc=$?
+if [ "$rc" -eq 0 ]; then
+	found=$(hooks_in "$SCRATCH/mlx5_rs.ko")
+	if [ -n "$found" ]; then
+		rc=1 d="hooks in the production .ko: $found"
+	elif [ "$(wc -w <<<"$with")" -ne 3 ]; then
+		rc=1 d="the test build's .ko lacks hook names (found: ${with:-none}): the check sees nothing"
+	else
+		d="$d, no test hook ($with only in the test build)"
+	fi
+fi
+result production $rc "$d, $(($(date +%s) - T0)) s"
+
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
