@@ -4,14 +4,15 @@
 //!
 //! Used by the debugfs `nop_storm` file, which the VM scenarios (32 concurrent callers,
 //! slot exhaustion, commands after a timeout) and the benchmark drive. Each caller is a
-//! work item on the unbound system workqueue, so callers really run concurrently and
-//! block in [`super::queue::CmdQueue::exec`] like any other command issuer.
+//! work item on the default unbound system workqueue, so callers really run
+//! concurrently and block in [`super::queue::CmdQueue::exec`] like any other command
+//! issuer.
 
 use kernel::{
     prelude::*,
     sync::{new_condvar, new_mutex, Arc, CondVar, Mutex},
     time::{Instant, Monotonic},
-    workqueue::{self, impl_has_work, new_work, Work, WorkItem},
+    workqueue::{impl_has_work, new_work, Work, WorkItem},
 };
 
 use super::{
@@ -164,7 +165,7 @@ pub(crate) fn run(hw: &Arc<Hw>, nops: u32, callers: u32) -> Result<StormResult> 
     let start = Instant::<Monotonic>::now();
     for w in workers.drain_all() {
         // A freshly created work item is never already queued.
-        let _ = workqueue::system_unbound().enqueue(w);
+        let _ = crate::ffi::system_dfl().enqueue(w);
     }
     let mut p = shared.progress.lock();
     while p.running > 0 {

@@ -20,4 +20,4 @@ pub(crate) use mm::{gfp_kernel_noretry_nowarn, mem_available_pages, random_bytes
 pub(crate) use pci::{PciEnabled, StopDmaOnDrop};
 pub(crate) use sched::{flush_work, num_online_cpus};
 pub(crate) use shutdown::{PciShutdown, ShutdownAdapter};
-pub(crate) use work::cancel_delayed_work_sync;
+pub(crate) use work::{cancel_delayed_work_sync, system_dfl};

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Cancelling a delayed work item, which the kernel crate of 7.3 cannot do.
+//! What the kernel crate of 7.3 lacks for work items: cancelling a delayed work item,
+//! and the default unbound system workqueue.
 //!
 //! [`workqueue::Queue::enqueue_delayed`] hands the queue an `Arc` turned into a raw
 //! pointer (`Arc::into_raw`); the work function turns it back. A successful
@@ -10,8 +11,18 @@
 use kernel::{
     bindings, container_of,
     sync::Arc,
-    workqueue::{HasDelayedWork, Work, WorkItem},
+    workqueue::{HasDelayedWork, Queue, Work, WorkItem},
 };
+
+/// The default unbound system workqueue (`system_dfl_wq`). 7.3 deprecates
+/// `system_unbound_wq` (the kernel crate's `system_unbound()`) in its favour and warns
+/// when work is queued there; the kernel crate has no accessor for it yet.
+pub(crate) fn system_dfl() -> &'static Queue {
+    // SAFETY: `system_dfl_wq` is a C global created during early boot, before any
+    // module can load, and never destroyed, so it points at a valid workqueue for as
+    // long as this module exists.
+    unsafe { Queue::from_raw(bindings::system_dfl_wq) }
+}
 
 /// Cancels the pending delayed work of `this` and waits for a running instance of it
 /// to finish. Returns whether it was pending (its reference is then dropped here).

@@ -6,10 +6,10 @@
 //!
 //! [`PageWork`] is the [`PageRequestHandler`] the page allocator gives the EQ stage
 //! (`eq/` knows only that interface). The handler only records the event and queues
-//! [`PageWork`] on the unbound system workqueue: the give/take sends MANAGE_PAGES,
-//! whose completion arrives on the command EQ, which the same interrupt thread drains,
-//! so it must not wait there (nor for the ledger lock, which a give holds across its
-//! command).
+//! [`PageWork`] on the default unbound system workqueue (`system_dfl_wq`): the
+//! give/take sends MANAGE_PAGES, whose completion arrives on the command EQ, which the
+//! same interrupt thread drains, so it must not wait there (nor for the ledger lock,
+//! which a give holds across its command).
 //!
 //! Every well-formed request is answered, in arrival order, however many are
 //! outstanding: the pure [`RequestQueue`] (host-tested) keeps each one as its own item
@@ -39,7 +39,7 @@ use kernel::{
     device, fmt,
     prelude::*,
     sync::{aref::ARef, new_mutex, Arc, Mutex},
-    workqueue::{self, impl_has_work, new_work, Work, WorkItem},
+    workqueue::{impl_has_work, new_work, Work, WorkItem},
 };
 
 use super::{
@@ -238,7 +238,7 @@ impl PageRequestHandler for PageWork {
         }
         drop(st);
         // Already queued means the queued run will see it.
-        let _ = workqueue::system_unbound().enqueue(self);
+        let _ = crate::ffi::system_dfl().enqueue(self);
     }
 
     /// A validated release-all request from EQ `eqn`: the device dropped every page of
@@ -260,7 +260,7 @@ impl PageRequestHandler for PageWork {
                 n
             );
         }
-        let _ = workqueue::system_unbound().enqueue(self);
+        let _ = crate::ffi::system_dfl().enqueue(self);
     }
 
     /// Stops the worker: later events are ignored; queued give/take requests are
