@@ -76,6 +76,16 @@ fn eqe(h: &Host, r: &Ring, i: u32, log: u8) -> [u8; 64] {
     e
 }
 
+/// A DESTROY_EQ input for `eqn`.
+fn destroy_eq_input(eqn: u8) -> Vec<u8> {
+    input(
+        16,
+        Opcode::DESTROY_EQ as u16,
+        0,
+        &[(mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER, u64::from(eqn))],
+    )
+}
+
 fn irqs(h: &Host) -> usize {
     h.irq.fired.lock().unwrap().len()
 }
@@ -238,16 +248,7 @@ fn create_eq_validation() {
     eqc::INTR.set(&mut inp[0x10..], 1).unwrap();
     h.ok(&inp, 16);
     assert_eq!(
-        h.run(
-            &input(
-                16,
-                Opcode::DESTROY_EQ as u16,
-                0,
-                &[(mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER, 9)]
-            ),
-            16
-        )
-        .0,
+        h.run(&destroy_eq_input(9), 16).0,
         CmdStatus::BAD_RES_ERR as u8
     );
     let s = mlx5_emu::control::stats(&h.dev);
@@ -467,15 +468,7 @@ fn eq_doorbell_after_stop_is_counted_and_strict_only_when_asked() {
     use mlx5_emu::ifc::opcodes::teardown_profile;
     let (mut h, uar) = initialized();
     let r = create(&mut h, uar, 2, 0, 0);
-    let destroy = input(
-        16,
-        Opcode::DESTROY_EQ as u16,
-        0,
-        &[(
-            mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER,
-            u64::from(r.eqn),
-        )],
-    );
+    let destroy = destroy_eq_input(r.eqn);
     h.ok(&destroy, 16);
     let dealloc = input(
         16,
@@ -574,15 +567,7 @@ fn arm_posted_before_destroy_eq_doorbell_reaches_the_eq() {
     let off = u64::from(r.uar) * 4096 + 0x40;
     h.dev
         .bar0_write(off, &(u32::from(r.eqn) << 24).to_be_bytes());
-    let destroy = input(
-        16,
-        Opcode::DESTROY_EQ as u16,
-        0,
-        &[(
-            mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER,
-            u64::from(r.eqn),
-        )],
-    );
+    let destroy = destroy_eq_input(r.eqn);
     let p = h.prepare(0, &destroy, 16);
     h.ring(0);
     h.dev.step();
