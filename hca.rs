@@ -14,7 +14,12 @@
 
 use kernel::{prelude::*, sync::Arc};
 
-use crate::{cmd::commands, hw::Hw, teardown::Lifecycle};
+use crate::{
+    cmd::commands::{DisableHca, EnableHca, InitHca, TeardownHca},
+    hw::{to_kernel, Hw},
+    ifc::opcodes::teardown_profile,
+    teardown::Lifecycle,
+};
 
 /// The function is enabled (ENABLE_HCA succeeded).
 pub(crate) struct EnabledHca {
@@ -25,7 +30,9 @@ pub(crate) struct EnabledHca {
 impl EnabledHca {
     /// ENABLE_HCA.
     pub(crate) fn new(life: &Arc<Lifecycle>, embedded_cpu: bool) -> Result<Self> {
-        commands::enable_hca(life.hw(), embedded_cpu)?;
+        life.hw()
+            .exec_cmd(EnableHca { embedded_cpu })
+            .map_err(to_kernel)?;
         Ok(Self {
             life: life.clone(),
             embedded_cpu,
@@ -42,7 +49,9 @@ impl Drop for EnabledHca {
         if self.life.silent() {
             return;
         }
-        if let Err(e) = commands::disable_hca(self.hw(), self.embedded_cpu) {
+        if let Err(e) = self.hw().exec_cmd(DisableHca {
+            embedded_cpu: self.embedded_cpu,
+        }) {
             dev_err!(
                 self.life.dev(),
                 "DISABLE_HCA failed ({:?}); continuing teardown\n",
@@ -60,7 +69,9 @@ pub(crate) struct InitializedHca {
 impl InitializedHca {
     /// INIT_HCA, with `sw_owner_id` when the device supports it.
     pub(crate) fn new(life: &Arc<Lifecycle>, sw_owner_id: Option<&[u8; 16]>) -> Result<Self> {
-        commands::init_hca(life.hw(), sw_owner_id)?;
+        life.hw()
+            .exec_cmd(InitHca { sw_owner_id })
+            .map_err(to_kernel)?;
         Ok(Self { life: life.clone() })
     }
 }
@@ -77,7 +88,12 @@ impl Drop for InitializedHca {
             return;
         }
         let hw = self.life.hw();
-        if commands::teardown_graceful(hw).is_ok() {
+        if hw
+            .exec_cmd(TeardownHca {
+                profile: teardown_profile::GRACEFUL_CLOSE,
+            })
+            .is_ok()
+        {
             return;
         }
         dev_warn!(

@@ -4,11 +4,14 @@
 //! signatures, doorbell, polling and event completion, timeouts and statistics.
 //!
 //! Pure `core` protocol logic, host-tested through the `host/` crate: [`mailbox`],
-//! [`signature`], [`token`], [`slots`], [`status`], [`timeout`], [`stats`].
+//! [`signature`], [`token`], [`slots`], [`status`], [`timeout`], [`stats`],
+//! [`command`] (the typed-command trait) and [`commands`] (the commands).
 //! Kernel shell: [`dma_blocks`] (mailboxes in DMA memory), [`queue`] (posting and
-//! completion), [`commands`] (typed commands).
+//! completion; `Hw::exec_cmd` carries typed commands).
 
 // The pure files are shared with the host crate; the driver uses part of their API.
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod command;
 #[allow(dead_code, unreachable_pub)]
 pub(crate) mod entry;
 #[allow(dead_code, unreachable_pub)]

@@ -46,6 +46,8 @@ pub mod errno {
     pub const EBADR: i32 = 53;
     /// Link has been severed.
     pub const ENOLINK: i32 = 67;
+    /// Protocol error.
+    pub const EPROTO: i32 = 71;
     /// Connection timed out.
     pub const ETIMEDOUT: i32 = 110;
     /// Remote I/O error.
@@ -124,6 +126,12 @@ pub enum ErrorKind {
     /// The output is inconsistent with the request (e.g. more pages
     /// returned than asked for).
     BadOutput,
+    /// The input could not be built from the caller's values (a value wider than its
+    /// field); the command was not sent.
+    BadInput,
+    /// The command executed, but a value of its output is out of range (device data
+    /// rejected by the command's parser).
+    Rejected,
 }
 
 /// A failed command: which command, what went wrong, and the syndrome.
@@ -165,6 +173,8 @@ impl CmdError {
             ErrorKind::SlotsStalled => errno::EAGAIN,
             ErrorKind::NoMemory => errno::ENOMEM,
             ErrorKind::Mailbox(_) | ErrorKind::BadOutput => errno::EIO,
+            ErrorKind::BadInput => errno::EINVAL,
+            ErrorKind::Rejected => errno::EPROTO,
         }
     }
 
@@ -203,6 +213,8 @@ impl fmt::Display for CmdError {
             ErrorKind::NoMemory => f.write_str("out of memory")?,
             ErrorKind::Mailbox(m) => write!(f, "bad output mailbox: {m}")?,
             ErrorKind::BadOutput => f.write_str("inconsistent output")?,
+            ErrorKind::BadInput => f.write_str("input value out of range (not sent)")?,
+            ErrorKind::Rejected => f.write_str("output value out of range")?,
         }
         write!(f, ", syndrome ({:#x})", self.syndrome)
     }

@@ -18,12 +18,12 @@
 //! vectors freed, UAR released.
 
 #[allow(dead_code, unreachable_pub)]
+pub(crate) mod commands;
+#[allow(dead_code, unreachable_pub)]
 pub(crate) mod consumer;
+pub(crate) mod cq;
 #[allow(dead_code, unreachable_pub)]
 pub(crate) mod event;
-
-pub(crate) mod commands;
-pub(crate) mod cq;
 pub(crate) mod irq;
 pub(crate) mod pages;
 pub(crate) mod ring;
@@ -45,7 +45,13 @@ use self::{
     pages::{PageWork, PageWorkStop},
     ring::{Eq, LiveEq},
 };
-use crate::{ffi, hw::Hw, ifc::eqe::event_type, pagealloc::fw_pages::FwPages};
+use crate::{
+    ffi,
+    hw::{to_kernel, Hw},
+    ifc::eqe::event_type,
+    pagealloc::fw_pages::FwPages,
+};
+use commands::{AllocUar, DeallocUar, GenEqe};
 
 /// Command EQ entries (upstream `MLX5_NUM_CMD_EQE`).
 const CMD_EQ_NENT: u32 = 32;
@@ -226,7 +232,12 @@ impl EqInfo {
         let mut eqe = [0u8; 64];
         eqe[1] = event_type::COMP;
         eqe[0x38..0x3c].copy_from_slice(&cqn.to_be_bytes());
-        commands::gen_eqe(&self.hw, eq.eqn(), &eqe)
+        self.hw
+            .exec_cmd(GenEqe {
+                eqn: eq.eqn(),
+                eqe: &eqe,
+            })
+            .map_err(to_kernel)
     }
 }
 
@@ -257,7 +268,7 @@ struct Uar {
 impl Drop for Uar {
     fn drop(&mut self) {
         // Logged by the command layer on failure; nothing else to undo.
-        let _ = commands::dealloc_uar(&self.hw, self.index);
+        let _ = self.hw.exec_cmd(DeallocUar { uar: self.index });
     }
 }
 
@@ -293,7 +304,7 @@ impl<'bound> Events<'bound> {
         let vectors = irqs.len();
         let ncomp = comp_eq_count(cpus, vectors, caps.max_eqs);
         let uar = Uar {
-            index: commands::alloc_uar(&hw)?,
+            index: hw.exec_cmd(AllocUar).map_err(to_kernel)?,
             hw: hw.clone(),
         };
 

@@ -44,13 +44,13 @@ use kernel::{
 };
 
 use super::{
-    commands::{self, EqParams},
+    commands::{CreateEq, DestroyEq},
     consumer::{log_size_for, EqConsumer, INIT_OWNER, POLL_BUDGET},
     event::{self, decode, Event, Limits, Malformed, EQE_BYTES},
     Dispatch,
 };
 use crate::{
-    hw::Hw,
+    hw::{to_kernel, Hw},
     ifc::{
         eq::{UAR_EQ_DB_ARM, UAR_EQ_DB_UPDATE},
         eqe::event_type,
@@ -223,18 +223,16 @@ impl Eq {
         }
         // Nothing may fail once the device knows the EQ: validate first.
         EqConsumer::new(0, self.log_size).map_err(|_| EINVAL)?;
-        let eqn = match commands::create_eq(
-            &self.hw,
-            &EqParams {
-                log_size: self.log_size,
-                uar: self.uar,
-                vector: self.vector,
-                mask: self.mask,
-                pages: &pages,
-            },
-        ) {
+        let eqn = match self.hw.exec_cmd(CreateEq {
+            log_size: self.log_size,
+            uar: self.uar,
+            vector: self.vector,
+            mask: self.mask,
+            pages: &pages,
+        }) {
             Ok(n) => n,
             Err(e) => {
+                let e = to_kernel(e);
                 // A timeout or an unreadable answer may hide an EQ the device created on
                 // this ring (and writes events into): never free it while DMA is on.
                 dev_err!(
@@ -415,8 +413,8 @@ impl Eq {
         // 93d72fc handled the command doorbells of a batch before its UAR writes, so an
         // arm posted just before DESTROY_EQ reached a destroyed EQ). Costs one NOP per
         // EQ at teardown. A failure here is reported by DESTROY_EQ as well.
-        let _ = crate::cmd::commands::nop(&self.hw);
-        if let Err(e) = commands::destroy_eq(&self.hw, eqn) {
+        let _ = self.hw.exec_cmd(crate::cmd::commands::Nop);
+        if let Err(e) = self.hw.exec_cmd(DestroyEq { eqn }) {
             dev_err!(
                 self.dev,
                 "DESTROY_EQ of EQ {} ({}) failed ({:?}); its ring is freed only after bus mastering is off\n",

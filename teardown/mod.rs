@@ -31,7 +31,7 @@ use kernel::{
 };
 
 use crate::{
-    cmd::commands,
+    cmd::commands::TeardownHca,
     health::monitor::FatalSensor,
     hw::Hw,
     ifc::{init_seg as seg, init_seg::NicInterface, opcodes::teardown_profile},
@@ -238,7 +238,9 @@ impl Lifecycle {
     }
 
     fn prepare(&self) -> Prepare {
-        match commands::teardown_hca(&self.hw, teardown_profile::PREPARE_FAST_TEARDOWN) {
+        match self.hw.exec_cmd(TeardownHca {
+            profile: teardown_profile::PREPARE_FAST_TEARDOWN,
+        }) {
             Ok(0) => Prepare::Ok,
             Ok(state) => {
                 dev_warn!(
@@ -255,7 +257,14 @@ impl Lifecycle {
 
     /// TEARDOWN_HCA force close, classified (upstream `mlx5_cmd_force_teardown_hca`).
     pub(crate) fn force(&self) -> Force {
-        let r = Force::from_answer(commands::teardown_force(&self.hw));
+        // A failed command is logged by the command layer.
+        let answer = self
+            .hw
+            .exec_cmd(TeardownHca {
+                profile: teardown_profile::FORCE_CLOSE,
+            })
+            .ok();
+        let r = Force::from_answer(answer);
         if r == Force::StateFail {
             dev_warn!(
                 self.dev,

@@ -22,6 +22,8 @@ pub mod ifc;
 /// Command interface logic (`cmd/`).
 #[path = "../../cmd"]
 pub mod cmd {
+    pub mod command;
+    pub mod commands;
     pub mod entry;
     pub mod geometry;
     pub mod latency;
@@ -46,6 +48,7 @@ pub mod pagealloc {
 /// Event queue logic (`eq/`).
 #[path = "../../eq"]
 pub mod eq {
+    pub mod commands;
     pub mod consumer;
     pub mod event;
 }
