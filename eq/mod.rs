@@ -48,10 +48,11 @@ use self::{
 use crate::{
     ffi,
     hw::{to_kernel, Hw},
-    ifc::eqe::event_type,
+    ifc::eqe::{event_type, Eqe, EqeComp},
     pagealloc::fw_pages::FwPages,
 };
 use commands::{AllocUar, DeallocUar, GenEqe};
+use zerocopy::byteorder::big_endian::U32;
 
 /// Command EQ entries (upstream `MLX5_NUM_CMD_EQE`).
 const CMD_EQ_NENT: u32 = 32;
@@ -229,9 +230,13 @@ impl EqInfo {
         } else {
             drop(self.cqs.unregister(cqn));
         }
-        let mut eqe = [0u8; 64];
-        eqe[1] = event_type::COMP;
-        eqe[0x38..0x3c].copy_from_slice(&cqn.to_be_bytes());
+        let mut e = Eqe::zeroed();
+        e.type_ = event_type::COMP;
+        e.set_comp(EqeComp {
+            rsvd: [0; 24],
+            cqn: U32::new(cqn),
+        });
+        let eqe = e.to_array();
         self.hw
             .exec_cmd(GenEqe {
                 eqn: eq.eqn(),

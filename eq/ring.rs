@@ -53,10 +53,13 @@ use crate::{
     hw::{to_kernel, Hw},
     ifc::{
         eq::{UAR_EQ_DB_ARM, UAR_EQ_DB_UPDATE},
-        eqe::event_type,
+        eqe::{event_type, Eqe},
     },
     init_seg::Regs,
 };
+
+/// Offset of the owner byte in an EQE.
+const OWNER_OFF: usize = core::mem::offset_of!(Eqe, owner);
 
 /// Bytes of a UAR page in BAR0.
 const UAR_PAGE_BYTES: usize = 4096;
@@ -150,7 +153,7 @@ impl Eq {
                 unsafe {
                     page.as_mut_ptr()
                         .cast::<u8>()
-                        .add(k * EQE_BYTES + EQE_BYTES - 1)
+                        .add(k * EQE_BYTES + OWNER_OFF)
                         .write_volatile(INIT_OWNER)
                 };
             }
@@ -273,7 +276,7 @@ impl Eq {
         };
         // SAFETY: the entry is inside its page (see `entry_ptr`); the device may write
         // it concurrently, hence the volatile read of a single byte.
-        unsafe { p.add(EQE_BYTES - 1).read_volatile() }
+        unsafe { p.add(OWNER_OFF).read_volatile() }
     }
 
     /// Copies ring entry `index`.
@@ -334,9 +337,9 @@ impl Eq {
                             "EQ {} ({}): malformed EQE type {} (0x{:02x}) sub_type 0x{:02x} ignored: {:?} ({} so far)\n",
                             *eqn,
                             self.name,
-                            event::event_name(e[1]),
-                            e[1],
-                            e[3],
+                            event::event_name(Eqe::from_array(&e).type_),
+                            Eqe::from_array(&e).type_,
+                            Eqe::from_array(&e).sub_type,
                             m,
                             stats.malformed
                         );

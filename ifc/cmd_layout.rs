@@ -126,9 +126,11 @@ pub fn xor8(buf: &[u8]) -> u8 {
     buf.iter().fold(0u8, |a, b| a ^ b)
 }
 
-/// Entry signature as the driver computes it (`sig` must be zero in `entry`).
+/// Entry signature: the value of `sig` that makes the XOR of the whole entry `0xff`
+/// (whatever `sig` holds now is ignored). Computed after every other byte is final,
+/// `status_own` included.
 pub fn entry_signature(entry: &[u8; ENTRY_SIZE]) -> u8 {
-    !xor8(entry)
+    !(xor8(entry) ^ entry[entry_off::SIG])
 }
 
 /// True when the XOR over the whole entry (signature included) is 0xff.
@@ -151,7 +153,8 @@ pub fn block_signatures_ok(block: &[u8; BLOCK_SIZE]) -> bool {
     xor8(&block[block_off::RSVD0..block_off::SIG]) == 0xff && xor8(&block[..]) == 0xff
 }
 
-/// Number of mailbox blocks needed for a message of `len` bytes.
+/// Number of mailbox blocks needed for a message of `len` bytes: 0 for `len <= 16`,
+/// 1 for `17..=528`, `k` for `16 + 512·(k-1) < len <= 16 + 512·k`.
 pub const fn blocks_for(len: usize) -> usize {
     if len <= INLINE_LEN {
         0

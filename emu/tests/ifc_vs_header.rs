@@ -347,7 +347,7 @@ fn ifc_tables_match_mlx5_ifc_h() {
 #[test]
 fn device_h_layouts_match_facts() {
     use ifc::cmd_layout::{block_off, entry_off, CmdBlock, CmdLayout};
-    use ifc::eqe::{eqe_off, Eqe};
+    use ifc::eqe::{Eqe, EqeCmd, EqeComp, EqePageReq, EqePort};
     use std::mem::{offset_of, size_of};
     assert_eq!(size_of::<CmdLayout>(), 64);
     assert_eq!(offset_of!(CmdLayout, type_), entry_off::TYPE);
@@ -397,20 +397,28 @@ fn device_h_layouts_match_facts() {
         (0x230, 0x238, 0x23d, 0x23e, 0x23f)
     );
     assert_eq!(size_of::<Eqe>(), 64);
-    assert_eq!(offset_of!(Eqe, type_), eqe_off::TYPE);
-    assert_eq!(offset_of!(Eqe, sub_type), eqe_off::SUB_TYPE);
-    assert_eq!(offset_of!(Eqe, data), eqe_off::DATA);
-    assert_eq!(offset_of!(Eqe, signature), eqe_off::SIGNATURE);
-    assert_eq!(offset_of!(Eqe, owner), eqe_off::OWNER);
+    // device.h `struct mlx5_eqe` and the `union ev_data` members we read.
     assert_eq!(
         (
-            eqe_off::TYPE,
-            eqe_off::SUB_TYPE,
-            eqe_off::DATA,
-            eqe_off::OWNER
+            offset_of!(Eqe, type_),
+            offset_of!(Eqe, sub_type),
+            offset_of!(Eqe, data),
+            offset_of!(Eqe, signature),
+            offset_of!(Eqe, owner)
         ),
-        (0x01, 0x03, 0x20, 0x3f)
+        (0x01, 0x03, 0x20, 0x3e, 0x3f)
     );
+    assert_eq!(offset_of!(EqeCmd, vector), 0);
+    assert_eq!(
+        (
+            offset_of!(EqePageReq, ec_function),
+            offset_of!(EqePageReq, func_id),
+            offset_of!(EqePageReq, num_pages)
+        ),
+        (0, 2, 4)
+    );
+    assert_eq!(offset_of!(EqeComp, cqn), 0x18);
+    assert_eq!(offset_of!(EqePort, port), 8);
     // Init segment register offsets (facts §1.1) against the ifc table.
     use ifc::init_seg::{self as is, initial_seg as t};
     assert_eq!(t::CMDQ_PHY_ADDR_63_32.raw().byte_off(), is::CMDQ_ADDR_H);

@@ -9,6 +9,7 @@ use crate::ifc::eq::{
     query_eq_out,
 };
 use crate::ifc::status::CmdStatus;
+use zerocopy::FromBytes;
 
 fn be64(b: &[u8], off: usize) -> u64 {
     let mut a = [0u8; 8];
@@ -158,10 +159,10 @@ impl Firmware {
         if !self.eqs.eqs.contains_key(&eqn) {
             return Err((CmdStatus::BAD_RES_ERR, syndrome::BAD_RESOURCE));
         }
-        let t = eqe[crate::ifc::eqe::eqe_off::TYPE];
-        let sub = eqe[crate::ifc::eqe::eqe_off::SUB_TYPE];
-        let mut data = [0u8; 28];
-        data.copy_from_slice(&eqe[0x20..0x3c]);
+        let Ok(e) = crate::ifc::eqe::Eqe::read_from_bytes(eqe) else {
+            return Err((CmdStatus::BAD_INP_LEN_ERR, syndrome::BAD_INPUT_LEN));
+        };
+        let (t, sub, data) = (e.type_, e.sub_type, e.data);
         match self
             .eqs
             .post_to(eqn, t, sub, &data, env.mem, env.irq, env.msix_ok)
