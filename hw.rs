@@ -65,8 +65,8 @@ impl Hw {
         )
     }
 
-    /// Executes one command (see [`CmdQueue::exec`]).
-    pub(crate) fn exec(&self, input: &[u8], output: &mut [u8]) -> Result<(), CmdError> {
+    /// Executes one command (see [`CmdQueue::exec`]); callers use [`Hw::exec_cmd`].
+    fn exec(&self, input: &[u8], output: &mut [u8]) -> Result<(), CmdError> {
         self.cmd.exec(self, input, output)
     }
 

@@ -7,7 +7,7 @@
 /// Size of the capability union in bytes.
 pub const CAP_UNION_BYTES: usize = 4096;
 /// Byte offset of the capability area in QUERY_HCA_CAP output / SET_HCA_CAP input.
-pub const CAP_OFFSET: usize = 0x10;
+pub const CAP_OFFSET: usize = query_hca_cap_out::CAPABILITY.raw().byte_off();
 
 prm_struct! {
     /// QUERY_HCA_CAP input.

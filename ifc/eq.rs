@@ -1,11 +1,11 @@
 //! Event queue commands: CREATE_EQ, DESTROY_EQ, QUERY_EQ, GEN_EQE and the EQ context.
 
 /// Byte offset of the EQ context in CREATE_EQ input / QUERY_EQ output.
-pub const EQC_OFFSET: usize = 0x10;
+pub const EQC_OFFSET: usize = create_eq_in::EQ_CONTEXT_ENTRY.raw().byte_off();
 /// Byte offset of `event_bitmask[4]` (four be64 words) in CREATE_EQ input.
-pub const EVENT_BITMASK_OFFSET: usize = 0x58;
+pub const EVENT_BITMASK_OFFSET: usize = create_eq_in::EVENT_BITMASK.raw().byte_off();
 /// Byte offset of `pas[]` in CREATE_EQ input.
-pub const PAS_OFFSET: usize = 0x110;
+pub const PAS_OFFSET: usize = create_eq_in::PAS.raw().byte_off();
 /// EQ doorbell in a UAR page: arm and set consumer index.
 pub const UAR_EQ_DB_ARM: usize = 0x40;
 /// EQ doorbell in a UAR page: set consumer index without arming.

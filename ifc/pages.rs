@@ -6,7 +6,7 @@
 /// FW page size.
 pub const FW_PAGE_SIZE: u64 = 4096;
 /// Byte offset of `pas[]` in MANAGE_PAGES input and output.
-pub const PAS_OFFSET: usize = 0x10;
+pub const PAS_OFFSET: usize = manage_pages_in::PAS.raw().byte_off();
 /// Most pages firmware returns per take command.
 pub const MAX_RECLAIM_NPAGES: u32 = 50_000;
 

@@ -329,3 +329,13 @@ fn typed_views_refuse_short_buffers() {
         "not even the header fits"
     );
 }
+
+#[test]
+fn offsets_derived_from_tables() {
+    use mlx5_rs_pure::ifc::{caps, eq, pages};
+    assert_eq!(
+        (eq::EQC_OFFSET, eq::EVENT_BITMASK_OFFSET, eq::PAS_OFFSET),
+        (0x10, 0x58, 0x110)
+    );
+    assert_eq!((pages::PAS_OFFSET, caps::CAP_OFFSET), (0x10, 0x10));
+}
