@@ -259,12 +259,8 @@ impl<'bound> Stages<'bound> {
         let reclaim = ReclaimStage::new(life.clone(), pages.clone());
         Self::supply(pdev, &hw, &pages, query_pages_op_mod::BOOT, "boot")?;
 
-        let max = hw
-            .exec_cmd(QueryGeneralCaps { current: false })
-            .map_err(to_kernel)?;
-        let mut cur = hw
-            .exec_cmd(QueryGeneralCaps { current: true })
-            .map_err(to_kernel)?;
+        let max = hw.run(QueryGeneralCaps { current: false })?;
+        let mut cur = hw.run(QueryGeneralCaps { current: true })?;
         // Our choices (see Documentation/architecture.md): 128-entry pkey table,
         // log_max_qp 18 capped by the device, no command checksums, 4 KiB UAR pages,
         // release-all-pages when the device offers it.
@@ -283,10 +279,8 @@ impl<'bound> Stages<'bound> {
             Ok(())
         };
         choose(&mut cur).map_err(|_| EINVAL)?;
-        hw.exec_cmd(SetGeneralCaps(&cur)).map_err(to_kernel)?;
-        let caps = hw
-            .exec_cmd(QueryGeneralCaps { current: true })
-            .map_err(to_kernel)?;
+        hw.run(SetGeneralCaps(&cur))?;
+        let caps = hw.run(QueryGeneralCaps { current: true })?;
 
         Self::supply(pdev, &hw, &pages, query_pages_op_mod::INIT, "init")?;
         let owner_id = sw_owner_id();
@@ -305,7 +299,7 @@ impl<'bound> Stages<'bound> {
             // Informational only: a failure is logged by the command layer and ignored.
             let _ = hw.exec_cmd(SetDriverVersion { version: "0.1.0" });
         }
-        let board = hw.exec_cmd(QueryBoardId).map_err(to_kernel)?;
+        let board = hw.run(QueryBoardId)?;
         let board_len = board.iter().position(|b| *b == 0).unwrap_or(board.len());
         let board = core::str::from_utf8(&board[..board_len]).unwrap_or("?");
         dev_info!(
@@ -361,7 +355,7 @@ impl<'bound> Stages<'bound> {
             Err(e) => return Err(to_kernel(e)),
         };
         match supported {
-            Some(bits) if bits & 0b10 != 0 => hw.exec_cmd(SetIssi { issi: 1 }).map_err(to_kernel),
+            Some(bits) if bits & 0b10 != 0 => hw.run(SetIssi { issi: 1 }),
             None => Ok(()),
             Some(bits) if bits & 0b01 != 0 => Ok(()),
             Some(bits) => {
@@ -377,12 +371,10 @@ impl<'bound> Stages<'bound> {
 
     /// QUERY_PAGES(`op_mod`) then MANAGE_PAGES give of what the device asks for.
     fn supply(pdev: &pci::Device, hw: &Hw, pages: &FwPages, op_mod: u16, what: &str) -> Result {
-        let n = hw
-            .exec_cmd(QueryPages {
-                op_mod,
-                embedded_cpu: pages.function().1,
-            })
-            .map_err(to_kernel)?;
+        let n = hw.run(QueryPages {
+            op_mod,
+            embedded_cpu: pages.function().1,
+        })?;
         if n < 0 {
             dev_err!(
                 pdev,

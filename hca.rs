@@ -16,7 +16,7 @@ use kernel::{prelude::*, sync::Arc};
 
 use crate::{
     cmd::commands::{DisableHca, EnableHca, InitHca, TeardownHca},
-    hw::{to_kernel, Hw},
+    hw::Hw,
     ifc::opcodes::teardown_profile,
     teardown::Lifecycle,
 };
@@ -30,9 +30,7 @@ pub(crate) struct EnabledHca {
 impl EnabledHca {
     /// ENABLE_HCA.
     pub(crate) fn new(life: &Arc<Lifecycle>, embedded_cpu: bool) -> Result<Self> {
-        life.hw()
-            .exec_cmd(EnableHca { embedded_cpu })
-            .map_err(to_kernel)?;
+        life.hw().run(EnableHca { embedded_cpu })?;
         Ok(Self {
             life: life.clone(),
             embedded_cpu,
@@ -69,9 +67,7 @@ pub(crate) struct InitializedHca {
 impl InitializedHca {
     /// INIT_HCA, with `sw_owner_id` when the device supports it.
     pub(crate) fn new(life: &Arc<Lifecycle>, sw_owner_id: Option<&[u8; 16]>) -> Result<Self> {
-        life.hw()
-            .exec_cmd(InitHca { sw_owner_id })
-            .map_err(to_kernel)?;
+        life.hw().run(InitHca { sw_owner_id })?;
         Ok(Self { life: life.clone() })
     }
 }

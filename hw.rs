@@ -93,6 +93,12 @@ impl Hw {
         })
     }
 
+    /// [`Hw::exec_cmd`] for callers that only propagate the error: the command error
+    /// (already logged by the command layer) as its kernel error.
+    pub(crate) fn run<C: Command>(&self, cmd: C) -> Result<C::Reply> {
+        self.exec_cmd(cmd).map_err(to_kernel)
+    }
+
     /// Keeps `mem`, which the device may still write, until bus mastering is off
     /// (when `Hw` is dropped). If even that bookkeeping fails, `mem` is leaked.
     pub(crate) fn bury(&self, mem: Coherent<[u8]>) {

@@ -18,7 +18,7 @@ use super::{
     commands::Nop,
     latency::{ops_per_sec, summarize, LatencySummary},
 };
-use crate::hw::{to_kernel, Hw};
+use crate::hw::Hw;
 
 /// Most callers one storm may use.
 pub(crate) const MAX_CALLERS: u32 = 256;
@@ -76,7 +76,7 @@ impl WorkItem for Caller {
         let mut errors = 0u64;
         for done in 0..this.count {
             let t0 = Instant::<Monotonic>::now();
-            let r = this.hw.exec_cmd(Nop).map_err(to_kernel);
+            let r = this.hw.run(Nop);
             let ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(0);
             if r == Err(ENXIO) {
                 // The device is dead: the rest would fail the same way at once.
@@ -118,7 +118,7 @@ pub(crate) fn run_inline(hw: &Arc<Hw>, nops: u32) -> Result<StormResult> {
             return Err(EINTR);
         }
         let t0 = Instant::<Monotonic>::now();
-        let r = hw.exec_cmd(Nop).map_err(to_kernel);
+        let r = hw.run(Nop);
         let ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(0);
         if r.is_ok() {
             // Capacity reserved above; a failed push only loses a sample.

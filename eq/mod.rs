@@ -47,7 +47,7 @@ use self::{
 };
 use crate::{
     ffi,
-    hw::{to_kernel, Hw},
+    hw::Hw,
     ifc::eqe::{event_type, Eqe, EqeComp},
     pagealloc::fw_pages::FwPages,
 };
@@ -237,12 +237,10 @@ impl EqInfo {
             cqn: U32::new(cqn),
         });
         let eqe = e.to_array();
-        self.hw
-            .exec_cmd(GenEqe {
-                eqn: eq.eqn(),
-                eqe: &eqe,
-            })
-            .map_err(to_kernel)
+        self.hw.run(GenEqe {
+            eqn: eq.eqn(),
+            eqe: &eqe,
+        })
     }
 }
 
@@ -309,7 +307,7 @@ impl<'bound> Events<'bound> {
         let vectors = irqs.len();
         let ncomp = comp_eq_count(cpus, vectors, caps.max_eqs);
         let uar = Uar {
-            index: hw.exec_cmd(AllocUar).map_err(to_kernel)?,
+            index: hw.run(AllocUar)?,
             hw: hw.clone(),
         };
 

@@ -360,14 +360,12 @@ impl FwPages {
     /// One MANAGE_PAGES take of up to `max` pages, the addresses appended to `got`.
     /// A device claiming more than `max` is rejected (EPROTO).
     fn take_into(&self, max: u32, got: &mut KVVec<u64>) -> Result<u32> {
-        self.hw
-            .exec_cmd(TakePages {
-                function_id: FUNC_ID,
-                embedded_cpu: self.ec,
-                max,
-                sink: got,
-            })
-            .map_err(to_kernel)
+        self.hw.run(TakePages {
+            function_id: FUNC_ID,
+            embedded_cpu: self.ec,
+            max,
+            sink: got,
+        })
     }
 
     /// Runtime page request to return pages: one MANAGE_PAGES take of up to `n`
