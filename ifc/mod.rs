@@ -8,10 +8,15 @@
 //! - plain C structures from `include/linux/mlx5/device.h` (initialization segment,
 //!   command queue entry, mailbox block, EQE) as `zerocopy` structs with big-endian
 //!   integer fields ([`init_seg`], [`cmd_layout`], [`eqe`]);
-//! - bit-array structures from `include/linux/mlx5/mlx5_ifc.h`, declared as tables of
-//!   [`field::Field`]s (PRM struct name, field name, bit offset, bit width) with the
-//!   `prm_struct!` generator. Every table is listed in [`ALL_STRUCTS`] so a host test
-//!   can check each entry against the header of the target kernel.
+//! - bit-array structures from `include/linux/mlx5/mlx5_ifc.h`, declared with the
+//!   `prm_struct!` generator as typed fields ([`field::F`]: structure, Rust value type,
+//!   bit offset and width, checked at compile time) read and written through
+//!   [`field::Msg`] / [`field::MsgMut`] views, plus a table of untyped
+//!   [`field::Field`]s. Every table is listed in [`ALL_STRUCTS`] so a host test can
+//!   check each entry against the header of the target kernel.
+//!
+//! No driver code outside `ifc/` knows an offset: commands, EQEs, the health buffer and
+//! the mailbox signatures all go through these definitions.
 
 // The same items are `pub` API of the host crates and crate-internal in the kernel
 // module, where `mod ifc;` is private; not every PRM field is used by the driver.
