@@ -33,15 +33,18 @@ use kernel::{
 use crate::eq::{EqCaps, Events};
 use crate::{
     cmd::{
-        commands::{self, gen_cap},
+        commands::{
+            gen_cap, GeneralCaps, QueryBoardId, QueryGeneralCaps, QueryIssi, QueryPages,
+            SetDriverVersion, SetGeneralCaps, SetIssi,
+        },
         timeout::Timeouts,
     },
     debugfs::DebugFs,
     ffi,
     hca::{EnabledHca, InitializedHca},
     health::HealthStage,
-    hw::Hw,
-    ifc::{init_seg as seg, opcodes::query_pages_op_mod},
+    hw::{to_kernel, Hw},
+    ifc::{field::Overflow, init_seg as seg, opcodes::query_pages_op_mod},
     init_seg::{InitSeg, Regs},
     lifecycle::Lifecycle,
     pagealloc::{
@@ -58,7 +61,7 @@ const FW_PRE_INIT_TIMEOUT: Delta = Delta::from_secs(120);
 /// Default FW_INIT budget once the command queue is set (the device may override).
 const FW_INIT_TIMEOUT_DEFAULT_MS: u64 = 2000;
 /// log_max_qp we request (upstream profile 2), clamped to the device maximum.
-const LOG_MAX_QP: u64 = 18;
+const LOG_MAX_QP: u8 = 18;
 /// Software owner id given to INIT_HCA: 128 random bits drawn once per module load
 /// ([`draw_sw_owner_id`], from module init), as upstream's `mlx5_init` fills its
 /// `sw_owner_id[4]` with `get_random_bytes` and hands the same value to every
@@ -263,27 +266,32 @@ impl<'bound> Stages<'bound> {
         let reclaim = ReclaimStage::new(life.clone(), parked, pages.clone());
         Self::supply(pdev, &hw, &pages, query_pages_op_mod::BOOT, "boot")?;
 
-        let max = commands::query_general_caps(&hw, false)?;
-        let mut cur = commands::query_general_caps(&hw, true)?;
+        let max = hw.run(QueryGeneralCaps { current: false })?;
+        let mut cur = hw.run(QueryGeneralCaps { current: true })?;
         // Our choices (see Documentation/architecture.md): 128-entry pkey table,
         // log_max_qp 18 capped by the device, no command checksums, 4 KiB UAR pages,
         // release-all-pages when the device offers it.
-        cur.set(gen_cap::PKEY_TABLE_SIZE, 0)?;
-        cur.set(
-            gen_cap::LOG_MAX_QP,
-            LOG_MAX_QP.min(max.get(gen_cap::LOG_MAX_QP)),
-        )?;
-        cur.set(gen_cap::CMDIF_CHECKSUM, 0)?;
-        cur.set(gen_cap::LOG_UAR_PAGE_SZ, 0)?;
-        if max.get(gen_cap::RELEASE_ALL_PAGES) != 0 {
-            cur.set(gen_cap::RELEASE_ALL_PAGES, 1)?;
-        }
-        commands::set_general_caps(&hw, &cur)?;
-        let caps = commands::query_general_caps(&hw, true)?;
+        // Every value fits its field (the typed setters only fail for a wider value).
+        let choose = |cur: &mut GeneralCaps| -> Result<(), Overflow> {
+            cur.set(gen_cap::PKEY_TABLE_SIZE, 0)?;
+            cur.set(
+                gen_cap::LOG_MAX_QP,
+                LOG_MAX_QP.min(max.get(gen_cap::LOG_MAX_QP)),
+            )?;
+            cur.set(gen_cap::CMDIF_CHECKSUM, 0)?;
+            cur.set(gen_cap::LOG_UAR_PAGE_SZ, 0)?;
+            if max.get(gen_cap::RELEASE_ALL_PAGES) {
+                cur.set(gen_cap::RELEASE_ALL_PAGES, true)?;
+            }
+            Ok(())
+        };
+        choose(&mut cur).map_err(|_| EINVAL)?;
+        hw.run(SetGeneralCaps(&cur))?;
+        let caps = hw.run(QueryGeneralCaps { current: true })?;
 
         Self::supply(pdev, &hw, &pages, query_pages_op_mod::INIT, "init")?;
         let owner_id = sw_owner_id();
-        let owner = if caps.get(gen_cap::SW_OWNER_ID) != 0 {
+        let owner = if caps.get(gen_cap::SW_OWNER_ID) {
             Some(&owner_id)
         } else {
             None
@@ -291,17 +299,17 @@ impl<'bound> Stages<'bound> {
         let teardown = FastTeardown::new(
             life.clone(),
             TeardownCaps {
-                fast: caps.get(gen_cap::FAST_TEARDOWN) != 0,
-                force: caps.get(gen_cap::FORCE_TEARDOWN) != 0,
+                fast: caps.get(gen_cap::FAST_TEARDOWN),
+                force: caps.get(gen_cap::FORCE_TEARDOWN),
             },
         );
         let hca = InitializedHca::new(teardown, owner, crate::fast_unload())?;
 
-        if caps.get(gen_cap::DRIVER_VERSION) != 0 {
+        if caps.get(gen_cap::DRIVER_VERSION) {
             // Informational only: a failure is logged by the command layer and ignored.
-            let _ = commands::set_driver_version(&hw, "0.1.0");
+            let _ = hw.exec_cmd(SetDriverVersion { version: "0.1.0" });
         }
-        let board = commands::query_board_id(&hw)?;
+        let board = hw.run(QueryBoardId)?;
         let board_len = board.iter().position(|b| *b == 0).unwrap_or(board.len());
         let board = core::str::from_utf8(&board[..board_len]).unwrap_or("?");
         dev_info!(
@@ -318,12 +326,13 @@ impl<'bound> Stages<'bound> {
         );
 
         let max_eqs = match caps.get(gen_cap::MAX_NUM_EQS) {
-            0 => 1u32 << caps.get(gen_cap::LOG_MAX_EQ).min(31),
-            n => u32::try_from(n).unwrap_or(u32::MAX),
+            // log_max_eq is 4 bits wide: at most 1 << 15.
+            0 => 1u32 << caps.get(gen_cap::LOG_MAX_EQ),
+            n => u32::from(n),
         };
         let eq_caps = EqCaps {
-            num_ports: u8::try_from(caps.get(gen_cap::NUM_PORTS)).unwrap_or(u8::MAX),
-            log_max_cq: u8::try_from(caps.get(gen_cap::LOG_MAX_CQ)).unwrap_or(24),
+            num_ports: caps.get(gen_cap::NUM_PORTS),
+            log_max_cq: caps.get(gen_cap::LOG_MAX_CQ),
             max_eqs,
         };
         let page_work = PageWork::new(pdev.as_ref(), pages.clone())?;
@@ -350,8 +359,14 @@ impl<'bound> Stages<'bound> {
     /// QUERY_ISSI / SET_ISSI: ISSI 1 when offered, else stay at 0; anything else is
     /// a device this driver cannot talk to.
     fn set_issi(pdev: &pci::Device, hw: &Hw) -> Result {
-        match commands::query_issi(hw)? {
-            Some(bits) if bits & 0b10 != 0 => commands::set_issi(hw, 1),
+        // A status from the firmware (not a transport failure) means "ISSI 0".
+        let supported = match hw.exec_cmd(QueryIssi) {
+            Ok(bits) => Some(bits),
+            Err(e) if e.status_raw().is_some() => None,
+            Err(e) => return Err(to_kernel(e)),
+        };
+        match supported {
+            Some(bits) if bits & 0b10 != 0 => hw.run(SetIssi { issi: 1 }),
             None => Ok(()),
             Some(bits) if bits & 0b01 != 0 => Ok(()),
             Some(bits) => {
@@ -367,7 +382,10 @@ impl<'bound> Stages<'bound> {
 
     /// QUERY_PAGES(`op_mod`) then MANAGE_PAGES give of what the device asks for.
     fn supply(pdev: &pci::Device, hw: &Hw, pages: &FwPages, op_mod: u16, what: &str) -> Result {
-        let n = commands::query_pages(hw, op_mod, pages.function().1)?;
+        let n = hw.run(QueryPages {
+            op_mod,
+            embedded_cpu: pages.function().1,
+        })?;
         if n < 0 {
             dev_err!(
                 pdev,

@@ -17,8 +17,9 @@
 use kernel::{prelude::*, sync::Arc};
 
 use crate::{
-    cmd::commands,
+    cmd::commands::{DisableHca, EnableHca, InitHca, TeardownHca},
     hw::Hw,
+    ifc::opcodes::teardown_profile,
     lifecycle::Lifecycle,
     teardown::{plan::Path, FastTeardown},
 };
@@ -32,7 +33,7 @@ pub(crate) struct EnabledHca {
 impl EnabledHca {
     /// ENABLE_HCA.
     pub(crate) fn new(life: &Arc<Lifecycle>, embedded_cpu: bool) -> Result<Self> {
-        commands::enable_hca(life.hw(), embedded_cpu)?;
+        life.hw().run(EnableHca { embedded_cpu })?;
         Ok(Self {
             life: life.clone(),
             embedded_cpu,
@@ -49,7 +50,9 @@ impl Drop for EnabledHca {
         if self.life.silent() {
             return;
         }
-        if let Err(e) = commands::disable_hca(self.hw(), self.embedded_cpu) {
+        if let Err(e) = self.hw().exec_cmd(DisableHca {
+            embedded_cpu: self.embedded_cpu,
+        }) {
             dev_err!(
                 self.life.dev(),
                 "DISABLE_HCA failed ({:?}); continuing teardown\n",
@@ -75,7 +78,7 @@ impl InitializedHca {
         sw_owner_id: Option<&[u8; 16]>,
         fast_unload: bool,
     ) -> Result<Self> {
-        commands::init_hca(teardown.life().hw(), sw_owner_id)?;
+        teardown.life().hw().run(InitHca { sw_owner_id })?;
         Ok(Self {
             teardown,
             fast_unload,
@@ -101,7 +104,12 @@ impl Drop for InitializedHca {
             return;
         }
         let hw = life.hw();
-        if commands::teardown_graceful(hw).is_ok() {
+        if hw
+            .exec_cmd(TeardownHca {
+                profile: teardown_profile::GRACEFUL_CLOSE,
+            })
+            .is_ok()
+        {
             return;
         }
         dev_warn!(

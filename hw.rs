@@ -20,7 +20,13 @@ use kernel::{
 };
 
 use crate::{
-    cmd::{queue::CmdQueue, status::CmdError, timeout::Timeouts},
+    cmd::{
+        command::{self, Command},
+        commands::PageSink,
+        queue::CmdQueue,
+        status::{CmdError, ErrorKind},
+        timeout::Timeouts,
+    },
     ffi::StopDmaOnDrop,
     ifc::init_seg as seg,
     init_seg::{Bar0, InitSeg, Regs},
@@ -59,9 +65,38 @@ impl Hw {
         )
     }
 
-    /// Executes one command (see [`CmdQueue::exec`]).
-    pub(crate) fn exec(&self, input: &[u8], output: &mut [u8]) -> Result<(), CmdError> {
+    /// Executes one command (see [`CmdQueue::exec`]); callers use [`Hw::exec_cmd`].
+    fn exec(&self, input: &[u8], output: &mut [u8]) -> Result<(), CmdError> {
         self.cmd.exec(self, input, output)
+    }
+
+    /// Executes one typed command: builds its input, runs it, validates its output
+    /// and returns the typed reply. Inputs and outputs up to [`SMALL_MSG`] bytes live on
+    /// the stack, longer ones are `kvmalloc`ed (up to 400 KB for MANAGE_PAGES take).
+    pub(crate) fn exec_cmd<C: Command>(&self, cmd: C) -> Result<C::Reply, CmdError> {
+        let fail = |kind| CmdError::new(command::opcode::<C>(), cmd.op_mod(), kind);
+        let (in_len, out_len) = (command::in_len(&cmd), command::out_len(&cmd));
+        let mut small_in = [0u8; SMALL_MSG];
+        let mut small_out = [0u8; SMALL_MSG];
+        let mut big_in = KVVec::new();
+        let mut big_out = KVVec::new();
+        let input = msg_buf(&mut small_in, &mut big_in, in_len).ok_or(fail(ErrorKind::NoMemory))?;
+        let output =
+            msg_buf(&mut small_out, &mut big_out, out_len).ok_or(fail(ErrorKind::NoMemory))?;
+        command::encode(&cmd, input).map_err(|e| fail(e.kind()))?;
+        self.exec(input, output)?;
+        let op_mod = cmd.op_mod();
+        command::decode(cmd, output).map_err(|e| {
+            let e = CmdError::new(command::opcode::<C>(), op_mod, e.kind());
+            self.cmd.report_rejected(&e);
+            e
+        })
+    }
+
+    /// [`Hw::exec_cmd`] for callers that only propagate the error: the command error
+    /// (already logged by the command layer) as its kernel error.
+    pub(crate) fn run<C: Command>(&self, cmd: C) -> Result<C::Reply> {
+        self.exec_cmd(cmd).map_err(to_kernel)
     }
 
     /// Keeps `mem`, which the device may still write, until bus mastering is off
@@ -95,6 +130,33 @@ impl Regs for Hw {
         self.bar
             .try_access_with(|bar| InitSeg::new(bar).write(off, val))
             .unwrap_or(Err(ENODEV))
+    }
+}
+
+/// Largest command input or output kept on the stack by [`Hw::exec_cmd`].
+const SMALL_MSG: usize = 128;
+
+/// A zeroed buffer of `len` bytes: `small` when it fits, else `big` grown to `len`.
+fn msg_buf<'a>(
+    small: &'a mut [u8; SMALL_MSG],
+    big: &'a mut KVVec<u8>,
+    len: usize,
+) -> Option<&'a mut [u8]> {
+    if len <= SMALL_MSG {
+        return small.get_mut(..len);
+    }
+    *big = KVVec::from_elem(0u8, len, GFP_KERNEL).ok()?;
+    Some(&mut big[..])
+}
+
+/// MANAGE_PAGES take stores the returned addresses in a `KVVec`.
+impl PageSink for KVVec<u64> {
+    fn reserve(&mut self, n: usize) -> Result<(), command::CodecError> {
+        KVVec::reserve(self, n, GFP_KERNEL).map_err(|_| command::CodecError::NoMemory)
+    }
+
+    fn push(&mut self, addr: u64) -> Result<(), command::CodecError> {
+        KVVec::push(self, addr, GFP_KERNEL).map_err(|_| command::CodecError::NoMemory)
     }
 }
 

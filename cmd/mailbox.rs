@@ -39,17 +39,9 @@ pub const TOKEN_OFFSET: usize = block_off::TOKEN;
 )]
 pub const MAX_MSG_LEN: usize = u32::MAX as usize;
 
-/// Number of mailbox blocks a message of `len` bytes needs.
-///
-/// 0 for `len <= 16`, 1 for `17..=528`, `k` for `16 + 512·(k-1) < len <=
-/// 16 + 512·k`.
-pub const fn blocks_needed(len: usize) -> usize {
-    if len <= INLINE_LEN {
-        0
-    } else {
-        (len - INLINE_LEN).div_ceil(BLOCK_DATA_LEN)
-    }
-}
+/// Number of mailbox blocks a message of `len` bytes needs (see
+/// [`crate::ifc::cmd_layout::blocks_for`]).
+pub use crate::ifc::cmd_layout::blocks_for as blocks_needed;
 
 /// Largest message that fits inline plus `nblocks` blocks.
 #[cfg_attr(
@@ -327,11 +319,7 @@ pub fn seal_chain<M: BlockMemory + ?Sized>(mem: &mut M, nblocks: usize) {
     for index in 0..nblocks.min(mem.block_count()) {
         mem.read(index, 0, &mut buf);
         signature::seal_block(&mut buf);
-        mem.write(
-            index,
-            signature::BLOCK_CTRL_SIG_OFFSET,
-            &buf[signature::BLOCK_CTRL_SIG_OFFSET..],
-        );
+        mem.write(index, block_off::CTRL_SIG, &buf[block_off::CTRL_SIG..]);
     }
 }
 

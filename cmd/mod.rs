@@ -4,11 +4,14 @@
 //! signatures, doorbell, polling and event completion, timeouts and statistics.
 //!
 //! Pure `core` protocol logic, host-tested through the `host/` crate: [`mailbox`],
-//! [`signature`], [`token`], [`slots`], [`status`], [`timeout`], [`stats`].
+//! [`signature`], [`token`], [`slots`], [`status`], [`timeout`], [`stats`],
+//! [`command`] (the typed-command trait) and [`commands`] (the commands).
 //! Kernel shell: [`dma_blocks`] (mailboxes in DMA memory), [`queue`] (posting and
-//! completion), [`commands`] (typed commands).
+//! completion; `Hw::exec_cmd` carries typed commands).
 
 // The pure files are shared with the host crate (`host/`), where their items are `pub`.
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod command;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod entry;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
@@ -32,6 +35,7 @@ pub(crate) mod timeout;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod token;
 
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod commands;
 pub(crate) mod dma_blocks;
 pub(crate) mod queue;

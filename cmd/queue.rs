@@ -394,6 +394,11 @@ impl CmdQueue {
         r
     }
 
+    /// Logs a command whose output its parser rejected (device data out of range).
+    pub(crate) fn report_rejected(&self, e: &CmdError) {
+        dev_err!(self.dev, "command {}\n", Show(e));
+    }
+
     fn exec_inner(
         &self,
         is: &dyn Regs,

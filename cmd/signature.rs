@@ -12,63 +12,37 @@
 //!   equal `0xff`; `sig` (byte 0x23f) makes the XOR of the whole block equal
 //!   `0xff`. Only used when checksums are enabled (upstream keeps them off).
 //!
-//! The byte-level XOR helpers live with the layouts in
-//! [`crate::ifc::cmd_layout`]; this module adds sealing (writing the
-//! signature bytes) and verification as the command path uses them.
+//! The signatures are computed by [`crate::ifc::cmd_layout`], with the layouts;
+//! this module adds sealing (writing the signature bytes) as the command path
+//! uses it, and re-exports the checks.
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test
 //! crate.
 
 use crate::ifc::cmd_layout::{block_off, entry_off};
 
-pub use crate::ifc::cmd_layout::{xor8, BLOCK_SIZE, ENTRY_SIZE};
-
-/// Offset of the entry signature byte.
-pub const ENTRY_SIG_OFFSET: usize = entry_off::SIG;
-/// Offset of the control part of a block (after the 512 data bytes).
-pub const BLOCK_CTRL_OFFSET: usize = block_off::RSVD0;
-/// Offset of the block control signature byte.
-pub const BLOCK_CTRL_SIG_OFFSET: usize = block_off::CTRL_SIG;
-/// Offset of the block signature byte.
-pub const BLOCK_SIG_OFFSET: usize = block_off::SIG;
-
-/// Signature of a command entry: the value that makes the XOR of the whole
-/// entry `0xff`, ignoring whatever is currently in the signature byte.
-pub fn entry_signature(entry: &[u8; ENTRY_SIZE]) -> u8 {
-    !(xor8(entry) ^ entry[ENTRY_SIG_OFFSET])
-}
+pub use crate::ifc::cmd_layout::{
+    block_ctrl_signature, block_signature, block_signatures_ok as block_signature_ok,
+    entry_signature, entry_signature_ok, BLOCK_SIZE, ENTRY_SIZE,
+};
 
 /// Writes the entry signature. Call after every other byte is final.
 pub fn seal_entry(entry: &mut [u8; ENTRY_SIZE]) {
-    entry[ENTRY_SIG_OFFSET] = entry_signature(entry);
-}
-
-/// Whether the entry's signature is consistent (XOR of all bytes is `0xff`).
-pub fn entry_signature_ok(entry: &[u8; ENTRY_SIZE]) -> bool {
-    xor8(entry) == 0xff
-}
-
-/// Control signature of a block: makes the XOR of bytes 0x200..=0x23e `0xff`.
-pub fn block_ctrl_signature(block: &[u8; BLOCK_SIZE]) -> u8 {
-    !xor8(&block[BLOCK_CTRL_OFFSET..BLOCK_CTRL_SIG_OFFSET])
+    entry[entry_off::SIG] = entry_signature(entry);
 }
 
 /// Writes `ctrl_sig` and then `sig` of a block (in that order: `sig` covers
 /// `ctrl_sig`). Call after data, next pointer, block number and token are
 /// final.
 pub fn seal_block(block: &mut [u8; BLOCK_SIZE]) {
-    block[BLOCK_CTRL_SIG_OFFSET] = block_ctrl_signature(block);
-    block[BLOCK_SIG_OFFSET] = !xor8(&block[..BLOCK_SIG_OFFSET]);
-}
-
-/// Whether both signatures of a block are consistent.
-pub fn block_signature_ok(block: &[u8; BLOCK_SIZE]) -> bool {
-    xor8(&block[BLOCK_CTRL_OFFSET..=BLOCK_CTRL_SIG_OFFSET]) == 0xff && xor8(block) == 0xff
+    block[block_off::CTRL_SIG] = block_ctrl_signature(block);
+    block[block_off::SIG] = block_signature(block);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ifc::cmd_layout::xor8;
 
     #[test]
     fn xor8_basics() {
@@ -88,10 +62,10 @@ mod tests {
         seal_entry(&mut e);
         assert!(entry_signature_ok(&e));
         // 7 ^ 0x20 ^ 0x5a ^ 1 = 0x7c, sig = !0x7c = 0x83
-        assert_eq!(e[ENTRY_SIG_OFFSET], 0x83);
+        assert_eq!(e[entry_off::SIG], 0x83);
         // resealing is idempotent (old sig ignored)
         seal_entry(&mut e);
-        assert_eq!(e[ENTRY_SIG_OFFSET], 0x83);
+        assert_eq!(e[entry_off::SIG], 0x83);
         // any single bit flip is detected
         for i in 0..ENTRY_SIZE {
             let mut c = e;

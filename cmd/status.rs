@@ -22,6 +22,10 @@ use core::fmt;
 
 use super::mailbox::MailboxError;
 use super::slots::SlotError;
+use crate::ifc::{
+    cmds::{mbox_in, mbox_out},
+    field::Msg,
+};
 
 /// Errno values used by [`CmdError::errno`] (positive; the kernel shell
 /// negates them). Numbers are the Linux generic ones.
@@ -50,6 +54,8 @@ pub mod errno {
     pub const EBADR: i32 = 53;
     /// Link has been severed.
     pub const ENOLINK: i32 = 67;
+    /// Protocol error.
+    pub const EPROTO: i32 = 71;
     /// Connection timed out.
     pub const ETIMEDOUT: i32 = 110;
     /// Remote I/O error.
@@ -128,6 +134,12 @@ pub enum ErrorKind {
     /// The output is inconsistent with the request (e.g. more pages
     /// returned than asked for).
     BadOutput,
+    /// The input could not be built from the caller's values (a value wider than its
+    /// field); the command was not sent.
+    BadInput,
+    /// The command executed, but a value of its output is out of range (device data
+    /// rejected by the command's parser).
+    Rejected,
 }
 
 /// A failed command: which command, what went wrong, and the syndrome.
@@ -169,6 +181,8 @@ impl CmdError {
             ErrorKind::SlotsStalled => errno::EAGAIN,
             ErrorKind::NoMemory => errno::ENOMEM,
             ErrorKind::Mailbox(_) | ErrorKind::BadOutput => errno::EIO,
+            ErrorKind::BadInput => errno::EINVAL,
+            ErrorKind::Rejected => errno::EPROTO,
         }
     }
 
@@ -211,23 +225,18 @@ impl fmt::Display for CmdError {
             ErrorKind::NoMemory => f.write_str("out of memory")?,
             ErrorKind::Mailbox(m) => write!(f, "bad output mailbox: {m}")?,
             ErrorKind::BadOutput => f.write_str("inconsistent output")?,
+            ErrorKind::BadInput => f.write_str("input value out of range (not sent)")?,
+            ErrorKind::Rejected => f.write_str("output value out of range")?,
         }
         write!(f, ", syndrome ({:#x})", self.syndrome)
     }
 }
 
-/// Offset of the command status byte in the output.
-pub const OUT_STATUS_OFFSET: usize = 0;
-/// Offset of the big-endian syndrome in the output.
-pub const OUT_SYNDROME_OFFSET: usize = 4;
-
 /// Opcode and op_mod from the first 8 bytes of a command input
 /// (`opcode` bits 31:16 of DW0, `op_mod` bits 15:0 of DW1).
 pub fn input_header(inline_in: &[u8; 16]) -> (u16, u16) {
-    (
-        u16::from_be_bytes([inline_in[0], inline_in[1]]),
-        u16::from_be_bytes([inline_in[6], inline_in[7]]),
-    )
+    let h = Msg::<mbox_in::Layout>::of_array(inline_in);
+    (h.get(mbox_in::OPCODE), h.get(mbox_in::OP_MOD))
 }
 
 /// Decodes a completed command: `status_own` from the entry and the first
@@ -253,18 +262,14 @@ pub fn decode(opcode: u16, op_mod: u16, status_own: u8, out: &[u8; 16]) -> Resul
             ))
         }
     }
-    let raw = out[OUT_STATUS_OFFSET];
+    let out = Msg::<mbox_out::Layout>::of_array(out);
+    let raw = out.get(mbox_out::STATUS);
     let kind = match CmdStatus::from_raw(raw) {
         Some(CmdStatus::OK) => return Ok(()),
         Some(s) => ErrorKind::Status(s),
         None => ErrorKind::UnknownStatus(raw),
     };
-    let syndrome = u32::from_be_bytes([
-        out[OUT_SYNDROME_OFFSET],
-        out[OUT_SYNDROME_OFFSET + 1],
-        out[OUT_SYNDROME_OFFSET + 2],
-        out[OUT_SYNDROME_OFFSET + 3],
-    ]);
+    let syndrome = out.get(mbox_out::SYNDROME);
     Err(CmdError {
         opcode,
         op_mod,

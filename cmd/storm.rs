@@ -16,7 +16,7 @@ use kernel::{
 };
 
 use super::{
-    commands,
+    commands::Nop,
     latency::{ops_per_sec, summarize, LatencySummary},
 };
 use crate::hw::Hw;
@@ -77,7 +77,7 @@ impl WorkItem for Caller {
         let mut errors = 0u64;
         for done in 0..this.count {
             let t0 = Instant::<Monotonic>::now();
-            let r = commands::nop(&this.hw);
+            let r = this.hw.run(Nop);
             let ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(0);
             if r == Err(ENXIO) {
                 // The device is dead: the rest would fail the same way at once.
@@ -119,7 +119,7 @@ pub(crate) fn run_inline(hw: &Arc<Hw>, nops: u32) -> Result<StormResult> {
             return Err(EINTR);
         }
         let t0 = Instant::<Monotonic>::now();
-        let r = commands::nop(hw);
+        let r = hw.run(Nop);
         let ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(0);
         if r.is_ok() {
             // Capacity reserved above; a failed push only loses a sample.

@@ -22,7 +22,7 @@
 //! Pure `core` code, compiled into the kernel module and into the host test
 //! crate.
 
-use crate::ifc::field::Field;
+use crate::ifc::field::{Msg, F};
 use crate::ifc::init_seg::decode_timeout_ms;
 use crate::ifc::opcodes::Opcode;
 use crate::ifc::regs::dtor_reg;
@@ -99,7 +99,7 @@ const DEFAULTS: [u64; TOUT_COUNT] = [
 ];
 
 /// DTOR fields and the timeout each one sets.
-const DTOR_FIELDS: [(Field, Tout); 11] = [
+const DTOR_FIELDS: [(F<u32, dtor_reg::Layout>, Tout); 11] = [
     (dtor_reg::PCIE_TOGGLE_TO, Tout::PciToggle),
     (dtor_reg::HEALTH_POLL_TO, Tout::HealthPollInterval),
     (dtor_reg::FULL_CRDUMP_TO, Tout::FullCrdump),
@@ -191,13 +191,11 @@ impl Timeouts {
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn apply_dtor(&mut self, dtor: &[u8]) -> bool {
-        if dtor.len() < dtor_reg::BYTES {
+        let Some(dtor) = Msg::<dtor_reg::Layout>::new(dtor) else {
             return false;
-        }
+        };
         for (field, t) in DTOR_FIELDS {
-            if let Some(raw) = field.get32(dtor) {
-                self.set_raw(t, raw);
-            }
+            self.set_raw(t, dtor.get(field));
         }
         true
     }
@@ -288,11 +286,10 @@ mod tests {
         let mut t = Timeouts::new();
         assert!(!t.apply_dtor(&[0u8; 10]));
         let mut d = [0u8; 64];
-        dtor_reg::RECLAIM_PAGES_TO
-            .set(&mut d, u64::from(encode_timeout(1, 7)))
+        let mut m = crate::ifc::field::MsgMut::<dtor_reg::Layout>::of_array(&mut d);
+        m.set(dtor_reg::RECLAIM_PAGES_TO, encode_timeout(1, 7))
             .unwrap();
-        dtor_reg::TEAR_DOWN_TO
-            .set(&mut d, u64::from(encode_timeout(0, 250)))
+        m.set(dtor_reg::TEAR_DOWN_TO, encode_timeout(0, 250))
             .unwrap();
         assert!(t.apply_dtor(&d));
         assert_eq!(t.get(Tout::ReclaimPages), 7_000);

@@ -1,124 +1,165 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The EQ and UAR commands: ALLOC_UAR / DEALLOC_UAR, CREATE_EQ / DESTROY_EQ, GEN_EQE.
+//! The EQ and UAR commands: ALLOC_UAR / DEALLOC_UAR, CREATE_EQ / DESTROY_EQ, GEN_EQE,
+//! one type each (see [`crate::cmd::command::Command`]).
 //!
-//! Inputs are built with the PRM field tables of [`crate::ifc`]; outputs are device
-//! data and are range-checked before use.
-
-use kernel::prelude::*;
+//! Outputs are device data and are range-checked in `parse`.
+//!
+//! Pure `core` code, compiled into the kernel module and into the host test crate.
 
 use crate::{
-    hw::{to_kernel, Hw},
+    cmd::command::{CodecError, Command},
     ifc::{
-        cmds::{alloc_uar_out, dealloc_uar_in, mbox_in},
-        eq::{
-            create_eq_in, create_eq_out, destroy_eq_in, eqc, EQC_OFFSET, EVENT_BITMASK_OFFSET,
-            PAS_OFFSET,
-        },
-        field::Field,
+        cmds::{alloc_uar_in, alloc_uar_out, dealloc_uar_in, mbox_out},
+        eq::{create_eq_in, create_eq_out, destroy_eq_in, eqc},
+        field::{put_be64s, Msg, MsgMut},
         opcodes::Opcode,
     },
 };
 
-/// Bytes of a command header.
-const HDR: usize = 16;
+#[cfg(any(CONFIG_MLX5_RS_TEST_HOOKS, not(CONFIG_RUST)))]
+use crate::ifc::eq::gen_eqe_in;
+
 /// Largest UAR index the driver accepts from ALLOC_UAR (the BAR holds far fewer).
-const MAX_UAR: u32 = 1 << 16;
+pub const MAX_UAR: u32 = 1 << 16;
 
-fn put(buf: &mut [u8], f: Field, v: u64) -> Result {
-    f.set(buf, v).ok_or(EINVAL)
-}
+/// ALLOC_UAR: replies the UAR page index (below [`MAX_UAR`], else EPROTO).
+pub struct AllocUar;
 
-fn header(buf: &mut [u8], op: Opcode) -> Result {
-    put(buf, mbox_in::OPCODE, op as u64)?;
-    put(buf, mbox_in::OP_MOD, 0)
-}
+impl Command for AllocUar {
+    const OPCODE: Opcode = Opcode::ALLOC_UAR;
+    type In = alloc_uar_in::Layout;
+    type Out = alloc_uar_out::Layout;
+    type Reply = u32;
 
-/// ALLOC_UAR: returns the UAR page index.
-pub(crate) fn alloc_uar(hw: &Hw) -> Result<u32> {
-    let mut i = [0u8; HDR];
-    header(&mut i, Opcode::ALLOC_UAR)?;
-    let mut o = [0u8; alloc_uar_out::BYTES];
-    hw.exec(&i, &mut o).map_err(to_kernel)?;
-    let uar = alloc_uar_out::UAR.get(&o).ok_or(EIO)?;
-    u32::try_from(uar)
-        .ok()
-        .filter(|u| *u < MAX_UAR)
-        .ok_or(EPROTO)
+    fn parse(self, o: Msg<'_, Self::Out>) -> Result<u32, CodecError> {
+        let uar = o.get(alloc_uar_out::UAR);
+        if uar < MAX_UAR {
+            Ok(uar)
+        } else {
+            Err(CodecError::BadOutput)
+        }
+    }
 }
 
 /// DEALLOC_UAR.
-pub(crate) fn dealloc_uar(hw: &Hw, uar: u32) -> Result {
-    let mut i = [0u8; dealloc_uar_in::BYTES];
-    header(&mut i, Opcode::DEALLOC_UAR)?;
-    put(&mut i, dealloc_uar_in::UAR, u64::from(uar))?;
-    hw.exec(&i, &mut [0u8; HDR]).map_err(to_kernel)
+pub struct DeallocUar {
+    /// The UAR page index.
+    pub uar: u32,
 }
 
-/// What CREATE_EQ needs.
-pub(crate) struct EqParams<'a> {
-    pub(crate) log_size: u8,
-    pub(crate) uar: u32,
-    pub(crate) vector: u16,
-    pub(crate) mask: [u64; 4],
+impl Command for DeallocUar {
+    const OPCODE: Opcode = Opcode::DEALLOC_UAR;
+    type In = dealloc_uar_in::Layout;
+    type Out = mbox_out::Layout;
+    type Reply = ();
+
+    fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
+        Ok(i.set(dealloc_uar_in::UAR, self.uar)?)
+    }
+
+    fn parse(self, _: Msg<'_, Self::Out>) -> Result<(), CodecError> {
+        Ok(())
+    }
+}
+
+/// CREATE_EQ: replies the EQ number.
+pub struct CreateEq<'a> {
+    /// log2 of the number of entries.
+    pub log_size: u8,
+    /// UAR page of the doorbells.
+    pub uar: u32,
+    /// MSI-X vector.
+    pub vector: u16,
+    /// Event types (`event_bitmask`, four 64-bit words).
+    pub mask: [u64; 4],
     /// DMA address of each 4 KiB page of the ring.
-    pub(crate) pages: &'a [u64],
+    pub pages: &'a [u64],
 }
 
-/// CREATE_EQ: returns the EQ number.
-pub(crate) fn create_eq(hw: &Hw, p: &EqParams<'_>) -> Result<u8> {
-    let len = PAS_OFFSET + 8 * p.pages.len();
-    let mut i = KVec::from_elem(0u8, len, GFP_KERNEL)?;
-    header(&mut i, Opcode::CREATE_EQ)?;
-    {
-        let ctx = i
-            .get_mut(EQC_OFFSET..EQC_OFFSET + eqc::BYTES)
-            .ok_or(EINVAL)?;
-        put(ctx, eqc::LOG_EQ_SIZE, u64::from(p.log_size))?;
-        put(ctx, eqc::UAR_PAGE, u64::from(p.uar))?;
-        put(ctx, eqc::INTR, u64::from(p.vector))?;
-        // Ring pages are 4 KiB: log_page_size = 12 - 12, page_offset 0.
-        put(ctx, eqc::LOG_PAGE_SIZE, 0)?;
+impl Command for CreateEq<'_> {
+    const OPCODE: Opcode = Opcode::CREATE_EQ;
+    type In = create_eq_in::Layout;
+    type Out = create_eq_out::Layout;
+    type Reply = u8;
+
+    fn in_len(&self) -> usize {
+        create_eq_in::BYTES.saturating_add(self.pages.len().saturating_mul(8))
     }
-    for (k, w) in p.mask.iter().enumerate() {
-        let at = EVENT_BITMASK_OFFSET + 8 * k;
-        i.get_mut(at..at + 8)
-            .ok_or(EINVAL)?
-            .copy_from_slice(&w.to_be_bytes());
+
+    fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
+        {
+            let mut ctx = i
+                .nested::<eqc::Layout>(create_eq_in::EQ_CONTEXT_ENTRY)
+                .ok_or(CodecError::Short)?;
+            ctx.set(eqc::LOG_EQ_SIZE, self.log_size)?;
+            ctx.set(eqc::UAR_PAGE, self.uar)?;
+            ctx.set(eqc::INTR, self.vector)?;
+            // Ring pages are 4 KiB: log_page_size = 12 - 12, page_offset 0.
+            ctx.set(eqc::LOG_PAGE_SIZE, 0)?;
+        }
+        put_be64s(
+            i.bytes_mut(create_eq_in::EVENT_BITMASK),
+            self.mask.iter().copied(),
+        )
+        .ok_or(CodecError::Short)?;
+        put_be64s(i.bytes_mut(create_eq_in::PAS), self.pages.iter().copied())
+            .ok_or(CodecError::Short)
     }
-    for (k, a) in p.pages.iter().enumerate() {
-        let at = PAS_OFFSET + 8 * k;
-        i.get_mut(at..at + 8)
-            .ok_or(EINVAL)?
-            .copy_from_slice(&a.to_be_bytes());
+
+    fn parse(self, o: Msg<'_, Self::Out>) -> Result<u8, CodecError> {
+        Ok(o.get(create_eq_out::EQ_NUMBER))
     }
-    let _ = create_eq_in::OPCODE;
-    let mut o = [0u8; create_eq_out::BYTES];
-    hw.exec(&i, &mut o).map_err(to_kernel)?;
-    let eqn = create_eq_out::EQ_NUMBER.get(&o).ok_or(EIO)?;
-    u8::try_from(eqn).map_err(|_| EPROTO)
 }
 
 /// DESTROY_EQ.
-pub(crate) fn destroy_eq(hw: &Hw, eqn: u8) -> Result {
-    let mut i = [0u8; destroy_eq_in::BYTES];
-    header(&mut i, Opcode::DESTROY_EQ)?;
-    put(&mut i, destroy_eq_in::EQ_NUMBER, u64::from(eqn))?;
-    hw.exec(&i, &mut [0u8; HDR]).map_err(to_kernel)
+pub struct DestroyEq {
+    /// The EQ number.
+    pub eqn: u8,
 }
 
-// Only the debugfs `gen_comp` test hook generates EQEs.
-#[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
-/// GEN_EQE: asks the device to write `eqe` (64 bytes; owner byte ignored) into EQ `eqn`.
-pub(crate) fn gen_eqe(hw: &Hw, eqn: u8, eqe: &[u8; 64]) -> Result {
-    use crate::ifc::eq::gen_eqe_in;
+impl Command for DestroyEq {
+    const OPCODE: Opcode = Opcode::DESTROY_EQ;
+    type In = destroy_eq_in::Layout;
+    type Out = mbox_out::Layout;
+    type Reply = ();
 
-    let mut i = [0u8; gen_eqe_in::BYTES];
-    header(&mut i, Opcode::GEN_EQE)?;
-    put(&mut i, gen_eqe_in::EQ_NUMBER, u64::from(eqn))?;
-    gen_eqe_in::EQE
-        .bytes_mut(&mut i)
-        .ok_or(EINVAL)?
-        .copy_from_slice(eqe);
-    hw.exec(&i, &mut [0u8; HDR]).map_err(to_kernel)
+    fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
+        Ok(i.set(destroy_eq_in::EQ_NUMBER, self.eqn)?)
+    }
+
+    fn parse(self, _: Msg<'_, Self::Out>) -> Result<(), CodecError> {
+        Ok(())
+    }
+}
+
+/// GEN_EQE: asks the device to write `eqe` (64 bytes; owner byte ignored) into EQ `eqn`.
+// Only the debugfs `gen_comp` test hook generates EQEs (the host crates always have it).
+#[cfg(any(CONFIG_MLX5_RS_TEST_HOOKS, not(CONFIG_RUST)))]
+pub struct GenEqe<'a> {
+    /// The EQ number.
+    pub eqn: u8,
+    /// The entry.
+    pub eqe: &'a [u8; 64],
+}
+
+#[cfg(any(CONFIG_MLX5_RS_TEST_HOOKS, not(CONFIG_RUST)))]
+impl Command for GenEqe<'_> {
+    const OPCODE: Opcode = Opcode::GEN_EQE;
+    type In = gen_eqe_in::Layout;
+    type Out = mbox_out::Layout;
+    type Reply = ();
+
+    fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
+        i.set(gen_eqe_in::EQ_NUMBER, self.eqn)?;
+        i.bytes_mut(gen_eqe_in::EQE)
+            .get_mut(..self.eqe.len())
+            .ok_or(CodecError::Short)?
+            .copy_from_slice(self.eqe);
+        Ok(())
+    }
+
+    fn parse(self, _: Msg<'_, Self::Out>) -> Result<(), CodecError> {
+        Ok(())
+    }
 }

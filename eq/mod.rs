@@ -19,12 +19,12 @@
 //! vectors freed, UAR released.
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod commands;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod consumer;
+pub(crate) mod cq;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod event;
-
-pub(crate) mod commands;
-pub(crate) mod cq;
 pub(crate) mod irq;
 pub(crate) mod pages;
 pub(crate) mod ring;
@@ -47,6 +47,7 @@ use self::{
     ring::{Eq, LiveEq},
 };
 use crate::{ffi, hw::Hw};
+use commands::{AllocUar, DeallocUar};
 
 /// Command EQ entries (upstream `MLX5_NUM_CMD_EQE`).
 const CMD_EQ_NENT: u32 = 32;
@@ -208,6 +209,10 @@ impl EqInfo {
     /// with `register`, the counting test handler is registered for `cqn` first.
     #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
     pub(crate) fn gen_comp(&self, k: u32, cqn: u32, register: bool) -> Result {
+        use crate::ifc::eqe::{event_type, Eqe, EqeComp};
+        use commands::GenEqe;
+        use zerocopy::byteorder::big_endian::U32;
+
         let eq = self
             .eqs
             .iter()
@@ -225,10 +230,17 @@ impl EqInfo {
         } else {
             drop(self.cqs.unregister(cqn));
         }
-        let mut eqe = [0u8; 64];
-        eqe[1] = crate::ifc::eqe::event_type::COMP;
-        eqe[0x38..0x3c].copy_from_slice(&cqn.to_be_bytes());
-        commands::gen_eqe(&self.hw, eq.eqn(), &eqe)
+        let mut e = Eqe::zeroed();
+        e.type_ = event_type::COMP;
+        e.set_comp(EqeComp {
+            rsvd: [0; 24],
+            cqn: U32::new(cqn),
+        });
+        let eqe = e.to_array();
+        self.hw.run(GenEqe {
+            eqn: eq.eqn(),
+            eqe: &eqe,
+        })
     }
 }
 
@@ -259,7 +271,7 @@ struct Uar {
 impl Drop for Uar {
     fn drop(&mut self) {
         // Logged by the command layer on failure; nothing else to undo.
-        let _ = commands::dealloc_uar(&self.hw, self.index);
+        let _ = self.hw.exec_cmd(DeallocUar { uar: self.index });
     }
 }
 
@@ -295,7 +307,7 @@ impl<'bound> Events<'bound> {
         let vectors = irqs.len();
         let ncomp = comp_eq_count(cpus, vectors, caps.max_eqs);
         let uar = Uar {
-            index: commands::alloc_uar(&hw)?,
+            index: hw.run(AllocUar)?,
             hw: hw.clone(),
         };
 

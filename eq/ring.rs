@@ -41,20 +41,23 @@ use kernel::{
 };
 
 use super::{
-    commands::{self, EqParams},
+    commands::{CreateEq, DestroyEq},
     consumer::{log_size_for, EqConsumer, INIT_OWNER, POLL_BUDGET},
     event::{self, decode, Event, Limits, Malformed, EQE_BYTES},
     Dispatch,
 };
 use crate::{
     dma_buf,
-    hw::Hw,
+    hw::{to_kernel, Hw},
     ifc::{
         eq::{UAR_EQ_DB_ARM, UAR_EQ_DB_UPDATE},
-        eqe::event_type,
+        eqe::{event_type, Eqe},
     },
     init_seg::Regs,
 };
+
+/// Offset of the owner byte in an EQE.
+const OWNER_OFF: usize = core::mem::offset_of!(Eqe, owner);
 
 /// Bytes of a UAR page in BAR0.
 const UAR_PAGE_BYTES: usize = 4096;
@@ -151,8 +154,8 @@ impl Eq {
             let page = Coherent::<u8>::zeroed_slice(dev, RING_PAGE, GFP_KERNEL)?;
             // The device does not know the ring yet: nothing accesses it concurrently.
             for k in 0..RING_PAGE / EQE_BYTES {
-                // `k * 64 + 63 < RING_PAGE`: inside the page.
-                dma_buf::write_u8(&page, k * EQE_BYTES + EQE_BYTES - 1, INIT_OWNER)?;
+                // `k * 64 + OWNER_OFF < RING_PAGE`: inside the page.
+                dma_buf::write_u8(&page, k * EQE_BYTES + OWNER_OFF, INIT_OWNER)?;
             }
             ring.push(page, GFP_KERNEL)?;
         }
@@ -224,18 +227,16 @@ impl Eq {
         }
         // Nothing may fail once the device knows the EQ: validate first.
         EqConsumer::new(0, self.log_size).map_err(|_| EINVAL)?;
-        let eqn = match commands::create_eq(
-            &self.hw,
-            &EqParams {
-                log_size: self.log_size,
-                uar: self.uar,
-                vector: self.vector,
-                mask: self.mask,
-                pages: &pages,
-            },
-        ) {
+        let eqn = match self.hw.exec_cmd(CreateEq {
+            log_size: self.log_size,
+            uar: self.uar,
+            vector: self.vector,
+            mask: self.mask,
+            pages: &pages,
+        }) {
             Ok(n) => n,
             Err(e) => {
+                let e = to_kernel(e);
                 // A timeout or an unreadable answer may hide an EQ the device created on
                 // this ring (and writes events into): never free it while DMA is on.
                 dev_err!(
@@ -270,7 +271,7 @@ impl Eq {
     /// consumer never asks for). The device may write it concurrently: a volatile read.
     fn owner(&self, index: usize) -> u8 {
         self.locate(index)
-            .and_then(|(page, at)| dma_buf::read_u8(page, at + EQE_BYTES - 1).ok())
+            .and_then(|(page, at)| dma_buf::read_u8(page, at + OWNER_OFF).ok())
             .unwrap_or(0)
     }
 
@@ -331,9 +332,9 @@ impl Eq {
                             "EQ {} ({}): malformed EQE type {} (0x{:02x}) sub_type 0x{:02x} ignored: {:?} ({} so far)\n",
                             *eqn,
                             self.name,
-                            event::event_name(e[1]),
-                            e[1],
-                            e[3],
+                            event::event_name(Eqe::from_array(&e).type_),
+                            Eqe::from_array(&e).type_,
+                            Eqe::from_array(&e).sub_type,
                             m,
                             stats.malformed
                         );
@@ -407,7 +408,7 @@ impl Eq {
         // No doorbell for this EQ follows (draining stopped above). Our last arm was
         // posted before the DESTROY_EQ doorbell, and PCIe orders posted writes (PCIe
         // base spec, transaction ordering rules), so the device sees it first.
-        if let Err(e) = commands::destroy_eq(&self.hw, eqn) {
+        if let Err(e) = self.hw.exec_cmd(DestroyEq { eqn }) {
             dev_err!(
                 self.dev,
                 "DESTROY_EQ of EQ {} ({}) failed ({:?}); its ring is freed only after bus mastering is off\n",

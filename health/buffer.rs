@@ -4,13 +4,15 @@
 //! log uses for syndromes and sensors (pure `core` code, host-tested).
 
 use super::monitor::FatalSensor;
+use crate::ifc::{field::Msg, init_seg::health_buffer as hb};
 
 /// Dwords of the health buffer.
 pub const DWORDS: usize = 16;
 
 /// The health buffer, every field by name (values as the device wrote them; the
 /// device is untrusted, so nothing here is used for more than logging and the
-/// decisions of [`super::monitor`]).
+/// decisions of [`super::monitor`]). Decoded with the `health_buffer` table of
+/// [`crate::ifc::init_seg`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HealthBuffer {
     /// `assert_var[6]`.
@@ -25,8 +27,14 @@ pub struct HealthBuffer {
     pub fw_ver: u32,
     /// `hw_id`.
     pub hw_id: u32,
-    /// `rfr_severity` byte: rfr (7), crr (6), valid (3), severity (2:0).
-    pub rfr_severity: u8,
+    /// Reset required.
+    pub rfr: bool,
+    /// Cold reset required.
+    pub crr: bool,
+    /// `severity` is valid.
+    pub valid: bool,
+    /// `severity` (a kernel log level).
+    pub severity: u8,
     /// `irisc_index`.
     pub irisc_index: u8,
     /// `synd` (0 = healthy).
@@ -36,42 +44,61 @@ pub struct HealthBuffer {
 }
 
 impl HealthBuffer {
-    /// Decodes the 16 big-endian dwords as read (host order, i.e. after the byte swap).
+    /// Decodes the 16 dwords as read from the init segment (host order, i.e. after the
+    /// byte swap of each big-endian register).
     pub fn from_dwords(d: &[u32; DWORDS]) -> Self {
+        let mut bytes = [0u8; 4 * DWORDS];
+        for (dst, w) in bytes.chunks_exact_mut(4).zip(d) {
+            dst.copy_from_slice(&w.to_be_bytes());
+        }
+        Self::from_bytes(&bytes)
+    }
+
+    /// Decodes the buffer as the device lays it out (big endian).
+    pub fn from_bytes(b: &[u8; 4 * DWORDS]) -> Self {
+        let m = Msg::<hb::Layout>::of_array(b);
         let mut assert_var = [0u32; 6];
-        assert_var.copy_from_slice(&d[0..6]);
+        for (v, k) in assert_var.iter_mut().zip(0..) {
+            *v = be32_at(m.bytes(hb::ASSERT_VAR), k);
+        }
         Self {
             assert_var,
-            assert_exit_ptr: d[0x20 / 4],
-            assert_callra: d[0x24 / 4],
-            time: d[0x2c / 4],
-            fw_ver: d[0x30 / 4],
-            hw_id: d[0x34 / 4],
-            rfr_severity: (d[0x38 / 4] >> 24) as u8,
-            irisc_index: (d[0x3c / 4] >> 24) as u8,
-            synd: (d[0x3c / 4] >> 16) as u8,
-            ext_synd: d[0x3c / 4] as u16,
+            assert_exit_ptr: m.get(hb::ASSERT_EXISTPTR),
+            assert_callra: m.get(hb::ASSERT_CALLRA),
+            time: m.get(hb::TIME),
+            fw_ver: m.get(hb::FW_VERSION),
+            hw_id: m.get(hb::HW_ID),
+            rfr: m.get(hb::RFR),
+            crr: m.get(hb::CRR),
+            valid: m.get(hb::VALID),
+            severity: m.get(hb::SEVERITY),
+            irisc_index: m.get(hb::IRISC_INDEX),
+            synd: m.get(hb::SYND),
+            ext_synd: m.get(hb::EXT_SYND),
         }
     }
 
     /// Reset-required bit.
     pub fn rfr(&self) -> bool {
-        self.rfr_severity & 0x80 != 0
+        self.rfr
     }
 
     /// Cold-reset-required bit.
     pub fn crr(&self) -> bool {
-        self.rfr_severity & 0x40 != 0
+        self.crr
     }
 
     /// Severity (kernel log level) when its valid bit is set.
     pub fn severity(&self) -> Option<u8> {
-        if self.rfr_severity & 0x08 != 0 {
-            Some(self.rfr_severity & 0x7)
-        } else {
-            None
-        }
+        self.valid.then_some(self.severity)
     }
+}
+
+/// Big-endian dword `k` of `b` (0 past its end: `assert_var` is 24 bytes, `k` < 6).
+fn be32_at(b: &[u8], k: usize) -> u32 {
+    b.get(4 * k..4 * k + 4)
+        .and_then(|w| w.try_into().ok())
+        .map_or(0, u32::from_be_bytes)
 }
 
 /// Upstream's description of health syndrome `synd`.

@@ -140,7 +140,7 @@ fn read_sample(hw: &dyn Regs) -> Result<(HealthSample, HealthBuffer)> {
         // No AER error handler yet: the channel state is not known here.
         pci_offline: false,
         nic_interface: nic,
-        rfr_severity: buf.rfr_severity,
+        rfr: buf.rfr,
         synd: buf.synd,
         counter,
     };

@@ -23,8 +23,6 @@ use crate::ifc::init_seg::NicInterface;
 
 /// Consecutive unchanged health counters that mean "compromised".
 pub const MAX_MISSES: u32 = 3;
-/// `rfr` bit of the health buffer's `rfr_severity` byte.
-pub const RFR_BIT: u8 = 0x80;
 
 /// A fatal condition (upstream sensor numbering).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,8 +49,8 @@ pub struct HealthSample {
     pub pci_offline: bool,
     /// `nic_interface` field of `cmdq_addr_l_sz` (3 bits).
     pub nic_interface: u32,
-    /// Health buffer `rfr_severity` byte (0x238).
-    pub rfr_severity: u8,
+    /// Health buffer `rfr` (reset required).
+    pub rfr: bool,
     /// Health syndrome (0x23d).
     pub synd: u8,
     /// Health counter dword (0x1010).
@@ -82,7 +80,7 @@ pub fn fatal_sensor(s: &HealthSample) -> Option<FatalSensor> {
         match NicInterface::from_raw(s.nic_interface & 0x7) {
             Some(NicInterface::Disabled) => Some(FatalSensor::NicDisabled),
             Some(NicInterface::SwReset) => Some(FatalSensor::NicSwReset),
-            _ if s.rfr_severity & RFR_BIT != 0 && s.synd != 0 => Some(FatalSensor::FwSyndRfr),
+            _ if s.rfr && s.synd != 0 => Some(FatalSensor::FwSyndRfr),
             _ => None,
         }
     }
@@ -166,7 +164,7 @@ mod tests {
             fw_ver: 0x0010_0020,
             pci_offline: false,
             nic_interface: 0,
-            rfr_severity: 0,
+            rfr: false,
             synd: 0,
             counter,
         }
@@ -206,7 +204,7 @@ mod tests {
         assert_eq!(fatal_sensor(&s), None);
         s.synd = 9; // syndrome without rfr is not fatal
         assert_eq!(fatal_sensor(&s), None);
-        s.rfr_severity = 0x80;
+        s.rfr = true;
         assert_eq!(fatal_sensor(&s), Some(FatalSensor::FwSyndRfr));
         s.nic_interface = 7;
         assert_eq!(fatal_sensor(&s), Some(FatalSensor::NicSwReset));
@@ -218,7 +216,7 @@ mod tests {
         assert_eq!(fatal_sensor(&s), Some(FatalSensor::PciCommErr));
         // rfr without syndrome is not fatal
         let mut s = ok(1);
-        s.rfr_severity = 0x80;
+        s.rfr = true;
         assert_eq!(fatal_sensor(&s), None);
         // nic_interface NO_DRAM_NIC is not fatal
         s.nic_interface = 2;

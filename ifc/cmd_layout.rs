@@ -134,56 +134,35 @@ pub fn xor8(buf: &[u8]) -> u8 {
     buf.iter().fold(0u8, |a, b| a ^ b)
 }
 
-/// Entry signature as the driver computes it (`sig` must be zero in `entry`).
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
-)]
+/// Entry signature: the value of `sig` that makes the XOR of the whole entry `0xff`
+/// (whatever `sig` holds now is ignored). Computed after every other byte is final,
+/// `status_own` included.
 pub fn entry_signature(entry: &[u8; ENTRY_SIZE]) -> u8 {
-    !xor8(entry)
+    !(xor8(entry) ^ entry[entry_off::SIG])
 }
 
 /// True when the XOR over the whole entry (signature included) is 0xff.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
-)]
 pub fn entry_signature_ok(entry: &[u8; ENTRY_SIZE]) -> bool {
     xor8(entry) == 0xff
 }
 
 /// Control signature of a block (over bytes 0x200..0x23e).
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
-)]
 pub fn block_ctrl_signature(block: &[u8; BLOCK_SIZE]) -> u8 {
     !xor8(&block[block_off::RSVD0..block_off::CTRL_SIG])
 }
 
 /// Full signature of a block (over bytes 0..0x23f).
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
-)]
 pub fn block_signature(block: &[u8; BLOCK_SIZE]) -> u8 {
     !xor8(&block[..block_off::SIG])
 }
 
 /// True when both block signatures verify.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
-)]
 pub fn block_signatures_ok(block: &[u8; BLOCK_SIZE]) -> bool {
     xor8(&block[block_off::RSVD0..block_off::SIG]) == 0xff && xor8(&block[..]) == 0xff
 }
 
-/// Number of mailbox blocks needed for a message of `len` bytes.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
-)]
+/// Number of mailbox blocks needed for a message of `len` bytes: 0 for `len <= 16`,
+/// 1 for `17..=528`, `k` for `16 + 512·(k-1) < len <= 16 + 512·k`.
 pub const fn blocks_for(len: usize) -> usize {
     if len <= INLINE_LEN {
         0

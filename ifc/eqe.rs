@@ -1,6 +1,13 @@
 //! Event queue entry (64 bytes, `struct mlx5_eqe` in `device.h`) and event types.
+//!
+//! `mlx5_ifc.h` does not declare the EQE: it is a plain C structure, here a `zerocopy`
+//! struct with big-endian fields and one struct per event-data variant we read
+//! (`union ev_data`), converted without copies of offsets ([`Eqe::from_array`],
+//! [`Eqe::cmd`], ...). Layouts are checked against `device.h` by the emulator's
+//! `ifc_vs_header` test.
 
-use zerocopy::byteorder::big_endian::{U16, U32};
+use zerocopy::byteorder::big_endian::{I32, U16, U32};
+use zerocopy::FromZeros;
 use zerocopy_derive::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// One EQE.
@@ -27,34 +34,6 @@ pub struct Eqe {
     pub owner: u8,
 }
 
-/// Byte offsets inside an EQE.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
-)]
-pub mod eqe_off {
-    /// type.
-    pub const TYPE: usize = 0x01;
-    /// sub_type.
-    pub const SUB_TYPE: usize = 0x03;
-    /// Start of event data.
-    pub const DATA: usize = 0x20;
-    /// Command completion: slot bitmask (be32).
-    pub const CMD_VECTOR: usize = 0x20;
-    /// Page request: ec_function (be16).
-    pub const PAGE_EC_FUNCTION: usize = 0x20;
-    /// Page request: func_id (be16).
-    pub const PAGE_FUNC_ID: usize = 0x22;
-    /// Page request: num_pages (be32, signed).
-    pub const PAGE_NUM_PAGES: usize = 0x24;
-    /// Completion: cqn (be32, low 24 bits).
-    pub const COMP_CQN: usize = 0x38;
-    /// signature.
-    pub const SIGNATURE: usize = 0x3e;
-    /// owner.
-    pub const OWNER: usize = 0x3f;
-}
-
 /// Command-completion event data.
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable)]
 #[repr(C)]
@@ -74,9 +53,119 @@ pub struct EqePageReq {
     /// Function id.
     pub func_id: U16,
     /// Signed page count.
-    pub num_pages: U32,
+    pub num_pages: I32,
     /// Reserved.
     pub rsvd: [u8; 20],
+}
+
+/// Completion event data (`struct mlx5_eqe_comp`).
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable)]
+#[repr(C)]
+pub struct EqeComp {
+    /// Reserved.
+    pub rsvd: [u8; 24],
+    /// CQ number (24 bits; the top byte is reserved).
+    pub cqn: U32,
+}
+
+/// Port change event data (`struct mlx5_eqe_port_state`).
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable)]
+#[repr(C)]
+pub struct EqePort {
+    /// Reserved.
+    pub rsvd0: [u8; 8],
+    /// Port number in bits 7:4.
+    pub port: u8,
+    /// Reserved.
+    pub rsvd1: [u8; 19],
+}
+
+impl EqePort {
+    /// The port number (bits 7:4 of `port`).
+    pub fn port_num(&self) -> u8 {
+        self.port >> 4
+    }
+}
+
+impl Eqe {
+    /// An all-zero entry (to be filled, e.g. for GEN_EQE).
+    #[cfg_attr(
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_TEST_HOOKS)),
+        expect(dead_code, reason = "only the gen_comp test hook builds EQEs")
+    )]
+    pub fn zeroed() -> Self {
+        Self::new_zeroed()
+    }
+
+    /// The entry as 64 bytes the device wrote.
+    pub fn from_array(b: &[u8; 64]) -> Self {
+        zerocopy::transmute!(*b)
+    }
+
+    /// The entry's 64 bytes.
+    #[cfg_attr(
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_TEST_HOOKS)),
+        expect(dead_code, reason = "only the gen_comp test hook builds EQEs")
+    )]
+    pub fn to_array(self) -> [u8; 64] {
+        zerocopy::transmute!(self)
+    }
+
+    /// Sets the event data of a command completion.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "used by the emulator and the host tests")
+    )]
+    pub fn set_cmd(&mut self, d: EqeCmd) {
+        self.data = zerocopy::transmute!(d);
+    }
+
+    /// Sets the event data of a page request.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "used by the emulator and the host tests")
+    )]
+    pub fn set_page_req(&mut self, d: EqePageReq) {
+        self.data = zerocopy::transmute!(d);
+    }
+
+    /// Sets the event data of a completion.
+    #[cfg_attr(
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_TEST_HOOKS)),
+        expect(dead_code, reason = "only the gen_comp test hook builds EQEs")
+    )]
+    pub fn set_comp(&mut self, d: EqeComp) {
+        self.data = zerocopy::transmute!(d);
+    }
+
+    /// Sets the event data of a port change.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "used by the emulator and the host tests")
+    )]
+    pub fn set_port(&mut self, d: EqePort) {
+        self.data = zerocopy::transmute!(d);
+    }
+
+    /// Event data as a command completion.
+    pub fn cmd(&self) -> EqeCmd {
+        zerocopy::transmute!(self.data)
+    }
+
+    /// Event data as a page request.
+    pub fn page_req(&self) -> EqePageReq {
+        zerocopy::transmute!(self.data)
+    }
+
+    /// Event data as a completion.
+    pub fn comp(&self) -> EqeComp {
+        zerocopy::transmute!(self.data)
+    }
+
+    /// Event data as a port change.
+    pub fn port(&self) -> EqePort {
+        zerocopy::transmute!(self.data)
+    }
 }
 
 /// Page request `ec_function` flag: embedded-CPU function.
@@ -123,3 +212,5 @@ pub mod event_type {
 const _: () = assert!(core::mem::size_of::<Eqe>() == 64);
 const _: () = assert!(core::mem::size_of::<EqeCmd>() == 28);
 const _: () = assert!(core::mem::size_of::<EqePageReq>() == 28);
+const _: () = assert!(core::mem::size_of::<EqeComp>() == 28);
+const _: () = assert!(core::mem::size_of::<EqePort>() == 28);

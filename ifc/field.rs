@@ -72,6 +72,10 @@ impl Field {
     }
 
     /// Reads the field as `u32`, `None` if it is wider than 32 bits.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "used by the emulator's tests")
+    )]
     pub fn get32(&self, buf: &[u8]) -> Option<u32> {
         if self.bits > 32 {
             return None;
@@ -100,6 +104,7 @@ impl Field {
     }
 
     /// The bytes of a byte-aligned field (e.g. a nested structure or an array).
+    #[cfg_attr(CONFIG_RUST, expect(dead_code, reason = "used by the emulator"))]
     pub fn bytes<'a>(&self, buf: &'a [u8]) -> Option<&'a [u8]> {
         if self.bit_off & 7 != 0 || self.bits & 7 != 0 {
             return None;
@@ -108,6 +113,7 @@ impl Field {
     }
 
     /// Mutable bytes of a byte-aligned field.
+    #[cfg_attr(CONFIG_RUST, expect(dead_code, reason = "used by the emulator"))]
     pub fn bytes_mut<'a>(&self, buf: &'a mut [u8]) -> Option<&'a mut [u8]> {
         if self.bit_off & 7 != 0 || self.bits & 7 != 0 {
             return None;
@@ -137,41 +143,340 @@ impl PrmStruct {
     }
 }
 
-/// Declares a PRM structure: a module of [`Field`] constants plus a [`PrmStruct`] table.
+/// The Rust type a field is read and written as: its width must fit, which
+/// [`F::new`] checks at compile time (every field is a `const`).
+pub trait Kind {
+    /// Whether the field is a scalar (read and written as a value) rather than bytes.
+    const SCALAR: bool;
+    /// Fewest bits a field of this type may have.
+    const MIN_BITS: u32;
+    /// Most bits a field of this type may have.
+    const MAX_BITS: u32;
+}
+
+/// A scalar field type: `bool`, `u8`, `u16`, `u32`, `u64` or `i32` (a signed 32-bit
+/// count such as `num_pages`).
+pub trait Value: Kind + Copy {
+    /// The value as the raw bits written to the field.
+    fn to_raw(self) -> u64;
+    /// The value of raw bits read from a field (at most [`Kind::MAX_BITS`] wide).
+    fn from_raw(raw: u64) -> Self;
+}
+
+macro_rules! unsigned_value {
+    ($($t:ty),*) => {$(
+        impl Kind for $t {
+            const SCALAR: bool = true;
+            const MIN_BITS: u32 = 1;
+            const MAX_BITS: u32 = <$t>::BITS;
+        }
+        impl Value for $t {
+            fn to_raw(self) -> u64 {
+                u64::from(self)
+            }
+            fn from_raw(raw: u64) -> Self {
+                // CAST: `F::new` checked that the field is at most `<$t>::BITS` wide, so
+                // a value read from it fits; a wider `raw` is truncated, never a panic.
+                raw as $t
+            }
+        }
+    )*};
+}
+unsigned_value!(u8, u16, u32, u64);
+
+impl Kind for bool {
+    const SCALAR: bool = true;
+    const MIN_BITS: u32 = 1;
+    const MAX_BITS: u32 = 1;
+}
+
+impl Value for bool {
+    fn to_raw(self) -> u64 {
+        u64::from(self)
+    }
+    fn from_raw(raw: u64) -> Self {
+        raw != 0
+    }
+}
+
+impl Kind for i32 {
+    const SCALAR: bool = true;
+    // Exactly 32 bits: the sign is the field's top bit.
+    const MIN_BITS: u32 = 32;
+    const MAX_BITS: u32 = 32;
+}
+
+impl Value for i32 {
+    fn to_raw(self) -> u64 {
+        u64::from(u32::from_ne_bytes(self.to_ne_bytes()))
+    }
+    fn from_raw(raw: u64) -> Self {
+        // The field is exactly 32 bits (checked by `F::new`): the low 32 bits of `raw`.
+        let low = raw.to_be_bytes();
+        i32::from_be_bytes([low[4], low[5], low[6], low[7]])
+    }
+}
+
+/// A byte-aligned field read and written as bytes: a nested structure, an array, or a
+/// flexible array (width 0: everything from its offset to the end of the buffer).
+#[derive(Clone, Copy, Debug)]
+pub struct Bytes;
+
+impl Kind for Bytes {
+    const SCALAR: bool = false;
+    const MIN_BITS: u32 = 0;
+    const MAX_BITS: u32 = u32::MAX;
+}
+
+/// A PRM structure as a type, so that a field of one structure cannot be used on a
+/// buffer of another (each `prm_struct!` module declares its `Layout`).
+pub trait Layout {
+    /// PRM structure name.
+    const PRM: &'static str;
+    /// Size in bits.
+    const BITS: u32;
+    /// Size in bytes.
+    const BYTES: usize = (Self::BITS / 8) as usize;
+}
+
+/// A field of structure `S` read and written as `T`.
+pub struct F<T, S> {
+    field: Field,
+    _p: core::marker::PhantomData<fn() -> (T, S)>,
+}
+
+impl<T, S> Clone for F<T, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T, S> Copy for F<T, S> {}
+
+impl<T: Kind, S: Layout> F<T, S> {
+    /// Declares a field; fails to compile (const evaluation) when the width does not
+    /// fit `T`, a byte field is not byte aligned, or the field overruns `S`.
+    pub const fn new(prm: &'static str, name: &'static str, bit_off: u32, bits: u32) -> Self {
+        if T::SCALAR {
+            assert!(
+                bits >= T::MIN_BITS && bits <= T::MAX_BITS,
+                "field width does not fit its type"
+            );
+        } else {
+            assert!(
+                bit_off % 8 == 0 && bits % 8 == 0,
+                "byte field not byte aligned"
+            );
+        }
+        assert!(bit_off + bits <= S::BITS, "field overruns its structure");
+        F {
+            field: Field::new(prm, name, bit_off, bits),
+            _p: core::marker::PhantomData,
+        }
+    }
+}
+
+impl<T, S> F<T, S> {
+    /// The untyped descriptor (tables, header checks, the emulator).
+    pub const fn raw(&self) -> Field {
+        self.field
+    }
+}
+
+impl<T, S> From<F<T, S>> for Field {
+    fn from(f: F<T, S>) -> Field {
+        f.field
+    }
+}
+
+/// A value does not fit the field it is written to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Overflow(pub Field);
+
+/// A read-only view of a buffer holding structure `S`: at least `S::BYTES` long, so
+/// reading a scalar field of `S` cannot fail.
+pub struct Msg<'a, S> {
+    buf: &'a [u8],
+    _s: core::marker::PhantomData<S>,
+}
+
+impl<'a, S: Layout> Msg<'a, S> {
+    /// `None` when `buf` is shorter than `S`.
+    pub fn new(buf: &'a [u8]) -> Option<Self> {
+        (buf.len() >= S::BYTES).then_some(Msg {
+            buf,
+            _s: core::marker::PhantomData,
+        })
+    }
+
+    /// A view of an array that holds `S` (checked at compile time).
+    pub fn of_array<const N: usize>(buf: &'a [u8; N]) -> Self {
+        const { assert!(N >= S::BYTES, "array shorter than the structure") };
+        Msg {
+            buf,
+            _s: core::marker::PhantomData,
+        }
+    }
+
+    /// Reads a scalar field.
+    pub fn get<T: Value>(&self, f: F<T, S>) -> T {
+        // `F::new` checked 1 ≤ width ≤ 64 and that the field lies inside `S`, `new`
+        // that the buffer holds `S`: the read cannot fail, 0 is never substituted.
+        T::from_raw(f.field.get(self.buf).unwrap_or(0))
+    }
+
+    /// The bytes of a byte field (for a flexible array: up to the end of the buffer).
+    pub fn bytes(&self, f: F<Bytes, S>) -> &'a [u8] {
+        let at = f.field.byte_off();
+        let end = if f.field.bits == 0 {
+            self.buf.len()
+        } else {
+            at + f.field.byte_len()
+        };
+        // Inside the buffer by construction (see `get`).
+        self.buf.get(at..end).unwrap_or(&[])
+    }
+
+    /// A nested structure `N` held by byte field `f`; `None` when `f` is shorter.
+    pub fn nested<N: Layout>(&self, f: F<Bytes, S>) -> Option<Msg<'a, N>> {
+        Msg::new(self.bytes(f))
+    }
+
+    /// The whole buffer.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "used by the host and emulator tests")
+    )]
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.buf
+    }
+}
+
+/// A writable view of a buffer holding structure `S` (at least `S::BYTES` long).
+pub struct MsgMut<'a, S> {
+    buf: &'a mut [u8],
+    _s: core::marker::PhantomData<S>,
+}
+
+impl<'a, S: Layout> MsgMut<'a, S> {
+    /// `None` when `buf` is shorter than `S`.
+    pub fn new(buf: &'a mut [u8]) -> Option<Self> {
+        if buf.len() < S::BYTES {
+            return None;
+        }
+        Some(MsgMut {
+            buf,
+            _s: core::marker::PhantomData,
+        })
+    }
+
+    /// A view of an array that holds `S` (checked at compile time).
+    pub fn of_array<const N: usize>(buf: &'a mut [u8; N]) -> Self {
+        const { assert!(N >= S::BYTES, "array shorter than the structure") };
+        MsgMut {
+            buf,
+            _s: core::marker::PhantomData,
+        }
+    }
+
+    /// Writes a scalar field; [`Overflow`] when `v` does not fit its width.
+    pub fn set<T: Value>(&mut self, f: F<T, S>, v: T) -> Result<(), Overflow> {
+        // The only failure left is a value wider than the field (see `Msg::get`).
+        f.field.set(self.buf, v.to_raw()).ok_or(Overflow(f.field))
+    }
+
+    /// Reads a scalar field.
+    #[cfg_attr(CONFIG_RUST, expect(dead_code, reason = "API of the host crates"))]
+    pub fn get<T: Value>(&self, f: F<T, S>) -> T {
+        Msg::<S> {
+            buf: self.buf,
+            _s: core::marker::PhantomData,
+        }
+        .get(f)
+    }
+
+    /// The bytes of a byte field (for a flexible array: up to the end of the buffer).
+    pub fn bytes_mut(&mut self, f: F<Bytes, S>) -> &mut [u8] {
+        let at = f.field.byte_off();
+        let end = if f.field.bits == 0 {
+            self.buf.len()
+        } else {
+            at + f.field.byte_len()
+        };
+        self.buf.get_mut(at..end).unwrap_or(&mut [])
+    }
+
+    /// A nested structure `N` held by byte field `f`; `None` when `f` is shorter.
+    pub fn nested<N: Layout>(&mut self, f: F<Bytes, S>) -> Option<MsgMut<'_, N>> {
+        MsgMut::new(self.bytes_mut(f))
+    }
+}
+
+/// Writes big-endian 64-bit words (`pas[]`, event masks) into a byte field; `None`
+/// when they do not fit.
+pub fn put_be64s(dst: &mut [u8], words: impl IntoIterator<Item = u64>) -> Option<()> {
+    let mut chunks = dst.chunks_exact_mut(8);
+    for w in words {
+        chunks.next()?.copy_from_slice(&w.to_be_bytes());
+    }
+    Some(())
+}
+
+/// Reads big-endian 64-bit word `i` of a byte field.
+pub fn be64_at(src: &[u8], i: usize) -> Option<u64> {
+    let at = i.checked_mul(8)?;
+    let b: [u8; 8] = src.get(at..at.checked_add(8)?)?.try_into().ok()?;
+    Some(u64::from_be_bytes(b))
+}
+
+/// Declares a PRM structure: a module with a [`Layout`] type and one typed field
+/// constant ([`F`]) per field, plus a [`PrmStruct`] table.
 ///
 /// ```ignore
 /// prm_struct! {
 ///     /// ENABLE_HCA input.
 ///     pub mod enable_hca_in / ENABLE_HCA_IN = "enable_hca_in", 0x80 {
-///         OPCODE: "opcode" @ 0x0, 0x10;
+///         OPCODE: "opcode" @ 0x0, 0x10 => u16;
 ///     }
 /// }
 /// ```
-/// Must be invoked in a direct child module of `ifc` (paths are `super::`-relative).
+/// A field's type is `bool`, `u8`, `u16`, `u32`, `u64`, `i32` or `Bytes`; a width that
+/// does not fit it fails to compile. Must be invoked in a direct child module of `ifc`
+/// (paths are `super::`-relative).
 macro_rules! prm_struct {
     ($(#[$m:meta])* pub mod $modname:ident / $table:ident = $prm:literal, $bits:literal {
-        $( $(#[$fm:meta])* $fname:ident : $hname:literal @ $off:literal , $w:literal ; )*
+        $( $(#[$fm:meta])* $fname:ident : $hname:literal @ $off:literal , $w:literal => $t:ty ; )*
     }) => {
         $(#[$m])*
         // The whole PRM structure, as the emulator and the header check use it; the
         // driver reads or writes only some of its fields.
         #[cfg_attr(CONFIG_RUST, expect(dead_code, reason = "emulator uses every field"))]
         pub mod $modname {
-            use super::super::field::Field;
+            // A structure without byte fields does not name `Bytes` (nor one without
+            // fields `F`): which import is unused depends on the invocation.
+            #[allow(unused_imports, reason = "depends on the macro invocation's fields")]
+            use super::super::field::{Bytes, F};
             /// PRM structure name.
             pub const PRM: &str = $prm;
             /// Size in bits.
             pub const BITS: u32 = $bits;
             /// Size in bytes.
             pub const BYTES: usize = ($bits / 8) as usize;
-            $( $(#[$fm])* pub const $fname: Field = Field::new($prm, $hname, $off, $w); )*
+            /// The structure as a type.
+            #[derive(Clone, Copy, Debug)]
+            pub struct Layout;
+            impl super::super::field::Layout for Layout {
+                const PRM: &'static str = $prm;
+                const BITS: u32 = $bits;
+            }
+            $( $(#[$fm])* pub const $fname: F<$t, Layout> = F::new($prm, $hname, $off, $w); )*
         }
         $(#[$m])*
         #[cfg(not(CONFIG_RUST))]
         pub const $table: super::field::PrmStruct = super::field::PrmStruct {
             name: $prm,
             bits: $bits,
-            fields: &[ $( $modname::$fname, )* ],
+            fields: &[ $( $modname::$fname.raw(), )* ],
         };
     };
 }

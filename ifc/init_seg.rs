@@ -128,34 +128,6 @@ pub const fn decode_timeout_ms(raw: u32) -> Option<u64> {
     value.checked_mul(mult)
 }
 
-/// Health buffer offsets relative to [`HEALTH_BUFFER_OFF`].
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
-)]
-pub mod health {
-    /// `assert_var[6]`.
-    pub const ASSERT_VAR: usize = 0x00;
-    /// assert_exit_ptr.
-    pub const ASSERT_EXIT_PTR: usize = 0x20;
-    /// assert_callra.
-    pub const ASSERT_CALLRA: usize = 0x24;
-    /// time.
-    pub const TIME: usize = 0x2c;
-    /// fw_ver (all ones means PCI is gone).
-    pub const FW_VER: usize = 0x30;
-    /// hw_id.
-    pub const HW_ID: usize = 0x34;
-    /// rfr (bit 7), crr (bit 6), valid (bit 3), severity (2:0).
-    pub const RFR_SEVERITY: usize = 0x38;
-    /// irisc_index.
-    pub const IRISC_INDEX: usize = 0x3c;
-    /// synd (0 = healthy).
-    pub const SYND: usize = 0x3d;
-    /// ext_synd (be16).
-    pub const EXT_SYND: usize = 0x3e;
-}
-
 /// Health syndromes.
 #[cfg_attr(
     CONFIG_RUST,
@@ -189,38 +161,44 @@ pub mod health_synd {
 prm_struct! {
     /// `initial_seg` as declared in `mlx5_ifc.h`.
     pub mod initial_seg / INITIAL_SEG = "initial_seg", 0x20060 {
-        FW_REV_MINOR: "fw_rev_minor" @ 0x0, 0x10;
-        FW_REV_MAJOR: "fw_rev_major" @ 0x10, 0x10;
-        CMD_INTERFACE_REV: "cmd_interface_rev" @ 0x20, 0x10;
-        FW_REV_SUBMINOR: "fw_rev_subminor" @ 0x30, 0x10;
-        CMDQ_PHY_ADDR_63_32: "cmdq_phy_addr_63_32" @ 0x80, 0x20;
-        CMDQ_PHY_ADDR_31_12: "cmdq_phy_addr_31_12" @ 0xa0, 0x14;
-        NIC_INTERFACE: "nic_interface" @ 0xb6, 0x2;
-        LOG_CMDQ_SIZE: "log_cmdq_size" @ 0xb8, 0x4;
-        LOG_CMDQ_STRIDE: "log_cmdq_stride" @ 0xbc, 0x4;
-        COMMAND_DOORBELL_VECTOR: "command_doorbell_vector" @ 0xc0, 0x20;
-        INITIALIZING: "initializing" @ 0xfe0, 0x1;
-        NIC_INTERFACE_SUPPORTED: "nic_interface_supported" @ 0xfe5, 0x3;
-        EMBEDDED_CPU: "embedded_cpu" @ 0xfe8, 0x1;
-        HEALTH_BUFFER: "health_buffer" @ 0x1000, 0x200;
-        HEALTH_SYNDROME: "health_syndrome" @ 0x8080, 0x8;
-        HEALTH_COUNTER: "health_counter" @ 0x8088, 0x18;
+        FW_REV_MINOR: "fw_rev_minor" @ 0x0, 0x10 => u16;
+        FW_REV_MAJOR: "fw_rev_major" @ 0x10, 0x10 => u16;
+        CMD_INTERFACE_REV: "cmd_interface_rev" @ 0x20, 0x10 => u16;
+        FW_REV_SUBMINOR: "fw_rev_subminor" @ 0x30, 0x10 => u16;
+        CMDQ_PHY_ADDR_63_32: "cmdq_phy_addr_63_32" @ 0x80, 0x20 => u32;
+        CMDQ_PHY_ADDR_31_12: "cmdq_phy_addr_31_12" @ 0xa0, 0x14 => u32;
+        NIC_INTERFACE: "nic_interface" @ 0xb6, 0x2 => u8;
+        LOG_CMDQ_SIZE: "log_cmdq_size" @ 0xb8, 0x4 => u8;
+        LOG_CMDQ_STRIDE: "log_cmdq_stride" @ 0xbc, 0x4 => u8;
+        COMMAND_DOORBELL_VECTOR: "command_doorbell_vector" @ 0xc0, 0x20 => u32;
+        INITIALIZING: "initializing" @ 0xfe0, 0x1 => bool;
+        NIC_INTERFACE_SUPPORTED: "nic_interface_supported" @ 0xfe5, 0x3 => u8;
+        EMBEDDED_CPU: "embedded_cpu" @ 0xfe8, 0x1 => bool;
+        HEALTH_BUFFER: "health_buffer" @ 0x1000, 0x200 => Bytes;
+        HEALTH_SYNDROME: "health_syndrome" @ 0x8080, 0x8 => u8;
+        HEALTH_COUNTER: "health_counter" @ 0x8088, 0x18 => u32;
     }
 }
 
 prm_struct! {
     /// `health_buffer` as declared in `mlx5_ifc.h` (64 bytes at init segment 0x200).
+    ///
+    /// `assert_var` and `crr` are named by `device.h`'s `struct health_buffer` (and
+    /// upstream's `MLX5_CRR_BIT_OFFSET`) inside what `mlx5_ifc.h` reserves; they are
+    /// listed in [`crate::ifc::DEVICE_H_ONLY`].
     pub mod health_buffer / HEALTH_BUFFER = "health_buffer", 0x200 {
-        ASSERT_EXISTPTR: "assert_existptr" @ 0x100, 0x20;
-        ASSERT_CALLRA: "assert_callra" @ 0x120, 0x20;
-        TIME: "time" @ 0x160, 0x20;
-        FW_VERSION: "fw_version" @ 0x180, 0x20;
-        HW_ID: "hw_id" @ 0x1a0, 0x20;
-        RFR: "rfr" @ 0x1c0, 0x1;
-        VALID: "valid" @ 0x1c4, 0x1;
-        SEVERITY: "severity" @ 0x1c5, 0x3;
-        IRISC_INDEX: "irisc_index" @ 0x1e0, 0x8;
-        SYND: "synd" @ 0x1e8, 0x8;
-        EXT_SYND: "ext_synd" @ 0x1f0, 0x10;
+        ASSERT_VAR: "assert_var" @ 0x0, 0xc0 => Bytes;
+        ASSERT_EXISTPTR: "assert_existptr" @ 0x100, 0x20 => u32;
+        ASSERT_CALLRA: "assert_callra" @ 0x120, 0x20 => u32;
+        TIME: "time" @ 0x160, 0x20 => u32;
+        FW_VERSION: "fw_version" @ 0x180, 0x20 => u32;
+        HW_ID: "hw_id" @ 0x1a0, 0x20 => u32;
+        RFR: "rfr" @ 0x1c0, 0x1 => bool;
+        CRR: "crr" @ 0x1c1, 0x1 => bool;
+        VALID: "valid" @ 0x1c4, 0x1 => bool;
+        SEVERITY: "severity" @ 0x1c5, 0x3 => u8;
+        IRISC_INDEX: "irisc_index" @ 0x1e0, 0x8 => u8;
+        SYND: "synd" @ 0x1e8, 0x8 => u8;
+        EXT_SYND: "ext_synd" @ 0x1f0, 0x10 => u16;
     }
 }

@@ -8,16 +8,21 @@
 //! - plain C structures from `include/linux/mlx5/device.h` (initialization segment,
 //!   command queue entry, mailbox block, EQE) as `zerocopy` structs with big-endian
 //!   integer fields ([`init_seg`], [`cmd_layout`], [`eqe`]);
-//! - bit-array structures from `include/linux/mlx5/mlx5_ifc.h`, declared as tables of
-//!   [`field::Field`]s (PRM struct name, field name, bit offset, bit width) with the
-//!   `prm_struct!` generator. Every table is listed in [`ALL_STRUCTS`] so a host test
-//!   can check each entry against the header of the target kernel.
+//! - bit-array structures from `include/linux/mlx5/mlx5_ifc.h`, declared with the
+//!   `prm_struct!` generator as typed fields ([`field::F`]: structure, Rust value type,
+//!   bit offset and width, checked at compile time) read and written through
+//!   [`field::Msg`] / [`field::MsgMut`] views, plus a table of untyped
+//!   [`field::Field`]s. Every table is listed in [`ALL_STRUCTS`] so a host test can
+//!   check each entry against the header of the target kernel.
+//!
+//! No driver code outside `ifc/` knows an offset: commands, EQEs, the health buffer and
+//! the mailbox signatures all go through these definitions.
 //!
 //! In the kernel build (`cfg(CONFIG_RUST)`, set by the kernel's build and not by cargo)
 //! the items that only the emulator or the host tests use carry
 //! `#[cfg_attr(CONFIG_RUST, expect(dead_code, ...))]`: in the host crates they are
 //! public API, where `dead_code` does not apply. The conformance tables (`PrmStruct`,
-//! `ALL_STRUCTS`) are not built into the kernel at all.
+//! `ALL_STRUCTS`, `DEVICE_H_ONLY`) are not built into the kernel at all.
 
 #[macro_use]
 pub mod field;
@@ -33,6 +38,13 @@ pub mod pages;
 pub mod regs;
 pub mod status;
 
+/// Fields `device.h` names inside bits `mlx5_ifc.h` reserves (structure, field): the
+/// header conformance test checks them against `device.h`'s layout instead (host crates
+/// only).
+#[cfg(not(CONFIG_RUST))]
+pub const DEVICE_H_ONLY: &[(&str, &str)] =
+    &[("health_buffer", "assert_var"), ("health_buffer", "crr")];
+
 /// Every bit-array table defined in this module tree, for header conformance tests
 /// (host crates only).
 #[cfg(not(CONFIG_RUST))]
@@ -41,14 +53,17 @@ pub const ALL_STRUCTS: &[&field::PrmStruct] = &[
     &cmds::CMD_OUT_HDR,
     &cmds::ENABLE_HCA_IN,
     &cmds::DISABLE_HCA_IN,
+    &cmds::QUERY_ISSI_IN,
     &cmds::QUERY_ISSI_OUT,
     &cmds::SET_ISSI_IN,
     &cmds::INIT_HCA_IN,
     &cmds::TEARDOWN_HCA_IN,
     &cmds::TEARDOWN_HCA_OUT,
     &cmds::SET_DRIVER_VERSION_IN,
+    &cmds::QUERY_ADAPTER_IN,
     &cmds::QUERY_ADAPTER_OUT,
     &cmds::QUERY_ADAPTER_STRUCT,
+    &cmds::ALLOC_UAR_IN,
     &cmds::ALLOC_UAR_OUT,
     &cmds::DEALLOC_UAR_IN,
     &cmds::NOP_IN,

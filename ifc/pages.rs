@@ -6,50 +6,50 @@
 /// FW page size.
 pub const FW_PAGE_SIZE: u64 = 4096;
 /// Byte offset of `pas[]` in MANAGE_PAGES input and output.
-pub const PAS_OFFSET: usize = 0x10;
+pub const PAS_OFFSET: usize = manage_pages_in::PAS.raw().byte_off();
 /// Most pages firmware returns per take command.
 pub const MAX_RECLAIM_NPAGES: u32 = 50_000;
 
 prm_struct! {
     /// QUERY_PAGES input.
     pub mod query_pages_in / QUERY_PAGES_IN = "query_pages_in", 0x80 {
-        OPCODE: "opcode" @ 0x0, 0x10;
-        OP_MOD: "op_mod" @ 0x30, 0x10;
-        EMBEDDED_CPU_FUNCTION: "embedded_cpu_function" @ 0x40, 0x1;
-        FUNCTION_ID: "function_id" @ 0x50, 0x10;
+        OPCODE: "opcode" @ 0x0, 0x10 => u16;
+        OP_MOD: "op_mod" @ 0x30, 0x10 => u16;
+        EMBEDDED_CPU_FUNCTION: "embedded_cpu_function" @ 0x40, 0x1 => bool;
+        FUNCTION_ID: "function_id" @ 0x50, 0x10 => u16;
     }
 }
 
 prm_struct! {
     /// QUERY_PAGES output (`num_pages` is signed).
     pub mod query_pages_out / QUERY_PAGES_OUT = "query_pages_out", 0x80 {
-        STATUS: "status" @ 0x0, 0x8;
-        SYNDROME: "syndrome" @ 0x20, 0x20;
-        EMBEDDED_CPU_FUNCTION: "embedded_cpu_function" @ 0x40, 0x1;
-        FUNCTION_ID: "function_id" @ 0x50, 0x10;
-        NUM_PAGES: "num_pages" @ 0x60, 0x20;
+        STATUS: "status" @ 0x0, 0x8 => u8;
+        SYNDROME: "syndrome" @ 0x20, 0x20 => u32;
+        EMBEDDED_CPU_FUNCTION: "embedded_cpu_function" @ 0x40, 0x1 => bool;
+        FUNCTION_ID: "function_id" @ 0x50, 0x10 => u16;
+        NUM_PAGES: "num_pages" @ 0x60, 0x20 => i32;
     }
 }
 
 prm_struct! {
     /// MANAGE_PAGES input.
     pub mod manage_pages_in / MANAGE_PAGES_IN = "manage_pages_in", 0x80 {
-        OPCODE: "opcode" @ 0x0, 0x10;
-        OP_MOD: "op_mod" @ 0x30, 0x10;
-        EMBEDDED_CPU_FUNCTION: "embedded_cpu_function" @ 0x40, 0x1;
-        FUNCTION_ID: "function_id" @ 0x50, 0x10;
-        INPUT_NUM_ENTRIES: "input_num_entries" @ 0x60, 0x20;
-        PAS: "pas" @ 0x80, 0x0;
+        OPCODE: "opcode" @ 0x0, 0x10 => u16;
+        OP_MOD: "op_mod" @ 0x30, 0x10 => u16;
+        EMBEDDED_CPU_FUNCTION: "embedded_cpu_function" @ 0x40, 0x1 => bool;
+        FUNCTION_ID: "function_id" @ 0x50, 0x10 => u16;
+        INPUT_NUM_ENTRIES: "input_num_entries" @ 0x60, 0x20 => u32;
+        PAS: "pas" @ 0x80, 0x0 => Bytes;
     }
 }
 
 prm_struct! {
     /// MANAGE_PAGES output.
     pub mod manage_pages_out / MANAGE_PAGES_OUT = "manage_pages_out", 0x80 {
-        STATUS: "status" @ 0x0, 0x8;
-        SYNDROME: "syndrome" @ 0x20, 0x20;
-        OUTPUT_NUM_ENTRIES: "output_num_entries" @ 0x40, 0x20;
-        PAS: "pas" @ 0x80, 0x0;
+        STATUS: "status" @ 0x0, 0x8 => u8;
+        SYNDROME: "syndrome" @ 0x20, 0x20 => u32;
+        OUTPUT_NUM_ENTRIES: "output_num_entries" @ 0x40, 0x20 => u32;
+        PAS: "pas" @ 0x80, 0x0 => Bytes;
     }
 }
 

@@ -36,58 +36,58 @@ pub const REG_DATA_OFFSET: usize = 0x10;
 prm_struct! {
     /// ACCESS_REG input.
     pub mod access_register_in / ACCESS_REGISTER_IN = "access_register_in", 0x80 {
-        OPCODE: "opcode" @ 0x0, 0x10;
-        OP_MOD: "op_mod" @ 0x30, 0x10;
-        REGISTER_ID: "register_id" @ 0x50, 0x10;
-        ARGUMENT: "argument" @ 0x60, 0x20;
-        REGISTER_DATA: "register_data" @ 0x80, 0x0;
+        OPCODE: "opcode" @ 0x0, 0x10 => u16;
+        OP_MOD: "op_mod" @ 0x30, 0x10 => u16;
+        REGISTER_ID: "register_id" @ 0x50, 0x10 => u16;
+        ARGUMENT: "argument" @ 0x60, 0x20 => u32;
+        REGISTER_DATA: "register_data" @ 0x80, 0x0 => Bytes;
     }
 }
 
 prm_struct! {
     /// ACCESS_REG output.
     pub mod access_register_out / ACCESS_REGISTER_OUT = "access_register_out", 0x80 {
-        STATUS: "status" @ 0x0, 0x8;
-        SYNDROME: "syndrome" @ 0x20, 0x20;
-        REGISTER_DATA: "register_data" @ 0x80, 0x0;
+        STATUS: "status" @ 0x0, 0x8 => u8;
+        SYNDROME: "syndrome" @ 0x20, 0x20 => u32;
+        REGISTER_DATA: "register_data" @ 0x80, 0x0 => Bytes;
     }
 }
 
 prm_struct! {
     /// `default_timeout` dword.
     pub mod default_timeout / DEFAULT_TIMEOUT = "default_timeout", 0x20 {
-        TO_MULTIPLIER: "to_multiplier" @ 0x0, 0x3;
-        TO_VALUE: "to_value" @ 0xc, 0x14;
+        TO_MULTIPLIER: "to_multiplier" @ 0x0, 0x3 => u8;
+        TO_VALUE: "to_value" @ 0xc, 0x14 => u32;
     }
 }
 
 prm_struct! {
     /// DTOR register (default timeouts).
     pub mod dtor_reg / DTOR_REG = "dtor_reg", 0x200 {
-        PCIE_TOGGLE_TO: "pcie_toggle_to" @ 0x20, 0x20;
-        HEALTH_POLL_TO: "health_poll_to" @ 0xa0, 0x20;
-        FULL_CRDUMP_TO: "full_crdump_to" @ 0xc0, 0x20;
-        FW_RESET_TO: "fw_reset_to" @ 0xe0, 0x20;
-        FLUSH_ON_ERR_TO: "flush_on_err_to" @ 0x100, 0x20;
-        PCI_SYNC_UPDATE_TO: "pci_sync_update_to" @ 0x120, 0x20;
-        TEAR_DOWN_TO: "tear_down_to" @ 0x140, 0x20;
-        FSM_REACTIVATE_TO: "fsm_reactivate_to" @ 0x160, 0x20;
-        RECLAIM_PAGES_TO: "reclaim_pages_to" @ 0x180, 0x20;
-        RECLAIM_VFS_PAGES_TO: "reclaim_vfs_pages_to" @ 0x1a0, 0x20;
-        RESET_UNLOAD_TO: "reset_unload_to" @ 0x1c0, 0x20;
+        PCIE_TOGGLE_TO: "pcie_toggle_to" @ 0x20, 0x20 => u32;
+        HEALTH_POLL_TO: "health_poll_to" @ 0xa0, 0x20 => u32;
+        FULL_CRDUMP_TO: "full_crdump_to" @ 0xc0, 0x20 => u32;
+        FW_RESET_TO: "fw_reset_to" @ 0xe0, 0x20 => u32;
+        FLUSH_ON_ERR_TO: "flush_on_err_to" @ 0x100, 0x20 => u32;
+        PCI_SYNC_UPDATE_TO: "pci_sync_update_to" @ 0x120, 0x20 => u32;
+        TEAR_DOWN_TO: "tear_down_to" @ 0x140, 0x20 => u32;
+        FSM_REACTIVATE_TO: "fsm_reactivate_to" @ 0x160, 0x20 => u32;
+        RECLAIM_PAGES_TO: "reclaim_pages_to" @ 0x180, 0x20 => u32;
+        RECLAIM_VFS_PAGES_TO: "reclaim_vfs_pages_to" @ 0x1a0, 0x20 => u32;
+        RESET_UNLOAD_TO: "reset_unload_to" @ 0x1c0, 0x20 => u32;
     }
 }
 
 prm_struct! {
     /// PAOS: port administrative and operational status.
     pub mod paos_reg / PAOS_REG = "paos_reg", 0x80 {
-        SWID: "swid" @ 0x0, 0x8;
-        LOCAL_PORT: "local_port" @ 0x8, 0x8;
-        ADMIN_STATUS: "admin_status" @ 0x14, 0x4;
-        OPER_STATUS: "oper_status" @ 0x1c, 0x4;
-        ASE: "ase" @ 0x20, 0x1;
-        EE: "ee" @ 0x21, 0x1;
-        E: "e" @ 0x3e, 0x2;
+        SWID: "swid" @ 0x0, 0x8 => u8;
+        LOCAL_PORT: "local_port" @ 0x8, 0x8 => u8;
+        ADMIN_STATUS: "admin_status" @ 0x14, 0x4 => u8;
+        OPER_STATUS: "oper_status" @ 0x1c, 0x4 => u8;
+        ASE: "ase" @ 0x20, 0x1 => bool;
+        EE: "ee" @ 0x21, 0x1 => bool;
+        E: "e" @ 0x3e, 0x2 => u8;
     }
 }
 
@@ -106,23 +106,23 @@ pub mod port_status {
 prm_struct! {
     /// PMTU: port MTU (bytes).
     pub mod pmtu_reg / PMTU_REG = "pmtu_reg", 0x80 {
-        LOCAL_PORT: "local_port" @ 0x8, 0x8;
-        MAX_MTU: "max_mtu" @ 0x20, 0x10;
-        ADMIN_MTU: "admin_mtu" @ 0x40, 0x10;
-        OPER_MTU: "oper_mtu" @ 0x60, 0x10;
+        LOCAL_PORT: "local_port" @ 0x8, 0x8 => u8;
+        MAX_MTU: "max_mtu" @ 0x20, 0x10 => u16;
+        ADMIN_MTU: "admin_mtu" @ 0x40, 0x10 => u16;
+        OPER_MTU: "oper_mtu" @ 0x60, 0x10 => u16;
     }
 }
 
 prm_struct! {
     /// PTYS: port type and speed.
     pub mod ptys_reg / PTYS_REG = "ptys_reg", 0x200 {
-        LOCAL_PORT: "local_port" @ 0x8, 0x8;
-        PROTO_MASK: "proto_mask" @ 0x1d, 0x3;
-        IB_LINK_WIDTH_CAPABILITY: "ib_link_width_capability" @ 0x80, 0x10;
-        IB_PROTO_CAPABILITY: "ib_proto_capability" @ 0x90, 0x10;
-        IB_LINK_WIDTH_ADMIN: "ib_link_width_admin" @ 0xe0, 0x10;
-        IB_PROTO_ADMIN: "ib_proto_admin" @ 0xf0, 0x10;
-        IB_LINK_WIDTH_OPER: "ib_link_width_oper" @ 0x140, 0x10;
-        IB_PROTO_OPER: "ib_proto_oper" @ 0x150, 0x10;
+        LOCAL_PORT: "local_port" @ 0x8, 0x8 => u8;
+        PROTO_MASK: "proto_mask" @ 0x1d, 0x3 => u8;
+        IB_LINK_WIDTH_CAPABILITY: "ib_link_width_capability" @ 0x80, 0x10 => u16;
+        IB_PROTO_CAPABILITY: "ib_proto_capability" @ 0x90, 0x10 => u16;
+        IB_LINK_WIDTH_ADMIN: "ib_link_width_admin" @ 0xe0, 0x10 => u16;
+        IB_PROTO_ADMIN: "ib_proto_admin" @ 0xf0, 0x10 => u16;
+        IB_LINK_WIDTH_OPER: "ib_link_width_oper" @ 0x140, 0x10 => u16;
+        IB_PROTO_OPER: "ib_proto_oper" @ 0x150, 0x10 => u16;
     }
 }

@@ -177,11 +177,13 @@ pub fn give_failure_may_own(kind: ErrorKind) -> bool {
         | ErrorKind::UnknownDelivery(_)
         | ErrorKind::NoSlot
         | ErrorKind::SlotsStalled
-        | ErrorKind::NoMemory => false,
+        | ErrorKind::NoMemory
+        | ErrorKind::BadInput => false,
         ErrorKind::Timeout
         | ErrorKind::DeviceDead
         | ErrorKind::Mailbox(_)
-        | ErrorKind::BadOutput => true,
+        | ErrorKind::BadOutput
+        | ErrorKind::Rejected => true,
     }
 }
 
@@ -295,6 +297,9 @@ mod tests {
         // Possibly executed: keep them recorded as held.
         assert!(give_failure_may_own(ErrorKind::Timeout));
         assert!(give_failure_may_own(ErrorKind::BadOutput));
+        assert!(give_failure_may_own(ErrorKind::Rejected));
+        // Never sent: the input could not be built.
+        assert!(!give_failure_may_own(ErrorKind::BadInput));
         // Declared dead while the posted command waited.
         assert!(give_failure_may_own(ErrorKind::DeviceDead));
     }

@@ -32,7 +32,7 @@ use super::{
     store::{FwMem, FwStore, HostMem},
 };
 use crate::{
-    cmd::commands,
+    cmd::commands::{GivePages, PagesAllocFailed, TakePages},
     ffi,
     hw::{to_kernel, Hw},
     ifc::pages::MAX_RECLAIM_NPAGES,
@@ -251,7 +251,10 @@ impl FwPages {
             n,
             held
         );
-        if let Err(e) = commands::pages_alloc_failed(&self.hw, FUNC_ID, self.ec) {
+        if let Err(e) = self.hw.exec_cmd(PagesAllocFailed {
+            function_id: FUNC_ID,
+            embedded_cpu: self.ec,
+        }) {
             dev_err!(
                 self.dev,
                 "MANAGE_PAGES allocation-failure report failed ({:?})\n",
@@ -324,7 +327,11 @@ impl FwPages {
                 drop(st);
                 return Err(self.report_alloc_failure(n, held, why));
             }
-            if let Err(e) = commands::give_pages(&self.hw, FUNC_ID, self.ec, &addrs) {
+            if let Err(e) = self.hw.exec_cmd(GivePages {
+                function_id: FUNC_ID,
+                embedded_cpu: self.ec,
+                addrs: &addrs,
+            }) {
                 if give_failure_may_own(e.kind) {
                     // They stay recorded as held and are freed only if reclaim gets
                     // them back.
@@ -340,12 +347,23 @@ impl FwPages {
         Ok(())
     }
 
+    /// One MANAGE_PAGES take of up to `max` pages, the addresses appended to `got`.
+    /// A device claiming more than `max` is rejected (EPROTO).
+    fn take_into(&self, max: u32, got: &mut KVVec<u64>) -> Result<u32> {
+        self.hw.run(TakePages {
+            function_id: FUNC_ID,
+            embedded_cpu: self.ec,
+            max,
+            sink: got,
+        })
+    }
+
     /// Runtime page request to return pages: one MANAGE_PAGES take of up to `n`
     /// pages, freeing exactly the pages the device returned. Returns how many came
     /// back. Serialised with [`FwPages::give`] by the ledger lock around each update.
     pub(crate) fn take(&self, n: u32) -> Result<u32> {
         let mut got = KVVec::new();
-        let k = commands::take_pages(&self.hw, FUNC_ID, self.ec, n, &mut got)?;
+        let k = self.take_into(n, &mut got)?;
         let mut st = self.state.lock();
         for a in got.iter() {
             st.returned(*a);
@@ -368,7 +386,7 @@ impl FwPages {
         while step == Step::Continue {
             let req = r.next_request();
             let mut got = KVVec::new();
-            match commands::take_pages(&self.hw, FUNC_ID, self.ec, req, &mut got) {
+            match self.take_into(req, &mut got) {
                 Ok(n) => {
                     // Free what came back first: the driver's own work (tens of thousands
                     // of pages) must not count as time the device stayed silent.

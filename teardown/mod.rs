@@ -30,7 +30,7 @@ use kernel::{
 };
 
 use crate::{
-    cmd::commands,
+    cmd::commands::TeardownHca,
     ifc::{init_seg as seg, init_seg::NicInterface, opcodes::teardown_profile},
     init_seg::Regs,
     lifecycle::{Lifecycle, Mode},
@@ -108,7 +108,9 @@ impl FastTeardown {
     }
 
     fn prepare(&self) -> Prepare {
-        match commands::teardown_hca(self.life.hw(), teardown_profile::PREPARE_FAST_TEARDOWN) {
+        match self.life.hw().exec_cmd(TeardownHca {
+            profile: teardown_profile::PREPARE_FAST_TEARDOWN,
+        }) {
             Ok(0) => Prepare::Ok,
             Ok(state) => {
                 dev_warn!(
@@ -125,7 +127,15 @@ impl FastTeardown {
 
     /// TEARDOWN_HCA force close, classified (upstream `mlx5_cmd_force_teardown_hca`).
     pub(crate) fn force(&self) -> Force {
-        let r = Force::from_answer(commands::teardown_force(self.life.hw()));
+        // A failed command is logged by the command layer.
+        let answer = self
+            .life
+            .hw()
+            .exec_cmd(TeardownHca {
+                profile: teardown_profile::FORCE_CLOSE,
+            })
+            .ok();
+        let r = Force::from_answer(answer);
         if r == Force::StateFail {
             dev_warn!(
                 self.life.dev(),

@@ -6,7 +6,8 @@
 //! to the caller as [`RegWrite`] so the device can hand them to the firmware thread.
 
 use crate::config::EmuConfig;
-use crate::ifc::init_seg as is;
+use crate::ifc::field::{Msg, MsgMut};
+use crate::ifc::init_seg::{self as is, health_buffer as hb};
 use std::time::Instant;
 
 /// log2 of the number of command queue slots.
@@ -172,18 +173,19 @@ impl Regs {
     fn reset_health(&mut self) {
         self.health = [0; 64];
         let (maj, min, _) = self.cfg.fw_rev;
-        self.health[is::health::FW_VER..is::health::FW_VER + 4]
-            .copy_from_slice(&((u32::from(maj) << 16) | u32::from(min)).to_be_bytes());
-        self.health[is::health::HW_ID..is::health::HW_ID + 4]
-            .copy_from_slice(&0x20du32.to_be_bytes());
+        let mut h = MsgMut::<hb::Layout>::of_array(&mut self.health);
+        let _ = h.set(hb::FW_VERSION, (u32::from(maj) << 16) | u32::from(min));
+        let _ = h.set(hb::HW_ID, 0x20d);
     }
 
     /// Sets a fatal health syndrome and freezes the health counter.
     pub fn set_fatal(&mut self, synd: u8, ext_synd: u16, rfr: bool, severity: u8) {
-        self.health[is::health::SYND] = synd;
-        self.health[is::health::EXT_SYND..is::health::EXT_SYND + 2]
-            .copy_from_slice(&ext_synd.to_be_bytes());
-        self.health[is::health::RFR_SEVERITY] = (u8::from(rfr) << 7) | 0x08 | (severity & 7);
+        let mut h = MsgMut::<hb::Layout>::of_array(&mut self.health);
+        let _ = h.set(hb::SYND, synd);
+        let _ = h.set(hb::EXT_SYND, ext_synd);
+        let _ = h.set(hb::RFR, rfr);
+        let _ = h.set(hb::VALID, true);
+        let _ = h.set(hb::SEVERITY, severity & 7);
         self.stop_health_counter();
     }
 
@@ -308,7 +310,7 @@ impl Regs {
             is::INTERNAL_TIMER_H => (self.timer() >> 32) as u32,
             is::INTERNAL_TIMER_L => self.timer() as u32,
             is::HEALTH_COUNTER => {
-                let synd = u32::from(self.health[is::health::SYND]);
+                let synd = u32::from(Msg::<hb::Layout>::of_array(&self.health).get(hb::SYND));
                 let c = self
                     .health_frozen
                     .unwrap_or_else(|| self.running_health_counter());

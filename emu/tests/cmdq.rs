@@ -24,7 +24,10 @@ fn echo_cmd(n: usize) -> Vec<u8> {
         len,
         Opcode::ACCESS_REG as u16,
         1,
-        &[(access_register_in::REGISTER_ID, u64::from(reg_id::PCAM))],
+        &[(
+            access_register_in::REGISTER_ID.raw(),
+            u64::from(reg_id::PCAM),
+        )],
     );
     for (i, b) in inp.iter_mut().enumerate().skip(16) {
         *b = (i * 7 + 3) as u8;

@@ -171,11 +171,14 @@ fn port_registers_follow_link_state() {
                 32,
                 Opcode::ACCESS_REG as u16,
                 1,
-                &[(access_register_in::REGISTER_ID, u64::from(reg_id::PAOS))],
+                &[(
+                    access_register_in::REGISTER_ID.raw(),
+                    u64::from(reg_id::PAOS),
+                )],
             ),
             32,
         );
-        paos_reg::OPER_STATUS.get(&out[16..]).unwrap()
+        paos_reg::OPER_STATUS.raw().get(&out[16..]).unwrap()
     };
     assert_eq!(paos(&mut h), 1);
     assert_eq!(req(&h, json!({"cmd":"link","up":false}))["ok"], true);
@@ -185,18 +188,21 @@ fn port_registers_follow_link_state() {
             16 + 64,
             Opcode::ACCESS_REG as u16,
             1,
-            &[(access_register_in::REGISTER_ID, u64::from(reg_id::PTYS))],
+            &[(
+                access_register_in::REGISTER_ID.raw(),
+                u64::from(reg_id::PTYS),
+            )],
         ),
         16 + 64,
     );
-    assert_eq!(ptys_reg::IB_LINK_WIDTH_OPER.get(&out[16..]), Some(2));
+    assert_eq!(ptys_reg::IB_LINK_WIDTH_OPER.raw().get(&out[16..]), Some(2));
     // Unknown register ids are refused.
     let (st, _, _) = h.run(
         &input(
             32,
             Opcode::ACCESS_REG as u16,
             1,
-            &[(access_register_in::REGISTER_ID, 0x1234)],
+            &[(access_register_in::REGISTER_ID.raw(), 0x1234)],
         ),
         32,
     );

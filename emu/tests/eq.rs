@@ -25,7 +25,7 @@ fn initialized() -> (Host, u32) {
     give_pages(&mut h, 48);
     h.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);
     let out = h.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
-    let uar = alloc_uar_out::UAR.get(&out).unwrap() as u32;
+    let uar = alloc_uar_out::UAR.raw().get(&out).unwrap() as u32;
     (h, uar)
 }
 
@@ -34,15 +34,22 @@ fn create(h: &mut Host, uar: u32, log: u8, mask: u64, intr: u16) -> Ring {
     h.mem.write(buf, &vec![1u8; 64 << log]).unwrap();
     let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
     eqc::LOG_EQ_SIZE
+        .raw()
         .set(&mut inp[0x10..], u64::from(log))
         .unwrap();
-    eqc::UAR_PAGE.set(&mut inp[0x10..], u64::from(uar)).unwrap();
-    eqc::INTR.set(&mut inp[0x10..], u64::from(intr)).unwrap();
+    eqc::UAR_PAGE
+        .raw()
+        .set(&mut inp[0x10..], u64::from(uar))
+        .unwrap();
+    eqc::INTR
+        .raw()
+        .set(&mut inp[0x10..], u64::from(intr))
+        .unwrap();
     inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8].copy_from_slice(&mask.to_be_bytes());
     inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
     let out = h.ok(&inp, 16);
     Ring {
-        eqn: create_eq_out::EQ_NUMBER.get(&out).unwrap() as u8,
+        eqn: create_eq_out::EQ_NUMBER.raw().get(&out).unwrap() as u8,
         buf,
         uar,
     }
@@ -62,7 +69,7 @@ fn gen(h: &mut Host, r: &Ring, t: u8) -> u8 {
         80,
         Opcode::GEN_EQE as u16,
         0,
-        &[(gen_eqe_in::EQ_NUMBER, u64::from(r.eqn))],
+        &[(gen_eqe_in::EQ_NUMBER.raw(), u64::from(r.eqn))],
     );
     inp[16 + 1] = t;
     h.run(&inp, 16).0
@@ -82,7 +89,10 @@ fn destroy_eq_input(eqn: u8) -> Vec<u8> {
         16,
         Opcode::DESTROY_EQ as u16,
         0,
-        &[(mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER, u64::from(eqn))],
+        &[(
+            mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER.raw(),
+            u64::from(eqn),
+        )],
     )
 }
 
@@ -125,12 +135,12 @@ fn owner_bit_flips_on_wrap_and_interrupts_follow_arming() {
             16,
             Opcode::QUERY_EQ as u16,
             0,
-            &[(query_eq_in::EQ_NUMBER, u64::from(r.eqn))],
+            &[(query_eq_in::EQ_NUMBER.raw(), u64::from(r.eqn))],
         ),
         0x110 + 8,
     );
-    assert_eq!(eqc::PRODUCER_COUNTER.get(&out[0x10..]), Some(9));
-    assert_eq!(eqc::CONSUMER_COUNTER.get(&out[0x10..]), Some(8));
+    assert_eq!(eqc::PRODUCER_COUNTER.raw().get(&out[0x10..]), Some(9));
+    assert_eq!(eqc::CONSUMER_COUNTER.raw().get(&out[0x10..]), Some(8));
 }
 
 #[test]
@@ -208,6 +218,7 @@ fn page_requests_positive_negative_and_release_all() {
     {
         let mut fw = h.dev.fw();
         mlx5_emu::ifc::caps::cmd_hca_cap::RELEASE_ALL_PAGES
+            .raw()
             .set(&mut fw.caps.gen_cur, 1)
             .unwrap();
     }
@@ -221,8 +232,9 @@ fn page_requests_positive_negative_and_release_all() {
 fn create_eq_validation() {
     let (mut h, uar) = initialized();
     let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
-    eqc::LOG_EQ_SIZE.set(&mut inp[0x10..], 2).unwrap();
+    eqc::LOG_EQ_SIZE.raw().set(&mut inp[0x10..], 2).unwrap();
     eqc::UAR_PAGE
+        .raw()
         .set(&mut inp[0x10..], u64::from(uar + 1))
         .unwrap();
     inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&0x1000_0000u64.to_be_bytes());
@@ -231,7 +243,10 @@ fn create_eq_validation() {
         CmdStatus::BAD_PARAM_ERR as u8,
         "unallocated UAR"
     );
-    eqc::UAR_PAGE.set(&mut inp[0x10..], u64::from(uar)).unwrap();
+    eqc::UAR_PAGE
+        .raw()
+        .set(&mut inp[0x10..], u64::from(uar))
+        .unwrap();
     inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&0x7000_0000u64.to_be_bytes());
     assert_eq!(
         h.run(&inp, 16).0,
@@ -239,13 +254,13 @@ fn create_eq_validation() {
         "unmapped buffer"
     );
     inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&0x1000_0000u64.to_be_bytes());
-    eqc::INTR.set(&mut inp[0x10..], 200).unwrap();
+    eqc::INTR.raw().set(&mut inp[0x10..], 200).unwrap();
     assert_eq!(
         h.run(&inp, 16).0,
         CmdStatus::BAD_PARAM_ERR as u8,
         "vector beyond MSI-X table"
     );
-    eqc::INTR.set(&mut inp[0x10..], 1).unwrap();
+    eqc::INTR.raw().set(&mut inp[0x10..], 1).unwrap();
     h.ok(&inp, 16);
     assert_eq!(
         h.run(&destroy_eq_input(9), 16).0,
@@ -265,14 +280,21 @@ fn strict_rules_off_by_default_refuse_when_on() {
         16,
         Opcode::DEALLOC_UAR as u16,
         0,
-        &[(mlx5_emu::ifc::cmds::dealloc_uar_in::UAR, u64::from(uar))],
+        &[(
+            mlx5_emu::ifc::cmds::dealloc_uar_in::UAR.raw(),
+            u64::from(uar),
+        )],
     );
     let mut eq_in = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
-    eqc::LOG_EQ_SIZE.set(&mut eq_in[0x10..], 2).unwrap();
+    eqc::LOG_EQ_SIZE.raw().set(&mut eq_in[0x10..], 2).unwrap();
     eqc::UAR_PAGE
+        .raw()
         .set(&mut eq_in[0x10..], u64::from(uar))
         .unwrap();
-    eqc::CONSUMER_COUNTER.set(&mut eq_in[0x10..], 5).unwrap();
+    eqc::CONSUMER_COUNTER
+        .raw()
+        .set(&mut eq_in[0x10..], 5)
+        .unwrap();
     let buf = h.alloc(4096, 4096);
     eq_in[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
     // Strict: refused.
@@ -295,7 +317,10 @@ fn strict_rules_off_by_default_refuse_when_on() {
         false
     );
     assert_eq!(h.run(&eq_in, 16).0, CmdStatus::BAD_PARAM_ERR as u8);
-    eqc::CONSUMER_COUNTER.set(&mut eq_in[0x10..], 0).unwrap();
+    eqc::CONSUMER_COUNTER
+        .raw()
+        .set(&mut eq_in[0x10..], 0)
+        .unwrap();
     h.ok(&eq_in, 16);
     assert_eq!(h.run(&dealloc, 16).0, CmdStatus::BAD_RES_STATE_ERR as u8);
     let s = mlx5_emu::control::stats(&h.dev);
@@ -311,9 +336,13 @@ fn strict_rules_off_by_default_refuse_when_on() {
     let (mut h2, uar2) = initialized();
     drop(h);
     eqc::UAR_PAGE
+        .raw()
         .set(&mut eq_in[0x10..], u64::from(uar2))
         .unwrap();
-    eqc::PRODUCER_COUNTER.set(&mut eq_in[0x10..], 3).unwrap();
+    eqc::PRODUCER_COUNTER
+        .raw()
+        .set(&mut eq_in[0x10..], 3)
+        .unwrap();
     let buf = h2.alloc(4096, 4096);
     eq_in[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
     h2.ok(&eq_in, 16);
@@ -321,7 +350,10 @@ fn strict_rules_off_by_default_refuse_when_on() {
         16,
         Opcode::DEALLOC_UAR as u16,
         0,
-        &[(mlx5_emu::ifc::cmds::dealloc_uar_in::UAR, u64::from(uar2))],
+        &[(
+            mlx5_emu::ifc::cmds::dealloc_uar_in::UAR.raw(),
+            u64::from(uar2),
+        )],
     );
     h2.ok(&dealloc, 16);
     let s = mlx5_emu::control::stats(&h2.dev);
@@ -352,19 +384,22 @@ fn msix_vector_count_bounds_eq_vectors() {
     give_pages(&mut h, 48);
     h.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);
     let out = h.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
-    let uar = alloc_uar_out::UAR.get(&out).unwrap() as u32;
+    let uar = alloc_uar_out::UAR.raw().get(&out).unwrap() as u32;
     let buf = h.alloc(4096, 4096);
     let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
-    eqc::LOG_EQ_SIZE.set(&mut inp[0x10..], 2).unwrap();
-    eqc::UAR_PAGE.set(&mut inp[0x10..], u64::from(uar)).unwrap();
-    eqc::INTR.set(&mut inp[0x10..], 2).unwrap();
+    eqc::LOG_EQ_SIZE.raw().set(&mut inp[0x10..], 2).unwrap();
+    eqc::UAR_PAGE
+        .raw()
+        .set(&mut inp[0x10..], u64::from(uar))
+        .unwrap();
+    eqc::INTR.raw().set(&mut inp[0x10..], 2).unwrap();
     inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
     assert_eq!(
         h.run(&inp, 16).0,
         CmdStatus::BAD_PARAM_ERR as u8,
         "vector 2 of 2"
     );
-    eqc::INTR.set(&mut inp[0x10..], 1).unwrap();
+    eqc::INTR.raw().set(&mut inp[0x10..], 1).unwrap();
     h.ok(&inp, 16);
 }
 
@@ -474,12 +509,15 @@ fn eq_doorbell_after_stop_is_counted_and_strict_only_when_asked() {
         16,
         Opcode::DEALLOC_UAR as u16,
         0,
-        &[(mlx5_emu::ifc::cmds::dealloc_uar_in::UAR, u64::from(uar))],
+        &[(
+            mlx5_emu::ifc::cmds::dealloc_uar_in::UAR.raw(),
+            u64::from(uar),
+        )],
     );
     h.ok(&dealloc, 16);
     // A fresh UAR for the stop: the teardown drops it with the function.
     let out = h.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
-    let uar2 = alloc_uar_out::UAR.get(&out).unwrap() as u32;
+    let uar2 = alloc_uar_out::UAR.raw().get(&out).unwrap() as u32;
     let late = Ring {
         eqn: r.eqn,
         buf: r.buf,
@@ -493,7 +531,7 @@ fn eq_doorbell_after_stop_is_counted_and_strict_only_when_asked() {
             Opcode::TEARDOWN_HCA as u16,
             0,
             &[(
-                teardown_hca_in::PROFILE,
+                teardown_hca_in::PROFILE.raw(),
                 u64::from(teardown_profile::GRACEFUL_CLOSE),
             )],
         ),

@@ -26,11 +26,11 @@ fn query_pages(h: &mut Host, op_mod: u16) -> i32 {
             16,
             OP(Opcode::QUERY_PAGES),
             op_mod,
-            &[(query_pages_in::FUNCTION_ID, 0)],
+            &[(query_pages_in::FUNCTION_ID.raw(), 0)],
         ),
         16,
     );
-    query_pages_out::NUM_PAGES.get(&out).unwrap() as u32 as i32
+    query_pages_out::NUM_PAGES.raw().get(&out).unwrap() as u32 as i32
 }
 
 fn query_cap(h: &mut Host, ty: u16, cur: bool) -> (u8, Vec<u8>) {
@@ -55,9 +55,9 @@ pub fn create_eq(h: &mut Host, log: u8, mask: u64, uar: u32, intr: u16) -> (u8, 
     let mut inp = input(EQ_PAS + 8 * npages, OP(Opcode::CREATE_EQ), 0, &[]);
     {
         let ctx = &mut inp[0x10..0x50];
-        eqc::LOG_EQ_SIZE.set(ctx, u64::from(log)).unwrap();
-        eqc::UAR_PAGE.set(ctx, u64::from(uar)).unwrap();
-        eqc::INTR.set(ctx, u64::from(intr)).unwrap();
+        eqc::LOG_EQ_SIZE.raw().set(ctx, u64::from(log)).unwrap();
+        eqc::UAR_PAGE.raw().set(ctx, u64::from(uar)).unwrap();
+        eqc::INTR.raw().set(ctx, u64::from(intr)).unwrap();
     }
     inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8].copy_from_slice(&mask.to_be_bytes());
     for i in 0..npages {
@@ -66,12 +66,12 @@ pub fn create_eq(h: &mut Host, log: u8, mask: u64, uar: u32, intr: u16) -> (u8, 
     }
     let _ = create_eq_in::OPCODE;
     let out = h.ok(&inp, 16);
-    (create_eq_out::EQ_NUMBER.get(&out).unwrap() as u8, buf)
+    (create_eq_out::EQ_NUMBER.raw().get(&out).unwrap() as u8, buf)
 }
 
 fn alloc_uar(h: &mut Host) -> u32 {
     let out = h.ok(&input(16, OP(Opcode::ALLOC_UAR), 0, &[]), 16);
-    alloc_uar_out::UAR.get(&out).unwrap() as u32
+    alloc_uar_out::UAR.raw().get(&out).unwrap() as u32
 }
 
 /// The upstream mlx5_core probe sequence up to INIT_HCA and SET_DRIVER_VERSION.
@@ -80,13 +80,16 @@ pub fn bring_up(h: &mut Host) {
     assert_eq!(h.read32(is::CMDIF_REV_FW_SUB) >> 16, 5);
     h.ok(&input(16, OP(Opcode::ENABLE_HCA), 0, &[]), 16);
     let out = h.ok(&input(16, OP(Opcode::QUERY_ISSI), 0, &[]), 0x70);
-    assert_eq!(query_issi_out::SUPPORTED_ISSI_DW0.get(&out), Some(0b11));
+    assert_eq!(
+        query_issi_out::SUPPORTED_ISSI_DW0.raw().get(&out),
+        Some(0b11)
+    );
     h.ok(
         &input(
             16,
             OP(Opcode::SET_ISSI),
             0,
-            &[(set_issi_in::CURRENT_ISSI, 1)],
+            &[(set_issi_in::CURRENT_ISSI.raw(), 1)],
         ),
         16,
     );
@@ -98,13 +101,16 @@ pub fn bring_up(h: &mut Host) {
             16 + 64,
             OP(Opcode::ACCESS_REG),
             1,
-            &[(access_register_in::REGISTER_ID, u64::from(reg_id::DTOR))],
+            &[(
+                access_register_in::REGISTER_ID.raw(),
+                u64::from(reg_id::DTOR),
+            )],
         ),
         16 + 64,
     );
     let dtor = &out[REG_DATA_OFFSET..];
     assert_eq!(
-        is::decode_timeout_ms(dtor_reg::TEAR_DOWN_TO.get32(dtor).unwrap()),
+        is::decode_timeout_ms(dtor_reg::TEAR_DOWN_TO.raw().get32(dtor).unwrap()),
         Some(3000)
     );
     h.ok(
@@ -113,7 +119,7 @@ pub fn bring_up(h: &mut Host) {
             OP(Opcode::ACCESS_REG),
             0,
             &[(
-                access_register_in::REGISTER_ID,
+                access_register_in::REGISTER_ID.raw(),
                 u64::from(reg_id::HOST_ENDIANNESS),
             )],
         ),
@@ -122,14 +128,17 @@ pub fn bring_up(h: &mut Host) {
     let (st, cur) = query_cap(h, cap_type::GENERAL, true);
     assert_eq!(st, 0);
     let (_, max) = query_cap(h, cap_type::GENERAL, false);
-    assert_eq!(g::LOG_MAX_QP.get(&max), Some(18));
+    assert_eq!(g::LOG_MAX_QP.raw().get(&max), Some(18));
     let mut set = input(16 + 4096, OP(Opcode::SET_HCA_CAP), 0, &[]);
     set[CAP_OFFSET..CAP_OFFSET + 256].copy_from_slice(&cur);
-    g::LOG_MAX_QP.set(&mut set[CAP_OFFSET..], 18).unwrap();
-    g::CMDIF_CHECKSUM.set(&mut set[CAP_OFFSET..], 0).unwrap();
+    g::LOG_MAX_QP.raw().set(&mut set[CAP_OFFSET..], 18).unwrap();
+    g::CMDIF_CHECKSUM
+        .raw()
+        .set(&mut set[CAP_OFFSET..], 0)
+        .unwrap();
     h.ok(&set, 16);
     let (_, cur) = query_cap(h, cap_type::GENERAL, true);
-    assert_eq!(g::LOG_MAX_QP.get(&cur), Some(18));
+    assert_eq!(g::LOG_MAX_QP.raw().get(&cur), Some(18));
     let init = query_pages(h, qp::INIT);
     assert_eq!(init, 32);
     give_pages(h, init as usize);
@@ -188,7 +197,10 @@ fn full_bring_up_and_teardown_returns_every_page() {
                 16,
                 OP(Opcode::DESTROY_EQ),
                 0,
-                &[(mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER, u64::from(eqn))],
+                &[(
+                    mlx5_emu::ifc::eq::destroy_eq_in::EQ_NUMBER.raw(),
+                    u64::from(eqn),
+                )],
             ),
             16,
         );
@@ -198,7 +210,7 @@ fn full_bring_up_and_teardown_returns_every_page() {
             16,
             OP(Opcode::DEALLOC_UAR),
             0,
-            &[(dealloc_uar_in::UAR, u64::from(uar))],
+            &[(dealloc_uar_in::UAR.raw(), u64::from(uar))],
         ),
         16,
     );
@@ -210,7 +222,7 @@ fn full_bring_up_and_teardown_returns_every_page() {
             OP(Opcode::TEARDOWN_HCA),
             0,
             &[(
-                teardown_hca_in::PROFILE,
+                teardown_hca_in::PROFILE.raw(),
                 u64::from(teardown_profile::GRACEFUL_CLOSE),
             )],
         ),
@@ -287,7 +299,7 @@ fn state_machine_rejects_out_of_order_commands() {
                 16,
                 OP(Opcode::TEARDOWN_HCA),
                 0,
-                &[(teardown_hca_in::PROFILE, 7)]
+                &[(teardown_hca_in::PROFILE.raw(), 7)]
             ),
             16
         )
@@ -299,7 +311,7 @@ fn state_machine_rejects_out_of_order_commands() {
             16,
             OP(Opcode::TEARDOWN_HCA),
             0,
-            &[(teardown_hca_in::PROFILE, 1)],
+            &[(teardown_hca_in::PROFILE.raw(), 1)],
         ),
         16,
     );
@@ -328,10 +340,15 @@ fn capabilities_say_absent_for_unmodelled_features() {
         g::HCA_CAP_2,
         g::IB_VIRT,
     ] {
-        assert_eq!(f.get(&cur), Some(0), "{} must be absent", f.name);
+        assert_eq!(
+            f.raw().get(&cur),
+            Some(0),
+            "{} must be absent",
+            f.raw().name
+        );
     }
-    assert_eq!(g::FAST_TEARDOWN.get(&cur), Some(1));
-    assert_eq!(g::DRIVER_VERSION.get(&cur), Some(1));
+    assert_eq!(g::FAST_TEARDOWN.raw().get(&cur), Some(1));
+    assert_eq!(g::DRIVER_VERSION.raw().get(&cur), Some(1));
     for ty in [
         cap_type::ROCE,
         cap_type::ATOMIC,
@@ -354,7 +371,7 @@ fn capabilities_say_absent_for_unmodelled_features() {
     // A value beyond the maximum is refused.
     let mut set = input(16 + 4096, OP(Opcode::SET_HCA_CAP), 0, &[]);
     set[CAP_OFFSET..CAP_OFFSET + 256].copy_from_slice(&cur);
-    g::LOG_MAX_QP.set(&mut set[CAP_OFFSET..], 19).unwrap();
+    g::LOG_MAX_QP.raw().set(&mut set[CAP_OFFSET..], 19).unwrap();
     assert_eq!(h.run(&set, 16).0, CmdStatus::BAD_PARAM_ERR as u8);
     let _ = query_hca_cap_in::OP_MOD;
 }
@@ -374,13 +391,13 @@ fn fast_teardown_disables_nic_interface_and_stops_dma() {
             OP(Opcode::TEARDOWN_HCA),
             0,
             &[(
-                teardown_hca_in::PROFILE,
+                teardown_hca_in::PROFILE.raw(),
                 u64::from(teardown_profile::PREPARE_FAST_TEARDOWN),
             )],
         ),
         16,
     );
-    assert_eq!(teardown_hca_out::STATE.get(&out), Some(0));
+    assert_eq!(teardown_hca_out::STATE.raw().get(&out), Some(0));
     h.write32(is::CMDQ_ADDR_L_SZ, (l & 0xffff_f000) | (1 << 8));
     h.dev.step();
     assert_eq!((h.read32(is::CMDQ_ADDR_L_SZ) >> 8) & 7, 1);
@@ -461,21 +478,24 @@ fn knobs_force_and_prepare_state_fail_and_cap_tail() {
         OP(Opcode::TEARDOWN_HCA),
         0,
         &[(
-            teardown_hca_in::PROFILE,
+            teardown_hca_in::PROFILE.raw(),
             u64::from(teardown_profile::PREPARE_FAST_TEARDOWN),
         )],
     );
-    assert_eq!(teardown_hca_out::STATE.get(&h.ok(&prep, 16)), Some(1));
+    assert_eq!(teardown_hca_out::STATE.raw().get(&h.ok(&prep, 16)), Some(1));
     let force = input(
         16,
         OP(Opcode::TEARDOWN_HCA),
         0,
         &[(
-            teardown_hca_in::PROFILE,
+            teardown_hca_in::PROFILE.raw(),
             u64::from(teardown_profile::FORCE_CLOSE),
         )],
     );
-    assert_eq!(teardown_hca_out::STATE.get(&h.ok(&force, 16)), Some(1));
+    assert_eq!(
+        teardown_hca_out::STATE.raw().get(&h.ok(&force, 16)),
+        Some(1)
+    );
     let s = mlx5_emu::control::stats(&h.dev);
     assert_eq!(
         s["function"]["initialized"], true,
@@ -490,7 +510,10 @@ fn knobs_force_and_prepare_state_fail_and_cap_tail() {
         handle(&h.dev, &json!({"cmd":"teardown_state","force":"success"}))["ok"],
         true
     );
-    assert_eq!(teardown_hca_out::STATE.get(&h.ok(&force, 16)), Some(0));
+    assert_eq!(
+        teardown_hca_out::STATE.raw().get(&h.ok(&force, 16)),
+        Some(0)
+    );
     assert_eq!(
         mlx5_emu::control::stats(&h.dev)["function"]["initialized"],
         false

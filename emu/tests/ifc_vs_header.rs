@@ -318,6 +318,10 @@ fn ifc_tables_match_mlx5_ifc_h() {
             )),
         }
         for f in s.fields {
+            if ifc::DEVICE_H_ONLY.contains(&(s.name, f.name)) {
+                // Reserved in mlx5_ifc.h; checked against device.h's layout below.
+                continue;
+            }
             checked += 1;
             let path: Vec<&str> = f.name.split('.').collect();
             match h.find_in(agg, &path) {
@@ -343,7 +347,7 @@ fn ifc_tables_match_mlx5_ifc_h() {
 #[test]
 fn device_h_layouts_match_facts() {
     use ifc::cmd_layout::{block_off, entry_off, CmdBlock, CmdLayout};
-    use ifc::eqe::{eqe_off, Eqe};
+    use ifc::eqe::{Eqe, EqeCmd, EqeComp, EqePageReq, EqePort};
     use std::mem::{offset_of, size_of};
     assert_eq!(size_of::<CmdLayout>(), 64);
     assert_eq!(offset_of!(CmdLayout, type_), entry_off::TYPE);
@@ -393,35 +397,61 @@ fn device_h_layouts_match_facts() {
         (0x230, 0x238, 0x23d, 0x23e, 0x23f)
     );
     assert_eq!(size_of::<Eqe>(), 64);
-    assert_eq!(offset_of!(Eqe, type_), eqe_off::TYPE);
-    assert_eq!(offset_of!(Eqe, sub_type), eqe_off::SUB_TYPE);
-    assert_eq!(offset_of!(Eqe, data), eqe_off::DATA);
-    assert_eq!(offset_of!(Eqe, signature), eqe_off::SIGNATURE);
-    assert_eq!(offset_of!(Eqe, owner), eqe_off::OWNER);
+    // device.h `struct mlx5_eqe` and the `union ev_data` members we read.
     assert_eq!(
         (
-            eqe_off::TYPE,
-            eqe_off::SUB_TYPE,
-            eqe_off::DATA,
-            eqe_off::OWNER
+            offset_of!(Eqe, type_),
+            offset_of!(Eqe, sub_type),
+            offset_of!(Eqe, data),
+            offset_of!(Eqe, signature),
+            offset_of!(Eqe, owner)
         ),
-        (0x01, 0x03, 0x20, 0x3f)
+        (0x01, 0x03, 0x20, 0x3e, 0x3f)
     );
+    assert_eq!(offset_of!(EqeCmd, vector), 0);
+    assert_eq!(
+        (
+            offset_of!(EqePageReq, ec_function),
+            offset_of!(EqePageReq, func_id),
+            offset_of!(EqePageReq, num_pages)
+        ),
+        (0, 2, 4)
+    );
+    assert_eq!(offset_of!(EqeComp, cqn), 0x18);
+    assert_eq!(offset_of!(EqePort, port), 8);
     // Init segment register offsets (facts §1.1) against the ifc table.
     use ifc::init_seg::{self as is, initial_seg as t};
-    assert_eq!(t::CMDQ_PHY_ADDR_63_32.byte_off(), is::CMDQ_ADDR_H);
-    assert_eq!(t::CMDQ_PHY_ADDR_31_12.byte_off(), is::CMDQ_ADDR_L_SZ);
-    assert_eq!(t::COMMAND_DOORBELL_VECTOR.byte_off(), is::CMD_DBELL);
-    assert_eq!(t::INITIALIZING.byte_off(), is::INITIALIZING);
-    assert_eq!(t::HEALTH_BUFFER.byte_off(), is::HEALTH_BUFFER_OFF);
-    assert_eq!(t::HEALTH_COUNTER.byte_off() & !3, is::HEALTH_COUNTER);
+    assert_eq!(t::CMDQ_PHY_ADDR_63_32.raw().byte_off(), is::CMDQ_ADDR_H);
+    assert_eq!(t::CMDQ_PHY_ADDR_31_12.raw().byte_off(), is::CMDQ_ADDR_L_SZ);
+    assert_eq!(t::COMMAND_DOORBELL_VECTOR.raw().byte_off(), is::CMD_DBELL);
+    assert_eq!(t::INITIALIZING.raw().byte_off(), is::INITIALIZING);
+    assert_eq!(t::HEALTH_BUFFER.raw().byte_off(), is::HEALTH_BUFFER_OFF);
+    assert_eq!(t::HEALTH_COUNTER.raw().byte_off() & !3, is::HEALTH_COUNTER);
+    // device.h `struct health_buffer`: assert_var[6] at 0, assert_exit_ptr 0x20,
+    // assert_callra 0x24, time 0x2c, fw_ver 0x30, hw_id 0x34, rfr_severity 0x38
+    // (rfr bit 7, crr bit 6: upstream MLX5_RFR_BIT_OFFSET / MLX5_CRR_BIT_OFFSET),
+    // irisc_index 0x3c, synd 0x3d, ext_synd 0x3e.
     use ifc::init_seg::health_buffer as hb;
-    assert_eq!(hb::FW_VERSION.byte_off(), is::health::FW_VER);
-    assert_eq!(hb::HW_ID.byte_off(), is::health::HW_ID);
-    assert_eq!(hb::RFR.byte_off(), is::health::RFR_SEVERITY);
-    assert_eq!(hb::IRISC_INDEX.byte_off(), is::health::IRISC_INDEX);
-    assert_eq!(hb::SYND.byte_off(), is::health::SYND);
-    assert_eq!(hb::EXT_SYND.byte_off(), is::health::EXT_SYND);
+    let at = |f: ifc::field::Field| (f.byte_off(), f.bit_off % 8, f.bits);
+    assert_eq!(at(hb::ASSERT_VAR.raw()), (0x00, 0, 6 * 32));
+    assert_eq!(at(hb::ASSERT_EXISTPTR.raw()), (0x20, 0, 32));
+    assert_eq!(at(hb::ASSERT_CALLRA.raw()), (0x24, 0, 32));
+    assert_eq!(at(hb::TIME.raw()), (0x2c, 0, 32));
+    assert_eq!(at(hb::FW_VERSION.raw()), (0x30, 0, 32));
+    assert_eq!(at(hb::HW_ID.raw()), (0x34, 0, 32));
+    assert_eq!(at(hb::RFR.raw()), (0x38, 0, 1));
+    assert_eq!(at(hb::CRR.raw()), (0x38, 1, 1));
+    assert_eq!(at(hb::IRISC_INDEX.raw()), (0x3c, 0, 8));
+    assert_eq!(at(hb::SYND.raw()), (0x3d, 0, 8));
+    assert_eq!(at(hb::EXT_SYND.raw()), (0x3e, 0, 16));
+    for (s, f) in ifc::DEVICE_H_ONLY {
+        assert!(
+            ifc::ALL_STRUCTS
+                .iter()
+                .any(|t| t.name == *s && t.fields.iter().any(|x| x.name == *f)),
+            "{s}.{f} listed but not declared"
+        );
+    }
 }
 
 /// `NAME = 0xVAL` pairs of an enum family (`prefix`) in a header text.

@@ -35,20 +35,24 @@ fn initialized(mem: usize) -> (Host, Ring) {
     give_pages(&mut h, 48);
     h.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);
     let out = h.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
-    let uar = alloc_uar_out::UAR.get(&out).unwrap() as u32;
+    let uar = alloc_uar_out::UAR.raw().get(&out).unwrap() as u32;
     let log = 3u8;
     let buf = h.alloc(4096, 4096);
     h.mem.write(buf, &vec![1u8; 64 << log]).unwrap();
     let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
     eqc::LOG_EQ_SIZE
+        .raw()
         .set(&mut inp[0x10..], u64::from(log))
         .unwrap();
-    eqc::UAR_PAGE.set(&mut inp[0x10..], u64::from(uar)).unwrap();
+    eqc::UAR_PAGE
+        .raw()
+        .set(&mut inp[0x10..], u64::from(uar))
+        .unwrap();
     let mask = 1u64 << event_type::PAGE_REQUEST;
     inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8].copy_from_slice(&mask.to_be_bytes());
     inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
     let out = h.ok(&inp, 16);
-    let eqn = create_eq_out::EQ_NUMBER.get(&out).unwrap() as u8;
+    let eqn = create_eq_out::EQ_NUMBER.raw().get(&out).unwrap() as u8;
     (
         h,
         Ring {
@@ -209,7 +213,7 @@ fn unanswered_requests_are_counted_when_the_function_goes_away() {
             Opcode::TEARDOWN_HCA as u16,
             0,
             &[(
-                mlx5_emu::ifc::cmds::teardown_hca_in::PROFILE,
+                mlx5_emu::ifc::cmds::teardown_hca_in::PROFILE.raw(),
                 u64::from(teardown_profile::GRACEFUL_CLOSE),
             )],
         ),
@@ -240,7 +244,7 @@ fn take_fault_from_the_control_socket() {
             Opcode::TEARDOWN_HCA as u16,
             0,
             &[(
-                mlx5_emu::ifc::cmds::teardown_hca_in::PROFILE,
+                mlx5_emu::ifc::cmds::teardown_hca_in::PROFILE.raw(),
                 u64::from(teardown_profile::GRACEFUL_CLOSE),
             )],
         ),

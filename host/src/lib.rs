@@ -22,6 +22,8 @@ pub mod ifc;
 /// Command interface logic (`cmd/`).
 #[path = "../../cmd"]
 pub mod cmd {
+    pub mod command;
+    pub mod commands;
     pub mod entry;
     pub mod geometry;
     pub mod latency;
@@ -46,6 +48,7 @@ pub mod pagealloc {
 /// Event queue logic (`eq/`).
 #[path = "../../eq"]
 pub mod eq {
+    pub mod commands;
     pub mod consumer;
     pub mod event;
 }
@@ -62,3 +65,48 @@ pub mod health {
 pub mod teardown {
     pub mod plan;
 }
+
+/// Compile-time guarantees of the typed PRM fields, checked as doc tests.
+///
+/// Writing a field of the structure the buffer holds, with a value of the field's
+/// type, compiles:
+/// ```
+/// use mlx5_rs_pure::ifc::cmds::set_issi_in;
+/// use mlx5_rs_pure::ifc::field::{MsgMut, F};
+/// let mut b = [0u8; 16];
+/// let mut m = MsgMut::<set_issi_in::Layout>::of_array(&mut b);
+/// m.set(set_issi_in::CURRENT_ISSI, 1u16).unwrap();
+/// const OK: F<u16, set_issi_in::Layout> = F::new("set_issi_in", "current_issi", 0x50, 0x10);
+/// assert_eq!(OK.raw(), set_issi_in::CURRENT_ISSI.raw());
+/// ```
+/// A field of another structure does not:
+/// ```compile_fail
+/// use mlx5_rs_pure::ifc::cmds::{enable_hca_in, set_issi_in};
+/// use mlx5_rs_pure::ifc::field::MsgMut;
+/// let mut b = [0u8; 16];
+/// let mut m = MsgMut::<set_issi_in::Layout>::of_array(&mut b);
+/// m.set(enable_hca_in::EMBEDDED_CPU_FUNCTION, true).unwrap();
+/// ```
+/// Nor a value of another width:
+/// ```compile_fail
+/// use mlx5_rs_pure::ifc::cmds::set_issi_in;
+/// use mlx5_rs_pure::ifc::field::MsgMut;
+/// let mut b = [0u8; 16];
+/// let mut m = MsgMut::<set_issi_in::Layout>::of_array(&mut b);
+/// m.set(set_issi_in::CURRENT_ISSI, 1u32).unwrap();
+/// ```
+/// Nor a field declared wider than its type:
+/// ```compile_fail
+/// use mlx5_rs_pure::ifc::cmds::set_issi_in;
+/// use mlx5_rs_pure::ifc::field::F;
+/// const BAD: F<u8, set_issi_in::Layout> = F::new("set_issi_in", "current_issi", 0x50, 0x10);
+/// let _ = BAD;
+/// ```
+/// Nor a view of an array shorter than the structure:
+/// ```compile_fail
+/// use mlx5_rs_pure::ifc::cmds::set_issi_in;
+/// use mlx5_rs_pure::ifc::field::Msg;
+/// let b = [0u8; 8];
+/// let _ = Msg::<set_issi_in::Layout>::of_array(&b);
+/// ```
+pub mod typed_field_guarantees {}

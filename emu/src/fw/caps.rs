@@ -57,25 +57,25 @@ pub const ZERO_TYPES: &[u16] = &[
 /// fields of the request are ignored (permissive: firmware keeps what it does not let
 /// software change).
 pub const SETTABLE: &[Field] = &[
-    g::PKEY_TABLE_SIZE,
-    g::LOG_MAX_QP,
-    g::CMDIF_CHECKSUM,
-    g::UAR_4K,
-    g::LOG_UAR_PAGE_SZ,
-    g::CACHE_LINE_128BYTE,
-    g::DCT,
-    g::NUM_VHCA_PORTS,
-    g::RELEASE_ALL_PAGES,
-    g::ICM_MNG_FUNCTION_ID_MODE,
-    g::MKEY_BY_NAME,
-    g::ROCE,
-    g::LOG_MAX_CURRENT_UC_LIST,
-    g::ABS_NATIVE_PORT_NUM,
-    g::PCI_SYNC_FOR_FW_UPDATE_EVENT,
-    g::PCI_SYNC_FOR_FW_UPDATE_WITH_DRIVER_UNLOAD,
-    g::PCIE_RESET_USING_HOTRESET_METHOD,
-    g::NUM_TOTAL_DYNAMIC_VF_MSIX,
-    g::VHCA_STATE,
+    g::PKEY_TABLE_SIZE.raw(),
+    g::LOG_MAX_QP.raw(),
+    g::CMDIF_CHECKSUM.raw(),
+    g::UAR_4K.raw(),
+    g::LOG_UAR_PAGE_SZ.raw(),
+    g::CACHE_LINE_128BYTE.raw(),
+    g::DCT.raw(),
+    g::NUM_VHCA_PORTS.raw(),
+    g::RELEASE_ALL_PAGES.raw(),
+    g::ICM_MNG_FUNCTION_ID_MODE.raw(),
+    g::MKEY_BY_NAME.raw(),
+    g::ROCE.raw(),
+    g::LOG_MAX_CURRENT_UC_LIST.raw(),
+    g::ABS_NATIVE_PORT_NUM.raw(),
+    g::PCI_SYNC_FOR_FW_UPDATE_EVENT.raw(),
+    g::PCI_SYNC_FOR_FW_UPDATE_WITH_DRIVER_UNLOAD.raw(),
+    g::PCIE_RESET_USING_HOTRESET_METHOD.raw(),
+    g::NUM_TOTAL_DYNAMIC_VF_MSIX.raw(),
+    g::VHCA_STATE.raw(),
 ];
 
 fn set(buf: &mut [u8], f: Field, v: u64) {
@@ -88,77 +88,80 @@ impl Caps {
     pub fn new(cfg: &EmuConfig) -> Self {
         let mut m = [0u8; CAP_BYTES];
         let values: &[(Field, u64)] = &[
-            (g::LOG_MAX_SRQ_SZ, 15),
-            (g::LOG_MAX_QP_SZ, 15),
-            (g::LOG_MAX_QP, 18),
-            (g::LOG_MAX_SRQ, 23),
-            (g::MAX_SGL_FOR_OPTIMIZED_PERFORMANCE, 8),
-            (g::LOG_MAX_CQ_SZ, 22),
-            (g::LOG_MAX_CQ, 24),
-            (g::LOG_MAX_EQ_SZ, 22),
-            (g::LOG_MAX_MKEY, 24),
-            (g::LOG_MAX_EQ, 5),
-            (g::MAX_INDIRECTION, 4),
-            (g::FAST_TEARDOWN, 1),
-            (g::FORCE_TEARDOWN, 1),
-            (g::LOG_MAX_MRW_SZ, 64),
-            (g::LOG_MAX_KLM_LIST_SIZE, 16),
-            (g::LOG_MAX_RA_REQ_QP, 4),
-            (g::LOG_MAX_RA_RES_QP, 4),
-            (g::LOG_MAX_RA_REQ_DC, 4),
-            (g::LOG_MAX_RA_RES_DC, 4),
-            (g::CACHE_LINE_128BYTE, 1),
-            (g::GID_TABLE_SIZE, 4),
-            (g::PKEY_TABLE_SIZE, 0),
-            (g::MCAM_REG, 1),
-            (g::PCAM_REG, 1),
-            (g::QCAM_REG, 1),
-            (g::LOCAL_CA_ACK_DELAY, 16),
-            (g::PORT_TYPE, 0),
-            (g::NUM_PORTS, 1),
-            (g::LOG_MAX_MSG, 30),
-            (g::CQE_VERSION, 1),
-            (g::CMDIF_CHECKSUM, 3),
-            (g::RC, 1),
-            (g::UC, 1),
-            (g::UD, 1),
-            (g::XRC, 1),
-            (g::CQ_MODERATION, 1),
-            (g::CQ_RESIZE, 1),
-            (g::UAR_4K, 1),
-            (g::LOG_PG_SZ, 12),
-            (g::BF, 1),
-            (g::DRIVER_VERSION, 1),
-            (g::LOG_BF_REG_SIZE, 9),
-            (g::MAX_WQE_SZ_SQ, 1024),
-            (g::MAX_WQE_SZ_RQ, 512),
-            (g::MAX_WQE_SZ_SQ_DC, 512),
-            (g::MAX_QP_MCG, 240),
-            (g::LOG_MAX_MCG, 21),
-            (g::LOG_MAX_TRANSPORT_DOMAIN, 12),
-            (g::LOG_MAX_PD, 18),
-            (g::LOG_MAX_XRCD, 16),
-            (g::LOG_UAR_PAGE_SZ, 0),
-            (g::DEVICE_FREQUENCY_KHZ, u64::from(cfg.device_frequency_khz)),
+            (g::LOG_MAX_SRQ_SZ.raw(), 15),
+            (g::LOG_MAX_QP_SZ.raw(), 15),
+            (g::LOG_MAX_QP.raw(), 18),
+            (g::LOG_MAX_SRQ.raw(), 23),
+            (g::MAX_SGL_FOR_OPTIMIZED_PERFORMANCE.raw(), 8),
+            (g::LOG_MAX_CQ_SZ.raw(), 22),
+            (g::LOG_MAX_CQ.raw(), 24),
+            (g::LOG_MAX_EQ_SZ.raw(), 22),
+            (g::LOG_MAX_MKEY.raw(), 24),
+            (g::LOG_MAX_EQ.raw(), 5),
+            (g::MAX_INDIRECTION.raw(), 4),
+            (g::FAST_TEARDOWN.raw(), 1),
+            (g::FORCE_TEARDOWN.raw(), 1),
+            (g::LOG_MAX_MRW_SZ.raw(), 64),
+            (g::LOG_MAX_KLM_LIST_SIZE.raw(), 16),
+            (g::LOG_MAX_RA_REQ_QP.raw(), 4),
+            (g::LOG_MAX_RA_RES_QP.raw(), 4),
+            (g::LOG_MAX_RA_REQ_DC.raw(), 4),
+            (g::LOG_MAX_RA_RES_DC.raw(), 4),
+            (g::CACHE_LINE_128BYTE.raw(), 1),
+            (g::GID_TABLE_SIZE.raw(), 4),
+            (g::PKEY_TABLE_SIZE.raw(), 0),
+            (g::MCAM_REG.raw(), 1),
+            (g::PCAM_REG.raw(), 1),
+            (g::QCAM_REG.raw(), 1),
+            (g::LOCAL_CA_ACK_DELAY.raw(), 16),
+            (g::PORT_TYPE.raw(), 0),
+            (g::NUM_PORTS.raw(), 1),
+            (g::LOG_MAX_MSG.raw(), 30),
+            (g::CQE_VERSION.raw(), 1),
+            (g::CMDIF_CHECKSUM.raw(), 3),
+            (g::RC.raw(), 1),
+            (g::UC.raw(), 1),
+            (g::UD.raw(), 1),
+            (g::XRC.raw(), 1),
+            (g::CQ_MODERATION.raw(), 1),
+            (g::CQ_RESIZE.raw(), 1),
+            (g::UAR_4K.raw(), 1),
+            (g::LOG_PG_SZ.raw(), 12),
+            (g::BF.raw(), 1),
+            (g::DRIVER_VERSION.raw(), 1),
+            (g::LOG_BF_REG_SIZE.raw(), 9),
+            (g::MAX_WQE_SZ_SQ.raw(), 1024),
+            (g::MAX_WQE_SZ_RQ.raw(), 512),
+            (g::MAX_WQE_SZ_SQ_DC.raw(), 512),
+            (g::MAX_QP_MCG.raw(), 240),
+            (g::LOG_MAX_MCG.raw(), 21),
+            (g::LOG_MAX_TRANSPORT_DOMAIN.raw(), 12),
+            (g::LOG_MAX_PD.raw(), 18),
+            (g::LOG_MAX_XRCD.raw(), 16),
+            (g::LOG_UAR_PAGE_SZ.raw(), 0),
             (
-                g::DEVICE_FREQUENCY_MHZ,
+                g::DEVICE_FREQUENCY_KHZ.raw(),
+                u64::from(cfg.device_frequency_khz),
+            ),
+            (
+                g::DEVICE_FREQUENCY_MHZ.raw(),
                 u64::from(cfg.device_frequency_khz / 1000),
             ),
-            (g::NUM_OF_UARS_PER_PAGE, 1),
-            (g::NUM_VHCA_PORTS, 1),
-            (g::SW_OWNER_ID, 1),
-            (g::RELEASE_ALL_PAGES, 1),
+            (g::NUM_OF_UARS_PER_PAGE.raw(), 1),
+            (g::NUM_VHCA_PORTS.raw(), 1),
+            (g::SW_OWNER_ID.raw(), 1),
+            (g::RELEASE_ALL_PAGES.raw(), 1),
         ];
         for &(f, v) in values {
             set(&mut m, f, v);
         }
         let mut c = m;
         // Current values that differ from the maximum at power-up.
-        set(&mut c, g::CMDIF_CHECKSUM, 0);
-        set(&mut c, g::UAR_4K, 0);
-        set(&mut c, g::CACHE_LINE_128BYTE, 0);
-        set(&mut c, g::LOG_MAX_QP, 12);
-        set(&mut c, g::RELEASE_ALL_PAGES, 0);
+        set(&mut c, g::CMDIF_CHECKSUM.raw(), 0);
+        set(&mut c, g::UAR_4K.raw(), 0);
+        set(&mut c, g::CACHE_LINE_128BYTE.raw(), 0);
+        set(&mut c, g::LOG_MAX_QP.raw(), 12);
+        set(&mut c, g::RELEASE_ALL_PAGES.raw(), 0);
         Caps {
             gen_cur: c,
             gen_max: m,
@@ -182,7 +185,7 @@ impl Caps {
             let max = f.get(&self.gen_max).unwrap_or(0);
             // log_uar_page_sz is a size, not a capability bound: upstream writes
             // PAGE_SHIFT - 12 whatever the maximum says.
-            if v > max && *f != g::LOG_UAR_PAGE_SZ {
+            if v > max && *f != g::LOG_UAR_PAGE_SZ.raw() {
                 return Err(f);
             }
         }
@@ -195,7 +198,7 @@ impl Caps {
 
     /// Command-interface signatures enabled (cap `cmdif_checksum` non-zero).
     pub fn signatures(&self) -> bool {
-        g::CMDIF_CHECKSUM.get(&self.gen_cur).unwrap_or(0) != 0
+        g::CMDIF_CHECKSUM.raw().get(&self.gen_cur).unwrap_or(0) != 0
     }
 
     /// A GENERAL current value.

@@ -17,7 +17,7 @@
 
 use super::latency::LatencyHist;
 use crate::ifc::eq::EQE_SIZE;
-use crate::ifc::eqe::{eqe_off, event_type};
+use crate::ifc::eqe::{event_type, Eqe};
 use crate::irq::IrqSink;
 use crate::mem::{DmaError, GuestMemory};
 use std::collections::{BTreeMap, VecDeque};
@@ -200,16 +200,18 @@ impl EqTable {
                 len: EQE_SIZE,
             });
         };
-        let mut eqe = [0u8; EQE_SIZE];
-        eqe[eqe_off::TYPE] = t;
-        eqe[eqe_off::SUB_TYPE] = sub;
-        eqe[eqe_off::DATA..eqe_off::DATA + 28].copy_from_slice(data);
+        let mut e = Eqe::zeroed();
+        e.type_ = t;
+        e.sub_type = sub;
+        e.data = *data;
+        let eqe = e.to_array();
+        let owner_off = std::mem::offset_of!(Eqe, owner);
         let owner = ((eq.pi >> eq.log_size) & 1) as u8;
         // Body first, owner byte last, so the driver never sees a half-written EQE.
-        if let Err(e) = mem.write(addr, &eqe[..eqe_off::OWNER]) {
+        if let Err(e) = mem.write(addr, &eqe[..owner_off]) {
             return Posted::Dma(e);
         }
-        if let Err(e) = mem.write(addr + eqe_off::OWNER as u64, &[owner]) {
+        if let Err(e) = mem.write(addr + owner_off as u64, &[owner]) {
             return Posted::Dma(e);
         }
         eq.pi = eq.pi.wrapping_add(1);

@@ -9,6 +9,7 @@ use crate::ifc::eq::{
     query_eq_out,
 };
 use crate::ifc::status::CmdStatus;
+use zerocopy::FromBytes;
 
 fn be64(b: &[u8], off: usize) -> u64 {
     let mut a = [0u8; 8];
@@ -29,7 +30,7 @@ impl Firmware {
         // capability, `--msix-vectors`), uar_page an allocated UAR (`mlx5_ifc_eqc_bits`,
         // PRM CREATE_EQ); log_page_size is bounded by its 5-bit field only.
         let bad = get(ctx, eqc::PAGE_OFFSET)? != 0
-            || u64::from(log_size) > self.caps.cur(g::LOG_MAX_EQ_SZ)
+            || u64::from(log_size) > self.caps.cur(g::LOG_MAX_EQ_SZ.raw())
             || intr
                 >= self
                     .cfg
@@ -45,7 +46,11 @@ impl Firmware {
         // status / consumer_counter / producer_counter are device-owned (QUERY_EQ reports
         // them) and upstream writes 0: non-zero is a violation; refusing it is strict rule
         // eq_ctx_device_fields (no PRM source says firmware checks them).
-        let device_fields = [eqc::STATUS, eqc::CONSUMER_COUNTER, eqc::PRODUCER_COUNTER];
+        let device_fields = [
+            eqc::STATUS.raw(),
+            eqc::CONSUMER_COUNTER.raw(),
+            eqc::PRODUCER_COUNTER.raw(),
+        ];
         if let Some(f) = device_fields
             .iter()
             .find(|f| f.get(ctx).is_some_and(|v| v != 0))
@@ -59,7 +64,7 @@ impl Firmware {
             }
         }
         // EQ count: cap log_max_eq (`mlx5_ifc_cmd_hca_cap_bits`; max_num_eqs is 0 here).
-        if self.eqs.eqs.len() >= 1usize << self.caps.cur(g::LOG_MAX_EQ) {
+        if self.eqs.eqs.len() >= 1usize << self.caps.cur(g::LOG_MAX_EQ.raw()) {
             return Err((CmdStatus::LIM_ERR, syndrome::LIMIT));
         }
         let bytes = (1u64 << log_size) * e::EQE_SIZE as u64;
@@ -133,7 +138,7 @@ impl Firmware {
             put(ctx, eqc::CONSUMER_COUNTER, u64::from(eq.ci & 0xff_ffff))?;
             put(ctx, eqc::PRODUCER_COUNTER, u64::from(eq.pi & 0xff_ffff))?;
         }
-        if let Some(b) = query_eq_out::EVENT_BITMASK.bytes_mut(out) {
+        if let Some(b) = query_eq_out::EVENT_BITMASK.raw().bytes_mut(out) {
             b.copy_from_slice(&eq.mask[0].to_be_bytes());
         }
         for (i, a) in pas.iter().enumerate() {
@@ -148,15 +153,16 @@ impl Firmware {
     pub(super) fn gen_eqe(&mut self, env: &Env<'_>, input: &[u8]) -> CmdResult {
         let eqn = get(input, gen_eqe_in::EQ_NUMBER)? as u8;
         let eqe = gen_eqe_in::EQE
+            .raw()
             .bytes(input)
             .ok_or((CmdStatus::BAD_INP_LEN_ERR, syndrome::BAD_INPUT_LEN))?;
         if !self.eqs.eqs.contains_key(&eqn) {
             return Err((CmdStatus::BAD_RES_ERR, syndrome::BAD_RESOURCE));
         }
-        let t = eqe[crate::ifc::eqe::eqe_off::TYPE];
-        let sub = eqe[crate::ifc::eqe::eqe_off::SUB_TYPE];
-        let mut data = [0u8; 28];
-        data.copy_from_slice(&eqe[0x20..0x3c]);
+        let Ok(e) = crate::ifc::eqe::Eqe::read_from_bytes(eqe) else {
+            return Err((CmdStatus::BAD_INP_LEN_ERR, syndrome::BAD_INPUT_LEN));
+        };
+        let (t, sub, data) = (e.type_, e.sub_type, e.data);
         match self
             .eqs
             .post_to(eqn, t, sub, &data, env.mem, env.irq, env.msix_ok)

@@ -130,7 +130,7 @@ impl Firmware {
             return Err(bad_state());
         }
         // Observation: the driver instance's sw_owner_id (mlx5_ifc.h init_hca_in).
-        if let Some(id) = init_hca_in::SW_OWNER_ID.bytes(input) {
+        if let Some(id) = init_hca_in::SW_OWNER_ID.raw().bytes(input) {
             let mut v = [0u8; 16];
             v.copy_from_slice(&id[..16.min(id.len())]);
             if self.observed.sw_owner_ids.len() == 16 {
@@ -185,7 +185,11 @@ impl Firmware {
                 )
             }
             teardown_profile::PREPARE_FAST_TEARDOWN => {
-                if self.caps.cur(crate::ifc::caps::cmd_hca_cap::FAST_TEARDOWN) == 0 {
+                if self
+                    .caps
+                    .cur(crate::ifc::caps::cmd_hca_cap::FAST_TEARDOWN.raw())
+                    == 0
+                {
                     return Err(bad_param());
                 }
                 if self.knobs.prepare_fast_state_fail {
@@ -216,6 +220,7 @@ impl Firmware {
             return Err(bad_state());
         }
         let b = set_driver_version_in::DRIVER_VERSION
+            .raw()
             .bytes(input)
             .unwrap_or(&input[input.len().min(16)..]);
         let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
@@ -224,13 +229,14 @@ impl Firmware {
     }
 
     pub(super) fn query_adapter(&mut self, out: &mut [u8]) -> CmdResult {
-        let base = query_adapter_out::QUERY_ADAPTER_STRUCT.byte_off();
+        let base = query_adapter_out::QUERY_ADAPTER_STRUCT.raw().byte_off();
         need_out(out, base + query_adapter_param_block::BYTES)?;
         let blk = &mut out[base..base + query_adapter_param_block::BYTES];
         put(blk, query_adapter_param_block::IEEE_VENDOR_ID, 0x0002c9)?;
         put(blk, query_adapter_param_block::VSD_VENDOR_ID, 0x15b3)?;
         let psid = query_adapter_param_block::VSD_CONTD_PSID;
-        blk[psid.byte_off()..psid.byte_off() + psid.byte_len()].copy_from_slice(PSID);
+        blk[psid.raw().byte_off()..psid.raw().byte_off() + psid.raw().byte_len()]
+            .copy_from_slice(PSID);
         Ok(())
     }
 

@@ -440,7 +440,7 @@ impl Firmware {
         if release_all
             && self
                 .caps
-                .cur(crate::ifc::caps::cmd_hca_cap::RELEASE_ALL_PAGES)
+                .cur(crate::ifc::caps::cmd_hca_cap::RELEASE_ALL_PAGES.raw())
                 == 0
         {
             return Err(

@@ -79,12 +79,12 @@ impl Firmware {
                     (dtor_reg::RESET_UNLOAD_TO, secs(300)),
                 ];
                 for (f, v) in fields {
-                    f.set(d, v).ok_or_else(bad_param)?;
+                    f.raw().set(d, v).ok_or_else(bad_param)?;
                 }
             }
             (reg_id::PAOS, am::WRITE) => {
-                let admin = paos_reg::ADMIN_STATUS.get(data_in).unwrap_or(0) as u8;
-                if paos_reg::ASE.get(data_in) == Some(1) && admin != 0 {
+                let admin = paos_reg::ADMIN_STATUS.raw().get(data_in).unwrap_or(0) as u8;
+                if paos_reg::ASE.raw().get(data_in) == Some(1) && admin != 0 {
                     self.port_admin_up = admin == port_status::UP;
                 }
             }
@@ -101,15 +101,17 @@ impl Firmware {
                     port_status::DOWN
                 };
                 paos_reg::ADMIN_STATUS
+                    .raw()
                     .set(data_out, u64::from(admin))
                     .ok_or_else(bad_param)?;
                 paos_reg::OPER_STATUS
+                    .raw()
                     .set(data_out, u64::from(oper))
                     .ok_or_else(bad_param)?;
             }
             (reg_id::PMTU, am::READ) => {
                 for f in [pmtu_reg::MAX_MTU, pmtu_reg::ADMIN_MTU, pmtu_reg::OPER_MTU] {
-                    f.set(data_out, 4096).ok_or_else(bad_param)?;
+                    f.raw().set(data_out, 4096).ok_or_else(bad_param)?;
                 }
             }
             (reg_id::PTYS, am::READ) => {
@@ -123,7 +125,7 @@ impl Firmware {
                     (ptys_reg::IB_PROTO_OPER, IB_PROTO_EDR),
                 ];
                 for (f, v) in fields {
-                    f.set(data_out, v).ok_or_else(bad_param)?;
+                    f.raw().set(data_out, v).ok_or_else(bad_param)?;
                 }
             }
             (reg_id::DTOR | reg_id::PCAM | reg_id::MCAM | reg_id::QCAM, am::WRITE) => {

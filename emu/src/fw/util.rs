@@ -11,13 +11,15 @@ pub type CmdErr = (CmdStatus, u32);
 pub type CmdResult = Result<(), CmdErr>;
 
 /// Reads an input field; a short input is a bad-input-length error.
-pub fn get(input: &[u8], f: Field) -> Result<u64, CmdErr> {
+pub fn get(input: &[u8], f: impl Into<Field>) -> Result<u64, CmdErr> {
+    let f: Field = f.into();
     f.get(input)
         .ok_or((CmdStatus::BAD_INP_LEN_ERR, syndrome::BAD_INPUT_LEN))
 }
 
 /// Writes an output field; a short output is a bad-output-length error.
-pub fn put(out: &mut [u8], f: Field, v: u64) -> CmdResult {
+pub fn put(out: &mut [u8], f: impl Into<Field>, v: u64) -> CmdResult {
+    let f: Field = f.into();
     f.set(out, v)
         .ok_or((CmdStatus::BAD_OUTP_LEN_ERR, syndrome::BAD_OUTPUT_LEN))
 }

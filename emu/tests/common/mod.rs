@@ -244,7 +244,7 @@ pub fn give_pages(h: &mut Host, n: usize) -> Vec<u64> {
         PAS_OFFSET + 8 * n,
         Opcode::MANAGE_PAGES as u16,
         mp::ALLOCATION_SUCCESS,
-        &[(manage_pages_in::INPUT_NUM_ENTRIES, n as u64)],
+        &[(manage_pages_in::INPUT_NUM_ENTRIES.raw(), n as u64)],
     );
     for (i, a) in pages.iter().enumerate() {
         pas_set(&mut inp, PAS_OFFSET, i, *a).unwrap();
@@ -261,10 +261,13 @@ pub fn take_pages(h: &mut Host, n: usize) -> Vec<u64> {
         16,
         Opcode::MANAGE_PAGES as u16,
         mp::HCA_RETURN_PAGES,
-        &[(manage_pages_in::INPUT_NUM_ENTRIES, n as u64)],
+        &[(manage_pages_in::INPUT_NUM_ENTRIES.raw(), n as u64)],
     );
     let out = h.ok(&inp, PAS_OFFSET + 8 * n);
-    let got = manage_pages_out::OUTPUT_NUM_ENTRIES.get(&out).unwrap() as usize;
+    let got = manage_pages_out::OUTPUT_NUM_ENTRIES
+        .raw()
+        .get(&out)
+        .unwrap() as usize;
     (0..got)
         .map(|i| pas_get(&out, PAS_OFFSET, i).unwrap())
         .collect()
