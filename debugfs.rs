@@ -5,7 +5,7 @@
 //! | file | what |
 //! |---|---|
 //! | `cmd_stats` | per opcode: count, errors, timeouts, mean and max latency |
-//! | `pages` | firmware pages held, given, reclaimed; unknown returns |
+//! | `pages` | firmware pages held, given, reclaimed; unknown returns; host memory blocks mapped and block allocations that fell back to a smaller size |
 //! | `eqs` | per EQ: number, vector, EQEs, malformed, drains, arms, IRQ latency; command events; page requests; CQ dispatch |
 //!
 //! Test hooks, built only with `CONFIG_MLX5_RS_TEST_HOOKS` (the test and benchmark
@@ -163,8 +163,8 @@ fn show_pages(p: &Arc<FwPages>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     let c = p.counts();
     writeln!(
         f,
-        "held {}\ngiven {}\nreclaimed {}\nunknown_returns {}",
-        c.held, c.given, c.reclaimed, c.unknown_returns
+        "held {}\ngiven {}\nreclaimed {}\nunknown_returns {}\nblocks {}\nblock_fallbacks {}",
+        c.held, c.given, c.reclaimed, c.unknown_returns, c.blocks, c.block_fallbacks
     )
 }
 

@@ -264,7 +264,7 @@ impl<T: Kind, S: Layout> F<T, S> {
             );
         } else {
             assert!(
-                bit_off % 8 == 0 && bits % 8 == 0,
+                bit_off & 7 == 0 && bits & 7 == 0,
                 "byte field not byte aligned"
             );
         }

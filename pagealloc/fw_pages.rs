@@ -4,10 +4,12 @@
 //! pure [`Ledger`], [`GiveBatches`] and [`Reclaim`].
 //!
 //! Every page handed to the device with MANAGE_PAGES is recorded in the ledger (over
-//! the [`FwStore`] RBTree) *before* the command is posted. A page is freed only when
-//! the ledger reports its host page free after the device gave it back (MANAGE_PAGES
-//! take) or refused it; everything else is deliberately leaked: [`FwMem`] does not free
-//! on drop.
+//! the [`FwStore`] RBTree) *before* the command is posted. Pages are carved from blocks
+//! of coherent DMA memory of 2 MiB where the page allocator has them, falling back to
+//! smaller blocks and finally to single host pages ([`BlockSizes`]). A block is freed
+//! only when the ledger reports it free after the device gave back (MANAGE_PAGES take)
+//! or refused every page of it; everything else is deliberately leaked: [`FwMem`] does
+//! not free on drop.
 //!
 //! Firmware pages are allocated with flags that fail instead of waiting for or invoking
 //! the OOM killer, and a supply larger than what the system has available is refused up
@@ -27,6 +29,7 @@ use kernel::{
 
 use super::{
     batch::{give_failure_may_own, pas_capacity, supply_fits, GiveBatches, PAS_PER_BLOCK},
+    block_size::BlockSizes,
     ledger::{FuncKey, Ledger, LedgerError, Released, FW_PAGE_SIZE},
     reclaim::{Reclaim, Step},
     store::{FwMem, FwStore, HostMem},
@@ -79,6 +82,10 @@ pub(crate) struct PageCounts {
     pub(crate) unknown_returns: u64,
     /// Pages freed because the device released them all (release-all request).
     pub(crate) released_by_device: u64,
+    /// Blocks of host memory the pages held are carved from.
+    pub(crate) blocks: u64,
+    /// Block allocations that failed and were retried with a smaller block.
+    pub(crate) block_fallbacks: u64,
 }
 
 struct State {
@@ -88,6 +95,7 @@ struct State {
     reclaimed: u64,
     unknown_returns: u64,
     released_by_device: u64,
+    block_fallbacks: u64,
 }
 
 impl State {
@@ -98,11 +106,13 @@ impl State {
             reclaimed: self.reclaimed,
             unknown_returns: self.unknown_returns,
             released_by_device: self.released_by_device,
+            blocks: self.ledger.blocks(),
+            block_fallbacks: self.block_fallbacks,
         }
     }
 
-    /// Drops the page at `addr` from the ledger and frees its host page when that was
-    /// the last of it held. Only for pages the device returned or never got.
+    /// Drops the page at `addr` from the ledger and frees its block when that was the
+    /// last of it held. Only for pages the device returned or never got.
     fn unrecord(&mut self, addr: u64) -> Result<(), LedgerError> {
         if let Released::HostPageFree(host) = self.ledger.take(&mut self.store, FUNC, addr)? {
             if let Some(mem) = self.store.take_returned(host) {
@@ -121,8 +131,8 @@ impl State {
         }
     }
 
-    /// Forgets every page of our function and frees its memory (DMA unmap + free), one
-    /// host page at a time, without MANAGE_PAGES and without allocating (so it cannot
+    /// Forgets every page of our function and frees its memory (DMA free), one block at
+    /// a time, without MANAGE_PAGES and without allocating (so it cannot
     /// fail half-way). Returns the firmware pages dropped.
     fn drop_all_unasked(&mut self) -> u64 {
         let mut n = 0u64;
@@ -144,19 +154,34 @@ impl State {
         }
     }
 
-    /// One firmware page for the device: a free chunk of a host page already mapped, or
-    /// a new host page.
-    fn next_page(&mut self, dev: &device::Device<Bound>, gfp: Flags) -> Result<u64> {
+    /// One firmware page for the device: a free chunk of a block already mapped, or the
+    /// first page of a new block sized for the `need` pages still to give. A block size
+    /// that cannot be allocated is dropped from `sizes` and the next smaller one tried.
+    fn next_page(
+        &mut self,
+        dev: &device::Device<Bound>,
+        gfp: Flags,
+        need: u64,
+        sizes: &mut BlockSizes,
+    ) -> Result<u64> {
         if let Some(a) = self.ledger.give_free_chunk(&mut self.store, FUNC) {
             return Ok(a);
         }
-        let h = CoherentHandle::alloc_with_attrs(dev, PAGE_SIZE, gfp, DMA_ATTR_NO_WARN)?;
+        let (h, size) = loop {
+            let size = sizes.next(need);
+            // At most MAX_BLOCK_SIZE (2 MiB): fits a usize.
+            match CoherentHandle::alloc_with_attrs(dev, size as usize, gfp, DMA_ATTR_NO_WARN) {
+                Ok(h) => break (h, size),
+                Err(e) if !sizes.failed(size) => return Err(e),
+                Err(_) => self.block_fallbacks += 1,
+            }
+        };
         let host = h.dma_address();
         if let Some(old) = self.store.stage(FwMem::new(h)) {
             // Never given to the device.
             old.release();
         }
-        match self.ledger.add_host_page(&mut self.store, FUNC, host) {
+        match self.ledger.add_block(&mut self.store, FUNC, host, size) {
             Ok(a) => Ok(a),
             Err(e) => {
                 // Not recorded, so not given: free it.
@@ -210,6 +235,7 @@ impl FwPages {
                     reclaimed: 0,
                     unknown_returns: 0,
                     released_by_device: 0,
+                    block_fallbacks: 0,
                 }),
             }),
             GFP_KERNEL,
@@ -266,10 +292,10 @@ impl FwPages {
 
     /// Gives `n` pages to the device, in batches that fill whole mailbox chains. On an
     /// allocation failure (or a request larger than the memory available) `ENOMEM` is
-    /// returned and, for an event-driven request, the device told; pages of earlier batches stay given. Pages of a batch
-    /// the device refused or never received are freed; those of a batch whose command
-    /// timed out or whose output is unreadable stay recorded as held (the device may own
-    /// them), see [`give_failure_may_own`].
+    /// returned and, for an event-driven request, the device told; pages of earlier
+    /// batches stay given. Pages of a batch the device refused or never received are
+    /// freed; those of a batch whose command timed out or whose output is unreadable stay
+    /// recorded as held (the device may own them), see [`give_failure_may_own`].
     pub(crate) fn give(&self, n: u64, why: Supply) -> Result {
         // Try direct reclaim once, then fail quietly; never invoke the OOM killer for
         // memory the device asked for.
@@ -294,6 +320,9 @@ impl FwPages {
             );
             return Err(self.report_alloc_failure(n, held, why));
         }
+        let mut sizes = BlockSizes::new(PAGE_SIZE as u64);
+        let fallbacks_before = st.block_fallbacks;
+        let mut done = 0u64;
         for count in GiveBatches::new(n32, GIVE_MAX_BLOCKS) {
             let count = count as usize;
             let mut addrs = match KVec::with_capacity(count, gfp) {
@@ -306,7 +335,8 @@ impl FwPages {
             };
             let mut failed = false;
             while addrs.len() < count {
-                match st.next_page(dev, gfp) {
+                let need = n - done - addrs.len() as u64;
+                match st.next_page(dev, gfp, need, &mut sizes) {
                     // Within the capacity reserved above.
                     Ok(a) => {
                         if addrs.push_within_capacity(a).is_err() {
@@ -343,6 +373,21 @@ impl FwPages {
                 return Err(to_kernel(e));
             }
             st.given += addrs.len() as u64;
+            done += addrs.len() as u64;
+        }
+        // Said once per device; the `pages` debugfs file counts every fallback.
+        if fallbacks_before == 0 && st.block_fallbacks > 0 {
+            dev_info!(
+                self.dev,
+                "{} firmware pages supplied from smaller blocks: {} block allocations of up to 2 MiB failed{}\n",
+                n,
+                st.block_fallbacks - fallbacks_before,
+                if sizes.host_pages_only() {
+                    ", down to single pages"
+                } else {
+                    ""
+                }
+            );
         }
         Ok(())
     }

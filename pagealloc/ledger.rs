@@ -4,22 +4,26 @@
 //! holds, keyed by DMA address.
 //!
 //! Firmware pages are 4 KiB whatever the host `PAGE_SIZE`. The driver maps
-//! whole host pages and carves each into `PAGE_SIZE / 4096` firmware pages
-//! ("chunks"); a host page is unmapped and freed only when none of its
-//! chunks is held by the device any more. The ledger enforces that:
+//! host memory in blocks of one or more host pages — up to [`MAX_BLOCK_SIZE`]
+//! (2 MiB, one high-order allocation), down to a single host page when memory
+//! is fragmented — and carves each block into 4 KiB firmware pages
+//! ("chunks"). A block is unmapped and freed only when none of its chunks is
+//! held by the device any more. The ledger enforces that:
 //!
 //! * giving a chunk the device already holds is rejected ([`LedgerError::DoubleGive`]);
 //! * taking back an address that is not a chunk given to that function is
 //!   rejected ([`LedgerError::UnknownPage`], [`LedgerError::NotGiven`]),
 //!   so a corrupt MANAGE_PAGES output can never make the driver free memory
 //!   the device still uses;
+//! * blocks never overlap ([`LedgerError::Overlap`]);
 //! * DMA address 0 is never handed to the device.
 //!
 //! Storage is abstract ([`PageStore`]): the kernel backs it with an
-//! `RBTree`/`XArray`, the host tests with a `BTreeMap`. The ledger itself
-//! keeps counters, a small per-function table and a cache of host pages
-//! that have free chunks, so that with 4 KiB host pages every operation is
-//! one store lookup.
+//! `RBTree` keyed by the block's DMA address, the host tests with a
+//! `BTreeMap`. A firmware page is found through its block, the block with
+//! the highest start address not above it ([`PageStore::floor`]). The ledger
+//! itself keeps counters, a small per-function table and a cache of blocks
+//! that have free chunks, so that every operation is one store lookup.
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test
 //! crate.
@@ -28,65 +32,139 @@ use core::fmt;
 
 /// Size of a firmware page.
 pub const FW_PAGE_SIZE: u64 = crate::ifc::pages::FW_PAGE_SIZE;
-/// Most firmware pages one host page may hold (256 KiB host pages).
-pub const MAX_CHUNKS: u64 = 64;
+/// Largest block of host memory the ledger tracks as one unit: 2 MiB (an
+/// order-9 allocation with 4 KiB host pages), 512 firmware pages.
+pub const MAX_BLOCK_SIZE: u64 = 2 << 20;
+/// Most firmware pages in one block.
+pub const MAX_CHUNKS: u64 = MAX_BLOCK_SIZE / FW_PAGE_SIZE;
+const WORDS: usize = (MAX_CHUNKS / 64) as usize;
 /// Most distinct functions the ledger tracks.
 pub const MAX_FUNCS: usize = 8;
-/// Size of the cache of host pages with free chunks.
+/// Size of the cache of blocks with free chunks.
 pub const PARTIAL_CACHE: usize = 16;
 
 /// Function key: `func_id | ec_function << 16` (FUNC_ID mode) or the
 /// vhca_id (VHCA_ID mode).
 pub type FuncKey = u32;
 
-/// What the ledger stores per host page.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct HostPage {
-    /// Bit i set: firmware page i of this host page is held by the device.
-    pub given: u64,
+/// What the ledger stores per block of host memory: its size and which of its
+/// firmware pages the device holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostBlock {
+    /// Firmware pages in the block (a power of two, 1 ..= [`MAX_CHUNKS`]).
+    chunks: u16,
+    /// Firmware pages of the block the device holds.
+    held: u16,
+    /// Bit i set: firmware page i of this block is held by the device.
+    given: [u64; WORDS],
 }
 
-/// The storage behind a [`Ledger`]: host page records keyed by
-/// (function, host page DMA address).
+impl HostBlock {
+    /// A block of `chunks` firmware pages whose first one is given.
+    fn first_given(chunks: u16) -> Self {
+        let mut given = [0; WORDS];
+        given[0] = 1;
+        Self {
+            chunks,
+            held: 1,
+            given,
+        }
+    }
+
+    /// Firmware pages in the block.
+    pub fn chunks(&self) -> u64 {
+        u64::from(self.chunks)
+    }
+
+    /// Firmware pages of the block the device holds.
+    pub fn held(&self) -> u64 {
+        u64::from(self.held)
+    }
+
+    /// Size of the block in bytes.
+    pub fn size(&self) -> u64 {
+        self.chunks() * FW_PAGE_SIZE
+    }
+
+    /// Whether every firmware page of the block is held.
+    pub fn is_full(&self) -> bool {
+        self.held == self.chunks
+    }
+
+    fn is_given(&self, chunk: u64) -> bool {
+        // chunk < chunks <= MAX_CHUNKS: in range.
+        self.given[(chunk / 64) as usize] & (1 << (chunk % 64)) != 0
+    }
+
+    fn flip(&mut self, chunk: u64) {
+        self.given[(chunk / 64) as usize] ^= 1 << (chunk % 64);
+    }
+
+    /// The lowest firmware page of the block not held.
+    fn first_free(&self) -> Option<u64> {
+        let words = self.chunks().div_ceil(64) as usize;
+        let last_bits = self.chunks() - (words as u64 - 1) * 64;
+        self.given[..words].iter().enumerate().find_map(|(i, w)| {
+            let mask = if i + 1 == words && last_bits < 64 {
+                (1u64 << last_bits) - 1
+            } else {
+                u64::MAX
+            };
+            let free = !w & mask;
+            (free != 0).then(|| i as u64 * 64 + u64::from(free.trailing_zeros()))
+        })
+    }
+
+    /// The firmware pages held, lowest first, as indices in the block.
+    fn held_chunks(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.chunks()).filter(|c| self.is_given(*c))
+    }
+}
+
+/// The storage behind a [`Ledger`]: block records keyed by the block's DMA
+/// address, each tagged with its function. DMA addresses of distinct blocks
+/// never collide, whatever the function.
 ///
-/// Implemented by the kernel shell (e.g. an `XArray` of functions holding
-/// an `RBTree` keyed by DMA address) and by tests over a `BTreeMap`.
+/// Implemented by the kernel shell (an `RBTree`) and by tests over a `BTreeMap`.
 pub trait PageStore {
-    /// The record of the host page at `host` of `func`.
-    fn get(&self, func: FuncKey, host: u64) -> Option<HostPage>;
-    /// Replaces an existing record; returns false if there is none.
-    fn update(&mut self, func: FuncKey, host: u64, page: HostPage) -> bool;
+    /// The block with the highest start address `<= addr`, of any function:
+    /// `(function, start, record)`.
+    fn floor(&self, addr: u64) -> Option<(FuncKey, u64, HostBlock)>;
+    /// Replaces the record of the block at `host`; returns false if there is none.
+    fn update(&mut self, host: u64, block: HostBlock) -> bool;
     /// Inserts a new record; `Err(())` when storage cannot be allocated.
     // Clippy checks only exported items: the host crate's trait, not the module's.
     #[cfg_attr(
         not(CONFIG_RUST),
         expect(clippy::result_unit_err, reason = "no error detail to give")
     )]
-    fn insert(&mut self, func: FuncKey, host: u64, page: HostPage) -> Result<(), ()>;
-    /// Removes a record.
-    fn remove(&mut self, func: FuncKey, host: u64) -> Option<HostPage>;
-    /// Any record of `func` (for releasing everything).
-    fn first(&self, func: FuncKey) -> Option<(u64, HostPage)>;
-    /// Some record of `func` whose `given` is not `full` (a host page with
-    /// a free chunk). Only called after the ledger's own cache overflowed,
-    /// so a linear scan is acceptable.
-    fn find_partial(&self, func: FuncKey, full: u64) -> Option<u64>;
+    fn insert(&mut self, func: FuncKey, host: u64, block: HostBlock) -> Result<(), ()>;
+    /// Removes the record of the block at `host`.
+    fn remove(&mut self, host: u64) -> Option<HostBlock>;
+    /// Any block of `func` (for releasing everything).
+    fn first(&self, func: FuncKey) -> Option<(u64, HostBlock)>;
+    /// Some block of `func` with a free chunk. Only called after the ledger's own
+    /// cache overflowed, so a linear scan is acceptable.
+    fn find_partial(&self, func: FuncKey) -> Option<u64>;
 }
 
 /// Ledger errors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LedgerError {
-    /// Host page size not a power of two multiple of 4 KiB up to 256 KiB.
+    /// Host page size not a power of two multiple of 4 KiB up to [`MAX_BLOCK_SIZE`].
     BadHostPageSize(u64),
+    /// Block size not a power of two multiple of the host page size up to
+    /// [`MAX_BLOCK_SIZE`].
+    BadBlockSize(u64),
     /// DMA address 0 cannot be given to the device.
     ZeroAddress,
     /// Address not aligned (host page or 4 KiB firmware page).
     Misaligned(u64),
-    /// The host page is already tracked.
-    DuplicateHostPage(u64),
+    /// The block overlaps one already tracked.
+    Overlap(u64),
     /// The firmware page is already held by the device.
     DoubleGive(u64),
-    /// The address is not in any host page of the function.
+    /// The address is not in any block of the function.
     UnknownPage(u64),
     /// The firmware page is tracked but not held by the device.
     NotGiven(u64),
@@ -100,9 +178,10 @@ impl fmt::Display for LedgerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Self::BadHostPageSize(s) => write!(f, "unsupported host page size {s}"),
+            Self::BadBlockSize(s) => write!(f, "unsupported block size {s}"),
             Self::ZeroAddress => f.write_str("page at DMA address 0"),
             Self::Misaligned(a) => write!(f, "misaligned page address {a:#x}"),
-            Self::DuplicateHostPage(a) => write!(f, "host page {a:#x} already tracked"),
+            Self::Overlap(a) => write!(f, "block {a:#x} overlaps a tracked block"),
             Self::DoubleGive(a) => write!(f, "page {a:#x} already given to firmware"),
             Self::UnknownPage(a) => write!(f, "page {a:#x} unknown"),
             Self::NotGiven(a) => write!(f, "page {a:#x} not held by firmware"),
@@ -115,9 +194,9 @@ impl fmt::Display for LedgerError {
 /// Result of returning a firmware page to the driver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Released {
-    /// Other chunks of its host page are still held by the device.
+    /// Other chunks of its block are still held by the device.
     Kept,
-    /// The whole host page at this DMA address is free: unmap and free it.
+    /// The whole block at this DMA address is free: unmap and free it.
     HostPageFree(u64),
 }
 
@@ -132,40 +211,27 @@ struct FuncCount {
 #[derive(Clone, Debug)]
 pub struct Ledger {
     host_page_size: u64,
-    chunks: u32,
-    full: u64,
     fw_pages: u64,
-    host_pages: u64,
+    blocks: u64,
     funcs: [FuncCount; MAX_FUNCS],
-    /// Host pages with free chunks: (func, host address).
+    /// Blocks with free chunks: (func, block address).
     cache: [Option<(FuncKey, u64)>; PARTIAL_CACHE],
-    /// Host pages with free chunks not in `cache`.
+    /// Blocks with free chunks not in `cache`.
     overflow: u64,
 }
 
 impl Ledger {
-    /// A ledger for host pages of `host_page_size` bytes (`PAGE_SIZE`).
+    /// A ledger for blocks made of host pages of `host_page_size` bytes (`PAGE_SIZE`).
     pub fn new(host_page_size: u64) -> Result<Self, LedgerError> {
-        let bad = LedgerError::BadHostPageSize(host_page_size);
-        if !host_page_size.is_power_of_two() || host_page_size < FW_PAGE_SIZE {
-            return Err(bad);
+        if !host_page_size.is_power_of_two()
+            || !(FW_PAGE_SIZE..=MAX_BLOCK_SIZE).contains(&host_page_size)
+        {
+            return Err(LedgerError::BadHostPageSize(host_page_size));
         }
-        let chunks64 = host_page_size / FW_PAGE_SIZE;
-        if chunks64 > MAX_CHUNKS {
-            return Err(bad);
-        }
-        let chunks = u32::try_from(chunks64).map_err(|_| bad)?;
-        let full = if chunks64 == 64 {
-            u64::MAX
-        } else {
-            (1u64 << chunks64) - 1
-        };
         Ok(Self {
             host_page_size,
-            chunks,
-            full,
             fw_pages: 0,
-            host_pages: 0,
+            blocks: 0,
             funcs: [FuncCount::default(); MAX_FUNCS],
             cache: [None; PARTIAL_CACHE],
             overflow: 0,
@@ -174,7 +240,8 @@ impl Ledger {
 
     /// Firmware pages per host page.
     pub fn chunks_per_host_page(&self) -> u32 {
-        self.chunks
+        // <= MAX_CHUNKS, lossless.
+        (self.host_page_size / FW_PAGE_SIZE) as u32
     }
 
     /// Firmware pages held by the device, all functions.
@@ -182,13 +249,9 @@ impl Ledger {
         self.fw_pages
     }
 
-    /// Host pages tracked (mapped and partly or fully given).
-    #[cfg_attr(
-        CONFIG_RUST,
-        expect(dead_code, reason = "host-tested, not used by the driver yet")
-    )]
-    pub fn host_pages(&self) -> u64 {
-        self.host_pages
+    /// Blocks tracked (mapped and partly or fully given).
+    pub fn blocks(&self) -> u64 {
+        self.blocks
     }
 
     /// Firmware pages held by the device for `func`.
@@ -249,13 +312,19 @@ impl Ledger {
         }
     }
 
-    fn host_of(&self, addr: u64) -> u64 {
-        addr & !(self.host_page_size - 1)
-    }
-
-    fn chunk_of(&self, addr: u64) -> u32 {
-        // < chunks <= 64, lossless.
-        ((addr & (self.host_page_size - 1)) / FW_PAGE_SIZE) as u32
+    /// The block of `func` holding the firmware page at `addr`: its start, its record
+    /// and the page's index in it.
+    fn locate<S: PageStore + ?Sized>(
+        store: &S,
+        func: FuncKey,
+        addr: u64,
+    ) -> Result<(u64, HostBlock, u64), LedgerError> {
+        match store.floor(addr) {
+            Some((f, host, block)) if f == func && addr - host < block.size() => {
+                Ok((host, block, (addr - host) / FW_PAGE_SIZE))
+            }
+            _ => Err(LedgerError::UnknownPage(addr)),
+        }
     }
 
     fn cache_remove(&mut self, func: FuncKey, host: u64) -> bool {
@@ -282,42 +351,65 @@ impl Ledger {
         }
     }
 
-    /// Registers a newly mapped host page of `func` at DMA address `host`
-    /// and gives its first firmware page; returns that page's address.
-    /// The remaining chunks (if `PAGE_SIZE > 4 KiB`) become available to
-    /// [`Ledger::give_free_chunk`]. The host page must be aligned to the
-    /// host page size and must not be at address 0.
-    pub fn add_host_page<S: PageStore + ?Sized>(
+    /// Registers a newly mapped block of `size` bytes of `func` at DMA address `host`
+    /// and gives its first firmware page; returns that page's address. The block's
+    /// other firmware pages become available to [`Ledger::give_free_chunk`]. `size` is
+    /// a power of two multiple of the host page size up to [`MAX_BLOCK_SIZE`]; `host`
+    /// is aligned to the host page size (not necessarily to `size`), is not 0, and the
+    /// block overlaps no tracked block.
+    pub fn add_block<S: PageStore + ?Sized>(
         &mut self,
         store: &mut S,
         func: FuncKey,
         host: u64,
+        size: u64,
     ) -> Result<u64, LedgerError> {
+        if !size.is_power_of_two() || !(self.host_page_size..=MAX_BLOCK_SIZE).contains(&size) {
+            return Err(LedgerError::BadBlockSize(size));
+        }
         if host == 0 {
             return Err(LedgerError::ZeroAddress);
         }
         if host & (self.host_page_size - 1) != 0 {
             return Err(LedgerError::Misaligned(host));
         }
-        if store.get(func, host).is_some() {
-            return Err(LedgerError::DuplicateHostPage(host));
+        let last = host
+            .checked_add(size - 1)
+            .ok_or(LedgerError::Overlap(host))?;
+        // The nearest block starting at or below the new block's last byte overlaps it
+        // if it starts inside it or ends past its start.
+        if let Some((_, h, b)) = store.floor(last) {
+            if h >= host || h + b.size() > host {
+                return Err(LedgerError::Overlap(host));
+            }
         }
         // Reserve the function slot before touching the store.
         self.func_slot(func)?;
+        // size <= MAX_BLOCK_SIZE: at most MAX_CHUNKS, lossless.
+        let block = HostBlock::first_given((size / FW_PAGE_SIZE) as u16);
         store
-            .insert(func, host, HostPage { given: 1 })
+            .insert(func, host, block)
             .map_err(|()| LedgerError::NoMemory)?;
-        self.host_pages = self.host_pages.saturating_add(1);
-        if self.full != 1 {
+        self.blocks = self.blocks.saturating_add(1);
+        if !block.is_full() {
             self.mark_partial(func, host);
         }
         self.count_given(func, 1);
         Ok(host)
     }
 
-    /// Gives a free chunk of an already mapped host page of `func`, if any;
-    /// returns its address. `None`: map a new host page and call
-    /// [`Ledger::add_host_page`].
+    /// Registers a newly mapped host page: [`Ledger::add_block`] of one host page.
+    pub fn add_host_page<S: PageStore + ?Sized>(
+        &mut self,
+        store: &mut S,
+        func: FuncKey,
+        host: u64,
+    ) -> Result<u64, LedgerError> {
+        self.add_block(store, func, host, self.host_page_size)
+    }
+
+    /// Gives a free chunk of an already mapped block of `func`, if any; returns its
+    /// address. `None`: map a new block and call [`Ledger::add_block`].
     pub fn give_free_chunk<S: PageStore + ?Sized>(
         &mut self,
         store: &mut S,
@@ -325,24 +417,25 @@ impl Ledger {
     ) -> Option<u64> {
         let host = match self.cache.iter().flatten().find(|(f, _)| *f == func) {
             Some(&(_, h)) => h,
-            None if self.overflow > 0 => store.find_partial(func, self.full)?,
+            None if self.overflow > 0 => store.find_partial(func)?,
             None => return None,
         };
-        let page = store.get(func, host)?;
-        let free = !page.given & self.full;
-        if free == 0 {
+        let Ok((_, block, _)) = Self::locate(store, func, host) else {
             // Stale cache entry: repair and give up on this one.
             self.cache_remove(func, host);
             return None;
-        }
-        let chunk = free.trailing_zeros();
-        let addr = host + u64::from(chunk) * FW_PAGE_SIZE;
+        };
+        let Some(chunk) = block.first_free() else {
+            self.cache_remove(func, host);
+            return None;
+        };
+        let addr = host + chunk * FW_PAGE_SIZE;
         self.give(store, func, addr).ok()?;
         Some(addr)
     }
 
-    /// Marks the firmware page at `addr` (inside a tracked host page of
-    /// `func`) as held by the device. Giving a held page is an error.
+    /// Marks the firmware page at `addr` (inside a tracked block of `func`) as held
+    /// by the device. Giving a held page is an error.
     pub fn give<S: PageStore + ?Sized>(
         &mut self,
         store: &mut S,
@@ -355,28 +448,24 @@ impl Ledger {
         if addr % FW_PAGE_SIZE != 0 {
             return Err(LedgerError::Misaligned(addr));
         }
-        let host = self.host_of(addr);
-        let mut page = store
-            .get(func, host)
-            .ok_or(LedgerError::UnknownPage(addr))?;
-        let b = 1u64 << self.chunk_of(addr);
-        if page.given & b != 0 {
+        let (host, mut block, chunk) = Self::locate(store, func, addr)?;
+        if block.is_given(chunk) {
             return Err(LedgerError::DoubleGive(addr));
         }
-        page.given |= b;
-        if !store.update(func, host, page) {
+        block.flip(chunk);
+        block.held += 1;
+        if !store.update(host, block) {
             return Err(LedgerError::UnknownPage(addr));
         }
-        if page.given == self.full {
+        if block.is_full() {
             self.unmark_partial(func, host);
         }
         self.count_given(func, 1);
         Ok(())
     }
 
-    /// The device returned the firmware page at `addr` of `func` (a take,
-    /// or a give that failed). Unknown or not-held addresses are errors and
-    /// change nothing.
+    /// The device returned the firmware page at `addr` of `func` (a take, or a give
+    /// that failed). Unknown or not-held addresses are errors and change nothing.
     pub fn take<S: PageStore + ?Sized>(
         &mut self,
         store: &mut S,
@@ -386,28 +475,26 @@ impl Ledger {
         if addr % FW_PAGE_SIZE != 0 {
             return Err(LedgerError::Misaligned(addr));
         }
-        let host = self.host_of(addr);
-        let mut page = store
-            .get(func, host)
-            .ok_or(LedgerError::UnknownPage(addr))?;
-        let b = 1u64 << self.chunk_of(addr);
-        if page.given & b == 0 {
+        let (host, mut block, chunk) = Self::locate(store, func, addr)?;
+        if !block.is_given(chunk) {
             return Err(LedgerError::NotGiven(addr));
         }
-        let was_full = page.given == self.full;
-        page.given &= !b;
-        self.count_taken(func, 1);
-        if page.given == 0 {
-            store.remove(func, host);
-            self.host_pages = self.host_pages.saturating_sub(1);
+        let was_full = block.is_full();
+        block.flip(chunk);
+        block.held -= 1;
+        if block.held == 0 {
+            store.remove(host);
+            self.count_taken(func, 1);
+            self.blocks = self.blocks.saturating_sub(1);
             if !was_full {
                 self.unmark_partial(func, host);
             }
             Ok(Released::HostPageFree(host))
         } else {
-            if !store.update(func, host, page) {
+            if !store.update(host, block) {
                 return Err(LedgerError::UnknownPage(addr));
             }
+            self.count_taken(func, 1);
             if was_full {
                 self.mark_partial(func, host);
             }
@@ -415,32 +502,32 @@ impl Ledger {
         }
     }
 
-    /// Forgets one host page of `func` and every firmware page of it the device
-    /// holds, without the device's help; returns the host page's DMA address (to
-    /// unmap and free) and how many firmware pages were dropped, or `None` when
-    /// `func` holds nothing. Calling it until `None` is [`Ledger::release_all`] for a
-    /// caller that must reach its store between host pages (to free the memory of
-    /// each), without collecting the addresses first.
+    /// Forgets one block of `func` and every firmware page of it the device holds,
+    /// without the device's help; returns the block's DMA address (to unmap and free)
+    /// and how many firmware pages were dropped, or `None` when `func` holds nothing.
+    /// Calling it until `None` is [`Ledger::release_all`] for a caller that must reach
+    /// its store between blocks (to free the memory of each), without collecting the
+    /// addresses first.
     pub fn release_host_page<S: PageStore + ?Sized>(
         &mut self,
         store: &mut S,
         func: FuncKey,
     ) -> Option<(u64, u64)> {
-        let (host, page) = store.first(func)?;
-        store.remove(func, host)?;
-        let n = u64::from(page.given.count_ones());
+        let (host, block) = store.first(func)?;
+        store.remove(host)?;
+        let n = block.held();
         self.count_taken(func, n);
-        self.host_pages = self.host_pages.saturating_sub(1);
-        if page.given != self.full {
+        self.blocks = self.blocks.saturating_sub(1);
+        if !block.is_full() {
             self.unmark_partial(func, host);
         }
         Some((host, n))
     }
 
-    /// Forgets every page of `func` without the device's help — for a
-    /// "release all pages" event (firmware already dropped them) or a device
-    /// confirmed to have stopped DMA. Calls `free_host` with each host page
-    /// to unmap and free; returns the number of firmware pages dropped.
+    /// Forgets every page of `func` without the device's help — for a "release all
+    /// pages" event (firmware already dropped them) or a device confirmed to have
+    /// stopped DMA. Calls `free_host` with each block to unmap and free; returns the
+    /// number of firmware pages dropped.
     pub fn release_all<S: PageStore + ?Sized>(
         &mut self,
         store: &mut S,
@@ -456,9 +543,8 @@ impl Ledger {
     }
 
     /// Fills `out` with addresses of firmware pages `func` holds (at most
-    /// `out.len()`), as a forceful local reclaim would when the device can
-    /// no longer answer; the caller then [`Ledger::take`]s each. Returns how
-    /// many were written.
+    /// `out.len()`), as a forceful local reclaim would when the device can no longer
+    /// answer; the caller then [`Ledger::take`]s each. Returns how many were written.
     #[cfg_attr(
         CONFIG_RUST,
         expect(dead_code, reason = "host-tested, not used by the driver yet")
@@ -469,15 +555,12 @@ impl Ledger {
         func: FuncKey,
         out: &mut [u64],
     ) -> usize {
-        // Only the first host page is visible through `first`; walk its
-        // chunks. Callers loop (take, collect again) until nothing is left.
+        // Only the first block is visible through `first`; walk its chunks. Callers
+        // loop (take, collect again) until nothing is left.
         let mut n = 0;
-        if let Some((host, page)) = store.first(func) {
-            let mut m = page.given;
-            while m != 0 && n < out.len() {
-                let c = m.trailing_zeros();
-                m &= m - 1;
-                out[n] = host + u64::from(c) * FW_PAGE_SIZE;
+        if let Some((host, block)) = store.first(func) {
+            for (slot, c) in out.iter_mut().zip(block.held_chunks()) {
+                *slot = host + c * FW_PAGE_SIZE;
                 n += 1;
             }
         }
@@ -491,47 +574,57 @@ pub(crate) mod tests {
     use std::collections::BTreeMap;
     use std::vec::Vec;
 
-    /// A `BTreeMap` store, as a test double for the kernel containers.
+    /// A `BTreeMap` store keyed by DMA address, as a test double for the kernel
+    /// container.
     #[derive(Default)]
     pub(crate) struct MapStore {
-        pub(crate) map: BTreeMap<(FuncKey, u64), HostPage>,
+        pub(crate) map: BTreeMap<u64, (FuncKey, HostBlock)>,
         pub(crate) fail_insert: bool,
     }
 
-    impl PageStore for MapStore {
-        fn get(&self, func: FuncKey, host: u64) -> Option<HostPage> {
-            self.map.get(&(func, host)).copied()
+    impl MapStore {
+        pub(crate) fn get(&self, host: u64) -> Option<HostBlock> {
+            self.map.get(&host).map(|e| e.1)
         }
-        fn update(&mut self, func: FuncKey, host: u64, page: HostPage) -> bool {
-            match self.map.get_mut(&(func, host)) {
-                Some(p) => {
-                    *p = page;
+    }
+
+    impl PageStore for MapStore {
+        fn floor(&self, addr: u64) -> Option<(FuncKey, u64, HostBlock)> {
+            self.map
+                .range(..=addr)
+                .next_back()
+                .map(|(&h, &(f, b))| (f, h, b))
+        }
+        fn update(&mut self, host: u64, block: HostBlock) -> bool {
+            match self.map.get_mut(&host) {
+                Some(e) => {
+                    e.1 = block;
                     true
                 }
                 None => false,
             }
         }
-        fn insert(&mut self, func: FuncKey, host: u64, page: HostPage) -> Result<(), ()> {
+        fn insert(&mut self, func: FuncKey, host: u64, block: HostBlock) -> Result<(), ()> {
             if self.fail_insert {
                 return Err(());
             }
-            self.map.insert((func, host), page);
+            self.map.insert(host, (func, block));
             Ok(())
         }
-        fn remove(&mut self, func: FuncKey, host: u64) -> Option<HostPage> {
-            self.map.remove(&(func, host))
+        fn remove(&mut self, host: u64) -> Option<HostBlock> {
+            self.map.remove(&host).map(|e| e.1)
         }
-        fn first(&self, func: FuncKey) -> Option<(u64, HostPage)> {
+        fn first(&self, func: FuncKey) -> Option<(u64, HostBlock)> {
             self.map
-                .range((func, 0)..=(func, u64::MAX))
-                .next()
-                .map(|(&(_, h), &p)| (h, p))
+                .iter()
+                .find(|(_, e)| e.0 == func)
+                .map(|(&h, e)| (h, e.1))
         }
-        fn find_partial(&self, func: FuncKey, full: u64) -> Option<u64> {
+        fn find_partial(&self, func: FuncKey) -> Option<u64> {
             self.map
-                .range((func, 0)..=(func, u64::MAX))
-                .find(|(_, p)| p.given != full)
-                .map(|(&(_, h), _)| h)
+                .iter()
+                .find(|(_, e)| e.0 == func && !e.1.is_full())
+                .map(|(&h, _)| h)
         }
     }
 
@@ -540,13 +633,30 @@ pub(crate) mod tests {
         assert!(Ledger::new(4096).is_ok());
         assert_eq!(Ledger::new(65536).unwrap().chunks_per_host_page(), 16);
         assert_eq!(Ledger::new(256 * 1024).unwrap().chunks_per_host_page(), 64);
+        assert_eq!(Ledger::new(2 << 20).unwrap().chunks_per_host_page(), 512);
         assert_eq!(
             Ledger::new(2048).unwrap_err(),
             LedgerError::BadHostPageSize(2048)
         );
         assert!(Ledger::new(12288).is_err());
-        assert!(Ledger::new(512 * 1024).is_err());
+        assert!(Ledger::new(4 << 20).is_err());
         assert!(Ledger::new(0).is_err());
+    }
+
+    #[test]
+    fn block_sizes() {
+        let mut l = Ledger::new(16384).unwrap();
+        let mut s = MapStore::default();
+        for bad in [0u64, 4096, 8192, 48 * 1024, 4 << 20] {
+            assert_eq!(
+                l.add_block(&mut s, 0, 0x100_0000, bad),
+                Err(LedgerError::BadBlockSize(bad))
+            );
+        }
+        assert_eq!(l.add_block(&mut s, 0, 0x100_0000, 16384), Ok(0x100_0000));
+        assert_eq!(l.add_block(&mut s, 0, 0x200_0000, 2 << 20), Ok(0x200_0000));
+        assert_eq!(s.get(0x200_0000).unwrap().chunks(), 512);
+        assert_eq!((l.fw_pages(), l.blocks()), (2, 2));
     }
 
     #[test]
@@ -558,14 +668,14 @@ pub(crate) mod tests {
         assert_eq!(l.add_host_page(&mut s, 0, 0x1000), Ok(0x1000));
         assert_eq!(l.add_host_page(&mut s, 0, 0x5000), Ok(0x5000));
         assert_eq!(l.give_free_chunk(&mut s, 0), None);
-        assert_eq!((l.fw_pages(), l.host_pages(), l.func_pages(0)), (2, 2, 2));
+        assert_eq!((l.fw_pages(), l.blocks(), l.func_pages(0)), (2, 2, 2));
         assert_eq!(
             l.give(&mut s, 0, 0x1000),
             Err(LedgerError::DoubleGive(0x1000))
         );
         assert_eq!(
             l.add_host_page(&mut s, 0, 0x1000),
-            Err(LedgerError::DuplicateHostPage(0x1000))
+            Err(LedgerError::Overlap(0x1000))
         );
         assert_eq!(
             l.take(&mut s, 0, 0x1000),
@@ -584,12 +694,12 @@ pub(crate) mod tests {
             l.take(&mut s, 1, 0x5000),
             Err(LedgerError::UnknownPage(0x5000))
         );
-        assert_eq!((l.fw_pages(), l.host_pages(), l.func_pages(0)), (1, 1, 1));
+        assert_eq!((l.fw_pages(), l.blocks(), l.func_pages(0)), (1, 1, 1));
         assert_eq!(
             l.take(&mut s, 0, 0x5000),
             Ok(Released::HostPageFree(0x5000))
         );
-        assert_eq!((l.fw_pages(), l.host_pages()), (0, 0));
+        assert_eq!((l.fw_pages(), l.blocks()), (0, 0));
         assert!(s.map.is_empty());
     }
 
@@ -607,18 +717,67 @@ pub(crate) mod tests {
             Err(LedgerError::Misaligned(0x1234))
         );
         assert_eq!(l.give(&mut s, 0, 0), Err(LedgerError::ZeroAddress));
+        assert_eq!(
+            l.add_block(&mut s, 0, u64::MAX - 0xfff, 8192),
+            Err(LedgerError::Overlap(u64::MAX - 0xfff))
+        );
         s.fail_insert = true;
         assert_eq!(
             l.add_host_page(&mut s, 0, 0x2000),
             Err(LedgerError::NoMemory)
         );
-        assert_eq!((l.fw_pages(), l.host_pages()), (0, 0));
+        assert_eq!((l.fw_pages(), l.blocks()), (0, 0));
         let mut l = Ledger::new(65536).unwrap();
         let mut s = MapStore::default();
         assert_eq!(
             l.add_host_page(&mut s, 0, 0x1000),
             Err(LedgerError::Misaligned(0x1000))
         );
+    }
+
+    #[test]
+    fn overlapping_blocks_are_refused() {
+        let mut l = Ledger::new(4096).unwrap();
+        let mut s = MapStore::default();
+        // A 64 KiB block at an address aligned to 4 KiB only (an IOVA need not be
+        // aligned to the allocation's size).
+        assert_eq!(l.add_block(&mut s, 0, 0x10_3000, 0x1_0000), Ok(0x10_3000));
+        for (h, size) in [
+            (0x10_3000u64, 0x1000u64), // same start
+            (0x10_0000, 0x4000),       // ends inside it
+            (0x10_8000, 0x1000),       // inside it
+            (0x10_0000, 0x20_0000),    // contains it
+            (0x11_2000, 0x2000),       // starts on its last page
+        ] {
+            assert_eq!(
+                l.add_block(&mut s, 1, h, size),
+                Err(LedgerError::Overlap(h)),
+                "{h:#x}+{size:#x}"
+            );
+        }
+        // Adjacent on both sides is fine.
+        assert_eq!(l.add_block(&mut s, 1, 0x10_1000, 0x2000), Ok(0x10_1000));
+        assert_eq!(l.add_block(&mut s, 1, 0x11_3000, 0x1000), Ok(0x11_3000));
+        assert_eq!(l.blocks(), 3);
+        // Pages are found in the right block and the right function.
+        assert_eq!(
+            l.take(&mut s, 0, 0x10_2000),
+            Err(LedgerError::UnknownPage(0x10_2000))
+        );
+        assert_eq!(
+            l.take(&mut s, 1, 0x10_2000),
+            Err(LedgerError::NotGiven(0x10_2000))
+        );
+        assert_eq!(
+            l.take(&mut s, 1, 0x10_4000),
+            Err(LedgerError::UnknownPage(0x10_4000))
+        );
+        assert_eq!(
+            l.take(&mut s, 0, 0x11_3000),
+            Err(LedgerError::UnknownPage(0x11_3000))
+        );
+        assert_eq!(l.give(&mut s, 0, 0x11_2000), Ok(()));
+        assert_eq!(l.take(&mut s, 0, 0x11_2000), Ok(Released::Kept));
     }
 
     #[test]
@@ -635,8 +794,8 @@ pub(crate) mod tests {
         assert_eq!(got[0], h + 0x1000);
         assert_eq!(got[14], h + 0xf000);
         assert_eq!(l.func_pages(3), 16);
-        assert_eq!(l.host_pages(), 1);
-        assert_eq!(s.get(3, h).unwrap().given, 0xffff);
+        assert_eq!(l.blocks(), 1);
+        assert!(s.get(h).unwrap().is_full());
         // other functions do not get this page's chunks
         assert_eq!(l.give_free_chunk(&mut s, 4), None);
         // return two chunks: host page kept, chunks reusable
@@ -655,16 +814,61 @@ pub(crate) mod tests {
             assert_eq!(l.take(&mut s, 3, h + c * 0x1000), Ok(Released::Kept));
         }
         assert_eq!(l.take(&mut s, 3, h + 0xf000), Ok(Released::HostPageFree(h)));
-        assert_eq!((l.fw_pages(), l.host_pages()), (0, 0));
+        assert_eq!((l.fw_pages(), l.blocks()), (0, 0));
+    }
+
+    #[test]
+    fn two_mib_block() {
+        let mut l = Ledger::new(4096).unwrap();
+        let mut s = MapStore::default();
+        let h = 0x4000_0000u64;
+        assert_eq!(l.add_block(&mut s, 0, h, 2 << 20), Ok(h));
+        let mut next = h + 0x1000;
+        while let Some(a) = l.give_free_chunk(&mut s, 0) {
+            assert_eq!(a, next);
+            next += 0x1000;
+        }
+        assert_eq!(next, h + (2 << 20));
+        assert_eq!((l.fw_pages(), l.blocks()), (512, 1));
+        // Pages past the first word of the bitmap and the block's last page.
+        for a in [h + 64 * 0x1000, h + 0x1f_f000, h + 0x10_0000] {
+            assert_eq!(l.take(&mut s, 0, a), Ok(Released::Kept));
+        }
+        assert_eq!(
+            l.take(&mut s, 0, h + (2 << 20)),
+            Err(LedgerError::UnknownPage(h + (2 << 20)))
+        );
+        assert_eq!(l.give_free_chunk(&mut s, 0), Some(h + 64 * 0x1000));
+        assert_eq!(l.give_free_chunk(&mut s, 0), Some(h + 0x10_0000));
+        assert_eq!(l.give_free_chunk(&mut s, 0), Some(h + 0x1f_f000));
+        assert_eq!(l.give_free_chunk(&mut s, 0), None);
+        let mut buf = [0u64; 600];
+        assert_eq!(l.collect_given(&s, 0, &mut buf), 512);
+        assert_eq!((buf[0], buf[511]), (h, h + 0x1f_f000));
+        // Freed only with the last of its 512 pages, in any order.
+        for i in (0..512u64).rev() {
+            let r = l.take(&mut s, 0, h + ((i * 37) % 512) * 0x1000);
+            assert_eq!(
+                r,
+                if i == 0 {
+                    Ok(Released::HostPageFree(h))
+                } else {
+                    Ok(Released::Kept)
+                }
+            );
+        }
+        assert_eq!((l.fw_pages(), l.blocks()), (0, 0));
     }
 
     #[test]
     fn cache_overflow_falls_back_to_store() {
-        let mut l = Ledger::new(8192).unwrap(); // 2 chunks per host page
+        let mut l = Ledger::new(4096).unwrap();
         let mut s = MapStore::default();
         let n = PARTIAL_CACHE as u64 + 5;
         for i in 0..n {
-            l.add_host_page(&mut s, 0, 0x10_0000 + i * 0x2000).unwrap();
+            // 2 chunks per block
+            l.add_block(&mut s, 0, 0x10_0000 + i * 0x2000, 0x2000)
+                .unwrap();
         }
         assert_eq!(l.fw_pages(), n);
         let mut extra = 0;
@@ -673,7 +877,7 @@ pub(crate) mod tests {
         }
         assert_eq!(extra, n);
         assert_eq!(l.fw_pages(), 2 * n);
-        assert!(s.map.values().all(|p| p.given == 0b11));
+        assert!(s.map.values().all(|e| e.1.is_full()));
     }
 
     #[test]
@@ -694,7 +898,7 @@ pub(crate) mod tests {
         assert_eq!(freed, [0x40_0000, 0x40_4000, 0x40_8000]);
         assert_eq!(l.func_pages(1), 0);
         assert_eq!(l.func_pages(2), 1);
-        assert_eq!((l.fw_pages(), l.host_pages()), (1, 1));
+        assert_eq!((l.fw_pages(), l.blocks()), (1, 1));
         let funcs: Vec<FuncKey> = l.funcs_with_pages().collect();
         assert_eq!(funcs, [2]);
         // partial pages of func 1 are gone from the cache
@@ -703,7 +907,7 @@ pub(crate) mod tests {
 
     #[test]
     fn release_host_page_one_at_a_time() {
-        // 16 KiB host pages, two functions, partial and full host pages.
+        // 16 KiB host pages, two functions, partial and full blocks.
         let mut l = Ledger::new(16384).unwrap();
         let mut s = MapStore::default();
         l.add_host_page(&mut s, 0, 0x10_0000).unwrap();
@@ -712,20 +916,15 @@ pub(crate) mod tests {
         }
         l.add_host_page(&mut s, 0, 0x20_0000).unwrap();
         l.add_host_page(&mut s, 5, 0x30_0000).unwrap();
-        assert_eq!((l.fw_pages(), l.host_pages(), l.func_pages(0)), (6, 3, 5));
+        assert_eq!((l.fw_pages(), l.blocks(), l.func_pages(0)), (6, 3, 5));
         assert_eq!(l.release_host_page(&mut s, 0), Some((0x10_0000, 4)));
         assert_eq!(l.release_host_page(&mut s, 0), Some((0x20_0000, 1)));
         assert_eq!(l.release_host_page(&mut s, 0), None);
         assert_eq!(
-            (
-                l.fw_pages(),
-                l.host_pages(),
-                l.func_pages(0),
-                l.func_pages(5)
-            ),
+            (l.fw_pages(), l.blocks(), l.func_pages(0), l.func_pages(5)),
             (1, 1, 0, 1)
         );
-        // The partial page left the cache: function 0 gets a fresh host page next.
+        // The partial page left the cache: function 0 gets a fresh block next.
         assert_eq!(l.give_free_chunk(&mut s, 0), None);
         assert_eq!(l.add_host_page(&mut s, 0, 0x10_0000), Ok(0x10_0000));
         assert_eq!(l.give_free_chunk(&mut s, 0), Some(0x10_1000));

@@ -4,7 +4,8 @@
 //! boot/init/runtime supply through MANAGE_PAGES, and reclaim at teardown.
 //!
 //! Pure `core` logic, host-tested through the `host/` crate: [`ledger`] (which 4 KiB
-//! firmware pages of which host pages the device holds), [`batch`] (MANAGE_PAGES sizing,
+//! firmware pages of which host memory blocks the device holds), [`block_size`] (the
+//! size of the next block: 2 MiB down to one host page), [`batch`] (MANAGE_PAGES sizing,
 //! page requests, supply limit), [`reclaim`] (progress-based reclaim decisions),
 //! [`request`] (order of runtime page requests and release-all events).
 //! Kernel shell: [`store`] (the ledger's RBTree storage, owning the host pages' memory),
@@ -14,6 +15,8 @@
 // The pure files are shared with the host crate (`host/`), where their items are `pub`.
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod batch;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod block_size;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod ledger;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]

@@ -1,21 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The kernel container behind the pure page [`Ledger`](super::ledger::Ledger): an
-//! [`RBTree`] of host pages keyed by DMA address, each record owning the memory of its
-//! host page.
+//! [`RBTree`] of host memory blocks keyed by DMA address, each record owning the memory
+//! of its block. A firmware page is found through the block with the highest address
+//! not above it ([`PageStore::floor`], a lower-bound cursor and one step back).
 //!
 //! The memory is owned through [`HostMem`], whose values do not free on drop: only
-//! [`HostMem::release`], called by the shell once the ledger reported the whole host
-//! page free ([`Released::HostPageFree`](super::ledger::Released::HostPageFree)),
+//! [`HostMem::release`], called by the shell once the ledger reported the whole block
+//! free ([`Released::HostPageFree`](super::ledger::Released::HostPageFree)),
 //! frees it. A record removed by the ledger is moved (without allocating) to a list of
-//! returned pages, from which the shell takes its memory to release it. Anything
+//! returned blocks, from which the shell takes its memory to release it. Anything
 //! dropped otherwise — a store dropped while the device still holds pages, a record
 //! lost on a path nobody foresaw — is leaked, never freed: the device may still write
 //! to it.
 //!
 //! New records take their memory from a one-entry staging slot ([`FwStore::stage`])
 //! filled by the shell right before it calls
-//! [`Ledger::add_host_page`](super::ledger::Ledger::add_host_page), so that no record
+//! [`Ledger::add_block`](super::ledger::Ledger::add_block), so that no record
 //! exists without its memory and no memory is given without a record.
 
 use core::mem::ManuallyDrop;
@@ -27,17 +28,17 @@ use kernel::{
     rbtree::{RBTree, RBTreeNodeReservation},
 };
 
-use super::ledger::{FuncKey, HostPage, PageStore};
+use super::ledger::{FuncKey, HostBlock, PageStore};
 
-/// Memory of one host page given (in part or whole) to the device.
+/// Memory of one block given (in part or whole) to the device.
 pub(crate) trait HostMem {
-    /// The DMA address of the host page.
+    /// The DMA address of the block.
     fn dma_address(&self) -> u64;
     /// Frees the memory. Only for memory the device returned or provably stopped using.
     fn release(self);
 }
 
-/// A host page from the DMA API. Dropping it leaks the memory on purpose; only
+/// A block of coherent memory from the DMA API. Dropping it leaks the memory on purpose; only
 /// [`HostMem::release`] frees it.
 pub(crate) struct FwMem(ManuallyDrop<CoherentHandle>);
 
@@ -58,15 +59,15 @@ impl HostMem for FwMem {
     }
 }
 
-/// One host page record.
+/// One block record.
 struct Slot<M> {
     func: FuncKey,
-    page: HostPage,
+    block: HostBlock,
     mem: M,
 }
 
-/// Host pages of every function, keyed by DMA address (DMA addresses of distinct host
-/// pages never collide, whatever the function).
+/// Blocks of every function, keyed by DMA address (distinct blocks never overlap,
+/// whatever the function).
 pub(crate) struct FwStore<M: HostMem> {
     pages: RBTree<u64, Slot<M>>,
     returned: RBTree<u64, Slot<M>>,
@@ -118,24 +119,28 @@ impl<M: HostMem> FwStore<M> {
 }
 
 impl<M: HostMem> PageStore for FwStore<M> {
-    fn get(&self, func: FuncKey, host: u64) -> Option<HostPage> {
-        self.pages
-            .get(&host)
-            .filter(|s| s.func == func)
-            .map(|s| s.page)
-    }
-
-    fn update(&mut self, func: FuncKey, host: u64, page: HostPage) -> bool {
-        match self.pages.get_mut(&host) {
-            Some(s) if s.func == func => {
-                s.page = page;
-                true
-            }
-            _ => false,
+    fn floor(&self, addr: u64) -> Option<(FuncKey, u64, HostBlock)> {
+        let found = |(h, s): (&u64, &Slot<M>)| (s.func, *h, s.block);
+        match self.pages.cursor_lower_bound(&addr) {
+            Some(c) if *c.current().0 == addr => Some(found(c.current())),
+            // The first block above `addr`: the one before it is the floor.
+            Some(c) => c.peek_prev().map(found),
+            // Every block starts below `addr`.
+            None => self.pages.cursor_back().map(|c| found(c.current())),
         }
     }
 
-    fn insert(&mut self, func: FuncKey, host: u64, page: HostPage) -> Result<(), ()> {
+    fn update(&mut self, host: u64, block: HostBlock) -> bool {
+        match self.pages.get_mut(&host) {
+            Some(s) => {
+                s.block = block;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn insert(&mut self, func: FuncKey, host: u64, block: HostBlock) -> Result<(), ()> {
         // Only staged memory at this very address may back a record.
         if self.staged.as_ref().map(HostMem::dma_address) != Some(host)
             || self.pages.get(&host).is_some()
@@ -148,34 +153,31 @@ impl<M: HostMem> PageStore for FwStore<M> {
         // No old node: checked above.
         let _ = self
             .pages
-            .insert(node.into_node(host, Slot { func, page, mem }));
+            .insert(node.into_node(host, Slot { func, block, mem }));
         Ok(())
     }
 
-    fn remove(&mut self, func: FuncKey, host: u64) -> Option<HostPage> {
-        if self.pages.get(&host)?.func != func {
-            return None;
-        }
-        let page = self.pages.get(&host)?.page;
+    fn remove(&mut self, host: u64) -> Option<HostBlock> {
+        let block = self.pages.get(&host)?.block;
         let node = self.pages.remove_node(&host)?;
         // Move the node, memory included, to the returned list: no allocation. A second
         // removal of the same address before its memory was taken cannot happen (the
         // record is gone); if it did, the older memory would be leaked, not freed.
         drop(self.returned.insert(node));
-        Some(page)
+        Some(block)
     }
 
-    fn first(&self, func: FuncKey) -> Option<(u64, HostPage)> {
+    fn first(&self, func: FuncKey) -> Option<(u64, HostBlock)> {
         self.pages
             .iter()
             .find(|(_, s)| s.func == func)
-            .map(|(h, s)| (*h, s.page))
+            .map(|(h, s)| (*h, s.block))
     }
 
-    fn find_partial(&self, func: FuncKey, full: u64) -> Option<u64> {
+    fn find_partial(&self, func: FuncKey) -> Option<u64> {
         self.pages
             .iter()
-            .find(|(_, s)| s.func == func && s.page.given != full)
+            .find(|(_, s)| s.func == func && !s.block.is_full())
             .map(|(h, _)| *h)
     }
 }
@@ -199,53 +201,78 @@ mod tests {
         FwStore::new(GFP_KERNEL)
     }
 
+    /// Adds a block of `size` bytes at `host` for `func` through the ledger, its memory
+    /// staged first.
+    fn add(l: &mut Ledger, s: &mut FwStore<TestMem>, func: u32, host: u64, size: u64) {
+        s.stage(TestMem(host));
+        assert_eq!(l.add_block(s, func, host, size), Ok(host));
+    }
+
     #[test]
     fn insert_needs_staged_memory_at_that_address() -> Result {
+        let mut l = Ledger::new(4096).map_err(|_| EINVAL)?;
         let mut s = store();
-        let p = HostPage { given: 1 };
-        assert_eq!(s.insert(0, 0x1000, p), Err(()));
+        // Nothing staged: no record.
+        assert_eq!(
+            l.add_host_page(&mut s, 0, 0x1000),
+            Err(LedgerError::NoMemory)
+        );
+        // Staged at another address: no record, the memory stays staged.
         assert!(s.stage(TestMem(0x2000)).is_none());
-        assert_eq!(s.insert(0, 0x1000, p), Err(()));
-        assert_eq!(s.insert(0, 0x2000, p), Ok(()));
+        assert_eq!(
+            l.add_host_page(&mut s, 0, 0x1000),
+            Err(LedgerError::NoMemory)
+        );
+        assert_eq!(l.add_host_page(&mut s, 0, 0x2000), Ok(0x2000));
         assert!(s.unstage().is_none());
-        assert_eq!(s.get(0, 0x2000), Some(p));
-        // Another function does not see it.
-        assert_eq!(s.get(1, 0x2000), None);
-        // A duplicate address is refused and the memory stays staged.
-        s.stage(TestMem(0x2000));
-        assert_eq!(s.insert(0, 0x2000, p), Err(()));
-        assert_eq!(s.unstage().map(|m| m.0), Some(0x2000));
         assert_eq!(s.len(), 1);
+        assert_eq!(l.fw_pages(), 1);
         Ok(())
     }
 
     #[test]
-    fn update_remove_first_partial() -> Result {
+    fn floor_finds_the_block_of_a_page() -> Result {
+        let mut l = Ledger::new(4096).map_err(|_| EINVAL)?;
         let mut s = store();
-        for (f, h) in [(0u32, 0x3000u64), (0, 0x1000), (2, 0x2000)] {
-            s.stage(TestMem(h));
-            assert_eq!(s.insert(f, h, HostPage { given: 0b01 }), Ok(()));
-        }
+        add(&mut l, &mut s, 0, 0x20_0000, 0x20_0000);
+        add(&mut l, &mut s, 2, 0x10_0000, 0x1000);
+        add(&mut l, &mut s, 0, 0x50_3000, 0x8000);
         assert_eq!(s.len(), 3);
-        // `first` is the lowest address of the function.
-        assert_eq!(s.first(0), Some((0x1000, HostPage { given: 0b01 })));
-        assert_eq!(s.first(2), Some((0x2000, HostPage { given: 0b01 })));
-        assert_eq!(s.first(7), None);
-        assert!(s.update(0, 0x1000, HostPage { given: 0b11 }));
-        assert!(!s.update(2, 0x1000, HostPage { given: 0 }));
-        assert!(!s.update(0, 0x9000, HostPage { given: 0 }));
-        assert_eq!(s.find_partial(0, 0b11), Some(0x3000));
-        assert!(s.update(0, 0x3000, HostPage { given: 0b11 }));
-        assert_eq!(s.find_partial(0, 0b11), None);
-        // Removal checks the function and keeps the memory for an explicit release.
-        assert_eq!(s.remove(2, 0x1000), None);
-        assert_eq!(s.remove(0, 0x1000), Some(HostPage { given: 0b11 }));
-        assert_eq!(s.remove(0, 0x1000), None);
+        // Exact start, inside, between blocks, below all, above all.
+        assert_eq!(s.floor(0x20_0000).map(|b| (b.0, b.1)), Some((0, 0x20_0000)));
+        assert_eq!(s.floor(0x3f_f000).map(|b| (b.0, b.1)), Some((0, 0x20_0000)));
+        assert_eq!(s.floor(0x10_5000).map(|b| (b.0, b.1)), Some((2, 0x10_0000)));
+        assert!(s.floor(0xf_f000).is_none());
+        assert_eq!(s.floor(u64::MAX).map(|b| (b.0, b.1)), Some((0, 0x50_3000)));
+        // Through the ledger: the last page of the 2 MiB block, one past it.
+        assert_eq!(l.give(&mut s, 0, 0x3f_f000), Ok(()));
+        assert_eq!(
+            l.give(&mut s, 0, 0x40_0000),
+            Err(LedgerError::UnknownPage(0x40_0000))
+        );
+        assert_eq!(l.take(&mut s, 0, 0x3f_f000), Ok(Released::Kept));
+        // `first` is the lowest address of the function; partial blocks are found.
+        assert_eq!(s.first(0).map(|b| b.0), Some(0x20_0000));
+        assert_eq!(s.first(2).map(|b| b.0), Some(0x10_0000));
+        assert!(s.first(7).is_none());
+        assert_eq!(s.find_partial(0), Some(0x20_0000));
+        assert_eq!(s.find_partial(2), None);
+        // An overlapping block is refused before the store is touched.
+        s.stage(TestMem(0x3f_0000));
+        assert_eq!(
+            l.add_block(&mut s, 1, 0x3f_0000, 0x2_0000),
+            Err(LedgerError::Overlap(0x3f_0000))
+        );
+        assert_eq!(s.unstage().map(|m| m.0), Some(0x3f_0000));
+        // Removal keeps the memory for an explicit release.
+        assert_eq!(
+            l.take(&mut s, 2, 0x10_0000),
+            Ok(Released::HostPageFree(0x10_0000))
+        );
         assert_eq!((s.len(), s.returned_len()), (2, 1));
-        assert_eq!(s.take_returned(0x1000).map(|m| m.0), Some(0x1000));
-        assert!(s.take_returned(0x1000).is_none());
-        assert_eq!(s.returned_len(), 0);
-        assert_eq!(s.first(0), Some((0x3000, HostPage { given: 0b11 })));
+        assert_eq!(s.take_returned(0x10_0000).map(|m| m.0), Some(0x10_0000));
+        assert!(s.take_returned(0x10_0000).is_none());
+        assert!(s.floor(0x10_0000).is_none());
         Ok(())
     }
 

@@ -7,6 +7,8 @@
 #   production    the module as `make KDIR=...` builds it (no test hooks), CLIPPY=1, W=1:
 #                 no warning, and none of the hooks' debugfs file names in the .ko
 #                 (the test build above must have them: the check's positive control)
+#   host-clippy   the host crates (workspace: emulator, pure driver logic, bench tools),
+#                 every target, `cargo clippy`: no warning
 #
 # The module builds run in a scratch copy of the driver sources under the cache (the
 # kernel refuses a separate output directory for a source tree that holds build
@@ -81,6 +83,21 @@ if [ "$rc" -eq 0 ]; then
 	fi
 fi
 result production $rc "$d, $(($(date +%s) - T0)) s"
+
+# The host crates share the driver's pure files (ifc/, cmd/, pagealloc/, ...), so a
+# lint there is a lint in the driver's code too.
+T0=$(date +%s)
+if out=$(cd "$REPO" && cargo clippy --workspace --all-targets --release 2>&1); then
+	n=$(grep -E -c '^(warning|error)(\[|:)' <<<"$out")
+else
+	n=-1
+fi
+if [ "$n" -eq 0 ]; then
+	result host-clippy 0 "0 warnings, $(($(date +%s) - T0)) s"
+else
+	grep -E -A12 '^(warning|error)(\[|:)' <<<"$out" | head -n 200 >&2
+	result host-clippy 1 "cargo clippy --workspace --all-targets: $n warning/error line(s) (-1: clippy failed)"
+fi
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

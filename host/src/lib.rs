@@ -40,6 +40,7 @@ pub mod cmd {
 #[path = "../../pagealloc"]
 pub mod pagealloc {
     pub mod batch;
+    pub mod block_size;
     pub mod ledger;
     pub mod reclaim;
     pub mod request;

@@ -1,42 +1,46 @@
 //! Randomised check of the page ledger against a plain model: thousands of
 //! give / take / bogus take / double give / release-all operations, with
-//! 4 KiB and larger host pages, and the counters, the store and the model
+//! 4 KiB and larger host pages and blocks of one host page up to 2 MiB, and the counters, the store and the model
 //! compared after every step.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use mlx5_rs_pure::pagealloc::ledger::{
-    FuncKey, HostPage, Ledger, LedgerError, PageStore, Released, FW_PAGE_SIZE,
+    FuncKey, HostBlock, Ledger, LedgerError, PageStore, Released, FW_PAGE_SIZE, MAX_BLOCK_SIZE,
 };
 
+/// Blocks keyed by DMA address, as the kernel's RBTree store.
 #[derive(Default)]
-struct Store(BTreeMap<(FuncKey, u64), HostPage>);
+struct Store(BTreeMap<u64, (FuncKey, HostBlock)>);
 
 impl PageStore for Store {
-    fn get(&self, func: FuncKey, host: u64) -> Option<HostPage> {
-        self.0.get(&(func, host)).copied()
+    fn floor(&self, addr: u64) -> Option<(FuncKey, u64, HostBlock)> {
+        self.0
+            .range(..=addr)
+            .next_back()
+            .map(|(&h, &(f, b))| (f, h, b))
     }
-    fn update(&mut self, func: FuncKey, host: u64, page: HostPage) -> bool {
-        self.0.get_mut(&(func, host)).map(|p| *p = page).is_some()
+    fn update(&mut self, host: u64, block: HostBlock) -> bool {
+        self.0.get_mut(&host).map(|e| e.1 = block).is_some()
     }
-    fn insert(&mut self, func: FuncKey, host: u64, page: HostPage) -> Result<(), ()> {
-        self.0.insert((func, host), page);
+    fn insert(&mut self, func: FuncKey, host: u64, block: HostBlock) -> Result<(), ()> {
+        self.0.insert(host, (func, block));
         Ok(())
     }
-    fn remove(&mut self, func: FuncKey, host: u64) -> Option<HostPage> {
-        self.0.remove(&(func, host))
+    fn remove(&mut self, host: u64) -> Option<HostBlock> {
+        self.0.remove(&host).map(|e| e.1)
     }
-    fn first(&self, func: FuncKey) -> Option<(u64, HostPage)> {
+    fn first(&self, func: FuncKey) -> Option<(u64, HostBlock)> {
         self.0
-            .range((func, 0)..=(func, u64::MAX))
-            .next()
-            .map(|(k, v)| (k.1, *v))
+            .iter()
+            .find(|(_, e)| e.0 == func)
+            .map(|(&h, e)| (h, e.1))
     }
-    fn find_partial(&self, func: FuncKey, full: u64) -> Option<u64> {
+    fn find_partial(&self, func: FuncKey) -> Option<u64> {
         self.0
-            .range((func, 0)..=(func, u64::MAX))
-            .find(|(_, p)| p.given != full)
-            .map(|(k, _)| k.1)
+            .iter()
+            .find(|(_, e)| e.0 == func && !e.1.is_full())
+            .map(|(&h, _)| h)
     }
 }
 
@@ -58,9 +62,15 @@ fn run(host_page: u64, seed: u64, steps: usize) {
     let mut l = Ledger::new(host_page).unwrap();
     let mut s = Store::default();
     let mut rng = Rng(seed);
-    // model: given fw pages per function; host pages per function
+    // model: given fw pages per function; blocks as (function, start, size)
     let mut given: BTreeSet<(FuncKey, u64)> = BTreeSet::new();
-    let mut hosts: BTreeSet<(FuncKey, u64)> = BTreeSet::new();
+    let mut hosts: BTreeSet<(FuncKey, u64, u64)> = BTreeSet::new();
+    let block_of = |hosts: &BTreeSet<(FuncKey, u64, u64)>, a: u64| {
+        hosts
+            .iter()
+            .copied()
+            .find(|&(_, h, size)| (h..h + size).contains(&a))
+    };
     let mut next_host = 0x1_0000_0000u64;
     let mut freed_hosts = 0u64;
 
@@ -74,22 +84,27 @@ fn run(host_page: u64, seed: u64, steps: usize) {
                         given.insert((func, a)),
                         "step {step}: chunk {a:#x} given twice"
                     );
-                    assert!(hosts.contains(&(func, a & !(host_page - 1))));
+                    assert_eq!(block_of(&hosts, a).map(|b| b.0), Some(func));
                 }
                 None => {
                     // the model agrees there is no free chunk for func
-                    let chunks = host_page / FW_PAGE_SIZE;
-                    for &(f, h) in hosts.iter().filter(|(f, _)| *f == func) {
+                    for &(f, h, size) in hosts.iter().filter(|b| b.0 == func) {
+                        let chunks = size / FW_PAGE_SIZE;
                         let n = (0..chunks)
                             .filter(|c| given.contains(&(f, h + c * FW_PAGE_SIZE)))
                             .count();
                         assert_eq!(n as u64, chunks, "step {step}: free chunk missed in {h:#x}");
                     }
-                    next_host += host_page * (1 + rng.below(3));
-                    let a = l.add_host_page(&mut s, func, next_host).unwrap();
+                    // A block of one host page up to 2 MiB, at an address aligned to a
+                    // host page only, sometimes right after the previous block.
+                    let max_shift = (MAX_BLOCK_SIZE / host_page).trailing_zeros() as u64;
+                    let size = host_page << rng.below(max_shift + 1);
+                    next_host += host_page * rng.below(3);
+                    let a = l.add_block(&mut s, func, next_host, size).unwrap();
                     assert_eq!(a, next_host);
-                    hosts.insert((func, next_host));
+                    hosts.insert((func, next_host, size));
                     given.insert((func, a));
+                    next_host += size;
                 }
             },
             // take a page the device holds
@@ -104,23 +119,23 @@ fn run(host_page: u64, seed: u64, steps: usize) {
                 }
                 let a = mine[rng.below(mine.len() as u64) as usize];
                 given.remove(&(func, a));
-                let h = a & !(host_page - 1);
+                let (_, h, size) = block_of(&hosts, a).unwrap();
                 let rest = given
                     .iter()
-                    .any(|&(f, b)| f == func && b & !(host_page - 1) == h);
+                    .any(|&(f, b)| f == func && (h..h + size).contains(&b));
                 match l.take(&mut s, func, a).unwrap() {
                     Released::Kept => assert!(rest, "step {step}"),
                     Released::HostPageFree(x) => {
                         assert_eq!(x, h);
-                        assert!(!rest, "step {step}: host page freed while in use");
-                        hosts.remove(&(func, h));
+                        assert!(!rest, "step {step}: block freed while in use");
+                        hosts.remove(&(func, h, size));
                         freed_hosts += 1;
                     }
                 }
             }
             // bogus take: not given (free chunk, unknown page, other function)
             7 => {
-                let a = next_host + host_page * 100 + FW_PAGE_SIZE * rng.below(4);
+                let a = next_host + MAX_BLOCK_SIZE + FW_PAGE_SIZE * rng.below(4);
                 assert!(matches!(
                     l.take(&mut s, func, a),
                     Err(LedgerError::UnknownPage(_))
@@ -147,14 +162,14 @@ fn run(host_page: u64, seed: u64, steps: usize) {
                     given.retain(|(f, _)| *f != func);
                     assert_eq!(n as usize, before - given.len());
                     let hb = hosts.len();
-                    hosts.retain(|(f, _)| *f != func);
+                    hosts.retain(|b| b.0 != func);
                     assert_eq!(n_hosts, hb - hosts.len());
                 }
             }
         }
         // invariants
         assert_eq!(l.fw_pages(), given.len() as u64, "step {step}");
-        assert_eq!(l.host_pages(), hosts.len() as u64, "step {step}");
+        assert_eq!(l.blocks(), hosts.len() as u64, "step {step}");
         assert_eq!(s.0.len(), hosts.len(), "step {step}");
         for f in 0..3 {
             let n = given.iter().filter(|(g, _)| *g == f).count() as u64;
