@@ -308,7 +308,7 @@ impl<T: Kind> RegField<T> {
     /// the register or does not fit `T`. Use [`F::reg`] for a field of a table; this is
     /// for the few fields upstream reads wider than `mlx5_ifc.h` declares them.
     pub const fn at(off: usize, shift: u32, bits: u32) -> Self {
-        assert!(off % 4 == 0, "register not 32-bit aligned");
+        assert!(off & 3 == 0, "register not 32-bit aligned");
         assert!(bits >= 1 && shift + bits <= 32, "field leaves its register");
         assert!(
             T::SCALAR && bits >= T::MIN_BITS && bits <= T::MAX_BITS,
