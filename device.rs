@@ -250,7 +250,7 @@ impl<'bound> Stages<'bound> {
         let is = hw.as_ref();
         let fw_init = Delta::from_millis(i64::try_from(fw_init_ms).unwrap_or(i64::MAX));
         crate::init_seg::wait_fw_ready(is, pdev, fw_init, "initializing")?;
-        let embedded_cpu = is.read(seg::INITIALIZING)? & seg::EMBEDDED_CPU_BIT != 0;
+        let embedded_cpu = seg::reg::EMBEDDED_CPU.get(is.read(seg::reg::EMBEDDED_CPU.off)?);
 
         let life = Lifecycle::new(dev, hw.clone())?;
         let enabled_hca = EnabledHca::new(&life, embedded_cpu)?;

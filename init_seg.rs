@@ -77,15 +77,15 @@ impl<'a, 'bound> InitSeg<'a, 'bound> {
         let rev = self.read(seg::FW_REV)?;
         let sub = self.read(seg::CMDIF_REV_FW_SUB)?;
         Ok(FwVersion {
-            major: (rev & 0xffff) as u16,
-            minor: (rev >> 16) as u16,
-            subminor: (sub & 0xffff) as u16,
+            major: seg::reg::FW_REV_MAJOR.get(rev),
+            minor: seg::reg::FW_REV_MINOR.get(rev),
+            subminor: seg::reg::FW_REV_SUBMINOR.get(sub),
         })
     }
 
     /// Command-interface revision.
     pub(crate) fn cmdif_revision(&self) -> Result<u16> {
-        Ok((self.read(seg::CMDIF_REV_FW_SUB)? >> 16) as u16)
+        Ok(seg::reg::CMD_INTERFACE_REV.get(self.read(seg::CMDIF_REV_FW_SUB)?))
     }
 }
 
@@ -112,7 +112,7 @@ pub(crate) fn wait_fw_ready(
             dev_err!(dev, "init segment reads all-ones: device not responding\n");
             return Err(ENODEV);
         }
-        if word & seg::INITIALIZING_BIT == 0 {
+        if !seg::reg::INITIALIZING.get(word) {
             if waited_any {
                 dev_info!(
                     dev,

@@ -16,7 +16,7 @@
 //! crate.
 
 use crate::ifc::cmd_layout::{ENTRY_SIZE, MAX_SLOTS};
-use crate::ifc::init_seg::CMDQ_ADDR_L_MASK;
+use crate::ifc::init_seg::reg;
 
 /// Size and alignment of the queue page.
 pub const QUEUE_BYTES: usize = 4096;
@@ -80,9 +80,8 @@ pub struct Geometry {
 impl Geometry {
     /// Decodes and validates the `cmdq_addr_l_sz` register value.
     pub fn from_reg(v: u32) -> Result<Self, GeometryError> {
-        // 4-bit fields: lossless.
-        let log_size = ((v >> 4) & 0xf) as u8;
-        let log_stride = (v & 0xf) as u8;
+        let log_size = reg::LOG_CMDQ_SIZE.get(v);
+        let log_stride = reg::LOG_CMDQ_STRIDE.get(v);
         let nslots = 1usize << log_size;
         let stride = 1usize << log_stride;
         if !(2..=MAX_SLOTS).contains(&nslots) {
@@ -132,7 +131,8 @@ pub fn addr_words(addr: u64) -> Result<(u32, u32), GeometryError> {
         return Err(GeometryError::Misaligned(addr));
     }
     let hi = (addr >> 32) as u32; // high half: lossless after the shift
-    let lo = (addr & u64::from(CMDQ_ADDR_L_MASK)) as u32; // masked to 32 bits
+                                  // Masked to the address bits 31:12: fits 32 bits.
+    let lo = (addr & u64::from(reg::CMDQ_PHY_ADDR_31_12.bits_mask())) as u32;
     Ok((hi, lo))
 }
 

@@ -19,6 +19,8 @@
 //! Pure `core` code, compiled into the kernel module and into the host test
 //! crate.
 
+use crate::ifc::eq::eq_doorbell;
+
 /// Owner value software writes into every entry when creating the EQ.
 pub const INIT_OWNER: u8 = 1;
 /// Entries handled per interrupt before updating and re-arming.
@@ -133,7 +135,7 @@ impl EqConsumer {
 
     /// The doorbell value without marking it published.
     pub fn doorbell_value(&self) -> u32 {
-        (u32::from(self.eqn) << 24) | (self.cc & 0x00ff_ffff)
+        eq_doorbell::value(self.eqn, self.cc)
     }
 }
 

@@ -133,7 +133,7 @@ fn read_sample(hw: &dyn Regs) -> Result<(HealthSample, HealthBuffer)> {
         *w = hw.read(seg::HEALTH_BUFFER_OFF + 4 * i)?;
     }
     let buf = HealthBuffer::from_dwords(&d);
-    let nic = (hw.read(seg::CMDQ_ADDR_L_SZ)? >> seg::NIC_INTERFACE_SHIFT) & seg::NIC_INTERFACE_MASK;
+    let nic = u32::from(seg::reg::NIC_INTERFACE.get(hw.read(seg::CMDQ_ADDR_L_SZ)?));
     let counter = hw.read(seg::HEALTH_COUNTER)?;
     let sample = HealthSample {
         fw_ver: buf.fw_ver,

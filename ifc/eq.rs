@@ -22,6 +22,24 @@ pub const PAS_OFFSET: usize = create_eq_in::PAS.raw().byte_off();
 pub const UAR_EQ_DB_ARM: usize = 0x40;
 /// EQ doorbell in a UAR page: set consumer index without arming.
 pub const UAR_EQ_DB_UPDATE: usize = 0x48;
+/// The EQ doorbell dword written big-endian at [`UAR_EQ_DB_ARM`] or
+/// [`UAR_EQ_DB_UPDATE`]: the EQ number in bits 31:24 and the low 24 bits of the
+/// consumer counter below it (the PRM's EQ doorbell; upstream's `eq_update_ci`). No
+/// `mlx5_ifc.h` structure declares it.
+pub mod eq_doorbell {
+    use crate::ifc::field::RegField;
+
+    /// The EQ number.
+    pub const EQN: RegField<u8> = RegField::at(0, 24, 8);
+    /// The consumer counter, modulo 2^24.
+    pub const CONSUMER_COUNTER: RegField<u32> = RegField::at(0, 0, 24);
+
+    /// The doorbell value for EQ `eqn` at consumer counter `cc` (cut to 24 bits).
+    pub fn value(eqn: u8, cc: u32) -> u32 {
+        (u32::from(eqn) << EQN.shift()) | (cc & CONSUMER_COUNTER.bits_mask())
+    }
+}
+
 /// Size of one EQE.
 #[cfg_attr(
     CONFIG_RUST,
@@ -115,5 +133,19 @@ prm_struct! {
         OP_MOD: "op_mod" @ 0x30, 0x10 => u16;
         EQ_NUMBER: "eq_number" @ 0x58, 0x8 => u8;
         EQE: "eqe" @ 0x80, 0x200 => Bytes;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::eq_doorbell;
+
+    #[test]
+    fn eq_doorbell_word() {
+        // upstream eq_update_ci: (cons_index & 0xffffff) | (eqn << 24)
+        assert_eq!(eq_doorbell::value(5, 0x0123_4567), 0x0523_4567);
+        assert_eq!(eq_doorbell::value(0xff, 0xffff_ffff), u32::MAX);
+        assert_eq!(eq_doorbell::EQN.get(0x0523_4567), 5);
+        assert_eq!(eq_doorbell::CONSUMER_COUNTER.get(0x0523_4567), 0x23_4567);
     }
 }

@@ -289,6 +289,85 @@ impl<T, S> From<F<T, S>> for Field {
     }
 }
 
+/// A field of a structure the device exposes as big-endian 32-bit registers (the
+/// initialization segment), placed in the register that holds it: the register's byte
+/// offset, and the field's bits in the register's value as read (CPU order, after the
+/// big-endian swap).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegField<T> {
+    /// Byte offset of the register from the start of the structure.
+    pub off: usize,
+    shift: u32,
+    mask: u32,
+    _t: core::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: Kind> RegField<T> {
+    /// A field of `bits` bits whose least significant bit is bit `shift` of the register
+    /// at byte offset `off`. Fails to compile (const evaluation) when the field leaves
+    /// the register or does not fit `T`. Use [`F::reg`] for a field of a table; this is
+    /// for the few fields upstream reads wider than `mlx5_ifc.h` declares them.
+    pub const fn at(off: usize, shift: u32, bits: u32) -> Self {
+        assert!(off & 3 == 0, "register not 32-bit aligned");
+        assert!(bits >= 1 && shift + bits <= 32, "field leaves its register");
+        assert!(
+            T::SCALAR && bits >= T::MIN_BITS && bits <= T::MAX_BITS,
+            "field width does not fit its type"
+        );
+        RegField {
+            off,
+            shift,
+            mask: if bits == 32 {
+                u32::MAX
+            } else {
+                (1 << bits) - 1
+            },
+            _t: core::marker::PhantomData,
+        }
+    }
+
+    /// Bit position of the field's least significant bit in the register.
+    pub const fn shift(&self) -> u32 {
+        self.shift
+    }
+
+    /// The field's bits in the register.
+    pub const fn bits_mask(&self) -> u32 {
+        self.mask << self.shift
+    }
+}
+
+impl<T: Value> RegField<T> {
+    /// The field's value in the register value `reg`.
+    pub fn get(&self, reg: u32) -> T {
+        T::from_raw(u64::from((reg >> self.shift) & self.mask))
+    }
+
+    /// `reg` with the field set to `v`, the other bits kept; `None` if `v` does not fit.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "used by the emulator and the host tests")
+    )]
+    pub fn put(&self, reg: u32, v: T) -> Option<u32> {
+        let raw = u32::try_from(v.to_raw()).ok().filter(|r| *r <= self.mask)?;
+        Some((reg & !self.bits_mask()) | (raw << self.shift))
+    }
+}
+
+impl<T: Kind, S: Layout> F<T, S> {
+    /// The field as a register field. Fails to compile (const evaluation) when the
+    /// field spans two 32-bit registers; use it in a `const`.
+    pub const fn reg(&self) -> RegField<T> {
+        let f = self.field;
+        assert!(f.bit_off % 32 + f.bits <= 32, "field spans two registers");
+        RegField::at(
+            (f.bit_off / 32 * 4) as usize,
+            32 - f.bit_off % 32 - f.bits,
+            f.bits,
+        )
+    }
+}
+
 /// A value does not fit the field it is written to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Overflow(pub Field);

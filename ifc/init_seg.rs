@@ -7,21 +7,21 @@
 /// Size the driver maps (`sizeof(struct mlx5_init_seg)`).
 pub const MAPPED_SIZE: usize = 0x2010;
 
-/// fw_rev: bits 31:16 minor, 15:0 major.
-pub const FW_REV: usize = 0x000;
-/// bits 31:16 cmd_interface_rev, 15:0 fw_rev_subminor.
-pub const CMDIF_REV_FW_SUB: usize = 0x004;
+/// fw_rev_minor, fw_rev_major.
+pub const FW_REV: usize = reg::FW_REV_MINOR.off;
+/// cmd_interface_rev, fw_rev_subminor.
+pub const CMDIF_REV_FW_SUB: usize = reg::CMD_INTERFACE_REV.off;
 /// Command queue DMA address bits 63:32.
-pub const CMDQ_ADDR_H: usize = 0x010;
+pub const CMDQ_ADDR_H: usize = reg::CMDQ_PHY_ADDR_63_32.off;
 /// Command queue address bits 31:12, nic_interface, log_cmdq_size, log_cmdq_stride.
-pub const CMDQ_ADDR_L_SZ: usize = 0x014;
+pub const CMDQ_ADDR_L_SZ: usize = reg::CMDQ_PHY_ADDR_31_12.off;
 /// Command doorbell vector (bit i = slot i).
-pub const CMD_DBELL: usize = 0x018;
-/// initializing (bit 31), fw reset supported (30), nic_interface_supported (26:24),
-/// embedded_cpu (23), reset ack (22), sync reset state (15:12).
-pub const INITIALIZING: usize = 0x1fc;
+pub const CMD_DBELL: usize = reg::COMMAND_DOORBELL_VECTOR.off;
+/// initializing, nic_interface_supported, embedded_cpu (and, outside `mlx5_ifc.h`'s
+/// table, fw reset supported (30), reset ack (22), sync reset state (15:12)).
+pub const INITIALIZING: usize = reg::INITIALIZING.off;
 /// Start of the 64-byte health buffer.
-pub const HEALTH_BUFFER_OFF: usize = 0x200;
+pub const HEALTH_BUFFER_OFF: usize = initial_seg::HEALTH_BUFFER.raw().byte_off();
 /// FW-provided command execution timeout.
 pub const CMD_EXEC_TO: usize = 0xff8;
 /// FW-provided FW-init timeout; non-zero means timeouts are supported.
@@ -38,8 +38,8 @@ pub const INTERNAL_TIMER_H: usize = 0x1000;
     expect(dead_code, reason = "used by the emulator, not the driver")
 )]
 pub const INTERNAL_TIMER_L: usize = 0x1004;
-/// health_syndrome (31:24) and health_counter (23:0).
-pub const HEALTH_COUNTER: usize = 0x1010;
+/// health_syndrome, health_counter.
+pub const HEALTH_COUNTER: usize = reg::HEALTH_COUNTER.off;
 /// Real-time clock high / low.
 #[cfg_attr(
     CONFIG_RUST,
@@ -56,29 +56,63 @@ pub const REAL_TIME_L: usize = 0x1044;
 /// Required command interface revision.
 pub const CMD_IF_REV: u16 = 5;
 
-/// `initializing` bit in the dword at [`INITIALIZING`].
-pub const INITIALIZING_BIT: u32 = 1 << 31;
-/// FW reset supported bit.
+/// FW reset supported bit of the dword at [`INITIALIZING`] (reserved in `mlx5_ifc.h`'s
+/// `initial_seg`; upstream's `MLX5_FW_RESET_SUPPORTED_OFFSET`).
 #[cfg_attr(
     CONFIG_RUST,
     expect(dead_code, reason = "used by the emulator, not the driver")
 )]
 pub const FW_RESET_SUPPORTED_BIT: u32 = 1 << 30;
-/// embedded_cpu bit.
-pub const EMBEDDED_CPU_BIT: u32 = 1 << 23;
-/// Shift and mask of nic_interface_supported.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
-)]
-pub const NIC_IF_SUPPORTED_SHIFT: u32 = 24;
 
-/// Shift of nic_interface in [`CMDQ_ADDR_L_SZ`] (the driver uses 3 bits).
-pub const NIC_INTERFACE_SHIFT: u32 = 8;
-/// Mask of nic_interface after shifting.
-pub const NIC_INTERFACE_MASK: u32 = 0x7;
-/// Mask of the queue address bits in [`CMDQ_ADDR_L_SZ`].
-pub const CMDQ_ADDR_L_MASK: u32 = 0xffff_f000;
+/// The fields of [`initial_seg`] as 32-bit registers: each one's register offset and
+/// bits, derived from the table at compile time.
+pub mod reg {
+    use super::initial_seg as s;
+    use crate::ifc::field::RegField;
+
+    /// fw_rev_minor.
+    pub const FW_REV_MINOR: RegField<u16> = s::FW_REV_MINOR.reg();
+    /// fw_rev_major.
+    pub const FW_REV_MAJOR: RegField<u16> = s::FW_REV_MAJOR.reg();
+    /// cmd_interface_rev.
+    pub const CMD_INTERFACE_REV: RegField<u16> = s::CMD_INTERFACE_REV.reg();
+    /// fw_rev_subminor.
+    pub const FW_REV_SUBMINOR: RegField<u16> = s::FW_REV_SUBMINOR.reg();
+    /// cmdq_phy_addr_63_32.
+    pub const CMDQ_PHY_ADDR_63_32: RegField<u32> = s::CMDQ_PHY_ADDR_63_32.reg();
+    /// cmdq_phy_addr_31_12 (the address bits 31:12 in place: mask the register with
+    /// its [`RegField::bits_mask`]).
+    pub const CMDQ_PHY_ADDR_31_12: RegField<u32> = s::CMDQ_PHY_ADDR_31_12.reg();
+    /// nic_interface as upstream reads and writes it: 3 bits from bit 8. `mlx5_ifc.h`
+    /// declares 2 bits with the bit above reserved, but upstream's `mlx5_get_nic_state`
+    /// masks with 7 and its `MLX5_NIC_IFC_SW_RESET` is 7 ([`super::NicInterface`]).
+    pub const NIC_INTERFACE: RegField<u8> = RegField::at(s::NIC_INTERFACE.reg().off, 8, 3);
+    const _: () = assert!(NIC_INTERFACE.shift() == s::NIC_INTERFACE.reg().shift());
+    /// log_cmdq_size.
+    pub const LOG_CMDQ_SIZE: RegField<u8> = s::LOG_CMDQ_SIZE.reg();
+    /// log_cmdq_stride.
+    pub const LOG_CMDQ_STRIDE: RegField<u8> = s::LOG_CMDQ_STRIDE.reg();
+    /// command_doorbell_vector.
+    pub const COMMAND_DOORBELL_VECTOR: RegField<u32> = s::COMMAND_DOORBELL_VECTOR.reg();
+    /// initializing.
+    pub const INITIALIZING: RegField<bool> = s::INITIALIZING.reg();
+    /// nic_interface_supported.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "used by the emulator, not the driver")
+    )]
+    pub const NIC_INTERFACE_SUPPORTED: RegField<u8> = s::NIC_INTERFACE_SUPPORTED.reg();
+    /// embedded_cpu.
+    pub const EMBEDDED_CPU: RegField<bool> = s::EMBEDDED_CPU.reg();
+    /// health_syndrome.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "used by the emulator, not the driver")
+    )]
+    pub const HEALTH_SYNDROME: RegField<u8> = s::HEALTH_SYNDROME.reg();
+    /// health_counter.
+    pub const HEALTH_COUNTER: RegField<u32> = s::HEALTH_COUNTER.reg();
+}
 
 /// `nic_interface` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,5 +234,57 @@ prm_struct! {
         IRISC_INDEX: "irisc_index" @ 0x1e0, 0x8 => u8;
         SYND: "synd" @ 0x1e8, 0x8 => u8;
         EXT_SYND: "ext_synd" @ 0x1f0, 0x10 => u16;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registers_as_upstream_reads_them() {
+        // Offsets and bits of upstream's `struct mlx5_init_seg` accessors (device.h,
+        // main.c, health.c): the table gives the same places.
+        assert_eq!(
+            (FW_REV, CMDIF_REV_FW_SUB, CMDQ_ADDR_H, CMDQ_ADDR_L_SZ),
+            (0, 4, 0x10, 0x14)
+        );
+        assert_eq!(
+            (CMD_DBELL, INITIALIZING, HEALTH_COUNTER),
+            (0x18, 0x1fc, 0x1010)
+        );
+        assert_eq!(HEALTH_BUFFER_OFF, 0x200);
+        assert_eq!(reg::FW_REV_MINOR.bits_mask(), 0xffff_0000);
+        assert_eq!(reg::FW_REV_MAJOR.bits_mask(), 0x0000_ffff);
+        assert_eq!(reg::CMD_INTERFACE_REV.bits_mask(), 0xffff_0000);
+        assert_eq!(reg::FW_REV_SUBMINOR.bits_mask(), 0x0000_ffff);
+        assert_eq!(reg::CMDQ_PHY_ADDR_31_12.bits_mask(), 0xffff_f000);
+        assert_eq!(reg::NIC_INTERFACE.bits_mask(), 0x0000_0700);
+        assert_eq!(reg::LOG_CMDQ_SIZE.bits_mask(), 0xf0);
+        assert_eq!(reg::LOG_CMDQ_STRIDE.bits_mask(), 0x0f);
+        assert_eq!(reg::INITIALIZING.bits_mask(), 1 << 31);
+        assert_eq!(reg::NIC_INTERFACE_SUPPORTED.bits_mask(), 0x0700_0000);
+        assert_eq!(reg::EMBEDDED_CPU.bits_mask(), 1 << 23);
+        assert_eq!(reg::HEALTH_SYNDROME.bits_mask(), 0xff00_0000);
+        assert_eq!(reg::HEALTH_COUNTER.bits_mask(), 0x00ff_ffff);
+    }
+
+    #[test]
+    fn register_fields_read_and_write() {
+        // fw 16.35.1012: minor in 31:16, major in 15:0.
+        assert_eq!(reg::FW_REV_MAJOR.get(0x0023_0010), 16);
+        assert_eq!(reg::FW_REV_MINOR.get(0x0023_0010), 35);
+        assert!(reg::INITIALIZING.get(0x8000_0000));
+        assert!(!reg::INITIALIZING.get(0x7fff_ffff));
+        assert_eq!(reg::NIC_INTERFACE.get(0x1234_5f7a), 7);
+        // put keeps the other bits and refuses a value wider than the field.
+        assert_eq!(reg::NIC_INTERFACE.put(0x1234_5f7a, 1), Some(0x1234_597a));
+        assert_eq!(reg::NIC_INTERFACE.put(0, 8), None);
+        assert_eq!(
+            reg::HEALTH_SYNDROME.put(0x00ab_cdef, 0x10),
+            Some(0x10ab_cdef)
+        );
+        assert_eq!(reg::CMDQ_PHY_ADDR_63_32.put(0, u32::MAX), Some(u32::MAX));
+        assert_eq!(reg::EMBEDDED_CPU.put(0, true), Some(1 << 23));
     }
 }

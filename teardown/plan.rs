@@ -24,6 +24,8 @@
 //! the normal unload (page reclaim, DISABLE_HCA) follows; [`Path::Graceful`] is the
 //! normal unload.
 
+use crate::ifc::init_seg::reg as seg;
+
 /// The capabilities that matter (current general caps).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TeardownCaps {
@@ -176,12 +178,13 @@ pub fn after_shutdown_teardown(path: Path) -> ShutdownNext {
 /// `cmdq_addr_l_sz` with nic_interface (bits 10:8) set to `state`, keeping the queue
 /// address (bits 31:12) and clearing the rest, as upstream's `mlx5_set_nic_state`.
 pub const fn with_nic_interface(reg: u32, state: u32) -> u32 {
-    (reg & 0xffff_f000) | ((state & 0x7) << 8)
+    let nic = seg::NIC_INTERFACE;
+    (reg & seg::CMDQ_PHY_ADDR_31_12.bits_mask()) | ((state << nic.shift()) & nic.bits_mask())
 }
 
 /// nic_interface (bits 10:8) of `cmdq_addr_l_sz`.
-pub const fn nic_interface(reg: u32) -> u32 {
-    (reg >> 8) & 0x7
+pub fn nic_interface(reg: u32) -> u32 {
+    u32::from(seg::NIC_INTERFACE.get(reg))
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! to the caller as [`RegWrite`] so the device can hand them to the firmware thread.
 
 use crate::config::EmuConfig;
-use crate::ifc::field::{Msg, MsgMut};
+use crate::ifc::field::{Msg, MsgMut, RegField};
 use crate::ifc::init_seg::{self as is, health_buffer as hb};
 use std::time::Instant;
 
@@ -259,12 +259,13 @@ impl Regs {
 
     /// Command queue DMA address.
     pub fn cmdq_addr(&self) -> u64 {
-        (u64::from(self.cmdq_addr_h) << 32) | u64::from(self.cmdq_addr_l & is::CMDQ_ADDR_L_MASK)
+        (u64::from(self.cmdq_addr_h) << 32)
+            | u64::from(self.cmdq_addr_l & is::reg::CMDQ_PHY_ADDR_31_12.bits_mask())
     }
 
     fn running_health_counter(&self) -> u32 {
         let ms = self.start.elapsed().as_millis() as u64;
-        ((ms / self.cfg.health_period_ms.max(1)) & 0xff_ffff) as u32
+        ((ms / self.cfg.health_period_ms.max(1)) as u32) & is::reg::HEALTH_COUNTER.bits_mask()
     }
 
     fn timer(&self) -> u64 {
@@ -280,22 +281,36 @@ impl Regs {
         let f = self.fields();
         let (maj, min, sub) = f.fw_rev.unwrap_or(self.cfg.fw_rev);
         match off {
-            is::FW_REV => (u32::from(min) << 16) | u32::from(maj),
+            // Every value fits its 16-bit field: `put` cannot fail.
+            is::FW_REV => {
+                let v = is::reg::FW_REV_MINOR.put(0, min).unwrap_or(0);
+                is::reg::FW_REV_MAJOR.put(v, maj).unwrap_or(v)
+            }
             is::CMDIF_REV_FW_SUB => {
-                (u32::from(f.cmd_interface_rev.unwrap_or(is::CMD_IF_REV)) << 16) | u32::from(sub)
+                let rev = f.cmd_interface_rev.unwrap_or(is::CMD_IF_REV);
+                let v = is::reg::CMD_INTERFACE_REV.put(0, rev).unwrap_or(0);
+                is::reg::FW_REV_SUBMINOR.put(v, sub).unwrap_or(v)
             }
             is::CMDQ_ADDR_H => self.cmdq_addr_h,
             is::CMDQ_ADDR_L_SZ => {
-                (self.cmdq_addr_l & is::CMDQ_ADDR_L_MASK)
-                    | ((self.nic_interface & is::NIC_INTERFACE_MASK) << is::NIC_INTERFACE_SHIFT)
-                    | ((f.log_cmdq_size.unwrap_or(LOG_CMDQ_SIZE) & 0xf) << 4)
-                    | (f.log_cmdq_stride.unwrap_or(LOG_CMDQ_STRIDE) & 0xf)
+                // Values wider than their field are cut to it, as a register would.
+                let field = |f: RegField<u8>, v: u32| (v << f.shift()) & f.bits_mask();
+                (self.cmdq_addr_l & is::reg::CMDQ_PHY_ADDR_31_12.bits_mask())
+                    | field(is::reg::NIC_INTERFACE, self.nic_interface)
+                    | field(
+                        is::reg::LOG_CMDQ_SIZE,
+                        f.log_cmdq_size.unwrap_or(LOG_CMDQ_SIZE),
+                    )
+                    | field(
+                        is::reg::LOG_CMDQ_STRIDE,
+                        f.log_cmdq_stride.unwrap_or(LOG_CMDQ_STRIDE),
+                    )
             }
             is::CMD_DBELL => 0,
             is::INITIALIZING => {
                 let mut v = self.reset_bits;
                 if self.initializing() {
-                    v |= is::INITIALIZING_BIT;
+                    v |= is::reg::INITIALIZING.bits_mask();
                 }
                 v
             }
@@ -310,11 +325,13 @@ impl Regs {
             is::INTERNAL_TIMER_H => (self.timer() >> 32) as u32,
             is::INTERNAL_TIMER_L => self.timer() as u32,
             is::HEALTH_COUNTER => {
-                let synd = u32::from(Msg::<hb::Layout>::of_array(&self.health).get(hb::SYND));
+                let synd = Msg::<hb::Layout>::of_array(&self.health).get(hb::SYND);
                 let c = self
                     .health_frozen
                     .unwrap_or_else(|| self.running_health_counter());
-                (synd << 24) | c
+                // The counter is cut to its 24 bits, as a register would.
+                let v = c & is::reg::HEALTH_COUNTER.bits_mask();
+                is::reg::HEALTH_SYNDROME.put(v, synd).unwrap_or(v)
             }
             // Real-time clock: seconds (high) and nanoseconds (low) since the epoch.
             is::REAL_TIME_H => real_time().0,
@@ -331,8 +348,8 @@ impl Regs {
                 RegWrite::None
             }
             is::CMDQ_ADDR_L_SZ => {
-                self.cmdq_addr_l = val & is::CMDQ_ADDR_L_MASK;
-                let nic = (val >> is::NIC_INTERFACE_SHIFT) & is::NIC_INTERFACE_MASK;
+                self.cmdq_addr_l = val & is::reg::CMDQ_PHY_ADDR_31_12.bits_mask();
+                let nic = u32::from(is::reg::NIC_INTERFACE.get(val));
                 // Queue set-up (address with nic_interface FULL_DRIVER), not the
                 // nic_interface write of fast teardown.
                 if self.cmdq_addr_l != 0 && nic == 0 {

@@ -110,4 +110,30 @@ pub mod teardown {
 /// let b = [0u8; 8];
 /// let _ = Msg::<set_issi_in::Layout>::of_array(&b);
 /// ```
+/// A register field is a field of one 32-bit register:
+/// ```
+/// use mlx5_rs_pure::ifc::field::RegField;
+/// use mlx5_rs_pure::ifc::init_seg::initial_seg;
+/// const R: RegField<u16> = initial_seg::CMD_INTERFACE_REV.reg();
+/// assert_eq!((R.off, R.get(0x0005_0c1c)), (4, 5));
+/// ```
+/// A field spanning two registers is not:
+/// ```compile_fail
+/// use mlx5_rs_pure::ifc::field::{RegField, F};
+/// use mlx5_rs_pure::ifc::init_seg::initial_seg;
+/// const SPAN: F<u32, initial_seg::Layout> = F::new("initial_seg", "x", 0x10, 0x20);
+/// const R: RegField<u32> = SPAN.reg();
+/// let _ = R;
+/// ```
+/// Nor one wider than its type, or outside its register:
+/// ```compile_fail
+/// use mlx5_rs_pure::ifc::field::RegField;
+/// const R: RegField<u8> = RegField::at(0, 24, 9);
+/// let _ = R;
+/// ```
+/// ```compile_fail
+/// use mlx5_rs_pure::ifc::field::RegField;
+/// const R: RegField<u8> = RegField::at(0, 28, 8);
+/// let _ = R;
+/// ```
 pub mod typed_field_guarantees {}

@@ -16,7 +16,7 @@
 //! EQ in a fixed-size histogram ([`LatencyHist`]).
 
 use super::latency::LatencyHist;
-use crate::ifc::eq::EQE_SIZE;
+use crate::ifc::eq::{eq_doorbell, EQE_SIZE};
 use crate::ifc::eqe::{event_type, Eqe};
 use crate::irq::IrqSink;
 use crate::mem::{DmaError, GuestMemory};
@@ -300,8 +300,8 @@ impl EqTable {
         irq: &dyn IrqSink,
         msix_ok: bool,
     ) -> bool {
-        let eqn = (val >> 24) as u8;
-        let ci = val & 0xff_ffff;
+        let eqn = eq_doorbell::EQN.get(val);
+        let ci = eq_doorbell::CONSUMER_COUNTER.get(val);
         let Some(eq) = self.eqs.get_mut(&eqn) else {
             self.bad_doorbells += 1;
             return false;
