@@ -325,7 +325,10 @@ impl FwPages {
         let mut done = 0u64;
         for count in GiveBatches::new(n32, GIVE_MAX_BLOCKS) {
             let count = count as usize;
-            let mut addrs = match KVec::with_capacity(count, gfp) {
+            // Up to 4096 addresses (32 KiB): from vmalloc when no order-3 block is free,
+            // so that fragmented memory, which the pages themselves survive (single
+            // pages), does not fail the supply here.
+            let mut addrs = match KVVec::with_capacity(count, gfp) {
                 Ok(v) => v,
                 Err(_) => {
                     let held = st.ledger.fw_pages();
