@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make check`: set up everything and run every test; the last line is
 #   N passed, N failed
-# Phases: toolbox, cold toolbox check (toolbox.sh --cold-check), kernel, module (cached, rebuilt only when inputs change),
+# Phases: toolbox, cold toolbox check (toolbox.sh --cold-check), kernel, module (cached, rebuilt only when inputs change;
+# with the test modules of tests/modules/),
 # lint (tests/lint.sh: rustfmt, clippy, production build without test hooks), host
 # tests (cargo test), harness self-test, VM run (KUnit suites + guest scenarios), VM run
 # with 2 MSI-X vectors, VM run with two emulated functions (tests/scenarios-2fn/).

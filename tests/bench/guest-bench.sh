@@ -1,7 +1,8 @@
 # Benchmark guest script 1 (default emulator): probe-to-ready, NOP storms (event mode
 # and polling) and interrupt latency under a page-request + NOP load of mlx5_rs; then
-# probe-to-ready, NOPs through debugfs cmd/run and the same interrupt load of upstream
-# mlx5_core on the same emulated function. Leaves upstream bound with the first
+# probe-to-ready, NOP storms (event mode, through the test module
+# tests/modules/mlx5_nop_bench) and the same interrupt load of upstream mlx5_core on the
+# same emulated function. Leaves upstream bound with the first
 # teardown point's pages, so the power-off times upstream's fast teardown (host side).
 # Prints BENCH lines (see tests/bench/lib-guest.sh); tests/bench/run.sh tabulates them.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
@@ -9,7 +10,7 @@
 . "$MLX5RS_REPO/tests/bench/lib-teardown.sh"
 REPS=${MLX5RS_BENCH_REPS:-5}
 IRQ_REQS=${MLX5RS_BENCH_IRQ_REQS:-40}   # page requests of the interrupt load (±16 pages)
-IRQ_NOPS=${MLX5RS_BENCH_IRQ_NOPS:-2000} # NOPs of the interrupt load (1 caller; upstream: cmd/run)
+IRQ_NOPS=${MLX5RS_BENCH_IRQ_NOPS:-2000} # NOPs of the interrupt load (1 caller)
 bdf=$(mlx_bdf) || { note "no 15b3 function"; exit 1; }
 note "device $bdf, $(nproc) vCPUs, kernel $(uname -r)"
 
@@ -141,41 +142,50 @@ if [ $rc = 0 ] && [ "$(bound_to "$bdf")" = mlx5_core ]; then
 		i=$((i + 1))
 	done
 
-	# The same interrupt load (the last bind's EQs are fresh): page requests ±16, then
-	# NOPs one by one through debugfs cmd/run (upstream's only user-space command path:
-	# in = the command, out_len, "go" > run runs it with mlx5_cmd_exec; completions by
-	# event). Its commands/NOP/average is the mean post → completion-handled time.
+	# NOP storms through upstream's exported command function, mlx5_cmd_exec, from the
+	# test module tests/modules/mlx5_nop_bench: timed like ours (each NOP call → return
+	# in work-item callers, the same warm-up, the same statistics; up.nop<C>.*), in event
+	# mode (upstream has no polling switch). Upstream's own per-opcode mean, post →
+	# completion handled (debugfs commands/NOP/average, reset before each storm), is
+	# kept next to it as a cross-check of the module's mean.
 	u=/sys/kernel/debug/mlx5/$bdf
-	bench up.irq.page_requests "$(page_load "$IRQ_REQS" 16)"
-	if [ -e "$u/cmd/run" ] && [ -e "$u/commands/NOP/average" ]; then
-		python3 -c 'import sys; sys.stdout.buffer.write(bytes([0x08, 0x0d] + [0] * 14))' >"$u/cmd/in"
-		echo 16 >"$u/cmd/out_len"
-		echo 1 >"$u/commands/NOP/reset"
-		n=0 e=0
-		t0=$(now_ns)
-		while [ $n -lt "$IRQ_NOPS" ]; do
-			echo go >"$u/cmd/run" 2>/dev/null || e=$((e + 1))
-			n=$((n + 1))
+	nb=/sys/kernel/debug/mlx5_nop_bench/nop_storm
+	if insmod "$MLX5RS_REPO/tests/modules/mlx5_nop_bench/mlx5_nop_bench.ko"; then
+		echo "200 1" >$nb # warm-up
+		for spec in "${MLX5RS_BENCH_NOPS1:-5000} 1" "${MLX5RS_BENCH_NOPS32:-20000} 32"; do
+			c=${spec#* }
+			[ -e "$u/commands/NOP/reset" ] && echo 1 >"$u/commands/NOP/reset"
+			if echo "$spec" >$nb; then
+				r=$(cat $nb)
+				echo "mlx5_nop_bench $spec: $r"
+				echo "$r" | tr ' ' '\n' | paste - - | while read -r k v; do bench "up.nop$c.$k" "$v"; done
+				if [ -e "$u/commands/NOP/average" ]; then
+					bench "up.nop$c.dbg_mean_ns" "$(cat "$u/commands/NOP/average")"
+					bench "up.nop$c.dbg_n" "$(cat "$u/commands/NOP/n")"
+				fi
+			else
+				note "mlx5_nop_bench '$spec' rejected: $(cat $nb)"
+			fi
 		done
-		t1=$(now_ns)
-		bench up.nop1.nops "$n"
-		bench up.nop1.errors "$e"
-		bench up.nop1.ops_per_sec "$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", n / ((b - a) / 1e9) }')"
-		bench up.nop1.dbg_mean_ns "$(cat "$u/commands/NOP/average")"
-		bench up.nop1.dbg_n "$(cat "$u/commands/NOP/n")"
-		# The loop's own cost: the same open/write/close of a debugfs file that runs no
-		# command (commands/NOP/reset), per iteration.
-		n=0
-		t0=$(now_ns)
-		while [ $n -lt "$IRQ_NOPS" ]; do echo go >"$u/commands/NOP/reset"; n=$((n + 1)); done
-		t1=$(now_ns)
-		bench up.nop1.loop_us "$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e3 / n }')"
-		echo "upstream cmd/run: $n NOPs, $e errors, $(ms_between "$t0" "$t1") ms; out: $(od -A n -t x1 "$u/cmd/out" | head -n1)"
 	else
-		note "upstream debugfs has no cmd/run or commands/NOP/average under $u"
-		ls "$u" "$u/cmd" 2>&1 | head -n 20
+		note "insmod mlx5_nop_bench failed (built by tests/vm/module.sh)"
+	fi
+
+	# The same interrupt load as ours, on fresh EQs (rebind): page requests ±16, then
+	# NOPs with 1 caller through the test module (completions by event).
+	echo "$bdf" >$drv/unbind; echo "$bdf" >$drv/bind
+	if [ "$(bound_to "$bdf")" = mlx5_core ]; then
+		bench up.irq.page_requests "$(page_load "$IRQ_REQS" 16)"
+		if [ -w $nb ] && echo "$IRQ_NOPS 1" >$nb; then
+			bench up.irq.nops "$(cat $nb | tr ' ' '\n' | sed -n '/^nops$/{n;p;}')"
+		else
+			note "mlx5_nop_bench for the interrupt load failed"
+		fi
+	else
+		note "upstream rebind for the interrupt load failed"
 	fi
 	eq_latency up
+	rmmod mlx5_nop_bench 2>/dev/null
 	rmmod mlx5_core || note "rmmod mlx5_core failed"
 else
 	note "modprobe mlx5_core failed or did not bind (rc $rc)"

@@ -5,7 +5,8 @@
 # a time (tests/vm/vm.sh; the emulator is built here):
 #   1. probe-nop: probe-to-ready over unbind/bind cycles, NOP storms (event mode and
 #      polling) and interrupt latency under a page-request + NOP load, of both drivers
-#      (upstream's NOPs through its debugfs cmd/run)             (guest-bench.sh)
+#      (upstream's NOPs through its exported mlx5_cmd_exec from the test module
+#      tests/modules/mlx5_nop_bench, built with the driver)      (guest-bench.sh)
 #   2. teardown: teardown time against pages held for the points $MLX5RS_BENCH_TD_POINTS:
 #      upstream graceful, ours graceful, ours fast               (guest-teardown.sh)
 #   3. reclaim: the same at $MLX5RS_BENCH_PAGES (1 GiB)          (guest-reclaim.sh)
@@ -21,9 +22,10 @@
 # Environment: MLX5RS_BENCH_REPS (bind cycles, default 5), MLX5RS_BENCH_NOPS1 (NOPs with
 # 1 caller, default 5000), MLX5RS_BENCH_NOPS32 (with 32 callers, default 20000),
 # MLX5RS_BENCH_IRQ_REQS / MLX5RS_BENCH_IRQ_NOPS (interrupt load: page requests, default
-# 40, and NOPs with 1 caller, default 2000; upstream's NOP figures come from these), MLX5RS_BENCH_TD_POINTS (small teardown points, default
+# 40, and NOPs with 1 caller, default 2000), MLX5RS_BENCH_TD_POINTS (small teardown points, default
 # "16384 65536"), MLX5RS_BENCH_PAGES (the large point, default 262144),
-# MLX5RS_BENCH_UPFAST_BIG=0 (skip VM 4),
+# MLX5RS_BENCH_UPFAST_BIG=0 (skip VM 4), MLX5RS_BENCH_VMS (the VMs to boot, a subset of
+# "probe-nop teardown reclaim upfast"; default all; the others' figures are then "not run"),
 # MLX5RS_BENCH_REV=<git revision>: benchmark that commit instead of the working tree
 # (exported to $MLX5RS_CACHE/bench/src-<rev>, built there; immune to concurrent edits).
 # `run.sh --report` prints the tables again from the last run's logs.
@@ -162,10 +164,14 @@ if ld is not None and nd is not None and ld > nd:
 if [ "$REPORT_ONLY" = 0 ]; then
 	for v in $VMS; do rm -f "$OUT/$v".*; done
 	rm -f "$OUT/loadavg"
-	run_vm probe-nop 720 tests/bench/guest-bench.sh
-	run_vm teardown 900 tests/bench/guest-teardown.sh
-	run_vm reclaim 1200 tests/bench/guest-reclaim.sh --emu-arg --init-pages --emu-arg "$PAGES"
-	if [ "${MLX5RS_BENCH_UPFAST_BIG:-1}" != 0 ]; then
+	# want NAME: NAME is among $MLX5RS_BENCH_VMS (default: all).
+	want() { [[ " ${MLX5RS_BENCH_VMS:-$VMS} " == *" $1 "* ]]; }
+	if want probe-nop; then run_vm probe-nop 720 tests/bench/guest-bench.sh; fi
+	if want teardown; then run_vm teardown 900 tests/bench/guest-teardown.sh; fi
+	if want reclaim; then
+		run_vm reclaim 1200 tests/bench/guest-reclaim.sh --emu-arg --init-pages --emu-arg "$PAGES"
+	fi
+	if want upfast && [ "${MLX5RS_BENCH_UPFAST_BIG:-1}" != 0 ]; then
 		run_vm upfast 600 tests/bench/guest-upfast.sh --emu-arg --init-pages --emu-arg "$PAGES"
 	fi
 	echo "$(($(date +%s) - T_START))" >"$OUT/total.secs"
@@ -176,7 +182,8 @@ TOTAL=$(cat "$OUT/total.secs" 2>/dev/null || echo "?")
 PAGES=$(cat "$OUT/pages" 2>/dev/null || echo "$PAGES")
 TD_POINTS=$(cat "$OUT/td_points" 2>/dev/null || echo "$TD_POINTS")
 
-ACCEL=$(grep -a -h -o 'booting ([a-z]*)' "$OUT/probe-nop.vm.log" 2>/dev/null | head -n1 | sed 's/booting (\(.*\))/\1/' | tr a-z A-Z)
+# vm.sh logs "booting (tcg, 1 function(s)) ..."; no match is "?" below, not a failure.
+ACCEL=$(grep -a -h -o 'booting ([a-z]*' "$OUT/probe-nop.vm.log" 2>/dev/null | head -n1 | sed 's/booting (//' | tr a-z A-Z || true)
 [ -n "$ACCEL" ] || ACCEL="?"
 
 # ---- figures ---------------------------------------------------------------------
@@ -224,30 +231,35 @@ row "bind write wall time (date before/after), median" "$(nz "$(median rs.bind_w
 row "first load: insmod / modprobe wall time (upstream: + dependency modules)" "$(fmt "$(get rs.load_wall_ms)" %.1f)" "$(fmt "$(get up.load_wall_ms)" %.1f)" ms
 
 # -- NOPs
-UPPOLL="n/a (upstream polls only before its EQs exist and during teardown; no switch)"
-UP32="n/a (debugfs cmd/run has one shared in/out buffer: one caller)"
-UPPCT="n/a (upstream keeps only a mean per opcode)"
+UPPOLL="n/a (upstream has no polling switch: it polls only before its EQs exist and during teardown)"
 for mode in events polling; do
 	pre=nop; [ $mode = polling ] && pre=pnop
 	for c in 1 32; do
-		up_p="$UPPCT" up_t="$UP32" up_m="$UP32"
-		[ $c = 1 ] && { up_t="$(fmt "$(get up.nop1.ops_per_sec)" %d) (cmd/run loop, $(nz "$(get up.nop1.nops)") NOPs, $(nz "$(get up.nop1.errors)") errors; the loop alone, writing a debugfs file that runs no command: $(fmt "$(get up.nop1.loop_us)" %.1f) µs per iteration)"
-			up_m="$(fmt "$(get up.nop1.dbg_mean_ns)" %.1f 1000) (commands/NOP/average, n=$(nz "$(get up.nop1.dbg_n)"))"; }
-		[ $mode = polling ] && { up_p="$UPPOLL" up_t="$UPPOLL" up_m="$UPPOLL"; }
-		row "NOP latency mean, $c caller(s), $mode (rs: call → return; upstream: post → completion handled)" "$(fmt "$(get rs.$pre$c.mean_ns)" %.1f 1000)" "$up_m" µs
-		row "NOP latency p50, $c caller(s), $mode" "$(fmt "$(get rs.$pre$c.p50_ns)" %.1f 1000)" "$up_p" µs
-		row "NOP latency p99, $c caller(s), $mode" "$(fmt "$(get rs.$pre$c.p99_ns)" %.1f 1000)" "$up_p" µs
-		row "NOP latency max, $c caller(s), $mode" "$(fmt "$(get rs.$pre$c.max_ns)" %.1f 1000)" "$up_p" µs
-		row "NOP throughput, $c caller(s), $mode (rs: nop_storm, $(nz "$(get rs.$pre$c.nops)") NOPs, $(nz "$(get rs.$pre$c.errors)") errors)" \
+		if [ $mode = events ]; then
+			up_mean=$(fmt "$(get up.nop$c.mean_ns)" %.1f 1000) up_p50=$(fmt "$(get up.nop$c.p50_ns)" %.1f 1000)
+			up_p99=$(fmt "$(get up.nop$c.p99_ns)" %.1f 1000) up_max=$(fmt "$(get up.nop$c.max_ns)" %.1f 1000)
+			up_t=$(fmt "$(get up.nop$c.ops_per_sec)" %d)
+			up_what="; upstream: mlx5_nop_bench, $(nz "$(get up.nop$c.nops)") NOPs, $(nz "$(get up.nop$c.errors)") errors"
+		else
+			up_mean=$UPPOLL up_p50=$UPPOLL up_p99=$UPPOLL up_max=$UPPOLL up_t=$UPPOLL up_what=""
+		fi
+		row "NOP latency mean, $c caller(s), $mode (both: each NOP call → return)" "$(fmt "$(get rs.$pre$c.mean_ns)" %.1f 1000)" "$up_mean" µs
+		row "NOP latency p50, $c caller(s), $mode" "$(fmt "$(get rs.$pre$c.p50_ns)" %.1f 1000)" "$up_p50" µs
+		row "NOP latency p99, $c caller(s), $mode" "$(fmt "$(get rs.$pre$c.p99_ns)" %.1f 1000)" "$up_p99" µs
+		row "NOP latency max, $c caller(s), $mode" "$(fmt "$(get rs.$pre$c.max_ns)" %.1f 1000)" "$up_max" µs
+		row "NOP throughput, $c caller(s), $mode (rs: nop_storm, $(nz "$(get rs.$pre$c.nops)") NOPs, $(nz "$(get rs.$pre$c.errors)") errors$up_what)" \
 			"$(fmt "$(get rs.$pre$c.ops_per_sec)" %d)" "$up_t" ops/s
+		[ $mode = polling ] ||
+			row "NOP mean, $c caller(s), events, upstream's own per-opcode counter over the same storm (debugfs commands/NOP/average: post → completion handled; n=$(nz "$(get up.nop$c.dbg_n)"))" \
+				"n/a (only call → return, above)" "$(fmt "$(get up.nop$c.dbg_mean_ns)" %.1f 1000)" µs
 	done
 done
 
 # -- interrupt latency
 row "interrupt load: runtime page requests answered (±16 pages each, one at a time)" \
 	"$(nz "$(get rs.irq.page_requests)")" "$(nz "$(get up.irq.page_requests)")" requests
-row "interrupt load: then NOPs, 1 caller, event mode (rs: nop_storm; upstream: debugfs cmd/run loop)" \
-	"$(nz "$(get rs.irq.nops)")" "$(nz "$(get up.nop1.nops)")" NOPs
+row "interrupt load: then NOPs, 1 caller, event mode (rs: nop_storm; upstream: mlx5_nop_bench)" \
+	"$(nz "$(get rs.irq.nops)")" "$(nz "$(get up.irq.nops)")" NOPs
 for role in cmd pages; do
 	what="command-completion EQ"; [ $role = pages ] && what="page-request EQ"
 	for k in mean p50 p99 max; do

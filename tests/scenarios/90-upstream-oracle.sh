@@ -18,6 +18,18 @@ check upstream.probe-completed test -e "/sys/bus/pci/devices/$bdf/driver"
 # Its load path ran to the end: command EQ, async EQ, pages EQ created, no error logged.
 check upstream.eqs-created test "$(emu_stat 'len(d["eqs"])')" -ge 3
 check upstream.no-error-lines sh -c "! dmesg | tail -n +$((MARK + 1)) | grep -a mlx5_core | grep -a -i -E 'error|fail|timeout'"
+# NOPs through upstream's exported mlx5_cmd_exec from the test module the benchmark
+# uses (tests/modules/mlx5_nop_bench, built by tests/vm/module.sh): every NOP of a
+# 1- and a 4-caller storm completes, none fails.
+nb=/sys/kernel/debug/mlx5_nop_bench/nop_storm
+check upstream.nop-bench-loads insmod "$MLX5RS_REPO/tests/modules/mlx5_nop_bench/mlx5_nop_bench.ko"
+for c in 1 4; do
+	r=$( (echo "200 $c" >$nb && cat $nb) 2>&1)
+	echo "mlx5_nop_bench '200 $c': $r"
+	case "$r" in "nops 200 callers $c errors 0 "*) pass "upstream.nop-storm-$c-callers" ;;
+	*) fail "upstream.nop-storm-$c-callers" "$r" ;; esac
+done
+rmmod mlx5_nop_bench
 held=$(emu_stat 'd["pages"]["held"]')
 echo "upstream: device holds $held pages before unload"
 check upstream.holds-pages test "$held" -gt 0

@@ -5,6 +5,8 @@
 # Fails on any compiler warning: the module must build warning-free.
 # This is the test build: it has the debugfs test hooks (Kconfig MLX5_RS_TEST_HOOKS)
 # that the scenarios and the benchmark drive; `make KDIR=...` builds without them.
+# Then the test modules under tests/modules/ (C modules that the benchmark and the
+# scenarios load next to upstream mlx5_core; not part of the driver), warning-free too.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -12,8 +14,10 @@ set -eu
 KB=$(kernel_build_dir)
 [ -n "$KB" ] || die "no test kernel"
 
+TEST_MODULES=$(ls -d "$REPO"/tests/modules/*/ 2>/dev/null | sed 's,/$,,')
 if [ "${1:-}" = clean ]; then
 	in_toolbox make -s -C "$KB" M="$REPO" clean
+	for m in $TEST_MODULES; do in_toolbox make -s -C "$KB" M="$m" clean; done
 	exit 0
 fi
 
@@ -29,3 +33,17 @@ if grep -E -q '(^|[^a-z])warning(:|\[)' "$logf"; then
 	die "module build produced warnings (log: $logf)"
 fi
 log "built $REPO/mlx5_rs.ko in $(($(date +%s) - T0)) s"
+
+for m in $TEST_MODULES; do
+	T0=$(date +%s)
+	logf=$CACHE/runs/module-build-$(basename "$m").log
+	if ! in_toolbox make -C "$KB" M="$m" W=1 -j"$(nproc)" modules >"$logf" 2>&1; then
+		cat "$logf" >&2
+		die "test module build failed ($m)"
+	fi
+	if grep -E -q '(^|[^a-z])warning(:|\[)' "$logf"; then
+		grep -E -A6 '(^|[^a-z])warning(:|\[)' "$logf" >&2
+		die "test module build produced warnings ($m; log: $logf)"
+	fi
+	log "built test module $(ls "$m"/*.ko | sed "s,^$REPO/,,") in $(($(date +%s) - T0)) s"
+done
