@@ -31,6 +31,16 @@ fn expected(file: &str) -> String {
     std::fs::read_to_string(fixture(file)).unwrap()
 }
 
+/// `got` equals the expected file `file`; with `MLX5_BENCH_REPORT_BLESS=1` in the
+/// environment, `got` becomes the expected file instead (after a change of the rows:
+/// review the diff of the fixtures).
+fn assert_expected(got: &str, file: &str) {
+    if std::env::var_os("MLX5_BENCH_REPORT_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(fixture(file), got).unwrap();
+    }
+    assert_same(got, &expected(file), file);
+}
+
 /// The first line that differs, for a readable failure.
 fn assert_same(got: &str, want: &str, what: &str) {
     for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
@@ -52,7 +62,7 @@ fn markdown(name: &str) -> String {
 #[test]
 fn full_run_markdown() {
     let md = markdown("full");
-    assert_same(&md, &expected("full.last.md"), "full.last.md");
+    assert_expected(&md, "full.last.md");
     // The figures of the documented run, spot-checked independently of the file.
     assert!(md.contains("| probe-to-ready, min … max | 186.1 … 324.8 | 1367.5 … 2172.1 | ms |"));
     assert!(md.contains("| 262144 (262208 / 262208) | 8711.4 | 0.778 | 8176.1 | 15910.9 | 15311.2 | 15306.0 | 73070.1 | 69428.0 | 1.745 | 38579.0 / 85204.7 |"));
@@ -62,7 +72,7 @@ fn full_run_markdown() {
 #[test]
 fn partial_run_markdown() {
     let md = markdown("partial");
-    assert_same(&md, &expected("partial.last.md"), "partial.last.md");
+    assert_expected(&md, "partial.last.md");
     assert!(
         md.contains("| 237.1 (n=6) | 1719.3 (n=6) | ms |"),
         "? counted, not in the median; even median"
@@ -124,7 +134,7 @@ fn svg(name: &str, points: usize, polylines: usize) {
         5,
         "{name}: legend"
     );
-    assert_same(&s, &expected(&format!("{name}.teardown.svg")), name);
+    assert_expected(&s, &format!("{name}.teardown.svg"));
 }
 
 #[test]
