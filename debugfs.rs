@@ -131,16 +131,13 @@ impl DebugFs {
     }
 }
 
+/// For scripts: one line of `key=value` pairs per opcode used, then the slots as
+/// `key value`.
 fn show_cmd_stats(hw: &Arc<Hw>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    writeln!(
-        f,
-        "{:<24} {:>10} {:>8} {:>8} {:>12} {:>12}",
-        "opcode", "count", "errors", "timeouts", "mean_ns", "max_ns"
-    )?;
     for (op, s) in hw.cmd().stats().used() {
         writeln!(
             f,
-            "{:<24} {:>10} {:>8} {:>8} {:>12} {:>12}",
+            "opcode={} count={} errors={} timeouts={} mean_ns={} max_ns={}",
             op.name(),
             s.count,
             s.errors,

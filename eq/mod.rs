@@ -131,14 +131,9 @@ pub(crate) struct EqInfo {
 }
 
 impl EqInfo {
-    /// Writes the `eqs` debugfs file.
+    /// Writes the `eqs` debugfs file, for scripts: one line per EQ and per vector of
+    /// `key=value` pairs, then counters as `key value`.
     pub(crate) fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "{:<6} {:>3} {:>4} {:>3} {:>4} {:>10} {:>9} {:>8} {:>9} {:>5} {:>8} {:>10} {:>12} {:>12}",
-            "eq", "idx", "eqn", "vec", "log", "eqes", "malformed", "drains", "budget", "batch", "updates", "arms",
-            "irq_mean_ns", "irq_max_ns"
-        )?;
         for eq in self.eqs.iter() {
             let s = eq.stats();
             let mean = if s.lat_count > 0 {
@@ -148,7 +143,7 @@ impl EqInfo {
             };
             writeln!(
                 f,
-                "{:<6} {:>3} {:>4} {:>3} {:>4} {:>10} {:>9} {:>8} {:>9} {:>5} {:>8} {:>10} {:>12} {:>12}",
+                "eq={} idx={} eqn={} vec={} log={} eqes={} malformed={} drains={} budget={} batch={} updates={} arms={} irq_mean_ns={} irq_max_ns={}",
                 eq.name,
                 eq.index,
                 eq.eqn(),
@@ -180,8 +175,8 @@ impl EqInfo {
         self.pages.show(f)?;
         for v in self.irqs.iter() {
             match v.hint_cpu {
-                Some(cpu) => writeln!(f, "vector {} irq {} hint_cpu {}", v.index, v.irq, cpu)?,
-                None => writeln!(f, "vector {} irq {} hint_cpu none", v.index, v.irq)?,
+                Some(cpu) => writeln!(f, "vector={} irq={} hint_cpu={}", v.index, v.irq, cpu)?,
+                None => writeln!(f, "vector={} irq={} hint_cpu=none", v.index, v.irq)?,
             }
         }
         let (hit, unknown) = self.cqs.counts();

@@ -91,9 +91,10 @@ if [ $rc = 0 ] && [ "$(bound_to "$bdf")" = mlx5_rs ]; then
 		cat "$d/eqs"
 		for role in cmd pages; do
 			eqn=$(sed -n "s/^BENCH rs.irq.$role.eqn //p" /tmp/rs-irq)
-			# columns: eq idx eqn vec log eqes malformed drains budget batch updates arms irq_mean_ns irq_max_ns
-			awk -v n="$eqn" -v r="$role" '$3 == n && NF == 14 && $3 ~ /^[0-9]+$/ {
-				print "BENCH rs.irq." r ".drv_mean_ns " $13; print "BENCH rs.irq." r ".drv_max_ns " $14; exit }' "$d/eqs"
+			v=$(kv_rec "$d/eqs" "eqn=$eqn" irq_mean_ns irq_max_ns)
+			if [ -n "$eqn" ] && [ -n "$v" ]; then
+				bench "rs.irq.$role.drv_mean_ns" "${v% *}"; bench "rs.irq.$role.drv_max_ns" "${v#* }"
+			fi
 		done
 	else
 		note "rs rebind for the interrupt load failed"

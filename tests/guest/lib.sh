@@ -137,6 +137,31 @@ emuctl_n() { (EMUCTL_DEV=$(emuctl_dev "$1") && emuctl "$2"); }
 emu_stat_n() { (EMUCTL_DEV=$(emuctl_dev "$1") && emu_stat "$2"); }
 emu_heal_n() { (EMUCTL_DEV=$(emuctl_dev "$1") && emu_heal); }
 
+# Records of our debugfs files (eqs, cmd_stats): one line of key=value pairs each.
+# kv_rec FILE SEL KEY...: the values of KEY... (space-separated) in the first line of FILE
+# that has every pair of SEL ("k=v k=v"; a bare "k": the line has key k); nothing if no
+# line has. kv_recs: the same for every such line, one line each.
+kv_recs() { _kv_recs 1 "$@"; }
+kv_rec() { _kv_recs 0 "$@"; }
+_kv_recs() {
+	_kv_all=$1 _kv_file=$2 _kv_sel=$3; shift 3
+	awk -v sel="$_kv_sel" -v keys="$*" -v all="$_kv_all" '{
+		split("", f)
+		for (i = 1; i <= NF; i++) { p = index($i, "="); if (p) f[substr($i, 1, p - 1)] = substr($i, p + 1) }
+		n = split(sel, s, " "); ok = 1
+		for (j = 1; j <= n; j++) {
+			p = index(s[j], "="); k = p ? substr(s[j], 1, p - 1) : s[j]
+			if (!(k in f)) ok = 0
+			else if (p && f[k] != substr(s[j], p + 1)) ok = 0
+		}
+		if (!ok) next
+		m = split(keys, kk, " "); out = ""
+		for (j = 1; j <= m; j++) out = out (j > 1 ? " " : "") f[kk[j]]
+		print out
+		if (!all) exit
+	}' "$_kv_file"
+}
+
 # Lines of the kernel log since the mark set by dmesg_mark.
 dmesg_mark() { MARK=$(dmesg | wc -l); }
 dmesg_since() { dmesg | tail -n +"$((MARK + 1))"; }

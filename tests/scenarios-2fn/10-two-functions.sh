@@ -68,8 +68,8 @@ check twofn.storm-both.fn1-no-errors test "$(field "$b1" errors)" = 0
 check twofn.storm-both.fn0-emulator-counted-own test "$(($(emu_nops 0) - e0))" = 3000
 check twofn.storm-both.fn1-emulator-counted-own test "$(($(emu_nops 1) - e1))" = 5000
 # The driver's per-function statistics: NOPs of its own function only.
-check twofn.storm-both.fn0-driver-stats test "$(awk '$1 == "NOP" { print $2, $3, $4 }' "$root/$b0/cmd_stats")" = "3000 0 0"
-check twofn.storm-both.fn1-driver-stats test "$(awk '$1 == "NOP" { print $2, $3, $4 }' "$root/$b1/cmd_stats")" = "5000 0 0"
+check twofn.storm-both.fn0-driver-stats test "$(kv_rec "$root/$b0/cmd_stats" opcode=NOP count errors timeouts)" = "3000 0 0"
+check twofn.storm-both.fn1-driver-stats test "$(kv_rec "$root/$b1/cmd_stats" opcode=NOP count errors timeouts)" = "5000 0 0"
 
 # Unbinding function 0 leaves function 1 running, and the other way round.
 for k in 0 1; do

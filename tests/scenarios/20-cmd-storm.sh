@@ -20,7 +20,7 @@ check storm.32-callers-used test "$(field callers)" = 32
 check storm.rejects-garbage sh -c "! echo 'x y' >$d/nop_storm"
 check storm.rejects-zero-callers sh -c "! echo '10 0' >$d/nop_storm"
 cat "$d/cmd_stats"
-nop=$(awk '$1 == "NOP" { print $2, $3, $4 }' "$d/cmd_stats")
+nop=$(kv_rec "$d/cmd_stats" opcode=NOP count errors timeouts)
 check storm.stats-count-nops test "$nop" = "22000 0 0"
 check storm.emu-no-violations test "$(emu_stat 'd["violations"]')" = 0
 check storm.rmmod rmmod mlx5_rs

@@ -64,7 +64,7 @@ check corrupt.own.logged sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a mlx5_rs
 check corrupt.own.applied test "$(corrupted own)" = 1
 echo "200 8" >"$d/nop_storm"; cat "$d/nop_storm"
 check corrupt.own.later-commands-ok test "$(field errors)/$(field nops)" = 0/200
-check corrupt.own.timeout-counted test "$(awk '$1 == "NOP" { print $4 }' "$d/cmd_stats")" = 1
+check corrupt.own.timeout-counted test "$(kv_rec "$d/cmd_stats" opcode=NOP timeouts)" = 1
 check corrupt.rmmod rmmod mlx5_rs
 check corrupt.pages-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
 check corrupt.hca-disabled test "$(emu_stat 'd["function"]["enabled"]')" = False

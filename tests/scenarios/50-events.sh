@@ -18,13 +18,13 @@ cat "$d/eqs"
 check ev.probe-logged-eqs sh -c "dmesg | tail -n +$((MARK + 1)) | grep -q 'EQs up'"
 check ev.cmd-mode-events grep -q '^cmd_mode events' "$d/eqs"
 
-# eqcol NAME IDX COL: column COL of the eqs line of EQ NAME index IDX.
-eqcol() { awk -v n="$1" -v i="$2" -v c="$3" '$1 == n && $2 == i { print $c }' "$d/eqs"; }
+# eqf NAME IDX KEY: KEY of EQ NAME index IDX in the eqs file.
+eqf() { kv_rec "$d/eqs" "eq=$1 idx=$2" "$3"; }
 # kv KEY: the value after KEY in the eqs file.
 kv() { tr ' ' '\n' <"$d/eqs" | sed -n "/^$1\$/{n;p;}"; }
 field() { tr ' ' '\n' <"$d/nop_storm" | sed -n "/^$1\$/{n;p;}"; }
-CMD=$(eqcol cmd 0 3); ASYNC=$(eqcol async 0 3); PAGES=$(eqcol pages 0 3); COMP0=$(eqcol comp 0 3)
-NCOMP=$(awk '$1 == "comp"' "$d/eqs" | wc -l)
+CMD=$(eqf cmd 0 eqn); ASYNC=$(eqf async 0 eqn); PAGES=$(eqf pages 0 eqn); COMP0=$(eqf comp 0 eqn)
+NCOMP=$(kv_recs "$d/eqs" eq=comp idx | wc -l)
 echo "EQs: cmd $CMD async $ASYNC pages $PAGES comp0 $COMP0 ($NCOMP completion EQs)"
 check ev.emu-sees-eqs test "$(emu_stat 'len(d["eqs"])')" = $((3 + NCOMP))
 check ev.comp-eqs-exist test "$NCOMP" -ge 1
@@ -33,15 +33,16 @@ check ev.comp-eqs-exist test "$NCOMP" -ge 1
 # INTERNAL_ERROR (0x08), as the device sees them.
 check ev.async-eq-log-size test "$(emu_stat "[e['log_size'] for e in d['eqs'] if e['eqn'] == $ASYNC][0]")" = 13
 check ev.async-eq-mask test "$(emu_stat "[e['mask'][0] for e in d['eqs'] if e['eqn'] == $ASYNC][0]")" = 0x1f02be
-check ev.async-eq-log-size-driver test "$(eqcol async 0 5)" = 13
+check ev.async-eq-log-size-driver test "$(eqf async 0 log)" = 13
 
 # --- affinity hints: completion vector i names CPU i-1 ---------------------------
-# eqs lines "vector <i> irq <n> hint_cpu <cpu|none>"; /proc/irq/<n>/affinity_hint is a
+# eqs lines "vector=<i> irq=<n> hint_cpu=<cpu|none>"; /proc/irq/<n>/affinity_hint is a
 # hex CPU mask (comma-separated 32-bit groups).
-grep '^vector ' "$d/eqs"
+grep '^vector=' "$d/eqs"
 hinted=0; hok=1
-for v in $(awk '$1 == "vector" && $6 != "none" { print $2 ":" $4 ":" $6 }' "$d/eqs"); do
-	i=${v%%:*}; irq=$(echo "$v" | cut -d: -f2); cpu=${v##*:}
+for v in $(kv_recs "$d/eqs" vector vector irq hint_cpu | tr ' ' ':'); do
+	i=${v%%:*}; irq=${v#*:}; irq=${irq%%:*}; cpu=${v##*:}
+	[ "$cpu" != none ] || continue
 	mask=$(cat /proc/irq/"$irq"/affinity_hint)
 	echo "vector $i irq $irq: affinity_hint $mask, smp_affinity_list $(cat /proc/irq/"$irq"/smp_affinity_list)"
 	[ "$cpu" = $((i - 1)) ] || { echo "vector $i hinted to CPU $cpu"; hok=0; }
@@ -49,7 +50,7 @@ for v in $(awk '$1 == "vector" && $6 != "none" { print $2 ":" $4 ":" $6 }' "$d/e
 	python3 -c "import sys; sys.exit(int('$mask'.replace(',', ''), 16) != 1 << $cpu)" || hok=0
 	hinted=$((hinted + 1))
 done
-ctrl_irq=$(awk '$1 == "vector" && $2 == 0 { print $4 }' "$d/eqs")
+ctrl_irq=$(kv_rec "$d/eqs" vector=0 irq)
 if [ "$(kv vectors)" -gt 1 ]; then
 	check ev.affinity-hint-per-comp-vector test "$hinted" = "$NCOMP"
 else
@@ -67,7 +68,7 @@ check ev.storm-all-complete test "$(field nops)" = "$NOPS"
 check ev.storm-no-errors test "$(field errors)" = 0
 after=$(kv cmd_event_commands)
 check ev.storm-completed-by-events test $((after - before)) -ge "$NOPS"
-check ev.cmd-eq-handled-events test "$(eqcol cmd 0 6)" -gt 0
+check ev.cmd-eq-handled-events test "$(eqf cmd 0 eqes)" -gt 0
 
 # Same storms in both modes (figures for the closing note; completion asserted).
 for m in polling events; do
@@ -110,7 +111,7 @@ check ev.page-gives test "$(kv gives)" -ge 4
 check ev.page-takes test "$(kv takes)" -ge 4
 
 # --- malformed EQEs: counted, never acted on ----------------------------------
-m_cmd=$(eqcol cmd 0 7); m_async=$(eqcol async 0 7); m_pages=$(eqcol pages 0 7); m_comp=$(eqcol comp 0 7)
+m_cmd=$(eqf cmd 0 malformed); m_async=$(eqf async 0 malformed); m_pages=$(eqf pages 0 malformed); m_comp=$(eqf comp 0 malformed)
 given=$(kv pages_given)
 # Page request for function 3 (not ours) and for 0 pages.
 emuctl "{\"cmd\":\"eqe\",\"eqn\":$PAGES,\"type\":11,\"data\":\"0000000300000005\"}" >/dev/null
@@ -126,30 +127,30 @@ emuctl "{\"cmd\":\"eqe\",\"eqn\":$ASYNC,\"type\":9,\"sub_type\":2,\"data\":\"000
 emuctl "{\"cmd\":\"eqe\",\"eqn\":$COMP0,\"type\":0,\"data\":\"00000000000000000000000000000000000000000000000001000005\"}" >/dev/null
 sleep 0.5
 cat "$d/eqs"
-check ev.malformed-pages-counted test $(( $(eqcol pages 0 7) - m_pages )) = 2
-check ev.malformed-cmd-counted test $(( $(eqcol cmd 0 7) - m_cmd )) = 2
-check ev.malformed-async-counted test $(( $(eqcol async 0 7) - m_async )) = 3
-check ev.malformed-comp-counted test $(( $(eqcol comp 0 7) - m_comp )) = 1
+check ev.malformed-pages-counted test $(( $(eqf pages 0 malformed) - m_pages )) = 2
+check ev.malformed-cmd-counted test $(( $(eqf cmd 0 malformed) - m_cmd )) = 2
+check ev.malformed-async-counted test $(( $(eqf async 0 malformed) - m_async )) = 3
+check ev.malformed-comp-counted test $(( $(eqf comp 0 malformed) - m_comp )) = 1
 check ev.malformed-not-acted-on test "$(kv pages_given)" = "$given"
 check ev.malformed-logged sh -c "dmesg | grep -q 'malformed EQE type PAGE_REQUEST'"
 
 # --- async EQ overrun ----------------------------------------------------------
 # 10,000 events into the 8,192-entry ring at once: more than it holds.
 OVR=10000
-e0=$(eqcol async 0 6)
+e0=$(eqf async 0 eqes)
 lost0=$(emu_stat "[e['lost'] for e in d['eqs'] if e['eqn'] == $ASYNC][0]")
 emuctl "{\"cmd\":\"eqe\",\"eqn\":$ASYNC,\"type\":9,\"sub_type\":4,\"data\":\"000000000000000010\",\"count\":$OVR}" >/dev/null
 n=0
 while :; do
 	lost=$(( $(emu_stat "[e['lost'] for e in d['eqs'] if e['eqn'] == $ASYNC][0]") - lost0 ))
-	got=$(( $(eqcol async 0 6) - e0 ))
+	got=$(( $(eqf async 0 eqes) - e0 ))
 	[ $((got + lost)) -ge $OVR ] || [ $n -ge 60 ] && break
 	sleep 1; n=$((n + 1))
 done
 cat "$d/eqs"
 echo "overrun: $got handled, $lost lost at the device"
 check ev.overrun-accounted test $((got + lost)) = $OVR
-check ev.overrun-budget-respected test "$(eqcol async 0 10)" -le 128
+check ev.overrun-budget-respected test "$(eqf async 0 batch)" -le 128
 echo "2000 4" >"$d/nop_storm"
 check ev.after-overrun-commands-ok test "$(field errors)" = 0
 

@@ -1,0 +1,96 @@
+//! What the report shows, one line per row: change or add a row here, nothing else.
+//! Cells and labels are templates (see `template.rs`: `{med:rs.probe_ms}` is the median
+//! of the `rs.probe_ms` figures); `Na(why)` is a path one driver does not have, printed
+//! as `n/a (why)`.
+
+/// A cell of the first table.
+#[derive(Clone, Copy, Debug)]
+pub enum Cell {
+    /// A template with figures.
+    T(&'static str),
+    /// Not applicable, for this reason.
+    Na(&'static str),
+}
+use Cell::{Na, T};
+
+/// A row of the first table: label, mlx5_rs, upstream, unit.
+pub struct Row(pub &'static str, pub Cell, pub Cell, pub &'static str);
+
+const UP_POLL: &str =
+    "upstream has no polling switch: it polls only before its EQs exist and during teardown";
+const RS_CALL_RETURN: &str = "only call → return, above";
+const UP_NONE: &str = "no such counter upstream";
+
+/// The first table: mlx5_rs next to upstream, one figure per row.
+#[rustfmt::skip]
+pub const ROWS: &[Row] = &[
+    // -- probe
+    Row("probe-to-ready, median of bind cycles (rs: first probe line → \"ready\" line; upstream: \"firmware version\" → bind returned)", T("{med:rs.probe_ms} (n={n:rs.probe_ms})"), T("{med:up.probe_ms} (n={n:up.probe_ms})"), "ms"),
+    Row("probe-to-ready, min … max", T("{range:rs.probe_ms}"), T("{range:up.probe_ms}"), "ms"),
+    Row("probe: first probe line → last probe log line, median", T("{med:rs.probe_ms}"), T("{med:up.probe_ms_lastlog}"), "ms"),
+    Row("probe: first probe line → bind write returned, median", T("{med:rs.probe_ms_ret}"), T("{med:up.probe_ms}"), "ms"),
+    Row("bind write wall time (date before/after), median", T("{med:rs.bind_wall_ms}"), T("{med:up.bind_wall_ms}"), "ms"),
+    Row("first load: insmod / modprobe wall time (upstream: + dependency modules)", T("{f1:rs.load_wall_ms}"), T("{f1:up.load_wall_ms}"), "ms"),
+    // -- NOPs: ours from nop_storm (rs.nop<callers>.*, polling rs.pnop<callers>.*), upstream's
+    // from the test module mlx5_nop_bench (up.nop<callers>.*), both timed call → return
+    Row("NOP latency mean, 1 caller(s), events (both: each NOP call → return)", T("{us:rs.nop1.mean_ns}"), T("{us:up.nop1.mean_ns}"), "µs"),
+    Row("NOP latency p50, 1 caller(s), events", T("{us:rs.nop1.p50_ns}"), T("{us:up.nop1.p50_ns}"), "µs"),
+    Row("NOP latency p99, 1 caller(s), events", T("{us:rs.nop1.p99_ns}"), T("{us:up.nop1.p99_ns}"), "µs"),
+    Row("NOP latency max, 1 caller(s), events", T("{us:rs.nop1.max_ns}"), T("{us:up.nop1.max_ns}"), "µs"),
+    Row("NOP throughput, 1 caller(s), events (rs: nop_storm, {get:rs.nop1.nops} NOPs, {get:rs.nop1.errors} errors; upstream: mlx5_nop_bench, {get:up.nop1.nops} NOPs, {get:up.nop1.errors} errors)", T("{int:rs.nop1.ops_per_sec}"), T("{int:up.nop1.ops_per_sec}"), "ops/s"),
+    Row("NOP mean, 1 caller(s), events, upstream's own per-opcode counter over the same storm (debugfs commands/NOP/average: post → completion handled; n={get:up.nop1.dbg_n})", Na(RS_CALL_RETURN), T("{us:up.nop1.dbg_mean_ns}"), "µs"),
+    Row("NOP latency mean, 32 caller(s), events (both: each NOP call → return)", T("{us:rs.nop32.mean_ns}"), T("{us:up.nop32.mean_ns}"), "µs"),
+    Row("NOP latency p50, 32 caller(s), events", T("{us:rs.nop32.p50_ns}"), T("{us:up.nop32.p50_ns}"), "µs"),
+    Row("NOP latency p99, 32 caller(s), events", T("{us:rs.nop32.p99_ns}"), T("{us:up.nop32.p99_ns}"), "µs"),
+    Row("NOP latency max, 32 caller(s), events", T("{us:rs.nop32.max_ns}"), T("{us:up.nop32.max_ns}"), "µs"),
+    Row("NOP throughput, 32 caller(s), events (rs: nop_storm, {get:rs.nop32.nops} NOPs, {get:rs.nop32.errors} errors; upstream: mlx5_nop_bench, {get:up.nop32.nops} NOPs, {get:up.nop32.errors} errors)", T("{int:rs.nop32.ops_per_sec}"), T("{int:up.nop32.ops_per_sec}"), "ops/s"),
+    Row("NOP mean, 32 caller(s), events, upstream's own per-opcode counter over the same storm (debugfs commands/NOP/average: post → completion handled; n={get:up.nop32.dbg_n})", Na(RS_CALL_RETURN), T("{us:up.nop32.dbg_mean_ns}"), "µs"),
+    Row("NOP latency mean, 1 caller(s), polling (both: each NOP call → return)", T("{us:rs.pnop1.mean_ns}"), Na(UP_POLL), "µs"),
+    Row("NOP latency p50, 1 caller(s), polling", T("{us:rs.pnop1.p50_ns}"), Na(UP_POLL), "µs"),
+    Row("NOP latency p99, 1 caller(s), polling", T("{us:rs.pnop1.p99_ns}"), Na(UP_POLL), "µs"),
+    Row("NOP latency max, 1 caller(s), polling", T("{us:rs.pnop1.max_ns}"), Na(UP_POLL), "µs"),
+    Row("NOP throughput, 1 caller(s), polling (rs: nop_storm, {get:rs.pnop1.nops} NOPs, {get:rs.pnop1.errors} errors)", T("{int:rs.pnop1.ops_per_sec}"), Na(UP_POLL), "ops/s"),
+    Row("NOP latency mean, 32 caller(s), polling (both: each NOP call → return)", T("{us:rs.pnop32.mean_ns}"), Na(UP_POLL), "µs"),
+    Row("NOP latency p50, 32 caller(s), polling", T("{us:rs.pnop32.p50_ns}"), Na(UP_POLL), "µs"),
+    Row("NOP latency p99, 32 caller(s), polling", T("{us:rs.pnop32.p99_ns}"), Na(UP_POLL), "µs"),
+    Row("NOP latency max, 32 caller(s), polling", T("{us:rs.pnop32.max_ns}"), Na(UP_POLL), "µs"),
+    Row("NOP throughput, 32 caller(s), polling (rs: nop_storm, {get:rs.pnop32.nops} NOPs, {get:rs.pnop32.errors} errors)", T("{int:rs.pnop32.ops_per_sec}"), Na(UP_POLL), "ops/s"),
+    Row("interrupt load: then NOPs, 1 caller, event mode (rs: nop_storm; upstream: mlx5_nop_bench)", T("{get:rs.irq.nops}"), T("{get:up.irq.nops}"), "NOPs"),
+    Row("IRQ raised → next CI doorbell of the command-completion EQ, mean (emulator; rs EQ {get:rs.irq.cmd.eqn} n={get:rs.irq.cmd.count}, upstream EQ {get:up.irq.cmd.eqn} n={get:up.irq.cmd.count})", T("{us:rs.irq.cmd.mean_ns}"), T("{us:up.irq.cmd.mean_ns}"), "µs"),
+    Row("IRQ raised → next CI doorbell of the command-completion EQ, p50 (emulator; rs EQ {get:rs.irq.cmd.eqn} n={get:rs.irq.cmd.count}, upstream EQ {get:up.irq.cmd.eqn} n={get:up.irq.cmd.count})", T("{us:rs.irq.cmd.p50_ns}"), T("{us:up.irq.cmd.p50_ns}"), "µs"),
+    Row("IRQ raised → next CI doorbell of the command-completion EQ, p99 (emulator; rs EQ {get:rs.irq.cmd.eqn} n={get:rs.irq.cmd.count}, upstream EQ {get:up.irq.cmd.eqn} n={get:up.irq.cmd.count})", T("{us:rs.irq.cmd.p99_ns}"), T("{us:up.irq.cmd.p99_ns}"), "µs"),
+    Row("IRQ raised → next CI doorbell of the command-completion EQ, max (emulator; rs EQ {get:rs.irq.cmd.eqn} n={get:rs.irq.cmd.count}, upstream EQ {get:up.irq.cmd.eqn} n={get:up.irq.cmd.count})", T("{us:rs.irq.cmd.max_ns}"), T("{us:up.irq.cmd.max_ns}"), "µs"),
+    Row("IRQ → EQE handled, command-completion EQ, mean / max (driver's own: our debugfs eqs irq_mean_ns / irq_max_ns)", T("{us:rs.irq.cmd.drv_mean_ns} / {us:rs.irq.cmd.drv_max_ns}"), Na(UP_NONE), "µs"),
+    Row("IRQ raised → next CI doorbell of the page-request EQ, mean (emulator; rs EQ {get:rs.irq.pages.eqn} n={get:rs.irq.pages.count}, upstream EQ {get:up.irq.pages.eqn} n={get:up.irq.pages.count})", T("{us:rs.irq.pages.mean_ns}"), T("{us:up.irq.pages.mean_ns}"), "µs"),
+    Row("IRQ raised → next CI doorbell of the page-request EQ, p50 (emulator; rs EQ {get:rs.irq.pages.eqn} n={get:rs.irq.pages.count}, upstream EQ {get:up.irq.pages.eqn} n={get:up.irq.pages.count})", T("{us:rs.irq.pages.p50_ns}"), T("{us:up.irq.pages.p50_ns}"), "µs"),
+    Row("IRQ raised → next CI doorbell of the page-request EQ, p99 (emulator; rs EQ {get:rs.irq.pages.eqn} n={get:rs.irq.pages.count}, upstream EQ {get:up.irq.pages.eqn} n={get:up.irq.pages.count})", T("{us:rs.irq.pages.p99_ns}"), T("{us:up.irq.pages.p99_ns}"), "µs"),
+    Row("IRQ raised → next CI doorbell of the page-request EQ, max (emulator; rs EQ {get:rs.irq.pages.eqn} n={get:rs.irq.pages.count}, upstream EQ {get:up.irq.pages.eqn} n={get:up.irq.pages.count})", T("{us:rs.irq.pages.max_ns}"), T("{us:up.irq.pages.max_ns}"), "µs"),
+    Row("IRQ → EQE handled, page-request EQ, mean / max (driver's own: our debugfs eqs irq_mean_ns / irq_max_ns)", T("{us:rs.irq.pages.drv_mean_ns} / {us:rs.irq.pages.drv_max_ns}"), Na(UP_NONE), "µs"),
+];
+
+/// The teardown table: one row per point P (pages demanded), one column per
+/// (header, cell); `{P}` in a cell is the point.
+#[rustfmt::skip]
+pub const TEARDOWN_COLUMNS: &[(&str, &str)] = &[
+    ("init pages demanded (held: upstream / rs)", "{P} ({get:td.{P}.up_held} / {get:td.{P}.rs_held})"),
+    ("rs fast, rmmod", "{f1:td.{P}.rs_fast_ms}{freed:td.{P}.rs_fast_freed,td.{P}.rs_held}"),
+    ("rs fast, device-side", "{f3:td.{P}.rs_fast_dev_ms}"),
+    ("rs fast, local page freeing (own log)", "{f1:td.{P}.rs_fast_free_log_ms}"),
+    ("rs graceful, rmmod", "{f1:td.{P}.rs_graceful_ms}{back:td.{P}.rs_held_after}"),
+    ("rs graceful, device-side", "{f1:td.{P}.rs_graceful_dev_ms}"),
+    ("rs reclaim, own log", "{f1:td.{P}.rs_reclaim_log_ms}"),
+    ("upstream graceful, modprobe -r", "{f1:td.{P}.up_graceful_ms}{back:td.{P}.up_held_after}"),
+    ("upstream graceful, device-side", "{f1:td.{P}.up_graceful_dev_ms}"),
+    ("upstream fast at power-off, device-side", "{f3:td.{P}.up_fast_dev_ms}"),
+    ("load: insmod / modprobe", "{f1:td.{P}.rs_load_ms} / {f1:td.{P}.up_load_ms}"),
+];
+
+/// The plot's series, in legend order: (legend, key of the teardown time at point `{P}`).
+#[rustfmt::skip]
+pub const PLOT_SERIES: &[(&str, &str)] = &[
+    ("mlx5_rs fast (rmmod, fast_unload=1)", "td.{P}.rs_fast_ms"),
+    ("mlx5_rs graceful (rmmod)", "td.{P}.rs_graceful_ms"),
+    ("upstream graceful (modprobe -r)", "td.{P}.up_graceful_ms"),
+    ("upstream fast (power-off, device-side prepare → DISABLED)", "td.{P}.up_fast_dev_ms"),
+    ("mlx5_rs fast, device-side prepare → DISABLED", "td.{P}.rs_fast_dev_ms"),
+];
