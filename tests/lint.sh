@@ -87,16 +87,20 @@ result production $rc "$d, $(($(date +%s) - T0)) s"
 # The host crates share the driver's pure files (ifc/, cmd/, pagealloc/, ...), so a
 # lint there is a lint in the driver's code too.
 T0=$(date +%s)
-if out=$(cd "$REPO" && cargo clippy --workspace --all-targets --release 2>&1); then
-	n=$(grep -E -c '^(warning|error)(\[|:)' <<<"$out")
+if ! cargo clippy --version >/dev/null 2>&1; then
+	result host-clippy 1 "cargo has no clippy: rustup component add clippy"
 else
-	n=-1
-fi
-if [ "$n" -eq 0 ]; then
-	result host-clippy 0 "0 warnings, $(($(date +%s) - T0)) s"
-else
-	grep -E -A12 '^(warning|error)(\[|:)' <<<"$out" | head -n 200 >&2
-	result host-clippy 1 "cargo clippy --workspace --all-targets: $n warning/error line(s) (-1: clippy failed)"
+	if out=$(cd "$REPO" && cargo clippy --workspace --all-targets --release 2>&1); then
+		n=$(grep -E -c '^(warning|error)(\[|:)' <<<"$out")
+	else
+		n=-1
+	fi
+	if [ "$n" -eq 0 ]; then
+		result host-clippy 0 "0 warnings, $(($(date +%s) - T0)) s"
+	else
+		grep -E -A12 '^(warning|error)(\[|:)' <<<"$out" | head -n 200 >&2
+		result host-clippy 1 "cargo clippy --workspace --all-targets: $n warning/error line(s) (-1: clippy failed)"
+	fi
 fi
 
 echo "$PASSED passed, $FAILED failed"

@@ -76,8 +76,9 @@ unload no-2m
 # 3. Every allocation of 32 KiB (order 3) or more fails, for every task this time (the
 # page-request work runs in a kernel worker, which task-filter cannot mark), for the
 # few seconds of one runtime request of 600 pages: one block per page, every page
-# supplied; the batch of addresses comes from vmalloc. (Not at probe: the event
-# queues' rings need order-3 blocks there, see Documentation/architecture.md.)
+# supplied; the batch of addresses comes from vmalloc. (Not at probe: with every
+# order >= 3 failing, the probe gets its pages but then fails with ENOMEM in the
+# event-queue/interrupt stage, on an allocation not yet pinned down.)
 load single 1024
 b0=$blocks f0=$fallbacks
 echo N >$fa/task-filter
