@@ -73,7 +73,7 @@ pub(crate) struct PageReqStats {
 }
 
 struct ReqState {
-    queue: RequestQueue<KVec<i32>>,
+    queue: RequestQueue<KVVec<i32>>,
     stats: PageReqStats,
 }
 
@@ -97,8 +97,11 @@ impl_has_work! {
 impl PageWork {
     /// An idle worker for `pages`.
     pub(crate) fn new(dev: &device::Device, pages: Arc<FwPages>) -> Result<Arc<Self>> {
-        // 32 KiB: kvmalloc'ed, so it needs no high-order page.
-        let ring = KVec::from_elem(0i32, QUEUE_CAPACITY, GFP_KERNEL)?;
+        // 32 KiB: kvmalloc'ed (vmalloc when no order-3 block is free), so that a
+        // fragmented system does not fail the probe here.
+        let ring = KVVec::from_elem(0i32, QUEUE_CAPACITY, GFP_KERNEL).inspect_err(|_| {
+            dev_err!(dev, "out of memory for the page-request queue\n");
+        })?;
         Arc::pin_init(
             pin_init!(Self {
                 dev: dev.into(),

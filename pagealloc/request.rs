@@ -62,7 +62,7 @@ pub enum Job {
 }
 
 /// The page-request state of one function over ring storage `S` (a slice of
-/// `i32`: a `KVec` in the kernel, a `Vec` or array in tests).
+/// `i32`: a `KVVec` in the kernel, a `Vec` or array in tests).
 #[derive(Debug)]
 pub struct RequestQueue<S> {
     ring: S,

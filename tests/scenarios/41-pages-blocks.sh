@@ -73,12 +73,20 @@ check blocks.no-2m.256k-blocks test $((blocks * 64)) -ge $held -a $((blocks * 64
 check blocks.no-2m.logged sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a 'supplied from smaller blocks' | grep -q -v 'single pages'"
 unload no-2m
 
-# 3. Every allocation of 32 KiB (order 3) or more fails, for every task this time (the
+# 3. Every allocation of 32 KiB (order 3) or more fails during the probe: one block
+# per page, every page supplied, and the rest of the probe needs no order-3 block
+# either (the page-request ring and the address batches come from kvmalloc).
+fail_on 3
+load probe-single 4096
+check blocks.probe-single.fell-back test "$fallbacks" -ge 1
+check blocks.probe-single.one-page-blocks test "$blocks" = $held
+check blocks.probe-single.logged sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a 'supplied from smaller blocks' | grep -q 'down to single pages'"
+unload probe-single
+
+# 4. Every allocation of 32 KiB (order 3) or more fails, for every task this time (the
 # page-request work runs in a kernel worker, which task-filter cannot mark), for the
 # few seconds of one runtime request of 600 pages: one block per page, every page
-# supplied; the batch of addresses comes from vmalloc. (Not at probe: with every
-# order >= 3 failing, the probe gets its pages but then fails with ENOMEM in the
-# event-queue/interrupt stage, on an allocation not yet pinned down.)
+# supplied; the batch of addresses comes from vmalloc.
 load single 1024
 b0=$blocks f0=$fallbacks
 echo N >$fa/task-filter
