@@ -493,9 +493,23 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             let mut fw = dev.fw();
             fw.knobs = crate::fw::FwKnobs::default();
             fw.observed = crate::fw::Observed::default();
+            fw.objs.cost.objects_per_page = crate::fw::rsc::DEFAULT_OBJECTS_PER_PAGE;
             json!({"ok": true})
         }
         "init_seg" => init_seg(dev, req),
+        // Verbs objects (issue 11, emulator objects slice).
+        "object_pages" => {
+            let Some(n) = req
+                .get("objects_per_page")
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+            else {
+                return json!({"ok": false, "error": "objects_per_page: a number below 2^32 (0 = off)"});
+            };
+            dev.fw().objs.cost.objects_per_page = n;
+            json!({"ok": true})
+        }
+        "qp_state" => qp_state(dev, req),
         "caps" => {
             let Some(n) = req
                 .get("reserved_tail_fill")
@@ -598,4 +612,24 @@ pub fn client(path: &std::path::Path, request: &str) -> std::io::Result<String> 
     let mut line = String::new();
     BufReader::new(s).read_line(&mut line)?;
     Ok(line.trim_end().to_string())
+}
+
+/// `{"cmd":"qp_state","qpn":N,"state":S}`: moves a QP to `state` as the device does on
+/// its own (a send error: SQER 4 or ERR 6; a drained send queue: SQD 5).
+fn qp_state(dev: &Device, req: &Value) -> Value {
+    let qpn = req
+        .get("qpn")
+        .and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok());
+    let state = req
+        .get("state")
+        .and_then(Value::as_u64)
+        .and_then(|n| u8::try_from(n).ok());
+    let (Some(qpn), Some(state)) = (qpn, state) else {
+        return json!({"ok": false, "error": "qpn and state (numbers) needed"});
+    };
+    match dev.fw().device_qp_state(qpn, state) {
+        Ok(()) => json!({"ok": true}),
+        Err(e) => json!({"ok": false, "error": e}),
+    }
 }

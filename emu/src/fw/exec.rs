@@ -103,6 +103,26 @@ impl Firmware {
             DESTROY_EQ => self.destroy_eq(input),
             QUERY_EQ => self.query_eq(input, out),
             GEN_EQE => self.gen_eqe(env, input),
+            // Verbs objects (issue 11, emulator objects slice).
+            ALLOC_PD => self.alloc_pd(env, input, out),
+            DEALLOC_PD => self.dealloc_pd(env, input),
+            ALLOC_XRCD => self.alloc_xrcd(env, input, out),
+            DEALLOC_XRCD => self.dealloc_xrcd(env, input),
+            ALLOC_TRANSPORT_DOMAIN => self.alloc_td(env, input, out),
+            DEALLOC_TRANSPORT_DOMAIN => self.dealloc_td(env, input),
+            ALLOC_Q_COUNTER => self.alloc_q_counter(env, input, out),
+            DEALLOC_Q_COUNTER => self.dealloc_q_counter(env, input),
+            QUERY_Q_COUNTER => self.query_q_counter(input, out),
+            QUERY_SPECIAL_CONTEXTS => self.query_special_contexts(out),
+            CREATE_CQ => self.create_cq(env, input, out),
+            DESTROY_CQ => self.destroy_cq(env, input),
+            QUERY_CQ => self.query_cq(input, out),
+            MODIFY_CQ => self.modify_cq(env, input),
+            CREATE_QP => self.create_qp(env, input, out),
+            DESTROY_QP => self.destroy_qp(env, input),
+            QUERY_QP => self.query_qp(input, out),
+            RST2INIT_QP | INIT2INIT_QP | INIT2RTR_QP | RTR2RTS_QP | RTS2RTS_QP | SQERR2RTS_QP
+            | SQD_RTS_QP | _2ERR_QP | _2RST_QP => self.modify_qp(op, input),
             // Outside the model: status 0x2 BAD_OP (what firmware answers an opcode it
             // does not know; upstream treats it as "not supported").
             _ => Err(unmodelled()),

@@ -19,6 +19,11 @@ pub mod strict;
 pub mod syndrome;
 pub mod timeline;
 pub mod util;
+// Verbs objects (issue 11, emulator objects slice).
+pub mod cq;
+pub mod qp;
+pub mod qp_state;
+pub mod rsc;
 
 use crate::config::EmuConfig;
 use crate::ifc::cmd_layout as cl;
@@ -154,6 +159,8 @@ pub struct Firmware {
     pub knobs: FwKnobs,
     /// Observations.
     pub observed: Observed,
+    /// Verbs objects (PD, CQ, QP, SRQ, mkey, ...).
+    pub objs: rsc::Objects,
     rng: u64,
 }
 
@@ -186,6 +193,7 @@ impl Firmware {
             overruns_seen: 0,
             knobs: FwKnobs::default(),
             observed: Observed::default(),
+            objs: rsc::Objects::default(),
             rng: 0x9e37_79b9_7f4a_7c15,
         }
     }
@@ -213,6 +221,7 @@ impl Firmware {
         self.stopped_uars.clear();
         self.deferred.clear();
         self.busy_slots = 0;
+        self.drop_objects("");
     }
 
     /// Runs command slot `slot` of the queue at `queue`.

@@ -1,0 +1,248 @@
+//! Verbs objects: numbering, limits, unknown numbers, references, stats counts.
+
+mod common;
+#[path = "common/verbs.rs"]
+mod verbs;
+
+use common::input;
+use mlx5_emu::fw::qp_state::st;
+use mlx5_emu::ifc::cq::{cqc, destroy_cq_in, query_cq_in, query_cq_out};
+use mlx5_emu::ifc::ib_res::{
+    alloc_q_counter_out, alloc_transport_domain_out, dealloc_pd_in, dealloc_q_counter_in,
+    dealloc_transport_domain_in, dealloc_xrcd_in, query_q_counter_in, query_special_contexts_out,
+};
+use mlx5_emu::ifc::opcodes::Opcode;
+use mlx5_emu::ifc::qp::{create_qp_in, destroy_qp_in, qpc};
+use mlx5_emu::ifc::status::CmdStatus;
+use verbs::{set_at, Dev};
+
+const OK: u8 = CmdStatus::OK as u8;
+const BAD_RES: u8 = CmdStatus::BAD_RES_ERR as u8;
+const BAD_PARAM: u8 = CmdStatus::BAD_PARAM_ERR as u8;
+const BAD_RES_STATE: u8 = CmdStatus::BAD_RES_STATE_ERR as u8;
+const LIM: u8 = CmdStatus::LIM_ERR as u8;
+
+#[test]
+fn pd_xrcd_td_numbering_and_unknown_numbers() {
+    let mut d = Dev::new();
+    let a = d.pd();
+    let b = d.pd();
+    assert_ne!(a, b);
+    assert_eq!(d.live("pd"), 2);
+    assert_eq!(d.on(Opcode::DEALLOC_PD, dealloc_pd_in::PD, a), OK);
+    assert_eq!(d.on(Opcode::DEALLOC_PD, dealloc_pd_in::PD, a), BAD_RES);
+    assert_eq!(d.on(Opcode::DEALLOC_PD, dealloc_pd_in::PD, 0xabcd), BAD_RES);
+    // The freed number is handed out again (lowest free first).
+    assert_eq!(d.pd(), a);
+    let x = d.xrcd();
+    assert_eq!(d.live("xrcd"), 1);
+    assert_eq!(
+        d.on(Opcode::DEALLOC_XRCD, dealloc_xrcd_in::XRCD, x + 1),
+        BAD_RES
+    );
+    assert_eq!(d.on(Opcode::DEALLOC_XRCD, dealloc_xrcd_in::XRCD, x), OK);
+    let out = d.h.ok(
+        &input(16, Opcode::ALLOC_TRANSPORT_DOMAIN as u16, 0, &[]),
+        16,
+    );
+    let td = alloc_transport_domain_out::TRANSPORT_DOMAIN
+        .raw()
+        .get(&out)
+        .unwrap() as u32;
+    let f = dealloc_transport_domain_in::TRANSPORT_DOMAIN;
+    assert_eq!(d.on(Opcode::DEALLOC_TRANSPORT_DOMAIN, f, td), OK);
+    assert_eq!(d.on(Opcode::DEALLOC_TRANSPORT_DOMAIN, f, td), BAD_RES);
+    // A uid names a user context; none can exist (log_max_uctx 0).
+    let mut inp = input(16, Opcode::ALLOC_PD as u16, 0, &[]);
+    inp[2..4].copy_from_slice(&5u16.to_be_bytes());
+    assert_eq!(d.h.run(&inp, 16).0, BAD_PARAM);
+    assert_eq!(d.live("pd"), 2);
+}
+
+#[test]
+fn pd_limit_follows_log_max_pd() {
+    let mut d = Dev::new();
+    {
+        let mut fw = d.h.dev.fw();
+        let f = mlx5_emu::ifc::caps::cmd_hca_cap::LOG_MAX_PD.raw();
+        f.set(&mut fw.caps.gen_cur, 2).unwrap();
+    }
+    for _ in 0..4 {
+        d.pd();
+    }
+    let (st, _, _) = d.h.run(&input(16, Opcode::ALLOC_PD as u16, 0, &[]), 16);
+    assert_eq!(st, LIM);
+    assert_eq!(d.live("pd"), 4);
+}
+
+#[test]
+fn q_counters_follow_max_qp_cnt() {
+    let mut d = Dev::new();
+    let alloc = input(16, Opcode::ALLOC_Q_COUNTER as u16, 0, &[]);
+    // The caps advertise no queue counters.
+    assert_eq!(d.h.run(&alloc, 16).0, LIM);
+    {
+        let mut fw = d.h.dev.fw();
+        let f = mlx5_emu::ifc::caps::cmd_hca_cap::MAX_QP_CNT.raw();
+        f.set(&mut fw.caps.gen_cur, 2).unwrap();
+    }
+    let out = d.h.ok(&alloc, 16);
+    let id = alloc_q_counter_out::COUNTER_SET_ID.raw().get(&out).unwrap() as u32;
+    assert_ne!(id, 0, "counter set 0 is the default set");
+    d.h.ok(&alloc, 16);
+    assert_eq!(d.h.run(&alloc, 16).0, LIM);
+    let q = input(
+        32,
+        Opcode::QUERY_Q_COUNTER as u16,
+        0,
+        &[(query_q_counter_in::COUNTER_SET_ID.raw(), u64::from(id))],
+    );
+    d.h.ok(&q, 256);
+    let q = input(
+        32,
+        Opcode::QUERY_Q_COUNTER as u16,
+        0,
+        &[(query_q_counter_in::COUNTER_SET_ID.raw(), 77)],
+    );
+    assert_eq!(d.h.run(&q, 256).0, BAD_RES);
+    let f = dealloc_q_counter_in::COUNTER_SET_ID;
+    assert_eq!(d.on(Opcode::DEALLOC_Q_COUNTER, f, id), OK);
+    assert_eq!(d.on(Opcode::DEALLOC_Q_COUNTER, f, id), BAD_RES);
+    assert_eq!(d.live("q_counter"), 1);
+}
+
+#[test]
+fn special_contexts() {
+    let mut d = Dev::new();
+    let out = d.h.ok(
+        &input(16, Opcode::QUERY_SPECIAL_CONTEXTS as u16, 0, &[]),
+        32,
+    );
+    let get = |f: mlx5_emu::ifc::field::Field| f.get(&out).unwrap();
+    assert_eq!(get(query_special_contexts_out::RESD_LKEY.raw()), 0x100);
+    assert_ne!(get(query_special_contexts_out::NULL_MKEY.raw()), 0);
+}
+
+#[test]
+fn cq_create_query_destroy() {
+    let mut d = Dev::new();
+    let cqn = d.cq();
+    assert_eq!(d.live("cq"), 1);
+    let q = input(
+        16,
+        Opcode::QUERY_CQ as u16,
+        0,
+        &[(query_cq_in::CQN.raw(), u64::from(cqn))],
+    );
+    let out = d.h.ok(&q, 0x110 + 8);
+    let c = query_cq_out::CQ_CONTEXT.raw().byte_off();
+    assert_eq!(cqc::LOG_CQ_SIZE.raw().get(&out[c..]).unwrap(), 4);
+    assert_eq!(
+        cqc::C_EQN_OR_APU_ELEMENT.raw().get(&out[c..]).unwrap(),
+        u64::from(d.eqn)
+    );
+    assert_eq!(d.on(Opcode::DESTROY_CQ, destroy_cq_in::CQN, cqn), OK);
+    assert_eq!(d.on(Opcode::DESTROY_CQ, destroy_cq_in::CQN, cqn), BAD_RES);
+    assert_eq!(d.h.run(&q, 0x118).0, BAD_RES);
+    assert_eq!(d.live("cq"), 0);
+}
+
+#[test]
+fn cq_needs_an_existing_eq_uar_and_pages() {
+    let mut d = Dev::new();
+    let eqn = d.eqn;
+    let inp = d.cq_input(4, eqn + 1);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_RES, "unknown EQ");
+    let mut inp = d.cq_input(4, eqn);
+    set_at(&mut inp, 0x10, cqc::UAR_PAGE, 3);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_PARAM, "unallocated UAR");
+    let mut inp = d.cq_input(4, eqn);
+    set_at(&mut inp, 0x10, cqc::LOG_CQ_SIZE, 23);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_PARAM, "above log_max_cq_sz");
+    let mut inp = d.cq_input(4, eqn);
+    set_at(&mut inp, 0x10, cqc::DBR_ADDR, 4);
+    assert_eq!(
+        d.h.run(&inp, 16).0,
+        BAD_PARAM,
+        "doorbell record outside memory"
+    );
+    let mut inp = d.cq_input(6, eqn);
+    inp.truncate(inp.len() - 8);
+    let st = d.h.run(&inp, 16).0;
+    assert_eq!(st, CmdStatus::BAD_INP_LEN_ERR as u8, "page list short");
+    assert_eq!(d.live("cq"), 0);
+}
+
+#[test]
+fn qp_create_destroy_and_references() {
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let cq = d.cq();
+    let qpn = d.qp(st::RC, pd, cq);
+    assert!(qpn >= 8);
+    assert_eq!(d.live("qp"), 1);
+    // Unknown PD, unknown CQ.
+    let inp = d.qp_input(st::RC, pd + 10, cq);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_RES);
+    let inp = d.qp_input(st::UD, pd, cq + 10);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_RES);
+    // An SRQ receive queue names an SRQ that must exist.
+    let mut inp = d.qp_input(st::RC, pd, cq);
+    let c = create_qp_in::QPC.raw().byte_off();
+    set_at(&mut inp, c, qpc::RQ_TYPE, 1);
+    set_at(&mut inp, c, qpc::SRQN_RMPN_XRQN, 99);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_RES);
+    // XRC needs an XRC domain.
+    let inp = d.qp_input(st::XRC, pd, cq);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_RES);
+    // Unknown service type.
+    let inp = d.qp_input(0x6, pd, cq);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_PARAM);
+    // Destroying what a QP uses: permissive by default (violation), refused strict.
+    let v0 = d.h.dev.fw().stats.violations;
+    {
+        d.h.dev.fw().strict.destroy_in_use = true;
+    }
+    assert_eq!(
+        d.on(Opcode::DEALLOC_PD, dealloc_pd_in::PD, pd),
+        BAD_RES_STATE
+    );
+    assert_eq!(
+        d.on(Opcode::DESTROY_CQ, destroy_cq_in::CQN, cq),
+        BAD_RES_STATE
+    );
+    assert!(d.h.dev.fw().stats.violations > v0);
+    assert_eq!(d.on(Opcode::DESTROY_QP, destroy_qp_in::QPN, qpn), OK);
+    assert_eq!(d.on(Opcode::DESTROY_QP, destroy_qp_in::QPN, qpn), BAD_RES);
+    assert_eq!(d.on(Opcode::DESTROY_CQ, destroy_cq_in::CQN, cq), OK);
+    assert_eq!(d.on(Opcode::DEALLOC_PD, dealloc_pd_in::PD, pd), OK);
+    let fw = d.h.dev.fw();
+    assert_eq!(fw.objs.total(), 0);
+}
+
+#[test]
+fn destroy_in_use_is_permissive_by_default() {
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let cq = d.cq();
+    let qpn = d.qp(st::UD, pd, cq);
+    let v0 = d.h.dev.fw().stats.violations;
+    assert_eq!(d.on(Opcode::DESTROY_CQ, destroy_cq_in::CQN, cq), OK);
+    assert_eq!(d.h.dev.fw().stats.violations, v0 + 1);
+    assert_eq!(d.on(Opcode::DESTROY_QP, destroy_qp_in::QPN, qpn), OK);
+    assert_eq!(d.on(Opcode::DEALLOC_PD, dealloc_pd_in::PD, pd), OK);
+    assert_eq!(d.h.dev.fw().stats.violations, v0 + 1);
+}
+
+#[test]
+fn teardown_drops_objects_and_counts_them() {
+    let mut d = Dev::new();
+    d.pd();
+    d.cq();
+    let fw_created = d.h.dev.fw().objs.created.get("pd").copied();
+    assert_eq!(fw_created, Some(1));
+    d.h.dev.reset();
+    let fw = d.h.dev.fw();
+    assert_eq!(fw.objs.total(), 0);
+    assert_eq!(fw.objs.dropped, 2);
+}
