@@ -246,3 +246,210 @@ fn teardown_drops_objects_and_counts_them() {
     assert_eq!(fw.objs.total(), 0);
     assert_eq!(fw.objs.dropped, 2);
 }
+
+#[test]
+fn srq_xrc_srq_rmp_and_their_references() {
+    use mlx5_emu::ifc::srq::{
+        arm_rq_in, destroy_rmp_in, destroy_srq_in, destroy_xrc_srq_in, query_rmp_in, query_srq_in,
+        query_srq_out, srqc,
+    };
+    use verbs::SrqCmd;
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let cq = d.cq();
+    let x = d.xrcd();
+    let s = d.srq(SrqCmd::Basic, pd, 0, 0);
+    let xs = d.srq(SrqCmd::Xrc, pd, cq, x);
+    let r = d.srq(SrqCmd::Rmp, pd, 0, 0);
+    // One number space.
+    assert!(s != xs && xs != r && s != r);
+    assert_eq!((d.live("srq"), d.live("xrc_srq"), d.live("rmp")), (1, 1, 1));
+    // References: unknown PD, XRC SRQ without XRCD or CQ.
+    let inp = d.srq_input(SrqCmd::Basic, pd + 9, 0, 0);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_RES);
+    let inp = d.srq_input(SrqCmd::Xrc, pd, cq, x + 9);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_RES);
+    let inp = d.srq_input(SrqCmd::Xrc, pd, cq + 9, x);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_RES);
+    let inp = d.srq_input(SrqCmd::Rmp, pd + 9, 0, 0);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_RES);
+    // Query, arm.
+    let q = input(
+        16,
+        Opcode::QUERY_SRQ as u16,
+        0,
+        &[(query_srq_in::SRQN.raw(), u64::from(s))],
+    );
+    let out = d.h.ok(&q, 0x110 + 8);
+    let c = query_srq_out::SRQ_CONTEXT_ENTRY.raw().byte_off();
+    assert_eq!(srqc::LOG_SRQ_SIZE.raw().get(&out[c..]).unwrap(), 4);
+    let arm = input(
+        16,
+        Opcode::ARM_RQ as u16,
+        1,
+        &[
+            (arm_rq_in::SRQ_NUMBER.raw(), u64::from(s)),
+            (arm_rq_in::LWM.raw(), 3),
+        ],
+    );
+    d.h.ok(&arm, 16);
+    let out = d.h.ok(&q, 0x118);
+    assert_eq!(srqc::LWM.raw().get(&out[c..]).unwrap(), 3);
+    let q = input(
+        16,
+        Opcode::QUERY_RMP as u16,
+        0,
+        &[(query_rmp_in::RMPN.raw(), u64::from(r))],
+    );
+    d.h.ok(&q, 0x110);
+    // Kinds do not mix: DESTROY_SRQ of an RMP is an unknown SRQ.
+    assert_eq!(d.on(Opcode::DESTROY_SRQ, destroy_srq_in::SRQN, r), BAD_RES);
+    // A QP on the SRQ keeps it (and the XRCD under the XRC SRQ) referenced.
+    let mut qin = d.qp_input(st::RC, pd, cq);
+    let qc = create_qp_in::QPC.raw().byte_off();
+    set_at(&mut qin, qc, qpc::RQ_TYPE, 1);
+    set_at(&mut qin, qc, qpc::SRQN_RMPN_XRQN, u64::from(r));
+    let qpn = mlx5_emu::ifc::qp::create_qp_out::QPN
+        .raw()
+        .get(&d.h.ok(&qin, 16))
+        .unwrap() as u32;
+    d.h.dev.fw().strict.destroy_in_use = true;
+    assert_eq!(
+        d.on(Opcode::DESTROY_RMP, destroy_rmp_in::RMPN, r),
+        BAD_RES_STATE
+    );
+    assert_eq!(
+        d.on(Opcode::DEALLOC_XRCD, dealloc_xrcd_in::XRCD, x),
+        BAD_RES_STATE
+    );
+    assert_eq!(
+        d.on(Opcode::DESTROY_CQ, destroy_cq_in::CQN, cq),
+        BAD_RES_STATE
+    );
+    assert_eq!(d.on(Opcode::DESTROY_QP, destroy_qp_in::QPN, qpn), OK);
+    assert_eq!(d.on(Opcode::DESTROY_RMP, destroy_rmp_in::RMPN, r), OK);
+    assert_eq!(
+        d.on(Opcode::DESTROY_XRC_SRQ, destroy_xrc_srq_in::XRC_SRQN, xs),
+        OK
+    );
+    assert_eq!(d.on(Opcode::DESTROY_SRQ, destroy_srq_in::SRQN, s), OK);
+    assert_eq!(d.on(Opcode::DEALLOC_XRCD, dealloc_xrcd_in::XRCD, x), OK);
+    assert_eq!(d.on(Opcode::DESTROY_CQ, destroy_cq_in::CQN, cq), OK);
+    assert_eq!(d.on(Opcode::DEALLOC_PD, dealloc_pd_in::PD, pd), OK);
+    assert_eq!(d.h.dev.fw().objs.total(), 0);
+}
+
+#[test]
+fn mkey_numbering_context_and_pd() {
+    use mlx5_emu::ifc::mkey::{
+        create_mkey_in, destroy_mkey_in, mkc, query_mkey_in, query_mkey_out,
+    };
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let a = d.mkey(pd, 4);
+    let b = d.mkey(pd, 1);
+    assert!(a >= mlx5_emu::fw::rsc::FIRST_MKEY_INDEX);
+    assert_ne!(a, b);
+    let q = input(
+        16,
+        Opcode::QUERY_MKEY as u16,
+        0,
+        &[(query_mkey_in::MKEY_INDEX.raw(), u64::from(a))],
+    );
+    let out = d.h.ok(&q, query_mkey_out::BYTES);
+    let m = query_mkey_out::MEMORY_KEY_MKEY_ENTRY.raw().byte_off();
+    // The key the driver uses is index << 8 | mkey_7_0.
+    let key = (a << 8) | mkc::MKEY_7_0.raw().get(&out[m..]).unwrap() as u32;
+    assert_eq!(key & 0xff, 0x42);
+    assert_eq!(mkc::PD.raw().get(&out[m..]).unwrap(), u64::from(pd));
+    let t = query_mkey_out::BSF0_KLM0_PAS_MTT0_1.raw().byte_off();
+    assert_eq!(&out[t..t + 8], &0x2000_0000u64.to_be_bytes());
+    // Unknown PD, translation list longer than its table, access mode not modelled.
+    let inp = d.mkey_input(pd + 5, 2);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_RES);
+    let mut inp = d.mkey_input(pd, 2);
+    let c = create_mkey_in::MEMORY_KEY_MKEY_ENTRY.raw().byte_off();
+    set_at(&mut inp, c, mkc::TRANSLATIONS_OCTWORD_SIZE, 0);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_PARAM);
+    let mut inp = d.mkey_input(pd, 2);
+    set_at(&mut inp, c, mkc::ACCESS_MODE_4_2, 1);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_PARAM);
+    let mut inp = d.mkey_input(pd, 4);
+    inp.truncate(inp.len() - 16);
+    assert_eq!(d.h.run(&inp, 16).0, CmdStatus::BAD_INP_LEN_ERR as u8);
+    // An mkey keeps its PD referenced.
+    d.h.dev.fw().strict.destroy_in_use = true;
+    assert_eq!(
+        d.on(Opcode::DEALLOC_PD, dealloc_pd_in::PD, pd),
+        BAD_RES_STATE
+    );
+    let f = destroy_mkey_in::MKEY_INDEX;
+    assert_eq!(d.on(Opcode::DESTROY_MKEY, f, a), OK);
+    assert_eq!(d.on(Opcode::DESTROY_MKEY, f, a), BAD_RES);
+    assert_eq!(d.on(Opcode::DESTROY_MKEY, f, b), OK);
+    assert_eq!(d.on(Opcode::DEALLOC_PD, dealloc_pd_in::PD, pd), OK);
+    assert_eq!(d.live("mkey"), 0);
+}
+
+/// Page-request EQEs (type 0x0b) written into the test EQ so far: their num_pages.
+fn page_requests(d: &Dev) -> Vec<i32> {
+    use mlx5_emu::mem::GuestMemory;
+    let mut v = Vec::new();
+    for i in 0..64u64 {
+        let mut e = [0u8; 64];
+        d.h.mem.read(d.eq_buf + 64 * i, &mut e).unwrap();
+        // Written EQEs have owner bit 0 in the first pass (the buffer starts zeroed,
+        // so look at the type byte instead and skip empty slots).
+        if e[1] == 0x0b {
+            v.push(i32::from_be_bytes([e[0x24], e[0x25], e[0x26], e[0x27]]));
+        }
+    }
+    v
+}
+
+#[test]
+fn objects_cost_pages_and_give_them_back() {
+    let mut d = Dev::new();
+    d.h.dev.fw().objs.cost.objects_per_page = 4;
+    let pd = d.pd();
+    let mut mk = Vec::new();
+    for _ in 0..2 {
+        mk.push(d.mkey(pd, 1));
+    }
+    assert!(page_requests(&d).is_empty(), "3 objects fit the first page");
+    mk.push(d.mkey(pd, 1));
+    assert_eq!(page_requests(&d), vec![1], "the 4th object asks for a page");
+    for _ in 0..4 {
+        mk.push(d.mkey(pd, 1));
+    }
+    assert_eq!(page_requests(&d), vec![1, 1]);
+    assert_eq!(d.h.dev.fw().ledger.runtime_demand, 2);
+    for m in mk {
+        let f = mlx5_emu::ifc::mkey::destroy_mkey_in::MKEY_INDEX;
+        assert_eq!(d.on(Opcode::DESTROY_MKEY, f, m), OK);
+    }
+    assert_eq!(page_requests(&d), vec![1, 1, -1, -1]);
+    let fw = d.h.dev.fw();
+    assert_eq!(fw.objs.cost.charged, 0);
+    assert_eq!(fw.objs.cost.requests, (2, 2));
+    assert_eq!(fw.ledger.runtime_demand, 0);
+}
+
+#[test]
+fn stats_list_objects_and_reset_clears_them() {
+    let mut d = Dev::new();
+    let pd = d.pd();
+    d.cq();
+    d.mkey(pd, 1);
+    let s = mlx5_emu::report::stats(&d.h.dev);
+    assert_eq!(s["objects"]["live"]["pd"], 1);
+    assert_eq!(s["objects"]["live"]["cq"], 1);
+    assert_eq!(s["objects"]["live"]["mkey"], 1);
+    assert_eq!(s["objects"]["total"], 3);
+    assert_eq!(s["objects"]["created"]["cq"], 1);
+    d.h.dev.reset();
+    let s = mlx5_emu::report::stats(&d.h.dev);
+    assert_eq!(s["objects"]["total"], 0);
+    assert_eq!(s["objects"]["live"]["pd"], 0);
+    assert_eq!(s["objects"]["dropped"], 3);
+}

@@ -1,5 +1,6 @@
 //! Command dispatch: opcode → handler, with the per-function state gate.
 
+use super::rsc::SrqKind;
 use super::util::{bad_state, CmdErr, CmdResult};
 use super::{syndrome, Env, Firmware};
 use crate::ifc::opcodes::Opcode;
@@ -123,6 +124,21 @@ impl Firmware {
             QUERY_QP => self.query_qp(input, out),
             RST2INIT_QP | INIT2INIT_QP | INIT2RTR_QP | RTR2RTS_QP | RTS2RTS_QP | SQERR2RTS_QP
             | SQD_RTS_QP | _2ERR_QP | _2RST_QP => self.modify_qp(op, input),
+            CREATE_SRQ => self.create_srq(env, input, out),
+            CREATE_XRC_SRQ => self.create_xrc_srq(env, input, out),
+            CREATE_RMP => self.create_rmp(env, input, out),
+            DESTROY_SRQ => self.destroy_srq_kind(env, SrqKind::Basic, input),
+            DESTROY_XRC_SRQ => self.destroy_srq_kind(env, SrqKind::Xrc, input),
+            DESTROY_RMP => self.destroy_srq_kind(env, SrqKind::Rmp, input),
+            QUERY_SRQ => self.query_srq_kind(SrqKind::Basic, input, out),
+            QUERY_XRC_SRQ => self.query_srq_kind(SrqKind::Xrc, input, out),
+            QUERY_RMP => self.query_srq_kind(SrqKind::Rmp, input, out),
+            ARM_RQ => self.arm_srq(SrqKind::Basic, input),
+            ARM_XRC_SRQ => self.arm_srq(SrqKind::Xrc, input),
+            MODIFY_RMP => self.modify_rmp(input),
+            CREATE_MKEY => self.create_mkey(env, input, out),
+            DESTROY_MKEY => self.destroy_mkey(env, input),
+            QUERY_MKEY => self.query_mkey(input, out),
             // Outside the model: status 0x2 BAD_OP (what firmware answers an opcode it
             // does not know; upstream treats it as "not supported").
             _ => Err(unmodelled()),

@@ -21,9 +21,11 @@ pub mod timeline;
 pub mod util;
 // Verbs objects (issue 11, emulator objects slice).
 pub mod cq;
+pub mod mkey;
 pub mod qp;
 pub mod qp_state;
 pub mod rsc;
+pub mod srq;
 
 use crate::config::EmuConfig;
 use crate::ifc::cmd_layout as cl;
