@@ -43,6 +43,7 @@ pub mod ib_res;
 pub mod mkey;
 pub mod qp;
 pub mod srq;
+pub mod wqe;
 
 /// Fields `device.h` names inside bits `mlx5_ifc.h` reserves (structure, field): the
 /// header conformance test checks them against `device.h`'s layout instead (host crates

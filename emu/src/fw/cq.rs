@@ -133,6 +133,7 @@ impl Firmware {
                 log_page_size,
                 pi: 0,
                 armed: false,
+                solicited_only: false,
             },
         );
         self.created(env, "cq");

@@ -25,6 +25,7 @@ pub mod mkey;
 pub mod qp;
 pub mod qp_state;
 pub mod rsc;
+mod sq;
 pub mod srq;
 
 use crate::config::EmuConfig;

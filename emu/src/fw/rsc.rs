@@ -154,6 +154,8 @@ pub struct Cq {
     pub pi: u32,
     /// Armed through the UAR doorbell (next completion raises an EQE).
     pub armed: bool,
+    /// Armed for solicited completions only.
+    pub solicited_only: bool,
 }
 
 /// A queue pair.
@@ -267,6 +269,11 @@ pub struct Objects {
     pub destroyed: BTreeMap<&'static str, u64>,
     /// Objects still alive at a teardown or reset, dropped by it (kept across resets).
     pub dropped: u64,
+    /// First dword of a CQ arm doorbell (UAR +0x20) per UAR page, until its second
+    /// dword (the CQ number, +0x24) arrives.
+    pub cq_arm_words: BTreeMap<u32, u32>,
+    /// Send path: CQEs written, completion EQEs raised, send WQEs consumed.
+    pub sent: (u64, u64, u64),
 }
 
 impl Default for Objects {
@@ -292,6 +299,8 @@ impl Default for Objects {
             created: BTreeMap::new(),
             destroyed: BTreeMap::new(),
             dropped: 0,
+            cq_arm_words: BTreeMap::new(),
+            sent: (0, 0, 0),
         }
     }
 }
@@ -339,6 +348,7 @@ impl Objects {
         self.qps.clear();
         self.srqs.clear();
         self.mkeys.clear();
+        self.cq_arm_words.clear();
         self.cost.charged = 0;
         n
     }
