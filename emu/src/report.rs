@@ -214,6 +214,7 @@ fn objects(o: &crate::fw::rsc::Objects) -> Value {
         "destroyed": o.destroyed,
         "dropped": o.dropped,
         "qp_states": qp_states,
+        "send": {"cqes": o.sent.0, "completion_eqes": o.sent.1, "wqes": o.sent.2},
         "pages": {
             "objects_per_page": o.cost.objects_per_page,
             "charged": o.cost.charged,

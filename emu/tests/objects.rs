@@ -453,3 +453,30 @@ fn stats_list_objects_and_reset_clears_them() {
     assert_eq!(s["objects"]["live"]["pd"], 0);
     assert_eq!(s["objects"]["dropped"], 3);
 }
+
+#[test]
+fn umr_and_ipoib_underlay_qps_need_no_pd() {
+    use mlx5_emu::ifc::qp::ads;
+    let mut d = Dev::new();
+    let cq = d.cq();
+    let c = create_qp_in::QPC.raw().byte_off();
+    // upstream's UMR QP: REG_UMR, pd 0.
+    let mut inp = d.qp_input(st::REG_UMR, 0, cq);
+    set_at(&mut inp, c, qpc::RQ_TYPE, 3);
+    d.h.ok(&inp, 16);
+    // Any other type needs its PD.
+    let inp = d.qp_input(st::RC, 0, cq);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_RES);
+    // upstream mlx5i_create_underlay_qp: UD, enhanced ULP mode, nothing else.
+    let mut inp = input(create_qp_in::BYTES, Opcode::CREATE_QP as u16, 0, &[]);
+    set_at(&mut inp, c, qpc::ST, u64::from(st::UD));
+    set_at(&mut inp, c, qpc::PM_STATE, 3);
+    set_at(&mut inp, c, qpc::ULP_STATELESS_OFFLOAD_MODE, 2);
+    let p = c + qpc::PRIMARY_ADDRESS_PATH.raw().byte_off();
+    set_at(&mut inp, p, ads::VHCA_PORT_NUM, 1);
+    d.h.ok(&inp, 16);
+    // Without the ULP mode the same context lacks its PD.
+    set_at(&mut inp, c, qpc::ULP_STATELESS_OFFLOAD_MODE, 0);
+    assert_eq!(d.h.run(&inp, 16).0, BAD_RES);
+    assert_eq!(d.live("qp"), 2);
+}

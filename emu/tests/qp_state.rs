@@ -85,6 +85,10 @@ fn create(d: &mut Dev, o: &Objs, k: Kind) -> u32 {
         }
         Kind::Plain(_) => {}
     }
+    if matches!(k, Kind::Plain(st::REG_UMR)) {
+        // Upstream's UMR QP names no PD.
+        set_at(&mut inp, c, qpc::PD, 0);
+    }
     let out = d.h.ok(&inp, 16);
     mlx5_emu::ifc::qp::create_qp_out::QPN
         .raw()

@@ -109,6 +109,9 @@ fn signalled_send_completes_with_a_requester_cqe() {
     let c = cqe(&d, &s, 1);
     assert_eq!(u16::from_be_bytes([c[0x3c], c[0x3d]]), 2);
     assert_eq!(cqe(&d, &s, 2), [0u8; 64], "no third CQE");
+    let stats = mlx5_emu::report::stats(&d.h.dev);
+    assert_eq!(stats["objects"]["send"]["cqes"], 2);
+    assert_eq!(stats["objects"]["send"]["wqes"], 3);
     let fw = d.h.dev.fw();
     assert_eq!(fw.objs.qps[&s.qpn].sq_consumed, 3);
     assert_eq!(fw.objs.sent.0, 2);

@@ -26,6 +26,10 @@ mod rq_type {
     pub const ZERO_LEN: u8 = 3;
 }
 
+/// `qpc.ulp_stateless_offload_mode` of an IPoIB underlay QP (upstream
+/// `MLX5_QP_ENHANCED_ULP_STATELESS_MODE`).
+const ULP_MODE_ENHANCED: u64 = 2;
+
 /// A send WQE basic block (upstream `MLX5_SEND_WQE_BB`).
 pub const SEND_WQE_BB: u64 = 64;
 
@@ -204,16 +208,25 @@ impl Firmware {
                 .violation(format!("CREATE_QP: service type {st:#x} not supported"));
             return Err(bad_param());
         }
+        // An IPoIB underlay QP (UD, enhanced ULP stateless offload mode) has no queues
+        // of its own: upstream `mlx5i_create_underlay_qp` names no PD, CQ or buffer.
+        let underlay =
+            st == st::UD && cx(&ctx, qpc::ULP_STATELESS_OFFLOAD_MODE) == ULP_MODE_ENHANCED;
         let pd = cx(&ctx, qpc::PD) as u32;
-        if !self.objs.pds.contains(pd) {
+        // The UMR QP works on behalf of the mkeys it updates: upstream leaves its `pd`
+        // 0 (`create_kernel_qp` sets `pd` for every other type), so it needs none.
+        let pd_optional = st == st::REG_UMR || underlay;
+        let pd_ok = self.objs.pds.contains(pd) || (pd_optional && pd == 0);
+        if !pd_ok {
             self.stats.violation(format!("CREATE_QP: unknown PD {pd}"));
             return Err(bad_res());
         }
-        let no_sq = cx(&ctx, qpc::NO_SQ) != 0;
+        let no_sq = cx(&ctx, qpc::NO_SQ) != 0 || underlay;
         let rqt = cx(&ctx, qpc::RQ_TYPE) as u8;
         if ![rq_type::REGULAR, rq_type::SRQ, rq_type::ZERO_LEN].contains(&rqt) {
             return Err(bad_param());
         }
+        let rqt = if underlay { rq_type::ZERO_LEN } else { rqt };
         let max_sz = self.caps.cur(g::LOG_MAX_QP_SZ.raw());
         let log_rq = cx(&ctx, qpc::LOG_RQ_SIZE);
         let log_sq = cx(&ctx, qpc::LOG_SQ_SIZE);
