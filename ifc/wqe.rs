@@ -7,10 +7,6 @@ use zerocopy::byteorder::big_endian::{U16, U32};
 use zerocopy_derive::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// A 64-byte CQE (for 128-byte CQEs, the second half of the entry).
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator and the host tests")
-)]
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable)]
 #[repr(C)]
 pub struct Cqe64 {
@@ -44,10 +40,6 @@ pub struct Cqe64 {
 }
 
 /// An error CQE (same 64 bytes, `struct mlx5_err_cqe`).
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator and the host tests")
-)]
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable)]
 #[repr(C)]
 pub struct ErrCqe {
@@ -72,10 +64,6 @@ pub struct ErrCqe {
 }
 
 /// The control segment that starts every send WQE.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator and the host tests")
-)]
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable)]
 #[repr(C)]
 pub struct WqeCtrlSeg {
