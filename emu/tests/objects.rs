@@ -480,3 +480,44 @@ fn umr_and_ipoib_underlay_qps_need_no_pd() {
     assert_eq!(d.h.run(&inp, 16).0, BAD_RES);
     assert_eq!(d.live("qp"), 2);
 }
+
+#[test]
+fn control_socket_objects_knobs() {
+    use mlx5_emu::control::handle;
+    use serde_json::json;
+    let mut d = Dev::new();
+    let r = handle(&d.h.dev, &json!({"cmd": "object_pages", "objects_per_page": 2}));
+    assert_eq!(r["ok"], true);
+    let pd = d.pd();
+    let cq = d.cq();
+    let qpn = d.qp(st::UD, pd, cq);
+    let s = handle(&d.h.dev, &json!({"cmd": "stats"}));
+    assert_eq!(s["objects"]["total"], 3);
+    assert_eq!(s["objects"]["pages"]["charged"], 1);
+    assert_eq!(s["objects"]["qp_states"][qpn.to_string()], 0);
+    // The device moves a QP only out of RTS (or into ERR).
+    let r = handle(&d.h.dev, &json!({"cmd": "qp_state", "qpn": qpn, "state": 4}));
+    assert_eq!(r["ok"], false);
+    let r = handle(&d.h.dev, &json!({"cmd": "qp_state", "qpn": qpn, "state": 6}));
+    assert_eq!(r["ok"], true);
+    let g = handle(
+        &d.h.dev,
+        &json!({"cmd": "get", "path": ["objects", "qp_states", qpn.to_string()]}),
+    );
+    assert_eq!(g["value"], 6);
+    let r = handle(&d.h.dev, &json!({"cmd": "object_pages"}));
+    assert_eq!(r["ok"], false);
+    // Strict rules by name.
+    let r = handle(&d.h.dev, &json!({"cmd": "strict", "rule": "destroy_in_use", "on": true}));
+    assert_eq!(r["ok"], true);
+    assert_eq!(d.on(Opcode::DEALLOC_PD, dealloc_pd_in::PD, pd), BAD_RES_STATE);
+    // The control reset restores the default knob and forgets the objects.
+    handle(&d.h.dev, &json!({"cmd": "reset"}));
+    let s = handle(&d.h.dev, &json!({"cmd": "stats"}));
+    assert_eq!(s["objects"]["total"], 0);
+    assert_eq!(
+        s["objects"]["pages"]["objects_per_page"],
+        mlx5_emu::fw::rsc::DEFAULT_OBJECTS_PER_PAGE
+    );
+    assert_eq!(s["strict"]["destroy_in_use"], false);
+}
