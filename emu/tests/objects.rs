@@ -486,7 +486,10 @@ fn control_socket_objects_knobs() {
     use mlx5_emu::control::handle;
     use serde_json::json;
     let mut d = Dev::new();
-    let r = handle(&d.h.dev, &json!({"cmd": "object_pages", "objects_per_page": 2}));
+    let r = handle(
+        &d.h.dev,
+        &json!({"cmd": "object_pages", "objects_per_page": 2}),
+    );
     assert_eq!(r["ok"], true);
     let pd = d.pd();
     let cq = d.cq();
@@ -496,9 +499,15 @@ fn control_socket_objects_knobs() {
     assert_eq!(s["objects"]["pages"]["charged"], 1);
     assert_eq!(s["objects"]["qp_states"][qpn.to_string()], 0);
     // The device moves a QP only out of RTS (or into ERR).
-    let r = handle(&d.h.dev, &json!({"cmd": "qp_state", "qpn": qpn, "state": 4}));
+    let r = handle(
+        &d.h.dev,
+        &json!({"cmd": "qp_state", "qpn": qpn, "state": 4}),
+    );
     assert_eq!(r["ok"], false);
-    let r = handle(&d.h.dev, &json!({"cmd": "qp_state", "qpn": qpn, "state": 6}));
+    let r = handle(
+        &d.h.dev,
+        &json!({"cmd": "qp_state", "qpn": qpn, "state": 6}),
+    );
     assert_eq!(r["ok"], true);
     let g = handle(
         &d.h.dev,
@@ -508,9 +517,15 @@ fn control_socket_objects_knobs() {
     let r = handle(&d.h.dev, &json!({"cmd": "object_pages"}));
     assert_eq!(r["ok"], false);
     // Strict rules by name.
-    let r = handle(&d.h.dev, &json!({"cmd": "strict", "rule": "destroy_in_use", "on": true}));
+    let r = handle(
+        &d.h.dev,
+        &json!({"cmd": "strict", "rule": "destroy_in_use", "on": true}),
+    );
     assert_eq!(r["ok"], true);
-    assert_eq!(d.on(Opcode::DEALLOC_PD, dealloc_pd_in::PD, pd), BAD_RES_STATE);
+    assert_eq!(
+        d.on(Opcode::DEALLOC_PD, dealloc_pd_in::PD, pd),
+        BAD_RES_STATE
+    );
     // The control reset restores the default knob and forgets the objects.
     handle(&d.h.dev, &json!({"cmd": "reset"}));
     let s = handle(&d.h.dev, &json!({"cmd": "stats"}));
@@ -520,4 +535,45 @@ fn control_socket_objects_knobs() {
         mlx5_emu::fw::rsc::DEFAULT_OBJECTS_PER_PAGE
     );
     assert_eq!(s["strict"]["destroy_in_use"], false);
+}
+
+#[test]
+fn cq_qp_srq_mkey_limits_follow_the_caps() {
+    use mlx5_emu::ifc::caps::cmd_hca_cap as g;
+    use verbs::SrqCmd;
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let cq = d.cq();
+    {
+        let mut fw = d.h.dev.fw();
+        for f in [
+            g::LOG_MAX_CQ.raw(),
+            g::LOG_MAX_QP.raw(),
+            g::LOG_MAX_MKEY.raw(),
+        ] {
+            f.set(&mut fw.caps.gen_cur, 1).unwrap();
+        }
+        g::LOG_MAX_SRQ.raw().set(&mut fw.caps.gen_cur, 0).unwrap();
+        g::LOG_MAX_RMP.raw().set(&mut fw.caps.gen_cur, 0).unwrap();
+    }
+    d.cq();
+    let eqn = d.eqn;
+    let inp = d.cq_input(4, eqn);
+    assert_eq!(d.h.run(&inp, 16).0, LIM, "third CQ");
+    d.qp(st::UD, pd, cq);
+    d.qp(st::UD, pd, cq);
+    let inp = d.qp_input(st::UD, pd, cq);
+    assert_eq!(d.h.run(&inp, 16).0, LIM, "third QP");
+    d.mkey(pd, 1);
+    d.mkey(pd, 1);
+    let inp = d.mkey_input(pd, 1);
+    assert_eq!(d.h.run(&inp, 16).0, LIM, "third mkey");
+    // One SRQ and one RMP: separate limits in one number space.
+    d.srq(SrqCmd::Basic, pd, 0, 0);
+    let inp = d.srq_input(SrqCmd::Basic, pd, 0, 0);
+    assert_eq!(d.h.run(&inp, 16).0, LIM, "second SRQ");
+    d.srq(SrqCmd::Rmp, pd, 0, 0);
+    let inp = d.srq_input(SrqCmd::Rmp, pd, 0, 0);
+    assert_eq!(d.h.run(&inp, 16).0, LIM, "second RMP");
+    assert_eq!(d.h.dev.fw().objs.total(), 1 + 2 + 2 + 2 + 2);
 }
