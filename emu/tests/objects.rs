@@ -577,3 +577,18 @@ fn cq_qp_srq_mkey_limits_follow_the_caps() {
     assert_eq!(d.h.run(&inp, 16).0, LIM, "second RMP");
     assert_eq!(d.h.dev.fw().objs.total(), 1 + 2 + 2 + 2 + 2);
 }
+
+#[test]
+fn eq_with_cqs_is_in_use() {
+    use mlx5_emu::ifc::eq::destroy_eq_in;
+    let mut d = Dev::new();
+    let cq = d.cq();
+    d.h.dev.fw().strict.destroy_in_use = true;
+    let eqn = u32::from(d.eqn);
+    assert_eq!(
+        d.on(Opcode::DESTROY_EQ, destroy_eq_in::EQ_NUMBER, eqn),
+        BAD_RES_STATE
+    );
+    assert_eq!(d.on(Opcode::DESTROY_CQ, destroy_cq_in::CQN, cq), OK);
+    assert_eq!(d.on(Opcode::DESTROY_EQ, destroy_eq_in::EQ_NUMBER, eqn), OK);
+}
