@@ -4,11 +4,10 @@
 
 use super::rsc::{bad_res, Mkey};
 use super::util::{bad_param, get, need_in, need_out, put, CmdResult};
-use super::{syndrome, Env, Firmware};
+use super::{Env, Firmware};
 use crate::ifc::caps::cmd_hca_cap as g;
 use crate::ifc::field::Field;
 use crate::ifc::mkey::{create_mkey_in as c, destroy_mkey_in, mkc, query_mkey_in, query_mkey_out};
-use crate::ifc::status::CmdStatus;
 
 /// Access modes (`mkc.access_mode_4_2 << 2 | access_mode_1_0`, upstream
 /// `MLX5_MKC_ACCESS_MODE_*`): the ones this model accepts.
@@ -101,8 +100,7 @@ impl Firmware {
         let idx = get(input, query_mkey_in::MKEY_INDEX)? as u32;
         let m = self.objs.mkeys.get(&idx).ok_or_else(bad_res)?;
         let at = query_mkey_out::MEMORY_KEY_MKEY_ENTRY.raw().byte_off();
-        need_out(out, at + mkc::BYTES)
-            .map_err(|_| (CmdStatus::BAD_OUTP_LEN_ERR, syndrome::BAD_OUTPUT_LEN))?;
+        need_out(out, at + mkc::BYTES)?;
         out[at..at + mkc::BYTES].copy_from_slice(&m.ctx);
         // The first translation octwords, as far as the output has room.
         let t = query_mkey_out::BSF0_KLM0_PAS_MTT0_1.raw().byte_off();
@@ -111,7 +109,9 @@ impl Firmware {
             .len()
             .min(out.len().saturating_sub(t))
             .min(32);
-        out[t..t + n].copy_from_slice(&m.translations[..n]);
+        if let (Some(dst), Some(src)) = (out.get_mut(t..t + n), m.translations.get(..n)) {
+            dst.copy_from_slice(src);
+        }
         Ok(())
     }
 }
