@@ -34,6 +34,9 @@
 //! - `{"cmd":"jitter","max_us":N}`: every command completes after a random delay
 //!   below N µs, so independent commands complete out of order (0 = off).
 //! - `{"cmd":"link","up":B}`: physical link of port 1; posts a port-change event.
+//! - `{"cmd":"object_pages","objects_per_page":N}`: verbs objects per firmware page
+//!   (0 = objects cost no pages); `{"cmd":"qp_state","qpn":N,"state":S}`: the device
+//!   moves a QP to SQER / SQD (from RTS) or ERR.
 //! - `{"cmd":"set_cmd_timeout","ms":N}`: command timeout advertised at 0xFF8 (0 = default).
 //! - `{"cmd":"init_seg", ...}`: init-segment overrides (see [`init_seg`]).
 //! - `{"cmd":"caps","reserved_tail_fill":N}`: QUERY_HCA_CAP(GENERAL) output fills the
