@@ -31,12 +31,12 @@
 //! - `{"cmd":"set_pages","boot":N,"init":N,"regular":N}`
 //! - `{"cmd":"eqe","eqn":N,"type":T,"sub_type":S,"data":"<hex, up to 28 bytes>","count":N}`:
 //!   writes raw (possibly malformed) EQEs into an EQ, e.g. to force an overrun.
-//! - `{"cmd":"jitter","max_us":N}`: every command completes after a random delay
-//!   below N µs, so independent commands complete out of order (0 = off).
-//! - `{"cmd":"link","up":B}`: physical link of port 1; posts a port-change event.
 //! - `{"cmd":"object_pages","objects_per_page":N}`: verbs objects per firmware page
 //!   (0 = objects cost no pages); `{"cmd":"qp_state","qpn":N,"state":S}`: the device
 //!   moves a QP to SQER / SQD (from RTS) or ERR.
+//! - `{"cmd":"jitter","max_us":N}`: every command completes after a random delay
+//!   below N µs, so independent commands complete out of order (0 = off).
+//! - `{"cmd":"link","up":B}`: physical link of port 1; posts a port-change event.
 //! - `{"cmd":"set_cmd_timeout","ms":N}`: command timeout advertised at 0xFF8 (0 = default).
 //! - `{"cmd":"init_seg", ...}`: init-segment overrides (see [`init_seg`]).
 //! - `{"cmd":"caps","reserved_tail_fill":N}`: QUERY_HCA_CAP(GENERAL) output fills the
@@ -494,9 +494,9 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             dev.reset();
             dev.regs().clear_knobs();
             let mut fw = dev.fw();
+            fw.objs.cost.objects_per_page = crate::fw::rsc::DEFAULT_OBJECTS_PER_PAGE;
             fw.knobs = crate::fw::FwKnobs::default();
             fw.observed = crate::fw::Observed::default();
-            fw.objs.cost.objects_per_page = crate::fw::rsc::DEFAULT_OBJECTS_PER_PAGE;
             json!({"ok": true})
         }
         "init_seg" => init_seg(dev, req),

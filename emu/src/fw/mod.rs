@@ -130,6 +130,8 @@ pub struct Firmware {
     pub eqs: eq::EqTable,
     /// Allocated UAR indices.
     pub uars: BTreeSet<u32>,
+    /// Verbs objects (PD, CQ, QP, SRQ, mkey, ...).
+    pub objs: rsc::Objects,
     /// UAR pages the last teardown dropped (a late EQ doorbell there is the stop
     /// racing an interrupt handler, see `Stats::eq_doorbells_after_stop`); forgotten
     /// at reset and when a page is allocated again.
@@ -162,8 +164,6 @@ pub struct Firmware {
     pub knobs: FwKnobs,
     /// Observations.
     pub observed: Observed,
-    /// Verbs objects (PD, CQ, QP, SRQ, mkey, ...).
-    pub objs: rsc::Objects,
     rng: u64,
 }
 
@@ -182,6 +182,7 @@ impl Firmware {
             ledger: pages::Ledger::new(cfg.boot_pages, cfg.init_pages, cfg.regular_pages),
             eqs: eq::EqTable::default(),
             uars: BTreeSet::new(),
+            objs: rsc::Objects::default(),
             stopped_uars: BTreeSet::new(),
             inject: inject::Injections::default(),
             stats: stats::Stats::default(),
@@ -196,7 +197,6 @@ impl Firmware {
             overruns_seen: 0,
             knobs: FwKnobs::default(),
             observed: Observed::default(),
-            objs: rsc::Objects::default(),
             rng: 0x9e37_79b9_7f4a_7c15,
         }
     }
