@@ -113,11 +113,12 @@ fn probe_mad_send_and_unload() {
         d.on(Opcode::DESTROY_XRC_SRQ, destroy_xrc_srq_in::XRC_SRQN, s0),
         0
     );
-    assert_eq!(d.on(Opcode::DESTROY_CQ, destroy_cq_in::CQN, c0), 0);
-    assert_eq!(d.on(Opcode::DEALLOC_PD, dealloc_pd_in::PD, p0), 0);
+    // mlx5_ib_dev_res_cleanup: s1, s0, xrcdn1, xrcdn0, c0, p0.
     for x in [x1, x0] {
         assert_eq!(d.on(Opcode::DEALLOC_XRCD, dealloc_xrcd_in::XRCD, x), 0);
     }
+    assert_eq!(d.on(Opcode::DESTROY_CQ, destroy_cq_in::CQN, c0), 0);
+    assert_eq!(d.on(Opcode::DEALLOC_PD, dealloc_pd_in::PD, p0), 0);
     let s = mlx5_emu::report::stats(&d.h.dev);
     assert_eq!(s["objects"]["total"], 0);
     assert_eq!(s["violations"], 0, "{}", s["recent_violations"]);
