@@ -1,6 +1,6 @@
 //! Host build of the driver's pure protocol logic.
 //!
-//! The files under `cmd/`, `pagealloc/` and `eq/` at the repository root
+//! The files under `cmd/`, `pagealloc/`, `eq/` and `ib/abi/` at the repository root
 //! are compiled both into the kernel module (declared by the kernel shell's
 //! `cmd/mod.rs`, `pagealloc/mod.rs`, ...) and into this crate, with the same
 //! module paths (`crate::cmd::mailbox`, ...), so that `cargo test -p
@@ -65,6 +65,12 @@ pub mod health {
 #[path = "../../teardown"]
 pub mod teardown {
     pub mod plan;
+}
+
+/// InfiniBand provider logic (`ib/`): the mlx5 uverbs ABI.
+#[path = "../../ib"]
+pub mod ib {
+    pub mod abi;
 }
 
 /// Compile-time guarantees of the typed PRM fields, checked as doc tests.

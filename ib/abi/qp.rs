@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! create_qp requests of user space (RC, UC, UD; not RSS, raw packet or DC), checked
+//! as upstream `mlx5_ib_create_qp` → `process_udata_size`, `check_ucmd_data`,
+//! `process_vendor_flags`, `get_qp_uidx`, `create_user_qp`, `set_rq_size`,
+//! `_create_user_qp` and `set_user_buf_size` (`qp.c`) check them, in that order:
+//! 1. shorter than `ece_options`'s offset (48 bytes, a library without ECE) →
+//!    `EINVAL`; a non-zero byte from `reserved` (offset 54) on → `EINVAL`;
+//! 2. flags: SIGNATURE, BFREG_INDEX and UAR_PAGE_INDEX always; SCATTER_CQE and
+//!    ALLOW_SCATTER_CQE with cap `sctr_data_cqe` (silently dropped without it);
+//!    PACKET_BASED_CREDIT_MODE on RC with cap `qp_packet_based`; anything else →
+//!    `EINVAL`. DCT/DCI flags (which turn the QP into a DC QP upstream) are refused
+//!    with `EOPNOTSUPP`: this provider has no DC;
+//! 3. user index: with CQE version 0 it must be `MLX5_IB_DEFAULT_UIDX`; with 1 it
+//!    must not be, and fit 24 bits; else `EINVAL`;
+//! 4. `max_recv_wr` above `1 << log_max_qp_sz` → `EINVAL`; with an RQ, `1 <<
+//!    rq_wqe_shift` must fit an `int` and hold the signature segment; without one
+//!    `rq_wqe_count` and `rq_wqe_shift` must be 0; `sq_wqe_count` above the maximum
+//!    → `EINVAL`;
+//! 5. BFREG_INDEX and UAR_PAGE_INDEX together → `EINVAL`;
+//! 6. SQ basic block (64 bytes) above `max_wqe_sz_sq`, `sq_wqe_count` not a power of
+//!    two, RQ + SQ bytes overflowing an `int` → `EINVAL`;
+//! 7. buffer start not 64-byte aligned (when there is a buffer), doorbell record
+//!    straddling a page → `EINVAL`.
+
+use super::consts::{
+    IB_DEFAULT_UIDX, QP_FLAG_ALLOW_SCATTER_CQE, QP_FLAG_BFREG_INDEX,
+    QP_FLAG_PACKET_BASED_CREDIT_MODE, QP_FLAG_SCATTER_CQE, QP_FLAG_SIGNATURE, QP_FLAG_TYPE_DCI,
+    QP_FLAG_TYPE_DCT, QP_FLAG_UAR_PAGE_INDEX,
+};
+use super::cq::check_addrs;
+use super::error::{errno, Reason, UabiError};
+use super::layout::CreateQp;
+use super::udata;
+
+/// Send WQE basic block (`MLX5_SEND_WQE_BB`).
+pub const SEND_WQE_BB: u32 = 64;
+/// Data segment size (`struct mlx5_wqe_data_seg`).
+const DATA_SEG: u64 = 16;
+/// Bits of a user index (`qpc.user_index`).
+const UIDX_MASK: u32 = 0xff_ffff;
+
+/// Transport of the QP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QpKind {
+    /// Reliable connected.
+    Rc,
+    /// Unreliable connected.
+    Uc,
+    /// Unreliable datagram.
+    Ud,
+}
+
+/// Device capabilities create_qp looks at.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QpCaps {
+    /// Cap `log_max_qp_sz`.
+    pub log_max_qp_sz: u8,
+    /// Cap `max_wqe_sz_sq`.
+    pub max_wqe_sz_sq: u32,
+    /// Cap `sctr_data_cqe`.
+    pub sctr_data_cqe: bool,
+    /// Cap `qp_packet_based`.
+    pub qp_packet_based: bool,
+    /// log2 of the host page size.
+    pub page_shift: u32,
+}
+
+/// What the core's `ib_qp_init_attr` says that the request depends on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QpAttr {
+    /// Transport.
+    pub kind: QpKind,
+    /// `cap.max_recv_wr`.
+    pub max_recv_wr: u32,
+    /// The QP receives from an SRQ (no RQ of its own).
+    pub srq: bool,
+}
+
+/// Where the QP's doorbells go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QpUar {
+    /// A static bfreg of the context, picked by `BfregInfo::alloc`.
+    AllocStatic,
+    /// Dynamic bfreg `n` (`MLX5_QP_FLAG_BFREG_INDEX`), mapped by
+    /// `BfregInfo::uar_index(n, .., true)`.
+    DynamicBfreg(u32),
+    /// This UAR index (`MLX5_QP_FLAG_UAR_PAGE_INDEX`).
+    UarPage(u32),
+}
+
+/// A create_qp request that passed every check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QpPlan {
+    /// Accepted `MLX5_QP_FLAG_*` (upstream `flags_en`).
+    pub flags: u32,
+    /// User index (`MLX5_IB_DEFAULT_UIDX` with CQE version 0).
+    pub uidx: u32,
+    /// The QP has its own RQ.
+    pub has_rq: bool,
+    /// RQ WQEs.
+    pub rq_wqe_cnt: u32,
+    /// log2 RQ WQE size.
+    pub rq_wqe_shift: u32,
+    /// Scatter entries per RQ WQE.
+    pub rq_max_gs: u32,
+    /// SQ basic blocks.
+    pub sq_wqe_cnt: u32,
+    /// Byte offset of the SQ in the buffer (the RQ comes first).
+    pub sq_offset: u32,
+    /// Buffer length (0: no buffer).
+    pub buf_size: u32,
+    /// Buffer start.
+    pub buf_addr: u64,
+    /// Doorbell record.
+    pub db_addr: u64,
+    /// UAR.
+    pub uar: QpUar,
+    /// ECE options asked for.
+    pub ece_options: u32,
+}
+
+/// `v << shift` as upstream's `check_shl_overflow` into an `int`.
+fn shl_int(v: u32, shift: u32) -> Option<u32> {
+    if shift >= 31 {
+        return if v == 0 { Some(0) } else { None };
+    }
+    let r = u64::from(v) << shift;
+    if r > i32::MAX as u64 {
+        None
+    } else {
+        u32::try_from(r).ok()
+    }
+}
+
+/// `flags` after `process_vendor_flags`: the accepted ones, or the error.
+fn vendor_flags(flags: u32, kind: QpKind, caps: &QpCaps) -> Result<u32, UabiError> {
+    if flags & (QP_FLAG_TYPE_DCI | QP_FLAG_TYPE_DCT) != 0 {
+        return Err(UabiError::notsupp(Reason::Unsupported("DC QP")));
+    }
+    let mut rest = flags;
+    let mut en = 0;
+    let mut take = |flag: u32, cond: bool, rest: &mut u32| {
+        if *rest & flag != 0 && cond {
+            en |= flag;
+            *rest &= !flag;
+        }
+    };
+    take(QP_FLAG_SIGNATURE, true, &mut rest);
+    take(QP_FLAG_SCATTER_CQE, caps.sctr_data_cqe, &mut rest);
+    take(QP_FLAG_ALLOW_SCATTER_CQE, caps.sctr_data_cqe, &mut rest);
+    if !caps.sctr_data_cqe {
+        rest &= !(QP_FLAG_SCATTER_CQE | QP_FLAG_ALLOW_SCATTER_CQE);
+    }
+    if kind == QpKind::Rc {
+        take(
+            QP_FLAG_PACKET_BASED_CREDIT_MODE,
+            caps.qp_packet_based,
+            &mut rest,
+        );
+    }
+    take(QP_FLAG_BFREG_INDEX, true, &mut rest);
+    take(QP_FLAG_UAR_PAGE_INDEX, true, &mut rest);
+    if rest != 0 {
+        return Err(UabiError::inval(Reason::UnknownFlags {
+            bits: u64::from(rest),
+        }));
+    }
+    Ok(en)
+}
+
+/// `get_qp_user_index` / `get_srq_user_index`: the user index of a request, `present`
+/// when the request covers `uidx` (always for create_qp, whose request is zero-padded
+/// to its full size).
+pub fn user_index(present: bool, cqe_version: u8, uidx: u32) -> Result<u32, UabiError> {
+    let bad = UabiError::inval(Reason::OutOfRange("uidx"));
+    if present && cqe_version == 0 && uidx == IB_DEFAULT_UIDX {
+        return Ok(IB_DEFAULT_UIDX);
+    }
+    if present != (cqe_version != 0) {
+        return Err(bad);
+    }
+    if cqe_version == 0 {
+        Ok(IB_DEFAULT_UIDX)
+    } else if uidx == IB_DEFAULT_UIDX || uidx & !UIDX_MASK != 0 {
+        Err(bad)
+    } else {
+        Ok(uidx)
+    }
+}
+
+/// Checks a create_qp: `inbuf` the driver request as user space gave it,
+/// `cqe_version` the context's.
+pub fn parse_create_qp(
+    attr: &QpAttr,
+    inbuf: &[u8],
+    caps: &QpCaps,
+    cqe_version: u8,
+) -> Result<QpPlan, UabiError> {
+    let min = core::mem::offset_of!(CreateQp, ece_options);
+    let last = core::mem::offset_of!(CreateQp, reserved);
+    if inbuf.len() < min {
+        return Err(UabiError::inval(Reason::BadLength {
+            len: inbuf.len(),
+            min,
+        }));
+    }
+    if let Some(offset) = udata::first_nonzero_from(inbuf, last) {
+        return Err(UabiError::inval(Reason::TrailingNotZero { offset }));
+    }
+    let req: CreateQp = udata::copy_in(inbuf, min, errno::EINVAL)?;
+    let flags = vendor_flags(req.flags, attr.kind, caps)?;
+    let uidx = user_index(true, cqe_version, req.uidx)?;
+
+    let max_wqes = 1u64
+        .checked_shl(u32::from(caps.log_max_qp_sz))
+        .unwrap_or(u64::MAX);
+    let range = |what| UabiError::inval(Reason::OutOfRange(what));
+    if u64::from(attr.max_recv_wr) > max_wqes {
+        return Err(range("max_recv_wr"));
+    }
+    let has_rq = !attr.srq && attr.max_recv_wr != 0;
+    let (rq_wqe_cnt, rq_wqe_shift, rq_max_gs) = if has_rq {
+        let sig = u64::from(flags & QP_FLAG_SIGNATURE != 0);
+        let wqe = shl_int(1, req.rq_wqe_shift).ok_or(range("rq_wqe_shift"))?;
+        let segs = u64::from(wqe) / DATA_SEG;
+        if segs < sig {
+            return Err(range("rq_wqe_shift"));
+        }
+        let gs = u32::try_from(segs - sig).map_err(|_| range("rq_wqe_shift"))?;
+        (req.rq_wqe_count, req.rq_wqe_shift, gs)
+    } else {
+        if req.rq_wqe_count != 0 || req.rq_wqe_shift != 0 {
+            return Err(range("rq_wqe_count"));
+        }
+        (0, 0, 0)
+    };
+    if u64::from(req.sq_wqe_count) > max_wqes {
+        return Err(range("sq_wqe_count"));
+    }
+    let uar = match flags & (QP_FLAG_UAR_PAGE_INDEX | QP_FLAG_BFREG_INDEX) {
+        0 => QpUar::AllocStatic,
+        QP_FLAG_UAR_PAGE_INDEX => QpUar::UarPage(req.bfreg_index),
+        QP_FLAG_BFREG_INDEX => QpUar::DynamicBfreg(req.bfreg_index),
+        _ => return Err(range("UAR flags")),
+    };
+    let sq_offset = shl_int(rq_wqe_cnt, rq_wqe_shift).ok_or(range("rq size"))?;
+    if SEND_WQE_BB > caps.max_wqe_sz_sq {
+        return Err(range("max_wqe_sz_sq"));
+    }
+    if req.sq_wqe_count != 0 && !req.sq_wqe_count.is_power_of_two() {
+        return Err(range("sq_wqe_count"));
+    }
+    let sq_size = shl_int(req.sq_wqe_count, 6).ok_or(range("sq size"))?;
+    let buf_size = sq_offset
+        .checked_add(sq_size)
+        .filter(|&s| s <= i32::MAX as u32)
+        .ok_or(range("buffer size"))?;
+    if buf_size != 0 {
+        check_addrs(req.buf_addr, None, caps.page_shift)?;
+    }
+    check_addrs(0, Some(req.db_addr), caps.page_shift)?;
+    Ok(QpPlan {
+        flags,
+        uidx,
+        has_rq,
+        rq_wqe_cnt,
+        rq_wqe_shift,
+        rq_max_gs,
+        sq_wqe_cnt: req.sq_wqe_count,
+        sq_offset,
+        buf_size,
+        buf_addr: req.buf_addr,
+        db_addr: req.db_addr,
+        uar,
+        ece_options: req.ece_options,
+    })
+}
