@@ -6,6 +6,7 @@
 use mlx5_rs_pure::ib::abi::bfreg::BfregInfo;
 use mlx5_rs_pure::ib::abi::consts::*;
 use mlx5_rs_pure::ib::abi::cq::{parse_create_cq, parse_resize_cq, CqCaps, CqUar, ResizePlan};
+use mlx5_rs_pure::ib::abi::device::{query_device_response, QueryDeviceCaps};
 use mlx5_rs_pure::ib::abi::error::errno::{EINVAL, ENOMEM, ENOSYS, EOPNOTSUPP, EPERM};
 use mlx5_rs_pure::ib::abi::layout::{
     AllocUcontextReqV2, AllocUcontextResp, CreateCq, CreateQp, CreateSrq, ResizeCq,
@@ -850,6 +851,15 @@ fn every_length_random_bytes() {
                 write: bits & 16 != 0,
                 exec: bits & 32 != 0,
             };
+            let outlen = (word % 200) as usize;
+            match query_device_response(&QueryDeviceCaps::default(), &b, outlen) {
+                Ok(Some(r)) => {
+                    assert!(r.response_length as usize <= outlen.min(112));
+                    assert!(r.response_length >= 8);
+                }
+                Ok(None) => assert_eq!(outlen, 0),
+                Err(e) => assert!(ERRNOS.contains(&e.errno), "{e}"),
+            }
             let plan = BfregInfo::plan_static(2, true, true, 12, 2 + small % 500, small % 2)
                 .unwrap_or_else(|_| BfregInfo::dynamic(2, 0));
             match mmap::decode(&vma, &mmap_caps(), &plan) {

@@ -54,6 +54,40 @@ pub const IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION: u32 = 1 << 0;
 /// ib create_cq `flags`: ignore overrun.
 pub const IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN: u32 = 1 << 1;
 
+/// `IB_UVERBS_QPT_UC` (`ib_user_ioctl_verbs.h`): bit index in `supported_qpts`.
+pub const IB_QPT_UC: u32 = 3;
+/// `IB_UVERBS_QPT_UD`.
+pub const IB_QPT_UD: u32 = 4;
+/// `IB_UVERBS_QPT_RAW_PACKET`.
+pub const IB_QPT_RAW_PACKET: u32 = 8;
+
+/// query_device `flags`: 128-byte CQE compression.
+pub const QUERY_DEV_RESP_FLAGS_CQE_128B_COMP: u32 = 1 << 0;
+/// query_device `flags`: 128-byte CQE padding.
+pub const QUERY_DEV_RESP_FLAGS_CQE_128B_PAD: u32 = 1 << 1;
+/// query_device `flags`: packet-based credit mode.
+pub const QUERY_DEV_RESP_PACKET_BASED_CREDIT_MODE: u32 = 1 << 2;
+/// query_device `flags`: scatter to CQE on DCT.
+pub const QUERY_DEV_RESP_FLAGS_SCAT2CQE_DCT: u32 = 1 << 3;
+/// query_device `flags`: out-of-order data placement.
+pub const QUERY_DEV_RESP_FLAGS_OOO_DP: u32 = 1 << 4;
+/// Packet pacing `cap_flags`: burst supported.
+pub const IB_PP_SUPPORT_BURST: u8 = 1 << 0;
+/// Multi-packet send WQEs allowed.
+pub const IB_ALLOW_MPW: u32 = 1 << 1;
+/// Enhanced multi-packet send WQEs.
+pub const IB_SUPPORT_EMPW: u32 = 1 << 2;
+/// Striding RQ: smallest log2 stride (`MLX5_MIN_SINGLE_STRIDE_LOG_NUM_BYTES`).
+pub const MIN_SINGLE_STRIDE_LOG_NUM_BYTES: u32 = 6;
+/// Striding RQ: largest log2 stride.
+pub const MAX_SINGLE_STRIDE_LOG_NUM_BYTES: u32 = 13;
+/// Striding RQ: fewest log2 strides per WQE.
+pub const MIN_SINGLE_WQE_LOG_NUM_STRIDES: u32 = 9;
+/// Striding RQ: fewest log2 strides per WQE with cap `ext_stride_num_range`.
+pub const EXT_MIN_SINGLE_WQE_LOG_NUM_STRIDES: u32 = 3;
+/// Striding RQ: most log2 strides per WQE.
+pub const MAX_SINGLE_WQE_LOG_NUM_STRIDES: u32 = 16;
+
 /// Compressed CQE format: hash.
 pub const CQE_RES_FORMAT_HASH: u8 = 1 << 0;
 /// Compressed CQE format: checksum.
@@ -182,8 +216,9 @@ macro_rules! abi_consts {
 
 /// Every constant with its C name (header, name, value), for the header test (host
 /// builds only). Header: `abi` mlx5-abi.h, `cmds` mlx5_user_ioctl_cmds.h, `verbs`
-/// mlx5_user_ioctl_verbs.h, `core` ib_user_ioctl_cmds.h, `uverbs` ib_user_verbs.h,
-/// `device` linux/mlx5/device.h, `ib` drivers/infiniband/hw/mlx5/mlx5_ib.h.
+/// mlx5_user_ioctl_verbs.h, `core` ib_user_ioctl_cmds.h, `ioverbs`
+/// ib_user_ioctl_verbs.h, `uverbs` ib_user_verbs.h, `device` linux/mlx5/device.h,
+/// `ib` drivers/infiniband/hw/mlx5/mlx5_ib.h.
 #[cfg(not(CONFIG_RUST))]
 pub const ALL_ABI_CONSTS: &[(&str, &str, u64)] = abi_consts! {
     abi MLX5_IB_UVERBS_ABI_VERSION = UVERBS_ABI_VERSION;
@@ -204,6 +239,22 @@ pub const ALL_ABI_CONSTS: &[(&str, &str, u64)] = abi_consts! {
     abi MLX5_IB_CREATE_CQ_FLAGS_REAL_TIME_TS = CREATE_CQ_FLAGS_REAL_TIME_TS;
     uverbs IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION = IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
     uverbs IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN = IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN;
+    ioverbs IB_UVERBS_QPT_UC = IB_QPT_UC;
+    ioverbs IB_UVERBS_QPT_UD = IB_QPT_UD;
+    ioverbs IB_UVERBS_QPT_RAW_PACKET = IB_QPT_RAW_PACKET;
+    abi MLX5_IB_QUERY_DEV_RESP_FLAGS_CQE_128B_COMP = QUERY_DEV_RESP_FLAGS_CQE_128B_COMP;
+    abi MLX5_IB_QUERY_DEV_RESP_FLAGS_CQE_128B_PAD = QUERY_DEV_RESP_FLAGS_CQE_128B_PAD;
+    abi MLX5_IB_QUERY_DEV_RESP_PACKET_BASED_CREDIT_MODE = QUERY_DEV_RESP_PACKET_BASED_CREDIT_MODE;
+    abi MLX5_IB_QUERY_DEV_RESP_FLAGS_SCAT2CQE_DCT = QUERY_DEV_RESP_FLAGS_SCAT2CQE_DCT;
+    abi MLX5_IB_QUERY_DEV_RESP_FLAGS_OOO_DP = QUERY_DEV_RESP_FLAGS_OOO_DP;
+    abi MLX5_IB_PP_SUPPORT_BURST = IB_PP_SUPPORT_BURST;
+    abi MLX5_IB_ALLOW_MPW = IB_ALLOW_MPW;
+    abi MLX5_IB_SUPPORT_EMPW = IB_SUPPORT_EMPW;
+    ib MLX5_MIN_SINGLE_STRIDE_LOG_NUM_BYTES = MIN_SINGLE_STRIDE_LOG_NUM_BYTES;
+    ib MLX5_MAX_SINGLE_STRIDE_LOG_NUM_BYTES = MAX_SINGLE_STRIDE_LOG_NUM_BYTES;
+    ib MLX5_MIN_SINGLE_WQE_LOG_NUM_STRIDES = MIN_SINGLE_WQE_LOG_NUM_STRIDES;
+    ib MLX5_EXT_MIN_SINGLE_WQE_LOG_NUM_STRIDES = EXT_MIN_SINGLE_WQE_LOG_NUM_STRIDES;
+    ib MLX5_MAX_SINGLE_WQE_LOG_NUM_STRIDES = MAX_SINGLE_WQE_LOG_NUM_STRIDES;
     abi MLX5_IB_CQE_RES_FORMAT_HASH = CQE_RES_FORMAT_HASH;
     abi MLX5_IB_CQE_RES_FORMAT_CSUM = CQE_RES_FORMAT_CSUM;
     abi MLX5_IB_CQE_RES_FORMAT_CSUM_STRIDX = CQE_RES_FORMAT_CSUM_STRIDX;

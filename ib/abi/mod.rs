@@ -22,7 +22,8 @@
 //! - [`ucontext`]: alloc_ucontext request (v0 / v2), its bfreg plan, the response;
 //! - [`bfreg`]: blue-flame register (bfreg) and UAR index arithmetic of a context;
 //! - [`mmap`]: the mmap offset encoding (command, index);
-//! - [`cq`], [`qp`], [`srq`]: create_cq / resize_cq, create_qp, create_srq requests.
+//! - [`cq`], [`qp`], [`srq`]: create_cq / resize_cq, create_qp, create_srq requests;
+//! - [`device`]: the query_device response.
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test crate;
 //! nothing here panics on any input.
@@ -30,6 +31,7 @@
 pub mod bfreg;
 pub mod consts;
 pub mod cq;
+pub mod device;
 pub mod error;
 pub mod layout;
 pub mod mmap;

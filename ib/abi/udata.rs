@@ -63,6 +63,15 @@ pub fn copy_validate_in<T: FromBytes + FromZeros + IntoBytes>(
     copy_in(inbuf, min, errno::EOPNOTSUPP)
 }
 
+/// `ib_is_udata_in_empty`: a verb without a driver request accepts only zeros
+/// (`EOPNOTSUPP` otherwise).
+pub fn check_in_empty(inbuf: &[u8]) -> Result<(), UabiError> {
+    match first_nonzero_from(inbuf, 0) {
+        Some(offset) => Err(UabiError::notsupp(Reason::TrailingNotZero { offset })),
+        None => Ok(()),
+    }
+}
+
 /// The bytes of `resp` to copy to a user buffer of `outlen` bytes (the first
 /// `min(outlen, size)`); the shell zero-fills `outlen` beyond them.
 pub fn response<T: IntoBytes + Immutable>(resp: &T, outlen: usize) -> &[u8] {
