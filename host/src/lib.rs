@@ -61,16 +61,16 @@ pub mod health {
     pub mod monitor;
 }
 
+/// InfiniBand provider logic (`ib/`).
+#[path = "../../ib"]
+pub mod ib {
+    pub mod abi;
+}
+
 /// Teardown sequencing decisions (`teardown/`).
 #[path = "../../teardown"]
 pub mod teardown {
     pub mod plan;
-}
-
-/// InfiniBand provider logic (`ib/`): the mlx5 uverbs ABI.
-#[path = "../../ib"]
-pub mod ib {
-    pub mod abi;
 }
 
 /// Compile-time guarantees of the typed PRM fields, checked as doc tests.
