@@ -190,21 +190,23 @@ impl BfregInfo {
     /// neither exists, bfreg 0. `EINVAL` for a dynamic-UAR library (its QPs must name
     /// a UAR) or a counter array too short for the plan.
     pub fn alloc(&self, counts: &mut [u32]) -> Result<u32, UabiError> {
-        if self.lib_uar_dyn || counts.len() < self.max_bfregs() as usize || counts.is_empty() {
-            return Err(UabiError::inval(Reason::OutOfRange("bfreg")));
+        let short = UabiError::inval(Reason::OutOfRange("bfreg"));
+        if self.lib_uar_dyn || counts.len() < self.max_bfregs() as usize {
+            return Err(short);
         }
+        // Every index below is < max_bfregs <= counts.len(), or 0 with counts
+        // non-empty; `get` keeps that a checked fact rather than a panic.
+        let count = |counts: &[u32], i: u32| counts.get(i as usize).copied().unwrap_or(u32::MAX);
         let mut pick = None;
         if self.ver >= 2 {
-            pick =
-                (self.first_hi()..self.max_bfregs()).find(|&i| counts.get(i as usize) == Some(&0));
+            pick = (self.first_hi()..self.max_bfregs()).find(|&i| count(counts, i) == 0);
             if pick.is_none() && self.num_med() != 0 {
                 let mut min = 1u32;
                 for i in 1..self.first_hi() {
-                    let (ci, cm) = (counts[i as usize], counts[min as usize]);
-                    if ci < cm {
+                    if count(counts, i) < count(counts, min) {
                         min = i;
                     }
-                    if counts[min as usize] == 0 {
+                    if count(counts, min) == 0 {
                         break;
                     }
                 }
@@ -212,7 +214,7 @@ impl BfregInfo {
             }
         }
         let n = pick.unwrap_or(0);
-        let c = &mut counts[n as usize];
+        let c = counts.get_mut(n as usize).ok_or(short)?;
         *c = c.saturating_add(1);
         Ok(n)
     }

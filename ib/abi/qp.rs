@@ -120,17 +120,15 @@ pub struct QpPlan {
     pub ece_options: u32,
 }
 
-/// `v << shift` as upstream's `check_shl_overflow` into an `int`.
+/// `v << shift` into an `int`, as upstream's `check_shl_overflow`: `None` when the
+/// shift is 32 or more, `v` is negative as an `int`, or the result is.
 fn shl_int(v: u32, shift: u32) -> Option<u32> {
-    if shift >= 31 {
-        return if v == 0 { Some(0) } else { None };
+    let max = i32::MAX as u32;
+    if shift >= 32 || v > max {
+        return None;
     }
     let r = u64::from(v) << shift;
-    if r > i32::MAX as u64 {
-        None
-    } else {
-        u32::try_from(r).ok()
-    }
+    u32::try_from(r).ok().filter(|&r| r <= max)
 }
 
 /// `flags` after `process_vendor_flags`: the accepted ones, or the error.
@@ -275,4 +273,32 @@ pub fn parse_create_qp(
         uar,
         ece_options: req.ece_options,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shifts_overflow_like_check_shl_overflow_into_int() {
+        assert_eq!(shl_int(1, 30), Some(1 << 30));
+        assert_eq!(shl_int(1, 31), None, "negative int");
+        assert_eq!(shl_int(0, 31), Some(0));
+        assert_eq!(shl_int(0, 32), None, "shift as wide as the type");
+        assert_eq!(shl_int(0x8000_0000, 0), None, "negative operand");
+        assert_eq!(shl_int(3, 29), Some(3 << 29));
+        assert_eq!(shl_int(3, 30), None);
+        assert_eq!(shl_int(512, 6), Some(32768));
+    }
+
+    #[test]
+    fn user_index_rules() {
+        assert_eq!(user_index(true, 0, IB_DEFAULT_UIDX), Ok(IB_DEFAULT_UIDX));
+        assert!(user_index(true, 0, 0).is_err());
+        assert_eq!(user_index(false, 0, 7), Ok(IB_DEFAULT_UIDX));
+        assert!(user_index(false, 1, 7).is_err());
+        assert_eq!(user_index(true, 1, 7), Ok(7));
+        assert!(user_index(true, 1, IB_DEFAULT_UIDX).is_err());
+        assert!(user_index(true, 1, 1 << 24).is_err());
+    }
 }
