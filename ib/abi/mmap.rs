@@ -16,9 +16,10 @@
 
 use super::bfreg::BfregInfo;
 use super::consts::{
-    ADAPTER_PAGE_SHIFT, MMAP_ALLOC_WC, MMAP_CLOCK_INFO, MMAP_CMD_MASK, MMAP_CMD_SHIFT,
-    MMAP_CORE_CLOCK, MMAP_DEVICE_MEM, MMAP_GET_CONTIGUOUS_PAGES, MMAP_NC_PAGE, MMAP_OFFSET_END,
-    MMAP_OFFSET_START, MMAP_REGULAR_PAGE, MMAP_WC_PAGE,
+    ADAPTER_PAGE_SHIFT, IB_UAPI_UAR_ALLOC_TYPE_BF, IB_UAPI_UAR_ALLOC_TYPE_NC, MMAP_ALLOC_WC,
+    MMAP_CLOCK_INFO, MMAP_CMD_MASK, MMAP_CMD_SHIFT, MMAP_CORE_CLOCK, MMAP_DEVICE_MEM,
+    MMAP_GET_CONTIGUOUS_PAGES, MMAP_NC_PAGE, MMAP_OFFSET_END, MMAP_OFFSET_START, MMAP_REGULAR_PAGE,
+    MMAP_WC_PAGE,
 };
 use super::error::{errno, Reason, UabiError};
 
@@ -75,6 +76,22 @@ pub enum Caching {
     WriteCombining,
     /// Uncached.
     Uncached,
+}
+
+/// The TYPE attribute of UAR_OBJ_ALLOC (`MLX5_IB_UAPI_UAR_ALLOC_TYPE_*`): the caching
+/// of the new UAR page. Unknown types, and blue flame without write combining, are
+/// `EOPNOTSUPP`, as upstream. The object's mmap entry then gets a key in
+/// [`UAR_OBJ_KEYS`]; MMAP_OFFSET is its [`entry_offset`], MMAP_LENGTH one page,
+/// PAGE_ID the UAR index.
+pub fn uar_alloc_type(alloc_type: u32, wc: bool) -> Result<Caching, UabiError> {
+    match alloc_type {
+        IB_UAPI_UAR_ALLOC_TYPE_BF if wc => Ok(Caching::WriteCombining),
+        IB_UAPI_UAR_ALLOC_TYPE_BF => {
+            Err(UabiError::notsupp(Reason::Unsupported("write combining")))
+        }
+        IB_UAPI_UAR_ALLOC_TYPE_NC => Ok(Caching::Uncached),
+        _ => Err(UabiError::notsupp(Reason::OutOfRange("UAR alloc type"))),
+    }
 }
 
 /// What a page offset maps.
@@ -313,6 +330,20 @@ mod tests {
         assert_eq!(decode(&two, &CAPS, &b).unwrap_err().errno, errno::EINVAL);
         let d = BfregInfo::dynamic(2, 0);
         assert_eq!(decode(&vma(0), &CAPS, &d).unwrap_err().errno, errno::EINVAL);
+    }
+
+    #[test]
+    fn uar_object_types() {
+        assert_eq!(uar_alloc_type(0, true), Ok(Caching::WriteCombining));
+        assert_eq!(uar_alloc_type(1, false), Ok(Caching::Uncached));
+        assert_eq!(
+            uar_alloc_type(0, false).unwrap_err().errno,
+            errno::EOPNOTSUPP
+        );
+        assert_eq!(
+            uar_alloc_type(2, true).unwrap_err().errno,
+            errno::EOPNOTSUPP
+        );
     }
 
     #[test]

@@ -21,13 +21,14 @@
 //!   trailing bytes) and truncate a response to the length it asked for;
 //! - [`ucontext`]: alloc_ucontext request (v0 / v2), its bfreg plan, the response;
 //! - [`bfreg`]: blue-flame register (bfreg) and UAR index arithmetic of a context;
-//! - [`mmap`]: the mmap offset encoding (command, index);
+//! - [`mmap`]: the mmap offset encoding (command, index) and UAR objects;
 //! - [`cq`], [`qp`], [`srq`]: create_cq / resize_cq, create_qp, create_srq requests;
-//! - [`device`]: the query_device response.
+//! - [`device`]: the query_device response; [`ah`]: alloc_pd and create_ah responses.
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test crate;
 //! nothing here panics on any input.
 
+pub mod ah;
 pub mod bfreg;
 pub mod consts;
 pub mod cq;
