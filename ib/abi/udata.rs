@@ -79,6 +79,16 @@ pub fn response<T: IntoBytes + Immutable>(resp: &T, outlen: usize) -> &[u8] {
     b.get(..outlen.min(b.len())).unwrap_or(b)
 }
 
+/// Writes `resp` into `out` (the user's whole buffer, staged in the kernel) as
+/// `ib_respond_udata` does: the first `min(out.len(), size)` bytes of `resp`, zeros
+/// after them.
+pub fn write_response<T: IntoBytes + Immutable>(resp: &T, out: &mut [u8]) {
+    let src = response(resp, out.len());
+    let (head, tail) = out.split_at_mut(src.len());
+    head.copy_from_slice(src);
+    tail.fill(0);
+}
+
 /// `response_length` of responses that carry one: `min(outlen, size)`, as a `u32`
 /// (a structure is far smaller than `u32::MAX`).
 pub fn response_length<T>(outlen: usize) -> u32 {
@@ -120,6 +130,13 @@ mod tests {
         assert_eq!(response(&r, 100).len(), 8);
         assert_eq!(response(&r, 0).len(), 0);
         assert_eq!(response_length::<CreateCqResp>(3), 3);
+        let mut out = [0xaau8; 12];
+        write_response(&r, &mut out);
+        assert_eq!(&out[..8], r.as_bytes());
+        assert_eq!(&out[8..], &[0; 4]);
+        let mut short = [0xaau8; 3];
+        write_response(&r, &mut short);
+        assert_eq!(&short, &r.as_bytes()[..3]);
         assert_eq!(response_length::<CreateCqResp>(300), 8);
     }
 }
