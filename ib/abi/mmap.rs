@@ -66,7 +66,9 @@ pub const UAR_OBJ_KEYS: (u64, u64) = (
 pub fn entry_offset(key: u64, page_shift: u32) -> u64 {
     let cmd = (key >> 16) & 0xffff;
     let index = key & 0xffff;
-    (((index >> 8) << 16) | (cmd << MMAP_CMD_SHIFT) | (index & 0xff)) << page_shift
+    let pgoff = ((index >> 8) << 16) | (cmd << MMAP_CMD_SHIFT) | (index & 0xff);
+    // A page offset has at most 24 bits: no page shift of a real host loses any.
+    pgoff.checked_shl(page_shift).unwrap_or(0)
 }
 
 /// Caching of a UAR mapping.
