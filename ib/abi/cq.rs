@@ -114,6 +114,13 @@ fn ring_entries(cqe: u32, log_max: u8, slack: u64) -> Result<u32, UabiError> {
 }
 
 /// Step 3: buffer alignment and doorbell placement.
+///
+/// The buffer rule is the part of upstream's `mlx5_umem_find_best_quantized_pgoff`
+/// that depends on the address alone: at every page size it tries (4 KiB and up)
+/// the start's offset in the page must be a multiple of page size / 64, so a start
+/// not 64-byte aligned never fits. Whether it fits the pinned pages (their DMA
+/// layout, and for an RMP's 5-bit `page_offset` the lower half of a 4 KiB page) is
+/// decided by the shell on the umem, with the same `EINVAL`.
 pub fn check_addrs(buf_addr: u64, db_addr: Option<u64>, page_shift: u32) -> Result<(), UabiError> {
     if buf_addr % BUF_ALIGN != 0 {
         return Err(UabiError::inval(Reason::OutOfRange("buf_addr alignment")));
