@@ -23,13 +23,15 @@
 //! - [`bfreg`]: blue-flame register (bfreg) and UAR index arithmetic of a context;
 //! - [`mmap`]: the mmap offset encoding (command, index) and UAR objects;
 //! - [`cq`], [`qp`], [`srq`]: create_cq / resize_cq, create_qp, create_srq requests;
-//! - [`device`]: the query_device response; [`ah`]: alloc_pd and create_ah responses.
+//! - [`device`]: the query_device response; [`ah`]: alloc_pd and create_ah responses;
+//! - [`caps`]: the device side of each check, from the general HCA caps.
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test crate;
 //! nothing here panics on any input.
 
 pub mod ah;
 pub mod bfreg;
+pub mod caps;
 pub mod consts;
 pub mod cq;
 pub mod device;
