@@ -12,7 +12,7 @@ use mlx5_rs_pure::ib::abi::layout::{
     AllocUcontextReqV2, AllocUcontextResp, CreateCq, CreateQp, CreateSrq, ResizeCq,
 };
 use mlx5_rs_pure::ib::abi::mmap::{self, Caching, MmapCaps, MmapTarget, Vma};
-use mlx5_rs_pure::ib::abi::qp::{parse_create_qp, QpAttr, QpCaps, QpKind, QpUar};
+use mlx5_rs_pure::ib::abi::qp::{parse_create_qp, parse_modify_qp, QpAttr, QpCaps, QpKind, QpUar};
 use mlx5_rs_pure::ib::abi::srq::{parse_create_srq, SrqCaps, SrqKind};
 use mlx5_rs_pure::ib::abi::ucontext::{
     build_response, is_devx_refusal, parse_request, UctxDevCaps, UctxRespCaps,
@@ -765,7 +765,7 @@ const ERRNOS: [i32; 5] = [EINVAL, EOPNOTSUPP, ENOMEM, ENOSYS, EPERM];
 #[test]
 fn every_length_random_bytes() {
     let mut rng = Rng(0x1234_5678_9abc_def1);
-    let mut accepted = [0usize; 5];
+    let mut accepted = [0usize; 6];
     for len in 0..=64 {
         for round in 0..4000 {
             let b = rng.bytes(len, round % 2 == 0);
@@ -829,6 +829,15 @@ fn every_length_random_bytes() {
                     assert!(p.buf_size == 0 || p.buf_addr % 64 == 0);
                     assert_eq!(p.flags & (QP_FLAG_TYPE_DCI | QP_FLAG_TYPE_DCT), 0);
                 }
+                Err(e) => assert!(ERRNOS.contains(&e.errno), "{e}"),
+            }
+            match parse_modify_qp(&b, word & 4 != 0) {
+                Ok(Some(m)) => {
+                    accepted[5] += 1;
+                    assert!(len >= 16);
+                    assert!(!m.ooo_dp || word & 4 != 0);
+                }
+                Ok(None) => assert_eq!(len, 0),
                 Err(e) => assert!(ERRNOS.contains(&e.errno), "{e}"),
             }
             let kind = if word & 2 == 0 {

@@ -120,6 +120,9 @@ pub const QP_FLAG_UAR_PAGE_INDEX: u32 = 1 << 10;
 /// create_qp `flags`: DCI streams.
 pub const QP_FLAG_DCI_STREAM: u32 = 1 << 11;
 
+/// modify_qp `comp_mask`: out-of-order data placement on the RQ.
+pub const IB_MODIFY_QP_OOO_DP: u32 = 1 << 0;
+
 /// create_srq `flags`: WQE signature.
 pub const SRQ_FLAG_SIGNATURE: u32 = 1 << 0;
 
@@ -270,6 +273,7 @@ pub const ALL_ABI_CONSTS: &[(&str, &str, u64)] = abi_consts! {
     abi MLX5_QP_FLAG_PACKET_BASED_CREDIT_MODE = QP_FLAG_PACKET_BASED_CREDIT_MODE;
     abi MLX5_QP_FLAG_UAR_PAGE_INDEX = QP_FLAG_UAR_PAGE_INDEX;
     abi MLX5_QP_FLAG_DCI_STREAM = QP_FLAG_DCI_STREAM;
+    abi MLX5_IB_MODIFY_QP_OOO_DP = IB_MODIFY_QP_OOO_DP;
     abi MLX5_SRQ_FLAG_SIGNATURE = SRQ_FLAG_SIGNATURE;
     abi MLX5_IB_MMAP_REGULAR_PAGE = MMAP_REGULAR_PAGE;
     abi MLX5_IB_MMAP_GET_CONTIGUOUS_PAGES = MMAP_GET_CONTIGUOUS_PAGES;

@@ -22,15 +22,17 @@
 //!    two, RQ + SQ bytes overflowing an `int` → `EINVAL`;
 //! 7. buffer start not 64-byte aligned (when there is a buffer), doorbell record
 //!    straddling a page → `EINVAL`.
+//!
+//! Also the driver part of modify_qp ([`parse_modify_qp`], [`modify_qp_response`]).
 
 use super::consts::{
-    IB_DEFAULT_UIDX, QP_FLAG_ALLOW_SCATTER_CQE, QP_FLAG_BFREG_INDEX,
+    IB_DEFAULT_UIDX, IB_MODIFY_QP_OOO_DP, QP_FLAG_ALLOW_SCATTER_CQE, QP_FLAG_BFREG_INDEX,
     QP_FLAG_PACKET_BASED_CREDIT_MODE, QP_FLAG_SCATTER_CQE, QP_FLAG_SIGNATURE, QP_FLAG_TYPE_DCI,
     QP_FLAG_TYPE_DCT, QP_FLAG_UAR_PAGE_INDEX,
 };
 use super::cq::check_addrs;
 use super::error::{errno, Reason, UabiError};
-use super::layout::CreateQp;
+use super::layout::{BurstInfo, CreateQp, ModifyQp, ModifyQpResp};
 use super::udata;
 
 /// Send WQE basic block (`MLX5_SEND_WQE_BB`).
@@ -275,6 +277,61 @@ pub fn parse_create_qp(
     })
 }
 
+/// A modify_qp driver request that passed the checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModifyQpRequest {
+    /// Out-of-order data placement asked for (`MLX5_IB_MODIFY_QP_OOO_DP`).
+    pub ooo_dp: bool,
+    /// Packet pacing burst (raw packet QPs).
+    pub burst: BurstInfo,
+    /// ECE options.
+    pub ece_options: u32,
+}
+
+/// Checks the driver part of modify_qp as upstream `mlx5_ib_modify_qp`: none (0
+/// bytes, what libmlx5 sends without ECE) → `None`; shorter than `ece_options`'s end
+/// (16 bytes) → `EINVAL`; non-zero bytes past it, `comp_mask` bits other than
+/// OOO_DP, a non-zero `burst_info.reserved`, or OOO_DP without `ooo_cap` (GENERAL_2
+/// `dp_ordering_force` and `dp_ordering_ooo_all_<type>`) → `EOPNOTSUPP`.
+pub fn parse_modify_qp(inbuf: &[u8], ooo_cap: bool) -> Result<Option<ModifyQpRequest>, UabiError> {
+    if inbuf.is_empty() {
+        return Ok(None);
+    }
+    let req: ModifyQp = udata::copy_validate_in(inbuf, core::mem::size_of::<ModifyQp>())?;
+    if req.comp_mask & !IB_MODIFY_QP_OOO_DP != 0 {
+        return Err(UabiError::notsupp(Reason::UnknownCompMask {
+            bits: u64::from(req.comp_mask & !IB_MODIFY_QP_OOO_DP),
+        }));
+    }
+    if req.burst_info.reserved != 0 {
+        return Err(UabiError::notsupp(Reason::ReservedNotZero));
+    }
+    let ooo_dp = req.comp_mask & IB_MODIFY_QP_OOO_DP != 0;
+    if ooo_dp && !ooo_cap {
+        return Err(UabiError::notsupp(Reason::Unsupported(
+            "out-of-order placement",
+        )));
+    }
+    Ok(Some(ModifyQpRequest {
+        ooo_dp,
+        burst: req.burst_info,
+        ece_options: req.ece_options,
+    }))
+}
+
+/// modify_qp's response after a successful transition of a user QP: `ece_options`
+/// (the device's answer, else the request's with cap `ece_support`, else 0),
+/// `response_length` 16; upstream writes it only into a buffer of at least 16 bytes
+/// (`None` otherwise, nothing written).
+pub fn modify_qp_response(ece_options: u32, outlen: usize) -> Option<ModifyQpResp> {
+    let len = core::mem::size_of::<ModifyQpResp>();
+    (outlen >= len).then(|| ModifyQpResp {
+        response_length: u32::try_from(len).unwrap_or(u32::MAX),
+        ece_options,
+        ..Default::default()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,6 +346,52 @@ mod tests {
         assert_eq!(shl_int(3, 29), Some(3 << 29));
         assert_eq!(shl_int(3, 30), None);
         assert_eq!(shl_int(512, 6), Some(32768));
+    }
+
+    #[test]
+    fn modify_qp_as_upstream() {
+        use zerocopy::IntoBytes;
+        assert_eq!(parse_modify_qp(&[], false), Ok(None));
+        let mut m = ModifyQp {
+            ece_options: 0x1000_0001,
+            ..Default::default()
+        };
+        let r = parse_modify_qp(m.as_bytes(), false).unwrap().unwrap();
+        assert_eq!((r.ooo_dp, r.ece_options), (false, 0x1000_0001));
+        assert_eq!(
+            parse_modify_qp(&m.as_bytes()[..15], false)
+                .unwrap_err()
+                .errno,
+            errno::EINVAL
+        );
+        let mut long = [0u8; 20];
+        long[..16].copy_from_slice(m.as_bytes());
+        assert!(parse_modify_qp(&long, false).is_ok());
+        long[19] = 1;
+        assert_eq!(
+            parse_modify_qp(&long, false).unwrap_err().errno,
+            errno::EOPNOTSUPP
+        );
+        m.comp_mask = IB_MODIFY_QP_OOO_DP;
+        assert_eq!(
+            parse_modify_qp(m.as_bytes(), false).unwrap_err().errno,
+            errno::EOPNOTSUPP
+        );
+        assert!(parse_modify_qp(m.as_bytes(), true).unwrap().unwrap().ooo_dp);
+        m.comp_mask = 2;
+        assert_eq!(
+            parse_modify_qp(m.as_bytes(), true).unwrap_err().errno,
+            errno::EOPNOTSUPP
+        );
+        m.comp_mask = 0;
+        m.burst_info.reserved = 1;
+        assert_eq!(
+            parse_modify_qp(m.as_bytes(), true).unwrap_err().errno,
+            errno::EOPNOTSUPP
+        );
+        assert_eq!(modify_qp_response(5, 15), None);
+        let r = modify_qp_response(5, 16).unwrap();
+        assert_eq!((r.response_length, r.ece_options, r.dctn), (16, 5, 0));
     }
 
     #[test]
