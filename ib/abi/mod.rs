@@ -11,8 +11,9 @@
 //! `__u64` in the CPU's own byte order (not big-endian like the PRM), so the Rust
 //! structures use plain `u16`/`u32`/`u64` with C layout (`#[repr(C)]`, `zerocopy`);
 //! `__aligned_u64` is an 8-byte aligned `u64`, which `u64` already is on every
-//! 64-bit target. `host/tests/uabi.rs` parses the kernel's headers and checks every
-//! structure's size, every field's offset and width, and every constant.
+//! 64-bit target. `host/tests/uabi_vs_header.rs` parses the kernel's headers and checks
+//! every structure's size, every field's offset and width, and every constant;
+//! `host/tests/uabi.rs` tests the logic as libmlx5 drives it.
 //!
 //! Besides the layouts ([`layout`], [`consts`]) this module holds the pure logic the
 //! verbs run on those bytes, each step as upstream `mlx5_ib` does it and returning
