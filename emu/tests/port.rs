@@ -407,6 +407,17 @@ fn hca_vport_context_matches_port_info() {
         0,
         "CM_SUP settable"
     );
+    // The violation counters, both ways.
+    ctl(
+        &h,
+        json!({"cmd":"ib_port","pkey_violations":3,"qkey_violations":4}),
+    );
+    let (_, _, c) = vport_ctx(&mut h, &[]);
+    assert_eq!(get(hv::PKEY_VIOLATION_COUNTER, &c), 3);
+    assert_eq!(get(hv::QKEY_VIOLATION_COUNTER, &c), 4);
+    let (_, r) = mad(&mut h, &smp_get(smp_attr::PORT_INFO, 1));
+    // Upstream reads bad_pkey_cntr at data+46, qkey_viol_cntr at data+48 (mad.c).
+    assert_eq!(&data(&r)[46..50], &[0, 3, 0, 4]);
     // port_num 1 is the port, 2 is not; other_vport needs a group manager.
     let pn = v::query_hca_vport_context_in::PORT_NUM.raw();
     assert_eq!(vport_ctx(&mut h, &[(pn, 1)]).0, 0);
