@@ -42,5 +42,13 @@ if [ -d "$d" ]; then
 fi
 echo "---- emulator commands (opcode: status counts) ----"
 emu_stat 'json.dumps(d["commands"], sort_keys=True)'
+# Unload: mlx5_ib destroys what it created, mlx5_core gives every page back.
+check upstream-ib.rmmod-mlx5_ib modprobe -r mlx5_ib
+[ -e /sys/bus/pci/devices/$bdf/driver ] && echo "$bdf" >/sys/bus/pci/devices/$bdf/driver/unbind
+check upstream-ib.rmmod-mlx5_core modprobe -r mlx5_core
+check upstream-ib.all-pages-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
+echo "---- emulator commands after unload (opcode: status counts) ----"
+emu_stat 'json.dumps({k: v for k, v in d["commands"].items() if "DESTROY" in k or "DEALLOC" in k or "TEARDOWN" in k or set(v) != {"OK"}}, sort_keys=True)'
 echo "violations: $(violations)"
+check upstream-ib.no-violations test "$(violations)" = 0
 [ "$FAILED" = 0 ]
