@@ -209,6 +209,28 @@ pub mod event_type {
     pub const GENERAL_EVENT: u8 = 0x22;
 }
 
+/// Port change event sub-types (`MLX5_PORT_CHANGE_SUBTYPE_*`, device.h).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
+pub mod port_change_sub {
+    /// The port went down.
+    pub const DOWN: u8 = 1;
+    /// The port became active.
+    pub const ACTIVE: u8 = 4;
+    /// The port was initialized.
+    pub const INITIALIZED: u8 = 5;
+    /// LID (or SM LID, LMC) changed.
+    pub const LID: u8 = 6;
+    /// P_Key table changed.
+    pub const PKEY: u8 = 7;
+    /// GUID table changed.
+    pub const GUID: u8 = 8;
+    /// The SM asked clients to reregister.
+    pub const CLIENT_REREG: u8 = 9;
+}
+
 const _: () = assert!(core::mem::size_of::<Eqe>() == 64);
 const _: () = assert!(core::mem::size_of::<EqeCmd>() == 28);
 const _: () = assert!(core::mem::size_of::<EqePageReq>() == 28);

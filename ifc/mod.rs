@@ -33,6 +33,12 @@ pub mod cmds;
 pub mod eq;
 pub mod eqe;
 pub mod init_seg;
+// IB port (i11-emu-port).
+pub mod mad;
+pub mod pma;
+pub mod smp_attrs;
+pub mod vport;
+// End IB port.
 pub mod opcodes;
 pub mod pages;
 pub mod regs;
@@ -96,6 +102,28 @@ pub const ALL_STRUCTS: &[&field::PrmStruct] = &[
     &regs::PAOS_REG,
     &regs::PMTU_REG,
     &regs::PTYS_REG,
+    // IB port (i11-emu-port).
+    &regs::PVLC_REG,
+    &regs::PCAP_REG,
+    &regs::NODE_DESC_REG,
+    &mad::MAD_IFC_IN,
+    &mad::MAD_IFC_OUT,
+    &vport::HCA_VPORT_CONTEXT,
+    &vport::QUERY_HCA_VPORT_CONTEXT_IN,
+    &vport::QUERY_HCA_VPORT_CONTEXT_OUT,
+    &vport::MODIFY_HCA_VPORT_CONTEXT_IN,
+    &vport::MODIFY_HCA_VPORT_CONTEXT_OUT,
+    &vport::QUERY_HCA_VPORT_GID_IN,
+    &vport::QUERY_HCA_VPORT_GID_OUT,
+    &vport::QUERY_HCA_VPORT_PKEY_IN,
+    &vport::QUERY_HCA_VPORT_PKEY_OUT,
+    &vport::PKEY_ENTRY,
+    &vport::QUERY_VPORT_STATE_IN,
+    &vport::QUERY_VPORT_STATE_OUT,
+    &vport::NIC_VPORT_CONTEXT,
+    &vport::QUERY_NIC_VPORT_CONTEXT_IN,
+    &vport::QUERY_NIC_VPORT_CONTEXT_OUT,
+    // End IB port.
     &eq::CREATE_EQ_IN,
     &eq::CREATE_EQ_OUT,
     &eq::EQC,

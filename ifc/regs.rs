@@ -24,6 +24,12 @@ pub mod reg_id {
     pub const PMTU: u16 = 0x5003;
     /// Management real-time clock.
     pub const MRTC: u16 = 0x902d;
+    /// Port capability (the PortInfo CapabilityMask an IB host sets).
+    pub const PCAP: u16 = 0x5001;
+    /// Port VL capability.
+    pub const PVLC: u16 = 0x500f;
+    /// IB NodeDescription (`MLX5_REG_NODE_DESC`, driver.h).
+    pub const NODE_DESC: u16 = 0x6001;
 }
 
 /// Byte offset of `register_data` in ACCESS_REG input and output.
@@ -124,5 +130,33 @@ prm_struct! {
         IB_PROTO_ADMIN: "ib_proto_admin" @ 0xf0, 0x10 => u16;
         IB_LINK_WIDTH_OPER: "ib_link_width_oper" @ 0x140, 0x10 => u16;
         IB_PROTO_OPER: "ib_proto_oper" @ 0x150, 0x10 => u16;
+    }
+}
+
+prm_struct! {
+    /// PVLC: port virtual lanes (`vl_hw_cap` counts VLs: 1 = VL0, 2 = VL0-1, ..., 8 = VL0-7,
+    /// 15 = VL0-14, upstream `enum mlx5_vl_hw_cap`; not the IBTA VLCap encoding).
+    pub mod pvlc_reg / PVLC_REG = "pvlc_reg", 0x80 {
+        LOCAL_PORT: "local_port" @ 0x8, 0x8 => u8;
+        VL_HW_CAP: "vl_hw_cap" @ 0x3c, 0x4 => u8;
+        VL_ADMIN: "vl_admin" @ 0x5c, 0x4 => u8;
+        VL_OPERATIONAL: "vl_operational" @ 0x7c, 0x4 => u8;
+    }
+}
+
+prm_struct! {
+    /// PCAP: port capability mask; dword 0 of `port_capability_mask` (bits 127:96) is
+    /// the IBTA PortInfo CapabilityMask (`struct mlx5_reg_pcap` in mlx5_core port.c).
+    pub mod pcap_reg / PCAP_REG = "pcap_reg", 0xa0 {
+        LOCAL_PORT: "local_port" @ 0x8, 0x8 => u8;
+        PORT_CAPABILITY_MASK: "port_capability_mask" @ 0x20, 0x80 => Bytes;
+    }
+}
+
+prm_struct! {
+    /// NODE_DESC register data: the 64-byte IB NodeDescription (`set_node_in` in
+    /// mlx5_ifc.h; `struct mlx5_reg_node_desc` in mlx5_ib main.c).
+    pub mod node_desc_reg / NODE_DESC_REG = "set_node_in", 0x200 {
+        NODE_DESCRIPTION: "node_description" @ 0x0, 0x200 => Bytes;
     }
 }
