@@ -33,10 +33,6 @@ pub mod reg_id {
 }
 
 /// Byte offset of `register_data` in ACCESS_REG input and output.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
-)]
 pub const REG_DATA_OFFSET: usize = 0x10;
 
 prm_struct! {

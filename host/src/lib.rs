@@ -61,6 +61,21 @@ pub mod health {
     pub mod monitor;
 }
 
+/// Structures shared with the C shim (`ffi/ib_abi.rs`).
+#[path = "../../ffi"]
+pub mod ffi {
+    pub mod ib_abi;
+}
+
+/// InfiniBand provider logic (`ib/`).
+#[path = "../../ib"]
+pub mod ib {
+    pub mod commands;
+    pub mod device_attr;
+    pub mod events;
+    pub mod port;
+}
+
 /// Teardown sequencing decisions (`teardown/`).
 #[path = "../../teardown"]
 pub mod teardown {
