@@ -29,6 +29,9 @@ pub struct EmuConfig {
     pub msix_vectors: u16,
     /// Strict checks switched on at start-up (`--strict NAME`).
     pub strict: crate::fw::strict::Strict,
+    /// Cap `ib_virt` at power-on (`--ib-virt`): upstream mlx5_ib then reads the IB
+    /// port through the HCA vport commands instead of MAD_IFC.
+    pub ib_virt: bool,
 }
 
 /// Largest MSI-X table that fits between the table (BAR0 0x2000) and the PBA (0x3000).
@@ -50,6 +53,7 @@ impl Default for EmuConfig {
             jitter_us: 0,
             msix_vectors: crate::pci_config::MSIX_VECTORS,
             strict: crate::fw::strict::Strict::default(),
+            ib_virt: false,
         }
     }
 }

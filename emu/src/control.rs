@@ -33,7 +33,11 @@
 //!   writes raw (possibly malformed) EQEs into an EQ, e.g. to force an overrun.
 //! - `{"cmd":"jitter","max_us":N}`: every command completes after a random delay
 //!   below N µs, so independent commands complete out of order (0 = off).
-//! - `{"cmd":"link","up":B}`: physical link of port 1; posts a port-change event.
+//! - `{"cmd":"link","up":B}`: physical link of port 1; posts the port-change event of
+//!   the change (see [`crate::control_port`]).
+//! - `{"cmd":"ib_port", ...}`: the InfiniBand port as a subnet manager configures it
+//!   (state, LIDs, GUIDs, P_Keys, node description, cap `ib_virt`), posting the
+//!   port-change events of the change (see [`crate::control_port`]).
 //! - `{"cmd":"set_cmd_timeout","ms":N}`: command timeout advertised at 0xFF8 (0 = default).
 //! - `{"cmd":"init_seg", ...}`: init-segment overrides (see [`init_seg`]).
 //! - `{"cmd":"caps","reserved_tail_fill":N}`: QUERY_HCA_CAP(GENERAL) output fills the
@@ -41,7 +45,8 @@
 //! - `{"cmd":"teardown_state","force":"fail"|"success","prepare_fast":"fail"|"success"}`:
 //!   TEARDOWN_HCA answers `state` FAIL for that profile.
 //! - `{"cmd":"reset"}`: function-level reset, and every knob of `init_seg`, `caps` and
-//!   `teardown_state` back to its default (the observations too).
+//!   `teardown_state` back to its default (the observations too), and the IB port to
+//!   its power-on configuration.
 
 use crate::device::Device;
 use crate::fw::inject::{Action, CorruptField, Corruption};
@@ -493,6 +498,8 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             let mut fw = dev.fw();
             fw.knobs = crate::fw::FwKnobs::default();
             fw.observed = crate::fw::Observed::default();
+            drop(fw);
+            crate::control_port::reset(dev);
             json!({"ok": true})
         }
         "init_seg" => init_seg(dev, req),
@@ -540,29 +547,9 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             dev.fw().jitter_us = req.get("max_us").and_then(num).unwrap_or(0);
             json!({"ok": true})
         }
-        "link" => {
-            let up = req.get("up").and_then(Value::as_bool).unwrap_or(true);
-            let msix_ok = dev
-                .pci
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .msix_deliverable();
-            let mut fw = dev.fw();
-            fw.port_link_up = up;
-            // Port change: sub_type 1 = down, 4 = active; port number in bits 7:4 of data byte 8.
-            let mut data = [0u8; 28];
-            data[8] = 1 << 4;
-            let sub = if up { 4 } else { 1 };
-            let p = fw.eqs.post(
-                crate::ifc::eqe::event_type::PORT_CHANGE,
-                sub,
-                &data,
-                &*dev.mem,
-                &*dev.irq,
-                msix_ok,
-            );
-            json!({"ok": true, "event": format!("{p:?}")})
-        }
+        // IB port (i11-emu-port): control_port.rs.
+        "link" => crate::control_port::link(dev, req),
+        "ib_port" => crate::control_port::ib_port(dev, req),
         _ => err(format!("unknown cmd {cmd:?}")),
     }
 }

@@ -10,6 +10,7 @@ pub mod ifc;
 
 pub mod config;
 pub mod control;
+pub mod control_port;
 pub mod device;
 pub mod dma_map;
 pub mod fw;

@@ -3,7 +3,7 @@
 //! ```text
 //! mlx5-emu --socket PATH [--control PATH] [--boot-delay-ms N]
 //!          [--boot-pages N] [--init-pages N] [--regular-pages N] [--fw-rev A.B.C]
-//!          [--jitter-us N] [--msix-vectors N] [--strict RULE]...
+//!          [--jitter-us N] [--msix-vectors N] [--strict RULE]... [--ib-virt]
 //! mlx5-emu ctl --control PATH '<json request>'
 //! ```
 //! Prints `mlx5-emu: listening on PATH` to stderr when ready and exits 0 when the
@@ -35,7 +35,7 @@ impl log::Log for StderrLog {
 fn usage() -> ExitCode {
     eprintln!(
         "usage: mlx5-emu --socket PATH [--control PATH] [--boot-delay-ms N] [--boot-pages N] \
-         [--init-pages N] [--regular-pages N] [--fw-rev A.B.C] [--jitter-us N] [--msix-vectors N] [--strict RULE]...\n       mlx5-emu ctl --control PATH '<json>'"
+         [--init-pages N] [--regular-pages N] [--fw-rev A.B.C] [--jitter-us N] [--msix-vectors N] [--strict RULE]... [--ib-virt]\n       mlx5-emu ctl --control PATH '<json>'"
     );
     ExitCode::from(2)
 }
@@ -82,6 +82,7 @@ fn main() -> ExitCode {
                     _ => cfg.regular_pages = n as u32,
                 }
             }
+            "--ib-virt" => cfg.ib_virt = true,
             "--strict" => {
                 if cfg.strict.set(&val().unwrap_or_default(), true).is_err() {
                     return usage();

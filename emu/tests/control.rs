@@ -183,19 +183,26 @@ fn port_registers_follow_link_state() {
     assert_eq!(paos(&mut h), 1);
     assert_eq!(req(&h, json!({"cmd":"link","up":false}))["ok"], true);
     assert_eq!(paos(&mut h), 2);
-    let out = h.ok(
-        &input(
+    let ptys_oper = |h: &mut Host| {
+        let out = h.ok(
+            &input(
+                16 + 64,
+                Opcode::ACCESS_REG as u16,
+                1,
+                &[(
+                    access_register_in::REGISTER_ID.raw(),
+                    u64::from(reg_id::PTYS),
+                )],
+            ),
             16 + 64,
-            Opcode::ACCESS_REG as u16,
-            1,
-            &[(
-                access_register_in::REGISTER_ID.raw(),
-                u64::from(reg_id::PTYS),
-            )],
-        ),
-        16 + 64,
-    );
-    assert_eq!(ptys_reg::IB_LINK_WIDTH_OPER.raw().get(&out[16..]), Some(2));
+        );
+        ptys_reg::IB_LINK_WIDTH_OPER.raw().get(&out[16..])
+    };
+    // Link down: no operational width; up: 4x (`MLX5_PTYS_WIDTH_4X` = 1 << 2, port.h).
+    assert_eq!(ptys_oper(&mut h), Some(0));
+    assert_eq!(req(&h, json!({"cmd":"link","up":true}))["ok"], true);
+    assert_eq!(paos(&mut h), 1);
+    assert_eq!(ptys_oper(&mut h), Some(4));
     // Unknown register ids are refused.
     let (st, _, _) = h.run(
         &input(

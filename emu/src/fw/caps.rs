@@ -151,6 +151,7 @@ impl Caps {
             (g::NUM_VHCA_PORTS.raw(), 1),
             (g::SW_OWNER_ID.raw(), 1),
             (g::RELEASE_ALL_PAGES.raw(), 1),
+            (g::IB_VIRT.raw(), u64::from(cfg.ib_virt)),
         ];
         for &(f, v) in values {
             set(&mut m, f, v);
@@ -194,6 +195,12 @@ impl Caps {
             set(&mut self.gen_cur, *f, v);
         }
         Ok(())
+    }
+
+    /// Sets cap `ib_virt` (current and maximum): the port knob of `ib_port`.
+    pub fn set_ib_virt(&mut self, on: bool) {
+        set(&mut self.gen_cur, g::IB_VIRT.raw(), u64::from(on));
+        set(&mut self.gen_max, g::IB_VIRT.raw(), u64::from(on));
     }
 
     /// Command-interface signatures enabled (cap `cmdif_checksum` non-zero).

@@ -103,6 +103,15 @@ impl Firmware {
             DESTROY_EQ => self.destroy_eq(input),
             QUERY_EQ => self.query_eq(input, out),
             GEN_EQE => self.gen_eqe(env, input),
+            // IB port (i11-emu-port): sma.rs, vport.rs.
+            MAD_IFC => self.mad_ifc(input, out),
+            QUERY_HCA_VPORT_CONTEXT => self.query_hca_vport_context(input, out),
+            MODIFY_HCA_VPORT_CONTEXT => self.modify_hca_vport_context(input),
+            QUERY_HCA_VPORT_GID => self.query_hca_vport_gid(input, out),
+            QUERY_HCA_VPORT_PKEY => self.query_hca_vport_pkey(input, out),
+            QUERY_VPORT_STATE => self.query_vport_state(input, out),
+            QUERY_NIC_VPORT_CONTEXT => self.query_nic_vport_context(input, out),
+            // End IB port.
             // Outside the model: status 0x2 BAD_OP (what firmware answers an opcode it
             // does not know; upstream treats it as "not supported").
             _ => Err(unmodelled()),

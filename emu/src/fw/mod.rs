@@ -13,6 +13,12 @@ pub mod inject;
 pub mod latency;
 mod page_cmds;
 pub mod pages;
+// IB port (i11-emu-port).
+pub mod port;
+mod port_regs;
+mod sma;
+mod vport;
+// End IB port.
 mod reg;
 pub mod stats;
 pub mod strict;
@@ -154,6 +160,9 @@ pub struct Firmware {
     pub knobs: FwKnobs,
     /// Observations.
     pub observed: Observed,
+    /// The InfiniBand port as the subnet manager configured it (kept across
+    /// function-level resets, like the subnet; the control `reset` restores it).
+    pub ib_port: port::IbPort,
     rng: u64,
 }
 
@@ -165,7 +174,7 @@ pub const NUM_UARS: u32 = (crate::pci_config::BAR0_SIZE / 4096) as u32;
 impl Firmware {
     /// Power-on state.
     pub fn new(cfg: &EmuConfig) -> Self {
-        Firmware {
+        let mut fw = Firmware {
             cfg: cfg.clone(),
             func: FuncState::default(),
             caps: caps::Caps::new(cfg),
@@ -186,8 +195,11 @@ impl Firmware {
             overruns_seen: 0,
             knobs: FwKnobs::default(),
             observed: Observed::default(),
+            ib_port: port::IbPort::new(0, 0, cfg.ib_virt),
             rng: 0x9e37_79b9_7f4a_7c15,
-        }
+        };
+        fw.ib_port = fw.default_ib_port();
+        fw
     }
 
     fn next_random(&mut self) -> u64 {
@@ -206,6 +218,7 @@ impl Firmware {
         // Strict rules switched by the control socket last until the next reset.
         self.strict = self.cfg.strict;
         self.caps = caps::Caps::new(&self.cfg);
+        self.caps.set_ib_virt(self.ib_port.ib_virt);
         self.ledger.clear();
         self.eqs = eq::EqTable::default();
         self.overruns_seen = 0;

@@ -8,22 +8,17 @@
 //! anything else BAD_PARAM); registers outside the model fail
 //! with BAD_PARAM (what firmware answers for an unknown register id); DTOR, PCAM, MCAM
 //! and QCAM are read-only (PRM register descriptions), a write is BAD_PARAM. Values
-//! (DTOR timeouts, one 4x EDR IB port, MTU 4096) are our model.
+//! (DTOR timeouts) are our model. The IB port registers (PTYS, PMTU, PVLC, PCAP,
+//! NODE_DESC) are served from the port model in `port_regs.rs`.
 
 use super::util::{bad_param, get, need_out, CmdResult};
 use super::{syndrome, Firmware};
 use crate::ifc::init_seg::encode_timeout;
 use crate::ifc::opcodes::access_reg_op_mod as am;
 use crate::ifc::regs::{
-    access_register_in, dtor_reg, paos_reg, pmtu_reg, port_status, ptys_reg, reg_id,
-    REG_DATA_OFFSET,
+    access_register_in, dtor_reg, paos_reg, port_status, reg_id, REG_DATA_OFFSET,
 };
 use crate::ifc::status::CmdStatus;
-
-/// PTYS IB link width 4x.
-const IB_WIDTH_4X: u64 = 1 << 1;
-/// PTYS IB protocol EDR.
-const IB_PROTO_EDR: u64 = 1 << 5;
 
 impl Firmware {
     pub(super) fn access_reg(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
@@ -33,23 +28,26 @@ impl Firmware {
             return Err(bad_param());
         }
         let data_in = input.get(REG_DATA_OFFSET..).unwrap_or(&[]);
-        let known = matches!(
-            id,
-            reg_id::HOST_ENDIANNESS
-                | reg_id::DTOR
-                | reg_id::PCAM
-                | reg_id::MCAM
-                | reg_id::QCAM
-                | reg_id::PAOS
-                | reg_id::PTYS
-                | reg_id::PMTU
-        );
+        let known = Self::is_port_reg(id)
+            || matches!(
+                id,
+                reg_id::HOST_ENDIANNESS
+                    | reg_id::DTOR
+                    | reg_id::PCAM
+                    | reg_id::MCAM
+                    | reg_id::QCAM
+                    | reg_id::PAOS
+            );
         if !known {
             return Err((CmdStatus::BAD_PARAM_ERR, syndrome::BAD_REGISTER));
         }
         let data_out = out.get_mut(REG_DATA_OFFSET..).unwrap_or(&mut []);
         let n = data_out.len().min(data_in.len());
         data_out[..n].copy_from_slice(&data_in[..n]);
+        if Self::is_port_reg(id) {
+            // IB port registers (port_regs.rs).
+            return self.port_reg(id, op_mod, data_in, data_out);
+        }
         match (id, op_mod) {
             (reg_id::HOST_ENDIANNESS, am::WRITE) => {
                 let n = data_in.len().min(16);
@@ -108,25 +106,6 @@ impl Firmware {
                     .raw()
                     .set(data_out, u64::from(oper))
                     .ok_or_else(bad_param)?;
-            }
-            (reg_id::PMTU, am::READ) => {
-                for f in [pmtu_reg::MAX_MTU, pmtu_reg::ADMIN_MTU, pmtu_reg::OPER_MTU] {
-                    f.raw().set(data_out, 4096).ok_or_else(bad_param)?;
-                }
-            }
-            (reg_id::PTYS, am::READ) => {
-                // One IB port, 4x EDR.
-                let fields = [
-                    (ptys_reg::IB_LINK_WIDTH_CAPABILITY, IB_WIDTH_4X),
-                    (ptys_reg::IB_PROTO_CAPABILITY, IB_PROTO_EDR),
-                    (ptys_reg::IB_LINK_WIDTH_ADMIN, IB_WIDTH_4X),
-                    (ptys_reg::IB_PROTO_ADMIN, IB_PROTO_EDR),
-                    (ptys_reg::IB_LINK_WIDTH_OPER, IB_WIDTH_4X),
-                    (ptys_reg::IB_PROTO_OPER, IB_PROTO_EDR),
-                ];
-                for (f, v) in fields {
-                    f.raw().set(data_out, v).ok_or_else(bad_param)?;
-                }
             }
             (reg_id::DTOR | reg_id::PCAM | reg_id::MCAM | reg_id::QCAM, am::WRITE) => {
                 return Err(bad_param());

@@ -31,3 +31,5 @@ pub const BAD_REGISTER: u32 = 0x7e60_000c;
 pub const BAD_CAP_TYPE: u32 = 0xca90_000d;
 /// Injected by the control socket.
 pub const INJECTED: u32 = 0x1e1e_000e;
+/// A port number the device does not have (MAD_IFC, vport commands, port registers).
+pub const BAD_PORT: u32 = 0x9a70_000f;
