@@ -214,27 +214,33 @@ pub fn mtu_code(bytes: u16) -> Result<u8, BadPort> {
 
 /// The IB width of PTYS `ib_link_width_oper` (bit 0 1x, 1 2x, 2 4x, 3 8x, 4 12x;
 /// `enum mlx5_ptys_width`), the lowest set bit as upstream's
-/// `translate_active_width`. Upstream substitutes 4x for an unknown value; we reject.
+/// `translate_active_width`. Upstream substitutes 4x for any other value; we do so
+/// only for 0 (no operational width: the link is down) and reject the rest.
 pub fn width_from_ptys(w: u16) -> Result<u8, BadPort> {
     const MAP: [u8; 5] = [width::W1X, width::W2X, width::W4X, width::W8X, width::W12X];
+    if w == 0 {
+        return Ok(width::W4X);
+    }
     let low = w.trailing_zeros() as usize;
     MAP.get(low).copied().ok_or(BadPort::Width(w))
 }
 
 /// The IB speed of PTYS `ib_proto_oper`, which uses the `enum ib_port_speed` bits
-/// (upstream hands it through as `active_speed`): exactly one known bit.
+/// (upstream hands it through as `active_speed`): exactly one known bit, or 0 (no
+/// operational protocol: the link is down), which stays 0 as upstream reports it.
 pub fn speed_from_ptys(p: u16) -> Result<u16, BadPort> {
-    if p.count_ones() == 1 && p <= speed::XDR {
+    if p == 0 || (p.count_ones() == 1 && p <= speed::XDR) {
         Ok(p)
     } else {
         Err(BadPort::Speed(p))
     }
 }
 
-/// The IB width of PortInfo LinkWidthActive (4 bits, 5 with CapabilityMask2 2x).
+/// The IB width of PortInfo LinkWidthActive (4 bits, 5 with CapabilityMask2 2x); 0
+/// (no active width: the link is down) stays 0, as upstream passes it.
 fn width_from_port_info(w: u8) -> Result<u8, BadPort> {
     match w {
-        width::W1X | width::W4X | width::W8X | width::W12X | width::W2X => Ok(w),
+        0 | width::W1X | width::W4X | width::W8X | width::W12X | width::W2X => Ok(w),
         _ => Err(BadPort::Width(u16::from(w))),
     }
 }
@@ -244,6 +250,8 @@ fn width_from_port_info(w: u8) -> Result<u8, BadPort> {
 /// which we do not query: QDR stays QDR).
 fn speed_from_port_info(pi: &PortInfo) -> Result<u16, BadPort> {
     let mut s = match pi.link_speed_active {
+        // No active speed (the link is down): reported as 0, as upstream passes it.
+        0 => 0,
         1 => speed::SDR,
         2 => speed::DDR,
         4 => speed::QDR,

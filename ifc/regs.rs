@@ -130,7 +130,8 @@ prm_struct! {
 }
 
 prm_struct! {
-    /// PVLC: port virtual lanes (IBTA VLCap encoding: 1 = VL0 .. 4 = VL0-7, 5 = VL0-14).
+    /// PVLC: port virtual lanes (`vl_hw_cap` counts VLs: 1 = VL0, 2 = VL0-1, ..., 8 = VL0-7,
+    /// 15 = VL0-14, upstream `enum mlx5_vl_hw_cap`; not the IBTA VLCap encoding).
     pub mod pvlc_reg / PVLC_REG = "pvlc_reg", 0x80 {
         LOCAL_PORT: "local_port" @ 0x8, 0x8 => u8;
         VL_HW_CAP: "vl_hw_cap" @ 0x3c, 0x4 => u8;

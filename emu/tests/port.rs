@@ -576,7 +576,11 @@ fn port_registers() {
     pvlc_reg::LOCAL_PORT.raw().set(&mut d, 1).unwrap();
     let (st, _, out) = reg(&mut h, reg_id::PVLC, 1, &d, pvlc_reg::BYTES);
     assert_eq!(st, 0);
-    assert_eq!(get(pvlc_reg::VL_HW_CAP, &out), 4);
+    assert_eq!(
+        get(pvlc_reg::VL_HW_CAP, &out),
+        8,
+        "VL0-7 in PVLC's encoding (mlx5_vl_hw_cap)"
+    );
     pvlc_reg::LOCAL_PORT.raw().set(&mut d, 2).unwrap();
     let (st, synd, _) = reg(&mut h, reg_id::PVLC, 1, &d, pvlc_reg::BYTES);
     assert_eq!((st, synd), (CmdStatus::BAD_PARAM_ERR as u8, BAD_PORT));

@@ -1,7 +1,7 @@
 //! ACCESS_REG port registers served from the IB port model: PTYS, PMTU, PVLC, PCAP
 //! and NODE_DESC. Sources: emu/README.md ("InfiniBand port").
 
-use super::port::{PORT_NUM, PTYS_WIDTH_1X, PTYS_WIDTH_4X, VL_CAP_0_7};
+use super::port::{PORT_NUM, PTYS_WIDTH_1X, PTYS_WIDTH_4X};
 use super::sma::bad_port;
 use super::util::{bad_param, need_out, CmdResult};
 use super::Firmware;
@@ -9,6 +9,12 @@ use crate::ifc::field::MsgMut;
 use crate::ifc::opcodes::access_reg_op_mod as am;
 use crate::ifc::regs::{node_desc_reg, pcap_reg, pmtu_reg, ptys_reg, pvlc_reg, reg_id};
 use crate::ifc::smp_attrs::port_state;
+
+/// PVLC's code of VL0-7. PVLC counts VLs, unlike the IBTA VLCap of PortInfo (where 4 is
+/// VL0-7): upstream `enum mlx5_vl_hw_cap` (mlx5_ib main.c) has 1 = VL0, 2 = VL0-1,
+/// 3 = VL0-2, 4 = VL0-3, ..., 8 = VL0-7, 15 = VL0-14, which `translate_max_vl_num`
+/// maps to the IBTA code.
+const PVLC_VL_0_7: u8 = 8;
 
 /// Bytes of an IBTA MTU code (1 = 256 ... 5 = 4096).
 fn mtu_bytes(code: u8) -> u16 {
@@ -74,9 +80,10 @@ impl Firmware {
                 if r.get(pvlc_reg::LOCAL_PORT) != PORT_NUM {
                     return Err(bad_port());
                 }
-                r.set(pvlc_reg::VL_HW_CAP, VL_CAP_0_7).map_err(set_err)?;
-                r.set(pvlc_reg::VL_ADMIN, VL_CAP_0_7).map_err(set_err)?;
-                r.set(pvlc_reg::VL_OPERATIONAL, VL_CAP_0_7).map_err(set_err)
+                r.set(pvlc_reg::VL_HW_CAP, PVLC_VL_0_7).map_err(set_err)?;
+                r.set(pvlc_reg::VL_ADMIN, PVLC_VL_0_7).map_err(set_err)?;
+                r.set(pvlc_reg::VL_OPERATIONAL, PVLC_VL_0_7)
+                    .map_err(set_err)
             }
             (reg_id::PCAP, op) => {
                 need_out(data_out, pcap_reg::BYTES)?;
