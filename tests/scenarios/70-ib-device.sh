@@ -6,8 +6,9 @@
 # and up: the port state follows and IB_EVENT_PORT_ERR / PORT_ACTIVE are raised; a new
 # LID is read back; GID and P_Key changes raise their events and the core's caches
 # follow them). Unbind removes the device, bind brings it back; both port access
-# methods (cap ib_virt 0: MAD_IFC, 1: HCA vport commands) give the same sysfs view.
-# rmmod leaves no IB device, no error line, no leak.
+# methods (cap ib_virt 0: MAD_IFC, 1: HCA vport commands) give the same sysfs view, and
+# none of it logs a warning or an error. A provider whose MAD_IFC fails leaves the core
+# bound without an IB device. rmmod leaves no IB device and no leak.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail ib.device-present "no 15b3 function"; exit 1; }
 drv=/sys/bus/pci/drivers/mlx5_rs
@@ -150,13 +151,28 @@ emuctl '{"cmd":"ib_port","pkey":{"index":1,"value":"0x8002"}}'
 check ib.hca.pkey-change.cache wait_for $p/pkeys/1 0x8002
 emuctl '{"cmd":"ib_port","ib_virt":false,"defaults":true}' >/dev/null
 
-# --- unload -----------------------------------------------------------------------
-check ib.rmmod rmmod mlx5_rs
-check ib.rmmod.no-ib-device test -z "$(ls /sys/class/infiniband 2>/dev/null | grep '^mlx5_')"
+# Nothing above logged a warning or an error (the kernel's, the RDMA core's or ours).
 dmesg -l $LEVELS | tail -n +$((WARN0 + 1)) >/tmp/ib-errors
 cat /tmp/ib-errors
 check ib.no-error-lines test ! -s /tmp/ib-errors
 check ib.no-kernel-warning sh -c "! dmesg | tail -n +$((START + 1)) | grep -a -q -E 'WARNING:|BUG:|Call Trace'"
+
+# --- a provider that cannot register leaves the core bound, without an IB device ----
+emuctl '{"cmd":"inject","opcode":"MAD_IFC","action":"status","status":3,"syndrome":305419896}' >/dev/null
+dmesg_mark
+echo "$bdf" >$drv/unbind
+echo "$bdf" >$drv/bind
+check ib.no-mad.still-bound test -e /sys/bus/pci/devices/$bdf/driver
+check ib.no-mad.no-ib-device test -z "$(ibdev)"
+check ib.no-mad.logged wait_log 'InfiniBand provider not registered (E[A-Z]*); the core stays bound'
+emuctl '{"cmd":"clear_injections"}' >/dev/null
+echo "$bdf" >$drv/unbind
+echo "$bdf" >$drv/bind
+check ib.no-mad.back-after-heal wait_log 'InfiniBand device registered'
+
+# --- unload -----------------------------------------------------------------------
+check ib.rmmod rmmod mlx5_rs
+check ib.rmmod.no-ib-device test -z "$(ls /sys/class/infiniband 2>/dev/null | grep '^mlx5_')"
 check ib.emu-pages-all-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
 check ib.emu-no-violations test "$(emu_stat 'd["violations"]')" = 0
 check_kmemleak ib.no-leaks
