@@ -193,7 +193,13 @@ impl PinnedDrop for Mlx5Device<'_> {
 
 impl<'bound> Stages<'bound> {
     /// The normal unload: every stage undone in field order (see the module doc).
-    fn unload(mut self) {
+    fn unload(
+        #[cfg_attr(
+            not(CONFIG_MLX5_RS_INFINIBAND),
+            expect(unused_mut, reason = "only the IB stage is taken out first")
+        )]
+        mut self,
+    ) {
         dev_info!(self.pdev, "{}: tearing down\n", self.info.name);
         // The IB device goes first: its clients may still send commands.
         #[cfg(CONFIG_MLX5_RS_INFINIBAND)]

@@ -65,10 +65,6 @@ impl PortEvents {
 }
 
 /// A subscription; unsubscribes on drop (waiting for a running call to return).
-#[cfg_attr(
-    not(CONFIG_MLX5_RS_INFINIBAND),
-    expect(dead_code, reason = "the IB provider subscribes")
-)]
 pub(crate) struct PortSubscription(Arc<PortEvents>);
 
 impl Drop for PortSubscription {
