@@ -11,6 +11,8 @@
 //! | [`EnabledHca`] | ENABLE_HCA | DISABLE_HCA |
 //! | [`FwPages`] | boot and init pages (QUERY/MANAGE_PAGES) | reclaim, free what came back |
 //! | [`InitializedHca`] | caps, INIT_HCA | TEARDOWN_HCA graceful → force |
+//! | `Events`, `DebugFs` | EQs on MSI-X, debugfs | destroyed, removed |
+//! | `ib::IbStage` | `mlx5_N` registered with the RDMA core | unregistered (first) |
 //!
 //! [`Mlx5Device::bring_up`] creates them as locals in that order: if a step fails, the
 //! locals created so far are dropped in reverse order, which unwinds exactly what
@@ -117,10 +119,14 @@ pub(crate) struct Mlx5Device<'bound> {
 struct Stages<'bound> {
     pdev: &'bound pci::Device,
     info: &'bound FunctionInfo,
+    // The last stage: unregistered first (in `unload`, before the health poll stops),
+    // while every command still works. `None` when the provider did not register.
+    #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
+    ib: Option<crate::ib::IbStage>,
     // Stopped first: no health check runs while the function is torn down.
     _health: HealthStage,
     // Shared with the health poll, the stages and the shutdown callback; the IB
-    // provider will add its fatal-error consumer here.
+    // provider adds its fatal-error consumer here.
     _life: Arc<Lifecycle>,
     _debugfs: DebugFs,
     // EQs destroyed and IRQs freed before TEARDOWN_HCA.
@@ -187,8 +193,17 @@ impl PinnedDrop for Mlx5Device<'_> {
 
 impl<'bound> Stages<'bound> {
     /// The normal unload: every stage undone in field order (see the module doc).
-    fn unload(self) {
+    fn unload(
+        #[cfg_attr(
+            not(CONFIG_MLX5_RS_INFINIBAND),
+            expect(unused_mut, reason = "only the IB stage is taken out first")
+        )]
+        mut self,
+    ) {
         dev_info!(self.pdev, "{}: tearing down\n", self.info.name);
+        // The IB device goes first: its clients may still send commands.
+        #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
+        drop(self.ib.take());
         // The fields drop after this. The health poll stops before anything is torn
         // down (dropping the stage again later is a no-op). With `fast_unload`,
         // `InitializedHca` tries fast teardown where TEARDOWN_HCA would go (after the
@@ -309,9 +324,12 @@ impl<'bound> Stages<'bound> {
             // Informational only: a failure is logged by the command layer and ignored.
             let _ = hw.exec_cmd(SetDriverVersion { version: "0.1.0" });
         }
-        let board = hw.run(QueryBoardId)?;
-        let board_len = board.iter().position(|b| *b == 0).unwrap_or(board.len());
-        let board = core::str::from_utf8(&board[..board_len]).unwrap_or("?");
+        let board_raw = hw.run(QueryBoardId)?;
+        let board_len = board_raw
+            .iter()
+            .position(|b| *b == 0)
+            .unwrap_or(board_raw.len());
+        let board = core::str::from_utf8(&board_raw[..board_len]).unwrap_or("?");
         dev_info!(
             pdev,
             "{} ready: firmware {}, board {}, {} port(s), port type {}, log_max_qp {}, log_max_cq {}, {} firmware pages\n",
@@ -338,8 +356,38 @@ impl<'bound> Stages<'bound> {
         let page_work = PageWork::new(pdev.as_ref(), pages.clone())?;
         let events = Events::new(pdev, hw.clone(), page_work, &eq_caps)?;
         let debugfs = DebugFs::new(dev.name(), hw.clone(), pages.clone(), events.info())?;
-        life.add_consumer(crate::health::ib_placeholder_consumer())?;
+        #[cfg(not(CONFIG_MLX5_RS_INFINIBAND))]
+        life.add_consumer(crate::health::ib_placeholder_consumer()?)?;
+        // The last stage. A provider that cannot register leaves the core bound (as
+        // upstream mlx5_core stays bound when mlx5_ib fails to probe).
+        #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
+        let ib = match crate::ib::IbStage::new(
+            pdev,
+            crate::ib::IbCore {
+                hw: &hw,
+                caps: &caps,
+                fw,
+                board_id: &board_raw,
+                comp_vectors: events.comp_eqs(),
+                is_vf: info.is_vf,
+                port_events: events.port_events(),
+                life: &life,
+            },
+        ) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                dev_err!(
+                    pdev,
+                    "InfiniBand provider not registered ({:?}); the core stays bound without an IB device\n",
+                    e
+                );
+                life.add_consumer(crate::health::ib_placeholder_consumer()?)?;
+                None
+            }
+        };
         Ok(Self {
+            #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
+            ib,
             pdev,
             info,
             _health: health,

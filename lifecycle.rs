@@ -48,14 +48,20 @@ pub(crate) struct FatalCause {
     pub(crate) name: &'static str,
 }
 
-/// Somebody told when the device dies (the IB provider will raise
-/// IB_EVENT_DEVICE_FATAL from here).
-#[derive(Clone, Copy)]
+/// Somebody told when the device dies (the IB provider raises IB_EVENT_DEVICE_FATAL).
+pub(crate) trait FatalHandler: Send + Sync {
+    /// Called once, from the health work, after commands were failed. Must not wait
+    /// for a command (every command fails at once by then anyway).
+    fn fatal(&self, dev: &device::Device, cause: FatalCause);
+}
+
+/// A registered [`FatalHandler`] with its name for the log.
+#[derive(Clone)]
 pub(crate) struct FatalConsumer {
-    /// Name for the log.
+    /// Name for the log (also the key [`Lifecycle::remove_consumer`] takes).
     pub(crate) name: &'static str,
-    /// Called once, from the health work, after commands were failed.
-    pub(crate) notify: fn(&device::Device, FatalCause),
+    /// The handler.
+    pub(crate) handler: Arc<dyn FatalHandler>,
 }
 
 struct LifeState {
@@ -117,6 +123,19 @@ impl Lifecycle {
         Ok(())
     }
 
+    /// Removes the consumers named `name`. A notification already under way (the
+    /// list is copied before the handlers run) may still reach them: a handler must
+    /// tolerate a call after its removal.
+    #[cfg_attr(
+        not(CONFIG_MLX5_RS_INFINIBAND),
+        expect(dead_code, reason = "the IB provider removes its consumer")
+    )]
+    pub(crate) fn remove_consumer(&self, name: &str) {
+        // The handler of a removed consumer is dropped here, under the lock: a
+        // handler's drop must not take this lock (none does: it is a leaf for them).
+        self.state.lock().consumers.retain(|c| c.name != name);
+    }
+
     /// The current mode.
     pub(crate) fn mode(&self) -> Mode {
         self.state.lock().mode
@@ -139,7 +158,7 @@ impl Lifecycle {
         self.hw.cmd().mark_dead();
         let mut consumers = KVec::new();
         for c in st.consumers.iter() {
-            if consumers.push(*c, GFP_KERNEL).is_err() {
+            if consumers.push(c.clone(), GFP_KERNEL).is_err() {
                 dev_err!(
                     self.dev,
                     "out of memory notifying consumer {} of the fatal error\n",
@@ -155,7 +174,7 @@ impl Lifecycle {
         );
         for c in consumers.iter() {
             dev_err!(self.dev, "notifying {} of the fatal error\n", c.name);
-            (c.notify)(&self.dev, cause);
+            c.handler.fatal(&self.dev, cause);
         }
         PollOutcome::Stop
     }

@@ -14,7 +14,7 @@
 //! - [`lifecycle`]: where a function stands (running, dead, torn down), shared by
 //!   [`health`] (the health poll, fatal handling) and [`teardown`] (fast teardown, page
 //!   parking);
-//! - [`ib`]: the InfiniBand provider;
+//! - `ib`: the InfiniBand provider (Kconfig `MLX5_RS_INFINIBAND`);
 //! - [`ffi`]: small documented wrappers over C the kernel crate does not offer;
 //! - [`dma_buf`]: bounds-checked access to the coherent buffers shared with the device.
 
@@ -27,6 +27,7 @@ mod ffi;
 mod hca;
 mod health;
 mod hw;
+#[cfg(CONFIG_MLX5_RS_INFINIBAND)]
 mod ib;
 #[expect(
     unreachable_pub,

@@ -7,7 +7,8 @@
 //! cadence), [`event`] (EQE decoding and validation, names, vector assignment).
 //! Kernel shell: [`ring`] (one EQ), [`irq`] (vectors, threaded handlers), [`pages`]
 //! (the handler interface page requests go to; the page allocator implements it),
-//! [`cq`] (CQ handler table), [`commands`] (EQ/UAR commands).
+//! [`port`] (the subscriber slot port-change events go to; the IB provider
+//! subscribes), [`cq`] (CQ handler table), [`commands`] (EQ/UAR commands).
 //!
 //! [`Events`] is one bring-up stage (after INIT_HCA, before TEARDOWN_HCA). It creates,
 //! in order: MSI-X vectors; a UAR (ALLOC_UAR) whose page carries the EQ doorbells; the
@@ -27,6 +28,7 @@ pub(crate) mod cq;
 pub(crate) mod event;
 pub(crate) mod irq;
 pub(crate) mod pages;
+pub(crate) mod port;
 pub(crate) mod ring;
 
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -44,6 +46,7 @@ use self::{
     event::{comp_eq_count, comp_vector, hint_cpu, Limits, ASYNC_MASK, CMD_MASK, PAGES_MASK},
     irq::{Irqs, VectorInfo},
     pages::{PageRequestHandler, PageRequestStop},
+    port::PortEvents,
     ring::{Eq, LiveEq},
 };
 use crate::{ffi, hw::Hw};
@@ -75,6 +78,7 @@ pub(crate) struct Dispatch {
     dev: ARef<device::Device>,
     pages: Arc<dyn PageRequestHandler>,
     cqs: Arc<CqTable>,
+    ports: Arc<PortEvents>,
     lim: Limits,
     unknown_logged: AtomicU64,
 }
@@ -90,6 +94,10 @@ impl Dispatch {
 
     fn page_release_all(&self, eqn: u8, _func_id: u16) {
         self.pages.clone().release_all(eqn);
+    }
+
+    fn port_change(&self, port: u8, sub_type: u8) {
+        self.ports.deliver(port, sub_type);
     }
 
     fn completion(&self, eqn: u8, cqn: u32) {
@@ -276,7 +284,7 @@ impl Drop for Uar {
 /// destroyed, and the page-request handler stopped, before the IRQs are freed; the IRQs are
 /// freed before the vectors (inside [`Irqs`]); the UAR goes last.
 pub(crate) struct Events<'bound> {
-    _comp: KVec<LiveEq>,
+    comp: KVec<LiveEq>,
     _pages_eq: LiveEq,
     _page_stop: PageRequestStop,
     _async_eq: LiveEq,
@@ -286,6 +294,7 @@ pub(crate) struct Events<'bound> {
     irqs: Option<Irqs<'bound>>,
     _uar: Uar,
     info: Arc<EqInfo>,
+    ports: Arc<PortEvents>,
 }
 
 impl<'bound> Events<'bound> {
@@ -356,12 +365,14 @@ impl<'bound> Events<'bound> {
 
         let func = pages.function();
         let cqs = CqTable::new()?;
+        let ports = PortEvents::new()?;
         let lim = ring::limits(hw.cmd().nslots(), caps.num_ports, caps.log_max_cq, func);
         let d = Arc::new(
             Dispatch {
                 dev: dev.into(),
                 pages: pages.clone(),
                 cqs: cqs.clone(),
+                ports: ports.clone(),
                 lim,
                 unknown_logged: AtomicU64::new(0),
             },
@@ -433,7 +444,7 @@ impl<'bound> Events<'bound> {
             comp.len()
         );
         Ok(Self {
-            _comp: comp,
+            comp,
             _pages_eq: pages_eq,
             _page_stop: page_stop,
             _async_eq: async_eq,
@@ -442,6 +453,7 @@ impl<'bound> Events<'bound> {
             irqs: Some(irqs),
             _uar: uar,
             info,
+            ports,
         })
     }
 
@@ -460,5 +472,24 @@ impl<'bound> Events<'bound> {
     /// The read side, for debugfs.
     pub(crate) fn info(&self) -> Arc<EqInfo> {
         self.info.clone()
+    }
+
+    /// Where port-change events of the async EQ go (see [`port`]).
+    #[cfg_attr(
+        not(CONFIG_MLX5_RS_INFINIBAND),
+        expect(dead_code, reason = "the IB provider subscribes")
+    )]
+    pub(crate) fn port_events(&self) -> &Arc<PortEvents> {
+        &self.ports
+    }
+
+    /// Number of completion EQs (one completion vector each for the IB provider).
+    #[cfg_attr(
+        not(CONFIG_MLX5_RS_INFINIBAND),
+        expect(dead_code, reason = "the IB provider subscribes")
+    )]
+    pub(crate) fn comp_eqs(&self) -> u32 {
+        // A KVec of at most the vector count (u32): lossless.
+        self.comp.len() as u32
     }
 }

@@ -379,6 +379,7 @@ impl Eq {
                         seen
                     );
                 }
+                d.port_change(port, sub_type);
             }
             Event::Async { type_, sub_type } => {
                 if chatty {

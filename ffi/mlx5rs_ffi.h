@@ -6,6 +6,8 @@
 #ifndef MLX5RS_FFI_H
 #define MLX5RS_FFI_H
 
+#include <linux/types.h>
+
 struct pci_dev;
 
 void mlx5rs_pci_disable(struct pci_dev *pdev);
@@ -16,5 +18,124 @@ unsigned int mlx5rs_num_online_cpus(void);
 int mlx5rs_nth_online_cpu(unsigned int n);
 int mlx5rs_irq_set_cpu_hint(unsigned int irq, unsigned int cpu);
 void mlx5rs_irq_clear_hint(unsigned int irq);
+
+/*
+ * InfiniBand shim (ffi/ib.c, only with CONFIG_MLX5_RS_INFINIBAND). The structures
+ * below are this shim's own: Rust fills them (#[repr(C)] mirrors in ffi/ib.rs, which
+ * check the same sizes) and ib.c copies them into the core's structures.
+ */
+struct device;
+struct mlx5rs_ib_dev;
+
+/* MLX5_IB_UVERBS_ABI_VERSION (include/uapi/rdma/mlx5-abi.h). */
+#define MLX5RS_IB_UVERBS_ABI_VERSION 1
+/* Room for board_id, hca_type (with the NUL). */
+#define MLX5RS_IB_STR_LEN 64
+
+/* enum ib_event_type values ffi/ib.rs passes (checked in ib.c). */
+#define MLX5RS_IB_EVENT_DEVICE_FATAL 8
+#define MLX5RS_IB_EVENT_PORT_ACTIVE 9
+#define MLX5RS_IB_EVENT_PORT_ERR 10
+#define MLX5RS_IB_EVENT_LID_CHANGE 11
+#define MLX5RS_IB_EVENT_PKEY_CHANGE 12
+#define MLX5RS_IB_EVENT_CLIENT_REREGISTER 17
+#define MLX5RS_IB_EVENT_GID_CHANGE 18
+#define MLX5RS_IB_EVENT_DEVICE_SPEED_CHANGE 20
+
+/* What the device shows from its allocation on (GUIDs in host order). */
+struct mlx5rs_ib_init {
+	__u64 node_guid;
+	__u32 phys_port_cnt;
+	__u32 num_comp_vectors;
+	__u32 local_dma_lkey;
+	__u32 hw_rev;
+	char node_desc[64];
+	char fw_ver[32];
+	char board_id[MLX5RS_IB_STR_LEN];
+	char hca_type[MLX5RS_IB_STR_LEN];
+};
+#define MLX5RS_IB_INIT_SIZE 248
+
+/* query_device (struct ib_device_attr's fields the provider sets). */
+struct mlx5rs_ib_device_attr {
+	__u64 fw_ver;
+	__u64 sys_image_guid;
+	__u64 max_mr_size;
+	__u64 page_size_cap;
+	__u64 device_cap_flags;
+	__u64 kernel_cap_flags;
+	__u64 timestamp_mask;
+	__u64 hca_core_clock;
+	__u32 vendor_id;
+	__u32 vendor_part_id;
+	__u32 hw_ver;
+	__u32 max_qp;
+	__u32 max_qp_wr;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 max_sge_rd;
+	__u32 max_cq;
+	__u32 max_cqe;
+	__u32 max_mr;
+	__u32 max_pd;
+	__u32 max_qp_rd_atom;
+	__u32 max_res_rd_atom;
+	__u32 max_qp_init_rd_atom;
+	__u32 atomic_cap; /* 0: IB_ATOMIC_NONE, else IB_ATOMIC_HCA */
+	__u32 max_mw;
+	__u32 max_mcast_grp;
+	__u32 max_mcast_qp_attach;
+	__u32 max_total_mcast_qp_attach;
+	__u32 max_ah;
+	__u32 max_srq;
+	__u32 max_srq_wr;
+	__u32 max_srq_sge;
+	__u32 max_fast_reg_page_list_len;
+	__u32 max_pi_fast_reg_page_list_len;
+	__u32 max_sgl_rd;
+	__u16 max_pkeys;
+	__u8 local_ca_ack_delay;
+	__u8 rsvd;
+};
+#define MLX5RS_IB_DEVICE_ATTR_SIZE 176
+
+/* query_port (struct ib_port_attr; enum fields hold valid enum values). */
+struct mlx5rs_ib_port_attr {
+	__u32 state;
+	__u32 max_mtu;
+	__u32 active_mtu;
+	__u32 gid_tbl_len;
+	__u32 port_cap_flags;
+	__u32 max_msg_sz;
+	__u32 bad_pkey_cntr;
+	__u32 qkey_viol_cntr;
+	__u32 sm_lid;
+	__u32 lid;
+	__u16 pkey_tbl_len;
+	__u16 active_speed;
+	__u16 port_cap_flags2;
+	__u8 lmc;
+	__u8 max_vl_num;
+	__u8 sm_sl;
+	__u8 subnet_timeout;
+	__u8 init_type_reply;
+	__u8 active_width;
+	__u8 phys_state;
+	__u8 rsvd[3];
+};
+#define MLX5RS_IB_PORT_ATTR_SIZE 56
+
+struct mlx5rs_ib_dev *mlx5rs_ib_alloc(const void *rust, const struct mlx5rs_ib_init *init);
+int mlx5rs_ib_register(struct mlx5rs_ib_dev *dev, struct device *dma_device);
+void mlx5rs_ib_unregister(struct mlx5rs_ib_dev *dev);
+void mlx5rs_ib_dealloc(struct mlx5rs_ib_dev *dev);
+const char *mlx5rs_ib_name(struct mlx5rs_ib_dev *dev);
+void mlx5rs_ib_dispatch_event(struct mlx5rs_ib_dev *dev, __u32 event, __u32 port);
+
+/* Implemented in Rust (ffi/ib.rs); @rust is the pointer given to mlx5rs_ib_alloc(). */
+int mlx5rs_ib_rs_query_device(const void *rust, struct mlx5rs_ib_device_attr *out);
+int mlx5rs_ib_rs_query_port(const void *rust, __u32 port, struct mlx5rs_ib_port_attr *out);
+int mlx5rs_ib_rs_query_pkey(const void *rust, __u32 port, __u16 index, __u16 *out);
+int mlx5rs_ib_rs_query_gid(const void *rust, __u32 port, int index, __u8 *out);
 
 #endif /* MLX5RS_FFI_H */

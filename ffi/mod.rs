@@ -3,11 +3,17 @@
 //! Safe wrappers over the C shim in this folder (and over raw bindings).
 //!
 //! The kernel crate of Linux 7.3 lacks a few things this driver needs (PCI disable,
-//! and later ib_core, devlink, `dma_map_page`, PCI shutdown, ...). Each one is a small
-//! C function in `ffi/*.c` with its prototype in `mlx5rs_ffi.h`, declared here once and
+//! PCI shutdown, affinity hints, ib_core (`ib.c`, `ib.rs`), and later devlink, ...).
+//! Each one is a small C function in `ffi/*.c` with its prototype in `mlx5rs_ffi.h`,
+//! declared here once and
 //! wrapped in a type or function whose contract is documented; logic files never call
 //! `extern "C"` functions directly.
 
+#[cfg(CONFIG_MLX5_RS_INFINIBAND)]
+pub(crate) mod ib;
+#[cfg(CONFIG_MLX5_RS_INFINIBAND)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod ib_abi;
 mod irq;
 mod mm;
 mod pci;

@@ -35,7 +35,7 @@ use crate::{
     ffi,
     ifc::init_seg as seg,
     init_seg::Regs,
-    lifecycle::{FatalCause, FatalConsumer, Lifecycle, PollOutcome},
+    lifecycle::{FatalCause, FatalConsumer, FatalHandler, Lifecycle, PollOutcome},
 };
 use buffer::{synd_name, HealthBuffer, DWORDS};
 use monitor::{HealthEvent, HealthMonitor, HealthSample};
@@ -211,18 +211,23 @@ impl Drop for HealthStage {
     }
 }
 
-/// The fatal-error consumer the IB provider will replace: it turns the notification
-/// into IB_EVENT_DEVICE_FATAL; until the provider exists it only logs.
-pub(crate) fn ib_placeholder_consumer() -> FatalConsumer {
-    fn notify(dev: &kernel::device::Device, cause: FatalCause) {
-        dev_err!(
-            dev,
-            "IB_EVENT_DEVICE_FATAL (sensor {}): no IB provider registered yet\n",
-            cause.code
-        );
+/// The fatal-error consumer of a function without an IB device (a build without the
+/// InfiniBand provider, or a provider that did not register): it only says that nobody
+/// above the core is told. A registered provider adds its own, which raises
+/// IB_EVENT_DEVICE_FATAL.
+pub(crate) fn ib_placeholder_consumer() -> Result<FatalConsumer> {
+    struct Placeholder;
+    impl FatalHandler for Placeholder {
+        fn fatal(&self, dev: &kernel::device::Device, cause: FatalCause) {
+            dev_err!(
+                dev,
+                "IB_EVENT_DEVICE_FATAL (sensor {}) not raised: no IB device registered\n",
+                cause.code
+            );
+        }
     }
-    FatalConsumer {
+    Ok(FatalConsumer {
         name: "ib (IB_EVENT_DEVICE_FATAL)",
-        notify,
-    }
+        handler: kernel::sync::Arc::new(Placeholder, GFP_KERNEL)?,
+    })
 }

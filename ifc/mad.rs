@@ -31,8 +31,8 @@ prm_struct! {
 
 /// MAD_IFC `op_mod` bits (mlx5_ib mad.c `mlx5_MAD_IFC`).
 #[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+    expect(dead_code, reason = "used by the emulator and the IB provider")
 )]
 pub mod mad_ifc_op_mod {
     /// Do not check the M_Key.
@@ -87,14 +87,14 @@ prm_struct! {
 
 /// Base version of every IBTA MAD (`IB_MGMT_BASE_VERSION`).
 #[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+    expect(dead_code, reason = "used by the emulator and the IB provider")
 )]
 pub const BASE_VERSION: u8 = 1;
 /// Class version of the subnet management classes (IBTA 14.2.1).
 #[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+    expect(dead_code, reason = "used by the emulator and the IB provider")
 )]
 pub const SM_CLASS_VERSION: u8 = 1;
 

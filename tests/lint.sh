@@ -7,6 +7,9 @@
 #   production    the module as `make KDIR=...` builds it (no test hooks), CLIPPY=1, W=1:
 #                 no warning, and none of the hooks' debugfs file names in the .ko
 #                 (the test build above must have them: the check's positive control)
+#   core-only     the same without the InfiniBand provider (CONFIG_MLX5_RS_INFINIBAND=n,
+#                 what a kernel without CONFIG_INFINIBAND gets): no warning, and no
+#                 ib_core symbol in the .ko (the production .ko must have them)
 #   host-clippy   the host crates (workspace: emulator, pure driver logic, bench tools),
 #                 every target, `cargo clippy`: no warning
 #
@@ -83,6 +86,24 @@ if [ "$rc" -eq 0 ]; then
 	fi
 fi
 result production $rc "$d, $(($(date +%s) - T0)) s"
+
+# ib_core symbols the .ko imports (its undefined symbols).
+ib_syms() { in_toolbox nm -u "$1" 2>/dev/null | grep -c -E ' (ib_register_device|_ib_alloc_device|ib_dispatch_event)$'; }
+with_ib=0
+[ "$rc" -eq 0 ] && with_ib=$(ib_syms "$SCRATCH/mlx5_rs.ko")
+T0=$(date +%s)
+d=$(build "$SCRATCH/core-only.log" CONFIG_MLX5_RS_INFINIBAND=n); rc=$?
+if [ "$rc" -eq 0 ]; then
+	n=$(ib_syms "$SCRATCH/mlx5_rs.ko")
+	if [ "$n" -ne 0 ]; then
+		rc=1 d="the core-only .ko imports $n ib_core symbol(s)"
+	elif [ "$with_ib" -ne 3 ]; then
+		rc=1 d="the production .ko imports $with_ib of the 3 ib_core symbols checked: the check sees nothing"
+	else
+		d="$d, no ib_core symbol"
+	fi
+fi
+result core-only $rc "$d, $(($(date +%s) - T0)) s"
 
 # The host crates share the driver's pure files (ifc/, cmd/, pagealloc/, ...), so a
 # lint there is a lint in the driver's code too.

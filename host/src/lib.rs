@@ -61,10 +61,20 @@ pub mod health {
     pub mod monitor;
 }
 
+/// Structures shared with the C shim (`ffi/ib_abi.rs`).
+#[path = "../../ffi"]
+pub mod ffi {
+    pub mod ib_abi;
+}
+
 /// InfiniBand provider logic (`ib/`).
 #[path = "../../ib"]
 pub mod ib {
     pub mod abi;
+    pub mod commands;
+    pub mod device_attr;
+    pub mod events;
+    pub mod port;
 }
 
 /// Teardown sequencing decisions (`teardown/`).

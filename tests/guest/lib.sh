@@ -247,6 +247,12 @@ po_note_module() {
 	done
 }
 
+# mlx5_rs.ko with the InfiniBand provider (Kconfig MLX5_RS_INFINIBAND, on in the test
+# build) needs ib_core's symbols, and insmod resolves no dependency: the test kernel
+# builds ib_core as a module, so it is loaded first (as `modprobe ib_core` would on a
+# host). Done once per script, here, so a bare `insmod "$KO"` in a subshell works too.
+[ -e /sys/module/ib_core ] || modprobe ib_core 2>/dev/null || true
+
 # Every scenario loads the module with `insmod "$KO" ...`: remember where it went.
 insmod() {
 	command insmod "$@"

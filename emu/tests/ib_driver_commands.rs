@@ -1,0 +1,248 @@
+//! The InfiniBand provider's typed commands (`ib/commands.rs`, through the host crate)
+//! against the emulated port: each input is built by the driver's encoder, executed
+//! by the firmware model, parsed by the driver's decoder and turned into port
+//! attributes by the driver's pure decoders (`ib/port.rs`), for both access methods
+//! (cap `ib_virt` 0: MAD_IFC, 1: HCA vport commands), which must agree.
+
+mod common;
+
+use common::{give_pages, input, Host};
+use mlx5_emu::config::EmuConfig;
+use mlx5_emu::ifc::opcodes::Opcode;
+use mlx5_rs_pure::cmd::command::{self, CodecError, Command};
+use mlx5_rs_pure::ib::commands::*;
+use mlx5_rs_pure::ib::port::{
+    from_hca_vport, from_port_info, gid_table_len, pkey_table_len, speed, state, width, PortCaps,
+    PortRegs,
+};
+use mlx5_rs_pure::ifc::caps::cmd_hca_cap;
+use mlx5_rs_pure::ifc::mad::smp_attr;
+use serde_json::json;
+
+fn initialized(ib_virt: bool) -> Host {
+    let mut h = Host::with(EmuConfig {
+        boot_pages: 16,
+        init_pages: 32,
+        ib_virt,
+        ..EmuConfig::default()
+    });
+    h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
+    give_pages(&mut h, 48);
+    h.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);
+    h
+}
+
+fn exec<C: Command>(h: &mut Host, cmd: C) -> Result<C::Reply, CodecError> {
+    let mut i = vec![0u8; command::in_len(&cmd)];
+    command::encode(&cmd, &mut i).unwrap();
+    let out = h.ok(&i, command::out_len(&cmd));
+    command::decode(cmd, &out)
+}
+
+/// The caps the provider reads, as the driver gets them (QUERY_HCA_CAP current).
+fn port_caps(h: &mut Host) -> (PortCaps, bool) {
+    let c = exec(
+        h,
+        mlx5_rs_pure::cmd::commands::QueryGeneralCaps { current: true },
+    )
+    .unwrap();
+    (
+        PortCaps {
+            max_msg_sz: 1 << c.get(cmd_hca_cap::LOG_MAX_MSG),
+            pkey_tbl_len: pkey_table_len(c.get(cmd_hca_cap::PKEY_TABLE_SIZE)).unwrap(),
+            gid_tbl_len: gid_table_len(c.get(cmd_hca_cap::GID_TABLE_SIZE)).unwrap(),
+        },
+        c.get(cmd_hca_cap::IB_VIRT),
+    )
+}
+
+fn mad(h: &mut Host, attr_id: u16, attr_mod: u32) -> [u8; SMP_DATA_BYTES] {
+    exec(
+        h,
+        MadIfcGet {
+            port: 1,
+            attr_id,
+            attr_mod,
+        },
+    )
+    .unwrap()
+}
+
+fn hca_port(h: &mut Host, caps: &PortCaps) -> mlx5_rs_pure::ffi::ib_abi::PortAttr {
+    let v = exec(h, QueryHcaVportContext { port: None }).unwrap();
+    let (width_oper, proto_oper) = exec(h, ReadPtys { local_port: 1 }).unwrap();
+    let (max_mtu, oper_mtu) = exec(h, ReadPmtu { local_port: 1 }).unwrap();
+    let vl_hw_cap = exec(h, ReadPvlc { local_port: 1 }).unwrap();
+    let regs = PortRegs {
+        width_oper,
+        proto_oper,
+        max_mtu,
+        oper_mtu,
+        vl_hw_cap,
+    };
+    from_hca_vport(&v, &regs, caps).unwrap()
+}
+
+#[test]
+fn mad_path_reads_the_emulated_port() {
+    let mut h = initialized(false);
+    let (caps, ib_virt) = port_caps(&mut h);
+    assert!(!ib_virt);
+    let pi = mad(&mut h, smp_attr::PORT_INFO, 1);
+    let a = from_port_info(&port_info_of(&pi), &caps).unwrap();
+    assert_eq!(a.state, u32::from(state::ACTIVE));
+    assert_eq!((a.lid, a.sm_lid, a.lmc), (2, 1, 0));
+    assert_eq!((a.active_width, a.active_speed), (width::W4X, speed::EDR));
+    assert_eq!((a.max_mtu, a.active_mtu), (5, 5));
+    assert_eq!(a.pkey_tbl_len, 128);
+    assert_eq!(gid_prefix_of(&pi), 0xfe80_0000_0000_0000);
+    let ni = node_info_of(&mad(&mut h, smp_attr::NODE_INFO, 0));
+    assert_eq!(ni.node_guid, 0x0002_c903_00a5_0000);
+    assert_eq!(ni.vendor_id, 0x02c9);
+    let gi = mad(&mut h, smp_attr::GUID_INFO, 0);
+    assert_eq!(
+        u64::from_be_bytes(guid_of_block(&gi, 0)),
+        ni.node_guid + 1,
+        "port GUID"
+    );
+    let pk = mad(&mut h, smp_attr::PKEY_TABLE, 0);
+    assert_eq!(pkey_of_block(&pk, 0), 0xffff);
+    let nd = mad(&mut h, smp_attr::NODE_DESC, 0);
+    assert!(nd.starts_with(b"MT4119"));
+}
+
+#[test]
+fn both_access_methods_agree() {
+    let mut h = initialized(true);
+    let (caps, ib_virt) = port_caps(&mut h);
+    assert!(ib_virt);
+    let hca = hca_port(&mut h, &caps);
+    let pi = mad(&mut h, smp_attr::PORT_INFO, 1);
+    let m = from_port_info(&port_info_of(&pi), &caps).unwrap();
+    for (what, a, b) in [
+        ("state", hca.state, m.state),
+        ("lid", hca.lid, m.lid),
+        ("sm_lid", hca.sm_lid, m.sm_lid),
+        ("max_mtu", hca.max_mtu, m.max_mtu),
+        ("active_mtu", hca.active_mtu, m.active_mtu),
+        ("cap_mask", hca.port_cap_flags, m.port_cap_flags),
+        ("gid_tbl_len", hca.gid_tbl_len, m.gid_tbl_len),
+        (
+            "speed",
+            u32::from(hca.active_speed),
+            u32::from(m.active_speed),
+        ),
+        (
+            "width",
+            u32::from(hca.active_width),
+            u32::from(m.active_width),
+        ),
+        (
+            "phys_state",
+            u32::from(hca.phys_state),
+            u32::from(m.phys_state),
+        ),
+        (
+            "max_vl_num",
+            u32::from(hca.max_vl_num),
+            u32::from(m.max_vl_num),
+        ),
+        (
+            "subnet_timeout",
+            u32::from(hca.subnet_timeout),
+            u32::from(m.subnet_timeout),
+        ),
+    ] {
+        assert_eq!(a, b, "{what}: HCA vport vs MAD");
+    }
+    let v = exec(&mut h, QueryHcaVportContext { port: None }).unwrap();
+    let ni = node_info_of(&mad(&mut h, smp_attr::NODE_INFO, 0));
+    assert_eq!(
+        (v.node_guid, v.sys_image_guid),
+        (ni.node_guid, ni.sys_image_guid)
+    );
+    let gid = exec(
+        &mut h,
+        QueryHcaVportGid {
+            port: None,
+            index: 0,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        u64::from_be_bytes(gid[..8].try_into().unwrap()),
+        gid_prefix_of(&pi)
+    );
+    assert_eq!(
+        u64::from_be_bytes(gid[8..].try_into().unwrap()),
+        ni.node_guid + 1
+    );
+    assert_eq!(
+        exec(
+            &mut h,
+            QueryHcaVportPkey {
+                port: None,
+                index: 0
+            }
+        ),
+        Ok(0xffff)
+    );
+    assert_eq!(exec(&mut h, QueryVendorId), Ok(ni.vendor_id));
+    let nd = exec(&mut h, ReadNodeDesc).unwrap();
+    assert_eq!(
+        nd,
+        mad(&mut h, smp_attr::NODE_DESC, 0),
+        "NODE_DESC register = NodeDescription"
+    );
+}
+
+#[test]
+fn port_changes_are_read_back_both_ways() {
+    let mut h = initialized(true);
+    let (caps, _) = port_caps(&mut h);
+    let r = mlx5_emu::control::handle(&h.dev, &json!({"cmd": "link", "up": false}));
+    assert_eq!(r["ok"], true);
+    let down = hca_port(&mut h, &caps);
+    assert_eq!(down.state, u32::from(state::DOWN));
+    let m = from_port_info(&port_info_of(&mad(&mut h, smp_attr::PORT_INFO, 1)), &caps).unwrap();
+    assert_eq!(m.state, u32::from(state::DOWN));
+    mlx5_emu::control::handle(&h.dev, &json!({"cmd": "link", "up": true}));
+    let r = mlx5_emu::control::handle(
+        &h.dev,
+        &json!({"cmd": "ib_port", "lid": "0x1234", "pkey": {"index": 1, "value": "0x8001"}}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    let up = hca_port(&mut h, &caps);
+    assert_eq!((up.state, up.lid), (u32::from(state::ACTIVE), 0x1234));
+    assert_eq!(
+        exec(
+            &mut h,
+            QueryHcaVportPkey {
+                port: None,
+                index: 1
+            }
+        ),
+        Ok(0x8001)
+    );
+    let pk = mad(&mut h, smp_attr::PKEY_TABLE, 0);
+    assert_eq!(pkey_of_block(&pk, 1), 0x8001);
+}
+
+#[test]
+fn refusals_are_rejected_not_trusted() {
+    let mut h = initialized(false);
+    // An attribute the SMA does not answer comes back with a MAD status: rejected.
+    let c = MadIfcGet {
+        port: 1,
+        attr_id: smp_attr::SM_INFO,
+        attr_mod: 0,
+    };
+    assert_eq!(exec(&mut h, c), Err(CodecError::BadOutput));
+    // A P_KeyTable block beyond the table: INVALID_ATTRIB_VALUE, rejected.
+    let c = MadIfcGet {
+        port: 1,
+        attr_id: smp_attr::PKEY_TABLE,
+        attr_mod: 4,
+    };
+    assert_eq!(exec(&mut h, c), Err(CodecError::BadOutput));
+}

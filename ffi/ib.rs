@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The RDMA core through the C shim `ffi/ib.c` (the kernel crate has no RDMA
+//! bindings): an [`IbRegistration`] allocates the function's IB device, registers it
+//! as `mlx5_%d` and unregisters and frees it on drop; its ops call the provider's
+//! [`IbOps`] with typed requests, and the typed answers ([`DeviceAttr`],
+//! [`PortAttr`], plain values) are copied into the core's structures by the C side.
+//!
+//! The `#[repr(C)]` structures ([`super::ib_abi`], pure so the host tests see them)
+//! mirror the shim's own structures in `mlx5rs_ffi.h` (both sides check the same
+//! sizes); Rust never sees a core structure.
+
+use core::ptr::NonNull;
+
+use kernel::{
+    bindings, device,
+    error::to_result,
+    ffi::{c_char, c_int, c_void},
+    prelude::*,
+    sync::Arc,
+};
+
+pub(crate) use super::ib_abi::{DeviceAttr, IbEvent, IbInit, PortAttr};
+
+/// What the core asks of the provider. Called in process context, concurrently, from
+/// registration until [`IbRegistration`]'s drop has unregistered the device.
+pub(crate) trait IbOps: Send + Sync {
+    /// `query_device`.
+    fn query_device(&self) -> Result<DeviceAttr>;
+    /// `query_port` of port `port` (as the core passes it: not checked yet).
+    fn query_port(&self, port: u32) -> Result<PortAttr>;
+    /// `query_pkey`: entry `index` of the P_Key table of `port`.
+    fn query_pkey(&self, port: u32, index: u16) -> Result<u16>;
+    /// `query_gid`: entry `index` of the GID table of `port`.
+    fn query_gid(&self, port: u32, index: u32) -> Result<[u8; 16]>;
+}
+
+/// The provider as the shim holds it: a thin pointer to this box is the `rust`
+/// pointer of `struct mlx5rs_ib_dev`.
+type OpsBox = KBox<Arc<dyn IbOps>>;
+
+extern "C" {
+    fn mlx5rs_ib_alloc(rust: *const c_void, init: *const IbInit) -> *mut c_void;
+    fn mlx5rs_ib_register(dev: *mut c_void, dma_device: *mut c_void) -> c_int;
+    fn mlx5rs_ib_unregister(dev: *mut c_void);
+    fn mlx5rs_ib_dealloc(dev: *mut c_void);
+    fn mlx5rs_ib_name(dev: *mut c_void) -> *const c_char;
+    fn mlx5rs_ib_dispatch_event(dev: *mut c_void, event: u32, port: u32);
+}
+
+/// The IB device of one function, registered with the RDMA core; unregistered
+/// (every client removed, no op called any more) and freed on drop.
+///
+/// INVARIANT: `dev` came from `mlx5rs_ib_alloc` with `rust` = the address of `*ops`,
+/// and is registered.
+pub(crate) struct IbRegistration {
+    dev: NonNull<c_void>,
+    /// Read by the C side only (through the `rust` pointer).
+    _ops: OpsBox,
+}
+
+// SAFETY: the shim's device is used only through functions the RDMA core allows from
+// any thread (event dispatch queues work; unregister is called once, from drop), and
+// `ops` is `Send + Sync`.
+unsafe impl Send for IbRegistration {}
+// SAFETY: see `Send`; `&self` methods only dispatch events.
+unsafe impl Sync for IbRegistration {}
+
+impl IbRegistration {
+    /// Allocates the device with `init`, then registers it with the RDMA core as
+    /// `mlx5_%d` under `parent` (the PCI function: sysfs parent and DMA device). The
+    /// core calls `ops` before this returns (`query_device`, every port).
+    pub(crate) fn register(
+        parent: &device::Device<device::Bound>,
+        init: &IbInit,
+        ops: Arc<dyn IbOps>,
+    ) -> Result<Self> {
+        let ops: OpsBox = KBox::new(ops, GFP_KERNEL)?;
+        let rust = core::ptr::from_ref::<Arc<dyn IbOps>>(&ops).cast::<c_void>();
+        // SAFETY: `init` is a valid `struct mlx5rs_ib_init` (same layout, size checked
+        // on both sides); `rust` points into a box that `Self` keeps until after the
+        // device is unregistered, and the trampolines only read through it.
+        let dev = unsafe { mlx5rs_ib_alloc(rust, init) };
+        let dev = NonNull::new(dev).ok_or(ENOMEM)?;
+        // `device::Device` is `#[repr(transparent)]` over `Opaque<bindings::device>`.
+        let dma = core::ptr::from_ref(parent)
+            .cast_mut()
+            .cast::<bindings::device>()
+            .cast::<c_void>();
+        // SAFETY: `dev` was allocated just above and is not registered; `dma` is the
+        // bound PCI function's `struct device`, which outlives the registration (the
+        // registration is a stage of that function's binding).
+        if let Err(e) = to_result(unsafe { mlx5rs_ib_register(dev.as_ptr(), dma) }) {
+            // SAFETY: allocated above, registration failed: nothing else refers to it.
+            unsafe { mlx5rs_ib_dealloc(dev.as_ptr()) };
+            return Err(e);
+        }
+        // INVARIANT: allocated with `rust` = `&*ops`, registered.
+        Ok(Self { dev, _ops: ops })
+    }
+
+    /// The name the core gave the device (`mlx5_0`, ...).
+    pub(crate) fn name(&self) -> &CStr {
+        // SAFETY: the device is registered (type invariant), so its name is set and
+        // lives as long as the device, which outlives `&self`.
+        unsafe { CStr::from_char_ptr(mlx5rs_ib_name(self.dev.as_ptr())) }
+    }
+
+    /// Raises `event` on `port` (1-based; 1 for device events) to the core's clients.
+    /// Does not sleep.
+    pub(crate) fn dispatch(&self, event: IbEvent, port: u32) {
+        // SAFETY: the device is registered (type invariant); the shim passes a valid
+        // `enum ib_event_type` value (checked there against the core's enum).
+        unsafe { mlx5rs_ib_dispatch_event(self.dev.as_ptr(), event as u32, port) };
+    }
+}
+
+impl Drop for IbRegistration {
+    fn drop(&mut self) {
+        // SAFETY: registered (type invariant), unregistered once, here; afterwards no op
+        // is called, so `self._ops` may go after the device is freed.
+        unsafe { mlx5rs_ib_unregister(self.dev.as_ptr()) };
+        // SAFETY: unregistered just above; nothing of ours uses it any more.
+        unsafe { mlx5rs_ib_dealloc(self.dev.as_ptr()) };
+    }
+}
+
+/// The provider behind the shim's `rust` pointer.
+///
+/// # Safety
+///
+/// `rust` must be the pointer [`IbRegistration::register`] gave `mlx5rs_ib_alloc`, and
+/// the device must not be unregistered yet (the core calls ops only in between).
+unsafe fn ops<'a>(rust: *const c_void) -> &'a dyn IbOps {
+    // SAFETY: by the function's contract `rust` points to the `Arc<dyn IbOps>` in the
+    // box an `IbRegistration` holds until after unregistration.
+    unsafe { &**rust.cast::<Arc<dyn IbOps>>() }
+}
+
+fn errno(e: Error) -> c_int {
+    e.to_errno()
+}
+
+/// `query_device` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_query_device(rust: *const c_void, out: *mut DeviceAttr) -> c_int {
+    // SAFETY: the shim passes the `rust` pointer of a registered device.
+    match unsafe { ops(rust) }.query_device() {
+        Ok(a) => {
+            // SAFETY: the shim passes a valid, writable `struct mlx5rs_ib_device_attr`
+            // of its stack frame (same layout as `DeviceAttr`).
+            unsafe { out.write(a) };
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
+
+/// `query_port` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_query_port(rust: *const c_void, port: u32, out: *mut PortAttr) -> c_int {
+    // SAFETY: as in `mlx5rs_ib_rs_query_device`.
+    match unsafe { ops(rust) }.query_port(port) {
+        Ok(a) => {
+            // SAFETY: the shim passes a valid, writable `struct mlx5rs_ib_port_attr`.
+            unsafe { out.write(a) };
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
+
+/// `query_pkey` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_query_pkey(
+    rust: *const c_void,
+    port: u32,
+    index: u16,
+    out: *mut u16,
+) -> c_int {
+    // SAFETY: as in `mlx5rs_ib_rs_query_device`.
+    match unsafe { ops(rust) }.query_pkey(port, index) {
+        Ok(p) => {
+            // SAFETY: the shim passes the core's valid, writable `u16 *pkey`.
+            unsafe { out.write(p) };
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
+
+/// `query_gid` trampoline target (`index` checked non-negative by the shim).
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_query_gid(
+    rust: *const c_void,
+    port: u32,
+    index: c_int,
+    out: *mut [u8; 16],
+) -> c_int {
+    let Ok(index) = u32::try_from(index) else {
+        return errno(EINVAL);
+    };
+    // SAFETY: as in `mlx5rs_ib_rs_query_device`.
+    match unsafe { ops(rust) }.query_gid(port, index) {
+        Ok(g) => {
+            // SAFETY: the shim passes a valid, writable 16-byte buffer of its stack.
+            unsafe { out.write(g) };
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
