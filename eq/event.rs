@@ -30,23 +30,8 @@ pub const CMD_MASK: u64 = 1 << et::CMD;
 /// Pages EQ: page requests only.
 pub const PAGES_MASK: u64 = 1 << et::PAGE_REQUEST;
 
-/// Port change sub-types.
-pub mod port_sub {
-    /// Port down.
-    pub const DOWN: u8 = 1;
-    /// Port active.
-    pub const ACTIVE: u8 = 4;
-    /// Port initialized.
-    pub const INITIALIZED: u8 = 5;
-    /// LID change.
-    pub const LID: u8 = 6;
-    /// P_Key change.
-    pub const PKEY: u8 = 7;
-    /// GUID change.
-    pub const GUID: u8 = 8;
-    /// Client re-register.
-    pub const CLIENT_REREG: u8 = 9;
-}
+/// Port change sub-types (one table, in `ifc`).
+pub use crate::ifc::eqe::port_change_sub as port_sub;
 
 /// What the decoder checks EQEs against.
 #[derive(Clone, Copy, Debug)]
