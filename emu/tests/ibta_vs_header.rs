@@ -16,30 +16,16 @@ use mlx5_emu::ifc;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+#[path = "../../tests/support/kernel_src.rs"]
+mod kernel_src;
+
+/// The test kernel's `include/`: found through `mlx5_ifc.h` (`MLX5_IFC_H` overrides it,
+/// as for `ifc_vs_header`), whose directory is `include/linux/mlx5/`.
 fn include_dir() -> PathBuf {
-    if let Ok(p) = std::env::var("MLX5_IFC_H") {
-        // .../include/linux/mlx5/mlx5_ifc.h -> .../include
-        if let Some(inc) = PathBuf::from(p).ancestors().nth(3) {
-            return inc.to_path_buf();
-        }
-    }
-    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-    let base = PathBuf::from(home).join(".cache/mlx5-rs/kernel");
-    let mut found: Vec<PathBuf> = std::fs::read_dir(&base)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with("src-"))
-                })
-                .map(|p| p.join("include"))
-                .filter(|p| p.join("rdma/ib_smi.h").exists())
-                .collect()
-        })
-        .unwrap_or_default();
-    found.sort();
-    found.pop().unwrap_or_else(|| base.join("src-*/include"))
+    let ifc = kernel_src::kernel_file("MLX5_IFC_H", "include/linux/mlx5/mlx5_ifc.h");
+    ifc.ancestors()
+        .nth(3)
+        .map_or_else(|| PathBuf::from("include"), |p| p.to_path_buf())
 }
 
 fn read(rel: &str) -> String {

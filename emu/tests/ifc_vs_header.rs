@@ -244,29 +244,11 @@ impl Header {
     }
 }
 
+#[path = "../../tests/support/kernel_src.rs"]
+mod kernel_src;
+
 fn header_path() -> PathBuf {
-    if let Ok(p) = std::env::var("MLX5_IFC_H") {
-        return PathBuf::from(p);
-    }
-    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-    let base = PathBuf::from(home).join(".cache/mlx5-rs/kernel");
-    let mut found: Vec<PathBuf> = std::fs::read_dir(&base)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with("src-"))
-                })
-                .map(|p| p.join("include/linux/mlx5/mlx5_ifc.h"))
-                .filter(|p| p.exists())
-                .collect()
-        })
-        .unwrap_or_default();
-    found.sort();
-    found
-        .pop()
-        .unwrap_or_else(|| base.join("src-*/include/linux/mlx5/mlx5_ifc.h"))
+    kernel_src::kernel_file("MLX5_IFC_H", "include/linux/mlx5/mlx5_ifc.h")
 }
 
 #[test]

@@ -21,29 +21,11 @@ use mlx5_rs_pure::ib::abi::{consts::ALL_ABI_CONSTS, layout::ALL_ABI_STRUCTS};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+#[path = "../../tests/support/kernel_src.rs"]
+mod kernel_src;
+
 fn abi_h_path() -> PathBuf {
-    if let Ok(p) = std::env::var("MLX5_ABI_H") {
-        return PathBuf::from(p);
-    }
-    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-    let base = PathBuf::from(home).join(".cache/mlx5-rs/kernel");
-    let mut found: Vec<PathBuf> = std::fs::read_dir(&base)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with("src-"))
-                })
-                .map(|p| p.join("include/uapi/rdma/mlx5-abi.h"))
-                .filter(|p| p.exists())
-                .collect()
-        })
-        .unwrap_or_default();
-    found.sort();
-    found
-        .pop()
-        .unwrap_or_else(|| base.join("src-*/include/uapi/rdma/mlx5-abi.h"))
+    kernel_src::kernel_file("MLX5_ABI_H", "include/uapi/rdma/mlx5-abi.h")
 }
 
 fn read(path: &Path) -> String {
