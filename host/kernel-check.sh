@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compile the pure files shared with the kernel module (ifc/, cmd/, pagealloc/, eq/,
+# Compile the pure files shared with the kernel module (ifc/, cmd/, pagealloc/, eq/, ib/,
 # health/ — those listed in host/src/lib.rs) with the test kernel's own rustc and Rust
 # flags (-Dwarnings, -Wmissing_docs, -Wunreachable_pub, overflow checks, the kernel
 # target, its core and zerocopy), as an rlib whose modules are `pub` like the host
@@ -41,7 +41,7 @@ mkdir -p "$OUT"
 	[ -n "$IFC_ATTR" ] && echo "$IFC_ATTR"
 	echo 'pub mod ifc;'
 	awk '
-		/^#\[path = "\.\.\/\.\.\/(cmd|pagealloc|eq|health)"\]/ { print; inmod = 1; next }
+		/^#\[path = "\.\.\/\.\.\/(cmd|pagealloc|eq|health|ib)"\]/ { print; inmod = 1; next }
 		inmod && /^pub mod [a-z_]+ \{/ { print "/// Pure logic."; print; next }
 		inmod && /^    pub mod [a-z_]+;/ { print "    /// Pure logic."; print; next }
 		inmod && /^\}/ { print; inmod = 0; next }

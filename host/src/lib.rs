@@ -1,6 +1,6 @@
 //! Host build of the driver's pure protocol logic.
 //!
-//! The files under `cmd/`, `pagealloc/` and `eq/` at the repository root
+//! The files under `cmd/`, `pagealloc/`, `eq/` and `ib/abi/` at the repository root
 //! are compiled both into the kernel module (declared by the kernel shell's
 //! `cmd/mod.rs`, `pagealloc/mod.rs`, ...) and into this crate, with the same
 //! module paths (`crate::cmd::mailbox`, ...), so that `cargo test -p
@@ -70,6 +70,7 @@ pub mod ffi {
 /// InfiniBand provider logic (`ib/`).
 #[path = "../../ib"]
 pub mod ib {
+    pub mod abi;
     pub mod commands;
     pub mod device_attr;
     pub mod events;
