@@ -180,7 +180,7 @@ pub mod smp_attr {
     pub const EXTENDED_PORT_INFO: u16 = 0xff90;
 }
 
-/// Every IBTA table here and in [`super::smp_attrs`], for `emu/tests/ibta_vs_header.rs`
+/// Every IBTA table here, in [`super::smp_attrs`] and in [`super::pma`], for `emu/tests/ibta_vs_header.rs`
 /// (host crates only).
 #[cfg(not(CONFIG_RUST))]
 pub const IBTA_STRUCTS: &[&super::field::PrmStruct] = &[
@@ -191,4 +191,8 @@ pub const IBTA_STRUCTS: &[&super::field::PrmStruct] = &[
     &super::smp_attrs::NODE_DESC,
     &super::smp_attrs::GUID_INFO,
     &super::smp_attrs::PKEY_TABLE,
+    &super::pma::PMA_MAD,
+    &super::pma::CLASS_PORT_INFO,
+    &super::pma::PORT_COUNTERS,
+    &super::pma::PORT_COUNTERS_EXT,
 ];

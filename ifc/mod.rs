@@ -35,6 +35,7 @@ pub mod eqe;
 pub mod init_seg;
 // IB port (i11-emu-port).
 pub mod mad;
+pub mod pma;
 pub mod smp_attrs;
 pub mod vport;
 // End IB port.

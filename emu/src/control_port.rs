@@ -7,7 +7,7 @@
 //!   `"subnet_timeout"`, `"subnet_prefix"`, `"node_guid"`, `"port_guid"`,
 //!   `"sys_guid"`, `"guid":{"index":I,"value":G}`, `"pkey":{"index":I,"value":K}`,
 //!   `"pkeys":[K,...]` (the table from index 0, the rest cleared), `"node_desc":S`,
-//!   `"cap_mask":N`, `"speed":"sdr"|"ddr"|"qdr"|"fdr"|"edr"`, `"ib_virt":B` (cap
+//!   `"cap_mask":N`, `"pkey_violations":N`, `"qkey_violations":N`, `"speed":"sdr"|"ddr"|"qdr"|"fdr"|"edr"`, `"ib_virt":B` (cap
 //!   `ib_virt`; upstream reads caps at probe, so it matters from the next probe),
 //!   `"client_rereg":true`, `"defaults":true` (back to the power-on port first).
 //!   Numbers may be JSON numbers or "0x.." strings. The reply lists the port-change
@@ -152,6 +152,12 @@ fn apply(mut p: IbPort, req: &Value) -> Result<IbPort, String> {
         p.node_desc = [0; 64];
         p.node_desc[..d.len()].copy_from_slice(d.as_bytes());
     }
+    if let Some(v) = field(req, "pkey_violations", 0xffff)? {
+        p.pkey_violations = v as u16;
+    }
+    if let Some(v) = field(req, "qkey_violations", 0xffff)? {
+        p.qkey_violations = v as u16;
+    }
     if let Some(v) = field(req, "cap_mask", u64::from(u32::MAX))? {
         p.cap_mask = v as u32;
     }
@@ -190,6 +196,8 @@ fn describe(fw: &crate::fw::Firmware) -> Value {
         "pkeys": p.pkeys.iter().take_while(|k| **k != 0).map(|k| format!("{k:#06x}")).collect::<Vec<_>>(),
         "node_desc": String::from_utf8_lossy(&p.node_desc[..nd_end]),
         "cap_mask": format!("{:#010x}", p.cap_mask),
+        "pkey_violations": p.pkey_violations,
+        "qkey_violations": p.qkey_violations,
         "speed": Speed::ALL.iter().find(|(_, s)| *s == p.speed).map_or("?", |(n, _)| n),
         "ib_virt": p.ib_virt,
     })

@@ -88,11 +88,17 @@ fn c_struct(text: &str, name: &str) -> Vec<(String, usize, usize)> {
             continue;
         }
         let (ty, decl) = st.split_once(' ').expect("type and name");
-        let unit = match ty {
-            "u8" => 1,
-            "__be16" => 2,
-            "__be32" => 4,
-            "__be64" => 8,
+        let (unit, decl) = match ty {
+            "u8" => (1, decl),
+            "__be16" => (2, decl),
+            "__be32" => (4, decl),
+            "__be64" => (8, decl),
+            // `struct ib_mad_hdr mad_hdr`: a nested struct of this header set.
+            "struct" => {
+                let (inner, decl) = decl.split_once(' ').expect("struct type and name");
+                let m = c_struct(text.as_str(), inner);
+                (m.last().map_or(0, |l| l.1 + l.2), decl)
+            }
             other => panic!("{name}: unexpected member type {other}"),
         };
         let (mname, count) = match decl.split_once('[') {
@@ -122,17 +128,27 @@ fn defines(text: &str) -> HashMap<String, u64> {
         let Some(rest) = line.trim().strip_prefix("#define ") else {
             continue;
         };
-        let mut it = rest.split_whitespace();
-        let (Some(name), Some(val)) = (it.next(), it.next()) else {
+        let Some((name, val)) = rest.split_once(char::is_whitespace) else {
             continue;
         };
         let val = val
+            .trim()
             .trim_start_matches("cpu_to_be16(")
             .trim_start_matches("cpu_to_be32(")
             .trim_end_matches(')');
-        let v = match val.strip_prefix("0x").or_else(|| val.strip_prefix("0X")) {
-            Some(h) => u64::from_str_radix(h, 16).ok(),
-            None => val.parse().ok(),
+        let one = |s: &str| {
+            let s = s.trim();
+            match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+                Some(h) => u64::from_str_radix(h, 16).ok(),
+                None => s.parse::<u64>().ok(),
+            }
+        };
+        // Plain numbers and `a << b`.
+        let v = match val.split_once("<<") {
+            Some((a, b)) => one(a)
+                .zip(one(b))
+                .and_then(|(a, b)| a.checked_shl(b as u32)),
+            None => one(val),
         };
         if let Some(v) = v {
             m.insert(name.to_string(), v);
@@ -166,6 +182,7 @@ fn enum_values(text: &str, prefix: &str) -> HashMap<String, u64> {
 fn headers() -> String {
     let mut t = read("rdma/ib_mad.h");
     t.push_str(&read("rdma/ib_smi.h"));
+    t.push_str(&read("rdma/ib_pma.h"));
     t
 }
 
@@ -252,6 +269,7 @@ fn ibta_tables_match_ib_headers() {
 #[test]
 fn smp_constants_match_ib_headers() {
     use ifc::mad::{mad_status, method, mgmt_class, smp_attr};
+    use ifc::pma::{pma_attr, pma_cap};
     let text = headers();
     let d = defines(&text);
     let get = |n: &str| *d.get(n).unwrap_or_else(|| panic!("{n} not in header"));
@@ -297,6 +315,14 @@ fn smp_constants_match_ib_headers() {
         ("IB_MGMT_METHOD_TRAP_REPRESS", method::TRAP_REPRESS),
         ("IB_MGMT_METHOD_RESP", method::RESP),
         ("IB_MGMT_METHOD_GET_RESP", method::GET_RESP),
+    ] {
+        assert_eq!(get(n), u64::from(v), "{n}");
+    }
+    for (n, v) in [
+        ("IB_PMA_CLASS_PORT_INFO", pma_attr::CLASS_PORT_INFO),
+        ("IB_PMA_PORT_COUNTERS", pma_attr::PORT_COUNTERS),
+        ("IB_PMA_PORT_COUNTERS_EXT", pma_attr::PORT_COUNTERS_EXT),
+        ("IB_PMA_CLASS_CAP_EXT_WIDTH", pma_cap::EXT_WIDTH),
     ] {
         assert_eq!(get(n), u64::from(v), "{n}");
     }

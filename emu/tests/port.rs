@@ -285,11 +285,11 @@ fn other_mads_are_refused_with_a_mad_status() {
             "attr {a:#x}"
         );
     }
-    // Performance management (PMA) is not modelled.
+    // Congestion management is not modelled.
     let mut m = smp_get(0x0012, 0);
     with(
         smp::MGMT_CLASS.raw(),
-        u64::from(mgmt_class::PERF_MGMT),
+        u64::from(mgmt_class::CONG_MGMT),
         &mut m,
     );
     assert_eq!(mad(&mut h, &m).0, mad_status::UNSUPPORTED_METHOD_ATTRIB);
@@ -407,6 +407,17 @@ fn hca_vport_context_matches_port_info() {
         0,
         "CM_SUP settable"
     );
+    // The violation counters, both ways.
+    ctl(
+        &h,
+        json!({"cmd":"ib_port","pkey_violations":3,"qkey_violations":4}),
+    );
+    let (_, _, c) = vport_ctx(&mut h, &[]);
+    assert_eq!(get(hv::PKEY_VIOLATION_COUNTER, &c), 3);
+    assert_eq!(get(hv::QKEY_VIOLATION_COUNTER, &c), 4);
+    let (_, r) = mad(&mut h, &smp_get(smp_attr::PORT_INFO, 1));
+    // Upstream reads bad_pkey_cntr at data+46, qkey_viol_cntr at data+48 (mad.c).
+    assert_eq!(&data(&r)[46..50], &[0, 3, 0, 4]);
     // port_num 1 is the port, 2 is not; other_vport needs a group manager.
     let pn = v::query_hca_vport_context_in::PORT_NUM.raw();
     assert_eq!(vport_ctx(&mut h, &[(pn, 1)]).0, 0);
@@ -824,4 +835,68 @@ fn speed_follows_to_ptys_and_port_info() {
         );
         assert_eq!(get(port_info::LINK_SPEED_ACTIVE, data(&r)), base, "{name}");
     }
+}
+
+/// A PerfMgmt MAD as the RDMA core's sysfs `get_perf_mad` builds it.
+fn pma_req(meth: u8, attr: u16, port_select: u8) -> Vec<u8> {
+    use mlx5_emu::ifc::pma::{pma_mad, port_counters as pc};
+    let mut m = smp_get(attr, 0);
+    smp::MGMT_CLASS
+        .raw()
+        .set(&mut m, u64::from(mgmt_class::PERF_MGMT))
+        .unwrap();
+    smp::METHOD.raw().set(&mut m, u64::from(meth)).unwrap();
+    let d = pma_mad::DATA.raw().bytes_mut(&mut m).unwrap();
+    pc::PORT_SELECT
+        .raw()
+        .set(d, u64::from(port_select))
+        .unwrap();
+    pc::COUNTER_SELECT.raw().set(d, 0xffff).unwrap();
+    m
+}
+
+#[test]
+fn pma_answers_class_port_info_and_counters() {
+    use mlx5_emu::ifc::pma::port_counters_ext as pcx;
+    use mlx5_emu::ifc::pma::{class_port_info as cpi, pma_attr, pma_mad, port_counters as pc};
+    let mut h = initialized();
+    let pdata = |r: &[u8]| pma_mad::DATA.raw().bytes(r).unwrap().to_vec();
+    let (st, r) = mad(&mut h, &pma_req(method::GET, pma_attr::CLASS_PORT_INFO, 1));
+    assert_eq!(st, 0);
+    let d = pdata(&r);
+    assert_eq!(get(cpi::BASE_VERSION, &d), 1);
+    assert_eq!(get(cpi::CLASS_VERSION, &d), 1);
+    // Extended width: the RDMA core then shows the 64-bit counters (sysfs.c).
+    assert_eq!(get(cpi::CAPABILITY_MASK, &d), 1 << 9);
+    for attr in [pma_attr::PORT_COUNTERS, pma_attr::PORT_COUNTERS_EXT] {
+        for meth in [method::GET, method::SET] {
+            let (st, r) = mad(&mut h, &pma_req(meth, attr, 1));
+            assert_eq!(st, 0, "attr {attr:#x} method {meth}");
+            assert_eq!(get(smp::METHOD, &r), u64::from(method::GET_RESP));
+            let d = pdata(&r);
+            assert_eq!(get(pc::PORT_SELECT, &d), 1);
+            assert_eq!(get(pc::COUNTER_SELECT, &d), 0xffff);
+            assert_eq!(get(pc::PORT_XMIT_DATA, &d), 0);
+            assert_eq!(get(pcx::PORT_RCV_DATA, &d), 0);
+        }
+        let (st, r) = mad(&mut h, &pma_req(method::GET, attr, 2));
+        assert_eq!(st, mad_status::INVALID_ATTRIB_VALUE, "port_select 2");
+        assert!(pdata(&r).iter().all(|b| *b == 0));
+    }
+    assert_eq!(
+        mad(&mut h, &pma_req(method::SET, pma_attr::CLASS_PORT_INFO, 1)).0,
+        mad_status::UNSUPPORTED_METHOD_ATTRIB
+    );
+    assert_eq!(
+        mad(&mut h, &pma_req(method::GET, 0x0010, 1)).0,
+        mad_status::UNSUPPORTED_METHOD_ATTRIB,
+        "PortSamplesControl"
+    );
+    assert_eq!(
+        mad(&mut h, &pma_req(0x06, pma_attr::PORT_COUNTERS, 1)).0,
+        mad_status::UNSUPPORTED_METHOD
+    );
+    let mut m = pma_req(method::GET, pma_attr::PORT_COUNTERS, 1);
+    smp::CLASS_VERSION.raw().set(&mut m, 2).unwrap();
+    assert_eq!(mad(&mut h, &m).0, mad_status::BAD_VERSION);
 }

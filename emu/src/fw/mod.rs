@@ -14,6 +14,7 @@ pub mod latency;
 mod page_cmds;
 pub mod pages;
 // IB port (i11-emu-port).
+mod pma;
 pub mod port;
 mod port_regs;
 mod sma;

@@ -1,8 +1,8 @@
 //! MAD_IFC: the firmware's subnet management agent for the local host.
 //!
 //! Answers SubnGet(NodeInfo, NodeDescription, PortInfo, GUIDInfo, P_KeyTable), LID
-//! routed or directed route, from the port model ([`super::port`]). Everything else
-//! is refused the way an IBTA agent refuses it: the command succeeds and the response
+//! routed or directed route, from the port model ([`super::port`]); PerfMgmt MADs go
+//! to the performance management agent (`pma.rs`). Everything else is refused the way an IBTA agent refuses it: the command succeeds and the response
 //! MAD carries the MAD status (IBTA 13.4.7). Only a malformed command (short input or
 //! output, a port the device does not have) fails the command itself. Sources and
 //! choices: emu/README.md ("InfiniBand port").
@@ -20,7 +20,7 @@ use crate::ifc::smp_attrs::{
 use crate::ifc::status::CmdStatus;
 
 /// A MAD refused with this IBTA status.
-type MadResult = Result<(), u16>;
+pub(super) type MadResult = Result<(), u16>;
 
 /// A port number the device does not have.
 pub fn bad_port() -> CmdErr {
@@ -39,15 +39,21 @@ impl Firmware {
         let mut o = MsgMut::<mad_ifc_out::Layout>::new(out).ok_or_else(super::util::bad_param)?;
         let resp = o.bytes_mut(mad_ifc_out::RESPONSE_MAD_PACKET);
         resp.copy_from_slice(&req[..MAD_BYTES]);
-        let mut r = MsgMut::<smp::Layout>::new(resp).ok_or_else(super::util::bad_param)?;
         let q = Msg::<smp::Layout>::new(req).ok_or_else(super::util::bad_param)?;
-        let status = match self.answer_mad(&q, &mut r) {
-            Ok(()) => mad_status::SUCCESS,
-            Err(st) => {
-                r.bytes_mut(smp::DATA).fill(0);
-                st
+        let status = if q.get(smp::MGMT_CLASS) == mgmt_class::PERF_MGMT {
+            // The performance management agent (pma.rs).
+            self.answer_pma(&q, resp)
+        } else {
+            let mut r = MsgMut::<smp::Layout>::new(resp).ok_or_else(super::util::bad_param)?;
+            match self.answer_mad(&q, &mut r) {
+                Ok(()) => mad_status::SUCCESS,
+                Err(st) => {
+                    r.bytes_mut(smp::DATA).fill(0);
+                    st
+                }
             }
         };
+        let mut r = MsgMut::<smp::Layout>::new(resp).ok_or_else(super::util::bad_param)?;
         let m = q.get(smp::METHOD);
         if m & method::RESP == 0 {
             // Get and Set are answered with GetResp (IBTA 13.4.5); other methods keep
@@ -80,7 +86,7 @@ impl Firmware {
         }
         let class = q.get(smp::MGMT_CLASS);
         if class != mgmt_class::SUBN_LID_ROUTED && class != mgmt_class::SUBN_DIRECTED_ROUTE {
-            // Performance, congestion and vendor classes are not modelled (emu/README.md).
+            // Congestion and vendor classes are not modelled (emu/README.md).
             return Err(mad_status::UNSUPPORTED_METHOD_ATTRIB);
         }
         if q.get(smp::CLASS_VERSION) != SM_CLASS_VERSION {
