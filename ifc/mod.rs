@@ -43,6 +43,17 @@ pub mod opcodes;
 pub mod pages;
 pub mod regs;
 pub mod status;
+// Verbs objects (issue 11, emulator objects slice).
+pub mod cq;
+pub mod ib_res;
+pub mod mkey;
+pub mod qp;
+pub mod srq;
+// Host crates only until the driver's data path reads CQEs and writes WQEs (then
+// drop the cfg: the zerocopy structs there carry no dead-code expectation, which
+// their derives would leave unfulfilled in the kernel build).
+#[cfg(not(CONFIG_RUST))]
+pub mod wqe;
 
 /// Fields `device.h` names inside bits `mlx5_ifc.h` reserves (structure, field): the
 /// header conformance test checks them against `device.h`'s layout instead (host crates
@@ -122,4 +133,72 @@ pub const ALL_STRUCTS: &[&field::PrmStruct] = &[
     &eq::GEN_EQE_IN,
     &init_seg::INITIAL_SEG,
     &init_seg::HEALTH_BUFFER,
+    // Verbs objects (issue 11, emulator objects slice).
+    &ib_res::ALLOC_PD_IN,
+    &ib_res::ALLOC_PD_OUT,
+    &ib_res::DEALLOC_PD_IN,
+    &ib_res::ALLOC_XRCD_IN,
+    &ib_res::ALLOC_XRCD_OUT,
+    &ib_res::DEALLOC_XRCD_IN,
+    &ib_res::ALLOC_TRANSPORT_DOMAIN_IN,
+    &ib_res::ALLOC_TRANSPORT_DOMAIN_OUT,
+    &ib_res::DEALLOC_TRANSPORT_DOMAIN_IN,
+    &ib_res::ALLOC_Q_COUNTER_IN,
+    &ib_res::ALLOC_Q_COUNTER_OUT,
+    &ib_res::DEALLOC_Q_COUNTER_IN,
+    &ib_res::QUERY_Q_COUNTER_IN,
+    &ib_res::QUERY_Q_COUNTER_OUT,
+    &ib_res::QUERY_SPECIAL_CONTEXTS_IN,
+    &ib_res::QUERY_SPECIAL_CONTEXTS_OUT,
+    &cq::CQC,
+    &cq::CREATE_CQ_IN,
+    &cq::CREATE_CQ_OUT,
+    &cq::DESTROY_CQ_IN,
+    &cq::QUERY_CQ_IN,
+    &cq::QUERY_CQ_OUT,
+    &cq::MODIFY_CQ_IN,
+    &qp::ADS,
+    &qp::QPC,
+    &qp::CREATE_QP_IN,
+    &qp::CREATE_QP_OUT,
+    &qp::DESTROY_QP_IN,
+    &qp::QUERY_QP_IN,
+    &qp::QUERY_QP_OUT,
+    &qp::RST2INIT_QP_IN,
+    &qp::INIT2INIT_QP_IN,
+    &qp::INIT2RTR_QP_IN,
+    &qp::RTR2RTS_QP_IN,
+    &qp::RTS2RTS_QP_IN,
+    &qp::SQERR2RTS_QP_IN,
+    &qp::SQD2RTS_QP_IN,
+    &qp::QP_2ERR_IN,
+    &qp::QP_2RST_IN,
+    &srq::SRQC,
+    &srq::CREATE_SRQ_IN,
+    &srq::CREATE_SRQ_OUT,
+    &srq::DESTROY_SRQ_IN,
+    &srq::QUERY_SRQ_IN,
+    &srq::QUERY_SRQ_OUT,
+    &srq::ARM_RQ_IN,
+    &srq::XRC_SRQC,
+    &srq::CREATE_XRC_SRQ_IN,
+    &srq::CREATE_XRC_SRQ_OUT,
+    &srq::DESTROY_XRC_SRQ_IN,
+    &srq::QUERY_XRC_SRQ_IN,
+    &srq::QUERY_XRC_SRQ_OUT,
+    &srq::ARM_XRC_SRQ_IN,
+    &srq::WQ,
+    &srq::RMPC,
+    &srq::CREATE_RMP_IN,
+    &srq::CREATE_RMP_OUT,
+    &srq::DESTROY_RMP_IN,
+    &srq::QUERY_RMP_IN,
+    &srq::QUERY_RMP_OUT,
+    &srq::MODIFY_RMP_IN,
+    &mkey::MKC,
+    &mkey::CREATE_MKEY_IN,
+    &mkey::CREATE_MKEY_OUT,
+    &mkey::DESTROY_MKEY_IN,
+    &mkey::QUERY_MKEY_IN,
+    &mkey::QUERY_MKEY_OUT,
 ];

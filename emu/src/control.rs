@@ -31,6 +31,9 @@
 //! - `{"cmd":"set_pages","boot":N,"init":N,"regular":N}`
 //! - `{"cmd":"eqe","eqn":N,"type":T,"sub_type":S,"data":"<hex, up to 28 bytes>","count":N}`:
 //!   writes raw (possibly malformed) EQEs into an EQ, e.g. to force an overrun.
+//! - `{"cmd":"object_pages","objects_per_page":N}`: verbs objects per firmware page
+//!   (0 = objects cost no pages); `{"cmd":"qp_state","qpn":N,"state":S}`: the device
+//!   moves a QP to SQER / SQD (from RTS) or ERR.
 //! - `{"cmd":"jitter","max_us":N}`: every command completes after a random delay
 //!   below N µs, so independent commands complete out of order (0 = off).
 //! - `{"cmd":"link","up":B}`: physical link of port 1; posts the port-change event of
@@ -496,6 +499,7 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             dev.reset();
             dev.regs().clear_knobs();
             let mut fw = dev.fw();
+            fw.objs.cost.objects_per_page = crate::fw::rsc::DEFAULT_OBJECTS_PER_PAGE;
             fw.knobs = crate::fw::FwKnobs::default();
             fw.observed = crate::fw::Observed::default();
             drop(fw);
@@ -503,6 +507,19 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             json!({"ok": true})
         }
         "init_seg" => init_seg(dev, req),
+        // Verbs objects (issue 11, emulator objects slice).
+        "object_pages" => {
+            let Some(n) = req
+                .get("objects_per_page")
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+            else {
+                return json!({"ok": false, "error": "objects_per_page: a number below 2^32 (0 = off)"});
+            };
+            dev.fw().objs.cost.objects_per_page = n;
+            json!({"ok": true})
+        }
+        "qp_state" => qp_state(dev, req),
         "caps" => {
             let Some(n) = req
                 .get("reserved_tail_fill")
@@ -585,4 +602,24 @@ pub fn client(path: &std::path::Path, request: &str) -> std::io::Result<String> 
     let mut line = String::new();
     BufReader::new(s).read_line(&mut line)?;
     Ok(line.trim_end().to_string())
+}
+
+/// `{"cmd":"qp_state","qpn":N,"state":S}`: moves a QP to `state` as the device does on
+/// its own (a send error: SQER 4 or ERR 6; a drained send queue: SQD 5).
+fn qp_state(dev: &Device, req: &Value) -> Value {
+    let qpn = req
+        .get("qpn")
+        .and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok());
+    let state = req
+        .get("state")
+        .and_then(Value::as_u64)
+        .and_then(|n| u8::try_from(n).ok());
+    let (Some(qpn), Some(state)) = (qpn, state) else {
+        return json!({"ok": false, "error": "qpn and state (numbers) needed"});
+    };
+    match dev.fw().device_qp_state(qpn, state) {
+        Ok(()) => json!({"ok": true}),
+        Err(e) => json!({"ok": false, "error": e}),
+    }
 }

@@ -224,7 +224,11 @@ impl Device {
                     let arm = match w.off {
                         UAR_EQ_DB_ARM => true,
                         UAR_EQ_DB_UPDATE => false,
-                        _ => continue,
+                        // CQ arm and send doorbells (verbs objects send path).
+                        _ => {
+                            fw.uar_write(&env, w.page, w.off, w.val);
+                            continue;
+                        }
                     };
                     fw.timeline.last_doorbell = Some(w.at);
                     // EQ doorbells: eqn in bits 31:24, consumer index in 23:0, written to

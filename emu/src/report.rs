@@ -168,6 +168,8 @@ pub fn stats(dev: &Device) -> Value {
         "eqe_waiting": fw.eqs.waiting.len(),
         "interrupts": irqs,
         "uars": fw.uars.iter().collect::<Vec<_>>(),
+        // Verbs objects (issue 11, emulator objects slice).
+        "objects": objects(&fw.objs),
         "dma_errors": fw.stats.dma_errors,
         "dma_regions": dev.mem.regions(),
         "dma_maps_without_fd": dev.dma_maps_without_fd.load(std::sync::atomic::Ordering::Relaxed),
@@ -189,6 +191,37 @@ pub fn stats(dev: &Device) -> Value {
         "violations": fw.stats.violations,
         "eq_doorbells_after_stop": fw.stats.eq_doorbells_after_stop,
         "recent_violations": fw.stats.recent_violations.iter().collect::<Vec<_>>(),
+    })
+}
+
+/// The `objects` section: live objects per type (`total` 0 after a clean unload),
+/// creates and destroys per type, objects a teardown or reset dropped, object memory.
+fn objects(o: &crate::fw::rsc::Objects) -> Value {
+    let live: Map<String, Value> = o
+        .counts()
+        .into_iter()
+        .map(|(k, n)| (k.to_string(), json!(n)))
+        .collect();
+    let qp_states: Map<String, Value> = o
+        .qps
+        .iter()
+        .map(|(n, q)| (n.to_string(), json!(q.state)))
+        .collect();
+    json!({
+        "live": live,
+        "total": o.total(),
+        "created": o.created,
+        "destroyed": o.destroyed,
+        "dropped": o.dropped,
+        "qp_states": qp_states,
+        "send": {"cqes": o.sent.0, "completion_eqes": o.sent.1, "wqes": o.sent.2},
+        "pages": {
+            "objects_per_page": o.cost.objects_per_page,
+            "charged": o.cost.charged,
+            "give_requests": o.cost.requests.0,
+            "take_requests": o.cost.requests.1,
+            "not_raised": o.cost.not_raised,
+        },
     })
 }
 

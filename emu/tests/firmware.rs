@@ -289,7 +289,7 @@ fn state_machine_rejects_out_of_order_commands() {
         (CmdStatus::BAD_OP_ERR as u8, syndrome::BAD_OPCODE)
     );
     assert_eq!(
-        h.run(&input(16, OP(Opcode::CREATE_CQ), 0, &[]), 16).0,
+        h.run(&input(16, OP(Opcode::ALLOC_MEMIC), 0, &[]), 16).0,
         CmdStatus::BAD_OP_ERR as u8
     );
     // Teardown profiles: prepare-fast needs the cap (present), bad profile rejected.

@@ -526,3 +526,47 @@ fn opcodes_and_statuses_match_headers() {
         assert_eq!(ev.get(name), Some(&u64::from(v)), "MLX5_EVENT_TYPE_{name}");
     }
 }
+
+/// CQE and send WQE control segment (`device.h` `mlx5_cqe64`, `mlx5_err_cqe`, `qp.h`
+/// `mlx5_wqe_ctrl_seg`) against the facts sheet §9.7 / §9.8.
+#[test]
+fn cqe_and_wqe_layouts_match_facts() {
+    use ifc::wqe::{Cqe64, ErrCqe, WqeCtrlSeg};
+    use std::mem::{offset_of, size_of};
+    assert_eq!(size_of::<Cqe64>(), 64);
+    assert_eq!(
+        (
+            offset_of!(Cqe64, flags_rqpn),
+            offset_of!(Cqe64, srqn),
+            offset_of!(Cqe64, byte_cnt),
+            offset_of!(Cqe64, timestamp_h),
+            offset_of!(Cqe64, sop_drop_qpn),
+            offset_of!(Cqe64, wqe_counter),
+            offset_of!(Cqe64, signature),
+            offset_of!(Cqe64, op_own)
+        ),
+        (0x18, 0x20, 0x2c, 0x30, 0x38, 0x3c, 0x3e, 0x3f)
+    );
+    assert_eq!(size_of::<ErrCqe>(), 64);
+    assert_eq!(
+        (
+            offset_of!(ErrCqe, srqn),
+            offset_of!(ErrCqe, vendor_err_synd),
+            offset_of!(ErrCqe, syndrome),
+            offset_of!(ErrCqe, s_wqe_opcode_qpn),
+            offset_of!(ErrCqe, wqe_counter),
+            offset_of!(ErrCqe, op_own)
+        ),
+        (0x20, 0x36, 0x37, 0x38, 0x3c, 0x3f)
+    );
+    assert_eq!(size_of::<WqeCtrlSeg>(), 16);
+    assert_eq!(
+        (
+            offset_of!(WqeCtrlSeg, qpn_ds),
+            offset_of!(WqeCtrlSeg, signature),
+            offset_of!(WqeCtrlSeg, fm_ce_se),
+            offset_of!(WqeCtrlSeg, imm)
+        ),
+        (0x4, 0x8, 0xb, 0xc)
+    );
+}

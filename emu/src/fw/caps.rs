@@ -138,6 +138,8 @@ impl Caps {
             (g::LOG_MAX_TRANSPORT_DOMAIN.raw(), 12),
             (g::LOG_MAX_PD.raw(), 18),
             (g::LOG_MAX_XRCD.raw(), 16),
+            // RMPs (upstream's basic SRQs at ISSI 1): as many as SRQs.
+            (g::LOG_MAX_RMP.raw(), 23),
             (g::LOG_UAR_PAGE_SZ.raw(), 0),
             (
                 g::DEVICE_FREQUENCY_KHZ.raw(),

@@ -103,6 +103,11 @@ impl Firmware {
 
     pub(super) fn destroy_eq(&mut self, input: &[u8]) -> CmdResult {
         let eqn = get(input, destroy_eq_in::EQ_NUMBER)? as u8;
+        // An EQ CQs still report to: as for other referenced objects (strict
+        // destroy_in_use, see fw/rsc.rs).
+        if self.eqs.eqs.contains_key(&eqn) {
+            self.in_use(&format!("EQ {eqn}"), self.objs.eq_users(eqn))?;
+        }
         // Unknown EQ: status 0x5 BAD_RES (PRM status list, upstream `cmd_status_str`).
         if self.eqs.eqs.remove(&eqn).is_none() {
             return Err((CmdStatus::BAD_RES_ERR, syndrome::BAD_RESOURCE));

@@ -1,5 +1,6 @@
 //! Command dispatch: opcode → handler, with the per-function state gate.
 
+use super::rsc::SrqKind;
 use super::util::{bad_state, CmdErr, CmdResult};
 use super::{syndrome, Env, Firmware};
 use crate::ifc::opcodes::Opcode;
@@ -84,6 +85,42 @@ impl Firmware {
         use Opcode::*;
         match op {
             NOP => Ok(()),
+            // Verbs objects (issue 11, emulator objects slice).
+            ALLOC_PD => self.alloc_pd(env, input, out),
+            DEALLOC_PD => self.dealloc_pd(env, input),
+            ALLOC_XRCD => self.alloc_xrcd(env, input, out),
+            DEALLOC_XRCD => self.dealloc_xrcd(env, input),
+            ALLOC_TRANSPORT_DOMAIN => self.alloc_td(env, input, out),
+            DEALLOC_TRANSPORT_DOMAIN => self.dealloc_td(env, input),
+            ALLOC_Q_COUNTER => self.alloc_q_counter(env, input, out),
+            DEALLOC_Q_COUNTER => self.dealloc_q_counter(env, input),
+            QUERY_Q_COUNTER => self.query_q_counter(input, out),
+            QUERY_SPECIAL_CONTEXTS => self.query_special_contexts(out),
+            CREATE_CQ => self.create_cq(env, input, out),
+            DESTROY_CQ => self.destroy_cq(env, input),
+            QUERY_CQ => self.query_cq(input, out),
+            MODIFY_CQ => self.modify_cq(env, input),
+            CREATE_QP => self.create_qp(env, input, out),
+            DESTROY_QP => self.destroy_qp(env, input),
+            QUERY_QP => self.query_qp(input, out),
+            RST2INIT_QP | INIT2INIT_QP | INIT2RTR_QP | RTR2RTS_QP | RTS2RTS_QP | SQERR2RTS_QP
+            | SQD_RTS_QP | _2ERR_QP | _2RST_QP => self.modify_qp(op, input),
+            CREATE_SRQ => self.create_srq(env, input, out),
+            CREATE_XRC_SRQ => self.create_xrc_srq(env, input, out),
+            CREATE_RMP => self.create_rmp(env, input, out),
+            DESTROY_SRQ => self.destroy_srq_kind(env, SrqKind::Basic, input),
+            DESTROY_XRC_SRQ => self.destroy_srq_kind(env, SrqKind::Xrc, input),
+            DESTROY_RMP => self.destroy_srq_kind(env, SrqKind::Rmp, input),
+            QUERY_SRQ => self.query_srq_kind(SrqKind::Basic, input, out),
+            QUERY_XRC_SRQ => self.query_srq_kind(SrqKind::Xrc, input, out),
+            QUERY_RMP => self.query_srq_kind(SrqKind::Rmp, input, out),
+            ARM_RQ => self.arm_srq(SrqKind::Basic, input),
+            ARM_XRC_SRQ => self.arm_srq(SrqKind::Xrc, input),
+            MODIFY_RMP => self.modify_rmp(input),
+            CREATE_MKEY => self.create_mkey(env, input, out),
+            DESTROY_MKEY => self.destroy_mkey(env, input),
+            QUERY_MKEY => self.query_mkey(input, out),
+            // End verbs objects.
             ENABLE_HCA => self.enable_hca(input),
             DISABLE_HCA => self.disable_hca(input),
             QUERY_ISSI => self.query_issi(out),

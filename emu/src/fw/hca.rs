@@ -173,6 +173,7 @@ impl Firmware {
                     ));
                 }
                 self.func.initialized = false;
+                self.drop_objects("TEARDOWN_HCA");
                 self.eqs.eqs.clear();
                 self.eqs.waiting.clear();
                 self.stop_uars();

@@ -26,6 +26,14 @@ pub mod strict;
 pub mod syndrome;
 pub mod timeline;
 pub mod util;
+// Verbs objects (issue 11, emulator objects slice).
+pub mod cq;
+pub mod mkey;
+pub mod qp;
+pub mod qp_state;
+pub mod rsc;
+mod sq;
+pub mod srq;
 
 use crate::config::EmuConfig;
 use crate::ifc::cmd_layout as cl;
@@ -129,6 +137,8 @@ pub struct Firmware {
     pub eqs: eq::EqTable,
     /// Allocated UAR indices.
     pub uars: BTreeSet<u32>,
+    /// Verbs objects (PD, CQ, QP, SRQ, mkey, ...).
+    pub objs: rsc::Objects,
     /// UAR pages the last teardown dropped (a late EQ doorbell there is the stop
     /// racing an interrupt handler, see `Stats::eq_doorbells_after_stop`); forgotten
     /// at reset and when a page is allocated again.
@@ -182,6 +192,7 @@ impl Firmware {
             ledger: pages::Ledger::new(cfg.boot_pages, cfg.init_pages, cfg.regular_pages),
             eqs: eq::EqTable::default(),
             uars: BTreeSet::new(),
+            objs: rsc::Objects::default(),
             stopped_uars: BTreeSet::new(),
             inject: inject::Injections::default(),
             stats: stats::Stats::default(),
@@ -227,6 +238,7 @@ impl Firmware {
         self.stopped_uars.clear();
         self.deferred.clear();
         self.busy_slots = 0;
+        self.drop_objects("");
     }
 
     /// Runs command slot `slot` of the queue at `queue`.
@@ -600,6 +612,9 @@ impl Firmware {
             self.ledger.requests.drop_all();
             self.stop_uars();
             self.deferred.clear();
+            // A fast teardown leaves the verbs objects to the firmware (upstream
+            // destroys none first): dropped without a violation.
+            self.drop_objects("");
             return Some(val);
         }
         self.stats.violation(format!(

@@ -24,6 +24,15 @@ pub struct Strict {
     /// can re-arm its EQ after the teardown command it completed let the waiter go on
     /// to stop the function; nothing documents firmware reacting to it.
     pub eq_doorbell_after_stop: bool,
+    /// DEALLOC/DESTROY of a verbs object another object still references (a PD with a
+    /// QP, a CQ with a QP, ...) fails with BAD_RES_STATE, as real firmware answers
+    /// (it keeps reference counts). Off: it executes and counts a violation (upstream
+    /// destroys users first).
+    pub destroy_in_use: bool,
+    /// A QP transition whose `opt_param_mask` names a parameter the PRM does not allow
+    /// for that transition and service type fails with BAD_PARAM. Off: the extra bits
+    /// are ignored and counted as a violation.
+    pub qp_opt_param: bool,
 }
 
 impl Strict {
@@ -33,6 +42,8 @@ impl Strict {
         "dealloc_uar_in_use",
         "eq_overrun_fatal",
         "eq_doorbell_after_stop",
+        "destroy_in_use",
+        "qp_opt_param",
     ];
 
     /// Switches rule `name`; `Err` for an unknown name.
@@ -42,6 +53,8 @@ impl Strict {
             "dealloc_uar_in_use" => self.dealloc_uar_in_use = on,
             "eq_overrun_fatal" => self.eq_overrun_fatal = on,
             "eq_doorbell_after_stop" => self.eq_doorbell_after_stop = on,
+            "destroy_in_use" => self.destroy_in_use = on,
+            "qp_opt_param" => self.qp_opt_param = on,
             _ => {
                 return Err(format!(
                     "unknown strict rule {name:?} (known: {})",
@@ -53,12 +66,14 @@ impl Strict {
     }
 
     /// (name, on) of every rule.
-    pub fn list(&self) -> [(&'static str, bool); 4] {
+    pub fn list(&self) -> [(&'static str, bool); 6] {
         [
             ("eq_ctx_device_fields", self.eq_ctx_device_fields),
             ("dealloc_uar_in_use", self.dealloc_uar_in_use),
             ("eq_overrun_fatal", self.eq_overrun_fatal),
             ("eq_doorbell_after_stop", self.eq_doorbell_after_stop),
+            ("destroy_in_use", self.destroy_in_use),
+            ("qp_opt_param", self.qp_opt_param),
         ]
     }
 }
