@@ -9,25 +9,7 @@
 //!
 //! Pure `core` code, compiled into the module and into the host test crate.
 
-use crate::ffi::ib_abi::IbEvent;
-
-/// Port change sub-types of the PRM (`MLX5_PORT_CHANGE_SUBTYPE_*`, device.h).
-pub mod port_sub {
-    /// Port down.
-    pub const DOWN: u8 = 1;
-    /// Port active.
-    pub const ACTIVE: u8 = 4;
-    /// Port initialized.
-    pub const INITIALIZED: u8 = 5;
-    /// LID change.
-    pub const LID: u8 = 6;
-    /// P_Key change.
-    pub const PKEY: u8 = 7;
-    /// GUID change.
-    pub const GUID: u8 = 8;
-    /// Client re-register.
-    pub const CLIENT_REREG: u8 = 9;
-}
+use crate::{ffi::ib_abi::IbEvent, ifc::eqe::port_change_sub as port_sub};
 
 /// The events (in dispatch order) of port-change sub-type `sub_type`; empty for a
 /// sub-type the PRM does not define (the EQ layer has rejected those already).

@@ -41,6 +41,8 @@ pub(crate) mod res_commands;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod uctx;
 
+use core::sync::atomic::{AtomicU64, Ordering};
+
 use kernel::{
     device, pci,
     prelude::*,
@@ -84,10 +86,16 @@ pub(crate) struct IbCore<'a> {
     pub(crate) life: &'a Arc<Lifecycle>,
 }
 
+/// Events logged in full before the log thins out (then every 1000th), as the EQ layer
+/// logs async events: a port that flaps must not flood the kernel log.
+const LOG_FIRST: u64 = 16;
+
 /// Where the device's async events go: the registration, while it exists.
 #[pin_data]
 struct EventSink {
     dev: ARef<device::Device>,
+    /// Events dispatched (for the log's thinning).
+    dispatched: AtomicU64,
     /// Lock order: a leaf; taken under the async EQ's `Eq::state` and the port
     /// subscription lock (port events), and by the health work (fatal). Never held
     /// while the device is unregistered.
@@ -102,14 +110,18 @@ impl EventSink {
             return;
         };
         for e in events {
-            dev_info!(
-                self.dev,
-                "{}: {} on port {} -> {}\n",
-                r.name().to_str().unwrap_or("?"),
-                what,
-                port,
-                events::event_name(*e)
-            );
+            let n = self.dispatched.fetch_add(1, Ordering::Relaxed) + 1;
+            if n <= LOG_FIRST || n % 1000 == 0 {
+                dev_info!(
+                    self.dev,
+                    "{}: {} on port {} -> {} ({} IB events)\n",
+                    r.name().to_str().unwrap_or("?"),
+                    what,
+                    port,
+                    events::event_name(*e),
+                    n
+                );
+            }
             r.dispatch(*e, u32::from(port));
         }
     }
@@ -261,7 +273,11 @@ impl IbStage {
         );
         let plain: &device::Device = dev;
         let sink = Arc::pin_init(
-            try_pin_init!(EventSink { dev: plain.into(), reg <- new_mutex!(Some(reg)) }),
+            try_pin_init!(EventSink {
+                dev: plain.into(),
+                dispatched: AtomicU64::new(0),
+                reg <- new_mutex!(Some(reg)),
+            }),
             GFP_KERNEL,
         )?;
         let ports = core.port_events.subscribe(sink.clone())?;
