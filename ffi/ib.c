@@ -157,7 +157,7 @@ static int mlx5rs_ib_query_device(struct ib_device *ibdev, struct ib_device_attr
 	}
 	err = mlx5rs_ib_rs_query_device(to_rsdev(ibdev)->rust, &a);
 	if (err)
-		return err;
+		goto out;
 	props->fw_ver = a.fw_ver;
 	props->sys_image_guid = cpu_to_be64(a.sys_image_guid);
 	props->max_mr_size = a.max_mr_size;
