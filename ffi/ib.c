@@ -11,20 +11,30 @@
  * (mlx5rs_ffi.h); the trampoline copies it into the core's structure, so Rust never
  * writes a core structure.
  *
+ * User contexts (alloc_ucontext, mmap) and PDs are served: ib_uverbs creates the
+ * uverbs device. The driver part of a verb (udata) is staged here in kernel buffers
+ * (mlx5rs_ib_stage()), so the Rust side sees byte slices and never a user pointer,
+ * and the response goes back through _ib_respond_udata() (truncated to what user
+ * space asked for, the rest of its buffer zeroed).
+ *
  * Ops the provider does not implement stay NULL: without the data-path ops
  * (post_send, poll_cq, create_qp, ...) the device is not a kverbs provider and the
- * core attaches no MAD/SA/CM client, and without alloc_ucontext ib_uverbs creates no
- * uverbs device. Both are the intended state until the provider implements them.
+ * core attaches no MAD/SA/CM client, the intended state until the provider
+ * implements them.
  */
 #include <linux/build_bug.h>
 #include <linux/device.h>
 #include <linux/errno.h>
+#include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 #include "mlx5rs_ffi.h"
 
 /**
@@ -45,6 +55,38 @@ struct mlx5rs_ib_dev {
 	u32 hw_rev;
 };
 
+/**
+ * struct mlx5rs_ib_ucontext - a user context
+ * @ibuc: the core's context (INIT_RDMA_OBJ_SIZE)
+ * @rust: the Rust context state (ffi/ib.rs), freed by dealloc_ucontext
+ */
+struct mlx5rs_ib_ucontext {
+	struct ib_ucontext ibuc;
+	void *rust;
+};
+
+/**
+ * struct mlx5rs_ib_pd - a protection domain
+ * @ibpd: the core's PD (INIT_RDMA_OBJ_SIZE)
+ * @pdn: the device's PD number (ALLOC_PD)
+ */
+struct mlx5rs_ib_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+/**
+ * struct mlx5rs_ib_stage - a verb's udata staged in kernel memory
+ * @u: what the Rust side gets (pointers into @in and @out)
+ * @in: the first bytes of the request
+ * @out: the response
+ */
+struct mlx5rs_ib_stage {
+	struct mlx5rs_ib_udata u;
+	u8 in[MLX5RS_IB_UDATA_MAX];
+	u8 out[MLX5RS_IB_UDATA_MAX];
+};
+
 static struct mlx5rs_ib_dev *to_rsdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct mlx5rs_ib_dev, ib);
@@ -55,18 +97,67 @@ static struct mlx5rs_ib_dev *dev_to_rsdev(struct device *device)
 	return rdma_device_to_drv_device(device, struct mlx5rs_ib_dev, ib);
 }
 
+/*
+ * Allocates a staging area for @udata (NULL: a kernel verb, nothing to stage) and
+ * copies the request in. A request longer than the staging buffer is accepted only
+ * when the bytes past it are zero (EOPNOTSUPP otherwise, the copy_struct_from_user
+ * rule; ib_is_udata_cleared() reads at most 64 KiB); the Rust side then sees the
+ * staged prefix, which is all any mlx5 request structure holds.
+ */
+static struct mlx5rs_ib_stage *mlx5rs_ib_stage(struct ib_udata *udata, int *err)
+{
+	struct mlx5rs_ib_stage *st;
+	size_t n;
+
+	*err = 0;
+	if (!udata)
+		return NULL;
+	if (udata->inlen > MLX5RS_IB_UDATA_MAX &&
+	    !ib_is_udata_cleared(udata, MLX5RS_IB_UDATA_MAX,
+				 udata->inlen - MLX5RS_IB_UDATA_MAX)) {
+		*err = -EOPNOTSUPP;
+		return NULL;
+	}
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	n = min_t(size_t, udata->inlen, MLX5RS_IB_UDATA_MAX);
+	if (ib_copy_from_udata(st->in, udata, n)) {
+		kfree(st);
+		*err = -EFAULT;
+		return NULL;
+	}
+	st->u.in = st->in;
+	st->u.inlen = n;
+	st->u.out = st->out;
+	st->u.outcap = sizeof(st->out);
+	st->u.outlen = udata->outlen;
+	st->u.resp_len = 0;
+	return st;
+}
+
 static int mlx5rs_ib_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 				  struct ib_udata *uhw)
 {
 	struct mlx5rs_ib_device_attr a = {};
+	struct mlx5rs_ib_stage *st = NULL;
 	int err;
 
-	/* No driver-specific request or response is defined yet. */
-	if (uhw && uhw->inlen)
-		return -EINVAL;
+	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_udata) != MLX5RS_IB_UDATA_SIZE);
+	if (uhw && (uhw->inlen || uhw->outlen)) {
+		st = mlx5rs_ib_stage(uhw, &err);
+		if (!st)
+			return err;
+		/* The driver response (struct mlx5_ib_query_device_resp). */
+		err = mlx5rs_ib_rs_query_device_uhw(to_rsdev(ibdev)->rust, &st->u);
+		if (err)
+			goto out;
+	}
 	err = mlx5rs_ib_rs_query_device(to_rsdev(ibdev)->rust, &a);
 	if (err)
-		return err;
+		goto out;
 	props->fw_ver = a.fw_ver;
 	props->sys_image_guid = cpu_to_be64(a.sys_image_guid);
 	props->max_mr_size = a.max_mr_size;
@@ -105,7 +196,116 @@ static int mlx5rs_ib_query_device(struct ib_device *ibdev, struct ib_device_attr
 	props->max_sgl_rd = a.max_sgl_rd;
 	props->max_pkeys = a.max_pkeys;
 	props->local_ca_ack_delay = a.local_ca_ack_delay;
-	return 0;
+	/* Upstream copies response_length bytes, which the buffer holds. */
+	if (st && st->u.resp_len)
+		err = ib_copy_to_udata(uhw, st->out,
+				       min3(st->u.resp_len, uhw->outlen, sizeof(st->out)));
+out:
+	kfree(st);
+	return err;
+}
+
+static int mlx5rs_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
+{
+	struct mlx5rs_ib_ucontext *uc = container_of(ibuc, struct mlx5rs_ib_ucontext, ibuc);
+	const void *rust = to_rsdev(ibuc->device)->rust;
+	struct mlx5rs_ib_stage *st;
+	int err;
+
+	st = mlx5rs_ib_stage(udata, &err);
+	if (!st)
+		return err ? err : -EINVAL;
+	err = mlx5rs_ib_rs_alloc_ucontext(rust, &st->u, cache_line_size(), &uc->rust);
+	if (!err) {
+		err = _ib_respond_udata(udata, st->out,
+					min_t(size_t, st->u.resp_len, sizeof(st->out)));
+		if (err) {
+			mlx5rs_ib_rs_dealloc_ucontext(rust, uc->rust);
+			uc->rust = NULL;
+		}
+	}
+	kfree(st);
+	return err;
+}
+
+static void mlx5rs_ib_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+	struct mlx5rs_ib_ucontext *uc = container_of(ibuc, struct mlx5rs_ib_ucontext, ibuc);
+
+	mlx5rs_ib_rs_dealloc_ucontext(to_rsdev(ibuc->device)->rust, uc->rust);
+	uc->rust = NULL;
+}
+
+/*
+ * The core zaps every mapping of the context (rdma_user_mmap_io() tracks them) and
+ * destroys its objects itself; the context's UARs and transport domain go at
+ * dealloc_ucontext, as upstream's empty mlx5_ib_disassociate_ucontext. Having the op
+ * lets unregistration proceed while processes keep the device open.
+ */
+static void mlx5rs_ib_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+static int mlx5rs_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
+{
+	struct mlx5rs_ib_ucontext *uc = container_of(ibuc, struct mlx5rs_ib_ucontext, ibuc);
+	struct pci_dev *pdev = to_pci_dev(ibuc->device->dev.parent);
+	struct mlx5rs_ib_mmap_req req = {};
+	struct mlx5rs_ib_mmap_map map = {};
+	pgprot_t prot;
+	int err;
+
+	BUILD_BUG_ON(sizeof(req) != MLX5RS_IB_MMAP_REQ_SIZE);
+	BUILD_BUG_ON(sizeof(map) != MLX5RS_IB_MMAP_MAP_SIZE);
+	req.pgoff = vma->vm_pgoff;
+	req.len = vma->vm_end - vma->vm_start;
+	req.shared = !!(vma->vm_flags & VM_SHARED);
+	req.write = !!(vma->vm_flags & VM_WRITE);
+	req.exec = !!(vma->vm_flags & VM_EXEC);
+	err = mlx5rs_ib_rs_mmap(to_rsdev(ibuc->device)->rust, uc->rust, &req, &map);
+	if (err)
+		return err;
+	if (map.bar_offset > pci_resource_len(pdev, 0) ||
+	    pci_resource_len(pdev, 0) - map.bar_offset < PAGE_SIZE)
+		return -EINVAL;
+	if (map.read_only)
+		vm_flags_clear(vma, VM_MAYWRITE);
+	prot = map.write_combining ? pgprot_writecombine(vma->vm_page_prot) :
+				     pgprot_noncached(vma->vm_page_prot);
+	return rdma_user_mmap_io(ibuc, vma,
+				 (pci_resource_start(pdev, 0) + map.bar_offset) >> PAGE_SHIFT,
+				 PAGE_SIZE, prot, NULL);
+}
+
+static int mlx5rs_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct mlx5rs_ib_pd *pd = container_of(ibpd, struct mlx5rs_ib_pd, ibpd);
+	const void *rust = to_rsdev(ibpd->device)->rust;
+	u8 resp[16] = {};
+	struct mlx5rs_ib_udata u = {
+		.out = resp,
+		.outcap = sizeof(resp),
+		.outlen = udata ? udata->outlen : 0,
+	};
+	int err;
+
+	/* Like upstream, the request is not read (libmlx5 sends none). */
+	err = mlx5rs_ib_rs_alloc_pd(rust, &pd->pdn, udata ? &u : NULL);
+	if (err)
+		return err;
+	if (udata) {
+		err = _ib_respond_udata(udata, resp, min_t(size_t, u.resp_len, sizeof(resp)));
+		if (err)
+			mlx5rs_ib_rs_dealloc_pd(rust, pd->pdn);
+	}
+	return err;
+}
+
+static int mlx5rs_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct mlx5rs_ib_pd *pd = container_of(ibpd, struct mlx5rs_ib_pd, ibpd);
+
+	return mlx5rs_ib_rs_dealloc_pd(to_rsdev(ibpd->device)->rust, pd->pdn);
 }
 
 static int mlx5rs_ib_query_port(struct ib_device *ibdev, u32 port, struct ib_port_attr *props)
@@ -216,21 +416,31 @@ static const struct attribute_group mlx5rs_ib_attr_group = {
 };
 
 /*
- * Room for later ops: alloc_ucontext/dealloc_ucontext/mmap/mmap_free (with
- * INIT_RDMA_OBJ_SIZE(ib_ucontext, ...)), then PD, CQ, QP, MR.
+ * No mmap_free: the provider inserts no rdma_user_mmap_entry (no UAR objects, no
+ * device memory), so every offset it did not hand out fails in mmap. Room for later
+ * ops: CQ, QP, MR.
  */
 static const struct ib_device_ops mlx5rs_ib_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_MLX5,
 	.uverbs_abi_ver = MLX5RS_IB_UVERBS_ABI_VERSION,
 	.device_group = &mlx5rs_ib_attr_group,
+	.alloc_pd = mlx5rs_ib_alloc_pd,
+	.alloc_ucontext = mlx5rs_ib_alloc_ucontext,
+	.dealloc_pd = mlx5rs_ib_dealloc_pd,
+	.dealloc_ucontext = mlx5rs_ib_dealloc_ucontext,
+	.disassociate_ucontext = mlx5rs_ib_disassociate_ucontext,
 	.get_dev_fw_str = mlx5rs_ib_get_dev_fw_str,
 	.get_link_layer = mlx5rs_ib_get_link_layer,
 	.get_port_immutable = mlx5rs_ib_get_port_immutable,
+	.mmap = mlx5rs_ib_mmap,
 	.query_device = mlx5rs_ib_query_device,
 	.query_gid = mlx5rs_ib_query_gid,
 	.query_pkey = mlx5rs_ib_query_pkey,
 	.query_port = mlx5rs_ib_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, mlx5rs_ib_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, mlx5rs_ib_ucontext, ibuc),
 };
 
 /**
@@ -267,7 +477,6 @@ struct mlx5rs_ib_dev *mlx5rs_ib_alloc(const void *rust, const struct mlx5rs_ib_i
 	dev->ib.phys_port_cnt = init->phys_port_cnt;
 	dev->ib.num_comp_vectors = init->num_comp_vectors;
 	dev->ib.local_dma_lkey = init->local_dma_lkey;
-	dev->ib.uverbs_cmd_mask = 0;
 	ib_set_device_ops(&dev->ib, &mlx5rs_ib_ops);
 	return dev;
 }

@@ -20,7 +20,20 @@ use kernel::{
     sync::Arc,
 };
 
-pub(crate) use super::ib_abi::{DeviceAttr, IbEvent, IbInit, PortAttr};
+use super::ib_abi::Udata;
+pub(crate) use super::ib_abi::{DeviceAttr, IbEvent, IbInit, MmapMap, MmapReq, PortAttr};
+
+/// A user context of the provider, created by [`IbOps::alloc_ucontext`]; dropped at
+/// `dealloc_ucontext` (after the core destroyed the context's objects and zapped its
+/// mappings).
+pub(crate) trait IbUcontext: Send + Sync {
+    /// `mmap` of the context: the page of BAR 0 `req` maps.
+    fn mmap(&self, req: &MmapReq) -> Result<MmapMap>;
+}
+
+/// A context as the shim holds it: a thin pointer to this box is the `rust` pointer
+/// of `struct mlx5rs_ib_ucontext`.
+pub(crate) type UcontextBox = KBox<KBox<dyn IbUcontext>>;
 
 /// What the core asks of the provider. Called in process context, concurrently, from
 /// registration until [`IbRegistration`]'s drop has unregistered the device.
@@ -33,6 +46,26 @@ pub(crate) trait IbOps: Send + Sync {
     fn query_pkey(&self, port: u32, index: u16) -> Result<u16>;
     /// `query_gid`: entry `index` of the GID table of `port`.
     fn query_gid(&self, port: u32, index: u32) -> Result<[u8; 16]>;
+    /// The driver part of `query_device`: `req` the request user space gave, `outlen`
+    /// the response length it asked for; writes the response into `out` and returns
+    /// its length (0: none).
+    fn query_device_uhw(&self, req: &[u8], outlen: usize, out: &mut [u8]) -> Result<usize>;
+    /// `alloc_ucontext` with the driver request `req` and a response buffer of
+    /// `outlen` bytes; writes the response into `out` and returns the context and the
+    /// response length.
+    fn alloc_ucontext(
+        &self,
+        req: &[u8],
+        outlen: usize,
+        out: &mut [u8],
+        cache_line_size: u32,
+    ) -> Result<(KBox<dyn IbUcontext>, usize)>;
+    /// `alloc_pd`: the new PD's number.
+    fn alloc_pd(&self) -> Result<u32>;
+    /// The response of a user `alloc_pd` of PD `pdn` into `out`; its length.
+    fn alloc_pd_response(&self, pdn: u32, outlen: usize, out: &mut [u8]) -> usize;
+    /// `dealloc_pd` of PD `pdn`.
+    fn dealloc_pd(&self, pdn: u32) -> Result;
 }
 
 /// The provider as the shim holds it: a thin pointer to this box is the `rust`
@@ -207,6 +240,144 @@ extern "C" fn mlx5rs_ib_rs_query_gid(
             unsafe { out.write(g) };
             0
         }
+        Err(e) => errno(e),
+    }
+}
+
+/// The staged request and response buffer of `u`.
+///
+/// # Safety
+///
+/// `u` must be a `struct mlx5rs_ib_udata` of the shim: `inp` valid for `inlen` bytes
+/// of reading, `out` for `outcap` bytes of writing, both for the call, not aliased.
+unsafe fn staged<'a>(u: &Udata) -> (&'a [u8], &'a mut [u8], usize) {
+    let inlen = usize::try_from(u.inlen).unwrap_or(0);
+    let outcap = usize::try_from(u.outcap).unwrap_or(0);
+    let inp = if u.inp.is_null() || inlen == 0 {
+        &[][..]
+    } else {
+        // SAFETY: by the function's contract.
+        unsafe { core::slice::from_raw_parts(u.inp, inlen) }
+    };
+    let out = if u.out.is_null() || outcap == 0 {
+        &mut [][..]
+    } else {
+        // SAFETY: by the function's contract.
+        unsafe { core::slice::from_raw_parts_mut(u.out, outcap) }
+    };
+    (inp, out, usize::try_from(u.outlen).unwrap_or(usize::MAX))
+}
+
+/// `query_device` trampoline target for the driver part (`uhw`).
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_query_device_uhw(rust: *const c_void, uhw: *mut Udata) -> c_int {
+    // SAFETY: the shim passes its staging area (valid, exclusive for the call).
+    let u = unsafe { &mut *uhw };
+    // SAFETY: the shim's staging area satisfies `staged`'s contract.
+    let (inp, out, outlen) = unsafe { staged(u) };
+    // SAFETY: as in `mlx5rs_ib_rs_query_device`.
+    match unsafe { ops(rust) }.query_device_uhw(inp, outlen, out) {
+        Ok(n) => {
+            u.resp_len = n as u64;
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
+
+/// `alloc_ucontext` trampoline target; on success `*uctx` is the context's pointer
+/// for `mmap` and `dealloc_ucontext`.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_alloc_ucontext(
+    rust: *const c_void,
+    udata: *mut Udata,
+    cache_line_size: u32,
+    uctx: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: the shim passes its staging area (valid, exclusive for the call).
+    let u = unsafe { &mut *udata };
+    // SAFETY: the shim's staging area satisfies `staged`'s contract.
+    let (inp, out, outlen) = unsafe { staged(u) };
+    // SAFETY: as in `mlx5rs_ib_rs_query_device`.
+    let r = unsafe { ops(rust) }.alloc_ucontext(inp, outlen, out, cache_line_size);
+    let (ctx, n) = match r {
+        Ok(v) => v,
+        Err(e) => return errno(e),
+    };
+    let boxed: UcontextBox = match KBox::new(ctx, GFP_KERNEL) {
+        Ok(b) => b,
+        Err(_) => return errno(ENOMEM),
+    };
+    u.resp_len = n as u64;
+    // SAFETY: the shim passes the address of its context's `rust` field.
+    unsafe { uctx.write(KBox::into_raw(boxed).cast::<c_void>()) };
+    0
+}
+
+/// `dealloc_ucontext` trampoline target: drops the context.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_dealloc_ucontext(_rust: *const c_void, uctx: *mut c_void) {
+    if uctx.is_null() {
+        return;
+    }
+    // SAFETY: `uctx` came from `KBox::into_raw` in `mlx5rs_ib_rs_alloc_ucontext` and the
+    // shim passes it here once, after which it forgets it.
+    drop(unsafe { UcontextBox::from_raw(uctx.cast::<KBox<dyn IbUcontext>>()) });
+}
+
+/// `mmap` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_mmap(
+    _rust: *const c_void,
+    uctx: *const c_void,
+    req: *const MmapReq,
+    map: *mut MmapMap,
+) -> c_int {
+    if uctx.is_null() {
+        return errno(EINVAL);
+    }
+    // SAFETY: `uctx` is a live context of `mlx5rs_ib_rs_alloc_ucontext` (the core calls
+    // mmap only between alloc and dealloc of the context).
+    let ctx = unsafe { &*uctx.cast::<KBox<dyn IbUcontext>>() };
+    // SAFETY: the shim passes a valid request of its stack frame.
+    let req = unsafe { &*req };
+    match ctx.mmap(req) {
+        Ok(m) => {
+            // SAFETY: the shim passes a valid, writable answer of its stack frame.
+            unsafe { map.write(m) };
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
+
+/// `alloc_pd` trampoline target; `resp` is NULL for a kernel PD.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_alloc_pd(rust: *const c_void, pdn: *mut u32, resp: *mut Udata) -> c_int {
+    // SAFETY: as in `mlx5rs_ib_rs_query_device`.
+    let o = unsafe { ops(rust) };
+    let n = match o.alloc_pd() {
+        Ok(n) => n,
+        Err(e) => return errno(e),
+    };
+    // SAFETY: the shim passes the address of its PD's `pdn` field.
+    unsafe { pdn.write(n) };
+    if !resp.is_null() {
+        // SAFETY: the shim passes its response buffer (valid, exclusive for the call).
+        let u = unsafe { &mut *resp };
+        // SAFETY: the shim's buffer satisfies `staged`'s contract (no request bytes).
+        let (_, out, outlen) = unsafe { staged(u) };
+        u.resp_len = o.alloc_pd_response(n, outlen, out) as u64;
+    }
+    0
+}
+
+/// `dealloc_pd` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_dealloc_pd(rust: *const c_void, pdn: u32) -> c_int {
+    // SAFETY: as in `mlx5rs_ib_rs_query_device`.
+    match unsafe { ops(rust) }.dealloc_pd(pdn) {
+        Ok(()) => 0,
         Err(e) => errno(e),
     }
 }

@@ -131,3 +131,53 @@ pub enum IbEvent {
     /// Link speed may have changed.
     DeviceSpeedChange = 20,
 }
+
+/// `struct mlx5rs_ib_udata`: a verb's driver data staged by the shim (the pointers
+/// are the shim's kernel buffers; `ffi/ib.rs` turns them into slices).
+#[repr(C)]
+pub struct Udata {
+    /// The staged request bytes.
+    pub inp: *const u8,
+    /// Bytes at `inp`.
+    pub inlen: u64,
+    /// The response buffer.
+    pub out: *mut u8,
+    /// Bytes at `out`.
+    pub outcap: u64,
+    /// The response length user space asked for.
+    pub outlen: u64,
+    /// Set by Rust: bytes of `out` to respond with.
+    pub resp_len: u64,
+}
+const _: () = assert!(size_of::<Udata>() == 48);
+
+/// `struct mlx5rs_ib_mmap_req`: the VMA of an mmap of a user context.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MmapReq {
+    /// `vm_pgoff`.
+    pub pgoff: u64,
+    /// Length in bytes.
+    pub len: u64,
+    /// `VM_SHARED` (0 or 1).
+    pub shared: u32,
+    /// `VM_WRITE`.
+    pub write: u32,
+    /// `VM_EXEC`.
+    pub exec: u32,
+    pub rsvd: u32,
+}
+const _: () = assert!(size_of::<MmapReq>() == 32);
+
+/// `struct mlx5rs_ib_mmap_map`: the page of BAR 0 the shim maps.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MmapMap {
+    /// Offset of the page in BAR 0 (page aligned).
+    pub bar_offset: u64,
+    /// 1: write-combining, 0: uncached.
+    pub write_combining: u32,
+    /// 1: the mapping may never become writable (`VM_MAYWRITE` cleared).
+    pub read_only: u32,
+}
+const _: () = assert!(size_of::<MmapMap>() == 16);

@@ -125,6 +125,43 @@ struct mlx5rs_ib_port_attr {
 };
 #define MLX5RS_IB_PORT_ATTR_SIZE 56
 
+/*
+ * The driver part of a verb (udata), staged in kernel buffers by ib.c: @in holds the
+ * first @inlen bytes user space gave (any bytes past the staging buffer were checked
+ * zero), @out has room for @outcap bytes, @outlen is the length user space asked
+ * for; Rust sets @resp_len to the bytes of @out to respond with (ib_respond_udata).
+ */
+struct mlx5rs_ib_udata {
+	const __u8 *in;
+	__u64 inlen;
+	__u8 *out;
+	__u64 outcap;
+	__u64 outlen;
+	__u64 resp_len;
+};
+#define MLX5RS_IB_UDATA_SIZE 48
+/* Staging buffer of a request and of a response. */
+#define MLX5RS_IB_UDATA_MAX 256
+
+/* An mmap of a user context, as the VMA asks it. */
+struct mlx5rs_ib_mmap_req {
+	__u64 pgoff;
+	__u64 len;
+	__u32 shared;
+	__u32 write;
+	__u32 exec;
+	__u32 rsvd;
+};
+#define MLX5RS_IB_MMAP_REQ_SIZE 32
+
+/* What it maps: one page of BAR 0. */
+struct mlx5rs_ib_mmap_map {
+	__u64 bar_offset;
+	__u32 write_combining;
+	__u32 read_only;
+};
+#define MLX5RS_IB_MMAP_MAP_SIZE 16
+
 struct mlx5rs_ib_dev *mlx5rs_ib_alloc(const void *rust, const struct mlx5rs_ib_init *init);
 int mlx5rs_ib_register(struct mlx5rs_ib_dev *dev, struct device *dma_device);
 void mlx5rs_ib_unregister(struct mlx5rs_ib_dev *dev);
@@ -137,5 +174,13 @@ int mlx5rs_ib_rs_query_device(const void *rust, struct mlx5rs_ib_device_attr *ou
 int mlx5rs_ib_rs_query_port(const void *rust, __u32 port, struct mlx5rs_ib_port_attr *out);
 int mlx5rs_ib_rs_query_pkey(const void *rust, __u32 port, __u16 index, __u16 *out);
 int mlx5rs_ib_rs_query_gid(const void *rust, __u32 port, int index, __u8 *out);
+int mlx5rs_ib_rs_query_device_uhw(const void *rust, struct mlx5rs_ib_udata *uhw);
+int mlx5rs_ib_rs_alloc_ucontext(const void *rust, struct mlx5rs_ib_udata *udata,
+				__u32 cache_line_size, void **uctx);
+void mlx5rs_ib_rs_dealloc_ucontext(const void *rust, void *uctx);
+int mlx5rs_ib_rs_mmap(const void *rust, const void *uctx, const struct mlx5rs_ib_mmap_req *req,
+		      struct mlx5rs_ib_mmap_map *map);
+int mlx5rs_ib_rs_alloc_pd(const void *rust, __u32 *pdn, struct mlx5rs_ib_udata *resp);
+int mlx5rs_ib_rs_dealloc_pd(const void *rust, __u32 pdn);
 
 #endif /* MLX5RS_FFI_H */

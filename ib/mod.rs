@@ -16,13 +16,19 @@
 //! `board_id`), [`events`] (port-change sub-type → IB events), [`commands`] (MAD_IFC,
 //! HCA vport queries, port registers).
 //!
-//! Not there yet: the data path (PD, CQ, QP, MR, post/poll) and user contexts
-//! (`alloc_ucontext`, `mmap`); without the data-path ops the RDMA core treats the
-//! device as no kverbs provider and attaches no MAD/SA/CM client, and without
-//! `alloc_ucontext` ib_uverbs creates no uverbs device.
+//! User contexts and PDs: [`context`] (kernel shell: alloc_ucontext, mmap, PDs),
+//! over the pure [`abi`] (the mlx5 uverbs ABI, as libmlx5 speaks it), [`uctx`] (what
+//! a context is offered, which BAR page an mmap maps) and [`res_commands`]
+//! (ALLOC_PD, ALLOC_TRANSPORT_DOMAIN and their deallocs).
+//!
+//! Not there yet: the data path (CQ, QP, MR, post/poll); without it the RDMA core
+//! treats the device as no kverbs provider and attaches no MAD/SA/CM client.
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod abi;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod commands;
+mod context;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod device_attr;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
@@ -30,6 +36,10 @@ pub(crate) mod events;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod port;
 mod provider;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod res_commands;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod uctx;
 
 use core::sync::atomic::{AtomicU64, Ordering};
 

@@ -2,7 +2,9 @@
 
 //! The verbs the RDMA core calls ([`IbOps`]): device, port, P_Key and GID queries,
 //! answered from the caps the core read and from typed commands run through
-//! [`Hw::run`], the port read both ways upstream does (see [`PortAccess`]).
+//! [`Hw::run`], the port read both ways upstream does (see [`PortAccess`]); user
+//! contexts ([`super::context`]) and PDs; the driver part of query_device
+//! ([`super::abi::device`]).
 //!
 //! Everything the device answers goes through the pure decoders (`super::port`,
 //! `super::commands`), which reject values outside their ranges; a rejected answer is
@@ -10,22 +12,27 @@
 //! core are checked before any command is sent.
 
 use kernel::{
-    device,
+    device, page,
     prelude::*,
     sync::{aref::ARef, Arc},
 };
+use zerocopy::IntoBytes;
 
 use super::{
+    abi::{ah::alloc_pd_response, device::query_device_response, device::QueryDeviceCaps, udata},
     commands::{
         gid_prefix_of, guid_of_block, pkey_of_block, port_info_of, MadIfcGet, QueryHcaVportContext,
         QueryHcaVportGid, QueryHcaVportPkey, ReadPmtu, ReadPtys, ReadPvlc,
     },
+    context::{put, uabi_err, UserContext},
     device_attr::{device_attr, DeviceIds},
     port::{check_port, from_hca_vport, from_port_info, BadPort, PortCaps, PortRegs},
+    res_commands::{AllocPd, DeallocPd},
+    uctx::UctxHost,
 };
 use crate::{
     cmd::commands::GeneralCaps,
-    ffi::ib::{DeviceAttr, IbOps, PortAttr},
+    ffi::ib::{DeviceAttr, IbOps, IbUcontext, PortAttr},
     hw::Hw,
     ifc::mad::smp_attr,
 };
@@ -120,6 +127,47 @@ impl IbOps for Provider {
             &self.ids,
             self.port_caps.pkey_tbl_len,
         ))
+    }
+
+    fn query_device_uhw(&self, req: &[u8], outlen: usize, out: &mut [u8]) -> Result<usize> {
+        let caps = QueryDeviceCaps::from_caps(&self.caps);
+        match query_device_response(&caps, req, outlen) {
+            Ok(Some(r)) => {
+                let len = (r.response_length as usize).min(core::mem::size_of_val(&r));
+                Ok(put(out, r.as_bytes().get(..len).unwrap_or(&[])))
+            }
+            Ok(None) => Ok(0),
+            Err(e) => Err(uabi_err(&self.dev, "query_device", e)),
+        }
+    }
+
+    fn alloc_ucontext(
+        &self,
+        req: &[u8],
+        outlen: usize,
+        out: &mut [u8],
+        cache_line_size: u32,
+    ) -> Result<(KBox<dyn IbUcontext>, usize)> {
+        let host = UctxHost {
+            page_shift: page::PAGE_SHIFT as u32,
+            cache_line_size,
+            num_ports: u16::from(self.num_ports),
+        };
+        let (ctx, n) = UserContext::alloc(&self.dev, &self.hw, &self.caps, host, req, outlen, out)?;
+        let ctx: KBox<dyn IbUcontext> = KBox::new(ctx, GFP_KERNEL)?;
+        Ok((ctx, n))
+    }
+
+    fn alloc_pd(&self) -> Result<u32> {
+        self.hw.run(AllocPd)
+    }
+
+    fn alloc_pd_response(&self, pdn: u32, outlen: usize, out: &mut [u8]) -> usize {
+        put(out, udata::response(&alloc_pd_response(pdn), outlen))
+    }
+
+    fn dealloc_pd(&self, pdn: u32) -> Result {
+        self.hw.run(DeallocPd { pdn })
     }
 
     fn query_port(&self, port: u32) -> Result<PortAttr> {

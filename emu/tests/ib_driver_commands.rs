@@ -246,3 +246,55 @@ fn refusals_are_rejected_not_trusted() {
     };
     assert_eq!(exec(&mut h, c), Err(CodecError::BadOutput));
 }
+
+/// A user context's and a PD's commands (`ib/res_commands.rs`, the core's UAR
+/// commands) against the firmware model: distinct numbers, counted as live objects,
+/// and every one released again by its dealloc.
+#[test]
+fn user_context_resources_allocated_and_released() {
+    use mlx5_rs_pure::eq::commands::{AllocUar, DeallocUar};
+    use mlx5_rs_pure::ib::res_commands::{
+        AllocPd, AllocTransportDomain, DeallocPd, DeallocTransportDomain,
+    };
+    let mut h = initialized(false);
+    let live = |h: &Host, k: &str| {
+        h.dev
+            .fw()
+            .objs
+            .counts()
+            .into_iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, c)| c)
+            .unwrap()
+    };
+    let pds = [
+        exec(&mut h, AllocPd).unwrap(),
+        exec(&mut h, AllocPd).unwrap(),
+    ];
+    assert_ne!(pds[0], pds[1]);
+    assert!(pds.iter().all(|&p| p < 1 << 24));
+    let tdn = exec(&mut h, AllocTransportDomain).unwrap();
+    let uars = [
+        exec(&mut h, AllocUar).unwrap(),
+        exec(&mut h, AllocUar).unwrap(),
+    ];
+    assert_ne!(uars[0], uars[1]);
+    assert_eq!(live(&h, "pd"), 2);
+    assert_eq!(live(&h, "transport_domain"), 1);
+    for pdn in pds {
+        exec(&mut h, DeallocPd { pdn }).unwrap();
+    }
+    exec(&mut h, DeallocTransportDomain { tdn }).unwrap();
+    for uar in uars {
+        exec(&mut h, DeallocUar { uar }).unwrap();
+    }
+    assert_eq!(h.dev.fw().objs.total(), 0);
+    // A second dealloc of the same PD is refused by the device (bad resource).
+    let (status, _, _) = {
+        let cmd = DeallocPd { pdn: pds[0] };
+        let mut i = vec![0u8; command::in_len(&cmd)];
+        command::encode(&cmd, &mut i).unwrap();
+        h.run(&i, command::out_len(&cmd))
+    };
+    assert_ne!(status, 0);
+}

@@ -75,6 +75,8 @@ pub mod ib {
     pub mod device_attr;
     pub mod events;
     pub mod port;
+    pub mod res_commands;
+    pub mod uctx;
 }
 
 /// Teardown sequencing decisions (`teardown/`).

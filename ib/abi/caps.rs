@@ -4,9 +4,12 @@
 //! (`cmd_hca_cap`, [`GeneralCaps`]) and what the host contributes, so that a verb
 //! never maps a cap field by hand.
 
+#[cfg(not(CONFIG_RUST))]
 use super::cq::CqCaps;
 use super::device::QueryDeviceCaps;
+#[cfg(not(CONFIG_RUST))]
 use super::qp::QpCaps;
+#[cfg(not(CONFIG_RUST))]
 use super::srq::SrqCaps;
 use super::ucontext::{UctxDevCaps, UctxRespCaps};
 use crate::cmd::commands::GeneralCaps;
@@ -79,6 +82,7 @@ impl UctxRespCaps {
     }
 }
 
+#[cfg(not(CONFIG_RUST))]
 impl CqCaps {
     /// From the current general caps.
     pub fn from_caps(caps: &GeneralCaps, page_shift: u32) -> Self {
@@ -94,6 +98,7 @@ impl CqCaps {
     }
 }
 
+#[cfg(not(CONFIG_RUST))]
 impl QpCaps {
     /// From the current general caps.
     pub fn from_caps(caps: &GeneralCaps, page_shift: u32) -> Self {
@@ -107,6 +112,7 @@ impl QpCaps {
     }
 }
 
+#[cfg(not(CONFIG_RUST))]
 impl SrqCaps {
     /// From the current general caps.
     pub fn from_caps(caps: &GeneralCaps, page_shift: u32) -> Self {

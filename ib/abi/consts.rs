@@ -11,6 +11,13 @@
 //! for the header test.
 
 /// `MLX5_IB_UVERBS_ABI_VERSION`: the provider ABI version (`uverbs_abi_ver`).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const UVERBS_ABI_VERSION: u32 = 1;
 
 /// alloc_ucontext request `flags`: create a DEVX user context.
@@ -43,15 +50,50 @@ pub const USER_CMDS_SUPP_UHW_CREATE_AH: u8 = 1 << 1;
 pub const CLOCK_INFO_V1: u32 = 0;
 
 /// create_cq `flags`: 128-byte CQE padding.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const CREATE_CQ_FLAGS_CQE_128B_PAD: u16 = 1 << 0;
 /// create_cq `flags`: `uar_page_index` valid.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const CREATE_CQ_FLAGS_UAR_PAGE_INDEX: u16 = 1 << 1;
 /// create_cq `flags`: real-time timestamps.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const CREATE_CQ_FLAGS_REAL_TIME_TS: u16 = 1 << 2;
 
 /// ib create_cq `flags` (`ib_user_verbs.h`): timestamp completions.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION: u32 = 1 << 0;
 /// ib create_cq `flags`: ignore overrun.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN: u32 = 1 << 1;
 
 /// `IB_UVERBS_QPT_UC` (`ib_user_ioctl_verbs.h`): bit index in `supported_qpts`.
@@ -74,8 +116,22 @@ pub const QUERY_DEV_RESP_FLAGS_OOO_DP: u32 = 1 << 4;
 /// Packet pacing `cap_flags`: burst supported.
 pub const IB_PP_SUPPORT_BURST: u8 = 1 << 0;
 /// Multi-packet send WQEs allowed.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_ALLOW_MPW: u32 = 1 << 1;
 /// Enhanced multi-packet send WQEs.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_SUPPORT_EMPW: u32 = 1 << 2;
 /// Striding RQ: smallest log2 stride (`MLX5_MIN_SINGLE_STRIDE_LOG_NUM_BYTES`).
 pub const MIN_SINGLE_STRIDE_LOG_NUM_BYTES: u32 = 6;
@@ -96,34 +152,132 @@ pub const CQE_RES_FORMAT_CSUM: u8 = 1 << 1;
 pub const CQE_RES_FORMAT_CSUM_STRIDX: u8 = 1 << 2;
 
 /// create_qp `flags`: WQE signature.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const QP_FLAG_SIGNATURE: u32 = 1 << 0;
 /// create_qp `flags`: scatter to CQE.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const QP_FLAG_SCATTER_CQE: u32 = 1 << 1;
 /// create_qp `flags`: tunnel offloads (raw packet).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const QP_FLAG_TUNNEL_OFFLOADS: u32 = 1 << 2;
 /// create_qp `flags`: `bfreg_index` names a dynamic bfreg.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const QP_FLAG_BFREG_INDEX: u32 = 1 << 3;
 /// create_qp `flags`: DCT.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const QP_FLAG_TYPE_DCT: u32 = 1 << 4;
 /// create_qp `flags`: DCI.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const QP_FLAG_TYPE_DCI: u32 = 1 << 5;
 /// create_qp `flags`: TIR self loopback unicast (raw packet).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const QP_FLAG_TIR_ALLOW_SELF_LB_UC: u32 = 1 << 6;
 /// create_qp `flags`: TIR self loopback multicast (raw packet).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const QP_FLAG_TIR_ALLOW_SELF_LB_MC: u32 = 1 << 7;
 /// create_qp `flags`: allow scatter to CQE.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const QP_FLAG_ALLOW_SCATTER_CQE: u32 = 1 << 8;
 /// create_qp `flags`: packet-based credit mode (RC).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const QP_FLAG_PACKET_BASED_CREDIT_MODE: u32 = 1 << 9;
 /// create_qp `flags`: `bfreg_index` names a UAR page.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const QP_FLAG_UAR_PAGE_INDEX: u32 = 1 << 10;
 /// create_qp `flags`: DCI streams.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const QP_FLAG_DCI_STREAM: u32 = 1 << 11;
 
 /// modify_qp `comp_mask`: out-of-order data placement on the RQ.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_MODIFY_QP_OOO_DP: u32 = 1 << 0;
 
 /// create_srq `flags`: WQE signature.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const SRQ_FLAG_SIGNATURE: u32 = 1 << 0;
 
 /// mmap command: UAR page, write-combining when possible.
@@ -152,8 +306,22 @@ pub const MMAP_CMD_SHIFT: u32 = 8;
 pub const MMAP_CMD_MASK: u64 = 0xff;
 
 /// `MLX5_IB_DEFAULT_UIDX`: no user index.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_DEFAULT_UIDX: u32 = 0xff_ffff;
 /// `MLX5_IB_INVALID_BFREG`: the QP rings no bfreg of the context.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_INVALID_BFREG: u32 = 1 << 31;
 /// `MLX5_IB_INVALID_UAR_INDEX`: a dynamic UAR page not allocated yet.
 pub const IB_INVALID_UAR_INDEX: u32 = 1 << 31;
@@ -163,6 +331,13 @@ pub const BFREGS_PER_UAR: u32 = 4;
 /// Regular (not fast-path) bfregs per UAR (`MLX5_NON_FP_BFREGS_PER_UAR`).
 pub const NON_FP_BFREGS_PER_UAR: u32 = 2;
 /// Fast-path bfregs per UAR (`MLX5_FP_BFREGS_PER_UAR`).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const FP_BFREGS_PER_UAR: u32 = BFREGS_PER_UAR - NON_FP_BFREGS_PER_UAR;
 /// UARs a context may ask for statically (`MLX5_MAX_UARS`).
 pub const MAX_UARS: u32 = 1 << 8;
@@ -181,32 +356,109 @@ pub const UVERBS_ID_NS_SHIFT: u32 = 12;
 const NS: u16 = 1 << UVERBS_ID_NS_SHIFT;
 
 /// Object id `MLX5_IB_OBJECT_UAR`.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_OBJECT_UAR: u16 = NS + 8;
 /// Method `MLX5_IB_METHOD_UAR_OBJ_ALLOC`.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_METHOD_UAR_OBJ_ALLOC: u16 = NS;
 /// Method `MLX5_IB_METHOD_UAR_OBJ_DESTROY`.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_METHOD_UAR_OBJ_DESTROY: u16 = NS + 1;
 /// UAR_OBJ_ALLOC attribute: the new object's handle (IDR, new).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_ATTR_UAR_OBJ_ALLOC_HANDLE: u16 = NS;
 /// UAR_OBJ_ALLOC attribute: `MLX5_IB_UAPI_UAR_ALLOC_TYPE_*` (const in, u32 enum).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_ATTR_UAR_OBJ_ALLOC_TYPE: u16 = NS + 1;
 /// UAR_OBJ_ALLOC attribute: mmap offset (ptr out, u64).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET: u16 = NS + 2;
 /// UAR_OBJ_ALLOC attribute: mmap length (ptr out, u32).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH: u16 = NS + 3;
 /// UAR_OBJ_ALLOC attribute: UAR index (ptr out, u32).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID: u16 = NS + 4;
 /// UAR_OBJ_DESTROY attribute: the handle (IDR, destroy).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_ATTR_UAR_OBJ_DESTROY_HANDLE: u16 = NS;
 /// UAR allocation type: blue flame (write-combining).
 pub const IB_UAPI_UAR_ALLOC_TYPE_BF: u32 = 0;
 /// UAR allocation type: uncached.
 pub const IB_UAPI_UAR_ALLOC_TYPE_NC: u32 = 1;
 /// QUERY_CONTEXT attribute: the alloc_ucontext response (ptr out).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_ATTR_QUERY_CONTEXT_RESP_UCTX: u16 = NS;
 /// `UVERBS_ID_DRIVER_NS_WITH_UHW`: first driver attribute after UHW in/out.
 pub const UVERBS_ID_DRIVER_NS_WITH_UHW: u16 = NS + 2;
 /// CREATE_CQ attribute: UAR index (ptr in, u32).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
+    )
+)]
 pub const IB_ATTR_CREATE_CQ_UAR_INDEX: u16 = UVERBS_ID_DRIVER_NS_WITH_UHW;
 
 /// Builds [`ALL_ABI_CONSTS`] from `header C_NAME = VALUE;` lines.

@@ -179,6 +179,28 @@ check_kmemleak() {
 	echo clear >$f
 }
 
+# --- InfiniBand port, as the emulator reports it and rdma-core shows it ---------------
+# ib_port_field KEY: field KEY of the emulator's IB port (the {"cmd":"ib_port"} reply).
+ib_port_field() {
+	emuctl '{"cmd":"ib_port"}' | python3 -c 'import json, sys; print(json.load(sys.stdin)["port"][sys.argv[1]])' "$1"
+}
+
+# check_ibv_devinfo PREFIX IBDEV: `ibv_devinfo -v -d IBDEV` succeeds and shows port 1
+# active with the LID, SM LID and node GUID the emulator reports (checks
+# PREFIX.ibv_devinfo*; the output stays in /tmp/ibv_devinfo.PREFIX). The same checks
+# for upstream mlx5_ib and for mlx5-rs.
+check_ibv_devinfo() {
+	_di=/tmp/ibv_devinfo.$1
+	check "$1.ibv_devinfo" sh -c "ibv_devinfo -v -d $2 >$_di 2>&1"
+	head -n 40 "$_di"
+	check "$1.ibv_devinfo-active" grep -q 'state:.*PORT_ACTIVE' "$_di"
+	check "$1.ibv_devinfo-lid" grep -q "port_lid:[[:space:]]*$(ib_port_field lid)\$" "$_di"
+	check "$1.ibv_devinfo-sm-lid" grep -q "sm_lid:[[:space:]]*$(ib_port_field sm_lid)\$" "$_di"
+	# ibv_devinfo prints GUIDs as four groups of 4 hex digits.
+	_ng=$(ib_port_field node_guid | sed -E 's/^0x(....)(....)(....)(....)$/\1:\2:\3:\4/')
+	check "$1.ibv_devinfo-node-guid" grep -q "node_guid:[[:space:]]*$_ng" "$_di"
+}
+
 # --- page_owner: pages (not slab objects) a module still holds after unload ----------
 # kmemleak tracks slab, vmalloc and percpu objects, not pages from the page allocator,
 # and firmware pages, EQ rings and mailboxes are exactly that. The test kernel runs

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! User contexts and PDs (kernel shell): alloc_ucontext runs the request through the
+//! ABI logic ([`super::abi::ucontext`]), allocates the context's static UAR pages
+//! (one ALLOC_UAR each; none for a library with dynamic UARs) and its transport
+//! domain, and builds the response; the context's drop releases them. mmap decodes
+//! the offset ([`super::abi::mmap`]) and names the page of BAR 0 ([`super::uctx`]).
+//!
+//! A rejected request is logged at debug level only (user space controls it) and
+//! fails with the errno upstream returns.
+
+use kernel::{
+    device,
+    prelude::*,
+    sync::{aref::ARef, Arc},
+};
+
+use super::{
+    abi::{
+        mmap::decode,
+        ucontext::{build_response, is_devx_refusal, parse_request, UctxPlan},
+        udata, UabiError,
+    },
+    res_commands::{AllocTransportDomain, DeallocTransportDomain},
+    uctx::{map_target, vma_of, wants_transport_domain, UctxHost},
+};
+use crate::{
+    cmd::commands::{gen_cap, GeneralCaps},
+    eq::commands::{AllocUar, DeallocUar},
+    ffi::ib::{IbUcontext, MmapMap, MmapReq},
+    hw::Hw,
+};
+
+/// The kernel error of a rejected request.
+pub(crate) fn uabi_err(dev: &device::Device, what: &str, e: UabiError) -> Error {
+    if is_devx_refusal(&e) {
+        dev_dbg!(dev, "{}: DEVX context refused (not supported)\n", what);
+    } else {
+        dev_dbg!(dev, "{}: request rejected: {:?}\n", what, e);
+    }
+    Error::from_errno(-e.errno)
+}
+
+/// Copies `bytes` to the start of `out`; their length (0 if `out` is too short,
+/// which the shim's buffer never is).
+pub(crate) fn put(out: &mut [u8], bytes: &[u8]) -> usize {
+    match out.get_mut(..bytes.len()) {
+        Some(d) => {
+            d.copy_from_slice(bytes);
+            bytes.len()
+        }
+        None => 0,
+    }
+}
+
+/// One user context: its UAR pages and transport domain, released on drop.
+pub(crate) struct UserContext {
+    dev: ARef<device::Device>,
+    hw: Arc<Hw>,
+    plan: UctxPlan,
+    host: UctxHost,
+    dev_uar_4k: bool,
+    /// UAR index of each static system page.
+    uars: KVec<u32>,
+    tdn: Option<u32>,
+}
+
+impl UserContext {
+    /// alloc_ucontext: parse `req`, plan, allocate, and write the response for a user
+    /// buffer of `outlen` bytes into `out`.
+    pub(crate) fn alloc(
+        dev: &device::Device,
+        hw: &Arc<Hw>,
+        caps: &GeneralCaps,
+        host: UctxHost,
+        req: &[u8],
+        outlen: usize,
+        out: &mut [u8],
+    ) -> Result<(Self, usize)> {
+        let what = "alloc_ucontext";
+        let r = parse_request(req).map_err(|e| uabi_err(dev, what, e))?;
+        let plan = r
+            .plan(&host.dev_caps(caps))
+            .map_err(|e| uabi_err(dev, what, e))?;
+        let pages = plan.bfregs.num_static_sys_pages as usize;
+        let mut ctx = Self {
+            dev: dev.into(),
+            hw: hw.clone(),
+            plan,
+            host,
+            dev_uar_4k: caps.get(gen_cap::UAR_4K),
+            uars: KVec::with_capacity(pages, GFP_KERNEL)?,
+            tdn: None,
+        };
+        for _ in 0..pages {
+            let uar = hw.run(AllocUar)?;
+            // Capacity reserved above: the push does not allocate.
+            if let Err(e) = ctx.uars.push(uar, GFP_KERNEL) {
+                let _ = hw.exec_cmd(DeallocUar { uar });
+                return Err(e.into());
+            }
+        }
+        if wants_transport_domain(caps) {
+            ctx.tdn = Some(hw.run(AllocTransportDomain)?);
+        }
+        let resp = build_response(&host.resp_caps(caps), &ctx.plan, outlen);
+        udata::write_response(&resp, out);
+        Ok((ctx, udata::response(&resp, out.len()).len()))
+    }
+}
+
+impl IbUcontext for UserContext {
+    fn mmap(&self, req: &MmapReq) -> Result<MmapMap> {
+        let t = decode(&vma_of(req), &self.host.mmap_caps(), &self.plan.bfregs)
+            .map_err(|e| uabi_err(&self.dev, "mmap", e))?;
+        map_target(t, &self.uars, self.dev_uar_4k, self.host.page_shift)
+            .map_err(|e| uabi_err(&self.dev, "mmap", e))
+    }
+}
+
+impl Drop for UserContext {
+    fn drop(&mut self) {
+        // Failures are logged by the command layer; a dead device reports success.
+        if let Some(tdn) = self.tdn.take() {
+            let _ = self.hw.exec_cmd(DeallocTransportDomain { tdn });
+        }
+        for &uar in self.uars.iter() {
+            let _ = self.hw.exec_cmd(DeallocUar { uar });
+        }
+    }
+}

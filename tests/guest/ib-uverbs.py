@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Guest helper of scenario 71: user space against an mlx5 uverbs device.
+
+  ib-uverbs.py hold IBDEV     open IBDEV with libibverbs (libmlx5), allocate a PD,
+                              print "ready", then wait for an async event and print
+                              "event N" (IBV_EVENT_DEVICE_FATAL = 8 when the device
+                              is unregistered under it)
+  ib-uverbs.py udata UVERBS   raw GET_CONTEXT commands (the legacy write path) with
+                              malformed mlx5 requests and mmaps of offsets never
+                              handed out on /dev/infiniband/UVERBS; prints one
+                              "name: PASS|FAIL (detail)" line per case
+
+Only Python's standard library (ctypes for libibverbs.so.1): the guest has the
+rdma-core libraries but no development headers.
+"""
+import ctypes
+import errno
+import mmap
+import os
+import struct
+import sys
+
+PAGE = mmap.PAGESIZE
+GET_CONTEXT = 0  # IB_USER_VERBS_CMD_GET_CONTEXT
+# mlx5 mmap commands (mlx5-abi.h), in bits 15:8 of the page offset
+REGULAR, WC, NC, CORE_CLOCK = 0, 2, 3, 5
+LIB_CAP_4K_UAR, LIB_CAP_DYN_UAR = 1 << 0, 1 << 1
+DEVX = 1 << 0
+
+
+def hold(name):
+    v = ctypes.CDLL("libibverbs.so.1", use_errno=True)
+    vp = ctypes.c_void_p
+    v.ibv_get_device_list.restype = ctypes.POINTER(vp)
+    v.ibv_get_device_list.argtypes = [ctypes.POINTER(ctypes.c_int)]
+    v.ibv_get_device_name.restype = ctypes.c_char_p
+    v.ibv_get_device_name.argtypes = [vp]
+    v.ibv_open_device.restype = vp
+    v.ibv_open_device.argtypes = [vp]
+    v.ibv_alloc_pd.restype = vp
+    v.ibv_alloc_pd.argtypes = [vp]
+    v.ibv_get_async_event.argtypes = [vp, vp]
+    n = ctypes.c_int()
+    lst = v.ibv_get_device_list(ctypes.byref(n))
+    devs = [lst[i] for i in range(n.value) if v.ibv_get_device_name(lst[i]) == name.encode()]
+    if not devs:
+        print("no device", name, flush=True)
+        return 1
+    ctx = v.ibv_open_device(devs[0])
+    if not ctx:
+        print("ibv_open_device failed, errno", ctypes.get_errno(), flush=True)
+        return 1
+    pd = v.ibv_alloc_pd(ctx)
+    if not pd:
+        print("ibv_alloc_pd failed, errno", ctypes.get_errno(), flush=True)
+        return 1
+    print("ready", flush=True)
+    # struct ibv_async_event: union element (a pointer), enum ibv_event_type.
+    ev = ctypes.create_string_buffer(16)
+    if v.ibv_get_async_event(ctx, ev) != 0:
+        print("ibv_get_async_event failed, errno", ctypes.get_errno(), flush=True)
+        return 1
+    print("event", struct.unpack_from("<i", ev.raw, 8)[0], flush=True)
+    return 0
+
+
+def get_context(fd, driver, outlen):
+    """GET_CONTEXT with driver request bytes `driver`, `outlen` driver response bytes:
+    (errno or 0, driver response bytes)."""
+    resp = ctypes.create_string_buffer(8 + outlen)
+    cmd = struct.pack("<IHHQ", GET_CONTEXT, (16 + len(driver)) // 4, (8 + outlen) // 4,
+                      ctypes.addressof(resp)) + driver
+    try:
+        os.write(fd, cmd)
+    except OSError as e:
+        return e.errno, b""
+    return 0, resp.raw[8:]
+
+
+def req_v2(total=0, low=0, flags=0, comp_mask=0, cqe=1, r0=0, r1=0, r2=0,
+           caps=LIB_CAP_4K_UAR | LIB_CAP_DYN_UAR):
+    return struct.pack("<IIIIBBHIQ", total, low, flags, comp_mask, cqe, r0, r1, r2, caps)
+
+
+def try_mmap(fd, cmd, index, prot=mmap.PROT_READ | mmap.PROT_WRITE):
+    try:
+        m = mmap.mmap(fd, PAGE, mmap.MAP_SHARED, prot, offset=((cmd << 8) | index) * PAGE)
+    except OSError as e:
+        return e.errno
+    m.close()
+    return 0
+
+
+RESULTS = []
+
+
+def case(name, got, want):
+    ok = got == want
+    RESULTS.append(ok)
+    print("uctx.udata.%s: %s (got %s, want %s)" % (name, "PASS" if ok else "FAIL", got, want),
+          flush=True)
+
+
+def en(e):
+    return errno.errorcode.get(e, str(e)) if e else "0"
+
+
+def udata(uverbs):
+    path = "/dev/infiniband/" + uverbs
+
+    def fresh():
+        return os.open(path, os.O_RDWR)
+
+    # Malformed requests, each on its own file (a refused GET_CONTEXT leaves none).
+    bad = [
+        ("short-12", b"\0" * 12, errno.EINVAL),
+        ("v0-zero-bfregs", struct.pack("<II", 0, 0), errno.EINVAL),
+        ("comp-mask", req_v2(comp_mask=1), errno.EOPNOTSUPP),
+        ("unknown-flag", req_v2(flags=2), errno.EOPNOTSUPP),
+        ("reserved-bits", req_v2(r2=1), errno.EOPNOTSUPP),
+        ("trailing-nonzero", req_v2() + b"\0\0\0\0\1\0\0\0", errno.EOPNOTSUPP),
+        ("devx-refused", req_v2(flags=DEVX), errno.EINVAL),
+        ("low-latency-all", req_v2(total=4, low=4, caps=LIB_CAP_4K_UAR), errno.EINVAL),
+    ]
+    for name, d, want in bad:
+        fd = fresh()
+        e, _ = get_context(fd, d, 80)
+        case(name, en(e), en(want))
+        os.close(fd)
+
+    # A long request whose extra bytes are zero is accepted; dynamic UARs: no static
+    # bfreg, so no REGULAR page to map; a response shorter than the structure.
+    fd = fresh()
+    e, r = get_context(fd, req_v2() + b"\0" * 8, 16)
+    case("dyn-uar-ok", en(e), "0")
+    if e == 0:
+        case("dyn-uar-tot-bfregs-0", struct.unpack_from("<I", r, 8)[0], 0)
+        case("mmap.dyn-no-regular-page", en(try_mmap(fd, REGULAR, 0)), "EINVAL")
+        case("mmap.core-clock-read", en(try_mmap(fd, CORE_CLOCK, 0, mmap.PROT_READ)), "0")
+        case("mmap.core-clock-write", en(try_mmap(fd, CORE_CLOCK, 0)), "EPERM")
+        case("mmap.wc-without-wc", en(try_mmap(fd, WC, 0)), "EPERM")
+        case("mmap.entry-never-inserted", en(try_mmap(fd, 9, 0)), "EINVAL")
+        case("mmap.command-4", en(try_mmap(fd, 4, 0)), "EINVAL")
+        case("mmap.clock-info", en(try_mmap(fd, 7, 0, mmap.PROT_READ)),
+             en(errno.EOPNOTSUPP))
+    os.close(fd)
+
+    # v0 with static UARs: 4 bfregs = 2 UAR pages, mapped uncached; page 2 does not exist.
+    fd = fresh()
+    e, r = get_context(fd, struct.pack("<II", 4, 0), 80)
+    case("v0-static-ok", en(e), "0")
+    if e == 0:
+        case("v0-tot-bfregs", struct.unpack_from("<I", r, 8)[0], 4)
+        case("mmap.static-page-0", en(try_mmap(fd, REGULAR, 0)), "0")
+        case("mmap.static-page-1-nc", en(try_mmap(fd, NC, 1)), "0")
+        case("mmap.static-page-2", en(try_mmap(fd, NC, 2)), "EINVAL")
+    os.close(fd)
+    return 0 if all(RESULTS) else 1
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("hold", "udata"):
+        sys.exit(__doc__)
+    sys.exit(hold(sys.argv[2]) if sys.argv[1] == "hold" else udata(sys.argv[2]))

@@ -1,0 +1,121 @@
+# Scenario: user contexts. With mlx5-rs's mlx5_N registered, ib_uverbs gives it a
+# uverbs device and rdma-core (libibverbs + libmlx5 56.1) opens it as it opens
+# upstream's: `ibv_devices` lists it, `ibv_devinfo -v` shows port 1 as the emulator
+# reports it (the checks scenario 91 makes of upstream mlx5_ib, tests/guest/lib.sh
+# check_ibv_devinfo). A process holding a context and a PD shows in `rdma res show pd`
+# and the emulator, and both go when it exits. Raw GET_CONTEXT commands with malformed
+# mlx5 requests, and mmaps of offsets never handed out, fail with upstream's errno
+# (tests/guest/ib-uverbs.py udata); a context's static UARs are released. Unbind
+# under a process that has the device open completes, and the process sees
+# IB_EVENT_DEVICE_FATAL. No warning or error line, no emulator violation, every object
+# destroyed, no kmemleak report.
+. "$MLX5RS_REPO/tests/guest/lib.sh"
+bdf=$(mlx_bdf) || { fail uctx.device-present "no 15b3 function"; exit 1; }
+drv=/sys/bus/pci/drivers/mlx5_rs
+UV=$MLX5RS_REPO/tests/guest/ib-uverbs.py
+emu_heal
+[ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs
+LEVELS=emerg,alert,crit,err,warn
+WARN0=$(dmesg -l $LEVELS | wc -l)
+START=$(dmesg | wc -l)
+
+ibdev() {
+	for _d in /sys/bus/pci/devices/$bdf/infiniband/*; do
+		[ -d "$_d" ] && { basename "$_d"; return 0; }
+	done
+	return 1
+}
+# uverbs_of IBDEV: its uverbs character device (uverbsN).
+uverbs_of() {
+	for _u in /sys/class/infiniband_verbs/uverbs*; do
+		[ "$(cat "$_u/ibdev" 2>/dev/null)" = "$1" ] && { basename "$_u"; return 0; }
+	done
+	return 1
+}
+wait_log() {
+	_i=0
+	while ! dmesg_since | grep -a -q "$1" && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
+	dmesg_since | grep -a -q "$1"
+}
+# wait_line FILE PATTERN: up to 30 s for PATTERN in FILE.
+wait_line() {
+	_i=0
+	while ! grep -q "$2" "$1" 2>/dev/null && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
+	grep -q "$2" "$1"
+}
+live() { emu_stat "d['objects']['live']['$1']"; }
+cmds_ok() { emu_stat "d['commands'].get('$1', {}).get('OK', 0)"; }
+
+dmesg_mark
+check uctx.insmod insmod "$KO"
+check uctx.registered wait_log 'InfiniBand device registered'
+dev=$(ibdev)
+check uctx.uverbs-device sh -c "test -n \"\$(ls /sys/class/infiniband/$dev/device/infiniband_verbs 2>/dev/null)\""
+uv=$(uverbs_of "$dev")
+check uctx.uverbs-node test -c "/dev/infiniband/$uv"
+check uctx.ibv_devices sh -c "ibv_devices | grep -q '$dev'"
+check_ibv_devinfo uctx "$dev"
+
+# --- a process with a context and a PD ------------------------------------------------
+pd0=$(live pd)
+td0=$(live transport_domain)
+python3 "$UV" hold "$dev" >/tmp/uctx-hold.out 2>&1 &
+hold=$!
+check uctx.hold.ready wait_line /tmp/uctx-hold.out ready
+cat /tmp/uctx-hold.out
+rdma res show pd dev "$dev" >/tmp/uctx-res-pd 2>&1
+cat /tmp/uctx-res-pd
+check uctx.hold.rdma-res-pd grep -q "pid $hold " /tmp/uctx-res-pd
+check uctx.hold.emu-pd test "$(live pd)" = $((pd0 + 1))
+check uctx.hold.emu-transport-domain test "$(live transport_domain)" = $((td0 + 1))
+kill $hold
+wait $hold 2>/dev/null
+check uctx.exit.emu-pd test "$(live pd)" = "$pd0"
+check uctx.exit.emu-transport-domain test "$(live transport_domain)" = "$td0"
+check uctx.exit.rdma-res-pd sh -c "! rdma res show pd dev $dev | grep -q 'pid $hold '"
+
+# --- malformed requests, mmaps never handed out ---------------------------------------
+ua0=$(cmds_ok ALLOC_UAR)
+ud0=$(cmds_ok DEALLOC_UAR)
+python3 "$UV" udata "$uv" >/tmp/uctx-udata.out 2>&1
+echo "udata helper exit status $?"
+while IFS= read -r l; do
+	case $l in
+	*": PASS "*) pass "${l%%: PASS*}" ;;
+	*": FAIL "*) fail "${l%%: FAIL*}" "${l#*: FAIL }" ;;
+	*) echo "$l" ;;
+	esac
+done </tmp/uctx-udata.out
+check uctx.udata.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/uctx-udata.out)" -ge 20
+check uctx.udata.static-uars-allocated test "$(($(cmds_ok ALLOC_UAR) - ua0))" = 2
+check uctx.udata.static-uars-released test "$(($(cmds_ok DEALLOC_UAR) - ud0))" = 2
+check uctx.udata.emu-transport-domain test "$(live transport_domain)" = "$td0"
+
+# --- unbind while a process has the device open ------------------------------------------
+python3 "$UV" hold "$dev" >/tmp/uctx-hold2.out 2>&1 &
+hold=$!
+check uctx.unbind.ready wait_line /tmp/uctx-hold2.out ready
+check uctx.unbind.completes timeout 120 sh -c "echo $bdf >$drv/unbind"
+check uctx.unbind.device-gone test -z "$(ibdev)"
+check uctx.unbind.process-sees-fatal wait_line /tmp/uctx-hold2.out 'event 8$'
+cat /tmp/uctx-hold2.out
+kill $hold 2>/dev/null
+wait $hold 2>/dev/null
+check uctx.unbind.emu-objects test "$(emu_stat 'd["objects"]["total"]')" = 0
+dmesg_mark
+echo "$bdf" >$drv/bind
+check uctx.rebind.registered wait_log 'InfiniBand device registered'
+check uctx.rebind.ibv_devinfo sh -c "ibv_devinfo -d $(ibdev) | grep -q PORT_ACTIVE"
+
+dmesg -l $LEVELS | tail -n +$((WARN0 + 1)) | grep -a -v 'loading out-of-tree module taints kernel' >/tmp/uctx-errors
+cat /tmp/uctx-errors
+check uctx.no-error-lines test ! -s /tmp/uctx-errors
+check uctx.no-kernel-warning sh -c "! dmesg | tail -n +$((START + 1)) | grep -a -q -E 'WARNING:|BUG:|Call Trace'"
+
+# --- unload -----------------------------------------------------------------------
+check uctx.rmmod rmmod mlx5_rs
+check uctx.emu-objects-destroyed test "$(emu_stat 'd["objects"]["total"]')" = 0
+check uctx.emu-pages-all-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
+check uctx.emu-no-violations test "$(emu_stat 'd["violations"]')" = 0
+check_kmemleak uctx.no-leaks
+[ "$FAILED" = 0 ]
