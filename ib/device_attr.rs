@@ -158,8 +158,8 @@ pub fn device_attr(caps: &GeneralCaps, ids: &DeviceIds, max_pkeys: u16) -> Devic
         device_cap_flags: flags,
         kernel_cap_flags: kflags,
         timestamp_mask: 0x7FFF_FFFF_FFFF_FFFF,
-        // `device_frequency_khz` is not read (no clock support yet).
-        hca_core_clock: 0,
+        // The clock user space reads through the core-clock page (upstream likewise).
+        hca_core_clock: u64::from(caps.get(gen_cap::DEVICE_FREQUENCY_KHZ)),
         vendor_id: ids.vendor_id & 0x00ff_ffff,
         vendor_part_id: u32::from(ids.device_id),
         hw_ver: u32::from(ids.revision),

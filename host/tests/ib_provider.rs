@@ -473,6 +473,8 @@ fn device_attributes_follow_the_caps() {
         m.set(cmd_hca_cap::UMR_MODIFY_ENTITY_SIZE_DISABLED, true)
             .unwrap();
         m.set(cmd_hca_cap::LOCAL_CA_ACK_DELAY, 16u8).unwrap();
+        m.set(cmd_hca_cap::DEVICE_FREQUENCY_KHZ, 156_250u32)
+            .unwrap();
     }
     let caps = GeneralCaps::from_bytes(&raw).unwrap();
     let ids = DeviceIds {
@@ -500,6 +502,7 @@ fn device_attributes_follow_the_caps() {
     assert_eq!(a.page_size_cap, !0xfff);
     assert_eq!(a.max_pkeys, 128);
     assert_eq!(a.local_ca_ack_delay, 16);
+    assert_eq!(a.hca_core_clock, 156_250, "kHz, from device_frequency_khz");
     assert_eq!(
         (a.vendor_id, a.vendor_part_id, a.sys_image_guid),
         (0x02c9, 0x1017, 0x1234)

@@ -5,7 +5,8 @@
 # firmware command, rdma-core's tools and sysfs show the port as the emulated subnet
 # manager configured it, port changes reach the RDMA core, and unload returns every
 # page and destroys every object. The exploratory variant with more output is
-# tests/guest/upstream-ib.sh.
+# tests/guest/upstream-ib.sh. Before upstream, mlx5_rs on the same port gives the
+# `ibv_devinfo -v` output that upstream's is compared with.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail upstream-ib.device-present "no 15b3 function"; exit 1; }
 d=/sys/class/infiniband/mlx5_0
@@ -22,11 +23,6 @@ failed_cmds() {
 	emu_stat '" ".join(sorted("%s:%s=%d" % (o, s, n) for o, v in d["commands"].items() for s, n in v.items() if s != "OK"))'
 }
 
-# The emulator's port as the SM configured it (emu/README.md, "InfiniBand port").
-port_field() {
-	emuctl '{"cmd":"ib_port"}' | python3 -c 'import json, sys; print(json.load(sys.stdin)["port"][sys.argv[1]])' "$1"
-}
-
 run_mode() { # NAME: one load, checks and unload of upstream mlx5_core + mlx5_ib
 	m=$1
 	before=$(failed_cmds)
@@ -40,20 +36,12 @@ run_mode() { # NAME: one load, checks and unload of upstream mlx5_core + mlx5_ib
 	check "upstream-ib.$m.node-type" test "$(cat $d/node_type)" = "1: CA"
 	check "upstream-ib.$m.link-layer" test "$(cat $d/ports/1/link_layer)" = InfiniBand
 	check "upstream-ib.$m.pkey0" test "$(cat $d/ports/1/pkeys/0)" = 0xffff
-	lid=$(printf '0x%x' "$(port_field lid)")
+	lid=$(printf '0x%x' "$(ib_port_field lid)")
 	check "upstream-ib.$m.lid" test "$(cat $d/ports/1/lid)" = "$lid"
-	smlid=$(printf '0x%x' "$(port_field sm_lid)")
+	smlid=$(printf '0x%x' "$(ib_port_field sm_lid)")
 	check "upstream-ib.$m.sm-lid" test "$(cat $d/ports/1/sm_lid)" = "$smlid"
 	check "upstream-ib.$m.ibv_devices" sh -c "ibv_devices | grep -q 'mlx5_0'"
-	di=/tmp/ibv_devinfo.upstream.$m
-	ibv_devinfo -v -d mlx5_0 >$di 2>&1
-	head -n 80 $di
-	check "upstream-ib.$m.ibv_devinfo-active" grep -q 'state:.*PORT_ACTIVE' $di
-	check "upstream-ib.$m.ibv_devinfo-lid" grep -q "port_lid:[[:space:]]*$(port_field lid)\$" $di
-	check "upstream-ib.$m.ibv_devinfo-sm-lid" grep -q "sm_lid:[[:space:]]*$(port_field sm_lid)\$" $di
-	# ibv_devinfo prints GUIDs as four groups of 4 hex digits.
-	ng=$(port_field node_guid | sed -E 's/^0x(....)(....)(....)(....)$/\1:\2:\3:\4/')
-	check "upstream-ib.$m.ibv_devinfo-node-guid" grep -q "node_guid:[[:space:]]*$ng" $di
+	check_ibv_devinfo "upstream-ib.$m" mlx5_0
 	check "upstream-ib.$m.rdma-link" sh -c "rdma link show mlx5_0/1 | grep -q 'state ACTIVE'"
 	check "upstream-ib.$m.rdma-dev" sh -c "rdma dev show mlx5_0 | grep -q 'node_type ca'"
 	# Port changes from the "subnet manager" (the emulator's ib_port request) reach the
@@ -73,7 +61,18 @@ run_mode() { # NAME: one load, checks and unload of upstream mlx5_core + mlx5_ib
 	emuctl '{"cmd":"ib_port","defaults":true}' >/dev/null
 }
 
+# Ours first, on the same port: its `ibv_devinfo -v` is compared with upstream's
+# field by field after the MAD-mode load (tests/guest/devinfo_diff.py); every
+# difference that stays is listed with its reason in tests/guest/ibv_devinfo.differences.
+check upstream-ib.ours-insmod insmod "$KO"
+check upstream-ib.ours-registered wait_for "$d/ports/1/state" "4: ACTIVE"
+ibv_devinfo -v -d mlx5_0 >/tmp/ibv_devinfo.mlx5_rs 2>&1
+check upstream-ib.ours-rmmod rmmod mlx5_rs
 run_mode mad
+check upstream-ib.devinfo-same-as-ours python3 "$REPO/tests/guest/devinfo_diff.py" \
+	/tmp/ibv_devinfo.mlx5_rs /tmp/ibv_devinfo.upstream-ib.mad "$REPO/tests/guest/ibv_devinfo.differences"
+python3 "$REPO/tests/guest/devinfo_diff.py" /tmp/ibv_devinfo.mlx5_rs /tmp/ibv_devinfo.upstream-ib.mad \
+	"$REPO/tests/guest/ibv_devinfo.differences" | grep -v '^stale' | head -n 60
 emuctl '{"cmd":"ib_port","ib_virt":true}' >/dev/null
 run_mode hca
 emuctl '{"cmd":"reset"}' >/dev/null
