@@ -35,67 +35,7 @@
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
-#include "mlx5rs_ffi.h"
-
-/**
- * struct mlx5rs_ib_dev - the driver's IB device
- * @ib: the core's device; at offset 0 (ib_alloc_device(), rdma_device_to_drv_device())
- * @rust: the Rust provider the ops call into (ffi/ib.rs, valid until unregistered)
- * @fw_ver: get_dev_fw_str() text
- * @board_id: sysfs board_id
- * @hca_type: sysfs hca_type
- * @hw_rev: sysfs hw_rev
- */
-struct mlx5rs_ib_dev {
-	struct ib_device ib;
-	const void *rust;
-	char fw_ver[IB_FW_VERSION_NAME_MAX];
-	char board_id[MLX5RS_IB_STR_LEN];
-	char hca_type[MLX5RS_IB_STR_LEN];
-	u32 hw_rev;
-};
-
-/**
- * struct mlx5rs_ib_ucontext - a user context
- * @ibuc: the core's context (INIT_RDMA_OBJ_SIZE)
- * @rust: the Rust context state (ffi/ib.rs), freed by dealloc_ucontext
- */
-struct mlx5rs_ib_ucontext {
-	struct ib_ucontext ibuc;
-	void *rust;
-};
-
-/**
- * struct mlx5rs_ib_pd - a protection domain
- * @ibpd: the core's PD (INIT_RDMA_OBJ_SIZE)
- * @pdn: the device's PD number (ALLOC_PD)
- */
-struct mlx5rs_ib_pd {
-	struct ib_pd ibpd;
-	u32 pdn;
-};
-
-/**
- * struct mlx5rs_ib_stage - a verb's udata staged in kernel memory
- * @u: what the Rust side gets (pointers into @in and @out)
- * @in: the first bytes of the request
- * @out: the response
- */
-struct mlx5rs_ib_stage {
-	struct mlx5rs_ib_udata u;
-	u8 in[MLX5RS_IB_UDATA_MAX];
-	u8 out[MLX5RS_IB_UDATA_MAX];
-};
-
-static struct mlx5rs_ib_dev *to_rsdev(struct ib_device *ibdev)
-{
-	return container_of(ibdev, struct mlx5rs_ib_dev, ib);
-}
-
-static struct mlx5rs_ib_dev *dev_to_rsdev(struct device *device)
-{
-	return rdma_device_to_drv_device(device, struct mlx5rs_ib_dev, ib);
-}
+#include "ib_priv.h"
 
 /*
  * Allocates a staging area for @udata (NULL: a kernel verb, nothing to stage) and
@@ -104,7 +44,7 @@ static struct mlx5rs_ib_dev *dev_to_rsdev(struct device *device)
  * rule; ib_is_udata_cleared() reads at most 64 KiB); the Rust side then sees the
  * staged prefix, which is all any mlx5 request structure holds.
  */
-static struct mlx5rs_ib_stage *mlx5rs_ib_stage(struct ib_udata *udata, int *err)
+struct mlx5rs_ib_stage *mlx5rs_ib_stage(struct ib_udata *udata, int *err)
 {
 	struct mlx5rs_ib_stage *st;
 	size_t n;
