@@ -73,6 +73,70 @@ static inline struct mlx5rs_ib_dev *dev_to_rsdev(struct device *device)
 	return rdma_device_to_drv_device(device, struct mlx5rs_ib_dev, ib);
 }
 
+/*
+ * The verbs objects. Each family's file (ffi/ib_<family>.c) owns its structure and
+ * may add fields after the ones below; the first fields are fixed because other
+ * families read them (a QP reads its CQs' and SRQ's numbers, an XRC SRQ its XRCD's).
+ * The core allocates every one of them (INIT_RDMA_OBJ_SIZE) except the MR, which
+ * the driver allocates and returns.
+ */
+
+/**
+ * struct mlx5rs_ib_cq - a completion queue
+ * @ibcq: the core's CQ
+ * @rust: the Rust CQ state, freed by destroy_cq
+ * @cqn: the device's CQ number (CREATE_CQ)
+ */
+struct mlx5rs_ib_cq {
+	struct ib_cq ibcq;
+	void *rust;
+	u32 cqn;
+};
+
+/**
+ * struct mlx5rs_ib_qp - a queue pair
+ * @ibqp: the core's QP
+ * @rust: the Rust QP state, freed by destroy_qp
+ * @qpn: the device's QP number (CREATE_QP), what ibqp.qp_num shows
+ */
+struct mlx5rs_ib_qp {
+	struct ib_qp ibqp;
+	void *rust;
+	u32 qpn;
+};
+
+/**
+ * struct mlx5rs_ib_srq - a shared receive queue (basic or XRC)
+ * @ibsrq: the core's SRQ
+ * @rust: the Rust SRQ state, freed by destroy_srq
+ * @srqn: the device's SRQ number (CREATE_SRQ / CREATE_XRC_SRQ)
+ */
+struct mlx5rs_ib_srq {
+	struct ib_srq ibsrq;
+	void *rust;
+	u32 srqn;
+};
+
+/**
+ * struct mlx5rs_ib_xrcd - an XRC domain
+ * @ibxrcd: the core's XRCD
+ * @xrcdn: the device's XRCD number (ALLOC_XRCD)
+ */
+struct mlx5rs_ib_xrcd {
+	struct ib_xrcd ibxrcd;
+	u32 xrcdn;
+};
+
+/**
+ * struct mlx5rs_ib_mr - a memory region (allocated by the driver, not the core)
+ * @ibmr: the core's MR
+ * @rust: the Rust MR state (the mkey, the pinned memory), freed by dereg_mr
+ */
+struct mlx5rs_ib_mr {
+	struct ib_mr ibmr;
+	void *rust;
+};
+
 struct mlx5rs_ib_stage *mlx5rs_ib_stage(struct ib_udata *udata, int *err);
 
 #endif /* MLX5RS_IB_PRIV_H */
