@@ -77,6 +77,7 @@ pub mod ib {
     pub mod port;
     pub mod res_commands;
     pub mod uctx;
+    pub mod umem_calc;
 }
 
 /// Teardown sequencing decisions (`teardown/`).
