@@ -418,6 +418,7 @@ struct mlx5rs_ib_dev *mlx5rs_ib_alloc(const void *rust, const struct mlx5rs_ib_i
 	dev->ib.num_comp_vectors = init->num_comp_vectors;
 	dev->ib.local_dma_lkey = init->local_dma_lkey;
 	ib_set_device_ops(&dev->ib, &mlx5rs_ib_ops);
+	ib_set_device_ops(&dev->ib, &mlx5rs_ib_mr_ops);
 	return dev;
 }
 

@@ -22,6 +22,7 @@ use kernel::{
 
 use super::ib_abi::Udata;
 pub(crate) use super::ib_abi::{DeviceAttr, IbEvent, IbInit, MmapMap, MmapReq, PortAttr};
+use super::ib_mr::IbMrOps;
 use crate::ib::db_user::DbPages;
 
 /// A user context of the provider, created by [`IbOps::alloc_ucontext`]; dropped at
@@ -89,6 +90,8 @@ pub(crate) trait IbOps: Send + Sync {
     fn alloc_pd_response(&self, pdn: u32, outlen: usize, out: &mut [u8]) -> usize;
     /// `dealloc_pd` of PD `pdn`.
     fn dealloc_pd(&self, pdn: u32) -> Result;
+    /// The memory-region verbs (`ffi/ib_mr.c`).
+    fn mr(&self) -> &dyn IbMrOps;
 }
 
 /// The provider as the shim holds it: a thin pointer to this box is the `rust`
@@ -187,7 +190,7 @@ impl Drop for IbRegistration {
 ///
 /// `rust` must be the pointer [`IbRegistration::register`] gave `mlx5rs_ib_alloc`, and
 /// the device must not be unregistered yet (the core calls ops only in between).
-unsafe fn ops<'a>(rust: *const c_void) -> &'a dyn IbOps {
+pub(super) unsafe fn ops<'a>(rust: *const c_void) -> &'a dyn IbOps {
     // SAFETY: by the function's contract `rust` points to the `Arc<dyn IbOps>` in the
     // box an `IbRegistration` holds until after unregistration.
     unsafe { &**rust.cast::<Arc<dyn IbOps>>() }

@@ -139,4 +139,7 @@ struct mlx5rs_ib_mr {
 
 struct mlx5rs_ib_stage *mlx5rs_ib_stage(struct ib_udata *udata, int *err);
 
+/* Memory-region ops (ffi/ib_mr.c), merged into the device's ops at allocation. */
+extern const struct ib_device_ops mlx5rs_ib_mr_ops;
+
 #endif /* MLX5RS_IB_PRIV_H */

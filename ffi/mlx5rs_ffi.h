@@ -209,4 +209,25 @@ void *mlx5rs_mm_grab_current(void);
 void mlx5rs_mm_drop(void *mm);
 void *mlx5rs_ib_udata_uctx(struct ib_udata *udata);
 
+/*
+ * Memory regions (ffi/ib_mr.c, trampolines into ffi/ib_mr.rs). @mr is the Rust MR
+ * state a call returned (the rust field of struct mlx5rs_ib_mr); rereg_user_mr sets
+ * *@mr to NULL when it changed the MR in place.
+ */
+struct mlx5rs_ib_mr_keys {
+	__u32 lkey;
+	__u32 rkey;
+};
+#define MLX5RS_IB_MR_KEYS_SIZE 8
+
+int mlx5rs_ib_rs_get_dma_mr(const void *rust, __u32 pdn, int acc, struct mlx5rs_ib_mr_keys *k,
+			    void **mr);
+int mlx5rs_ib_rs_reg_user_mr(const void *rust, struct ib_device *ibdev, __u32 pdn, __u64 start,
+			     __u64 length, __u64 iova, int acc, struct mlx5rs_ib_mr_keys *k,
+			     void **mr);
+int mlx5rs_ib_rs_rereg_user_mr(const void *rust, struct ib_device *ibdev, void *old, int flags,
+			       __u64 start, __u64 length, __u64 iova, int acc, __u32 pdn,
+			       struct mlx5rs_ib_mr_keys *k, void **mr);
+int mlx5rs_ib_rs_dereg_mr(const void *rust, void *mr);
+
 #endif /* MLX5RS_FFI_H */

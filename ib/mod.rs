@@ -44,6 +44,10 @@ pub(crate) mod uctx;
 pub(crate) mod db_user;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod umem_calc;
+// Memory regions (issue 11, i11-mr).
+pub(crate) mod mr;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod mr_commands;
 
 use core::sync::atomic::{AtomicU64, Ordering};
 

@@ -26,13 +26,17 @@ use super::{
     },
     context::{put, uabi_err, UserContext},
     device_attr::{device_attr, DeviceIds},
+    mr::MrVerbs,
     port::{check_port, from_hca_vport, from_port_info, BadPort, PortCaps, PortRegs},
     res_commands::{AllocPd, DeallocPd},
     uctx::UctxHost,
 };
 use crate::{
     cmd::commands::GeneralCaps,
-    ffi::ib::{DeviceAttr, IbOps, IbUcontext, PortAttr},
+    ffi::{
+        ib::{DeviceAttr, IbOps, IbUcontext, PortAttr},
+        ib_mr::IbMrOps,
+    },
     hw::Hw,
     ifc::mad::smp_attr,
 };
@@ -65,6 +69,8 @@ pub(crate) struct Provider {
     access: PortAccess,
     num_ports: u8,
     port_caps: PortCaps,
+    /// Memory regions.
+    mr: MrVerbs,
 }
 
 impl Provider {
@@ -80,6 +86,7 @@ impl Provider {
     ) -> Self {
         Self {
             dev: dev.into(),
+            mr: MrVerbs::new(dev, hw.clone(), &caps),
             hw,
             caps,
             ids,
@@ -168,6 +175,10 @@ impl IbOps for Provider {
 
     fn dealloc_pd(&self, pdn: u32) -> Result {
         self.hw.run(DeallocPd { pdn })
+    }
+
+    fn mr(&self) -> &dyn IbMrOps {
+        &self.mr
     }
 
     fn query_port(&self, port: u32) -> Result<PortAttr> {

@@ -15,34 +15,14 @@
 /// `ffi/ib_umem.c`).
 pub mod access {
     /// IB_ACCESS_LOCAL_WRITE (the pages are pinned writable).
-    #[cfg_attr(
-        CONFIG_RUST,
-        expect(dead_code, reason = "i11-umem, for the user verbs")
-    )]
     pub const LOCAL_WRITE: u32 = 1 << 0;
     /// IB_ACCESS_REMOTE_WRITE.
-    #[cfg_attr(
-        CONFIG_RUST,
-        expect(dead_code, reason = "i11-umem, for the user verbs")
-    )]
     pub const REMOTE_WRITE: u32 = 1 << 1;
     /// IB_ACCESS_REMOTE_READ.
-    #[cfg_attr(
-        CONFIG_RUST,
-        expect(dead_code, reason = "i11-umem, for the user verbs")
-    )]
     pub const REMOTE_READ: u32 = 1 << 2;
     /// IB_ACCESS_REMOTE_ATOMIC.
-    #[cfg_attr(
-        CONFIG_RUST,
-        expect(dead_code, reason = "i11-umem, for the user verbs")
-    )]
     pub const REMOTE_ATOMIC: u32 = 1 << 3;
     /// IB_ACCESS_MW_BIND.
-    #[cfg_attr(
-        CONFIG_RUST,
-        expect(dead_code, reason = "i11-umem, for the user verbs")
-    )]
     pub const MW_BIND: u32 = 1 << 4;
     /// IB_ZERO_BASED.
     #[cfg_attr(
@@ -51,10 +31,6 @@ pub mod access {
     )]
     pub const ZERO_BASED: u32 = 1 << 5;
     /// IB_ACCESS_ON_DEMAND.
-    #[cfg_attr(
-        CONFIG_RUST,
-        expect(dead_code, reason = "i11-umem, for the user verbs")
-    )]
     pub const ON_DEMAND: u32 = 1 << 6;
     /// IB_ACCESS_HUGETLB.
     #[cfg_attr(
@@ -75,10 +51,6 @@ pub mod access {
     )]
     pub const FLUSH_PERSISTENT: u32 = 1 << 9;
     /// IB_ACCESS_RELAXED_ORDERING (the first optional bit).
-    #[cfg_attr(
-        CONFIG_RUST,
-        expect(dead_code, reason = "i11-umem, for the user verbs")
-    )]
     pub const RELAXED_ORDERING: u32 = 1 << 20;
     /// IB_ACCESS_OPTIONAL: bits 20..=29, which a device may ignore.
     pub const OPTIONAL: u32 = 0x3ff0_0000;
@@ -106,10 +78,6 @@ const fn genmask(hi: u32, lo: u32) -> u64 {
 /// to `max_mkey_log_entity_size_mtt`, which counts as 31 when 0 or when above 31
 /// without cap `umr_log_entity_size_5` (both caps of `cmd_hca_cap_2`; a device that
 /// does not report them gets 4 KiB … 2 GiB).
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "i11-umem, for the user verbs")
-)]
 pub fn mkey_page_sizes(log_min_entity: u8, log_max_entity_mtt: u8, log_entity_size_5: bool) -> u64 {
     let mut max = u32::from(log_max_entity_mtt);
     if max == 0 || (max > 31 && !log_entity_size_5) {

@@ -74,6 +74,7 @@ pub mod ib {
     pub mod commands;
     pub mod device_attr;
     pub mod events;
+    pub mod mr_commands;
     pub mod port;
     pub mod res_commands;
     pub mod uctx;
