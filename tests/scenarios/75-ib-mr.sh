@@ -1,0 +1,55 @@
+# Scenario: memory regions. libibverbs (ctypes, tests/guest/ib-mr.py) registers and
+# deregisters 4 KiB, 1 MiB and 64 MiB on mlx5-rs's mlx5_N (lkey = rkey, distinct keys,
+# VmPin and the emulator's mkey count follow), re-registers (access, PD, translation)
+# and tries bad inputs with upstream's errno (zero length, start/IOVA page offsets
+# that differ, a wrapping range, unknown access bits, remote write without local
+# write, ON_DEMAND, an unmapped address, another context's PD handle). Afterwards the
+# pins are balanced (/proc/vmstat nr_foll_pin_acquired == released since the start),
+# no mkey is left in the emulator, no error line, no kmemleak report; unload destroys
+# every object.
+. "$MLX5RS_REPO/tests/guest/lib.sh"
+bdf=$(mlx_bdf) || { fail mr.device-present "no 15b3 function"; exit 1; }
+MR=$MLX5RS_REPO/tests/guest/ib-mr.py
+emu_heal
+[ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs
+LEVELS=emerg,alert,crit,err,warn
+WARN0=$(dmesg -l $LEVELS | wc -l)
+START=$(dmesg | wc -l)
+live() { emu_stat "d['objects']['live']['$1']"; }
+
+check mr.insmod insmod "$KO"
+dev=""
+for _ in $(seq 100); do
+	for _d in /sys/bus/pci/devices/$bdf/infiniband/*; do [ -d "$_d" ] && dev=$(basename "$_d"); done
+	[ -n "$dev" ] && break
+	sleep 0.1
+done
+check mr.registered test -n "$dev"
+mk0=$(live mkey)
+acq0=$(awk '$1 == "nr_foll_pin_acquired" {print $2}' /proc/vmstat)
+rel0=$(awk '$1 == "nr_foll_pin_released" {print $2}' /proc/vmstat)
+python3 "$MR" cases "$dev" >/tmp/mr-cases.out 2>&1
+echo "ib-mr.py exit status $?"
+while IFS= read -r l; do
+	case $l in
+	*": PASS "*) pass "${l%%: PASS*}" ;;
+	*": FAIL "*) fail "${l%%: FAIL*}" "${l#*: FAIL }" ;;
+	*) echo "$l" ;;
+	esac
+done </tmp/mr-cases.out
+check mr.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/mr-cases.out)" -ge 25
+acq=$(awk '$1 == "nr_foll_pin_acquired" {print $2}' /proc/vmstat)
+rel=$(awk '$1 == "nr_foll_pin_released" {print $2}' /proc/vmstat)
+check mr.pins-balanced test $((acq - acq0)) = $((rel - rel0))
+check mr.emu-mkeys-back test "$(live mkey)" = "$mk0"
+
+dmesg -l $LEVELS | tail -n +$((WARN0 + 1)) | grep -a -v 'loading out-of-tree module taints kernel' >/tmp/mr-errors
+cat /tmp/mr-errors
+check mr.no-error-lines test ! -s /tmp/mr-errors
+check mr.no-kernel-warning sh -c "! dmesg | tail -n +$((START + 1)) | grep -a -q -E 'WARNING:|BUG:|Call Trace'"
+check mr.rmmod rmmod mlx5_rs
+check mr.emu-objects-destroyed test "$(emu_stat 'd["objects"]["total"]')" = 0
+check mr.emu-pages-all-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
+check mr.emu-no-violations test "$(emu_stat 'd["violations"]')" = 0
+check_kmemleak mr.no-leaks
+[ "$FAILED" = 0 ]
