@@ -298,3 +298,78 @@ fn user_context_resources_allocated_and_released() {
     };
     assert_ne!(status, 0);
 }
+
+#[test]
+fn mr_mkeys_carry_the_translation_table() {
+    use mlx5_rs_pure::ib::mr_commands::*;
+    use mlx5_rs_pure::ib::res_commands::{AllocPd, DeallocPd};
+    use mlx5_rs_pure::ib::umem_calc::{access, num_dma_blocks};
+    use mlx5_rs_pure::ifc::mkey::mkc;
+    use std::cell::RefCell;
+    let mut h = initialized(false);
+    let pdn = exec(&mut h, AllocPd).unwrap();
+    let caps = MrCaps::default();
+    // A DMA MR: PA mode, unbounded length.
+    let key = 0x11;
+    let dma = exec(
+        &mut h,
+        CreateDmaMkey {
+            pdn,
+            access: mkey_access(access::LOCAL_WRITE | access::RELAXED_ORDERING, &caps),
+            key,
+            ats: false,
+        },
+    )
+    .unwrap();
+    // A user MR of 1,000 4 KiB blocks from an IOVA inside a page: its table spans
+    // 16 mailbox blocks.
+    let (iova, len) = (0x7f12_3456_7800u64, 999 * 4096u64);
+    let n = num_dma_blocks(iova, len, 4096).unwrap();
+    assert_eq!(n, 1000);
+    let addrs: Vec<u64> = (0..n).map(|k| 0x2_0000_0000 + (n - k) * 0x1000).collect();
+    let mut src = SliceBlocks(&addrs);
+    let mtt = exec(
+        &mut h,
+        CreateMttMkey {
+            pdn,
+            access: mkey_access(access::LOCAL_WRITE | access::REMOTE_READ, &caps),
+            key: 0x12,
+            iova,
+            len,
+            page_shift: 12,
+            nblocks: n,
+            pg: false,
+            blocks: RefCell::new(&mut src),
+        },
+    )
+    .unwrap();
+    assert_ne!(mkey_of(dma, key), mkey_of(mtt, 0x12));
+    {
+        let fw = h.dev.fw();
+        let d = &fw.objs.mkeys[&dma];
+        assert_eq!(mkc::LENGTH64.raw().get(&d.ctx), Some(1));
+        assert_eq!(mkc::MKEY_7_0.raw().get(&d.ctx), Some(0x11));
+        let m = &fw.objs.mkeys[&mtt];
+        assert_eq!(m.pd, pdn);
+        assert_eq!(mkc::START_ADDR.raw().get(&m.ctx), Some(iova));
+        assert_eq!(mkc::LEN.raw().get(&m.ctx), Some(len));
+        assert_eq!(mkc::TRANSLATIONS_OCTWORD_SIZE.raw().get(&m.ctx), Some(500));
+        assert_eq!(mkc::RR.raw().get(&m.ctx), Some(1));
+        assert_eq!(mkc::RW.raw().get(&m.ctx), Some(0));
+        // The device got every entry, in order, big-endian.
+        assert_eq!(m.translations.len(), 8000);
+        for (k, a) in addrs.iter().enumerate() {
+            let e = u64::from_be_bytes(m.translations[k * 8..k * 8 + 8].try_into().unwrap());
+            assert_eq!(e, *a, "entry {k}");
+        }
+    }
+    exec(&mut h, DestroyMkey { index: mtt }).unwrap();
+    exec(&mut h, DestroyMkey { index: dma }).unwrap();
+    exec(&mut h, DeallocPd { pdn }).unwrap();
+    assert_eq!(h.dev.fw().objs.total(), 0);
+    // A second destroy is refused by the device (bad resource).
+    let cmd = DestroyMkey { index: mtt };
+    let mut i = vec![0u8; command::in_len(&cmd)];
+    command::encode(&cmd, &mut i).unwrap();
+    assert_ne!(h.run(&i, command::out_len(&cmd)).0, 0);
+}
