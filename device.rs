@@ -225,6 +225,10 @@ impl<'bound> Stages<'bound> {
         let pci_on = ffi::PciEnabled::new(pdev)?;
         // SAFETY: no DMA mapping exists yet for this device, so changing the mask is sound.
         unsafe { pdev.dma_set_mask_and_coherent(dma::DmaMask::new::<64>())? };
+        // DMA segments up to 2 GiB, as upstream `set_dma_caps`: pinned user memory is
+        // then mapped in few scatterlist entries (the PCI default is 64 KiB).
+        // SAFETY: no DMA mapping or allocation exists yet for this device.
+        unsafe { pdev.dma_set_max_seg_size(2 << 30) };
 
         let bar = pdev.iomap_region_sized::<{ seg::MAPPED_SIZE }>(0, c"mlx5_rs/bar0")?;
         let is = InitSeg::new(&bar);

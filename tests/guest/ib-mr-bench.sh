@@ -16,7 +16,6 @@ run() { # DRIVER
 		python3 "$B" mlx5_0 --n 5 --sizes 4k,1m $t 2>&1 | sed "s/^MR-BENCH /MR-BENCH drv=$1 /"
 		python3 "$B" mlx5_0 --n 3 --sizes 1g $t 2>&1 | sed "s/^MR-BENCH /MR-BENCH drv=$1 /"
 	done
-	echo "MR-BENCH-CMDS drv=$1 $(emu_stat '" ".join("%s=%d" % (o, v.get("OK", 0)) for o, v in sorted(d["commands"].items()) if "MKEY" in o or o in ("CREATE_QP", "CREATE_CQ")))')"
 }
 emuctl '{"cmd":"reset"}' >/dev/null
 check mr-bench.insmod insmod "$KO"
