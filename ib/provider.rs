@@ -25,6 +25,7 @@ use super::{
         QueryHcaVportGid, QueryHcaVportPkey, ReadPmtu, ReadPtys, ReadPvlc,
     },
     context::{put, uabi_err, UserContext},
+    cq::CqVerbs,
     device_attr::{device_attr, DeviceIds},
     port::{check_port, from_hca_vport, from_port_info, BadPort, PortCaps, PortRegs},
     res_commands::{AllocPd, DeallocPd},
@@ -32,7 +33,10 @@ use super::{
 };
 use crate::{
     cmd::commands::GeneralCaps,
-    ffi::ib::{DeviceAttr, IbOps, IbUcontext, PortAttr},
+    ffi::{
+        ib::{DeviceAttr, IbOps, IbUcontext, PortAttr},
+        ib_cq::IbCqOps,
+    },
     hw::Hw,
     ifc::mad::smp_attr,
 };
@@ -65,10 +69,15 @@ pub(crate) struct Provider {
     access: PortAccess,
     num_ports: u8,
     port_caps: PortCaps,
+    cqs: CqVerbs,
 }
 
 impl Provider {
     /// A provider over `hw` with the device's current caps.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "what bring-up read, named at the one call"
+    )]
     pub(crate) fn new(
         dev: &device::Device,
         hw: Arc<Hw>,
@@ -77,6 +86,7 @@ impl Provider {
         access: PortAccess,
         num_ports: u8,
         port_caps: PortCaps,
+        cqs: CqVerbs,
     ) -> Self {
         Self {
             dev: dev.into(),
@@ -86,6 +96,7 @@ impl Provider {
             access,
             num_ports,
             port_caps,
+            cqs,
         }
     }
 
@@ -168,6 +179,10 @@ impl IbOps for Provider {
 
     fn dealloc_pd(&self, pdn: u32) -> Result {
         self.hw.run(DeallocPd { pdn })
+    }
+
+    fn cq_ops(&self) -> &dyn IbCqOps {
+        &self.cqs
     }
 
     fn query_port(&self, port: u32) -> Result<PortAttr> {
