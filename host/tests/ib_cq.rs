@@ -117,10 +117,7 @@ fn create_cq_refuses_values_wider_than_their_fields() {
             },
             ..ok
         },
-        CreateCq {
-            uar: 1 << 24,
-            ..ok
-        },
+        CreateCq { uar: 1 << 24, ..ok },
         CreateCq { cqe_sz: 8, ..ok },
     ] {
         let mut b = vec![0u8; command::in_len(&bad)];
@@ -218,7 +215,10 @@ fn destroy_and_modify_cq() {
         (10, 2, 1, 1)
     );
     let at = modify_cq_in::BYTES + 8;
-    assert_eq!(u64::from_be_bytes(b[at..at + 8].try_into().unwrap()), 0x8000);
+    assert_eq!(
+        u64::from_be_bytes(b[at..at + 8].try_into().unwrap()),
+        0x8000
+    );
 }
 
 #[test]
@@ -263,14 +263,23 @@ fn query_device_reports_cq_moderation_with_the_cap() {
 #[test]
 fn kernel_cq_sizes() {
     let p = kernel_cq_plan(255, 22, 64).unwrap();
-    assert_eq!((p.entries, p.log_size, p.cqe_size, p.cqe_sz), (256, 8, 64, 0));
+    assert_eq!(
+        (p.entries, p.log_size, p.cqe_size, p.cqe_sz),
+        (256, 8, 64, 0)
+    );
     assert_eq!(p.bytes(), 256 * 64);
     let p = kernel_cq_plan(256, 22, 128).unwrap();
-    assert_eq!((p.entries, p.log_size, p.cqe_size, p.cqe_sz), (512, 9, 128, 1));
+    assert_eq!(
+        (p.entries, p.log_size, p.cqe_size, p.cqe_sz),
+        (512, 9, 128, 1)
+    );
     // cqe 0 still gets a one-entry ring, as roundup_pow_of_two(1).
     assert_eq!(kernel_cq_plan(0, 22, 64).unwrap().entries, 1);
     // The limits: cqe above 2^log_max, or a ring above it.
-    assert_eq!(kernel_cq_plan((1 << 22) - 1, 22, 64).unwrap().entries, 1 << 22);
+    assert_eq!(
+        kernel_cq_plan((1 << 22) - 1, 22, 64).unwrap().entries,
+        1 << 22
+    );
     assert_eq!(kernel_cq_plan(1 << 22, 22, 64), Err(22));
     assert_eq!(kernel_cq_plan((1 << 22) + 1, 22, 64), Err(22));
     assert_eq!(kernel_cq_plan(u32::MAX, 31, 64), Err(22));
