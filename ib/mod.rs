@@ -21,8 +21,13 @@
 //! a context is offered, which BAR page an mmap maps) and [`res_commands`]
 //! (ALLOC_PD, ALLOC_TRANSPORT_DOMAIN and their deallocs).
 //!
-//! Not there yet: the data path (CQ, QP, MR, post/poll); without it the RDMA core
-//! treats the device as no kverbs provider and attaches no MAD/SA/CM client.
+//! CQs: [`cq`] (kernel shell: kernel CQs in coherent DMA memory, user CQs on pinned
+//! memory, resize, moderation, completion and CQ error events through the EQ stage's
+//! [`CqAccess`]), over the pure [`cq_commands`] (CREATE_CQ, DESTROY_CQ, MODIFY_CQ) and
+//! [`cq_plan`] (ring sizes, EQ and UAR choice, page offset).
+//!
+//! Not there yet: the rest of the data path (QP, MR, post/poll); without it the RDMA
+//! core treats the device as no kverbs provider and attaches no MAD/SA/CM client.
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod abi;
