@@ -33,8 +33,11 @@ pub(crate) trait IbUcontext: Send + Sync {
     fn mmap(&self, req: &MmapReq) -> Result<MmapMap>;
     /// The context's doorbell-record pages (user CQs, QPs, SRQs map their records
     /// through it, [`crate::ib::db_user`]).
-    #[expect(dead_code, reason = "i11-umem, for the user verbs")]
     fn db_pages(&self) -> &Arc<DbPages>;
+    /// The UAR index of each static system page (CQs of the context ring on them).
+    fn static_uars(&self) -> &[u32];
+    /// The library allocates its UARs dynamically (no static pages).
+    fn lib_uar_dyn(&self) -> bool;
 }
 
 /// The Rust user context behind a `rust` pointer of `struct mlx5rs_ib_ucontext` (as
@@ -45,7 +48,6 @@ pub(crate) trait IbUcontext: Send + Sync {
 /// `uctx` must be NULL or the `rust` pointer of a context the core has not
 /// deallocated yet (it does so only after destroying the context's objects), valid
 /// for the lifetime chosen.
-#[expect(dead_code, reason = "i11-umem, for the user verbs")]
 pub(crate) unsafe fn ucontext_ref<'a>(uctx: *const c_void) -> Option<&'a dyn IbUcontext> {
     if uctx.is_null() {
         return None;
@@ -92,6 +94,8 @@ pub(crate) trait IbOps: Send + Sync {
     fn dealloc_pd(&self, pdn: u32) -> Result;
     /// The memory-region verbs (`ffi/ib_mr.c`).
     fn mr(&self) -> &dyn IbMrOps;
+    /// The CQ verbs ([`super::ib_cq`]).
+    fn cq_ops(&self) -> &dyn super::ib_cq::IbCqOps;
 }
 
 /// The provider as the shim holds it: a thin pointer to this box is the `rust`
@@ -196,7 +200,7 @@ pub(super) unsafe fn ops<'a>(rust: *const c_void) -> &'a dyn IbOps {
     unsafe { &**rust.cast::<Arc<dyn IbOps>>() }
 }
 
-fn errno(e: Error) -> c_int {
+pub(super) fn errno(e: Error) -> c_int {
     e.to_errno()
 }
 
@@ -276,7 +280,7 @@ extern "C" fn mlx5rs_ib_rs_query_gid(
 ///
 /// `u` must be a `struct mlx5rs_ib_udata` of the shim: `inp` valid for `inlen` bytes
 /// of reading, `out` for `outcap` bytes of writing, both for the call, not aliased.
-unsafe fn staged<'a>(u: &Udata) -> (&'a [u8], &'a mut [u8], usize) {
+pub(super) unsafe fn staged<'a>(u: &Udata) -> (&'a [u8], &'a mut [u8], usize) {
     let inlen = usize::try_from(u.inlen).unwrap_or(0);
     let outcap = usize::try_from(u.outcap).unwrap_or(0);
     let inp = if u.inp.is_null() || inlen == 0 {

@@ -141,5 +141,13 @@ struct mlx5rs_ib_stage *mlx5rs_ib_stage(struct ib_udata *udata, int *err);
 
 /* Memory-region ops (ffi/ib_mr.c), merged into the device's ops at allocation. */
 extern const struct ib_device_ops mlx5rs_ib_mr_ops;
+/* CQ verbs (ffi/ib_cq.c). */
+int mlx5rs_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			struct uverbs_attr_bundle *attrs);
+int mlx5rs_ib_create_user_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			     struct uverbs_attr_bundle *attrs);
+int mlx5rs_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int mlx5rs_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe, struct ib_udata *udata);
+int mlx5rs_ib_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period);
 
 #endif /* MLX5RS_IB_PRIV_H */

@@ -16,6 +16,8 @@ pub(crate) mod ib;
 pub(crate) mod ib_abi;
 #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
 pub(crate) mod ib_mr;
+#[cfg(CONFIG_MLX5_RS_INFINIBAND)]
+pub(crate) mod ib_cq;
 mod irq;
 mod mm;
 mod pci;

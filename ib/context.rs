@@ -65,7 +65,6 @@ pub(crate) struct UserContext {
     uars: KVec<u32>,
     tdn: Option<u32>,
     /// Doorbell-record pages of the context's user objects.
-    #[expect(dead_code, reason = "i11-umem, for the user verbs")]
     db: Arc<DbPages>,
 }
 
@@ -124,6 +123,14 @@ impl IbUcontext for UserContext {
 
     fn db_pages(&self) -> &Arc<DbPages> {
         &self.db
+    }
+
+    fn static_uars(&self) -> &[u32] {
+        &self.uars
+    }
+
+    fn lib_uar_dyn(&self) -> bool {
+        self.plan.bfregs.lib_uar_dyn
     }
 }
 

@@ -25,6 +25,7 @@ use super::{
         QueryHcaVportGid, QueryHcaVportPkey, ReadPmtu, ReadPtys, ReadPvlc,
     },
     context::{put, uabi_err, UserContext},
+    cq::CqVerbs,
     device_attr::{device_attr, DeviceIds},
     mr::MrVerbs,
     port::{check_port, from_hca_vport, from_port_info, BadPort, PortCaps, PortRegs},
@@ -36,6 +37,7 @@ use crate::{
     ffi::{
         ib::{DeviceAttr, IbOps, IbUcontext, PortAttr},
         ib_mr::IbMrOps,
+        ib_cq::IbCqOps,
     },
     hw::Hw,
     ifc::mad::smp_attr,
@@ -71,10 +73,15 @@ pub(crate) struct Provider {
     port_caps: PortCaps,
     /// Memory regions.
     mr: MrVerbs,
+    cqs: CqVerbs,
 }
 
 impl Provider {
     /// A provider over `hw` with the device's current caps.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "what bring-up read, named at the one call"
+    )]
     pub(crate) fn new(
         dev: &device::Device,
         hw: Arc<Hw>,
@@ -83,6 +90,7 @@ impl Provider {
         access: PortAccess,
         num_ports: u8,
         port_caps: PortCaps,
+        cqs: CqVerbs,
     ) -> Self {
         Self {
             dev: dev.into(),
@@ -93,6 +101,7 @@ impl Provider {
             access,
             num_ports,
             port_caps,
+            cqs,
         }
     }
 
@@ -179,6 +188,10 @@ impl IbOps for Provider {
 
     fn mr(&self) -> &dyn IbMrOps {
         &self.mr
+    }
+
+    fn cq_ops(&self) -> &dyn IbCqOps {
+        &self.cqs
     }
 
     fn query_port(&self, port: u32) -> Result<PortAttr> {

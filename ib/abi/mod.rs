@@ -34,10 +34,9 @@ pub mod ah;
 pub mod bfreg;
 pub mod caps;
 pub mod consts;
-// CQ, QP and SRQ requests: host crates only until the provider has those verbs (their
-// items would all be dead code in the module).
-#[cfg(not(CONFIG_RUST))]
 pub mod cq;
+// QP and SRQ requests: host crates only until the provider has those verbs (their
+// items would all be dead code in the module).
 pub mod device;
 pub mod error;
 pub mod layout;
