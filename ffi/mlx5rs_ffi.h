@@ -232,6 +232,8 @@ int mlx5rs_ib_rs_rereg_user_mr(const void *rust, struct ib_device *ibdev, void *
 			       __u64 start, __u64 length, __u64 iova, int acc, __u32 pdn,
 			       struct mlx5rs_ib_mr_keys *k, void **mr);
 int mlx5rs_ib_rs_dereg_mr(const void *rust, void *mr);
+
+/*
  * CQ verbs (ffi/ib_cq.c, ffi/ib_cq.rs): struct ib_cq_init_attr as the core gives it,
  * plus the host's cache line (kernel CQs use 128-byte CQEs on 128-byte lines).
  */
