@@ -40,14 +40,18 @@ kclient_steps() {
 kclient_summary() { cat "$KCLIENT_DIR/summary"; }
 
 # kclient_add_checks NAME GEN: every step of add GEN passed, and the QP it keeps is in
-# RTS on the device (the emulator's own view of the QP, by number).
+# RTS on the device (the emulator's own view of the QP, by number; PRM state 3 = RTS).
 kclient_add_checks() {
 	_r=/tmp/ib_kclient.results
 	cat "$KCLIENT_DIR/results" >$_r
 	grep -a -E "^(# ($2[ .]|add $2 )|not ok [0-9]+ $2\\.)" $_r
 	kclient_steps "$1" $_r "$2" "$KCLIENT_ADD_STEPS"
 	_q=$(sed -n "s/^# $2\\.hold qpn \\([0-9]*\\)\$/\\1/p" $_r)
-	check "$1.$2.hold-qp-rts-on-device" test "$(emu_stat "d[\"objects\"][\"qp_states\"][\"${_q:-none}\"]")" = 3
+	if [ -z "$_q" ]; then
+		fail "$1.$2.hold-qp-rts-on-device" "no kept QP"
+	else
+		check "$1.$2.hold-qp-rts-on-device" test "$(emu_stat "d[\"objects\"][\"qp_states\"][\"$_q\"]")" = 3
+	fi
 }
 
 # failed_cmds: failed firmware commands per opcode, as "OPCODE:STATUS=N" words (other

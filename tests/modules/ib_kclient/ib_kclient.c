@@ -424,11 +424,30 @@ static void kc_destroy_cq(struct kc_run *r, struct ib_cq *cq, const char *step)
 	kc_ok(r, !err, step, "err %d", err);
 }
 
+/*
+ * A PD or CQ still in use after a failed destroy of what uses it is left allocated
+ * (and reported): the core WARNs when a kernel caller frees one in use.
+ */
 static void kc_dealloc_pd(struct kc_run *r, struct ib_pd *pd, const char *step)
 {
-	int err = ib_dealloc_pd_user(pd, NULL);
+	int err;
 
+	if (atomic_read(&pd->usecnt)) {
+		kc_ok(r, false, step, "still used %d times, left allocated",
+		      atomic_read(&pd->usecnt));
+		return;
+	}
+	err = ib_dealloc_pd_user(pd, NULL);
 	kc_ok(r, !err, step, "err %d", err);
+}
+
+/* ib_free_cq has no status: the CQ is the provider's to destroy. */
+static void kc_free_cq(struct kc_run *r, struct ib_cq *cq, const char *step)
+{
+	if (!kc_ok(r, !atomic_read(&cq->usecnt), step, "still used %d times, left allocated",
+		   atomic_read(&cq->usecnt)))
+		return;
+	ib_free_cq(cq);
 }
 
 /* The SRQ: created, queried, an RC QP on it, all destroyed. */
@@ -581,9 +600,7 @@ static void kc_walk(struct kc_run *r, struct ib_device *dev, u32 port,
 		kc_destroy_qp(r, rc, "rc.destroy");
 	kc_destroy_cq(r, rcq, "cq.destroy");
 out_cq:
-	/* ib_free_cq has no status: the CQ is the provider's to destroy. */
-	ib_free_cq(scq);
-	kc_ok(r, true, "cq.free", "%s", "");
+	kc_free_cq(r, scq, "cq.free");
 out_pd:
 	kc_dealloc_pd(r, pd, "pd.dealloc");
 }
@@ -678,10 +695,8 @@ static void kc_remove(struct ib_device *dev, void *client_data)
 	kc_line("# remove %u %s", r.gen, dev_name(&dev->dev));
 	if (d->qp)
 		kc_destroy_qp(&r, d->qp, "remove.qp-destroy");
-	if (d->cq) {
-		ib_free_cq(d->cq);
-		kc_ok(&r, true, "remove.cq-free", "%s", "");
-	}
+	if (d->cq)
+		kc_free_cq(&r, d->cq, "remove.cq-free");
 	if (d->pd)
 		kc_dealloc_pd(&r, d->pd, "remove.pd-dealloc");
 	kfree(d);
