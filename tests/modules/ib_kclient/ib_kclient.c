@@ -450,7 +450,7 @@ static void kc_free_cq(struct kc_run *r, struct ib_cq *cq, const char *step)
 	ib_free_cq(cq);
 }
 
-/* The SRQ: created, queried, an RC QP on it, all destroyed. */
+/* The SRQ: created, queried, an RC QP on it (if there is a CQ), all destroyed. */
 static void kc_srq_walk(struct kc_run *r, struct ib_pd *pd, struct ib_cq *cq)
 {
 	struct ib_device *dev = pd->device;
@@ -478,7 +478,7 @@ static void kc_srq_walk(struct kc_run *r, struct ib_pd *pd, struct ib_cq *cq)
 		kc_ge(&c, "max_sge", sa.max_sge, 1);
 		kc_cmp_ok(r, &c, "srq.query-attrs");
 	}
-	qp = kc_create_qp(r, "srq.rc", pd, cq, cq, srq, IB_QPT_RC);
+	qp = cq ? kc_create_qp(r, "srq.rc", pd, cq, cq, srq, IB_QPT_RC) : NULL;
 	if (qp)
 		kc_destroy_qp(r, qp, "srq.rc.destroy");
 	err = ib_destroy_srq_user(srq, NULL);
@@ -569,28 +569,29 @@ static void kc_walk(struct kc_run *r, struct ib_device *dev, u32 port,
 	if (!pd)
 		return;
 
-	if (!kc_op(r, dev->ops.create_cq, "cq.alloc", "create_cq"))
-		goto out_pd;
-	scq = ib_alloc_cq(dev, NULL, 64, 0, IB_POLL_DIRECT);
-	if (!kc_ok(r, !IS_ERR(scq), "cq.alloc", "err %d", PTR_ERR_OR_ZERO(scq))) {
-		scq = NULL;
-		goto out_pd;
+	/* Without the CQs the QPs are not tried; the SRQ and the AH need only the PD. */
+	if (kc_op(r, dev->ops.create_cq, "cq.alloc", "create_cq")) {
+		scq = ib_alloc_cq(dev, NULL, 64, 0, IB_POLL_DIRECT);
+		if (kc_ok(r, !IS_ERR(scq), "cq.alloc", "err %d", PTR_ERR_OR_ZERO(scq)))
+			kc_ok(r, scq->cqe >= 64, "cq.alloc-depth", "cqe %d want >= 64", scq->cqe);
+		else
+			scq = NULL;
+		rcq = ib_create_cq(dev, kc_cq_comp, kc_event, NULL, &cqa);
+		if (kc_ok(r, !IS_ERR(rcq), "cq.create-last-vector", "err %d vector %u",
+			  PTR_ERR_OR_ZERO(rcq), cqa.comp_vector))
+			kc_ok(r, rcq->cqe >= 32, "cq.create-depth", "cqe %d want >= 32", rcq->cqe);
+		else
+			rcq = NULL;
 	}
-	kc_ok(r, scq->cqe >= 64, "cq.alloc-depth", "cqe %d want >= 64", scq->cqe);
-	rcq = ib_create_cq(dev, kc_cq_comp, kc_event, NULL, &cqa);
-	if (!kc_ok(r, !IS_ERR(rcq), "cq.create-last-vector", "err %d vector %u",
-		   PTR_ERR_OR_ZERO(rcq), cqa.comp_vector)) {
-		rcq = NULL;
-		goto out_cq;
-	}
-	kc_ok(r, rcq->cqe >= 32, "cq.create-depth", "cqe %d want >= 32", rcq->cqe);
 
-	rc = kc_create_qp(r, "rc", pd, scq, rcq, NULL, IB_QPT_RC);
-	if (rc)
-		kc_rc_walk(r, rc, port, pa);
-	ud = kc_create_qp(r, "ud", pd, scq, rcq, NULL, IB_QPT_UD);
-	if (ud)
-		kc_ud_walk(r, ud, port);
+	if (scq && rcq) {
+		rc = kc_create_qp(r, "rc", pd, scq, rcq, NULL, IB_QPT_RC);
+		if (rc)
+			kc_rc_walk(r, rc, port, pa);
+		ud = kc_create_qp(r, "ud", pd, scq, rcq, NULL, IB_QPT_UD);
+		if (ud)
+			kc_ud_walk(r, ud, port);
+	}
 	kc_srq_walk(r, pd, rcq);
 	kc_ah_walk(r, pd, port, pa);
 
@@ -598,10 +599,10 @@ static void kc_walk(struct kc_run *r, struct ib_device *dev, u32 port,
 		kc_destroy_qp(r, ud, "ud.destroy");
 	if (rc)
 		kc_destroy_qp(r, rc, "rc.destroy");
-	kc_destroy_cq(r, rcq, "cq.destroy");
-out_cq:
-	kc_free_cq(r, scq, "cq.free");
-out_pd:
+	if (rcq)
+		kc_destroy_cq(r, rcq, "cq.destroy");
+	if (scq)
+		kc_free_cq(r, scq, "cq.free");
 	kc_dealloc_pd(r, pd, "pd.dealloc");
 }
 
