@@ -1,0 +1,61 @@
+# Helpers for the kernel-consumer scenarios (sourced after lib.sh): the test module
+# tests/modules/ib_kclient (an ib_client that walks the control verbs on each IB
+# device; see its source) is loaded on upstream mlx5_ib (92-upstream-kclient.sh, the
+# oracle) and on mlx5_rs (72-ib-kclient.sh), and both assert the same steps here.
+KCLIENT_KO=$REPO/tests/modules/ib_kclient/ib_kclient.ko
+KCLIENT_DIR=/sys/kernel/debug/ib_kclient
+
+# The steps of one add, in the order the module runs them. Each must read "ok", not
+# "not ok" and not "ok ... # SKIP": a step missing from the results fails too (a step
+# after a failed one it depends on is not run).
+KCLIENT_ADD_STEPS="port.query port.active-ib
+pd.alloc pd.dma-mr dma-mr.object dma-mr.global-rkey dma-mr.lkey-is-rkey pd.local-dma-lkey
+cq.alloc cq.alloc-depth cq.create-last-vector cq.create-depth
+rc.create rc.caps rc.query-reset rc.reset-to-rts-rejected rc.init-without-port-rejected rc.still-reset
+rc.init rc.query-init rc.rtr rc.query-rtr rc.rts rc.query-rts rc.err rc.query-err rc.reset rc.query-reset-again
+ud.create ud.caps ud.init ud.rtr ud.rts ud.query-rts
+srq.create srq.query srq.query-attrs srq.rc.create srq.rc.caps srq.rc.destroy srq.destroy
+ah.create ah.query ah.query-attrs ah.destroy
+ud.destroy rc.destroy cq.destroy cq.free pd.dealloc
+hold.pd hold.cq hold.qp.create hold.qp.caps hold.qp.init hold.qp.rtr hold.qp.rts"
+# The steps of the remove that follows an add (the set the add kept).
+KCLIENT_REMOVE_STEPS="remove.qp-destroy remove.cq-free remove.pd-dealloc"
+
+# kclient_steps NAME FILE GEN STEPS: check NAME.GEN.STEP for each of STEPS: FILE (the
+# results, or the kernel log) has "ok N GEN.STEP" with no directive after it.
+kclient_steps() {
+	_n=$1 _f=$2 _g=$3
+	for _s in $4; do
+		_l=$(grep -a -E "(^|ib_kclient: )(not )?ok [0-9]+ $_g\\.$_s( |\$)" "$_f" | tail -n 1)
+		case "$_l" in
+		"") fail "$_n.$_g.$_s" "no result line" ;;
+		*"not ok "*) fail "$_n.$_g.$_s" "$_l" ;;
+		*" # SKIP"*) fail "$_n.$_g.$_s" "skipped:${_l#*SKIP}" ;;
+		*) pass "$_n.$_g.$_s" ;;
+		esac
+	done
+}
+
+# kclient_summary: "adds A removes R pass P fail F skip S" of the loaded module.
+kclient_summary() { cat "$KCLIENT_DIR/summary"; }
+
+# kclient_add_checks NAME GEN: every step of add GEN passed, and the QP it keeps is in
+# RTS on the device (the emulator's own view of the QP, by number; PRM state 3 = RTS).
+kclient_add_checks() {
+	_r=/tmp/ib_kclient.results
+	cat "$KCLIENT_DIR/results" >$_r
+	grep -a -E "^(# ($2[ .]|add $2 )|not ok [0-9]+ $2\\.)" $_r
+	kclient_steps "$1" $_r "$2" "$KCLIENT_ADD_STEPS"
+	_q=$(sed -n "s/^# $2\\.hold qpn \\([0-9]*\\)\$/\\1/p" $_r)
+	if [ -z "$_q" ]; then
+		fail "$1.$2.hold-qp-rts-on-device" "no kept QP"
+	else
+		check "$1.$2.hold-qp-rts-on-device" test "$(emu_stat "d[\"objects\"][\"qp_states\"][\"$_q\"]")" = 3
+	fi
+}
+
+# failed_cmds: failed firmware commands per opcode, as "OPCODE:STATUS=N" words (other
+# scenarios inject failures on purpose: compare with a count taken before).
+failed_cmds() {
+	emu_stat '" ".join(sorted("%s:%s=%d" % (o, s, n) for o, v in d["commands"].items() for s, n in v.items() if s != "OK"))'
+}
