@@ -40,6 +40,10 @@ mod provider;
 pub(crate) mod res_commands;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod uctx;
+// Pinned user memory and doorbell records (issue 11, i11-umem).
+pub(crate) mod db_user;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod umem_calc;
 
 use core::sync::atomic::{AtomicU64, Ordering};
 

@@ -78,6 +78,7 @@ pub mod ib {
     pub mod port;
     pub mod res_commands;
     pub mod uctx;
+    pub mod umem_calc;
     // QP verbs (issue 11, i11-qp).
     pub mod qp_commands;
     pub mod qp_create;
