@@ -32,8 +32,12 @@ pub(crate) trait IbUcontext: Send + Sync {
     fn mmap(&self, req: &MmapReq) -> Result<MmapMap>;
     /// The context's doorbell-record pages (user CQs, QPs, SRQs map their records
     /// through it, [`crate::ib::db_user`]).
-    #[expect(dead_code, reason = "i11-umem, for the user verbs")]
     fn db_pages(&self) -> &Arc<DbPages>;
+    /// The context's CQE version (0 or 1).
+    fn cqe_version(&self) -> u8;
+    /// The context's bfregs, which its QPs ring ([`crate::ib::qp_uar`]); set from
+    /// allocation on (`None` only for a context still being built).
+    fn qp_bfregs(&self) -> Option<&Arc<crate::ib::qp_uar::BfregTable>>;
 }
 
 /// The Rust user context behind a `rust` pointer of `struct mlx5rs_ib_ucontext` (as
@@ -44,7 +48,6 @@ pub(crate) trait IbUcontext: Send + Sync {
 /// `uctx` must be NULL or the `rust` pointer of a context the core has not
 /// deallocated yet (it does so only after destroying the context's objects), valid
 /// for the lifetime chosen.
-#[expect(dead_code, reason = "i11-umem, for the user verbs")]
 pub(crate) unsafe fn ucontext_ref<'a>(uctx: *const c_void) -> Option<&'a dyn IbUcontext> {
     if uctx.is_null() {
         return None;
@@ -89,6 +92,8 @@ pub(crate) trait IbOps: Send + Sync {
     fn alloc_pd_response(&self, pdn: u32, outlen: usize, out: &mut [u8]) -> usize;
     /// `dealloc_pd` of PD `pdn`.
     fn dealloc_pd(&self, pdn: u32) -> Result;
+    /// The QP verbs ([`super::ib_qp`]).
+    fn qp_ops(&self) -> &dyn super::ib_qp::IbQpOps;
 }
 
 /// The provider as the shim holds it: a thin pointer to this box is the `rust`
@@ -187,7 +192,7 @@ impl Drop for IbRegistration {
 ///
 /// `rust` must be the pointer [`IbRegistration::register`] gave `mlx5rs_ib_alloc`, and
 /// the device must not be unregistered yet (the core calls ops only in between).
-unsafe fn ops<'a>(rust: *const c_void) -> &'a dyn IbOps {
+pub(super) unsafe fn ops<'a>(rust: *const c_void) -> &'a dyn IbOps {
     // SAFETY: by the function's contract `rust` points to the `Arc<dyn IbOps>` in the
     // box an `IbRegistration` holds until after unregistration.
     unsafe { &**rust.cast::<Arc<dyn IbOps>>() }
@@ -273,7 +278,7 @@ extern "C" fn mlx5rs_ib_rs_query_gid(
 ///
 /// `u` must be a `struct mlx5rs_ib_udata` of the shim: `inp` valid for `inlen` bytes
 /// of reading, `out` for `outcap` bytes of writing, both for the call, not aliased.
-unsafe fn staged<'a>(u: &Udata) -> (&'a [u8], &'a mut [u8], usize) {
+pub(super) unsafe fn staged<'a>(u: &Udata) -> (&'a [u8], &'a mut [u8], usize) {
     let inlen = usize::try_from(u.inlen).unwrap_or(0);
     let outcap = usize::try_from(u.outcap).unwrap_or(0);
     let inp = if u.inp.is_null() || inlen == 0 {

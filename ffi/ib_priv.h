@@ -139,4 +139,13 @@ struct mlx5rs_ib_mr {
 
 struct mlx5rs_ib_stage *mlx5rs_ib_stage(struct ib_udata *udata, int *err);
 
+/* QP verbs (ffi/ib_qp.c), entries of the ops table in ffi/ib.c. */
+int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+			struct ib_udata *udata);
+int mlx5rs_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int mlx5rs_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+			struct ib_udata *udata);
+int mlx5rs_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+		       struct ib_qp_init_attr *init_attr);
+
 #endif /* MLX5RS_IB_PRIV_H */

@@ -42,9 +42,6 @@ pub struct AhAttr {
     pub rsvd: [u8; 2],
 }
 
-/// Size of [`AhAttr`] (`MLX5RS_IB_AH_ATTR_SIZE`).
-pub const AH_ATTR_SIZE: usize = 32;
-
 /// `struct mlx5rs_ib_qp_attr`: the fields of `struct ib_qp_attr` the provider reads
 /// (modify_qp) or fills (query_qp), enums as their values. For modify_qp the shim has
 /// resolved `cur_qp_state` and `qp_state` (the QP's state where the mask names none).
@@ -117,9 +114,6 @@ pub struct QpAttr {
     pub alt_ah_attr: AhAttr,
 }
 
-/// Size of [`QpAttr`] (`MLX5RS_IB_QP_ATTR_SIZE`).
-pub const QP_ATTR_SIZE: usize = 140;
-
 /// `struct mlx5rs_ib_qp_init`: what create_qp gives the provider (`struct
 /// ib_qp_init_attr` and the numbers of the objects it names, 0 for none).
 #[derive(
@@ -161,9 +155,8 @@ pub struct QpInit {
     pub sq_sig_all: u8,
 }
 
-/// Size of [`QpInit`] (`MLX5RS_IB_QP_INIT_SIZE`).
-pub const QP_INIT_SIZE: usize = 52;
-
-const _: () = assert!(core::mem::size_of::<AhAttr>() == AH_ATTR_SIZE);
-const _: () = assert!(core::mem::size_of::<QpAttr>() == QP_ATTR_SIZE);
-const _: () = assert!(core::mem::size_of::<QpInit>() == QP_INIT_SIZE);
+// The sizes `mlx5rs_ffi.h` declares (MLX5RS_IB_AH_ATTR_SIZE, MLX5RS_IB_QP_ATTR_SIZE,
+// MLX5RS_IB_QP_INIT_SIZE), which ffi/ib_qp.c checks on its side.
+const _: () = assert!(core::mem::size_of::<AhAttr>() == 32);
+const _: () = assert!(core::mem::size_of::<QpAttr>() == 140);
+const _: () = assert!(core::mem::size_of::<QpInit>() == 52);

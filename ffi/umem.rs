@@ -67,7 +67,6 @@ pub(crate) struct IbDev<'a> {
     _call: PhantomData<&'a ()>,
 }
 
-#[expect(dead_code, reason = "i11-umem, for the user verbs")]
 impl IbDev<'_> {
     /// Wraps the device pointer a trampoline passes; `None` for NULL.
     ///

@@ -36,6 +36,15 @@ pub(crate) mod events;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod port;
 mod provider;
+// QP verbs (issue 11, i11-qp).
+mod qp;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod qp_commands;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod qp_create;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod qp_modify;
+pub(crate) mod qp_uar;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod res_commands;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]

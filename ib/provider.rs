@@ -27,12 +27,17 @@ use super::{
     context::{put, uabi_err, UserContext},
     device_attr::{device_attr, DeviceIds},
     port::{check_port, from_hca_vport, from_port_info, BadPort, PortCaps, PortRegs},
+    qp::{create_user_qp, QpEnv},
     res_commands::{AllocPd, DeallocPd},
     uctx::UctxHost,
 };
 use crate::{
     cmd::commands::GeneralCaps,
-    ffi::ib::{DeviceAttr, IbOps, IbUcontext, PortAttr},
+    ffi::{
+        ib::{DeviceAttr, IbOps, IbUcontext, PortAttr},
+        ib_qp::{IbQp, IbQpOps, QpInit, UserData},
+        umem::IbDev,
+    },
     hw::Hw,
     ifc::mad::smp_attr,
 };
@@ -65,6 +70,8 @@ pub(crate) struct Provider {
     access: PortAccess,
     num_ports: u8,
     port_caps: PortCaps,
+    /// What QPs are offered (QP verbs).
+    qp_env: QpEnv,
 }
 
 impl Provider {
@@ -78,6 +85,13 @@ impl Provider {
         num_ports: u8,
         port_caps: PortCaps,
     ) -> Self {
+        let qp_env = QpEnv::new(
+            &caps,
+            page::PAGE_SHIFT as u32,
+            num_ports,
+            port_caps.pkey_tbl_len,
+            port_caps.gid_tbl_len,
+        );
         Self {
             dev: dev.into(),
             hw,
@@ -86,6 +100,7 @@ impl Provider {
             access,
             num_ports,
             port_caps,
+            qp_env,
         }
     }
 
@@ -170,6 +185,10 @@ impl IbOps for Provider {
         self.hw.run(DeallocPd { pdn })
     }
 
+    fn qp_ops(&self) -> &dyn IbQpOps {
+        self
+    }
+
     fn query_port(&self, port: u32) -> Result<PortAttr> {
         let p = self.port(port)?;
         match self.access {
@@ -240,6 +259,24 @@ impl IbOps for Provider {
                     index: u16::try_from(index).map_err(|_| EINVAL)?,
                 })
             }
+        }
+    }
+}
+
+/// QP verbs ([`super::qp`]): user QPs; kernel QPs are not served yet.
+impl IbQpOps for Provider {
+    fn create_qp(
+        &self,
+        dev: IbDev<'_>,
+        uctx: Option<&dyn IbUcontext>,
+        init: &mut QpInit,
+        udata: Option<UserData<'_>>,
+    ) -> Result<(KBox<dyn IbQp>, u32, usize)> {
+        match (uctx, udata) {
+            (Some(c), Some(u)) => {
+                create_user_qp(&self.dev, &self.hw, &self.qp_env, dev, c, init, u)
+            }
+            _ => Err(EOPNOTSUPP),
         }
     }
 }

@@ -46,8 +46,6 @@ pub mod mask {
     pub const STATE: u32 = 1 << 0;
     /// `IB_QP_CUR_STATE`.
     pub const CUR_STATE: u32 = 1 << 1;
-    /// `IB_QP_EN_SQD_ASYNC_NOTIFY`.
-    pub const EN_SQD_ASYNC_NOTIFY: u32 = 1 << 2;
     /// `IB_QP_ACCESS_FLAGS`.
     pub const ACCESS_FLAGS: u32 = 1 << 3;
     /// `IB_QP_PKEY_INDEX`.
@@ -80,8 +78,6 @@ pub mod mask {
     pub const MAX_DEST_RD_ATOMIC: u32 = 1 << 17;
     /// `IB_QP_PATH_MIG_STATE`.
     pub const PATH_MIG_STATE: u32 = 1 << 18;
-    /// `IB_QP_CAP`.
-    pub const CAP: u32 = 1 << 19;
     /// `IB_QP_DEST_QPN`.
     pub const DEST_QPN: u32 = 1 << 20;
     /// `IB_QP_RATE_LIMIT`.

@@ -83,6 +83,7 @@ pub mod ib {
     pub mod qp_commands;
     pub mod qp_create;
     pub mod qp_modify;
+    pub mod qp_size;
 }
 
 /// Teardown sequencing decisions (`teardown/`).

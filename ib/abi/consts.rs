@@ -50,50 +50,15 @@ pub const USER_CMDS_SUPP_UHW_CREATE_AH: u8 = 1 << 1;
 pub const CLOCK_INFO_V1: u32 = 0;
 
 /// create_cq `flags`: 128-byte CQE padding.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const CREATE_CQ_FLAGS_CQE_128B_PAD: u16 = 1 << 0;
 /// create_cq `flags`: `uar_page_index` valid.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const CREATE_CQ_FLAGS_UAR_PAGE_INDEX: u16 = 1 << 1;
 /// create_cq `flags`: real-time timestamps.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const CREATE_CQ_FLAGS_REAL_TIME_TS: u16 = 1 << 2;
 
 /// ib create_cq `flags` (`ib_user_verbs.h`): timestamp completions.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION: u32 = 1 << 0;
 /// ib create_cq `flags`: ignore overrun.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN: u32 = 1 << 1;
 
 /// `IB_UVERBS_QPT_UC` (`ib_user_ioctl_verbs.h`): bit index in `supported_qpts`.
@@ -152,22 +117,8 @@ pub const CQE_RES_FORMAT_CSUM: u8 = 1 << 1;
 pub const CQE_RES_FORMAT_CSUM_STRIDX: u8 = 1 << 2;
 
 /// create_qp `flags`: WQE signature.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const QP_FLAG_SIGNATURE: u32 = 1 << 0;
 /// create_qp `flags`: scatter to CQE.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const QP_FLAG_SCATTER_CQE: u32 = 1 << 1;
 /// create_qp `flags`: tunnel offloads (raw packet).
 #[cfg_attr(
@@ -179,31 +130,10 @@ pub const QP_FLAG_SCATTER_CQE: u32 = 1 << 1;
 )]
 pub const QP_FLAG_TUNNEL_OFFLOADS: u32 = 1 << 2;
 /// create_qp `flags`: `bfreg_index` names a dynamic bfreg.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const QP_FLAG_BFREG_INDEX: u32 = 1 << 3;
 /// create_qp `flags`: DCT.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const QP_FLAG_TYPE_DCT: u32 = 1 << 4;
 /// create_qp `flags`: DCI.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const QP_FLAG_TYPE_DCI: u32 = 1 << 5;
 /// create_qp `flags`: TIR self loopback unicast (raw packet).
 #[cfg_attr(
@@ -224,31 +154,10 @@ pub const QP_FLAG_TIR_ALLOW_SELF_LB_UC: u32 = 1 << 6;
 )]
 pub const QP_FLAG_TIR_ALLOW_SELF_LB_MC: u32 = 1 << 7;
 /// create_qp `flags`: allow scatter to CQE.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const QP_FLAG_ALLOW_SCATTER_CQE: u32 = 1 << 8;
 /// create_qp `flags`: packet-based credit mode (RC).
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const QP_FLAG_PACKET_BASED_CREDIT_MODE: u32 = 1 << 9;
 /// create_qp `flags`: `bfreg_index` names a UAR page.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const QP_FLAG_UAR_PAGE_INDEX: u32 = 1 << 10;
 /// create_qp `flags`: DCI streams.
 #[cfg_attr(
@@ -261,13 +170,6 @@ pub const QP_FLAG_UAR_PAGE_INDEX: u32 = 1 << 10;
 pub const QP_FLAG_DCI_STREAM: u32 = 1 << 11;
 
 /// modify_qp `comp_mask`: out-of-order data placement on the RQ.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const IB_MODIFY_QP_OOO_DP: u32 = 1 << 0;
 
 /// create_srq `flags`: WQE signature.
@@ -306,22 +208,8 @@ pub const MMAP_CMD_SHIFT: u32 = 8;
 pub const MMAP_CMD_MASK: u64 = 0xff;
 
 /// `MLX5_IB_DEFAULT_UIDX`: no user index.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const IB_DEFAULT_UIDX: u32 = 0xff_ffff;
 /// `MLX5_IB_INVALID_BFREG`: the QP rings no bfreg of the context.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const IB_INVALID_BFREG: u32 = 1 << 31;
 /// `MLX5_IB_INVALID_UAR_INDEX`: a dynamic UAR page not allocated yet.
 pub const IB_INVALID_UAR_INDEX: u32 = 1 << 31;
