@@ -123,7 +123,13 @@ int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 				     &qp->rust, &qp->qpn);
 	if (err)
 		goto out;
-	ibqp->qp_num = qp->qpn;
+	/* QP0 and QP1 are numbered 0 and 1 to the core, as upstream's. */
+	if (attr->qp_type == IB_QPT_SMI)
+		ibqp->qp_num = 0;
+	else if (attr->qp_type == IB_QPT_GSI)
+		ibqp->qp_num = 1;
+	else
+		ibqp->qp_num = qp->qpn;
 	attr->cap.max_send_wr = init.max_send_wr;
 	attr->cap.max_recv_wr = init.max_recv_wr;
 	attr->cap.max_send_sge = init.max_send_sge;

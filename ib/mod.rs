@@ -44,6 +44,8 @@ pub(crate) mod qp_commands;
 pub(crate) mod qp_create;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod qp_modify;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod qp_size;
 pub(crate) mod qp_uar;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod res_commands;

@@ -27,7 +27,7 @@ use super::{
     context::{put, uabi_err, UserContext},
     device_attr::{device_attr, DeviceIds},
     port::{check_port, from_hca_vport, from_port_info, BadPort, PortCaps, PortRegs},
-    qp::{create_user_qp, QpEnv},
+    qp::{create_kernel_qp, create_user_qp, QpEnv},
     res_commands::{AllocPd, DeallocPd},
     uctx::UctxHost,
 };
@@ -91,6 +91,7 @@ impl Provider {
             num_ports,
             port_caps.pkey_tbl_len,
             port_caps.gid_tbl_len,
+            None,
         );
         Self {
             dev: dev.into(),
@@ -263,7 +264,7 @@ impl IbOps for Provider {
     }
 }
 
-/// QP verbs ([`super::qp`]): user QPs; kernel QPs are not served yet.
+/// QP verbs ([`super::qp`]).
 impl IbQpOps for Provider {
     fn create_qp(
         &self,
@@ -276,7 +277,8 @@ impl IbQpOps for Provider {
             (Some(c), Some(u)) => {
                 create_user_qp(&self.dev, &self.hw, &self.qp_env, dev, c, init, u)
             }
-            _ => Err(EOPNOTSUPP),
+            (None, None) => create_kernel_qp(&self.dev, &self.hw, &self.qp_env, init),
+            _ => Err(EINVAL),
         }
     }
 }

@@ -16,13 +16,18 @@
 //! pinned pages are kept (leaked) rather than freed under a device that may still
 //! use them.
 //!
-//! Kernel QPs (no udata: the MAD layer's QP0/QP1, kernel ULPs) are refused with
-//! `EOPNOTSUPP` until the provider has the data path (post_send, poll_cq) that
-//! would use them; their sizing ([`super::qp_create::kernel_sq_size`] /
-//! `kernel_rq_size`) and the special QPs' contexts are in place and host-tested.
+//! Kernel QPs (RC, UC, UD, and QP0 / QP1 as upstream creates them for the MAD
+//! layer: a hardware QP0 of service type QP0, a hardware QP1 of type QP1, no GSI
+//! send QPs since cap `set_deth_sqpn` is not used): queue sizes as upstream
+//! ([`super::qp_size`]), work queues in 4 KiB pages of coherent DMA memory (RQ then
+//! SQ, `log_page_size` 0), a coherent doorbell record, the core's UAR page (as
+//! upstream rings kernel QPs on the core's bfreg). They have no data path yet
+//! (post_send, post_recv): the queues are sized and owned, nothing is posted.
 
 use kernel::{
-    device, new_mutex,
+    device,
+    dma::Coherent,
+    new_mutex,
     prelude::*,
     sync::{aref::ARef, Arc, Mutex},
 };
@@ -30,7 +35,7 @@ use zerocopy::IntoBytes;
 
 use super::{
     abi::{
-        consts::QP_FLAG_SIGNATURE,
+        consts::{IB_DEFAULT_UIDX, QP_FLAG_SIGNATURE},
         layout::CreateQpResp,
         qp::{
             modify_qp_response, parse_create_qp, parse_modify_qp, QpAttr as UQpAttr, QpCaps, QpKind,
@@ -48,11 +53,13 @@ use super::{
         after_modify, atomic_mode, ib_state, mask, plan_modify, query_attr, ModifyCaps, ModifyPlan,
         QpShadow, QpType,
     },
+    qp_size::{kernel_rq_size, kernel_sq_size, QpCap, SizeCaps},
     qp_uar::BfregRef,
     umem_calc::queue_page_sizes,
 };
 use crate::{
     cmd::commands::{gen_cap, GeneralCaps},
+    dma_buf,
     ffi::{
         ib::IbUcontext,
         ib_qp::{modify_qp_is_ok, IbQp, QpAttr, QpInit, UserData},
@@ -67,6 +74,10 @@ const LOG_PAGE_SIZE_BITS: u32 = 5;
 /// `qpc.page_offset` is in 64-byte units, 6 bits.
 const PAGE_OFFSET_SCALE: u64 = 64;
 const PAGE_OFFSET_MAX: u64 = 63;
+/// Pages of a kernel QP's work queues.
+const WQ_PAGE: usize = 4096;
+/// A doorbell record (receive and send counters, 4 bytes each; one cache line).
+const DBR_BYTES: usize = 64;
 
 /// What the device offers QPs, read once.
 #[derive(Clone, Copy)]
@@ -77,6 +88,10 @@ pub(crate) struct QpEnv {
     pub(crate) modify: ModifyCaps,
     /// Cap `cqe_version` is 1: contexts carry the user index.
     pub(crate) cqe_v1: bool,
+    /// For kernel QPs' queue sizes.
+    pub(crate) size: SizeCaps,
+    /// The core's UAR page, which kernel QPs ring (`None`: no kernel QPs).
+    pub(crate) kernel_uar: Option<u32>,
 }
 
 impl QpEnv {
@@ -89,6 +104,7 @@ impl QpEnv {
         num_ports: u8,
         pkey_tbl_len: u16,
         gid_tbl_len: u32,
+        kernel_uar: Option<u32>,
     ) -> Self {
         Self {
             create: QpCaps::from_caps(caps, page_shift),
@@ -103,6 +119,12 @@ impl QpEnv {
                 atomic_mode: atomic_mode(caps.get(gen_cap::ATOMIC), 0, 0),
             },
             cqe_v1: caps.get(gen_cap::CQE_VERSION) == 1,
+            size: SizeCaps {
+                log_max_qp_sz: caps.get(gen_cap::LOG_MAX_QP_SZ),
+                max_wqe_sz_sq: u32::from(caps.get(gen_cap::MAX_WQE_SZ_SQ)),
+                max_wqe_sz_rq: u32::from(caps.get(gen_cap::MAX_WQE_SZ_RQ)),
+            },
+            kernel_uar,
         }
     }
 }
@@ -114,20 +136,38 @@ struct Live {
     state: u32,
 }
 
-/// A user QP.
-pub(crate) struct UserQp {
+/// The memory of a QP's work queues and doorbell record.
+enum QpMem {
+    /// A user QP's pinned buffer (none without queues), its doorbell record and
+    /// the bfreg it took.
+    User {
+        umem: Option<Umem>,
+        db: UserDb,
+        _bfreg: Option<BfregRef>,
+    },
+    /// A kernel QP's pages and doorbell record.
+    Kernel {
+        pages: KVec<Coherent<[u8]>>,
+        dbr: Coherent<[u8]>,
+    },
+}
+
+/// A QP of the provider.
+pub(crate) struct Qp {
     dev: ARef<device::Device>,
     hw: Arc<Hw>,
     qpn: u32,
     ib_type: u32,
     env: QpEnv,
     rq_max_gs: u32,
+    /// Send queue as the core sees it (`max_send_wr`, `max_send_sge`,
+    /// `max_inline_data`): zero for a user QP (the library's business).
+    sq_cap: (u32, u32, u32),
     sq_sig_all: bool,
     /// Lock order: a leaf; held across a transition command.
     live: Arc<Mutex<Live>>,
-    umem: Option<Umem>,
-    db: Option<UserDb>,
-    _bfreg: Option<BfregRef>,
+    /// `None` once handed away (a failed destroy).
+    mem: Option<QpMem>,
 }
 
 fn kerr(e: i32) -> Error {
@@ -254,33 +294,26 @@ pub(crate) fn create_user_qp(
         rq_wqe_cnt: plan.rq_wqe_cnt,
         db_dma: db.dma(),
     };
-    let live = Arc::pin_init(
-        new_mutex!(Live {
-            shadow,
-            state: ib_state::RESET,
-        }),
-        GFP_KERNEL,
-    );
-    let qp = UserQp {
-        dev: dev.into(),
-        hw: hw.clone(),
-        qpn,
-        ib_type: init.qp_type,
-        env: *env,
-        rq_max_gs: plan.rq_max_gs,
-        sq_sig_all: init.sq_sig_all != 0,
-        // A failed allocation here still destroys the QP (`qp`'s drop).
-        live: match live {
-            Ok(l) => l,
-            Err(e) => {
-                let _ = hw.exec_cmd(DestroyQp { qpn });
-                return Err(e);
-            }
-        },
+    let live = Live {
+        shadow,
+        state: ib_state::RESET,
+    };
+    let mem = QpMem::User {
         umem,
-        db: Some(db),
+        db,
         _bfreg: door.bfreg,
     };
+    let qp = Qp::new(
+        dev,
+        hw,
+        qpn,
+        init,
+        env,
+        plan.rq_max_gs,
+        (0, 0, 0),
+        live,
+        mem,
+    )?;
     if !plan.has_rq {
         init.max_recv_wr = 0;
         init.max_recv_sge = 0;
@@ -294,7 +327,199 @@ pub(crate) fn create_user_qp(
     Ok((b, qpn, n))
 }
 
-impl UserQp {
+/// create_qp of a kernel consumer's QP.
+pub(crate) fn create_kernel_qp(
+    dev: &device::Device,
+    hw: &Arc<Hw>,
+    env: &QpEnv,
+    init: &mut QpInit,
+) -> Result<(KBox<dyn IbQp>, u32, usize)> {
+    let ty = QpType::from_ib(init.qp_type).ok_or(EOPNOTSUPP)?;
+    let uar = env.kernel_uar.ok_or(EOPNOTSUPP)?;
+    if matches!(ty, QpType::XrcIni | QpType::XrcTgt) {
+        return Err(EOPNOTSUPP);
+    }
+    // No create flag is served (IPoIB LSO, integrity, multicast loopback block).
+    if init.create_flags != 0 {
+        return Err(EOPNOTSUPP);
+    }
+    if init.has_send_cq == 0 || init.has_recv_cq == 0 {
+        return Err(EINVAL);
+    }
+    let port = if ty.is_sqp() {
+        match u8::try_from(init.port_num) {
+            Ok(p) if p != 0 && p <= env.modify.num_ports => p,
+            _ => return Err(EINVAL),
+        }
+    } else {
+        0
+    };
+    let cap = QpCap {
+        max_send_wr: init.max_send_wr,
+        max_recv_wr: init.max_recv_wr,
+        max_send_sge: init.max_send_sge,
+        max_recv_sge: init.max_recv_sge,
+        max_inline_data: init.max_inline_data,
+    };
+    let srq = init.has_srq != 0;
+    let has_rq = !srq && init.max_recv_wr != 0;
+    let (rq_cnt, rq_shift, rq_gs) = kernel_rq_size(&cap, has_rq, false, &env.size).map_err(kerr)?;
+    let sq = kernel_sq_size(ty, &cap, &env.size).map_err(kerr)?;
+    let rq_bytes = usize::try_from(u64::from(rq_cnt) << rq_shift).map_err(|_| EINVAL)?;
+    let bytes = rq_bytes
+        .checked_add(usize::try_from(sq.sq_wqe_cnt).map_err(|_| EINVAL)? * 64)
+        .ok_or(EINVAL)?;
+    if bytes == 0 {
+        return Err(EINVAL);
+    }
+    // SAFETY: the core calls the verbs only while the IB device is registered, a
+    // stage of the PCI function's binding: the function is bound for this call, and
+    // the memory is freed before the stage ends (the core destroys every QP before
+    // unregistration returns) or buried in `Hw` until bus mastering is off.
+    let bound = unsafe { dev.as_bound() };
+    let npages = bytes.div_ceil(WQ_PAGE);
+    let mut pages = KVec::with_capacity(npages, GFP_KERNEL)?;
+    let mut pas = KVec::with_capacity(npages, GFP_KERNEL)?;
+    for _ in 0..npages {
+        let p = Coherent::<u8>::zeroed_slice(bound, WQ_PAGE, GFP_KERNEL)?;
+        pas.push(p.dma_address(), GFP_KERNEL)?;
+        pages.push(p, GFP_KERNEL)?;
+    }
+    let dbr = Coherent::<u8>::zeroed_slice(bound, DBR_BYTES, GFP_KERNEL)?;
+    let db_dma = dbr.dma_address();
+    let wq = WqSizes {
+        rq_wqe_cnt: rq_cnt,
+        rq_wqe_shift: rq_shift,
+        rq_max_gs: rq_gs,
+        ..sq
+    };
+    let (snd, rcv) = ty.has_cqs();
+    let p = CreateQpc {
+        st: ty.st(),
+        pdn: init.pdn,
+        wq,
+        rq_type: rx_type(ty, srq, has_rq),
+        cqn_snd: snd.then_some(init.send_cqn),
+        cqn_rcv: rcv.then_some(init.recv_cqn),
+        srqn: srq.then_some(init.srqn),
+        dbr_addr: db_dma,
+        user_index: env.cqe_v1.then_some(IB_DEFAULT_UIDX),
+        uar_page: uar,
+        log_page_size: 0,
+        page_offset: 0,
+        wq_signature: false,
+        block_lb_mc: false,
+    };
+    let ctx = create_qpc(&p);
+    let qpn = match hw.exec_cmd(CreateQp {
+        qpc: &ctx,
+        pas: &pas,
+    }) {
+        Ok(n) => n,
+        Err(e) => {
+            // A timed-out CREATE_QP may have made the QP: the device may own the
+            // pages.
+            for p in pages {
+                hw.bury(p);
+            }
+            hw.bury(dbr);
+            return Err(crate::hw::to_kernel(e));
+        }
+    };
+    let shadow = QpShadow {
+        ty,
+        user: false,
+        port,
+        atomic_rd_en: 0,
+        resp_depth: 0,
+        alt_port: 0,
+        pdn: init.pdn,
+        cqn_snd: p.cqn_snd,
+        cqn_rcv: p.cqn_rcv,
+        rq_wqe_cnt: rq_cnt,
+        db_dma,
+    };
+    let live = Live {
+        shadow,
+        state: ib_state::RESET,
+    };
+    init.max_send_wr = sq.sq_max_post;
+    init.max_send_sge = sq.sq_max_gs;
+    init.max_inline_data = sq.max_inline;
+    if !has_rq {
+        init.max_recv_wr = 0;
+        init.max_recv_sge = 0;
+    }
+    let sq_cap = (sq.sq_max_post, sq.sq_max_gs, sq.max_inline);
+    let mem = QpMem::Kernel { pages, dbr };
+    let qp = Qp::new(dev, hw, qpn, init, env, rq_gs, sq_cap, live, mem)?;
+    let b: KBox<dyn IbQp> = KBox::new(qp, GFP_KERNEL)?;
+    Ok((b, qpn, 0))
+}
+
+impl Qp {
+    /// The QP object of QP `qpn`, just created; on failure the QP is destroyed and
+    /// `mem` released.
+    #[expect(clippy::too_many_arguments, reason = "what a QP keeps")]
+    fn new(
+        dev: &device::Device,
+        hw: &Arc<Hw>,
+        qpn: u32,
+        init: &QpInit,
+        env: &QpEnv,
+        rq_max_gs: u32,
+        sq_cap: (u32, u32, u32),
+        live: Live,
+        mem: QpMem,
+    ) -> Result<Self> {
+        let live = match Arc::pin_init(new_mutex!(live), GFP_KERNEL) {
+            Ok(l) => l,
+            Err(e) => {
+                Self::teardown(hw, dev, qpn, mem, false);
+                return Err(e);
+            }
+        };
+        Ok(Self {
+            dev: dev.into(),
+            hw: hw.clone(),
+            qpn,
+            ib_type: init.qp_type,
+            env: *env,
+            rq_max_gs,
+            sq_cap,
+            sq_sig_all: init.sq_sig_all != 0,
+            live,
+            mem: Some(mem),
+        })
+    }
+
+    /// Destroys QP `qpn` (moving it to RESET first when `to_reset`), then releases
+    /// `mem`; if DESTROY_QP fails the device may still use the memory, so pinned
+    /// pages stay pinned and coherent pages are buried ([`Hw::bury`]).
+    fn teardown(hw: &Hw, dev: &device::Device, qpn: u32, mem: QpMem, to_reset: bool) {
+        if to_reset {
+            let _ = hw.exec_cmd(QpToRst { qpn });
+        }
+        if hw.exec_cmd(DestroyQp { qpn }).is_ok() {
+            drop(mem);
+            return;
+        }
+        dev_warn!(dev, "DESTROY_QP {:#x} failed: its memory is kept\n", qpn);
+        match mem {
+            QpMem::User { umem, db, _bfreg } => {
+                core::mem::forget(umem);
+                core::mem::forget(db);
+                drop(_bfreg);
+            }
+            QpMem::Kernel { pages, dbr } => {
+                for p in pages {
+                    hw.bury(p);
+                }
+                hw.bury(dbr);
+            }
+        }
+    }
+
     fn run_plan(&self, p: &ModifyPlan) -> Result {
         let (qpn, opt_mask, qpc) = (self.qpn, p.opt_mask, &p.qpc);
         match p.op {
@@ -312,7 +537,7 @@ impl UserQp {
     }
 }
 
-impl IbQp for UserQp {
+impl IbQp for Qp {
     fn modify(&self, attr: &QpAttr, ud: Option<UserData<'_>>) -> Result<usize> {
         let m = attr.attr_mask;
         if m & !(mask::STANDARD | mask::RATE_LIMIT) != 0 {
@@ -351,6 +576,13 @@ impl IbQp for UserQp {
         if let Some(p) = plan_modify(&live.shadow, &a, &self.env.modify).map_err(kerr)? {
             self.run_plan(&p)?;
         }
+        // A kernel QP back in RESET starts its queues over (upstream clears the
+        // doorbell records; its CQs have no entries of it: nothing was posted).
+        if new == ib_state::RESET {
+            if let Some(QpMem::Kernel { dbr, .. }) = &self.mem {
+                dma_buf::write_bytes(dbr, 0, &[0u8; 8])?;
+            }
+        }
         live.state = new;
         after_modify(&mut live.shadow, &a);
         drop(live);
@@ -373,33 +605,17 @@ impl IbQp for UserQp {
         live.state = a.qp_state;
         a.max_recv_wr = live.shadow.rq_wqe_cnt;
         a.max_recv_sge = self.rq_max_gs;
-        // A user QP's send queue is the library's: upstream reports 0.
-        a.max_send_wr = 0;
-        a.max_send_sge = 0;
-        a.max_inline_data = 0;
+        (a.max_send_wr, a.max_send_sge, a.max_inline_data) = self.sq_cap;
         a.sq_sig_all = u8::from(self.sq_sig_all);
         Ok(a)
     }
 }
 
-impl Drop for UserQp {
+impl Drop for Qp {
     fn drop(&mut self) {
         let state = self.live.lock().state;
-        if state != ib_state::RESET {
-            let _ = self.hw.exec_cmd(QpToRst { qpn: self.qpn });
-        }
-        if self.hw.exec_cmd(DestroyQp { qpn: self.qpn }).is_err() {
-            dev_warn!(
-                self.dev,
-                "DESTROY_QP {:#x} failed: its pages stay pinned\n",
-                self.qpn
-            );
-            if let Some(u) = self.umem.take() {
-                core::mem::forget(u);
-            }
-            if let Some(d) = self.db.take() {
-                core::mem::forget(d);
-            }
+        if let Some(m) = self.mem.take() {
+            Self::teardown(&self.hw, &self.dev, self.qpn, m, state != ib_state::RESET);
         }
     }
 }

@@ -4,8 +4,7 @@
 //! `calc_sq_size`, `sq_overhead`, `calc_send_wqe` and `get_send_sge` (`qp.c`)
 //! compute them from a consumer's `ib_qp_init_attr.cap`.
 //!
-//! Host crate only until the provider serves kernel QPs (which need the data path).
-//! Pure `core` code.
+//! Pure `core` code, compiled into the kernel module and into the host test crate.
 
 use super::qp_create::WqSizes;
 use super::qp_modify::{errno, QpType};
