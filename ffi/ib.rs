@@ -38,6 +38,10 @@ pub(crate) trait IbUcontext: Send + Sync {
     /// The context's bfregs, which its QPs ring ([`crate::ib::qp_uar`]); set from
     /// allocation on (`None` only for a context still being built).
     fn qp_bfregs(&self) -> Option<&Arc<crate::ib::qp_uar::BfregTable>>;
+    /// The UAR index of each static system page (CQs of the context ring on them).
+    fn static_uars(&self) -> &[u32];
+    /// The library allocates its UARs dynamically (no static pages).
+    fn lib_uar_dyn(&self) -> bool;
 }
 
 /// The Rust user context behind a `rust` pointer of `struct mlx5rs_ib_ucontext` (as
@@ -94,6 +98,8 @@ pub(crate) trait IbOps: Send + Sync {
     fn dealloc_pd(&self, pdn: u32) -> Result;
     /// The QP verbs ([`super::ib_qp`]).
     fn qp_ops(&self) -> &dyn super::ib_qp::IbQpOps;
+    /// The CQ verbs ([`super::ib_cq`]).
+    fn cq_ops(&self) -> &dyn super::ib_cq::IbCqOps;
 }
 
 /// The provider as the shim holds it: a thin pointer to this box is the `rust`
@@ -198,7 +204,7 @@ pub(super) unsafe fn ops<'a>(rust: *const c_void) -> &'a dyn IbOps {
     unsafe { &**rust.cast::<Arc<dyn IbOps>>() }
 }
 
-fn errno(e: Error) -> c_int {
+pub(super) fn errno(e: Error) -> c_int {
     e.to_errno()
 }
 

@@ -147,5 +147,13 @@ int mlx5rs_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_ma
 			struct ib_udata *udata);
 int mlx5rs_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 		       struct ib_qp_init_attr *init_attr);
+/* CQ verbs (ffi/ib_cq.c). */
+int mlx5rs_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			struct uverbs_attr_bundle *attrs);
+int mlx5rs_ib_create_user_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			     struct uverbs_attr_bundle *attrs);
+int mlx5rs_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int mlx5rs_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe, struct ib_udata *udata);
+int mlx5rs_ib_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period);
 
 #endif /* MLX5RS_IB_PRIV_H */

@@ -137,6 +137,14 @@ impl IbUcontext for UserContext {
     fn qp_bfregs(&self) -> Option<&Arc<BfregTable>> {
         self.bfregs.as_ref()
     }
+
+    fn static_uars(&self) -> &[u32] {
+        &self.uars
+    }
+
+    fn lib_uar_dyn(&self) -> bool {
+        self.plan.bfregs.lib_uar_dyn
+    }
 }
 
 impl Drop for UserContext {

@@ -25,6 +25,7 @@ use super::{
         QueryHcaVportGid, QueryHcaVportPkey, ReadPmtu, ReadPtys, ReadPvlc,
     },
     context::{put, uabi_err, UserContext},
+    cq::CqVerbs,
     device_attr::{device_attr, DeviceIds},
     port::{check_port, from_hca_vport, from_port_info, BadPort, PortCaps, PortRegs},
     qp::{create_kernel_qp, create_user_qp, QpEnv},
@@ -35,6 +36,7 @@ use crate::{
     cmd::commands::GeneralCaps,
     ffi::{
         ib::{DeviceAttr, IbOps, IbUcontext, PortAttr},
+        ib_cq::IbCqOps,
         ib_qp::{IbQp, IbQpOps, QpInit, UserData},
         umem::IbDev,
     },
@@ -72,10 +74,15 @@ pub(crate) struct Provider {
     port_caps: PortCaps,
     /// What QPs are offered (QP verbs).
     qp_env: QpEnv,
+    cqs: CqVerbs,
 }
 
 impl Provider {
     /// A provider over `hw` with the device's current caps.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "what bring-up read, named at the one call"
+    )]
     pub(crate) fn new(
         dev: &device::Device,
         hw: Arc<Hw>,
@@ -84,6 +91,8 @@ impl Provider {
         access: PortAccess,
         num_ports: u8,
         port_caps: PortCaps,
+        cqs: CqVerbs,
+        core_uar: u32,
     ) -> Self {
         let qp_env = QpEnv::new(
             &caps,
@@ -91,7 +100,7 @@ impl Provider {
             num_ports,
             port_caps.pkey_tbl_len,
             port_caps.gid_tbl_len,
-            None,
+            Some(core_uar),
         );
         Self {
             dev: dev.into(),
@@ -102,6 +111,7 @@ impl Provider {
             num_ports,
             port_caps,
             qp_env,
+            cqs,
         }
     }
 
@@ -188,6 +198,10 @@ impl IbOps for Provider {
 
     fn qp_ops(&self) -> &dyn IbQpOps {
         self
+    }
+
+    fn cq_ops(&self) -> &dyn IbCqOps {
+        &self.cqs
     }
 
     fn query_port(&self, port: u32) -> Result<PortAttr> {

@@ -15,10 +15,6 @@
 /// `ffi/ib_umem.c`).
 pub mod access {
     /// IB_ACCESS_LOCAL_WRITE (the pages are pinned writable).
-    #[cfg_attr(
-        CONFIG_RUST,
-        expect(dead_code, reason = "i11-umem, for the user verbs")
-    )]
     pub const LOCAL_WRITE: u32 = 1 << 0;
     /// IB_ACCESS_REMOTE_WRITE.
     #[cfg_attr(

@@ -9,9 +9,10 @@
                         transitions the verbs forbid (upstream's errno: EINVAL),
                         move it to ERR and RESET, destroy it; prints one
                         "name: PASS|FAIL (detail)" line per check
-  ib-qp.py hold IBDEV   create one RC QP, print "ready qpn N", wait for stdin EOF
+  ib-qp.py hold IBDEV   create one RC QP, print "ready qpn N", wait for a signal
 """
 import errno
+import signal
 import sys
 
 import pyverbs.enums as e
@@ -191,7 +192,7 @@ def main():
     if cmd == "hold":
         qp = create(ctx, pd, cq, e.IBV_QPT_RC)
         print("ready qpn %#x" % qp.qp_num, flush=True)
-        sys.stdin.read()
+        signal.pause()
         return 0
     lid = ctx.query_port(1).lid
     for name, qpt in TYPES.items():
