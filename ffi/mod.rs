@@ -16,12 +16,12 @@ pub(crate) mod ib;
 pub(crate) mod ib_abi;
 // QP verbs (issue 11, i11-qp).
 #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
+pub(crate) mod ib_cq;
+#[cfg(CONFIG_MLX5_RS_INFINIBAND)]
 pub(crate) mod ib_qp;
 #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod ib_qp_abi;
-#[cfg(CONFIG_MLX5_RS_INFINIBAND)]
-pub(crate) mod ib_cq;
 mod irq;
 mod mm;
 mod pci;
