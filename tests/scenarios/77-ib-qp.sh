@@ -6,6 +6,10 @@
 # it in `rdma res show qp` and the emulator, and it goes when the process exits. No
 # warning or error line, no emulator violation, the emulator's QP count back to zero,
 # no kmemleak report.
+# Known state (i11-qp, 2026-12-01): libmlx5 56.1 asks for dynamic UARs and then needs
+# the UAR ioctl object (MLX5_IB_OBJECT_UAR) for every CQ and QP; the provider does not
+# serve it yet, so pyverbs' CQ/QP creation fails in the library and the walk checks
+# fail until it does (run 2026-12-01: insmod, registration, QP count checks pass).
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail qp.device-present "no 15b3 function"; exit 1; }
 QPY=$MLX5RS_REPO/tests/guest/ib-qp.py
