@@ -10,6 +10,10 @@
                         move it to ERR and RESET, destroy it; prints one
                         "name: PASS|FAIL (detail)" line per check
   ib-qp.py hold IBDEV   create one RC QP, print "ready qpn N", wait for a signal
+  ib-qp.py raw UVERBS   the same walk for an RC QP through the raw uverbs write
+                        commands on /dev/infiniband/UVERBS (a context with static
+                        UARs, as libmlx5 gets without dynamic UARs), so it runs
+                        before the UAR ioctl object exists
 """
 import errno
 import signal
@@ -184,8 +188,142 @@ def walk(ctx, pd, cq, name, qpt, lid):
     check(name + ".destroyed", True)
 
 
+# Raw uverbs write commands (include/uapi/rdma/ib_user_verbs.h).
+GET_CONTEXT, ALLOC_PD, CREATE_CQ = 0, 3, 18
+CREATE_QP, QUERY_QP, MODIFY_QP, DESTROY_QP = 24, 25, 26, 27
+
+
+def wr(fd, buf):
+    import os
+    try:
+        os.write(fd, buf)
+    except OSError as ex:
+        return ex.errno
+    return 0
+
+
+def raw(uverbs):
+    import ctypes
+    import mmap
+    import os
+    import struct
+    page = mmap.PAGESIZE
+    keep = []
+
+    def mem(n):
+        m = mmap.mmap(-1, max(n, page), mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        keep.append(m)
+        return ctypes.addressof(ctypes.c_char.from_buffer(m))
+
+    fd = os.open("/dev/infiniband/" + uverbs, os.O_RDWR)
+    resp = ctypes.create_string_buffer(88)
+    drv = struct.pack("<II", 4, 0)  # v0: 4 static bfregs
+    err = wr(fd, struct.pack("<IHHQ", GET_CONTEXT, (16 + len(drv)) // 4, 88 // 4,
+                           ctypes.addressof(resp)) + drv)
+    check("raw.get-context", e == 0, "errno %d" % err)
+    resp = ctypes.create_string_buffer(8)
+    err = wr(fd, struct.pack("<IHHQ", ALLOC_PD, 16 // 4, 8 // 4, ctypes.addressof(resp)))
+    pd = struct.unpack_from("<I", resp.raw)[0]
+    check("raw.alloc-pd", e == 0, "errno %d" % err)
+    resp = ctypes.create_string_buffer(16)
+    cdrv = struct.pack("<QQIBBHHHI", mem(64 * 64), mem(page), 64, 0, 0, 0, 0, 0, 0)
+    core = struct.pack("<QQIIiI", ctypes.addressof(resp), 0, 63, 0, -1, 0)
+    err = wr(fd, struct.pack("<IHH", CREATE_CQ, (8 + len(core) + len(cdrv)) // 4, 16 // 4) +
+           core + cdrv)
+    cq = struct.unpack_from("<I", resp.raw)[0]
+    check("raw.create-cq", e == 0, "errno %d" % err)
+
+    def create(rq_cnt=16, rq_shift=6, sq_cnt=16, flags=0, uidx=0xffffff, tail=b""):
+        resp = ctypes.create_string_buffer(32 + 40)
+        buf = mem((rq_cnt << rq_shift) + sq_cnt * 64)
+        qdrv = struct.pack("<QQIIIIIIQIBBH", buf, mem(page), sq_cnt, rq_cnt, rq_shift,
+                           flags, uidx, 0, 0, 0, 0, 0, 0) + tail
+        core = struct.pack("<QQIIIIIIIIIBBBB", ctypes.addressof(resp), 0, pd, cq, cq, 0,
+                           16, rq_cnt, 1, 1, 0, 0, e.IBV_QPT_RC, 0, 0)
+        err = wr(fd, struct.pack("<IHH", CREATE_QP, (8 + len(core) + len(qdrv)) // 4,
+                                 72 // 4) + core + qdrv)
+        h, qpn = struct.unpack_from("<II", resp.raw)
+        bfreg = struct.unpack_from("<I", resp.raw, 32)[0]
+        return err, h, qpn, bfreg
+
+    def modify(h, mask, state, cur=0, port=0, pkey=0, access=0, mtu=0, dqpn=0, rq_psn=0,
+               sq_psn=0, dlid=0, dest_rd=0, rd=0, rnr=0, timeout=0, retry=0, rnr_retry=0):
+        dest = struct.pack("<16sIHHBBBBBBBB", b"", 0, dlid, 0, 0, 0, 0, 0, 0, 0, 0, 1)
+        alt = struct.pack("<16sIHHBBBBBBBB", b"", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        body = dest + alt + struct.pack(
+            "<IIIIIIIHHBBBBBBBBBBBBBBBB", h, mask, 0, rq_psn, sq_psn, dqpn, access, pkey, 0,
+            state, cur, mtu, 0, 0, rd, dest_rd, rnr, port, timeout, retry, rnr_retry, 0, 0,
+            0, 0)
+        return wr(fd, struct.pack("<IHH", MODIFY_QP, (8 + len(body)) // 4, 0) + body)
+
+    def query(h):
+        resp = ctypes.create_string_buffer(128)
+        err = wr(fd, struct.pack("<IHHQII", QUERY_QP, 24 // 4, 128 // 4,
+                                 ctypes.addressof(resp), h, 0x1fffff))
+        r = resp.raw
+        dlid = struct.unpack_from("<H", r, 20)[0]
+        (msw, mrw, mss, mrs, mid, qkey, rq_psn, sq_psn, dqpn,
+         acc) = struct.unpack_from("<IIIIIIIIII", r, 64)
+        st = struct.unpack_from("<HHBBBBBBBBBBBBBBB", r, 104)
+        return err, {"state": st[2], "mtu": st[4], "dqpn": dqpn, "rq_psn": rq_psn,
+                     "sq_psn": sq_psn, "port": st[10], "timeout": st[11],
+                     "retry": st[12], "rnr_retry": st[13], "min_rnr": st[9],
+                     "access": acc, "dlid": dlid, "max_recv_wr": mrw}
+
+    err, h, qpn, bfreg = create()
+    check("raw.create-rc", err == 0 and qpn != 0, "errno %d qpn %#x bfreg %#x" %
+          (err, qpn, bfreg))
+    lid = 1
+    S, P, K, A = e.IBV_QP_STATE, e.IBV_QP_PORT, e.IBV_QP_PKEY_INDEX, e.IBV_QP_ACCESS_FLAGS
+    err = modify(h, S, e.IBV_QPS_RTR)
+    check("raw.reset-to-rtr-refused", err == errno.EINVAL, "errno %d" % err)
+    err = modify(h, S | K | A, e.IBV_QPS_INIT, access=e.IBV_ACCESS_REMOTE_WRITE)
+    check("raw.init-without-port-refused", err == errno.EINVAL, "errno %d" % err)
+    err = modify(h, S | K | A | P, e.IBV_QPS_INIT, port=1,
+                 access=e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ)
+    check("raw.to-init", err == 0, "errno %d" % err)
+    m = (S | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN |
+         e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
+    err = modify(h, m, e.IBV_QPS_RTR, mtu=e.IBV_MTU_1024, dqpn=qpn, rq_psn=0x123,
+                 dlid=lid, dest_rd=1, rnr=12)
+    check("raw.to-rtr", err == 0, "errno %d" % err)
+    err = modify(h, S, e.IBV_QPS_RTS)
+    check("raw.rts-without-psn-refused", err == errno.EINVAL, "errno %d" % err)
+    m = (S | e.IBV_QP_SQ_PSN | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY |
+         e.IBV_QP_MAX_QP_RD_ATOMIC)
+    err = modify(h, m, e.IBV_QPS_RTS, sq_psn=0x456, timeout=14, retry=7, rnr_retry=7, rd=1)
+    check("raw.to-rts", err == 0, "errno %d" % err)
+    err, q = query(h)
+    want = {"state": e.IBV_QPS_RTS, "mtu": e.IBV_MTU_1024, "dqpn": qpn, "rq_psn": 0x123,
+            "sq_psn": 0x456, "port": 1, "timeout": 14, "retry": 7, "rnr_retry": 7,
+            "min_rnr": 12, "dlid": lid, "max_recv_wr": 16,
+            "access": e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ}
+    check("raw.query", err == 0 and q == want, "errno %d got %s" % (err, q))
+    err = modify(h, S, e.IBV_QPS_RTR)
+    check("raw.rts-to-rtr-refused", err == errno.EINVAL, "errno %d" % err)
+    for st in (e.IBV_QPS_ERR, e.IBV_QPS_RESET):
+        err = modify(h, S, st)
+        _, q = query(h)
+        check("raw.to-%d" % st, err == 0 and q["state"] == st,
+              "errno %d state %d" % (err, q["state"]))
+    resp = ctypes.create_string_buffer(4)
+    err = wr(fd, struct.pack("<IHHQII", DESTROY_QP, 24 // 4, 4 // 4,
+                             ctypes.addressof(resp), h, 0))
+    check("raw.destroy", err == 0, "errno %d" % err)
+    # Malformed driver data: unknown flag, sq_wqe_count not a power of two, a
+    # non-zero reserved byte: EINVAL, as upstream.
+    for name, kw in (("unknown-flag", {"flags": 1 << 12}), ("sq-not-pow2", {"sq_cnt": 12}),
+                     ("bad-uidx", {"uidx": 5})):
+        err, h2, _, _ = create(**kw)
+        check("raw.refused-" + name, err == errno.EINVAL, "errno %d" % err)
+    os.close(fd)
+    return 1 if FAILED else 0
+
+
 def main():
     cmd, dev = sys.argv[1], sys.argv[2]
+    if cmd == "raw":
+        return raw(dev)
     ctx = Context(name=dev)
     pd = PD(ctx)
     cq = CQ(ctx, 64)

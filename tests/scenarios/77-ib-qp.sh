@@ -43,8 +43,31 @@ check qp.insmod insmod "$KO"
 check qp.registered wait_log 'InfiniBand device registered'
 dev=$(ibdev)
 
-# --- create, walk to RTS, query, refuse, destroy -------------------------------------
+uverbs_of() {
+	for _u in /sys/class/infiniband_verbs/uverbs*; do
+		[ "$(cat "$_u/ibdev" 2>/dev/null)" = "$1" ] && { basename "$_u"; return 0; }
+	done
+	return 1
+}
+run_cases() {
+	while IFS= read -r l; do
+		case $l in
+		*": PASS "*) pass "${l%%: PASS*}" ;;
+		*": FAIL "*) fail "${l%%: FAIL*}" "${l#*: FAIL }" ;;
+		*) echo "$l" ;;
+		esac
+	done <"$1"
+}
+
+# --- raw uverbs commands (a context with static UARs) --------------------------------
 qp0=$(live qp)
+timeout 300 python3 "$QPY" raw "$(uverbs_of "$dev")" >/tmp/qp-raw.out 2>&1
+echo "raw helper exit status $?"
+run_cases /tmp/qp-raw.out
+check qp.raw.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/qp-raw.out)" -ge 15
+check qp.raw.emu-qps-back test "$(live qp)" = "$qp0"
+
+# --- create, walk to RTS, query, refuse, destroy -------------------------------------
 c0=$(cmds_ok CREATE_QP)
 d0=$(cmds_ok DESTROY_QP)
 timeout 300 python3 "$QPY" walk "$dev" >/tmp/qp-walk.out 2>&1
