@@ -220,18 +220,18 @@ def raw(uverbs):
     drv = struct.pack("<II", 4, 0)  # v0: 4 static bfregs
     err = wr(fd, struct.pack("<IHHQ", GET_CONTEXT, (16 + len(drv)) // 4, 88 // 4,
                            ctypes.addressof(resp)) + drv)
-    check("raw.get-context", e == 0, "errno %d" % err)
+    check("raw.get-context", err == 0, "errno %d" % err)
     resp = ctypes.create_string_buffer(8)
     err = wr(fd, struct.pack("<IHHQ", ALLOC_PD, 16 // 4, 8 // 4, ctypes.addressof(resp)))
     pd = struct.unpack_from("<I", resp.raw)[0]
-    check("raw.alloc-pd", e == 0, "errno %d" % err)
+    check("raw.alloc-pd", err == 0, "errno %d" % err)
     resp = ctypes.create_string_buffer(16)
     cdrv = struct.pack("<QQIBBHHHI", mem(64 * 64), mem(page), 64, 0, 0, 0, 0, 0, 0)
     core = struct.pack("<QQIIiI", ctypes.addressof(resp), 0, 63, 0, -1, 0)
     err = wr(fd, struct.pack("<IHH", CREATE_CQ, (8 + len(core) + len(cdrv)) // 4, 16 // 4) +
            core + cdrv)
     cq = struct.unpack_from("<I", resp.raw)[0]
-    check("raw.create-cq", e == 0, "errno %d" % err)
+    check("raw.create-cq", err == 0, "errno %d" % err)
 
     def create(rq_cnt=16, rq_shift=6, sq_cnt=16, flags=0, uidx=0xffffff, tail=b""):
         resp = ctypes.create_string_buffer(32 + 40)
@@ -301,6 +301,10 @@ def raw(uverbs):
     check("raw.query", err == 0 and q == want, "errno %d got %s" % (err, q))
     err = modify(h, S, e.IBV_QPS_RTR)
     check("raw.rts-to-rtr-refused", err == errno.EINVAL, "errno %d" % err)
+    err = modify(h, S | e.IBV_QP_MIN_RNR_TIMER, e.IBV_QPS_RTS, rnr=3)
+    _, q = query(h)
+    check("raw.rts-to-rts", err == 0 and q["min_rnr"] == 3,
+          "errno %d min_rnr %d" % (err, q["min_rnr"]))
     for st in (e.IBV_QPS_ERR, e.IBV_QPS_RESET):
         err = modify(h, S, st)
         _, q = query(h)
