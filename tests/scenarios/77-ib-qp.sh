@@ -9,7 +9,9 @@
 # Known state (i11-qp, 2026-12-01): libmlx5 56.1 asks for dynamic UARs and then needs
 # the UAR ioctl object (MLX5_IB_OBJECT_UAR) for every CQ and QP; the provider does not
 # serve it yet, so pyverbs' CQ/QP creation fails in the library and the walk checks
-# fail until it does (run 2026-12-01: insmod, registration, QP count checks pass).
+# fail until it does. The raw part (tests/guest/ib-qp.py raw: a context with static
+# UARs over the uverbs write commands) runs the RC walk today: 2026-12-01 run, every
+# raw QP check passed (its three setup checks misread before e48861f).
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail qp.device-present "no 15b3 function"; exit 1; }
 QPY=$MLX5RS_REPO/tests/guest/ib-qp.py
