@@ -380,6 +380,11 @@ static const struct ib_device_ops mlx5rs_ib_ops = {
 	.query_gid = mlx5rs_ib_query_gid,
 	.query_pkey = mlx5rs_ib_query_pkey,
 	.query_port = mlx5rs_ib_query_port,
+	/* QP verbs (ffi/ib_qp.c). */
+	.create_qp = mlx5rs_ib_create_qp,
+	.destroy_qp = mlx5rs_ib_destroy_qp,
+	.modify_qp = mlx5rs_ib_modify_qp,
+	.query_qp = mlx5rs_ib_query_qp,
 
 	/* CQ verbs (ffi/ib_cq.c). */
 	.create_cq = mlx5rs_ib_create_cq,
@@ -391,6 +396,7 @@ static const struct ib_device_ops mlx5rs_ib_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_pd, mlx5rs_ib_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, mlx5rs_ib_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_qp, mlx5rs_ib_qp, ibqp),
 };
 
 /**

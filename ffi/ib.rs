@@ -34,6 +34,11 @@ pub(crate) trait IbUcontext: Send + Sync {
     /// The context's doorbell-record pages (user CQs, QPs, SRQs map their records
     /// through it, [`crate::ib::db_user`]).
     fn db_pages(&self) -> &Arc<DbPages>;
+    /// The context's CQE version (0 or 1).
+    fn cqe_version(&self) -> u8;
+    /// The context's bfregs, which its QPs ring ([`crate::ib::qp_uar`]); set from
+    /// allocation on (`None` only for a context still being built).
+    fn qp_bfregs(&self) -> Option<&Arc<crate::ib::qp_uar::BfregTable>>;
     /// The UAR index of each static system page (CQs of the context ring on them).
     fn static_uars(&self) -> &[u32];
     /// The library allocates its UARs dynamically (no static pages).
@@ -94,6 +99,8 @@ pub(crate) trait IbOps: Send + Sync {
     fn dealloc_pd(&self, pdn: u32) -> Result;
     /// The memory-region verbs (`ffi/ib_mr.c`).
     fn mr(&self) -> &dyn IbMrOps;
+    /// The QP verbs ([`super::ib_qp`]).
+    fn qp_ops(&self) -> &dyn super::ib_qp::IbQpOps;
     /// The CQ verbs ([`super::ib_cq`]).
     fn cq_ops(&self) -> &dyn super::ib_cq::IbCqOps;
 }

@@ -141,6 +141,14 @@ struct mlx5rs_ib_stage *mlx5rs_ib_stage(struct ib_udata *udata, int *err);
 
 /* Memory-region ops (ffi/ib_mr.c), merged into the device's ops at allocation. */
 extern const struct ib_device_ops mlx5rs_ib_mr_ops;
+/* QP verbs (ffi/ib_qp.c), entries of the ops table in ffi/ib.c. */
+int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+			struct ib_udata *udata);
+int mlx5rs_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int mlx5rs_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+			struct ib_udata *udata);
+int mlx5rs_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+		       struct ib_qp_init_attr *init_attr);
 /* CQ verbs (ffi/ib_cq.c). */
 int mlx5rs_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			struct uverbs_attr_bundle *attrs);

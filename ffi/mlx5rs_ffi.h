@@ -234,6 +234,92 @@ int mlx5rs_ib_rs_rereg_user_mr(const void *rust, struct ib_device *ibdev, void *
 int mlx5rs_ib_rs_dereg_mr(const void *rust, void *mr);
 
 /*
+ * QP verbs (ffi/ib_qp.c; Rust mirrors in ffi/ib_qp_abi.rs). Enum fields hold the
+ * core's enum values.
+ */
+struct mlx5rs_ib_ah_attr {
+	__u8 dgid[16];
+	__u32 flow_label;
+	__u16 dlid;
+	__u8 sgid_index;
+	__u8 hop_limit;
+	__u8 traffic_class;
+	__u8 sl;
+	__u8 src_path_bits;
+	__u8 static_rate;
+	__u8 port_num;
+	__u8 grh;
+	__u8 rsvd[2];
+};
+#define MLX5RS_IB_AH_ATTR_SIZE 32
+
+struct mlx5rs_ib_qp_attr {
+	__u32 attr_mask;
+	__u32 qp_state;
+	__u32 cur_qp_state;
+	__u32 path_mtu;
+	__u32 path_mig_state;
+	__u32 qkey;
+	__u32 rq_psn;
+	__u32 sq_psn;
+	__u32 dest_qp_num;
+	__u32 qp_access_flags;
+	__u32 max_send_wr;
+	__u32 max_recv_wr;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 max_inline_data;
+	__u16 pkey_index;
+	__u16 alt_pkey_index;
+	__u8 en_sqd_async_notify;
+	__u8 sq_draining;
+	__u8 max_rd_atomic;
+	__u8 max_dest_rd_atomic;
+	__u8 min_rnr_timer;
+	__u8 port_num;
+	__u8 timeout;
+	__u8 retry_cnt;
+	__u8 rnr_retry;
+	__u8 alt_port_num;
+	__u8 alt_timeout;
+	__u8 sq_sig_all;
+	struct mlx5rs_ib_ah_attr ah_attr;
+	struct mlx5rs_ib_ah_attr alt_ah_attr;
+};
+#define MLX5RS_IB_QP_ATTR_SIZE 140
+
+struct mlx5rs_ib_qp_init {
+	__u32 qp_type;
+	__u32 create_flags;
+	__u32 pdn;
+	__u32 send_cqn;
+	__u32 recv_cqn;
+	__u32 srqn;
+	__u32 max_send_wr;
+	__u32 max_recv_wr;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 max_inline_data;
+	__u32 port_num;
+	__u8 has_send_cq;
+	__u8 has_recv_cq;
+	__u8 has_srq;
+	__u8 sq_sig_all;
+};
+#define MLX5RS_IB_QP_INIT_SIZE 52
+
+bool mlx5rs_ib_modify_qp_is_ok(__u32 cur, __u32 next, __u32 type, __u32 mask);
+/* Implemented in Rust (ffi/ib_qp.rs): @ibdev the core's struct ib_device, @uctx the
+ * Rust context of a user QP (NULL for a kernel QP), @qp the Rust QP. */
+int mlx5rs_ib_rs_create_qp(const void *rust, void *ibdev, void *uctx,
+			   struct mlx5rs_ib_qp_init *init, struct mlx5rs_ib_udata *udata,
+			   void **qp, __u32 *qpn);
+void mlx5rs_ib_rs_destroy_qp(const void *rust, void *qp);
+int mlx5rs_ib_rs_modify_qp(const void *rust, void *qp, const struct mlx5rs_ib_qp_attr *attr,
+			   struct mlx5rs_ib_udata *udata);
+int mlx5rs_ib_rs_query_qp(const void *rust, void *qp, struct mlx5rs_ib_qp_attr *attr);
+
+/*
  * CQ verbs (ffi/ib_cq.c, ffi/ib_cq.rs): struct ib_cq_init_attr as the core gives it,
  * plus the host's cache line (kernel CQs use 128-byte CQEs on 128-byte lines).
  */

@@ -22,6 +22,7 @@ use super::{
         udata, UabiError,
     },
     db_user::DbPages,
+    qp_uar::BfregTable,
     res_commands::{AllocTransportDomain, DeallocTransportDomain},
     uctx::{map_target, vma_of, wants_transport_domain, UctxHost},
 };
@@ -66,6 +67,8 @@ pub(crate) struct UserContext {
     tdn: Option<u32>,
     /// Doorbell-record pages of the context's user objects.
     db: Arc<DbPages>,
+    /// The bfregs its QPs ring (set once the UAR pages are allocated).
+    bfregs: Option<Arc<BfregTable>>,
 }
 
 impl UserContext {
@@ -95,6 +98,7 @@ impl UserContext {
             uars: KVec::with_capacity(pages, GFP_KERNEL)?,
             tdn: None,
             db: DbPages::new()?,
+            bfregs: None,
         };
         for _ in 0..pages {
             let uar = hw.run(AllocUar)?;
@@ -104,6 +108,7 @@ impl UserContext {
                 return Err(e.into());
             }
         }
+        ctx.bfregs = Some(BfregTable::new(ctx.plan.bfregs, &ctx.uars)?);
         if wants_transport_domain(caps) {
             ctx.tdn = Some(hw.run(AllocTransportDomain)?);
         }
@@ -123,6 +128,14 @@ impl IbUcontext for UserContext {
 
     fn db_pages(&self) -> &Arc<DbPages> {
         &self.db
+    }
+
+    fn cqe_version(&self) -> u8 {
+        self.plan.cqe_version
+    }
+
+    fn qp_bfregs(&self) -> Option<&Arc<BfregTable>> {
+        self.bfregs.as_ref()
     }
 
     fn static_uars(&self) -> &[u32] {

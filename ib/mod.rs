@@ -46,6 +46,17 @@ pub(crate) mod events;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod port;
 mod provider;
+// QP verbs (issue 11, i11-qp).
+mod qp;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod qp_commands;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod qp_create;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod qp_modify;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod qp_size;
+pub(crate) mod qp_uar;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod res_commands;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
@@ -274,6 +285,8 @@ impl IbStage {
             revision: pdev.revision_id(),
             is_vf: core.is_vf,
         };
+        // Kernel QPs ring on the core's UAR too (QP verbs).
+        let core_uar = core.cq.uar;
         let cqs = CqVerbs::new(
             dev,
             hw.clone(),
@@ -291,6 +304,7 @@ impl IbStage {
                 num_ports,
                 port_caps,
                 cqs,
+                core_uar,
             ),
             GFP_KERNEL,
         )?;

@@ -29,6 +29,7 @@ use super::{
     device_attr::{device_attr, DeviceIds},
     mr::MrVerbs,
     port::{check_port, from_hca_vport, from_port_info, BadPort, PortCaps, PortRegs},
+    qp::{create_kernel_qp, create_user_qp, QpEnv},
     res_commands::{AllocPd, DeallocPd},
     uctx::UctxHost,
 };
@@ -38,6 +39,8 @@ use crate::{
         ib::{DeviceAttr, IbOps, IbUcontext, PortAttr},
         ib_mr::IbMrOps,
         ib_cq::IbCqOps,
+        ib_qp::{IbQp, IbQpOps, QpInit, UserData},
+        umem::IbDev,
     },
     hw::Hw,
     ifc::mad::smp_attr,
@@ -73,6 +76,8 @@ pub(crate) struct Provider {
     port_caps: PortCaps,
     /// Memory regions.
     mr: MrVerbs,
+    /// What QPs are offered (QP verbs).
+    qp_env: QpEnv,
     cqs: CqVerbs,
 }
 
@@ -91,7 +96,16 @@ impl Provider {
         num_ports: u8,
         port_caps: PortCaps,
         cqs: CqVerbs,
+        core_uar: u32,
     ) -> Self {
+        let qp_env = QpEnv::new(
+            &caps,
+            page::PAGE_SHIFT as u32,
+            num_ports,
+            port_caps.pkey_tbl_len,
+            port_caps.gid_tbl_len,
+            Some(core_uar),
+        );
         Self {
             dev: dev.into(),
             mr: MrVerbs::new(dev, hw.clone(), &caps),
@@ -101,6 +115,7 @@ impl Provider {
             access,
             num_ports,
             port_caps,
+            qp_env,
             cqs,
         }
     }
@@ -190,6 +205,10 @@ impl IbOps for Provider {
         &self.mr
     }
 
+    fn qp_ops(&self) -> &dyn IbQpOps {
+        self
+    }
+
     fn cq_ops(&self) -> &dyn IbCqOps {
         &self.cqs
     }
@@ -264,6 +283,25 @@ impl IbOps for Provider {
                     index: u16::try_from(index).map_err(|_| EINVAL)?,
                 })
             }
+        }
+    }
+}
+
+/// QP verbs ([`super::qp`]).
+impl IbQpOps for Provider {
+    fn create_qp(
+        &self,
+        dev: IbDev<'_>,
+        uctx: Option<&dyn IbUcontext>,
+        init: &mut QpInit,
+        udata: Option<UserData<'_>>,
+    ) -> Result<(KBox<dyn IbQp>, u32, usize)> {
+        match (uctx, udata) {
+            (Some(c), Some(u)) => {
+                create_user_qp(&self.dev, &self.hw, &self.qp_env, dev, c, init, u)
+            }
+            (None, None) => create_kernel_qp(&self.dev, &self.hw, &self.qp_env, init),
+            _ => Err(EINVAL),
         }
     }
 }

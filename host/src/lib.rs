@@ -65,6 +65,7 @@ pub mod health {
 #[path = "../../ffi"]
 pub mod ffi {
     pub mod ib_abi;
+    pub mod ib_qp_abi;
 }
 
 /// InfiniBand provider logic (`ib/`).
@@ -81,6 +82,11 @@ pub mod ib {
     pub mod res_commands;
     pub mod uctx;
     pub mod umem_calc;
+    // QP verbs (issue 11, i11-qp).
+    pub mod qp_commands;
+    pub mod qp_create;
+    pub mod qp_modify;
+    pub mod qp_size;
 }
 
 /// Teardown sequencing decisions (`teardown/`).

@@ -193,10 +193,6 @@ impl BfregInfo {
     /// free low-latency bfreg, else the least used medium one; v0 contexts, or when
     /// neither exists, bfreg 0. `EINVAL` for a dynamic-UAR library (its QPs must name
     /// a UAR) or a counter array too short for the plan.
-    #[cfg_attr(
-        CONFIG_RUST,
-        expect(dead_code, reason = "for create_qp, not implemented yet (host-tested)")
-    )]
     pub fn alloc(&self, counts: &mut [u32]) -> Result<u32, UabiError> {
         let short = UabiError::inval(Reason::OutOfRange("bfreg"));
         if self.lib_uar_dyn || counts.len() < self.max_bfregs() as usize {
@@ -228,10 +224,6 @@ impl BfregInfo {
     }
 
     /// Releases bfreg `n` taken with [`Self::alloc`].
-    #[cfg_attr(
-        CONFIG_RUST,
-        expect(dead_code, reason = "for create_qp, not implemented yet (host-tested)")
-    )]
     pub fn free(&self, counts: &mut [u32], n: u32) {
         if let Some(c) = counts.get_mut(n as usize) {
             *c = c.saturating_sub(1);
@@ -242,10 +234,6 @@ impl BfregInfo {
     /// index per system page (`sys_pages`, [`Self::num_sys_pages`] long). A dynamic
     /// bfreg (`MLX5_QP_FLAG_BFREG_INDEX`) counts from the first dynamic page and must
     /// be mapped already. `EINVAL` otherwise, as upstream.
-    #[cfg_attr(
-        CONFIG_RUST,
-        expect(dead_code, reason = "for create_qp, not implemented yet (host-tested)")
-    )]
     pub fn uar_index(&self, n: u32, sys_pages: &[u32], dynamic: bool) -> Result<u32, UabiError> {
         let bad = UabiError::inval(Reason::OutOfRange("bfreg index"));
         if self.lib_uar_dyn {
@@ -274,10 +262,6 @@ impl BfregInfo {
 
 /// `adjust_bfregn`: the index of bfreg `n` as user space counts them (all four
 /// bfregs of every UAR), reported in create_qp's `bfreg_index`.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "for create_qp, not implemented yet (host-tested)")
-)]
 pub fn user_bfreg_index(n: u32) -> u32 {
     (n / NON_FP_BFREGS_PER_UAR)
         .wrapping_mul(BFREGS_PER_UAR)

@@ -6,7 +6,6 @@
 
 use super::cq::CqCaps;
 use super::device::QueryDeviceCaps;
-#[cfg(not(CONFIG_RUST))]
 use super::qp::QpCaps;
 #[cfg(not(CONFIG_RUST))]
 use super::srq::SrqCaps;
@@ -100,7 +99,6 @@ impl CqCaps {
     }
 }
 
-#[cfg(not(CONFIG_RUST))]
 impl QpCaps {
     /// From the current general caps.
     pub fn from_caps(caps: &GeneralCaps, page_shift: u32) -> Self {

@@ -117,22 +117,8 @@ pub const CQE_RES_FORMAT_CSUM: u8 = 1 << 1;
 pub const CQE_RES_FORMAT_CSUM_STRIDX: u8 = 1 << 2;
 
 /// create_qp `flags`: WQE signature.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const QP_FLAG_SIGNATURE: u32 = 1 << 0;
 /// create_qp `flags`: scatter to CQE.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const QP_FLAG_SCATTER_CQE: u32 = 1 << 1;
 /// create_qp `flags`: tunnel offloads (raw packet).
 #[cfg_attr(
@@ -144,31 +130,10 @@ pub const QP_FLAG_SCATTER_CQE: u32 = 1 << 1;
 )]
 pub const QP_FLAG_TUNNEL_OFFLOADS: u32 = 1 << 2;
 /// create_qp `flags`: `bfreg_index` names a dynamic bfreg.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const QP_FLAG_BFREG_INDEX: u32 = 1 << 3;
 /// create_qp `flags`: DCT.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const QP_FLAG_TYPE_DCT: u32 = 1 << 4;
 /// create_qp `flags`: DCI.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const QP_FLAG_TYPE_DCI: u32 = 1 << 5;
 /// create_qp `flags`: TIR self loopback unicast (raw packet).
 #[cfg_attr(
@@ -189,31 +154,10 @@ pub const QP_FLAG_TIR_ALLOW_SELF_LB_UC: u32 = 1 << 6;
 )]
 pub const QP_FLAG_TIR_ALLOW_SELF_LB_MC: u32 = 1 << 7;
 /// create_qp `flags`: allow scatter to CQE.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const QP_FLAG_ALLOW_SCATTER_CQE: u32 = 1 << 8;
 /// create_qp `flags`: packet-based credit mode (RC).
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const QP_FLAG_PACKET_BASED_CREDIT_MODE: u32 = 1 << 9;
 /// create_qp `flags`: `bfreg_index` names a UAR page.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const QP_FLAG_UAR_PAGE_INDEX: u32 = 1 << 10;
 /// create_qp `flags`: DCI streams.
 #[cfg_attr(
@@ -226,13 +170,6 @@ pub const QP_FLAG_UAR_PAGE_INDEX: u32 = 1 << 10;
 pub const QP_FLAG_DCI_STREAM: u32 = 1 << 11;
 
 /// modify_qp `comp_mask`: out-of-order data placement on the RQ.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const IB_MODIFY_QP_OOO_DP: u32 = 1 << 0;
 
 /// create_srq `flags`: WQE signature.
@@ -271,22 +208,8 @@ pub const MMAP_CMD_SHIFT: u32 = 8;
 pub const MMAP_CMD_MASK: u64 = 0xff;
 
 /// `MLX5_IB_DEFAULT_UIDX`: no user index.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const IB_DEFAULT_UIDX: u32 = 0xff_ffff;
 /// `MLX5_IB_INVALID_BFREG`: the QP rings no bfreg of the context.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const IB_INVALID_BFREG: u32 = 1 << 31;
 /// `MLX5_IB_INVALID_UAR_INDEX`: a dynamic UAR page not allocated yet.
 pub const IB_INVALID_UAR_INDEX: u32 = 1 << 31;

@@ -35,14 +35,13 @@ pub mod bfreg;
 pub mod caps;
 pub mod consts;
 pub mod cq;
-// QP and SRQ requests: host crates only until the provider has those verbs (their
-// items would all be dead code in the module).
 pub mod device;
 pub mod error;
 pub mod layout;
 pub mod mmap;
-#[cfg(not(CONFIG_RUST))]
 pub mod qp;
+// SRQ requests: host crates only until the provider has those verbs (their items
+// would all be dead code in the module).
 #[cfg(not(CONFIG_RUST))]
 pub mod srq;
 pub mod ucontext;

@@ -1,0 +1,595 @@
+//! The QP verbs' pure logic (`ib/qp_create.rs`, `ib/qp_size.rs`, `ib/qp_modify.rs`): kernel queue
+//! sizes against upstream's arithmetic, the CREATE_QP context, the transition plans
+//! (command, context fields, `opt_param_mask`) and the driver's attribute checks,
+//! and a query of a planned context back into attributes.
+
+use mlx5_rs_pure::ffi::ib_qp_abi::{AhAttr, QpAttr};
+use mlx5_rs_pure::ib::qp_create::{create_qpc, rq_type, rx_type, CreateQpc, WqSizes};
+use mlx5_rs_pure::ib::qp_modify::{
+    access, after_modify, allowed_optpar, atomic_mode, errno, hw_state, ib_state, mask,
+    mask_to_optpar, optpar, plan_modify, query_attr, stat_rate, transition_op, ModifyCaps,
+    QpShadow, QpType,
+};
+use mlx5_rs_pure::ib::qp_size::{kernel_rq_size, kernel_sq_size, QpCap, SizeCaps};
+use mlx5_rs_pure::ifc::field::Field;
+use mlx5_rs_pure::ifc::opcodes::Opcode;
+use mlx5_rs_pure::ifc::qp::{ads, qpc};
+
+const EINVAL: i32 = errno::EINVAL;
+const ENOMEM: i32 = 12;
+
+fn caps() -> SizeCaps {
+    SizeCaps {
+        log_max_qp_sz: 15,
+        max_wqe_sz_sq: 1024,
+        max_wqe_sz_rq: 512,
+    }
+}
+
+fn get(ctx: &[u8], f: impl Into<Field>) -> u64 {
+    f.into().get(ctx).unwrap()
+}
+
+fn pri(f: impl Into<Field>) -> Field {
+    let f = f.into();
+    let p = qpc::PRIMARY_ADDRESS_PATH.raw();
+    Field::new("qpc", f.name, p.bit_off + f.bit_off, f.bits)
+}
+
+/// Upstream's `calc_sq_size` restated step by step for RC (overhead: control 16 +
+/// max(atomic 16 + raddr 16, UMR control 48 + mkey 64 + 64/16) = 132), UC (16 +
+/// max(16, 112) = 128) and UD (control 16 + datagram 48 = 64).
+#[test]
+fn kernel_sq_sizes_follow_upstream_arithmetic() {
+    let table: [(QpType, u32, u32, u32, u32); 6] = [
+        // type, overhead, max_send_wr, max_send_sge, max_inline_data
+        (QpType::Rc, 132, 64, 2, 0),
+        (QpType::Rc, 132, 1, 1, 256),
+        (QpType::Uc, 128, 100, 4, 0),
+        (QpType::Ud, 64, 128, 1, 0),
+        (QpType::Gsi, 64, 256, 3, 0),
+        (QpType::Smi, 64, 3, 0, 64),
+    ];
+    for (ty, ovh, wr, sge, inl) in table {
+        let cap = QpCap {
+            max_send_wr: wr,
+            max_send_sge: sge,
+            max_inline_data: inl,
+            ..QpCap::default()
+        };
+        let s = kernel_sq_size(ty, &cap, &caps()).unwrap();
+        let with_inl = if inl != 0 { ovh + 4 + inl } else { 0 };
+        let wqe = (with_inl.max(ovh + 16 * sge)).div_ceil(64) * 64;
+        let wq = (wr * wqe).next_power_of_two();
+        assert_eq!(s.sq_wqe_cnt, wq / 64, "{ty:?} {wr} {sge} {inl}");
+        assert_eq!(s.sq_max_post, wq / wqe);
+        assert_eq!(s.max_inline, wqe - ovh - 4);
+        assert!(s.sq_max_gs >= sge);
+        assert!(s.sq_wqe_cnt.is_power_of_two());
+    }
+    // RC, 64 WRs of 2 SGEs: 164 → 192-byte WQEs, 12288 → 16384 bytes.
+    let s = kernel_sq_size(
+        QpType::Rc,
+        &QpCap {
+            max_send_wr: 64,
+            max_send_sge: 2,
+            ..QpCap::default()
+        },
+        &caps(),
+    )
+    .unwrap();
+    assert_eq!(
+        (s.sq_wqe_cnt, s.sq_max_post, s.sq_max_gs, s.max_inline),
+        (256, 85, 10, 56)
+    );
+    // No send WRs: no SQ.
+    assert_eq!(
+        kernel_sq_size(QpType::Rc, &QpCap::default(), &caps()),
+        Ok(WqSizes::default())
+    );
+    // A WQE above max_wqe_sz_sq: EINVAL; a queue above log_max_qp_sz: ENOMEM.
+    let big_inline = QpCap {
+        max_send_wr: 1,
+        max_inline_data: 2000,
+        ..QpCap::default()
+    };
+    assert_eq!(
+        kernel_sq_size(QpType::Rc, &big_inline, &caps()),
+        Err(EINVAL)
+    );
+    let long = QpCap {
+        max_send_wr: 1 << 15,
+        max_send_sge: 1,
+        ..QpCap::default()
+    };
+    assert_eq!(kernel_sq_size(QpType::Ud, &long, &caps()), Err(ENOMEM));
+    // More SGEs than a 512-byte RC WQE holds past control and raddr: ENOMEM.
+    let many = QpCap {
+        max_send_wr: 1,
+        max_send_sge: 40,
+        ..QpCap::default()
+    };
+    assert_eq!(
+        kernel_sq_size(
+            QpType::Rc,
+            &many,
+            &SizeCaps {
+                max_wqe_sz_sq: 2048,
+                ..caps()
+            }
+        ),
+        Err(ENOMEM)
+    );
+}
+
+#[test]
+fn kernel_rq_sizes_follow_upstream_arithmetic() {
+    let c = caps();
+    let cap = |wr, sge| QpCap {
+        max_recv_wr: wr,
+        max_recv_sge: sge,
+        ..QpCap::default()
+    };
+    // 3 SGEs: 48 → 64-byte WQEs; 100 → 128 WQEs.
+    assert_eq!(
+        kernel_rq_size(&cap(100, 3), true, false, &c),
+        Ok((128, 6, 4))
+    );
+    // With the signature segment: 16 + 48 → 64, one entry fewer.
+    assert_eq!(
+        kernel_rq_size(&cap(100, 3), true, true, &c),
+        Ok((128, 6, 3))
+    );
+    // At least one basic block of queue: 1 WR of 16 bytes → 4 WQEs.
+    assert_eq!(kernel_rq_size(&cap(1, 1), true, false, &c), Ok((4, 4, 1)));
+    // No RQ (SRQ, or no receive WRs).
+    assert_eq!(
+        kernel_rq_size(&cap(100, 3), false, false, &c),
+        Ok((0, 0, 0))
+    );
+    // Above log_max_qp_sz, or a WQE above max_wqe_sz_rq: EINVAL.
+    assert_eq!(
+        kernel_rq_size(&cap((1 << 15) + 1, 1), true, false, &c),
+        Err(EINVAL)
+    );
+    assert_eq!(kernel_rq_size(&cap(4, 33), true, false, &c), Err(EINVAL));
+}
+
+#[test]
+fn create_context_names_every_object() {
+    let wq = WqSizes {
+        rq_wqe_cnt: 64,
+        rq_wqe_shift: 6,
+        sq_wqe_cnt: 128,
+        ..WqSizes::default()
+    };
+    let p = CreateQpc {
+        st: QpType::Rc.st(),
+        pdn: 5,
+        wq,
+        rq_type: rx_type(QpType::Rc, false, true),
+        cqn_snd: Some(7),
+        cqn_rcv: Some(8),
+        srqn: None,
+        dbr_addr: 0x1234_5000,
+        user_index: Some(9),
+        uar_page: 3,
+        log_page_size: 0,
+        page_offset: 2,
+        wq_signature: true,
+        block_lb_mc: false,
+    };
+    let c = create_qpc(&p);
+    assert_eq!(get(&c, qpc::ST), 0);
+    assert_eq!(get(&c, qpc::PM_STATE), 3);
+    assert_eq!(get(&c, qpc::PD), 5);
+    assert_eq!(get(&c, qpc::LOG_RQ_SIZE), 6);
+    assert_eq!(get(&c, qpc::LOG_RQ_STRIDE), 2);
+    assert_eq!(get(&c, qpc::LOG_SQ_SIZE), 7);
+    assert_eq!(get(&c, qpc::NO_SQ), 0);
+    assert_eq!(get(&c, qpc::RQ_TYPE), u64::from(rq_type::REGULAR));
+    assert_eq!((get(&c, qpc::CQN_SND), get(&c, qpc::CQN_RCV)), (7, 8));
+    assert_eq!(get(&c, qpc::DBR_ADDR), 0x1234_5000);
+    assert_eq!(get(&c, qpc::USER_INDEX), 9);
+    assert_eq!(get(&c, qpc::UAR_PAGE), 3);
+    assert_eq!(get(&c, qpc::PAGE_OFFSET), 2);
+    assert_eq!(get(&c, qpc::WQ_SIGNATURE), 1);
+    // No SQ, SRQ receive queue.
+    let c = create_qpc(&CreateQpc {
+        wq: WqSizes::default(),
+        rq_type: rx_type(QpType::Ud, true, false),
+        srqn: Some(11),
+        ..p
+    });
+    assert_eq!(get(&c, qpc::NO_SQ), 1);
+    assert_eq!(get(&c, qpc::RQ_TYPE), u64::from(rq_type::SRQ));
+    assert_eq!(get(&c, qpc::SRQN_RMPN_XRQN), 11);
+    assert_eq!(get(&c, qpc::LOG_RQ_SIZE), 0);
+    assert_eq!(rx_type(QpType::Rc, false, false), rq_type::ZERO_LEN);
+    assert_eq!(rx_type(QpType::XrcTgt, false, false), rq_type::SRQ);
+}
+
+fn mcaps() -> ModifyCaps {
+    ModifyCaps {
+        num_ports: 1,
+        pkey_tbl_len: 128,
+        gid_tbl_len: 8,
+        log_max_ra_res_qp: 4,
+        log_max_ra_req_qp: 4,
+        log_max_msg: 30,
+        stat_rate_support: 0x7fff,
+        atomic_mode: Some(1),
+    }
+}
+
+fn shadow(ty: QpType) -> QpShadow {
+    QpShadow {
+        ty,
+        user: true,
+        port: 0,
+        atomic_rd_en: 0,
+        resp_depth: 0,
+        alt_port: 0,
+        pdn: 3,
+        cqn_snd: Some(4),
+        cqn_rcv: Some(5),
+        rq_wqe_cnt: 16,
+        db_dma: 0xabc0,
+    }
+}
+
+fn attr(m: u32, cur: u32, new: u32) -> QpAttr {
+    QpAttr {
+        attr_mask: m | mask::STATE,
+        cur_qp_state: cur,
+        qp_state: new,
+        ..QpAttr::default()
+    }
+}
+
+fn rst2init() -> QpAttr {
+    let m = mask::PKEY_INDEX | mask::PORT | mask::ACCESS_FLAGS | mask::QKEY;
+    QpAttr {
+        pkey_index: 2,
+        port_num: 1,
+        qp_access_flags: access::REMOTE_WRITE | access::REMOTE_READ,
+        qkey: 0x1111_2222,
+        ..attr(m, ib_state::RESET, ib_state::INIT)
+    }
+}
+
+fn init2rtr(dest: u32, lid: u16) -> QpAttr {
+    let m = mask::AV
+        | mask::PATH_MTU
+        | mask::DEST_QPN
+        | mask::RQ_PSN
+        | mask::MAX_DEST_RD_ATOMIC
+        | mask::MIN_RNR_TIMER;
+    QpAttr {
+        path_mtu: 3,
+        dest_qp_num: dest,
+        rq_psn: 0x123,
+        max_dest_rd_atomic: 4,
+        min_rnr_timer: 12,
+        ah_attr: AhAttr {
+            dlid: lid,
+            sl: 2,
+            src_path_bits: 1,
+            static_rate: 0,
+            port_num: 1,
+            grh: 1,
+            sgid_index: 0,
+            hop_limit: 64,
+            traffic_class: 3,
+            flow_label: 0x12345,
+            dgid: [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8],
+            ..AhAttr::default()
+        },
+        ..attr(m, ib_state::INIT, ib_state::RTR)
+    }
+}
+
+fn rtr2rts() -> QpAttr {
+    let m =
+        mask::TIMEOUT | mask::RETRY_CNT | mask::RNR_RETRY | mask::SQ_PSN | mask::MAX_QP_RD_ATOMIC;
+    QpAttr {
+        timeout: 14,
+        retry_cnt: 7,
+        rnr_retry: 6,
+        sq_psn: 0x456,
+        max_rd_atomic: 3,
+        ..attr(m, ib_state::RTR, ib_state::RTS)
+    }
+}
+
+#[test]
+fn rc_walk_plans_the_commands_and_contexts() {
+    let mut qp = shadow(QpType::Rc);
+    let c = mcaps();
+    let a = rst2init();
+    let p = plan_modify(&qp, &a, &c).unwrap().unwrap();
+    assert_eq!(p.op, Opcode::RST2INIT_QP);
+    assert_eq!(p.opt_mask, 0, "RST2INIT takes no optional parameters");
+    assert_eq!(get(&p.qpc, pri(ads::VHCA_PORT_NUM)), 1);
+    assert_eq!(get(&p.qpc, pri(ads::PKEY_INDEX)), 2);
+    assert_eq!(
+        (
+            get(&p.qpc, qpc::RWE),
+            get(&p.qpc, qpc::RRE),
+            get(&p.qpc, qpc::RAE)
+        ),
+        (1, 0, 0),
+        "without a responder depth only remote write stays (set_qpc_atomic_flags)"
+    );
+    assert_eq!(get(&p.qpc, qpc::DBR_ADDR), 0xabc0);
+    assert_eq!(get(&p.qpc, qpc::RLKY), 0, "user QP");
+    assert_eq!((get(&p.qpc, qpc::PD), get(&p.qpc, qpc::CQN_SND)), (3, 4));
+    after_modify(&mut qp, &a);
+    assert_eq!(qp.port, 1);
+
+    let a = init2rtr(0x99, 7);
+    let p = plan_modify(&qp, &a, &c).unwrap().unwrap();
+    assert_eq!(p.op, Opcode::INIT2RTR_QP);
+    assert_eq!(p.opt_mask, optpar::RRE | optpar::RAE | optpar::RWE);
+    assert_eq!(get(&p.qpc, qpc::MTU), 3);
+    assert_eq!(get(&p.qpc, qpc::LOG_MSG_MAX), 30);
+    assert_eq!(get(&p.qpc, qpc::REMOTE_QPN), 0x99);
+    assert_eq!(get(&p.qpc, qpc::NEXT_RCV_PSN), 0x123);
+    assert_eq!(get(&p.qpc, qpc::LOG_RRA_MAX), 2);
+    assert_eq!(get(&p.qpc, qpc::MIN_RNR_NAK), 12);
+    assert_eq!(get(&p.qpc, pri(ads::RLID)), 7);
+    assert_eq!(get(&p.qpc, pri(ads::SL)), 2);
+    assert_eq!(get(&p.qpc, pri(ads::MLID)), 1);
+    assert_eq!(get(&p.qpc, pri(ads::GRH)), 1);
+    assert_eq!(get(&p.qpc, pri(ads::HOP_LIMIT)), 64);
+    assert_eq!(get(&p.qpc, pri(ads::FLOW_LABEL)), 0x12345);
+    assert_eq!(
+        get(&p.qpc, pri(ads::VHCA_PORT_NUM)),
+        1,
+        "the port of the QP"
+    );
+    // Now with a responder depth: the access flags saved at RST2INIT apply.
+    assert_eq!((get(&p.qpc, qpc::RRE), get(&p.qpc, qpc::RWE)), (1, 1));
+    assert_eq!(get(&p.qpc, qpc::LOG_ACK_REQ_FREQ), 8);
+    after_modify(&mut qp, &a);
+
+    let a = rtr2rts();
+    let p = plan_modify(&qp, &a, &c).unwrap().unwrap();
+    assert_eq!(p.op, Opcode::RTR2RTS_QP);
+    assert_eq!(p.opt_mask, 0);
+    assert_eq!(get(&p.qpc, pri(ads::ACK_TIMEOUT)), 14);
+    assert_eq!(get(&p.qpc, qpc::RETRY_COUNT), 7);
+    assert_eq!(get(&p.qpc, qpc::RNR_RETRY), 6);
+    assert_eq!(get(&p.qpc, qpc::NEXT_SEND_PSN), 0x456);
+    assert_eq!(get(&p.qpc, qpc::LOG_SRA_MAX), 2, "fls(3 - 1)");
+
+    // RTS→RTS with a new RNR timer: an optional parameter.
+    let a = QpAttr {
+        min_rnr_timer: 3,
+        ..attr(mask::MIN_RNR_TIMER, ib_state::RTS, ib_state::RTS)
+    };
+    let p = plan_modify(&qp, &a, &c).unwrap().unwrap();
+    assert_eq!(
+        (p.op, p.opt_mask),
+        (Opcode::RTS2RTS_QP, optpar::RNR_TIMEOUT)
+    );
+    // To ERR and back to RESET: header-only commands.
+    let p = plan_modify(&qp, &attr(0, ib_state::RTS, ib_state::ERR), &c)
+        .unwrap()
+        .unwrap();
+    assert_eq!(p.op, Opcode::_2ERR_QP);
+    let p = plan_modify(&qp, &attr(0, ib_state::ERR, ib_state::RESET), &c)
+        .unwrap()
+        .unwrap();
+    assert_eq!(p.op, Opcode::_2RST_QP);
+    // RESET to RESET: nothing to send.
+    assert_eq!(
+        plan_modify(&qp, &attr(0, ib_state::RESET, ib_state::RESET), &c),
+        Ok(None)
+    );
+}
+
+#[test]
+fn ud_and_special_qps_fix_the_mtu_and_take_the_qkey() {
+    let qp = shadow(QpType::Ud);
+    let p = plan_modify(&qp, &rst2init(), &mcaps()).unwrap().unwrap();
+    assert_eq!(get(&p.qpc, qpc::Q_KEY), 0x1111_2222);
+    assert_eq!(
+        (get(&p.qpc, qpc::MTU), get(&p.qpc, qpc::LOG_MSG_MAX)),
+        (5, 12)
+    );
+    let a = QpAttr {
+        qkey: 5,
+        ..attr(mask::QKEY, ib_state::INIT, ib_state::RTR)
+    };
+    let p = plan_modify(&qp, &a, &mcaps()).unwrap().unwrap();
+    assert_eq!((p.op, p.opt_mask), (Opcode::INIT2RTR_QP, optpar::Q_KEY));
+    // QP1 of port 1, a kernel QP: port from create, MTU 256, rlky.
+    let gsi = QpShadow {
+        user: false,
+        port: 1,
+        ..shadow(QpType::Gsi)
+    };
+    let a = QpAttr {
+        pkey_index: 0,
+        qkey: 0x8001_0000,
+        ..attr(
+            mask::PKEY_INDEX | mask::QKEY,
+            ib_state::RESET,
+            ib_state::INIT,
+        )
+    };
+    let p = plan_modify(&gsi, &a, &mcaps()).unwrap().unwrap();
+    assert_eq!(get(&p.qpc, qpc::ST), 0x8);
+    assert_eq!(get(&p.qpc, pri(ads::VHCA_PORT_NUM)), 1);
+    assert_eq!(
+        (get(&p.qpc, qpc::MTU), get(&p.qpc, qpc::LOG_MSG_MAX)),
+        (1, 8)
+    );
+    assert_eq!(get(&p.qpc, qpc::RLKY), 1);
+}
+
+#[test]
+fn driver_checks_refuse_as_upstream() {
+    let qp = shadow(QpType::Rc);
+    let c = mcaps();
+    let bad = |a: QpAttr| plan_modify(&qp, &a, &c).unwrap_err();
+    let mut a = rst2init();
+    a.port_num = 2;
+    assert_eq!(bad(a), EINVAL, "port above the device's");
+    a.port_num = 0;
+    assert_eq!(bad(a), EINVAL, "port 0");
+    let mut a = rst2init();
+    a.pkey_index = 128;
+    assert_eq!(bad(a), EINVAL, "P_Key index past the table");
+    let mut a = rtr2rts();
+    a.max_rd_atomic = 17;
+    assert_eq!(bad(a), EINVAL, "max_rd_atomic above 1 << log_max_ra_res_qp");
+    let mut a = init2rtr(1, 1);
+    a.max_dest_rd_atomic = 17;
+    assert_eq!(bad(a), EINVAL);
+    let mut a = init2rtr(1, 1);
+    a.path_mtu = 0;
+    assert_eq!(bad(a), EINVAL, "MTU outside 256..4096");
+    a.path_mtu = 6;
+    assert_eq!(bad(a), EINVAL);
+    let mut a = init2rtr(1, 1);
+    a.ah_attr.sgid_index = 8;
+    assert_eq!(bad(a), EINVAL, "GID index past the table");
+    let mut a = init2rtr(1, 1);
+    a.ah_attr.static_rate = 30;
+    assert_eq!(bad(a), EINVAL, "rate outside enum ib_rate");
+    let a = QpAttr {
+        attr_mask: mask::STATE | mask::RATE_LIMIT,
+        ..rtr2rts()
+    };
+    assert_eq!(bad(a), errno::EOPNOTSUPP, "no packet pacing");
+    let a = QpAttr {
+        attr_mask: mask::STATE | (1 << 22),
+        ..rtr2rts()
+    };
+    assert_eq!(bad(a), errno::EOPNOTSUPP, "reserved attribute bit");
+    // Remote atomics without an atomic mode.
+    let mut a = rst2init();
+    a.attr_mask |= mask::MAX_DEST_RD_ATOMIC;
+    a.max_dest_rd_atomic = 1;
+    a.qp_access_flags |= access::REMOTE_ATOMIC;
+    let p = plan_modify(&qp, &a, &c).unwrap().unwrap();
+    assert_eq!(
+        (get(&p.qpc, qpc::RAE), get(&p.qpc, qpc::ATOMIC_MODE)),
+        (1, 1)
+    );
+    let none = ModifyCaps {
+        atomic_mode: None,
+        ..c
+    };
+    assert_eq!(plan_modify(&qp, &a, &none), Err(errno::EOPNOTSUPP));
+    // A transition without a command (RTR back to INIT).
+    assert_eq!(bad(attr(0, ib_state::RTR, ib_state::INIT)), EINVAL);
+}
+
+#[test]
+fn tables_match_upstream() {
+    use hw_state::*;
+    for s in [RST, INIT, RTR, RTS, SQER, SQD, ERR] {
+        assert_eq!(transition_op(s, RST), Some(Opcode::_2RST_QP));
+        assert_eq!(transition_op(s, ERR), Some(Opcode::_2ERR_QP));
+    }
+    assert_eq!(transition_op(RTS, RTR), None);
+    assert_eq!(transition_op(RST, RTR), None);
+    assert_eq!(transition_op(SQER, RTS), Some(Opcode::SQERR2RTS_QP));
+    assert_eq!(transition_op(SQD, RTS), Some(Opcode::SQD_RTS_QP));
+    // AV names the primary path and the port; access flags the three enables.
+    assert_eq!(
+        mask_to_optpar(mask::AV),
+        optpar::PRIMARY_ADDR_PATH | optpar::PRI_PORT
+    );
+    assert_eq!(
+        mask_to_optpar(mask::ACCESS_FLAGS),
+        optpar::RWE | optpar::RRE | optpar::RAE
+    );
+    assert_eq!(
+        mask_to_optpar(mask::STATE | mask::PATH_MTU | mask::DEST_QPN),
+        0
+    );
+    assert_eq!(allowed_optpar(RST, INIT, QpType::Rc), 0);
+    assert_eq!(
+        allowed_optpar(RTS, RTS, QpType::Ud),
+        optpar::Q_KEY | optpar::SRQN | optpar::CQN_RCV | optpar::PP_INDEX
+    );
+    assert_eq!(allowed_optpar(SQD, RTS, QpType::XrcIni), 0);
+    assert_eq!(
+        allowed_optpar(INIT, RTR, QpType::Gsi),
+        optpar::PKEY_INDEX | optpar::Q_KEY
+    );
+    // Rates: current port rate, a supported rate, stepping down to one.
+    assert_eq!(stat_rate(0, 0), Ok(0));
+    assert_eq!(stat_rate(3, 1 << 8), Ok(8), "10 Gb/s: 3 + 5");
+    assert_eq!(stat_rate(16, 0x7fff), Ok(3), "100 Gb/s");
+    assert_eq!(
+        stat_rate(7, 1 << 8),
+        Ok(8),
+        "40 Gb/s unsupported: down to 10"
+    );
+    assert_eq!(stat_rate(1, 0), Err(EINVAL));
+    // Atomic modes.
+    assert_eq!(atomic_mode(false, 3, 8), None);
+    assert_eq!(atomic_mode(true, 3, 0), Some(1), "IB compatible");
+    assert_eq!(atomic_mode(true, 0xc, 0x8), Some(3), "8 bytes");
+    assert_eq!(atomic_mode(true, 0xc, 0x108), Some(8), "256 bytes");
+    assert_eq!(atomic_mode(true, 0, 0), None);
+}
+
+#[test]
+fn query_reads_back_what_was_set() {
+    let mut qp = shadow(QpType::Rc);
+    let c = mcaps();
+    let a1 = rst2init();
+    let p1 = plan_modify(&qp, &a1, &c).unwrap().unwrap();
+    after_modify(&mut qp, &a1);
+    let a2 = init2rtr(0x99, 7);
+    let p2 = plan_modify(&qp, &a2, &c).unwrap().unwrap();
+    let a3 = rtr2rts();
+    let p3 = plan_modify(&qp, &a3, &c).unwrap().unwrap();
+    // The device keeps what each command carried; merge as it would.
+    let mut ctx = p1.qpc;
+    for p in [&p2, &p3] {
+        for (d, s) in ctx.iter_mut().zip(p.qpc.iter()) {
+            *d |= *s;
+        }
+    }
+    qpc::STATE
+        .raw()
+        .set(&mut ctx, u64::from(hw_state::RTS))
+        .unwrap();
+    let q = query_attr(QpType::Rc, &ctx, 1).unwrap();
+    assert_eq!((q.qp_state, q.cur_qp_state), (ib_state::RTS, ib_state::RTS));
+    assert_eq!(q.path_mtu, a2.path_mtu);
+    assert_eq!(q.dest_qp_num, a2.dest_qp_num);
+    assert_eq!((q.rq_psn, q.sq_psn), (a2.rq_psn, a3.sq_psn));
+    assert_eq!(q.qp_access_flags, a1.qp_access_flags);
+    assert_eq!(q.max_dest_rd_atomic, 4);
+    assert_eq!(q.max_rd_atomic, 4, "3 rounded up to a power of two");
+    assert_eq!(q.min_rnr_timer, a2.min_rnr_timer);
+    assert_eq!((q.timeout, q.retry_cnt, q.rnr_retry), (14, 7, 6));
+    assert_eq!((q.pkey_index, q.port_num), (2, 1));
+    assert_eq!(q.ah_attr.dlid, 7);
+    assert_eq!(q.ah_attr.sl, 2);
+    assert_eq!(q.ah_attr.grh, 1);
+    assert_eq!(q.ah_attr.dgid, a2.ah_attr.dgid);
+    assert_eq!(q.ah_attr.flow_label, a2.ah_attr.flow_label);
+    assert_eq!(q.ah_attr.port_num, 1);
+    assert_eq!(
+        q.alt_ah_attr,
+        AhAttr::default(),
+        "no alternate path: port 0"
+    );
+    assert_eq!(q.path_mig_state, 0, "migrated");
+    // A state the PRM does not have.
+    qpc::STATE.raw().set(&mut ctx, 9).unwrap();
+    assert_eq!(query_attr(QpType::Rc, &ctx, 1), Err(errno::EPROTO));
+    // SQ draining reads as SQD with sq_draining.
+    qpc::STATE.raw().set(&mut ctx, 7).unwrap();
+    let q = query_attr(QpType::Rc, &ctx, 1).unwrap();
+    assert_eq!((q.qp_state, q.sq_draining), (ib_state::SQD, 1));
+}
