@@ -101,8 +101,9 @@ boot_counts() {
 	local logf=$CACHE/runs/last-check-$1.log vm_rc vm_out
 	vm_rc=$(cat "$LANES/$1.rc" 2>/dev/null || echo 125)
 	vm_out=$(tail -n1 "$logf" 2>/dev/null)
+	[ -n "$vm_out" ] || vm_out="no verdict"
 	sed -n '/^vm: failures:/,$p' "$logf" >&2
-	log "$1: ${vm_out:-no verdict} (exit $vm_rc, $(cat "$LANES/$1.secs" 2>/dev/null || echo '?') s; console: $logf)"
+	log "$1: ${vm_out#vm: } (exit $vm_rc, $(cat "$LANES/$1.secs" 2>/dev/null || echo '?') s; console: $logf)"
 	case "$vm_out" in *passed*) add_counts "$vm_out" ;; esac
 	if [ "$vm_rc" -ne 0 ] && ! grep -Eq '[1-9][0-9]* failed' <<<"$vm_out"; then
 		FAILED=$((FAILED + 1)); log "$1: run failed (exit $vm_rc) without a counted failure"
