@@ -53,9 +53,34 @@ unload_up() {
 	[ -e "/sys/bus/pci/devices/$bdf/driver" ] && echo "$bdf" >"/sys/bus/pci/devices/$bdf/driver/unbind"
 	modprobe -r mlx5_core
 }
+# mr_figures WHO: the MR figures from the MR verbs' own script, tests/guest/ib-mr-bench.py
+# (`MR-BENCH ... size=S ... reg_median_us=U|-` lines), as BENCH WHO.ib.mr_{4k,1m,1g}_us;
+# a size none of whose rounds registered is `na` when the first failure was EOPNOTSUPP
+# (the script's stderr says so), else `?`.
+mr_figures() {
+	{
+		python3 "$G/ib-mr-bench.py" mlx5_0 --n 20 --sizes 4k,1m
+		python3 "$G/ib-mr-bench.py" mlx5_0 --n 1 --sizes 1g
+	} >/tmp/ib-mr-bench.$1 2>&1
+	awk -v w="$1" -v na="$(grep -q -i 'not supported\|EOPNOTSUPP\|errno 95' /tmp/ib-mr-bench.$1 && echo na || echo '?')" '
+		/^MR-BENCH / {
+			s = ""; u = ""
+			for (i = 2; i <= NF; i++) {
+				if ($i ~ /^size=/) s = substr($i, 6)
+				if ($i ~ /^reg_median_us=/) u = substr($i, 15)
+			}
+			k = s == 4096 ? "4k" : s == 1048576 ? "1m" : s == 1073741824 ? "1g" : ""
+			if (k != "") print "BENCH " w ".ib.mr_" k "_us " (u == "-" || u == "" ? na : u)
+		}' /tmp/ib-mr-bench.$1
+}
 figures() { # WHO: user-space figures with mlx5_0 there
 	bench "$1.ib.reps" 20
-	python3 "$G/ib-bench.py" mlx5_0 "$1.ib" 20
+	if [ -f "$G/ib-mr-bench.py" ]; then
+		python3 "$G/ib-bench.py" mlx5_0 "$1.ib" 20 open
+		mr_figures "$1"
+	else
+		python3 "$G/ib-bench.py" mlx5_0 "$1.ib" 20
+	fi
 	python3 "$G/ib-qp-bench.py" mlx5_0 "$1.ib" 20
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """User-context and MR figures for `make bench` (tests/bench/guest-ib.sh).
 
-Usage: ib-bench.py IBDEV PREFIX [N]
+Usage: ib-bench.py IBDEV PREFIX [N [open]]
 
 Prints the medians over N (default 20; 1 GiB once: minutes under TCG) in microseconds, as the bench
 report reads them (tests/bench/report):
@@ -12,7 +12,8 @@ report reads them (tests/bench/report):
     BENCH PREFIX.mr_1m_us <µs>         ... 1 MiB
     BENCH PREFIX.mr_1g_us <µs>         ... 1 GiB, once (the buffers are touched first, so
                                        the figure is registration, not first-touch faults)
-The buffers are mmapped anonymous memory, made once and registered again each time.
+With `open`, only the first two (tests/bench/guest-ib.sh then takes the MR figures from
+tests/guest/ib-mr-bench.py, where that exists). The buffers are mmapped anonymous memory, made once and registered again each time.
 A verb the driver does not have (EOPNOTSUPP, the RDMA core's answer for an op the
 driver leaves out) prints `na` (`n/a (verb missing)` in the table); any other failure
 prints `?` and a BENCH-NOTE line. Exit status 0 either way: a figure is not a test.
@@ -48,11 +49,11 @@ def median_us(xs):
 
 
 def main():
-    if len(sys.argv) not in (3, 4):
+    if len(sys.argv) not in (3, 4, 5) or sys.argv[4:] not in ([], ["open"]):
         print(__doc__, file=sys.stderr)
         return 2
     dev, prefix = sys.argv[1], sys.argv[2]
-    n = int(sys.argv[3]) if len(sys.argv) == 4 else 20
+    n = int(sys.argv[3]) if len(sys.argv) >= 4 else 20
     opens, closes = [], []
     try:
         for _ in range(n):
@@ -67,6 +68,8 @@ def main():
         print(f"BENCH {prefix}.close_us {median_us(closes)}")
     except Exception as ex:
         fail(prefix, ("open_us", "close_us"), ex)
+        return 0
+    if sys.argv[4:] == ["open"]:
         return 0
     ctx = Context(name=dev)
     pd = PD(ctx)
