@@ -4,8 +4,10 @@
 # Phases: toolbox, cold toolbox check (toolbox.sh --cold-check), kernel, module (cached, rebuilt only when inputs change;
 # with the test modules of tests/modules/),
 # lint (tests/lint.sh: rustfmt, clippy, production build without test hooks), host
-# tests (cargo test), harness self-test, VM run (KUnit suites + guest scenarios), VM run
-# with 2 MSI-X vectors, VM run with two emulated functions (tests/scenarios-2fn/).
+# tests (cargo test), harness self-test, then the VM runs in two lanes side by side:
+# lane 1 the main VM run (KUnit suites + guest scenarios), lane 2 the VM run with two
+# emulated functions (tests/scenarios-2fn/, 2 MSI-X vectors on one) and then the
+# InfiniBand VM run (tests/scenarios-ib/: pyverbs, the verbs storm).
 set -u
 . "$(dirname "$0")/vm/lib.sh"
 
@@ -55,30 +57,96 @@ phase_start selftest
 st=$("$REPO/tests/vm/judge-selftest.sh" 2>&1 | tail -n1); echo "$st" >&2; add_counts "$st"
 phase_end
 
-# vm_boot LOG-NAME VM.SH-ARGS...: one VM boot, its judge's counts added to the totals.
-vm_boot() {
-	local logf=$CACHE/runs/$1; shift
-	mkdir -p "$CACHE/runs"
-	"$REPO/tests/vm/vm.sh" "$@" 2>&1 | tee "$logf"
-	local vm_rc=${PIPESTATUS[0]} vm_out
-	vm_out=$(tail -n1 "$logf")
-	case "$vm_out" in *passed*) add_counts "$vm_out" ;; esac
-	# A VM run that failed without counting a failure (no tests ran, set-up broke) still fails.
-	if [ "$vm_rc" -ne 0 ] && ! grep -Eq '[1-9][0-9]* failed' <<<"$vm_out"; then
-		FAILED=$((FAILED + 1)); log "vm: run failed (exit $vm_rc) without a counted failure"
+# The VM boots run in two lanes side by side (the host has 2 cores; a TCG guest spends
+# much of its time in sleeps and waits on its emulator, so two guests cost less than
+# one after the other):
+#   lane 1: vm      the main boot: KUnit + tests/scenarios/ (the longest by far)
+#   lane 2: vm-2fn  two emulated functions (tests/scenarios-2fn/), function 1 offering
+#                   only 2 MSI-X vectors (tests/guest/msix-few.sh: mlx5_rs and upstream
+#                   mlx5_core bind with fewer completion EQs; QEMU fixes the table size
+#                   when it realizes the device)
+#           vm-ib   tests/scenarios-ib/: pyverbs against both drivers, the verbs storm
+# vm and vm-2fn end with their driver(s) left bound for the power-off's shutdown callback.
+# Each boot's console goes to $CACHE/runs/last-check-<boot>.log, not to the terminal; a
+# progress line a minute shows both lanes, and each boot's failures print when it ends.
+# A lane has a time budget: each boot's --timeout is cut to what the lane has left, and
+# a boot with less than a minute left is not started (counted as one failure).
+# The counts are each boot's judge line, added up as before; a boot that failed without
+# a counted failure (no tests ran, set-up broke) still counts one.
+LANES=$CACHE/runs/lanes-$$
+# (Other clones' runs may be under way: only lane directories of a day ago go.)
+find "$CACHE/runs" -maxdepth 1 -name 'lanes-*' -mmin +1440 -exec rm -rf {} + 2>/dev/null
+mkdir -p "$LANES"
+# lane_boot LANE-DEADLINE NAME TIMEOUT VM.SH-ARGS...: one boot within the lane's budget;
+# its exit status, seconds and console in $LANES/NAME.{rc,secs} and last-check-NAME.log.
+lane_boot() {
+	local deadline=$1 name=$2 tmo=$3; shift 3
+	local logf=$CACHE/runs/last-check-$name.log left t0 rc
+	left=$((deadline - $(date +%s)))
+	[ "$left" -lt "$tmo" ] && tmo=$left
+	echo "$name" >"$LANES/current.$BASHPID"
+	if [ "$tmo" -lt 60 ]; then
+		echo "vm: lane out of time before this boot" >"$logf"
+		echo 124 >"$LANES/$name.rc"; echo 0 >"$LANES/$name.secs"
+		return
 	fi
+	t0=$(date +%s)
+	"$REPO/tests/vm/vm.sh" --timeout "$tmo" "$@" >"$logf" 2>&1
+	rc=$?
+	echo "$rc" >"$LANES/$name.rc"
+	echo $(($(date +%s) - t0)) >"$LANES/$name.secs"
+}
+# boot_counts NAME: a finished boot's judge line added to the totals, its failures shown.
+boot_counts() {
+	local logf=$CACHE/runs/last-check-$1.log vm_rc vm_out
+	vm_rc=$(cat "$LANES/$1.rc" 2>/dev/null || echo 125)
+	vm_out=$(tail -n1 "$logf" 2>/dev/null)
+	[ -n "$vm_out" ] || vm_out="no verdict"
+	sed -n '/^vm: failures:/,$p' "$logf" >&2
+	log "$1: ${vm_out#vm: } (exit $vm_rc, $(cat "$LANES/$1.secs" 2>/dev/null || echo '?') s; console: $logf)"
+	case "$vm_out" in *passed*) add_counts "$vm_out" ;; esac
+	if [ "$vm_rc" -ne 0 ] && ! grep -Eq '[1-9][0-9]* failed' <<<"$vm_out"; then
+		FAILED=$((FAILED + 1)); log "$1: run failed (exit $vm_rc) without a counted failure"
+	fi
+	PHASES+=("$(printf '%-10s %5s s' "$1" "$(cat "$LANES/$1.secs" 2>/dev/null || echo '?')")")
+}
+# lane_status PID: "boot: N s, P passed F failed, <last scenario>" of a running lane.
+lane_status() {
+	local name logf
+	name=$(cat "$LANES/current.$1" 2>/dev/null) || { echo "starting"; return; }
+	logf=$CACHE/runs/last-check-$name.log
+	printf '%s: %d s, %d passed %d failed, %s' "$name" $(($(date +%s) - $(stat -c %Y "$LANES/current.$1"))) \
+		"$(grep -a -c 'MLX5RS-TEST: PASS' "$logf" 2>/dev/null)" "$(grep -a -c 'MLX5RS-TEST: FAIL' "$logf" 2>/dev/null)" \
+		"$(grep -a -o '^== scenario.*' "$logf" 2>/dev/null | tail -n1 | sed 's/^== scenario *//')"
 }
 
-phase_start vm
-vm_boot last-check-vm.log --run tests/guest/check.sh,tests/guest/shutdown-handoff.sh --timeout 4200
-phase_end
-# A second, short boot with two emulated functions (tests/scenarios-2fn/), function 1
-# offering only 2 MSI-X vectors (tests/guest/msix-few.sh: mlx5_rs and upstream
-# mlx5_core bind with fewer completion EQs; QEMU fixes the table size when it realizes
-# the device), ending with both left bound for the power-off's shutdown callback.
-phase_start vm-2fn
-vm_boot last-check-vm-2fn.log --functions 2 --fn-emu-arg 1 --msix-vectors --fn-emu-arg 1 2 \
-	--run tests/guest/check-2fn.sh,tests/guest/msix-few.sh,tests/guest/shutdown-handoff.sh --timeout 1800
+phase_start vm-lanes
+T_LANES=$(date +%s)
+# Lane budgets: the boots' own timeouts, added up.
+(
+	lane_boot $((T_LANES + 4200)) vm 4200 --run tests/guest/check.sh,tests/guest/shutdown-handoff.sh
+) &
+LANE1=$!
+(
+	d=$((T_LANES + 1800 + 2700))
+	lane_boot $d vm-2fn 1800 --functions 2 --fn-emu-arg 1 --msix-vectors --fn-emu-arg 1 2 \
+		--run tests/guest/check-2fn.sh,tests/guest/msix-few.sh,tests/guest/shutdown-handoff.sh
+	lane_boot $d vm-ib 2700 --run tests/guest/check-ib.sh
+) &
+LANE2=$!
+# Progress once a minute until both lanes are done (a lane ends by itself: every boot
+# has a timeout, and vm.sh kills QEMU and the emulators on every exit path).
+while kill -0 "$LANE1" 2>/dev/null || kill -0 "$LANE2" 2>/dev/null; do
+	for _ in $(seq 60); do
+		kill -0 "$LANE1" 2>/dev/null || kill -0 "$LANE2" 2>/dev/null || break
+		sleep 1
+	done
+	s1="lane 1 done"; kill -0 "$LANE1" 2>/dev/null && s1="lane 1 $(lane_status "$LANE1")"
+	s2="lane 2 done"; kill -0 "$LANE2" 2>/dev/null && s2="lane 2 $(lane_status "$LANE2")"
+	log "vm lanes, $(($(date +%s) - T_LANES)) s: $s1 | $s2"
+done
+wait "$LANE1" "$LANE2"
+for b in vm vm-2fn vm-ib; do boot_counts "$b"; done
 phase_end
 
 finish

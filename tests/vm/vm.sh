@@ -54,8 +54,11 @@ KB=$(kernel_build_dir)
 [ -n "$KB" ] && [ -f "$KB/arch/x86/boot/bzImage" ] || die "no test kernel: run tests/vm/kernel.sh"
 RUNDIR=$CACHE/runs/vm-$$
 mkdir -p "$RUNDIR"
-# Keep the last 20 run directories.
-ls -1dt "$CACHE"/runs/vm-* 2>/dev/null | tail -n +21 | xargs -r rm -rf
+# Keep the last 20 run directories, and every one whose vm.sh still runs (its pid
+# names it): other clones boot VMs too, and a long run's directory must outlive theirs.
+ls -1dt "$CACHE"/runs/vm-* 2>/dev/null | tail -n +21 | while read -r d; do
+	kill -0 "${d##*/vm-}" 2>/dev/null || rm -rf "$d"
+done
 [ -n "$LOGF" ] || LOGF=$RUNDIR/console.log
 
 EMU_PIDS=() QEMU_PID=""

@@ -66,6 +66,18 @@ pub const ROWS: &[Row] = &[
     Row("IRQ raised → next CI doorbell of the page-request EQ, p99 (emulator; rs EQ {get:rs.irq.pages.eqn} n={get:rs.irq.pages.count}, upstream EQ {get:up.irq.pages.eqn} n={get:up.irq.pages.count})", T("{us:rs.irq.pages.p99_ns}"), T("{us:up.irq.pages.p99_ns}"), "µs"),
     Row("IRQ raised → next CI doorbell of the page-request EQ, max (emulator; rs EQ {get:rs.irq.pages.eqn} n={get:rs.irq.pages.count}, upstream EQ {get:up.irq.pages.eqn} n={get:up.irq.pages.count})", T("{us:rs.irq.pages.max_ns}"), T("{us:up.irq.pages.max_ns}"), "µs"),
     Row("IRQ → EQE handled, page-request EQ, mean / max (driver's own: our debugfs eqs irq_mean_ns / irq_max_ns)", T("{us:rs.irq.pages.drv_mean_ns} / {us:rs.irq.pages.drv_max_ns}"), Na(UP_NONE), "µs"),
+    // -- InfiniBand (VM "ib", tests/bench/guest-ib.sh; medians of the guest's repetitions;
+    // `n/a (verb missing)` where mlx5_rs has no such verb yet)
+    Row("IB registration: load → mlx5_0 in sysfs, median (rs: insmod; upstream: modprobe mlx5_ib, mlx5_core with it; n={n:rs.ib.register_ms} / {n:up.ib.register_ms})", T("{med:rs.ib.register_ms}"), T("{med:up.ib.register_ms}"), "ms"),
+    Row("IB registration: load → port 1 ACTIVE in sysfs, median", T("{med:rs.ib.active_ms}"), T("{med:up.ib.active_ms}"), "ms"),
+    Row("ibv_open_device (user context), median of {get:rs.ib.reps} (pyverbs Context())", T("{f1:rs.ib.open_us}"), T("{f1:up.ib.open_us}"), "µs"),
+    Row("ibv_close_device, median", T("{f1:rs.ib.close_us}"), T("{f1:up.ib.close_us}"), "µs"),
+    Row("MR registration, 4 KiB (ibv_reg_mr, pages touched before), median", T("{f1:rs.ib.mr_4k_us}"), T("{f1:up.ib.mr_4k_us}"), "µs"),
+    Row("MR registration, 1 MiB, median", T("{f1:rs.ib.mr_1m_us}"), T("{f1:up.ib.mr_1m_us}"), "µs"),
+    Row("MR registration, 1 GiB, once", T("{us:rs.ib.mr_1g_us}"), T("{us:up.ib.mr_1g_us}"), "ms"),
+    Row("QP create (RC, RESET), median", T("{f1:rs.ib.qp_create_us}"), T("{f1:up.ib.qp_create_us}"), "µs"),
+    Row("QP RESET → INIT → RTR → RTS (three ibv_modify_qp), median", T("{f1:rs.ib.qp_rts_us}"), T("{f1:up.ib.qp_rts_us}"), "µs"),
+    Row("QP destroy (from RTS), median", T("{f1:rs.ib.qp_destroy_us}"), T("{f1:up.ib.qp_destroy_us}"), "µs"),
 ];
 
 /// The teardown table: one row per point P (pages demanded), one column per

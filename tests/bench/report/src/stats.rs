@@ -6,21 +6,30 @@ use std::collections::HashMap;
 /// Printed for a figure that is missing or not a number.
 pub const NOT_MEASURED: &str = "not measured";
 
+/// A guest's value for a figure whose path the driver does not have yet (an InfiniBand
+/// verb it leaves out: tests/guest/ib-bench.py, ib-qp-bench.py).
+pub const NA: &str = "na";
+/// How the tables print [`NA`].
+pub const NA_TEXT: &str = "n/a (verb missing)";
+
 /// All values of every key, in log order.
 #[derive(Debug, Default)]
 pub struct Values {
     map: HashMap<String, Vec<String>>,
 }
 
-/// `BENCH <key> <value>` with key `[a-z0-9._]+` and value `[0-9.?-]+`, one space each
-/// (the guests print `?` for a figure they could not read); anything else is not a
-/// figure. Carriage returns are the caller's to strip.
+/// `BENCH <key> <value>` with key `[a-z0-9._]+` and value `[0-9.?-]+` or `na`, one space
+/// each (the guests print `?` for a figure they could not read, `na` for one the driver
+/// has no verb for); anything else is not a figure. Carriage returns are the caller's
+/// to strip.
 pub fn parse_bench_line(line: &str) -> Option<(&str, &str)> {
     let (key, value) = line.strip_prefix("BENCH ")?.split_once(' ')?;
     let key_ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '_';
     let value_ok = |c: char| c.is_ascii_digit() || c == '.' || c == '?' || c == '-';
-    (!key.is_empty() && key.chars().all(key_ok) && !value.is_empty() && value.chars().all(value_ok))
-        .then_some((key, value))
+    (!key.is_empty()
+        && key.chars().all(key_ok)
+        && (value == NA || (!value.is_empty() && value.chars().all(value_ok))))
+    .then_some((key, value))
 }
 
 impl Values {
@@ -132,9 +141,12 @@ pub enum Format {
     Int,
 }
 
-/// `value / divisor` printed as `format`, or `not measured` when `value` is missing or
-/// not a number.
+/// `value / divisor` printed as `format`, `n/a (verb missing)` for [`NA`], or `not
+/// measured` when `value` is missing or not a number.
 pub fn fmt(value: Option<&str>, format: Format, divisor: f64) -> String {
+    if value == Some(NA) {
+        return NA_TEXT.to_string();
+    }
     let Some(v) = value.filter(|v| is_number(v)) else {
         return NOT_MEASURED.to_string();
     };
@@ -146,9 +158,12 @@ pub fn fmt(value: Option<&str>, format: Format, divisor: f64) -> String {
     }
 }
 
-/// `value`, or `not measured` when missing.
+/// `value`, `n/a (verb missing)` for [`NA`], or `not measured` when missing.
 pub fn nz(value: Option<&str>) -> String {
-    value.unwrap_or(NOT_MEASURED).to_string()
+    match value {
+        Some(NA) => NA_TEXT.to_string(),
+        v => v.unwrap_or(NOT_MEASURED).to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -170,6 +185,10 @@ mod tests {
             Some(("td.16384.rs_fast_freed", "?"))
         );
         assert_eq!(parse_bench_line("BENCH a -3"), Some(("a", "-3")));
+        assert_eq!(
+            parse_bench_line("BENCH rs.ib.mr_4k_us na"),
+            Some(("rs.ib.mr_4k_us", "na"))
+        );
         for bad in [
             "BENCH rs.probe_ms",
             "BENCH rs.probe_ms ",
@@ -177,6 +196,8 @@ mod tests {
             "BENCH rs.probe_ms 1 2",
             "BENCH rs.probe_ms  1",
             "BENCH rs.probe_ms 1ms",
+            "BENCH rs.probe_ms nan",
+            "BENCH rs.probe_ms na?",
             "BENCH-NOTE rs.probe_ms 1",
             " BENCH rs.probe_ms 1",
             "BENCH-DONE",
@@ -244,5 +265,7 @@ mod tests {
         assert_eq!(fmt(None, Format::Int, 1.0), NOT_MEASURED);
         assert_eq!(nz(None), NOT_MEASURED);
         assert_eq!(nz(Some("7")), "7");
+        assert_eq!(nz(Some(NA)), NA_TEXT);
+        assert_eq!(fmt(Some(NA), Format::Fixed(1), 1000.0), NA_TEXT);
     }
 }

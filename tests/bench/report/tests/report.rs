@@ -8,7 +8,9 @@
 //! even number of upstream probes, the polling 32-caller storm missing, a graceful
 //! unload leaving pages, a fast unload whose freed count is `?`, a device-side figure
 //! `?`, the teardown guest not finishing, no verdict for `reclaim`, `upfast` not run,
-//! no load averages. The expected `<name>.last.md` and `<name>.teardown.svg` are what
+//! no load averages, and an `ib` VM that did not finish (upstream's figures stop before
+//! its 1 GiB registration; ours has no MR or QP verbs: `na`). `full/`'s `ib` VM is
+//! the first complete one (2026-12-01 21:52 UTC), joined to the older run. The expected `<name>.last.md` and `<name>.teardown.svg` are what
 //! the shell reporter this program replaced (run.sh + plot.awk) printed for them, with
 //! the output directory written as `OUT`.
 
@@ -67,6 +69,9 @@ fn full_run_markdown() {
     assert!(md.contains("| probe-to-ready, min … max | 186.1 … 324.8 | 1367.5 … 2172.1 | ms |"));
     assert!(md.contains("| 262144 (262208 / 262208) | 8711.4 | 0.778 | 8176.1 | 15910.9 | 15311.2 | 15306.0 | 73070.1 | 69428.0 | 1.745 | 38579.0 / 85204.7 |"));
     assert!(!md.contains("not measured"));
+    // The `ib` VM: ours has no MR or QP verbs yet.
+    assert!(md.contains("| MR registration, 1 GiB, once | n/a (verb missing) | 6212.9 | ms |"));
+    assert!(md.contains("| QP RESET → INIT → RTR → RTS (three ibv_modify_qp), median | n/a (verb missing) | 110554.2 | µs |"));
 }
 
 #[test]
@@ -83,9 +88,14 @@ fn partial_run_markdown() {
     assert!(md.contains("| 7065.4 (freed ? of 65600) |"));
     assert!(md.contains("| 16953.1 (RECLAIM INCOMPLETE: 12 left) |"));
     assert!(md.contains(
-        "313 s, GUEST DID NOT FINISH; reclaim: no verdict, exit 0, 333 s; upfast: not run ("
+        "313 s, GUEST DID NOT FINISH; reclaim: no verdict, exit 0, 333 s; upfast: not run; ib: vm: 0 passed, 1 failed, exit 143, 1140 s, GUEST DID NOT FINISH ("
     ));
     assert!(md.contains("after each VM: not recorded);"));
+    // The `ib` VM: ours has no MR or QP verbs yet, upstream's run stopped before its
+    // 1 GiB registration.
+    assert!(md.contains("| MR registration, 4 KiB (ibv_reg_mr, pages touched before), median | n/a (verb missing) | 43827.0 | µs |"));
+    assert!(md.contains("| MR registration, 1 GiB, once | not measured | not measured | ms |"));
+    assert!(md.contains("(rs: insmod; upstream: modprobe mlx5_ib, mlx5_core with it; n=3 / 3) | 16794.2 | 70581.8 | ms |"));
 }
 
 /// The SVG is well-formed: every element closed in order, quotes balanced, `&` only in
@@ -168,7 +178,7 @@ fn nothing_measured() {
         "| 16384 (not measured / not measured) | not measured (freed ? of ?) | not measured |"
     ));
     assert!(md.contains(
-        "VM runs: probe-nop: not run; teardown: not run; reclaim: not run; upfast: not run ("
+        "VM runs: probe-nop: not run; teardown: not run; reclaim: not run; upfast: not run; ib: not run ("
     ));
     assert!(md.contains("guest kernel  with lockdep"));
     assert!(!md.contains("Notes:"));
