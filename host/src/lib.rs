@@ -65,6 +65,8 @@ pub mod health {
 #[path = "../../ffi"]
 pub mod ffi {
     pub mod ib_abi;
+    // SRQ / XRC / AH slice (issue 11).
+    pub mod ib_srq_abi;
 }
 
 /// InfiniBand provider logic (`ib/`).
@@ -77,6 +79,10 @@ pub mod ib {
     pub mod port;
     pub mod res_commands;
     pub mod uctx;
+    // SRQ / XRC / AH slice (issue 11).
+    pub mod ah_av;
+    pub mod srq_commands;
+    pub mod srq_plan;
 }
 
 /// Teardown sequencing decisions (`teardown/`).
