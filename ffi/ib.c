@@ -378,9 +378,23 @@ static const struct ib_device_ops mlx5rs_ib_ops = {
 	.query_gid = mlx5rs_ib_query_gid,
 	.query_pkey = mlx5rs_ib_query_pkey,
 	.query_port = mlx5rs_ib_query_port,
+	/* SRQ / XRC domain / AH (ffi/ib_srq.c). */
+	.alloc_xrcd = mlx5rs_ib_alloc_xrcd,
+	.create_ah = mlx5rs_ib_create_ah,
+	.create_srq = mlx5rs_ib_create_srq,
+	.create_user_ah = mlx5rs_ib_create_ah,
+	.dealloc_xrcd = mlx5rs_ib_dealloc_xrcd,
+	.destroy_ah = mlx5rs_ib_destroy_ah,
+	.destroy_srq = mlx5rs_ib_destroy_srq,
+	.modify_srq = mlx5rs_ib_modify_srq,
+	.query_ah = mlx5rs_ib_query_ah,
+	.query_srq = mlx5rs_ib_query_srq,
 
 	INIT_RDMA_OBJ_SIZE(ib_pd, mlx5rs_ib_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, mlx5rs_ib_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_ah, mlx5rs_ib_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_srq, mlx5rs_ib_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, mlx5rs_ib_xrcd, ibxrcd),
 };
 
 /**

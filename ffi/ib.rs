@@ -66,6 +66,8 @@ pub(crate) trait IbOps: Send + Sync {
     fn alloc_pd_response(&self, pdn: u32, outlen: usize, out: &mut [u8]) -> usize;
     /// `dealloc_pd` of PD `pdn`.
     fn dealloc_pd(&self, pdn: u32) -> Result;
+    /// The SRQ, XRC domain and AH verbs (`ffi/ib_srq.rs`).
+    fn srq_ops(&self) -> &dyn super::ib_srq::IbSrqOps;
 }
 
 /// The provider as the shim holds it: a thin pointer to this box is the `rust`
@@ -164,7 +166,7 @@ impl Drop for IbRegistration {
 ///
 /// `rust` must be the pointer [`IbRegistration::register`] gave `mlx5rs_ib_alloc`, and
 /// the device must not be unregistered yet (the core calls ops only in between).
-unsafe fn ops<'a>(rust: *const c_void) -> &'a dyn IbOps {
+pub(super) unsafe fn ops<'a>(rust: *const c_void) -> &'a dyn IbOps {
     // SAFETY: by the function's contract `rust` points to the `Arc<dyn IbOps>` in the
     // box an `IbRegistration` holds until after unregistration.
     unsafe { &**rust.cast::<Arc<dyn IbOps>>() }
@@ -250,7 +252,7 @@ extern "C" fn mlx5rs_ib_rs_query_gid(
 ///
 /// `u` must be a `struct mlx5rs_ib_udata` of the shim: `inp` valid for `inlen` bytes
 /// of reading, `out` for `outcap` bytes of writing, both for the call, not aliased.
-unsafe fn staged<'a>(u: &Udata) -> (&'a [u8], &'a mut [u8], usize) {
+pub(super) unsafe fn staged<'a>(u: &Udata) -> (&'a [u8], &'a mut [u8], usize) {
     let inlen = usize::try_from(u.inlen).unwrap_or(0);
     let outcap = usize::try_from(u.outcap).unwrap_or(0);
     let inp = if u.inp.is_null() || inlen == 0 {

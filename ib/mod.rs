@@ -40,6 +40,14 @@ mod provider;
 pub(crate) mod res_commands;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod uctx;
+// SRQ / XRC domain / AH (issue 11): the kernel shell, and its pure parts.
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod ah_av;
+mod srq;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod srq_commands;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod srq_plan;
 
 use core::sync::atomic::{AtomicU64, Ordering};
 

@@ -33,6 +33,7 @@ use super::{
 use crate::{
     cmd::commands::GeneralCaps,
     ffi::ib::{DeviceAttr, IbOps, IbUcontext, PortAttr},
+    ffi::ib_srq::IbSrqOps,
     hw::Hw,
     ifc::mad::smp_attr,
 };
@@ -87,6 +88,22 @@ impl Provider {
             num_ports,
             port_caps,
         }
+    }
+
+    /// The device (logs), for the verbs families' own files (SRQ / XRC / AH:
+    /// `super::srq`).
+    pub(super) fn dev(&self) -> &device::Device {
+        &self.dev
+    }
+
+    /// The command path.
+    pub(super) fn hw(&self) -> &Arc<Hw> {
+        &self.hw
+    }
+
+    /// The general caps.
+    pub(super) fn caps(&self) -> &GeneralCaps {
+        &self.caps
     }
 
     /// The port number of a dual-port device for the vport commands (upstream sets it
@@ -168,6 +185,10 @@ impl IbOps for Provider {
 
     fn dealloc_pd(&self, pdn: u32) -> Result {
         self.hw.run(DeallocPd { pdn })
+    }
+
+    fn srq_ops(&self) -> &dyn IbSrqOps {
+        self
     }
 
     fn query_port(&self, port: u32) -> Result<PortAttr> {
