@@ -22,6 +22,7 @@ use kernel::{
 
 use super::ib_abi::Udata;
 pub(crate) use super::ib_abi::{DeviceAttr, IbEvent, IbInit, MmapMap, MmapReq, PortAttr};
+use crate::ib::db_user::DbPages;
 
 /// A user context of the provider, created by [`IbOps::alloc_ucontext`]; dropped at
 /// `dealloc_ucontext` (after the core destroyed the context's objects and zapped its
@@ -29,6 +30,28 @@ pub(crate) use super::ib_abi::{DeviceAttr, IbEvent, IbInit, MmapMap, MmapReq, Po
 pub(crate) trait IbUcontext: Send + Sync {
     /// `mmap` of the context: the page of BAR 0 `req` maps.
     fn mmap(&self, req: &MmapReq) -> Result<MmapMap>;
+    /// The context's doorbell-record pages (user CQs, QPs, SRQs map their records
+    /// through it, [`crate::ib::db_user`]).
+    #[expect(dead_code, reason = "i11-umem, for the user verbs")]
+    fn db_pages(&self) -> &Arc<DbPages>;
+}
+
+/// The Rust user context behind a `rust` pointer of `struct mlx5rs_ib_ucontext` (as
+/// `mlx5rs_ib_udata_uctx` or a trampoline passes it); `None` for NULL.
+///
+/// # Safety
+///
+/// `uctx` must be NULL or the `rust` pointer of a context the core has not
+/// deallocated yet (it does so only after destroying the context's objects), valid
+/// for the lifetime chosen.
+#[expect(dead_code, reason = "i11-umem, for the user verbs")]
+pub(crate) unsafe fn ucontext_ref<'a>(uctx: *const c_void) -> Option<&'a dyn IbUcontext> {
+    if uctx.is_null() {
+        return None;
+    }
+    // SAFETY: by the function's contract `uctx` came from `KBox::into_raw` of a
+    // `UcontextBox` in `mlx5rs_ib_rs_alloc_ucontext` and is not freed yet.
+    Some(unsafe { &**uctx.cast::<KBox<dyn IbUcontext>>() })
 }
 
 /// A context as the shim holds it: a thin pointer to this box is the `rust` pointer

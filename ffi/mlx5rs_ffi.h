@@ -242,4 +242,30 @@ int mlx5rs_ib_rs_create_ah(const void *rust, const struct mlx5rs_ib_ah_attr *att
 void mlx5rs_ib_rs_query_ah(const void *rust, const __u8 *av, __u32 ah_type,
 			   struct mlx5rs_ib_ah_attr *out);
 
+/*
+ * Pinned user memory (ffi/ib_umem.c, wrapped by ffi/umem.rs): the trampolines of user
+ * verbs pass their object's struct ib_device as an opaque pointer.
+ */
+struct ib_device;
+struct ib_umem;
+struct ib_udata;
+
+/* Bytes of block-iterator state the caller provides (8-byte aligned). */
+#define MLX5RS_UMEM_ITER_SIZE 64
+
+struct ib_umem *mlx5rs_umem_get(struct ib_device *ibdev, __u64 addr, __u64 len, int access,
+				int *err);
+void mlx5rs_umem_release(struct ib_umem *umem);
+__u64 mlx5rs_umem_find_best_pgsz(struct ib_umem *umem, __u64 bitmap, __u64 iova);
+__u64 mlx5rs_umem_num_dma_blocks(struct ib_umem *umem, __u64 pgsz);
+__u64 mlx5rs_umem_dma_offset(struct ib_umem *umem, __u64 pgsz);
+__u64 mlx5rs_umem_start_dma(struct ib_umem *umem);
+bool mlx5rs_umem_is_contiguous(struct ib_umem *umem);
+void mlx5rs_umem_iter_start(struct ib_umem *umem, __u64 pgsz, void *it);
+__u64 mlx5rs_umem_iter_fill(void *it, __u64 *out, __u64 n);
+const void *mlx5rs_mm_current(void);
+void *mlx5rs_mm_grab_current(void);
+void mlx5rs_mm_drop(void *mm);
+void *mlx5rs_ib_udata_uctx(struct ib_udata *udata);
+
 #endif /* MLX5RS_FFI_H */

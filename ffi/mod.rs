@@ -24,6 +24,8 @@ mod mm;
 mod pci;
 mod sched;
 mod shutdown;
+#[cfg(CONFIG_MLX5_RS_INFINIBAND)]
+pub(crate) mod umem;
 mod work;
 
 pub(crate) use irq::{nth_online_cpu, AffinityHint};

@@ -21,6 +21,7 @@ use super::{
         ucontext::{build_response, is_devx_refusal, parse_request, UctxPlan},
         udata, UabiError,
     },
+    db_user::DbPages,
     res_commands::{AllocTransportDomain, DeallocTransportDomain},
     uctx::{map_target, vma_of, wants_transport_domain, UctxHost},
 };
@@ -63,6 +64,9 @@ pub(crate) struct UserContext {
     /// UAR index of each static system page.
     uars: KVec<u32>,
     tdn: Option<u32>,
+    /// Doorbell-record pages of the context's user objects.
+    #[expect(dead_code, reason = "i11-umem, for the user verbs")]
+    db: Arc<DbPages>,
 }
 
 impl UserContext {
@@ -91,6 +95,7 @@ impl UserContext {
             dev_uar_4k: caps.get(gen_cap::UAR_4K),
             uars: KVec::with_capacity(pages, GFP_KERNEL)?,
             tdn: None,
+            db: DbPages::new()?,
         };
         for _ in 0..pages {
             let uar = hw.run(AllocUar)?;
@@ -115,6 +120,10 @@ impl IbUcontext for UserContext {
             .map_err(|e| uabi_err(&self.dev, "mmap", e))?;
         map_target(t, &self.uars, self.dev_uar_4k, self.host.page_shift)
             .map_err(|e| uabi_err(&self.dev, "mmap", e))
+    }
+
+    fn db_pages(&self) -> &Arc<DbPages> {
+        &self.db
     }
 }
 

@@ -48,6 +48,10 @@ mod srq;
 pub(crate) mod srq_commands;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod srq_plan;
+// Pinned user memory and doorbell records (issue 11, i11-umem).
+pub(crate) mod db_user;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod umem_calc;
 
 use core::sync::atomic::{AtomicU64, Ordering};
 

@@ -83,6 +83,7 @@ pub mod ib {
     pub mod ah_av;
     pub mod srq_commands;
     pub mod srq_plan;
+    pub mod umem_calc;
 }
 
 /// Teardown sequencing decisions (`teardown/`).
