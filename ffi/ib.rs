@@ -32,7 +32,6 @@ pub(crate) trait IbUcontext: Send + Sync {
     fn mmap(&self, req: &MmapReq) -> Result<MmapMap>;
     /// The context's doorbell-record pages (user CQs, QPs, SRQs map their records
     /// through it, [`crate::ib::db_user`]).
-    #[expect(dead_code, reason = "i11-umem, for the user verbs")]
     fn db_pages(&self) -> &Arc<DbPages>;
 }
 
@@ -44,7 +43,6 @@ pub(crate) trait IbUcontext: Send + Sync {
 /// `uctx` must be NULL or the `rust` pointer of a context the core has not
 /// deallocated yet (it does so only after destroying the context's objects), valid
 /// for the lifetime chosen.
-#[expect(dead_code, reason = "i11-umem, for the user verbs")]
 pub(crate) unsafe fn ucontext_ref<'a>(uctx: *const c_void) -> Option<&'a dyn IbUcontext> {
     if uctx.is_null() {
         return None;

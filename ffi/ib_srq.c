@@ -77,7 +77,8 @@ int mlx5rs_ib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		if (!st)
 			return err ? err : -EINVAL;
 	}
-	err = mlx5rs_ib_rs_create_srq(rust, &in, st ? &st->u : NULL, &srq->rust);
+	err = mlx5rs_ib_rs_create_srq(rust, &in, st ? &st->u : NULL, ibsrq->device, udata,
+				      &srq->rust);
 	if (err)
 		goto out;
 	srq->srqn = in.srqn;

@@ -13,9 +13,10 @@ use kernel::{
 };
 use zerocopy::{FromBytes, IntoBytes};
 
-use super::ib::{ops, staged, IbOps};
+use super::ib::{ops, staged, ucontext_ref, IbOps, IbUcontext};
 use super::ib_abi::Udata;
 pub(crate) use super::ib_srq_abi::{AhAttr, SrqAttr, SrqInit};
+use super::umem::{uctx_of_udata, IbDev};
 use crate::ifc::av::{Av, AV_BYTES};
 
 /// A shared receive queue of the provider, created by [`IbSrqOps::create_srq`].
@@ -46,10 +47,6 @@ pub(crate) struct NewSrq {
 
 /// The driver data of a user verb: the request, the response length user space asked
 /// for, the response buffer.
-#[expect(
-    dead_code,
-    reason = "user SRQs wait for pinned user memory (the umem helper)"
-)]
 pub(crate) struct UserData<'a> {
     /// The staged request.
     pub(crate) req: &'a [u8],
@@ -57,6 +54,10 @@ pub(crate) struct UserData<'a> {
     pub(crate) outlen: usize,
     /// The response buffer.
     pub(crate) out: &'a mut [u8],
+    /// The device the object is created on (for pinning).
+    pub(crate) dev: IbDev<'a>,
+    /// The user context the verb runs in.
+    pub(crate) uctx: &'a dyn IbUcontext,
 }
 
 /// The SRQ, XRC domain and AH verbs. Called in process context, concurrently, while
@@ -123,29 +124,49 @@ extern "C" fn mlx5rs_ib_rs_dealloc_xrcd(rust: *const c_void, xrcdn: u32) -> c_in
     }
 }
 
-/// `create_srq` trampoline target; `udata` is NULL for a kernel SRQ. On success
-/// `init.max_wr` / `init.srqn` are set and `*srq` is the queue's pointer.
+/// `create_srq` trampoline target; `staged` and `udata` (the staged driver data and
+/// the core's `struct ib_udata`) are NULL for a kernel SRQ, `ibdev` the SRQ's device.
+/// On success `init.max_wr` / `init.srqn` are set and `*srq` is the queue's pointer.
 #[no_mangle]
 extern "C" fn mlx5rs_ib_rs_create_srq(
     rust: *const c_void,
     init: *mut SrqInit,
-    udata: *mut Udata,
+    staged_u: *mut Udata,
+    ibdev: *mut c_void,
+    udata: *mut c_void,
     srq: *mut *mut c_void,
 ) -> c_int {
     // SAFETY: the shim passes a valid, exclusive `struct mlx5rs_ib_srq_init` of its
     // stack frame.
     let init = unsafe { &mut *init };
-    let mut u = if udata.is_null() {
+    let mut u = if staged_u.is_null() || udata.is_null() {
         None
     } else {
         // SAFETY: the shim passes its staging area (valid, exclusive for the call).
-        Some(unsafe { &mut *udata })
+        Some(unsafe { &mut *staged_u })
     };
-    let user = u.as_mut().map(|u| {
+    let mut user = None;
+    if let Some(u) = u.as_mut() {
+        // SAFETY: `ibdev` is the device of the SRQ the core passed to this verb.
+        let Some(dev) = (unsafe { IbDev::from_raw(ibdev) }) else {
+            return errno(EINVAL);
+        };
+        // SAFETY: `udata` is the `struct ib_udata *` the core passed to this verb; its
+        // context outlives the verb (the core deallocates a context only after its
+        // objects).
+        let Some(uctx) = (unsafe { ucontext_ref(uctx_of_udata(udata)) }) else {
+            return errno(EINVAL);
+        };
         // SAFETY: the shim's staging area satisfies `staged`'s contract.
         let (req, out, outlen) = unsafe { staged(u) };
-        UserData { req, outlen, out }
-    });
+        user = Some(UserData {
+            req,
+            outlen,
+            out,
+            dev,
+            uctx,
+        });
+    }
     let n = match srq_ops(rust).create_srq(init, user) {
         Ok(n) => n,
         Err(e) => return errno(e),

@@ -232,8 +232,11 @@ struct mlx5rs_ib_ah_attr {
 
 int mlx5rs_ib_rs_alloc_xrcd(const void *rust, __u32 *xrcdn);
 int mlx5rs_ib_rs_dealloc_xrcd(const void *rust, __u32 xrcdn);
+struct ib_device;
+struct ib_udata;
 int mlx5rs_ib_rs_create_srq(const void *rust, struct mlx5rs_ib_srq_init *init,
-			    struct mlx5rs_ib_udata *udata, void **srq);
+			    struct mlx5rs_ib_udata *staged, struct ib_device *ibdev,
+			    struct ib_udata *udata, void **srq);
 int mlx5rs_ib_rs_modify_srq(const void *rust, const void *srq, __u32 mask, __u32 limit);
 int mlx5rs_ib_rs_query_srq(const void *rust, const void *srq, struct mlx5rs_ib_srq_attr *out);
 int mlx5rs_ib_rs_destroy_srq(const void *rust, void *srq);

@@ -65,7 +65,6 @@ pub(crate) struct UserContext {
     uars: KVec<u32>,
     tdn: Option<u32>,
     /// Doorbell-record pages of the context's user objects.
-    #[expect(dead_code, reason = "i11-umem, for the user verbs")]
     db: Arc<DbPages>,
 }
 

@@ -112,7 +112,6 @@ pub(crate) struct UserDb {
     dma: u64,
 }
 
-#[expect(dead_code, reason = "i11-umem, for the user verbs")]
 impl UserDb {
     /// DMA address of the record (what a CQ/QP/SRQ context's `dbr_addr` gets).
     pub(crate) fn dma(&self) -> u64 {

@@ -8,36 +8,46 @@
 //! arming, query and destroy; address handles as software address vectors
 //! ([`super::ah_av`]), no command.
 //!
-//! Not here yet: user SRQs (their buffer and doorbell are pinned user memory, which
-//! comes with the MR family's umem helper: `EOPNOTSUPP` until then), `post_srq_recv`
-//! and the SRQ events (limit reached, catastrophic error: the device raises them only
-//! once receives are consumed, the data path).
+//! User SRQs (libmlx5's request, [`super::abi::srq`]) pin their buffer
+//! ([`crate::ffi::umem::Umem`], in CPU pages) and map their doorbell record through the
+//! context's doorbell pages ([`super::db_user`]); the response is the SRQ number.
+//!
+//! Not here yet: `post_srq_recv` and the SRQ events (limit reached, catastrophic
+//! error: the device raises them only once receives are consumed, the data path).
 
 use kernel::{
     device::{self, Bound},
     dma::Coherent,
+    page,
     prelude::*,
     sync::{aref::ARef, Arc},
 };
 use zerocopy::{FromZeros, IntoBytes};
 
 use super::{
-    abi::{ah::create_ah_response, UabiError},
+    abi::{
+        ah::create_ah_response,
+        srq::{parse_create_srq, SrqCaps, SrqKind},
+        udata, UabiError,
+    },
     ah_av,
     context::uabi_err,
+    db_user::UserDb,
     provider::Provider,
     srq_commands::{
         AllocXrcd, ArmXrcSrq, CreateRmp, CreateXrcSrq, DeallocXrcd, DestroyRmp, DestroyXrcSrq,
         ModifyRmpLwm, QueryRmp, QueryXrcSrq,
     },
     srq_plan::{
-        modify_limit, srq_shape, SrqCtx, SrqLimits, SrqShape, SrqType, DEFAULT_UIDX, KERNEL_PAGE,
+        create_srq_response, modify_limit, srq_shape, SrqCtx, SrqLimits, SrqShape, SrqType,
+        DEFAULT_UIDX, KERNEL_PAGE,
     },
 };
 use crate::{
     cmd::commands::gen_cap,
     dma_buf,
     ffi::ib_srq::{AhAttr, IbSrq, IbSrqOps, NewSrq, SrqAttr, SrqInit, UserData},
+    ffi::umem::{BlockSize, Umem},
     hw::Hw,
     ifc::av::{Av, WqeSrqNextSeg},
 };
@@ -84,15 +94,29 @@ impl KernelMem {
     }
 }
 
-/// A kernel SRQ: its number, shape and memory.
+/// The memory of a user SRQ: the pinned buffer and the mapped doorbell record.
+struct UserMem {
+    _umem: Umem,
+    _db: UserDb,
+}
+
+/// Where an SRQ's WQEs and doorbell record live.
+enum SrqMem {
+    /// Coherent DMA memory of ours.
+    Kernel { _mem: KernelMem },
+    /// Pinned user memory.
+    User { _mem: UserMem },
+}
+
+/// An SRQ: its number, shape and memory.
 struct KernelSrq {
     dev: ARef<device::Device>,
     hw: Arc<Hw>,
     kind: SrqType,
     srqn: u32,
     shape: SrqShape,
-    /// Freed when the SRQ is dropped, after its destroy command succeeded.
-    _mem: KernelMem,
+    /// Freed (unpinned) when the SRQ is dropped, after its destroy command succeeded.
+    _mem: SrqMem,
 }
 
 impl IbSrq for KernelSrq {
@@ -170,10 +194,32 @@ impl Provider {
             xrc,
             lim.cqe_version,
         );
-        let srqn = match t {
-            SrqType::Basic => self.hw().run(CreateRmp { ctx, pas: &pas })?,
-            SrqType::Xrc => self.hw().run(CreateXrcSrq { ctx, pas: &pas })?,
-        };
+        let srqn = self.create_cmd(t, ctx, &pas)?;
+        let q = self.srq_object(t, srqn, s, SrqMem::Kernel { _mem: mem })?;
+        Ok(NewSrq {
+            srq: q,
+            srqn,
+            max_wr: s.max_wr(),
+            resp_len: 0,
+        })
+    }
+
+    /// The create command of type `t`: the SRQ's number.
+    fn create_cmd(&self, t: SrqType, ctx: SrqCtx, pas: &[u64]) -> Result<u32> {
+        match t {
+            SrqType::Basic => self.hw().run(CreateRmp { ctx, pas }),
+            SrqType::Xrc => self.hw().run(CreateXrcSrq { ctx, pas }),
+        }
+    }
+
+    /// The SRQ object of a created queue; destroys the queue again when that fails.
+    fn srq_object(
+        &self,
+        t: SrqType,
+        srqn: u32,
+        s: SrqShape,
+        mem: SrqMem,
+    ) -> Result<KBox<dyn IbSrq>> {
         let q = KernelSrq {
             dev: self.dev().into(),
             hw: self.hw().clone(),
@@ -182,8 +228,8 @@ impl Provider {
             shape: s,
             _mem: mem,
         };
-        let srq: KBox<dyn IbSrq> = match KBox::new(q, GFP_KERNEL) {
-            Ok(b) => b,
+        match KBox::new(q, GFP_KERNEL) {
+            Ok(b) => Ok(b),
             Err(e) => {
                 // The queue's memory is freed with the failed box: destroy it on the
                 // device first (failures are logged by the command layer).
@@ -191,14 +237,83 @@ impl Provider {
                     SrqType::Basic => self.hw().exec_cmd(DestroyRmp { rmpn: srqn }),
                     SrqType::Xrc => self.hw().exec_cmd(DestroyXrcSrq { srqn }),
                 };
-                return Err(e.into());
+                Err(e.into())
             }
+        }
+    }
+
+    /// A user SRQ: the request, the pinned buffer (CPU pages), the doorbell record,
+    /// the create command, the response.
+    fn create_user_srq(&self, t: SrqType, init: &SrqInit, u: UserData<'_>) -> Result<NewSrq> {
+        let lim = self.srq_limits();
+        let kind = match t {
+            SrqType::Basic => SrqKind::Basic,
+            SrqType::Xrc => SrqKind::Xrc,
         };
+        // The context's CQE version is the cap's: libmlx5 asks for version 1, and a
+        // context never gets more than the cap (`ib/abi/ucontext.rs`).
+        let caps = SrqCaps::from_caps(self.caps(), page::PAGE_SHIFT as u32);
+        let plan = parse_create_srq(
+            kind,
+            init.max_wr,
+            init.max_sge,
+            u.req,
+            &caps,
+            lim.cqe_version,
+        )
+        .map_err(|e| self.srq_refused(e))?;
+        // Upstream pins the buffer with access 0 (the device writes receive WQEs'
+        // data, not the ring).
+        let umem = Umem::get(u.dev, plan.buf_addr, plan.buf_size, 0)?;
+        let pg = BlockSize::PAGE;
+        // `page_offset` counts 1/64 of a page (upstream `get_pas_size`); an RMP's
+        // field has 5 bits, an XRC SRQ's 6.
+        let quanta = pg.bytes() / 64;
+        let off = umem.dma_offset(pg);
+        let max_po = if t == SrqType::Basic { 31 } else { 63 };
+        if off % quanta != 0 || off / quanta > max_po {
+            dev_dbg!(
+                self.dev(),
+                "create_srq: buffer offset {:#x} in its page not usable\n",
+                off
+            );
+            return Err(EINVAL);
+        }
+        let n = usize::try_from(umem.num_blocks(pg)).map_err(|_| EINVAL)?;
+        let mut pas = KVec::from_elem(0u64, n, GFP_KERNEL)?;
+        let got = umem.blocks(pg).fill(&mut pas);
+        if got != n {
+            return Err(EINVAL);
+        }
+        let db = u.uctx.db_pages().map(u.dev, plan.db_addr)?;
+        let xrc = (t == SrqType::Xrc).then_some((init.xrcdn, init.cqn, plan.uidx));
+        let ctx = SrqCtx::new(
+            t,
+            &plan.shape,
+            init.pdn,
+            db.dma(),
+            // At least 4 KiB (`BlockSize::PAGE`, the CPU page).
+            (pg.shift().saturating_sub(12)) as u8,
+            (off / quanta) as u8,
+            plan.wq_sig,
+            xrc,
+            lim.cqe_version,
+        );
+        let srqn = self.create_cmd(t, ctx, &pas)?;
+        let mem = SrqMem::User {
+            _mem: UserMem {
+                _umem: umem,
+                _db: db,
+            },
+        };
+        let q = self.srq_object(t, srqn, plan.shape, mem)?;
+        let resp = create_srq_response(srqn);
+        let resp_len = super::context::put(u.out, udata::response(&resp, u.outlen));
         Ok(NewSrq {
-            srq,
+            srq: q,
             srqn,
-            max_wr: s.max_wr(),
-            resp_len: 0,
+            max_wr: plan.shape.max_wr(),
+            resp_len,
         })
     }
 }
@@ -219,15 +334,10 @@ impl IbSrqOps for Provider {
         let t = SrqType::from_ib(init.srq_type).map_err(|e| self.srq_refused(e))?;
         let s = srq_shape(init.max_wr, init.max_sge, &self.srq_limits())
             .map_err(|e| self.srq_refused(e))?;
-        if user.is_some() {
-            // Pinned user memory (the buffer, the doorbell page) is not served yet.
-            dev_dbg!(
-                self.dev(),
-                "create_srq: user SRQs need pinned user memory (not yet)\n"
-            );
-            return Err(EOPNOTSUPP);
+        match user {
+            Some(u) => self.create_user_srq(t, init, u),
+            None => self.create_kernel_srq(t, s, init),
         }
-        self.create_kernel_srq(t, s, init)
     }
 
     fn create_ah(&self, attr: &AhAttr, user: Option<(usize, &mut [u8])>) -> Result<(Av, usize)> {

@@ -24,7 +24,7 @@ pub const ADAPTER_PAGE_SHIFT: u32 = 12;
 /// Bytes of one page of a kernel queue's buffer (allocated page by page).
 pub const KERNEL_PAGE: usize = 1 << ADAPTER_PAGE_SHIFT;
 /// `MLX5_IB_DEFAULT_UIDX`: the user index of a queue that has none.
-pub const DEFAULT_UIDX: u32 = 0x00ff_ffff;
+pub use super::abi::consts::IB_DEFAULT_UIDX as DEFAULT_UIDX;
 
 /// `enum ib_srq_type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -228,13 +228,6 @@ pub fn modify_limit(mask: u32, limit: u32, max: u32) -> Result<Option<u16>, Uabi
 }
 
 /// The user response of create_srq (`mlx5_ib_create_srq_resp`).
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "user SRQs wait for pinned user memory (host-tested)"
-    )
-)]
 pub fn create_srq_response(srqn: u32) -> CreateSrqResp {
     CreateSrqResp { srqn, reserved: 0 }
 }

@@ -271,13 +271,6 @@ pub const QP_FLAG_DCI_STREAM: u32 = 1 << 11;
 pub const IB_MODIFY_QP_OOO_DP: u32 = 1 << 0;
 
 /// create_srq `flags`: WQE signature.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const SRQ_FLAG_SIGNATURE: u32 = 1 << 0;
 
 /// mmap command: UAR page, write-combining when possible.
@@ -306,13 +299,6 @@ pub const MMAP_CMD_SHIFT: u32 = 8;
 pub const MMAP_CMD_MASK: u64 = 0xff;
 
 /// `MLX5_IB_DEFAULT_UIDX`: no user index.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const IB_DEFAULT_UIDX: u32 = 0xff_ffff;
 /// `MLX5_IB_INVALID_BFREG`: the QP rings no bfreg of the context.
 #[cfg_attr(

@@ -44,7 +44,8 @@ pub mod layout;
 pub mod mmap;
 #[cfg(not(CONFIG_RUST))]
 pub mod qp;
-#[cfg(not(CONFIG_RUST))]
+// The checks create_cq, create_qp and create_srq share, and the create_srq request.
+pub mod queue_checks;
 pub mod srq;
 pub mod ucontext;
 pub mod udata;
