@@ -64,7 +64,7 @@ while IFS= read -r l; do
 done </tmp/srq-cases.out
 check srq.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/srq-cases.out)" -ge 20
 # Basic SRQs are RMPs; the limit goes by MODIFY_RMP; the XRC domain by ALLOC_XRCD.
-check srq.emu-create-rmp test "$(($(cmds_ok CREATE_RMP) - rmp0))" -ge 5
+check srq.emu-create-rmp test "$(($(cmds_ok CREATE_RMP) - rmp0))" = 4
 check srq.emu-modify-rmp test "$(($(cmds_ok MODIFY_RMP) - mod0))" = 2
 check srq.emu-alloc-xrcd test "$(($(cmds_ok ALLOC_XRCD) - xd0))" -ge 1
 check srq.emu-no-create-srq test "$(cmds_ok CREATE_SRQ)" = 0
