@@ -372,6 +372,7 @@ impl<'bound> Stages<'bound> {
                 is_vf: info.is_vf,
                 port_events: events.port_events(),
                 life: &life,
+                cq: events.cq_access()?,
             },
         ) {
             Ok(s) => Some(s),

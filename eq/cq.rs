@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The table of CQ completion handlers the completion EQs dispatch to.
+//! The table of CQ event handlers the EQs dispatch to.
 //!
 //! A CQ owner (the IB provider) registers a [`CqHandler`] for its CQN after CREATE_CQ
 //! and unregisters it before DESTROY_CQ. The completion EQ's interrupt thread looks
-//! the CQN of each completion EQE up here; an unknown CQN is counted and dropped.
+//! the CQN of each completion EQE up here, the async EQ's that of each CQ error EQE;
+//! an unknown CQN is counted and dropped. A handler may still be called once after
+//! `unregister` returned (the call took its reference before); the owner makes that
+//! call a no-op before freeing what it reaches.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -14,17 +17,19 @@ use kernel::{
     sync::{new_mutex, Arc, Mutex},
 };
 
-/// Receives the completion events of one CQ (process context: the IRQ thread).
+/// Receives the events of one CQ (process context: the IRQ thread).
 pub(crate) trait CqHandler: Send + Sync {
     /// A completion EQE named this CQ.
     fn completion(&self, cqn: u32);
+    /// A CQ error EQE (overrun or access violation, `syndrome`) named this CQ.
+    fn error(&self, _cqn: u32, _syndrome: u8) {}
 }
 
 /// CQN → handler.
 #[pin_data]
 pub(crate) struct CqTable {
-    /// Lock order: a leaf, taken under a completion EQ's `Eq::state`; released before
-    /// the handler is called.
+    /// Lock order: a leaf, taken under an EQ's `Eq::state` (completion EQs, the async
+    /// EQ); released before the handler is called.
     #[pin]
     map: Mutex<RBTree<u32, Arc<dyn CqHandler>>>,
     dispatched: AtomicU64,
@@ -71,6 +76,21 @@ impl CqTable {
         }
     }
 
+    /// Calls the error handler of `cqn`; false if none is registered.
+    pub(crate) fn dispatch_error(&self, cqn: u32, syndrome: u8) -> bool {
+        let h = self.map.lock().get(&cqn).cloned();
+        match h {
+            Some(h) => {
+                h.error(cqn, syndrome);
+                true
+            }
+            None => {
+                self.unknown.fetch_add(1, Ordering::Relaxed);
+                false
+            }
+        }
+    }
+
     /// (dispatched, unknown CQN) counts.
     pub(crate) fn counts(&self) -> (u64, u64) {
         (
@@ -90,6 +110,11 @@ mod tests {
         fn completion(&self, _cqn: u32) {
             self.0.fetch_add(1, Ordering::Relaxed);
         }
+
+        fn error(&self, _cqn: u32, syndrome: u8) {
+            self.0
+                .fetch_add(100 * u64::from(syndrome), Ordering::Relaxed);
+        }
     }
 
     #[test]
@@ -108,6 +133,11 @@ mod tests {
         assert_eq!(a.0.load(Ordering::Relaxed), 2);
         assert_eq!(b.0.load(Ordering::Relaxed), 1);
         assert_eq!(t.counts(), (3, 1));
+        assert!(t.dispatch_error(6, 2));
+        assert!(!t.dispatch_error(8, 2));
+        assert_eq!(b.0.load(Ordering::Relaxed), 201);
+        assert_eq!(a.0.load(Ordering::Relaxed), 2);
+        assert_eq!(t.counts(), (3, 2));
         Ok(())
     }
 

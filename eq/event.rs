@@ -75,6 +75,13 @@ pub enum Event {
         /// CQ number (24 bits, below the limit).
         cqn: u32,
     },
+    /// CQ error (overrun, access violation) on CQ `cqn`.
+    CqError {
+        /// CQ number (24 bits, below the limit).
+        cqn: u32,
+        /// Syndrome byte as the device gave it.
+        syndrome: u8,
+    },
     /// Port change on `port` (1-based).
     PortChange {
         /// Port number.
@@ -173,6 +180,18 @@ pub fn decode(raw: &[u8; EQE_BYTES], mask: &[u64; 4], lim: &Limits) -> Result<Ev
                 return Err(Malformed::BadCqn(raw));
             }
             Ok(Event::Comp { cqn: raw })
+        }
+        et::CQ_ERROR => {
+            let d = e.cq_err();
+            // The top byte is reserved (upstream masks it).
+            let cqn = d.cqn.get() & 0x00ff_ffff;
+            if cqn >= lim.cqn_limit {
+                return Err(Malformed::BadCqn(cqn));
+            }
+            Ok(Event::CqError {
+                cqn,
+                syndrome: d.syndrome,
+            })
         }
         et::PORT_CHANGE => {
             let known = matches!(
@@ -305,7 +324,7 @@ mod tests {
     };
     const ALL: [u64; 4] = [u64::MAX; 4];
 
-    use crate::ifc::eqe::{EqeCmd, EqeComp, EqePageReq, EqePort};
+    use crate::ifc::eqe::{EqeCmd, EqeComp, EqeCqErr, EqePageReq, EqePort};
     use zerocopy::byteorder::big_endian::{I32, U16, U32};
 
     fn eqe(t: u8, sub: u8) -> [u8; EQE_BYTES] {
@@ -462,6 +481,41 @@ mod tests {
         };
         set_cqn(&mut e, 4);
         assert_eq!(decode(&e, &m, &small), Err(Malformed::BadCqn(4)));
+    }
+
+    #[test]
+    fn cq_error_decodes_cqn_and_syndrome() {
+        let m = [ASYNC_MASK, 0, 0, 0];
+        let mut e = eqe(et::CQ_ERROR, 0);
+        let put = |e: &mut [u8; EQE_BYTES], cqn: u32, syndrome: u8| {
+            edit(e, |x| {
+                x.set_cq_err(EqeCqErr {
+                    cqn: U32::new(cqn),
+                    rsvd1: [0; 7],
+                    syndrome,
+                    rsvd2: [0; 16],
+                })
+            })
+        };
+        // The reserved top byte is ignored, as upstream masks it.
+        put(&mut e, 0xab00_0007, 1);
+        assert_eq!(
+            decode(&e, &m, &LIM),
+            Ok(Event::CqError {
+                cqn: 7,
+                syndrome: 1
+            })
+        );
+        let small = Limits {
+            cqn_limit: 7,
+            ..LIM
+        };
+        assert_eq!(decode(&e, &m, &small), Err(Malformed::BadCqn(7)));
+        // Not on an EQ that did not subscribe to it (a completion EQ).
+        assert_eq!(
+            decode(&e, &[1, 0, 0, 0], &LIM),
+            Err(Malformed::NotSubscribed(et::CQ_ERROR))
+        );
     }
 
     #[test]

@@ -100,6 +100,18 @@ impl Dispatch {
         self.ports.deliver(port, sub_type);
     }
 
+    fn cq_error(&self, eqn: u8, cqn: u32, syndrome: u8) {
+        if !self.cqs.dispatch_error(cqn, syndrome) {
+            dev_warn!(
+                self.dev,
+                "EQ {}: CQ_ERROR (syndrome {}) for CQ {} with no handler registered; dropped\n",
+                eqn,
+                syndrome,
+                cqn
+            );
+        }
+    }
+
     fn completion(&self, eqn: u8, cqn: u32) {
         if !self.cqs.dispatch(cqn) {
             let n = self.unknown_logged.fetch_add(1, Ordering::Relaxed);
@@ -292,9 +304,23 @@ pub(crate) struct Events<'bound> {
     _cmd_eq: LiveEq,
     /// `None` once [`Events::free_irqs`] ran (PCI shutdown).
     irqs: Option<Irqs<'bound>>,
-    _uar: Uar,
+    uar: Uar,
     info: Arc<EqInfo>,
     ports: Arc<PortEvents>,
+    cqs: Arc<CqTable>,
+}
+
+/// What a CQ owner (the IB provider) needs of the EQ stage: the completion EQs by
+/// vector, the UAR page the core rings doorbells on (kernel CQs arm there, as
+/// upstream's kernel CQs use the core's UAR), and the CQN → handler table the
+/// completion EQs dispatch through.
+pub(crate) struct CqAccess {
+    /// EQ number of completion vector k at index k.
+    pub(crate) comp_eqns: KVec<u8>,
+    /// The core's UAR page index.
+    pub(crate) uar: u32,
+    /// The completion handler table.
+    pub(crate) table: Arc<CqTable>,
 }
 
 impl<'bound> Events<'bound> {
@@ -426,7 +452,7 @@ impl<'bound> Events<'bound> {
                 hw: hw.clone(),
                 eqs: all,
                 pages,
-                cqs,
+                cqs: cqs.clone(),
                 #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
                 test_cq: Arc::new(CountingCq(AtomicU64::new(0)), GFP_KERNEL)?,
                 vectors,
@@ -451,9 +477,10 @@ impl<'bound> Events<'bound> {
             _event_mode: event_mode,
             _cmd_eq: cmd_eq,
             irqs: Some(irqs),
-            _uar: uar,
+            uar,
             info,
             ports,
+            cqs,
         })
     }
 
@@ -491,5 +518,22 @@ impl<'bound> Events<'bound> {
     pub(crate) fn comp_eqs(&self) -> u32 {
         // A KVec of at most the vector count (u32): lossless.
         self.comp.len() as u32
+    }
+
+    /// The completion EQs, the core's UAR and the CQ handler table (see [`CqAccess`]).
+    #[cfg_attr(
+        not(CONFIG_MLX5_RS_INFINIBAND),
+        expect(dead_code, reason = "the IB provider creates CQs")
+    )]
+    pub(crate) fn cq_access(&self) -> Result<CqAccess> {
+        let mut comp_eqns = KVec::with_capacity(self.comp.len(), GFP_KERNEL)?;
+        for c in self.comp.iter() {
+            comp_eqns.push(c.eq().eqn(), GFP_KERNEL)?;
+        }
+        Ok(CqAccess {
+            comp_eqns,
+            uar: self.uar.index,
+            table: self.cqs.clone(),
+        })
     }
 }

@@ -368,6 +368,19 @@ impl Eq {
             Event::PageRequest { func_id, num_pages } => d.page_request(eqn, func_id, num_pages),
             Event::PageReleaseAll { func_id } => d.page_release_all(eqn, func_id),
             Event::Comp { cqn } => d.completion(eqn, cqn),
+            Event::CqError { cqn, syndrome } => {
+                if chatty {
+                    dev_warn!(
+                        self.dev,
+                        "EQ {}: CQ_ERROR on CQ {} syndrome 0x{:02x} ({} async events)\n",
+                        eqn,
+                        cqn,
+                        syndrome,
+                        seen
+                    );
+                }
+                d.cq_error(eqn, cqn, syndrome);
+            }
             Event::PortChange { port, sub_type } => {
                 if chatty {
                     dev_info!(

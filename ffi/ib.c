@@ -136,6 +136,8 @@ static int mlx5rs_ib_query_device(struct ib_device *ibdev, struct ib_device_attr
 	props->max_sgl_rd = a.max_sgl_rd;
 	props->max_pkeys = a.max_pkeys;
 	props->local_ca_ack_delay = a.local_ca_ack_delay;
+	props->cq_caps.max_cq_moderation_count = a.max_cq_moderation_count;
+	props->cq_caps.max_cq_moderation_period = a.max_cq_moderation_period;
 	/* Upstream copies response_length bytes, which the buffer holds. */
 	if (st && st->u.resp_len)
 		err = ib_copy_to_udata(uhw, st->out,
@@ -389,6 +391,14 @@ static const struct ib_device_ops mlx5rs_ib_ops = {
 	.modify_srq = mlx5rs_ib_modify_srq,
 	.query_ah = mlx5rs_ib_query_ah,
 	.query_srq = mlx5rs_ib_query_srq,
+
+	/* CQ verbs (ffi/ib_cq.c). */
+	.create_cq = mlx5rs_ib_create_cq,
+	.create_user_cq = mlx5rs_ib_create_user_cq,
+	.destroy_cq = mlx5rs_ib_destroy_cq,
+	.modify_cq = mlx5rs_ib_modify_cq,
+	.resize_user_cq = mlx5rs_ib_resize_user_cq,
+	INIT_RDMA_OBJ_SIZE(ib_cq, mlx5rs_ib_cq, ibcq),
 
 	INIT_RDMA_OBJ_SIZE(ib_pd, mlx5rs_ib_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, mlx5rs_ib_ucontext, ibuc),

@@ -33,6 +33,10 @@ pub(crate) trait IbUcontext: Send + Sync {
     /// The context's doorbell-record pages (user CQs, QPs, SRQs map their records
     /// through it, [`crate::ib::db_user`]).
     fn db_pages(&self) -> &Arc<DbPages>;
+    /// The UAR index of each static system page (CQs of the context ring on them).
+    fn static_uars(&self) -> &[u32];
+    /// The library allocates its UARs dynamically (no static pages).
+    fn lib_uar_dyn(&self) -> bool;
 }
 
 /// The Rust user context behind a `rust` pointer of `struct mlx5rs_ib_ucontext` (as
@@ -89,6 +93,8 @@ pub(crate) trait IbOps: Send + Sync {
     fn dealloc_pd(&self, pdn: u32) -> Result;
     /// The SRQ, XRC domain and AH verbs (`ffi/ib_srq.rs`).
     fn srq_ops(&self) -> &dyn super::ib_srq::IbSrqOps;
+    /// The CQ verbs ([`super::ib_cq`]).
+    fn cq_ops(&self) -> &dyn super::ib_cq::IbCqOps;
 }
 
 /// The provider as the shim holds it: a thin pointer to this box is the `rust`
@@ -193,7 +199,7 @@ pub(super) unsafe fn ops<'a>(rust: *const c_void) -> &'a dyn IbOps {
     unsafe { &**rust.cast::<Arc<dyn IbOps>>() }
 }
 
-fn errno(e: Error) -> c_int {
+pub(super) fn errno(e: Error) -> c_int {
     e.to_errno()
 }
 

@@ -77,8 +77,13 @@ pub struct DeviceAttr {
     pub max_pkeys: u16,
     pub local_ca_ack_delay: u8,
     pub rsvd: u8,
+    /// `cq_caps.max_cq_moderation_count` (0: no CQ moderation).
+    pub max_cq_moderation_count: u16,
+    /// `cq_caps.max_cq_moderation_period`.
+    pub max_cq_moderation_period: u16,
+    pub rsvd2: u32,
 }
-const _: () = assert!(size_of::<DeviceAttr>() == 176);
+const _: () = assert!(size_of::<DeviceAttr>() == 184);
 
 /// `struct mlx5rs_ib_port_attr`: the answer to `query_port` (fields named as in
 /// `struct ib_port_attr`). The enum fields hold
@@ -181,3 +186,19 @@ pub struct MmapMap {
     pub read_only: u32,
 }
 const _: () = assert!(size_of::<MmapMap>() == 16);
+
+/// `struct mlx5rs_ib_cq_init`: `struct ib_cq_init_attr` of a create_cq, and the host's
+/// cache line size.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CqInit {
+    /// Entries asked for.
+    pub cqe: u32,
+    /// Completion vector.
+    pub comp_vector: u32,
+    /// `IB_UVERBS_CQ_FLAGS_*`.
+    pub flags: u32,
+    /// `cache_line_size()`.
+    pub cache_line_size: u32,
+}
+const _: () = assert!(size_of::<CqInit>() == 16);

@@ -168,4 +168,13 @@ int mlx5rs_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 int mlx5rs_ib_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
 int mlx5rs_ib_destroy_ah(struct ib_ah *ibah, u32 flags);
 
+/* CQ verbs (ffi/ib_cq.c). */
+int mlx5rs_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			struct uverbs_attr_bundle *attrs);
+int mlx5rs_ib_create_user_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			     struct uverbs_attr_bundle *attrs);
+int mlx5rs_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int mlx5rs_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe, struct ib_udata *udata);
+int mlx5rs_ib_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period);
+
 #endif /* MLX5RS_IB_PRIV_H */

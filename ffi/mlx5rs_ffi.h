@@ -96,8 +96,11 @@ struct mlx5rs_ib_device_attr {
 	__u16 max_pkeys;
 	__u8 local_ca_ack_delay;
 	__u8 rsvd;
+	__u16 max_cq_moderation_count;	/* cq_caps; 0: no CQ moderation */
+	__u16 max_cq_moderation_period;
+	__u32 rsvd2;
 };
-#define MLX5RS_IB_DEVICE_ATTR_SIZE 176
+#define MLX5RS_IB_DEVICE_ATTR_SIZE 184
 
 /* query_port (struct ib_port_attr; enum fields hold valid enum values). */
 struct mlx5rs_ib_port_attr {
@@ -270,5 +273,36 @@ const void *mlx5rs_mm_current(void);
 void *mlx5rs_mm_grab_current(void);
 void mlx5rs_mm_drop(void *mm);
 void *mlx5rs_ib_udata_uctx(struct ib_udata *udata);
+
+/*
+ * CQ verbs (ffi/ib_cq.c, ffi/ib_cq.rs): struct ib_cq_init_attr as the core gives it,
+ * plus the host's cache line (kernel CQs use 128-byte CQEs on 128-byte lines).
+ */
+struct mlx5rs_ib_cq_init {
+	__u32 cqe;
+	__u32 comp_vector;
+	__u32 flags;
+	__u32 cache_line_size;
+};
+#define MLX5RS_IB_CQ_INIT_SIZE 16
+
+struct mlx5rs_ib_cq;
+void mlx5rs_ib_cq_comp(struct mlx5rs_ib_cq *cq);
+void mlx5rs_ib_cq_err(struct mlx5rs_ib_cq *cq);
+
+/*
+ * Implemented in Rust (ffi/ib_cq.rs). create: @uctx NULL and @udata NULL for a kernel
+ * CQ; @cq is the shim's CQ (passed back to mlx5rs_ib_cq_comp()/_err()); on success
+ * *@cq_rust, *@cqn and *@ncqe (ring entries - 1) are set; @ibdev is the CQ's struct
+ * ib_device (user memory is pinned for it). destroy frees @cq_rust only when it
+ * returns 0.
+ */
+int mlx5rs_ib_rs_create_cq(const void *rust, void *uctx, const struct mlx5rs_ib_cq_init *init,
+			   struct mlx5rs_ib_udata *udata, struct mlx5rs_ib_cq *cq,
+			   void **cq_rust, __u32 *cqn, int *ncqe, void *ibdev);
+int mlx5rs_ib_rs_destroy_cq(const void *rust, void *cq_rust);
+int mlx5rs_ib_rs_resize_cq(const void *rust, void *cq_rust, __u32 cqe,
+			   struct mlx5rs_ib_udata *udata, int *ncqe, void *ibdev);
+int mlx5rs_ib_rs_modify_cq(const void *rust, void *cq_rust, __u16 count, __u16 period);
 
 #endif /* MLX5RS_FFI_H */

@@ -124,6 +124,14 @@ impl IbUcontext for UserContext {
     fn db_pages(&self) -> &Arc<DbPages> {
         &self.db
     }
+
+    fn static_uars(&self) -> &[u32] {
+        &self.uars
+    }
+
+    fn lib_uar_dyn(&self) -> bool {
+        self.plan.bfregs.lib_uar_dyn
+    }
 }
 
 impl Drop for UserContext {

@@ -13,6 +13,7 @@
 use crate::{
     cmd::commands::{gen_cap, GeneralCaps},
     ffi::ib_abi::DeviceAttr,
+    ib::cq_commands::{MAX_CQ_COUNT, MAX_CQ_PERIOD},
 };
 
 /// `device_cap_flags` bits (`IB_UVERBS_DEVICE_*`, ib_user_verbs.h).
@@ -150,6 +151,8 @@ pub fn device_attr(caps: &GeneralCaps, ids: &DeviceIds, max_pkeys: u16) -> Devic
     let max_fast_reg = pow2(caps.get(gen_cap::LOG_MAX_KLM_LIST_SIZE));
     let max_mcast_grp = pow2(caps.get(gen_cap::LOG_MAX_MCG));
     let max_mcast_qp_attach = caps.get(gen_cap::MAX_QP_MCG);
+    // Upstream reports the CQ moderation limits with cap `cq_moderation`.
+    let moderation = caps.get(gen_cap::CQ_MODERATION);
     DeviceAttr {
         fw_ver: fw_ver_u64(ids.fw),
         sys_image_guid: ids.sys_image_guid,
@@ -192,6 +195,9 @@ pub fn device_attr(caps: &GeneralCaps, ids: &DeviceIds, max_pkeys: u16) -> Devic
         max_pkeys,
         local_ca_ack_delay: caps.get(gen_cap::LOCAL_CA_ACK_DELAY),
         rsvd: 0,
+        max_cq_moderation_count: if moderation { MAX_CQ_COUNT } else { 0 },
+        max_cq_moderation_period: if moderation { MAX_CQ_PERIOD } else { 0 },
+        rsvd2: 0,
     }
 }
 

@@ -21,14 +21,24 @@
 //! a context is offered, which BAR page an mmap maps) and [`res_commands`]
 //! (ALLOC_PD, ALLOC_TRANSPORT_DOMAIN and their deallocs).
 //!
-//! Not there yet: the data path (CQ, QP, MR, post/poll); without it the RDMA core
-//! treats the device as no kverbs provider and attaches no MAD/SA/CM client.
+//! CQs: [`cq`] (kernel shell: kernel CQs in coherent DMA memory, user CQs on pinned
+//! memory, resize, moderation, completion and CQ error events through the EQ stage's
+//! [`CqAccess`]), over the pure [`cq_commands`] (CREATE_CQ, DESTROY_CQ, MODIFY_CQ) and
+//! [`cq_plan`] (ring sizes, EQ and UAR choice, page offset).
+//!
+//! Not there yet: the rest of the data path (QP, MR, post/poll); without it the RDMA
+//! core treats the device as no kverbs provider and attaches no MAD/SA/CM client.
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod abi;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod commands;
 mod context;
+mod cq;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod cq_commands;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod cq_plan;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod device_attr;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
@@ -56,21 +66,26 @@ pub(crate) mod umem_calc;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use kernel::{
-    device, pci,
+    device, page, pci,
     prelude::*,
     sync::{aref::ARef, new_mutex, Arc, Mutex},
 };
 
 use crate::{
     cmd::commands::{gen_cap, GeneralCaps},
-    eq::port::{PortEventHandler, PortEvents, PortSubscription},
+    eq::{
+        port::{PortEventHandler, PortEvents, PortSubscription},
+        CqAccess,
+    },
     ffi::ib::{IbEvent, IbInit, IbRegistration},
     hw::Hw,
     ifc::mad::smp_attr,
     init_seg::FwVersion,
     lifecycle::{FatalCause, FatalConsumer, FatalHandler, Lifecycle},
 };
+use abi::cq::CqCaps;
 use commands::{node_info_of, MadIfcGet, QueryHcaVportContext, QueryVendorId, ReadNodeDesc};
+use cq::CqVerbs;
 use device_attr::{board_id_text, fw_ver_text, hca_type_text, DeviceIds};
 use port::{gid_table_len, pkey_table_len, PortCaps};
 use provider::{PortAccess, Provider};
@@ -96,6 +111,8 @@ pub(crate) struct IbCore<'a> {
     pub(crate) port_events: &'a Arc<PortEvents>,
     /// Fatal-error consumers.
     pub(crate) life: &'a Arc<Lifecycle>,
+    /// Completion EQs, the core's UAR and the CQ handler table (CQ verbs).
+    pub(crate) cq: CqAccess,
 }
 
 /// Events logged in full before the log thins out (then every 1000th), as the EQ layer
@@ -261,6 +278,13 @@ impl IbStage {
             revision: pdev.revision_id(),
             is_vf: core.is_vf,
         };
+        let cqs = CqVerbs::new(
+            dev,
+            hw.clone(),
+            CqCaps::from_caps(caps, page::PAGE_SHIFT as u32),
+            caps.get(gen_cap::CQ_MODERATION),
+            core.cq,
+        );
         let provider = Arc::new(
             Provider::new(
                 dev,
@@ -270,6 +294,7 @@ impl IbStage {
                 access,
                 num_ports,
                 port_caps,
+                cqs,
             ),
             GFP_KERNEL,
         )?;

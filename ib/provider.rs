@@ -25,6 +25,7 @@ use super::{
         QueryHcaVportGid, QueryHcaVportPkey, ReadPmtu, ReadPtys, ReadPvlc,
     },
     context::{put, uabi_err, UserContext},
+    cq::CqVerbs,
     device_attr::{device_attr, DeviceIds},
     port::{check_port, from_hca_vport, from_port_info, BadPort, PortCaps, PortRegs},
     res_commands::{AllocPd, DeallocPd},
@@ -32,8 +33,11 @@ use super::{
 };
 use crate::{
     cmd::commands::GeneralCaps,
-    ffi::ib::{DeviceAttr, IbOps, IbUcontext, PortAttr},
-    ffi::ib_srq::IbSrqOps,
+    ffi::{
+        ib::{DeviceAttr, IbOps, IbUcontext, PortAttr},
+        ib_cq::IbCqOps,
+        ib_srq::IbSrqOps,
+    },
     hw::Hw,
     ifc::mad::smp_attr,
 };
@@ -66,10 +70,15 @@ pub(crate) struct Provider {
     access: PortAccess,
     num_ports: u8,
     port_caps: PortCaps,
+    cqs: CqVerbs,
 }
 
 impl Provider {
     /// A provider over `hw` with the device's current caps.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "what bring-up read, named at the one call"
+    )]
     pub(crate) fn new(
         dev: &device::Device,
         hw: Arc<Hw>,
@@ -78,6 +87,7 @@ impl Provider {
         access: PortAccess,
         num_ports: u8,
         port_caps: PortCaps,
+        cqs: CqVerbs,
     ) -> Self {
         Self {
             dev: dev.into(),
@@ -87,6 +97,7 @@ impl Provider {
             access,
             num_ports,
             port_caps,
+            cqs,
         }
     }
 
@@ -189,6 +200,10 @@ impl IbOps for Provider {
 
     fn srq_ops(&self) -> &dyn IbSrqOps {
         self
+    }
+
+    fn cq_ops(&self) -> &dyn IbCqOps {
+        &self.cqs
     }
 
     fn query_port(&self, port: u32) -> Result<PortAttr> {

@@ -15,10 +15,6 @@
 /// `ffi/ib_umem.c`).
 pub mod access {
     /// IB_ACCESS_LOCAL_WRITE (the pages are pinned writable).
-    #[cfg_attr(
-        CONFIG_RUST,
-        expect(dead_code, reason = "i11-umem, for the user verbs")
-    )]
     pub const LOCAL_WRITE: u32 = 1 << 0;
     /// IB_ACCESS_REMOTE_WRITE.
     #[cfg_attr(
@@ -126,10 +122,6 @@ pub fn mkey_page_sizes(log_min_entity: u8, log_max_entity_mtt: u8, log_entity_si
 /// Page sizes of a queue whose context has a `log_page_size` field of `field_bits`
 /// bits counted from `2^pgsz_shift` (upstream `__mlx5_log_page_size_to_bitmap`:
 /// never below 4 KiB, never above 2^63).
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "i11-umem, for the user verbs")
-)]
 pub fn queue_page_sizes(field_bits: u32, pgsz_shift: u32) -> u64 {
     let top = if field_bits >= 7 {
         63

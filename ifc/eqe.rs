@@ -68,6 +68,20 @@ pub struct EqeComp {
     pub cqn: U32,
 }
 
+/// CQ error event data (`struct mlx5_eqe_cq_err`).
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable)]
+#[repr(C)]
+pub struct EqeCqErr {
+    /// CQ number (24 bits; the top byte is reserved).
+    pub cqn: U32,
+    /// Reserved.
+    pub rsvd1: [u8; 7],
+    /// Syndrome (1: CQ overrun, 2: CQ access violation).
+    pub syndrome: u8,
+    /// Reserved (rest of the event data).
+    pub rsvd2: [u8; 16],
+}
+
 /// Port change event data (`struct mlx5_eqe_port_state`).
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable)]
 #[repr(C)]
@@ -165,6 +179,20 @@ impl Eqe {
     /// Event data as a port change.
     pub fn port(&self) -> EqePort {
         zerocopy::transmute!(self.data)
+    }
+
+    /// Event data as a CQ error.
+    pub fn cq_err(&self) -> EqeCqErr {
+        zerocopy::transmute!(self.data)
+    }
+
+    /// Sets the event data of a CQ error.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "used by the emulator and the host tests")
+    )]
+    pub fn set_cq_err(&mut self, d: EqeCqErr) {
+        self.data = zerocopy::transmute!(d);
     }
 }
 

@@ -329,7 +329,7 @@ fn ifc_tables_match_mlx5_ifc_h() {
 #[test]
 fn device_h_layouts_match_facts() {
     use ifc::cmd_layout::{block_off, entry_off, CmdBlock, CmdLayout};
-    use ifc::eqe::{Eqe, EqeCmd, EqeComp, EqePageReq, EqePort};
+    use ifc::eqe::{Eqe, EqeCmd, EqeComp, EqeCqErr, EqePageReq, EqePort};
     use std::mem::{offset_of, size_of};
     assert_eq!(size_of::<CmdLayout>(), 64);
     assert_eq!(offset_of!(CmdLayout, type_), entry_off::TYPE);
@@ -401,6 +401,12 @@ fn device_h_layouts_match_facts() {
     );
     assert_eq!(offset_of!(EqeComp, cqn), 0x18);
     assert_eq!(offset_of!(EqePort, port), 8);
+    // `struct mlx5_eqe_cq_err`: cqn, reserved1[7], syndrome.
+    assert_eq!(
+        (offset_of!(EqeCqErr, cqn), offset_of!(EqeCqErr, syndrome)),
+        (0, 11)
+    );
+    assert_eq!(size_of::<EqeCqErr>(), 28);
     // Init segment register offsets (facts §1.1) against the ifc table.
     use ifc::init_seg::{self as is, initial_seg as t};
     assert_eq!(t::CMDQ_PHY_ADDR_63_32.raw().byte_off(), is::CMDQ_ADDR_H);

@@ -74,6 +74,8 @@ pub mod ffi {
 pub mod ib {
     pub mod abi;
     pub mod commands;
+    pub mod cq_commands;
+    pub mod cq_plan;
     pub mod device_attr;
     pub mod events;
     pub mod port;

@@ -4,7 +4,6 @@
 //! (`cmd_hca_cap`, [`GeneralCaps`]) and what the host contributes, so that a verb
 //! never maps a cap field by hand.
 
-#[cfg(not(CONFIG_RUST))]
 use super::cq::CqCaps;
 use super::device::QueryDeviceCaps;
 #[cfg(not(CONFIG_RUST))]
@@ -81,7 +80,6 @@ impl UctxRespCaps {
     }
 }
 
-#[cfg(not(CONFIG_RUST))]
 impl CqCaps {
     /// From the current general caps.
     pub fn from_caps(caps: &GeneralCaps, page_shift: u32) -> Self {

@@ -50,50 +50,15 @@ pub const USER_CMDS_SUPP_UHW_CREATE_AH: u8 = 1 << 1;
 pub const CLOCK_INFO_V1: u32 = 0;
 
 /// create_cq `flags`: 128-byte CQE padding.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const CREATE_CQ_FLAGS_CQE_128B_PAD: u16 = 1 << 0;
 /// create_cq `flags`: `uar_page_index` valid.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const CREATE_CQ_FLAGS_UAR_PAGE_INDEX: u16 = 1 << 1;
 /// create_cq `flags`: real-time timestamps.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const CREATE_CQ_FLAGS_REAL_TIME_TS: u16 = 1 << 2;
 
 /// ib create_cq `flags` (`ib_user_verbs.h`): timestamp completions.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION: u32 = 1 << 0;
 /// ib create_cq `flags`: ignore overrun.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN: u32 = 1 << 1;
 
 /// `IB_UVERBS_QPT_UC` (`ib_user_ioctl_verbs.h`): bit index in `supported_qpts`.

@@ -30,7 +30,7 @@ use super::error::{errno, Reason, UabiError};
 use super::layout::{CreateCq, ResizeCq};
 use super::udata;
 // Shared with the QP and SRQ requests (and compiled into the module for the SRQ verbs).
-pub use super::queue_checks::{check_addrs, BUF_ALIGN, DBR_SIZE};
+pub use super::queue_checks::check_addrs;
 
 /// Device capabilities create_cq looks at.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
