@@ -15,12 +15,12 @@ pub(crate) mod ib;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod ib_abi;
 #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
+pub(crate) mod ib_cq;
+#[cfg(CONFIG_MLX5_RS_INFINIBAND)]
 pub(crate) mod ib_srq;
 #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod ib_srq_abi;
-#[cfg(CONFIG_MLX5_RS_INFINIBAND)]
-pub(crate) mod ib_cq;
 mod irq;
 mod mm;
 mod pci;
