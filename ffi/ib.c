@@ -385,6 +385,17 @@ static const struct ib_device_ops mlx5rs_ib_ops = {
 	.destroy_qp = mlx5rs_ib_destroy_qp,
 	.modify_qp = mlx5rs_ib_modify_qp,
 	.query_qp = mlx5rs_ib_query_qp,
+	/* SRQ / XRC domain / AH (ffi/ib_srq.c). */
+	.alloc_xrcd = mlx5rs_ib_alloc_xrcd,
+	.create_ah = mlx5rs_ib_create_ah,
+	.create_srq = mlx5rs_ib_create_srq,
+	.create_user_ah = mlx5rs_ib_create_ah,
+	.dealloc_xrcd = mlx5rs_ib_dealloc_xrcd,
+	.destroy_ah = mlx5rs_ib_destroy_ah,
+	.destroy_srq = mlx5rs_ib_destroy_srq,
+	.modify_srq = mlx5rs_ib_modify_srq,
+	.query_ah = mlx5rs_ib_query_ah,
+	.query_srq = mlx5rs_ib_query_srq,
 
 	/* CQ verbs (ffi/ib_cq.c). */
 	.create_cq = mlx5rs_ib_create_cq,
@@ -397,6 +408,9 @@ static const struct ib_device_ops mlx5rs_ib_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_pd, mlx5rs_ib_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, mlx5rs_ib_ucontext, ibuc),
 	INIT_RDMA_OBJ_SIZE(ib_qp, mlx5rs_ib_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_ah, mlx5rs_ib_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_srq, mlx5rs_ib_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, mlx5rs_ib_xrcd, ibxrcd),
 };
 
 /**

@@ -101,6 +101,8 @@ pub(crate) trait IbOps: Send + Sync {
     fn mr(&self) -> &dyn IbMrOps;
     /// The QP verbs ([`super::ib_qp`]).
     fn qp_ops(&self) -> &dyn super::ib_qp::IbQpOps;
+    /// The SRQ, XRC domain and AH verbs (`ffi/ib_srq.rs`).
+    fn srq_ops(&self) -> &dyn super::ib_srq::IbSrqOps;
     /// The CQ verbs ([`super::ib_cq`]).
     fn cq_ops(&self) -> &dyn super::ib_cq::IbCqOps;
 }

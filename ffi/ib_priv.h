@@ -149,6 +149,35 @@ int mlx5rs_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_ma
 			struct ib_udata *udata);
 int mlx5rs_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 		       struct ib_qp_init_attr *init_attr);
+/*
+ * SRQ / XRC domain / address handle verbs (ffi/ib_srq.c), listed in the ops table of
+ * ffi/ib.c.
+ */
+
+/**
+ * struct mlx5rs_ib_ah - an address handle
+ * @ibah: the core's AH
+ * @av: the address vector (struct mlx5_av, built by ib/ah_av.rs), what a UD send
+ *      copies into its datagram segment
+ */
+struct mlx5rs_ib_ah {
+	struct ib_ah ibah;
+	u8 av[MLX5RS_IB_AV_SIZE];
+};
+
+int mlx5rs_ib_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int mlx5rs_ib_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int mlx5rs_ib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+			 struct ib_udata *udata);
+int mlx5rs_ib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+			 enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int mlx5rs_ib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int mlx5rs_ib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int mlx5rs_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+			struct ib_udata *udata);
+int mlx5rs_ib_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+int mlx5rs_ib_destroy_ah(struct ib_ah *ibah, u32 flags);
+
 /* CQ verbs (ffi/ib_cq.c). */
 int mlx5rs_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			struct uverbs_attr_bundle *attrs);

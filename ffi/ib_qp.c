@@ -20,7 +20,7 @@
 #include <rdma/uverbs_ioctl.h>
 #include "ib_priv.h"
 
-static void ah_to_rs(const struct rdma_ah_attr *ah, struct mlx5rs_ib_ah_attr *o)
+static void ah_to_rs(const struct rdma_ah_attr *ah, struct mlx5rs_ib_qp_ah_attr *o)
 {
 	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
 
@@ -39,7 +39,7 @@ static void ah_to_rs(const struct rdma_ah_attr *ah, struct mlx5rs_ib_ah_attr *o)
 	}
 }
 
-static void ah_from_rs(struct ib_device *ibdev, const struct mlx5rs_ib_ah_attr *a,
+static void ah_from_rs(struct ib_device *ibdev, const struct mlx5rs_ib_qp_ah_attr *a,
 		       struct rdma_ah_attr *ah)
 {
 	memset(ah, 0, sizeof(*ah));
@@ -85,7 +85,7 @@ int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	void *uctx = NULL;
 	int err;
 
-	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_ah_attr) != MLX5RS_IB_AH_ATTR_SIZE);
+	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_qp_ah_attr) != MLX5RS_IB_QP_AH_ATTR_SIZE);
 	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_qp_attr) != MLX5RS_IB_QP_ATTR_SIZE);
 	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_qp_init) != MLX5RS_IB_QP_INIT_SIZE);
 	if (attr->rwq_ind_tbl || attr->qp_type >= IB_QPT_MAX)

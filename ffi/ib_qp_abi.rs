@@ -9,7 +9,7 @@
 
 use zerocopy_derive::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-/// `struct mlx5rs_ib_ah_attr`: an InfiniBand address vector (`rdma_ah_attr` of type
+/// `struct mlx5rs_ib_qp_ah_attr`: an InfiniBand address vector (`rdma_ah_attr` of type
 /// IB; `grh` set when `IB_AH_GRH` is).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
@@ -155,7 +155,7 @@ pub struct QpInit {
     pub sq_sig_all: u8,
 }
 
-// The sizes `mlx5rs_ffi.h` declares (MLX5RS_IB_AH_ATTR_SIZE, MLX5RS_IB_QP_ATTR_SIZE,
+// The sizes `mlx5rs_ffi.h` declares (MLX5RS_IB_QP_AH_ATTR_SIZE, MLX5RS_IB_QP_ATTR_SIZE,
 // MLX5RS_IB_QP_INIT_SIZE), which ffi/ib_qp.c checks on its side.
 const _: () = assert!(core::mem::size_of::<AhAttr>() == 32);
 const _: () = assert!(core::mem::size_of::<QpAttr>() == 140);

@@ -187,6 +187,68 @@ int mlx5rs_ib_rs_alloc_pd(const void *rust, __u32 *pdn, struct mlx5rs_ib_udata *
 int mlx5rs_ib_rs_dealloc_pd(const void *rust, __u32 pdn);
 
 /*
+ * Shared receive queues, XRC domains and address handles (ffi/ib_srq.c; Rust mirrors
+ * in ffi/ib_srq_abi.rs).
+ */
+
+/* A create_srq: struct ib_srq_init_attr and the numbers of the objects it names. */
+struct mlx5rs_ib_srq_init {
+	__u32 srq_type;  /* enum ib_srq_type */
+	__u32 max_wr;    /* in: asked for; out: what the queue holds */
+	__u32 max_sge;
+	__u32 srq_limit;
+	__u32 pdn;
+	__u32 xrcdn;     /* XRC SRQ */
+	__u32 cqn;       /* XRC SRQ */
+	__u32 srqn;      /* out */
+};
+#define MLX5RS_IB_SRQ_INIT_SIZE 32
+
+/* struct ib_srq_attr. */
+struct mlx5rs_ib_srq_attr {
+	__u32 max_wr;
+	__u32 max_sge;
+	__u32 srq_limit;
+	__u32 rsvd;
+};
+#define MLX5RS_IB_SRQ_ATTR_SIZE 16
+
+/* An InfiniBand struct rdma_ah_attr. */
+struct mlx5rs_ib_ah_attr {
+	__u8 dgid[16];
+	__u32 flow_label;
+	__u32 ah_type;   /* enum rdma_ah_attr_type */
+	__u16 dlid;
+	__u8 sl;
+	__u8 src_path_bits;
+	__u8 static_rate; /* enum ib_rate */
+	__u8 is_global;   /* IB_AH_GRH */
+	__u8 sgid_index;
+	__u8 hop_limit;
+	__u8 traffic_class;
+	__u8 port_num;
+	__u8 rsvd[6];
+};
+#define MLX5RS_IB_AH_ATTR_SIZE 40
+/* sizeof(struct mlx5_av) (include/linux/mlx5/qp.h). */
+#define MLX5RS_IB_AV_SIZE 48
+
+int mlx5rs_ib_rs_alloc_xrcd(const void *rust, __u32 *xrcdn);
+int mlx5rs_ib_rs_dealloc_xrcd(const void *rust, __u32 xrcdn);
+struct ib_device;
+struct ib_udata;
+int mlx5rs_ib_rs_create_srq(const void *rust, struct mlx5rs_ib_srq_init *init,
+			    struct mlx5rs_ib_udata *staged, struct ib_device *ibdev,
+			    struct ib_udata *udata, void **srq);
+int mlx5rs_ib_rs_modify_srq(const void *rust, const void *srq, __u32 mask, __u32 limit);
+int mlx5rs_ib_rs_query_srq(const void *rust, const void *srq, struct mlx5rs_ib_srq_attr *out);
+int mlx5rs_ib_rs_destroy_srq(const void *rust, void *srq);
+int mlx5rs_ib_rs_create_ah(const void *rust, const struct mlx5rs_ib_ah_attr *attr, __u8 *av,
+			   struct mlx5rs_ib_udata *resp);
+void mlx5rs_ib_rs_query_ah(const void *rust, const __u8 *av, __u32 ah_type,
+			   struct mlx5rs_ib_ah_attr *out);
+
+/*
  * Pinned user memory (ffi/ib_umem.c, wrapped by ffi/umem.rs): the trampolines of user
  * verbs pass their object's struct ib_device as an opaque pointer.
  */
@@ -237,7 +299,7 @@ int mlx5rs_ib_rs_dereg_mr(const void *rust, void *mr);
  * QP verbs (ffi/ib_qp.c; Rust mirrors in ffi/ib_qp_abi.rs). Enum fields hold the
  * core's enum values.
  */
-struct mlx5rs_ib_ah_attr {
+struct mlx5rs_ib_qp_ah_attr {
 	__u8 dgid[16];
 	__u32 flow_label;
 	__u16 dlid;
@@ -251,7 +313,7 @@ struct mlx5rs_ib_ah_attr {
 	__u8 grh;
 	__u8 rsvd[2];
 };
-#define MLX5RS_IB_AH_ATTR_SIZE 32
+#define MLX5RS_IB_QP_AH_ATTR_SIZE 32
 
 struct mlx5rs_ib_qp_attr {
 	__u32 attr_mask;
@@ -283,8 +345,8 @@ struct mlx5rs_ib_qp_attr {
 	__u8 alt_port_num;
 	__u8 alt_timeout;
 	__u8 sq_sig_all;
-	struct mlx5rs_ib_ah_attr ah_attr;
-	struct mlx5rs_ib_ah_attr alt_ah_attr;
+	struct mlx5rs_ib_qp_ah_attr ah_attr;
+	struct mlx5rs_ib_qp_ah_attr alt_ah_attr;
 };
 #define MLX5RS_IB_QP_ATTR_SIZE 140
 

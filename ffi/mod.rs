@@ -24,6 +24,10 @@ pub(crate) mod ib_qp;
 #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod ib_qp_abi;
+pub(crate) mod ib_srq;
+#[cfg(CONFIG_MLX5_RS_INFINIBAND)]
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod ib_srq_abi;
 mod irq;
 mod mm;
 mod pci;

@@ -88,7 +88,6 @@ impl IbDev<'_> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct BlockSize(u64);
 
-#[expect(dead_code, reason = "i11-umem, for the user verbs")]
 impl BlockSize {
     /// The CPU page.
     pub(crate) const PAGE: Self = Self(PAGE_SIZE as u64);
@@ -296,7 +295,6 @@ impl Drop for Mm {
 ///
 /// `udata` must be NULL or the `struct ib_udata *` the core passed to the current
 /// verb.
-#[expect(dead_code, reason = "i11-umem, for the user verbs")]
 pub(crate) unsafe fn uctx_of_udata(udata: *mut c_void) -> *mut c_void {
     // SAFETY: by the function's contract.
     unsafe { mlx5rs_ib_udata_uctx(udata) }

@@ -61,6 +61,14 @@ pub(crate) mod qp_uar;
 pub(crate) mod res_commands;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod uctx;
+// SRQ / XRC domain / AH (issue 11): the kernel shell, and its pure parts.
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod ah_av;
+mod srq;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod srq_commands;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod srq_plan;
 // Pinned user memory and doorbell records (issue 11, i11-umem).
 pub(crate) mod db_user;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]

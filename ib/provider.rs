@@ -41,6 +41,7 @@ use crate::{
         ib_cq::IbCqOps,
         ib_qp::{IbQp, IbQpOps, QpInit, UserData},
         umem::IbDev,
+        ib_srq::IbSrqOps,
     },
     hw::Hw,
     ifc::mad::smp_attr,
@@ -118,6 +119,22 @@ impl Provider {
             qp_env,
             cqs,
         }
+    }
+
+    /// The device (logs), for the verbs families' own files (SRQ / XRC / AH:
+    /// `super::srq`).
+    pub(super) fn dev(&self) -> &device::Device {
+        &self.dev
+    }
+
+    /// The command path.
+    pub(super) fn hw(&self) -> &Arc<Hw> {
+        &self.hw
+    }
+
+    /// The general caps.
+    pub(super) fn caps(&self) -> &GeneralCaps {
+        &self.caps
     }
 
     /// The port number of a dual-port device for the vport commands (upstream sets it
@@ -206,6 +223,10 @@ impl IbOps for Provider {
     }
 
     fn qp_ops(&self) -> &dyn IbQpOps {
+        self
+    }
+
+    fn srq_ops(&self) -> &dyn IbSrqOps {
         self
     }
 

@@ -49,6 +49,9 @@ pub mod ib_res;
 pub mod mkey;
 pub mod qp;
 pub mod srq;
+// SRQ / XRC / AH slice (issue 11): the AH's address vector, the SRQ WQE's first
+// segment.
+pub mod av;
 // Host crates only until the driver's data path reads CQEs and writes WQEs (then
 // drop the cfg: the zerocopy structs there carry no dead-code expectation, which
 // their derives would leave unfulfilled in the kernel build).
@@ -195,6 +198,7 @@ pub const ALL_STRUCTS: &[&field::PrmStruct] = &[
     &srq::QUERY_RMP_IN,
     &srq::QUERY_RMP_OUT,
     &srq::MODIFY_RMP_IN,
+    &srq::RMP_BITMASK,
     &mkey::MKC,
     &mkey::CREATE_MKEY_IN,
     &mkey::CREATE_MKEY_OUT,

@@ -223,6 +223,8 @@ prm_struct! {
         UID: "uid" @ 0x10, 0x10 => u16;
         OP_MOD: "op_mod" @ 0x30, 0x10 => u16;
         CTX: "ctx" @ 0x100, 0x780 => Bytes;
+        /// The page list after the context (`rmpc.wq.pas`, flexible).
+        WQ_PAS: "ctx.wq.pas" @ 0x880, 0x0 => Bytes;
     }
 }
 
@@ -275,3 +277,17 @@ prm_struct! {
         CTX: "ctx" @ 0x100, 0x780 => Bytes;
     }
 }
+
+prm_struct! {
+    /// `rmp_bitmask`: which `rmpc` fields MODIFY_RMP changes.
+    pub mod rmp_bitmask / RMP_BITMASK = "rmp_bitmask", 0x40 {
+        LWM: "lwm" @ 0x3f, 0x1 => bool;
+    }
+}
+
+/// `rmpc.state` of a ready RMP (`mlx5_ifc.h` `MLX5_RMPC_STATE_RDY`).
+pub const RMPC_STATE_RDY: u8 = 0x1;
+/// `xrc_srqc.state` / `srqc.state` of a good queue (`MLX5_XRC_SRQC_STATE_GOOD`).
+pub const SRQC_STATE_GOOD: u8 = 0x0;
+/// ARM_XRC_SRQ op_mod of an XRC SRQ (`MLX5_ARM_XRC_SRQ_IN_OP_MOD_XRC_SRQ`).
+pub const ARM_XRC_SRQ_OP_MOD_XRC_SRQ: u16 = 0x1;

@@ -66,6 +66,8 @@ pub mod health {
 pub mod ffi {
     pub mod ib_abi;
     pub mod ib_qp_abi;
+    // SRQ / XRC / AH slice (issue 11).
+    pub mod ib_srq_abi;
 }
 
 /// InfiniBand provider logic (`ib/`).
@@ -81,6 +83,10 @@ pub mod ib {
     pub mod port;
     pub mod res_commands;
     pub mod uctx;
+    // SRQ / XRC / AH slice (issue 11).
+    pub mod ah_av;
+    pub mod srq_commands;
+    pub mod srq_plan;
     pub mod umem_calc;
     // QP verbs (issue 11, i11-qp).
     pub mod qp_commands;

@@ -15,10 +15,6 @@ pub fn alloc_pd_response(pdn: u32) -> AllocPdResp {
 /// create_ah's response for a user buffer of `outlen` bytes: only RoCE address
 /// handles have one (`None` on InfiniBand); it needs room up to `dmac` (`EINVAL`
 /// otherwise), and `response_length` says that much.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "create_ah is not implemented yet (host-tested)")
-)]
 pub fn create_ah_response(
     roce_dmac: Option<[u8; 6]>,
     outlen: usize,

@@ -7,7 +7,6 @@
 use super::cq::CqCaps;
 use super::device::QueryDeviceCaps;
 use super::qp::QpCaps;
-#[cfg(not(CONFIG_RUST))]
 use super::srq::SrqCaps;
 use super::ucontext::{UctxDevCaps, UctxRespCaps};
 use crate::cmd::commands::GeneralCaps;
@@ -112,7 +111,6 @@ impl QpCaps {
     }
 }
 
-#[cfg(not(CONFIG_RUST))]
 impl SrqCaps {
     /// From the current general caps.
     pub fn from_caps(caps: &GeneralCaps, page_shift: u32) -> Self {

@@ -173,13 +173,6 @@ pub const QP_FLAG_DCI_STREAM: u32 = 1 << 11;
 pub const IB_MODIFY_QP_OOO_DP: u32 = 1 << 0;
 
 /// create_srq `flags`: WQE signature.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(
-        dead_code,
-        reason = "ABI value of a verb or object not implemented yet (checked against the header by the host tests)"
-    )
-)]
 pub const SRQ_FLAG_SIGNATURE: u32 = 1 << 0;
 
 /// mmap command: UAR page, write-combining when possible.

@@ -29,12 +29,8 @@ use super::consts::{
 use super::error::{errno, Reason, UabiError};
 use super::layout::{CreateCq, ResizeCq};
 use super::udata;
-
-/// Doorbell record size (`MLX5_IB_DBR_SIZE`: two big-endian dwords).
-pub const DBR_SIZE: u64 = 8;
-/// Alignment of a CQ/QP/SRQ buffer start: the context's page offset counts 64-byte
-/// units of a 4 KiB page.
-pub const BUF_ALIGN: u64 = 64;
+// Shared with the QP and SRQ requests (and compiled into the module for the SRQ verbs).
+pub use super::queue_checks::check_addrs;
 
 /// Device capabilities create_cq looks at.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -111,27 +107,6 @@ fn ring_entries(cqe: u32, log_max: u8, slack: u64) -> Result<u32, UabiError> {
         return Err(bad);
     }
     u32::try_from(n).map_err(|_| bad)
-}
-
-/// Step 3: buffer alignment and doorbell placement.
-///
-/// The buffer rule is the part of upstream's `mlx5_umem_find_best_quantized_pgoff`
-/// that depends on the address alone: at every page size it tries (4 KiB and up)
-/// the start's offset in the page must be a multiple of page size / 64, so a start
-/// not 64-byte aligned never fits. Whether it fits the pinned pages (their DMA
-/// layout, and for an RMP's 5-bit `page_offset` the lower half of a 4 KiB page) is
-/// decided by the shell on the umem, with the same `EINVAL`.
-pub fn check_addrs(buf_addr: u64, db_addr: Option<u64>, page_shift: u32) -> Result<(), UabiError> {
-    if buf_addr % BUF_ALIGN != 0 {
-        return Err(UabiError::inval(Reason::OutOfRange("buf_addr alignment")));
-    }
-    if let Some(db) = db_addr {
-        let page = 1u64.checked_shl(page_shift).unwrap_or(0);
-        if page < DBR_SIZE || db & (page - 1) > page - DBR_SIZE {
-            return Err(UabiError::inval(Reason::OutOfRange("db_addr")));
-        }
-    }
-    Ok(())
 }
 
 /// Checks a create_cq: `cqe` and `ib_flags` from the core's `ib_cq_init_attr`,

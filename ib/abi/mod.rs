@@ -40,9 +40,8 @@ pub mod error;
 pub mod layout;
 pub mod mmap;
 pub mod qp;
-// SRQ requests: host crates only until the provider has those verbs (their items
-// would all be dead code in the module).
-#[cfg(not(CONFIG_RUST))]
+// The checks create_cq, create_qp and create_srq share, and the create_srq request.
+pub mod queue_checks;
 pub mod srq;
 pub mod ucontext;
 pub mod udata;

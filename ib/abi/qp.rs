@@ -26,7 +26,7 @@
 //! Also the driver part of modify_qp ([`parse_modify_qp`], [`modify_qp_response`]).
 
 use super::consts::{
-    IB_DEFAULT_UIDX, IB_MODIFY_QP_OOO_DP, QP_FLAG_ALLOW_SCATTER_CQE, QP_FLAG_BFREG_INDEX,
+    IB_MODIFY_QP_OOO_DP, QP_FLAG_ALLOW_SCATTER_CQE, QP_FLAG_BFREG_INDEX,
     QP_FLAG_PACKET_BASED_CREDIT_MODE, QP_FLAG_SCATTER_CQE, QP_FLAG_SIGNATURE, QP_FLAG_TYPE_DCI,
     QP_FLAG_TYPE_DCT, QP_FLAG_UAR_PAGE_INDEX,
 };
@@ -34,13 +34,13 @@ use super::cq::check_addrs;
 use super::error::{errno, Reason, UabiError};
 use super::layout::{BurstInfo, CreateQp, ModifyQp, ModifyQpResp};
 use super::udata;
+// Shared with the SRQ requests (and compiled into the module for the SRQ verbs).
+pub use super::queue_checks::user_index;
 
 /// Send WQE basic block (`MLX5_SEND_WQE_BB`).
 pub const SEND_WQE_BB: u32 = 64;
 /// Data segment size (`struct mlx5_wqe_data_seg`).
 const DATA_SEG: u64 = 16;
-/// Bits of a user index (`qpc.user_index`).
-const UIDX_MASK: u32 = 0xff_ffff;
 
 /// Transport of the QP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,26 +167,6 @@ fn vendor_flags(flags: u32, kind: QpKind, caps: &QpCaps) -> Result<u32, UabiErro
         }));
     }
     Ok(en)
-}
-
-/// `get_qp_user_index` / `get_srq_user_index`: the user index of a request, `present`
-/// when the request covers `uidx` (always for create_qp, whose request is zero-padded
-/// to its full size).
-pub fn user_index(present: bool, cqe_version: u8, uidx: u32) -> Result<u32, UabiError> {
-    let bad = UabiError::inval(Reason::OutOfRange("uidx"));
-    if present && cqe_version == 0 && uidx == IB_DEFAULT_UIDX {
-        return Ok(IB_DEFAULT_UIDX);
-    }
-    if present != (cqe_version != 0) {
-        return Err(bad);
-    }
-    if cqe_version == 0 {
-        Ok(IB_DEFAULT_UIDX)
-    } else if uidx == IB_DEFAULT_UIDX || uidx & !UIDX_MASK != 0 {
-        Err(bad)
-    } else {
-        Ok(uidx)
-    }
 }
 
 /// Checks a create_qp: `inbuf` the driver request as user space gave it,
@@ -335,6 +315,7 @@ pub fn modify_qp_response(ece_options: u32, outlen: usize) -> Option<ModifyQpRes
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ib::abi::consts::IB_DEFAULT_UIDX;
 
     #[test]
     fn shifts_overflow_like_check_shl_overflow_into_int() {

@@ -2,10 +2,8 @@
 
 //! create_srq requests of user space, checked as upstream `mlx5_ib_create_srq` and
 //! `create_srq_user` (`srq.c`) check them, in that order:
-//! 1. `max_wr` ≥ `1 << log_max_srq_sz` or `max_sge` above `max_wqe_sz_rq / 16` →
-//!    `EINVAL`; the ring is `max_wr + 1` rounded up to a power of two, the WQE the
-//!    next segment plus `max_sge` data segments rounded up to a power of two (at least
-//!    32 bytes);
+//! 1. the shape, as a kernel queue's ([`crate::ib::srq_plan::srq_shape`]: `max_wr`
+//!    ≥ `1 << log_max_srq_sz` or `max_sge` above `max_wqe_sz_rq / 16` → `EINVAL`);
 //! 2. shorter than `flags`'s end (20 bytes) → `EINVAL`, non-zero bytes past its 32 →
 //!    `EOPNOTSUPP`; reserved fields → `EINVAL`; flag bits other than SIGNATURE are
 //!    ignored, as upstream;
@@ -15,14 +13,11 @@
 //! 4. buffer start not 64-byte aligned, doorbell straddling a page → `EINVAL`.
 
 use super::consts::{IB_DEFAULT_UIDX, SRQ_FLAG_SIGNATURE};
-use super::cq::check_addrs;
 use super::error::{Reason, UabiError};
 use super::layout::CreateSrq;
-use super::qp::user_index;
+use super::queue_checks::{check_addrs, user_index};
 use super::udata;
-
-/// `struct mlx5_wqe_srq_next_seg` / `mlx5_wqe_data_seg` size.
-const SEG: u64 = 16;
+use crate::ib::srq_plan::{srq_shape, SrqLimits, SrqShape};
 
 /// SRQ type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +58,8 @@ pub struct SrqPlan {
     pub wq_sig: bool,
     /// User index (`MLX5_IB_DEFAULT_UIDX` when none).
     pub uidx: u32,
+    /// The queue's shape (as a kernel queue's).
+    pub shape: SrqShape,
 }
 
 /// Checks a create_srq: `max_wr` / `max_sge` from the core's attributes, `inbuf` the
@@ -75,18 +72,12 @@ pub fn parse_create_srq(
     caps: &SrqCaps,
     cqe_version: u8,
 ) -> Result<SrqPlan, UabiError> {
-    let range = |what| UabiError::inval(Reason::OutOfRange(what));
-    let max_wqes = 1u64
-        .checked_shl(u32::from(caps.log_max_srq_sz))
-        .unwrap_or(u64::MAX);
-    if u64::from(max_wr) >= max_wqes || u64::from(max_sge) > u64::from(caps.max_wqe_sz_rq) / SEG {
-        return Err(range("max_wr/max_sge"));
-    }
-    let max = (u64::from(max_wr) + 1).next_power_of_two();
-    let desc = (SEG + u64::from(max_sge) * SEG).next_power_of_two().max(32);
-    let max_avail_gather = u32::try_from((desc - SEG) / SEG).map_err(|_| range("max_sge"))?;
-    let buf_size = max.checked_mul(desc).ok_or(range("buffer size"))?;
-
+    let lim = SrqLimits {
+        log_max_srq_sz: caps.log_max_srq_sz,
+        max_wqe_sz_rq: caps.max_wqe_sz_rq,
+        cqe_version,
+    };
+    let shape = srq_shape(max_wr, max_sge, &lim)?;
     let min = core::mem::offset_of!(CreateSrq, flags) + 4;
     let req: CreateSrq = udata::copy_validate_in(inbuf, min)?;
     if req.reserved0 != 0 || req.reserved1 != 0 {
@@ -101,13 +92,14 @@ pub fn parse_create_srq(
     };
     check_addrs(req.buf_addr, Some(req.db_addr), caps.page_shift)?;
     Ok(SrqPlan {
-        max: u32::try_from(max).map_err(|_| range("max_wr"))?,
-        wqe_shift: desc.trailing_zeros(),
-        max_avail_gather,
-        buf_size,
+        max: shape.max,
+        wqe_shift: shape.wqe_shift,
+        max_avail_gather: shape.max_avail_gather,
+        buf_size: shape.buf_size,
         buf_addr: req.buf_addr,
         db_addr: req.db_addr,
         wq_sig: req.flags & SRQ_FLAG_SIGNATURE != 0,
         uidx,
+        shape,
     })
 }

@@ -1,0 +1,153 @@
+//! The plain C structures of the SRQ / AH slice (`ifc/av.rs`) against the kernel's
+//! headers: `struct mlx5_av` (`include/linux/mlx5/qp.h`) and `struct
+//! mlx5_wqe_srq_next_seg` (`device.h`), member by member in declaration order, each
+//! member's size from its declaration (`u8 x[N]`, `__be16`, `__be32`, and the 8-byte
+//! key union), so a reordered or resized member fails.
+
+use mlx5_emu::ifc::av::{Av, WqeSrqNextSeg, AV_BYTES};
+use std::mem::{offset_of, size_of};
+use std::path::PathBuf;
+
+#[path = "../../tests/support/kernel_src.rs"]
+mod kernel_src;
+
+fn header(env: &str, rel: &str) -> String {
+    let p: PathBuf = kernel_src::kernel_file(env, rel);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The body of `struct name { ... };` in `text`.
+fn body<'a>(text: &'a str, name: &str) -> &'a str {
+    let start = text
+        .find(&format!("struct {name} {{"))
+        .unwrap_or_else(|| panic!("struct {name} not found"));
+    let rest = &text[start..];
+    let open = rest.find('{').unwrap();
+    let mut depth = 0;
+    for (i, c) in rest[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &rest[open + 1..open + i];
+                }
+            }
+            _ => {}
+        }
+    }
+    panic!("struct {name} not closed")
+}
+
+/// (member name, bytes) of the top-level members of a struct body; a nested union or
+/// struct counts as one member named after its declarator (empty when anonymous).
+fn members(body: &str) -> Vec<(String, usize)> {
+    fn size_of_decl(ty: &str, decl: &str) -> (String, usize) {
+        let unit = match ty {
+            "u8" => 1,
+            "__be16" | "u16" => 2,
+            "__be32" | "u32" => 4,
+            "__be64" | "u64" => 8,
+            t => panic!("type {t}"),
+        };
+        match decl.split_once('[') {
+            Some((n, len)) => {
+                let len: usize = len.trim_end_matches(']').parse().unwrap();
+                (n.to_string(), unit * len)
+            }
+            None => (decl.to_string(), unit),
+        }
+    }
+    let mut out = Vec::new();
+    let mut rest = body;
+    while let Some(stmt_end) = rest.find(';') {
+        let stmt = rest[..stmt_end].trim();
+        if stmt.starts_with("union") || stmt.starts_with("struct") {
+            // A block: its members end at the matching brace; a union is as large
+            // as its largest member, a struct the sum of its members.
+            let open = rest.find('{').unwrap();
+            let mut depth = 0;
+            let mut close = open;
+            for (i, c) in rest[open..].char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = open + i;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let after = rest[close + 1..].find(';').unwrap() + close + 1;
+            let inner = members(&rest[open + 1..close]).into_iter().map(|(_, n)| n);
+            let size = if stmt.starts_with("union") {
+                inner.max().unwrap_or(0)
+            } else {
+                inner.sum()
+            };
+            out.push((rest[close + 1..after].trim().to_string(), size));
+            rest = &rest[after + 1..];
+            continue;
+        }
+        let mut parts = stmt.split_whitespace();
+        let ty = parts.next().unwrap();
+        let decl = parts.next().unwrap();
+        out.push(size_of_decl(ty, decl));
+        rest = &rest[stmt_end + 1..];
+    }
+    out
+}
+
+#[test]
+fn av_matches_qp_h() {
+    let text = header("MLX5_QP_H", "include/linux/mlx5/qp.h");
+    let m = members(body(&text, "mlx5_av"));
+    let ours = [
+        ("key", offset_of!(Av, key), 8),
+        ("dqp_dct", offset_of!(Av, dqp_dct), 4),
+        ("stat_rate_sl", offset_of!(Av, stat_rate_sl), 1),
+        ("fl_mlid", offset_of!(Av, fl_mlid), 1),
+        ("", offset_of!(Av, rlid), 2),
+        ("reserved0", offset_of!(Av, reserved0), 4),
+        ("rmac", offset_of!(Av, rmac), 6),
+        ("tclass", offset_of!(Av, tclass), 1),
+        ("hop_limit", offset_of!(Av, hop_limit), 1),
+        ("grh_gid_fl", offset_of!(Av, grh_gid_fl), 4),
+        ("rgid", offset_of!(Av, rgid), 16),
+    ];
+    assert_eq!(m.len(), ours.len(), "{m:?}");
+    let mut off = 0;
+    for ((hn, hsz), (n, o, sz)) in m.iter().zip(ours) {
+        assert_eq!((hn.as_str(), *hsz), (n, sz), "member at {off}");
+        assert_eq!(o, off, "{n}");
+        off += hsz;
+    }
+    assert_eq!((size_of::<Av>(), AV_BYTES, off), (48, 48, 48));
+}
+
+#[test]
+fn srq_next_seg_matches_device_h() {
+    let text = header("MLX5_DEVICE_H", "include/linux/mlx5/device.h");
+    let m = members(body(&text, "mlx5_wqe_srq_next_seg"));
+    let ours = [
+        ("rsvd0", offset_of!(WqeSrqNextSeg, rsvd0), 2),
+        (
+            "next_wqe_index",
+            offset_of!(WqeSrqNextSeg, next_wqe_index),
+            2,
+        ),
+        ("signature", offset_of!(WqeSrqNextSeg, signature), 1),
+        ("rsvd1", offset_of!(WqeSrqNextSeg, rsvd1), 11),
+    ];
+    assert_eq!(m.len(), ours.len(), "{m:?}");
+    let mut off = 0;
+    for ((hn, hsz), (n, o, sz)) in m.iter().zip(ours) {
+        assert_eq!((hn.as_str(), *hsz), (n, sz));
+        assert_eq!(o, off, "{n}");
+        off += hsz;
+    }
+    assert_eq!(size_of::<WqeSrqNextSeg>(), 16);
+}

@@ -1,0 +1,101 @@
+# Scenario: shared receive queues, XRC domains and address handles. pyverbs (libibverbs
+# + libmlx5 56.1) creates basic SRQs on mlx5-rs's mlx5_N (RMPs on the emulator, as
+# upstream makes them at ISSI 1), queries them, arms and reads back the limit, and
+# gets upstream's errno for a limit at the ring size, a resize and sizes above the
+# device's caps; opens and closes an XRC domain; makes an XRC SRQ when the provider
+# has CQ verbs (skipped otherwise); raw CREATE_AH / DESTROY_AH commands make and drop
+# InfiniBand address handles (software address vectors: no command), bad static rates
+# refused. A process holding two SRQs and an XRC domain shows them as emulator
+# objects, and they go when it exits. No warning or error line, no emulator
+# violation, every object destroyed, no kmemleak report.
+. "$MLX5RS_REPO/tests/guest/lib.sh"
+bdf=$(mlx_bdf) || { fail srq.device-present "no 15b3 function"; exit 1; }
+PY=$MLX5RS_REPO/tests/guest/ib-srq.py
+emu_heal
+[ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs
+LEVELS=emerg,alert,crit,err,warn
+WARN0=$(dmesg -l $LEVELS | wc -l)
+START=$(dmesg | wc -l)
+
+ibdev() {
+	for _d in /sys/bus/pci/devices/$bdf/infiniband/*; do
+		[ -d "$_d" ] && { basename "$_d"; return 0; }
+	done
+	return 1
+}
+uverbs_of() {
+	for _u in /sys/class/infiniband_verbs/uverbs*; do
+		[ "$(cat "$_u/ibdev" 2>/dev/null)" = "$1" ] && { basename "$_u"; return 0; }
+	done
+	return 1
+}
+wait_log() {
+	_i=0
+	while ! dmesg_since | grep -a -q "$1" && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
+	dmesg_since | grep -a -q "$1"
+}
+wait_line() {
+	_i=0
+	while ! grep -q "$2" "$1" 2>/dev/null && [ $_i -lt 600 ]; do sleep 0.1; _i=$((_i + 1)); done
+	grep -q "$2" "$1"
+}
+live() { emu_stat "d['objects']['live']['$1']"; }
+cmds_ok() { emu_stat "d['commands'].get('$1', {}).get('OK', 0)"; }
+
+dmesg_mark
+check srq.insmod insmod "$KO"
+check srq.registered wait_log 'InfiniBand device registered'
+dev=$(ibdev)
+uv=$(uverbs_of "$dev")
+check srq.uverbs-node test -c "/dev/infiniband/$uv"
+
+# --- the cases ------------------------------------------------------------------------
+rmp0=$(cmds_ok CREATE_RMP)
+mod0=$(cmds_ok MODIFY_RMP)
+xd0=$(cmds_ok ALLOC_XRCD)
+python3 "$PY" cases "$dev" "$uv" >/tmp/srq-cases.out 2>&1
+echo "cases helper exit status $?"
+while IFS= read -r l; do
+	case $l in
+	*": PASS "*) pass "${l%%: PASS*}" ;;
+	*": FAIL "*) fail "${l%%: FAIL*}" "${l#*: FAIL }" ;;
+	*) echo "$l" ;;
+	esac
+done </tmp/srq-cases.out
+check srq.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/srq-cases.out)" -ge 20
+# Basic SRQs are RMPs; the limit goes by MODIFY_RMP; the XRC domain by ALLOC_XRCD.
+check srq.emu-create-rmp test "$(($(cmds_ok CREATE_RMP) - rmp0))" = 4
+check srq.emu-modify-rmp test "$(($(cmds_ok MODIFY_RMP) - mod0))" = 2
+check srq.emu-alloc-xrcd test "$(($(cmds_ok ALLOC_XRCD) - xd0))" -ge 1
+check srq.emu-no-create-srq test "$(cmds_ok CREATE_SRQ)" = 0
+check srq.cases.emu-objects test "$(emu_stat 'd["objects"]["total"]')" = 0
+
+# --- objects of a live process ----------------------------------------------------------
+r0=$(live rmp)
+x0=$(live xrcd)
+python3 "$PY" hold "$dev" >/tmp/srq-hold.out 2>&1 &
+hold=$!
+check srq.hold.ready wait_line /tmp/srq-hold.out ready
+cat /tmp/srq-hold.out
+check srq.hold.emu-rmp test "$(live rmp)" = $((r0 + 2))
+check srq.hold.emu-xrcd test "$(live xrcd)" = $((x0 + 1))
+rdma res show srq dev "$dev" >/tmp/srq-res 2>&1
+cat /tmp/srq-res
+check srq.hold.rdma-res-srq test "$(grep -c "pid $hold " /tmp/srq-res)" = 2
+kill $hold
+wait $hold 2>/dev/null
+check srq.exit.emu-rmp test "$(live rmp)" = "$r0"
+check srq.exit.emu-xrcd test "$(live xrcd)" = "$x0"
+
+dmesg -l $LEVELS | tail -n +$((WARN0 + 1)) | grep -a -v 'loading out-of-tree module taints kernel' >/tmp/srq-errors
+cat /tmp/srq-errors
+check srq.no-error-lines test ! -s /tmp/srq-errors
+check srq.no-kernel-warning sh -c "! dmesg | tail -n +$((START + 1)) | grep -a -q -E 'WARNING:|BUG:|Call Trace'"
+
+# --- unload -----------------------------------------------------------------------
+check srq.rmmod rmmod mlx5_rs
+check srq.emu-objects-destroyed test "$(emu_stat 'd["objects"]["total"]')" = 0
+check srq.emu-pages-all-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
+check srq.emu-no-violations test "$(emu_stat 'd["violations"]')" = 0
+check_kmemleak srq.no-leaks
+[ "$FAILED" = 0 ]
