@@ -14,16 +14,16 @@ pub(crate) mod ib;
 #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod ib_abi;
-// QP verbs (issue 11, i11-qp).
-#[cfg(CONFIG_MLX5_RS_INFINIBAND)]
-pub(crate) mod ib_mr;
 #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
 pub(crate) mod ib_cq;
+#[cfg(CONFIG_MLX5_RS_INFINIBAND)]
+pub(crate) mod ib_mr;
 #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
 pub(crate) mod ib_qp;
 #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod ib_qp_abi;
+#[cfg(CONFIG_MLX5_RS_INFINIBAND)]
 pub(crate) mod ib_srq;
 #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]

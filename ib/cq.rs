@@ -420,7 +420,7 @@ impl IbCq for Cq {
         // As upstream `mlx5_core_destroy_cq`: out of the EQ tables first, then the
         // command; a later event for the CQN is counted as unknown.
         drop(self.table.unregister(cqn));
-        drop(self.events.shim.lock().take());
+        *self.events.shim.lock() = None;
         self.hw.run(DestroyCq { cqn })
     }
 

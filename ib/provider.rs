@@ -37,11 +37,11 @@ use crate::{
     cmd::commands::GeneralCaps,
     ffi::{
         ib::{DeviceAttr, IbOps, IbUcontext, PortAttr},
-        ib_mr::IbMrOps,
         ib_cq::IbCqOps,
+        ib_mr::IbMrOps,
         ib_qp::{IbQp, IbQpOps, QpInit, UserData},
-        umem::IbDev,
         ib_srq::IbSrqOps,
+        umem::IbDev,
     },
     hw::Hw,
     ifc::mad::smp_attr,

@@ -196,7 +196,6 @@ fn buffer_pages(umem: &mut Umem) -> Result<(BlockSize, u8)> {
 }
 
 /// create_qp of a user QP.
-#[expect(clippy::too_many_arguments, reason = "the verb's inputs")]
 pub(crate) fn create_user_qp(
     dev: &device::Device,
     hw: &Arc<Hw>,

@@ -159,8 +159,8 @@ def ah_attr(dlid, sl=0, rate=0, grh=None, port=1):
 
 def ah_cases(uverbs):
     fd = os.open("/dev/infiniband/" + uverbs, os.O_RDWR)
-    # GET_CONTEXT (mlx5 v2 request: 4K UARs + dynamic UARs, CQE version 1).
-    req = struct.pack("<IIIIBBHIQ", 0, 0, 0, 0, 1, 0, 0, 0, 3)
+    # GET_CONTEXT (mlx5 v2 request: 4 bfregs, 4K UARs + dynamic UARs, CQE version 1).
+    req = struct.pack("<IIIIBBHIQ", 4, 0, 0, 0, 1, 0, 0, 0, 3)
     rc, _ = write_cmd(fd, GET_CONTEXT, req, 8 + 80)
     case("ah.context", en(rc), "0")
     rc, r = write_cmd(fd, ALLOC_PD, b"", 16)

@@ -94,7 +94,7 @@ python3 "$QPY" hold "$dev" >/tmp/qp-hold.out 2>&1 &
 hold=$!
 check qp.hold.ready wait_line /tmp/qp-hold.out ready
 cat /tmp/qp-hold.out
-rdma res show qp dev "$dev" >/tmp/qp-res 2>&1
+rdma res show qp link "$dev/1" >/tmp/qp-res 2>&1
 cat /tmp/qp-res
 check qp.hold.rdma-res-qp grep -q "type RC" /tmp/qp-res
 check qp.hold.emu-qp test "$(live qp)" = $((qp0 + 1))
