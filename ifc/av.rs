@@ -39,9 +39,17 @@ pub struct Av {
 }
 
 /// Bytes of [`Av`].
+#[cfg_attr(
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+    expect(dead_code, reason = "used by the InfiniBand provider only")
+)]
 pub const AV_BYTES: usize = core::mem::size_of::<Av>();
 
 /// `grh_gid_fl`: a GRH is present.
+#[cfg_attr(
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+    expect(dead_code, reason = "used by the InfiniBand provider only")
+)]
 pub const AV_GRH: u32 = 1 << 30;
 
 /// `struct mlx5_wqe_srq_next_seg` (16 bytes): the start of every SRQ WQE, linking the

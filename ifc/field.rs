@@ -104,6 +104,10 @@ impl Field {
     }
 
     /// The bytes of a byte-aligned field (e.g. a nested structure or an array).
+    #[cfg_attr(
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+        expect(dead_code, reason = "used by the InfiniBand provider only")
+    )]
     pub fn bytes<'a>(&self, buf: &'a [u8]) -> Option<&'a [u8]> {
         if self.bit_off & 7 != 0 || self.bits & 7 != 0 {
             return None;
@@ -112,6 +116,10 @@ impl Field {
     }
 
     /// Mutable bytes of a byte-aligned field.
+    #[cfg_attr(
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+        expect(dead_code, reason = "used by the InfiniBand provider only")
+    )]
     pub fn bytes_mut<'a>(&self, buf: &'a mut [u8]) -> Option<&'a mut [u8]> {
         if self.bit_off & 7 != 0 || self.bits & 7 != 0 {
             return None;

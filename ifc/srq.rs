@@ -286,8 +286,20 @@ prm_struct! {
 }
 
 /// `rmpc.state` of a ready RMP (`mlx5_ifc.h` `MLX5_RMPC_STATE_RDY`).
+#[cfg_attr(
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+    expect(dead_code, reason = "used by the InfiniBand provider only")
+)]
 pub const RMPC_STATE_RDY: u8 = 0x1;
 /// `xrc_srqc.state` / `srqc.state` of a good queue (`MLX5_XRC_SRQC_STATE_GOOD`).
+#[cfg_attr(
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+    expect(dead_code, reason = "used by the InfiniBand provider only")
+)]
 pub const SRQC_STATE_GOOD: u8 = 0x0;
 /// ARM_XRC_SRQ op_mod of an XRC SRQ (`MLX5_ARM_XRC_SRQ_IN_OP_MOD_XRC_SRQ`).
+#[cfg_attr(
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+    expect(dead_code, reason = "used by the InfiniBand provider only")
+)]
 pub const ARM_XRC_SRQ_OP_MOD_XRC_SRQ: u16 = 0x1;
