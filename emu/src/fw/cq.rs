@@ -71,9 +71,10 @@ impl Firmware {
         }
         let log_page_size = cx(ctx, cqc::LOG_PAGE_SIZE) as u8;
         let page = 4096u64 << log_page_size;
-        // page_offset is in 64-byte units (PRM cqc: offset of the first CQE in the
-        // first page).
-        let offset = cx(ctx, cqc::PAGE_OFFSET) * 64;
+        // page_offset: offset of the first CQE in the first page, in units of
+        // page_size / 64 (upstream `mlx5_umem_find_best_cq_quantized_pgoff`, scale 64;
+        // 64 bytes on 4 KiB pages).
+        let offset = cx(ctx, cqc::PAGE_OFFSET) * (page / 64);
         let bytes = (1u64 << log_size) * u64::from(cqe);
         let n = pages_for(bytes, offset, page).ok_or_else(bad_param)?;
         let pas = read_pas(self, env, what, input, PAS_OFF, n, page.min(bytes))?;

@@ -277,7 +277,9 @@ impl Firmware {
         let pas = if bytes == 0 {
             Vec::new()
         } else {
-            let offset = cx(&ctx, qpc::PAGE_OFFSET) * 64;
+            // page_offset counts page_size / 64 units (upstream
+            // `mlx5_umem_find_best_quantized_pgoff`, scale 64).
+            let offset = cx(&ctx, qpc::PAGE_OFFSET) * (page / 64);
             let n = pages_for(bytes, offset, page).ok_or_else(bad_param)?;
             let pas = read_pas(self, env, "CREATE_QP", input, PAS_OFF, n, page.min(bytes))?;
             check_dbr(self, env, "CREATE_QP", cx(&ctx, qpc::DBR_ADDR))?;

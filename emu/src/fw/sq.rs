@@ -146,8 +146,9 @@ impl Firmware {
         } else {
             0
         };
-        let base = f(qpc::PAGE_OFFSET.raw()) * 64 + rq_bytes;
         let page_bytes = 4096u64 << f(qpc::LOG_PAGE_SIZE.raw());
+        // page_offset in page_size / 64 units (see `create_qp`).
+        let base = f(qpc::PAGE_OFFSET.raw()) * (page_bytes / 64) + rq_bytes;
         let pas = qp.pas.clone();
         let cqn = qp.cqn_snd;
         let mut ctr = qp.sq_consumed;
@@ -217,9 +218,11 @@ impl Firmware {
         // `!!(n & nent)`); a 128-byte entry carries the 64-byte CQE in its second half.
         let owner = ((cq.pi >> cq.log_size) & 1) as u8;
         let entry = u64::from(cq.pi & (nent - 1)) * u64::from(cq.cqe_bytes);
-        let off =
-            f(crate::ifc::cq::cqc::PAGE_OFFSET.raw()) * 64 + entry + u64::from(cq.cqe_bytes - 64);
         let page = 4096u64 << cq.log_page_size;
+        // page_offset in page_size / 64 units (see `create_cq`).
+        let off = f(crate::ifc::cq::cqc::PAGE_OFFSET.raw()) * (page / 64)
+            + entry
+            + u64::from(cq.cqe_bytes - 64);
         let Some(addr) = buf_addr(&cq.pas, page, off) else {
             return;
         };

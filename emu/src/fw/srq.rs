@@ -129,10 +129,12 @@ impl Firmware {
             .to_vec();
         let log = cx(&ctx, srqc::LOG_SRQ_SIZE);
         self.srq_max_size("CREATE_SRQ", log)?;
-        // WQE stride 16 << log_rq_stride bytes; page_offset in 64-byte units (PRM srqc).
+        // WQE stride 16 << log_rq_stride bytes; page_offset in page_size / 64 units
+        // (upstream's quantized page offset, scale 64).
         let sh = Shape {
             bytes: (1u64 << log) << (cx(&ctx, srqc::LOG_RQ_STRIDE) + 4),
-            offset: cx(&ctx, srqc::PAGE_OFFSET) * 64,
+            offset: cx(&ctx, srqc::PAGE_OFFSET)
+                * ((4096 << cx(&ctx, srqc::LOG_PAGE_SIZE).min(30)) / 64),
             page: 4096 << cx(&ctx, srqc::LOG_PAGE_SIZE).min(30),
             dbr: cx(&ctx, srqc::DBR_ADDR),
             pd: cx(&ctx, srqc::PD) as u32,
@@ -167,7 +169,8 @@ impl Firmware {
             | (cx(&ctx, xrc_srqc::DB_RECORD_ADDR_L) << 2);
         let sh = Shape {
             bytes: (1u64 << log) << (cx(&ctx, xrc_srqc::LOG_RQ_STRIDE) + 4),
-            offset: cx(&ctx, xrc_srqc::PAGE_OFFSET) * 64,
+            offset: cx(&ctx, xrc_srqc::PAGE_OFFSET)
+                * ((4096 << cx(&ctx, xrc_srqc::LOG_PAGE_SIZE).min(30)) / 64),
             page: 4096 << cx(&ctx, xrc_srqc::LOG_PAGE_SIZE).min(30),
             dbr,
             pd: cx(&ctx, xrc_srqc::PD) as u32,
@@ -192,11 +195,11 @@ impl Firmware {
         let log = cx(w, wq::LOG_WQ_SZ);
         self.srq_max_size("CREATE_RMP", log)?;
         // WQE stride 1 << log_wq_stride bytes, page 4 KiB << log_wq_pg_sz, page_offset
-        // in 64-byte units (PRM wq).
+        // in page_size / 64 units (upstream's quantized page offset, scale 64).
         let sh = Shape {
             bytes: (1u64 << log) << cx(w, wq::LOG_WQ_STRIDE),
-            offset: cx(w, wq::PAGE_OFFSET) * 64,
-            page: 4096 << cx(w, wq::LOG_WQ_PG_SZ),
+            offset: cx(w, wq::PAGE_OFFSET) * ((4096 << cx(w, wq::LOG_WQ_PG_SZ).min(30)) / 64),
+            page: 4096 << cx(w, wq::LOG_WQ_PG_SZ).min(30),
             dbr: cx(w, wq::DBR_ADDR),
             pd: cx(w, wq::PD) as u32,
             cqn: 0,
