@@ -47,8 +47,6 @@ impl UctxHost {
             cache_line_size: self.cache_line_size,
             wc: WRITE_COMBINING,
             devx: false,
-            // No UAR object yet (a known limit, Documentation/architecture.md).
-            dyn_uar: false,
         }
     }
 

@@ -35,7 +35,6 @@ fn libmlx5_req() -> AllocUcontextReqV2 {
 
 const DEV: UctxDevCaps = UctxDevCaps {
     devx: false,
-    dyn_uar: true,
     uar_4k: true,
     page_shift: 12,
     cqe_version: 1,
@@ -104,32 +103,6 @@ fn libmlx5_context_flow() {
     // The library reads the response through its own copy of the struct.
     let back = AllocUcontextResp::read_from_bytes(resp.as_bytes()).unwrap();
     assert_eq!(back, resp);
-}
-
-#[test]
-fn dyn_uar_cap_is_honoured_only_with_the_uar_object() {
-    // libmlx5 retries without DEVX when refused; this is the request it then sends.
-    let no_devx = AllocUcontextReqV2 {
-        flags: 0,
-        ..libmlx5_req()
-    };
-    let req = parse_request(no_devx.as_bytes()).unwrap();
-    assert!(req.plan(&DEV).unwrap().bfregs.lib_uar_dyn);
-    // Without the UAR object, libmlx5's DYN_UAR gets the static plan it would get
-    // from a kernel that predates dynamic UARs: its 16 bfregs, a static page.
-    let plan = req
-        .plan(&UctxDevCaps {
-            dyn_uar: false,
-            ..DEV
-        })
-        .unwrap();
-    assert!(!plan.bfregs.lib_uar_dyn);
-    assert!(plan.bfregs.num_static_sys_pages > 0);
-    let resp = build_response(&resp_caps(), &plan, 200);
-    assert_ne!(
-        resp.tot_bfregs, 0,
-        "libmlx5 takes tot_bfregs 0 as dynamic mode"
-    );
 }
 
 #[test]

@@ -23,9 +23,6 @@ pub struct HostInfo {
     pub wc: bool,
     /// The driver serves DEVX contexts (with cap `log_max_uctx`).
     pub devx: bool,
-    /// The driver serves the UAR object (`MLX5_IB_OBJECT_UAR`), through which a
-    /// library with `MLX5_LIB_CAP_DYN_UAR` allocates its UAR pages.
-    pub dyn_uar: bool,
 }
 
 /// Values of the alloc_ucontext response that are not HCA caps.
@@ -49,7 +46,6 @@ impl UctxDevCaps {
     pub fn from_caps(caps: &GeneralCaps, host: &HostInfo) -> Self {
         Self {
             devx: host.devx && caps.get(c::LOG_MAX_UCTX) != 0,
-            dyn_uar: host.dyn_uar,
             uar_4k: caps.get(c::UAR_4K),
             page_shift: host.page_shift,
             cqe_version: caps.get(c::CQE_VERSION),
@@ -165,7 +161,6 @@ mod tests {
             cache_line_size: 64,
             wc: true,
             devx: false,
-            dyn_uar: false,
         };
         let u = UctxDevCaps::from_caps(&g, &host);
         assert_eq!((u.devx, u.uar_4k, u.cqe_version), (false, true, 1));

@@ -95,11 +95,6 @@ pub struct UctxDevCaps {
     /// DEVX contexts can be created (cap `log_max_uctx` ≠ 0 and the driver serves
     /// DEVX).
     pub devx: bool,
-    /// Dynamic UARs can be served (the driver has the UAR object). Without it a
-    /// library's `MLX5_LIB_CAP_DYN_UAR` is not honoured and the context gets static
-    /// bfregs, as from a kernel that predates dynamic UARs: libmlx5 then rings its
-    /// CQs on the first static page and its QPs on the bfregs it was given.
-    pub dyn_uar: bool,
     /// Cap `uar_4k`.
     pub uar_4k: bool,
     /// log2 of the host page size.
@@ -127,7 +122,7 @@ impl UctxRequest {
         if self.devx && !caps.devx {
             return Err(UabiError::inval(Reason::Devx));
         }
-        let bfregs = if caps.dyn_uar && self.lib_caps & LIB_CAP_DYN_UAR != 0 {
+        let bfregs = if self.lib_caps & LIB_CAP_DYN_UAR != 0 {
             BfregInfo::dynamic(self.ver, self.num_low_latency_bfregs)
         } else {
             BfregInfo::plan_static(
