@@ -239,15 +239,15 @@ def raw(uverbs):
     case("pinned-pages-back", vm_pin_kb(), 0)
     os.close(fd)
 
-    # DYN_UAR is not honoured while the provider has no UAR object (the context gets
-    # static bfregs), so a DYN_UAR request naming no bfregs is refused as upstream's
-    # static path refuses total_num_bfregs 0 (calc_total_bfregs): EINVAL.
+    # A context with dynamic UARs has no static page for a CQ: EINVAL.
     fd = os.open(path, os.O_RDWR)
     resp = ctypes.create_string_buffer(8 + 80)
     drv = struct.pack("<IIIIBBHIQ", 0, 0, 0, 0, 1, 0, 0, 0, 3)
     cmd = struct.pack("<IHHQ", GET_CONTEXT, (16 + len(drv)) // 4, (8 + 80) // 4,
                       ctypes.addressof(resp)) + drv
-    case("dyn-uar.get-context-no-bfregs", en(write(fd, cmd)), "EINVAL")
+    case("dyn-uar.get-context", en(write(fd, cmd)), "0")
+    e, _, _, _ = create_cq(fd, 7, mlx5_create(b.addr, d.addr))
+    case("dyn-uar.create-no-uar", en(e), "EINVAL")
     os.close(fd)
     return 0 if all(RESULTS) else 1
 
