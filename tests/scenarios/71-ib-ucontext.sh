@@ -55,6 +55,7 @@ uv=$(uverbs_of "$dev")
 check uctx.uverbs-node test -c "/dev/infiniband/$uv"
 check uctx.ibv_devices sh -c "ibv_devices | grep -q '$dev'"
 check_ibv_devinfo uctx "$dev"
+check_open_no_task_leak uctx "$dev"
 
 # --- a process with a context and a PD ------------------------------------------------
 pd0=$(live pd)

@@ -42,6 +42,7 @@ run_mode() { # NAME: one load, checks and unload of upstream mlx5_core + mlx5_ib
 	check "upstream-ib.$m.sm-lid" test "$(cat $d/ports/1/sm_lid)" = "$smlid"
 	check "upstream-ib.$m.ibv_devices" sh -c "ibv_devices | grep -q 'mlx5_0'"
 	check_ibv_devinfo "upstream-ib.$m" mlx5_0
+	check_open_no_task_leak "upstream-ib.$m" mlx5_0
 	check "upstream-ib.$m.rdma-link" sh -c "rdma link show mlx5_0/1 | grep -q 'state ACTIVE'"
 	check "upstream-ib.$m.rdma-dev" sh -c "rdma dev show mlx5_0 | grep -q 'node_type ca'"
 	# Port changes from the "subnet manager" (the emulator's ib_port request) reach the

@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
 # Build (once) the Rust-enabled test kernel from the toolbox's linux-source-7.3 with
 # the repo's config fragment, inside the toolbox (gcc 14, rustc 1.85.1, bindgen 0.71.1:
-# the toolchain Debian built its own 7.3.4 with).
+# the toolchain Debian built its own 7.3.4 with), and with the fixes of
+# tests/kernel/patches/ applied (kernel bugs the tests found; each patch says which).
 #
-# Cached by a hash of (source package version, fragment, toolchain versions): an
-# unchanged input set is a no-op. Output: $CACHE/kernel/current -> build-<hash>/ with
+# Cached by a hash of (source package version, patches, fragment, toolchain versions):
+# an unchanged input set is a no-op. Output: $CACHE/kernel/current -> build-<hash>/ with
 # arch/x86/boot/bzImage, the object tree for out-of-tree modules, and mod-install/
 # (upstream mlx5_core/mlx5_ib/ib_core/rdma_rxe modules, installed for the guest).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
 FRAGMENT=$REPO/tests/kernel/mlx5-rs.config
+PATCHES=$(ls "$REPO"/tests/kernel/patches/*.patch 2>/dev/null | sort || true)
 "$REPO/tests/vm/toolbox.sh"
 
 tarball=$(kernel_source_tarball)
 [ -n "$tarball" ] || die "no linux-source-7.3 tarball in the toolbox"
 srcver=$(awk '$1 ~ /^linux-source-7.3/ { print $2 }' "$CACHE/toolbox/packages.txt")
 tools=$(in_toolbox /bin/sh -c 'gcc -dumpfullversion; rustc --version; bindgen --version' | tr '\n' ' ')
-HASH=$( { echo "$srcver"; echo "$tools"; cat "$FRAGMENT"; } | sha256sum | cut -c1-12)
-SRC=$CACHE/kernel/src-$srcver
+# shellcheck disable=SC2086 # PATCHES is a list of paths without blanks
+phash=$( [ -z "$PATCHES" ] || cat $PATCHES | sha256sum | cut -c1-12)
+HASH=$( { echo "$srcver"; echo "$phash"; echo "$tools"; cat "$FRAGMENT"; } | sha256sum | cut -c1-12)
+SRC=$CACHE/kernel/src-$srcver${phash:+-p$phash}
 OUT=$CACHE/kernel/build-$HASH
 
 if [ -f "$OUT/.mlx5rs-done" ]; then
@@ -31,6 +35,10 @@ if [ ! -f "$SRC/.unpacked" ]; then
 	log "unpacking $(basename "$tarball") ($srcver)"
 	rm -rf "$SRC" "$SRC.tmp"; mkdir -p "$SRC.tmp"
 	tar -C "$SRC.tmp" --strip-components=1 -xf "$tarball"
+	for p in $PATCHES; do
+		log "applying $(basename "$p")"
+		(cd "$SRC.tmp" && git apply "$p") || die "kernel patch $(basename "$p") does not apply to $srcver"
+	done
 	mv "$SRC.tmp" "$SRC"; touch "$SRC/.unpacked"
 fi
 

@@ -7,8 +7,8 @@
 #     toolbox/rootfs/                  Debian trixie (+backports) root file system
 #     toolbox/stamp                    hash of the package list it was built from
 #     toolbox/packages.txt             what was installed (dpkg -l), for the record
-#     kernel/src-<ver>/                unpacked linux-source tree
-#     kernel/build-<hash>/             kernel object tree (hash of source + fragment)
+#     kernel/src-<ver>[-p<hash>]/      unpacked linux-source tree (-p: with tests/kernel/patches/)
+#     kernel/build-<hash>/             kernel object tree (hash of source, patches, fragment)
 #     kernel/current                   symlink to the build the last `kernel.sh` made
 #     runs/                            per-run scratch (sockets, logs), pruned
 #     cargo-target/                    cargo's build products (CARGO_TARGET_DIR)
