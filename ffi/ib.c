@@ -188,13 +188,48 @@ static void mlx5rs_ib_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/* Maps the page at @bar_offset of BAR 0 (tracked for zapping, with @entry if any). */
+static int mlx5rs_ib_mmap_bar(struct ib_ucontext *ibuc, struct vm_area_struct *vma,
+			      u64 bar_offset, bool write_combining,
+			      struct rdma_user_mmap_entry *entry)
+{
+	struct pci_dev *pdev = to_pci_dev(ibuc->device->dev.parent);
+	pgprot_t prot;
+
+	if (bar_offset > pci_resource_len(pdev, 0) ||
+	    pci_resource_len(pdev, 0) - bar_offset < PAGE_SIZE)
+		return -EINVAL;
+	prot = write_combining ? pgprot_writecombine(vma->vm_page_prot) :
+				 pgprot_noncached(vma->vm_page_prot);
+	return rdma_user_mmap_io(ibuc, vma, (pci_resource_start(pdev, 0) + bar_offset) >> PAGE_SHIFT,
+				 PAGE_SIZE, prot, entry);
+}
+
+/*
+ * Maps the mmap entry of key @key (a UAR object's page); a key never inserted, or
+ * one whose object is destroyed, is EINVAL. rdma_user_mmap_io() refuses a length
+ * other than the entry's page and a private mapping.
+ */
+static int mlx5rs_ib_mmap_entry(struct ib_ucontext *ibuc, struct vm_area_struct *vma, u64 key)
+{
+	struct rdma_user_mmap_entry *entry;
+	struct mlx5rs_ib_uar_entry *e;
+	int err;
+
+	entry = rdma_user_mmap_entry_get_pgoff(ibuc, key);
+	if (!entry)
+		return -EINVAL;
+	e = container_of(entry, struct mlx5rs_ib_uar_entry, rdma);
+	err = mlx5rs_ib_mmap_bar(ibuc, vma, e->obj.bar_offset, e->obj.write_combining, entry);
+	rdma_user_mmap_entry_put(entry);
+	return err;
+}
+
 static int mlx5rs_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct mlx5rs_ib_ucontext *uc = container_of(ibuc, struct mlx5rs_ib_ucontext, ibuc);
-	struct pci_dev *pdev = to_pci_dev(ibuc->device->dev.parent);
 	struct mlx5rs_ib_mmap_req req = {};
 	struct mlx5rs_ib_mmap_map map = {};
-	pgprot_t prot;
 	int err;
 
 	BUILD_BUG_ON(sizeof(req) != MLX5RS_IB_MMAP_REQ_SIZE);
@@ -207,16 +242,11 @@ static int mlx5rs_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	err = mlx5rs_ib_rs_mmap(to_rsdev(ibuc->device)->rust, uc->rust, &req, &map);
 	if (err)
 		return err;
-	if (map.bar_offset > pci_resource_len(pdev, 0) ||
-	    pci_resource_len(pdev, 0) - map.bar_offset < PAGE_SIZE)
-		return -EINVAL;
+	if (map.entry)
+		return mlx5rs_ib_mmap_entry(ibuc, vma, map.entry_key);
 	if (map.read_only)
 		vm_flags_clear(vma, VM_MAYWRITE);
-	prot = map.write_combining ? pgprot_writecombine(vma->vm_page_prot) :
-				     pgprot_noncached(vma->vm_page_prot);
-	return rdma_user_mmap_io(ibuc, vma,
-				 (pci_resource_start(pdev, 0) + map.bar_offset) >> PAGE_SHIFT,
-				 PAGE_SIZE, prot, NULL);
+	return mlx5rs_ib_mmap_bar(ibuc, vma, map.bar_offset, map.write_combining, NULL);
 }
 
 static int mlx5rs_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
@@ -358,9 +388,8 @@ static const struct attribute_group mlx5rs_ib_attr_group = {
 };
 
 /*
- * No mmap_free: the provider inserts no rdma_user_mmap_entry (no UAR objects, no
- * device memory), so every offset it did not hand out fails in mmap. Room for later
- * ops: CQ, QP, MR.
+ * The MR ops (ffi/ib_mr.c) and mmap_free of the UAR objects (ffi/ib_uar.c) are
+ * tables of their own, merged in by mlx5rs_ib_alloc().
  */
 static const struct ib_device_ops mlx5rs_ib_ops = {
 	.owner = THIS_MODULE,
@@ -449,6 +478,8 @@ struct mlx5rs_ib_dev *mlx5rs_ib_alloc(const void *rust, const struct mlx5rs_ib_i
 	dev->ib.local_dma_lkey = init->local_dma_lkey;
 	ib_set_device_ops(&dev->ib, &mlx5rs_ib_ops);
 	ib_set_device_ops(&dev->ib, &mlx5rs_ib_mr_ops);
+	ib_set_device_ops(&dev->ib, &mlx5rs_ib_uar_ops);
+	dev->ib.driver_def = mlx5rs_ib_uapi_defs;
 	return dev;
 }
 

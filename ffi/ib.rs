@@ -21,7 +21,7 @@ use kernel::{
 };
 
 use super::ib_abi::Udata;
-pub(crate) use super::ib_abi::{DeviceAttr, IbEvent, IbInit, MmapMap, MmapReq, PortAttr};
+pub(crate) use super::ib_abi::{DeviceAttr, IbEvent, IbInit, MmapMap, MmapReq, PortAttr, UarObj};
 use super::ib_mr::IbMrOps;
 use crate::ib::db_user::DbPages;
 
@@ -43,6 +43,13 @@ pub(crate) trait IbUcontext: Send + Sync {
     fn static_uars(&self) -> &[u32];
     /// The library allocates its UARs dynamically (no static pages).
     fn lib_uar_dyn(&self) -> bool;
+    /// UAR_OBJ_ALLOC: a new UAR of `alloc_type` for the context (its index, page and
+    /// caching), owned by the context until [`IbUcontext::uar_obj_free`].
+    fn uar_obj_alloc(&self, alloc_type: u32) -> Result<UarObj>;
+    /// The UAR object over `uar` is gone (and so is its last mapping).
+    fn uar_obj_free(&self, uar: u32);
+    /// `uar` is one of the context's UARs (a static page or a UAR object).
+    fn owns_uar(&self, uar: u32) -> bool;
 }
 
 /// The Rust user context behind a `rust` pointer of `struct mlx5rs_ib_ucontext` (as
@@ -387,6 +394,68 @@ extern "C" fn mlx5rs_ib_rs_mmap(
             0
         }
         Err(e) => errno(e),
+    }
+}
+
+/// The Rust context behind a shim's `rust` pointer.
+///
+/// # Safety
+///
+/// `uctx` must be non-NULL and a live context of `mlx5rs_ib_rs_alloc_ucontext` (not
+/// deallocated yet), valid for the lifetime chosen.
+unsafe fn live_ucontext<'a>(uctx: *const c_void) -> &'a dyn IbUcontext {
+    // SAFETY: by the function's contract.
+    unsafe { &**uctx.cast::<KBox<dyn IbUcontext>>() }
+}
+
+/// UAR_OBJ_ALLOC's Rust part (ffi/ib_uar.c): a UAR of `alloc_type` for the context.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_uar_obj_alloc(
+    _rust: *const c_void,
+    uctx: *const c_void,
+    alloc_type: u32,
+    out: *mut UarObj,
+) -> c_int {
+    if uctx.is_null() {
+        return errno(EINVAL);
+    }
+    // SAFETY: the shim passes the context of the ioctl's file, which the core keeps
+    // alive for the call (ib_uverbs_get_ucontext).
+    match unsafe { live_ucontext(uctx) }.uar_obj_alloc(alloc_type) {
+        Ok(o) => {
+            // SAFETY: the shim passes a valid, writable answer of its entry.
+            unsafe { out.write(o) };
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
+
+/// A UAR object's entry is freed (mmap_free, ffi/ib_uar.c): deallocate its UAR.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_uar_obj_free(_rust: *const c_void, uctx: *const c_void, uar: u32) {
+    if uctx.is_null() {
+        return;
+    }
+    // SAFETY: the core frees a context's entries before dealloc_ucontext (objects are
+    // destroyed and mappings zapped first), so the context is alive.
+    unsafe { live_ucontext(uctx) }.uar_obj_free(uar);
+}
+
+/// The mmap offset of the entry of key `key` (MMAP_OFFSET of UAR_OBJ_ALLOC).
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_entry_mmap_offset(key: u64) -> u64 {
+    crate::ib::abi::mmap::entry_offset(key, kernel::page::PAGE_SHIFT as u32)
+}
+
+/// The range of keys a UAR object's entry is inserted in.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_uar_obj_keys(first: *mut u64, last: *mut u64) {
+    let (f, l) = crate::ib::abi::mmap::UAR_OBJ_KEYS;
+    // SAFETY: the shim passes two valid, writable locals.
+    unsafe {
+        first.write(f);
+        last.write(l);
     }
 }
 

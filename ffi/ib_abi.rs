@@ -174,7 +174,8 @@ pub struct MmapReq {
 }
 const _: () = assert!(size_of::<MmapReq>() == 32);
 
-/// `struct mlx5rs_ib_mmap_map`: the page of BAR 0 the shim maps.
+/// `struct mlx5rs_ib_mmap_map`: the page of BAR 0 the shim maps, or the mmap entry
+/// whose page it maps.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MmapMap {
@@ -184,8 +185,28 @@ pub struct MmapMap {
     pub write_combining: u32,
     /// 1: the mapping may never become writable (`VM_MAYWRITE` cleared).
     pub read_only: u32,
+    /// 1: map the mmap entry of key `entry_key` (a UAR object's page) instead; the
+    /// fields above are then unused.
+    pub entry: u32,
+    /// Zero.
+    pub rsvd: u32,
+    /// With `entry`: the entry's key (`command << 16 | extended index`).
+    pub entry_key: u64,
 }
-const _: () = assert!(size_of::<MmapMap>() == 16);
+const _: () = assert!(size_of::<MmapMap>() == 32);
+
+/// `struct mlx5rs_ib_uar_obj`: a UAR object's UAR, and where and how its page maps.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UarObj {
+    /// Offset of the UAR's page in BAR 0 (page aligned).
+    pub bar_offset: u64,
+    /// The UAR index (PAGE_ID of UAR_OBJ_ALLOC).
+    pub uar_index: u32,
+    /// 1: write-combining, 0: uncached.
+    pub write_combining: u32,
+}
+const _: () = assert!(size_of::<UarObj>() == 16);
 
 /// `struct mlx5rs_ib_cq_init`: `struct ib_cq_init_attr` of a create_cq, and the host's
 /// cache line size.

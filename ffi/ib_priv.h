@@ -141,6 +141,23 @@ struct mlx5rs_ib_stage *mlx5rs_ib_stage(struct ib_udata *udata, int *err);
 
 /* Memory-region ops (ffi/ib_mr.c), merged into the device's ops at allocation. */
 extern const struct ib_device_ops mlx5rs_ib_mr_ops;
+
+/**
+ * struct mlx5rs_ib_uar_entry - the mmap entry of a UAR object
+ * @rdma: the core's entry (its key is the object's mmap offset)
+ * @obj: the UAR, its page in BAR 0 and caching (from Rust)
+ *
+ * Freed by mmap_free when the object is destroyed and its last mapping is gone; the
+ * UAR is deallocated then.
+ */
+struct mlx5rs_ib_uar_entry {
+	struct rdma_user_mmap_entry rdma;
+	struct mlx5rs_ib_uar_obj obj;
+};
+
+/* UAR objects (ffi/ib_uar.c): the driver's uverbs objects, and mmap_free. */
+extern const struct uapi_definition mlx5rs_ib_uapi_defs[];
+extern const struct ib_device_ops mlx5rs_ib_uar_ops;
 /* QP verbs (ffi/ib_qp.c), entries of the ops table in ffi/ib.c. */
 int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 			struct ib_udata *udata);

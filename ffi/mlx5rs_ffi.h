@@ -157,13 +157,27 @@ struct mlx5rs_ib_mmap_req {
 };
 #define MLX5RS_IB_MMAP_REQ_SIZE 32
 
-/* What it maps: one page of BAR 0. */
+/*
+ * What it maps: one page of BAR 0, or (@entry 1) the mmap entry of key @entry_key
+ * (a UAR object's page, whose address and caching the entry holds).
+ */
 struct mlx5rs_ib_mmap_map {
 	__u64 bar_offset;
 	__u32 write_combining;
 	__u32 read_only;
+	__u32 entry;
+	__u32 rsvd;
+	__u64 entry_key;
 };
-#define MLX5RS_IB_MMAP_MAP_SIZE 16
+#define MLX5RS_IB_MMAP_MAP_SIZE 32
+
+/* A UAR object (MLX5_IB_OBJECT_UAR): its UAR, and where and how its page maps. */
+struct mlx5rs_ib_uar_obj {
+	__u64 bar_offset;
+	__u32 uar_index;
+	__u32 write_combining;
+};
+#define MLX5RS_IB_UAR_OBJ_SIZE 16
 
 struct mlx5rs_ib_dev *mlx5rs_ib_alloc(const void *rust, const struct mlx5rs_ib_init *init);
 int mlx5rs_ib_register(struct mlx5rs_ib_dev *dev, struct device *dma_device);
@@ -184,6 +198,14 @@ void mlx5rs_ib_rs_dealloc_ucontext(const void *rust, void *uctx);
 int mlx5rs_ib_rs_mmap(const void *rust, const void *uctx, const struct mlx5rs_ib_mmap_req *req,
 		      struct mlx5rs_ib_mmap_map *map);
 int mlx5rs_ib_rs_alloc_pd(const void *rust, __u32 *pdn, struct mlx5rs_ib_udata *resp);
+/* UAR objects (ffi/ib_uar.c): allocate one of @alloc_type for context @uctx, free it. */
+int mlx5rs_ib_rs_uar_obj_alloc(const void *rust, const void *uctx, __u32 alloc_type,
+			       struct mlx5rs_ib_uar_obj *out);
+void mlx5rs_ib_rs_uar_obj_free(const void *rust, const void *uctx, __u32 uar_index);
+/* The mmap offset (bytes) user space passes for the entry of key @key. */
+__u64 mlx5rs_ib_rs_entry_mmap_offset(__u64 key);
+/* The range of keys UAR objects' entries are inserted in, inclusive. */
+void mlx5rs_ib_rs_uar_obj_keys(__u64 *first, __u64 *last);
 int mlx5rs_ib_rs_dealloc_pd(const void *rust, __u32 pdn);
 
 /*

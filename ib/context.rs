@@ -5,14 +5,18 @@
 //! (one ALLOC_UAR each; none for a library with dynamic UARs) and its transport
 //! domain, and builds the response; the context's drop releases them. mmap decodes
 //! the offset ([`super::abi::mmap`]) and names the page of BAR 0 ([`super::uctx`]).
+//! A library with dynamic UARs allocates them as UAR objects (UAR_OBJ_ALLOC,
+//! `ffi/ib_uar.c`): one ALLOC_UAR each, recorded in the context so that a CQ or QP
+//! can ring only on the context's own UARs, released when the object's mmap entry
+//! goes.
 //!
 //! A rejected request is logged at debug level only (user space controls it) and
 //! fails with the errno upstream returns.
 
 use kernel::{
-    device,
+    device, new_mutex,
     prelude::*,
-    sync::{aref::ARef, Arc},
+    sync::{aref::ARef, Arc, Mutex},
 };
 
 use super::{
@@ -24,12 +28,12 @@ use super::{
     db_user::DbPages,
     qp_uar::BfregTable,
     res_commands::{AllocTransportDomain, DeallocTransportDomain},
-    uctx::{map_target, vma_of, wants_transport_domain, UctxHost},
+    uctx::{check_uar_alloc_type, map_target, uar_obj, vma_of, wants_transport_domain, UctxHost},
 };
 use crate::{
     cmd::commands::{gen_cap, GeneralCaps},
     eq::commands::{AllocUar, DeallocUar},
-    ffi::ib::{IbUcontext, MmapMap, MmapReq},
+    ffi::ib::{IbUcontext, MmapMap, MmapReq, UarObj},
     hw::Hw,
 };
 
@@ -69,6 +73,9 @@ pub(crate) struct UserContext {
     db: Arc<DbPages>,
     /// The bfregs its QPs ring (set once the UAR pages are allocated).
     bfregs: Option<Arc<BfregTable>>,
+    /// UAR indices of the context's UAR objects (UAR_OBJ_ALLOC), each until its
+    /// mmap entry is freed. A leaf lock: nothing else is taken under it.
+    uar_objs: Pin<KBox<Mutex<KVec<u32>>>>,
 }
 
 impl UserContext {
@@ -99,6 +106,7 @@ impl UserContext {
             tdn: None,
             db: DbPages::new()?,
             bfregs: None,
+            uar_objs: KBox::pin_init(new_mutex!(KVec::new()), GFP_KERNEL)?,
         };
         for _ in 0..pages {
             let uar = hw.run(AllocUar)?;
@@ -145,6 +153,48 @@ impl IbUcontext for UserContext {
     fn lib_uar_dyn(&self) -> bool {
         self.plan.bfregs.lib_uar_dyn
     }
+
+    fn uar_obj_alloc(&self, alloc_type: u32) -> Result<UarObj> {
+        let what = "UAR_OBJ_ALLOC";
+        check_uar_alloc_type(alloc_type).map_err(|e| uabi_err(&self.dev, what, e))?;
+        // Room first, so that a UAR once allocated is always recorded.
+        self.uar_objs.lock().reserve(1, GFP_KERNEL)?;
+        let uar = self.hw.run(AllocUar)?;
+        let obj = match uar_obj(alloc_type, uar, self.dev_uar_4k, self.host.page_shift) {
+            Ok(o) => o,
+            Err(e) => {
+                let _ = self.hw.exec_cmd(DeallocUar { uar });
+                return Err(uabi_err(&self.dev, what, e));
+            }
+        };
+        // Reserved above: the push does not allocate.
+        if let Err(e) = self.uar_objs.lock().push(uar, GFP_KERNEL) {
+            let _ = self.hw.exec_cmd(DeallocUar { uar });
+            return Err(e.into());
+        }
+        Ok(obj)
+    }
+
+    fn uar_obj_free(&self, uar: u32) {
+        {
+            let mut objs = self.uar_objs.lock();
+            match objs.iter().position(|&u| u == uar) {
+                Some(i) => {
+                    let _ = objs.remove(i);
+                }
+                None => {
+                    dev_warn!(self.dev, "UAR object over UAR {} freed twice\n", uar);
+                    return;
+                }
+            }
+        }
+        // Failures are logged by the command layer; a dead device reports success.
+        let _ = self.hw.exec_cmd(DeallocUar { uar });
+    }
+
+    fn owns_uar(&self, uar: u32) -> bool {
+        self.uars.contains(&uar) || self.uar_objs.lock().contains(&uar)
+    }
 }
 
 impl Drop for UserContext {
@@ -154,6 +204,15 @@ impl Drop for UserContext {
             let _ = self.hw.exec_cmd(DeallocTransportDomain { tdn });
         }
         for &uar in self.uars.iter() {
+            let _ = self.hw.exec_cmd(DeallocUar { uar });
+        }
+        // The core frees every mmap entry before the context; none may be left.
+        for &uar in self.uar_objs.lock().iter() {
+            dev_warn!(
+                self.dev,
+                "UAR object over UAR {} outlived its context\n",
+                uar
+            );
             let _ = self.hw.exec_cmd(DeallocUar { uar });
         }
     }

@@ -212,7 +212,8 @@ impl CqVerbs {
         let mut umem = Umem::get(ibdev, plan.buf_addr, plan.buf_len, access::LOCAL_WRITE)?;
         let (bs, page_offset) = cq_pages(&mut umem)?;
         let db = ctx.db_pages().map(ibdev, plan.db_addr)?;
-        let uar = resolve_uar(plan.uar, ctx.static_uars()).map_err(|e| Error::from_errno(-e))?;
+        let uar = resolve_uar(plan.uar, ctx.static_uars(), |i| ctx.owns_uar(i))
+            .map_err(|e| Error::from_errno(-e))?;
         let eqn = self.eqn(init.comp_vector)?;
         let pas = umem_pas(&umem, bs)?;
         let dbr = db.dma();

@@ -80,14 +80,20 @@ pub fn eqn_of(vector: u32, eqns: &[u8]) -> Option<u32> {
         .map(|&e| u32::from(e))
 }
 
-/// The UAR page of a user CQ from the request's choice ([`CqUar`]) and the context's
-/// static UAR pages. Upstream passes an index named by user space to the device
-/// unchecked (the device checks it against the DEVX uid); without DEVX every UAR has
-/// uid 0, so an index is accepted only when it is one of the context's own pages, and
-/// is `EINVAL` otherwise. A context without static pages has no first page: `EINVAL`.
-pub fn resolve_uar(sel: CqUar, static_uars: &[u32]) -> Result<u32, i32> {
+/// The UAR page of a user CQ from the request's choice ([`CqUar`]), the context's
+/// static UAR pages and `owns`, which says whether a UAR index is one of the
+/// context's pages (static, or a UAR object it allocated). Upstream passes an index
+/// named by user space to the device unchecked (the device checks it against the
+/// DEVX uid); without DEVX every UAR has uid 0, so an index is accepted only when the
+/// context owns it, and is `EINVAL` otherwise. A context without static pages has no
+/// first page: `EINVAL`.
+pub fn resolve_uar(
+    sel: CqUar,
+    static_uars: &[u32],
+    owns: impl Fn(u32) -> bool,
+) -> Result<u32, i32> {
     match sel {
-        CqUar::Index(i) if static_uars.contains(&i) => Ok(i),
+        CqUar::Index(i) if owns(i) => Ok(i),
         CqUar::Index(_) => Err(EINVAL),
         CqUar::FirstStaticPage => static_uars.first().copied().ok_or(EINVAL),
     }

@@ -38,7 +38,8 @@ use super::{
         consts::{IB_DEFAULT_UIDX, QP_FLAG_SIGNATURE},
         layout::CreateQpResp,
         qp::{
-            modify_qp_response, parse_create_qp, parse_modify_qp, QpAttr as UQpAttr, QpCaps, QpKind,
+            modify_qp_response, parse_create_qp, parse_modify_qp, QpAttr as UQpAttr, QpCaps,
+            QpKind, QpUar,
         },
         udata,
     },
@@ -228,6 +229,14 @@ pub(crate) fn create_user_qp(
     };
     let plan = parse_create_qp(&attr, ud.req, &env.create, uctx.cqe_version())
         .map_err(|e| uabi_err(dev, what, e))?;
+    // A UAR page named by user space must be the context's own (upstream leaves that
+    // to the device's DEVX uid check, which uid 0 does not make).
+    if let QpUar::UarPage(i) = plan.uar {
+        if !uctx.owns_uar(i) {
+            dev_dbg!(dev, "{}: UAR page {} is not the context's\n", what, i);
+            return Err(EINVAL);
+        }
+    }
     let door = uctx
         .qp_bfregs()
         .ok_or(EINVAL)?

@@ -16,13 +16,13 @@
 use super::abi::{
     caps::{HostInfo, UctxExtra},
     consts::ADAPTER_PAGE_SHIFT,
-    mmap::{Caching, MmapCaps, MmapTarget, Vma},
+    mmap::{uar_alloc_type, Caching, MmapCaps, MmapTarget, Vma},
     ucontext::{UctxDevCaps, UctxRespCaps},
     Reason, UabiError,
 };
 use crate::{
     cmd::commands::{gen_cap, GeneralCaps},
-    ffi::ib_abi::{MmapMap, MmapReq},
+    ffi::ib_abi::{MmapMap, MmapReq, UarObj},
     ifc::init_seg::INTERNAL_TIMER_H,
 };
 
@@ -135,7 +135,7 @@ pub fn map_target(
             Ok(MmapMap {
                 bar_offset: uar_bar_offset(uar, dev_uar_4k, page_shift),
                 write_combining: u32::from(WRITE_COMBINING && caching == Caching::WriteCombining),
-                read_only: 0,
+                ..Default::default()
             })
         }
         MmapTarget::Uar { dynamic: true, .. } => {
@@ -145,13 +145,42 @@ pub fn map_target(
             let page = 1u64.checked_shl(page_shift).unwrap_or(0);
             Ok(MmapMap {
                 bar_offset: (INTERNAL_TIMER_H as u64) & !page.wrapping_sub(1),
-                write_combining: 0,
                 read_only: 1,
+                ..Default::default()
             })
         }
         MmapTarget::ClockInfo => Err(UabiError::notsupp(Reason::Unsupported("clock info page"))),
-        MmapTarget::Entry { .. } => Err(UabiError::inval(Reason::OutOfRange("mmap offset"))),
+        // The shim looks the key up: one never inserted is `EINVAL` there.
+        MmapTarget::Entry { key } => Ok(MmapMap {
+            entry: 1,
+            entry_key: key,
+            ..Default::default()
+        }),
     }
+}
+
+/// A UAR object of `alloc_type` (UAR_OBJ_ALLOC's TYPE) over UAR `uar`: its page in BAR
+/// 0 and caching. Blue flame needs write combining, which is absent
+/// ([`WRITE_COMBINING`]): `EOPNOTSUPP` as upstream without it, and libmlx5 then uses
+/// its non-cached UAR; unknown types are `EOPNOTSUPP` too.
+pub fn uar_obj(
+    alloc_type: u32,
+    uar: u32,
+    dev_uar_4k: bool,
+    page_shift: u32,
+) -> Result<UarObj, UabiError> {
+    let caching = uar_alloc_type(alloc_type, WRITE_COMBINING)?;
+    Ok(UarObj {
+        bar_offset: uar_bar_offset(uar, dev_uar_4k, page_shift),
+        uar_index: uar,
+        write_combining: u32::from(caching == Caching::WriteCombining),
+    })
+}
+
+/// The UAR objects' checks of the allocation type, before any command: as
+/// [`uar_obj`], for a caller that has no UAR yet.
+pub fn check_uar_alloc_type(alloc_type: u32) -> Result<(), UabiError> {
+    uar_alloc_type(alloc_type, WRITE_COMBINING).map(|_| ())
 }
 
 #[cfg(test)]
@@ -196,8 +225,7 @@ mod tests {
                 m,
                 MmapMap {
                     bar_offset: 9 << 12,
-                    write_combining: 0,
-                    read_only: 0
+                    ..Default::default()
                 }
             );
         }
@@ -225,15 +253,20 @@ mod tests {
             m,
             MmapMap {
                 bar_offset: 0x1000,
-                write_combining: 0,
-                read_only: 1
+                read_only: 1,
+                ..Default::default()
             }
         );
         assert_eq!(map(clock, true, &d, &[]).unwrap_err().errno, errno::EPERM);
-        // Offsets never handed out: an entry key, an unknown command.
+        // An entry key goes to the shim's lookup (EINVAL there when never inserted);
+        // an unknown command is refused here.
         assert_eq!(
-            map(pgoff(9, 0).unwrap(), false, &d, &[]).unwrap_err().errno,
-            errno::EINVAL
+            map(pgoff(9, 0x1234 & 0xff).unwrap(), false, &d, &[]).unwrap(),
+            MmapMap {
+                entry: 1,
+                entry_key: 9 << 16 | 0x34,
+                ..Default::default()
+            }
         );
         assert_eq!(
             map(pgoff(4, 0).unwrap(), false, &d, &[]).unwrap_err().errno,
@@ -261,6 +294,38 @@ mod tests {
         // 64 KiB pages with 4 KiB UARs: 16 UARs per page.
         assert_eq!(uar_bar_offset(17, true, 16), 1 << 16);
         assert_eq!(uar_bar_offset(17, false, 16), 17 << 16);
+    }
+
+    #[test]
+    fn uar_objects_are_non_cached_without_write_combining() {
+        use crate::ib::abi::consts::{IB_UAPI_UAR_ALLOC_TYPE_BF, IB_UAPI_UAR_ALLOC_TYPE_NC};
+        assert_eq!(
+            uar_obj(IB_UAPI_UAR_ALLOC_TYPE_NC, 7, true, 12).unwrap(),
+            UarObj {
+                bar_offset: 7 << 12,
+                uar_index: 7,
+                write_combining: 0
+            }
+        );
+        // 64 KiB host pages, 4 KiB UARs: the object maps the host page holding it.
+        assert_eq!(
+            uar_obj(IB_UAPI_UAR_ALLOC_TYPE_NC, 17, true, 16)
+                .unwrap()
+                .bar_offset,
+            1 << 16
+        );
+        // Blue flame needs write combining; unknown types are refused too.
+        for t in [IB_UAPI_UAR_ALLOC_TYPE_BF, 2, u32::MAX] {
+            assert_eq!(
+                uar_obj(t, 7, true, 12).unwrap_err().errno,
+                errno::EOPNOTSUPP
+            );
+            assert_eq!(
+                check_uar_alloc_type(t).unwrap_err().errno,
+                errno::EOPNOTSUPP
+            );
+        }
+        assert!(check_uar_alloc_type(IB_UAPI_UAR_ALLOC_TYPE_NC).is_ok());
     }
 
     #[test]

@@ -296,10 +296,13 @@ fn eqn_and_uar_choices() {
     assert_eq!(eqn_of(0, &[]), None);
 
     let uars = [17u32, 18];
-    assert_eq!(resolve_uar(CqUar::FirstStaticPage, &uars), Ok(17));
-    assert_eq!(resolve_uar(CqUar::Index(18), &uars), Ok(18));
-    assert_eq!(resolve_uar(CqUar::Index(3), &uars), Err(22));
-    assert_eq!(resolve_uar(CqUar::FirstStaticPage, &[]), Err(22));
+    // The context owns its static pages and one UAR object, 40.
+    let owns = |i: u32| uars.contains(&i) || i == 40;
+    assert_eq!(resolve_uar(CqUar::FirstStaticPage, &uars, owns), Ok(17));
+    assert_eq!(resolve_uar(CqUar::Index(18), &uars, owns), Ok(18));
+    assert_eq!(resolve_uar(CqUar::Index(40), &uars, owns), Ok(40));
+    assert_eq!(resolve_uar(CqUar::Index(3), &uars, owns), Err(22));
+    assert_eq!(resolve_uar(CqUar::FirstStaticPage, &[], owns), Err(22));
 }
 
 #[test]

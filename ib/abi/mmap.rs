@@ -63,10 +63,6 @@ pub fn entry_key(command: u8, index: u16) -> u64 {
 }
 
 /// Keys UAR objects (UAR_OBJ_ALLOC) are inserted in, inclusive.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "UAR objects (UAR_OBJ_ALLOC) are not served yet")
-)]
 pub const UAR_OBJ_KEYS: (u64, u64) = (
     (MMAP_OFFSET_START as u64) << 16,
     ((MMAP_OFFSET_END as u64) << 16) + 0xffff,
@@ -74,10 +70,6 @@ pub const UAR_OBJ_KEYS: (u64, u64) = (
 
 /// The mmap offset (bytes) user space passes for the entry of key `key`
 /// (`mlx5_entry_to_mmap_offset`; returned in MMAP_OFFSET of UAR_OBJ_ALLOC).
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "UAR objects (UAR_OBJ_ALLOC) are not served yet")
-)]
 pub fn entry_offset(key: u64, page_shift: u32) -> u64 {
     let cmd = (key >> 16) & 0xffff;
     let index = key & 0xffff;
@@ -100,10 +92,6 @@ pub enum Caching {
 /// `EOPNOTSUPP`, as upstream. The object's mmap entry then gets a key in
 /// [`UAR_OBJ_KEYS`]; MMAP_OFFSET is its [`entry_offset`], MMAP_LENGTH one page,
 /// PAGE_ID the UAR index.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "UAR objects (UAR_OBJ_ALLOC) are not served yet")
-)]
 pub fn uar_alloc_type(alloc_type: u32, wc: bool) -> Result<Caching, UabiError> {
     match alloc_type {
         IB_UAPI_UAR_ALLOC_TYPE_BF if wc => Ok(Caching::WriteCombining),

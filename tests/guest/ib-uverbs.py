@@ -10,6 +10,10 @@
                               malformed mlx5 requests and mmaps of offsets never
                               handed out on /dev/infiniband/UVERBS; prints one
                               "name: PASS|FAIL (detail)" line per case
+  ib-uverbs.py uarobj UVERBS  UAR objects (MLX5_IB_OBJECT_UAR through the uverbs
+                              ioctl) on a raw dynamic-UAR context: allocate, map,
+                              bad types and mappings, destroy with and without a
+                              mapping left; the same output
 
 Only Python's standard library (ctypes for libibverbs.so.1): the guest has the
 rdma-core libraries but no development headers.
@@ -93,12 +97,13 @@ def try_mmap(fd, cmd, index, prot=mmap.PROT_READ | mmap.PROT_WRITE):
 
 
 RESULTS = []
+PREFIX = ["uctx.udata."]
 
 
 def case(name, got, want):
     ok = got == want
     RESULTS.append(ok)
-    print("uctx.udata.%s: %s (got %s, want %s)" % (name, "PASS" if ok else "FAIL", got, want),
+    print("%s%s: %s (got %s, want %s)" % (PREFIX[0], name, "PASS" if ok else "FAIL", got, want),
           flush=True)
 
 
@@ -159,7 +164,96 @@ def udata(uverbs):
     return 0 if all(RESULTS) else 1
 
 
+# The uverbs ioctl (rdma_user_ioctl_cmds.h): RDMA_VERBS_IOCTL = _IOWR(0x1b, 1, hdr),
+# struct ib_uverbs_ioctl_hdr (24 bytes) then struct ib_uverbs_attr (16 bytes) each.
+RDMA_VERBS_IOCTL = (3 << 30) | (24 << 16) | (0x1B << 8) | 1
+RDMA_DRIVER_MLX5 = 1
+ATTR_F_MANDATORY = 1
+# mlx5_user_ioctl_cmds.h / mlx5_user_ioctl_verbs.h
+OBJECT_UAR = (1 << 12) + 8
+METHOD_UAR_ALLOC, METHOD_UAR_DESTROY = 1 << 12, (1 << 12) + 1
+A_HANDLE, A_TYPE, A_OFFSET, A_LENGTH, A_PAGE_ID = ((1 << 12) + i for i in range(5))
+UAR_TYPE_BF, UAR_TYPE_NC = 0, 1
+
+
+def verbs_ioctl(fd, obj, method, attrs):
+    """One uverbs ioctl; attrs are (id, len, data) with data a value or an address.
+    Returns (errno or 0, the attrs' data words as the kernel left them)."""
+    import fcntl
+    buf = bytearray(struct.pack("<HHHHQII", 24 + 16 * len(attrs), obj, method, len(attrs), 0,
+                                RDMA_DRIVER_MLX5, 0))
+    for aid, alen, data in attrs:
+        buf += struct.pack("<HHHHQ", aid, alen, ATTR_F_MANDATORY, 0, data)
+    try:
+        fcntl.ioctl(fd, RDMA_VERBS_IOCTL, buf, True)
+    except OSError as e:
+        return e.errno, []
+    return 0, [struct.unpack_from("<Q", buf, 24 + 16 * i + 8)[0] for i in range(len(attrs))]
+
+
+def uar_alloc(fd, alloc_type):
+    """(errno, handle, mmap offset, length, page id) of UAR_OBJ_ALLOC."""
+    off, ln, pid = ctypes.c_uint64(), ctypes.c_uint32(), ctypes.c_uint32()
+    e, words = verbs_ioctl(fd, OBJECT_UAR, METHOD_UAR_ALLOC, [
+        (A_HANDLE, 0, 0),
+        (A_TYPE, 8, alloc_type),
+        (A_OFFSET, 8, ctypes.addressof(off)),
+        (A_LENGTH, 4, ctypes.addressof(ln)),
+        (A_PAGE_ID, 4, ctypes.addressof(pid)),
+    ])
+    return e, (words[0] if words else None), off.value, ln.value, pid.value
+
+
+def uar_destroy(fd, handle):
+    return verbs_ioctl(fd, OBJECT_UAR, METHOD_UAR_DESTROY, [(A_HANDLE, 0, handle)])[0]
+
+
+def map_at(fd, offset, length=PAGE, flags=mmap.MAP_SHARED):
+    try:
+        return 0, mmap.mmap(fd, length, flags, mmap.PROT_WRITE, offset=offset)
+    except OSError as e:
+        return e.errno, None
+
+
+def uarobj(uverbs):
+    PREFIX[0] = "uctx."
+    fd = os.open("/dev/infiniband/" + uverbs, os.O_RDWR)
+    e, _ = get_context(fd, req_v2(), 80)
+    case("uarobj.get-context-dyn", en(e), "0")
+    e, h, off, ln, pid = uar_alloc(fd, UAR_TYPE_NC)
+    case("uarobj.alloc-nc", en(e), "0")
+    case("uarobj.length-one-page", ln, PAGE)
+    case("uarobj.page-id-set", pid != 0, True)
+    # The offset names an mmap entry: command 9..255 in bits 15:8 of the page offset.
+    case("uarobj.offset-is-an-entry", 9 <= ((off // PAGE) >> 8) & 0xFF, True)
+    e, m = map_at(fd, off)
+    case("uarobj.mmap", en(e), "0")
+    case("uarobj.mmap-two-pages", en(map_at(fd, off, 2 * PAGE)[0]), "EINVAL")
+    case("uarobj.mmap-private", en(map_at(fd, off, PAGE, mmap.MAP_PRIVATE)[0]), "EINVAL")
+    # A second object gets its own UAR and offset.
+    e2, h2, off2, _, pid2 = uar_alloc(fd, UAR_TYPE_NC)
+    case("uarobj.second-own-uar", (en(e2), pid2 != pid, off2 != off), ("0", True, True))
+    # Blue flame needs write combining, which the device is not known to do; unknown
+    # types are refused too (upstream: EOPNOTSUPP).
+    case("uarobj.alloc-bf", en(uar_alloc(fd, UAR_TYPE_BF)[0]), "EOPNOTSUPP")
+    case("uarobj.alloc-type-7", en(uar_alloc(fd, 7)[0]), "EOPNOTSUPP")
+    # Destroying the object with its page still mapped: the mapping stays usable until
+    # munmap (its UAR goes then); the offset cannot be mapped again.
+    case("uarobj.destroy-mapped", en(uar_destroy(fd, h)), "0")
+    case("uarobj.mmap-after-destroy", en(map_at(fd, off)[0]), "EINVAL")
+    if m is not None:
+        m.close()
+    case("uarobj.destroy-twice", en(uar_destroy(fd, h)), "ENOENT")
+    case("uarobj.destroy-unmapped", en(uar_destroy(fd, h2)), "0")
+    # One left for the close of the file to release.
+    e, _, off3, _, _ = uar_alloc(fd, UAR_TYPE_NC)
+    case("uarobj.alloc-left-for-close", en(e), "0")
+    os.close(fd)
+    return 0 if all(RESULTS) else 1
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("hold", "udata"):
+    modes = {"hold": hold, "udata": udata, "uarobj": uarobj}
+    if len(sys.argv) != 3 or sys.argv[1] not in modes:
         sys.exit(__doc__)
-    sys.exit(hold(sys.argv[2]) if sys.argv[1] == "hold" else udata(sys.argv[2]))
+    sys.exit(modes[sys.argv[1]](sys.argv[2]))

@@ -5,7 +5,9 @@
 # check_ibv_devinfo). A process holding a context and a PD shows in `rdma res show pd`
 # and the emulator, and both go when it exits. Raw GET_CONTEXT commands with malformed
 # mlx5 requests, and mmaps of offsets never handed out, fail with upstream's errno
-# (tests/guest/ib-uverbs.py udata); a context's static UARs are released. Unbind
+# (tests/guest/ib-uverbs.py udata); a context's static UARs are released. UAR objects
+# (MLX5_IB_OBJECT_UAR through the uverbs ioctl) are allocated, mapped and destroyed,
+# bad types and mappings refused, every UAR released (ib-uverbs.py uarobj). Unbind
 # under a process that has the device open completes, and the process sees
 # IB_EVENT_DEVICE_FATAL. No warning or error line, no emulator violation, every object
 # destroyed, no kmemleak report.
@@ -91,6 +93,24 @@ check uctx.udata.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/uctx-udata.ou
 check uctx.udata.static-uars-allocated test "$(($(cmds_ok ALLOC_UAR) - ua0))" = 2
 check uctx.udata.static-uars-released test "$(($(cmds_ok DEALLOC_UAR) - ud0))" = 2
 check uctx.udata.emu-transport-domain test "$(live transport_domain)" = "$td0"
+
+# --- UAR objects (libmlx5's dynamic UARs) on a raw context ---------------------------
+ua0=$(cmds_ok ALLOC_UAR)
+ud0=$(cmds_ok DEALLOC_UAR)
+python3 "$UV" uarobj "$uv" >/tmp/uctx-uarobj.out 2>&1
+echo "uarobj helper exit status $?"
+while IFS= read -r l; do
+	case $l in
+	*": PASS "*) pass "${l%%: PASS*}" ;;
+	*": FAIL "*) fail "${l%%: FAIL*}" "${l#*: FAIL }" ;;
+	*) echo "$l" ;;
+	esac
+done </tmp/uctx-uarobj.out
+check uctx.uarobj.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/uctx-uarobj.out)" = 16
+# Three objects allocated (the refused types allocate nothing), all three released:
+# the one destroyed while mapped at its munmap, the last one when the file closed.
+check uctx.uarobj.uars-allocated test "$(($(cmds_ok ALLOC_UAR) - ua0))" = 3
+check uctx.uarobj.uars-released test "$(($(cmds_ok DEALLOC_UAR) - ud0))" = 3
 
 # --- unbind while a process has the device open ------------------------------------------
 python3 "$UV" hold "$dev" >/tmp/uctx-hold2.out 2>&1 &

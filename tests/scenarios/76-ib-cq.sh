@@ -1,6 +1,6 @@
 # Scenario: CQ verbs. User CQs through libmlx5 (pyverbs) of several sizes with 64- and
-# 128-byte CQEs (refused with EINVAL while the provider has no UAR objects, which
-# libmlx5 needs for a CQ's UAR: tests/guest/ib-cq.py pyverbs); raw uverbs commands (tests/guest/ib-cq.py raw)
+# 128-byte CQEs, created on libmlx5's UAR object, resized and destroyed
+# (tests/guest/ib-cq.py pyverbs); raw uverbs commands (tests/guest/ib-cq.py raw)
 # with every field of the mlx5 create_cq / resize_cq request valid and malformed,
 # moderation through EX_MODIFY_CQ, destroy, each refused with upstream mlx5_ib's
 # errno; every pinned ring and doorbell page unpinned again. A process holding CQs
@@ -39,6 +39,8 @@ wait_line() {
 	grep -q "$2" "$1"
 }
 live() { emu_stat "d['objects']['live']['$1']"; }
+# UARs the device has handed out and not taken back (the core's own and contexts').
+uars_held() { emu_stat "d['commands'].get('ALLOC_UAR', {}).get('OK', 0) - d['commands'].get('DEALLOC_UAR', {}).get('OK', 0)"; }
 # run_cases NAME CMD...: CMD prints "name: PASS|FAIL (...)" lines; each becomes a check.
 run_cases() {
 	_n=$1; shift
@@ -63,11 +65,13 @@ ibv_devinfo -v -d "$dev" >/tmp/cq-devinfo 2>&1
 check cq.devinfo.max_cq_count grep -q 'max_cq_count:[[:space:]]*65535' /tmp/cq-devinfo
 check cq.devinfo.max_cq_period grep -q 'max_cq_period:[[:space:]]*4095 us' /tmp/cq-devinfo
 cq0=$(live cq)
+uar0=$(uars_held)
 
 # --- libmlx5 -------------------------------------------------------------------------
 run_cases pyverbs python3 "$CQ" pyverbs "$dev"
-check cq.pyverbs.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/cq-pyverbs.out)" = 6
+check cq.pyverbs.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/cq-pyverbs.out)" = 12
 check cq.pyverbs.emu-cqs-back test "$(live cq)" = "$cq0"
+check cq.pyverbs.uar-objects-released test "$(uars_held)" = "$uar0"
 
 # --- raw commands ----------------------------------------------------------------------
 run_cases raw python3 "$CQ" raw "$uv"

@@ -6,11 +6,9 @@
 # it in `rdma res show qp` and the emulator, and it goes when the process exits. No
 # warning or error line, no emulator violation, the emulator's QP count back to zero,
 # no kmemleak report.
-# Known state (2026-12-01): libmlx5 56.1 asks for dynamic UARs and then needs the UAR
-# ioctl object (MLX5_IB_OBJECT_UAR) for every CQ and QP; the provider does not serve it
-# yet, so this scenario asserts that refusal and runs the walk through the raw uverbs
-# write commands (tests/guest/ib-qp.py raw: a context with static UARs); the pyverbs
-# walk and hold (ib-qp.py walk / hold) are for when the object exists.
+# libmlx5 56.1 asks for dynamic UARs and rings its CQs' and QPs' doorbells on a UAR
+# object (MLX5_IB_OBJECT_UAR, non-cached); the same walk runs through the raw uverbs
+# write commands on a context with static UARs (tests/guest/ib-qp.py raw).
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail qp.device-present "no 15b3 function"; exit 1; }
 QPY=$MLX5RS_REPO/tests/guest/ib-qp.py
@@ -37,6 +35,8 @@ wait_line() {
 	grep -q "$2" "$1"
 }
 live() { emu_stat "d['objects']['live'].get('$1', 0)"; }
+# UARs the device has handed out and not taken back (the core's own and contexts').
+uars_held() { emu_stat "d['commands'].get('ALLOC_UAR', {}).get('OK', 0) - d['commands'].get('DEALLOC_UAR', {}).get('OK', 0)"; }
 cmds_ok() { emu_stat "d['commands'].get('$1', {}).get('OK', 0)"; }
 
 dmesg_mark
@@ -68,24 +68,29 @@ run_cases /tmp/qp-raw.out
 check qp.raw.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/qp-raw.out)" -ge 15
 check qp.raw.emu-qps-back test "$(live qp)" = "$qp0"
 
-# --- libmlx5 (pyverbs): blocked before the kernel while there is no UAR object -------
-# libmlx5 56.1 asks for dynamic UARs and names a CQ's UAR through the UAR ioctl object,
-# which the provider does not serve yet: its CQ create is refused (EINVAL, as upstream
-# refuses a dynamic-UAR context's CQ without a UAR), so no QP can be made through it.
-# The pyverbs walk and hold of tests/guest/ib-qp.py run once the object exists.
-got=$(timeout 120 python3 -c "
-from pyverbs.device import Context
-from pyverbs.cq import CQ
-from pyverbs.pyverbs_error import PyverbsRDMAError
-import errno
-with Context(name='$dev') as c:
-    try:
-        CQ(c, 10, None, None, 0).close(); print('created')
-    except PyverbsRDMAError as e:
-        print(errno.errorcode.get(e.error_code, e.error_code))
-" 2>&1 | tail -n 1)
-check qp.libmlx5.cq-refused-without-uar-object test "$got" = EINVAL
-check qp.libmlx5.emu-qps-back test "$(live qp)" = "$qp0"
+# --- libmlx5 (pyverbs): RC, UC and UD walks on UAR objects -------------------------
+uar0=$(uars_held)
+timeout 600 python3 "$QPY" walk "$dev" >/tmp/qp-walk.out 2>&1
+echo "walk helper exit status $?"
+run_cases /tmp/qp-walk.out
+check qp.walk.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/qp-walk.out)" -ge 40
+check qp.walk.emu-qps-back test "$(live qp)" = "$qp0"
+check qp.walk.uar-objects-released test "$(uars_held)" = "$uar0"
+
+# --- a process holding a QP ----------------------------------------------------------
+python3 "$QPY" hold "$dev" >/tmp/qp-hold.out 2>&1 &
+hold=$!
+check qp.hold.ready wait_line /tmp/qp-hold.out ready
+cat /tmp/qp-hold.out
+check qp.hold.emu-qp test "$(live qp)" = $((qp0 + 1))
+check qp.hold.emu-uar-object test "$(uars_held)" -gt "$uar0"
+rdma res show qp dev "$dev" >/tmp/qp-res 2>&1
+cat /tmp/qp-res
+check qp.hold.rdma-res-qp grep -q "pid $hold " /tmp/qp-res
+kill $hold
+wait $hold 2>/dev/null
+check qp.exit.emu-qps test "$(live qp)" = "$qp0"
+check qp.exit.uar-objects-released test "$(uars_held)" = "$uar0"
 
 dmesg -l $LEVELS | tail -n +$((WARN0 + 1)) | grep -a -v 'loading out-of-tree module taints kernel' >/tmp/qp-errors
 cat /tmp/qp-errors
