@@ -15,6 +15,15 @@ FRAGMENT=$REPO/tests/kernel/mlx5-rs.config
 PATCHES=$(ls "$REPO"/tests/kernel/patches/*.patch 2>/dev/null | sort || true)
 "$REPO/tests/vm/toolbox.sh"
 
+# One build at a time: a second caller (another worktree's `make`, a helper) waits
+# for the first and then finds its build done.
+mkdir -p "$CACHE/kernel"
+exec 9>"$CACHE/kernel/.lock"
+if ! flock -n 9; then
+	log "waiting for another kernel.sh to finish"
+	flock 9
+fi
+
 tarball=$(kernel_source_tarball)
 [ -n "$tarball" ] || die "no linux-source-7.3 tarball in the toolbox"
 srcver=$(awk '$1 ~ /^linux-source-7.3/ { print $2 }' "$CACHE/toolbox/packages.txt")
