@@ -12,8 +12,8 @@
   ib-qp.py hold IBDEV   create one RC QP, print "ready qpn N", wait for a signal
   ib-qp.py raw UVERBS   the same walk for an RC QP through the raw uverbs write
                         commands on /dev/infiniband/UVERBS (a context with static
-                        UARs, as libmlx5 gets without dynamic UARs), so it runs
-                        before the UAR ioctl object exists
+                        UARs, as an older libmlx5 without dynamic UARs gets), plus
+                        malformed requests
 """
 import errno
 import signal

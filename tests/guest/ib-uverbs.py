@@ -235,8 +235,8 @@ def uarobj(uverbs):
     case("uarobj.second-own-uar", (en(e2), pid2 != pid, off2 != off), ("0", True, True))
     # Blue flame needs write combining, which the device is not known to do; unknown
     # types are refused too (upstream: EOPNOTSUPP).
-    case("uarobj.alloc-bf", en(uar_alloc(fd, UAR_TYPE_BF)[0]), "EOPNOTSUPP")
-    case("uarobj.alloc-type-7", en(uar_alloc(fd, 7)[0]), "EOPNOTSUPP")
+    case("uarobj.alloc-bf", en(uar_alloc(fd, UAR_TYPE_BF)[0]), en(errno.EOPNOTSUPP))
+    case("uarobj.alloc-type-7", en(uar_alloc(fd, 7)[0]), en(errno.EOPNOTSUPP))
     # Destroying the object with its page still mapped: the mapping stays usable until
     # munmap (its UAR goes then); the offset cannot be mapped again.
     case("uarobj.destroy-mapped", en(uar_destroy(fd, h)), "0")

@@ -84,7 +84,7 @@ check qp.hold.ready wait_line /tmp/qp-hold.out ready
 cat /tmp/qp-hold.out
 check qp.hold.emu-qp test "$(live qp)" = $((qp0 + 1))
 check qp.hold.emu-uar-object test "$(uars_held)" -gt "$uar0"
-rdma res show qp dev "$dev" >/tmp/qp-res 2>&1
+rdma res show qp >/tmp/qp-res 2>&1
 cat /tmp/qp-res
 check qp.hold.rdma-res-qp grep -q "pid $hold " /tmp/qp-res
 kill $hold
