@@ -5,7 +5,6 @@
 #   make KDIR=/path/to/build   build against another Rust-enabled kernel tree
 #   make run                   boot a VM with the emulated ConnectX and load the driver
 #   make check                 run every test (host, KUnit, VM scenarios)
-#   make check-ib              the same plus tests/scenarios-ib/ (pyverbs on both drivers, storm)
 #   make lint                  rustfmt, clippy, production build without test hooks
 #   make shell                 interactive shell in the VM (driver not loaded)
 #   make upstream              boot the VM and load upstream mlx5_core instead
@@ -32,8 +31,6 @@ run:
 check:
 	tests/run-all.sh
 
-check-ib:
-	MLX5RS_CHECK_IB=1 tests/run-all.sh
 
 lint:
 	tests/lint.sh
@@ -47,4 +44,4 @@ upstream:
 bench:
 	tests/bench/run.sh
 
-.PHONY: all clean run check check-ib lint shell upstream bench
+.PHONY: all clean run check lint shell upstream bench

@@ -131,12 +131,7 @@ LANE1=$!
 	d=$((T_LANES + 1800 + 2700))
 	lane_boot $d vm-2fn 1800 --functions 2 --fn-emu-arg 1 --msix-vectors --fn-emu-arg 1 2 \
 		--run tests/guest/check-2fn.sh,tests/guest/msix-few.sh,tests/guest/shutdown-handoff.sh
-	# The IB boot (pyverbs against both drivers, the storm) has not yet passed with
-	# the verbs of issue 11 merged: it runs when MLX5RS_CHECK_IB=1 (make check-ib)
-	# and joins make check by default once it does.
-	if [ "${MLX5RS_CHECK_IB:-0}" = 1 ]; then
-		lane_boot $d vm-ib 2700 --run tests/guest/check-ib.sh
-	fi
+	lane_boot $d vm-ib 2700 --run tests/guest/check-ib.sh
 ) &
 LANE2=$!
 # Progress once a minute until both lanes are done (a lane ends by itself: every boot
@@ -151,9 +146,7 @@ while kill -0 "$LANE1" 2>/dev/null || kill -0 "$LANE2" 2>/dev/null; do
 	log "vm lanes, $(($(date +%s) - T_LANES)) s: $s1 | $s2"
 done
 wait "$LANE1" "$LANE2"
-IB_BOOT=; [ "${MLX5RS_CHECK_IB:-0}" = 1 ] && IB_BOOT=vm-ib
-[ -n "$IB_BOOT" ] || log "vm-ib: not run (pyverbs and the storm: MLX5RS_CHECK_IB=1 make check, or make check-ib)"
-for b in vm vm-2fn $IB_BOOT; do boot_counts "$b"; done
+for b in vm vm-2fn vm-ib; do boot_counts "$b"; done
 phase_end
 
 finish

@@ -21,8 +21,8 @@ PD_CYCLES=${STORM_PD_CYCLES:-20000}
 FULL_CYCLES=${STORM_FULL_CYCLES:-1000}
 UP_CYCLES=${STORM_UPSTREAM_CYCLES:-300}
 WORKERS=${STORM_WORKERS:-2}
-# The objects mlx5_rs must storm today; grows as the verbs land (MR, CQ, QP).
-STORM_REQUIRE=${STORM_REQUIRE:-"pd"}
+# The objects mlx5_rs must storm: all four (libmlx5's CQs and QPs ring on its UAR object).
+STORM_REQUIRE=${STORM_REQUIRE:-"pd mr cq qp"}
 bdf=$(mlx_bdf) || { fail storm.device-present "no 15b3 function"; exit 1; }
 emu_heal
 [ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs
