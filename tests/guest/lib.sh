@@ -179,6 +179,52 @@ check_kmemleak() {
 	echo clear >$f
 }
 
+# --- InfiniBand scenarios' common helpers ---------------------------------------------
+# ibdev: the IB device of the function $bdf (the caller's mlx_bdf); fails if none.
+ibdev() {
+	for _d in /sys/bus/pci/devices/$bdf/infiniband/*; do
+		[ -d "$_d" ] && { basename "$_d"; return 0; }
+	done
+	return 1
+}
+# uverbs_of IBDEV: its uverbs character device (uverbsN).
+uverbs_of() {
+	for _u in /sys/class/infiniband_verbs/uverbs*; do
+		[ "$(cat "$_u/ibdev" 2>/dev/null)" = "$1" ] && { basename "$_u"; return 0; }
+	done
+	return 1
+}
+# wait_log PATTERN: up to 10 s for PATTERN in the log since dmesg_mark.
+wait_log() {
+	_i=0
+	while ! dmesg_since | grep -a -q "$1" && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
+	dmesg_since | grep -a -q "$1"
+}
+# wait_line FILE PATTERN: up to 30 s for PATTERN in FILE.
+wait_line() {
+	_i=0
+	while ! grep -q "$2" "$1" 2>/dev/null && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
+	grep -q "$2" "$1"
+}
+# live TYPE: the emulator's live objects of TYPE (pd, cq, qp, mkey, ...; 0 if none).
+live() { emu_stat "d['objects']['live'].get('$1', 0)"; }
+# cmds_ok OPCODE: how many OPCODE commands the emulator completed with status OK.
+cmds_ok() { emu_stat "d['commands'].get('$1', {}).get('OK', 0)"; }
+# uars_held: UARs the device has handed out and not taken back (the core's own and
+# contexts').
+uars_held() { emu_stat "d['commands'].get('ALLOC_UAR', {}).get('OK', 0) - d['commands'].get('DEALLOC_UAR', {}).get('OK', 0)"; }
+# case_lines FILE: each "name: PASS|FAIL (detail)" line of a guest helper's output
+# becomes a check of that name; other lines are shown.
+case_lines() {
+	while IFS= read -r _l; do
+		case $_l in
+		*": PASS "*) pass "${_l%%: PASS*}" ;;
+		*": FAIL "*) fail "${_l%%: FAIL*}" "${_l#*: FAIL }" ;;
+		*) echo "$_l" ;;
+		esac
+	done <"$1"
+}
+
 # --- InfiniBand port, as the emulator reports it and rdma-core shows it ---------------
 # ib_port_field KEY: field KEY of the emulator's IB port (the {"cmd":"ib_port"} reply).
 ib_port_field() {

@@ -18,13 +18,6 @@ LEVELS=emerg,alert,crit,err,warn
 WARN0=$(dmesg -l $LEVELS | wc -l)
 START=$(dmesg | wc -l)
 
-# ibdev: the name of our function's IB device (empty if none).
-ibdev() {
-	for _d in /sys/bus/pci/devices/$bdf/infiniband/*; do
-		[ -d "$_d" ] && { basename "$_d"; return 0; }
-	done
-	return 1
-}
 # port KEY: field KEY of the emulator's IB port (`ib_port` request; one Python run).
 port() {
 	emuctl '{"cmd":"ib_port"}' | python3 -c "import json,sys; print(json.load(sys.stdin)['port']['$1'])"
@@ -37,12 +30,6 @@ wait_for() {
 	_i=0
 	while [ "$(cat "$1" 2>/dev/null)" != "$2" ] && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
 	[ "$(cat "$1" 2>/dev/null)" = "$2" ]
-}
-# wait_log PATTERN: up to 10 s for PATTERN in the log since dmesg_mark.
-wait_log() {
-	_i=0
-	while ! dmesg_since | grep -a -q "$1" && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
-	dmesg_since | grep -a -q "$1"
 }
 
 # sysfs_view TAG: the device and port 1 as sysfs shows them, against the emulator.

@@ -21,33 +21,6 @@ LEVELS=emerg,alert,crit,err,warn
 WARN0=$(dmesg -l $LEVELS | wc -l)
 START=$(dmesg | wc -l)
 
-ibdev() {
-	for _d in /sys/bus/pci/devices/$bdf/infiniband/*; do
-		[ -d "$_d" ] && { basename "$_d"; return 0; }
-	done
-	return 1
-}
-# uverbs_of IBDEV: its uverbs character device (uverbsN).
-uverbs_of() {
-	for _u in /sys/class/infiniband_verbs/uverbs*; do
-		[ "$(cat "$_u/ibdev" 2>/dev/null)" = "$1" ] && { basename "$_u"; return 0; }
-	done
-	return 1
-}
-wait_log() {
-	_i=0
-	while ! dmesg_since | grep -a -q "$1" && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
-	dmesg_since | grep -a -q "$1"
-}
-# wait_line FILE PATTERN: up to 30 s for PATTERN in FILE.
-wait_line() {
-	_i=0
-	while ! grep -q "$2" "$1" 2>/dev/null && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
-	grep -q "$2" "$1"
-}
-live() { emu_stat "d['objects']['live']['$1']"; }
-cmds_ok() { emu_stat "d['commands'].get('$1', {}).get('OK', 0)"; }
-
 dmesg_mark
 check uctx.insmod insmod "$KO"
 check uctx.registered wait_log 'InfiniBand device registered'
@@ -82,13 +55,7 @@ ua0=$(cmds_ok ALLOC_UAR)
 ud0=$(cmds_ok DEALLOC_UAR)
 python3 "$UV" udata "$uv" >/tmp/uctx-udata.out 2>&1
 echo "udata helper exit status $?"
-while IFS= read -r l; do
-	case $l in
-	*": PASS "*) pass "${l%%: PASS*}" ;;
-	*": FAIL "*) fail "${l%%: FAIL*}" "${l#*: FAIL }" ;;
-	*) echo "$l" ;;
-	esac
-done </tmp/uctx-udata.out
+case_lines /tmp/uctx-udata.out
 check uctx.udata.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/uctx-udata.out)" -ge 20
 check uctx.udata.static-uars-allocated test "$(($(cmds_ok ALLOC_UAR) - ua0))" = 2
 check uctx.udata.static-uars-released test "$(($(cmds_ok DEALLOC_UAR) - ud0))" = 2
@@ -99,13 +66,7 @@ ua0=$(cmds_ok ALLOC_UAR)
 ud0=$(cmds_ok DEALLOC_UAR)
 python3 "$UV" uarobj "$uv" >/tmp/uctx-uarobj.out 2>&1
 echo "uarobj helper exit status $?"
-while IFS= read -r l; do
-	case $l in
-	*": PASS "*) pass "${l%%: PASS*}" ;;
-	*": FAIL "*) fail "${l%%: FAIL*}" "${l#*: FAIL }" ;;
-	*) echo "$l" ;;
-	esac
-done </tmp/uctx-uarobj.out
+case_lines /tmp/uctx-uarobj.out
 check uctx.uarobj.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/uctx-uarobj.out)" = 16
 # Three objects allocated (the refused types allocate nothing), all three released:
 # the one destroyed while mapped at its munmap, the last one when the file closed.

@@ -15,7 +15,6 @@ emu_heal
 LEVELS=emerg,alert,crit,err,warn
 WARN0=$(dmesg -l $LEVELS | wc -l)
 START=$(dmesg | wc -l)
-live() { emu_stat "d['objects']['live']['$1']"; }
 
 check mr.insmod insmod "$KO"
 dev=""
@@ -30,13 +29,7 @@ acq0=$(awk '$1 == "nr_foll_pin_acquired" {print $2}' /proc/vmstat)
 rel0=$(awk '$1 == "nr_foll_pin_released" {print $2}' /proc/vmstat)
 python3 "$MR" cases "$dev" >/tmp/mr-cases.out 2>&1
 echo "ib-mr.py exit status $?"
-while IFS= read -r l; do
-	case $l in
-	*": PASS "*) pass "${l%%: PASS*}" ;;
-	*": FAIL "*) fail "${l%%: FAIL*}" "${l#*: FAIL }" ;;
-	*) echo "$l" ;;
-	esac
-done </tmp/mr-cases.out
+case_lines /tmp/mr-cases.out
 check mr.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/mr-cases.out)" -ge 25
 acq=$(awk '$1 == "nr_foll_pin_acquired" {print $2}' /proc/vmstat)
 rel=$(awk '$1 == "nr_foll_pin_released" {print $2}' /proc/vmstat)

@@ -16,43 +16,12 @@ LEVELS=emerg,alert,crit,err,warn
 WARN0=$(dmesg -l $LEVELS | wc -l)
 START=$(dmesg | wc -l)
 
-ibdev() {
-	for _d in /sys/bus/pci/devices/$bdf/infiniband/*; do
-		[ -d "$_d" ] && { basename "$_d"; return 0; }
-	done
-	return 1
-}
-uverbs_of() {
-	for _u in /sys/class/infiniband_verbs/uverbs*; do
-		[ "$(cat "$_u/ibdev" 2>/dev/null)" = "$1" ] && { basename "$_u"; return 0; }
-	done
-	return 1
-}
-wait_log() {
-	_i=0
-	while ! dmesg_since | grep -a -q "$1" && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
-	dmesg_since | grep -a -q "$1"
-}
-wait_line() {
-	_i=0
-	while ! grep -q "$2" "$1" 2>/dev/null && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
-	grep -q "$2" "$1"
-}
-live() { emu_stat "d['objects']['live']['$1']"; }
-# UARs the device has handed out and not taken back (the core's own and contexts').
-uars_held() { emu_stat "d['commands'].get('ALLOC_UAR', {}).get('OK', 0) - d['commands'].get('DEALLOC_UAR', {}).get('OK', 0)"; }
 # run_cases NAME CMD...: CMD prints "name: PASS|FAIL (...)" lines; each becomes a check.
 run_cases() {
 	_n=$1; shift
 	"$@" >/tmp/cq-$_n.out 2>&1
 	echo "$_n helper exit status $?"
-	while IFS= read -r l; do
-		case $l in
-		*": PASS "*) pass "${l%%: PASS*}" ;;
-		*": FAIL "*) fail "${l%%: FAIL*}" "${l#*: FAIL }" ;;
-		*) echo "$l" ;;
-		esac
-	done </tmp/cq-$_n.out
+	case_lines /tmp/cq-$_n.out
 }
 
 dmesg_mark

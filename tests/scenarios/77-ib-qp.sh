@@ -18,53 +18,16 @@ LEVELS=emerg,alert,crit,err,warn
 WARN0=$(dmesg -l $LEVELS | wc -l)
 START=$(dmesg | wc -l)
 
-ibdev() {
-	for _d in /sys/bus/pci/devices/$bdf/infiniband/*; do
-		[ -d "$_d" ] && { basename "$_d"; return 0; }
-	done
-	return 1
-}
-wait_log() {
-	_i=0
-	while ! dmesg_since | grep -a -q "$1" && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
-	dmesg_since | grep -a -q "$1"
-}
-wait_line() {
-	_i=0
-	while ! grep -q "$2" "$1" 2>/dev/null && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
-	grep -q "$2" "$1"
-}
-live() { emu_stat "d['objects']['live'].get('$1', 0)"; }
-# UARs the device has handed out and not taken back (the core's own and contexts').
-uars_held() { emu_stat "d['commands'].get('ALLOC_UAR', {}).get('OK', 0) - d['commands'].get('DEALLOC_UAR', {}).get('OK', 0)"; }
-cmds_ok() { emu_stat "d['commands'].get('$1', {}).get('OK', 0)"; }
-
 dmesg_mark
 check qp.insmod insmod "$KO"
 check qp.registered wait_log 'InfiniBand device registered'
 dev=$(ibdev)
 
-uverbs_of() {
-	for _u in /sys/class/infiniband_verbs/uverbs*; do
-		[ "$(cat "$_u/ibdev" 2>/dev/null)" = "$1" ] && { basename "$_u"; return 0; }
-	done
-	return 1
-}
-run_cases() {
-	while IFS= read -r l; do
-		case $l in
-		*": PASS "*) pass "${l%%: PASS*}" ;;
-		*": FAIL "*) fail "${l%%: FAIL*}" "${l#*: FAIL }" ;;
-		*) echo "$l" ;;
-		esac
-	done <"$1"
-}
-
 # --- raw uverbs commands (a context with static UARs) --------------------------------
 qp0=$(live qp)
 timeout 300 python3 "$QPY" raw "$(uverbs_of "$dev")" >/tmp/qp-raw.out 2>&1
 echo "raw helper exit status $?"
-run_cases /tmp/qp-raw.out
+case_lines /tmp/qp-raw.out
 check qp.raw.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/qp-raw.out)" -ge 15
 check qp.raw.emu-qps-back test "$(live qp)" = "$qp0"
 
@@ -72,7 +35,7 @@ check qp.raw.emu-qps-back test "$(live qp)" = "$qp0"
 uar0=$(uars_held)
 timeout 600 python3 "$QPY" walk "$dev" >/tmp/qp-walk.out 2>&1
 echo "walk helper exit status $?"
-run_cases /tmp/qp-walk.out
+case_lines /tmp/qp-walk.out
 check qp.walk.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/qp-walk.out)" -ge 40
 check qp.walk.emu-qps-back test "$(live qp)" = "$qp0"
 check qp.walk.uar-objects-released test "$(uars_held)" = "$uar0"

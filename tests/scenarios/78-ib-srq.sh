@@ -17,31 +17,6 @@ LEVELS=emerg,alert,crit,err,warn
 WARN0=$(dmesg -l $LEVELS | wc -l)
 START=$(dmesg | wc -l)
 
-ibdev() {
-	for _d in /sys/bus/pci/devices/$bdf/infiniband/*; do
-		[ -d "$_d" ] && { basename "$_d"; return 0; }
-	done
-	return 1
-}
-uverbs_of() {
-	for _u in /sys/class/infiniband_verbs/uverbs*; do
-		[ "$(cat "$_u/ibdev" 2>/dev/null)" = "$1" ] && { basename "$_u"; return 0; }
-	done
-	return 1
-}
-wait_log() {
-	_i=0
-	while ! dmesg_since | grep -a -q "$1" && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
-	dmesg_since | grep -a -q "$1"
-}
-wait_line() {
-	_i=0
-	while ! grep -q "$2" "$1" 2>/dev/null && [ $_i -lt 600 ]; do sleep 0.1; _i=$((_i + 1)); done
-	grep -q "$2" "$1"
-}
-live() { emu_stat "d['objects']['live']['$1']"; }
-cmds_ok() { emu_stat "d['commands'].get('$1', {}).get('OK', 0)"; }
-
 dmesg_mark
 check srq.insmod insmod "$KO"
 check srq.registered wait_log 'InfiniBand device registered'
@@ -55,13 +30,7 @@ mod0=$(cmds_ok MODIFY_RMP)
 xd0=$(cmds_ok ALLOC_XRCD)
 python3 "$PY" cases "$dev" "$uv" >/tmp/srq-cases.out 2>&1
 echo "cases helper exit status $?"
-while IFS= read -r l; do
-	case $l in
-	*": PASS "*) pass "${l%%: PASS*}" ;;
-	*": FAIL "*) fail "${l%%: FAIL*}" "${l#*: FAIL }" ;;
-	*) echo "$l" ;;
-	esac
-done </tmp/srq-cases.out
+case_lines /tmp/srq-cases.out
 check srq.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/srq-cases.out)" -ge 20
 # Basic SRQs are RMPs; the limit goes by MODIFY_RMP; the XRC domain by ALLOC_XRCD.
 check srq.emu-create-rmp test "$(($(cmds_ok CREATE_RMP) - rmp0))" = 4
