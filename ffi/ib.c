@@ -478,8 +478,11 @@ struct mlx5rs_ib_dev *mlx5rs_ib_alloc(const void *rust, const struct mlx5rs_ib_i
 	dev->ib.local_dma_lkey = init->local_dma_lkey;
 	ib_set_device_ops(&dev->ib, &mlx5rs_ib_ops);
 	ib_set_device_ops(&dev->ib, &mlx5rs_ib_mr_ops);
+#if IS_ENABLED(CONFIG_INFINIBAND_USER_ACCESS)
+	/* UAR objects (ffi/ib_uar.c): a kernel without uverbs has no user contexts. */
 	ib_set_device_ops(&dev->ib, &mlx5rs_ib_uar_ops);
 	dev->ib.driver_def = mlx5rs_ib_uapi_defs;
+#endif
 	return dev;
 }
 

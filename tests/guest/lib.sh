@@ -337,10 +337,11 @@ po_note_module() {
 }
 
 # mlx5_rs.ko with the InfiniBand provider (Kconfig MLX5_RS_INFINIBAND, on in the test
-# build) needs ib_core's symbols, and insmod resolves no dependency: the test kernel
-# builds ib_core as a module, so it is loaded first (as `modprobe ib_core` would on a
+# build) needs the symbols of ib_core and ib_uverbs (its UAR objects are uverbs
+# objects), and insmod resolves no dependency: the test kernel builds both as modules,
+# so they are loaded first (`modprobe ib_uverbs` loads ib_core too, as it would on a
 # host). Done once per script, here, so a bare `insmod "$KO"` in a subshell works too.
-[ -e /sys/module/ib_core ] || modprobe ib_core 2>/dev/null || true
+[ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs 2>/dev/null || true
 
 # Every scenario loads the module with `insmod "$KO" ...`: remember where it went.
 insmod() {
