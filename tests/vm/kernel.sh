@@ -44,9 +44,14 @@ if [ ! -f "$SRC/.unpacked" ]; then
 	log "unpacking $(basename "$tarball") ($srcver)"
 	rm -rf "$SRC" "$SRC.tmp"; mkdir -p "$SRC.tmp"
 	tar -C "$SRC.tmp" --strip-components=1 -xf "$tarball"
+	# git apply, with repository discovery stopped above the tree: inside a git work
+	# tree (a cache under a checkout) it would take paths from that repository's top
+	# and skip the patch without an error. Each patch must then reverse-apply: it is in.
 	for p in $PATCHES; do
 		log "applying $(basename "$p")"
-		(cd "$SRC.tmp" && git apply "$p") || die "kernel patch $(basename "$p") does not apply to $srcver"
+		(cd "$SRC.tmp" && GIT_CEILING_DIRECTORIES=$(dirname "$SRC.tmp") git apply "$p" &&
+			GIT_CEILING_DIRECTORIES=$(dirname "$SRC.tmp") git apply --check -R "$p") ||
+			die "kernel patch $(basename "$p") does not apply to $srcver"
 	done
 	mv "$SRC.tmp" "$SRC"; touch "$SRC/.unpacked"
 fi
