@@ -17,13 +17,20 @@ unexpected success as fail). Then one line per file:
 A test still running after $PYVERBS_TEST_TIMEOUT seconds (default 400) is
 interrupted (SIGALRM) and counts as an error. Exit status 0 once every file ran,
 whatever the outcomes (tests/guest/pyverbs_compare.py judges them).
+
+pyverbs draws some attributes at random (QP caps, UD create flags such as
+BLOCK_SELF_MCAST_LB, which neither driver serves here: EOPNOTSUPP, the test skips).
+Each test starts from Python's random generator seeded with a hash of its id, so both
+drivers get the same draws and a run repeats the one before: the outcomes compare.
 """
 import importlib
 import os
+import random
 import signal
 import sys
 import time
 import unittest
+import zlib
 
 PER_TEST = int(os.environ.get("PYVERBS_TEST_TIMEOUT", "400"))
 
@@ -62,6 +69,7 @@ class LineResult(unittest.TestResult):
 
     def startTest(self, test):
         super().startTest(test)
+        random.seed(zlib.crc32(test_id(test).encode()))
         self.t0 = time.monotonic()
         signal.alarm(PER_TEST)
 
