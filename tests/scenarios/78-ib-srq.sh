@@ -2,8 +2,8 @@
 # + libmlx5 56.1) creates basic SRQs on mlx5-rs's mlx5_N (RMPs on the emulator, as
 # upstream makes them at ISSI 1), queries them, arms and reads back the limit, and
 # gets upstream's errno for a limit at the ring size, a resize and sizes above the
-# device's caps; opens and closes an XRC domain; makes an XRC SRQ when the provider
-# has CQ verbs (skipped otherwise); raw CREATE_AH / DESTROY_AH commands make and drop
+# device's caps; opens and closes an XRC domain; makes an XRC SRQ on it and a libmlx5
+# CQ (its size read back, its limit armed, its number set); raw CREATE_AH / DESTROY_AH commands make and drop
 # InfiniBand address handles (software address vectors: no command), bad static rates
 # refused. A process holding two SRQs and an XRC domain shows them as emulator
 # objects, and they go when it exits. No warning or error line, no emulator
