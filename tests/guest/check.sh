@@ -7,7 +7,9 @@ rc=0
 po_mark scenario
 for s in "$REPO"/tests/scenarios/*.sh; do
 	echo "== scenario $(basename "$s")"
+	t0=$(now_ms)
 	sh "$s" || rc=1
+	echo "== scenario $(basename "$s") took $((($(now_ms) - t0) / 1000)) s"
 	# Every scenario must leave the module unloaded.
 	if grep -q '^mlx5_rs ' /proc/modules; then
 		fail "$(basename "$s" .sh).left-module-loaded" "mlx5_rs still loaded"; rmmod mlx5_rs; rc=1

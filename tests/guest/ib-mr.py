@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Memory regions of an IB device through libibverbs (ctypes), one line per case:
-`mr.<case>: PASS <what>` or `mr.<case>: FAIL <why>` (tests/scenarios/75-ib-mr.sh
+`mr.<case>: PASS <what>` or `mr.<case>: FAIL <why>` (tests/scenarios-ib/75-ib-mr.sh
 counts them).
 
   ib-mr.py cases IBDEV

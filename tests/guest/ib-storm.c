@@ -15,6 +15,8 @@
  *   STORM objects=pd,mr,... cycles=N workers=W secs=S per_cycle_us=U errors=E
  * and per worker the time each object took, create + destroy, per cycle:
  *   STORM-WORKER i cycles=N pd_us=U mr_us=U cq_us=U qp_us=U
+ * While it runs, worker 0 prints a progress line a minute:
+ *   STORM-PROGRESS worker 0: N of M cycles, S s
  * Exit status 0 only if every cycle of every worker succeeded.
  *
  * The toolbox has libibverbs.so.1 but not its headers (no -dev package), so the few
@@ -209,8 +211,17 @@ static int worker(int id, const char *dev, long cycles, int want)
 		fprintf(stderr, "ib-storm: cannot open %s: %s\n", dev, strerror(errno));
 		return 255;
 	}
+	double start = now(), shown = start;
+
 	for (i = 0; i < cycles; i++) {
 		int err = cycle(ctx, want, &failed);
+
+		if (id == 0 && now() - shown >= 60) {
+			shown = now();
+			printf("STORM-PROGRESS worker 0: %ld of %ld cycles, %.0f s\n", i + 1, cycles,
+			       shown - start);
+			fflush(stdout);
+		}
 
 		if (err && errors++ < 5)
 			fprintf(stderr, "ib-storm: cycle %ld: %s: %s\n", i, names[__builtin_ctz(failed)],

@@ -180,6 +180,34 @@ check_kmemleak() {
 }
 
 # --- InfiniBand scenarios' common helpers ---------------------------------------------
+# The IB scenarios' common start and end:
+#   ib_scenario_start      marks the kernel log (LEVELS, WARN0, START) for the two below
+#   ib_log_checks P        P.no-error-lines: no line of warning level or worse since the
+#                          mark (the out-of-tree taint aside); P.no-kernel-warning: no
+#                          WARNING, BUG or Call Trace
+#   ib_unload_checks P     P.rmmod of mlx5_rs, P.rmmod.no-ib-device, then from the emulator P.emu-objects-destroyed,
+#                          P.emu-pages-all-returned, P.emu-no-violations, and P.no-leaks
+#                          (kmemleak); returns non-zero if any check of the scenario failed
+ib_scenario_start() {
+	LEVELS=emerg,alert,crit,err,warn
+	WARN0=$(dmesg -l $LEVELS | wc -l)
+	START=$(dmesg | wc -l)
+}
+ib_log_checks() {
+	dmesg -l $LEVELS | tail -n +$((WARN0 + 1)) | grep -a -v 'loading out-of-tree module taints kernel' >"/tmp/$1-errors"
+	cat "/tmp/$1-errors"
+	check "$1.no-error-lines" test ! -s "/tmp/$1-errors"
+	check "$1.no-kernel-warning" sh -c "! dmesg | tail -n +$((START + 1)) | grep -a -q -E 'WARNING:|BUG:|Call Trace'"
+}
+ib_unload_checks() {
+	check "$1.rmmod" rmmod mlx5_rs
+	check "$1.rmmod.no-ib-device" test -z "$(ls /sys/class/infiniband 2>/dev/null | grep '^mlx5_')"
+	check "$1.emu-objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
+	check "$1.emu-pages-all-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
+	check "$1.emu-no-violations" test "$(emu_stat 'd["violations"]')" = 0
+	check_kmemleak "$1.no-leaks"
+	[ "$FAILED" = 0 ]
+}
 # ibdev: the IB device of the function $bdf (the caller's mlx_bdf); fails if none.
 ibdev() {
 	for _d in /sys/bus/pci/devices/$bdf/infiniband/*; do

@@ -14,9 +14,7 @@ bdf=$(mlx_bdf) || { fail ib.device-present "no 15b3 function"; exit 1; }
 drv=/sys/bus/pci/drivers/mlx5_rs
 emu_heal
 # Kernel log lines at warning level or worse before the scenario (the end compares).
-LEVELS=emerg,alert,crit,err,warn
-WARN0=$(dmesg -l $LEVELS | wc -l)
-START=$(dmesg | wc -l)
+ib_scenario_start
 
 # port KEY: field KEY of the emulator's IB port (`ib_port` request; one Python run).
 port() {
@@ -142,10 +140,7 @@ emuctl '{"cmd":"ib_port","ib_virt":false,"defaults":true}' >/dev/null
 
 # Nothing above logged a warning or an error (the kernel's, the RDMA core's or ours).
 # (The first load of an out-of-tree module taints the kernel, at warning level.)
-dmesg -l $LEVELS | tail -n +$((WARN0 + 1)) | grep -a -v 'loading out-of-tree module taints kernel' >/tmp/ib-errors
-cat /tmp/ib-errors
-check ib.no-error-lines test ! -s /tmp/ib-errors
-check ib.no-kernel-warning sh -c "! dmesg | tail -n +$((START + 1)) | grep -a -q -E 'WARNING:|BUG:|Call Trace'"
+ib_log_checks ib
 
 # --- a provider that cannot register leaves the core bound, without an IB device ----
 emuctl '{"cmd":"inject","opcode":"MAD_IFC","action":"status","status":3,"syndrome":305419896}' >/dev/null
@@ -161,9 +156,4 @@ echo "$bdf" >$drv/bind
 check ib.no-mad.back-after-heal wait_log 'InfiniBand device registered'
 
 # --- unload -----------------------------------------------------------------------
-check ib.rmmod rmmod mlx5_rs
-check ib.rmmod.no-ib-device test -z "$(ls /sys/class/infiniband 2>/dev/null | grep '^mlx5_')"
-check ib.emu-pages-all-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
-check ib.emu-no-violations test "$(emu_stat 'd["violations"]')" = 0
-check_kmemleak ib.no-leaks
-[ "$FAILED" = 0 ]
+ib_unload_checks ib

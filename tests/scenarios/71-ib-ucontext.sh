@@ -17,9 +17,7 @@ drv=/sys/bus/pci/drivers/mlx5_rs
 UV=$MLX5RS_REPO/tests/guest/ib-uverbs.py
 emu_heal
 [ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs
-LEVELS=emerg,alert,crit,err,warn
-WARN0=$(dmesg -l $LEVELS | wc -l)
-START=$(dmesg | wc -l)
+ib_scenario_start
 
 dmesg_mark
 check uctx.insmod insmod "$KO"
@@ -89,15 +87,7 @@ echo "$bdf" >$drv/bind
 check uctx.rebind.registered wait_log 'InfiniBand device registered'
 check uctx.rebind.ibv_devinfo sh -c "ibv_devinfo -d $(ibdev) | grep -q PORT_ACTIVE"
 
-dmesg -l $LEVELS | tail -n +$((WARN0 + 1)) | grep -a -v 'loading out-of-tree module taints kernel' >/tmp/uctx-errors
-cat /tmp/uctx-errors
-check uctx.no-error-lines test ! -s /tmp/uctx-errors
-check uctx.no-kernel-warning sh -c "! dmesg | tail -n +$((START + 1)) | grep -a -q -E 'WARNING:|BUG:|Call Trace'"
+ib_log_checks uctx
 
 # --- unload -----------------------------------------------------------------------
-check uctx.rmmod rmmod mlx5_rs
-check uctx.emu-objects-destroyed test "$(emu_stat 'd["objects"]["total"]')" = 0
-check uctx.emu-pages-all-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
-check uctx.emu-no-violations test "$(emu_stat 'd["violations"]')" = 0
-check_kmemleak uctx.no-leaks
-[ "$FAILED" = 0 ]
+ib_unload_checks uctx

@@ -2,7 +2,7 @@
 /*
  * ib_kclient - a kernel consumer of an RDMA device's control verbs, as a ULP is one.
  *
- * Test module for `make check` (tests/scenarios/92-upstream-kclient.sh on upstream
+ * Test module for `make check` (tests/scenarios-ib/92-upstream-kclient.sh on upstream
  * mlx5_ib, the oracle, and tests/scenarios/72-ib-kclient.sh on mlx5_rs); not part of
  * the mlx5_rs driver. It is an ib_client: for each IB device the RDMA core adds it
  * runs one walk through the kernel verbs and records each step's result:

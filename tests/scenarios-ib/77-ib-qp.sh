@@ -14,9 +14,7 @@ bdf=$(mlx_bdf) || { fail qp.device-present "no 15b3 function"; exit 1; }
 QPY=$MLX5RS_REPO/tests/guest/ib-qp.py
 emu_heal
 [ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs
-LEVELS=emerg,alert,crit,err,warn
-WARN0=$(dmesg -l $LEVELS | wc -l)
-START=$(dmesg | wc -l)
+ib_scenario_start
 
 dmesg_mark
 check qp.insmod insmod "$KO"
@@ -55,15 +53,7 @@ wait $hold 2>/dev/null
 check qp.exit.emu-qps test "$(live qp)" = "$qp0"
 check qp.exit.uar-objects-released test "$(uars_held)" = "$uar0"
 
-dmesg -l $LEVELS | tail -n +$((WARN0 + 1)) | grep -a -v 'loading out-of-tree module taints kernel' >/tmp/qp-errors
-cat /tmp/qp-errors
-check qp.no-error-lines test ! -s /tmp/qp-errors
-check qp.no-kernel-warning sh -c "! dmesg | tail -n +$((START + 1)) | grep -a -q -E 'WARNING:|BUG:|Call Trace'"
+ib_log_checks qp
 
 # --- unload -----------------------------------------------------------------------
-check qp.rmmod rmmod mlx5_rs
-check qp.emu-objects-destroyed test "$(emu_stat 'd["objects"]["total"]')" = 0
-check qp.emu-pages-all-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
-check qp.emu-no-violations test "$(emu_stat 'd["violations"]')" = 0
-check_kmemleak qp.no-leaks
-[ "$FAILED" = 0 ]
+ib_unload_checks qp

@@ -13,9 +13,7 @@ bdf=$(mlx_bdf) || { fail srq.device-present "no 15b3 function"; exit 1; }
 PY=$MLX5RS_REPO/tests/guest/ib-srq.py
 emu_heal
 [ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs
-LEVELS=emerg,alert,crit,err,warn
-WARN0=$(dmesg -l $LEVELS | wc -l)
-START=$(dmesg | wc -l)
+ib_scenario_start
 
 dmesg_mark
 check srq.insmod insmod "$KO"
@@ -56,15 +54,7 @@ wait $hold 2>/dev/null
 check srq.exit.emu-rmp test "$(live rmp)" = "$r0"
 check srq.exit.emu-xrcd test "$(live xrcd)" = "$x0"
 
-dmesg -l $LEVELS | tail -n +$((WARN0 + 1)) | grep -a -v 'loading out-of-tree module taints kernel' >/tmp/srq-errors
-cat /tmp/srq-errors
-check srq.no-error-lines test ! -s /tmp/srq-errors
-check srq.no-kernel-warning sh -c "! dmesg | tail -n +$((START + 1)) | grep -a -q -E 'WARNING:|BUG:|Call Trace'"
+ib_log_checks srq
 
 # --- unload -----------------------------------------------------------------------
-check srq.rmmod rmmod mlx5_rs
-check srq.emu-objects-destroyed test "$(emu_stat 'd["objects"]["total"]')" = 0
-check srq.emu-pages-all-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
-check srq.emu-no-violations test "$(emu_stat 'd["violations"]')" = 0
-check_kmemleak srq.no-leaks
-[ "$FAILED" = 0 ]
+ib_unload_checks srq

@@ -12,9 +12,7 @@ bdf=$(mlx_bdf) || { fail mr.device-present "no 15b3 function"; exit 1; }
 MR=$MLX5RS_REPO/tests/guest/ib-mr.py
 emu_heal
 [ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs
-LEVELS=emerg,alert,crit,err,warn
-WARN0=$(dmesg -l $LEVELS | wc -l)
-START=$(dmesg | wc -l)
+ib_scenario_start
 
 check mr.insmod insmod "$KO"
 dev=""
@@ -36,13 +34,5 @@ rel=$(awk '$1 == "nr_foll_pin_released" {print $2}' /proc/vmstat)
 check mr.pins-balanced test $((acq - acq0)) = $((rel - rel0))
 check mr.emu-mkeys-back test "$(live mkey)" = "$mk0"
 
-dmesg -l $LEVELS | tail -n +$((WARN0 + 1)) | grep -a -v 'loading out-of-tree module taints kernel' >/tmp/mr-errors
-cat /tmp/mr-errors
-check mr.no-error-lines test ! -s /tmp/mr-errors
-check mr.no-kernel-warning sh -c "! dmesg | tail -n +$((START + 1)) | grep -a -q -E 'WARNING:|BUG:|Call Trace'"
-check mr.rmmod rmmod mlx5_rs
-check mr.emu-objects-destroyed test "$(emu_stat 'd["objects"]["total"]')" = 0
-check mr.emu-pages-all-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
-check mr.emu-no-violations test "$(emu_stat 'd["violations"]')" = 0
-check_kmemleak mr.no-leaks
-[ "$FAILED" = 0 ]
+ib_log_checks mr
+ib_unload_checks mr

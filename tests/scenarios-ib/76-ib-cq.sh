@@ -12,9 +12,7 @@ bdf=$(mlx_bdf) || { fail cq.device-present "no 15b3 function"; exit 1; }
 CQ=$MLX5RS_REPO/tests/guest/ib-cq.py
 emu_heal
 [ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs
-LEVELS=emerg,alert,crit,err,warn
-WARN0=$(dmesg -l $LEVELS | wc -l)
-START=$(dmesg | wc -l)
+ib_scenario_start
 
 # run_cases NAME CMD...: CMD prints "name: PASS|FAIL (...)" lines; each becomes a check.
 run_cases() {
@@ -60,15 +58,7 @@ kill $hold
 wait $hold 2>/dev/null
 check cq.exit.emu-cqs test "$(live cq)" = "$cq0"
 
-dmesg -l $LEVELS | tail -n +$((WARN0 + 1)) | grep -a -v 'loading out-of-tree module taints kernel' >/tmp/cq-errors
-cat /tmp/cq-errors
-check cq.no-error-lines test ! -s /tmp/cq-errors
-check cq.no-kernel-warning sh -c "! dmesg | tail -n +$((START + 1)) | grep -a -q -E 'WARNING:|BUG:|Call Trace'"
+ib_log_checks cq
 
 # --- unload -----------------------------------------------------------------------
-check cq.rmmod rmmod mlx5_rs
-check cq.emu-objects-destroyed test "$(emu_stat 'd["objects"]["total"]')" = 0
-check cq.emu-pages-all-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
-check cq.emu-no-violations test "$(emu_stat 'd["violations"]')" = 0
-check_kmemleak cq.no-leaks
-[ "$FAILED" = 0 ]
+ib_unload_checks cq
