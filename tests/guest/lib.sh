@@ -181,7 +181,10 @@ check_kmemleak() {
 
 # --- InfiniBand scenarios' common helpers ---------------------------------------------
 # The IB scenarios' common start and end:
-#   ib_scenario_start      marks the kernel log (LEVELS, WARN0, START) for the two below
+#   ib_scenario_start      the emulator healed, ib_uverbs loaded, the kernel log marked
+#                          (LEVELS, WARN0, START) for the checks below
+#   ib_load P              P.insmod of mlx5_rs and P.registered ("InfiniBand device
+#                          registered" logged); sets dev to its IB device
 #   ib_log_checks P        P.no-error-lines: no line of warning level or worse since the
 #                          mark (the out-of-tree taint aside); P.no-kernel-warning: no
 #                          WARNING, BUG or Call Trace
@@ -189,9 +192,17 @@ check_kmemleak() {
 #                          P.emu-pages-all-returned, P.emu-no-violations, and P.no-leaks
 #                          (kmemleak); returns non-zero if any check of the scenario failed
 ib_scenario_start() {
+	emu_heal
+	[ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs
 	LEVELS=emerg,alert,crit,err,warn
 	WARN0=$(dmesg -l $LEVELS | wc -l)
 	START=$(dmesg | wc -l)
+}
+ib_load() {
+	dmesg_mark
+	check "$1.insmod" insmod "$KO"
+	check "$1.registered" wait_log 'InfiniBand device registered'
+	dev=$(ibdev)
 }
 ib_log_checks() {
 	dmesg -l $LEVELS | tail -n +$((WARN0 + 1)) | grep -a -v 'loading out-of-tree module taints kernel' >"/tmp/$1-errors"

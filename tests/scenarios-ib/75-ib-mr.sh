@@ -10,18 +10,9 @@
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail mr.device-present "no 15b3 function"; exit 1; }
 MR=$MLX5RS_REPO/tests/guest/ib-mr.py
-emu_heal
-[ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs
 ib_scenario_start
 
-check mr.insmod insmod "$KO"
-dev=""
-for _ in $(seq 100); do
-	for _d in /sys/bus/pci/devices/$bdf/infiniband/*; do [ -d "$_d" ] && dev=$(basename "$_d"); done
-	[ -n "$dev" ] && break
-	sleep 0.1
-done
-check mr.registered test -n "$dev"
+ib_load mr
 mk0=$(live mkey)
 acq0=$(awk '$1 == "nr_foll_pin_acquired" {print $2}' /proc/vmstat)
 rel0=$(awk '$1 == "nr_foll_pin_released" {print $2}' /proc/vmstat)

@@ -10,8 +10,6 @@
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail cq.device-present "no 15b3 function"; exit 1; }
 CQ=$MLX5RS_REPO/tests/guest/ib-cq.py
-emu_heal
-[ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs
 ib_scenario_start
 
 # run_cases NAME CMD...: CMD prints "name: PASS|FAIL (...)" lines; each becomes a check.
@@ -22,10 +20,7 @@ run_cases() {
 	case_lines /tmp/cq-$_n.out
 }
 
-dmesg_mark
-check cq.insmod insmod "$KO"
-check cq.registered wait_log 'InfiniBand device registered'
-dev=$(ibdev)
+ib_load cq
 uv=$(uverbs_of "$dev")
 check cq.uverbs-node test -c "/dev/infiniband/$uv"
 ibv_devinfo -v -d "$dev" >/tmp/cq-devinfo 2>&1

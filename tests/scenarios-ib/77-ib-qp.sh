@@ -12,14 +12,9 @@
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail qp.device-present "no 15b3 function"; exit 1; }
 QPY=$MLX5RS_REPO/tests/guest/ib-qp.py
-emu_heal
-[ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs
 ib_scenario_start
 
-dmesg_mark
-check qp.insmod insmod "$KO"
-check qp.registered wait_log 'InfiniBand device registered'
-dev=$(ibdev)
+ib_load qp
 
 # --- raw uverbs commands (a context with static UARs) --------------------------------
 qp0=$(live qp)

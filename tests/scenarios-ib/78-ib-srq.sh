@@ -11,14 +11,9 @@
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail srq.device-present "no 15b3 function"; exit 1; }
 PY=$MLX5RS_REPO/tests/guest/ib-srq.py
-emu_heal
-[ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs
 ib_scenario_start
 
-dmesg_mark
-check srq.insmod insmod "$KO"
-check srq.registered wait_log 'InfiniBand device registered'
-dev=$(ibdev)
+ib_load srq
 uv=$(uverbs_of "$dev")
 check srq.uverbs-node test -c "/dev/infiniband/$uv"
 

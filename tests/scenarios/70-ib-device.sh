@@ -12,8 +12,6 @@
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail ib.device-present "no 15b3 function"; exit 1; }
 drv=/sys/bus/pci/drivers/mlx5_rs
-emu_heal
-# Kernel log lines at warning level or worse before the scenario (the end compares).
 ib_scenario_start
 
 # port KEY: field KEY of the emulator's IB port (`ib_port` request; one Python run).

@@ -15,14 +15,9 @@
 bdf=$(mlx_bdf) || { fail uctx.device-present "no 15b3 function"; exit 1; }
 drv=/sys/bus/pci/drivers/mlx5_rs
 UV=$MLX5RS_REPO/tests/guest/ib-uverbs.py
-emu_heal
-[ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs
 ib_scenario_start
 
-dmesg_mark
-check uctx.insmod insmod "$KO"
-check uctx.registered wait_log 'InfiniBand device registered'
-dev=$(ibdev)
+ib_load uctx
 check uctx.uverbs-device sh -c "test -n \"\$(ls /sys/class/infiniband/$dev/device/infiniband_verbs 2>/dev/null)\""
 uv=$(uverbs_of "$dev")
 check uctx.uverbs-node test -c "/dev/infiniband/$uv"
