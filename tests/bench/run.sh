@@ -40,8 +40,10 @@ set -eu
 if [ -n "${MLX5RS_BENCH_REV:-}" ] && [ -z "${MLX5RS_BENCH_SNAPSHOT:-}" ] && [ "${1:-}" != --report ]; then
 	rev=$(git -C "$REPO" rev-parse --short "$MLX5RS_BENCH_REV^{commit}") || die "no revision $MLX5RS_BENCH_REV"
 	snap=$CACHE/bench/src-$rev
-	# Keep the two newest older exports.
-	ls -1dt "$CACHE"/bench/src-* 2>/dev/null | grep -v -x "$snap" | tail -n +3 | xargs -r rm -rf
+	# Keep the two newest older exports. On a new machine there is none: ls and grep
+	# then fail, which under pipefail is not an error here.
+	old=$(ls -1dt "$CACHE"/bench/src-* 2>/dev/null | grep -v -x "$snap" | tail -n +3) || true
+	[ -z "$old" ] || xargs -r rm -rf <<<"$old"
 	rm -rf "$snap" && mkdir -p "$snap"
 	git -C "$REPO" archive "$rev" | tar -x -C "$snap"
 	# The emulator builds in its own target directory, seeded from the tree's (cargo
