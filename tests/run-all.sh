@@ -7,7 +7,8 @@
 # tests (cargo test), harness self-test, then the VM runs in two lanes side by side:
 # lane 1 the main VM run (KUnit suites + guest scenarios), lane 2 the VM run with two
 # emulated functions (tests/scenarios-2fn/, 2 MSI-X vectors on one) and then the
-# InfiniBand VM run (tests/scenarios-ib/: pyverbs, the verbs storm).
+# InfiniBand VM run (tests/scenarios-ib/: pyverbs, the verbs storm, the user-space
+# verbs scenarios and the upstream mlx5_ib oracles).
 set -u
 . "$(dirname "$0")/vm/lib.sh"
 
@@ -65,7 +66,8 @@ phase_end
 #                   only 2 MSI-X vectors (tests/guest/msix-few.sh: mlx5_rs and upstream
 #                   mlx5_core bind with fewer completion EQs; QEMU fixes the table size
 #                   when it realizes the device)
-#           vm-ib   tests/scenarios-ib/: pyverbs against both drivers, the verbs storm
+#           vm-ib   tests/scenarios-ib/: pyverbs against both drivers, the verbs storm,
+#                   MRs, CQs, QPs and SRQs from user space, upstream mlx5_ib's oracles
 # vm and vm-2fn end with their driver(s) left bound for the power-off's shutdown callback.
 # Each boot's console goes to $CACHE/runs/last-check-<boot>.log, not to the terminal; a
 # progress line a minute shows both lanes, and each boot's failures print when it ends.

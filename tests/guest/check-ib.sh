@@ -1,10 +1,11 @@
 # Guest side of `make check`'s InfiniBand boot (lane 2 of tests/run-all.sh, after the
-# two-function boot): every scenario in tests/scenarios-ib/ in name order — the ones
-# long enough to be worth their own VM, run while the main boot (tests/guest/check.sh)
-# runs beside it: 73-pyverbs (rdma-core's pyverbs files against upstream mlx5_ib and
-# ours) and 74-ib-storm (create-destroy cycles of verbs objects). Each scenario prints
-# MLX5RS-TEST lines; between scenarios the same isolation as check.sh: module
-# unloaded, no page left allocated through mlx5_rs (page_owner), device reset.
+# two-function boot): every scenario in tests/scenarios-ib/ in name order, run while the
+# main boot (tests/guest/check.sh) runs beside it: 73-pyverbs (rdma-core's pyverbs files
+# against upstream mlx5_ib and ours), 74-ib-storm (create-destroy cycles of verbs
+# objects), the verbs from user space (75 MR, 76 CQ, 77 QP, 78 SRQ, XRCD and AH) and
+# upstream mlx5_ib's runs (91 the port and ibv_devinfo, 92 the kernel client). Each
+# scenario prints MLX5RS-TEST lines; between scenarios the same isolation as check.sh:
+# module unloaded, no page left allocated through mlx5_rs (page_owner), device reset.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 rc=0
 po_mark scenario
