@@ -179,6 +179,15 @@ check_kmemleak() {
 	echo clear >$f
 }
 
+# foll_pins: pages pinned with FOLL_PIN and not yet released, system-wide
+# (/proc/vmstat nr_foll_pin_acquired − released), exact: the per-CPU parts of the
+# counters are folded into the totals first (a write to vm.stat_refresh); /proc/vmstat
+# alone shows totals that lag by up to each CPU's stat threshold.
+foll_pins() {
+	echo 1 >/proc/sys/vm/stat_refresh
+	awk '$1 == "nr_foll_pin_acquired" { a = $2 } $1 == "nr_foll_pin_released" { r = $2 } END { print a - r }' /proc/vmstat
+}
+
 # --- InfiniBand scenarios' common helpers ---------------------------------------------
 # The IB scenarios' common start and end:
 #   ib_scenario_start      the emulator healed, ib_uverbs loaded, the kernel log marked
@@ -246,12 +255,34 @@ wait_line() {
 	grep -q "$2" "$1"
 }
 # live TYPE: the emulator's live objects of TYPE (pd, cq, qp, mkey, ...; 0 if none).
-live() { emu_stat "d['objects']['live'].get('$1', 0)"; }
+live() { emu_count_at 2 objects live "$1"; }
 # cmds_ok OPCODE: how many OPCODE commands the emulator completed with status OK.
-cmds_ok() { emu_stat "d['commands'].get('$1', {}).get('OK', 0)"; }
+cmds_ok() { emu_count_at 1 commands "$1" OK; }
 # uars_held: UARs the device has handed out and not taken back (the core's own and
 # contexts').
-uars_held() { emu_stat "d['commands'].get('ALLOC_UAR', {}).get('OK', 0) - d['commands'].get('DEALLOC_UAR', {}).get('OK', 0)"; }
+uars_held() { echo $(($(cmds_ok ALLOC_UAR) - $(cmds_ok DEALLOC_UAR))); }
+# emu_count_at FROM KEY...: the count at d[KEY][KEY]... of the emulator's stats, read
+# with its `get` request (no Python); 0 where the stats have no entry from key number
+# FROM on (0-based: an object kind never created, an opcode never run or never OK). A
+# key before FROM that is missing is an error (a misspelt category does not read 0).
+emu_count_at() {
+	_from=$1 _path=""
+	shift
+	for _k; do _path="$_path${_path:+,}\"$_k\""; done
+	emuctl_r "{\"cmd\":\"get\",\"path\":[$_path]}" || return 1
+	case "$EMU_REPLY" in
+	'{"ok":true,"text":"'*)
+		_r=${EMU_REPLY#'{"ok":true,"text":"'}
+		printf '%s\n' "${_r%%'","value":'*}"
+		return 0 ;;
+	*'at path position '[0-9]*)
+		_pos=${EMU_REPLY##*at path position }
+		_pos=${_pos%%[!0-9]*}
+		[ "$_pos" -ge "$_from" ] && { echo 0; return 0; } ;;
+	esac
+	echo "emu_count_at $*: $EMU_REPLY" >&2
+	return 1
+}
 # case_lines FILE: each "name: PASS|FAIL (detail)" line of a guest helper's output
 # becomes a check of that name; other lines are shown.
 case_lines() {

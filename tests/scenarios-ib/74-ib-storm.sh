@@ -35,7 +35,6 @@ wait_for() { # FILE WANT: up to 60 s
 	echo "$1: $(cat "$1" 2>&1), wanted $2"
 	return 1
 }
-pins() { awk '/^nr_foll_pin_acquired / { a = $2 } /^nr_foll_pin_released / { r = $2 } END { print a - r }' /proc/vmstat; }
 res_count() { rdma res show "$1" dev mlx5_0 2>/dev/null | grep -c .; }
 objs() { emu_stat 'd["objects"]["total"]'; }
 
@@ -43,7 +42,7 @@ objs() { emu_stat 'd["objects"]["total"]'; }
 # /tmp/storm.NAME; checks storm.NAME.* (the emulator's live objects only with the 4th
 # argument).
 storm() {
-	o0=$(objs) p0=$(pins) r0=$(res_count pd) q0=$(res_count qp)
+	o0=$(objs) p0=$(foll_pins) r0=$(res_count pd) q0=$(res_count qp)
 	t0=$(now_ms)
 	# Through tee, so that the progress lines show while it runs; the status by file.
 	{ timeout 3000 $BIN mlx5_0 "$2" "$WORKERS" "$3" 2>&1; echo $? >/tmp/storm.$1.rc; } | tee /tmp/storm.$1
@@ -52,7 +51,7 @@ storm() {
 	check "storm.$1.every-cycle-succeeded" test $rc = 0
 	check "storm.$1.all-cycles-counted" grep -q "^STORM .* cycles=$2 " /tmp/storm.$1
 	[ -n "${4:-}" ] && check "storm.$1.emu-objects-back" test "$(objs)" = "$o0"
-	check "storm.$1.pinned-pages-back" test "$(pins)" = "$p0"
+	check "storm.$1.pinned-pages-back" test "$(foll_pins)" = "$p0"
 	check "storm.$1.rdma-res-pd-back" test "$(res_count pd)" = "$r0"
 	check "storm.$1.rdma-res-qp-back" test "$(res_count qp)" = "$q0"
 	echo "storm: $1: pages held with the firmware after it: $(emu_stat 'd["pages"]["held"]')"

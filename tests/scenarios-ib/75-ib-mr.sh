@@ -14,15 +14,12 @@ ib_scenario_start
 
 ib_load mr
 mk0=$(live mkey)
-acq0=$(awk '$1 == "nr_foll_pin_acquired" {print $2}' /proc/vmstat)
-rel0=$(awk '$1 == "nr_foll_pin_released" {print $2}' /proc/vmstat)
+pins0=$(foll_pins)
 python3 "$MR" cases "$dev" >/tmp/mr-cases.out 2>&1
 echo "ib-mr.py exit status $?"
 case_lines /tmp/mr-cases.out
 check mr.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/mr-cases.out)" -ge 25
-acq=$(awk '$1 == "nr_foll_pin_acquired" {print $2}' /proc/vmstat)
-rel=$(awk '$1 == "nr_foll_pin_released" {print $2}' /proc/vmstat)
-check mr.pins-balanced test $((acq - acq0)) = $((rel - rel0))
+check mr.pins-balanced test "$(foll_pins)" = "$pins0"
 check mr.emu-mkeys-back test "$(live mkey)" = "$mk0"
 
 ib_log_checks mr

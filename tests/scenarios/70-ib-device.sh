@@ -18,6 +18,16 @@ ib_scenario_start
 port() {
 	emuctl '{"cmd":"ib_port"}' | python3 -c "import json,sys; print(json.load(sys.stdin)['port']['$1'])"
 }
+# port_snapshot: every field of the emulator's IB port at once, as P_<field> (one Python
+# run, where a port call per field cost ~1 s each in the TCG guest).
+port_snapshot() {
+	# (A failed request leaves them unset, not as the last snapshot had them.)
+	for _f in node_guid sys_guid node_desc lid sm_lid sm_sl lmc cap_mask port_guid \
+		subnet_prefix gid_table_len pkey_table_len; do unset "P_$_f"; done
+	eval "$(emuctl '{"cmd":"ib_port"}' | python3 -c 'import json, shlex, sys
+for k, v in json.load(sys.stdin)["port"].items():
+    print("P_%s=%s" % (k, shlex.quote(str(v))))')"
+}
 # sysguid 0x0002c90300a50000 -> 0002:c903:00a5:0000 (the sysfs GUID format; the
 # emulator prints 16 hex digits, which shell arithmetic cannot hold above 2^63).
 sysguid() { echo "${1#0x}" | sed 's/\(....\)\(....\)\(....\)\(....\)/\1:\2:\3:\4/'; }
@@ -31,6 +41,7 @@ wait_for() {
 # sysfs_view TAG: the device and port 1 as sysfs shows them, against the emulator.
 sysfs_view() {
 	t=$1
+	port_snapshot
 	dev=$(ibdev)
 	check ib.$t.registered test -n "$dev"
 	c=/sys/class/infiniband/$dev
@@ -43,31 +54,31 @@ sysfs_view() {
 	board=$(dmesg | grep -a "mlx5_rs $bdf" | grep -a -o 'board [^,]*' | tail -n1)
 	check ib.$t.board-id test "board $(cat $c/board_id)" = "$board"
 	check ib.$t.hca-type test "$(cat $c/hca_type)" = "MT$(($(cat /sys/bus/pci/devices/$bdf/device)))"
-	check ib.$t.node-guid test "$(cat $c/node_guid)" = "$(sysguid "$(port node_guid)")"
-	check ib.$t.sys-image-guid test "$(cat $c/sys_image_guid)" = "$(sysguid "$(port sys_guid)")"
-	check ib.$t.node-desc test "$(cat $c/node_desc)" = "$(port node_desc)"
+	check ib.$t.node-guid test "$(cat $c/node_guid)" = "$(sysguid "$P_node_guid")"
+	check ib.$t.sys-image-guid test "$(cat $c/sys_image_guid)" = "$(sysguid "$P_sys_guid")"
+	check ib.$t.node-desc test "$(cat $c/node_desc)" = "$P_node_desc"
 	check ib.$t.port-count test "$(ls $c/ports | wc -l)" = 1
 	check ib.$t.port-state test "$(cat $p/state)" = "4: ACTIVE"
 	check ib.$t.port-phys-state test "$(cat $p/phys_state)" = "5: LinkUp"
-	check ib.$t.port-lid test "$(cat $p/lid)" = "$(printf '0x%x' "$(port lid)")"
-	check ib.$t.port-sm-lid test "$(cat $p/sm_lid)" = "$(printf '0x%x' "$(port sm_lid)")"
-	check ib.$t.port-sm-sl test "$(cat $p/sm_sl)" = "$(port sm_sl)"
-	check ib.$t.port-lmc test "$(cat $p/lid_mask_count)" = "$(port lmc)"
+	check ib.$t.port-lid test "$(cat $p/lid)" = "$(printf '0x%x' "$P_lid")"
+	check ib.$t.port-sm-lid test "$(cat $p/sm_lid)" = "$(printf '0x%x' "$P_sm_lid")"
+	check ib.$t.port-sm-sl test "$(cat $p/sm_sl)" = "$P_sm_sl"
+	check ib.$t.port-lmc test "$(cat $p/lid_mask_count)" = "$P_lmc"
 	check ib.$t.port-rate test "$(cat $p/rate)" = "100 Gb/sec (4X EDR)"
 	check ib.$t.port-link-layer test "$(cat $p/link_layer)" = InfiniBand
-	check ib.$t.port-cap-mask test "$(cat $p/cap_mask)" = "$(port cap_mask)"
-	pg=$(port port_guid)
-	prefix=$(port subnet_prefix)
+	check ib.$t.port-cap-mask test "$(cat $p/cap_mask)" = "$P_cap_mask"
+	pg=$P_port_guid
+	prefix=$P_subnet_prefix
 	check ib.$t.gid0 test "$(cat $p/gids/0)" = "$(sysguid "$prefix"):$(sysguid "$pg")"
 	check ib.$t.pkey0 test "$(cat $p/pkeys/0)" = 0xffff
-	check ib.$t.gid-table-len test "$(ls $p/gids | wc -l)" = "$(port gid_table_len)"
-	check ib.$t.pkey-table-len test "$(ls $p/pkeys | wc -l)" = "$(port pkey_table_len)"
+	check ib.$t.gid-table-len test "$(ls $p/gids | wc -l)" = "$P_gid_table_len"
+	check ib.$t.pkey-table-len test "$(ls $p/pkeys | wc -l)" = "$P_pkey_table_len"
 	rdma dev
 	rdma link
 	# "0: mlx5_0: node_type ca protocol ib fw 16.35.1012 node_guid ... sys_image_guid ..."
 	check ib.$t.rdma-dev sh -c "rdma dev show $dev | grep -q 'node_type ca .*fw $(cat $c/fw_ver) node_guid $(cat $c/node_guid) sys_image_guid $(cat $c/sys_image_guid)'"
 	# "link mlx5_0/1 subnet_prefix fe80:... lid 2 sm_lid 1 lmc 0 state ACTIVE physical_state LINK_UP"
-	check ib.$t.rdma-link sh -c "rdma link show $dev/1 | grep -q 'lid $(port lid) sm_lid $(port sm_lid) lmc $(port lmc) state ACTIVE physical_state LINK_UP'"
+	check ib.$t.rdma-link sh -c "rdma link show $dev/1 | grep -q 'lid $P_lid sm_lid $P_sm_lid lmc $P_lmc state ACTIVE physical_state LINK_UP'"
 }
 
 # --- MAD path (cap ib_virt 0, the power-on default) ---------------------------------
