@@ -47,7 +47,7 @@ use crate::{
     health::HealthStage,
     hw::{to_kernel, Hw},
     ifc::{field::Overflow, init_seg as seg, opcodes::query_pages_op_mod},
-    init_seg::{InitSeg, Regs},
+    init_seg_io::{InitSeg, Regs},
     lifecycle::Lifecycle,
     pagealloc::{
         fw_pages::{FwPages, Supply},
@@ -237,7 +237,7 @@ impl<'bound> Stages<'bound> {
         // 120 s) before `mlx5_cmd_enable` reads the command-interface revision and the
         // queue geometry, then reads the init-segment timeouts
         // (`mlx5_tout_query_iseg`) and waits again with the FW_INIT budget.
-        crate::init_seg::wait_fw_ready(&is, pdev, FW_PRE_INIT_TIMEOUT, "pre-initializing")?;
+        crate::init_seg_io::wait_fw_ready(&is, pdev, FW_PRE_INIT_TIMEOUT, "pre-initializing")?;
         let fw = is.fw_version()?;
         let cmdif = is.cmdif_revision()?;
         dev_info!(
@@ -268,7 +268,7 @@ impl<'bound> Stages<'bound> {
         let hw = Hw::new(pdev, bar, timeouts)?;
         let is = hw.as_ref();
         let fw_init = Delta::from_millis(i64::try_from(fw_init_ms).unwrap_or(i64::MAX));
-        crate::init_seg::wait_fw_ready(is, pdev, fw_init, "initializing")?;
+        crate::init_seg_io::wait_fw_ready(is, pdev, fw_init, "initializing")?;
         let embedded_cpu = seg::reg::EMBEDDED_CPU.get(is.read(seg::reg::EMBEDDED_CPU.off)?);
 
         let life = Lifecycle::new(dev, hw.clone())?;

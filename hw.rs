@@ -29,7 +29,7 @@ use crate::{
     },
     ffi::StopDmaOnDrop,
     ifc::init_seg as seg,
-    init_seg::{Bar0, InitSeg, Regs},
+    init_seg_io::{Bar0, InitSeg, Regs},
 };
 
 /// BAR0 plus the command queue of one function.

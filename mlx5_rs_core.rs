@@ -7,7 +7,7 @@
 //!
 //! - [`ifc`]: PRM layouts (pure `core` code, shared with the emulator and host tests);
 //! - [`pci_ids`]: the ConnectX functions this driver binds;
-//! - [`init_seg`]: access to the initialization segment in BAR0;
+//! - [`init_seg_io`]: access to the initialization segment in BAR0;
 //! - [`device`]: the PCI driver and the per-function device object whose fields are
 //!   the bring-up stages, acquired in order and released in reverse;
 //! - [`cmd`], [`pagealloc`], [`eq`]: command interface, firmware pages, event queues;
@@ -16,12 +16,12 @@
 //!   parking);
 //! - `ib`: the InfiniBand provider (Kconfig `MLX5_RS_INFINIBAND`);
 //! - [`ffi`]: small documented wrappers over C the kernel crate does not offer;
-//! - [`dma_buf`]: bounds-checked access to the coherent buffers shared with the device.
+//! - [`coherent_io`]: bounds-checked access to the coherent buffers shared with the device.
 
 mod cmd;
+mod coherent_io;
 mod debugfs;
 mod device;
-mod dma_buf;
 mod eq;
 mod ffi;
 mod hca;
@@ -34,7 +34,7 @@ mod ib;
     reason = "shared with the emulator and host crates, whose public API these items are"
 )]
 mod ifc;
-mod init_seg;
+mod init_seg_io;
 mod kfmt;
 mod lifecycle;
 mod pagealloc;

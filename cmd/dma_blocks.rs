@@ -13,7 +13,7 @@
 use kernel::{alloc::flags::__GFP_NOWARN, device, device::Bound, dma::Coherent, prelude::*};
 
 use super::mailbox::{BlockMemory, MAILBOX_BLOCK_SIZE};
-use crate::{dma_buf, ifc::cmd_layout::BLOCK_ALIGN};
+use crate::{coherent_io, ifc::cmd_layout::BLOCK_ALIGN};
 
 const PAGE: usize = 4096;
 const SLOT: usize = BLOCK_ALIGN as usize;
@@ -101,7 +101,7 @@ impl BlockMemory for DmaBlocks {
         // blocks are written only while the slot is not owned by the device. Out of the
         // block (a caller bug) writes nothing.
         if let Some((page, at)) = self.locate(index, offset, data.len()) {
-            let _ = dma_buf::write_bytes(page, at, data);
+            let _ = coherent_io::write_bytes(page, at, data);
         }
     }
 
@@ -109,7 +109,7 @@ impl BlockMemory for DmaBlocks {
         // Outputs are read only after the device returned ownership of the command.
         // Out of the block (a caller bug) leaves `out` as it is.
         if let Some((page, at)) = self.locate(index, offset, out.len()) {
-            let _ = dma_buf::read_bytes(page, at, out);
+            let _ = coherent_io::read_bytes(page, at, out);
         }
     }
 }

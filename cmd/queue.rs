@@ -50,12 +50,12 @@ use super::{
     token::TokenGen,
 };
 use crate::{
-    dma_buf,
+    coherent_io,
     ifc::{
         cmd_layout::{entry_off, ENTRY_SIZE, INLINE_LEN, MAX_SLOTS, OWN_HW},
         init_seg as seg,
     },
-    init_seg::Regs,
+    init_seg_io::Regs,
     kfmt::Show,
 };
 
@@ -202,7 +202,7 @@ impl CmdQueue {
 
     /// Offset of byte `off` of the entry of `slot` in the queue page. `slot < nslots`
     /// and `nslots * stride <= QUEUE_BYTES` (checked in `Geometry::read`), so with
-    /// `off < ENTRY_SIZE <= stride` it is inside the page; [`dma_buf`] checks it again.
+    /// `off < ENTRY_SIZE <= stride` it is inside the page; [`coherent_io`] checks it again.
     fn entry_at(&self, slot: u8, off: usize) -> usize {
         usize::from(slot) * self.stride + off
     }
@@ -211,21 +211,21 @@ impl CmdQueue {
     /// volatile read). Outside the page (impossible, see `entry_at`) it reads as owned
     /// by the device, so nothing is taken from it.
     fn status_own(&self, slot: u8) -> u8 {
-        dma_buf::read_u8(&self.entries, self.entry_at(slot, entry_off::STATUS_OWN))
+        coherent_io::read_u8(&self.entries, self.entry_at(slot, entry_off::STATUS_OWN))
             .unwrap_or(OWN_HW)
     }
 
     fn write_entry(&self, slot: u8, entry: &[u8; ENTRY_SIZE]) {
         // The slot is ours (not owned by the device) until the doorbell, so nobody else
         // accesses these bytes. In bounds (see `entry_at`).
-        let _ = dma_buf::write_bytes(&self.entries, self.entry_at(slot, 0), entry);
+        let _ = coherent_io::write_bytes(&self.entries, self.entry_at(slot, 0), entry);
     }
 
     fn read_entry(&self, slot: u8) -> [u8; ENTRY_SIZE] {
         let mut e = [0u8; ENTRY_SIZE];
         // Called after the device returned ownership of the slot. In bounds (see
         // `entry_at`).
-        let _ = dma_buf::read_bytes(&self.entries, self.entry_at(slot, 0), &mut e);
+        let _ = coherent_io::read_bytes(&self.entries, self.entry_at(slot, 0), &mut e);
         e
     }
 

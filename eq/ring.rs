@@ -47,13 +47,13 @@ use super::{
     Dispatch,
 };
 use crate::{
-    dma_buf,
+    coherent_io,
     hw::{to_kernel, Hw},
     ifc::{
         eq::{UAR_EQ_DB_ARM, UAR_EQ_DB_UPDATE},
         eqe::{event_type, Eqe},
     },
-    init_seg::Regs,
+    init_seg_io::Regs,
 };
 
 /// Offset of the owner byte in an EQE.
@@ -155,7 +155,7 @@ impl Eq {
             // The device does not know the ring yet: nothing accesses it concurrently.
             for k in 0..RING_PAGE / EQE_BYTES {
                 // `k * 64 + OWNER_OFF < RING_PAGE`: inside the page.
-                dma_buf::write_u8(&page, k * EQE_BYTES + OWNER_OFF, INIT_OWNER)?;
+                coherent_io::write_u8(&page, k * EQE_BYTES + OWNER_OFF, INIT_OWNER)?;
             }
             ring.push(page, GFP_KERNEL)?;
         }
@@ -271,7 +271,7 @@ impl Eq {
     /// consumer never asks for). The device may write it concurrently: a volatile read.
     fn owner(&self, index: usize) -> u8 {
         self.locate(index)
-            .and_then(|(page, at)| dma_buf::read_u8(page, at + OWNER_OFF).ok())
+            .and_then(|(page, at)| coherent_io::read_u8(page, at + OWNER_OFF).ok())
             .unwrap_or(0)
     }
 
@@ -281,7 +281,7 @@ impl Eq {
     fn entry(&self, index: usize) -> [u8; EQE_BYTES] {
         let mut e = [0u8; EQE_BYTES];
         if let Some((page, at)) = self.locate(index) {
-            let _ = dma_buf::read_bytes(page, at, &mut e);
+            let _ = coherent_io::read_bytes(page, at, &mut e);
         }
         e
     }

@@ -20,8 +20,8 @@ int mlx5rs_irq_set_cpu_hint(unsigned int irq, unsigned int cpu);
 void mlx5rs_irq_clear_hint(unsigned int irq);
 
 /*
- * InfiniBand shim (ffi/ib.c, only with CONFIG_MLX5_RS_INFINIBAND). The structures
- * below are this shim's own: Rust fills them (#[repr(C)] mirrors in ffi/ib.rs, which
+ * InfiniBand shim (ffi/rdma/ib.c, only with CONFIG_MLX5_RS_INFINIBAND). The structures
+ * below are this shim's own: Rust fills them (#[repr(C)] mirrors in ffi/rdma/ib.rs, which
  * check the same sizes) and ib.c copies them into the core's structures.
  */
 struct device;
@@ -32,7 +32,7 @@ struct mlx5rs_ib_dev;
 /* Room for board_id, hca_type (with the NUL). */
 #define MLX5RS_IB_STR_LEN 64
 
-/* enum ib_event_type values ffi/ib.rs passes (checked in ib.c). */
+/* enum ib_event_type values ffi/rdma/ib.rs passes (checked in ib.c). */
 #define MLX5RS_IB_EVENT_DEVICE_FATAL 8
 #define MLX5RS_IB_EVENT_PORT_ACTIVE 9
 #define MLX5RS_IB_EVENT_PORT_ERR 10
@@ -186,7 +186,7 @@ void mlx5rs_ib_dealloc(struct mlx5rs_ib_dev *dev);
 const char *mlx5rs_ib_name(struct mlx5rs_ib_dev *dev);
 void mlx5rs_ib_dispatch_event(struct mlx5rs_ib_dev *dev, __u32 event, __u32 port);
 
-/* Implemented in Rust (ffi/ib.rs); @rust is the pointer given to mlx5rs_ib_alloc(). */
+/* Implemented in Rust (ffi/rdma/ib.rs); @rust is the pointer given to mlx5rs_ib_alloc(). */
 int mlx5rs_ib_rs_query_device(const void *rust, struct mlx5rs_ib_device_attr *out);
 int mlx5rs_ib_rs_query_port(const void *rust, __u32 port, struct mlx5rs_ib_port_attr *out);
 int mlx5rs_ib_rs_query_pkey(const void *rust, __u32 port, __u16 index, __u16 *out);
@@ -198,7 +198,7 @@ void mlx5rs_ib_rs_dealloc_ucontext(const void *rust, void *uctx);
 int mlx5rs_ib_rs_mmap(const void *rust, const void *uctx, const struct mlx5rs_ib_mmap_req *req,
 		      struct mlx5rs_ib_mmap_map *map);
 int mlx5rs_ib_rs_alloc_pd(const void *rust, __u32 *pdn, struct mlx5rs_ib_udata *resp);
-/* UAR objects (ffi/ib_uar.c): allocate one of @alloc_type for context @uctx, free it. */
+/* UAR objects (ffi/rdma/ib_uar.c): allocate one of @alloc_type for context @uctx, free it. */
 int mlx5rs_ib_rs_uar_obj_alloc(const void *rust, const void *uctx, __u32 alloc_type,
 			       struct mlx5rs_ib_uar_obj *out);
 void mlx5rs_ib_rs_uar_obj_free(const void *rust, const void *uctx, __u32 uar_index);
@@ -209,8 +209,8 @@ void mlx5rs_ib_rs_uar_obj_keys(__u64 *first, __u64 *last);
 int mlx5rs_ib_rs_dealloc_pd(const void *rust, __u32 pdn);
 
 /*
- * Shared receive queues, XRC domains and address handles (ffi/ib_srq.c; Rust mirrors
- * in ffi/ib_srq_abi.rs).
+ * Shared receive queues, XRC domains and address handles (ffi/rdma/ib_srq.c; Rust mirrors
+ * in ffi/rdma/ib_srq_abi.rs).
  */
 
 /* A create_srq: struct ib_srq_init_attr and the numbers of the objects it names. */
@@ -271,7 +271,7 @@ void mlx5rs_ib_rs_query_ah(const void *rust, const __u8 *av, __u32 ah_type,
 			   struct mlx5rs_ib_ah_attr *out);
 
 /*
- * Pinned user memory (ffi/ib_umem.c, wrapped by ffi/umem.rs): the trampolines of user
+ * Pinned user memory (ffi/rdma/ib_umem.c, wrapped by ffi/rdma/umem.rs): the trampolines of user
  * verbs pass their object's struct ib_device as an opaque pointer.
  */
 struct ib_device;
@@ -297,7 +297,7 @@ void mlx5rs_mm_drop(void *mm);
 void *mlx5rs_ib_udata_uctx(struct ib_udata *udata);
 
 /*
- * Memory regions (ffi/ib_mr.c, trampolines into ffi/ib_mr.rs). @mr is the Rust MR
+ * Memory regions (ffi/rdma/ib_mr.c, trampolines into ffi/rdma/ib_mr.rs). @mr is the Rust MR
  * state a call returned (the rust field of struct mlx5rs_ib_mr); rereg_user_mr sets
  * *@mr to NULL when it changed the MR in place.
  */
@@ -318,7 +318,7 @@ int mlx5rs_ib_rs_rereg_user_mr(const void *rust, struct ib_device *ibdev, void *
 int mlx5rs_ib_rs_dereg_mr(const void *rust, void *mr);
 
 /*
- * QP verbs (ffi/ib_qp.c; Rust mirrors in ffi/ib_qp_abi.rs). Enum fields hold the
+ * QP verbs (ffi/rdma/ib_qp.c; Rust mirrors in ffi/rdma/ib_qp_abi.rs). Enum fields hold the
  * core's enum values.
  */
 struct mlx5rs_ib_qp_ah_attr {
@@ -393,7 +393,7 @@ struct mlx5rs_ib_qp_init {
 #define MLX5RS_IB_QP_INIT_SIZE 52
 
 bool mlx5rs_ib_modify_qp_is_ok(__u32 cur, __u32 next, __u32 type, __u32 mask);
-/* Implemented in Rust (ffi/ib_qp.rs): @ibdev the core's struct ib_device, @uctx the
+/* Implemented in Rust (ffi/rdma/ib_qp.rs): @ibdev the core's struct ib_device, @uctx the
  * Rust context of a user QP (NULL for a kernel QP), @qp the Rust QP. */
 int mlx5rs_ib_rs_create_qp(const void *rust, void *ibdev, void *uctx,
 			   struct mlx5rs_ib_qp_init *init, struct mlx5rs_ib_udata *udata,
@@ -404,7 +404,7 @@ int mlx5rs_ib_rs_modify_qp(const void *rust, void *qp, const struct mlx5rs_ib_qp
 int mlx5rs_ib_rs_query_qp(const void *rust, void *qp, struct mlx5rs_ib_qp_attr *attr);
 
 /*
- * CQ verbs (ffi/ib_cq.c, ffi/ib_cq.rs): struct ib_cq_init_attr as the core gives it,
+ * CQ verbs (ffi/rdma/ib_cq.c, ffi/rdma/ib_cq.rs): struct ib_cq_init_attr as the core gives it,
  * plus the host's cache line (kernel CQs use 128-byte CQEs on 128-byte lines).
  */
 struct mlx5rs_ib_cq_init {
@@ -420,7 +420,7 @@ void mlx5rs_ib_cq_comp(struct mlx5rs_ib_cq *cq);
 void mlx5rs_ib_cq_err(struct mlx5rs_ib_cq *cq);
 
 /*
- * Implemented in Rust (ffi/ib_cq.rs). create: @uctx NULL and @udata NULL for a kernel
+ * Implemented in Rust (ffi/rdma/ib_cq.rs). create: @uctx NULL and @udata NULL for a kernel
  * CQ; @cq is the shim's CQ (passed back to mlx5rs_ib_cq_comp()/_err()); on success
  * *@cq_rust, *@cqn and *@ncqe (ring entries - 1) are set; @ibdev is the CQ's struct
  * ib_device (user memory is pinned for it). destroy frees @cq_rust only when it

@@ -34,7 +34,7 @@ use kernel::{
 use crate::{
     ffi,
     ifc::init_seg as seg,
-    init_seg::Regs,
+    init_seg_io::Regs,
     lifecycle::{FatalCause, FatalConsumer, FatalHandler, Lifecycle, PollOutcome},
 };
 use buffer::{synd_name, HealthBuffer, DWORDS};

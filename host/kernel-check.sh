@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compile the pure files shared with the kernel module (ifc/, cmd/, pagealloc/, eq/, ib/,
+# Compile the pure files shared with the kernel module (ifc/, cmd/, pagealloc/, eq/, ib/, ffi/,
 # health/ — those listed in host/src/lib.rs) with the test kernel's own rustc and Rust
 # flags (-Dwarnings, -Wmissing_docs, -Wunreachable_pub, overflow checks, the kernel
 # target, its core and zerocopy), as an rlib whose modules are `pub` like the host
@@ -41,10 +41,8 @@ mkdir -p "$OUT"
 	[ -n "$IFC_ATTR" ] && echo "$IFC_ATTR"
 	echo 'pub mod ifc;'
 	awk '
-		/^#\[path = "\.\.\/\.\.\/(cmd|pagealloc|eq|health|ib)"\]/ { print; inmod = 1; next }
-		inmod && /^pub mod [a-z_]+ \{/ { print "/// Pure logic."; print; next }
-		inmod && /^    pub mod [a-z_]+;/ { print "    /// Pure logic."; print; next }
-		inmod && /^\}/ { print; inmod = 0; next }
+		/^#\[path = "\.\.\/\.\.\/(cmd|pagealloc|eq|health|ffi|ib)"\]/ { print "/// Pure logic."; print; inmod = 1; next }
+		inmod { print; if ($0 ~ /^\}/) inmod = 0; next }
 	' "$HOST/src/lib.rs"
 } >"$OUT/root.rs"
 

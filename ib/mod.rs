@@ -8,7 +8,7 @@
 //! function's [`Lifecycle`]. It never touches `cmd/` or `eq/` internals, and the core
 //! never names the provider: `device.rs` creates [`IbStage`] as the last bring-up
 //! stage and drops it first at unbind. The C that touches `struct ib_device` is the
-//! shim (`ffi/ib.c`, wrapped by [`crate::ffi::ib`]).
+//! shim (`ffi/rdma/ib.c`, wrapped by [`crate::ffi::rdma::ib`]).
 //!
 //! Files: [`provider`] (the verbs, kernel shell), and pure `core` code shared with the
 //! host tests: [`port`] (port attributes both ways: MAD PortInfo, or the HCA vport
@@ -31,57 +31,22 @@
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod abi;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod commands;
-mod context;
+mod ah;
 mod cq;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod cq_commands;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod cq_plan;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod device_attr;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod events;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod port;
-mod provider;
-// QP verbs (issue 11, i11-qp).
-mod qp;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod qp_commands;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod qp_create;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod qp_modify;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod qp_size;
-pub(crate) mod qp_uar;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod res_commands;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod uctx;
-// SRQ / XRC domain / AH (issue 11): the kernel shell, and its pure parts.
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod ah_av;
-mod srq;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod srq_commands;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod srq_plan;
-// Pinned user memory and doorbell records (issue 11, i11-umem).
-pub(crate) mod db_user;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod umem_calc;
-// Memory regions (issue 11, i11-mr).
+mod device;
 pub(crate) mod mr;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod mr_commands;
+mod pd;
+mod port;
+pub(crate) mod qp;
+mod srq;
+mod uctx;
+pub(crate) mod umem;
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use kernel::{
-    device, page, pci,
+    device::{Bound, Device},
+    page, pci,
     prelude::*,
     sync::{aref::ARef, new_mutex, Arc, Mutex},
 };
@@ -92,18 +57,18 @@ use crate::{
         port::{PortEventHandler, PortEvents, PortSubscription},
         CqAccess,
     },
-    ffi::ib::{IbEvent, IbInit, IbRegistration},
+    ffi::rdma::ib::{IbEvent, IbInit, IbRegistration},
     hw::Hw,
     ifc::mad::smp_attr,
-    init_seg::FwVersion,
+    init_seg_io::FwVersion,
     lifecycle::{FatalCause, FatalConsumer, FatalHandler, Lifecycle},
 };
 use abi::cq::CqCaps;
-use commands::{node_info_of, MadIfcGet, QueryHcaVportContext, QueryVendorId, ReadNodeDesc};
 use cq::CqVerbs;
-use device_attr::{board_id_text, fw_ver_text, hca_type_text, DeviceIds};
-use port::{gid_table_len, pkey_table_len, PortCaps};
-use provider::{PortAccess, Provider};
+use device::attr::{board_id_text, fw_ver_text, hca_type_text, DeviceIds};
+use device::{PortAccess, Provider};
+use port::attr::{gid_table_len, pkey_table_len, PortCaps};
+use port::commands::{node_info_of, MadIfcGet, QueryHcaVportContext, QueryVendorId, ReadNodeDesc};
 
 /// Name of the provider's fatal-error consumer (log and removal key).
 const FATAL_CONSUMER: &str = "ib (IB_EVENT_DEVICE_FATAL)";
@@ -137,7 +102,7 @@ const LOG_FIRST: u64 = 16;
 /// Where the device's async events go: the registration, while it exists.
 #[pin_data]
 struct EventSink {
-    dev: ARef<device::Device>,
+    dev: ARef<Device>,
     /// Events dispatched (for the log's thinning).
     dispatched: AtomicU64,
     /// Lock order: a leaf; taken under the async EQ's `Eq::state` and the port
@@ -162,7 +127,7 @@ impl EventSink {
                     r.name().to_str().unwrap_or("?"),
                     what,
                     port,
-                    events::event_name(*e),
+                    port::events::event_name(*e),
                     n
                 );
             }
@@ -173,12 +138,16 @@ impl EventSink {
 
 impl PortEventHandler for EventSink {
     fn port_change(&self, port: u8, sub_type: u8) {
-        self.dispatch("PORT_CHANGE", events::port_change_events(sub_type), port);
+        self.dispatch(
+            "PORT_CHANGE",
+            port::events::port_change_events(sub_type),
+            port,
+        );
     }
 }
 
 impl FatalHandler for EventSink {
-    fn fatal(&self, dev: &device::Device, cause: FatalCause) {
+    fn fatal(&self, dev: &Device, cause: FatalCause) {
         if self.reg.lock().is_none() {
             dev_err!(
                 dev,
@@ -205,8 +174,8 @@ impl IbStage {
     /// system image GUID, node description, vendor id) the way the port is accessed,
     /// then registers (the core queries the device and every port), then subscribes
     /// to port and fatal events.
-    pub(crate) fn new(pdev: &pci::Device<device::Bound>, core: IbCore<'_>) -> Result<Self> {
-        let dev: &device::Device<device::Bound> = pdev.as_ref();
+    pub(crate) fn new(pdev: &pci::Device<Bound>, core: IbCore<'_>) -> Result<Self> {
+        let dev: &Device<Bound> = pdev.as_ref();
         let caps = core.caps;
         if caps.get(gen_cap::PORT_TYPE) != 0 {
             dev_info!(
@@ -326,7 +295,7 @@ impl IbStage {
             init.num_comp_vectors,
             node_guid
         );
-        let plain: &device::Device = dev;
+        let plain: &Device = dev;
         let sink = Arc::pin_init(
             try_pin_init!(EventSink {
                 dev: plain.into(),

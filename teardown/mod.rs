@@ -32,7 +32,7 @@ use kernel::{
 use crate::{
     cmd::commands::TeardownHca,
     ifc::{init_seg as seg, init_seg::NicInterface, opcodes::teardown_profile},
-    init_seg::Regs,
+    init_seg_io::Regs,
     lifecycle::{Lifecycle, Mode},
     pagealloc::fw_pages::FwPages,
 };

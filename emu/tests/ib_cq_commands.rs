@@ -1,4 +1,4 @@
-//! The IB provider's CQ commands (`ib/cq_commands.rs`) against the firmware model:
+//! The IB provider's CQ commands (`ib/cq/commands.rs`) against the firmware model:
 //! CREATE_CQ as the kernel and user paths build it, MODIFY_CQ moderation stored and
 //! read back, MODIFY_CQ resize to a new ring (and refused above the size cap),
 //! DESTROY_CQ, the CQ count back to zero.
@@ -11,7 +11,7 @@ use common::input;
 use mlx5_emu::ifc::cq::{cqc, query_cq_in, query_cq_out};
 use mlx5_emu::ifc::opcodes::Opcode;
 use mlx5_rs_pure::cmd::command::{self, CodecError, Command};
-use mlx5_rs_pure::ib::cq_commands::{CqBuf, CreateCq, DestroyCq, ModifyCqModeration, ResizeCq};
+use mlx5_rs_pure::ib::cq::commands::{CqBuf, CreateCq, DestroyCq, ModifyCqModeration, ResizeCq};
 use verbs::{set_at, Dev};
 
 /// Runs `cmd`: the status, and the reply when it is 0.

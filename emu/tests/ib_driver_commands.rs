@@ -1,7 +1,7 @@
-//! The InfiniBand provider's typed commands (`ib/commands.rs`, through the host crate)
+//! The InfiniBand provider's typed commands (`ib/port/commands.rs`, through the host crate)
 //! against the emulated port: each input is built by the driver's encoder, executed
 //! by the firmware model, parsed by the driver's decoder and turned into port
-//! attributes by the driver's pure decoders (`ib/port.rs`), for both access methods
+//! attributes by the driver's pure decoders (`ib/port/attr.rs`), for both access methods
 //! (cap `ib_virt` 0: MAD_IFC, 1: HCA vport commands), which must agree.
 
 mod common;
@@ -10,11 +10,11 @@ use common::{give_pages, input, Host};
 use mlx5_emu::config::EmuConfig;
 use mlx5_emu::ifc::opcodes::Opcode;
 use mlx5_rs_pure::cmd::command::{self, CodecError, Command};
-use mlx5_rs_pure::ib::commands::*;
-use mlx5_rs_pure::ib::port::{
+use mlx5_rs_pure::ib::port::attr::{
     from_hca_vport, from_port_info, gid_table_len, pkey_table_len, speed, state, width, PortCaps,
     PortRegs,
 };
+use mlx5_rs_pure::ib::port::commands::*;
 use mlx5_rs_pure::ifc::caps::cmd_hca_cap;
 use mlx5_rs_pure::ifc::mad::smp_attr;
 use serde_json::json;
@@ -68,7 +68,7 @@ fn mad(h: &mut Host, attr_id: u16, attr_mod: u32) -> [u8; SMP_DATA_BYTES] {
     .unwrap()
 }
 
-fn hca_port(h: &mut Host, caps: &PortCaps) -> mlx5_rs_pure::ffi::ib_abi::PortAttr {
+fn hca_port(h: &mut Host, caps: &PortCaps) -> mlx5_rs_pure::ffi::rdma::ib_abi::PortAttr {
     let v = exec(h, QueryHcaVportContext { port: None }).unwrap();
     let (width_oper, proto_oper) = exec(h, ReadPtys { local_port: 1 }).unwrap();
     let (max_mtu, oper_mtu) = exec(h, ReadPmtu { local_port: 1 }).unwrap();
@@ -247,13 +247,13 @@ fn refusals_are_rejected_not_trusted() {
     assert_eq!(exec(&mut h, c), Err(CodecError::BadOutput));
 }
 
-/// A user context's and a PD's commands (`ib/res_commands.rs`, the core's UAR
+/// A user context's and a PD's commands (`ib/pd/commands.rs`, the core's UAR
 /// commands) against the firmware model: distinct numbers, counted as live objects,
 /// and every one released again by its dealloc.
 #[test]
 fn user_context_resources_allocated_and_released() {
     use mlx5_rs_pure::eq::commands::{AllocUar, DeallocUar};
-    use mlx5_rs_pure::ib::res_commands::{
+    use mlx5_rs_pure::ib::pd::commands::{
         AllocPd, AllocTransportDomain, DeallocPd, DeallocTransportDomain,
     };
     let mut h = initialized(false);
@@ -301,9 +301,9 @@ fn user_context_resources_allocated_and_released() {
 
 #[test]
 fn mr_mkeys_carry_the_translation_table() {
-    use mlx5_rs_pure::ib::mr_commands::*;
-    use mlx5_rs_pure::ib::res_commands::{AllocPd, DeallocPd};
-    use mlx5_rs_pure::ib::umem_calc::{access, num_dma_blocks};
+    use mlx5_rs_pure::ib::mr::commands::*;
+    use mlx5_rs_pure::ib::pd::commands::{AllocPd, DeallocPd};
+    use mlx5_rs_pure::ib::umem::plan::{access, num_dma_blocks};
     use mlx5_rs_pure::ifc::mkey::mkc;
     use std::cell::RefCell;
     let mut h = initialized(false);

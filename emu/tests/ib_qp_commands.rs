@@ -1,5 +1,5 @@
-//! The QP verbs' commands (`ib/qp_commands.rs`) and contexts (`ib/qp_create.rs`,
-//! `ib/qp_modify.rs`), through the host crate, against the firmware model: RC, UC
+//! The QP verbs' commands (`ib/qp/commands.rs`) and contexts (`ib/qp/create.rs`,
+//! `ib/qp/modify.rs`), through the host crate, against the firmware model: RC, UC
 //! and UD QPs created with the driver's CREATE_QP context, walked RESET → INIT → RTR
 //! → RTS with the driver's transition plans (loopback to their own QPN), queried
 //! back into the attributes that were set, refused where the PRM's state table has
@@ -11,10 +11,10 @@ mod verbs;
 
 use mlx5_emu::ifc::status::CmdStatus;
 use mlx5_rs_pure::cmd::command::{self, CodecError, Command};
-use mlx5_rs_pure::ffi::ib_qp_abi::{AhAttr, QpAttr};
-use mlx5_rs_pure::ib::qp_commands::*;
-use mlx5_rs_pure::ib::qp_create::{create_qpc, rx_type, CreateQpc, WqSizes};
-use mlx5_rs_pure::ib::qp_modify::{
+use mlx5_rs_pure::ffi::rdma::ib_qp_abi::{AhAttr, QpAttr};
+use mlx5_rs_pure::ib::qp::commands::*;
+use mlx5_rs_pure::ib::qp::create::{create_qpc, rx_type, CreateQpc, WqSizes};
+use mlx5_rs_pure::ib::qp::modify::{
     access, after_modify, ib_state, mask, plan_modify, query_attr, ModifyCaps, ModifyPlan,
     QpShadow, QpType,
 };

@@ -1,6 +1,6 @@
-//! The provider's XRC domain and shared receive queue commands (`ib/srq_commands.rs`,
+//! The provider's XRC domain and shared receive queue commands (`ib/srq/commands.rs`,
 //! through the host crate) against the firmware model: each input built by the
-//! driver's encoder from the pure plan (`ib/srq_plan.rs`), executed by the model,
+//! driver's encoder from the pure plan (`ib/srq/plan.rs`), executed by the model,
 //! parsed by the driver's decoder. Basic SRQs are RMPs and XRC SRQs XRC SRQs, as
 //! upstream `srq_cmd.c` makes them at ISSI 1; limits are armed and read back; every
 //! object is released again and the model counts no protocol violation.
@@ -11,8 +11,8 @@ mod verbs;
 
 use mlx5_emu::ifc::srq::{rmpc, wq};
 use mlx5_rs_pure::cmd::command::{self, CodecError, Command};
-use mlx5_rs_pure::ib::srq_commands::*;
-use mlx5_rs_pure::ib::srq_plan::{
+use mlx5_rs_pure::ib::srq::commands::*;
+use mlx5_rs_pure::ib::srq::plan::{
     modify_limit, srq_shape, SrqCtx, SrqLimits, SrqShape, SrqType, DEFAULT_UIDX, IB_SRQ_LIMIT,
     KERNEL_PAGE,
 };

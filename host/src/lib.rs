@@ -61,38 +61,69 @@ pub mod health {
     pub mod monitor;
 }
 
-/// Structures shared with the C shim (`ffi/ib_abi.rs`).
+/// Structures shared with the C shim (`ffi/rdma/*_abi.rs`).
 #[path = "../../ffi"]
 pub mod ffi {
-    pub mod ib_abi;
-    pub mod ib_qp_abi;
-    // SRQ / XRC / AH slice (issue 11).
-    pub mod ib_srq_abi;
+    /// The RDMA core's shim.
+    pub mod rdma {
+        pub mod ib_abi;
+        pub mod ib_qp_abi;
+        pub mod ib_srq_abi;
+    }
 }
 
-/// InfiniBand provider logic (`ib/`).
+/// InfiniBand provider logic (`ib/`): the pure files of each verb family (the
+/// family's `mod.rs` is its kernel shell, not built here).
 #[path = "../../ib"]
 pub mod ib {
     pub mod abi;
-    pub mod commands;
-    pub mod cq_commands;
-    pub mod cq_plan;
-    pub mod device_attr;
-    pub mod events;
-    pub mod mr_commands;
-    pub mod port;
-    pub mod res_commands;
-    pub mod uctx;
-    // SRQ / XRC / AH slice (issue 11).
-    pub mod ah_av;
-    pub mod srq_commands;
-    pub mod srq_plan;
-    pub mod umem_calc;
-    // QP verbs (issue 11, i11-qp).
-    pub mod qp_commands;
-    pub mod qp_create;
-    pub mod qp_modify;
-    pub mod qp_size;
+    /// Address handles.
+    pub mod ah {
+        pub mod av;
+    }
+    /// Completion queues.
+    pub mod cq {
+        pub mod commands;
+        pub mod plan;
+    }
+    /// The device.
+    pub mod device {
+        pub mod attr;
+    }
+    /// Memory regions.
+    pub mod mr {
+        pub mod commands;
+    }
+    /// Protection and transport domains.
+    pub mod pd {
+        pub mod commands;
+    }
+    /// Ports.
+    pub mod port {
+        pub mod attr;
+        pub mod commands;
+        pub mod events;
+    }
+    /// Queue pairs.
+    pub mod qp {
+        pub mod commands;
+        pub mod create;
+        pub mod modify;
+        pub mod size;
+    }
+    /// Shared receive queues and XRC domains.
+    pub mod srq {
+        pub mod commands;
+        pub mod plan;
+    }
+    /// User contexts.
+    pub mod uctx {
+        pub mod plan;
+    }
+    /// Pinned user memory and doorbell records.
+    pub mod umem {
+        pub mod plan;
+    }
 }
 
 /// Teardown sequencing decisions (`teardown/`).

@@ -5,9 +5,9 @@
 use mlx5_rs_pure::cmd::command::{self, Command};
 use mlx5_rs_pure::cmd::commands::GeneralCaps;
 use mlx5_rs_pure::ib::abi::cq::CqUar;
-use mlx5_rs_pure::ib::cq_commands::*;
-use mlx5_rs_pure::ib::cq_plan::*;
-use mlx5_rs_pure::ib::device_attr::{device_attr, DeviceIds};
+use mlx5_rs_pure::ib::cq::commands::*;
+use mlx5_rs_pure::ib::cq::plan::*;
+use mlx5_rs_pure::ib::device::attr::{device_attr, DeviceIds};
 use mlx5_rs_pure::ifc::caps::cmd_hca_cap;
 use mlx5_rs_pure::ifc::cq::{cqc, create_cq_in, create_cq_out, destroy_cq_in, modify_cq_in};
 use mlx5_rs_pure::ifc::field::{Msg, MsgMut};

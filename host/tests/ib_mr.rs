@@ -1,4 +1,4 @@
-//! Memory regions (`ib/mr_commands.rs`): access-flag mapping, the driver's checks of
+//! Memory regions (`ib/mr/commands.rs`): access-flag mapping, the driver's checks of
 //! reg_user_mr / rereg_user_mr with upstream's errno, translation sizes, keys, and
 //! CREATE_MKEY / DESTROY_MKEY encoding, including a translation table spread over
 //! several mailbox blocks.
@@ -7,8 +7,8 @@ use std::cell::RefCell;
 
 use mlx5_rs_pure::cmd::command::{self, CodecError, Command};
 use mlx5_rs_pure::cmd::mailbox::{blocks_needed, locate, Location};
-use mlx5_rs_pure::ib::mr_commands::*;
-use mlx5_rs_pure::ib::umem_calc::{access, mkey_page_sizes, num_dma_blocks};
+use mlx5_rs_pure::ib::mr::commands::*;
+use mlx5_rs_pure::ib::umem::plan::{access, mkey_page_sizes, num_dma_blocks};
 use mlx5_rs_pure::ifc::field::{Msg, MsgMut};
 use mlx5_rs_pure::ifc::mkey::{create_mkey_in as ci, create_mkey_out, destroy_mkey_in, mkc};
 

@@ -1,14 +1,14 @@
-//! The InfiniBand provider's pure parts: its typed commands (`ib/commands.rs`), the
-//! port attribute decoders of both access methods (`ib/port.rs`), the device
-//! attributes and strings (`ib/device_attr.rs`) and the event mapping (`ib/events.rs`).
+//! The InfiniBand provider's pure parts: its typed commands (`ib/port/commands.rs`), the
+//! port attribute decoders of both access methods (`ib/port/attr.rs`), the device
+//! attributes and strings (`ib/device/attr.rs`) and the event mapping (`ib/port/events.rs`).
 
 use mlx5_rs_pure::cmd::command::{self, CodecError, Command};
 use mlx5_rs_pure::cmd::commands::GeneralCaps;
-use mlx5_rs_pure::ffi::ib_abi::{IbEvent, PortAttr};
-use mlx5_rs_pure::ib::commands::*;
-use mlx5_rs_pure::ib::device_attr::*;
-use mlx5_rs_pure::ib::events::port_change_events;
-use mlx5_rs_pure::ib::port::*;
+use mlx5_rs_pure::ffi::rdma::ib_abi::{IbEvent, PortAttr};
+use mlx5_rs_pure::ib::device::attr::*;
+use mlx5_rs_pure::ib::port::attr::*;
+use mlx5_rs_pure::ib::port::commands::*;
+use mlx5_rs_pure::ib::port::events::port_change_events;
 use mlx5_rs_pure::ifc::caps::cmd_hca_cap;
 use mlx5_rs_pure::ifc::eqe::port_change_sub as port_sub;
 use mlx5_rs_pure::ifc::field::{Msg, MsgMut};

@@ -1,16 +1,16 @@
-//! The QP verbs' pure logic (`ib/qp_create.rs`, `ib/qp_size.rs`, `ib/qp_modify.rs`): kernel queue
+//! The QP verbs' pure logic (`ib/qp/create.rs`, `ib/qp/size.rs`, `ib/qp/modify.rs`): kernel queue
 //! sizes against upstream's arithmetic, the CREATE_QP context, the transition plans
 //! (command, context fields, `opt_param_mask`) and the driver's attribute checks,
 //! and a query of a planned context back into attributes.
 
-use mlx5_rs_pure::ffi::ib_qp_abi::{AhAttr, QpAttr};
-use mlx5_rs_pure::ib::qp_create::{create_qpc, rq_type, rx_type, CreateQpc, WqSizes};
-use mlx5_rs_pure::ib::qp_modify::{
+use mlx5_rs_pure::ffi::rdma::ib_qp_abi::{AhAttr, QpAttr};
+use mlx5_rs_pure::ib::qp::create::{create_qpc, rq_type, rx_type, CreateQpc, WqSizes};
+use mlx5_rs_pure::ib::qp::modify::{
     access, after_modify, allowed_optpar, atomic_mode, errno, hw_state, ib_state, mask,
     mask_to_optpar, optpar, plan_modify, query_attr, stat_rate, transition_op, ModifyCaps,
     QpShadow, QpType,
 };
-use mlx5_rs_pure::ib::qp_size::{kernel_rq_size, kernel_sq_size, QpCap, SizeCaps};
+use mlx5_rs_pure::ib::qp::size::{kernel_rq_size, kernel_sq_size, QpCap, SizeCaps};
 use mlx5_rs_pure::ifc::field::Field;
 use mlx5_rs_pure::ifc::opcodes::Opcode;
 use mlx5_rs_pure::ifc::qp::{ads, qpc};

@@ -2,7 +2,7 @@
 
 //! create_srq requests of user space, checked as upstream `mlx5_ib_create_srq` and
 //! `create_srq_user` (`srq.c`) check them, in that order:
-//! 1. the shape, as a kernel queue's ([`crate::ib::srq_plan::srq_shape`]: `max_wr`
+//! 1. the shape, as a kernel queue's ([`crate::ib::srq::plan::srq_shape`]: `max_wr`
 //!    ≥ `1 << log_max_srq_sz` or `max_sge` above `max_wqe_sz_rq / 16` → `EINVAL`);
 //! 2. shorter than `flags`'s end (20 bytes) → `EINVAL`, non-zero bytes past its 32 →
 //!    `EOPNOTSUPP`; reserved fields → `EINVAL`; flag bits other than SIGNATURE are
@@ -17,7 +17,7 @@ use super::error::{Reason, UabiError};
 use super::layout::CreateSrq;
 use super::queue_checks::{check_addrs, user_index};
 use super::udata;
-use crate::ib::srq_plan::{srq_shape, SrqLimits, SrqShape};
+use crate::ib::srq::plan::{srq_shape, SrqLimits, SrqShape};
 
 /// SRQ type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 # Guest step run last in `make check`: leaves mlx5_rs bound with a known number of
 # firmware pages held, so that the guest's final power-off (reboot(2) → device_shutdown
-# → the PCI `shutdown` callback, wired through ffi/shutdown.rs) must take the fast
+# → the PCI `shutdown` callback, wired through ffi/core/shutdown.rs) must take the fast
 # teardown path. The guest cannot see what happens after its own power-off: it prints
 # the expectation as "MLX5RS-SHUTDOWN-EXPECT held=N", and the host checks the
 # emulator's final statistics against it after QEMU exits (tests/vm/shutdown-verdict.sh,

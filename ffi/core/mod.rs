@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The core driver's shims: PCI disable and shutdown, IRQ affinity hints, online
+//! CPUs, workqueue calls, memory and random bytes.
+
+pub(crate) mod irq;
+pub(crate) mod mm;
+pub(crate) mod pci;
+pub(crate) mod sched;
+pub(crate) mod shutdown;
+pub(crate) mod work;

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The CQ verbs through the C shim `ffi/rdma/ib_cq.c`: the provider's [`IbCqOps`] creates
+//! CQs ([`IbCq`]), the shim keeps a thin pointer to each ([`CqBox`]) in its
+//! `struct mlx5rs_ib_cq` until destroy_cq; [`CqShim`] is that C object as the CQ's
+//! event subscription sees it (completion and CQ error events go back through it).
+
+use core::ptr::NonNull;
+
+use kernel::{
+    ffi::{c_int, c_void},
+    prelude::*,
+    sync::Arc,
+};
+
+use super::ib::{errno, ops, staged, ucontext_ref, IbUcontext};
+pub(crate) use super::ib_abi::CqInit;
+use super::ib_abi::Udata;
+
+extern "C" {
+    fn mlx5rs_ib_cq_comp(cq: *mut c_void);
+    fn mlx5rs_ib_cq_err(cq: *mut c_void);
+}
+
+/// The shim's `struct mlx5rs_ib_cq` of one CQ, for raising its events.
+///
+/// INVARIANT: `0` is the pointer the shim passed to create_cq.
+pub(crate) struct CqShim(NonNull<c_void>);
+
+// SAFETY: the C object is not tied to a thread; the handlers it calls run in any
+// process context (ib_uverbs_comp_handler, the core's CQ pollers).
+unsafe impl Send for CqShim {}
+// SAFETY: see `Send`; `&self` methods only call the handlers.
+unsafe impl Sync for CqShim {}
+
+impl CqShim {
+    /// Calls the CQ's completion handler (`ibcq->comp_handler`) if it has one.
+    ///
+    /// # Safety
+    ///
+    /// The CQ's destroy_cq must not have returned yet (the core frees the object
+    /// after it).
+    pub(crate) unsafe fn completion(&self) {
+        // SAFETY: by the type invariant and the function's contract, a live CQ.
+        unsafe { mlx5rs_ib_cq_comp(self.0.as_ptr()) }
+    }
+
+    /// Raises `IB_EVENT_CQ_ERR` to the CQ's event handler if it has one.
+    ///
+    /// # Safety
+    ///
+    /// As [`Self::completion`].
+    pub(crate) unsafe fn error(&self) {
+        // SAFETY: as in `completion`.
+        unsafe { mlx5rs_ib_cq_err(self.0.as_ptr()) }
+    }
+}
+
+/// A user verb's driver data: the staged request and the response buffer (the shim
+/// truncates the response to what user space asked for).
+pub(crate) struct CqUdata<'a> {
+    /// The request.
+    pub(crate) req: &'a [u8],
+    /// The response buffer.
+    pub(crate) out: &'a mut [u8],
+    /// The core's device of the verb (`ibcq->device`), for pinning user memory.
+    pub(crate) ibdev: *mut c_void,
+}
+
+/// One CQ of the provider.
+pub(crate) trait IbCq: Send + Sync {
+    /// Ends the CQ's events, then DESTROY_CQ; on success the shim drops the CQ (its
+    /// memory goes), on failure it keeps it.
+    fn destroy(&self) -> Result;
+    /// resize_cq of a user CQ to `cqe` entries; the new `ibcq->cqe`.
+    fn resize(&self, cqe: u32, u: CqUdata<'_>) -> Result<u32>;
+    /// modify_cq: moderation of `count` CQEs or `period` µs.
+    fn modify(&self, count: u16, period: u16) -> Result;
+}
+
+/// A CQ as the shim holds it: a thin pointer to this box is the `rust` pointer of
+/// `struct mlx5rs_ib_cq`.
+pub(crate) type CqBox = KBox<Arc<dyn IbCq>>;
+
+/// A created CQ.
+pub(crate) struct CqCreated {
+    /// The CQ.
+    pub(crate) cq: Arc<dyn IbCq>,
+    /// Its number.
+    pub(crate) cqn: u32,
+    /// Ring entries − 1 (`ibcq->cqe`).
+    pub(crate) ncqe: u32,
+    /// Response bytes written (user CQs).
+    pub(crate) resp_len: usize,
+}
+
+/// The CQ verbs of the provider.
+pub(crate) trait IbCqOps: Send + Sync {
+    /// create_cq: a kernel CQ when `user` is `None`, else a user CQ of the context.
+    fn create_cq(
+        &self,
+        init: &CqInit,
+        user: Option<(&dyn IbUcontext, CqUdata<'_>)>,
+        shim: CqShim,
+    ) -> Result<CqCreated>;
+}
+
+/// `create_cq` trampoline target (kernel and user).
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_create_cq(
+    rust: *const c_void,
+    uctx: *const c_void,
+    init: *const CqInit,
+    udata: *mut Udata,
+    cq: *mut c_void,
+    cq_rust: *mut *mut c_void,
+    cqn: *mut u32,
+    ncqe: *mut c_int,
+    ibdev: *mut c_void,
+) -> c_int {
+    let Some(shim) = NonNull::new(cq) else {
+        return errno(EINVAL);
+    };
+    // INVARIANT: the pointer the shim passed to create_cq.
+    let shim = CqShim(shim);
+    // SAFETY: the shim passes a valid `struct mlx5rs_ib_cq_init` of its stack frame.
+    let init = unsafe { &*init };
+    let mut resp: Option<&mut Udata> = None;
+    // SAFETY: `uctx` is NULL or a live context of `mlx5rs_ib_rs_alloc_ucontext` (the
+    // core creates objects only between alloc and dealloc of their context).
+    let ctx = unsafe { ucontext_ref(uctx) };
+    let user = if let (Some(ctx), false) = (ctx, udata.is_null()) {
+        // SAFETY: the shim passes its staging area (valid, exclusive for the call).
+        let u = unsafe { &mut *udata };
+        // SAFETY: the shim's staging area satisfies `staged`'s contract.
+        let (req, out, _) = unsafe { staged(u) };
+        resp = Some(u);
+        Some((ctx, CqUdata { req, out, ibdev }))
+    } else {
+        None
+    };
+    // SAFETY: the shim passes the `rust` pointer of a registered device.
+    let o = unsafe { ops(rust) };
+    let c = match o.cq_ops().create_cq(init, user, shim) {
+        Ok(c) => c,
+        Err(e) => return errno(e),
+    };
+    let (Ok(n), Ok(boxed)) = (c_int::try_from(c.ncqe), KBox::new(c.cq.clone(), GFP_KERNEL)) else {
+        // Undo: the CQ was created; a failing destroy keeps it (leaked, as a CQ the
+        // device may still write must not be freed).
+        if c.cq.destroy().is_err() {
+            core::mem::forget(c.cq);
+        }
+        return errno(ENOMEM);
+    };
+    if let Some(u) = resp {
+        u.resp_len = c.resp_len as u64;
+    }
+    let boxed: CqBox = boxed;
+    // SAFETY: the shim passes the addresses of its CQ's `rust` and `cqn` fields and of
+    // a local `int`.
+    unsafe {
+        cqn.write(c.cqn);
+        ncqe.write(n);
+        cq_rust.write(KBox::into_raw(boxed).cast::<c_void>());
+    }
+    0
+}
+
+/// The CQ behind a shim's `rust` pointer.
+///
+/// # Safety
+///
+/// `cq_rust` must be a pointer `mlx5rs_ib_rs_create_cq` wrote and
+/// `mlx5rs_ib_rs_destroy_cq` did not free.
+unsafe fn cq_of<'a>(cq_rust: *mut c_void) -> &'a Arc<dyn IbCq> {
+    // SAFETY: by the function's contract.
+    unsafe { &*cq_rust.cast::<Arc<dyn IbCq>>() }
+}
+
+/// `destroy_cq` trampoline target: frees the CQ on success only.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_destroy_cq(_rust: *const c_void, cq_rust: *mut c_void) -> c_int {
+    if cq_rust.is_null() {
+        return 0;
+    }
+    // SAFETY: the shim passes its CQ's live `rust` pointer.
+    if let Err(e) = unsafe { cq_of(cq_rust) }.destroy() {
+        return errno(e);
+    }
+    // SAFETY: from `KBox::into_raw` in `mlx5rs_ib_rs_create_cq`; the shim forgets it
+    // after a successful destroy.
+    drop(unsafe { CqBox::from_raw(cq_rust.cast::<Arc<dyn IbCq>>()) });
+    0
+}
+
+/// `resize_user_cq` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_resize_cq(
+    _rust: *const c_void,
+    cq_rust: *mut c_void,
+    cqe: u32,
+    udata: *mut Udata,
+    ncqe: *mut c_int,
+    ibdev: *mut c_void,
+) -> c_int {
+    if cq_rust.is_null() || udata.is_null() {
+        return errno(EINVAL);
+    }
+    // SAFETY: the shim passes its staging area (valid, exclusive for the call).
+    let u = unsafe { &mut *udata };
+    // SAFETY: the shim's staging area satisfies `staged`'s contract.
+    let (req, out, _) = unsafe { staged(u) };
+    let ud = CqUdata { req, out, ibdev };
+    // SAFETY: the shim passes its CQ's live `rust` pointer.
+    match unsafe { cq_of(cq_rust) }.resize(cqe, ud) {
+        Ok(n) => match c_int::try_from(n) {
+            Ok(n) => {
+                // SAFETY: the shim passes the address of a local `int`.
+                unsafe { ncqe.write(n) };
+                0
+            }
+            Err(_) => errno(EINVAL),
+        },
+        Err(e) => errno(e),
+    }
+}
+
+/// `modify_cq` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_modify_cq(
+    _rust: *const c_void,
+    cq_rust: *mut c_void,
+    count: u16,
+    period: u16,
+) -> c_int {
+    if cq_rust.is_null() {
+        return errno(EINVAL);
+    }
+    // SAFETY: the shim passes its CQ's live `rust` pointer.
+    match unsafe { cq_of(cq_rust) }.modify(count, period) {
+        Ok(()) => 0,
+        Err(e) => errno(e),
+    }
+}

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The memory-region verbs through the C shim `ffi/rdma/ib_mr.c`: the trampoline targets
+//! of get_dma_mr, reg_user_mr, rereg_user_mr and dereg_mr, and the [`IbMrOps`] trait
+//! the provider implements for them ([`super::ib::IbOps::mr`]).
+//!
+//! An MR's Rust state is a [`Mr`] in a box whose pointer is the `rust` field of
+//! `struct mlx5rs_ib_mr`; its keys go back in `struct mlx5rs_ib_mr_keys`, which the
+//! shim copies into `ibmr.lkey` / `ibmr.rkey`. dereg_mr drops the box only when the
+//! device destroyed the mkey (upstream keeps the MR when DESTROY_MKEY fails).
+
+use kernel::{
+    ffi::{c_int, c_void},
+    prelude::*,
+};
+
+use super::{ib::ops, umem::IbDev};
+pub(crate) use crate::ib::mr::Mr;
+
+/// `struct mlx5rs_ib_mr_keys`.
+#[repr(C)]
+pub(crate) struct MrKeys {
+    lkey: u32,
+    rkey: u32,
+}
+const _: () = assert!(core::mem::size_of::<MrKeys>() == 8);
+
+/// A rereg_user_mr request as the core passes it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ReregReq {
+    /// `IB_MR_REREG_*` flags.
+    pub(crate) flags: u32,
+    /// New range (with `IB_MR_REREG_TRANS`).
+    pub(crate) start: u64,
+    /// Its length.
+    pub(crate) len: u64,
+    /// Its IOVA.
+    pub(crate) iova: u64,
+    /// New access flags (with `IB_MR_REREG_ACCESS`).
+    pub(crate) access: u32,
+    /// The PD the MR ends up in (the old one without `IB_MR_REREG_PD`).
+    pub(crate) pdn: u32,
+}
+
+/// What the core asks of the provider for memory regions (process context).
+pub(crate) trait IbMrOps: Send + Sync {
+    /// get_dma_mr on PD `pdn` with IB `access` flags.
+    fn get_dma_mr(&self, pdn: u32, access: u32) -> Result<KBox<Mr>>;
+    /// reg_user_mr of `[start, start + len)` of the calling process at `iova`.
+    fn reg_user_mr(
+        &self,
+        dev: IbDev<'_>,
+        pdn: u32,
+        start: u64,
+        len: u64,
+        iova: u64,
+        access: u32,
+    ) -> Result<KBox<Mr>>;
+    /// rereg_user_mr of `old`: `None` when changed in place, else the MR the core puts
+    /// in its place (and then deregisters `old`).
+    fn rereg_user_mr(
+        &self,
+        dev: IbDev<'_>,
+        old: &mut Mr,
+        req: ReregReq,
+    ) -> Result<Option<KBox<Mr>>>;
+    /// dereg_mr: destroys the mkey; the caller frees `mr` on success.
+    fn dereg_mr(&self, mr: &mut Mr) -> Result;
+}
+
+fn give(m: KBox<Mr>, k: *mut MrKeys, out: *mut *mut c_void) {
+    let (lkey, rkey) = m.keys();
+    // SAFETY: the shim passes a valid, writable `struct mlx5rs_ib_mr_keys` of its
+    // frame and the address of its MR's `rust` field.
+    unsafe {
+        k.write(MrKeys { lkey, rkey });
+        out.write(KBox::into_raw(m).cast::<c_void>());
+    }
+}
+
+/// `get_dma_mr` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_get_dma_mr(
+    rust: *const c_void,
+    pdn: u32,
+    acc: c_int,
+    k: *mut MrKeys,
+    mr: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: the shim passes the `rust` pointer of a registered device.
+    let o = unsafe { ops(rust) }.mr();
+    // The core's `int` flags as the bits they are.
+    match o.get_dma_mr(pdn, acc as u32) {
+        Ok(m) => {
+            give(m, k, mr);
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `reg_user_mr` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_reg_user_mr(
+    rust: *const c_void,
+    ibdev: *mut c_void,
+    pdn: u32,
+    start: u64,
+    len: u64,
+    iova: u64,
+    acc: c_int,
+    k: *mut MrKeys,
+    mr: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: the shim passes the PD's `struct ib_device`, valid for the call.
+    let Some(dev) = (unsafe { IbDev::from_raw(ibdev) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: the shim passes the `rust` pointer of a registered device.
+    let o = unsafe { ops(rust) }.mr();
+    match o.reg_user_mr(dev, pdn, start, len, iova, acc as u32) {
+        Ok(m) => {
+            give(m, k, mr);
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `rereg_user_mr` trampoline target; `*mr` stays NULL when changed in place.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_rereg_user_mr(
+    rust: *const c_void,
+    ibdev: *mut c_void,
+    old: *mut c_void,
+    flags: c_int,
+    start: u64,
+    len: u64,
+    iova: u64,
+    acc: c_int,
+    pdn: u32,
+    k: *mut MrKeys,
+    mr: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: the shim passes the MR's `struct ib_device`, valid for the call.
+    let Some(dev) = (unsafe { IbDev::from_raw(ibdev) }) else {
+        return EINVAL.to_errno();
+    };
+    if old.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: `old` is the `rust` pointer of a live MR (from `give`); the core holds
+    // the MR's uobject for writing across rereg, so nothing else uses it.
+    let old = unsafe { &mut *old.cast::<Mr>() };
+    let req = ReregReq {
+        flags: flags as u32,
+        start,
+        len,
+        iova,
+        access: acc as u32,
+        pdn,
+    };
+    // SAFETY: the shim passes the `rust` pointer of a registered device.
+    let o = unsafe { ops(rust) }.mr();
+    match o.rereg_user_mr(dev, old, req) {
+        Ok(Some(m)) => {
+            give(m, k, mr);
+            0
+        }
+        Ok(None) => {
+            let (lkey, rkey) = old.keys();
+            // SAFETY: as in `give`.
+            unsafe { k.write(MrKeys { lkey, rkey }) };
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `dereg_mr` trampoline target: on success the MR's state is freed (unpinning its
+/// pages) and the shim frees its structure.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_dereg_mr(rust: *const c_void, mr: *mut c_void) -> c_int {
+    if mr.is_null() {
+        return 0;
+    }
+    // SAFETY: `mr` came from `KBox::into_raw` in `give`; the core deregisters an MR
+    // once, with no other verb on it running.
+    let mut m = unsafe { KBox::from_raw(mr.cast::<Mr>()) };
+    // SAFETY: the shim passes the `rust` pointer of a registered device.
+    let o = unsafe { ops(rust) }.mr();
+    match o.dereg_mr(&mut m) {
+        Ok(()) => {
+            drop(m);
+            0
+        }
+        Err(e) => {
+            // The shim keeps its structure and this state: give the box back.
+            let _ = KBox::into_raw(m);
+            e.to_errno()
+        }
+    }
+}

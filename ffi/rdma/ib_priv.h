@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the InfiniBand shim's files share: the driver's IB device and verbs-object
+ * structures (each embeds the core's object first, INIT_RDMA_OBJ_SIZE), udata
+ * staging, and the ops each file contributes to the one ops table in ffi/rdma/ib.c.
+ * One file per verbs family (ffi/rdma/ib_<family>.c), this header the only link.
+ */
+#ifndef MLX5RS_IB_PRIV_H
+#define MLX5RS_IB_PRIV_H
+
+#include <linux/device.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+#include "mlx5rs_ffi.h"
+
+/**
+ * struct mlx5rs_ib_dev - the driver's IB device
+ * @ib: the core's device; at offset 0 (ib_alloc_device(), rdma_device_to_drv_device())
+ * @rust: the Rust provider the ops call into (ffi/rdma/ib.rs, valid until unregistered)
+ * @fw_ver: get_dev_fw_str() text
+ * @board_id: sysfs board_id
+ * @hca_type: sysfs hca_type
+ * @hw_rev: sysfs hw_rev
+ */
+struct mlx5rs_ib_dev {
+	struct ib_device ib;
+	const void *rust;
+	char fw_ver[IB_FW_VERSION_NAME_MAX];
+	char board_id[MLX5RS_IB_STR_LEN];
+	char hca_type[MLX5RS_IB_STR_LEN];
+	u32 hw_rev;
+};
+
+/**
+ * struct mlx5rs_ib_ucontext - a user context
+ * @ibuc: the core's context (INIT_RDMA_OBJ_SIZE)
+ * @rust: the Rust context state (ffi/rdma/ib.rs), freed by dealloc_ucontext
+ */
+struct mlx5rs_ib_ucontext {
+	struct ib_ucontext ibuc;
+	void *rust;
+};
+
+/**
+ * struct mlx5rs_ib_pd - a protection domain
+ * @ibpd: the core's PD (INIT_RDMA_OBJ_SIZE)
+ * @pdn: the device's PD number (ALLOC_PD)
+ */
+struct mlx5rs_ib_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+/**
+ * struct mlx5rs_ib_stage - a verb's udata staged in kernel memory
+ * @u: what the Rust side gets (pointers into @in and @out)
+ * @in: the first bytes of the request
+ * @out: the response
+ */
+struct mlx5rs_ib_stage {
+	struct mlx5rs_ib_udata u;
+	u8 in[MLX5RS_IB_UDATA_MAX];
+	u8 out[MLX5RS_IB_UDATA_MAX];
+};
+
+static inline struct mlx5rs_ib_dev *to_rsdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct mlx5rs_ib_dev, ib);
+}
+
+static inline struct mlx5rs_ib_dev *dev_to_rsdev(struct device *device)
+{
+	return rdma_device_to_drv_device(device, struct mlx5rs_ib_dev, ib);
+}
+
+/*
+ * The verbs objects. Each family's file (ffi/rdma/ib_<family>.c) owns its structure and
+ * may add fields after the ones below; the first fields are fixed because other
+ * families read them (a QP reads its CQs' and SRQ's numbers, an XRC SRQ its XRCD's).
+ * The core allocates every one of them (INIT_RDMA_OBJ_SIZE) except the MR, which
+ * the driver allocates and returns.
+ */
+
+/**
+ * struct mlx5rs_ib_cq - a completion queue
+ * @ibcq: the core's CQ
+ * @rust: the Rust CQ state, freed by destroy_cq
+ * @cqn: the device's CQ number (CREATE_CQ)
+ */
+struct mlx5rs_ib_cq {
+	struct ib_cq ibcq;
+	void *rust;
+	u32 cqn;
+};
+
+/**
+ * struct mlx5rs_ib_qp - a queue pair
+ * @ibqp: the core's QP
+ * @rust: the Rust QP state, freed by destroy_qp
+ * @qpn: the device's QP number (CREATE_QP), what ibqp.qp_num shows
+ */
+struct mlx5rs_ib_qp {
+	struct ib_qp ibqp;
+	void *rust;
+	u32 qpn;
+};
+
+/**
+ * struct mlx5rs_ib_srq - a shared receive queue (basic or XRC)
+ * @ibsrq: the core's SRQ
+ * @rust: the Rust SRQ state, freed by destroy_srq
+ * @srqn: the device's SRQ number (CREATE_SRQ / CREATE_XRC_SRQ)
+ */
+struct mlx5rs_ib_srq {
+	struct ib_srq ibsrq;
+	void *rust;
+	u32 srqn;
+};
+
+/**
+ * struct mlx5rs_ib_xrcd - an XRC domain
+ * @ibxrcd: the core's XRCD
+ * @xrcdn: the device's XRCD number (ALLOC_XRCD)
+ */
+struct mlx5rs_ib_xrcd {
+	struct ib_xrcd ibxrcd;
+	u32 xrcdn;
+};
+
+/**
+ * struct mlx5rs_ib_mr - a memory region (allocated by the driver, not the core)
+ * @ibmr: the core's MR
+ * @rust: the Rust MR state (the mkey, the pinned memory), freed by dereg_mr
+ */
+struct mlx5rs_ib_mr {
+	struct ib_mr ibmr;
+	void *rust;
+};
+
+struct mlx5rs_ib_stage *mlx5rs_ib_stage(struct ib_udata *udata, int *err);
+
+/* Memory-region ops (ffi/rdma/ib_mr.c), merged into the device's ops at allocation. */
+extern const struct ib_device_ops mlx5rs_ib_mr_ops;
+
+/**
+ * struct mlx5rs_ib_uar_entry - the mmap entry of a UAR object
+ * @rdma: the core's entry (its key is the object's mmap offset)
+ * @obj: the UAR, its page in BAR 0 and caching (from Rust)
+ *
+ * Freed by mmap_free when the object is destroyed and its last mapping is gone; the
+ * UAR is deallocated then.
+ */
+struct mlx5rs_ib_uar_entry {
+	struct rdma_user_mmap_entry rdma;
+	struct mlx5rs_ib_uar_obj obj;
+};
+
+/* UAR objects (ffi/rdma/ib_uar.c): the driver's uverbs objects, and mmap_free. */
+extern const struct uapi_definition mlx5rs_ib_uapi_defs[];
+extern const struct ib_device_ops mlx5rs_ib_uar_ops;
+/* QP verbs (ffi/rdma/ib_qp.c), entries of the ops table in ffi/rdma/ib.c. */
+int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+			struct ib_udata *udata);
+int mlx5rs_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int mlx5rs_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+			struct ib_udata *udata);
+int mlx5rs_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+		       struct ib_qp_init_attr *init_attr);
+/*
+ * SRQ / XRC domain / address handle verbs (ffi/rdma/ib_srq.c), listed in the ops table of
+ * ffi/rdma/ib.c.
+ */
+
+/**
+ * struct mlx5rs_ib_ah - an address handle
+ * @ibah: the core's AH
+ * @av: the address vector (struct mlx5_av, built by ib/ah/av.rs), what a UD send
+ *      copies into its datagram segment
+ */
+struct mlx5rs_ib_ah {
+	struct ib_ah ibah;
+	u8 av[MLX5RS_IB_AV_SIZE];
+};
+
+int mlx5rs_ib_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int mlx5rs_ib_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int mlx5rs_ib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+			 struct ib_udata *udata);
+int mlx5rs_ib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+			 enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int mlx5rs_ib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int mlx5rs_ib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int mlx5rs_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+			struct ib_udata *udata);
+int mlx5rs_ib_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+int mlx5rs_ib_destroy_ah(struct ib_ah *ibah, u32 flags);
+
+/* CQ verbs (ffi/rdma/ib_cq.c). */
+int mlx5rs_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			struct uverbs_attr_bundle *attrs);
+int mlx5rs_ib_create_user_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			     struct uverbs_attr_bundle *attrs);
+int mlx5rs_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int mlx5rs_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe, struct ib_udata *udata);
+int mlx5rs_ib_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period);
+
+#endif /* MLX5RS_IB_PRIV_H */

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The QP verbs of the InfiniBand shim: create_qp, modify_qp, query_qp and
+ * destroy_qp trampolines into Rust (ffi/rdma/ib_qp.rs).
+ *
+ * Each trampoline copies the core's structures into the shim's plain ones
+ * (struct mlx5rs_ib_qp_init, struct mlx5rs_ib_qp_attr, mlx5rs_ffi.h) and back: the
+ * numbers of the PD, CQs and SRQ a QP names are read from the other families'
+ * objects (ib_priv.h, their fixed first fields), an address vector is taken as an
+ * InfiniBand one (RoCE addresses are refused, the provider has no RoCE port). The
+ * driver part of a verb is staged with mlx5rs_ib_stage() and the response goes back
+ * through _ib_respond_udata(). The state-transition rules of the core
+ * (ib_modify_qp_is_ok()) are offered to Rust by mlx5rs_ib_modify_qp_is_ok().
+ */
+#include <linux/build_bug.h>
+#include <linux/errno.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+#include "ib_priv.h"
+
+static void ah_to_rs(const struct rdma_ah_attr *ah, struct mlx5rs_ib_qp_ah_attr *o)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+
+	o->dlid = rdma_ah_get_dlid(ah);
+	o->sl = rdma_ah_get_sl(ah);
+	o->src_path_bits = rdma_ah_get_path_bits(ah);
+	o->static_rate = rdma_ah_get_static_rate(ah);
+	o->port_num = rdma_ah_get_port_num(ah);
+	o->grh = !!(rdma_ah_get_ah_flags(ah) & IB_AH_GRH);
+	if (o->grh) {
+		memcpy(o->dgid, grh->dgid.raw, sizeof(o->dgid));
+		o->flow_label = grh->flow_label;
+		o->sgid_index = grh->sgid_index;
+		o->hop_limit = grh->hop_limit;
+		o->traffic_class = grh->traffic_class;
+	}
+}
+
+static void ah_from_rs(struct ib_device *ibdev, const struct mlx5rs_ib_qp_ah_attr *a,
+		       struct rdma_ah_attr *ah)
+{
+	memset(ah, 0, sizeof(*ah));
+	if (!a->port_num || a->port_num > ibdev->phys_port_cnt)
+		return;
+	ah->type = rdma_ah_find_type(ibdev, a->port_num);
+	rdma_ah_set_port_num(ah, a->port_num);
+	rdma_ah_set_sl(ah, a->sl);
+	rdma_ah_set_dlid(ah, a->dlid);
+	rdma_ah_set_path_bits(ah, a->src_path_bits);
+	rdma_ah_set_static_rate(ah, a->static_rate);
+	if (a->grh) {
+		rdma_ah_set_grh(ah, NULL, a->flow_label, a->sgid_index, a->hop_limit,
+				a->traffic_class);
+		rdma_ah_set_dgid_raw(ah, (void *)a->dgid);
+	}
+}
+
+/**
+ * mlx5rs_ib_modify_qp_is_ok() - the core's ib_modify_qp_is_ok() for Rust
+ * @cur: enum ib_qp_state the QP is in
+ * @next: enum ib_qp_state asked for
+ * @type: enum ib_qp_type of the QP
+ * @mask: enum ib_qp_attr_mask of the request
+ *
+ * Return: whether the transition exists and @mask has the attributes it requires
+ * and no others it does not allow.
+ */
+bool mlx5rs_ib_modify_qp_is_ok(u32 cur, u32 next, u32 type, u32 mask)
+{
+	if (cur > IB_QPS_ERR || next > IB_QPS_ERR || type >= IB_QPT_MAX)
+		return false;
+	return ib_modify_qp_is_ok(cur, next, type, mask);
+}
+
+int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+			struct ib_udata *udata)
+{
+	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
+	const void *rust = to_rsdev(ibqp->device)->rust;
+	struct mlx5rs_ib_qp_init init = {};
+	struct mlx5rs_ib_stage *st = NULL;
+	void *uctx = NULL;
+	int err;
+
+	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_qp_ah_attr) != MLX5RS_IB_QP_AH_ATTR_SIZE);
+	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_qp_attr) != MLX5RS_IB_QP_ATTR_SIZE);
+	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_qp_init) != MLX5RS_IB_QP_INIT_SIZE);
+	if (attr->rwq_ind_tbl || attr->qp_type >= IB_QPT_MAX)
+		return -EOPNOTSUPP;
+	init.qp_type = attr->qp_type;
+	init.create_flags = attr->create_flags;
+	if (ibqp->pd)
+		init.pdn = container_of(ibqp->pd, struct mlx5rs_ib_pd, ibpd)->pdn;
+	if (attr->send_cq) {
+		init.has_send_cq = 1;
+		init.send_cqn = container_of(attr->send_cq, struct mlx5rs_ib_cq, ibcq)->cqn;
+	}
+	if (attr->recv_cq) {
+		init.has_recv_cq = 1;
+		init.recv_cqn = container_of(attr->recv_cq, struct mlx5rs_ib_cq, ibcq)->cqn;
+	}
+	if (attr->srq) {
+		init.has_srq = 1;
+		init.srqn = container_of(attr->srq, struct mlx5rs_ib_srq, ibsrq)->srqn;
+	}
+	init.max_send_wr = attr->cap.max_send_wr;
+	init.max_recv_wr = attr->cap.max_recv_wr;
+	init.max_send_sge = attr->cap.max_send_sge;
+	init.max_recv_sge = attr->cap.max_recv_sge;
+	init.max_inline_data = attr->cap.max_inline_data;
+	init.port_num = attr->port_num;
+	init.sq_sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	if (udata) {
+		st = mlx5rs_ib_stage(udata, &err);
+		if (!st)
+			return err ? err : -EINVAL;
+		uctx = rdma_udata_to_drv_context(udata, struct mlx5rs_ib_ucontext, ibuc)->rust;
+	}
+	err = mlx5rs_ib_rs_create_qp(rust, ibqp->device, uctx, &init, st ? &st->u : NULL,
+				     &qp->rust, &qp->qpn);
+	if (err)
+		goto out;
+	/* QP0 and QP1 are numbered 0 and 1 to the core, as upstream's. */
+	if (attr->qp_type == IB_QPT_SMI)
+		ibqp->qp_num = 0;
+	else if (attr->qp_type == IB_QPT_GSI)
+		ibqp->qp_num = 1;
+	else
+		ibqp->qp_num = qp->qpn;
+	attr->cap.max_send_wr = init.max_send_wr;
+	attr->cap.max_recv_wr = init.max_recv_wr;
+	attr->cap.max_send_sge = init.max_send_sge;
+	attr->cap.max_recv_sge = init.max_recv_sge;
+	attr->cap.max_inline_data = init.max_inline_data;
+	if (st) {
+		err = _ib_respond_udata(udata, st->out,
+					min_t(size_t, st->u.resp_len, sizeof(st->out)));
+		if (err) {
+			mlx5rs_ib_rs_destroy_qp(rust, qp->rust);
+			qp->rust = NULL;
+		}
+	}
+out:
+	kfree(st);
+	return err;
+}
+
+int mlx5rs_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
+
+	mlx5rs_ib_rs_destroy_qp(to_rsdev(ibqp->device)->rust, qp->rust);
+	qp->rust = NULL;
+	return 0;
+}
+
+int mlx5rs_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+			struct ib_udata *udata)
+{
+	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
+	struct mlx5rs_ib_stage *st = NULL;
+	struct mlx5rs_ib_qp_attr *a;
+	int err;
+
+	if ((attr_mask & IB_QP_AV) && attr->ah_attr.type != RDMA_AH_ATTR_TYPE_IB)
+		return -EINVAL;
+	if ((attr_mask & IB_QP_ALT_PATH) && attr->alt_ah_attr.type != RDMA_AH_ATTR_TYPE_IB)
+		return -EINVAL;
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	a->attr_mask = attr_mask;
+	a->qp_state = attr->qp_state;
+	a->cur_qp_state = attr->cur_qp_state;
+	a->path_mtu = attr->path_mtu;
+	a->path_mig_state = attr->path_mig_state;
+	a->qkey = attr->qkey;
+	a->rq_psn = attr->rq_psn;
+	a->sq_psn = attr->sq_psn;
+	a->dest_qp_num = attr->dest_qp_num;
+	a->qp_access_flags = attr->qp_access_flags;
+	a->pkey_index = attr->pkey_index;
+	a->alt_pkey_index = attr->alt_pkey_index;
+	a->en_sqd_async_notify = attr->en_sqd_async_notify;
+	a->max_rd_atomic = attr->max_rd_atomic;
+	a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	a->min_rnr_timer = attr->min_rnr_timer;
+	/* u32 in the core; above 255 cannot be a port of this device. */
+	a->port_num = attr->port_num > 255 ? 255 : attr->port_num;
+	a->timeout = attr->timeout;
+	a->retry_cnt = attr->retry_cnt;
+	a->rnr_retry = attr->rnr_retry;
+	a->alt_port_num = attr->alt_port_num > 255 ? 255 : attr->alt_port_num;
+	a->alt_timeout = attr->alt_timeout;
+	if (attr_mask & IB_QP_AV)
+		ah_to_rs(&attr->ah_attr, &a->ah_attr);
+	if (attr_mask & IB_QP_ALT_PATH)
+		ah_to_rs(&attr->alt_ah_attr, &a->alt_ah_attr);
+	if (udata && (udata->inlen || udata->outlen)) {
+		st = mlx5rs_ib_stage(udata, &err);
+		if (!st)
+			goto out;
+	}
+	err = mlx5rs_ib_rs_modify_qp(to_rsdev(ibqp->device)->rust, qp->rust, a,
+				     st ? &st->u : NULL);
+	if (!err && st && st->u.resp_len)
+		err = _ib_respond_udata(udata, st->out,
+					min_t(size_t, st->u.resp_len, sizeof(st->out)));
+out:
+	kfree(st);
+	kfree(a);
+	return err;
+}
+
+int mlx5rs_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+		       struct ib_qp_init_attr *init_attr)
+{
+	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
+	struct mlx5rs_ib_qp_attr *a;
+	int err;
+
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	err = mlx5rs_ib_rs_query_qp(to_rsdev(ibqp->device)->rust, qp->rust, a);
+	if (err)
+		goto out;
+	memset(attr, 0, sizeof(*attr));
+	memset(init_attr, 0, sizeof(*init_attr));
+	/* The Rust side produced only values of the enums below (ib/qp/modify.rs). */
+	attr->qp_state = a->qp_state;
+	attr->cur_qp_state = a->cur_qp_state;
+	attr->path_mtu = a->path_mtu;
+	attr->path_mig_state = a->path_mig_state;
+	attr->qkey = a->qkey;
+	attr->rq_psn = a->rq_psn;
+	attr->sq_psn = a->sq_psn;
+	attr->dest_qp_num = a->dest_qp_num;
+	attr->qp_access_flags = a->qp_access_flags;
+	attr->cap.max_send_wr = a->max_send_wr;
+	attr->cap.max_recv_wr = a->max_recv_wr;
+	attr->cap.max_send_sge = a->max_send_sge;
+	attr->cap.max_recv_sge = a->max_recv_sge;
+	attr->cap.max_inline_data = a->max_inline_data;
+	attr->pkey_index = a->pkey_index;
+	attr->alt_pkey_index = a->alt_pkey_index;
+	attr->sq_draining = a->sq_draining;
+	attr->max_rd_atomic = a->max_rd_atomic;
+	attr->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	attr->min_rnr_timer = a->min_rnr_timer;
+	attr->port_num = a->port_num;
+	attr->timeout = a->timeout;
+	attr->retry_cnt = a->retry_cnt;
+	attr->rnr_retry = a->rnr_retry;
+	attr->alt_port_num = a->alt_port_num;
+	attr->alt_timeout = a->alt_timeout;
+	if (a->ah_attr.port_num)
+		ah_from_rs(ibqp->device, &a->ah_attr, &attr->ah_attr);
+	if (a->alt_ah_attr.port_num)
+		ah_from_rs(ibqp->device, &a->alt_ah_attr, &attr->alt_ah_attr);
+	init_attr->qp_type = ibqp->qp_type;
+	init_attr->send_cq = ibqp->send_cq;
+	init_attr->recv_cq = ibqp->recv_cq;
+	init_attr->srq = ibqp->srq;
+	init_attr->cap = attr->cap;
+	init_attr->sq_sig_type = a->sq_sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	if (!ibqp->uobject)
+		init_attr->qp_context = ibqp->qp_context;
+out:
+	kfree(a);
+	return err;
+}
+
+/* The values ib/qp/modify.rs uses, checked against the core's enums. */
+static_assert(IB_QPS_RESET == 0 && IB_QPS_SQD == 4 && IB_QPS_SQE == 5 && IB_QPS_ERR == 6);
+static_assert(IB_QPT_SMI == 0 && IB_QPT_GSI == 1 && IB_QPT_RC == 2 && IB_QPT_UC == 3 &&
+	      IB_QPT_UD == 4 && IB_QPT_XRC_INI == 9 && IB_QPT_XRC_TGT == 10);
+static_assert(IB_QP_STATE == 1 && IB_QP_DEST_QPN == (1 << 20) && IB_QP_RATE_LIMIT == (1 << 25));
+static_assert(IB_ACCESS_REMOTE_WRITE == 2 && IB_ACCESS_REMOTE_READ == 4 &&
+	      IB_ACCESS_REMOTE_ATOMIC == 8);
+static_assert(IB_MIG_MIGRATED == 0 && IB_MIG_REARM == 1 && IB_MIG_ARMED == 2);
+static_assert(IB_MTU_256 == 1 && IB_MTU_4096 == 5);

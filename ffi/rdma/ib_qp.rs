@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The QP verbs through the C shim `ffi/rdma/ib_qp.c`: the provider's [`IbQpOps`] creates
+//! a QP ([`IbQp`]), which serves modify_qp and query_qp and is destroyed when
+//! dropped (destroy_qp). The plain structures exchanged are
+//! [`super::ib_qp_abi`]'s; the core's state-transition rules are reached through
+//! [`modify_qp_is_ok`].
+
+use kernel::{
+    ffi::{c_int, c_void},
+    prelude::*,
+};
+
+use super::ib::{ucontext_ref, IbOps, IbUcontext};
+use super::ib_abi::Udata;
+pub(crate) use super::ib_qp_abi::{QpAttr, QpInit};
+use super::umem::IbDev;
+
+/// The driver part of a verb: the request, the length of the response user space
+/// asked for, and the buffer to write the response into.
+pub(crate) struct UserData<'a> {
+    /// The request.
+    pub(crate) req: &'a [u8],
+    /// Response length asked for.
+    pub(crate) outlen: usize,
+    /// Response buffer.
+    pub(crate) out: &'a mut [u8],
+}
+
+/// A QP of the provider; destroyed (DESTROY_QP, memory released) on drop.
+pub(crate) trait IbQp: Send + Sync {
+    /// `modify_qp`: `attr` as the core gave it; the response length written to
+    /// `udata.out` (0: none).
+    fn modify(&self, attr: &QpAttr, udata: Option<UserData<'_>>) -> Result<usize>;
+    /// `query_qp`.
+    fn query(&self) -> Result<QpAttr>;
+}
+
+/// A QP as the shim holds it: a thin pointer to this box is the `rust` pointer of
+/// `struct mlx5rs_ib_qp`.
+type QpBox = KBox<KBox<dyn IbQp>>;
+
+/// The QP verbs of the provider.
+pub(crate) trait IbQpOps: Send + Sync {
+    /// `create_qp`: `uctx` and `udata` for a user QP, neither for a kernel QP;
+    /// `init.max_*` are updated to what the QP got. Returns the QP, its number and
+    /// the response length written to `udata.out`.
+    fn create_qp(
+        &self,
+        dev: IbDev<'_>,
+        uctx: Option<&dyn IbUcontext>,
+        init: &mut QpInit,
+        udata: Option<UserData<'_>>,
+    ) -> Result<(KBox<dyn IbQp>, u32, usize)>;
+}
+
+extern "C" {
+    fn mlx5rs_ib_modify_qp_is_ok(cur: u32, next: u32, ty: u32, mask: u32) -> bool;
+}
+
+/// The core's `ib_modify_qp_is_ok()`: whether `ty` (`enum ib_qp_type`) may move
+/// from `cur` to `next` (`enum ib_qp_state`) with attribute mask `mask`.
+pub(crate) fn modify_qp_is_ok(cur: u32, next: u32, ty: u32, mask: u32) -> bool {
+    // SAFETY: a pure function of its arguments (the shim range-checks them first).
+    unsafe { mlx5rs_ib_modify_qp_is_ok(cur, next, ty, mask) }
+}
+
+/// The QP verbs behind the shim's `rust` pointer.
+///
+/// # Safety
+///
+/// As [`super::ib::ops`].
+unsafe fn qp_ops<'a>(rust: *const c_void) -> &'a dyn IbQpOps {
+    // SAFETY: by the function's contract.
+    let o: &'a dyn IbOps = unsafe { super::ib::ops(rust) };
+    o.qp_ops()
+}
+
+/// The driver part of a staged verb; `None` for NULL.
+///
+/// # Safety
+///
+/// `u` must be NULL or the shim's staging area (see [`super::ib::staged`]).
+unsafe fn user_data<'a>(u: *mut Udata) -> Option<UserData<'a>> {
+    if u.is_null() {
+        return None;
+    }
+    // SAFETY: by the function's contract the area is valid for the call.
+    let (req, out, outlen) = unsafe { super::ib::staged(&*u) };
+    Some(UserData { req, outlen, out })
+}
+
+/// Stores the response length in the staging area `u` (if any).
+///
+/// # Safety
+///
+/// As [`user_data`].
+unsafe fn set_resp_len(u: *mut Udata, n: usize) {
+    if !u.is_null() {
+        // SAFETY: by the function's contract.
+        unsafe { (*u).resp_len = n as u64 };
+    }
+}
+
+/// `create_qp` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_create_qp(
+    rust: *const c_void,
+    ibdev: *mut c_void,
+    uctx: *mut c_void,
+    init: *mut QpInit,
+    udata: *mut Udata,
+    qp: *mut *mut c_void,
+    qpn: *mut u32,
+) -> c_int {
+    // SAFETY: the shim passes the `ib_device` of the verb (registered).
+    let Some(dev) = (unsafe { IbDev::from_raw(ibdev) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: the shim passes NULL or the live context of the verb's udata.
+    let uctx = unsafe { ucontext_ref(uctx) };
+    // SAFETY: the shim passes a valid, exclusive `struct mlx5rs_ib_qp_init`.
+    let init = unsafe { &mut *init };
+    // SAFETY: NULL or the shim's staging area.
+    let ud = unsafe { user_data(udata) };
+    // SAFETY: the shim passes the `rust` pointer of a registered device.
+    let r = unsafe { qp_ops(rust) }.create_qp(dev, uctx, init, ud);
+    let (q, n, len) = match r {
+        Ok(v) => v,
+        Err(e) => return e.to_errno(),
+    };
+    let boxed: QpBox = match KBox::new(q, GFP_KERNEL) {
+        Ok(b) => b,
+        Err(_) => return ENOMEM.to_errno(),
+    };
+    // SAFETY: as above.
+    unsafe { set_resp_len(udata, len) };
+    // SAFETY: the shim passes the addresses of its QP's `rust` and `qpn` fields.
+    unsafe {
+        qp.write(KBox::into_raw(boxed).cast::<c_void>());
+        qpn.write(n);
+    }
+    0
+}
+
+/// `destroy_qp` trampoline target: drops the QP.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_destroy_qp(_rust: *const c_void, qp: *mut c_void) {
+    if qp.is_null() {
+        return;
+    }
+    // SAFETY: `qp` came from `KBox::into_raw` in `mlx5rs_ib_rs_create_qp`; the shim
+    // passes it here once and forgets it.
+    drop(unsafe { QpBox::from_raw(qp.cast::<KBox<dyn IbQp>>()) });
+}
+
+/// The QP behind a `rust` pointer of `struct mlx5rs_ib_qp`.
+///
+/// # Safety
+///
+/// `qp` must be NULL or a live QP of `mlx5rs_ib_rs_create_qp`.
+unsafe fn qp_ref<'a>(qp: *mut c_void) -> Option<&'a dyn IbQp> {
+    if qp.is_null() {
+        return None;
+    }
+    // SAFETY: by the function's contract.
+    Some(unsafe { &**qp.cast::<KBox<dyn IbQp>>() })
+}
+
+/// `modify_qp` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_modify_qp(
+    _rust: *const c_void,
+    qp: *mut c_void,
+    attr: *const QpAttr,
+    udata: *mut Udata,
+) -> c_int {
+    // SAFETY: the core calls modify_qp only between create and destroy.
+    let Some(q) = (unsafe { qp_ref(qp) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: the shim passes a valid attribute structure of its own.
+    let a = unsafe { &*attr };
+    // SAFETY: NULL or the shim's staging area.
+    let ud = unsafe { user_data(udata) };
+    match q.modify(a, ud) {
+        Ok(n) => {
+            // SAFETY: as above.
+            unsafe { set_resp_len(udata, n) };
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `query_qp` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_query_qp(
+    _rust: *const c_void,
+    qp: *mut c_void,
+    attr: *mut QpAttr,
+) -> c_int {
+    // SAFETY: the core calls query_qp only between create and destroy.
+    let Some(q) = (unsafe { qp_ref(qp) }) else {
+        return EINVAL.to_errno();
+    };
+    match q.query() {
+        Ok(a) => {
+            // SAFETY: the shim passes a valid, writable attribute structure.
+            unsafe { attr.write(a) };
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The Rust side of the SRQ, XRC domain and address handle trampolines of
+//! `ffi/rdma/ib_srq.c`: each `extern "C"` function finds the provider behind the device's
+//! `rust` pointer, asks its [`IbSrqOps`] (through [`IbOps::srq_ops`]) with the plain
+//! structures of [`super::ib_srq_abi`], and writes the answer back. An SRQ is a boxed
+//! [`IbSrq`] whose thin pointer the shim keeps in `struct mlx5rs_ib_srq`; it is
+//! dropped once its destroy command succeeded.
+
+use kernel::{
+    ffi::{c_int, c_void},
+    prelude::*,
+};
+use zerocopy::{FromBytes, IntoBytes};
+
+use super::ib::{ops, staged, ucontext_ref, IbOps, IbUcontext};
+use super::ib_abi::Udata;
+pub(crate) use super::ib_srq_abi::{AhAttr, SrqAttr, SrqInit};
+use super::umem::{uctx_of_udata, IbDev};
+use crate::ifc::av::{Av, AV_BYTES};
+
+/// A shared receive queue of the provider, created by [`IbSrqOps::create_srq`].
+pub(crate) trait IbSrq: Send + Sync {
+    /// `modify_srq` with `ib_srq_attr_mask` `mask` and the new limit.
+    fn modify(&self, mask: u32, limit: u32) -> Result;
+    /// `query_srq`.
+    fn query(&self) -> Result<SrqAttr>;
+    /// `destroy_srq`'s command; the queue's memory goes when the box is dropped, which
+    /// the trampoline does only after this succeeded.
+    fn destroy(&self) -> Result;
+}
+
+/// An SRQ as the shim holds it: a thin pointer to this box.
+type SrqBox = KBox<KBox<dyn IbSrq>>;
+
+/// A created SRQ: the object, what the core is told, the user response's length.
+pub(crate) struct NewSrq {
+    /// The queue.
+    pub(crate) srq: KBox<dyn IbSrq>,
+    /// Its number (`srqn`, the core's `ext.xrc.srq_num`).
+    pub(crate) srqn: u32,
+    /// WQEs it holds (the core's `max_wr`).
+    pub(crate) max_wr: u32,
+    /// Bytes of the user response written (0 for a kernel SRQ).
+    pub(crate) resp_len: usize,
+}
+
+/// The driver data of a user verb: the request, the response length user space asked
+/// for, the response buffer.
+pub(crate) struct UserData<'a> {
+    /// The staged request.
+    pub(crate) req: &'a [u8],
+    /// Response length user space asked for.
+    pub(crate) outlen: usize,
+    /// The response buffer.
+    pub(crate) out: &'a mut [u8],
+    /// The device the object is created on (for pinning).
+    pub(crate) dev: IbDev<'a>,
+    /// The user context the verb runs in.
+    pub(crate) uctx: &'a dyn IbUcontext,
+}
+
+/// The SRQ, XRC domain and AH verbs. Called in process context, concurrently, while
+/// the device is registered; [`IbSrqOps::create_ah`] and [`IbSrqOps::query_ah`] may
+/// be called in atomic context and neither sleep nor allocate.
+pub(crate) trait IbSrqOps: Send + Sync {
+    /// `alloc_xrcd`: the new domain's number.
+    fn alloc_xrcd(&self) -> Result<u32>;
+    /// `dealloc_xrcd` of domain `xrcdn`.
+    fn dealloc_xrcd(&self, xrcdn: u32) -> Result;
+    /// `create_srq`; `user` for a user SRQ.
+    fn create_srq(&self, init: &SrqInit, user: Option<UserData<'_>>) -> Result<NewSrq>;
+    /// `create_ah` / `create_user_ah`: the address vector and, for a user handle
+    /// (`user`: response length asked for, buffer), the response length.
+    fn create_ah(&self, attr: &AhAttr, user: Option<(usize, &mut [u8])>) -> Result<(Av, usize)>;
+    /// `query_ah` of an address vector of a handle of type `ah_type`.
+    fn query_ah(&self, av: &Av, ah_type: u32) -> AhAttr;
+}
+
+/// The SRQ behind the shim's pointer.
+///
+/// # Safety
+///
+/// `srq` must be null or a pointer [`mlx5rs_ib_rs_create_srq`] returned that has not
+/// been destroyed yet.
+unsafe fn srq_of<'a>(srq: *const c_void) -> Option<&'a dyn IbSrq> {
+    if srq.is_null() {
+        return None;
+    }
+    // SAFETY: by the function's contract, a live `SrqBox`'s content.
+    Some(unsafe { &**srq.cast::<KBox<dyn IbSrq>>() })
+}
+
+fn errno(e: Error) -> c_int {
+    e.to_errno()
+}
+
+fn srq_ops(rust: *const c_void) -> &'static dyn IbSrqOps {
+    // SAFETY: the shim passes the `rust` pointer of a registered device; the provider
+    // outlives every op call (the registration's contract in `ffi/rdma/ib.rs`).
+    let o: &'static dyn IbOps = unsafe { ops(rust) };
+    o.srq_ops()
+}
+
+/// `alloc_xrcd` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_alloc_xrcd(rust: *const c_void, xrcdn: *mut u32) -> c_int {
+    match srq_ops(rust).alloc_xrcd() {
+        Ok(n) => {
+            // SAFETY: the shim passes the address of its XRCD's `xrcdn` field.
+            unsafe { xrcdn.write(n) };
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
+
+/// `dealloc_xrcd` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_dealloc_xrcd(rust: *const c_void, xrcdn: u32) -> c_int {
+    match srq_ops(rust).dealloc_xrcd(xrcdn) {
+        Ok(()) => 0,
+        Err(e) => errno(e),
+    }
+}
+
+/// `create_srq` trampoline target; `staged` and `udata` (the staged driver data and
+/// the core's `struct ib_udata`) are NULL for a kernel SRQ, `ibdev` the SRQ's device.
+/// On success `init.max_wr` / `init.srqn` are set and `*srq` is the queue's pointer.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_create_srq(
+    rust: *const c_void,
+    init: *mut SrqInit,
+    staged_u: *mut Udata,
+    ibdev: *mut c_void,
+    udata: *mut c_void,
+    srq: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: the shim passes a valid, exclusive `struct mlx5rs_ib_srq_init` of its
+    // stack frame.
+    let init = unsafe { &mut *init };
+    let mut u = if staged_u.is_null() || udata.is_null() {
+        None
+    } else {
+        // SAFETY: the shim passes its staging area (valid, exclusive for the call).
+        Some(unsafe { &mut *staged_u })
+    };
+    let mut user = None;
+    if let Some(u) = u.as_mut() {
+        // SAFETY: `ibdev` is the device of the SRQ the core passed to this verb.
+        let Some(dev) = (unsafe { IbDev::from_raw(ibdev) }) else {
+            return errno(EINVAL);
+        };
+        // SAFETY: `udata` is the `struct ib_udata *` the core passed to this verb; its
+        // context outlives the verb (the core deallocates a context only after its
+        // objects).
+        let Some(uctx) = (unsafe { ucontext_ref(uctx_of_udata(udata)) }) else {
+            return errno(EINVAL);
+        };
+        // SAFETY: the shim's staging area satisfies `staged`'s contract.
+        let (req, out, outlen) = unsafe { staged(u) };
+        user = Some(UserData {
+            req,
+            outlen,
+            out,
+            dev,
+            uctx,
+        });
+    }
+    let n = match srq_ops(rust).create_srq(init, user) {
+        Ok(n) => n,
+        Err(e) => return errno(e),
+    };
+    let boxed: SrqBox = match KBox::new(n.srq, GFP_KERNEL) {
+        Ok(b) => b,
+        Err(_) => return errno(ENOMEM),
+    };
+    init.srqn = n.srqn;
+    init.max_wr = n.max_wr;
+    if let Some(u) = u {
+        u.resp_len = n.resp_len as u64;
+    }
+    // SAFETY: the shim passes the address of its SRQ's `rust` field.
+    unsafe { srq.write(KBox::into_raw(boxed).cast::<c_void>()) };
+    0
+}
+
+/// `modify_srq` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_modify_srq(
+    _rust: *const c_void,
+    srq: *const c_void,
+    mask: u32,
+    limit: u32,
+) -> c_int {
+    // SAFETY: the core calls modify_srq only between create and destroy.
+    let Some(q) = (unsafe { srq_of(srq) }) else {
+        return errno(EINVAL);
+    };
+    match q.modify(mask, limit) {
+        Ok(()) => 0,
+        Err(e) => errno(e),
+    }
+}
+
+/// `query_srq` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_query_srq(
+    _rust: *const c_void,
+    srq: *const c_void,
+    out: *mut SrqAttr,
+) -> c_int {
+    // SAFETY: the core calls query_srq only between create and destroy.
+    let Some(q) = (unsafe { srq_of(srq) }) else {
+        return errno(EINVAL);
+    };
+    match q.query() {
+        Ok(a) => {
+            // SAFETY: the shim passes a valid, writable answer of its stack frame.
+            unsafe { out.write(a) };
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
+
+/// `destroy_srq` trampoline target: the destroy command, then (on success only) the
+/// queue's memory.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_destroy_srq(_rust: *const c_void, srq: *mut c_void) -> c_int {
+    // SAFETY: the shim passes its SRQ's pointer, live until this returns 0.
+    let Some(q) = (unsafe { srq_of(srq) }) else {
+        return 0;
+    };
+    if let Err(e) = q.destroy() {
+        return errno(e);
+    }
+    // SAFETY: `srq` came from `KBox::into_raw` in `mlx5rs_ib_rs_create_srq`; after a 0
+    // return the shim forgets it.
+    drop(unsafe { SrqBox::from_raw(srq.cast::<KBox<dyn IbSrq>>()) });
+    0
+}
+
+/// `create_ah` / `create_user_ah` trampoline target: the address vector into `av`;
+/// `resp` is NULL for a kernel handle. Neither sleeps nor allocates.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_create_ah(
+    rust: *const c_void,
+    attr: *const AhAttr,
+    av: *mut u8,
+    resp: *mut Udata,
+) -> c_int {
+    // SAFETY: the shim passes a valid request of its stack frame.
+    let attr = unsafe { &*attr };
+    let mut u = if resp.is_null() {
+        None
+    } else {
+        // SAFETY: the shim passes its response buffer (valid, exclusive for the call).
+        Some(unsafe { &mut *resp })
+    };
+    let user = u.as_mut().map(|u| {
+        // SAFETY: the shim's buffer satisfies `staged`'s contract (no request bytes).
+        let (_, out, outlen) = unsafe { staged(u) };
+        (outlen, out)
+    });
+    match srq_ops(rust).create_ah(attr, user) {
+        Ok((v, n)) => {
+            // SAFETY: the shim passes its handle's `av` array of `AV_BYTES` bytes.
+            let dst = unsafe { core::slice::from_raw_parts_mut(av, AV_BYTES) };
+            dst.copy_from_slice(v.as_bytes());
+            if let Some(u) = u {
+                u.resp_len = n as u64;
+            }
+            0
+        }
+        Err(e) => errno(e),
+    }
+}
+
+/// `query_ah` trampoline target.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_query_ah(
+    rust: *const c_void,
+    av: *const u8,
+    ah_type: u32,
+    out: *mut AhAttr,
+) {
+    // SAFETY: the shim passes its handle's `av` array of `AV_BYTES` bytes.
+    let src = unsafe { core::slice::from_raw_parts(av, AV_BYTES) };
+    let v = Av::read_from_bytes(src).unwrap_or_default();
+    let a = srq_ops(rust).query_ah(&v, ah_type);
+    // SAFETY: the shim passes a valid, writable answer of its stack frame.
+    unsafe { out.write(a) };
+}

@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The CQ verbs (kernel shell): create_cq for kernel consumers and for user space,
+//! destroy_cq, resize_cq (user CQs; the core has no kernel resize) and modify_cq.
+//!
+//! A kernel CQ's ring is `entries × cqe_size` bytes of coherent DMA memory in 4 KiB
+//! pages (each its own allocation, `log_page_size` 0, as upstream's fragmented CQ
+//! buffer), every CQE's `op_own` set to "invalid opcode, owner 0" before CREATE_CQ
+//! ([`crate::ib::cq::plan::INVALID_OP_OWN`]); its doorbell record is a coherent block of its
+//! own; it rings on the core's UAR (upstream uses the core's UAR for kernel CQs); its
+//! CQE size is 128 bytes on a host with 128-byte cache lines, else 64.
+//!
+//! A user CQ's request is checked by [`crate::ib::abi::cq`], its UAR page chosen by
+//! [`crate::ib::cq::plan::resolve_uar`].
+//!
+//! Events: after CREATE_CQ the CQ subscribes its [`CqEvents`] to the completion
+//! EQs' handler table ([`CqTable`]); destroy_cq unsubscribes it and then clears it
+//! (waiting for a handler call in flight) before DESTROY_CQ, so the core never sees
+//! an event of a CQ whose destroy_cq returned.
+//!
+//! Errors of CREATE_CQ: the pages may already be the device's (a timed-out command
+//! may have created the CQ), so a kernel CQ's memory is handed to [`Hw::bury`]. A
+//! failed DESTROY_CQ leaves the CQ with the shim (upstream returns the error too).
+
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod commands;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod plan;
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use kernel::{
+    device,
+    dma::Coherent,
+    prelude::*,
+    sync::{aref::ARef, new_mutex, Arc, Mutex},
+};
+
+use zerocopy::IntoBytes;
+
+use crate::ib::{
+    abi::{
+        cq::{parse_create_cq, parse_resize_cq, CqCaps, ResizePlan},
+        layout::CreateCqResp,
+    },
+    cq::commands::{
+        check_moderation, CqBuf, CreateCq, DestroyCq, ModerationError, ModifyCqModeration, ResizeCq,
+    },
+    cq::plan::{
+        eqn_of, kernel_cq_plan, op_own_offset, quantized_pgoff, resolve_uar, INVALID_OP_OWN,
+    },
+    uctx::{put, uabi_err},
+    umem::plan::{access, queue_page_sizes},
+    umem::UserDb,
+};
+use crate::{
+    coherent_io,
+    eq::{
+        cq::{CqHandler, CqTable},
+        CqAccess,
+    },
+    ffi::rdma::{
+        ib::IbUcontext,
+        ib_cq::{CqCreated, CqInit, CqShim, CqUdata, IbCq, IbCqOps},
+        umem::{BlockSize, IbDev, Umem},
+    },
+    hw::{to_kernel, Hw},
+};
+
+/// Bytes of one page of a kernel CQ's ring.
+const RING_PAGE: usize = 4096;
+/// Bytes of a kernel CQ's doorbell record block (two big-endian dwords used).
+const DBR_BYTES: usize = 64;
+/// Bits of `cqc.log_page_size` (counted from 4 KiB).
+const LOG_PAGE_SIZE_BITS: u32 = 5;
+/// The adapter page shift (`MLX5_ADAPTER_PAGE_SHIFT`).
+const ADAPTER_PAGE_SHIFT: u32 = 12;
+/// Bits of the DMA address that place a buffer for the page-size search
+/// (upstream's `GENMASK(31, order_base_2(64))` of the CQ's page offset).
+const PGOFF_BITMASK: u64 = 0xffff_ffc0;
+
+/// The page size and `page_offset` a user CQ buffer is described with (upstream
+/// `mlx5_umem_find_best_cq_quantized_pgoff`): the largest size of the context's
+/// `log_page_size` range the pinned pages allow, halved until the first byte's offset
+/// in its block is a whole number of 1/64 blocks; `EINVAL` when none fits.
+fn cq_pages(umem: &mut Umem) -> Result<(BlockSize, u8)> {
+    let mut bitmap = queue_page_sizes(LOG_PAGE_SIZE_BITS, ADAPTER_PAGE_SHIFT);
+    let iova = umem.start_dma() & PGOFF_BITMASK;
+    loop {
+        let bs = umem.best_page_size(bitmap, iova).ok_or(EINVAL)?;
+        if let Some(q) = quantized_pgoff(umem.dma_offset(bs), bs.bytes()) {
+            return Ok((bs, q));
+        }
+        // Only sizes below this one.
+        bitmap &= bs.bytes() - 1;
+    }
+}
+
+/// The DMA address of every block of `bs` of `umem`, for `pas[]`.
+fn umem_pas(umem: &Umem, bs: BlockSize) -> Result<KVec<u64>> {
+    let n = usize::try_from(umem.num_blocks(bs)).map_err(|_| EINVAL)?;
+    let mut pas = KVec::from_elem(0u64, n, GFP_KERNEL)?;
+    if umem.blocks(bs).fill(&mut pas) != n {
+        return Err(EINVAL);
+    }
+    Ok(pas)
+}
+
+/// `log_page_size` of a block size (at least 4 KiB: the bitmap starts there).
+fn log_page_size(bs: BlockSize) -> Result<u8> {
+    u8::try_from(bs.shift().checked_sub(ADAPTER_PAGE_SHIFT).ok_or(EINVAL)?).map_err(|_| EINVAL)
+}
+
+/// The CQ verbs of one device: what every CQ needs.
+pub(crate) struct CqVerbs {
+    dev: ARef<device::Device>,
+    hw: Arc<Hw>,
+    caps: CqCaps,
+    /// Cap `cq_moderation`.
+    moderation: bool,
+    access: CqAccess,
+}
+
+impl CqVerbs {
+    /// The verbs over `hw` with the CQ caps and the EQ stage's [`CqAccess`].
+    pub(crate) fn new(
+        dev: &device::Device,
+        hw: Arc<Hw>,
+        caps: CqCaps,
+        moderation: bool,
+        access: CqAccess,
+    ) -> Self {
+        Self {
+            dev: dev.into(),
+            hw,
+            caps,
+            moderation,
+            access,
+        }
+    }
+
+    fn eqn(&self, vector: u32) -> Result<u32> {
+        eqn_of(vector, &self.access.comp_eqns).ok_or(EINVAL)
+    }
+
+    /// A kernel consumer's CQ.
+    fn create_kernel(&self, init: &CqInit, shim: CqShim) -> Result<CqCreated> {
+        let plan = kernel_cq_plan(init.cqe, self.caps.log_max_cq_sz, init.cache_line_size)
+            .map_err(|e| Error::from_errno(-e))?;
+        // Like upstream's kernel create_cq, `init.flags` is not looked at.
+        let eqn = self.eqn(init.comp_vector)?;
+        // SAFETY: the core calls the verbs only while the IB device is registered,
+        // which is a stage of the PCI function's binding: the function is bound for
+        // this call, and the allocation is freed before the stage ends (the core
+        // destroys every CQ before unregistration returns).
+        let bound = unsafe { self.dev.as_bound() };
+        let bytes = usize::try_from(plan.bytes()).map_err(|_| EINVAL)?;
+        let npages = bytes.div_ceil(RING_PAGE);
+        let mut pages = KVec::with_capacity(npages, GFP_KERNEL)?;
+        for _ in 0..npages {
+            pages.push(
+                Coherent::<u8>::zeroed_slice(bound, RING_PAGE, GFP_KERNEL)?,
+                GFP_KERNEL,
+            )?;
+        }
+        // The device does not know the ring yet: nothing accesses it concurrently.
+        for i in 0..plan.entries {
+            let at = op_own_offset(i, plan.cqe_size).ok_or(EINVAL)?;
+            let page = pages.get(at / RING_PAGE).ok_or(EINVAL)?;
+            coherent_io::write_u8(page, at % RING_PAGE, INVALID_OP_OWN)?;
+        }
+        let dbr = Coherent::<u8>::zeroed_slice(bound, DBR_BYTES, GFP_KERNEL)?;
+        let dbr_dma = dbr.dma_address();
+        let mut pas = KVec::with_capacity(npages, GFP_KERNEL)?;
+        for p in pages.iter() {
+            pas.push(p.dma_address(), GFP_KERNEL)?;
+        }
+        let mem = CqMem::Kernel(KernelMem { pages, dbr });
+        let cq = self.new_cq(mem, plan.entries - 1, shim, false)?;
+        let cmd = CreateCq {
+            buf: CqBuf {
+                log_size: plan.log_size,
+                log_page_size: 0,
+                page_offset: 0,
+            },
+            cqe_sz: plan.cqe_sz,
+            uar: self.access.uar,
+            eqn,
+            dbr: dbr_dma,
+            ignore_overrun: false,
+            cqe_comp: None,
+            pas: &pas,
+        };
+        self.create(cq, cmd)
+    }
+
+    /// A user CQ of context `ctx`, as libmlx5 asks for it.
+    fn create_user(
+        &self,
+        init: &CqInit,
+        ctx: &dyn IbUcontext,
+        u: CqUdata<'_>,
+        shim: CqShim,
+    ) -> Result<CqCreated> {
+        let what = "create_cq";
+        let plan = parse_create_cq(
+            init.cqe,
+            init.flags,
+            u.req,
+            &self.caps,
+            None,
+            ctx.lib_uar_dyn(),
+        )
+        .map_err(|e| uabi_err(&self.dev, what, e))?;
+        // SAFETY: the shim passes `ibcq->device` of this create_cq, valid for the call.
+        let ibdev = unsafe { IbDev::from_raw(u.ibdev) }.ok_or(EINVAL)?;
+        let mut umem = Umem::get(ibdev, plan.buf_addr, plan.buf_len, access::LOCAL_WRITE)?;
+        let (bs, page_offset) = cq_pages(&mut umem)?;
+        let db = ctx.db_pages().map(ibdev, plan.db_addr)?;
+        let uar = resolve_uar(plan.uar, ctx.static_uars(), |i| ctx.owns_uar(i))
+            .map_err(|e| Error::from_errno(-e))?;
+        let eqn = self.eqn(init.comp_vector)?;
+        let pas = umem_pas(&umem, bs)?;
+        let dbr = db.dma();
+        let buf = CqBuf {
+            log_size: plan.log_size,
+            log_page_size: log_page_size(bs)?,
+            page_offset,
+        };
+        let mem = CqMem::User(UserMem { umem, _db: db });
+        let cq = self.new_cq(mem, plan.entries - 1, shim, plan.cqe_sz == 2)?;
+        let cmd = CreateCq {
+            buf,
+            cqe_sz: plan.cqe_sz,
+            uar,
+            eqn,
+            dbr,
+            ignore_overrun: plan.ignore_overrun,
+            cqe_comp: plan.mini_cqe_format,
+            pas: &pas,
+        };
+        let mut c = self.create(cq, cmd)?;
+        let resp = CreateCqResp {
+            cqn: c.cqn,
+            reserved: 0,
+        };
+        c.resp_len = put(u.out, resp.as_bytes());
+        Ok(c)
+    }
+
+    /// The CQ object over `mem`, before the device knows it.
+    fn new_cq(&self, mem: CqMem, ncqe: u32, shim: CqShim, pad: bool) -> Result<Arc<Cq>> {
+        let events = Arc::pin_init(
+            pin_init!(CqEvents { shim <- new_mutex!(Some(shim)) }),
+            GFP_KERNEL,
+        )?;
+        Arc::pin_init(
+            try_pin_init!(Cq {
+                dev: self.dev.clone(),
+                hw: self.hw.clone(),
+                table: self.access.table.clone(),
+                events,
+                cqn: AtomicU32::new(0),
+                caps: self.caps,
+                moderation: self.moderation,
+                pad,
+                state <- new_mutex!(CqState { mem: Some(mem), ncqe }),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// CREATE_CQ of `cq` with `cmd`, then the subscription to its events. On failure
+    /// the device has no CQ on the memory, or the memory is buried.
+    fn create(&self, cq: Arc<Cq>, cmd: CreateCq<'_>) -> Result<CqCreated> {
+        let entries = 1u32 << cmd.buf.log_size;
+        let cqn = match self.hw.exec_cmd(cmd) {
+            Ok(n) => n,
+            Err(e) => {
+                let e = to_kernel(e);
+                dev_warn!(
+                    self.dev,
+                    "CREATE_CQ ({} entries) failed ({:?})\n",
+                    entries,
+                    e
+                );
+                cq.bury();
+                return Err(e);
+            }
+        };
+        cq.cqn.store(cqn, Ordering::Relaxed);
+        let h: Arc<dyn CqHandler> = cq.events.clone();
+        if let Err(e) = self.access.table.register(cqn, h) {
+            if self.hw.exec_cmd(DestroyCq { cqn }).is_err() {
+                cq.bury();
+            }
+            return Err(e);
+        }
+        let ncqe = cq.state.lock().ncqe;
+        Ok(CqCreated {
+            cq,
+            cqn,
+            ncqe,
+            resp_len: 0,
+        })
+    }
+}
+
+impl IbCqOps for CqVerbs {
+    fn create_cq(
+        &self,
+        init: &CqInit,
+        user: Option<(&dyn IbUcontext, CqUdata<'_>)>,
+        shim: CqShim,
+    ) -> Result<CqCreated> {
+        match user {
+            None => self.create_kernel(init, shim),
+            Some((ctx, u)) => self.create_user(init, ctx, u, shim),
+        }
+    }
+}
+
+/// The memory of a kernel CQ: ring pages and doorbell record (for the poller; this
+/// file only initialises them).
+struct KernelMem {
+    pages: KVec<Coherent<[u8]>>,
+    dbr: Coherent<[u8]>,
+}
+
+/// The memory of a user CQ: its pinned ring and its doorbell record's mapping.
+struct UserMem {
+    umem: Umem,
+    _db: UserDb,
+}
+
+/// Where a CQ's ring and doorbell record live.
+enum CqMem {
+    /// Coherent DMA memory of the driver.
+    Kernel(KernelMem),
+    /// Pinned user memory.
+    User(UserMem),
+}
+
+/// What resize changes.
+struct CqState {
+    /// Dropped with the CQ (after DESTROY_CQ succeeded); `None` once buried.
+    mem: Option<CqMem>,
+    /// Ring entries − 1.
+    ncqe: u32,
+}
+
+/// The subscription of one CQ to the completion EQs: raises its events through the
+/// shim while `shim` is set.
+#[pin_data]
+struct CqEvents {
+    /// Lock order: a leaf; taken in the EQ's interrupt thread under the EQ's
+    /// `Eq::state` (after the [`CqTable`] lock was released), and by destroy_cq
+    /// with no other lock held. Held across the call into the core's handler, so
+    /// clearing it waits for a call in flight.
+    #[pin]
+    shim: Mutex<Option<CqShim>>,
+}
+
+impl CqHandler for CqEvents {
+    fn completion(&self, _cqn: u32) {
+        let g = self.shim.lock();
+        if let Some(s) = g.as_ref() {
+            // SAFETY: `shim` is set only between create_cq and the start of
+            // destroy_cq (which clears it under this lock before DESTROY_CQ).
+            unsafe { s.completion() };
+        }
+    }
+
+    fn error(&self, _cqn: u32, _syndrome: u8) {
+        let g = self.shim.lock();
+        if let Some(s) = g.as_ref() {
+            // SAFETY: as in `completion`.
+            unsafe { s.error() };
+        }
+    }
+}
+
+/// One CQ.
+#[pin_data]
+struct Cq {
+    dev: ARef<device::Device>,
+    hw: Arc<Hw>,
+    table: Arc<CqTable>,
+    events: Arc<CqEvents>,
+    /// Set once after CREATE_CQ, before the CQ is handed to the shim.
+    cqn: AtomicU32,
+    caps: CqCaps,
+    moderation: bool,
+    /// 128-byte CQEs padded (`cqe_sz` 2), kept on resize.
+    pad: bool,
+    /// Lock order: a leaf, taken by resize_cq and modify_cq (process context).
+    #[pin]
+    state: Mutex<CqState>,
+}
+
+impl Cq {
+    fn cqn(&self) -> u32 {
+        self.cqn.load(Ordering::Relaxed)
+    }
+
+    /// Hands the memory of a CQ the device may still use to [`Hw::bury`] (kernel
+    /// memory; pinned user pages stay pinned until the CQ object goes).
+    fn bury(&self) {
+        let mut st = self.state.lock();
+        match st.mem.take() {
+            Some(CqMem::Kernel(k)) => {
+                for p in k.pages.into_iter() {
+                    self.hw.bury(p);
+                }
+                self.hw.bury(k.dbr);
+            }
+            Some(CqMem::User(m)) => st.mem = Some(CqMem::User(m)),
+            None => {}
+        }
+    }
+}
+
+impl IbCq for Cq {
+    fn destroy(&self) -> Result {
+        let cqn = self.cqn();
+        // As upstream `mlx5_core_destroy_cq`: out of the EQ tables first, then the
+        // command; a later event for the CQN is counted as unknown.
+        drop(self.table.unregister(cqn));
+        *self.events.shim.lock() = None;
+        self.hw.run(DestroyCq { cqn })
+    }
+
+    fn resize(&self, cqe: u32, u: CqUdata<'_>) -> Result<u32> {
+        // The lock serialises resizes of the CQ (upstream `resize_mutex`).
+        let mut st = self.state.lock();
+        let plan = parse_resize_cq(cqe, st.ncqe, u.req, &self.caps)
+            .map_err(|e| uabi_err(&self.dev, "resize_cq", e))?;
+        let ResizePlan::Resize {
+            entries,
+            buf_addr,
+            buf_len,
+            cqe_size,
+        } = plan
+        else {
+            return Ok(st.ncqe);
+        };
+        if !matches!(st.mem, Some(CqMem::User(_))) {
+            return Err(EINVAL);
+        }
+        // SAFETY: the shim passes `ibcq->device` of this resize_cq, valid for the call.
+        let ibdev = unsafe { IbDev::from_raw(u.ibdev) }.ok_or(EINVAL)?;
+        let mut umem = Umem::get(ibdev, buf_addr, buf_len, access::LOCAL_WRITE)?;
+        let (bs, page_offset) = cq_pages(&mut umem)?;
+        let pas = umem_pas(&umem, bs)?;
+        let cqn = self.cqn();
+        let cqe_sz = match (cqe_size, self.pad) {
+            (64, _) => 0,
+            (_, true) => 2,
+            _ => 1,
+        };
+        self.hw.run(ResizeCq {
+            cqn,
+            buf: CqBuf {
+                log_size: u8::try_from(entries.trailing_zeros()).map_err(|_| EINVAL)?,
+                log_page_size: log_page_size(bs)?,
+                page_offset,
+            },
+            cqe_sz,
+            pas: &pas,
+        })?;
+        // The device uses the new ring: the old pages go (upstream releases them).
+        if let Some(CqMem::User(m)) = st.mem.as_mut() {
+            drop(core::mem::replace(&mut m.umem, umem));
+        }
+        st.ncqe = entries - 1;
+        Ok(st.ncqe)
+    }
+
+    fn modify(&self, count: u16, period: u16) -> Result {
+        check_moderation(self.moderation, period).map_err(|e| match e {
+            ModerationError::NotSupported => EOPNOTSUPP,
+            ModerationError::PeriodTooLarge => EINVAL,
+        })?;
+        let cqn = self.cqn();
+        let r = self.hw.run(ModifyCqModeration { cqn, period, count });
+        if let Err(e) = r {
+            dev_warn!(self.dev, "MODIFY_CQ of CQ {} failed ({:?})\n", cqn, e);
+        }
+        r
+    }
+}

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Memory-region commands and their pure logic (upstream `mlx5_ib` `mr.c`): the IB
+//! access flags as mkey context bits (`set_mkc_access_pd_addr_fields`), the checks of
+//! reg_user_mr / rereg_user_mr that are the driver's (the RDMA core already refused
+//! unknown access bits and a start/IOVA page-offset mismatch), the translation size
+//! (`get_octo_len`), lkey/rkey (`mkey_index << 8 | variant`), and CREATE_MKEY for a
+//! DMA MR (PA, `length64`) and for a user MR (MTT, translation table inline in the
+//! command: `reg_create` with `populate`), DESTROY_MKEY.
+//!
+//! Pure `core` code, compiled into the kernel module and into the host test crate.
+
+use core::cell::RefCell;
+
+use crate::ib::umem::plan::access;
+use crate::{
+    cmd::command::{CodecError, Command},
+    ifc::{
+        cmds::mbox_out,
+        field::{Msg, MsgMut},
+        mkey::{create_mkey_in, create_mkey_out, destroy_mkey_in, mkc},
+        opcodes::Opcode,
+    },
+};
+
+/// `MLX5_MKC_ACCESS_MODE_PA`.
+pub const ACCESS_MODE_PA: u8 = 0;
+/// `MLX5_MKC_ACCESS_MODE_MTT`.
+pub const ACCESS_MODE_MTT: u8 = 1;
+/// MTT entry bits with cap `pg` (`MLX5_IB_MTT_PRESENT` = read | write).
+pub const MTT_PRESENT: u64 = 3;
+/// `qpn` of an mkey usable by any QP.
+pub const ANY_QPN: u32 = 0xff_ffff;
+
+/// `IB_MR_REREG_TRANS`.
+pub const REREG_TRANS: u32 = 1 << 0;
+/// `IB_MR_REREG_PD`.
+pub const REREG_PD: u32 = 1 << 1;
+/// `IB_MR_REREG_ACCESS`.
+pub const REREG_ACCESS: u32 = 1 << 2;
+
+/// What the mkey context's access part depends on in the caps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MrCaps {
+    /// Cap `relaxed_ordering_write`.
+    pub relaxed_write: bool,
+    /// Cap `relaxed_ordering_read` (upstream also accepts
+    /// `relaxed_ordering_read_pci_enabled` when the PCIe path allows it; we do not
+    /// read the PCIe setting and leave that case out).
+    pub relaxed_read: bool,
+    /// Cap `ats` (`ma_translation_mode` of a DMA MR).
+    pub ats: bool,
+    /// Cap `pg`: the MTT entries carry access bits (`pg_access`).
+    pub pg: bool,
+}
+
+/// The access bits of an mkey context.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MkeyAccess {
+    /// `a`: remote atomic.
+    pub a: bool,
+    /// `rw`: remote write.
+    pub rw: bool,
+    /// `rr`: remote read.
+    pub rr: bool,
+    /// `lw`: local write (`lr` is always set).
+    pub lw: bool,
+    /// `relaxed_ordering_write`.
+    pub ro_write: bool,
+    /// `relaxed_ordering_read`.
+    pub ro_read: bool,
+}
+
+/// The mkey access bits of IB access flags `acc` (upstream
+/// `set_mkc_access_pd_addr_fields`): relaxed ordering only where the caps have it.
+pub fn mkey_access(acc: u32, caps: &MrCaps) -> MkeyAccess {
+    let ro = acc & access::RELAXED_ORDERING != 0;
+    MkeyAccess {
+        a: acc & access::REMOTE_ATOMIC != 0,
+        rw: acc & access::REMOTE_WRITE != 0,
+        rr: acc & access::REMOTE_READ != 0,
+        lw: acc & access::LOCAL_WRITE != 0,
+        ro_write: ro && caps.relaxed_write,
+        ro_read: ro && caps.relaxed_read,
+    }
+}
+
+/// Why the driver refuses a memory-region request (positive errno, as upstream).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MrError {
+    /// ON_DEMAND (no ODP here), a DMA handle, or rereg flags beyond TRANS/PD/ACCESS:
+    /// `EOPNOTSUPP`.
+    NotSupported,
+    /// Zero length, a range that wraps, or a translation too large: `EINVAL`.
+    Invalid,
+    /// rereg of access to a writable one without new translation over pages pinned
+    /// read-only (`ib_umem_check_rereg`): `EACCES`.
+    NotWritable,
+}
+
+impl MrError {
+    /// The errno (positive).
+    pub const fn errno(self) -> i32 {
+        match self {
+            Self::NotSupported => 95,
+            Self::Invalid => 22,
+            Self::NotWritable => 13,
+        }
+    }
+}
+
+/// reg_user_mr's own checks (upstream `mlx5_ib_reg_user_mr`; the pinning checks the
+/// range again).
+pub fn check_reg(start: u64, len: u64, acc: u32) -> Result<(), MrError> {
+    if acc & access::ON_DEMAND != 0 {
+        // Upstream: create_user_odp_mr fails without ODP caps.
+        return Err(MrError::NotSupported);
+    }
+    if len == 0 || start.checked_add(len).is_none() {
+        return Err(MrError::Invalid);
+    }
+    Ok(())
+}
+
+/// The whole of a rereg_user_mr request, after the flags' defaults were applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rereg {
+    /// Register a new range (`IB_MR_REREG_TRANS`).
+    pub trans: bool,
+    /// The access flags the new MR gets.
+    pub access: u32,
+}
+
+/// rereg_user_mr's checks (upstream `mlx5_ib_rereg_user_mr`, `ib_umem_check_rereg`):
+/// `old_access` of the MR, `writable` whether its pages are pinned writable.
+pub fn check_rereg(
+    flags: u32,
+    new_access: u32,
+    old_access: u32,
+    writable: bool,
+) -> Result<Rereg, MrError> {
+    if flags & !(REREG_TRANS | REREG_PD | REREG_ACCESS) != 0 {
+        return Err(MrError::NotSupported);
+    }
+    let trans = flags & REREG_TRANS != 0;
+    if flags & REREG_ACCESS != 0 && !trans && access_writable(new_access) && !writable {
+        return Err(MrError::NotWritable);
+    }
+    let access = if flags & REREG_ACCESS != 0 {
+        new_access
+    } else {
+        old_access
+    };
+    if access & access::ON_DEMAND != 0 {
+        return Err(MrError::NotSupported);
+    }
+    Ok(Rereg { trans, access })
+}
+
+/// Whether access flags pin writable (`ib_access_writable`).
+pub fn access_writable(acc: u32) -> bool {
+    acc & (access::LOCAL_WRITE | access::REMOTE_WRITE | access::REMOTE_ATOMIC | access::MW_BIND)
+        != 0
+}
+
+/// Translation octwords (two 8-byte entries each) of `[iova, iova + len)` in pages
+/// of `2^page_shift` (upstream `get_octo_len`); `None` when it does not fit 32 bits.
+pub fn octo_len(iova: u64, len: u64, page_shift: u32) -> Option<u32> {
+    if page_shift >= 64 {
+        return None;
+    }
+    let ps = 1u64 << page_shift;
+    let off = iova & (ps - 1);
+    let pages = len.checked_add(off)?.checked_add(ps - 1)? >> page_shift;
+    u32::try_from(pages.div_ceil(2)).ok()
+}
+
+/// lkey / rkey of mkey `index` with variant `key` (upstream `mlx5_idx_to_mkey` |
+/// `mkey_7_0`).
+pub fn mkey_of(index: u32, key: u8) -> u32 {
+    ((index & 0xff_ffff) << 8) | u32::from(key)
+}
+
+/// A source of translation entries: DMA addresses of the blocks, in order.
+pub trait BlockSource {
+    /// Writes the next addresses into `out`; how many (fewer only at the end).
+    fn fill(&mut self, out: &mut [u64]) -> usize;
+}
+
+/// Addresses from a slice (tests, small tables).
+pub struct SliceBlocks<'a>(pub &'a [u64]);
+
+impl BlockSource for SliceBlocks<'_> {
+    fn fill(&mut self, out: &mut [u64]) -> usize {
+        let n = out.len().min(self.0.len());
+        let (head, tail) = self.0.split_at(n);
+        out[..n].copy_from_slice(head);
+        self.0 = tail;
+        n
+    }
+}
+
+fn set_access(c: &mut MsgMut<'_, mkc::Layout>, a: &MkeyAccess) -> Result<(), CodecError> {
+    c.set(mkc::A, a.a)?;
+    c.set(mkc::RW, a.rw)?;
+    c.set(mkc::RR, a.rr)?;
+    c.set(mkc::LW, a.lw)?;
+    c.set(mkc::LR, true)?;
+    c.set(mkc::RELAXED_ORDERING_WRITE, a.ro_write)?;
+    c.set(mkc::RELAXED_ORDERING_READ, a.ro_read)?;
+    Ok(())
+}
+
+fn mkc_of<'b>(
+    i: &'b mut MsgMut<'_, create_mkey_in::Layout>,
+) -> Result<MsgMut<'b, mkc::Layout>, CodecError> {
+    i.nested::<mkc::Layout>(create_mkey_in::MEMORY_KEY_MKEY_ENTRY)
+        .ok_or(CodecError::Short)
+}
+
+/// CREATE_MKEY of a DMA MR (upstream `mlx5_ib_get_dma_mr`): PA mode, `length64`,
+/// start 0, relaxed ordering where the caps allow. Replies the mkey index.
+#[derive(Clone, Copy, Debug)]
+pub struct CreateDmaMkey {
+    /// The PD.
+    pub pdn: u32,
+    /// Access bits (from the flags with RELAXED_ORDERING added, as upstream).
+    pub access: MkeyAccess,
+    /// `mkey_7_0`.
+    pub key: u8,
+    /// Cap `ats`.
+    pub ats: bool,
+}
+
+impl Command for CreateDmaMkey {
+    const OPCODE: Opcode = Opcode::CREATE_MKEY;
+    type In = create_mkey_in::Layout;
+    type Out = create_mkey_out::Layout;
+    type Reply = u32;
+
+    fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
+        let mut c = mkc_of(i)?;
+        c.set(mkc::ACCESS_MODE_1_0, ACCESS_MODE_PA)?;
+        c.set(mkc::LENGTH64, true)?;
+        set_access(&mut c, &self.access)?;
+        c.set(mkc::PD, self.pdn)?;
+        c.set(mkc::QPN, ANY_QPN)?;
+        c.set(mkc::MKEY_7_0, self.key)?;
+        c.set(mkc::MA_TRANSLATION_MODE, u8::from(self.ats))?;
+        Ok(())
+    }
+
+    fn parse(self, o: Msg<'_, Self::Out>) -> Result<u32, CodecError> {
+        Ok(o.get(create_mkey_out::MKEY_INDEX))
+    }
+}
+
+/// CREATE_MKEY of a user MR with its translation table inline (upstream
+/// `reg_create` with `populate`): MTT mode, `umr_en`, start = IOVA, the length,
+/// `log_page_size`, `nblocks` entries (rounded up to octwords), with the present
+/// bits when cap `pg`. Replies the mkey index.
+pub struct CreateMttMkey<'a, B: BlockSource> {
+    /// The PD.
+    pub pdn: u32,
+    /// Access bits.
+    pub access: MkeyAccess,
+    /// `mkey_7_0`.
+    pub key: u8,
+    /// IOVA of the first byte.
+    pub iova: u64,
+    /// Bytes.
+    pub len: u64,
+    /// log2 of the block size.
+    pub page_shift: u8,
+    /// Blocks in the table (`ib_umem_num_dma_blocks`, = 2 × octwords or one less).
+    pub nblocks: u64,
+    /// Cap `pg`.
+    pub pg: bool,
+    /// The blocks' DMA addresses.
+    pub blocks: RefCell<&'a mut B>,
+}
+
+impl<B: BlockSource> CreateMttMkey<'_, B> {
+    fn octwords(&self) -> Result<u32, CodecError> {
+        let o = octo_len(self.iova, self.len, u32::from(self.page_shift))
+            .ok_or(CodecError::Overflow(mkc::TRANSLATIONS_OCTWORD_SIZE.raw()))?;
+        // The table holds exactly the blocks the range spans.
+        if u64::from(o) != self.nblocks.div_ceil(2) {
+            return Err(CodecError::Short);
+        }
+        Ok(o)
+    }
+}
+
+impl<B: BlockSource> Command for CreateMttMkey<'_, B> {
+    const OPCODE: Opcode = Opcode::CREATE_MKEY;
+    type In = create_mkey_in::Layout;
+    type Out = create_mkey_out::Layout;
+    type Reply = u32;
+
+    fn in_len(&self) -> usize {
+        let entries =
+            usize::try_from(self.nblocks.div_ceil(2).saturating_mul(2)).unwrap_or(usize::MAX);
+        create_mkey_in::BYTES.saturating_add(entries.saturating_mul(8))
+    }
+
+    fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
+        let octwords = self.octwords()?;
+        i.set(create_mkey_in::PG_ACCESS, self.pg)?;
+        i.set(create_mkey_in::TRANSLATIONS_OCTWORD_ACTUAL_SIZE, octwords)?;
+        {
+            let mut c = mkc_of(i)?;
+            c.set(mkc::ACCESS_MODE_1_0, ACCESS_MODE_MTT)?;
+            c.set(mkc::UMR_EN, true)?;
+            set_access(&mut c, &self.access)?;
+            c.set(mkc::PD, self.pdn)?;
+            c.set(mkc::QPN, ANY_QPN)?;
+            c.set(mkc::MKEY_7_0, self.key)?;
+            c.set(mkc::START_ADDR, self.iova)?;
+            c.set(mkc::LEN, self.len)?;
+            c.set(mkc::TRANSLATIONS_OCTWORD_SIZE, octwords)?;
+            c.set(mkc::LOG_PAGE_SIZE, self.page_shift)?;
+        }
+        let bits = if self.pg { MTT_PRESENT } else { 0 };
+        let n = usize::try_from(self.nblocks).map_err(|_| CodecError::Short)?;
+        let dst = i.bytes_mut(create_mkey_in::KLM_PAS_MTT);
+        let dst = dst
+            .get_mut(..n.checked_mul(8).ok_or(CodecError::Short)?)
+            .ok_or(CodecError::Short)?;
+        let mut src = self
+            .blocks
+            .try_borrow_mut()
+            .map_err(|_| CodecError::Short)?;
+        let mut chunk = [0u64; 64];
+        for out in dst.chunks_mut(chunk.len() * 8) {
+            let want = out.len() / 8;
+            let got = src.fill(&mut chunk[..want]);
+            if got != want {
+                return Err(CodecError::Short);
+            }
+            for (d, a) in out.chunks_exact_mut(8).zip(chunk.iter()) {
+                d.copy_from_slice(&(a | bits).to_be_bytes());
+            }
+        }
+        Ok(())
+    }
+
+    fn parse(self, o: Msg<'_, Self::Out>) -> Result<u32, CodecError> {
+        Ok(o.get(create_mkey_out::MKEY_INDEX))
+    }
+}
+
+/// DESTROY_MKEY of mkey `index`.
+#[derive(Clone, Copy, Debug)]
+pub struct DestroyMkey {
+    /// The mkey index (the key >> 8).
+    pub index: u32,
+}
+
+impl Command for DestroyMkey {
+    const OPCODE: Opcode = Opcode::DESTROY_MKEY;
+    type In = destroy_mkey_in::Layout;
+    type Out = mbox_out::Layout;
+    type Reply = ();
+
+    fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
+        Ok(i.set(destroy_mkey_in::MKEY_INDEX, self.index)?)
+    }
+
+    fn parse(self, _: Msg<'_, Self::Out>) -> Result<(), CodecError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! create_qp's QP context, as upstream `create_kernel_qp` / `create_user_qp`
+//! (`qp.c`) build it.
+//!
+//! User QPs take their sizes from the request ([`crate::ib::abi::qp::parse_create_qp`]),
+//! kernel QPs from `qp_size`; both get their context from [`create_qpc`]: service type, PM state migrated,
+//! PD, RQ stride and size (RQ first in the buffer), SQ size or `no_sq`, the receive
+//! queue type (SRQ, zero-length or regular), CQs, SRQ, doorbell record, user index
+//! (CQE version 1), UAR page, buffer page size and offset. XRC domains and the
+//! default SRQ upstream names for QPs without one (`devr->xrcdn1`, `devr->s1`) are
+//! not used: a QP without an SRQ names none (`xrcd` 0, `srqn` 0). The timestamp
+//! format is 0 (free running), what upstream picks when the RoCE caps' `qp_ts_format`
+//! is 0, as on an InfiniBand function.
+//!
+//! Pure `core` code, compiled into the kernel module and into the host test crate.
+
+use crate::ib::qp::modify::{QpType, QPC_BYTES};
+use crate::ifc::{field::Field, qp::qpc};
+
+/// `qpc.rq_type` (`MLX5_NON_ZERO_RQ`, `MLX5_SRQ_RQ`, `MLX5_ZERO_LEN_RQ`).
+pub mod rq_type {
+    /// The QP's own RQ.
+    pub const REGULAR: u8 = 0;
+    /// Receives from an SRQ.
+    pub const SRQ: u8 = 1;
+    /// No receive queue.
+    pub const ZERO_LEN: u8 = 3;
+}
+
+/// Work queue geometry of a QP.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WqSizes {
+    /// RQ WQEs (0: no RQ).
+    pub rq_wqe_cnt: u32,
+    /// log2 RQ WQE size.
+    pub rq_wqe_shift: u32,
+    /// Scatter entries per receive.
+    pub rq_max_gs: u32,
+    /// SQ basic blocks (0: no SQ).
+    pub sq_wqe_cnt: u32,
+    /// Send WRs that fit (`sq.max_post`).
+    pub sq_max_post: u32,
+    /// Gather entries per send.
+    pub sq_max_gs: u32,
+    /// Inline bytes per send.
+    pub max_inline: u32,
+}
+
+/// Everything the QP context of CREATE_QP names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CreateQpc {
+    /// Service type (`QpType::st`).
+    pub st: u8,
+    /// PD number (0 for none: UMR).
+    pub pdn: u32,
+    /// Queue sizes.
+    pub wq: WqSizes,
+    /// `qpc.rq_type`.
+    pub rq_type: u8,
+    /// Send CQ.
+    pub cqn_snd: Option<u32>,
+    /// Receive CQ.
+    pub cqn_rcv: Option<u32>,
+    /// SRQ.
+    pub srqn: Option<u32>,
+    /// Doorbell record.
+    pub dbr_addr: u64,
+    /// User index (CQE version 1 only).
+    pub user_index: Option<u32>,
+    /// UAR page of the doorbells.
+    pub uar_page: u32,
+    /// log2 buffer page size minus 12.
+    pub log_page_size: u8,
+    /// Buffer start within its first page, in 64-byte units.
+    pub page_offset: u8,
+    /// `MLX5_QP_FLAG_SIGNATURE`.
+    pub wq_signature: bool,
+    /// Block multicast loopback.
+    pub block_lb_mc: bool,
+}
+
+/// `qpc.rq_type` of a QP (`get_rx_type`).
+pub fn rx_type(ty: QpType, srq: bool, has_rq: bool) -> u8 {
+    if srq || matches!(ty, QpType::XrcIni | QpType::XrcTgt) {
+        rq_type::SRQ
+    } else if !has_rq {
+        rq_type::ZERO_LEN
+    } else {
+        rq_type::REGULAR
+    }
+}
+
+fn set(ctx: &mut [u8], f: impl Into<Field>, v: u64) {
+    let f = f.into();
+    let v = if f.bits >= 64 {
+        v
+    } else {
+        v & ((1u64 << f.bits) - 1)
+    };
+    let _ = f.set(ctx, v);
+}
+
+/// The QP context of CREATE_QP.
+pub fn create_qpc(p: &CreateQpc) -> [u8; QPC_BYTES] {
+    let mut ctx = [0u8; QPC_BYTES];
+    let c = &mut ctx[..];
+    set(c, qpc::ST, p.st.into());
+    set(c, qpc::PM_STATE, 3);
+    set(c, qpc::PD, p.pdn.into());
+    set(c, qpc::WQ_SIGNATURE, p.wq_signature.into());
+    set(c, qpc::BLOCK_LB_MC, p.block_lb_mc.into());
+    if p.wq.rq_wqe_cnt != 0 {
+        set(
+            c,
+            qpc::LOG_RQ_STRIDE,
+            u64::from(p.wq.rq_wqe_shift.saturating_sub(4)),
+        );
+        set(c, qpc::LOG_RQ_SIZE, p.wq.rq_wqe_cnt.ilog2().into());
+    }
+    set(c, qpc::TS_FORMAT, 0);
+    set(c, qpc::RQ_TYPE, p.rq_type.into());
+    if p.wq.sq_wqe_cnt != 0 {
+        set(c, qpc::LOG_SQ_SIZE, p.wq.sq_wqe_cnt.ilog2().into());
+    } else {
+        set(c, qpc::NO_SQ, 1);
+    }
+    if let Some(n) = p.srqn {
+        set(c, qpc::SRQN_RMPN_XRQN, n.into());
+    }
+    if let Some(n) = p.cqn_snd {
+        set(c, qpc::CQN_SND, n.into());
+    }
+    if let Some(n) = p.cqn_rcv {
+        set(c, qpc::CQN_RCV, n.into());
+    }
+    set(c, qpc::DBR_ADDR, p.dbr_addr);
+    if let Some(u) = p.user_index {
+        set(c, qpc::USER_INDEX, u.into());
+    }
+    set(c, qpc::UAR_PAGE, p.uar_page.into());
+    set(c, qpc::LOG_PAGE_SIZE, p.log_page_size.into());
+    set(c, qpc::PAGE_OFFSET, p.page_offset.into());
+    ctx
+}

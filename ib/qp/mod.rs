@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! QPs (kernel shell): create_qp of user RC, UC and UD QPs with the libmlx5 ABI,
+//! modify_qp, query_qp and destroy_qp, as upstream `mlx5_ib` (`qp.c`).
+//!
+//! create_qp checks the request ([`crate::ib::abi::qp::parse_create_qp`]: sizes, flags,
+//! user index, addresses), picks the doorbell's UAR ([`crate::ib::qp::uar`]), pins the
+//! work queue buffer (RQ then SQ) and maps the doorbell record
+//! ([`crate::ffi::rdma::umem`], [`crate::ib::umem`]), builds the context
+//! ([`crate::ib::qp::create`]) and the page list, runs CREATE_QP and answers
+//! `mlx5_ib_create_qp_resp` (`bfreg_index`). modify_qp resolves the current and
+//! next state, applies the core's rules (`ib_modify_qp_is_ok()`) and the driver's
+//! ([`crate::ib::qp::modify::plan_modify`]) and runs the transition command; query_qp
+//! runs QUERY_QP and decodes the context. A QP is moved to RESET (if it is not) and
+//! destroyed when dropped, then its memory is released; if DESTROY_QP fails the
+//! pinned pages are kept (leaked) rather than freed under a device that may still
+//! use them.
+//!
+//! Kernel QPs (RC, UC, UD, and QP0 / QP1 as upstream creates them for the MAD
+//! layer: a hardware QP0 of service type QP0, a hardware QP1 of type QP1, no GSI
+//! send QPs since cap `set_deth_sqpn` is not used): queue sizes as upstream
+//! ([`crate::ib::qp::size`]), work queues in 4 KiB pages of coherent DMA memory (RQ then
+//! SQ, `log_page_size` 0), a coherent doorbell record, the core's UAR page (as
+//! upstream rings kernel QPs on the core's bfreg). They have no data path yet
+//! (post_send, post_recv): the queues are sized and owned, nothing is posted.
+
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod commands;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod create;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod modify;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod size;
+pub(crate) mod uar;
+
+use kernel::{
+    device,
+    dma::Coherent,
+    new_mutex,
+    prelude::*,
+    sync::{aref::ARef, Arc, Mutex},
+};
+use zerocopy::IntoBytes;
+
+use crate::ib::{
+    abi::{
+        consts::{IB_DEFAULT_UIDX, QP_FLAG_SIGNATURE},
+        layout::CreateQpResp,
+        qp::{
+            modify_qp_response, parse_create_qp, parse_modify_qp, QpAttr as UQpAttr, QpCaps,
+            QpKind, QpUar,
+        },
+        udata,
+    },
+    qp::commands::{
+        CreateQp, DestroyQp, Init2InitQp, Init2RtrQp, QpToErr, QpToRst, QueryQp, Rst2InitQp,
+        Rtr2RtsQp, Rts2RtsQp, SqErr2RtsQp, Sqd2RtsQp,
+    },
+    qp::create::{create_qpc, rx_type, CreateQpc, WqSizes},
+    qp::modify::{
+        after_modify, atomic_mode, ib_state, mask, plan_modify, query_attr, ModifyCaps, ModifyPlan,
+        QpShadow, QpType,
+    },
+    qp::size::{kernel_rq_size, kernel_sq_size, QpCap, SizeCaps},
+    qp::uar::BfregRef,
+    uctx::{put, uabi_err},
+    umem::plan::queue_page_sizes,
+    umem::UserDb,
+};
+use crate::{
+    cmd::commands::{gen_cap, GeneralCaps},
+    coherent_io,
+    ffi::rdma::{
+        ib::IbUcontext,
+        ib_qp::{modify_qp_is_ok, IbQp, QpAttr, QpInit, UserData},
+        umem::{BlockSize, IbDev, Umem},
+    },
+    hw::Hw,
+    ifc::opcodes::Opcode,
+};
+
+/// `qpc.log_page_size` bits, counted from 4 KiB (`mlx5_ifc.h`).
+const LOG_PAGE_SIZE_BITS: u32 = 5;
+/// `qpc.page_offset` is in 64-byte units, 6 bits.
+const PAGE_OFFSET_SCALE: u64 = 64;
+const PAGE_OFFSET_MAX: u64 = 63;
+/// Pages of a kernel QP's work queues.
+const WQ_PAGE: usize = 4096;
+/// A doorbell record (receive and send counters, 4 bytes each; one cache line).
+const DBR_BYTES: usize = 64;
+
+/// What the device offers QPs, read once.
+#[derive(Clone, Copy)]
+pub(crate) struct QpEnv {
+    /// For create_qp's checks.
+    pub(crate) create: QpCaps,
+    /// For modify_qp's checks.
+    pub(crate) modify: ModifyCaps,
+    /// Cap `cqe_version` is 1: contexts carry the user index.
+    pub(crate) cqe_v1: bool,
+    /// For kernel QPs' queue sizes.
+    pub(crate) size: SizeCaps,
+    /// The core's UAR page, which kernel QPs ring (`None`: no kernel QPs).
+    pub(crate) kernel_uar: Option<u32>,
+}
+
+impl QpEnv {
+    /// From the current general caps and the port's table lengths. Atomic mode: the
+    /// atomic caps (`atomic_operations`, `atomic_size_qp`) are not read, so no mode is
+    /// known and remote atomics are refused (`EOPNOTSUPP`, as upstream without one).
+    pub(crate) fn new(
+        caps: &GeneralCaps,
+        page_shift: u32,
+        num_ports: u8,
+        pkey_tbl_len: u16,
+        gid_tbl_len: u32,
+        kernel_uar: Option<u32>,
+    ) -> Self {
+        Self {
+            create: QpCaps::from_caps(caps, page_shift),
+            modify: ModifyCaps {
+                num_ports,
+                pkey_tbl_len,
+                gid_tbl_len,
+                log_max_ra_res_qp: caps.get(gen_cap::LOG_MAX_RA_RES_QP),
+                log_max_ra_req_qp: caps.get(gen_cap::LOG_MAX_RA_REQ_QP),
+                log_max_msg: caps.get(gen_cap::LOG_MAX_MSG),
+                stat_rate_support: caps.get(gen_cap::STAT_RATE_SUPPORT),
+                atomic_mode: atomic_mode(caps.get(gen_cap::ATOMIC), 0, 0),
+            },
+            cqe_v1: caps.get(gen_cap::CQE_VERSION) == 1,
+            size: SizeCaps {
+                log_max_qp_sz: caps.get(gen_cap::LOG_MAX_QP_SZ),
+                max_wqe_sz_sq: u32::from(caps.get(gen_cap::MAX_WQE_SZ_SQ)),
+                max_wqe_sz_rq: u32::from(caps.get(gen_cap::MAX_WQE_SZ_RQ)),
+            },
+            kernel_uar,
+        }
+    }
+}
+
+/// What changes under modify_qp.
+struct Live {
+    shadow: QpShadow,
+    /// `enum ib_qp_state`.
+    state: u32,
+}
+
+/// The memory of a QP's work queues and doorbell record.
+enum QpMem {
+    /// A user QP's pinned buffer (none without queues), its doorbell record and
+    /// the bfreg it took.
+    User {
+        umem: Option<Umem>,
+        db: UserDb,
+        _bfreg: Option<BfregRef>,
+    },
+    /// A kernel QP's pages and doorbell record.
+    Kernel {
+        pages: KVec<Coherent<[u8]>>,
+        dbr: Coherent<[u8]>,
+    },
+}
+
+/// A QP of the provider.
+pub(crate) struct Qp {
+    dev: ARef<device::Device>,
+    hw: Arc<Hw>,
+    qpn: u32,
+    ib_type: u32,
+    env: QpEnv,
+    rq_max_gs: u32,
+    /// Send queue as the core sees it (`max_send_wr`, `max_send_sge`,
+    /// `max_inline_data`): zero for a user QP (the library's business).
+    sq_cap: (u32, u32, u32),
+    sq_sig_all: bool,
+    /// Lock order: a leaf; held across a transition command.
+    live: Arc<Mutex<Live>>,
+    /// `None` once handed away (a failed destroy).
+    mem: Option<QpMem>,
+}
+
+fn kerr(e: i32) -> Error {
+    Error::from_errno(-e)
+}
+
+/// Picks the buffer's page size and offset as `mlx5_umem_find_best_quantized_pgoff`
+/// (`qpc.log_page_size`, 64-byte `page_offset` of 6 bits): (size, quantized offset).
+fn buffer_pages(umem: &mut Umem) -> Result<(BlockSize, u8)> {
+    let bitmap = queue_page_sizes(LOG_PAGE_SIZE_BITS, 12);
+    let iova = umem.start_dma() & 0xffff_ffc0;
+    let mut size = umem.best_page_size(bitmap, iova).ok_or(EINVAL)?;
+    loop {
+        let unit = size.bytes() / PAGE_OFFSET_SCALE;
+        let off = umem.dma_offset(size);
+        if unit != 0 && off % unit == 0 && off / unit <= PAGE_OFFSET_MAX {
+            return Ok((size, u8::try_from(off / unit).map_err(|_| EINVAL)?));
+        }
+        if size.bytes() <= 4096 {
+            return Err(EINVAL);
+        }
+        size = umem
+            .best_page_size(bitmap & (size.bytes() - 1), iova)
+            .ok_or(EINVAL)?;
+    }
+}
+
+/// create_qp of a user QP.
+pub(crate) fn create_user_qp(
+    dev: &device::Device,
+    hw: &Arc<Hw>,
+    env: &QpEnv,
+    ibdev: IbDev<'_>,
+    uctx: &dyn IbUcontext,
+    init: &mut QpInit,
+    ud: UserData<'_>,
+) -> Result<(KBox<dyn IbQp>, u32, usize)> {
+    let what = "create_qp";
+    let ty = QpType::from_ib(init.qp_type).ok_or(EOPNOTSUPP)?;
+    let kind = match ty {
+        QpType::Rc => QpKind::Rc,
+        QpType::Uc => QpKind::Uc,
+        QpType::Ud => QpKind::Ud,
+        _ => return Err(EOPNOTSUPP),
+    };
+    // No create flag is served (upstream's process_create_flags refuses what the
+    // device or the type does not take with EOPNOTSUPP).
+    if init.create_flags != 0 {
+        return Err(EOPNOTSUPP);
+    }
+    if init.has_send_cq == 0 || init.has_recv_cq == 0 {
+        return Err(EINVAL);
+    }
+    let attr = UQpAttr {
+        kind,
+        max_recv_wr: init.max_recv_wr,
+        srq: init.has_srq != 0,
+    };
+    let plan = parse_create_qp(&attr, ud.req, &env.create, uctx.cqe_version())
+        .map_err(|e| uabi_err(dev, what, e))?;
+    // A UAR page named by user space must be the context's own (upstream leaves that
+    // to the device's DEVX uid check, which uid 0 does not make).
+    if let QpUar::UarPage(i) = plan.uar {
+        if !uctx.owns_uar(i) {
+            dev_dbg!(dev, "{}: UAR page {} is not the context's\n", what, i);
+            return Err(EINVAL);
+        }
+    }
+    let door = uctx
+        .qp_bfregs()
+        .ok_or(EINVAL)?
+        .qp_doorbell(plan.uar)
+        .map_err(kerr)?;
+    let mut umem = None;
+    let mut pas = KVec::new();
+    let (mut log_page_size, mut page_offset) = (0u8, 0u8);
+    if plan.buf_size != 0 {
+        let mut u = Umem::get(ibdev, plan.buf_addr, u64::from(plan.buf_size), 0)?;
+        let (size, off) = buffer_pages(&mut u)?;
+        log_page_size = u8::try_from(size.shift().saturating_sub(12)).map_err(|_| EINVAL)?;
+        page_offset = off;
+        let n = usize::try_from(u.num_blocks(size)).map_err(|_| ENOMEM)?;
+        pas = KVec::from_elem(0u64, n, GFP_KERNEL)?;
+        let got = u.blocks(size).fill(&mut pas);
+        if got != n {
+            return Err(EINVAL);
+        }
+        umem = Some(u);
+    }
+    let db = uctx.db_pages().map(ibdev, plan.db_addr)?;
+    let wq = WqSizes {
+        rq_wqe_cnt: plan.rq_wqe_cnt,
+        rq_wqe_shift: plan.rq_wqe_shift,
+        rq_max_gs: plan.rq_max_gs,
+        sq_wqe_cnt: plan.sq_wqe_cnt,
+        ..WqSizes::default()
+    };
+    let srq = init.has_srq != 0;
+    let (snd, rcv) = ty.has_cqs();
+    let p = CreateQpc {
+        st: ty.st(),
+        pdn: init.pdn,
+        wq,
+        rq_type: rx_type(ty, srq, plan.has_rq),
+        cqn_snd: snd.then_some(init.send_cqn),
+        cqn_rcv: rcv.then_some(init.recv_cqn),
+        srqn: srq.then_some(init.srqn),
+        dbr_addr: db.dma(),
+        user_index: env.cqe_v1.then_some(plan.uidx),
+        uar_page: door.uar_index,
+        log_page_size,
+        page_offset,
+        wq_signature: plan.flags & QP_FLAG_SIGNATURE != 0,
+        block_lb_mc: false,
+    };
+    let ctx = create_qpc(&p);
+    let qpn = hw.run(CreateQp {
+        qpc: &ctx,
+        pas: &pas,
+    })?;
+    let shadow = QpShadow {
+        ty,
+        user: true,
+        port: 0,
+        atomic_rd_en: 0,
+        resp_depth: 0,
+        alt_port: 0,
+        pdn: init.pdn,
+        cqn_snd: p.cqn_snd,
+        cqn_rcv: p.cqn_rcv,
+        rq_wqe_cnt: plan.rq_wqe_cnt,
+        db_dma: db.dma(),
+    };
+    let live = Live {
+        shadow,
+        state: ib_state::RESET,
+    };
+    let mem = QpMem::User {
+        umem,
+        db,
+        _bfreg: door.bfreg,
+    };
+    let qp = Qp::new(
+        dev,
+        hw,
+        qpn,
+        init,
+        env,
+        plan.rq_max_gs,
+        (0, 0, 0),
+        live,
+        mem,
+    )?;
+    if !plan.has_rq {
+        init.max_recv_wr = 0;
+        init.max_recv_sge = 0;
+    }
+    let resp = CreateQpResp {
+        bfreg_index: door.resp_index,
+        ..CreateQpResp::default()
+    };
+    let n = put(ud.out, udata::response(&resp, ud.outlen));
+    let b: KBox<dyn IbQp> = KBox::new(qp, GFP_KERNEL)?;
+    Ok((b, qpn, n))
+}
+
+/// create_qp of a kernel consumer's QP.
+pub(crate) fn create_kernel_qp(
+    dev: &device::Device,
+    hw: &Arc<Hw>,
+    env: &QpEnv,
+    init: &mut QpInit,
+) -> Result<(KBox<dyn IbQp>, u32, usize)> {
+    let ty = QpType::from_ib(init.qp_type).ok_or(EOPNOTSUPP)?;
+    let uar = env.kernel_uar.ok_or(EOPNOTSUPP)?;
+    if matches!(ty, QpType::XrcIni | QpType::XrcTgt) {
+        return Err(EOPNOTSUPP);
+    }
+    // No create flag is served (IPoIB LSO, integrity, multicast loopback block).
+    if init.create_flags != 0 {
+        return Err(EOPNOTSUPP);
+    }
+    if init.has_send_cq == 0 || init.has_recv_cq == 0 {
+        return Err(EINVAL);
+    }
+    let port = if ty.is_sqp() {
+        match u8::try_from(init.port_num) {
+            Ok(p) if p != 0 && p <= env.modify.num_ports => p,
+            _ => return Err(EINVAL),
+        }
+    } else {
+        0
+    };
+    let cap = QpCap {
+        max_send_wr: init.max_send_wr,
+        max_recv_wr: init.max_recv_wr,
+        max_send_sge: init.max_send_sge,
+        max_recv_sge: init.max_recv_sge,
+        max_inline_data: init.max_inline_data,
+    };
+    let srq = init.has_srq != 0;
+    let has_rq = !srq && init.max_recv_wr != 0;
+    let (rq_cnt, rq_shift, rq_gs) = kernel_rq_size(&cap, has_rq, false, &env.size).map_err(kerr)?;
+    let sq = kernel_sq_size(ty, &cap, &env.size).map_err(kerr)?;
+    let rq_bytes = usize::try_from(u64::from(rq_cnt) << rq_shift).map_err(|_| EINVAL)?;
+    let bytes = rq_bytes
+        .checked_add(usize::try_from(sq.sq_wqe_cnt).map_err(|_| EINVAL)? * 64)
+        .ok_or(EINVAL)?;
+    if bytes == 0 {
+        return Err(EINVAL);
+    }
+    // SAFETY: the core calls the verbs only while the IB device is registered, a
+    // stage of the PCI function's binding: the function is bound for this call, and
+    // the memory is freed before the stage ends (the core destroys every QP before
+    // unregistration returns) or buried in `Hw` until bus mastering is off.
+    let bound = unsafe { dev.as_bound() };
+    let npages = bytes.div_ceil(WQ_PAGE);
+    let mut pages = KVec::with_capacity(npages, GFP_KERNEL)?;
+    let mut pas = KVec::with_capacity(npages, GFP_KERNEL)?;
+    for _ in 0..npages {
+        let p = Coherent::<u8>::zeroed_slice(bound, WQ_PAGE, GFP_KERNEL)?;
+        pas.push(p.dma_address(), GFP_KERNEL)?;
+        pages.push(p, GFP_KERNEL)?;
+    }
+    let dbr = Coherent::<u8>::zeroed_slice(bound, DBR_BYTES, GFP_KERNEL)?;
+    let db_dma = dbr.dma_address();
+    let wq = WqSizes {
+        rq_wqe_cnt: rq_cnt,
+        rq_wqe_shift: rq_shift,
+        rq_max_gs: rq_gs,
+        ..sq
+    };
+    let (snd, rcv) = ty.has_cqs();
+    let p = CreateQpc {
+        st: ty.st(),
+        pdn: init.pdn,
+        wq,
+        rq_type: rx_type(ty, srq, has_rq),
+        cqn_snd: snd.then_some(init.send_cqn),
+        cqn_rcv: rcv.then_some(init.recv_cqn),
+        srqn: srq.then_some(init.srqn),
+        dbr_addr: db_dma,
+        user_index: env.cqe_v1.then_some(IB_DEFAULT_UIDX),
+        uar_page: uar,
+        log_page_size: 0,
+        page_offset: 0,
+        wq_signature: false,
+        block_lb_mc: false,
+    };
+    let ctx = create_qpc(&p);
+    let qpn = match hw.exec_cmd(CreateQp {
+        qpc: &ctx,
+        pas: &pas,
+    }) {
+        Ok(n) => n,
+        Err(e) => {
+            // A timed-out CREATE_QP may have made the QP: the device may own the
+            // pages.
+            for p in pages {
+                hw.bury(p);
+            }
+            hw.bury(dbr);
+            return Err(crate::hw::to_kernel(e));
+        }
+    };
+    let shadow = QpShadow {
+        ty,
+        user: false,
+        port,
+        atomic_rd_en: 0,
+        resp_depth: 0,
+        alt_port: 0,
+        pdn: init.pdn,
+        cqn_snd: p.cqn_snd,
+        cqn_rcv: p.cqn_rcv,
+        rq_wqe_cnt: rq_cnt,
+        db_dma,
+    };
+    let live = Live {
+        shadow,
+        state: ib_state::RESET,
+    };
+    init.max_send_wr = sq.sq_max_post;
+    init.max_send_sge = sq.sq_max_gs;
+    init.max_inline_data = sq.max_inline;
+    if !has_rq {
+        init.max_recv_wr = 0;
+        init.max_recv_sge = 0;
+    }
+    let sq_cap = (sq.sq_max_post, sq.sq_max_gs, sq.max_inline);
+    let mem = QpMem::Kernel { pages, dbr };
+    let qp = Qp::new(dev, hw, qpn, init, env, rq_gs, sq_cap, live, mem)?;
+    let b: KBox<dyn IbQp> = KBox::new(qp, GFP_KERNEL)?;
+    Ok((b, qpn, 0))
+}
+
+impl Qp {
+    /// The QP object of QP `qpn`, just created; on failure the QP is destroyed and
+    /// `mem` released.
+    #[expect(clippy::too_many_arguments, reason = "what a QP keeps")]
+    fn new(
+        dev: &device::Device,
+        hw: &Arc<Hw>,
+        qpn: u32,
+        init: &QpInit,
+        env: &QpEnv,
+        rq_max_gs: u32,
+        sq_cap: (u32, u32, u32),
+        live: Live,
+        mem: QpMem,
+    ) -> Result<Self> {
+        let live = match Arc::pin_init(new_mutex!(live), GFP_KERNEL) {
+            Ok(l) => l,
+            Err(e) => {
+                Self::teardown(hw, dev, qpn, mem, false);
+                return Err(e);
+            }
+        };
+        Ok(Self {
+            dev: dev.into(),
+            hw: hw.clone(),
+            qpn,
+            ib_type: init.qp_type,
+            env: *env,
+            rq_max_gs,
+            sq_cap,
+            sq_sig_all: init.sq_sig_all != 0,
+            live,
+            mem: Some(mem),
+        })
+    }
+
+    /// Destroys QP `qpn` (moving it to RESET first when `to_reset`), then releases
+    /// `mem`; if DESTROY_QP fails the device may still use the memory, so pinned
+    /// pages stay pinned and coherent pages are buried ([`Hw::bury`]).
+    fn teardown(hw: &Hw, dev: &device::Device, qpn: u32, mem: QpMem, to_reset: bool) {
+        if to_reset {
+            let _ = hw.exec_cmd(QpToRst { qpn });
+        }
+        if hw.exec_cmd(DestroyQp { qpn }).is_ok() {
+            drop(mem);
+            return;
+        }
+        dev_warn!(dev, "DESTROY_QP {:#x} failed: its memory is kept\n", qpn);
+        match mem {
+            QpMem::User { umem, db, _bfreg } => {
+                core::mem::forget(umem);
+                core::mem::forget(db);
+                drop(_bfreg);
+            }
+            QpMem::Kernel { pages, dbr } => {
+                for p in pages {
+                    hw.bury(p);
+                }
+                hw.bury(dbr);
+            }
+        }
+    }
+
+    fn run_plan(&self, p: &ModifyPlan) -> Result {
+        let (qpn, opt_mask, qpc) = (self.qpn, p.opt_mask, &p.qpc);
+        match p.op {
+            Opcode::RST2INIT_QP => self.hw.run(Rst2InitQp { qpn, opt_mask, qpc }),
+            Opcode::INIT2INIT_QP => self.hw.run(Init2InitQp { qpn, opt_mask, qpc }),
+            Opcode::INIT2RTR_QP => self.hw.run(Init2RtrQp { qpn, opt_mask, qpc }),
+            Opcode::RTR2RTS_QP => self.hw.run(Rtr2RtsQp { qpn, opt_mask, qpc }),
+            Opcode::RTS2RTS_QP => self.hw.run(Rts2RtsQp { qpn, opt_mask, qpc }),
+            Opcode::SQERR2RTS_QP => self.hw.run(SqErr2RtsQp { qpn, opt_mask, qpc }),
+            Opcode::SQD_RTS_QP => self.hw.run(Sqd2RtsQp { qpn, opt_mask, qpc }),
+            Opcode::_2ERR_QP => self.hw.run(QpToErr { qpn }),
+            Opcode::_2RST_QP => self.hw.run(QpToRst { qpn }),
+            _ => Err(EINVAL),
+        }
+    }
+}
+
+impl IbQp for Qp {
+    fn modify(&self, attr: &QpAttr, ud: Option<UserData<'_>>) -> Result<usize> {
+        let m = attr.attr_mask;
+        if m & !(mask::STANDARD | mask::RATE_LIMIT) != 0 {
+            return Err(EOPNOTSUPP);
+        }
+        if let Some(u) = &ud {
+            parse_modify_qp(u.req, false).map_err(|e| uabi_err(&self.dev, "modify_qp", e))?;
+        }
+        let mut live = self.live.lock();
+        let cur = if m & mask::CUR_STATE != 0 {
+            attr.cur_qp_state
+        } else {
+            live.state
+        };
+        let new = if m & mask::STATE != 0 {
+            attr.qp_state
+        } else {
+            cur
+        };
+        if m & mask::RATE_LIMIT == 0 && !modify_qp_is_ok(cur, new, self.ib_type, m) {
+            dev_dbg!(
+                self.dev,
+                "QP {:#x}: no transition {} -> {} with mask {:#x}\n",
+                self.qpn,
+                cur,
+                new,
+                m
+            );
+            return Err(EINVAL);
+        }
+        let a = QpAttr {
+            cur_qp_state: cur,
+            qp_state: new,
+            ..*attr
+        };
+        if let Some(p) = plan_modify(&live.shadow, &a, &self.env.modify).map_err(kerr)? {
+            self.run_plan(&p)?;
+        }
+        // A kernel QP back in RESET starts its queues over (upstream clears the
+        // doorbell records; its CQs have no entries of it: nothing was posted).
+        if new == ib_state::RESET {
+            if let Some(QpMem::Kernel { dbr, .. }) = &self.mem {
+                coherent_io::write_bytes(dbr, 0, &[0u8; 8])?;
+            }
+        }
+        live.state = new;
+        after_modify(&mut live.shadow, &a);
+        drop(live);
+        Ok(match ud {
+            Some(u) => match modify_qp_response(0, u.outlen) {
+                Some(r) => put(u.out, r.as_bytes()),
+                None => 0,
+            },
+            None => 0,
+        })
+    }
+
+    fn query(&self) -> Result<QpAttr> {
+        let mut live = self.live.lock();
+        let ctx = self.hw.run(QueryQp { qpn: self.qpn })?;
+        let mut a = query_attr(live.shadow.ty, &ctx, self.env.modify.num_ports).map_err(|e| {
+            dev_warn!(self.dev, "QUERY_QP {:#x}: state out of range\n", self.qpn);
+            kerr(e)
+        })?;
+        live.state = a.qp_state;
+        a.max_recv_wr = live.shadow.rq_wqe_cnt;
+        a.max_recv_sge = self.rq_max_gs;
+        (a.max_send_wr, a.max_send_sge, a.max_inline_data) = self.sq_cap;
+        a.sq_sig_all = u8::from(self.sq_sig_all);
+        Ok(a)
+    }
+}
+
+impl Drop for Qp {
+    fn drop(&mut self) {
+        let state = self.live.lock().state;
+        if let Some(m) = self.mem.take() {
+            Self::teardown(&self.hw, &self.dev, self.qpn, m, state != ib_state::RESET);
+        }
+    }
+}

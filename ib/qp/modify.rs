@@ -1,0 +1,854 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! modify_qp and query_qp of RC, UC, UD, XRC and the special QPs, as upstream
+//! `mlx5_ib_modify_qp` / `__mlx5_ib_modify_qp` / `mlx5_set_path` and
+//! `query_qp_attr` / `to_rdma_ah_attr` (`qp.c`) do them:
+//!
+//! - [`plan_modify`]: the driver's checks after the core's `ib_modify_qp_is_ok()`
+//!   (which the shim calls): attribute bits outside the standard ones and
+//!   `IB_QP_RATE_LIMIT` (no packet pacing here) → `EOPNOTSUPP`; port 0 or above the
+//!   device's, P_Key index past the table, `max_rd_atomic` / `max_dest_rd_atomic`
+//!   above `1 << log_max_ra_res_qp` / `1 << log_max_ra_req_qp` → `EINVAL`; RESET to
+//!   RESET does nothing. Then the transition command (upstream's `optab`), the QP
+//!   context it carries and its `opt_param_mask` (upstream's attribute-to-parameter
+//!   map, masked by the parameters the transition takes for the service type,
+//!   `opt_mask`);
+//! - [`query_attr`]: a QUERY_QP context back into the core's attributes.
+//!
+//! No LAG (`lag_tx_port_affinity` 0), no Q counters (`counter_set_id` 0: this
+//! provider allocates none, upstream's `mlx5_ib_get_counters_id`), InfiniBand paths
+//! only (a RoCE address is refused, `EINVAL`, as upstream for RoCE without a GRH).
+//!
+//! Pure `core` code, compiled into the kernel module and into the host test crate.
+
+use crate::{
+    ffi::rdma::ib_qp_abi::{AhAttr, QpAttr},
+    ifc::{
+        field::{Field, F},
+        opcodes::Opcode,
+        qp::{ads, qpc},
+    },
+};
+
+/// Errno values returned (positive, as the other pure modules).
+pub mod errno {
+    /// Invalid argument.
+    pub const EINVAL: i32 = 22;
+    /// Operation not supported.
+    pub const EOPNOTSUPP: i32 = 95;
+    /// Protocol error (the device answered a value outside its range).
+    pub const EPROTO: i32 = 71;
+}
+
+/// `enum ib_qp_attr_mask` (`rdma/ib_verbs.h`).
+pub mod mask {
+    /// `IB_QP_STATE`.
+    pub const STATE: u32 = 1 << 0;
+    /// `IB_QP_CUR_STATE`.
+    pub const CUR_STATE: u32 = 1 << 1;
+    /// `IB_QP_ACCESS_FLAGS`.
+    pub const ACCESS_FLAGS: u32 = 1 << 3;
+    /// `IB_QP_PKEY_INDEX`.
+    pub const PKEY_INDEX: u32 = 1 << 4;
+    /// `IB_QP_PORT`.
+    pub const PORT: u32 = 1 << 5;
+    /// `IB_QP_QKEY`.
+    pub const QKEY: u32 = 1 << 6;
+    /// `IB_QP_AV`.
+    pub const AV: u32 = 1 << 7;
+    /// `IB_QP_PATH_MTU`.
+    pub const PATH_MTU: u32 = 1 << 8;
+    /// `IB_QP_TIMEOUT`.
+    pub const TIMEOUT: u32 = 1 << 9;
+    /// `IB_QP_RETRY_CNT`.
+    pub const RETRY_CNT: u32 = 1 << 10;
+    /// `IB_QP_RNR_RETRY`.
+    pub const RNR_RETRY: u32 = 1 << 11;
+    /// `IB_QP_RQ_PSN`.
+    pub const RQ_PSN: u32 = 1 << 12;
+    /// `IB_QP_MAX_QP_RD_ATOMIC`.
+    pub const MAX_QP_RD_ATOMIC: u32 = 1 << 13;
+    /// `IB_QP_ALT_PATH`.
+    pub const ALT_PATH: u32 = 1 << 14;
+    /// `IB_QP_MIN_RNR_TIMER`.
+    pub const MIN_RNR_TIMER: u32 = 1 << 15;
+    /// `IB_QP_SQ_PSN`.
+    pub const SQ_PSN: u32 = 1 << 16;
+    /// `IB_QP_MAX_DEST_RD_ATOMIC`.
+    pub const MAX_DEST_RD_ATOMIC: u32 = 1 << 17;
+    /// `IB_QP_PATH_MIG_STATE`.
+    pub const PATH_MIG_STATE: u32 = 1 << 18;
+    /// `IB_QP_DEST_QPN`.
+    pub const DEST_QPN: u32 = 1 << 20;
+    /// `IB_QP_RATE_LIMIT`.
+    pub const RATE_LIMIT: u32 = 1 << 25;
+    /// `IB_QP_ATTR_STANDARD_BITS`.
+    pub const STANDARD: u32 = (1 << 21) - 1;
+}
+
+/// `enum ib_qp_state`.
+pub mod ib_state {
+    /// `IB_QPS_RESET`.
+    pub const RESET: u32 = 0;
+    /// `IB_QPS_INIT`.
+    pub const INIT: u32 = 1;
+    /// `IB_QPS_RTR`.
+    pub const RTR: u32 = 2;
+    /// `IB_QPS_RTS`.
+    pub const RTS: u32 = 3;
+    /// `IB_QPS_SQD`.
+    pub const SQD: u32 = 4;
+    /// `IB_QPS_SQE`.
+    pub const SQE: u32 = 5;
+    /// `IB_QPS_ERR`.
+    pub const ERR: u32 = 6;
+}
+
+/// `enum ib_access_flags` bits a QP takes.
+pub mod access {
+    /// `IB_ACCESS_REMOTE_WRITE`.
+    pub const REMOTE_WRITE: u32 = 1 << 1;
+    /// `IB_ACCESS_REMOTE_READ`.
+    pub const REMOTE_READ: u32 = 1 << 2;
+    /// `IB_ACCESS_REMOTE_ATOMIC`.
+    pub const REMOTE_ATOMIC: u32 = 1 << 3;
+}
+
+/// `enum ib_qp_type` values the provider serves.
+pub mod ib_qpt {
+    /// `IB_QPT_SMI` (QP0).
+    pub const SMI: u32 = 0;
+    /// `IB_QPT_GSI` (QP1).
+    pub const GSI: u32 = 1;
+    /// `IB_QPT_RC`.
+    pub const RC: u32 = 2;
+    /// `IB_QPT_UC`.
+    pub const UC: u32 = 3;
+    /// `IB_QPT_UD`.
+    pub const UD: u32 = 4;
+    /// `IB_QPT_XRC_INI`.
+    pub const XRC_INI: u32 = 9;
+    /// `IB_QPT_XRC_TGT`.
+    pub const XRC_TGT: u32 = 10;
+}
+
+/// QP context states (`MLX5_QP_STATE_*`, `include/linux/mlx5/qp.h`).
+pub mod hw_state {
+    /// Reset.
+    pub const RST: u8 = 0;
+    /// Initialized.
+    pub const INIT: u8 = 1;
+    /// Ready to receive.
+    pub const RTR: u8 = 2;
+    /// Ready to send.
+    pub const RTS: u8 = 3;
+    /// Send queue error.
+    pub const SQER: u8 = 4;
+    /// Send queue drained.
+    pub const SQD: u8 = 5;
+    /// Error.
+    pub const ERR: u8 = 6;
+    /// Send queue draining.
+    pub const SQ_DRAINING: u8 = 7;
+}
+
+/// `opt_param_mask` bits (`MLX5_QP_OPTPAR_*`).
+pub mod optpar {
+    /// Alternate address path.
+    pub const ALT_ADDR_PATH: u32 = 1 << 0;
+    /// Remote read.
+    pub const RRE: u32 = 1 << 1;
+    /// Remote atomic.
+    pub const RAE: u32 = 1 << 2;
+    /// Remote write.
+    pub const RWE: u32 = 1 << 3;
+    /// P_Key index.
+    pub const PKEY_INDEX: u32 = 1 << 4;
+    /// Q_Key.
+    pub const Q_KEY: u32 = 1 << 5;
+    /// RNR NAK timer.
+    pub const RNR_TIMEOUT: u32 = 1 << 6;
+    /// Primary address path.
+    pub const PRIMARY_ADDR_PATH: u32 = 1 << 7;
+    /// Outstanding reads as requester.
+    pub const SRA_MAX: u32 = 1 << 8;
+    /// Outstanding reads as responder.
+    pub const RRA_MAX: u32 = 1 << 9;
+    /// Path migration state.
+    pub const PM_STATE: u32 = 1 << 10;
+    /// Retry count.
+    pub const RETRY_COUNT: u32 = 1 << 12;
+    /// RNR retry.
+    pub const RNR_RETRY: u32 = 1 << 13;
+    /// ACK timeout.
+    pub const ACK_TIMEOUT: u32 = 1 << 14;
+    /// LAG TX affinity.
+    pub const LAG_TX_AFF: u32 = 1 << 15;
+    /// Primary port.
+    pub const PRI_PORT: u32 = 1 << 16;
+    /// SRQ number.
+    pub const SRQN: u32 = 1 << 18;
+    /// Receive CQ.
+    pub const CQN_RCV: u32 = 1 << 19;
+    /// Packet pacing index.
+    pub const PP_INDEX: u32 = 1 << 22;
+}
+
+/// `qpc.pm_state` (`MLX5_QP_PM_*`).
+mod pm {
+    pub(super) const ARMED: u8 = 0;
+    pub(super) const REARM: u8 = 1;
+    pub(super) const MIGRATED: u8 = 3;
+}
+
+/// `MLX5_IB_ACK_REQ_FREQ`.
+const ACK_REQ_FREQ: u8 = 8;
+/// `MLX5_STAT_RATE_OFFSET`.
+const STAT_RATE_OFFSET: u8 = 5;
+/// Bytes of a QP context.
+pub const QPC_BYTES: usize = qpc::BYTES;
+
+/// A QP's transport as the provider knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QpType {
+    /// Reliable connected.
+    Rc,
+    /// Unreliable connected.
+    Uc,
+    /// Unreliable datagram.
+    Ud,
+    /// QP0 (`IB_QPT_SMI`).
+    Smi,
+    /// Hardware QP1 (`IB_QPT_GSI`, upstream's `MLX5_IB_QPT_HW_GSI`).
+    Gsi,
+    /// XRC initiator.
+    XrcIni,
+    /// XRC target.
+    XrcTgt,
+}
+
+impl QpType {
+    /// From `enum ib_qp_type`; `None` for types this provider does not create.
+    pub fn from_ib(t: u32) -> Option<Self> {
+        Some(match t {
+            ib_qpt::SMI => Self::Smi,
+            ib_qpt::GSI => Self::Gsi,
+            ib_qpt::RC => Self::Rc,
+            ib_qpt::UC => Self::Uc,
+            ib_qpt::UD => Self::Ud,
+            ib_qpt::XRC_INI => Self::XrcIni,
+            ib_qpt::XRC_TGT => Self::XrcTgt,
+            _ => return None,
+        })
+    }
+
+    /// `qpc.st` (`to_mlx5_st`).
+    pub fn st(self) -> u8 {
+        match self {
+            Self::Rc => 0x0,
+            Self::Uc => 0x1,
+            Self::Ud => 0x2,
+            Self::XrcIni | Self::XrcTgt => 0x3,
+            Self::Smi => 0x7,
+            Self::Gsi => 0x8,
+        }
+    }
+
+    /// QP0 or QP1 (`is_sqp`).
+    pub fn is_sqp(self) -> bool {
+        matches!(self, Self::Smi | Self::Gsi)
+    }
+
+    /// Connected (the address path and access flags are read back by query_qp).
+    pub fn connected(self) -> bool {
+        matches!(self, Self::Rc | Self::Uc | Self::XrcIni | Self::XrcTgt)
+    }
+
+    /// The CQs the QP context names (`get_cqs`): (send, receive).
+    pub fn has_cqs(self) -> (bool, bool) {
+        match self {
+            Self::XrcTgt => (false, false),
+            Self::XrcIni => (true, false),
+            _ => (true, true),
+        }
+    }
+}
+
+/// What the driver keeps of a QP between verbs (upstream `mlx5_ib_qp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QpShadow {
+    /// Transport.
+    pub ty: QpType,
+    /// A user QP (`ibqp->uobject`).
+    pub user: bool,
+    /// Port (QP0 / QP1: from create; others: the last `IB_QP_PORT`).
+    pub port: u8,
+    /// Access flags last set (`trans_qp.atomic_rd_en`).
+    pub atomic_rd_en: u32,
+    /// `max_dest_rd_atomic` last set (`trans_qp.resp_depth`).
+    pub resp_depth: u8,
+    /// Alternate port last set.
+    pub alt_port: u8,
+    /// PD number.
+    pub pdn: u32,
+    /// Send CQ.
+    pub cqn_snd: Option<u32>,
+    /// Receive CQ.
+    pub cqn_rcv: Option<u32>,
+    /// RQ WQEs (0: no RQ).
+    pub rq_wqe_cnt: u32,
+    /// Doorbell record bus address.
+    pub db_dma: u64,
+}
+
+/// Device values modify_qp checks against.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModifyCaps {
+    /// Ports.
+    pub num_ports: u8,
+    /// P_Key table length.
+    pub pkey_tbl_len: u16,
+    /// GID table length.
+    pub gid_tbl_len: u32,
+    /// Cap `log_max_ra_res_qp`.
+    pub log_max_ra_res_qp: u8,
+    /// Cap `log_max_ra_req_qp`.
+    pub log_max_ra_req_qp: u8,
+    /// Cap `log_max_msg`.
+    pub log_max_msg: u8,
+    /// Cap `stat_rate_support`.
+    pub stat_rate_support: u16,
+    /// `qpc.atomic_mode` for remote atomics (`get_atomic_mode`); `None`: no atomics.
+    pub atomic_mode: Option<u8>,
+}
+
+/// A transition to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModifyPlan {
+    /// The transition command.
+    pub op: Opcode,
+    /// Its `opt_param_mask`.
+    pub opt_mask: u32,
+    /// Its QP context.
+    pub qpc: [u8; QPC_BYTES],
+}
+
+/// `to_mlx5_state`.
+pub fn to_hw_state(s: u32) -> Option<u8> {
+    Some(match s {
+        ib_state::RESET => hw_state::RST,
+        ib_state::INIT => hw_state::INIT,
+        ib_state::RTR => hw_state::RTR,
+        ib_state::RTS => hw_state::RTS,
+        ib_state::SQD => hw_state::SQD,
+        ib_state::SQE => hw_state::SQER,
+        ib_state::ERR => hw_state::ERR,
+        _ => return None,
+    })
+}
+
+/// `to_ib_qp_state` (SQ draining reads as SQD).
+pub fn to_ib_state(s: u8) -> Option<u32> {
+    Some(match s {
+        hw_state::RST => ib_state::RESET,
+        hw_state::INIT => ib_state::INIT,
+        hw_state::RTR => ib_state::RTR,
+        hw_state::RTS => ib_state::RTS,
+        hw_state::SQD | hw_state::SQ_DRAINING => ib_state::SQD,
+        hw_state::SQER => ib_state::SQE,
+        hw_state::ERR => ib_state::ERR,
+        _ => return None,
+    })
+}
+
+/// Upstream's `optab`: the command that moves a QP from `cur` to `new` (context
+/// states), `None` where there is none.
+pub fn transition_op(cur: u8, new: u8) -> Option<Opcode> {
+    use hw_state::*;
+    Some(match (cur, new) {
+        (c, RST) if c <= ERR => Opcode::_2RST_QP,
+        (c, ERR) if c <= ERR => Opcode::_2ERR_QP,
+        (RST, INIT) => Opcode::RST2INIT_QP,
+        (INIT, INIT) => Opcode::INIT2INIT_QP,
+        (INIT, RTR) => Opcode::INIT2RTR_QP,
+        (RTR, RTS) => Opcode::RTR2RTS_QP,
+        (RTS, RTS) => Opcode::RTS2RTS_QP,
+        (SQD, RTS) => Opcode::SQD_RTS_QP,
+        (SQER, RTS) => Opcode::SQERR2RTS_QP,
+        _ => return None,
+    })
+}
+
+/// Upstream's `opt_mask`: the parameters transition (`cur`, `new`) takes for `ty`
+/// (QP0 and QP1 use the MLX column).
+pub fn allowed_optpar(cur: u8, new: u8, ty: QpType) -> u32 {
+    use hw_state as s;
+    use optpar::*;
+    use QpType::*;
+    let rc = matches!(ty, Rc | XrcIni | XrcTgt);
+    let xrc = matches!(ty, XrcIni | XrcTgt);
+    match (cur, new) {
+        (s::INIT, s::INIT) => match ty {
+            _ if rc => RRE | RAE | RWE | PKEY_INDEX | PRI_PORT | LAG_TX_AFF,
+            Uc => RWE | PKEY_INDEX | PRI_PORT | LAG_TX_AFF,
+            Ud => PKEY_INDEX | Q_KEY | PRI_PORT,
+            _ => 0,
+        },
+        (s::INIT, s::RTR) => match ty {
+            _ if rc => ALT_ADDR_PATH | RRE | RAE | RWE | PKEY_INDEX | LAG_TX_AFF,
+            Uc => ALT_ADDR_PATH | RWE | PKEY_INDEX | LAG_TX_AFF,
+            Ud | Smi | Gsi => PKEY_INDEX | Q_KEY,
+            _ => 0,
+        },
+        (s::RTR, s::RTS) => match ty {
+            _ if rc => ALT_ADDR_PATH | RRE | RAE | RWE | PM_STATE | RNR_TIMEOUT,
+            Uc => ALT_ADDR_PATH | RWE | PM_STATE | PP_INDEX,
+            Ud => Q_KEY | PP_INDEX,
+            _ => 0,
+        },
+        (s::RTS, s::RTS) => match ty {
+            _ if rc => RRE | RAE | RWE | RNR_TIMEOUT | PM_STATE | ALT_ADDR_PATH,
+            Uc => RWE | PM_STATE | ALT_ADDR_PATH | PP_INDEX,
+            Ud => Q_KEY | SRQN | CQN_RCV | PP_INDEX,
+            _ => 0,
+        },
+        (s::SQER, s::RTS) => match ty {
+            _ if rc => RNR_TIMEOUT | RWE | RAE | RRE,
+            Ud | Smi | Gsi => Q_KEY,
+            Uc => RWE,
+            _ => 0,
+        },
+        // Upstream's SQD→RTS row has no XRC entry.
+        (s::SQD, s::RTS) => match ty {
+            _ if xrc => 0,
+            Rc => RNR_TIMEOUT | RWE | RAE | RRE,
+            Ud | Smi | Gsi => Q_KEY,
+            Uc => RWE,
+            _ => 0,
+        },
+        _ => 0,
+    }
+}
+
+/// `ib_mask_to_mlx5_opt`: the parameters an attribute mask names.
+pub fn mask_to_optpar(m: u32) -> u32 {
+    use optpar::*;
+    let map: [(u32, u32); 14] = [
+        (mask::ACCESS_FLAGS, RWE | RRE | RAE),
+        (mask::PKEY_INDEX, PKEY_INDEX),
+        (mask::PORT, PRI_PORT),
+        (mask::QKEY, Q_KEY),
+        (mask::AV, PRIMARY_ADDR_PATH | PRI_PORT),
+        (mask::TIMEOUT, ACK_TIMEOUT),
+        (mask::RETRY_CNT, RETRY_COUNT),
+        (mask::RNR_RETRY, RNR_RETRY),
+        (mask::MAX_QP_RD_ATOMIC, SRA_MAX),
+        (mask::ALT_PATH, ALT_ADDR_PATH),
+        (mask::MIN_RNR_TIMER, RNR_TIMEOUT),
+        (mask::MAX_DEST_RD_ATOMIC, RRA_MAX | RWE | RRE | RAE),
+        (mask::PATH_MIG_STATE, PM_STATE),
+        (mask::STATE, 0),
+    ];
+    map.iter()
+        .filter(|(b, _)| m & b != 0)
+        .fold(0, |acc, (_, o)| acc | o)
+}
+
+/// `ib_to_mlx5_rate_map`.
+fn rate_map(rate: u8) -> u8 {
+    match rate {
+        0 => 0,
+        12 => 1, // 56 Gb/s
+        15 => 2, // 25 Gb/s
+        16 => 3, // 100 Gb/s
+        17 => 4, // 200 Gb/s
+        20 => 5, // 50 Gb/s
+        21 => 6, // 400 Gb/s
+        r => r.wrapping_add(STAT_RATE_OFFSET),
+    }
+}
+
+/// `mlx5_to_ib_rate_map`.
+fn rate_unmap(v: u8) -> u8 {
+    const R: [u8; 7] = [0, 12, 15, 16, 17, 20, 21];
+    match R.get(usize::from(v)) {
+        Some(&r) => r,
+        None => v.wrapping_sub(STAT_RATE_OFFSET),
+    }
+}
+
+/// `mlx5r_ib_rate`: `qpc` value of an `enum ib_rate`, stepping down to a rate the
+/// device supports; `EINVAL` outside the enum.
+pub fn stat_rate(rate: u8, support: u16) -> Result<u8, i32> {
+    // IB_RATE_PORT_CURRENT, IB_RATE_800_GBPS, IB_RATE_1600_GBPS.
+    if rate == 0 || rate == 23 || rate == 25 {
+        return Ok(0);
+    }
+    if !(2..=25).contains(&rate) {
+        return Err(errno::EINVAL);
+    }
+    let mut r = rate;
+    while r != 0 && (1u32 << rate_map(r).min(31)) & u32::from(support) == 0 {
+        r -= 1;
+    }
+    Ok(rate_map(r))
+}
+
+/// `fls(n - 1)` of a non-zero count: log2 rounded up.
+fn log_ceil(n: u8) -> u8 {
+    (u8::BITS - (n - 1).leading_zeros()) as u8
+}
+
+/// A field of an address path inside `qpc` (`pri`: primary, else secondary).
+fn path(f: Field, pri: bool) -> Field {
+    let p = if pri {
+        qpc::PRIMARY_ADDRESS_PATH.raw()
+    } else {
+        qpc::SECONDARY_ADDRESS_PATH.raw()
+    };
+    Field::new("qpc", f.name, p.bit_off + f.bit_off, f.bits)
+}
+
+/// `MLX5_SET`: stores the low bits of `v` that fit (a QPC buffer always holds the
+/// field).
+fn set(ctx: &mut [u8], f: impl Into<Field>, v: u64) {
+    let f = f.into();
+    let v = if f.bits >= 64 {
+        v
+    } else {
+        v & ((1u64 << f.bits) - 1)
+    };
+    let _ = f.set(ctx, v);
+}
+
+fn get(ctx: &[u8], f: impl Into<Field>) -> u64 {
+    f.into().get(ctx).unwrap_or(0)
+}
+
+fn ads_f<T, S>(f: F<T, S>, pri: bool) -> Field {
+    path(f.raw(), pri)
+}
+
+/// `mlx5_set_path` for an InfiniBand address.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "upstream's mlx5_set_path parameters"
+)]
+fn set_path(
+    ctx: &mut [u8],
+    ah: &AhAttr,
+    pri: bool,
+    port: u8,
+    m: u32,
+    pkey_index: u16,
+    timeout: u8,
+    caps: &ModifyCaps,
+) -> Result<(), i32> {
+    if m & mask::PKEY_INDEX != 0 {
+        set(ctx, ads_f(ads::PKEY_INDEX, pri), pkey_index.into());
+    }
+    let grh = ah.grh != 0;
+    if grh && u32::from(ah.sgid_index) >= caps.gid_tbl_len {
+        return Err(errno::EINVAL);
+    }
+    set(ctx, ads_f(ads::FL, pri), 0);
+    set(ctx, ads_f(ads::FREE_AR, pri), 0);
+    set(ctx, ads_f(ads::RLID, pri), ah.dlid.into());
+    set(ctx, ads_f(ads::MLID, pri), ah.src_path_bits.into());
+    set(ctx, ads_f(ads::GRH, pri), grh.into());
+    set(ctx, ads_f(ads::SL, pri), ah.sl.into());
+    if grh {
+        set(ctx, ads_f(ads::SRC_ADDR_INDEX, pri), ah.sgid_index.into());
+        set(ctx, ads_f(ads::HOP_LIMIT, pri), ah.hop_limit.into());
+        set(ctx, ads_f(ads::TCLASS, pri), ah.traffic_class.into());
+        set(ctx, ads_f(ads::FLOW_LABEL, pri), ah.flow_label.into());
+        if let Some(d) = path(ads::RGID_RIP.raw(), pri).bytes_mut(ctx) {
+            d.copy_from_slice(&ah.dgid);
+        }
+    }
+    let rate = stat_rate(ah.static_rate, caps.stat_rate_support)?;
+    set(ctx, ads_f(ads::STAT_RATE, pri), rate.into());
+    set(ctx, ads_f(ads::VHCA_PORT_NUM, pri), port.into());
+    if m & mask::TIMEOUT != 0 {
+        set(ctx, ads_f(ads::ACK_TIMEOUT, pri), timeout.into());
+    }
+    Ok(())
+}
+
+/// The driver part of modify_qp (see the module doc): `a` with `cur_qp_state` and
+/// `qp_state` resolved by the shim, which has checked them with
+/// `ib_modify_qp_is_ok()`. `Ok(None)`: nothing to send (RESET to RESET).
+pub fn plan_modify(
+    qp: &QpShadow,
+    a: &QpAttr,
+    caps: &ModifyCaps,
+) -> Result<Option<ModifyPlan>, i32> {
+    let m = a.attr_mask;
+    if m & !(mask::STANDARD | mask::RATE_LIMIT) != 0 || m & mask::RATE_LIMIT != 0 {
+        return Err(errno::EOPNOTSUPP);
+    }
+    if m & mask::PORT != 0 && (a.port_num == 0 || a.port_num > caps.num_ports) {
+        return Err(errno::EINVAL);
+    }
+    if m & mask::PKEY_INDEX != 0 && a.pkey_index >= caps.pkey_tbl_len {
+        return Err(errno::EINVAL);
+    }
+    let res = 1u32 << caps.log_max_ra_res_qp.min(31);
+    let req = 1u32 << caps.log_max_ra_req_qp.min(31);
+    if m & mask::MAX_QP_RD_ATOMIC != 0 && u32::from(a.max_rd_atomic) > res {
+        return Err(errno::EINVAL);
+    }
+    if m & mask::MAX_DEST_RD_ATOMIC != 0 && u32::from(a.max_dest_rd_atomic) > req {
+        return Err(errno::EINVAL);
+    }
+    let cur = to_hw_state(a.cur_qp_state).ok_or(errno::EINVAL)?;
+    let new = to_hw_state(a.qp_state).ok_or(errno::EINVAL)?;
+    if cur == hw_state::RST && new == hw_state::RST {
+        return Ok(None);
+    }
+    let mut ctx = [0u8; QPC_BYTES];
+    let c = &mut ctx[..];
+    set(c, qpc::ST, qp.ty.st().into());
+    let pm = if m & mask::PATH_MIG_STATE != 0 {
+        match a.path_mig_state {
+            1 => pm::REARM,
+            2 => pm::ARMED,
+            _ => pm::MIGRATED,
+        }
+    } else {
+        pm::MIGRATED
+    };
+    set(c, qpc::PM_STATE, pm.into());
+    if qp.ty.is_sqp() {
+        set(c, qpc::MTU, 1);
+        set(c, qpc::LOG_MSG_MAX, 8);
+    } else if qp.ty == QpType::Ud {
+        set(c, qpc::MTU, 5);
+        set(c, qpc::LOG_MSG_MAX, 12);
+    } else if m & mask::PATH_MTU != 0 {
+        if !(1..=5).contains(&a.path_mtu) {
+            return Err(errno::EINVAL);
+        }
+        set(c, qpc::MTU, a.path_mtu.into());
+        set(c, qpc::LOG_MSG_MAX, caps.log_max_msg.into());
+    }
+    if m & mask::DEST_QPN != 0 {
+        set(c, qpc::REMOTE_QPN, a.dest_qp_num.into());
+    }
+    if m & mask::PKEY_INDEX != 0 {
+        set(c, ads_f(ads::PKEY_INDEX, true), a.pkey_index.into());
+    }
+    if qp.ty.is_sqp() {
+        set(c, ads_f(ads::VHCA_PORT_NUM, true), qp.port.into());
+    }
+    if m & mask::PORT != 0 {
+        set(c, ads_f(ads::VHCA_PORT_NUM, true), a.port_num.into());
+    }
+    if m & mask::AV != 0 {
+        let port = if m & mask::PORT != 0 {
+            a.port_num
+        } else {
+            qp.port
+        };
+        set_path(c, &a.ah_attr, true, port, m, a.pkey_index, a.timeout, caps)?;
+    }
+    if m & mask::TIMEOUT != 0 {
+        set(c, ads_f(ads::ACK_TIMEOUT, true), a.timeout.into());
+    }
+    if m & mask::ALT_PATH != 0 {
+        let am = m | mask::PKEY_INDEX | mask::TIMEOUT;
+        set_path(
+            c,
+            &a.alt_ah_attr,
+            false,
+            a.alt_port_num,
+            am,
+            a.alt_pkey_index,
+            a.alt_timeout,
+            caps,
+        )?;
+    }
+    set(c, qpc::PD, qp.pdn.into());
+    if let Some(n) = qp.cqn_snd {
+        set(c, qpc::CQN_SND, n.into());
+    }
+    if let Some(n) = qp.cqn_rcv {
+        set(c, qpc::CQN_RCV, n.into());
+    }
+    set(c, qpc::LOG_ACK_REQ_FREQ, ACK_REQ_FREQ.into());
+    if m & mask::RNR_RETRY != 0 {
+        set(c, qpc::RNR_RETRY, a.rnr_retry.into());
+    }
+    if m & mask::RETRY_CNT != 0 {
+        set(c, qpc::RETRY_COUNT, a.retry_cnt.into());
+    }
+    if m & mask::MAX_QP_RD_ATOMIC != 0 && a.max_rd_atomic != 0 {
+        set(c, qpc::LOG_SRA_MAX, log_ceil(a.max_rd_atomic).into());
+    }
+    if m & mask::SQ_PSN != 0 {
+        set(c, qpc::NEXT_SEND_PSN, a.sq_psn.into());
+    }
+    if m & mask::MAX_DEST_RD_ATOMIC != 0 && a.max_dest_rd_atomic != 0 {
+        set(c, qpc::LOG_RRA_MAX, log_ceil(a.max_dest_rd_atomic).into());
+    }
+    if m & (mask::ACCESS_FLAGS | mask::MAX_DEST_RD_ATOMIC) != 0 {
+        let depth = if m & mask::MAX_DEST_RD_ATOMIC != 0 {
+            a.max_dest_rd_atomic
+        } else {
+            qp.resp_depth
+        };
+        let mut flags = if m & mask::ACCESS_FLAGS != 0 {
+            a.qp_access_flags
+        } else {
+            qp.atomic_rd_en
+        };
+        if depth == 0 {
+            flags &= access::REMOTE_WRITE;
+        }
+        set(c, qpc::RRE, u64::from(flags & access::REMOTE_READ != 0));
+        if flags & access::REMOTE_ATOMIC != 0 {
+            let mode = caps.atomic_mode.ok_or(errno::EOPNOTSUPP)?;
+            set(c, qpc::RAE, 1);
+            set(c, qpc::ATOMIC_MODE, mode.into());
+        }
+        set(c, qpc::RWE, u64::from(flags & access::REMOTE_WRITE != 0));
+    }
+    if m & mask::MIN_RNR_TIMER != 0 {
+        set(c, qpc::MIN_RNR_NAK, a.min_rnr_timer.into());
+    }
+    if m & mask::RQ_PSN != 0 {
+        set(c, qpc::NEXT_RCV_PSN, a.rq_psn.into());
+    }
+    if m & mask::QKEY != 0 {
+        set(c, qpc::Q_KEY, a.qkey.into());
+    }
+    let rst2init = cur == hw_state::RST && new == hw_state::INIT;
+    if qp.rq_wqe_cnt != 0 && rst2init {
+        set(c, qpc::DBR_ADDR, qp.db_dma);
+    }
+    if rst2init {
+        set(c, qpc::COUNTER_SET_ID, 0);
+        if !qp.user {
+            set(c, qpc::RLKY, 1);
+        }
+    }
+    let op = transition_op(cur, new).ok_or(errno::EINVAL)?;
+    let opt_mask = mask_to_optpar(m) & allowed_optpar(cur, new, qp.ty);
+    Ok(Some(ModifyPlan {
+        op,
+        opt_mask,
+        qpc: ctx,
+    }))
+}
+
+/// What a successful transition changes in the shadow (upstream after the command).
+pub fn after_modify(qp: &mut QpShadow, a: &QpAttr) {
+    let m = a.attr_mask;
+    if m & mask::ACCESS_FLAGS != 0 {
+        qp.atomic_rd_en = a.qp_access_flags;
+    }
+    if m & mask::MAX_DEST_RD_ATOMIC != 0 {
+        qp.resp_depth = a.max_dest_rd_atomic;
+    }
+    if m & mask::PORT != 0 {
+        qp.port = a.port_num;
+    }
+    if m & mask::ALT_PATH != 0 {
+        qp.alt_port = a.alt_port_num;
+    }
+}
+
+/// `to_rdma_ah_attr` of an address path (zero when its port is 0 or past the
+/// device's).
+fn ah_of(ctx: &[u8], pri: bool, num_ports: u8) -> AhAttr {
+    let port = get(ctx, ads_f(ads::VHCA_PORT_NUM, pri)) as u8;
+    let mut ah = AhAttr::default();
+    if port == 0 || port > num_ports {
+        return ah;
+    }
+    ah.port_num = port;
+    ah.sl = get(ctx, ads_f(ads::SL, pri)) as u8;
+    ah.dlid = get(ctx, ads_f(ads::RLID, pri)) as u16;
+    ah.src_path_bits = get(ctx, ads_f(ads::MLID, pri)) as u8;
+    ah.static_rate = rate_unmap(get(ctx, ads_f(ads::STAT_RATE, pri)) as u8);
+    if get(ctx, ads_f(ads::GRH, pri)) != 0 {
+        ah.grh = 1;
+        ah.flow_label = get(ctx, ads_f(ads::FLOW_LABEL, pri)) as u32;
+        ah.sgid_index = get(ctx, ads_f(ads::SRC_ADDR_INDEX, pri)) as u8;
+        ah.hop_limit = get(ctx, ads_f(ads::HOP_LIMIT, pri)) as u8;
+        ah.traffic_class = get(ctx, ads_f(ads::TCLASS, pri)) as u8;
+        if let Some(g) = path(ads::RGID_RIP.raw(), pri).bytes(ctx) {
+            ah.dgid.copy_from_slice(g);
+        }
+    }
+    ah
+}
+
+/// `query_qp_attr`: the attributes of a QUERY_QP context `ctx` (the `cap` fields are
+/// the caller's). `EPROTO` for a state outside the PRM's.
+pub fn query_attr(ty: QpType, ctx: &[u8], num_ports: u8) -> Result<QpAttr, i32> {
+    let hw = get(ctx, qpc::STATE) as u8;
+    let st = to_ib_state(hw).ok_or(errno::EPROTO)?;
+    let mut a = QpAttr {
+        qp_state: st,
+        cur_qp_state: st,
+        sq_draining: u8::from(hw == hw_state::SQ_DRAINING),
+        path_mtu: get(ctx, qpc::MTU) as u32,
+        path_mig_state: match get(ctx, qpc::PM_STATE) as u8 {
+            pm::ARMED => 2,
+            pm::REARM => 1,
+            _ => 0,
+        },
+        qkey: get(ctx, qpc::Q_KEY) as u32,
+        rq_psn: get(ctx, qpc::NEXT_RCV_PSN) as u32,
+        sq_psn: get(ctx, qpc::NEXT_SEND_PSN) as u32,
+        dest_qp_num: get(ctx, qpc::REMOTE_QPN) as u32,
+        ..QpAttr::default()
+    };
+    if get(ctx, qpc::RRE) != 0 {
+        a.qp_access_flags |= access::REMOTE_READ;
+    }
+    if get(ctx, qpc::RWE) != 0 {
+        a.qp_access_flags |= access::REMOTE_WRITE;
+    }
+    if get(ctx, qpc::RAE) != 0 {
+        a.qp_access_flags |= access::REMOTE_ATOMIC;
+    }
+    a.max_rd_atomic = 1u8 << (get(ctx, qpc::LOG_SRA_MAX) as u8).min(7);
+    a.max_dest_rd_atomic = 1u8 << (get(ctx, qpc::LOG_RRA_MAX) as u8).min(7);
+    a.min_rnr_timer = get(ctx, qpc::MIN_RNR_NAK) as u8;
+    a.retry_cnt = get(ctx, qpc::RETRY_COUNT) as u8;
+    a.rnr_retry = get(ctx, qpc::RNR_RETRY) as u8;
+    if ty.connected() {
+        a.ah_attr = ah_of(ctx, true, num_ports);
+        a.alt_ah_attr = ah_of(ctx, false, num_ports);
+        a.alt_pkey_index = get(ctx, ads_f(ads::PKEY_INDEX, false)) as u16;
+        a.alt_port_num = get(ctx, ads_f(ads::VHCA_PORT_NUM, false)) as u8;
+    }
+    a.pkey_index = get(ctx, ads_f(ads::PKEY_INDEX, true)) as u16;
+    a.port_num = get(ctx, ads_f(ads::VHCA_PORT_NUM, true)) as u8;
+    a.timeout = get(ctx, ads_f(ads::ACK_TIMEOUT, true)) as u8;
+    a.alt_timeout = get(ctx, ads_f(ads::ACK_TIMEOUT, false)) as u8;
+    Ok(a)
+}
+
+/// `get_atomic_mode` from cap `atomic` and the atomic caps' `atomic_operations` and
+/// `atomic_size_qp`.
+pub fn atomic_mode(atomic: bool, operations: u16, size_qp: u16) -> Option<u8> {
+    if !atomic {
+        return None;
+    }
+    let mut mode: i32 = -1;
+    // Extended compare-swap or fetch-add (bits 2 and 3).
+    if operations & 0b1100 != 0 {
+        let sizes = size_qp & 0x1ff;
+        if sizes != 0 {
+            let log = 15 - sizes.leading_zeros() as i32;
+            mode = if log > 3 { log } else { 3 };
+        }
+    }
+    if mode <= 0 && operations & 0b11 == 0b11 {
+        mode = 1;
+    }
+    u8::try_from(mode).ok().filter(|&m| m != 0)
+}

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! User contexts on top of the uverbs ABI logic ([`crate::ib::abi`]): what the device
+//! and the host offer a context, and which page of BAR 0 an mmap of it maps.
+//!
+//! Write combining is reported absent ([`WRITE_COMBINING`]): upstream finds out by
+//! posting a blue-flame send on a test QP (`mlx5_wc_support_get`), which needs the data
+//! path this provider does not have yet. So the alloc_ucontext response has
+//! `bf_reg_size` 0, the WC_PAGE and ALLOC_WC mmaps are `EPERM` (as upstream without
+//! write combining) and REGULAR_PAGE, which upstream maps write-combining "as best
+//! effort", is mapped uncached. DEVX is not served: a DEVX context is refused with
+//! `EINVAL` (upstream with `log_max_uctx` 0), and libmlx5 retries without.
+//!
+//! Pure `core` code, compiled into the kernel module and into the host test crate.
+
+use crate::ib::abi::{
+    caps::{HostInfo, UctxExtra},
+    consts::ADAPTER_PAGE_SHIFT,
+    mmap::{uar_alloc_type, Caching, MmapCaps, MmapTarget, Vma},
+    ucontext::{UctxDevCaps, UctxRespCaps},
+    Reason, UabiError,
+};
+use crate::{
+    cmd::commands::{gen_cap, GeneralCaps},
+    ffi::rdma::ib_abi::{MmapMap, MmapReq, UarObj},
+    ifc::init_seg::INTERNAL_TIMER_H,
+};
+
+/// Write combining is known to work (see the module doc): never, for now.
+pub const WRITE_COMBINING: bool = false;
+
+/// What the host contributes to a context.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UctxHost {
+    /// log2 of the host page size.
+    pub page_shift: u32,
+    /// `cache_line_size()`.
+    pub cache_line_size: u32,
+    /// Ports of the device.
+    pub num_ports: u16,
+}
+
+impl UctxHost {
+    fn host_info(&self) -> HostInfo {
+        HostInfo {
+            page_shift: self.page_shift,
+            cache_line_size: self.cache_line_size,
+            wc: WRITE_COMBINING,
+            devx: false,
+        }
+    }
+
+    /// The device side of the request checks (no DEVX).
+    pub fn dev_caps(&self, caps: &GeneralCaps) -> UctxDevCaps {
+        UctxDevCaps::from_caps(caps, &self.host_info())
+    }
+
+    /// The values the response reports. No dump-fill mkey (QUERY_SPECIAL_CONTEXTS is
+    /// not read), no clock info page, no real-time timestamps, InfiniBand (no minimum
+    /// inline mode).
+    pub fn resp_caps(&self, caps: &GeneralCaps) -> UctxRespCaps {
+        let extra = UctxExtra {
+            num_ports: self.num_ports,
+            ..UctxExtra::default()
+        };
+        UctxRespCaps {
+            dump_fill_mkey: None,
+            ..UctxRespCaps::from_caps(caps, &self.host_info(), &extra)
+        }
+    }
+
+    /// What an mmap may map.
+    pub fn mmap_caps(&self) -> MmapCaps {
+        MmapCaps {
+            page_shift: self.page_shift,
+            wc: WRITE_COMBINING,
+            clock_info: false,
+        }
+    }
+}
+
+/// A context gets a transport domain when the device has them (cap
+/// `log_max_transport_domain`, as upstream).
+pub fn wants_transport_domain(caps: &GeneralCaps) -> bool {
+    caps.get(gen_cap::LOG_MAX_TRANSPORT_DOMAIN) != 0
+}
+
+/// The mapping the shim's VMA asks for.
+pub fn vma_of(req: &MmapReq) -> Vma {
+    Vma {
+        pgoff: req.pgoff,
+        len: req.len,
+        shared: req.shared != 0,
+        write: req.write != 0,
+        exec: req.exec != 0,
+    }
+}
+
+/// Offset in BAR 0 of the system page holding UAR `uar` (upstream `uar_index2pfn`:
+/// with cap `uar_4k` a system page holds `PAGE_SIZE / 4096` UARs, else one).
+pub fn uar_bar_offset(uar: u32, dev_uar_4k: bool, page_shift: u32) -> u64 {
+    let per_page_log = if dev_uar_4k {
+        page_shift.saturating_sub(ADAPTER_PAGE_SHIFT)
+    } else {
+        0
+    };
+    (u64::from(uar) >> per_page_log)
+        .checked_shl(page_shift)
+        .unwrap_or(u64::MAX)
+}
+
+/// The page of BAR 0 that `target` (decoded by [`crate::ib::abi::mmap::decode`]) maps,
+/// for a context whose static UAR pages are `uars` (UAR index per page).
+///
+/// Errors: a static page the context does not have, a dynamic page (only with write
+/// combining, which is absent) or an mmap entry (none is ever handed out) →
+/// `EINVAL`; the clock info page → `EOPNOTSUPP`.
+pub fn map_target(
+    target: MmapTarget,
+    uars: &[u32],
+    dev_uar_4k: bool,
+    page_shift: u32,
+) -> Result<MmapMap, UabiError> {
+    match target {
+        MmapTarget::Uar {
+            sys_page,
+            dynamic: false,
+            caching,
+            ..
+        } => {
+            let uar = uars
+                .get(sys_page as usize)
+                .copied()
+                .ok_or(UabiError::inval(Reason::OutOfRange("UAR page index")))?;
+            Ok(MmapMap {
+                bar_offset: uar_bar_offset(uar, dev_uar_4k, page_shift),
+                write_combining: u32::from(WRITE_COMBINING && caching == Caching::WriteCombining),
+                ..Default::default()
+            })
+        }
+        MmapTarget::Uar { dynamic: true, .. } => {
+            Err(UabiError::inval(Reason::Unsupported("dynamic UAR pages")))
+        }
+        MmapTarget::CoreClock => {
+            let page = 1u64.checked_shl(page_shift).unwrap_or(0);
+            Ok(MmapMap {
+                bar_offset: (INTERNAL_TIMER_H as u64) & !page.wrapping_sub(1),
+                read_only: 1,
+                ..Default::default()
+            })
+        }
+        MmapTarget::ClockInfo => Err(UabiError::notsupp(Reason::Unsupported("clock info page"))),
+        // The shim looks the key up: one never inserted is `EINVAL` there.
+        MmapTarget::Entry { key } => Ok(MmapMap {
+            entry: 1,
+            entry_key: key,
+            ..Default::default()
+        }),
+    }
+}
+
+/// A UAR object of `alloc_type` (UAR_OBJ_ALLOC's TYPE) over UAR `uar`: its page in BAR
+/// 0 and caching. Blue flame needs write combining, which is absent
+/// ([`WRITE_COMBINING`]): `EOPNOTSUPP` as upstream without it, and libmlx5 then uses
+/// its non-cached UAR; unknown types are `EOPNOTSUPP` too.
+pub fn uar_obj(
+    alloc_type: u32,
+    uar: u32,
+    dev_uar_4k: bool,
+    page_shift: u32,
+) -> Result<UarObj, UabiError> {
+    let caching = uar_alloc_type(alloc_type, WRITE_COMBINING)?;
+    Ok(UarObj {
+        bar_offset: uar_bar_offset(uar, dev_uar_4k, page_shift),
+        uar_index: uar,
+        write_combining: u32::from(caching == Caching::WriteCombining),
+    })
+}
+
+/// The UAR objects' checks of the allocation type, before any command: as
+/// [`uar_obj`], for a caller that has no UAR yet.
+pub fn check_uar_alloc_type(alloc_type: u32) -> Result<(), UabiError> {
+    uar_alloc_type(alloc_type, WRITE_COMBINING).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ib::abi::{
+        bfreg::BfregInfo,
+        consts::{MMAP_ALLOC_WC, MMAP_CORE_CLOCK, MMAP_NC_PAGE, MMAP_REGULAR_PAGE, MMAP_WC_PAGE},
+        error::errno,
+        mmap::{decode, pgoff},
+    };
+
+    fn req(pgoff: u64, write: bool) -> MmapReq {
+        MmapReq {
+            pgoff,
+            len: 4096,
+            shared: 1,
+            write: u32::from(write),
+            ..MmapReq::default()
+        }
+    }
+
+    const HOST: UctxHost = UctxHost {
+        page_shift: 12,
+        cache_line_size: 64,
+        num_ports: 1,
+    };
+
+    fn map(pgoff: u64, write: bool, b: &BfregInfo, uars: &[u32]) -> Result<MmapMap, UabiError> {
+        let t = decode(&vma_of(&req(pgoff, write)), &HOST.mmap_caps(), b)?;
+        map_target(t, uars, true, 12)
+    }
+
+    #[test]
+    fn uar_pages_map_their_uar_uncached() {
+        let b = BfregInfo::plan_static(2, true, true, 12, 4, 0).unwrap();
+        assert_eq!(b.num_static_sys_pages, 2);
+        let uars = [5u32, 9];
+        for cmd in [MMAP_REGULAR_PAGE, MMAP_NC_PAGE] {
+            let m = map(pgoff(cmd, 1).unwrap(), true, &b, &uars).unwrap();
+            assert_eq!(
+                m,
+                MmapMap {
+                    bar_offset: 9 << 12,
+                    ..Default::default()
+                }
+            );
+        }
+        // Past the static pages, or the page table shorter than the plan: EINVAL.
+        let e = map(pgoff(MMAP_NC_PAGE, 2).unwrap(), false, &b, &uars).unwrap_err();
+        assert_eq!(e.errno, errno::EINVAL);
+        let e = map(pgoff(MMAP_NC_PAGE, 1).unwrap(), false, &b, &uars[..1]).unwrap_err();
+        assert_eq!(e.errno, errno::EINVAL);
+        // No write combining: WC pages and dynamic pages are EPERM.
+        for cmd in [MMAP_WC_PAGE, MMAP_ALLOC_WC] {
+            let e = map(pgoff(cmd, 0).unwrap(), false, &b, &uars).unwrap_err();
+            assert_eq!(e.errno, errno::EPERM);
+        }
+        // A dynamic-UAR context has no static page.
+        let d = BfregInfo::dynamic(2, 0);
+        assert_eq!(map(0, false, &d, &[]).unwrap_err().errno, errno::EINVAL);
+    }
+
+    #[test]
+    fn core_clock_read_only_others_refused() {
+        let d = BfregInfo::dynamic(2, 0);
+        let clock = pgoff(MMAP_CORE_CLOCK, 0).unwrap();
+        let m = map(clock, false, &d, &[]).unwrap();
+        assert_eq!(
+            m,
+            MmapMap {
+                bar_offset: 0x1000,
+                read_only: 1,
+                ..Default::default()
+            }
+        );
+        assert_eq!(map(clock, true, &d, &[]).unwrap_err().errno, errno::EPERM);
+        // An entry key goes to the shim's lookup (EINVAL there when never inserted);
+        // an unknown command is refused here.
+        assert_eq!(
+            map(pgoff(9, 0x1234 & 0xff).unwrap(), false, &d, &[]).unwrap(),
+            MmapMap {
+                entry: 1,
+                entry_key: 9 << 16 | 0x34,
+                ..Default::default()
+            }
+        );
+        assert_eq!(
+            map(pgoff(4, 0).unwrap(), false, &d, &[]).unwrap_err().errno,
+            errno::EINVAL
+        );
+        assert_eq!(
+            map(pgoff(7, 0).unwrap(), false, &d, &[]).unwrap_err().errno,
+            errno::EOPNOTSUPP
+        );
+        let t = MmapTarget::Uar {
+            sys_page: 0,
+            dynamic: true,
+            bfreg: 0,
+            caching: Caching::WriteCombining,
+        };
+        assert_eq!(
+            map_target(t, &[1], true, 12).unwrap_err().errno,
+            errno::EINVAL
+        );
+    }
+
+    #[test]
+    fn uar_offsets_with_large_pages() {
+        assert_eq!(uar_bar_offset(7, true, 12), 7 << 12);
+        // 64 KiB pages with 4 KiB UARs: 16 UARs per page.
+        assert_eq!(uar_bar_offset(17, true, 16), 1 << 16);
+        assert_eq!(uar_bar_offset(17, false, 16), 17 << 16);
+    }
+
+    #[test]
+    fn uar_objects_are_non_cached_without_write_combining() {
+        use crate::ib::abi::consts::{IB_UAPI_UAR_ALLOC_TYPE_BF, IB_UAPI_UAR_ALLOC_TYPE_NC};
+        assert_eq!(
+            uar_obj(IB_UAPI_UAR_ALLOC_TYPE_NC, 7, true, 12).unwrap(),
+            UarObj {
+                bar_offset: 7 << 12,
+                uar_index: 7,
+                write_combining: 0
+            }
+        );
+        // 64 KiB host pages, 4 KiB UARs: the object maps the host page holding it.
+        assert_eq!(
+            uar_obj(IB_UAPI_UAR_ALLOC_TYPE_NC, 17, true, 16)
+                .unwrap()
+                .bar_offset,
+            1 << 16
+        );
+        // Blue flame needs write combining; unknown types are refused too.
+        for t in [IB_UAPI_UAR_ALLOC_TYPE_BF, 2, u32::MAX] {
+            assert_eq!(
+                uar_obj(t, 7, true, 12).unwrap_err().errno,
+                errno::EOPNOTSUPP
+            );
+            assert_eq!(
+                check_uar_alloc_type(t).unwrap_err().errno,
+                errno::EOPNOTSUPP
+            );
+        }
+        assert!(check_uar_alloc_type(IB_UAPI_UAR_ALLOC_TYPE_NC).is_ok());
+    }
+
+    #[test]
+    fn caps_without_wc_devx_or_dump_fill() {
+        let mut g = GeneralCaps::from_bytes(&[0u8; 256]).unwrap();
+        g.set(gen_cap::LOG_MAX_UCTX, 4).unwrap();
+        g.set(gen_cap::DUMP_FILL_MKEY, true).unwrap();
+        g.set(gen_cap::LOG_BF_REG_SIZE, 9).unwrap();
+        assert!(!HOST.dev_caps(&g).devx);
+        let r = HOST.resp_caps(&g);
+        assert_eq!((r.wc, r.dump_fill_mkey, r.num_ports), (false, None, 1));
+        assert!(!wants_transport_domain(&g));
+        g.set(gen_cap::LOG_MAX_TRANSPORT_DOMAIN, 12).unwrap();
+        assert!(wants_transport_domain(&g));
+    }
+}
