@@ -136,7 +136,8 @@ pub fn addr_words(addr: u64) -> Result<(u32, u32), GeometryError> {
     Ok((hi, lo))
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_cmd_geometry))]
 mod tests {
     use super::*;
 

@@ -235,7 +235,8 @@ impl Timeouts {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_cmd_timeout))]
 mod tests {
     use super::*;
     use crate::ifc::init_seg::encode_timeout;

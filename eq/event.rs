@@ -311,7 +311,8 @@ pub fn hint_cpu(vector: u32, vectors: u32) -> Option<u32> {
     (vectors > 1 && vector >= 1 && vector < vectors).then(|| vector - 1)
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_eq_event))]
 mod tests {
     use super::*;
 

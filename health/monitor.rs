@@ -155,7 +155,8 @@ impl HealthMonitor {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_health_monitor))]
 mod tests {
     use super::*;
 

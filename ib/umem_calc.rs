@@ -186,7 +186,8 @@ pub fn chunks(total: u64, chunk: u64) -> u64 {
     total.div_ceil(chunk.max(1))
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_umem_calc))]
 mod tests {
     use super::*;
 

@@ -187,10 +187,11 @@ pub fn give_failure_may_own(kind: ErrorKind) -> bool {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_pagealloc_batch))]
 mod tests {
     use super::*;
-    use std::vec::Vec;
+    use crate::testing::ArrayVec;
 
     #[test]
     fn capacity_and_lengths() {
@@ -223,13 +224,13 @@ mod tests {
 
     #[test]
     fn give_batches() {
-        let b: Vec<u32> = GiveBatches::new(1000, 4).collect();
+        let b: ArrayVec<u32, 8> = GiveBatches::new(1000, 4).collect();
         assert_eq!(b, [256, 256, 256, 232]);
-        let b: Vec<u32> = GiveBatches::new(256, 4).collect();
+        let b: ArrayVec<u32, 8> = GiveBatches::new(256, 4).collect();
         assert_eq!(b, [256]);
         assert_eq!(GiveBatches::new(0, 4).count(), 0);
         // 0 blocks is treated as 1
-        assert_eq!(GiveBatches::new(65, 0).collect::<Vec<_>>(), [64, 1]);
+        assert_eq!(GiveBatches::new(65, 0).collect::<ArrayVec<_, 8>>(), [64, 1]);
         let total: u32 = GiveBatches::new(262_144, 8).sum();
         assert_eq!(total, 262_144);
     }

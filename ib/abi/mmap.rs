@@ -257,7 +257,8 @@ fn uar(vma: &Vma, page: u64, cmd: u8, b: &BfregInfo) -> Result<MmapTarget, UabiE
     })
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_abi_mmap))]
 mod tests {
     use super::*;
 

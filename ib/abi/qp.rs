@@ -312,7 +312,8 @@ pub fn modify_qp_response(ece_options: u32, outlen: usize) -> Option<ModifyQpRes
     })
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_abi_qp))]
 mod tests {
     use super::*;
     use crate::ib::abi::consts::IB_DEFAULT_UIDX;
