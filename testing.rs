@@ -87,9 +87,7 @@ impl<T: Copy + Default + fmt::Debug, const N: usize> fmt::Debug for ArrayVec<T, 
     }
 }
 
-impl<T: Copy + Default + PartialEq, const N: usize, U: AsRef<[T]>> PartialEq<U>
-    for ArrayVec<T, N>
-{
+impl<T: Copy + Default + PartialEq, const N: usize, U: AsRef<[T]>> PartialEq<U> for ArrayVec<T, N> {
     fn eq(&self, other: &U) -> bool {
         **self == *other.as_ref()
     }

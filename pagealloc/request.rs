@@ -191,14 +191,17 @@ mod tests {
             assert_eq!(q.on_request(n), Ok(()));
         }
         assert_eq!(q.queued(), 6);
-        assert!(drains_to(&mut q, &[
+        assert!(drains_to(
+            &mut q,
+            &[
                 Job::Serve(7),
                 Job::Serve(-3),
                 Job::Serve(5),
                 Job::Serve(-5),
                 Job::Serve(50_001),
                 Job::Serve(i32::MIN)
-            ]));
+            ]
+        ));
         assert!(q.idle());
     }
 
@@ -209,7 +212,14 @@ mod tests {
         let mut answered = 0;
         let mut answer = |n: i32| {
             answered += 1;
-            assert_eq!(n, if answered % 2 == 0 { -answered } else { answered });
+            assert_eq!(
+                n,
+                if answered % 2 == 0 {
+                    -answered
+                } else {
+                    answered
+                }
+            );
         };
         let mut next = 1;
         // 1,000 requests of mixed sign through a 4-entry ring, worker interleaved.
@@ -266,7 +276,10 @@ mod tests {
         assert_eq!(q.on_release_all(), Ok(()));
         assert_eq!(q.on_release_all(), Ok(()));
         assert_eq!(q.on_request(5), Ok(()));
-        assert!(drains_to(&mut q, &[Job::ReleaseAll { events: 2 }, Job::Serve(5)]));
+        assert!(drains_to(
+            &mut q,
+            &[Job::ReleaseAll { events: 2 }, Job::Serve(5)]
+        ));
         assert!(q.idle());
     }
 
@@ -276,11 +289,14 @@ mod tests {
         q.on_request(300).unwrap();
         q.on_request(-20).unwrap();
         q.on_release_all().unwrap();
-        assert!(drains_to(&mut q, &[
+        assert!(drains_to(
+            &mut q,
+            &[
                 Job::ReleaseAll { events: 1 },
                 Job::Serve(300),
                 Job::Serve(-20)
-            ]));
+            ]
+        ));
     }
 
     #[test]
@@ -291,7 +307,10 @@ mod tests {
         q.on_release_all().unwrap();
         q.on_request(4).unwrap();
         q.done();
-        assert!(drains_to(&mut q, &[Job::ReleaseAll { events: 1 }, Job::Serve(4)]));
+        assert!(drains_to(
+            &mut q,
+            &[Job::ReleaseAll { events: 1 }, Job::Serve(4)]
+        ));
     }
 
     #[test]
@@ -303,7 +322,10 @@ mod tests {
         q.stop();
         assert_eq!(q.on_request(1), Err(Refused::Stopped));
         assert_eq!(q.on_release_all(), Err(Refused::Stopped));
-        assert!(drains_to(&mut q, &[Job::ReleaseAll { events: 1 }, Job::Serve(9), Job::Serve(-2)]));
+        assert!(drains_to(
+            &mut q,
+            &[Job::ReleaseAll { events: 1 }, Job::Serve(9), Job::Serve(-2)]
+        ));
         assert!(q.idle());
         assert_eq!(q.next_job(), None);
     }

@@ -318,7 +318,9 @@ mod tests {
         assert_eq!(b.class(15), BfregClass::LowLatency);
         assert_eq!(b.class(16), BfregClass::OutOfRange);
         // 16 static and 1024 dynamic bfregs: 4 KiB on the stack of a KUnit case.
-        let mut counts = (0..b.total_num_bfregs).map(|_| 0).collect::<ArrayVec<u32, 1040>>();
+        let mut counts = (0..b.total_num_bfregs)
+            .map(|_| 0)
+            .collect::<ArrayVec<u32, 1040>>();
         // Four low-latency, then medium ones least-used first, never bfreg 0.
         let got: ArrayVec<u32, 32> = (0..4 + 11 + 2)
             .map(|_| b.alloc(&mut counts).unwrap())
