@@ -382,14 +382,14 @@ mod tests {
         assert_eq!(e.syndrome, 0x0012_3abc);
         assert_eq!(e.errno(), errno::EINVAL);
         assert_eq!(
-            text(&e).as_str(),
+            text(e).as_str(),
             "SET_HCA_CAP(0x109) op_mod(0x1) failed, status BAD_PARAM_ERR(0x3), syndrome (0x123abc)"
         );
         let e = decode(0x109, 1, 0, &out(0x99, 7)).unwrap_err();
         assert_eq!(e.kind, ErrorKind::UnknownStatus(0x99));
         assert_eq!(e.status_raw(), Some(0x99));
         assert_eq!(e.syndrome, 7);
-        assert!(text(&e).as_str().contains("status UNKNOWN(0x99)"));
+        assert!(text(e).as_str().contains("status UNKNOWN(0x99)"));
     }
 
     #[test]
@@ -420,13 +420,13 @@ mod tests {
     fn display_variants() {
         let e = CmdError::new(0x108, 2, ErrorKind::Timeout);
         assert_eq!(
-            text(&e).as_str(),
+            text(e).as_str(),
             "MANAGE_PAGES(0x108) op_mod(0x2) failed, timeout, syndrome (0x0)"
         );
         assert_eq!(e.errno(), errno::ETIMEDOUT);
         let e = decode(0x0fff, 0, 0x06 << 1, &out(0, 0)).unwrap_err();
         assert_eq!(
-            text(&e).as_str(),
+            text(e).as_str(),
             "UNKNOWN(0xfff) op_mod(0x0) failed, delivery status INTERNAL_ERR(0x6), syndrome (0x0)"
         );
         let e = CmdError::new(
@@ -434,7 +434,7 @@ mod tests {
             0,
             ErrorKind::Mailbox(MailboxError::BadSignature { index: 1 }),
         );
-        let t = text(&e);
+        let t = text(e);
         assert!(t.as_str().contains("QUERY_HCA_CAP(0x100)"));
         assert!(t.as_str().contains("mailbox block 1 bad signature"));
     }
@@ -444,7 +444,7 @@ mod tests {
         let e = CmdError::from_slot_error(0x80d, 0, SlotError::AllStalled);
         assert_eq!(e.kind, ErrorKind::SlotsStalled);
         assert_eq!(e.errno(), errno::EAGAIN);
-        assert!(text(&e).as_str().contains("stalled"));
+        assert!(text(e).as_str().contains("stalled"));
         let e = CmdError::from_slot_error(0x80d, 0, SlotError::Busy);
         assert_eq!(e.kind, ErrorKind::NoSlot);
         assert_eq!(e.errno(), errno::EBUSY);
@@ -463,7 +463,7 @@ mod tests {
         assert_eq!(e.kind, ErrorKind::DeviceDead);
         assert_eq!(e.syndrome, DEAD_DEVICE_SYNDROME);
         assert_eq!(e.errno(), errno::ENXIO);
-        assert!(text(&e).as_str().ends_with("syndrome (0xbadd00de)"));
+        assert!(text(e).as_str().ends_with("syndrome (0xbadd00de)"));
         // unknown opcodes are never faked as success
         assert!(dead_device_outcome(0x0fff, 0).is_err());
     }
