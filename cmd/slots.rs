@@ -116,7 +116,7 @@ impl Slots {
 
     /// Total number of slots.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn len(&self) -> u8 {
@@ -139,7 +139,7 @@ impl Slots {
 
     /// Number of regular slots.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn regular_slots(&self) -> u8 {
@@ -179,7 +179,7 @@ impl Slots {
 
     /// Opcode of the command in a busy or timed-out slot.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn opcode(&self, slot: u8) -> Option<u16> {
@@ -253,7 +253,7 @@ impl Slots {
     /// freed. Returns the mask of slots released, whose mailboxes the shell
     /// may now free. Busy slots stay with their callers.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn device_dead(&mut self) -> u32 {
@@ -276,7 +276,7 @@ impl Slots {
 
     /// Whether no slot is busy or timed out.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn idle(&self) -> bool {
@@ -293,7 +293,7 @@ impl Slots {
 
 /// Iterates over the set bits of a slot mask, lowest first.
 #[cfg_attr(
-    CONFIG_RUST,
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
     expect(dead_code, reason = "host-tested, not used by the driver yet")
 )]
 pub fn mask_slots(mut mask: u32) -> impl Iterator<Item = u8> {

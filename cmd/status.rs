@@ -188,7 +188,7 @@ impl CmdError {
 
     /// The error for a slot allocation failure of (`opcode`, `op_mod`).
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn from_slot_error(opcode: u16, op_mod: u16, e: SlotError) -> Self {
@@ -316,7 +316,7 @@ pub fn releases_resources(opcode: u16) -> bool {
 /// success for commands that only release resources, else a
 /// [`ErrorKind::DeviceDead`] error carrying [`DEAD_DEVICE_SYNDROME`].
 #[cfg_attr(
-    CONFIG_RUST,
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
     expect(dead_code, reason = "host-tested, not used by the driver yet")
 )]
 pub fn dead_device_outcome(opcode: u16, op_mod: u16) -> Result<(), CmdError> {

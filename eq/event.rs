@@ -456,11 +456,8 @@ mod tests {
         set_page(&mut e, |r| r.ec_function = U16::new(0));
         assert_eq!(decode(&e, &m, &ecpf), Err(Malformed::BadFunction(0)));
         set_page(&mut e, |r| r.ec_function = U16::new(0x0001));
-        assert_eq!(
-            decode(&e, &m, &LIM),
-            Err(Malformed::BadFunction(0)),
-            "reserved bits"
-        );
+        // reserved bits
+        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadFunction(0)));
         set_page(&mut e, |r| r.ec_function = U16::new(PAGE_REQ_RELEASE_ALL));
         assert_eq!(
             decode(&e, &m, &LIM),

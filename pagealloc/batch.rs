@@ -36,7 +36,7 @@ pub fn msg_len(n: usize) -> Option<usize> {
 
 /// Mailbox blocks a message with `n` addresses needs.
 #[cfg_attr(
-    CONFIG_RUST,
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
     expect(dead_code, reason = "host-tested, not used by the driver yet")
 )]
 pub fn blocks_for_pages(n: usize) -> Option<usize> {
@@ -46,7 +46,7 @@ pub fn blocks_for_pages(n: usize) -> Option<usize> {
 /// Message offset of `pas[i]` (for [`crate::cmd::mailbox::write_at`] /
 /// [`crate::cmd::mailbox::read_at`]).
 #[cfg_attr(
-    CONFIG_RUST,
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
     expect(dead_code, reason = "host-tested, not used by the driver yet")
 )]
 pub fn pas_offset(i: usize) -> Option<usize> {
@@ -149,7 +149,7 @@ impl PageRequest {
 
     /// Decodes a page-request event's `ec_function` and `num_pages` fields.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn from_event(ec_function: u16, num_pages: i32) -> Self {

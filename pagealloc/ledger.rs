@@ -256,7 +256,7 @@ impl Ledger {
 
     /// Firmware pages held by the device for `func`.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn func_pages(&self, func: FuncKey) -> u64 {
@@ -268,7 +268,7 @@ impl Ledger {
 
     /// Functions that hold pages, for reclaim at teardown.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn funcs_with_pages(&self) -> impl Iterator<Item = FuncKey> + '_ {
@@ -546,7 +546,7 @@ impl Ledger {
     /// `out.len()`), as a forceful local reclaim would when the device can no longer
     /// answer; the caller then [`Ledger::take`]s each. Returns how many were written.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn collect_given<S: PageStore + ?Sized>(
