@@ -332,13 +332,12 @@ mod tests {
         assert_eq!(b.alloc(&mut counts).unwrap(), 13);
         // v0 contexts always ring bfreg 0.
         let v0 = BfregInfo { ver: 0, ..b };
-        let mut c0 = counts;
-        c0.fill(0);
-        assert_eq!(v0.alloc(&mut c0).unwrap(), 0);
-        assert_eq!(v0.alloc(&mut c0).unwrap(), 0);
-        assert_eq!(c0[0], 2);
+        counts.fill(0);
+        assert_eq!(v0.alloc(&mut counts).unwrap(), 0);
+        assert_eq!(v0.alloc(&mut counts).unwrap(), 0);
+        assert_eq!(counts[0], 2);
         // Dynamic libraries have none; a short table is refused, not indexed.
-        assert!(BfregInfo::dynamic(2, 0).alloc(&mut c0).is_err());
+        assert!(BfregInfo::dynamic(2, 0).alloc(&mut counts).is_err());
         assert!(b.alloc(&mut [0u32; 3]).is_err());
     }
 
