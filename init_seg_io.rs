@@ -160,6 +160,7 @@ pub(crate) fn wait_fw_ready(
     }
 }
 
+#[cfg(CONFIG_MLX5_RS_KUNIT_TEST)]
 #[kunit_tests(mlx5_rs_init_seg)]
 mod tests {
     use super::*;

@@ -40,6 +40,8 @@ mod lifecycle;
 mod pagealloc;
 mod pci_ids;
 mod teardown;
+#[cfg(CONFIG_MLX5_RS_KUNIT_TEST)]
+mod testing;
 
 use kernel::{driver::Registration, prelude::*, InPlaceModule};
 

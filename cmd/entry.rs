@@ -98,7 +98,8 @@ pub fn doorbell(slot: u8) -> Option<u32> {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_cmd_entry))]
 mod tests {
     use super::*;
     use crate::ifc::cmd_layout::entry_off;

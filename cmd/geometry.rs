@@ -115,7 +115,7 @@ impl Geometry {
     /// Byte offset of `slot`'s entry in the queue page (`None` beyond the
     /// queue).
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn entry_offset(&self, slot: u8) -> Option<usize> {
@@ -136,7 +136,8 @@ pub fn addr_words(addr: u64) -> Result<(u32, u32), GeometryError> {
     Ok((hi, lo))
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_cmd_geometry))]
 mod tests {
     use super::*;
 

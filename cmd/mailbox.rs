@@ -34,7 +34,7 @@ pub const BLOCK_NUM_OFFSET: usize = block_off::BLOCK_NUM;
 pub const TOKEN_OFFSET: usize = block_off::TOKEN;
 /// Largest message length the command entry can describe (32-bit length).
 #[cfg_attr(
-    CONFIG_RUST,
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
     expect(dead_code, reason = "host-tested, not used by the driver yet")
 )]
 pub const MAX_MSG_LEN: usize = u32::MAX as usize;
@@ -45,7 +45,7 @@ pub use crate::ifc::cmd_layout::blocks_for as blocks_needed;
 
 /// Largest message that fits inline plus `nblocks` blocks.
 #[cfg_attr(
-    CONFIG_RUST,
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
     expect(dead_code, reason = "host-tested, not used by the driver yet")
 )]
 pub const fn chain_capacity(nblocks: usize) -> usize {
@@ -396,22 +396,31 @@ pub fn verify_signatures<M: BlockMemory + ?Sized>(
     Ok(())
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_cmd_mailbox))]
 mod tests {
     use super::*;
-    use std::vec;
-    use std::vec::Vec;
+    use crate::testing::ArrayVec;
+    // The kernel's KUnit `assert!` declares a `Location` of its own.
+    use super::Location as Loc;
 
-    /// Blocks in a Vec, at fake DMA addresses 1024-aligned.
+    /// The longest message of these tests (a pattern and its read-back on the stack of
+    /// a KUnit case).
+    const MAX_LEN: usize = 2048;
+
+    /// Up to 5 blocks in an array, at fake DMA addresses 1024-aligned.
     struct VecMem {
-        blocks: Vec<[u8; MAILBOX_BLOCK_SIZE]>,
+        blocks: [[u8; MAILBOX_BLOCK_SIZE]; 5],
+        n: usize,
         base: u64,
     }
 
     impl VecMem {
         fn new(n: usize) -> Self {
+            assert!(n <= 5);
             Self {
-                blocks: vec![[0xee; MAILBOX_BLOCK_SIZE]; n],
+                blocks: [[0xee; MAILBOX_BLOCK_SIZE]; 5],
+                n,
                 base: 0x10_0000,
             }
         }
@@ -425,11 +434,11 @@ mod tests {
 
     impl BlockMemory for VecMem {
         fn block_count(&self) -> usize {
-            self.blocks.len()
+            self.n
         }
         fn dma_addr(&self, index: usize) -> u64 {
             // deliberately not in order
-            self.base + (self.blocks.len() - index) as u64 * 0x800
+            self.base + (self.n - index) as u64 * 0x800
         }
         fn write(&mut self, index: usize, offset: usize, data: &[u8]) {
             self.blocks[index][offset..offset + data.len()].copy_from_slice(data);
@@ -466,32 +475,32 @@ mod tests {
 
     #[test]
     fn locate_bytes() {
-        assert_eq!(locate(0), Location::Inline(0));
-        assert_eq!(locate(15), Location::Inline(15));
+        assert_eq!(locate(0), Loc::Inline(0));
+        assert_eq!(locate(15), Loc::Inline(15));
         assert_eq!(
             locate(16),
-            Location::Block {
+            Loc::Block {
                 index: 0,
                 offset: 0
             }
         );
         assert_eq!(
             locate(527),
-            Location::Block {
+            Loc::Block {
                 index: 0,
                 offset: 511
             }
         );
         assert_eq!(
             locate(528),
-            Location::Block {
+            Loc::Block {
                 index: 1,
                 offset: 0
             }
         );
     }
 
-    fn pattern(len: usize) -> Vec<u8> {
+    fn pattern(len: usize) -> ArrayVec<u8, MAX_LEN> {
         (0..len).map(|i| (i * 31 + 7) as u8).collect()
     }
 
@@ -533,11 +542,7 @@ mod tests {
             for i in 0..n {
                 let start = 16 + 512 * i;
                 let end = (start + 512).min(len);
-                assert_eq!(
-                    &mem.blocks[i][..end - start],
-                    &data[start..end],
-                    "len {len} block {i}"
-                );
+                assert_eq!(&mem.blocks[i][..end - start], &data[start..end]);
                 // tail of the last block is zero
                 assert!(mem.blocks[i][end - start..512].iter().all(|&b| b == 0));
                 assert_eq!(mem.u32_at(i, BLOCK_NUM_OFFSET), i as u32);
@@ -550,9 +555,10 @@ mod tests {
             // spare block untouched
             assert!(mem.blocks[n].iter().all(|&b| b == 0xee));
             // round trip
-            let mut back = vec![0u8; len];
-            read_output(&inline, &mem, len, &mut back).unwrap();
-            assert_eq!(back, data);
+            let mut buf = [0u8; MAX_LEN];
+            let back = &mut buf[..len];
+            read_output(&inline, &mem, len, back).unwrap();
+            assert_eq!(data, back);
         }
     }
 
@@ -562,7 +568,7 @@ mod tests {
         let mut mem = VecMem::new(3);
         let mut inline = [0u8; 16];
         write_input(&mut inline, &mut mem, &pattern(len), tok(9), true).unwrap();
-        for b in &mem.blocks {
+        for b in &mem.blocks[..mem.n] {
             assert!(signature::block_signature_ok(b));
         }
         let mut entry = [0u8; signature::ENTRY_SIZE];
@@ -642,22 +648,23 @@ mod tests {
         let mut inline = [0u8; 16];
         write_at(&mut inline, &mut mem, len, 0, &data).unwrap();
         // A device that scribbles over every control field of every block.
-        for b in mem.blocks.iter_mut() {
+        for b in mem.blocks[..mem.n].iter_mut() {
             b[BLOCK_NUM_OFFSET..BLOCK_NUM_OFFSET + 4]
                 .copy_from_slice(&0xdead_beefu32.to_be_bytes());
             b[TOKEN_OFFSET] = 0x01;
             b[NEXT_OFFSET..NEXT_OFFSET + 8].copy_from_slice(&0x4000u64.to_be_bytes());
         }
-        let mut back = vec![0u8; len];
-        read_output(&inline, &mem, len, &mut back).unwrap();
-        assert_eq!(back, data);
+        let mut buf = [0u8; MAX_LEN];
+        let back = &mut buf[..len];
+        read_output(&inline, &mem, len, back).unwrap();
+        assert_eq!(data, back);
         // A shorter read of the same message.
-        let mut head = vec![0u8; 600];
+        let mut head = [0u8; 600];
         read_output(&inline, &mem, len, &mut head).unwrap();
         assert_eq!(head[..], data[..600]);
         // The driver's own geometry still counts: message longer than the chain.
         assert_eq!(
-            read_output(&inline, &mem, len + 1, &mut back),
+            read_output(&inline, &mem, len + 1, back),
             Err(MailboxError::ChainTooShort { needed: 4, have: 3 })
         );
     }
@@ -672,9 +679,9 @@ mod tests {
         let head = write_input(&mut inline, &mut mem, &data, tok(2), false).unwrap();
         assert_eq!(head.nblocks, 1);
         assert_eq!(mem.u64_at(0, NEXT_OFFSET), 0);
-        let mut back = vec![0u8; 100];
+        let mut back = [0u8; 100];
         read_output(&inline, &mem, 100, &mut back).unwrap();
-        assert_eq!(back, data);
+        assert_eq!(data, back);
     }
 
     #[test]

@@ -116,7 +116,7 @@ impl Slots {
 
     /// Total number of slots.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn len(&self) -> u8 {
@@ -139,7 +139,7 @@ impl Slots {
 
     /// Number of regular slots.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn regular_slots(&self) -> u8 {
@@ -179,7 +179,7 @@ impl Slots {
 
     /// Opcode of the command in a busy or timed-out slot.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn opcode(&self, slot: u8) -> Option<u16> {
@@ -253,7 +253,7 @@ impl Slots {
     /// freed. Returns the mask of slots released, whose mailboxes the shell
     /// may now free. Busy slots stay with their callers.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn device_dead(&mut self) -> u32 {
@@ -276,7 +276,7 @@ impl Slots {
 
     /// Whether no slot is busy or timed out.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn idle(&self) -> bool {
@@ -293,7 +293,7 @@ impl Slots {
 
 /// Iterates over the set bits of a slot mask, lowest first.
 #[cfg_attr(
-    CONFIG_RUST,
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
     expect(dead_code, reason = "host-tested, not used by the driver yet")
 )]
 pub fn mask_slots(mut mask: u32) -> impl Iterator<Item = u8> {
@@ -307,10 +307,11 @@ pub fn mask_slots(mut mask: u32) -> impl Iterator<Item = u8> {
     })
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_cmd_slots))]
 mod tests {
     use super::*;
-    use std::vec::Vec;
+    use crate::testing::ArrayVec;
 
     const NOP: u16 = 0x80d;
     const MANAGE_PAGES: u16 = 0x108;
@@ -354,8 +355,8 @@ mod tests {
     #[test]
     fn full_32_slot_queue() {
         let mut s = Slots::new(5).unwrap();
-        let got: Vec<u8> = (0..31).map(|_| s.alloc(NOP).unwrap()).collect();
-        assert_eq!(got, (0..31).collect::<Vec<u8>>());
+        let got: ArrayVec<u8, 32> = (0..31).map(|_| s.alloc(NOP).unwrap()).collect();
+        assert_eq!(got, (0..31).collect::<ArrayVec<u8, 32>>());
         assert_eq!(s.alloc(NOP), Err(SlotError::Busy));
         assert_eq!(s.alloc(MANAGE_PAGES), Ok(31));
         assert_eq!(s.busy_mask(), u32::MAX);
@@ -440,9 +441,9 @@ mod tests {
         // bits for free slots and beyond the queue are dropped
         assert_eq!(s.completed(u32::MAX), (1 << a) | (1 << p));
         assert_eq!(s.completed(0), 0);
-        let v: Vec<u8> = mask_slots(s.completed(u32::MAX)).collect();
+        let v: ArrayVec<u8, 32> = mask_slots(s.completed(u32::MAX)).collect();
         assert_eq!(v, [0, 7]);
-        let all: Vec<u8> = mask_slots(u32::MAX).collect();
+        let all: ArrayVec<u8, 32> = mask_slots(u32::MAX).collect();
         assert_eq!(all.len(), 32);
         assert_eq!(all[31], 31);
     }

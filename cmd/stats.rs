@@ -113,7 +113,7 @@ impl CmdStats {
 
     /// Statistics of `opcode` (unknown opcodes share one entry).
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn get(&self, opcode: u16) -> OpStats {
@@ -122,7 +122,7 @@ impl CmdStats {
 
     /// Statistics of the unknown-opcode entry.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn unknown(&self) -> OpStats {
@@ -141,7 +141,7 @@ impl CmdStats {
 
     /// Clears everything.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn reset(&mut self) {
@@ -149,19 +149,17 @@ impl CmdStats {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_cmd_stats))]
 mod tests {
     use super::*;
-    use std::format;
-    use std::vec::Vec;
+    use crate::testing::{text, ArrayVec};
 
     #[test]
     fn opcode_table_sorted_for_binary_search() {
-        let raw: Vec<u16> = Opcode::ALL.iter().map(|o| *o as u16).collect();
-        assert!(
-            raw.windows(2).all(|w| w[0] < w[1]),
-            "ifc Opcode::ALL must be sorted"
-        );
+        let raw: ArrayVec<u16, 256> = Opcode::ALL.iter().map(|o| *o as u16).collect();
+        // ifc's Opcode::ALL must be sorted.
+        assert!(raw.windows(2).all(|w| w[0] < w[1]));
         for (i, o) in Opcode::ALL.iter().enumerate() {
             assert_eq!(index(*o as u16), i);
         }
@@ -184,10 +182,10 @@ mod tests {
         assert_eq!(s.get(0x108).count, 1);
         assert_eq!(s.get(0x107).count, 0);
         assert_eq!(
-            format!("{n}"),
+            text(n).as_str(),
             "count 3 errors 2 timeouts 1 mean_ns 200 max_ns 300"
         );
-        let used: Vec<u16> = s.used().map(|(o, _)| o as u16).collect();
+        let used: ArrayVec<u16, 8> = s.used().map(|(o, _)| o as u16).collect();
         assert_eq!(used, [0x108, 0x80d]);
     }
 

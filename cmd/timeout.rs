@@ -115,7 +115,7 @@ const DTOR_FIELDS: [(F<u32, dtor_reg::Layout>, Tout); 11] = [
 
 /// How a command's completion is detected.
 #[cfg_attr(
-    CONFIG_RUST,
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
     expect(dead_code, reason = "host-tested, not used by the driver yet")
 )]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,7 +187,7 @@ impl Timeouts {
     /// Applies a DTOR register (64 bytes read with ACCESS_REG); zero fields
     /// keep their value. Returns false if `dtor` is too short.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn apply_dtor(&mut self, dtor: &[u8]) -> bool {
@@ -223,7 +223,7 @@ impl Timeouts {
     /// Total wait before declaring a command timed out in `mode`: the
     /// command timeout plus the polling slack or the event-recovery window.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn cmd_deadline_ms(&self, opcode: u16, mode: CompletionMode) -> u64 {
@@ -235,7 +235,8 @@ impl Timeouts {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_cmd_timeout))]
 mod tests {
     use super::*;
     use crate::ifc::init_seg::encode_timeout;

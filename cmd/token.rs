@@ -53,7 +53,8 @@ impl TokenGen {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_cmd_token))]
 mod tests {
     use super::*;
 

@@ -100,6 +100,7 @@ impl CqTable {
     }
 }
 
+#[cfg(CONFIG_MLX5_RS_KUNIT_TEST)]
 #[kunit_tests(mlx5_rs_eq_cq)]
 mod tests {
     use super::*;

@@ -311,7 +311,8 @@ pub fn hint_cpu(vector: u32, vectors: u32) -> Option<u32> {
     (vectors > 1 && vector >= 1 && vector < vectors).then(|| vector - 1)
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_eq_event))]
 mod tests {
     use super::*;
 
@@ -455,11 +456,8 @@ mod tests {
         set_page(&mut e, |r| r.ec_function = U16::new(0));
         assert_eq!(decode(&e, &m, &ecpf), Err(Malformed::BadFunction(0)));
         set_page(&mut e, |r| r.ec_function = U16::new(0x0001));
-        assert_eq!(
-            decode(&e, &m, &LIM),
-            Err(Malformed::BadFunction(0)),
-            "reserved bits"
-        );
+        // reserved bits
+        assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadFunction(0)));
         set_page(&mut e, |r| r.ec_function = U16::new(PAGE_REQ_RELEASE_ALL));
         assert_eq!(
             decode(&e, &m, &LIM),

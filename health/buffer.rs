@@ -133,7 +133,8 @@ pub fn sensor_name(s: FatalSensor) -> &'static str {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_health_buffer))]
 mod tests {
     use super::*;
 

@@ -108,7 +108,7 @@ impl HealthMonitor {
 
     /// Consecutive misses so far.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn misses(&self) -> u32 {
@@ -117,7 +117,7 @@ impl HealthMonitor {
 
     /// The fatal sensor that fired, once one has.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn fatal(&self) -> Option<FatalSensor> {
@@ -155,7 +155,8 @@ impl HealthMonitor {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_health_monitor))]
 mod tests {
     use super::*;
 

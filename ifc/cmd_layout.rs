@@ -57,7 +57,7 @@ pub struct CmdLayout {
 
 /// Byte offsets inside [`CmdLayout`].
 #[cfg_attr(
-    CONFIG_RUST,
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
     expect(dead_code, reason = "used by the emulator, not the driver")
 )]
 pub mod entry_off {

@@ -136,7 +136,8 @@ prm_struct! {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ifc_eq))]
 mod tests {
     use super::eq_doorbell;
 

@@ -127,7 +127,7 @@ impl Eqe {
 
     /// Sets the event data of a command completion.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "used by the emulator and the host tests")
     )]
     pub fn set_cmd(&mut self, d: EqeCmd) {
@@ -136,7 +136,7 @@ impl Eqe {
 
     /// Sets the event data of a page request.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "used by the emulator and the host tests")
     )]
     pub fn set_page_req(&mut self, d: EqePageReq) {
@@ -154,7 +154,7 @@ impl Eqe {
 
     /// Sets the event data of a port change.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "used by the emulator and the host tests")
     )]
     pub fn set_port(&mut self, d: EqePort) {
@@ -188,7 +188,7 @@ impl Eqe {
 
     /// Sets the event data of a CQ error.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "used by the emulator and the host tests")
     )]
     pub fn set_cq_err(&mut self, d: EqeCqErr) {

@@ -98,7 +98,7 @@ pub mod reg {
     pub const INITIALIZING: RegField<bool> = s::INITIALIZING.reg();
     /// nic_interface_supported.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "used by the emulator, not the driver")
     )]
     pub const NIC_INTERFACE_SUPPORTED: RegField<u8> = s::NIC_INTERFACE_SUPPORTED.reg();
@@ -106,7 +106,7 @@ pub mod reg {
     pub const EMBEDDED_CPU: RegField<bool> = s::EMBEDDED_CPU.reg();
     /// health_syndrome.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "used by the emulator, not the driver")
     )]
     pub const HEALTH_SYNDROME: RegField<u8> = s::HEALTH_SYNDROME.reg();
@@ -143,7 +143,7 @@ impl NicInterface {
 
 /// Encodes a `default_timeout` dword (multiplier 31:29, value 19:0).
 #[cfg_attr(
-    CONFIG_RUST,
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
     expect(dead_code, reason = "used by the emulator, not the driver")
 )]
 pub const fn encode_timeout(mult: u32, value: u32) -> u32 {
@@ -237,7 +237,8 @@ prm_struct! {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ifc_init_seg))]
 mod tests {
     use super::*;
 

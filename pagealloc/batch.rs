@@ -36,7 +36,7 @@ pub fn msg_len(n: usize) -> Option<usize> {
 
 /// Mailbox blocks a message with `n` addresses needs.
 #[cfg_attr(
-    CONFIG_RUST,
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
     expect(dead_code, reason = "host-tested, not used by the driver yet")
 )]
 pub fn blocks_for_pages(n: usize) -> Option<usize> {
@@ -46,7 +46,7 @@ pub fn blocks_for_pages(n: usize) -> Option<usize> {
 /// Message offset of `pas[i]` (for [`crate::cmd::mailbox::write_at`] /
 /// [`crate::cmd::mailbox::read_at`]).
 #[cfg_attr(
-    CONFIG_RUST,
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
     expect(dead_code, reason = "host-tested, not used by the driver yet")
 )]
 pub fn pas_offset(i: usize) -> Option<usize> {
@@ -149,7 +149,7 @@ impl PageRequest {
 
     /// Decodes a page-request event's `ec_function` and `num_pages` fields.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "host-tested, not used by the driver yet")
     )]
     pub fn from_event(ec_function: u16, num_pages: i32) -> Self {
@@ -187,10 +187,11 @@ pub fn give_failure_may_own(kind: ErrorKind) -> bool {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_pagealloc_batch))]
 mod tests {
     use super::*;
-    use std::vec::Vec;
+    use crate::testing::ArrayVec;
 
     #[test]
     fn capacity_and_lengths() {
@@ -223,13 +224,13 @@ mod tests {
 
     #[test]
     fn give_batches() {
-        let b: Vec<u32> = GiveBatches::new(1000, 4).collect();
+        let b: ArrayVec<u32, 8> = GiveBatches::new(1000, 4).collect();
         assert_eq!(b, [256, 256, 256, 232]);
-        let b: Vec<u32> = GiveBatches::new(256, 4).collect();
+        let b: ArrayVec<u32, 8> = GiveBatches::new(256, 4).collect();
         assert_eq!(b, [256]);
         assert_eq!(GiveBatches::new(0, 4).count(), 0);
         // 0 blocks is treated as 1
-        assert_eq!(GiveBatches::new(65, 0).collect::<Vec<_>>(), [64, 1]);
+        assert_eq!(GiveBatches::new(65, 0).collect::<ArrayVec<_, 8>>(), [64, 1]);
         let total: u32 = GiveBatches::new(262_144, 8).sum();
         assert_eq!(total, 262_144);
     }

@@ -65,7 +65,8 @@ impl BlockSizes {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_pagealloc_block_size))]
 mod tests {
     use super::*;
 

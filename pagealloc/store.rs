@@ -106,13 +106,13 @@ impl<M: HostMem> FwStore<M> {
     }
 
     /// Host page records (of all functions) the device holds pages of.
-    #[cfg(CONFIG_KUNIT = "y")]
+    #[cfg(CONFIG_MLX5_RS_KUNIT_TEST)]
     pub(crate) fn len(&self) -> usize {
         self.pages.iter().count()
     }
 
     /// Removed records whose memory was not taken yet.
-    #[cfg(CONFIG_KUNIT = "y")]
+    #[cfg(CONFIG_MLX5_RS_KUNIT_TEST)]
     pub(crate) fn returned_len(&self) -> usize {
         self.returned.iter().count()
     }
@@ -182,6 +182,7 @@ impl<M: HostMem> PageStore for FwStore<M> {
     }
 }
 
+#[cfg(CONFIG_MLX5_RS_KUNIT_TEST)]
 #[kunit_tests(mlx5_rs_pages)]
 mod tests {
     use super::*;

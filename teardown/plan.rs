@@ -187,7 +187,8 @@ pub fn nic_interface(reg: u32) -> u32 {
     u32::from(seg::NIC_INTERFACE.get(reg))
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_teardown_plan))]
 mod tests {
     use super::*;
 

@@ -3,10 +3,11 @@
 #
 #   rustfmt       every tracked .rs file is formatted (toolbox rustfmt, .rustfmt.toml)
 #   clippy        the module with the kernel's lint set (CLIPPY=1, W=1), test build
-#                 (CONFIG_MLX5_RS_TEST_HOOKS=y): no warning
-#   production    the module as `make KDIR=...` builds it (no test hooks), CLIPPY=1, W=1:
-#                 no warning, and none of the hooks' debugfs file names in the .ko
-#                 (the test build above must have them: the check's positive control)
+#                 (CONFIG_MLX5_RS_TEST_HOOKS=y, CONFIG_MLX5_RS_KUNIT_TEST=y): no warning
+#   production    the module as `make KDIR=...` builds it (no test hooks, no KUnit
+#                 suites), CLIPPY=1, W=1: no warning, none of the hooks' debugfs file
+#                 names and no .kunit_test_suites section in the .ko (the test build
+#                 above must have both: the check's positive control)
 #   core-only     the same without the InfiniBand provider (CONFIG_MLX5_RS_INFINIBAND=n,
 #                 what a kernel without CONFIG_INFINIBAND gets): no warning, and no
 #                 ib_core symbol in the .ko (the production .ko must have them)
@@ -66,10 +67,18 @@ build() {
 hooks_in() { LC_ALL=C grep -a -o -P '(nop_storm|gen_comp|cmd_mode)\x00' "$1" | tr -d '\0' | sort -u | paste -sd " "; }
 
 T0=$(date +%s)
-d=$(build "$SCRATCH/clippy.log" CONFIG_MLX5_RS_TEST_HOOKS=y); rc=$?
+d=$(build "$SCRATCH/clippy.log" CONFIG_MLX5_RS_TEST_HOOKS=y CONFIG_MLX5_RS_KUNIT_TEST=y); rc=$?
 result clippy $rc "$d, test build, $(($(date +%s) - T0)) s"
-with=""
-[ "$rc" -eq 0 ] && with=$(hooks_in "$SCRATCH/mlx5_rs.ko")
+# KUnit suites the .ko registers: the size of its .kunit_test_suites section (name,
+# type, address, offset, size) / 8, one pointer per suite; 0 without the section.
+suites_in() {
+	local size
+	size=$(in_toolbox readelf -S -W "$1" 2>/dev/null |
+		awk '{ for (i = 1; i < NF; i++) if ($i == ".kunit_test_suites") print $(i + 4) }')
+	echo $((0x${size:-0} / 8))
+}
+with="" with_suites=0
+[ "$rc" -eq 0 ] && with=$(hooks_in "$SCRATCH/mlx5_rs.ko") && with_suites=$(suites_in "$SCRATCH/mlx5_rs.ko")
 
 # The same tree again without the option: Kbuild rebuilds the crate (its command line
 # changed) and reuses the C objects.
@@ -77,12 +86,17 @@ T0=$(date +%s)
 d=$(build "$SCRATCH/production.log"); rc=$?
 if [ "$rc" -eq 0 ]; then
 	found=$(hooks_in "$SCRATCH/mlx5_rs.ko")
+	suites=$(suites_in "$SCRATCH/mlx5_rs.ko")
 	if [ -n "$found" ]; then
 		rc=1 d="hooks in the production .ko: $found"
 	elif [ "$(wc -w <<<"$with")" -ne 3 ]; then
 		rc=1 d="the test build's .ko lacks hook names (found: ${with:-none}): the check sees nothing"
+	elif [ "$suites" -ne 0 ]; then
+		rc=1 d="$suites KUnit suite(s) in the production .ko"
+	elif [ "$with_suites" -eq 0 ]; then
+		rc=1 d="the test build's .ko has no KUnit suite: the check sees nothing"
 	else
-		d="$d, no test hook ($with only in the test build)"
+		d="$d, no test hook ($with only in the test build), no KUnit suite ($with_suites in the test build)"
 	fi
 fi
 result production $rc "$d, $(($(date +%s) - T0)) s"

@@ -15,6 +15,11 @@
 
 #![cfg_attr(not(test), no_std)]
 
+/// Helpers of the unit tests shared with the module's KUnit suites (`testing.rs`).
+#[cfg(test)]
+#[path = "../../testing.rs"]
+pub(crate) mod testing;
+
 /// PRM layouts, shared with the kernel module and the emulator.
 #[path = "../../ifc/mod.rs"]
 pub mod ifc;

@@ -33,7 +33,8 @@ pub fn create_ah_response(
     }))
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_abi_ah))]
 mod tests {
     use super::*;
     use crate::ib::abi::error::errno;

@@ -173,7 +173,7 @@ impl BfregInfo {
 
     /// Class of static bfreg `n`.
     #[cfg_attr(
-        CONFIG_RUST,
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
         expect(dead_code, reason = "for create_qp, not implemented yet (host-tested)")
     )]
     pub fn class(&self, n: u32) -> BfregClass {
@@ -268,9 +268,11 @@ pub fn user_bfreg_index(n: u32) -> u32 {
         .wrapping_add(n % NON_FP_BFREGS_PER_UAR)
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_abi_bfreg))]
 mod tests {
     use super::*;
+    use crate::testing::ArrayVec;
 
     fn libmlx5_v2_static() -> BfregInfo {
         // libmlx5 without DYN_UAR on 4 KiB pages: 16 bfregs, 4 low-latency.
@@ -315,31 +317,34 @@ mod tests {
         assert_eq!(b.class(12), BfregClass::LowLatency);
         assert_eq!(b.class(15), BfregClass::LowLatency);
         assert_eq!(b.class(16), BfregClass::OutOfRange);
-        let mut counts = vec![0u32; b.total_num_bfregs as usize];
+        // 16 static and 1024 dynamic bfregs: 4 KiB on the stack of a KUnit case.
+        let mut counts = (0..b.total_num_bfregs)
+            .map(|_| 0)
+            .collect::<ArrayVec<u32, 1040>>();
         // Four low-latency, then medium ones least-used first, never bfreg 0.
-        let got: Vec<u32> = (0..4 + 11 + 2)
+        let got: ArrayVec<u32, 32> = (0..4 + 11 + 2)
             .map(|_| b.alloc(&mut counts).unwrap())
             .collect();
         assert_eq!(&got[..4], &[12, 13, 14, 15]);
-        assert_eq!(&got[4..15], &(1..12).collect::<Vec<_>>()[..]);
+        assert_eq!(&got[4..15], &(1..12).collect::<ArrayVec<_, 16>>()[..]);
         assert_eq!(&got[15..], &[1, 2]);
         b.free(&mut counts, 13);
         assert_eq!(b.alloc(&mut counts).unwrap(), 13);
         // v0 contexts always ring bfreg 0.
         let v0 = BfregInfo { ver: 0, ..b };
-        let mut c0 = vec![0u32; b.total_num_bfregs as usize];
-        assert_eq!(v0.alloc(&mut c0).unwrap(), 0);
-        assert_eq!(v0.alloc(&mut c0).unwrap(), 0);
-        assert_eq!(c0[0], 2);
+        counts.fill(0);
+        assert_eq!(v0.alloc(&mut counts).unwrap(), 0);
+        assert_eq!(v0.alloc(&mut counts).unwrap(), 0);
+        assert_eq!(counts[0], 2);
         // Dynamic libraries have none; a short table is refused, not indexed.
-        assert!(BfregInfo::dynamic(2, 0).alloc(&mut c0).is_err());
+        assert!(BfregInfo::dynamic(2, 0).alloc(&mut counts).is_err());
         assert!(b.alloc(&mut [0u32; 3]).is_err());
     }
 
     #[test]
     fn uar_index_and_user_index() {
         let b = libmlx5_v2_static();
-        let mut pages: Vec<u32> = (100..100 + b.num_sys_pages).collect();
+        let mut pages: ArrayVec<u32, 520> = (100..100 + b.num_sys_pages).collect();
         assert_eq!(b.uar_index(0, &pages, false).unwrap(), 100);
         assert_eq!(b.uar_index(1, &pages, false).unwrap(), 100);
         assert_eq!(b.uar_index(2, &pages, false).unwrap(), 101);

@@ -141,7 +141,8 @@ impl QueryDeviceCaps {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_abi_caps))]
 mod tests {
     use super::*;
 

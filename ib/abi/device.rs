@@ -203,7 +203,8 @@ pub fn query_device_response(
     Ok((outlen != 0).then_some(r))
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_abi_device))]
 mod tests {
     use super::*;
     use crate::ib::abi::error::errno;

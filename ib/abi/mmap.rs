@@ -42,7 +42,7 @@ pub fn extended_index(pgoff: u64) -> u32 {
 /// The page offset of `command` with extended `index` (< 65536), as libmlx5
 /// computes it (`None` for a larger index).
 #[cfg_attr(
-    CONFIG_RUST,
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
     expect(
         dead_code,
         reason = "libmlx5's side of the encoding, for the host tests"
@@ -257,7 +257,8 @@ fn uar(vma: &Vma, page: u64, cmd: u8, b: &BfregInfo) -> Result<MmapTarget, UabiE
     })
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_abi_mmap))]
 mod tests {
     use super::*;
 

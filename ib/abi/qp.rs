@@ -312,7 +312,8 @@ pub fn modify_qp_response(ece_options: u32, outlen: usize) -> Option<ModifyQpRes
     })
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_abi_qp))]
 mod tests {
     use super::*;
     use crate::ib::abi::consts::IB_DEFAULT_UIDX;
@@ -320,10 +321,10 @@ mod tests {
     #[test]
     fn shifts_overflow_like_check_shl_overflow_into_int() {
         assert_eq!(shl_int(1, 30), Some(1 << 30));
-        assert_eq!(shl_int(1, 31), None, "negative int");
+        assert_eq!(shl_int(1, 31), None); // negative int
         assert_eq!(shl_int(0, 31), Some(0));
-        assert_eq!(shl_int(0, 32), None, "shift as wide as the type");
-        assert_eq!(shl_int(0x8000_0000, 0), None, "negative operand");
+        assert_eq!(shl_int(0, 32), None); // shift as wide as the type
+        assert_eq!(shl_int(0x8000_0000, 0), None); // negative operand
         assert_eq!(shl_int(3, 29), Some(3 << 29));
         assert_eq!(shl_int(3, 30), None);
         assert_eq!(shl_int(512, 6), Some(32768));

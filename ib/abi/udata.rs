@@ -96,7 +96,8 @@ pub fn response_length<T>(outlen: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_abi_udata))]
 mod tests {
     use super::*;
     use crate::ib::abi::layout::CreateCqResp;

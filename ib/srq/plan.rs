@@ -232,7 +232,8 @@ pub fn create_srq_response(srqn: u32) -> CreateSrqResp {
     CreateSrqResp { srqn, reserved: 0 }
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_srq_plan))]
 mod tests {
     use super::*;
     use crate::ib::abi::error::errno;

@@ -183,7 +183,8 @@ pub fn check_uar_alloc_type(alloc_type: u32) -> Result<(), UabiError> {
     uar_alloc_type(alloc_type, WRITE_COMBINING).map(|_| ())
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_uctx))]
 mod tests {
     use super::*;
     use crate::ib::abi::{

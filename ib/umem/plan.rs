@@ -144,7 +144,7 @@ pub fn user_range_pages(addr: u64, len: u64, page_size: u64) -> Result<u64, Rang
 /// Blocks of `pgsz` (a power of two) that `[iova, iova + len)` spans
 /// (`ib_umem_num_dma_blocks`); `None` when the end wraps.
 #[cfg_attr(
-    CONFIG_RUST,
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
     expect(dead_code, reason = "i11-umem, for the user verbs")
 )]
 pub fn num_dma_blocks(iova: u64, len: u64, pgsz: u64) -> Option<u64> {
@@ -179,14 +179,15 @@ pub fn db_slot(virt: u64, page_size: u64) -> Result<DbSlot, i32> {
 
 /// Chunks of at most `chunk` entries (≥ 1) that `total` entries make.
 #[cfg_attr(
-    CONFIG_RUST,
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
     expect(dead_code, reason = "i11-umem, for the user verbs")
 )]
 pub fn chunks(total: u64, chunk: u64) -> u64 {
     total.div_ceil(chunk.max(1))
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_umem_calc))]
 mod tests {
     use super::*;
 

@@ -4,7 +4,8 @@
 # if needed. `module.sh clean` removes the build products.
 # Fails on any compiler warning: the module must build warning-free.
 # This is the test build: it has the debugfs test hooks (Kconfig MLX5_RS_TEST_HOOKS)
-# that the scenarios and the benchmark drive; `make KDIR=...` builds without them.
+# that the scenarios and the benchmark drive, and the KUnit suites (Kconfig
+# MLX5_RS_KUNIT_TEST); `make KDIR=...` builds without them.
 # Then the test modules under tests/modules/ (C modules that the benchmark and the
 # scenarios load next to upstream mlx5_core; not part of the driver), warning-free too.
 set -eu
@@ -24,7 +25,7 @@ fi
 T0=$(date +%s)
 logf=$CACHE/runs/module-build.log
 mkdir -p "$CACHE/runs"
-if ! in_toolbox make -C "$KB" M="$REPO" CONFIG_MLX5_RS=m CONFIG_MLX5_RS_TEST_HOOKS=y W=1 -j"$(nproc)" modules >"$logf" 2>&1; then
+if ! in_toolbox make -C "$KB" M="$REPO" CONFIG_MLX5_RS=m CONFIG_MLX5_RS_TEST_HOOKS=y CONFIG_MLX5_RS_KUNIT_TEST=y W=1 -j"$(nproc)" modules >"$logf" 2>&1; then
 	cat "$logf" >&2
 	die "module build failed"
 fi
