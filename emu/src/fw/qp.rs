@@ -287,7 +287,7 @@ impl Firmware {
         };
         if !no_sq {
             let uar = cx(&ctx, qpc::UAR_PAGE) as u32;
-            if !self.uars.contains(&uar) {
+            if !self.uar_owned(uar) {
                 self.stats
                     .violation(format!("CREATE_QP with unallocated UAR {uar}"));
                 return Err(bad_param());
