@@ -296,8 +296,8 @@ impl<'bound> Stages<'bound> {
         // can, UAR pages of the system page size: eq/uar.rs), release-all-pages when
         // the device offers it.
         // Every value fits its field (the typed setters only fail for a wider value).
-        let uar = uar::choose(kernel::page::PAGE_SHIFT as u32, max.get(gen_cap::UAR_4K))
-            .ok_or(EINVAL)?;
+        let uar =
+            uar::choose(kernel::page::PAGE_SHIFT as u32, max.get(gen_cap::UAR_4K)).ok_or(EINVAL)?;
         let choose = |cur: &mut GeneralCaps| -> Result<(), Overflow> {
             cur.set(gen_cap::PKEY_TABLE_SIZE, 0)?;
             cur.set(

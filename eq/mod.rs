@@ -387,16 +387,7 @@ impl<'bound> Events<'bound> {
         for k in 0..ncomp {
             let v = u16::try_from(comp_vector(k, vectors)).map_err(|_| EINVAL)?;
             comps.push(
-                Eq::new(
-                    dev,
-                    hw.clone(),
-                    "comp",
-                    k,
-                    COMP_EQ_NENT,
-                    eq_uar,
-                    v,
-                    [0; 4],
-                )?,
+                Eq::new(dev, hw.clone(), "comp", k, COMP_EQ_NENT, eq_uar, v, [0; 4])?,
                 GFP_KERNEL,
             )?;
         }

@@ -108,12 +108,11 @@ impl UarGeom {
         )
     }
 
-    /// Cap `uar_4k` in effect.
-    pub fn uar_4k(&self) -> bool {
-        self.uar_4k
-    }
-
     /// log2 of the host page size.
+    #[cfg_attr(
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+        expect(dead_code, reason = "used by the InfiniBand provider only")
+    )]
     pub fn page_shift(&self) -> u32 {
         self.page_shift
     }
@@ -136,6 +135,10 @@ impl UarGeom {
 
     /// Byte offset in BAR 0 of the system page holding UAR `uar` (what an mmap of it
     /// maps: upstream `uar_index2pfn` less the BAR's own page number).
+    #[cfg_attr(
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+        expect(dead_code, reason = "used by the InfiniBand provider only")
+    )]
     pub fn sys_page_offset(&self, uar: u32) -> u64 {
         self.uar_offset(uar) & !((1u64 << self.page_shift) - 1)
     }
@@ -151,6 +154,10 @@ impl UarGeom {
 
     /// Whether UAR `uar` is one of those granted by the ALLOC_UAR that returned
     /// `base` (its system page).
+    #[cfg_attr(
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+        expect(dead_code, reason = "used by the InfiniBand provider only")
+    )]
     pub fn in_alloc(&self, base: u32, uar: u32) -> bool {
         uar >= base && uar - base < self.uars_per_alloc()
     }
@@ -163,11 +170,7 @@ mod tests {
     /// The geometry of a device that took `choose(page_shift, max_uar_4k)`.
     fn geom(page_shift: u32, max_uar_4k: bool) -> UarGeom {
         let c = choose(page_shift, max_uar_4k).unwrap();
-        let per = if c.uar_4k {
-            1 << c.log_uar_page_sz
-        } else {
-            1
-        };
+        let per = if c.uar_4k { 1 << c.log_uar_page_sz } else { 1 };
         UarGeom::new(c.uar_4k, c.log_uar_page_sz, per, page_shift).unwrap()
     }
 
@@ -248,10 +251,7 @@ mod tests {
             Err(GeomError::PageSize { log_uar_page_sz: 0 })
         );
         // uar_4k with a count that is not the page's.
-        assert_eq!(
-            UarGeom::new(true, 4, 1, 16),
-            Err(GeomError::UarsPerPage(1))
-        );
+        assert_eq!(UarGeom::new(true, 4, 1, 16), Err(GeomError::UarsPerPage(1)));
         assert_eq!(UarGeom::new(false, 0, 1, 11), Err(GeomError::PageShift(11)));
         assert!(UarGeom::new(false, 0, 1, 12).is_ok());
         // Without uar_4k the count is not used.

@@ -31,7 +31,7 @@ use super::{
     uctx::{check_uar_alloc_type, map_target, uar_obj, vma_of, wants_transport_domain, UctxHost},
 };
 use crate::{
-    cmd::commands::{gen_cap, GeneralCaps},
+    cmd::commands::GeneralCaps,
     eq::{
         commands::{AllocUar, DeallocUar},
         uar::UarGeom,
@@ -135,8 +135,7 @@ impl IbUcontext for UserContext {
     fn mmap(&self, req: &MmapReq) -> Result<MmapMap> {
         let t = decode(&vma_of(req), &self.host.mmap_caps(), &self.plan.bfregs)
             .map_err(|e| uabi_err(&self.dev, "mmap", e))?;
-        map_target(t, &self.uars, &self.geom)
-            .map_err(|e| uabi_err(&self.dev, "mmap", e))
+        map_target(t, &self.uars, &self.geom).map_err(|e| uabi_err(&self.dev, "mmap", e))
     }
 
     fn db_pages(&self) -> &Arc<DbPages> {

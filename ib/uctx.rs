@@ -102,11 +102,7 @@ pub fn vma_of(req: &MmapReq) -> Vma {
 /// Errors: a static page the context does not have, a dynamic page (only with write
 /// combining, which is absent) or an mmap entry (none is ever handed out) →
 /// `EINVAL`; the clock info page → `EOPNOTSUPP`.
-pub fn map_target(
-    target: MmapTarget,
-    uars: &[u32],
-    geom: &UarGeom,
-) -> Result<MmapMap, UabiError> {
+pub fn map_target(target: MmapTarget, uars: &[u32], geom: &UarGeom) -> Result<MmapMap, UabiError> {
     match target {
         MmapTarget::Uar {
             sys_page,

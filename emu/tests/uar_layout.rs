@@ -16,7 +16,12 @@ const OP: fn(Opcode) -> u16 = |o| o as u16;
 
 fn query_cur(h: &mut Host) -> Vec<u8> {
     let out = h.ok(
-        &input(16, OP(Opcode::QUERY_HCA_CAP), (cap_type::GENERAL << 1) | 1, &[]),
+        &input(
+            16,
+            OP(Opcode::QUERY_HCA_CAP),
+            (cap_type::GENERAL << 1) | 1,
+            &[],
+        ),
         16 + 4096,
     );
     out[CAP_OFFSET..CAP_OFFSET + 256].to_vec()
@@ -25,7 +30,12 @@ fn query_cur(h: &mut Host) -> Vec<u8> {
 /// SET_HCA_CAP of `uar_4k` and `log_uar_page_sz` (the rest as read); its status.
 fn set_uar_caps(h: &mut Host, uar_4k: bool, log: u64) -> u8 {
     let cur = query_cur(h);
-    let mut set = input(16 + 4096, OP(Opcode::SET_HCA_CAP), cap_type::GENERAL << 1, &[]);
+    let mut set = input(
+        16 + 4096,
+        OP(Opcode::SET_HCA_CAP),
+        cap_type::GENERAL << 1,
+        &[],
+    );
     set[CAP_OFFSET..CAP_OFFSET + 256].copy_from_slice(&cur);
     g::UAR_4K
         .raw()
@@ -73,10 +83,14 @@ fn create_eq(h: &mut Host, uar: u32) -> (u8, u8) {
     eqc::LOG_EQ_SIZE.raw().set(c, 2).unwrap();
     eqc::UAR_PAGE.raw().set(c, u64::from(uar)).unwrap();
     eqc::INTR.raw().set(c, 2).unwrap();
-    inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8].copy_from_slice(&(1u64 << 0x13).to_be_bytes());
+    inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8]
+        .copy_from_slice(&(1u64 << 0x13).to_be_bytes());
     inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
     let (st, _, out) = h.run(&inp, 16);
-    (st, create_eq_out::EQ_NUMBER.raw().get(&out).unwrap_or(0) as u8)
+    (
+        st,
+        create_eq_out::EQ_NUMBER.raw().get(&out).unwrap_or(0) as u8,
+    )
 }
 
 /// One EQE on `eqn` (not armed yet: no interrupt), then the arm doorbell written at
@@ -104,7 +118,10 @@ fn violations(h: &Host) -> u64 {
 #[test]
 fn default_layout_is_one_4k_uar_per_index() {
     let mut h = initialized(false, 0);
-    assert_eq!(g::NUM_OF_UARS_PER_PAGE.raw().get(&query_cur(&mut h)), Some(1));
+    assert_eq!(
+        g::NUM_OF_UARS_PER_PAGE.raw().get(&query_cur(&mut h)),
+        Some(1)
+    );
     let (a, b) = (alloc_uar(&mut h), alloc_uar(&mut h));
     // Pages 0…7 hold the init segment and MSI-X.
     assert_eq!((a, b), (8, 9));
@@ -112,14 +129,21 @@ fn default_layout_is_one_4k_uar_per_index() {
     let (st, eqn) = create_eq(&mut h, b);
     assert_eq!(st, 0);
     assert!(arm_at(&mut h, eqn, u64::from(b) << 12));
-    assert_eq!(violations(&h), 1, "only the CREATE_EQ on an unallocated UAR");
+    assert_eq!(
+        violations(&h),
+        1,
+        "only the CREATE_EQ on an unallocated UAR"
+    );
 }
 
 #[test]
 fn uar_4k_grants_a_whole_aligned_system_page_of_4k_uars() {
     // 64 KiB system pages: 16 UARs each.
     let mut h = initialized(true, 4);
-    assert_eq!(g::NUM_OF_UARS_PER_PAGE.raw().get(&query_cur(&mut h)), Some(16));
+    assert_eq!(
+        g::NUM_OF_UARS_PER_PAGE.raw().get(&query_cur(&mut h)),
+        Some(16)
+    );
     // UARs 0…15 share a page with the init segment: the first page is 16…31.
     let (a, b) = (alloc_uar(&mut h), alloc_uar(&mut h));
     assert_eq!((a, b), (16, 32));
@@ -143,7 +167,10 @@ fn uar_4k_grants_a_whole_aligned_system_page_of_4k_uars() {
 fn without_uar_4k_the_index_counts_uar_pages_of_the_system_page_size() {
     // 64 KiB UAR pages: page 0 holds the init segment, UAR 1 is BAR0 64…128 KiB.
     let mut h = initialized(false, 4);
-    assert_eq!(g::NUM_OF_UARS_PER_PAGE.raw().get(&query_cur(&mut h)), Some(1));
+    assert_eq!(
+        g::NUM_OF_UARS_PER_PAGE.raw().get(&query_cur(&mut h)),
+        Some(1)
+    );
     let (a, b) = (alloc_uar(&mut h), alloc_uar(&mut h));
     assert_eq!((a, b), (1, 2));
     let (st, eqn) = create_eq(&mut h, b);
@@ -158,15 +185,24 @@ fn without_uar_4k_the_index_counts_uar_pages_of_the_system_page_size() {
 fn uar_page_size_is_bounded_and_set_before_init_hca() {
     let mut h = Host::new();
     h.ok(&input(16, OP(Opcode::ENABLE_HCA), 0, &[]), 16);
-    assert_eq!(set_uar_caps(&mut h, false, 9), CmdStatus::BAD_PARAM_ERR as u8);
+    assert_eq!(
+        set_uar_caps(&mut h, false, 9),
+        CmdStatus::BAD_PARAM_ERR as u8
+    );
     let cur = query_cur(&mut h);
     assert_eq!(g::LOG_UAR_PAGE_SZ.raw().get(&cur), Some(0));
     assert_eq!(set_uar_caps(&mut h, true, 2), 0);
-    assert_eq!(g::NUM_OF_UARS_PER_PAGE.raw().get(&query_cur(&mut h)), Some(4));
+    assert_eq!(
+        g::NUM_OF_UARS_PER_PAGE.raw().get(&query_cur(&mut h)),
+        Some(4)
+    );
     give_pages(&mut h, 48);
     h.ok(&input(32, OP(Opcode::INIT_HCA), 0, &[]), 16);
     // 16 KiB pages of 4 UARs: 8…11 is the first page past the init segment.
     assert_eq!(alloc_uar(&mut h), 8);
     assert_eq!(alloc_uar(&mut h), 12);
-    assert_eq!(set_uar_caps(&mut h, false, 0), CmdStatus::BAD_SYS_STATE_ERR as u8);
+    assert_eq!(
+        set_uar_caps(&mut h, false, 0),
+        CmdStatus::BAD_SYS_STATE_ERR as u8
+    );
 }

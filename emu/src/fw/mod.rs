@@ -24,8 +24,8 @@ mod reg;
 pub mod stats;
 pub mod strict;
 pub mod syndrome;
-pub mod uar;
 pub mod timeline;
+pub mod uar;
 pub mod util;
 // Verbs objects (issue 11, emulator objects slice).
 pub mod cq;
@@ -177,7 +177,6 @@ pub struct Firmware {
     pub ib_port: port::IbPort,
     rng: u64,
 }
-
 
 impl Firmware {
     /// Power-on state.
@@ -569,7 +568,10 @@ impl Firmware {
     /// ALLOC_UAR grants every UAR of a system page).
     pub fn uar_owned(&self, idx: u32) -> bool {
         let l = self.caps.uar_layout();
-        self.uars.range(..=idx).next_back().is_some_and(|&b| l.in_alloc(b, idx))
+        self.uars
+            .range(..=idx)
+            .next_back()
+            .is_some_and(|&b| l.in_alloc(b, idx))
     }
 
     /// Records a teardown's UAR pages as stopped (see `eq_doorbell_unallocated`).

@@ -29,11 +29,7 @@ pub struct UarLayout {
 impl UarLayout {
     /// log2 of the bytes one UAR index spans.
     pub fn uar_shift(&self) -> u32 {
-        12 + if self.uar_4k {
-            0
-        } else {
-            self.log_uar_page_sz
-        }
+        12 + if self.uar_4k { 0 } else { self.log_uar_page_sz }
     }
 
     /// UARs in one system page: cap `num_of_uars_per_page` with `uar_4k`, else 1.
