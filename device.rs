@@ -32,7 +32,10 @@ use kernel::{
     time::Delta,
 };
 
-use crate::eq::{EqCaps, Events};
+use crate::eq::{
+    uar::{self, UarGeom},
+    EqCaps, Events,
+};
 use crate::{
     cmd::{
         commands::{
@@ -288,9 +291,13 @@ impl<'bound> Stages<'bound> {
         let max = hw.run(QueryGeneralCaps { current: false })?;
         let mut cur = hw.run(QueryGeneralCaps { current: true })?;
         // Our choices (see Documentation/architecture.md): 128-entry pkey table,
-        // log_max_qp 18 capped by the device, no command checksums, 4 KiB UAR pages,
-        // release-all-pages when the device offers it.
+        // log_max_qp 18 capped by the device, no command checksums, UARs as upstream's
+        // `handle_hca_cap` sets them (4 KiB UARs when pages are larger and the device
+        // can, UAR pages of the system page size: eq/uar.rs), release-all-pages when
+        // the device offers it.
         // Every value fits its field (the typed setters only fail for a wider value).
+        let uar =
+            uar::choose(kernel::page::PAGE_SHIFT as u32, max.get(gen_cap::UAR_4K)).ok_or(EINVAL)?;
         let choose = |cur: &mut GeneralCaps| -> Result<(), Overflow> {
             cur.set(gen_cap::PKEY_TABLE_SIZE, 0)?;
             cur.set(
@@ -298,7 +305,10 @@ impl<'bound> Stages<'bound> {
                 LOG_MAX_QP.min(max.get(gen_cap::LOG_MAX_QP)),
             )?;
             cur.set(gen_cap::CMDIF_CHECKSUM, 0)?;
-            cur.set(gen_cap::LOG_UAR_PAGE_SZ, 0)?;
+            if uar.uar_4k {
+                cur.set(gen_cap::UAR_4K, true)?;
+            }
+            cur.set(gen_cap::LOG_UAR_PAGE_SZ, uar.log_uar_page_sz)?;
             if max.get(gen_cap::RELEASE_ALL_PAGES) {
                 cur.set(gen_cap::RELEASE_ALL_PAGES, true)?;
             }
@@ -307,6 +317,15 @@ impl<'bound> Stages<'bound> {
         choose(&mut cur).map_err(|_| EINVAL)?;
         hw.run(SetGeneralCaps(&cur))?;
         let caps = hw.run(QueryGeneralCaps { current: true })?;
+        let uar_geom = UarGeom::from_caps(&caps, kernel::page::PAGE_SHIFT as u32).map_err(|e| {
+            dev_err!(
+                pdev,
+                "UAR geometry unusable with {} KiB pages ({:?}); not binding\n",
+                kernel::page::PAGE_SIZE / 1024,
+                e
+            );
+            EOPNOTSUPP
+        })?;
 
         Self::supply(pdev, &hw, &pages, query_pages_op_mod::INIT, "init")?;
         let owner_id = sw_owner_id();
@@ -356,6 +375,7 @@ impl<'bound> Stages<'bound> {
             num_ports: caps.get(gen_cap::NUM_PORTS),
             log_max_cq: caps.get(gen_cap::LOG_MAX_CQ),
             max_eqs,
+            uar_geom,
         };
         let page_work = PageWork::new(pdev.as_ref(), pages.clone())?;
         let events = Events::new(pdev, hw.clone(), page_work, &eq_caps)?;

@@ -30,6 +30,8 @@ pub(crate) mod irq;
 pub(crate) mod pages;
 pub(crate) mod port;
 pub(crate) mod ring;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod uar;
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -71,6 +73,8 @@ pub(crate) struct EqCaps {
     pub(crate) log_max_cq: u8,
     /// EQs the device allows.
     pub(crate) max_eqs: u32,
+    /// Where a UAR's doorbells are in BAR 0.
+    pub(crate) uar_geom: uar::UarGeom,
 }
 
 /// What the EQ handlers dispatch to.
@@ -344,6 +348,10 @@ impl<'bound> Events<'bound> {
             index: hw.run(AllocUar)?,
             hw: hw.clone(),
         };
+        let eq_uar = ring::EqUar {
+            index: uar.index,
+            bar_off: usize::try_from(caps.uar_geom.uar_offset(uar.index)).map_err(|_| EINVAL)?,
+        };
 
         let cmd = Eq::new(
             dev,
@@ -351,7 +359,7 @@ impl<'bound> Events<'bound> {
             "cmd",
             0,
             CMD_EQ_NENT,
-            uar.index,
+            eq_uar,
             0,
             [CMD_MASK, 0, 0, 0],
         )?;
@@ -361,7 +369,7 @@ impl<'bound> Events<'bound> {
             "async",
             0,
             ASYNC_EQ_NENT,
-            uar.index,
+            eq_uar,
             0,
             [ASYNC_MASK, 0, 0, 0],
         )?;
@@ -371,7 +379,7 @@ impl<'bound> Events<'bound> {
             "pages",
             0,
             PAGES_EQ_NENT,
-            uar.index,
+            eq_uar,
             0,
             [PAGES_MASK, 0, 0, 0],
         )?;
@@ -379,16 +387,7 @@ impl<'bound> Events<'bound> {
         for k in 0..ncomp {
             let v = u16::try_from(comp_vector(k, vectors)).map_err(|_| EINVAL)?;
             comps.push(
-                Eq::new(
-                    dev,
-                    hw.clone(),
-                    "comp",
-                    k,
-                    COMP_EQ_NENT,
-                    uar.index,
-                    v,
-                    [0; 4],
-                )?,
+                Eq::new(dev, hw.clone(), "comp", k, COMP_EQ_NENT, eq_uar, v, [0; 4])?,
                 GFP_KERNEL,
             )?;
         }

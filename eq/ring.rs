@@ -59,8 +59,16 @@ use crate::{
 /// Offset of the owner byte in an EQE.
 const OWNER_OFF: usize = core::mem::offset_of!(Eqe, owner);
 
-/// Bytes of a UAR page in BAR0.
-const UAR_PAGE_BYTES: usize = 4096;
+/// The UAR an EQ rings: its index (CREATE_EQ `uar_page`) and where it is in BAR 0
+/// ([`super::uar::UarGeom::uar_offset`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EqUar {
+    /// UAR index.
+    pub(crate) index: u32,
+    /// Byte offset of the UAR in BAR 0.
+    pub(crate) bar_off: usize,
+}
+
 /// Bytes of one `pas[]` page.
 const RING_PAGE: usize = 4096;
 /// Events of one EQ logged one by one before the log is thinned to every 1000th.
@@ -110,7 +118,7 @@ pub(crate) struct Eq {
     /// The ring's 4 KiB pages, in order (emptied by the drop when they are buried).
     ring: KVec<Coherent<[u8]>>,
     log_size: u8,
-    uar: u32,
+    uar: EqUar,
     pub(crate) vector: u16,
     /// Event mask given to CREATE_EQ (0 for completion EQs).
     mask: [u64; 4],
@@ -142,7 +150,7 @@ impl Eq {
         name: &'static str,
         index: u32,
         nent: u32,
-        uar: u32,
+        uar: EqUar,
         vector: u16,
         mask: [u64; 4],
     ) -> Result<Arc<Self>> {
@@ -213,8 +221,7 @@ impl Eq {
     }
 
     fn doorbell(&self, arm: bool, value: u32) {
-        let off =
-            self.uar as usize * UAR_PAGE_BYTES + if arm { UAR_EQ_DB_ARM } else { UAR_EQ_DB_UPDATE };
+        let off = self.uar.bar_off + if arm { UAR_EQ_DB_ARM } else { UAR_EQ_DB_UPDATE };
         // A failure means the BAR is gone (unbind or surprise removal): nothing to do.
         let _ = self.hw.write(off, value);
     }
@@ -229,7 +236,7 @@ impl Eq {
         EqConsumer::new(0, self.log_size).map_err(|_| EINVAL)?;
         let eqn = match self.hw.exec_cmd(CreateEq {
             log_size: self.log_size,
-            uar: self.uar,
+            uar: self.uar.index,
             vector: self.vector,
             mask: self.mask,
             pages: &pages,

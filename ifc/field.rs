@@ -105,8 +105,8 @@ impl Field {
 
     /// The bytes of a byte-aligned field (e.g. a nested structure or an array).
     #[cfg_attr(
-        all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
-        expect(dead_code, reason = "used by the InfiniBand provider only")
+        CONFIG_RUST,
+        expect(dead_code, reason = "used by the emulator and the host tests")
     )]
     pub fn bytes<'a>(&self, buf: &'a [u8]) -> Option<&'a [u8]> {
         if self.bit_off & 7 != 0 || self.bits & 7 != 0 {
@@ -117,8 +117,8 @@ impl Field {
 
     /// Mutable bytes of a byte-aligned field.
     #[cfg_attr(
-        all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
-        expect(dead_code, reason = "used by the InfiniBand provider only")
+        CONFIG_RUST,
+        expect(dead_code, reason = "used by the emulator and the host tests")
     )]
     pub fn bytes_mut<'a>(&self, buf: &'a mut [u8]) -> Option<&'a mut [u8]> {
         if self.bit_off & 7 != 0 || self.bits & 7 != 0 {
@@ -277,6 +277,32 @@ impl<T: Kind, S: Layout> F<T, S> {
         assert!(bit_off + bits <= S::BITS, "field overruns its structure");
         F {
             field: Field::new(prm, name, bit_off, bits),
+            _p: core::marker::PhantomData,
+        }
+    }
+}
+
+impl<T: Kind, N: Layout> F<T, N> {
+    /// This field of structure `N` where `N` is embedded in structure `S` as byte field
+    /// `outer` (e.g. an `ads` field inside `qpc.primary_address_path`). Fails to
+    /// compile (const evaluation) when `outer` is not exactly an `N`: use it in a
+    /// `const`.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "used by the emulator and the header test")
+    )]
+    pub const fn within<S: Layout>(self, outer: F<Bytes, S>) -> F<T, S> {
+        assert!(
+            outer.field.bits == N::BITS,
+            "the byte field does not hold the nested structure"
+        );
+        F {
+            field: Field::new(
+                S::PRM,
+                self.field.name,
+                outer.field.bit_off + self.field.bit_off,
+                self.field.bits,
+            ),
             _p: core::marker::PhantomData,
         }
     }
@@ -468,6 +494,17 @@ impl<'a, S: Layout> MsgMut<'a, S> {
     pub fn set<T: Value>(&mut self, f: F<T, S>, v: T) -> Result<(), Overflow> {
         // The only failure left is a value wider than the field (see `Msg::get`).
         f.field.set(self.buf, v.to_raw()).ok_or(Overflow(f.field))
+    }
+
+    /// Writes a scalar field from any unsigned value: [`Overflow`] when `v` is wider
+    /// than the field (never masked). For values whose type is wider than the field's
+    /// (a 24-bit number held in a `u32`), which [`Self::set`] takes only as `T`.
+    #[cfg_attr(
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+        expect(dead_code, reason = "used by the InfiniBand provider only")
+    )]
+    pub fn put<T: Value>(&mut self, f: F<T, S>, v: impl Into<u64>) -> Result<(), Overflow> {
+        f.field.set(self.buf, v.into()).ok_or(Overflow(f.field))
     }
 
     /// Reads a scalar field.

@@ -48,6 +48,7 @@ pub mod cq;
 pub mod ib_res;
 pub mod mkey;
 pub mod qp;
+pub mod qp_state;
 pub mod srq;
 // SRQ / XRC / AH slice (issue 11): the AH's address vector, the SRQ WQE's first
 // segment.

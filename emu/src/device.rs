@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 /// A UAR doorbell write waiting for the firmware.
 #[derive(Clone, Copy, Debug)]
 struct UarWrite {
-    page: u32,
-    off: usize,
+    /// BAR0 offset of the write (decoded into UAR and offset by the firmware, whose
+    /// caps say how UARs are laid out).
+    bar_off: u64,
     val: u32,
     /// When the MMIO write arrived (EQ interrupt latency ends here).
     at: Instant,
@@ -173,15 +174,12 @@ impl Device {
             }
             return;
         }
-        let page = (off / 4096) as u32;
-        let in_page = off % 4096;
-        if page >= crate::fw::FIRST_UAR && data.len() >= 4 {
+        if off as u64 >= crate::fw::uar::RESERVED_BYTES && data.len() >= 4 {
             for (k, chunk) in data.chunks_exact(4).enumerate() {
                 let val = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
                 let at = Instant::now();
                 lock(&self.inbox).posted.push_back(Posted::Uar(UarWrite {
-                    page,
-                    off: in_page + 4 * k,
+                    bar_off: (off + 4 * k) as u64,
                     val,
                     at,
                 }));
@@ -221,12 +219,16 @@ impl Device {
                     }
                 }
                 Posted::Uar(w) => {
-                    let arm = match w.off {
+                    // Past the reserved bytes and inside the BAR (checked at the write).
+                    let Some((page, off)) = fw.caps.uar_layout().decode(w.bar_off) else {
+                        continue;
+                    };
+                    let arm = match off {
                         UAR_EQ_DB_ARM => true,
                         UAR_EQ_DB_UPDATE => false,
                         // CQ arm and send doorbells (verbs objects send path).
                         _ => {
-                            fw.uar_write(&env, w.page, w.off, w.val);
+                            fw.uar_write(&env, page, off, w.val);
                             continue;
                         }
                     };
@@ -234,16 +236,16 @@ impl Device {
                     // EQ doorbells: eqn in bits 31:24, consumer index in 23:0, written to
                     // the UAR page the EQ was created with (upstream `eq_update_ci`);
                     // anything else is a violation and ignored.
-                    if !fw.uars.contains(&w.page) {
-                        fw.eq_doorbell_unallocated(w.page);
+                    if !fw.uar_owned(page) {
+                        fw.eq_doorbell_unallocated(page);
                         continue;
                     }
                     if !fw
                         .eqs
-                        .doorbell_at(w.page, w.val, arm, w.at, env.mem, env.irq, env.msix_ok)
+                        .doorbell_at(page, w.val, arm, w.at, env.mem, env.irq, env.msix_ok)
                     {
                         fw.stats
-                            .violation(format!("bad EQ doorbell {:#x} on UAR {}", w.val, w.page));
+                            .violation(format!("bad EQ doorbell {:#x} on UAR {}", w.val, page));
                     }
                 }
             }

@@ -82,7 +82,8 @@ fn create(d: &mut Dev, ty: QpType, pd: u32, cq: u32) -> (u32, QpShadow) {
         dbr_addr: dbr,
         uar_page: d.uar,
         ..CreateQpc::default()
-    });
+    })
+    .unwrap();
     let qpn = exec(
         d,
         CreateQp {
@@ -262,7 +263,8 @@ fn create_refused_for_unknown_objects() {
         cqn_rcv: Some(cq),
         uar_page: d.uar,
         ..CreateQpc::default()
-    });
+    })
+    .unwrap();
     assert!(exec(
         &mut d,
         CreateQp {
@@ -279,7 +281,8 @@ fn create_refused_for_unknown_objects() {
         cqn_rcv: Some(cq),
         uar_page: d.uar,
         ..CreateQpc::default()
-    });
+    })
+    .unwrap();
     assert!(exec(
         &mut d,
         CreateQp {

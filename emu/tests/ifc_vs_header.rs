@@ -558,3 +558,155 @@ fn cqe_and_wqe_layouts_match_facts() {
         (0x4, 0x8, 0xb, 0xc)
     );
 }
+
+/// `1 << n` or a plain number (the forms of `qp.h`'s enums).
+fn parse_enum_value(s: &str) -> Option<u64> {
+    match s.split_once("<<") {
+        Some((a, b)) => Some(parse_num_strict(a.trim())? << parse_num_strict(b.trim())?),
+        None => parse_num_strict(s),
+    }
+}
+
+/// `NAME = value` pairs of an enum family, values as [`parse_enum_value`] reads them.
+fn enum_exprs(text: &str, prefix: &str) -> HashMap<String, u64> {
+    let mut m = HashMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.trim().strip_prefix(prefix) else {
+            continue;
+        };
+        if let Some((name, val)) = rest.split_once('=') {
+            if let Some(v) = parse_enum_value(val.trim().trim_end_matches(',')) {
+                m.insert(name.trim().to_string(), v);
+            }
+        }
+    }
+    m
+}
+
+/// The QP states, service types, PM states and `opt_param_mask` bits of
+/// `ifc/qp_state.rs` against `qp.h` / `mlx5_ifc.h`, and the address-path fields the
+/// driver and the emulator place inside `qpc` (`F::within`) against the header's
+/// `qpc.primary_address_path` / `secondary_address_path` (of type `ads`).
+#[test]
+fn qp_state_constants_and_nested_paths_match_headers() {
+    use ifc::qp::{ads, qpc, ADS};
+    use ifc::qp_state::{optpar, pm_state, st, state};
+    let path = header_path();
+    let ifc_h =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let qp_h =
+        std::fs::read_to_string(path.with_file_name("qp.h")).expect("qp.h next to mlx5_ifc.h");
+    let check = |m: &HashMap<String, u64>, fam: &str, pairs: &[(&str, u64)]| {
+        assert!(!m.is_empty(), "no {fam}* in the headers");
+        for (name, v) in pairs {
+            assert_eq!(m.get(*name), Some(v), "{fam}{name}");
+        }
+    };
+    let s = enum_exprs(&qp_h, "MLX5_QP_STATE_");
+    check(
+        &s,
+        "MLX5_QP_STATE_",
+        &[
+            ("RST", state::RST.into()),
+            ("INIT", state::INIT.into()),
+            ("RTR", state::RTR.into()),
+            ("RTS", state::RTS.into()),
+            ("SQER", state::SQER.into()),
+            ("SQD", state::SQD.into()),
+            ("ERR", state::ERR.into()),
+            ("SQ_DRAINING", state::SQ_DRAINING.into()),
+        ],
+    );
+    let sts = [
+        ("RC", st::RC),
+        ("UC", st::UC),
+        ("UD", st::UD),
+        ("XRC", st::XRC),
+        ("QP0", st::QP0),
+        ("QP1", st::QP1),
+        ("REG_UMR", st::REG_UMR),
+    ]
+    .map(|(n, v)| (n, u64::from(v)));
+    check(&enum_exprs(&qp_h, "MLX5_QP_ST_"), "MLX5_QP_ST_", &sts);
+    check(&enum_exprs(&ifc_h, "MLX5_QPC_ST_"), "MLX5_QPC_ST_", &sts);
+    check(
+        &enum_exprs(&qp_h, "MLX5_QP_PM_"),
+        "MLX5_QP_PM_",
+        &[
+            ("ARMED", pm_state::ARMED.into()),
+            ("REARM", pm_state::REARM.into()),
+            ("MIGRATED", pm_state::MIGRATED.into()),
+        ],
+    );
+    let o = [
+        ("ALT_ADDR_PATH", optpar::ALT_ADDR_PATH),
+        ("RRE", optpar::RRE),
+        ("RAE", optpar::RAE),
+        ("RWE", optpar::RWE),
+        ("PKEY_INDEX", optpar::PKEY_INDEX),
+        ("Q_KEY", optpar::Q_KEY),
+        ("RNR_TIMEOUT", optpar::RNR_TIMEOUT),
+        ("PRIMARY_ADDR_PATH", optpar::PRIMARY_ADDR_PATH),
+        ("SRA_MAX", optpar::SRA_MAX),
+        ("RRA_MAX", optpar::RRA_MAX),
+        ("PM_STATE", optpar::PM_STATE),
+        ("RETRY_COUNT", optpar::RETRY_COUNT),
+        ("RNR_RETRY", optpar::RNR_RETRY),
+        ("ACK_TIMEOUT", optpar::ACK_TIMEOUT),
+        ("LAG_TX_AFF", optpar::LAG_TX_AFF),
+        ("PRI_PORT", optpar::PRI_PORT),
+        ("SRQN", optpar::SRQN),
+        ("CQN_RCV", optpar::CQN_RCV),
+        ("PP_INDEX", optpar::PP_INDEX),
+        ("COUNTER_SET_ID", optpar::COUNTER_SET_ID),
+    ]
+    .map(|(n, v)| (n, u64::from(v)));
+    check(&enum_exprs(&qp_h, "MLX5_QP_OPTPAR_"), "MLX5_QP_OPTPAR_", &o);
+
+    // Every ads field, placed in each address path of qpc.
+    let h = Header::parse(&ifc_h);
+    let q = h.types.get("qpc").expect("struct mlx5_ifc_qpc_bits");
+    let mut n = 0;
+    for outer in [
+        qpc::PRIMARY_ADDRESS_PATH.raw(),
+        qpc::SECONDARY_ADDRESS_PATH.raw(),
+    ] {
+        assert_eq!(
+            h.find_in(q, &[outer.name]).map(|x| x.1),
+            Some(u64::from(ADS.bits))
+        );
+        for f in ADS.fields {
+            let want = h.find_in(q, &[outer.name, f.name]);
+            let ours = (u64::from(outer.bit_off + f.bit_off), u64::from(f.bits));
+            assert_eq!(want, Some(ours), "qpc.{}.{}", outer.name, f.name);
+            n += 1;
+        }
+    }
+    assert!(n >= 50, "only {n} address-path fields checked");
+    // `within` composes them the same way (the typed accessors the driver writes with).
+    for (f, name, outer) in [
+        (
+            ads::PKEY_INDEX.within(qpc::PRIMARY_ADDRESS_PATH).raw(),
+            "pkey_index",
+            "primary_address_path",
+        ),
+        (
+            ads::VHCA_PORT_NUM.within(qpc::SECONDARY_ADDRESS_PATH).raw(),
+            "vhca_port_num",
+            "secondary_address_path",
+        ),
+        (
+            ads::SL.within(qpc::PRIMARY_ADDRESS_PATH).raw(),
+            "sl",
+            "primary_address_path",
+        ),
+    ] {
+        let (o, w) = h.find_in(q, &[outer, name]).unwrap();
+        assert_eq!(
+            (u64::from(f.bit_off), u64::from(f.bits)),
+            (o, w),
+            "qpc.{outer}.{name}"
+        );
+        assert_eq!(f.prm, "qpc");
+    }
+}

@@ -57,6 +57,7 @@ pub mod eq {
     pub mod commands;
     pub mod consumer;
     pub mod event;
+    pub mod uar;
 }
 
 /// Health poll logic (`health/`).

@@ -6,14 +6,14 @@
 use mlx5_rs_pure::ffi::rdma::ib_qp_abi::{AhAttr, QpAttr};
 use mlx5_rs_pure::ib::qp::create::{create_qpc, rq_type, rx_type, CreateQpc, WqSizes};
 use mlx5_rs_pure::ib::qp::modify::{
-    access, after_modify, allowed_optpar, atomic_mode, errno, hw_state, ib_state, mask,
-    mask_to_optpar, optpar, plan_modify, query_attr, stat_rate, transition_op, ModifyCaps,
-    QpShadow, QpType,
+    access, after_modify, allowed_optpar, atomic_mode, errno, ib_state, mask, mask_to_optpar,
+    plan_modify, query_attr, stat_rate, ModifyCaps, QpShadow, QpType,
 };
 use mlx5_rs_pure::ib::qp::size::{kernel_rq_size, kernel_sq_size, QpCap, SizeCaps};
-use mlx5_rs_pure::ifc::field::Field;
+use mlx5_rs_pure::ifc::field::{Field, Kind, F};
 use mlx5_rs_pure::ifc::opcodes::Opcode;
 use mlx5_rs_pure::ifc::qp::{ads, qpc};
+use mlx5_rs_pure::ifc::qp_state::{optpar, state as hw_state, transition_op};
 
 const EINVAL: i32 = errno::EINVAL;
 const ENOMEM: i32 = 12;
@@ -30,10 +30,9 @@ fn get(ctx: &[u8], f: impl Into<Field>) -> u64 {
     f.into().get(ctx).unwrap()
 }
 
-fn pri(f: impl Into<Field>) -> Field {
-    let f = f.into();
-    let p = qpc::PRIMARY_ADDRESS_PATH.raw();
-    Field::new("qpc", f.name, p.bit_off + f.bit_off, f.bits)
+/// An address-path field of the primary path, placed in `qpc`.
+fn pri<T: Kind>(f: F<T, ads::Layout>) -> Field {
+    f.within(qpc::PRIMARY_ADDRESS_PATH).raw()
 }
 
 /// Upstream's `calc_sq_size` restated step by step for RC (overhead: control 16 +
@@ -179,7 +178,7 @@ fn create_context_names_every_object() {
         wq_signature: true,
         block_lb_mc: false,
     };
-    let c = create_qpc(&p);
+    let c = create_qpc(&p).unwrap();
     assert_eq!(get(&c, qpc::ST), 0);
     assert_eq!(get(&c, qpc::PM_STATE), 3);
     assert_eq!(get(&c, qpc::PD), 5);
@@ -200,7 +199,8 @@ fn create_context_names_every_object() {
         rq_type: rx_type(QpType::Ud, true, false),
         srqn: Some(11),
         ..p
-    });
+    })
+    .unwrap();
     assert_eq!(get(&c, qpc::NO_SQ), 1);
     assert_eq!(get(&c, qpc::RQ_TYPE), u64::from(rq_type::SRQ));
     assert_eq!(get(&c, qpc::SRQN_RMPN_XRQN), 11);
@@ -592,4 +592,133 @@ fn query_reads_back_what_was_set() {
     qpc::STATE.raw().set(&mut ctx, 7).unwrap();
     let q = query_attr(QpType::Rc, &ctx, 1).unwrap();
     assert_eq!((q.qp_state, q.sq_draining), (ib_state::SQD, 1));
+}
+
+/// A value wider than its QP-context field is refused (EINVAL), never masked into the
+/// field (upstream's `MLX5_SET` keeps the low bits: a PSN of 2^24 would become 0).
+#[test]
+fn values_wider_than_their_qpc_field_are_refused() {
+    let qp = shadow(QpType::Rc);
+    let c = mcaps();
+    let bad = |a: QpAttr| plan_modify(&qp, &a, &c);
+    // Each at the largest value that fits: accepted, and written whole.
+    let mut a = rtr2rts();
+    a.sq_psn = 0xff_ffff;
+    a.timeout = 31;
+    let p = plan_modify(&qp, &a, &c).unwrap().unwrap();
+    assert_eq!(get(&p.qpc, qpc::NEXT_SEND_PSN), 0xff_ffff);
+    assert_eq!(get(&p.qpc, pri(ads::ACK_TIMEOUT)), 31);
+    let mut a = rtr2rts();
+    a.sq_psn = 1 << 24;
+    assert_eq!(bad(a), Err(EINVAL), "SQ PSN of 25 bits");
+    let mut a = rtr2rts();
+    a.timeout = 32;
+    assert_eq!(bad(a), Err(EINVAL), "ACK timeout of 6 bits");
+    let mut a = rtr2rts();
+    a.retry_cnt = 8;
+    assert_eq!(bad(a), Err(EINVAL), "retry count of 4 bits");
+    let mut a = rtr2rts();
+    a.rnr_retry = 8;
+    assert_eq!(bad(a), Err(EINVAL), "RNR retry of 4 bits");
+    let mut a = init2rtr(1 << 24, 1);
+    assert_eq!(bad(a), Err(EINVAL), "remote QPN of 25 bits");
+    a = init2rtr(1, 1);
+    a.rq_psn = u32::MAX;
+    assert_eq!(bad(a), Err(EINVAL), "RQ PSN");
+    let mut a = init2rtr(1, 1);
+    a.min_rnr_timer = 32;
+    assert_eq!(bad(a), Err(EINVAL), "RNR NAK timer of 6 bits");
+    let mut a = init2rtr(1, 1);
+    a.ah_attr.sl = 16;
+    assert_eq!(bad(a), Err(EINVAL), "SL of 5 bits");
+    let mut a = init2rtr(1, 1);
+    a.ah_attr.src_path_bits = 0x80;
+    assert_eq!(bad(a), Err(EINVAL), "path bits of 8 bits into mlid (7)");
+    let mut a = init2rtr(1, 1);
+    a.ah_attr.flow_label = 1 << 20;
+    assert_eq!(bad(a), Err(EINVAL), "flow label of 21 bits");
+    // A shadow value the device gave too wide (a CQ number of 25 bits).
+    let wide = QpShadow {
+        cqn_snd: Some(1 << 24),
+        ..qp
+    };
+    assert_eq!(plan_modify(&wide, &rst2init(), &c), Err(EINVAL));
+}
+
+/// CREATE_QP's context refuses what does not fit too: a UAR index, PD or CQ number of
+/// 25 bits, an RQ stride below 16 bytes, more than 2^15 WQEs.
+#[test]
+fn create_qpc_refuses_values_wider_than_their_field() {
+    let p = CreateQpc {
+        st: QpType::Rc.st(),
+        pdn: 5,
+        wq: WqSizes {
+            rq_wqe_cnt: 64,
+            rq_wqe_shift: 6,
+            sq_wqe_cnt: 128,
+            ..WqSizes::default()
+        },
+        uar_page: 0xff_ffff,
+        ..CreateQpc::default()
+    };
+    assert_eq!(get(&create_qpc(&p).unwrap(), qpc::UAR_PAGE), 0xff_ffff);
+    let e = |q: CreateQpc| create_qpc(&q).unwrap_err();
+    assert_eq!(
+        e(CreateQpc {
+            uar_page: 1 << 24,
+            ..p
+        }),
+        EINVAL
+    );
+    assert_eq!(e(CreateQpc { pdn: 1 << 24, ..p }), EINVAL);
+    assert_eq!(
+        e(CreateQpc {
+            cqn_rcv: Some(1 << 24),
+            ..p
+        }),
+        EINVAL
+    );
+    assert_eq!(
+        e(CreateQpc {
+            user_index: Some(1 << 24),
+            ..p
+        }),
+        EINVAL
+    );
+    assert_eq!(
+        e(CreateQpc {
+            log_page_size: 32,
+            ..p
+        }),
+        EINVAL
+    );
+    assert_eq!(
+        e(CreateQpc {
+            page_offset: 64,
+            ..p
+        }),
+        EINVAL
+    );
+    let wq = |w: WqSizes| CreateQpc { wq: w, ..p };
+    assert_eq!(
+        e(wq(WqSizes {
+            rq_wqe_shift: 3,
+            ..p.wq
+        })),
+        EINVAL
+    );
+    assert_eq!(
+        e(wq(WqSizes {
+            rq_wqe_shift: 12,
+            ..p.wq
+        })),
+        EINVAL
+    );
+    assert_eq!(
+        e(wq(WqSizes {
+            sq_wqe_cnt: 1 << 16,
+            ..p.wq
+        })),
+        EINVAL
+    );
 }

@@ -15,8 +15,12 @@
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
 
-use crate::ib::qp::modify::{QpType, QPC_BYTES};
-use crate::ifc::{field::Field, qp::qpc};
+use crate::ib::qp::modify::{errno, QpType, QPC_BYTES};
+use crate::ifc::{
+    field::{MsgMut, Overflow},
+    qp::qpc,
+    qp_state::pm_state,
+};
 
 /// `qpc.rq_type` (`MLX5_NON_ZERO_RQ`, `MLX5_SRQ_RQ`, `MLX5_ZERO_LEN_RQ`).
 pub mod rq_type {
@@ -91,55 +95,50 @@ pub fn rx_type(ty: QpType, srq: bool, has_rq: bool) -> u8 {
     }
 }
 
-fn set(ctx: &mut [u8], f: impl Into<Field>, v: u64) {
-    let f = f.into();
-    let v = if f.bits >= 64 {
-        v
-    } else {
-        v & ((1u64 << f.bits) - 1)
-    };
-    let _ = f.set(ctx, v);
-}
-
-/// The QP context of CREATE_QP.
-pub fn create_qpc(p: &CreateQpc) -> [u8; QPC_BYTES] {
+/// The QP context of CREATE_QP, written through the `qpc` layout.
+///
+/// # Errors
+///
+/// `EINVAL` when a value does not fit its field (a UAR index, CQ, SRQ or PD number
+/// wider than 24 bits, a queue of more than 2^15 entries, …): refused, never masked.
+pub fn create_qpc(p: &CreateQpc) -> Result<[u8; QPC_BYTES], i32> {
     let mut ctx = [0u8; QPC_BYTES];
-    let c = &mut ctx[..];
-    set(c, qpc::ST, p.st.into());
-    set(c, qpc::PM_STATE, 3);
-    set(c, qpc::PD, p.pdn.into());
-    set(c, qpc::WQ_SIGNATURE, p.wq_signature.into());
-    set(c, qpc::BLOCK_LB_MC, p.block_lb_mc.into());
+    let mut c = MsgMut::<qpc::Layout>::of_array(&mut ctx);
+    let wide = |_: Overflow| errno::EINVAL;
+    c.set(qpc::ST, p.st).map_err(wide)?;
+    c.set(qpc::PM_STATE, pm_state::MIGRATED).map_err(wide)?;
+    c.set(qpc::PD, p.pdn).map_err(wide)?;
+    c.set(qpc::WQ_SIGNATURE, p.wq_signature).map_err(wide)?;
+    c.set(qpc::BLOCK_LB_MC, p.block_lb_mc).map_err(wide)?;
     if p.wq.rq_wqe_cnt != 0 {
-        set(
-            c,
-            qpc::LOG_RQ_STRIDE,
-            u64::from(p.wq.rq_wqe_shift.saturating_sub(4)),
-        );
-        set(c, qpc::LOG_RQ_SIZE, p.wq.rq_wqe_cnt.ilog2().into());
+        let stride = p.wq.rq_wqe_shift.checked_sub(4).ok_or(errno::EINVAL)?;
+        c.put(qpc::LOG_RQ_STRIDE, stride).map_err(wide)?;
+        c.put(qpc::LOG_RQ_SIZE, p.wq.rq_wqe_cnt.ilog2())
+            .map_err(wide)?;
     }
-    set(c, qpc::TS_FORMAT, 0);
-    set(c, qpc::RQ_TYPE, p.rq_type.into());
+    c.set(qpc::TS_FORMAT, 0).map_err(wide)?;
+    c.set(qpc::RQ_TYPE, p.rq_type).map_err(wide)?;
     if p.wq.sq_wqe_cnt != 0 {
-        set(c, qpc::LOG_SQ_SIZE, p.wq.sq_wqe_cnt.ilog2().into());
+        c.put(qpc::LOG_SQ_SIZE, p.wq.sq_wqe_cnt.ilog2())
+            .map_err(wide)?;
     } else {
-        set(c, qpc::NO_SQ, 1);
+        c.set(qpc::NO_SQ, true).map_err(wide)?;
     }
     if let Some(n) = p.srqn {
-        set(c, qpc::SRQN_RMPN_XRQN, n.into());
+        c.set(qpc::SRQN_RMPN_XRQN, n).map_err(wide)?;
     }
     if let Some(n) = p.cqn_snd {
-        set(c, qpc::CQN_SND, n.into());
+        c.set(qpc::CQN_SND, n).map_err(wide)?;
     }
     if let Some(n) = p.cqn_rcv {
-        set(c, qpc::CQN_RCV, n.into());
+        c.set(qpc::CQN_RCV, n).map_err(wide)?;
     }
-    set(c, qpc::DBR_ADDR, p.dbr_addr);
+    c.set(qpc::DBR_ADDR, p.dbr_addr).map_err(wide)?;
     if let Some(u) = p.user_index {
-        set(c, qpc::USER_INDEX, u.into());
+        c.set(qpc::USER_INDEX, u).map_err(wide)?;
     }
-    set(c, qpc::UAR_PAGE, p.uar_page.into());
-    set(c, qpc::LOG_PAGE_SIZE, p.log_page_size.into());
-    set(c, qpc::PAGE_OFFSET, p.page_offset.into());
-    ctx
+    c.set(qpc::UAR_PAGE, p.uar_page).map_err(wide)?;
+    c.set(qpc::LOG_PAGE_SIZE, p.log_page_size).map_err(wide)?;
+    c.set(qpc::PAGE_OFFSET, p.page_offset).map_err(wide)?;
+    Ok(ctx)
 }

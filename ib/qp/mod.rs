@@ -294,7 +294,7 @@ pub(crate) fn create_user_qp(
         wq_signature: plan.flags & QP_FLAG_SIGNATURE != 0,
         block_lb_mc: false,
     };
-    let ctx = create_qpc(&p);
+    let ctx = create_qpc(&p).map_err(kerr)?;
     let qpn = hw.run(CreateQp {
         qpc: &ctx,
         pas: &pas,
@@ -428,7 +428,7 @@ pub(crate) fn create_kernel_qp(
         wq_signature: false,
         block_lb_mc: false,
     };
-    let ctx = create_qpc(&p);
+    let ctx = create_qpc(&p).map_err(kerr)?;
     let qpn = match hw.exec_cmd(CreateQp {
         qpc: &ctx,
         pas: &pas,

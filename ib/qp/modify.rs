@@ -24,9 +24,10 @@
 use crate::{
     ffi::rdma::ib_qp_abi::{AhAttr, QpAttr},
     ifc::{
-        field::{Field, F},
+        field::{Msg, MsgMut, Overflow},
         opcodes::Opcode,
         qp::{ads, qpc},
+        qp_state::{optpar, pm_state as pm, st, state as hw_state, transition_op},
     },
 };
 
@@ -132,75 +133,6 @@ pub mod ib_qpt {
     pub const XRC_TGT: u32 = 10;
 }
 
-/// QP context states (`MLX5_QP_STATE_*`, `include/linux/mlx5/qp.h`).
-pub mod hw_state {
-    /// Reset.
-    pub const RST: u8 = 0;
-    /// Initialized.
-    pub const INIT: u8 = 1;
-    /// Ready to receive.
-    pub const RTR: u8 = 2;
-    /// Ready to send.
-    pub const RTS: u8 = 3;
-    /// Send queue error.
-    pub const SQER: u8 = 4;
-    /// Send queue drained.
-    pub const SQD: u8 = 5;
-    /// Error.
-    pub const ERR: u8 = 6;
-    /// Send queue draining.
-    pub const SQ_DRAINING: u8 = 7;
-}
-
-/// `opt_param_mask` bits (`MLX5_QP_OPTPAR_*`).
-pub mod optpar {
-    /// Alternate address path.
-    pub const ALT_ADDR_PATH: u32 = 1 << 0;
-    /// Remote read.
-    pub const RRE: u32 = 1 << 1;
-    /// Remote atomic.
-    pub const RAE: u32 = 1 << 2;
-    /// Remote write.
-    pub const RWE: u32 = 1 << 3;
-    /// P_Key index.
-    pub const PKEY_INDEX: u32 = 1 << 4;
-    /// Q_Key.
-    pub const Q_KEY: u32 = 1 << 5;
-    /// RNR NAK timer.
-    pub const RNR_TIMEOUT: u32 = 1 << 6;
-    /// Primary address path.
-    pub const PRIMARY_ADDR_PATH: u32 = 1 << 7;
-    /// Outstanding reads as requester.
-    pub const SRA_MAX: u32 = 1 << 8;
-    /// Outstanding reads as responder.
-    pub const RRA_MAX: u32 = 1 << 9;
-    /// Path migration state.
-    pub const PM_STATE: u32 = 1 << 10;
-    /// Retry count.
-    pub const RETRY_COUNT: u32 = 1 << 12;
-    /// RNR retry.
-    pub const RNR_RETRY: u32 = 1 << 13;
-    /// ACK timeout.
-    pub const ACK_TIMEOUT: u32 = 1 << 14;
-    /// LAG TX affinity.
-    pub const LAG_TX_AFF: u32 = 1 << 15;
-    /// Primary port.
-    pub const PRI_PORT: u32 = 1 << 16;
-    /// SRQ number.
-    pub const SRQN: u32 = 1 << 18;
-    /// Receive CQ.
-    pub const CQN_RCV: u32 = 1 << 19;
-    /// Packet pacing index.
-    pub const PP_INDEX: u32 = 1 << 22;
-}
-
-/// `qpc.pm_state` (`MLX5_QP_PM_*`).
-mod pm {
-    pub(super) const ARMED: u8 = 0;
-    pub(super) const REARM: u8 = 1;
-    pub(super) const MIGRATED: u8 = 3;
-}
-
 /// `MLX5_IB_ACK_REQ_FREQ`.
 const ACK_REQ_FREQ: u8 = 8;
 /// `MLX5_STAT_RATE_OFFSET`.
@@ -245,12 +177,12 @@ impl QpType {
     /// `qpc.st` (`to_mlx5_st`).
     pub fn st(self) -> u8 {
         match self {
-            Self::Rc => 0x0,
-            Self::Uc => 0x1,
-            Self::Ud => 0x2,
-            Self::XrcIni | Self::XrcTgt => 0x3,
-            Self::Smi => 0x7,
-            Self::Gsi => 0x8,
+            Self::Rc => st::RC,
+            Self::Uc => st::UC,
+            Self::Ud => st::UD,
+            Self::XrcIni | Self::XrcTgt => st::XRC,
+            Self::Smi => st::QP0,
+            Self::Gsi => st::QP1,
         }
     }
 
@@ -357,24 +289,6 @@ pub fn to_ib_state(s: u8) -> Option<u32> {
         hw_state::SQD | hw_state::SQ_DRAINING => ib_state::SQD,
         hw_state::SQER => ib_state::SQE,
         hw_state::ERR => ib_state::ERR,
-        _ => return None,
-    })
-}
-
-/// Upstream's `optab`: the command that moves a QP from `cur` to `new` (context
-/// states), `None` where there is none.
-pub fn transition_op(cur: u8, new: u8) -> Option<Opcode> {
-    use hw_state::*;
-    Some(match (cur, new) {
-        (c, RST) if c <= ERR => Opcode::_2RST_QP,
-        (c, ERR) if c <= ERR => Opcode::_2ERR_QP,
-        (RST, INIT) => Opcode::RST2INIT_QP,
-        (INIT, INIT) => Opcode::INIT2INIT_QP,
-        (INIT, RTR) => Opcode::INIT2RTR_QP,
-        (RTR, RTS) => Opcode::RTR2RTS_QP,
-        (RTS, RTS) => Opcode::RTS2RTS_QP,
-        (SQD, RTS) => Opcode::SQD_RTS_QP,
-        (SQER, RTS) => Opcode::SQERR2RTS_QP,
         _ => return None,
     })
 }
@@ -499,45 +413,35 @@ fn log_ceil(n: u8) -> u8 {
     (u8::BITS - (n - 1).leading_zeros()) as u8
 }
 
-/// A field of an address path inside `qpc` (`pri`: primary, else secondary).
-fn path(f: Field, pri: bool) -> Field {
-    let p = if pri {
-        qpc::PRIMARY_ADDRESS_PATH.raw()
+/// The address path of `qpc` (`pri`: primary, else secondary).
+fn path_field(pri: bool) -> crate::ifc::field::F<crate::ifc::field::Bytes, qpc::Layout> {
+    if pri {
+        qpc::PRIMARY_ADDRESS_PATH
     } else {
-        qpc::SECONDARY_ADDRESS_PATH.raw()
-    };
-    Field::new("qpc", f.name, p.bit_off + f.bit_off, f.bits)
+        qpc::SECONDARY_ADDRESS_PATH
+    }
 }
 
-/// `MLX5_SET`: stores the low bits of `v` that fit (a QPC buffer always holds the
-/// field).
-fn set(ctx: &mut [u8], f: impl Into<Field>, v: u64) {
-    let f = f.into();
-    let v = if f.bits >= 64 {
-        v
-    } else {
-        v & ((1u64 << f.bits) - 1)
-    };
-    let _ = f.set(ctx, v);
+/// A value that does not fit its context field: `EINVAL` (the caller's value was out of
+/// the PRM's range; upstream's `MLX5_SET` would have kept only its low bits).
+fn too_wide(_: Overflow) -> i32 {
+    errno::EINVAL
 }
 
-fn get(ctx: &[u8], f: impl Into<Field>) -> u64 {
-    f.into().get(ctx).unwrap_or(0)
-}
-
-fn ads_f<T, S>(f: F<T, S>, pri: bool) -> Field {
-    path(f.raw(), pri)
+/// The address path `pri` of a QP context being written.
+fn path_mut<'a>(
+    c: &'a mut MsgMut<'_, qpc::Layout>,
+    pri: bool,
+) -> Result<MsgMut<'a, ads::Layout>, i32> {
+    // `qpc`'s paths are `ads` (checked against the header by emu/tests/ifc_vs_header.rs).
+    c.nested::<ads::Layout>(path_field(pri))
+        .ok_or(errno::EINVAL)
 }
 
 /// `mlx5_set_path` for an InfiniBand address.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "upstream's mlx5_set_path parameters"
-)]
 fn set_path(
-    ctx: &mut [u8],
+    p: &mut MsgMut<'_, ads::Layout>,
     ah: &AhAttr,
-    pri: bool,
     port: u8,
     m: u32,
     pkey_index: u16,
@@ -545,32 +449,34 @@ fn set_path(
     caps: &ModifyCaps,
 ) -> Result<(), i32> {
     if m & mask::PKEY_INDEX != 0 {
-        set(ctx, ads_f(ads::PKEY_INDEX, pri), pkey_index.into());
+        p.set(ads::PKEY_INDEX, pkey_index).map_err(too_wide)?;
     }
     let grh = ah.grh != 0;
     if grh && u32::from(ah.sgid_index) >= caps.gid_tbl_len {
         return Err(errno::EINVAL);
     }
-    set(ctx, ads_f(ads::FL, pri), 0);
-    set(ctx, ads_f(ads::FREE_AR, pri), 0);
-    set(ctx, ads_f(ads::RLID, pri), ah.dlid.into());
-    set(ctx, ads_f(ads::MLID, pri), ah.src_path_bits.into());
-    set(ctx, ads_f(ads::GRH, pri), grh.into());
-    set(ctx, ads_f(ads::SL, pri), ah.sl.into());
+    p.set(ads::FL, false).map_err(too_wide)?;
+    p.set(ads::FREE_AR, false).map_err(too_wide)?;
+    p.set(ads::RLID, ah.dlid).map_err(too_wide)?;
+    p.set(ads::MLID, ah.src_path_bits).map_err(too_wide)?;
+    p.set(ads::GRH, grh).map_err(too_wide)?;
+    p.set(ads::SL, ah.sl).map_err(too_wide)?;
     if grh {
-        set(ctx, ads_f(ads::SRC_ADDR_INDEX, pri), ah.sgid_index.into());
-        set(ctx, ads_f(ads::HOP_LIMIT, pri), ah.hop_limit.into());
-        set(ctx, ads_f(ads::TCLASS, pri), ah.traffic_class.into());
-        set(ctx, ads_f(ads::FLOW_LABEL, pri), ah.flow_label.into());
-        if let Some(d) = path(ads::RGID_RIP.raw(), pri).bytes_mut(ctx) {
-            d.copy_from_slice(&ah.dgid);
+        p.set(ads::SRC_ADDR_INDEX, ah.sgid_index)
+            .map_err(too_wide)?;
+        p.set(ads::HOP_LIMIT, ah.hop_limit).map_err(too_wide)?;
+        p.set(ads::TCLASS, ah.traffic_class).map_err(too_wide)?;
+        p.set(ads::FLOW_LABEL, ah.flow_label).map_err(too_wide)?;
+        // 16 bytes each (the field is 0x80 bits).
+        for (d, g) in p.bytes_mut(ads::RGID_RIP).iter_mut().zip(ah.dgid) {
+            *d = g;
         }
     }
     let rate = stat_rate(ah.static_rate, caps.stat_rate_support)?;
-    set(ctx, ads_f(ads::STAT_RATE, pri), rate.into());
-    set(ctx, ads_f(ads::VHCA_PORT_NUM, pri), port.into());
+    p.set(ads::STAT_RATE, rate).map_err(too_wide)?;
+    p.set(ads::VHCA_PORT_NUM, port).map_err(too_wide)?;
     if m & mask::TIMEOUT != 0 {
-        set(ctx, ads_f(ads::ACK_TIMEOUT, pri), timeout.into());
+        p.set(ads::ACK_TIMEOUT, timeout).map_err(too_wide)?;
     }
     Ok(())
 }
@@ -607,8 +513,8 @@ pub fn plan_modify(
         return Ok(None);
     }
     let mut ctx = [0u8; QPC_BYTES];
-    let c = &mut ctx[..];
-    set(c, qpc::ST, qp.ty.st().into());
+    let mut c = MsgMut::<qpc::Layout>::of_array(&mut ctx);
+    c.set(qpc::ST, qp.ty.st()).map_err(too_wide)?;
     let pm = if m & mask::PATH_MIG_STATE != 0 {
         match a.path_mig_state {
             1 => pm::REARM,
@@ -618,49 +524,52 @@ pub fn plan_modify(
     } else {
         pm::MIGRATED
     };
-    set(c, qpc::PM_STATE, pm.into());
+    c.set(qpc::PM_STATE, pm).map_err(too_wide)?;
     if qp.ty.is_sqp() {
-        set(c, qpc::MTU, 1);
-        set(c, qpc::LOG_MSG_MAX, 8);
+        c.set(qpc::MTU, 1).map_err(too_wide)?;
+        c.set(qpc::LOG_MSG_MAX, 8).map_err(too_wide)?;
     } else if qp.ty == QpType::Ud {
-        set(c, qpc::MTU, 5);
-        set(c, qpc::LOG_MSG_MAX, 12);
+        c.set(qpc::MTU, 5).map_err(too_wide)?;
+        c.set(qpc::LOG_MSG_MAX, 12).map_err(too_wide)?;
     } else if m & mask::PATH_MTU != 0 {
         if !(1..=5).contains(&a.path_mtu) {
             return Err(errno::EINVAL);
         }
-        set(c, qpc::MTU, a.path_mtu.into());
-        set(c, qpc::LOG_MSG_MAX, caps.log_max_msg.into());
+        c.put(qpc::MTU, a.path_mtu).map_err(too_wide)?;
+        c.set(qpc::LOG_MSG_MAX, caps.log_max_msg)
+            .map_err(too_wide)?;
     }
     if m & mask::DEST_QPN != 0 {
-        set(c, qpc::REMOTE_QPN, a.dest_qp_num.into());
+        c.set(qpc::REMOTE_QPN, a.dest_qp_num).map_err(too_wide)?;
     }
-    if m & mask::PKEY_INDEX != 0 {
-        set(c, ads_f(ads::PKEY_INDEX, true), a.pkey_index.into());
-    }
-    if qp.ty.is_sqp() {
-        set(c, ads_f(ads::VHCA_PORT_NUM, true), qp.port.into());
-    }
-    if m & mask::PORT != 0 {
-        set(c, ads_f(ads::VHCA_PORT_NUM, true), a.port_num.into());
-    }
-    if m & mask::AV != 0 {
-        let port = if m & mask::PORT != 0 {
-            a.port_num
-        } else {
-            qp.port
-        };
-        set_path(c, &a.ah_attr, true, port, m, a.pkey_index, a.timeout, caps)?;
-    }
-    if m & mask::TIMEOUT != 0 {
-        set(c, ads_f(ads::ACK_TIMEOUT, true), a.timeout.into());
+    {
+        let mut p = path_mut(&mut c, true)?;
+        if m & mask::PKEY_INDEX != 0 {
+            p.set(ads::PKEY_INDEX, a.pkey_index).map_err(too_wide)?;
+        }
+        if qp.ty.is_sqp() {
+            p.set(ads::VHCA_PORT_NUM, qp.port).map_err(too_wide)?;
+        }
+        if m & mask::PORT != 0 {
+            p.set(ads::VHCA_PORT_NUM, a.port_num).map_err(too_wide)?;
+        }
+        if m & mask::AV != 0 {
+            let port = if m & mask::PORT != 0 {
+                a.port_num
+            } else {
+                qp.port
+            };
+            set_path(&mut p, &a.ah_attr, port, m, a.pkey_index, a.timeout, caps)?;
+        }
+        if m & mask::TIMEOUT != 0 {
+            p.set(ads::ACK_TIMEOUT, a.timeout).map_err(too_wide)?;
+        }
     }
     if m & mask::ALT_PATH != 0 {
         let am = m | mask::PKEY_INDEX | mask::TIMEOUT;
         set_path(
-            c,
+            &mut path_mut(&mut c, false)?,
             &a.alt_ah_attr,
-            false,
             a.alt_port_num,
             am,
             a.alt_pkey_index,
@@ -668,28 +577,31 @@ pub fn plan_modify(
             caps,
         )?;
     }
-    set(c, qpc::PD, qp.pdn.into());
+    c.set(qpc::PD, qp.pdn).map_err(too_wide)?;
     if let Some(n) = qp.cqn_snd {
-        set(c, qpc::CQN_SND, n.into());
+        c.set(qpc::CQN_SND, n).map_err(too_wide)?;
     }
     if let Some(n) = qp.cqn_rcv {
-        set(c, qpc::CQN_RCV, n.into());
+        c.set(qpc::CQN_RCV, n).map_err(too_wide)?;
     }
-    set(c, qpc::LOG_ACK_REQ_FREQ, ACK_REQ_FREQ.into());
+    c.set(qpc::LOG_ACK_REQ_FREQ, ACK_REQ_FREQ)
+        .map_err(too_wide)?;
     if m & mask::RNR_RETRY != 0 {
-        set(c, qpc::RNR_RETRY, a.rnr_retry.into());
+        c.set(qpc::RNR_RETRY, a.rnr_retry).map_err(too_wide)?;
     }
     if m & mask::RETRY_CNT != 0 {
-        set(c, qpc::RETRY_COUNT, a.retry_cnt.into());
+        c.set(qpc::RETRY_COUNT, a.retry_cnt).map_err(too_wide)?;
     }
     if m & mask::MAX_QP_RD_ATOMIC != 0 && a.max_rd_atomic != 0 {
-        set(c, qpc::LOG_SRA_MAX, log_ceil(a.max_rd_atomic).into());
+        c.set(qpc::LOG_SRA_MAX, log_ceil(a.max_rd_atomic))
+            .map_err(too_wide)?;
     }
     if m & mask::SQ_PSN != 0 {
-        set(c, qpc::NEXT_SEND_PSN, a.sq_psn.into());
+        c.set(qpc::NEXT_SEND_PSN, a.sq_psn).map_err(too_wide)?;
     }
     if m & mask::MAX_DEST_RD_ATOMIC != 0 && a.max_dest_rd_atomic != 0 {
-        set(c, qpc::LOG_RRA_MAX, log_ceil(a.max_dest_rd_atomic).into());
+        c.set(qpc::LOG_RRA_MAX, log_ceil(a.max_dest_rd_atomic))
+            .map_err(too_wide)?;
     }
     if m & (mask::ACCESS_FLAGS | mask::MAX_DEST_RD_ATOMIC) != 0 {
         let depth = if m & mask::MAX_DEST_RD_ATOMIC != 0 {
@@ -705,31 +617,33 @@ pub fn plan_modify(
         if depth == 0 {
             flags &= access::REMOTE_WRITE;
         }
-        set(c, qpc::RRE, u64::from(flags & access::REMOTE_READ != 0));
+        c.set(qpc::RRE, flags & access::REMOTE_READ != 0)
+            .map_err(too_wide)?;
         if flags & access::REMOTE_ATOMIC != 0 {
             let mode = caps.atomic_mode.ok_or(errno::EOPNOTSUPP)?;
-            set(c, qpc::RAE, 1);
-            set(c, qpc::ATOMIC_MODE, mode.into());
+            c.set(qpc::RAE, true).map_err(too_wide)?;
+            c.set(qpc::ATOMIC_MODE, mode).map_err(too_wide)?;
         }
-        set(c, qpc::RWE, u64::from(flags & access::REMOTE_WRITE != 0));
+        c.set(qpc::RWE, flags & access::REMOTE_WRITE != 0)
+            .map_err(too_wide)?;
     }
     if m & mask::MIN_RNR_TIMER != 0 {
-        set(c, qpc::MIN_RNR_NAK, a.min_rnr_timer.into());
+        c.set(qpc::MIN_RNR_NAK, a.min_rnr_timer).map_err(too_wide)?;
     }
     if m & mask::RQ_PSN != 0 {
-        set(c, qpc::NEXT_RCV_PSN, a.rq_psn.into());
+        c.set(qpc::NEXT_RCV_PSN, a.rq_psn).map_err(too_wide)?;
     }
     if m & mask::QKEY != 0 {
-        set(c, qpc::Q_KEY, a.qkey.into());
+        c.set(qpc::Q_KEY, a.qkey).map_err(too_wide)?;
     }
     let rst2init = cur == hw_state::RST && new == hw_state::INIT;
     if qp.rq_wqe_cnt != 0 && rst2init {
-        set(c, qpc::DBR_ADDR, qp.db_dma);
+        c.set(qpc::DBR_ADDR, qp.db_dma).map_err(too_wide)?;
     }
     if rst2init {
-        set(c, qpc::COUNTER_SET_ID, 0);
+        c.set(qpc::COUNTER_SET_ID, 0).map_err(too_wide)?;
         if !qp.user {
-            set(c, qpc::RLKY, 1);
+            c.set(qpc::RLKY, true).map_err(too_wide)?;
         }
     }
     let op = transition_op(cur, new).ok_or(errno::EINVAL)?;
@@ -760,75 +674,82 @@ pub fn after_modify(qp: &mut QpShadow, a: &QpAttr) {
 
 /// `to_rdma_ah_attr` of an address path (zero when its port is 0 or past the
 /// device's).
-fn ah_of(ctx: &[u8], pri: bool, num_ports: u8) -> AhAttr {
-    let port = get(ctx, ads_f(ads::VHCA_PORT_NUM, pri)) as u8;
+fn ah_of(p: &Msg<'_, ads::Layout>, num_ports: u8) -> AhAttr {
+    let port = p.get(ads::VHCA_PORT_NUM);
     let mut ah = AhAttr::default();
     if port == 0 || port > num_ports {
         return ah;
     }
     ah.port_num = port;
-    ah.sl = get(ctx, ads_f(ads::SL, pri)) as u8;
-    ah.dlid = get(ctx, ads_f(ads::RLID, pri)) as u16;
-    ah.src_path_bits = get(ctx, ads_f(ads::MLID, pri)) as u8;
-    ah.static_rate = rate_unmap(get(ctx, ads_f(ads::STAT_RATE, pri)) as u8);
-    if get(ctx, ads_f(ads::GRH, pri)) != 0 {
+    ah.sl = p.get(ads::SL);
+    ah.dlid = p.get(ads::RLID);
+    ah.src_path_bits = p.get(ads::MLID);
+    ah.static_rate = rate_unmap(p.get(ads::STAT_RATE));
+    if p.get(ads::GRH) {
         ah.grh = 1;
-        ah.flow_label = get(ctx, ads_f(ads::FLOW_LABEL, pri)) as u32;
-        ah.sgid_index = get(ctx, ads_f(ads::SRC_ADDR_INDEX, pri)) as u8;
-        ah.hop_limit = get(ctx, ads_f(ads::HOP_LIMIT, pri)) as u8;
-        ah.traffic_class = get(ctx, ads_f(ads::TCLASS, pri)) as u8;
-        if let Some(g) = path(ads::RGID_RIP.raw(), pri).bytes(ctx) {
-            ah.dgid.copy_from_slice(g);
+        ah.flow_label = p.get(ads::FLOW_LABEL);
+        ah.sgid_index = p.get(ads::SRC_ADDR_INDEX);
+        ah.hop_limit = p.get(ads::HOP_LIMIT);
+        ah.traffic_class = p.get(ads::TCLASS);
+        for (d, g) in ah.dgid.iter_mut().zip(p.bytes(ads::RGID_RIP)) {
+            *d = *g;
         }
     }
     ah
 }
 
 /// `query_qp_attr`: the attributes of a QUERY_QP context `ctx` (the `cap` fields are
-/// the caller's). `EPROTO` for a state outside the PRM's.
+/// the caller's). `EPROTO` for a state outside the PRM's or a short context.
 pub fn query_attr(ty: QpType, ctx: &[u8], num_ports: u8) -> Result<QpAttr, i32> {
-    let hw = get(ctx, qpc::STATE) as u8;
+    let c = Msg::<qpc::Layout>::new(ctx).ok_or(errno::EPROTO)?;
+    let pri = c
+        .nested::<ads::Layout>(path_field(true))
+        .ok_or(errno::EPROTO)?;
+    let alt = c
+        .nested::<ads::Layout>(path_field(false))
+        .ok_or(errno::EPROTO)?;
+    let hw = c.get(qpc::STATE);
     let st = to_ib_state(hw).ok_or(errno::EPROTO)?;
     let mut a = QpAttr {
         qp_state: st,
         cur_qp_state: st,
         sq_draining: u8::from(hw == hw_state::SQ_DRAINING),
-        path_mtu: get(ctx, qpc::MTU) as u32,
-        path_mig_state: match get(ctx, qpc::PM_STATE) as u8 {
+        path_mtu: c.get(qpc::MTU).into(),
+        path_mig_state: match c.get(qpc::PM_STATE) {
             pm::ARMED => 2,
             pm::REARM => 1,
             _ => 0,
         },
-        qkey: get(ctx, qpc::Q_KEY) as u32,
-        rq_psn: get(ctx, qpc::NEXT_RCV_PSN) as u32,
-        sq_psn: get(ctx, qpc::NEXT_SEND_PSN) as u32,
-        dest_qp_num: get(ctx, qpc::REMOTE_QPN) as u32,
+        qkey: c.get(qpc::Q_KEY),
+        rq_psn: c.get(qpc::NEXT_RCV_PSN),
+        sq_psn: c.get(qpc::NEXT_SEND_PSN),
+        dest_qp_num: c.get(qpc::REMOTE_QPN),
         ..QpAttr::default()
     };
-    if get(ctx, qpc::RRE) != 0 {
+    if c.get(qpc::RRE) {
         a.qp_access_flags |= access::REMOTE_READ;
     }
-    if get(ctx, qpc::RWE) != 0 {
+    if c.get(qpc::RWE) {
         a.qp_access_flags |= access::REMOTE_WRITE;
     }
-    if get(ctx, qpc::RAE) != 0 {
+    if c.get(qpc::RAE) {
         a.qp_access_flags |= access::REMOTE_ATOMIC;
     }
-    a.max_rd_atomic = 1u8 << (get(ctx, qpc::LOG_SRA_MAX) as u8).min(7);
-    a.max_dest_rd_atomic = 1u8 << (get(ctx, qpc::LOG_RRA_MAX) as u8).min(7);
-    a.min_rnr_timer = get(ctx, qpc::MIN_RNR_NAK) as u8;
-    a.retry_cnt = get(ctx, qpc::RETRY_COUNT) as u8;
-    a.rnr_retry = get(ctx, qpc::RNR_RETRY) as u8;
+    a.max_rd_atomic = 1u8 << c.get(qpc::LOG_SRA_MAX).min(7);
+    a.max_dest_rd_atomic = 1u8 << c.get(qpc::LOG_RRA_MAX).min(7);
+    a.min_rnr_timer = c.get(qpc::MIN_RNR_NAK);
+    a.retry_cnt = c.get(qpc::RETRY_COUNT);
+    a.rnr_retry = c.get(qpc::RNR_RETRY);
     if ty.connected() {
-        a.ah_attr = ah_of(ctx, true, num_ports);
-        a.alt_ah_attr = ah_of(ctx, false, num_ports);
-        a.alt_pkey_index = get(ctx, ads_f(ads::PKEY_INDEX, false)) as u16;
-        a.alt_port_num = get(ctx, ads_f(ads::VHCA_PORT_NUM, false)) as u8;
+        a.ah_attr = ah_of(&pri, num_ports);
+        a.alt_ah_attr = ah_of(&alt, num_ports);
+        a.alt_pkey_index = alt.get(ads::PKEY_INDEX);
+        a.alt_port_num = alt.get(ads::VHCA_PORT_NUM);
     }
-    a.pkey_index = get(ctx, ads_f(ads::PKEY_INDEX, true)) as u16;
-    a.port_num = get(ctx, ads_f(ads::VHCA_PORT_NUM, true)) as u8;
-    a.timeout = get(ctx, ads_f(ads::ACK_TIMEOUT, true)) as u8;
-    a.alt_timeout = get(ctx, ads_f(ads::ACK_TIMEOUT, false)) as u8;
+    a.pkey_index = pri.get(ads::PKEY_INDEX);
+    a.port_num = pri.get(ads::VHCA_PORT_NUM);
+    a.timeout = pri.get(ads::ACK_TIMEOUT);
+    a.alt_timeout = alt.get(ads::ACK_TIMEOUT);
     Ok(a)
 }
 

@@ -36,8 +36,11 @@ use crate::ib::{
     umem::DbPages,
 };
 use crate::{
-    cmd::commands::{gen_cap, GeneralCaps},
-    eq::commands::{AllocUar, DeallocUar},
+    cmd::commands::GeneralCaps,
+    eq::{
+        commands::{AllocUar, DeallocUar},
+        uar::UarGeom,
+    },
     ffi::rdma::ib::{IbUcontext, MmapMap, MmapReq, UarObj},
     hw::Hw,
 };
@@ -70,7 +73,8 @@ pub(crate) struct UserContext {
     hw: Arc<Hw>,
     plan: UctxPlan,
     host: UctxHost,
-    dev_uar_4k: bool,
+    /// Where the device's UARs are in BAR 0.
+    geom: UarGeom,
     /// UAR index of each static system page.
     uars: KVec<u32>,
     tdn: Option<u32>,
@@ -106,7 +110,8 @@ impl UserContext {
             hw: hw.clone(),
             plan,
             host,
-            dev_uar_4k: caps.get(gen_cap::UAR_4K),
+            // Checked at probe already (device.rs): cannot fail here.
+            geom: UarGeom::from_caps(caps, host.page_shift).map_err(|_| EINVAL)?,
             uars: KVec::with_capacity(pages, GFP_KERNEL)?,
             tdn: None,
             db: DbPages::new()?,
@@ -135,8 +140,7 @@ impl IbUcontext for UserContext {
     fn mmap(&self, req: &MmapReq) -> Result<MmapMap> {
         let t = decode(&vma_of(req), &self.host.mmap_caps(), &self.plan.bfregs)
             .map_err(|e| uabi_err(&self.dev, "mmap", e))?;
-        map_target(t, &self.uars, self.dev_uar_4k, self.host.page_shift)
-            .map_err(|e| uabi_err(&self.dev, "mmap", e))
+        map_target(t, &self.uars, &self.geom).map_err(|e| uabi_err(&self.dev, "mmap", e))
     }
 
     fn db_pages(&self) -> &Arc<DbPages> {
@@ -165,7 +169,7 @@ impl IbUcontext for UserContext {
         // Room first, so that a UAR once allocated is always recorded.
         self.uar_objs.lock().reserve(1, GFP_KERNEL)?;
         let uar = self.hw.run(AllocUar)?;
-        let obj = match uar_obj(alloc_type, uar, self.dev_uar_4k, self.host.page_shift) {
+        let obj = match uar_obj(alloc_type, uar, &self.geom) {
             Ok(o) => o,
             Err(e) => {
                 let _ = self.hw.exec_cmd(DeallocUar { uar });
@@ -198,7 +202,9 @@ impl IbUcontext for UserContext {
     }
 
     fn owns_uar(&self, uar: u32) -> bool {
-        self.uars.contains(&uar) || self.uar_objs.lock().contains(&uar)
+        // An ALLOC_UAR owns its whole system page (with uar_4k, several UARs).
+        let mine = |base: &u32| self.geom.in_alloc(*base, uar);
+        self.uars.iter().any(mine) || self.uar_objs.lock().iter().any(mine)
     }
 }
 

@@ -15,13 +15,13 @@
 
 use crate::ib::abi::{
     caps::{HostInfo, UctxExtra},
-    consts::ADAPTER_PAGE_SHIFT,
     mmap::{uar_alloc_type, Caching, MmapCaps, MmapTarget, Vma},
     ucontext::{UctxDevCaps, UctxRespCaps},
     Reason, UabiError,
 };
 use crate::{
     cmd::commands::{gen_cap, GeneralCaps},
+    eq::uar::UarGeom,
     ffi::rdma::ib_abi::{MmapMap, MmapReq, UarObj},
     ifc::init_seg::INTERNAL_TIMER_H,
 };
@@ -96,31 +96,13 @@ pub fn vma_of(req: &MmapReq) -> Vma {
     }
 }
 
-/// Offset in BAR 0 of the system page holding UAR `uar` (upstream `uar_index2pfn`:
-/// with cap `uar_4k` a system page holds `PAGE_SIZE / 4096` UARs, else one).
-pub fn uar_bar_offset(uar: u32, dev_uar_4k: bool, page_shift: u32) -> u64 {
-    let per_page_log = if dev_uar_4k {
-        page_shift.saturating_sub(ADAPTER_PAGE_SHIFT)
-    } else {
-        0
-    };
-    (u64::from(uar) >> per_page_log)
-        .checked_shl(page_shift)
-        .unwrap_or(u64::MAX)
-}
-
 /// The page of BAR 0 that `target` (decoded by [`crate::ib::abi::mmap::decode`]) maps,
 /// for a context whose static UAR pages are `uars` (UAR index per page).
 ///
 /// Errors: a static page the context does not have, a dynamic page (only with write
 /// combining, which is absent) or an mmap entry (none is ever handed out) →
 /// `EINVAL`; the clock info page → `EOPNOTSUPP`.
-pub fn map_target(
-    target: MmapTarget,
-    uars: &[u32],
-    dev_uar_4k: bool,
-    page_shift: u32,
-) -> Result<MmapMap, UabiError> {
+pub fn map_target(target: MmapTarget, uars: &[u32], geom: &UarGeom) -> Result<MmapMap, UabiError> {
     match target {
         MmapTarget::Uar {
             sys_page,
@@ -133,7 +115,7 @@ pub fn map_target(
                 .copied()
                 .ok_or(UabiError::inval(Reason::OutOfRange("UAR page index")))?;
             Ok(MmapMap {
-                bar_offset: uar_bar_offset(uar, dev_uar_4k, page_shift),
+                bar_offset: geom.sys_page_offset(uar),
                 write_combining: u32::from(WRITE_COMBINING && caching == Caching::WriteCombining),
                 ..Default::default()
             })
@@ -142,7 +124,7 @@ pub fn map_target(
             Err(UabiError::inval(Reason::Unsupported("dynamic UAR pages")))
         }
         MmapTarget::CoreClock => {
-            let page = 1u64.checked_shl(page_shift).unwrap_or(0);
+            let page = 1u64.checked_shl(geom.page_shift()).unwrap_or(0);
             Ok(MmapMap {
                 bar_offset: (INTERNAL_TIMER_H as u64) & !page.wrapping_sub(1),
                 read_only: 1,
@@ -163,15 +145,10 @@ pub fn map_target(
 /// 0 and caching. Blue flame needs write combining, which is absent
 /// ([`WRITE_COMBINING`]): `EOPNOTSUPP` as upstream without it, and libmlx5 then uses
 /// its non-cached UAR; unknown types are `EOPNOTSUPP` too.
-pub fn uar_obj(
-    alloc_type: u32,
-    uar: u32,
-    dev_uar_4k: bool,
-    page_shift: u32,
-) -> Result<UarObj, UabiError> {
+pub fn uar_obj(alloc_type: u32, uar: u32, geom: &UarGeom) -> Result<UarObj, UabiError> {
     let caching = uar_alloc_type(alloc_type, WRITE_COMBINING)?;
     Ok(UarObj {
-        bar_offset: uar_bar_offset(uar, dev_uar_4k, page_shift),
+        bar_offset: geom.sys_page_offset(uar),
         uar_index: uar,
         write_combining: u32::from(caching == Caching::WriteCombining),
     })
@@ -212,7 +189,15 @@ mod tests {
 
     fn map(pgoff: u64, write: bool, b: &BfregInfo, uars: &[u32]) -> Result<MmapMap, UabiError> {
         let t = decode(&vma_of(&req(pgoff, write)), &HOST.mmap_caps(), b)?;
-        map_target(t, uars, true, 12)
+        map_target(t, uars, &geom(12, false))
+    }
+
+    /// The geometry of a device that took upstream's choice for pages of
+    /// `1 << page_shift` bytes (`uar_4k` when it can and pages are larger).
+    fn geom(page_shift: u32, can_uar_4k: bool) -> UarGeom {
+        let c = crate::eq::uar::choose(page_shift, can_uar_4k).unwrap();
+        let per = if c.uar_4k { 1 << c.log_uar_page_sz } else { 1 };
+        UarGeom::new(c.uar_4k, c.log_uar_page_sz, per, page_shift).unwrap()
     }
 
     #[test]
@@ -284,24 +269,37 @@ mod tests {
             caching: Caching::WriteCombining,
         };
         assert_eq!(
-            map_target(t, &[1], true, 12).unwrap_err().errno,
+            map_target(t, &[1], &geom(12, true)).unwrap_err().errno,
             errno::EINVAL
         );
     }
 
     #[test]
-    fn uar_offsets_with_large_pages() {
-        assert_eq!(uar_bar_offset(7, true, 12), 7 << 12);
-        // 64 KiB pages with 4 KiB UARs: 16 UARs per page.
-        assert_eq!(uar_bar_offset(17, true, 16), 1 << 16);
-        assert_eq!(uar_bar_offset(17, false, 16), 17 << 16);
+    fn uar_pages_map_the_system_page_of_their_uar() {
+        let t = |sys_page| MmapTarget::Uar {
+            sys_page,
+            dynamic: false,
+            bfreg: 0,
+            caching: Caching::Uncached,
+        };
+        let uars = [8u32, 17, 48];
+        let at = |g: &UarGeom, i| map_target(t(i), &uars, g).unwrap().bar_offset;
+        // 4 KiB pages: the UAR's own page.
+        assert_eq!(at(&geom(12, true), 1), 17 << 12);
+        // 16 KiB pages with 4 KiB UARs: UAR 17 lies in the fifth page (bytes 64..80 KiB).
+        assert_eq!(at(&geom(14, true), 1), 4 << 14);
+        // 16 KiB UAR pages (no uar_4k): the index counts them.
+        assert_eq!(at(&geom(14, false), 1), 17 << 14);
+        // 64 KiB pages with 4 KiB UARs: UAR 48 is the first of the fourth page.
+        assert_eq!(at(&geom(16, true), 2), 3 << 16);
+        assert_eq!(at(&geom(16, false), 2), 48 << 16);
     }
 
     #[test]
     fn uar_objects_are_non_cached_without_write_combining() {
         use crate::ib::abi::consts::{IB_UAPI_UAR_ALLOC_TYPE_BF, IB_UAPI_UAR_ALLOC_TYPE_NC};
         assert_eq!(
-            uar_obj(IB_UAPI_UAR_ALLOC_TYPE_NC, 7, true, 12).unwrap(),
+            uar_obj(IB_UAPI_UAR_ALLOC_TYPE_NC, 7, &geom(12, true)).unwrap(),
             UarObj {
                 bar_offset: 7 << 12,
                 uar_index: 7,
@@ -309,16 +307,15 @@ mod tests {
             }
         );
         // 64 KiB host pages, 4 KiB UARs: the object maps the host page holding it.
-        assert_eq!(
-            uar_obj(IB_UAPI_UAR_ALLOC_TYPE_NC, 17, true, 16)
-                .unwrap()
-                .bar_offset,
-            1 << 16
-        );
+        let obj = |uar, g: &UarGeom| uar_obj(IB_UAPI_UAR_ALLOC_TYPE_NC, uar, g).unwrap();
+        assert_eq!(obj(32, &geom(16, true)).bar_offset, 2 << 16);
+        assert_eq!(obj(32, &geom(14, true)).bar_offset, 8 << 14);
+        // UAR pages of the system page size: the index counts them.
+        assert_eq!(obj(2, &geom(16, false)).bar_offset, 2 << 16);
         // Blue flame needs write combining; unknown types are refused too.
         for t in [IB_UAPI_UAR_ALLOC_TYPE_BF, 2, u32::MAX] {
             assert_eq!(
-                uar_obj(t, 7, true, 12).unwrap_err().errno,
+                uar_obj(t, 7, &geom(12, true)).unwrap_err().errno,
                 errno::EOPNOTSUPP
             );
             assert_eq!(

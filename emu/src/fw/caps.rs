@@ -187,8 +187,13 @@ impl Caps {
             let v = f.get(new).unwrap_or(0);
             let max = f.get(&self.gen_max).unwrap_or(0);
             // log_uar_page_sz is a size, not a capability bound: upstream writes
-            // PAGE_SHIFT - 12 whatever the maximum says.
-            if v > max && *f != g::LOG_UAR_PAGE_SZ.raw() {
+            // PAGE_SHIFT - 12 whatever the maximum says; ours is the BAR's limit.
+            let over = if *f == g::LOG_UAR_PAGE_SZ.raw() {
+                v > u64::from(super::uar::MAX_LOG_UAR_PAGE_SZ)
+            } else {
+                v > max
+            };
+            if over {
                 return Err(f);
             }
         }
@@ -196,7 +201,19 @@ impl Caps {
             let v = f.get(new).unwrap_or(0);
             set(&mut self.gen_cur, *f, v);
         }
+        // num_of_uars_per_page: the 4 KiB UARs of a system page with uar_4k, else 1.
+        let per = u64::from(self.uar_layout().per_alloc());
+        set(&mut self.gen_cur, g::NUM_OF_UARS_PER_PAGE.raw(), per);
         Ok(())
+    }
+
+    /// The UAR layout of the current caps.
+    pub fn uar_layout(&self) -> super::uar::UarLayout {
+        super::uar::UarLayout {
+            uar_4k: self.cur(g::UAR_4K.raw()) != 0,
+            // At most MAX_LOG_UAR_PAGE_SZ: set_general refuses more.
+            log_uar_page_sz: self.cur(g::LOG_UAR_PAGE_SZ.raw()) as u32,
+        }
     }
 
     /// Sets cap `ib_virt` (current and maximum): the port knob of `ib_port`.

@@ -105,7 +105,7 @@ impl Firmware {
             return Err(bad_res());
         };
         let uar = cx(&ctx, cqc::UAR_PAGE) as u32;
-        if !self.uars.contains(&uar) {
+        if !self.uar_owned(uar) {
             self.stats
                 .violation(format!("CREATE_CQ with unallocated UAR {uar}"));
             return Err(bad_param());

@@ -36,7 +36,7 @@ impl Firmware {
                     .cfg
                     .msix_vectors
                     .clamp(1, crate::config::MAX_MSIX_VECTORS)
-            || !self.uars.contains(&uar);
+            || !self.uar_owned(uar);
         if bad {
             self.stats.violation(format!(
                 "CREATE_EQ rejected: log_size {log_size} uar {uar} intr {intr} log_page_size {log_page_size}"

@@ -2,7 +2,7 @@
 //! driver version, QUERY_ADAPTER, UARs.
 
 use super::util::{bad_param, bad_state, get, need_in, need_out, put, CmdResult};
-use super::{syndrome, Firmware, FIRST_UAR, NUM_UARS};
+use super::{syndrome, Firmware};
 use crate::ifc::caps::{query_hca_cap_in, CAP_OFFSET, CAP_UNION_BYTES};
 use crate::ifc::cmds::*;
 use crate::ifc::opcodes::{cap_type, teardown_profile, HCA_CAP_OPMOD_CUR};
@@ -241,10 +241,13 @@ impl Firmware {
         Ok(())
     }
 
-    // UAR indices: lowest free from FIRST_UAR (our choice: pages below hold the init
-    // segment and MSI-X); none left = NO_RES.
+    // UAR indices: the lowest free system page of UARs, aligned, past the init segment
+    // and MSI-X (fw/uar.rs); none left = NO_RES.
     pub(super) fn alloc_uar(&mut self, out: &mut [u8]) -> CmdResult {
-        let idx = (FIRST_UAR..NUM_UARS)
+        let idx = self
+            .caps
+            .uar_layout()
+            .alloc_bases()
             .find(|i| !self.uars.contains(i))
             .ok_or((CmdStatus::NO_RES_ERR, syndrome::LIMIT))?;
         put(out, alloc_uar_out::UAR, u64::from(idx))?;
@@ -260,7 +263,8 @@ impl Firmware {
         }
         // Unknown UAR: BAD_RES. One an EQ still rings: a violation (upstream destroys its
         // EQs first); refused only with strict rule dealloc_uar_in_use.
-        if self.eqs.eqs.values().any(|e| e.uar_page == idx) {
+        let l = self.caps.uar_layout();
+        if self.eqs.eqs.values().any(|e| l.in_alloc(idx, e.uar_page)) {
             self.stats
                 .violation(format!("DEALLOC_UAR of UAR {idx} while an EQ uses it"));
             if self.strict.dealloc_uar_in_use {

@@ -25,6 +25,7 @@ pub mod stats;
 pub mod strict;
 pub mod syndrome;
 pub mod timeline;
+pub mod uar;
 pub mod util;
 // Verbs objects (issue 11, emulator objects slice).
 pub mod cq;
@@ -176,11 +177,6 @@ pub struct Firmware {
     pub ib_port: port::IbPort,
     rng: u64,
 }
-
-/// First UAR index handed out (lower BAR0 pages hold the init segment and MSI-X).
-pub const FIRST_UAR: u32 = 8;
-/// Number of UAR pages in BAR0.
-pub const NUM_UARS: u32 = (crate::pci_config::BAR0_SIZE / 4096) as u32;
 
 impl Firmware {
     /// Power-on state.
@@ -568,6 +564,16 @@ impl Firmware {
         }
     }
 
+    /// Whether UAR `idx` belongs to an allocated UAR page (with cap `uar_4k`, an
+    /// ALLOC_UAR grants every UAR of a system page).
+    pub fn uar_owned(&self, idx: u32) -> bool {
+        let l = self.caps.uar_layout();
+        self.uars
+            .range(..=idx)
+            .next_back()
+            .is_some_and(|&b| l.in_alloc(b, idx))
+    }
+
     /// Records a teardown's UAR pages as stopped (see `eq_doorbell_unallocated`).
     pub fn stop_uars(&mut self) {
         self.stopped_uars = std::mem::take(&mut self.uars);
@@ -580,7 +586,13 @@ impl Firmware {
     /// has no effect, so the permissive default is to ignore it), a violation only
     /// with the strict rule `eq_doorbell_after_stop`; on any other page a violation.
     pub fn eq_doorbell_unallocated(&mut self, page: u32) {
-        if self.stopped_uars.contains(&page) {
+        let l = self.caps.uar_layout();
+        let stopped = self
+            .stopped_uars
+            .range(..=page)
+            .next_back()
+            .is_some_and(|&b| l.in_alloc(b, page));
+        if stopped {
             self.stats.eq_doorbells_after_stop += 1;
             if !self.strict.eq_doorbell_after_stop {
                 return;

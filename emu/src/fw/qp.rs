@@ -10,7 +10,7 @@ use super::{syndrome, Env, Firmware};
 use crate::ifc::caps::cmd_hca_cap as g;
 use crate::ifc::field::Field;
 use crate::ifc::opcodes::Opcode;
-use crate::ifc::qp::{self as q, ads, qpc};
+use crate::ifc::qp::{self as q, qpc};
 use crate::ifc::status::CmdStatus;
 
 /// Byte offset of the QP context in CREATE_QP / transition inputs and QUERY_QP output.
@@ -37,10 +37,15 @@ fn cx(ctx: &[u8], f: impl Into<Field>) -> u64 {
     f.into().get(ctx).unwrap_or(0)
 }
 
-/// A field of the primary address path, placed in `qpc`.
-const fn pri(f: Field) -> Field {
-    let p = qpc::PRIMARY_ADDRESS_PATH.raw();
-    Field::new("qpc", f.name, p.bit_off + f.bit_off, f.bits)
+/// The primary address path's fields the transitions name, placed in `qpc` (its
+/// `primary_address_path` is an `ads`: checked when the constants are evaluated).
+mod pri {
+    use crate::ifc::field::Field;
+    use crate::ifc::qp::{ads, qpc};
+    pub(super) const PKEY_INDEX: Field = ads::PKEY_INDEX.within(qpc::PRIMARY_ADDRESS_PATH).raw();
+    pub(super) const ACK_TIMEOUT: Field = ads::ACK_TIMEOUT.within(qpc::PRIMARY_ADDRESS_PATH).raw();
+    pub(super) const VHCA_PORT_NUM: Field =
+        ads::VHCA_PORT_NUM.within(qpc::PRIMARY_ADDRESS_PATH).raw();
 }
 
 /// Copies field `f` from `src` to `dst` (both `qpc`).
@@ -62,7 +67,7 @@ fn opt_fields(bit: u32) -> Vec<Field> {
         opt::RRE => vec![r(qpc::RRE)],
         opt::RAE => vec![r(qpc::RAE), r(qpc::ATOMIC_MODE)],
         opt::RWE => vec![r(qpc::RWE)],
-        opt::PKEY_INDEX => vec![pri(r(ads::PKEY_INDEX))],
+        opt::PKEY_INDEX => vec![pri::PKEY_INDEX],
         opt::Q_KEY => vec![r(qpc::Q_KEY)],
         opt::RNR_TIMEOUT => vec![r(qpc::MIN_RNR_NAK)],
         opt::PRIMARY_ADDR_PATH => vec![r(qpc::PRIMARY_ADDRESS_PATH)],
@@ -71,9 +76,9 @@ fn opt_fields(bit: u32) -> Vec<Field> {
         opt::PM_STATE => vec![r(qpc::PM_STATE)],
         opt::RETRY_COUNT => vec![r(qpc::RETRY_COUNT)],
         opt::RNR_RETRY => vec![r(qpc::RNR_RETRY)],
-        opt::ACK_TIMEOUT => vec![pri(r(ads::ACK_TIMEOUT))],
+        opt::ACK_TIMEOUT => vec![pri::ACK_TIMEOUT],
         opt::LAG_TX_AFF => vec![r(qpc::LAG_TX_PORT_AFFINITY)],
-        opt::PRI_PORT => vec![pri(r(ads::VHCA_PORT_NUM))],
+        opt::PRI_PORT => vec![pri::VHCA_PORT_NUM],
         opt::SRQN => vec![r(qpc::SRQN_RMPN_XRQN)],
         opt::CQN_RCV => vec![r(qpc::CQN_RCV)],
         opt::PP_INDEX => vec![r(qpc::PACKET_PACING_RATE_LIMIT_INDEX)],
@@ -93,8 +98,8 @@ fn required_fields(op: Opcode, st: u8) -> Vec<Field> {
     match op {
         Opcode::RST2INIT_QP => {
             v.extend([
-                pri(ads::VHCA_PORT_NUM.raw()),
-                pri(ads::PKEY_INDEX.raw()),
+                pri::VHCA_PORT_NUM,
+                pri::PKEY_INDEX,
                 qpc::PM_STATE.raw(),
                 qpc::COUNTER_SET_ID.raw(),
                 qpc::LAG_TX_PORT_AFFINITY.raw(),
@@ -123,7 +128,7 @@ fn required_fields(op: Opcode, st: u8) -> Vec<Field> {
                     qpc::LOG_SRA_MAX.raw(),
                     qpc::RETRY_COUNT.raw(),
                     qpc::RNR_RETRY.raw(),
-                    pri(ads::ACK_TIMEOUT.raw()),
+                    pri::ACK_TIMEOUT,
                 ]);
             }
         }
@@ -287,7 +292,7 @@ impl Firmware {
         };
         if !no_sq {
             let uar = cx(&ctx, qpc::UAR_PAGE) as u32;
-            if !self.uars.contains(&uar) {
+            if !self.uar_owned(uar) {
                 self.stats
                     .violation(format!("CREATE_QP with unallocated UAR {uar}"));
                 return Err(bad_param());
@@ -383,7 +388,7 @@ impl Firmware {
             // path MTU of a connected QP (INIT→RTR, `qpc.mtu` 1..5 = 256..4096).
             let num_ports = self.caps.cur(g::NUM_PORTS.raw());
             if op == Opcode::RST2INIT_QP {
-                let port = cx(ctx, pri(ads::VHCA_PORT_NUM.raw()));
+                let port = cx(ctx, pri::VHCA_PORT_NUM);
                 if port > num_ports {
                     return Err(bad_param());
                 }
