@@ -111,6 +111,9 @@ boot_counts() {
 		FAILED=$((FAILED + 1)); log "$1: run failed (exit $vm_rc) without a counted failure"
 	fi
 	PHASES+=("$(printf '%-10s %5s s' "$1" "$(cat "$LANES/$1.secs" 2>/dev/null || echo '?')")")
+	# Its slowest scenarios (the runner's MLX5RS-END lines), for the lane balance.
+	log "$1: slowest scenarios: $(sed -n 's/^.*MLX5RS-END \([^ ]*\) rc=[0-9]* secs=\([0-9]*\).*$/\2 s \1/p' "$logf" |
+		grep -v " s tests/" | sort -rn | head -n 5 | paste -sd, | sed "s/,/, /g")"
 }
 # lane_status PID: "boot: N s, P passed F failed, <last scenario>" of a running lane.
 lane_status() {

@@ -5,7 +5,7 @@
 bdf=$(mlx_bdf) || { fail loop.device-present "no 15b3 function"; exit 1; }
 drv=/sys/bus/pci/drivers/mlx5_rs
 check loop.insmod insmod "$KO"
-N=30 bound=0 clean=0 t0=$(date +%s%N)
+N=${LOOP_CYCLES:-30} bound=0 clean=0 t0=$(date +%s%N)
 i=0
 while [ $i -lt $N ]; do
 	echo "$bdf" >$drv/unbind
