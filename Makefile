@@ -5,6 +5,7 @@
 #   make KDIR=/path/to/build   build against another Rust-enabled kernel tree
 #   make run                   boot a VM with the emulated ConnectX and load the driver
 #   make check                 run every test (host, KUnit, VM scenarios)
+#   make soak                  the endurance sizes make check cuts (storm, probe loop, drift)
 #   make lint                  rustfmt, clippy, production build without test hooks
 #   make shell                 interactive shell in the VM (driver not loaded)
 #   make upstream              boot the VM and load upstream mlx5_core instead
@@ -31,6 +32,9 @@ run:
 check:
 	tests/run-all.sh
 
+soak:
+	tests/vm/soak.sh
+
 
 lint:
 	tests/lint.sh
@@ -44,4 +48,4 @@ upstream:
 bench:
 	tests/bench/run.sh
 
-.PHONY: all clean run check lint shell upstream bench
+.PHONY: all clean run check soak lint shell upstream bench

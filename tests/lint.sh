@@ -11,6 +11,7 @@
 #   core-only     the same without the InfiniBand provider (CONFIG_MLX5_RS_INFINIBAND=n,
 #                 what a kernel without CONFIG_INFINIBAND gets): no warning, and no
 #                 ib_core symbol in the .ko (the production .ko must have them)
+#   scripts       every test script parses (sh -n, bash -n, Python's parser)
 #   host-clippy   the host crates (workspace: emulator, pure driver logic, bench tools),
 #                 every target, `cargo clippy`: no warning
 #
@@ -118,6 +119,21 @@ if [ "$rc" -eq 0 ]; then
 	fi
 fi
 result core-only $rc "$d, $(($(date +%s) - T0)) s"
+
+# scripts: every tracked test script parses: the guest's (run by its /bin/sh, dash)
+# with `sh -n`, the host's bash scripts with `bash -n`, the Python helpers with
+# Python's parser. (A syntax error in a scenario otherwise shows only in a VM boot.)
+T0=$(date +%s)
+bad=()
+while IFS= read -r f; do
+	case "$f" in
+	tests/guest/*.sh | tests/guest/lib/*.sh | tests/scenarios*/*.sh | tests/bench/guest*.sh)
+		sh -n "$REPO/$f" 2>/dev/null || bad+=("$f") ;;
+	*.sh) bash -n "$REPO/$f" 2>/dev/null || bad+=("$f") ;;
+	*.py) python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$REPO/$f" 2>/dev/null || bad+=("$f") ;;
+	esac
+done < <(cd "$REPO" && git ls-files -co --exclude-standard 'tests/*.sh' 'tests/*.py')
+result scripts ${#bad[@]} "${bad[*]:-every test script parses}, $(($(date +%s) - T0)) s"
 
 # The host crates share the driver's pure files (ifc/, cmd/, pagealloc/, ...), so a
 # lint there is a lint in the driver's code too.

@@ -66,8 +66,9 @@ phase_end
 #                   only 2 MSI-X vectors (tests/guest/msix-few.sh: mlx5_rs and upstream
 #                   mlx5_core bind with fewer completion EQs; QEMU fixes the table size
 #                   when it realizes the device)
-#           vm-ib   tests/scenarios-ib/: pyverbs against both drivers, the verbs storm,
-#                   MRs, CQs, QPs and SRQs from user space, upstream mlx5_ib's oracles
+#           vm-ib   tests/scenarios-ib/: page requests against both drivers (54), pyverbs
+#                   against both, the verbs storm, MRs, CQs, QPs and SRQs from user space,
+#                   upstream mlx5_ib's oracles
 # vm and vm-2fn end with their driver(s) left bound for the power-off's shutdown callback.
 # Each boot's console goes to $CACHE/runs/last-check-<boot>.log, not to the terminal; a
 # progress line a minute shows both lanes, and each boot's failures print when it ends.
@@ -111,6 +112,9 @@ boot_counts() {
 		FAILED=$((FAILED + 1)); log "$1: run failed (exit $vm_rc) without a counted failure"
 	fi
 	PHASES+=("$(printf '%-10s %5s s' "$1" "$(cat "$LANES/$1.secs" 2>/dev/null || echo '?')")")
+	# Its slowest scenarios (the runner's MLX5RS-END lines), for the lane balance.
+	log "$1: slowest scenarios: $(sed -n 's/^.*MLX5RS-END \([^ ]*\) rc=[0-9]* secs=\([0-9]*\).*$/\2 s \1/p' "$logf" |
+		grep -v " s tests/" | sort -rn | head -n 5 | paste -sd, | sed "s/,/, /g")"
 }
 # lane_status PID: "boot: N s, P passed F failed, <last scenario>" of a running lane.
 lane_status() {

@@ -16,6 +16,7 @@
                         malformed requests
 """
 import errno
+import os
 import signal
 import sys
 
@@ -184,8 +185,20 @@ def walk(ctx, pd, cq, name, qpt, lid):
         got = errno_of(lambda: qp.modify(a, e.IBV_QP_STATE))
         check("%s.to-%s" % (name, nm), got == 0 and state_of(qp) == st,
               "errno %d state %d" % (got, state_of(qp)))
+    # The device's own view: the QP exists there before the destroy and not after it.
+    qpn = qp.qp_num
+    before = emu_qp_state(qpn)
     qp.close()
-    check(name + ".destroyed", True)
+    after = emu_qp_state(qpn)
+    check(name + ".destroyed", before is not None and after is None,
+          "emulator QP %#x state %s before destroy, %s after" % (qpn, before, after))
+
+
+def emu_qp_state(qpn):
+    """The PRM state of QP qpn as the emulator holds it, None if it has no such QP."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import ib_mr_lib
+    return ib_mr_lib.emu_get(["objects", "qp_states", str(qpn)])
 
 
 # Raw uverbs write commands (include/uapi/rdma/ib_user_verbs.h).

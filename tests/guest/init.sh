@@ -6,6 +6,8 @@
 #
 # Protocol with the host (tests/vm/vm.sh reads the serial console):
 #   MLX5RS-TEST: PASS|FAIL <name>   one result (written by tests/guest/lib.sh)
+#   MLX5RS-BEGIN <script>           a guest script (or a scenario, run-scenarios.sh) starts
+#   MLX5RS-END <script> rc=<n> secs=<s>  it returned with status n after s seconds
 #   MLX5RS-GUEST-DONE rc=<n>        the guest scripts finished with exit code n
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 mount -t proc proc /proc

@@ -38,9 +38,17 @@ if [ "$(arg mlx5rs.shell)" = 1 ]; then
 	echo "guest: interactive shell (exit or Ctrl-D powers off)"
 	setsid sh -c 'exec /bin/bash -i </dev/ttyS0 >/dev/ttyS0 2>&1'
 else
+	# Each script between MLX5RS-BEGIN and MLX5RS-END lines (tests/vm/judge.sh fails
+	# a BEGIN without its END, and a non-zero status no failed check explains).
 	for s in $(arg mlx5rs.run | tr ',' ' '); do
 		echo "guest: running $s"
-		sh "$REPO/$s" || rc=1
+		echo "MLX5RS-BEGIN $s"
+		read -r t0 _ </proc/uptime
+		sh "$REPO/$s"
+		src=$?
+		read -r t1 _ </proc/uptime
+		echo "MLX5RS-END $s rc=$src secs=$((${t1%.*} - ${t0%.*}))"
+		[ $src = 0 ] || rc=1
 	done
 fi
 echo "MLX5RS-GUEST-DONE rc=$rc"

@@ -8,16 +8,17 @@
 # ibv_devinfo shows the CQ moderation caps. No warning or error line, no emulator
 # violation, every object destroyed, no kmemleak report.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
+CASES=$MLX5RS_REPO/tests/guest/cases
 bdf=$(mlx_bdf) || { fail cq.device-present "no 15b3 function"; exit 1; }
 CQ=$MLX5RS_REPO/tests/guest/ib-cq.py
 ib_scenario_start
 
-# run_cases NAME CMD...: CMD prints "name: PASS|FAIL (...)" lines; each becomes a check.
+# run_cases NAME CMD...: CMD prints "name: PASS|FAIL (...)" lines; each becomes a check,
+# held to the list tests/guest/cases/cq-NAME.cases.
 run_cases() {
 	_n=$1; shift
 	"$@" >/tmp/cq-$_n.out 2>&1
-	echo "$_n helper exit status $?"
-	case_lines /tmp/cq-$_n.out
+	case_lines /tmp/cq-$_n.out "$CASES/cq-$_n.cases" $?
 }
 
 ib_load cq
@@ -31,13 +32,11 @@ uar0=$(uars_held)
 
 # --- libmlx5 -------------------------------------------------------------------------
 run_cases pyverbs python3 "$CQ" pyverbs "$dev"
-check cq.pyverbs.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/cq-pyverbs.out)" = 12
 check cq.pyverbs.emu-cqs-back test "$(live cq)" = "$cq0"
 check cq.pyverbs.uar-objects-released test "$(uars_held)" = "$uar0"
 
 # --- raw commands ----------------------------------------------------------------------
 run_cases raw python3 "$CQ" raw "$uv"
-check cq.raw.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/cq-raw.out)" -ge 60
 check cq.raw.emu-cqs-back test "$(live cq)" = "$cq0"
 
 # --- a process holding CQs -------------------------------------------------------------

@@ -10,6 +10,7 @@
 # object (MLX5_IB_OBJECT_UAR, non-cached); the same walk runs through the raw uverbs
 # write commands on a context with static UARs (tests/guest/ib-qp.py raw).
 . "$MLX5RS_REPO/tests/guest/lib.sh"
+CASES=$MLX5RS_REPO/tests/guest/cases
 bdf=$(mlx_bdf) || { fail qp.device-present "no 15b3 function"; exit 1; }
 QPY=$MLX5RS_REPO/tests/guest/ib-qp.py
 ib_scenario_start
@@ -19,17 +20,13 @@ ib_load qp
 # --- raw uverbs commands (a context with static UARs) --------------------------------
 qp0=$(live qp)
 timeout 300 python3 "$QPY" raw "$(uverbs_of "$dev")" >/tmp/qp-raw.out 2>&1
-echo "raw helper exit status $?"
-case_lines /tmp/qp-raw.out
-check qp.raw.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/qp-raw.out)" -ge 15
+case_lines /tmp/qp-raw.out "$CASES/qp-raw.cases" $?
 check qp.raw.emu-qps-back test "$(live qp)" = "$qp0"
 
 # --- libmlx5 (pyverbs): RC, UC and UD walks on UAR objects -------------------------
 uar0=$(uars_held)
 timeout 600 python3 "$QPY" walk "$dev" >/tmp/qp-walk.out 2>&1
-echo "walk helper exit status $?"
-case_lines /tmp/qp-walk.out
-check qp.walk.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/qp-walk.out)" -ge 40
+case_lines /tmp/qp-walk.out "$CASES/qp-walk.cases" $?
 check qp.walk.emu-qps-back test "$(live qp)" = "$qp0"
 check qp.walk.uar-objects-released test "$(uars_held)" = "$uar0"
 

@@ -30,6 +30,7 @@ fail_on() {
 fail_off() { echo 0 >$fa/probability; }
 # insmod_marked ARGS: insmod from a task that fault injection applies to.
 insmod_marked() {
+	module_deps
 	sh -c 'echo 1 >/proc/self/make-it-fail && exec insmod "$@"' insmod "$@"
 	_rc=$?
 	[ $_rc = 0 ] && po_note_module mlx5_rs

@@ -2,7 +2,9 @@
 # Self-test of the VM judge: feed judge.sh synthetic console logs and check that it
 # fails runs it must fail (a FAIL line, a kernel WARNING, lockdep, kmemleak, a guest
 # that never finished, a KUnit failure) and passes a clean one; and that the host-side
-# shutdown verdict fails a run whose power-off did not take the fast-teardown path.
+# shutdown verdict fails a run whose power-off did not take the fast-teardown path;
+# scripts that exit non-zero or never return fail; the guest library runs nothing when
+# sourced and case_lines holds helpers to their exact case lists.
 # Last line: N passed, N failed.
 set -u
 J=$(dirname "$0")/judge.sh
@@ -33,6 +35,25 @@ expect dma-api-info-ok 0 "$OK[    0.5] DMA-API: preallocated 65536 debug entries
 expect oom 1 "$OK[    5.0] sh invoked oom-killer: gfp_mask=0x140cca\n$DONE"
 expect alloc-failure 1 "$OK[    5.0] insmod: page allocation failure: order:0\n$DONE"
 expect nothing 1 "$DONE"
+# Scripts and scenarios between MLX5RS-BEGIN / MLX5RS-END (tests/guest/stage2.sh,
+# run-scenarios.sh): a non-zero status or a missing END fails, whatever PASS lines.
+B='MLX5RS-BEGIN tests/guest/check.sh\nMLX5RS-BEGIN scenarios/10-a\n'
+E0='MLX5RS-END scenarios/10-a rc=0 secs=3\nMLX5RS-END tests/guest/check.sh rc=0 secs=9\n'
+expect markers-clean 0 "$B$OK$E0$DONE"
+expect nonzero-exit 1 "${B}${OK}MLX5RS-END scenarios/10-a rc=1 secs=3\nMLX5RS-END tests/guest/check.sh rc=1 secs=9\n$DONE"
+expect nonzero-exit-script 1 "MLX5RS-BEGIN tests/guest/msix-few.sh\n${OK}MLX5RS-END tests/guest/msix-few.sh rc=2 secs=1\n$DONE"
+expect missing-end 1 "${B}${OK}MLX5RS-BEGIN scenarios/20-b\n${OK}MLX5RS-END scenarios/10-a rc=0 secs=3\nMLX5RS-END tests/guest/check.sh rc=0 secs=9\n$DONE"
+expect missing-end-crash 1 "${B}${OK}"
+expect end-without-begin 1 "${OK}MLX5RS-END scenarios/10-a rc=0 secs=3\n$DONE"
+# counted once: a failed check explains its scenario's and its script's status.
+counts() { # counts NAME "N passed, M failed" LOG-CONTENT
+	printf '%b' "$3" >"$T/$1.log"
+	got=$("$J" "$T/$1.log" 2>&1 | tail -n1)
+	if [ "$got" = "vm: $2" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "judge-selftest: $1: '$got', wanted 'vm: $2'"; fi
+}
+counts fail-explains-exit "1 passed, 1 failed" "${B}${OK}MLX5RS-TEST: FAIL b (x)\nMLX5RS-END scenarios/10-a rc=1 secs=3\nMLX5RS-END tests/guest/check.sh rc=1 secs=9\n$DONE"
+counts exit-counted-once "1 passed, 1 failed" "${B}${OK}MLX5RS-END scenarios/10-a rc=1 secs=3\nMLX5RS-END tests/guest/check.sh rc=1 secs=9\n$DONE"
+counts end-after-timestamp "1 passed, 0 failed" "[    1.0] MLX5RS-BEGIN scenarios/10-a\n$OK[    2.0] MLX5RS-END scenarios/10-a rc=0 secs=1\n$DONE"
 
 # The host-side shutdown verdict (shutdown-verdict.sh): its lines go through the judge.
 V=$(dirname "$0")/shutdown-verdict.sh; export MLX5RS_EMU_FINAL_WAIT=1
@@ -73,6 +94,41 @@ verdict2 shutdown-2fn-second-no-expect 1 "$OK$EXPECT$FASTLINE$FASTLINE1" "$(stat
 # Not asked for (no EXPECT line): no verdict lines at all.
 printf '%b' "$OK$DONE" >"$T/none.console"; : >"$T/none.emu"
 if [ -z "$("$V" "$T/none.console" "$T/none.emu")" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "judge-selftest: shutdown verdict printed lines without an EXPECT line"; fi
+
+# The guest library (tests/guest/lib.sh) on the host's sh: sourcing it runs no command
+# (every external command it could call is a stub that records its name), and
+# case_lines holds a helper to its exact case list.
+G=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$T/stubs"
+for c in modprobe insmod rmmod dmesg awk cat grep sed python3 mkdir sleep cut tr ls wc tail head; do
+	printf '#!/bin/sh\necho %s >>"%s/called"\n' "$c" "$T" >"$T/stubs/$c"; chmod +x "$T/stubs/$c"
+done
+if PATH=$T/stubs MLX5RS_REPO=$G /bin/sh -c '. "$MLX5RS_REPO/tests/guest/lib.sh"' && [ ! -e "$T/called" ]; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1)); echo "judge-selftest: sourcing tests/guest/lib.sh ran: $(cat "$T/called" 2>/dev/null | tr '\n' ' ')"
+fi
+printf 'h.a\nh.b\nh.c SKIP needs a data path\n' >"$T/h.cases"
+cases() { # cases NAME STATUS WANT-GREP [!] HELPER-OUTPUT: case_lines' output has (or with !, has not) WANT-GREP
+	printf '%b' "$5" >"$T/$1.out"
+	MLX5RS_REPO=$G /bin/sh -c '. "$MLX5RS_REPO/tests/guest/lib.sh"; case_lines "$1" "$2" "$3"' sh "$T/$1.out" "$T/h.cases" "$2" >"$T/$1.res" 2>&1
+	if grep -q -- "$3" "$T/$1.res"; then got=has; else got=lacks; fi
+	if [ "$got" = "$4" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "judge-selftest: case_lines $1: output $got '$3'"; cat "$T/$1.res"; fi
+}
+cases exact 0 'PASS h.cases-exact' has 'h.a: PASS x\nh.b: PASS y\nh.c: SKIP (no data path)\n'
+cases exact-no-fail 0 'FAIL' lacks 'h.a: PASS x\nh.b: PASS y\nh.c: PASS z\n'
+cases stopped-half-way 1 'FAIL h.cases-exact (missing:.* h.b' has 'h.a: PASS x\nTraceback (most recent call last):\n'
+cases not-listed 0 'FAIL h.cases-exact (not listed: h.d' has 'h.a: PASS x\nh.b: PASS y\nh.c: PASS z\nh.d: PASS w\n'
+cases printed-twice 0 'FAIL h.cases-exact (printed twice: h.a' has 'h.a: PASS x\nh.a: PASS x\nh.b: PASS y\nh.c: PASS z\n'
+cases skip-not-listed 0 'FAIL h.b (skipped' has 'h.a: PASS x\nh.b: SKIP (why)\nh.c: PASS z\n'
+cases exit-unexplained 1 'FAIL h.helper-exit' has 'h.a: PASS x\nh.b: PASS y\nh.c: PASS z\n'
+cases exit-explained 1 'FAIL h.helper-exit' lacks 'h.a: PASS x\nh.b: FAIL (y)\nh.c: PASS z\n'
+printf 'h.a: PASS x\n' >"$T/nolist.out"
+if MLX5RS_REPO=$G /bin/sh -c '. "$MLX5RS_REPO/tests/guest/lib.sh"; case_lines "$1" "$2"' sh "$T/nolist.out" "$T/none.cases" | grep -q 'FAIL none.cases-exact (no case list'; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1)); echo "judge-selftest: case_lines without its list did not fail"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -3,8 +3,10 @@
 #
 # Counts the guest's MLX5RS-TEST lines and the KUnit test cases (KTAP in the kernel
 # log), and adds one failure for each of: guest did not finish (hang, crash, timeout),
-# and each kind of kernel report (oops, BUG, WARNING, panic, lockdep, KASAN, UBSAN,
-# DMA-API debug, kmemleak, hung task, RCU stall). Prints the failures and a last line
+# a guest script or scenario that did not return or exited non-zero unexplained (its
+# MLX5RS-BEGIN / MLX5RS-END lines), and each kind of kernel report (oops, BUG,
+# WARNING, panic, lockdep, KASAN, UBSAN, DMA-API debug, kmemleak, hung task, RCU
+# stall, OOM). Prints the failures and a last line
 #   vm: N passed, N failed
 # and exits non-zero if anything failed.
 set -u
@@ -35,6 +37,26 @@ while read -r l; do
 	[ -n "$l" ] || continue
 	fail=$((fail + 1)); failures+=("KUnit: ${l#FAIL }")
 done < <(grep '^FAIL ' <<<"$kunit")
+
+# Each guest script and scenario runs between "MLX5RS-BEGIN <name>" and
+# "MLX5RS-END <name> rc=<status> secs=<s>" (tests/guest/stage2.sh, run-scenarios.sh):
+# a BEGIN without its END is a script that never returned (crash, hang, a runner that
+# died), and a non-zero status is a failure unless a failed check inside it (or a
+# failure counted for a script inside it) already counts it: a script that stopped
+# before its last check fails the run whatever PASS lines it printed.
+while IFS= read -r l; do
+	[ -n "$l" ] || continue
+	fail=$((fail + 1)); failures+=("$l")
+done < <(strip | grep -a -o -E 'MLX5RS-(TEST: FAIL |BEGIN |END ).*' | awk '
+	/^MLX5RS-TEST: FAIL / { nf++; next }
+	/^MLX5RS-BEGIN / { open[$2] = 1; at[$2] = nf; order[++n] = $2; next }
+	/^MLX5RS-END / {
+		rc = $3; sub(/^rc=/, "", rc)
+		if (!($2 in open)) { print "script " $2 " ended without its BEGIN line"; nf++; next }
+		delete open[$2]
+		if (rc != "0" && nf == at[$2]) { print "script " $2 " exited with status " rc " with no failed check"; nf++ }
+	}
+	END { for (i = 1; i <= n; i++) if (order[i] in open) { print "script " order[i] " did not end (crash, hang or killed)"; delete open[order[i]] } }')
 
 if ! grep -a -q 'MLX5RS-GUEST-DONE' "$LOG"; then
 	fail=$((fail + 1)); failures+=("guest did not finish (hang, crash or timeout); last lines above")

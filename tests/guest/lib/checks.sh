@@ -1,0 +1,106 @@
+# Checks and their output (sourced by tests/guest/lib.sh; defines functions only).
+# Each check prints one line the host's judge (tests/vm/judge.sh) counts:
+#   MLX5RS-TEST: PASS <name>   or   MLX5RS-TEST: FAIL <name> (<why>)
+
+pass() { echo "MLX5RS-TEST: PASS $1"; }
+fail() { echo "MLX5RS-TEST: FAIL $1 ($2)"; FAILED=1; }
+
+# check NAME CMD...: PASS if CMD exits 0. A `test` runs in this shell (a process
+# costs ~0.1 s in the TCG guest) and fails with its operands, e.g. "(test 5 = 0)".
+check() {
+	name=$1; shift
+	if [ "$1" = test ]; then
+		if "$@" 2>/dev/null; then pass "$name"; else fail "$name" "$*"; fi
+		return
+	fi
+	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tail -n 3 | tr '\n' ' ')"; fi
+}
+
+
+# Milliseconds since boot (/proc/uptime, 10 ms resolution), read without a process.
+now_ms() {
+	read -r _up _ </proc/uptime
+	echo $((${_up%.*} * 1000 + 1${_up#*.} * 10 - 1000))
+}
+
+# Lines of the kernel log since the mark set by dmesg_mark.
+dmesg_mark() { MARK=$(dmesg | wc -l); }
+dmesg_since() { dmesg | tail -n +"$((MARK + 1))"; }
+
+# kmemleak: scan and fail NAME if anything leaked since the last clear. kmemleak
+# reports only objects older than 5 s, so a leak in a scenario's last seconds shows in
+# a later scan; tests/guest/check.sh ends with a scan after such a wait (one scan takes
+# ~2.5 s in the TCG guest).
+check_kmemleak() {
+	f=/sys/kernel/debug/kmemleak
+	[ -w $f ] || { fail "$1" "kmemleak not available"; return; }
+	echo scan >$f
+	leaks=$(grep -c '^unreferenced object' $f)
+	if [ "$leaks" -eq 0 ]; then pass "$1"; else cat $f; fail "$1" "$leaks unreferenced objects"; fi
+	echo clear >$f
+}
+
+# foll_pins: pages pinned with FOLL_PIN and not yet released, system-wide
+# (/proc/vmstat nr_foll_pin_acquired − released), exact: the per-CPU parts of the
+# counters are folded into the totals first (a write to vm.stat_refresh); /proc/vmstat
+# wait_log PATTERN: up to 10 s for PATTERN in the log since dmesg_mark.
+wait_log() {
+	_i=0
+	while ! dmesg_since | grep -a -q "$1" && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
+	dmesg_since | grep -a -q "$1"
+}
+# wait_line FILE PATTERN: up to 30 s for PATTERN in FILE.
+wait_line() {
+	_i=0
+	while ! grep -q "$2" "$1" 2>/dev/null && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
+	grep -q "$2" "$1"
+}
+
+# case_lines FILE LIST [STATUS]: a guest helper's output (FILE), held to the exact
+# list of cases it must print. Each "name: PASS|FAIL|SKIP (detail)" line becomes a
+# check of that name (other lines are shown); LIST is a file of
+# tests/guest/cases/ with one case name a line ("#" comments), or "name SKIP reason"
+# for a case allowed to skip, with why. A SKIP not listed so fails. Then the check
+# <LIST without .cases>.cases-exact fails if a listed case is missing (the helper
+# stopped half-way), a case is not listed or printed twice; and, with the helper's
+# exit STATUS, <...>.helper-exit fails a non-zero status that no failed case
+# explains (a crash after its last case).
+case_lines() {
+	_cf=$1 _cl=$2 _cs=${3:-0} _cfailed=0
+	_cn=$(basename "$_cl" .cases)
+	# (Lines between these two marks are the cases of one list:
+	# tests/guest/cases/update.sh rewrites the lists from a console log.)
+	echo "case_lines: begin $_cn"
+	while IFS= read -r _l; do
+		case $_l in
+		*": PASS "* | *": PASS") pass "${_l%%: PASS*}" ;;
+		*": FAIL "* | *": FAIL") fail "${_l%%: FAIL*}" "${_l#*: FAIL }"; _cfailed=1 ;;
+		*": SKIP "* | *": SKIP")
+			_n=${_l%%: SKIP*}
+			if [ -f "$_cl" ] && grep -q "^$_n SKIP ." "$_cl"; then
+				echo "$_l (a listed skip: $(sed -n "s/^$_n SKIP //p" "$_cl"))"
+			else
+				fail "$_n" "skipped, not listed in $_cl:${_l#*: SKIP}"; _cfailed=1
+			fi ;;
+		*) echo "$_l" ;;
+		esac
+	done <"$_cf"
+	echo "case_lines: end $_cn"
+	if [ ! -f "$_cl" ]; then
+		fail "$_cn.cases-exact" "no case list $_cl"
+	else
+		_cd=$(awk 'FILENAME == ARGV[1] { if ($0 !~ /^#/ && NF) want[$1] = 1; next }
+			match($0, /: (PASS|FAIL|SKIP)( |$)/) { seen[substr($0, 1, RSTART - 1)]++ }
+			END {
+				for (k in want) if (!(k in seen)) m = m " " k
+				for (k in seen) if (!(k in want)) u = u " " k; else if (seen[k] > 1) r = r " " k
+				if (m != "") printf "missing:%s; ", m
+				if (u != "") printf "not listed:%s; ", u
+				if (r != "") printf "printed twice:%s; ", r
+			}' "$_cl" "$_cf")
+		if [ -z "$_cd" ]; then pass "$_cn.cases-exact"; else fail "$_cn.cases-exact" "${_cd%; }"; fi
+	fi
+	if [ "$_cs" != 0 ] && [ "$_cfailed" = 0 ]; then
+		fail "$_cn.helper-exit" "exit status $_cs with no failed case"
+	fi
+}

@@ -1,0 +1,66 @@
+# The scenario runner of every boot: run-scenarios.sh [--functions N] PATH...
+# Runs the scenarios of each PATH, a folder (tests/scenarios, tests/scenarios-ib,
+# tests/scenarios-2fn: every script in name order) or one script, in a boot with at
+# least N emulated functions (default 1). tests/guest/check.sh, check-ib.sh,
+# check-2fn.sh and soak.sh name theirs and call it (the guest's init runs scripts
+# without arguments).
+#
+# Around each scenario it prints
+#   == scenario (<folder>) <name>.sh                  for the reader and run-all's progress line
+#   MLX5RS-BEGIN <folder>/<name>                      before
+#   MLX5RS-END <folder>/<name> rc=<status> secs=<s>   after the script returned
+# and the judge (tests/vm/judge.sh) fails the run for a BEGIN without its END (the
+# scenario crashed the guest, hung, or the runner died) and for a non-zero status that
+# no failed check of the scenario explains (it stopped before its last check).
+# Between scenarios the isolation every scenario relies on: mlx5_rs unloaded (a
+# scenario that leaves it loaded fails), no page allocated through mlx5_rs's code
+# still allocated (page_owner window, lib/pages.sh), every function's emulator reset to
+# its power-on state. At the end a kmemleak scan after kmemleak's 5 s minimum age.
+. "$MLX5RS_REPO/tests/guest/lib.sh"
+want=1
+[ "${1:-}" = --functions ] && { want=$2; shift 2; }
+[ $# -gt 0 ] || { echo "usage: run-scenarios.sh [--functions N] PATH..." >&2; exit 2; }
+# The scripts, as REPO-relative paths.
+list=""
+for p; do
+	p=${p%/}
+	if [ -d "$REPO/$p" ]; then
+		for s in "$REPO/$p"/*.sh; do list="$list ${s#"$REPO/"}"; done
+	else
+		list="$list $p"
+	fi
+done
+# The name of the last kmemleak check: the first PATH's folder.
+tag=$1; [ -d "$REPO/${tag%/}" ] || tag=$(dirname "$tag")
+tag=$(basename "$tag")
+rc=0
+n=$(emu_count)
+if [ "$n" -lt "$want" ]; then
+	fail "$tag.emulators" "$n emulator control channel(s), want $want; boot with vm.sh --functions $want"
+	exit 1
+fi
+module_deps
+po_mark scenario
+for s in $list; do
+	name=$(basename "$s" .sh) folder=$(basename "$(dirname "$s")")
+	echo "== scenario ($folder) $name.sh"
+	echo "MLX5RS-BEGIN $folder/$name"
+	t0=$(now_ms)
+	sh "$REPO/$s"
+	src=$?
+	echo "MLX5RS-END $folder/$name rc=$src secs=$((($(now_ms) - t0) / 1000))"
+	[ $src = 0 ] || rc=1
+	if grep -q '^mlx5_rs ' /proc/modules; then
+		fail "$name.left-module-loaded" "mlx5_rs still loaded"; rmmod mlx5_rs; rc=1
+	fi
+	check_page_owner "$name.no-pages-left" scenario
+	i=0
+	while [ $i -lt "$n" ]; do
+		emuctl_n $i '{"cmd":"reset"}' >/dev/null || { fail "$name.emulator$i-reset" "no reply"; rc=1; }
+		i=$((i + 1))
+	done
+done
+sleep 6
+check_kmemleak "all-$tag.no-leaks"
+[ "$FAILED" = 0 ] || rc=1
+exit $rc

@@ -1,0 +1,12 @@
+# Guest side of `make soak` (tests/vm/soak.sh): the endurance sizes that `make check`
+# cuts, run before an issue that touches them closes (Documentation/testing.md,
+# "make soak"). One boot, the same runner and isolation as make check's boots:
+#   74-ib-storm       100,000 full cycles of PD, MR, CQ and QP (400,000 objects) on
+#                     mlx5_rs (make check: 2,000), upstream's 300 as in make check
+#   15-probe-loop     100 probe/remove cycles (make check: 10)
+#   page-drift.sh     guest MemAvailable drift over probe/remove cycles and failed
+#                     probes, mlx5_rs and upstream mlx5_core (figures, not asserts)
+# The guest has no host environment: the sizes are set here.
+export STORM_FULL_CYCLES=100000 LOOP_CYCLES=100
+exec sh "$MLX5RS_REPO/tests/guest/run-scenarios.sh" tests/scenarios-ib/74-ib-storm.sh \
+	tests/scenarios/15-probe-loop.sh tests/guest/page-drift.sh
