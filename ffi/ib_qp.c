@@ -75,6 +75,12 @@ bool mlx5rs_ib_modify_qp_is_ok(u32 cur, u32 next, u32 type, u32 mask)
 	return ib_modify_qp_is_ok(cur, next, type, mask);
 }
 
+/* The core's optional QP buffer attributes (uverbs_std_types_qp.c): refused. */
+static const u16 qp_buf_attrs[] = {
+	UVERBS_ATTR_CREATE_QP_BUF_UMEM, UVERBS_ATTR_CREATE_QP_RQ_BUF_UMEM,
+	UVERBS_ATTR_CREATE_QP_SQ_BUF_UMEM,
+};
+
 int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 			struct ib_udata *udata)
 {
@@ -113,8 +119,11 @@ int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	init.max_inline_data = attr->cap.max_inline_data;
 	init.port_num = attr->port_num;
 	init.sq_sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	if (mlx5rs_ib_names_buffer(udata, qp_buf_attrs, ARRAY_SIZE(qp_buf_attrs)))
+		return -EOPNOTSUPP;
 	if (udata) {
-		st = mlx5rs_ib_stage(udata, &err);
+		/* Trailing bytes: upstream's ib_is_udata_cleared() answer, EINVAL. */
+		st = mlx5rs_ib_stage_tail(udata, -EINVAL, &err);
 		if (!st)
 			return err ? err : -EINVAL;
 		uctx = rdma_udata_to_drv_context(udata, struct mlx5rs_ib_ucontext, ibuc)->rust;

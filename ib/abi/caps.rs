@@ -100,6 +100,7 @@ impl QpCaps {
         Self {
             log_max_qp_sz: caps.get(c::LOG_MAX_QP_SZ),
             max_wqe_sz_sq: u32::from(caps.get(c::MAX_WQE_SZ_SQ)),
+            max_wqe_sz_rq: u32::from(caps.get(c::MAX_WQE_SZ_RQ)),
             sctr_data_cqe: caps.get(c::SCTR_DATA_CQE),
             qp_packet_based: caps.get(c::QP_PACKET_BASED),
             page_shift,
