@@ -101,12 +101,18 @@ int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	if (ibqp->pd)
 		init.pdn = container_of(ibqp->pd, struct mlx5rs_ib_pd, ibpd)->pdn;
 	if (attr->send_cq) {
+		struct mlx5rs_ib_cq *cq = container_of(attr->send_cq, struct mlx5rs_ib_cq, ibcq);
+
 		init.has_send_cq = 1;
-		init.send_cqn = container_of(attr->send_cq, struct mlx5rs_ib_cq, ibcq)->cqn;
+		init.send_cqn = cq->cqn;
+		init.send_cqe_128 = mlx5rs_ib_rs_cq_cqe_size(cq->rust) == 128;
 	}
 	if (attr->recv_cq) {
+		struct mlx5rs_ib_cq *cq = container_of(attr->recv_cq, struct mlx5rs_ib_cq, ibcq);
+
 		init.has_recv_cq = 1;
-		init.recv_cqn = container_of(attr->recv_cq, struct mlx5rs_ib_cq, ibcq)->cqn;
+		init.recv_cqn = cq->cqn;
+		init.recv_cqe_128 = mlx5rs_ib_rs_cq_cqe_size(cq->rust) == 128;
 	}
 	if (attr->srq) {
 		init.has_srq = 1;

@@ -7,8 +7,10 @@
 //! the offset ([`super::abi::mmap`]) and names the page of BAR 0 ([`super::uctx`]).
 //! A library with dynamic UARs allocates them as UAR objects (UAR_OBJ_ALLOC,
 //! `ffi/ib_uar.c`): one ALLOC_UAR each, recorded in the context so that a CQ or QP
-//! can ring only on the context's own UARs, released when the object's mmap entry
-//! goes.
+//! can ring only on the context's own UARs. A CQ or QP that names a UAR object's UAR
+//! holds it ([`UarHold`]): the UAR is released (DEALLOC_UAR) when the object's mmap
+//! entry is gone and the last CQ or QP naming it is destroyed, whichever comes last
+//! ([`super::uctx::UarUse`]).
 //!
 //! A rejected request is logged at debug level only (user space controls it) and
 //! fails with the errno upstream returns.
@@ -28,7 +30,10 @@ use super::{
     db_user::DbPages,
     qp_uar::BfregTable,
     res_commands::{AllocTransportDomain, DeallocTransportDomain},
-    uctx::{check_uar_alloc_type, map_target, uar_obj, vma_of, wants_transport_domain, UctxHost},
+    uctx::{
+        check_uar_alloc_type, map_target, uar_free, uar_hold, uar_obj, uar_release, vma_of,
+        wants_transport_domain, UarUse, UctxHost,
+    },
 };
 use crate::{
     cmd::commands::{gen_cap, GeneralCaps},
@@ -59,6 +64,45 @@ pub(crate) fn put(out: &mut [u8], bytes: &[u8]) -> usize {
     }
 }
 
+/// The UARs of a context's UAR objects, shared with the CQs and QPs that name one.
+#[pin_data]
+pub(crate) struct UarObjs {
+    hw: Arc<Hw>,
+    /// One entry per UAR allocated for an object and not yet deallocated. A leaf
+    /// lock: nothing else is taken under it (DEALLOC_UAR runs after it is dropped).
+    #[pin]
+    list: Mutex<KVec<UarUse>>,
+}
+
+impl UarObjs {
+    /// Removes entry `i` (when `Some`) and deallocates its UAR, outside the lock.
+    fn dealloc(&self, i: Option<usize>, mut list: kernel::sync::MutexGuard<'_, KVec<UarUse>>) {
+        let uar = i.and_then(|i| list.remove(i).ok()).map(|e| e.uar);
+        drop(list);
+        if let Some(uar) = uar {
+            // Failures are logged by the command layer; a dead device reports success.
+            let _ = self.hw.exec_cmd(DeallocUar { uar });
+        }
+    }
+}
+
+/// A CQ's or QP's hold on the UAR its `uar_page` names (none for a static page, which
+/// the context keeps until after its last queue): dropped after the queue's destroy.
+pub(crate) struct UarHold {
+    objs: Option<Arc<UarObjs>>,
+    uar: u32,
+}
+
+impl Drop for UarHold {
+    fn drop(&mut self) {
+        if let Some(o) = &self.objs {
+            let mut list = o.list.lock();
+            let i = uar_release(&mut list, self.uar);
+            o.dealloc(i, list);
+        }
+    }
+}
+
 /// One user context: its UAR pages and transport domain, released on drop.
 pub(crate) struct UserContext {
     dev: ARef<device::Device>,
@@ -73,9 +117,9 @@ pub(crate) struct UserContext {
     db: Arc<DbPages>,
     /// The bfregs its QPs ring (set once the UAR pages are allocated).
     bfregs: Option<Arc<BfregTable>>,
-    /// UAR indices of the context's UAR objects (UAR_OBJ_ALLOC), each until its
-    /// mmap entry is freed. A leaf lock: nothing else is taken under it.
-    uar_objs: Pin<KBox<Mutex<KVec<u32>>>>,
+    /// UARs of the context's UAR objects (UAR_OBJ_ALLOC), each until its mmap entry
+    /// is freed and no CQ or QP names it.
+    uar_objs: Arc<UarObjs>,
 }
 
 impl UserContext {
@@ -106,7 +150,13 @@ impl UserContext {
             tdn: None,
             db: DbPages::new()?,
             bfregs: None,
-            uar_objs: KBox::pin_init(new_mutex!(KVec::new()), GFP_KERNEL)?,
+            uar_objs: Arc::pin_init(
+                pin_init!(UarObjs {
+                    hw: hw.clone(),
+                    list <- new_mutex!(KVec::new()),
+                }),
+                GFP_KERNEL,
+            )?,
         };
         for _ in 0..pages {
             let uar = hw.run(AllocUar)?;
@@ -158,7 +208,7 @@ impl IbUcontext for UserContext {
         let what = "UAR_OBJ_ALLOC";
         check_uar_alloc_type(alloc_type).map_err(|e| uabi_err(&self.dev, what, e))?;
         // Room first, so that a UAR once allocated is always recorded.
-        self.uar_objs.lock().reserve(1, GFP_KERNEL)?;
+        self.uar_objs.list.lock().reserve(1, GFP_KERNEL)?;
         let uar = self.hw.run(AllocUar)?;
         let obj = match uar_obj(alloc_type, uar, self.dev_uar_4k, self.host.page_shift) {
             Ok(o) => o,
@@ -168,7 +218,7 @@ impl IbUcontext for UserContext {
             }
         };
         // Reserved above: the push does not allocate.
-        if let Err(e) = self.uar_objs.lock().push(uar, GFP_KERNEL) {
+        if let Err(e) = self.uar_objs.list.lock().push(UarUse::new(uar), GFP_KERNEL) {
             let _ = self.hw.exec_cmd(DeallocUar { uar });
             return Err(e.into());
         }
@@ -176,24 +226,35 @@ impl IbUcontext for UserContext {
     }
 
     fn uar_obj_free(&self, uar: u32) {
-        {
-            let mut objs = self.uar_objs.lock();
-            match objs.iter().position(|&u| u == uar) {
-                Some(i) => {
-                    let _ = objs.remove(i);
-                }
-                None => {
-                    dev_warn!(self.dev, "UAR object over UAR {} freed twice\n", uar);
-                    return;
-                }
+        let mut list = self.uar_objs.list.lock();
+        match uar_free(&mut list, uar) {
+            // Deallocated now, or by the last CQ or QP naming it.
+            Ok(i) => self.uar_objs.dealloc(i, list),
+            Err(()) => {
+                drop(list);
+                dev_warn!(self.dev, "UAR object over UAR {} freed twice\n", uar);
             }
         }
-        // Failures are logged by the command layer; a dead device reports success.
-        let _ = self.hw.exec_cmd(DeallocUar { uar });
     }
 
     fn owns_uar(&self, uar: u32) -> bool {
-        self.uars.contains(&uar) || self.uar_objs.lock().contains(&uar)
+        self.uars.contains(&uar)
+            || self
+                .uar_objs
+                .list
+                .lock()
+                .iter()
+                .any(|e| e.uar == uar && !e.freed)
+    }
+
+    fn hold_uar(&self, uar: u32) -> Option<UarHold> {
+        if self.uars.contains(&uar) {
+            return Some(UarHold { objs: None, uar });
+        }
+        uar_hold(&mut self.uar_objs.list.lock(), uar).then(|| UarHold {
+            objs: Some(self.uar_objs.clone()),
+            uar,
+        })
     }
 }
 
@@ -206,14 +267,24 @@ impl Drop for UserContext {
         for &uar in self.uars.iter() {
             let _ = self.hw.exec_cmd(DeallocUar { uar });
         }
-        // The core frees every mmap entry before the context; none may be left.
-        for &uar in self.uar_objs.lock().iter() {
+        // The core frees every mmap entry and destroys every queue before the
+        // context; none may be left, but for a queue kept after a failed destroy
+        // (its hold keeps the UAR, which the device may still use).
+        loop {
+            let left = {
+                let mut list = self.uar_objs.list.lock();
+                match list.iter().position(|e| e.users == 0) {
+                    Some(i) => list.remove(i).ok(),
+                    None => None,
+                }
+            };
+            let Some(e) = left else { break };
             dev_warn!(
                 self.dev,
                 "UAR object over UAR {} outlived its context\n",
-                uar
+                e.uar
             );
-            let _ = self.hw.exec_cmd(DeallocUar { uar });
+            let _ = self.hw.exec_cmd(DeallocUar { uar: e.uar });
         }
     }
 }

@@ -33,7 +33,7 @@
 pub(crate) mod abi;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod commands;
-mod context;
+pub(crate) mod context;
 mod cq;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod cq_commands;

@@ -7,8 +7,11 @@
 //! 1. shorter than `ece_options`'s offset (48 bytes, a library without ECE) →
 //!    `EINVAL`; a non-zero byte from `reserved` (offset 54) on → `EINVAL`;
 //! 2. flags: SIGNATURE, BFREG_INDEX and UAR_PAGE_INDEX always; SCATTER_CQE and
-//!    ALLOW_SCATTER_CQE with cap `sctr_data_cqe` (silently dropped without it);
-//!    PACKET_BASED_CREDIT_MODE on RC with cap `qp_packet_based`; anything else →
+//!    ALLOW_SCATTER_CQE with cap `sctr_data_cqe` (silently dropped without it, as
+//!    upstream: libmlx5 asks for it by default); PACKET_BASED_CREDIT_MODE on RC with
+//!    cap `qp_packet_based`. Each accepted flag is written to the QP context
+//!    (`wq_signature`, `cs_req`/`cs_res`, `req_e2e_credit_mode`,
+//!    [`crate::ib::qp_create`]) or names the UAR; anything else →
 //!    `EINVAL`. DCT/DCI flags (which turn the QP into a DC QP upstream) are refused
 //!    with `EOPNOTSUPP`: this provider has no DC;
 //! 3. user index: with CQE version 0 it must be `MLX5_IB_DEFAULT_UIDX`; with 1 it
@@ -125,7 +128,9 @@ pub struct QpPlan {
     pub db_addr: u64,
     /// UAR.
     pub uar: QpUar,
-    /// ECE options asked for.
+    /// ECE options asked for: not written to the device (upstream writes them with
+    /// cap `ece_support`); the response's `ece_options` stays 0, which tells the
+    /// library no ECE was set.
     pub ece_options: u32,
 }
 
