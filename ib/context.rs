@@ -32,7 +32,7 @@ use super::{
     res_commands::{AllocTransportDomain, DeallocTransportDomain},
     uctx::{
         check_uar_alloc_type, map_target, uar_free, uar_hold, uar_obj, uar_release, vma_of,
-        wants_transport_domain, UarUse, UctxHost,
+        wants_transport_domain, UarFreed, UarUse, UctxHost,
     },
 };
 use crate::{
@@ -228,9 +228,10 @@ impl IbUcontext for UserContext {
     fn uar_obj_free(&self, uar: u32) {
         let mut list = self.uar_objs.list.lock();
         match uar_free(&mut list, uar) {
-            // Deallocated now, or by the last CQ or QP naming it.
-            Ok(i) => self.uar_objs.dealloc(i, list),
-            Err(()) => {
+            UarFreed::Dealloc(i) => self.uar_objs.dealloc(Some(i), list),
+            // Deallocated by the last CQ or QP naming it.
+            UarFreed::Kept => (),
+            UarFreed::Unknown => {
                 drop(list);
                 dev_warn!(self.dev, "UAR object over UAR {} freed twice\n", uar);
             }

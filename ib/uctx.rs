@@ -232,18 +232,30 @@ pub fn uar_release(list: &mut [UarUse], uar: u32) -> Option<usize> {
     (e.users == 0 && e.freed).then_some(i)
 }
 
-/// The object over `uar` is gone: `Err(())` for no such live object, else the index
-/// of the entry to remove (and its UAR to deallocate) now, `None` while a CQ or QP
-/// still names it.
-#[expect(clippy::result_unit_err, reason = "one failure: no such object")]
-pub fn uar_free(list: &mut [UarUse], uar: u32) -> Result<Option<usize>, ()> {
-    let i = list
-        .iter()
-        .position(|e| e.uar == uar && !e.freed)
-        .ok_or(())?;
-    let e = list.get_mut(i).ok_or(())?;
+/// What [`uar_free`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UarFreed {
+    /// No live object over the UAR.
+    Unknown,
+    /// A CQ or QP still names it: kept until the last goes.
+    Kept,
+    /// Remove entry `.0` and deallocate its UAR now.
+    Dealloc(usize),
+}
+
+/// The object over `uar` is gone.
+pub fn uar_free(list: &mut [UarUse], uar: u32) -> UarFreed {
+    let Some(e) = list.iter_mut().find(|e| e.uar == uar && !e.freed) else {
+        return UarFreed::Unknown;
+    };
     e.freed = true;
-    Ok((e.users == 0).then_some(i))
+    if e.users != 0 {
+        return UarFreed::Kept;
+    }
+    match list.iter().position(|e| e.uar == uar) {
+        Some(i) => UarFreed::Dealloc(i),
+        None => UarFreed::Unknown,
+    }
 }
 
 #[cfg(test)]
@@ -282,24 +294,24 @@ mod tests {
         let mut l = [UarUse::new(7), UarUse::new(9)];
         // Two CQs on UAR 7, then the object destroyed: kept until both are gone.
         assert!(uar_hold(&mut l, 7) && uar_hold(&mut l, 7));
-        assert_eq!(uar_free(&mut l, 7), Ok(None));
+        assert_eq!(uar_free(&mut l, 7), UarFreed::Kept);
         // A destroyed object's UAR can no longer be named, nor freed again.
         assert!(!uar_hold(&mut l, 7));
-        assert_eq!(uar_free(&mut l, 7), Err(()));
+        assert_eq!(uar_free(&mut l, 7), UarFreed::Unknown);
         assert_eq!(uar_release(&mut l, 7), None);
         assert_eq!(uar_release(&mut l, 7), Some(0), "last user: deallocate");
         // No user: the object's free deallocates at once; a release without a hold
         // changes nothing.
         assert_eq!(uar_release(&mut l, 9), None);
-        assert_eq!(uar_free(&mut l, 9), Ok(Some(1)));
+        assert_eq!(uar_free(&mut l, 9), UarFreed::Dealloc(1));
         // A UAR that is not an object's.
         assert!(!uar_hold(&mut l, 3));
-        assert_eq!(uar_free(&mut l, 3), Err(()));
+        assert_eq!(uar_free(&mut l, 3), UarFreed::Unknown);
         // Released while the object lives: the object's free deallocates.
         let mut l = [UarUse::new(4)];
         assert!(uar_hold(&mut l, 4));
         assert_eq!(uar_release(&mut l, 4), None);
-        assert_eq!(uar_free(&mut l, 4), Ok(Some(0)));
+        assert_eq!(uar_free(&mut l, 4), UarFreed::Dealloc(0));
     }
 
     #[test]

@@ -558,7 +558,10 @@ fn device_attributes_advertise_only_what_the_provider_serves() {
         (dev_cap::XRC, "XRC: XRC QPs are refused"),
         (dev_cap::MEM_WINDOW, "memory windows: no alloc_mw"),
         (dev_cap::MEM_WINDOW_TYPE_2B, "type 2B windows"),
-        (dev_cap::MEM_MGT_EXTENSIONS, "fast registration: no alloc_mr"),
+        (
+            dev_cap::MEM_MGT_EXTENSIONS,
+            "fast registration: no alloc_mr",
+        ),
         (dev_cap::UD_IP_CSUM, "UD checksum offload: no send path"),
     ] {
         assert_eq!(a.device_cap_flags & bit, 0, "{what}");

@@ -235,10 +235,19 @@ fn scatter_to_cqe_follows_upstream() {
     // Without the accepted flag: none, whatever the QP.
     assert_eq!(scatter_to_cqe(Rc, false, true, true, true, true), (0, 0));
     // Responder of RC and UC: the receive CQ's CQE size.
-    assert_eq!(scatter_to_cqe(Uc, true, false, false, false, false), (0, scat::RES_DATA32));
-    assert_eq!(scatter_to_cqe(Uc, true, true, true, true, true), (0, scat::RES_DATA64));
+    assert_eq!(
+        scatter_to_cqe(Uc, true, false, false, false, false),
+        (0, scat::RES_DATA32)
+    );
+    assert_eq!(
+        scatter_to_cqe(Uc, true, true, true, true, true),
+        (0, scat::RES_DATA64)
+    );
     // Requester of RC only, with every WR signalled or ALLOW_SCATTER_CQE.
-    assert_eq!(scatter_to_cqe(Rc, true, false, false, true, false), (0, scat::RES_DATA32));
+    assert_eq!(
+        scatter_to_cqe(Rc, true, false, false, true, false),
+        (0, scat::RES_DATA32)
+    );
     assert_eq!(
         scatter_to_cqe(Rc, true, false, true, true, false),
         (scat::REQ_DATA64, scat::RES_DATA32)

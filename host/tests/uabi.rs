@@ -654,7 +654,11 @@ fn create_qp_rejects_as_upstream() {
 fn create_qp_refuses_an_rq_geometry_the_context_cannot_hold() {
     // Strides: 16 bytes (shift 4) up to max_wqe_sz_rq (512, shift 9).
     for shift in 0..4 {
-        assert_eq!(qp(RC, |r| r.rq_wqe_shift = shift, 1), Err(EINVAL), "{shift}");
+        assert_eq!(
+            qp(RC, |r| r.rq_wqe_shift = shift, 1),
+            Err(EINVAL),
+            "{shift}"
+        );
     }
     assert!(qp(RC, |r| r.rq_wqe_shift = 4, 1).is_ok());
     assert!(qp(RC, |r| r.rq_wqe_shift = 9, 1).is_ok());
@@ -665,9 +669,11 @@ fn create_qp_refuses_an_rq_geometry_the_context_cannot_hold() {
         assert_eq!(qp(RC, |r| r.rq_wqe_count = n, 1), Err(EINVAL), "{n}");
     }
     assert!(qp(RC, |r| r.rq_wqe_count = 1, 1).is_ok());
-    let shift4 = |n| move |r: &mut CreateQp| {
-        r.rq_wqe_count = n;
-        r.rq_wqe_shift = 4;
+    let shift4 = |n| {
+        move |r: &mut CreateQp| {
+            r.rq_wqe_count = n;
+            r.rq_wqe_shift = 4;
+        }
     };
     assert!(qp(RC, shift4(1 << 15), 1).is_ok());
     assert_eq!(qp(RC, shift4(1 << 16), 1), Err(EINVAL), "above the device");
