@@ -30,7 +30,7 @@ QP_BUF_UMEM, QP_RQ_BUF_UMEM, QP_SQ_BUF_UMEM = 15, 16, 17
 # enum uverbs_attrs_create_srq_cmd_attr_ids
 (SRQ_HANDLE, SRQ_PD, SRQ_USER_HANDLE, SRQ_MAX_WR, SRQ_MAX_SGE, SRQ_LIMIT, SRQ_TYPE,
  SRQ_RESP_MAX_WR, SRQ_RESP_MAX_SGE) = 0, 1, 4, 5, 6, 7, 9, 11, 12
-SRQ_XRCD, SRQ_CQ, SRQ_BUF_UMEM = 2, 3, 14
+SRQ_XRCD, SRQ_CQ, SRQ_RESP_SRQ_NUM, SRQ_BUF_UMEM = 2, 3, 13, 14
 IB_UVERBS_BUFFER_TYPE_VA = 1
 
 
@@ -95,8 +95,11 @@ def create_srq(fd, pd, max_wr, max_sge, req, extra=(), xrc=None):
     (errno, handle)."""
     keep = []
     mw, ms = Bytes(size=4), Bytes(size=4)
+    num = Bytes(size=4)
     if xrc:
-        extra = [(SRQ_XRCD, 0, xrc[0]), (SRQ_CQ, 0, xrc[1])] + list(extra)
+        # The core answers an XRC SRQ's number, into an attribute it requires then.
+        extra = [(SRQ_XRCD, 0, xrc[0]), (SRQ_CQ, 0, xrc[1]),
+                 (SRQ_RESP_SRQ_NUM, 4, num.addr)] + list(extra)
     attrs = [(SRQ_HANDLE, 0, 0), (SRQ_PD, 0, pd), (SRQ_TYPE, 8, 1 if xrc else 0),
              (SRQ_USER_HANDLE, 8, 0),
              (SRQ_MAX_WR, 4, max_wr), (SRQ_MAX_SGE, 4, max_sge), (SRQ_LIMIT, 4, 0),
