@@ -389,8 +389,11 @@ struct mlx5rs_ib_qp_init {
 	__u8 has_recv_cq;
 	__u8 has_srq;
 	__u8 sq_sig_all;
+	__u8 send_cqe_128;
+	__u8 recv_cqe_128;
+	__u8 rsvd[2];
 };
-#define MLX5RS_IB_QP_INIT_SIZE 52
+#define MLX5RS_IB_QP_INIT_SIZE 56
 
 bool mlx5rs_ib_modify_qp_is_ok(__u32 cur, __u32 next, __u32 type, __u32 mask);
 /* Implemented in Rust (ffi/rdma/ib_qp.rs): @ibdev the core's struct ib_device, @uctx the
@@ -399,6 +402,8 @@ int mlx5rs_ib_rs_create_qp(const void *rust, void *ibdev, void *uctx,
 			   struct mlx5rs_ib_qp_init *init, struct mlx5rs_ib_udata *udata,
 			   void **qp, __u32 *qpn);
 void mlx5rs_ib_rs_destroy_qp(const void *rust, void *qp);
+/* Implemented in Rust (ffi/ib_cq.rs): the CQE size in bytes of CQ @cq_rust. */
+__u32 mlx5rs_ib_rs_cq_cqe_size(void *cq_rust);
 int mlx5rs_ib_rs_modify_qp(const void *rust, void *qp, const struct mlx5rs_ib_qp_attr *attr,
 			   struct mlx5rs_ib_udata *udata);
 int mlx5rs_ib_rs_query_qp(const void *rust, void *qp, struct mlx5rs_ib_qp_attr *attr);

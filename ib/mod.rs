@@ -39,7 +39,7 @@ mod pd;
 mod port;
 pub(crate) mod qp;
 mod srq;
-mod uctx;
+pub(crate) mod uctx;
 pub(crate) mod umem;
 
 use core::sync::atomic::{AtomicU64, Ordering};

@@ -39,12 +39,14 @@
 
 /*
  * Allocates a staging area for @udata (NULL: a kernel verb, nothing to stage) and
- * copies the request in. A request longer than the staging buffer is accepted only
- * when the bytes past it are zero (EOPNOTSUPP otherwise, the copy_struct_from_user
- * rule; ib_is_udata_cleared() reads at most 64 KiB); the Rust side then sees the
- * staged prefix, which is all any mlx5 request structure holds.
+ * copies the request in. A request longer than the staging buffer has its bytes past
+ * it checked as upstream's verb checks its trailing bytes: @tail_err when one is not
+ * zero (-EOPNOTSUPP for ib_copy_validate_udata_in(), -EINVAL for create_qp's
+ * ib_is_udata_cleared(), which reads at most 64 KiB), or 0 to ignore them
+ * (alloc_ucontext reads its request's size and no more); the Rust side then sees
+ * the staged prefix, which is all any mlx5 request structure holds.
  */
-struct mlx5rs_ib_stage *mlx5rs_ib_stage(struct ib_udata *udata, int *err)
+struct mlx5rs_ib_stage *mlx5rs_ib_stage_tail(struct ib_udata *udata, int tail_err, int *err)
 {
 	struct mlx5rs_ib_stage *st;
 	size_t n;
@@ -52,10 +54,10 @@ struct mlx5rs_ib_stage *mlx5rs_ib_stage(struct ib_udata *udata, int *err)
 	*err = 0;
 	if (!udata)
 		return NULL;
-	if (udata->inlen > MLX5RS_IB_UDATA_MAX &&
+	if (tail_err && udata->inlen > MLX5RS_IB_UDATA_MAX &&
 	    !ib_is_udata_cleared(udata, MLX5RS_IB_UDATA_MAX,
 				 udata->inlen - MLX5RS_IB_UDATA_MAX)) {
-		*err = -EOPNOTSUPP;
+		*err = tail_err;
 		return NULL;
 	}
 	st = kzalloc(sizeof(*st), GFP_KERNEL);
@@ -76,6 +78,12 @@ struct mlx5rs_ib_stage *mlx5rs_ib_stage(struct ib_udata *udata, int *err)
 	st->u.outlen = udata->outlen;
 	st->u.resp_len = 0;
 	return st;
+}
+
+/* mlx5rs_ib_stage_tail() with the trailing-byte errno of ib_copy_validate_udata_in(). */
+struct mlx5rs_ib_stage *mlx5rs_ib_stage(struct ib_udata *udata, int *err)
+{
+	return mlx5rs_ib_stage_tail(udata, -EOPNOTSUPP, err);
 }
 
 static int mlx5rs_ib_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
@@ -154,7 +162,8 @@ static int mlx5rs_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *u
 	struct mlx5rs_ib_stage *st;
 	int err;
 
-	st = mlx5rs_ib_stage(udata, &err);
+	/* Upstream reads the request's size and ignores any bytes after it. */
+	st = mlx5rs_ib_stage_tail(udata, 0, &err);
 	if (!st)
 		return err ? err : -EINVAL;
 	err = mlx5rs_ib_rs_alloc_ucontext(rust, &st->u, cache_line_size(), &uc->rust);

@@ -48,8 +48,12 @@ pub(crate) trait IbUcontext: Send + Sync {
     fn uar_obj_alloc(&self, alloc_type: u32) -> Result<UarObj>;
     /// The UAR object over `uar` is gone (and so is its last mapping).
     fn uar_obj_free(&self, uar: u32);
-    /// `uar` is one of the context's UARs (a static page or a UAR object).
+    /// `uar` is one of the context's UARs (a static page or a live UAR object).
     fn owns_uar(&self, uar: u32) -> bool;
+    /// A hold on `uar` for a CQ or QP whose context names it (`None`: not one of the
+    /// context's UARs): a UAR object's UAR is deallocated only after the object is
+    /// gone and the last hold is dropped.
+    fn hold_uar(&self, uar: u32) -> Option<crate::ib::uctx::UarHold>;
 }
 
 /// The Rust user context behind a `rust` pointer of `struct mlx5rs_ib_ucontext` (as

@@ -47,6 +47,13 @@ int mlx5rs_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	return 0;
 }
 
+/* The core's optional CQ buffer attributes (uverbs_std_types_cq.c): refused. */
+static const u16 cq_buf_attrs[] = {
+	UVERBS_ATTR_CREATE_CQ_BUFFER_VA, UVERBS_ATTR_CREATE_CQ_BUFFER_LENGTH,
+	UVERBS_ATTR_CREATE_CQ_BUFFER_FD, UVERBS_ATTR_CREATE_CQ_BUFFER_OFFSET,
+	UVERBS_ATTR_CREATE_CQ_BUF_UMEM,
+};
+
 int mlx5rs_ib_create_user_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			     struct uverbs_attr_bundle *attrs)
 {
@@ -67,6 +74,8 @@ int mlx5rs_ib_create_user_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *a
 	uctx = mlx5rs_ib_uctx_rust(udata);
 	if (!uctx)
 		return -EINVAL;
+	if (mlx5rs_ib_names_buffer(udata, cq_buf_attrs, ARRAY_SIZE(cq_buf_attrs)))
+		return -EOPNOTSUPP;
 	st = mlx5rs_ib_stage(udata, &err);
 	if (!st)
 		return err ? err : -EINVAL;

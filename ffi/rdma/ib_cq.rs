@@ -69,6 +69,8 @@ pub(crate) struct CqUdata<'a> {
 
 /// One CQ of the provider.
 pub(crate) trait IbCq: Send + Sync {
+    /// Bytes of one of its CQEs (64 or 128), as the ring has them now.
+    fn cqe_bytes(&self) -> u32;
     /// Ends the CQ's events, then DESTROY_CQ; on success the shim drops the CQ (its
     /// memory goes), on failure it keeps it.
     fn destroy(&self) -> Result;
@@ -176,6 +178,17 @@ extern "C" fn mlx5rs_ib_rs_create_cq(
 unsafe fn cq_of<'a>(cq_rust: *mut c_void) -> &'a Arc<dyn IbCq> {
     // SAFETY: by the function's contract.
     unsafe { &*cq_rust.cast::<Arc<dyn IbCq>>() }
+}
+
+/// The CQE size (bytes) of a live CQ: what create_qp needs for scatter-to-CQE.
+#[no_mangle]
+extern "C" fn mlx5rs_ib_rs_cq_cqe_size(cq_rust: *mut c_void) -> u32 {
+    if cq_rust.is_null() {
+        return 0;
+    }
+    // SAFETY: the shim passes the live `rust` pointer of a CQ the core holds for the
+    // call (a QP being created holds its CQs).
+    unsafe { cq_of(cq_rust) }.cqe_bytes()
 }
 
 /// `destroy_cq` trampoline target: frees the CQ on success only.

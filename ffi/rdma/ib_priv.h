@@ -137,7 +137,35 @@ struct mlx5rs_ib_mr {
 	void *rust;
 };
 
+struct mlx5rs_ib_stage *mlx5rs_ib_stage_tail(struct ib_udata *udata, int tail_err, int *err);
 struct mlx5rs_ib_stage *mlx5rs_ib_stage(struct ib_udata *udata, int *err);
+
+/**
+ * mlx5rs_ib_names_buffer() - whether a create verb's request names its ring through
+ * one of the core's optional buffer attributes
+ * @udata: the verb's udata (NULL for a kernel consumer)
+ * @ids: the attributes (UVERBS_ATTR_CREATE_CQ_BUFFER_*, UVERBS_ATTR_CREATE_*_BUF_UMEM)
+ * @n: how many
+ *
+ * The provider pins a ring at the address of its driver request only (upstream reads
+ * these attributes through ib_umem_get_*_or_va()): a request with one is refused
+ * (EOPNOTSUPP) before anything is pinned, not served from the udata address. The
+ * write path's bundle has no attribute present.
+ */
+static inline bool mlx5rs_ib_names_buffer(struct ib_udata *udata, const u16 *ids,
+					  size_t n)
+{
+	const struct uverbs_attr_bundle *b;
+	size_t i;
+
+	if (!udata)
+		return false;
+	b = rdma_udata_to_uverbs_attr_bundle(udata);
+	for (i = 0; i < n; i++)
+		if (uverbs_attr_is_valid(b, ids[i]))
+			return true;
+	return false;
+}
 
 /* Memory-region ops (ffi/rdma/ib_mr.c), merged into the device's ops at allocation. */
 extern const struct ib_device_ops mlx5rs_ib_mr_ops;

@@ -75,6 +75,12 @@ bool mlx5rs_ib_modify_qp_is_ok(u32 cur, u32 next, u32 type, u32 mask)
 	return ib_modify_qp_is_ok(cur, next, type, mask);
 }
 
+/* The core's optional QP buffer attributes (uverbs_std_types_qp.c): refused. */
+static const u16 qp_buf_attrs[] = {
+	UVERBS_ATTR_CREATE_QP_BUF_UMEM, UVERBS_ATTR_CREATE_QP_RQ_BUF_UMEM,
+	UVERBS_ATTR_CREATE_QP_SQ_BUF_UMEM,
+};
+
 int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 			struct ib_udata *udata)
 {
@@ -95,12 +101,18 @@ int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	if (ibqp->pd)
 		init.pdn = container_of(ibqp->pd, struct mlx5rs_ib_pd, ibpd)->pdn;
 	if (attr->send_cq) {
+		struct mlx5rs_ib_cq *cq = container_of(attr->send_cq, struct mlx5rs_ib_cq, ibcq);
+
 		init.has_send_cq = 1;
-		init.send_cqn = container_of(attr->send_cq, struct mlx5rs_ib_cq, ibcq)->cqn;
+		init.send_cqn = cq->cqn;
+		init.send_cqe_128 = mlx5rs_ib_rs_cq_cqe_size(cq->rust) == 128;
 	}
 	if (attr->recv_cq) {
+		struct mlx5rs_ib_cq *cq = container_of(attr->recv_cq, struct mlx5rs_ib_cq, ibcq);
+
 		init.has_recv_cq = 1;
-		init.recv_cqn = container_of(attr->recv_cq, struct mlx5rs_ib_cq, ibcq)->cqn;
+		init.recv_cqn = cq->cqn;
+		init.recv_cqe_128 = mlx5rs_ib_rs_cq_cqe_size(cq->rust) == 128;
 	}
 	if (attr->srq) {
 		init.has_srq = 1;
@@ -113,8 +125,11 @@ int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	init.max_inline_data = attr->cap.max_inline_data;
 	init.port_num = attr->port_num;
 	init.sq_sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	if (mlx5rs_ib_names_buffer(udata, qp_buf_attrs, ARRAY_SIZE(qp_buf_attrs)))
+		return -EOPNOTSUPP;
 	if (udata) {
-		st = mlx5rs_ib_stage(udata, &err);
+		/* Trailing bytes: upstream's ib_is_udata_cleared() answer, EINVAL. */
+		st = mlx5rs_ib_stage_tail(udata, -EINVAL, &err);
 		if (!st)
 			return err ? err : -EINVAL;
 		uctx = rdma_udata_to_drv_context(udata, struct mlx5rs_ib_ucontext, ibuc)->rust;

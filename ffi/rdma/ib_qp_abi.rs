@@ -153,10 +153,16 @@ pub struct QpInit {
     pub has_srq: u8,
     /// `sq_sig_type` is `IB_SIGNAL_ALL_WR`.
     pub sq_sig_all: u8,
+    /// The send CQ has 128-byte CQEs (scatter-to-CQE size).
+    pub send_cqe_128: u8,
+    /// The receive CQ has 128-byte CQEs.
+    pub recv_cqe_128: u8,
+    /// Padding.
+    pub rsvd: [u8; 2],
 }
 
 // The sizes `mlx5rs_ffi.h` declares (MLX5RS_IB_QP_AH_ATTR_SIZE, MLX5RS_IB_QP_ATTR_SIZE,
 // MLX5RS_IB_QP_INIT_SIZE), which ffi/rdma/ib_qp.c checks on its side.
 const _: () = assert!(core::mem::size_of::<AhAttr>() == 32);
 const _: () = assert!(core::mem::size_of::<QpAttr>() == 140);
-const _: () = assert!(core::mem::size_of::<QpInit>() == 52);
+const _: () = assert!(core::mem::size_of::<QpInit>() == 56);

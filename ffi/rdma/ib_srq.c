@@ -47,6 +47,9 @@ int mlx5rs_ib_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 					 to_rsxrcd(ibxrcd)->xrcdn);
 }
 
+/* The core's optional SRQ buffer attribute (uverbs_std_types_srq.c): refused. */
+static const u16 srq_buf_attrs[] = { UVERBS_ATTR_CREATE_SRQ_BUF_UMEM };
+
 int mlx5rs_ib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 			 struct ib_udata *udata)
 {
@@ -57,6 +60,8 @@ int mlx5rs_ib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	int err;
 
 	BUILD_BUG_ON(sizeof(in) != MLX5RS_IB_SRQ_INIT_SIZE);
+	if (mlx5rs_ib_names_buffer(udata, srq_buf_attrs, ARRAY_SIZE(srq_buf_attrs)))
+		return -EOPNOTSUPP;
 	in.srq_type = init->srq_type;
 	in.max_wr = init->attr.max_wr;
 	in.max_sge = init->attr.max_sge;

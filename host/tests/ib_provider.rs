@@ -530,6 +530,64 @@ fn device_attributes_follow_the_caps() {
 }
 
 #[test]
+fn device_attributes_advertise_only_what_the_provider_serves() {
+    // A ConnectX-5's caps: XRC, memory windows, UMR, multicast loopback blocking and
+    // IPoIB offloads. Upstream advertises each; the provider serves none of them.
+    let mut g = GeneralCaps::from_bytes(&[0u8; cmd_hca_cap::BYTES]).unwrap();
+    for f in [
+        cmd_hca_cap::XRC,
+        cmd_hca_cap::IMAICL,
+        cmd_hca_cap::BLOCK_LB_MC,
+        cmd_hca_cap::IPOIB_BASIC_OFFLOADS,
+        cmd_hca_cap::PKV,
+        cmd_hca_cap::APM,
+    ] {
+        g.set(f, true).unwrap();
+    }
+    g.set(cmd_hca_cap::LOG_MAX_MKEY, 24u8).unwrap();
+    let ids = DeviceIds {
+        fw: (16, 35, 1012),
+        sys_image_guid: 1,
+        vendor_id: 0x02c9,
+        device_id: 0x1017,
+        revision: 0,
+        is_vf: false,
+    };
+    let a = device_attr(&g, &ids, 128);
+    for (bit, what) in [
+        (dev_cap::XRC, "XRC: XRC QPs are refused"),
+        (dev_cap::MEM_WINDOW, "memory windows: no alloc_mw"),
+        (dev_cap::MEM_WINDOW_TYPE_2B, "type 2B windows"),
+        (
+            dev_cap::MEM_MGT_EXTENSIONS,
+            "fast registration: no alloc_mr",
+        ),
+        (dev_cap::UD_IP_CSUM, "UD checksum offload: no send path"),
+    ] {
+        assert_eq!(a.device_cap_flags & bit, 0, "{what}");
+    }
+    for (bit, what) in [
+        (kernel_cap::SG_GAPS_REG, "gappy registration: no alloc_mr"),
+        (kernel_cap::BLOCK_MULTICAST_LOOPBACK, "create flag refused"),
+        (kernel_cap::UD_TSO, "UD TSO: no send path"),
+    ] {
+        assert_eq!(a.kernel_cap_flags & bit, 0, "{what}");
+    }
+    assert_eq!(a.max_mw, 0, "no memory windows");
+    // What is served stays advertised.
+    for bit in [
+        dev_cap::BAD_PKEY_CNTR,
+        dev_cap::AUTO_PATH_MIG,
+        dev_cap::CHANGE_PHY_PORT,
+        dev_cap::PORT_ACTIVE_EVENT,
+        dev_cap::SYS_IMAGE_GUID,
+        dev_cap::RC_RNR_NAK_GEN,
+    ] {
+        assert_ne!(a.device_cap_flags & bit, 0, "{bit:#x}");
+    }
+}
+
+#[test]
 fn port_change_sub_types_raise_upstreams_events() {
     use IbEvent::*;
     assert_eq!(

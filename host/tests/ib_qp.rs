@@ -4,7 +4,9 @@
 //! and a query of a planned context back into attributes.
 
 use mlx5_rs_pure::ffi::rdma::ib_qp_abi::{AhAttr, QpAttr};
-use mlx5_rs_pure::ib::qp::create::{create_qpc, rq_type, rx_type, CreateQpc, WqSizes};
+use mlx5_rs_pure::ib::qp::create::{
+    create_qpc, rq_type, rx_type, scat, scatter_to_cqe, CreateQpc, WqSizes,
+};
 use mlx5_rs_pure::ib::qp::modify::{
     access, after_modify, allowed_optpar, atomic_mode, errno, ib_state, mask, mask_to_optpar,
     plan_modify, query_attr, stat_rate, ModifyCaps, QpShadow, QpType,
@@ -177,6 +179,9 @@ fn create_context_names_every_object() {
         page_offset: 2,
         wq_signature: true,
         block_lb_mc: false,
+        packet_based_credit: false,
+        cs_req: 0,
+        cs_res: 0,
     };
     let c = create_qpc(&p).unwrap();
     assert_eq!(get(&c, qpc::ST), 0);
@@ -193,6 +198,21 @@ fn create_context_names_every_object() {
     assert_eq!(get(&c, qpc::UAR_PAGE), 3);
     assert_eq!(get(&c, qpc::PAGE_OFFSET), 2);
     assert_eq!(get(&c, qpc::WQ_SIGNATURE), 1);
+    assert_eq!(get(&c, qpc::REQ_E2E_CREDIT_MODE), 0);
+    // An accepted MLX5_QP_FLAG_PACKET_BASED_CREDIT_MODE reaches the context (upstream
+    // create_user_qp sets req_e2e_credit_mode).
+    let pb = create_qpc(&CreateQpc {
+        packet_based_credit: true,
+        ..p
+    });
+    assert_eq!(get(&pb, qpc::REQ_E2E_CREDIT_MODE), 1);
+    assert_eq!((get(&c, qpc::CS_REQ), get(&c, qpc::CS_RES)), (0, 0));
+    let sc = create_qpc(&CreateQpc {
+        cs_req: scat::REQ_DATA64,
+        cs_res: scat::RES_DATA32,
+        ..p
+    });
+    assert_eq!((get(&sc, qpc::CS_REQ), get(&sc, qpc::CS_RES)), (0x22, 0x1));
     // No SQ, SRQ receive queue.
     let c = create_qpc(&CreateQpc {
         wq: WqSizes::default(),
@@ -207,6 +227,37 @@ fn create_context_names_every_object() {
     assert_eq!(get(&c, qpc::LOG_RQ_SIZE), 0);
     assert_eq!(rx_type(QpType::Rc, false, false), rq_type::ZERO_LEN);
     assert_eq!(rx_type(QpType::XrcTgt, false, false), rq_type::SRQ);
+}
+
+#[test]
+fn scatter_to_cqe_follows_upstream() {
+    use QpType::*;
+    // Without the accepted flag: none, whatever the QP.
+    assert_eq!(scatter_to_cqe(Rc, false, true, true, true, true), (0, 0));
+    // Responder of RC and UC: the receive CQ's CQE size.
+    assert_eq!(
+        scatter_to_cqe(Uc, true, false, false, false, false),
+        (0, scat::RES_DATA32)
+    );
+    assert_eq!(
+        scatter_to_cqe(Uc, true, true, true, true, true),
+        (0, scat::RES_DATA64)
+    );
+    // Requester of RC only, with every WR signalled or ALLOW_SCATTER_CQE.
+    assert_eq!(
+        scatter_to_cqe(Rc, true, false, false, true, false),
+        (0, scat::RES_DATA32)
+    );
+    assert_eq!(
+        scatter_to_cqe(Rc, true, false, true, true, false),
+        (scat::REQ_DATA64, scat::RES_DATA32)
+    );
+    assert_eq!(
+        scatter_to_cqe(Rc, true, true, false, false, true),
+        (scat::REQ_DATA32, scat::RES_DATA64)
+    );
+    // UD: none.
+    assert_eq!(scatter_to_cqe(Ud, true, true, true, true, true), (0, 0));
 }
 
 fn mcaps() -> ModifyCaps {

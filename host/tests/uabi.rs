@@ -158,16 +158,16 @@ fn ucontext_rejects_as_upstream() {
     assert_eq!((v0.ver, v0.devx, v0.lib_caps), (0, false, 0));
     let p = v0.plan(&DEV).unwrap();
     assert_eq!((p.bfregs.ver, p.bfregs.num_static_sys_pages), (0, 8));
-    // Longer than 32: only zeros.
+    // Longer than 32: upstream copies min(inlen, sizeof(req)) and never looks at the
+    // bytes after it (no ib_is_udata_cleared), so they are ignored, zero or not.
     let mut long = [0u8; 64];
     long[..32].copy_from_slice(ok.as_bytes());
-    assert!(parse_request(&long).is_ok());
+    let want = parse_request(ok.as_bytes()).unwrap();
+    assert_eq!(parse_request(&long).unwrap(), want);
     for i in 32..64 {
         let mut b = long;
-        b[i] = 1;
-        let e = parse_request(&b).unwrap_err();
-        assert_eq!(e.errno, EOPNOTSUPP);
-        assert_eq!(e.reason, Reason::TrailingNotZero { offset: i });
+        b[i] = 0xff;
+        assert_eq!(parse_request(&b).unwrap(), want, "byte {i} ignored");
     }
     let with = |f: &dyn Fn(&mut AllocUcontextReqV2)| {
         let mut r = ok;
@@ -481,6 +481,7 @@ fn qp_caps() -> QpCaps {
     QpCaps {
         log_max_qp_sz: 15,
         max_wqe_sz_sq: 1024,
+        max_wqe_sz_rq: 512,
         sctr_data_cqe: false,
         qp_packet_based: false,
         page_shift: 12,
@@ -606,7 +607,7 @@ fn create_qp_rejects_as_upstream() {
     };
     assert_eq!(qp(many, |_| {}, 1), Err(EINVAL));
     assert_eq!(qp(RC, |r| r.rq_wqe_shift = 31, 1), Err(EINVAL));
-    assert_eq!(qp(RC, |r| r.rq_wqe_shift = 3, 1), Ok(QpUar::AllocStatic));
+    assert_eq!(qp(RC, |r| r.rq_wqe_shift = 3, 1), Err(EINVAL));
     let sig_small = |r: &mut CreateQp| {
         r.flags = QP_FLAG_SIGNATURE;
         r.rq_wqe_shift = 3;
@@ -647,6 +648,46 @@ fn create_qp_rejects_as_upstream() {
         r.rq_wqe_shift = 0;
     };
     assert!(qp(norq, nobuf_norq, 1).is_ok(), "no buffer, no alignment");
+}
+
+#[test]
+fn create_qp_refuses_an_rq_geometry_the_context_cannot_hold() {
+    // Strides: 16 bytes (shift 4) up to max_wqe_sz_rq (512, shift 9).
+    for shift in 0..4 {
+        assert_eq!(
+            qp(RC, |r| r.rq_wqe_shift = shift, 1),
+            Err(EINVAL),
+            "{shift}"
+        );
+    }
+    assert!(qp(RC, |r| r.rq_wqe_shift = 4, 1).is_ok());
+    assert!(qp(RC, |r| r.rq_wqe_shift = 9, 1).is_ok());
+    assert_eq!(qp(RC, |r| r.rq_wqe_shift = 10, 1), Err(EINVAL));
+    // Counts: a power of two from 1 to 1 << log_max_qp_sz.
+    assert_eq!(qp(RC, |r| r.rq_wqe_count = 0, 1), Err(EINVAL), "RQ of 0");
+    for n in [3, 12, 255, 257, 1000] {
+        assert_eq!(qp(RC, |r| r.rq_wqe_count = n, 1), Err(EINVAL), "{n}");
+    }
+    assert!(qp(RC, |r| r.rq_wqe_count = 1, 1).is_ok());
+    let shift4 = |n| {
+        move |r: &mut CreateQp| {
+            r.rq_wqe_count = n;
+            r.rq_wqe_shift = 4;
+        }
+    };
+    assert!(qp(RC, shift4(1 << 15), 1).is_ok());
+    assert_eq!(qp(RC, shift4(1 << 16), 1), Err(EINVAL), "above the device");
+    // An SRQ or no receive WRs: no RQ, and then no geometry to give.
+    let norq = QpAttr {
+        max_recv_wr: 0,
+        ..RC
+    };
+    let none = |r: &mut CreateQp| {
+        r.rq_wqe_count = 0;
+        r.rq_wqe_shift = 0;
+    };
+    assert!(qp(norq, none, 1).is_ok());
+    assert_eq!(qp(norq, |r| r.rq_wqe_count = 0, 1), Err(EINVAL));
 }
 
 fn srq_caps() -> SrqCaps {

@@ -72,7 +72,11 @@ impl UctxRespCaps {
             eth_min_inline: extra.eth_min_inline,
             clock_info: extra.clock_info,
             page_shift: host.page_shift,
-            ece: caps.get(c::ECE_SUPPORT),
+            // ECE is not implemented (create_qp's `ece_options` is not written to the
+            // device): not advertised whatever cap `ece_support` says, so libmlx5
+            // offers no ECE, and a request that carries options anyway is answered 0,
+            // as upstream answers without the cap.
+            ece: false,
             real_time_ts: extra.real_time_ts,
             drain_sigerr: caps.get(c::DRAIN_SIGERR),
         }
@@ -100,6 +104,7 @@ impl QpCaps {
         Self {
             log_max_qp_sz: caps.get(c::LOG_MAX_QP_SZ),
             max_wqe_sz_sq: u32::from(caps.get(c::MAX_WQE_SZ_SQ)),
+            max_wqe_sz_rq: u32::from(caps.get(c::MAX_WQE_SZ_RQ)),
             sctr_data_cqe: caps.get(c::SCTR_DATA_CQE),
             qp_packet_based: caps.get(c::QP_PACKET_BASED),
             page_shift,
@@ -184,5 +189,8 @@ mod tests {
             None
         );
         assert!(!UctxDevCaps::from_caps(&g, &with_devx).devx);
+        // ECE is not advertised to user space, even by a device that has it.
+        g.set(c::ECE_SUPPORT, true).unwrap();
+        assert!(!UctxRespCaps::from_caps(&g, &host, &extra).ece);
     }
 }

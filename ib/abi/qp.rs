@@ -7,8 +7,11 @@
 //! 1. shorter than `ece_options`'s offset (48 bytes, a library without ECE) →
 //!    `EINVAL`; a non-zero byte from `reserved` (offset 54) on → `EINVAL`;
 //! 2. flags: SIGNATURE, BFREG_INDEX and UAR_PAGE_INDEX always; SCATTER_CQE and
-//!    ALLOW_SCATTER_CQE with cap `sctr_data_cqe` (silently dropped without it);
-//!    PACKET_BASED_CREDIT_MODE on RC with cap `qp_packet_based`; anything else →
+//!    ALLOW_SCATTER_CQE with cap `sctr_data_cqe` (silently dropped without it, as
+//!    upstream: libmlx5 asks for it by default); PACKET_BASED_CREDIT_MODE on RC with
+//!    cap `qp_packet_based`. Each accepted flag is written to the QP context
+//!    (`wq_signature`, `cs_req`/`cs_res`, `req_e2e_credit_mode`,
+//!    [`crate::ib::qp_create`]) or names the UAR; anything else →
 //!    `EINVAL`. DCT/DCI flags (which turn the QP into a DC QP upstream) are refused
 //!    with `EOPNOTSUPP`: this provider has no DC;
 //! 3. user index: with CQE version 0 it must be `MLX5_IB_DEFAULT_UIDX`; with 1 it
@@ -16,7 +19,10 @@
 //! 4. `max_recv_wr` above `1 << log_max_qp_sz` → `EINVAL`; with an RQ, `1 <<
 //!    rq_wqe_shift` must fit an `int` and hold the signature segment; without one
 //!    `rq_wqe_count` and `rq_wqe_shift` must be 0; `sq_wqe_count` above the maximum
-//!    → `EINVAL`;
+//!    → `EINVAL`. Beyond upstream (which hands them to the device unchecked), the RQ
+//!    geometry must be one the QP context can hold: `rq_wqe_shift` from 4 to
+//!    log2 `max_wqe_sz_rq`, `rq_wqe_count` a power of two from 1 to `1 <<
+//!    log_max_qp_sz` → else `EINVAL`, before anything is pinned;
 //! 5. BFREG_INDEX and UAR_PAGE_INDEX together → `EINVAL`;
 //! 6. SQ basic block (64 bytes) above `max_wqe_sz_sq`, `sq_wqe_count` not a power of
 //!    two, RQ + SQ bytes overflowing an `int` → `EINVAL`;
@@ -39,6 +45,8 @@ pub use super::queue_checks::user_index;
 
 /// Send WQE basic block (`MLX5_SEND_WQE_BB`).
 pub const SEND_WQE_BB: u32 = 64;
+/// Smallest receive WQE stride, log2 (`qpc.log_rq_stride` 0: 16 bytes).
+pub const RQ_MIN_WQE_SHIFT: u32 = 4;
 /// Data segment size (`struct mlx5_wqe_data_seg`).
 const DATA_SEG: u64 = 16;
 
@@ -60,6 +68,8 @@ pub struct QpCaps {
     pub log_max_qp_sz: u8,
     /// Cap `max_wqe_sz_sq`.
     pub max_wqe_sz_sq: u32,
+    /// Cap `max_wqe_sz_rq`.
+    pub max_wqe_sz_rq: u32,
     /// Cap `sctr_data_cqe`.
     pub sctr_data_cqe: bool,
     /// Cap `qp_packet_based`.
@@ -118,7 +128,9 @@ pub struct QpPlan {
     pub db_addr: u64,
     /// UAR.
     pub uar: QpUar,
-    /// ECE options asked for.
+    /// ECE options asked for: not written to the device (upstream writes them with
+    /// cap `ece_support`); the response's `ece_options` stays 0, which tells the
+    /// library no ECE was set.
     pub ece_options: u32,
 }
 
@@ -202,6 +214,23 @@ pub fn parse_create_qp(
     let has_rq = !attr.srq && attr.max_recv_wr != 0;
     let (rq_wqe_cnt, rq_wqe_shift, rq_max_gs) = if has_rq {
         let sig = u64::from(flags & QP_FLAG_SIGNATURE != 0);
+        // The RQ geometry the QP context takes (PRM `qpc.log_rq_stride` counts from
+        // 16-byte strides, `log_rq_size` is a log): a stride of at least 16 bytes and
+        // at most `max_wqe_sz_rq`, a power-of-two count of at least one and at most
+        // `1 << log_max_qp_sz` (upstream passes these on unchecked, the stride minus
+        // 4 wrapping and the count rounded down by `ilog2`).
+        if req.rq_wqe_shift < RQ_MIN_WQE_SHIFT
+            || u64::from(req.rq_wqe_shift) >= 32
+            || (1u64 << req.rq_wqe_shift) > u64::from(caps.max_wqe_sz_rq)
+        {
+            return Err(range("rq_wqe_shift"));
+        }
+        if req.rq_wqe_count == 0
+            || !req.rq_wqe_count.is_power_of_two()
+            || u64::from(req.rq_wqe_count) > max_wqes
+        {
+            return Err(range("rq_wqe_count"));
+        }
         let wqe = shl_int(1, req.rq_wqe_shift).ok_or(range("rq_wqe_shift"))?;
         let segs = u64::from(wqe) / DATA_SEG;
         if segs < sig {

@@ -61,7 +61,12 @@ pub fn parse_request(inbuf: &[u8]) -> Result<UctxRequest, UabiError> {
             min: min_v2,
         }));
     };
-    let req: AllocUcontextReqV2 = udata::copy_validate_in(inbuf, v0)?;
+    // Upstream copies `min(inlen, sizeof(req))` and ignores any bytes after the
+    // request (no ib_is_udata_cleared): so does the provider.
+    let head = inbuf
+        .get(..core::mem::size_of::<AllocUcontextReqV2>())
+        .unwrap_or(inbuf);
+    let req: AllocUcontextReqV2 = udata::copy_validate_in(head, v0)?;
     if req.flags & !ALLOC_UCTX_DEVX != 0 {
         return Err(UabiError::notsupp(Reason::UnknownFlags {
             bits: u64::from(req.flags & !ALLOC_UCTX_DEVX),

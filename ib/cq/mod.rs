@@ -49,7 +49,7 @@ use crate::ib::{
     cq::plan::{
         eqn_of, kernel_cq_plan, op_own_offset, quantized_pgoff, resolve_uar, INVALID_OP_OWN,
     },
-    uctx::{put, uabi_err},
+    uctx::{put, uabi_err, UarHold},
     umem::plan::{access, queue_page_sizes},
     umem::UserDb,
 };
@@ -176,7 +176,7 @@ impl CqVerbs {
             pas.push(p.dma_address(), GFP_KERNEL)?;
         }
         let mem = CqMem::Kernel(KernelMem { pages, dbr });
-        let cq = self.new_cq(mem, plan.entries - 1, shim, false)?;
+        let cq = self.new_cq(mem, plan.entries - 1, shim, false, cqe_bytes(plan.cqe_sz))?;
         let cmd = CreateCq {
             buf: CqBuf {
                 log_size: plan.log_size,
@@ -219,6 +219,8 @@ impl CqVerbs {
         let db = ctx.db_pages().map(ibdev, plan.db_addr)?;
         let uar = resolve_uar(plan.uar, ctx.static_uars(), |i| ctx.owns_uar(i))
             .map_err(|e| Error::from_errno(-e))?;
+        // The UAR stays allocated while the CQ names it (dropped with the memory).
+        let uar_hold = ctx.hold_uar(uar).ok_or(EINVAL)?;
         let eqn = self.eqn(init.comp_vector)?;
         let pas = umem_pas(&umem, bs)?;
         let dbr = db.dma();
@@ -227,8 +229,18 @@ impl CqVerbs {
             log_page_size: log_page_size(bs)?,
             page_offset,
         };
-        let mem = CqMem::User(UserMem { umem, _db: db });
-        let cq = self.new_cq(mem, plan.entries - 1, shim, plan.cqe_sz == 2)?;
+        let mem = CqMem::User(UserMem {
+            umem,
+            _db: db,
+            _uar: uar_hold,
+        });
+        let cq = self.new_cq(
+            mem,
+            plan.entries - 1,
+            shim,
+            plan.cqe_sz == 2,
+            cqe_bytes(plan.cqe_sz),
+        )?;
         let cmd = CreateCq {
             buf,
             cqe_sz: plan.cqe_sz,
@@ -249,7 +261,14 @@ impl CqVerbs {
     }
 
     /// The CQ object over `mem`, before the device knows it.
-    fn new_cq(&self, mem: CqMem, ncqe: u32, shim: CqShim, pad: bool) -> Result<Arc<Cq>> {
+    fn new_cq(
+        &self,
+        mem: CqMem,
+        ncqe: u32,
+        shim: CqShim,
+        pad: bool,
+        cqe_bytes: u32,
+    ) -> Result<Arc<Cq>> {
         let events = Arc::pin_init(
             pin_init!(CqEvents { shim <- new_mutex!(Some(shim)) }),
             GFP_KERNEL,
@@ -264,7 +283,11 @@ impl CqVerbs {
                 caps: self.caps,
                 moderation: self.moderation,
                 pad,
-                state <- new_mutex!(CqState { mem: Some(mem), ncqe }),
+                state <- new_mutex!(CqState {
+                    mem: Some(mem),
+                    ncqe,
+                    cqe_bytes
+                }),
             }),
             GFP_KERNEL,
         )
@@ -331,6 +354,8 @@ struct KernelMem {
 struct UserMem {
     umem: Umem,
     _db: UserDb,
+    /// The UAR the CQ's context names, kept allocated until the CQ is gone.
+    _uar: UarHold,
 }
 
 /// Where a CQ's ring and doorbell record live.
@@ -347,6 +372,17 @@ struct CqState {
     mem: Option<CqMem>,
     /// Ring entries − 1.
     ncqe: u32,
+    /// Bytes of one CQE (64 or 128; upstream `cq->cqe_size`).
+    cqe_bytes: u32,
+}
+
+/// Bytes of one CQE of context `cqe_sz` (0: 64, else 128).
+fn cqe_bytes(cqe_sz: u8) -> u32 {
+    if cqe_sz == 0 {
+        64
+    } else {
+        128
+    }
 }
 
 /// The subscription of one CQ to the completion EQs: raises its events through the
@@ -421,6 +457,10 @@ impl Cq {
 }
 
 impl IbCq for Cq {
+    fn cqe_bytes(&self) -> u32 {
+        self.state.lock().cqe_bytes
+    }
+
     fn destroy(&self) -> Result {
         let cqn = self.cqn();
         // As upstream `mlx5_core_destroy_cq`: out of the EQ tables first, then the
@@ -473,6 +513,7 @@ impl IbCq for Cq {
             drop(core::mem::replace(&mut m.umem, umem));
         }
         st.ncqe = entries - 1;
+        st.cqe_bytes = cqe_bytes(cqe_sz);
         Ok(st.ncqe)
     }
 

@@ -8,6 +8,14 @@
 //! capabilities this driver reads (the general `cmd_hca_cap`; atomic, ODP, tag-matching
 //! and Ethernet offload caps are not queried, so those features are reported absent).
 //!
+//! What is advertised is what the provider implements, whatever the device could do
+//! ([`NOT_SERVED`], [`NOT_SERVED_KERNEL`]): XRC (XRC QPs are refused; domains and XRC
+//! SRQs alone are no XRC transport), memory windows (no `alloc_mw`), the memory
+//! management extensions and gappy registration (no `alloc_mr` / fast registration),
+//! UD checksum and TSO offloads (no send path) and multicast loopback blocking (the
+//! create flag is refused). Upstream reports each from its cap; the limits that only
+//! mean something with the feature (`max_mw`) are 0 with it.
+//!
 //! Pure `core` code, compiled into the module and into the host test crate.
 
 use crate::{
@@ -58,6 +66,18 @@ pub mod kernel_cap {
     pub const VIRTUAL_FUNCTION: u64 = 1 << 7;
 }
 
+/// `device_cap_flags` upstream derives from the caps that this provider does not serve
+/// (the verbs behind them are absent or refuse): never advertised.
+pub const NOT_SERVED: u64 = dev_cap::XRC
+    | dev_cap::MEM_WINDOW
+    | dev_cap::MEM_WINDOW_TYPE_2B
+    | dev_cap::MEM_MGT_EXTENSIONS
+    | dev_cap::UD_IP_CSUM;
+
+/// `kernel_cap_flags` upstream derives from the caps that this provider does not serve.
+pub const NOT_SERVED_KERNEL: u64 =
+    kernel_cap::SG_GAPS_REG | kernel_cap::BLOCK_MULTICAST_LOOPBACK | kernel_cap::UD_TSO;
+
 /// Bytes of one send/receive WQE segment (`struct mlx5_wqe_data_seg`, also the control
 /// and remote-address segments).
 const SEG: u32 = 16;
@@ -96,8 +116,20 @@ pub fn fw_ver_u64(fw: (u16, u16, u16)) -> u64 {
 }
 
 /// The device attributes of `caps` and `ids`, as upstream `mlx5_ib_query_device`
-/// fills them. `max_pkeys` is the P_Key table length.
+/// fills them, less what the provider does not serve ([`NOT_SERVED`],
+/// [`NOT_SERVED_KERNEL`]). `max_pkeys` is the P_Key table length.
 pub fn device_attr(caps: &GeneralCaps, ids: &DeviceIds, max_pkeys: u16) -> DeviceAttr {
+    let mut a = device_attr_of_caps(caps, ids, max_pkeys);
+    a.device_cap_flags &= !NOT_SERVED;
+    a.kernel_cap_flags &= !NOT_SERVED_KERNEL;
+    if a.device_cap_flags & dev_cap::MEM_WINDOW == 0 {
+        a.max_mw = 0;
+    }
+    a
+}
+
+/// The device attributes as upstream derives them from the caps.
+fn device_attr_of_caps(caps: &GeneralCaps, ids: &DeviceIds, max_pkeys: u16) -> DeviceAttr {
     let mut flags = dev_cap::CHANGE_PHY_PORT
         | dev_cap::PORT_ACTIVE_EVENT
         | dev_cap::SYS_IMAGE_GUID

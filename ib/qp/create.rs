@@ -7,7 +7,9 @@
 //! kernel QPs from `qp_size`; both get their context from [`create_qpc`]: service type, PM state migrated,
 //! PD, RQ stride and size (RQ first in the buffer), SQ size or `no_sq`, the receive
 //! queue type (SRQ, zero-length or regular), CQs, SRQ, doorbell record, user index
-//! (CQE version 1), UAR page, buffer page size and offset. XRC domains and the
+//! (CQE version 1), UAR page, buffer page size and offset, and what the accepted
+//! vendor flags ask for (signature, scatter-to-CQE sizes, packet-based credits). XRC
+//! domains and the
 //! default SRQ upstream names for QPs without one (`devr->xrcdn1`, `devr->s1`) are
 //! not used: a QP without an SRQ names none (`xrcd` 0, `srqn` 0). The timestamp
 //! format is 0 (free running), what upstream picks when the RoCE caps' `qp_ts_format`
@@ -30,6 +32,54 @@ pub mod rq_type {
     pub const SRQ: u8 = 1;
     /// No receive queue.
     pub const ZERO_LEN: u8 = 3;
+}
+
+/// `qpc.cs_res` and `qpc.cs_req`: scatter-to-CQE sizes (mlx5_ib.h `MLX5_RES_SCAT_*`,
+/// `MLX5_REQ_SCAT_*`).
+pub mod scat {
+    /// Received data of up to 32 bytes into a 64-byte CQE.
+    pub const RES_DATA32: u8 = 0x1;
+    /// Received data of up to 64 bytes into a 128-byte CQE.
+    pub const RES_DATA64: u8 = 0x2;
+    /// Requester (RDMA read, atomic) data of up to 32 bytes into a 64-byte CQE.
+    pub const REQ_DATA32: u8 = 0x11;
+    /// Requester data of up to 64 bytes into a 128-byte CQE.
+    pub const REQ_DATA64: u8 = 0x22;
+}
+
+/// `(cs_req, cs_res)` of a QP whose request carried an accepted
+/// `MLX5_QP_FLAG_SCATTER_CQE` (`scatter`), as upstream `create_user_qp` and
+/// `configure_requester_scat_cqe` set them: the responder of an RC or UC QP scatters
+/// into CQEs of its receive CQ's size; the requester of an RC QP into its send CQ's,
+/// only when every WR is signalled or `MLX5_QP_FLAG_ALLOW_SCATTER_CQE` (`allow`) says
+/// so. UD QPs and a request without the flag: none (0).
+pub fn scatter_to_cqe(
+    ty: QpType,
+    scatter: bool,
+    allow: bool,
+    sq_sig_all: bool,
+    send_cqe_128: bool,
+    recv_cqe_128: bool,
+) -> (u8, u8) {
+    if !scatter {
+        return (0, 0);
+    }
+    let res = match ty {
+        QpType::Rc | QpType::Uc if recv_cqe_128 => scat::RES_DATA64,
+        QpType::Rc | QpType::Uc => scat::RES_DATA32,
+        _ => 0,
+    };
+    let req = match ty {
+        QpType::Rc if allow || sq_sig_all => {
+            if send_cqe_128 {
+                scat::REQ_DATA64
+            } else {
+                scat::REQ_DATA32
+            }
+        }
+        _ => 0,
+    };
+    (req, res)
 }
 
 /// Work queue geometry of a QP.
@@ -82,6 +132,13 @@ pub struct CreateQpc {
     pub wq_signature: bool,
     /// Block multicast loopback.
     pub block_lb_mc: bool,
+    /// End-to-end packet-based credits (`MLX5_QP_FLAG_PACKET_BASED_CREDIT_MODE`,
+    /// `qpc.req_e2e_credit_mode`).
+    pub packet_based_credit: bool,
+    /// `qpc.cs_req` ([`scatter_to_cqe`]).
+    pub cs_req: u8,
+    /// `qpc.cs_res` ([`scatter_to_cqe`]).
+    pub cs_res: u8,
 }
 
 /// `qpc.rq_type` of a QP (`get_rx_type`).
@@ -110,6 +167,10 @@ pub fn create_qpc(p: &CreateQpc) -> Result<[u8; QPC_BYTES], i32> {
     c.set(qpc::PD, p.pdn).map_err(wide)?;
     c.set(qpc::WQ_SIGNATURE, p.wq_signature).map_err(wide)?;
     c.set(qpc::BLOCK_LB_MC, p.block_lb_mc).map_err(wide)?;
+    c.set(qpc::REQ_E2E_CREDIT_MODE, u8::from(p.packet_based_credit))
+        .map_err(wide)?;
+    c.set(qpc::CS_REQ, p.cs_req).map_err(wide)?;
+    c.set(qpc::CS_RES, p.cs_res).map_err(wide)?;
     if p.wq.rq_wqe_cnt != 0 {
         let stride = p.wq.rq_wqe_shift.checked_sub(4).ok_or(errno::EINVAL)?;
         c.put(qpc::LOG_RQ_STRIDE, stride).map_err(wide)?;

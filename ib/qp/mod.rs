@@ -45,7 +45,10 @@ use zerocopy::IntoBytes;
 
 use crate::ib::{
     abi::{
-        consts::{IB_DEFAULT_UIDX, QP_FLAG_SIGNATURE},
+        consts::{
+            IB_DEFAULT_UIDX, QP_FLAG_ALLOW_SCATTER_CQE, QP_FLAG_PACKET_BASED_CREDIT_MODE,
+            QP_FLAG_SCATTER_CQE, QP_FLAG_SIGNATURE,
+        },
         layout::CreateQpResp,
         qp::{
             modify_qp_response, parse_create_qp, parse_modify_qp, QpAttr as UQpAttr, QpCaps,
@@ -57,14 +60,14 @@ use crate::ib::{
         CreateQp, DestroyQp, Init2InitQp, Init2RtrQp, QpToErr, QpToRst, QueryQp, Rst2InitQp,
         Rtr2RtsQp, Rts2RtsQp, SqErr2RtsQp, Sqd2RtsQp,
     },
-    qp::create::{create_qpc, rx_type, CreateQpc, WqSizes},
+    qp::create::{create_qpc, rx_type, scatter_to_cqe, CreateQpc, WqSizes},
     qp::modify::{
         after_modify, atomic_mode, ib_state, mask, plan_modify, query_attr, ModifyCaps, ModifyPlan,
         QpShadow, QpType,
     },
     qp::size::{kernel_rq_size, kernel_sq_size, QpCap, SizeCaps},
     qp::uar::BfregRef,
-    uctx::{put, uabi_err},
+    uctx::{put, uabi_err, UarHold},
     umem::plan::queue_page_sizes,
     umem::UserDb,
 };
@@ -155,6 +158,8 @@ enum QpMem {
         umem: Option<Umem>,
         db: UserDb,
         _bfreg: Option<BfregRef>,
+        /// The UAR object's UAR the QP names (UAR_PAGE_INDEX), kept until it goes.
+        _uar: Option<UarHold>,
     },
     /// A kernel QP's pages and doorbell record.
     Kernel {
@@ -240,13 +245,18 @@ pub(crate) fn create_user_qp(
     let plan = parse_create_qp(&attr, ud.req, &env.create, uctx.cqe_version())
         .map_err(|e| uabi_err(dev, what, e))?;
     // A UAR page named by user space must be the context's own (upstream leaves that
-    // to the device's DEVX uid check, which uid 0 does not make).
-    if let QpUar::UarPage(i) = plan.uar {
-        if !uctx.owns_uar(i) {
-            dev_dbg!(dev, "{}: UAR page {} is not the context's\n", what, i);
-            return Err(EINVAL);
-        }
-    }
+    // to the device's DEVX uid check, which uid 0 does not make), and stays allocated
+    // while the QP names it (the hold drops with the QP's memory).
+    let uar_hold = match plan.uar {
+        QpUar::UarPage(i) => match uctx.hold_uar(i) {
+            Some(h) => Some(h),
+            None => {
+                dev_dbg!(dev, "{}: UAR page {} is not the context's\n", what, i);
+                return Err(EINVAL);
+            }
+        },
+        _ => None,
+    };
     let door = uctx
         .qp_bfregs()
         .ok_or(EINVAL)?
@@ -278,6 +288,16 @@ pub(crate) fn create_user_qp(
     };
     let srq = init.has_srq != 0;
     let (snd, rcv) = ty.has_cqs();
+    // SCATTER_CQE is in `plan.flags` only with cap `sctr_data_cqe` (dropped without
+    // it, as upstream); accepted, it is written to the context.
+    let (cs_req, cs_res) = scatter_to_cqe(
+        ty,
+        plan.flags & QP_FLAG_SCATTER_CQE != 0,
+        plan.flags & QP_FLAG_ALLOW_SCATTER_CQE != 0,
+        init.sq_sig_all != 0,
+        init.send_cqe_128 != 0,
+        init.recv_cqe_128 != 0,
+    );
     let p = CreateQpc {
         st: ty.st(),
         pdn: init.pdn,
@@ -293,6 +313,9 @@ pub(crate) fn create_user_qp(
         page_offset,
         wq_signature: plan.flags & QP_FLAG_SIGNATURE != 0,
         block_lb_mc: false,
+        packet_based_credit: plan.flags & QP_FLAG_PACKET_BASED_CREDIT_MODE != 0,
+        cs_req,
+        cs_res,
     };
     let ctx = create_qpc(&p).map_err(kerr)?;
     let qpn = hw.run(CreateQp {
@@ -320,6 +343,7 @@ pub(crate) fn create_user_qp(
         umem,
         db,
         _bfreg: door.bfreg,
+        _uar: uar_hold,
     };
     let qp = Qp::new(
         dev,
@@ -427,6 +451,9 @@ pub(crate) fn create_kernel_qp(
         page_offset: 0,
         wq_signature: false,
         block_lb_mc: false,
+        packet_based_credit: false,
+        cs_req: 0,
+        cs_res: 0,
     };
     let ctx = create_qpc(&p).map_err(kerr)?;
     let qpn = match hw.exec_cmd(CreateQp {
@@ -524,10 +551,17 @@ impl Qp {
         }
         dev_warn!(dev, "DESTROY_QP {:#x} failed: its memory is kept\n", qpn);
         match mem {
-            QpMem::User { umem, db, _bfreg } => {
+            QpMem::User {
+                umem,
+                db,
+                _bfreg,
+                _uar,
+            } => {
                 core::mem::forget(umem);
                 core::mem::forget(db);
                 drop(_bfreg);
+                // The QP may still ring on its UAR: the UAR stays allocated.
+                core::mem::forget(_uar);
             }
             QpMem::Kernel { pages, dbr } => {
                 for p in pages {

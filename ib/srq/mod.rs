@@ -255,8 +255,10 @@ impl Provider {
             SrqType::Basic => SrqKind::Basic,
             SrqType::Xrc => SrqKind::Xrc,
         };
-        // The context's CQE version is the cap's: libmlx5 asks for version 1, and a
-        // context never gets more than the cap (`ib/abi/ucontext.rs`).
+        // An XRC SRQ's user index is checked against the context's CQE version (what
+        // its library negotiated, 0 for a v0 request), as upstream's
+        // `get_srq_user_index`; the device's decides only whether the context field
+        // is written.
         let caps = SrqCaps::from_caps(self.caps(), page::PAGE_SHIFT as u32);
         let plan = parse_create_srq(
             kind,
@@ -264,7 +266,7 @@ impl Provider {
             init.max_sge,
             u.req,
             &caps,
-            lim.cqe_version,
+            u.uctx.cqe_version(),
         )
         .map_err(|e| self.srq_refused(e))?;
         // Upstream pins the buffer with access 0 (the device writes receive WQEs'

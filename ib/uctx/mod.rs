@@ -7,8 +7,10 @@
 //! the offset ([`crate::ib::abi::mmap`]) and names the page of BAR 0 ([`crate::ib::uctx::plan`]).
 //! A library with dynamic UARs allocates them as UAR objects (UAR_OBJ_ALLOC,
 //! `ffi/rdma/ib_uar.c`): one ALLOC_UAR each, recorded in the context so that a CQ or QP
-//! can ring only on the context's own UARs, released when the object's mmap entry
-//! goes.
+//! can ring only on the context's own UARs. A CQ or QP that names a UAR object's UAR
+//! holds it ([`UarHold`]): the UAR is released (DEALLOC_UAR) when the object's mmap
+//! entry is gone and the last CQ or QP naming it is destroyed, whichever comes last
+//! ([`plan::UarUse`]).
 //!
 //! A rejected request is logged at debug level only (user space controls it) and
 //! fails with the errno upstream returns.
@@ -31,7 +33,8 @@ use crate::ib::{
     pd::commands::{AllocTransportDomain, DeallocTransportDomain},
     qp::uar::BfregTable,
     uctx::plan::{
-        check_uar_alloc_type, map_target, uar_obj, vma_of, wants_transport_domain, UctxHost,
+        check_uar_alloc_type, map_target, uar_free, uar_hold, uar_obj, uar_release, vma_of,
+        wants_transport_domain, UarFreed, UarUse, UctxHost,
     },
     umem::DbPages,
 };
@@ -67,6 +70,45 @@ pub(crate) fn put(out: &mut [u8], bytes: &[u8]) -> usize {
     }
 }
 
+/// The UARs of a context's UAR objects, shared with the CQs and QPs that name one.
+#[pin_data]
+pub(crate) struct UarObjs {
+    hw: Arc<Hw>,
+    /// One entry per UAR allocated for an object and not yet deallocated. A leaf
+    /// lock: nothing else is taken under it (DEALLOC_UAR runs after it is dropped).
+    #[pin]
+    list: Mutex<KVec<UarUse>>,
+}
+
+impl UarObjs {
+    /// Removes entry `i` (when `Some`) and deallocates its UAR, outside the lock.
+    fn dealloc(&self, i: Option<usize>, mut list: kernel::sync::MutexGuard<'_, KVec<UarUse>>) {
+        let uar = i.and_then(|i| list.remove(i).ok()).map(|e| e.uar);
+        drop(list);
+        if let Some(uar) = uar {
+            // Failures are logged by the command layer; a dead device reports success.
+            let _ = self.hw.exec_cmd(DeallocUar { uar });
+        }
+    }
+}
+
+/// A CQ's or QP's hold on the UAR its `uar_page` names (none for a static page, which
+/// the context keeps until after its last queue): dropped after the queue's destroy.
+pub(crate) struct UarHold {
+    objs: Option<Arc<UarObjs>>,
+    uar: u32,
+}
+
+impl Drop for UarHold {
+    fn drop(&mut self) {
+        if let Some(o) = &self.objs {
+            let mut list = o.list.lock();
+            let i = uar_release(&mut list, self.uar);
+            o.dealloc(i, list);
+        }
+    }
+}
+
 /// One user context: its UAR pages and transport domain, released on drop.
 pub(crate) struct UserContext {
     dev: ARef<device::Device>,
@@ -82,9 +124,9 @@ pub(crate) struct UserContext {
     db: Arc<DbPages>,
     /// The bfregs its QPs ring (set once the UAR pages are allocated).
     bfregs: Option<Arc<BfregTable>>,
-    /// UAR indices of the context's UAR objects (UAR_OBJ_ALLOC), each until its
-    /// mmap entry is freed. A leaf lock: nothing else is taken under it.
-    uar_objs: Pin<KBox<Mutex<KVec<u32>>>>,
+    /// UARs of the context's UAR objects (UAR_OBJ_ALLOC), each until its mmap entry
+    /// is freed and no CQ or QP names it.
+    uar_objs: Arc<UarObjs>,
 }
 
 impl UserContext {
@@ -116,7 +158,13 @@ impl UserContext {
             tdn: None,
             db: DbPages::new()?,
             bfregs: None,
-            uar_objs: KBox::pin_init(new_mutex!(KVec::new()), GFP_KERNEL)?,
+            uar_objs: Arc::pin_init(
+                pin_init!(UarObjs {
+                    hw: hw.clone(),
+                    list <- new_mutex!(KVec::new()),
+                }),
+                GFP_KERNEL,
+            )?,
         };
         for _ in 0..pages {
             let uar = hw.run(AllocUar)?;
@@ -167,7 +215,7 @@ impl IbUcontext for UserContext {
         let what = "UAR_OBJ_ALLOC";
         check_uar_alloc_type(alloc_type).map_err(|e| uabi_err(&self.dev, what, e))?;
         // Room first, so that a UAR once allocated is always recorded.
-        self.uar_objs.lock().reserve(1, GFP_KERNEL)?;
+        self.uar_objs.list.lock().reserve(1, GFP_KERNEL)?;
         let uar = self.hw.run(AllocUar)?;
         let obj = match uar_obj(alloc_type, uar, &self.geom) {
             Ok(o) => o,
@@ -177,7 +225,7 @@ impl IbUcontext for UserContext {
             }
         };
         // Reserved above: the push does not allocate.
-        if let Err(e) = self.uar_objs.lock().push(uar, GFP_KERNEL) {
+        if let Err(e) = self.uar_objs.list.lock().push(UarUse::new(uar), GFP_KERNEL) {
             let _ = self.hw.exec_cmd(DeallocUar { uar });
             return Err(e.into());
         }
@@ -185,26 +233,43 @@ impl IbUcontext for UserContext {
     }
 
     fn uar_obj_free(&self, uar: u32) {
-        {
-            let mut objs = self.uar_objs.lock();
-            match objs.iter().position(|&u| u == uar) {
-                Some(i) => {
-                    let _ = objs.remove(i);
-                }
-                None => {
-                    dev_warn!(self.dev, "UAR object over UAR {} freed twice\n", uar);
-                    return;
-                }
+        let mut list = self.uar_objs.list.lock();
+        match uar_free(&mut list, uar) {
+            UarFreed::Dealloc(i) => self.uar_objs.dealloc(Some(i), list),
+            // Deallocated by the last CQ or QP naming it.
+            UarFreed::Kept => (),
+            UarFreed::Unknown => {
+                drop(list);
+                dev_warn!(self.dev, "UAR object over UAR {} freed twice\n", uar);
             }
         }
-        // Failures are logged by the command layer; a dead device reports success.
-        let _ = self.hw.exec_cmd(DeallocUar { uar });
     }
 
     fn owns_uar(&self, uar: u32) -> bool {
         // An ALLOC_UAR owns its whole system page (with uar_4k, several UARs).
-        let mine = |base: &u32| self.geom.in_alloc(*base, uar);
-        self.uars.iter().any(mine) || self.uar_objs.lock().iter().any(mine)
+        self.uars.iter().any(|base| self.geom.in_alloc(*base, uar))
+            || self
+                .uar_objs
+                .list
+                .lock()
+                .iter()
+                .any(|e| !e.freed && self.geom.in_alloc(e.uar, uar))
+    }
+
+    fn hold_uar(&self, uar: u32) -> Option<UarHold> {
+        if self.uars.iter().any(|base| self.geom.in_alloc(*base, uar)) {
+            return Some(UarHold { objs: None, uar });
+        }
+        // The hold is on the object whose allocation holds `uar` (its base index).
+        let mut list = self.uar_objs.list.lock();
+        let base = list
+            .iter()
+            .find(|e| !e.freed && self.geom.in_alloc(e.uar, uar))?
+            .uar;
+        uar_hold(&mut list, base).then(|| UarHold {
+            objs: Some(self.uar_objs.clone()),
+            uar: base,
+        })
     }
 }
 
@@ -217,14 +282,24 @@ impl Drop for UserContext {
         for &uar in self.uars.iter() {
             let _ = self.hw.exec_cmd(DeallocUar { uar });
         }
-        // The core frees every mmap entry before the context; none may be left.
-        for &uar in self.uar_objs.lock().iter() {
+        // The core frees every mmap entry and destroys every queue before the
+        // context; none may be left, but for a queue kept after a failed destroy
+        // (its hold keeps the UAR, which the device may still use).
+        loop {
+            let left = {
+                let mut list = self.uar_objs.list.lock();
+                match list.iter().position(|e| e.users == 0) {
+                    Some(i) => list.remove(i).ok(),
+                    None => None,
+                }
+            };
+            let Some(e) = left else { break };
             dev_warn!(
                 self.dev,
                 "UAR object over UAR {} outlived its context\n",
-                uar
+                e.uar
             );
-            let _ = self.hw.exec_cmd(DeallocUar { uar });
+            let _ = self.hw.exec_cmd(DeallocUar { uar: e.uar });
         }
     }
 }

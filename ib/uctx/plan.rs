@@ -160,6 +160,81 @@ pub fn check_uar_alloc_type(alloc_type: u32) -> Result<(), UabiError> {
     uar_alloc_type(alloc_type, WRITE_COMBINING).map(|_| ())
 }
 
+/// A UAR object's UAR as the context keeps it: the CQs and QPs that name it (their
+/// `uar_page`) and whether the object is gone. The UAR goes back to the device
+/// (DEALLOC_UAR) only when both are over: the object destroyed (its last mapping
+/// too) and no CQ or QP naming it left, so that a UAR index a queue still names is
+/// never handed to another context.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UarUse {
+    /// UAR index.
+    pub uar: u32,
+    /// CQs and QPs naming it.
+    pub users: u32,
+    /// The object (and its mmap entry) is gone.
+    pub freed: bool,
+}
+
+impl UarUse {
+    /// A new object's UAR: no user, not freed.
+    pub fn new(uar: u32) -> Self {
+        Self {
+            uar,
+            users: 0,
+            freed: false,
+        }
+    }
+}
+
+/// A CQ or QP names `uar`: whether it may (a live object's UAR; one more user).
+pub fn uar_hold(list: &mut [UarUse], uar: u32) -> bool {
+    match list.iter_mut().find(|e| e.uar == uar && !e.freed) {
+        Some(e) => match e.users.checked_add(1) {
+            Some(n) => {
+                e.users = n;
+                true
+            }
+            None => false,
+        },
+        None => false,
+    }
+}
+
+/// A CQ or QP naming `uar` is gone: the index of the entry to remove (and its UAR to
+/// deallocate) when that was the last user of a freed object.
+pub fn uar_release(list: &mut [UarUse], uar: u32) -> Option<usize> {
+    let i = list.iter().position(|e| e.uar == uar && e.users != 0)?;
+    let e = list.get_mut(i)?;
+    e.users -= 1;
+    (e.users == 0 && e.freed).then_some(i)
+}
+
+/// What [`uar_free`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UarFreed {
+    /// No live object over the UAR.
+    Unknown,
+    /// A CQ or QP still names it: kept until the last goes.
+    Kept,
+    /// Remove entry `.0` and deallocate its UAR now.
+    Dealloc(usize),
+}
+
+/// The object over `uar` is gone.
+pub fn uar_free(list: &mut [UarUse], uar: u32) -> UarFreed {
+    let Some(e) = list.iter_mut().find(|e| e.uar == uar && !e.freed) else {
+        return UarFreed::Unknown;
+    };
+    e.freed = true;
+    if e.users != 0 {
+        return UarFreed::Kept;
+    }
+    match list.iter().position(|e| e.uar == uar) {
+        Some(i) => UarFreed::Dealloc(i),
+        None => UarFreed::Unknown,
+    }
+}
+
 #[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
 #[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_uctx))]
 mod tests {
@@ -198,6 +273,31 @@ mod tests {
         let c = crate::eq::uar::choose(page_shift, can_uar_4k).unwrap();
         let per = if c.uar_4k { 1 << c.log_uar_page_sz } else { 1 };
         UarGeom::new(c.uar_4k, c.log_uar_page_sz, per, page_shift).unwrap()
+    }
+
+    #[test]
+    fn a_uar_object_stays_allocated_while_a_queue_names_it() {
+        let mut l = [UarUse::new(7), UarUse::new(9)];
+        // Two CQs on UAR 7, then the object destroyed: kept until both are gone.
+        assert!(uar_hold(&mut l, 7) && uar_hold(&mut l, 7));
+        assert_eq!(uar_free(&mut l, 7), UarFreed::Kept);
+        // A destroyed object's UAR can no longer be named, nor freed again.
+        assert!(!uar_hold(&mut l, 7));
+        assert_eq!(uar_free(&mut l, 7), UarFreed::Unknown);
+        assert_eq!(uar_release(&mut l, 7), None);
+        assert_eq!(uar_release(&mut l, 7), Some(0), "last user: deallocate");
+        // No user: the object's free deallocates at once; a release without a hold
+        // changes nothing.
+        assert_eq!(uar_release(&mut l, 9), None);
+        assert_eq!(uar_free(&mut l, 9), UarFreed::Dealloc(1));
+        // A UAR that is not an object's.
+        assert!(!uar_hold(&mut l, 3));
+        assert_eq!(uar_free(&mut l, 3), UarFreed::Unknown);
+        // Released while the object lives: the object's free deallocates.
+        let mut l = [UarUse::new(4)];
+        assert!(uar_hold(&mut l, 4));
+        assert_eq!(uar_release(&mut l, 4), None);
+        assert_eq!(uar_free(&mut l, 4), UarFreed::Dealloc(0));
     }
 
     #[test]

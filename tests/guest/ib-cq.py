@@ -159,6 +159,30 @@ def raw(uverbs):
     if not e:
         made.append(h)
 
+    # The CQ_CREATE ioctl: without a buffer attribute the ring is the request's; with
+    # one of the core's optional buffer attributes (a UMEM descriptor, or the legacy
+    # VA + length pair) it is refused with EOPNOTSUPP before anything is pinned
+    # (upstream mlx5_ib serves them through ib_umem_get_cq_buf_or_va; mlx5-rs does not).
+    import uverbs_ioctl as ui
+    ring = Mem(ring_bytes(7, 64))
+    keep.append(ring)
+    e, h = ui.create_cq(fd, 7, good(7))
+    case("ioctl.create", en(e), "0")
+    if not e:
+        case("ioctl.destroy", en(ui.destroy(fd, ui.OBJ_CQ, h)), "0")
+    desc = ui.buffer_desc(ring.addr, ring_bytes(7, 64))
+    pin0 = vm_pin_kb()
+    e, h = ui.create_cq(fd, 7, good(7), [(ui.CQ_BUF_UMEM, desc.len, desc.addr)])
+    case("ioctl.buf-umem-refused", en(e), en(errno.EOPNOTSUPP))
+    if not e:
+        made.append(h)
+    e, h = ui.create_cq(fd, 7, good(7), [(ui.CQ_BUFFER_VA, 8, ring.addr),
+                                         (ui.CQ_BUFFER_LENGTH, 8, ring_bytes(7, 64))])
+    case("ioctl.buffer-va-refused", en(e), en(errno.EOPNOTSUPP))
+    if not e:
+        made.append(h)
+    case("ioctl.refused-nothing-pinned", vm_pin_kb(), pin0)
+
     # Malformed requests, as upstream mlx5_ib refuses them.
     b = Mem(1 << 16)
     d = Mem(PAGE)

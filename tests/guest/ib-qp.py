@@ -215,6 +215,14 @@ def wr(fd, buf):
     return 0
 
 
+def vm_pin_kb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmPin:"):
+                return int(line.split()[1])
+    return -1
+
+
 def raw(uverbs):
     import ctypes
     import mmap
@@ -246,13 +254,20 @@ def raw(uverbs):
     cq = struct.unpack_from("<I", resp.raw)[0]
     check("raw.create-cq", err == 0, "errno %d" % err)
 
-    def create(rq_cnt=16, rq_shift=6, sq_cnt=16, flags=0, uidx=0xffffff, tail=b""):
+    def qreq(rq_cnt=16, rq_shift=6, sq_cnt=16, flags=0, uidx=0xffffff, tail=b""):
+        """(buffer address, buffer bytes, struct mlx5_ib_create_qp + tail)."""
+        size = (rq_cnt << rq_shift) + sq_cnt * 64
+        buf = mem(size)
+        return buf, size, struct.pack("<QQIIIIIIQIBBH", buf, mem(page), sq_cnt, rq_cnt,
+                                      rq_shift, flags, uidx, 0, 0, 0, 0, 0, 0) + tail
+
+    def create(rq_cnt=16, rq_shift=6, sq_cnt=16, flags=0, uidx=0xffffff, tail=b"",
+               recv_wr=None):
         resp = ctypes.create_string_buffer(32 + 40)
-        buf = mem((rq_cnt << rq_shift) + sq_cnt * 64)
-        qdrv = struct.pack("<QQIIIIIIQIBBH", buf, mem(page), sq_cnt, rq_cnt, rq_shift,
-                           flags, uidx, 0, 0, 0, 0, 0, 0) + tail
+        _, _, qdrv = qreq(rq_cnt, rq_shift, sq_cnt, flags, uidx, tail)
+        recv_wr = rq_cnt if recv_wr is None else recv_wr
         core = struct.pack("<QQIIIIIIIIIBBBB", ctypes.addressof(resp), 0, pd, cq, cq, 0,
-                           16, rq_cnt, 1, 1, 0, 0, e.IBV_QPT_RC, 0, 0)
+                           16, recv_wr, 1, 1, 0, 0, e.IBV_QPT_RC, 0, 0)
         err = wr(fd, struct.pack("<IHH", CREATE_QP, (8 + len(core) + len(qdrv)) // 4,
                                  72 // 4) + core + qdrv)
         h, qpn = struct.unpack_from("<II", resp.raw)
@@ -330,9 +345,51 @@ def raw(uverbs):
     # Malformed driver data: unknown flag, sq_wqe_count not a power of two, a
     # non-zero reserved byte: EINVAL, as upstream.
     for name, kw in (("unknown-flag", {"flags": 1 << 12}), ("sq-not-pow2", {"sq_cnt": 12}),
-                     ("bad-uidx", {"uidx": 5})):
+                     ("bad-uidx", {"uidx": 5}),
+                     # Non-zero bytes after the request, past the staged 256 bytes
+                     # too: ib_is_udata_cleared's EINVAL.
+                     ("trailing-nonzero", {"tail": b"\0" * 7 + b"\1"}),
+                     ("trailing-nonzero-300", {"tail": b"\0" * 299 + b"\1"}),
+                     # An RQ geometry the QP context cannot hold (PRM log_rq_stride
+                     # from 16 bytes, log_rq_size a log no larger than
+                     # log_max_qp_sz 15, max_wqe_sz_rq 512): refused before anything
+                     # is pinned. Upstream passes these to the device unchecked.
+                     ("rq-stride-8", {"rq_shift": 3}),
+                     ("rq-stride-1024", {"rq_shift": 10}),
+                     ("rq-count-0", {"rq_cnt": 0, "recv_wr": 16}),
+                     ("rq-count-12", {"rq_cnt": 12}),
+                     ("rq-count-65536", {"rq_cnt": 1 << 16, "rq_shift": 4,
+                                         "recv_wr": 16})):
+        pin0 = vm_pin_kb()
         err, h2, _, _ = create(**kw)
-        check("raw.refused-" + name, err == errno.EINVAL, "errno %d" % err)
+        check("raw.refused-" + name, err == errno.EINVAL and vm_pin_kb() == pin0,
+              "errno %d" % err)
+    err, h2, _, _ = create(tail=b"\0" * 300)
+    check("raw.trailing-zeros-300", err == 0, "errno %d" % err)
+    if not err:
+        wr(fd, struct.pack("<IHHQII", DESTROY_QP, 24 // 4, 4 // 4,
+                           ctypes.addressof(resp), h2, 0))
+
+    # The QP_CREATE ioctl: without a buffer attribute the buffer is the request's;
+    # with one of the core's optional UMEM attributes it is refused with EOPNOTSUPP
+    # before anything is pinned (upstream serves QP_BUF_UMEM through
+    # ib_umem_get_attr_or_va and ignores the RQ/SQ ones on an RC QP).
+    import uverbs_ioctl as ui
+    cap = (16, 16, 1, 1, 0)
+    _, _, req = qreq()
+    err, hq = ui.create_qp(fd, pd, cq, e.IBV_QPT_RC, cap, req)
+    check("raw.ioctl.create", err == 0, "errno %d" % err)
+    if not err:
+        err = ui.destroy(fd, ui.OBJ_QP, hq)
+        check("raw.ioctl.destroy", err == 0, "errno %d" % err)
+    for name, aid in (("buf-umem", ui.QP_BUF_UMEM), ("rq-buf-umem", ui.QP_RQ_BUF_UMEM),
+                      ("sq-buf-umem", ui.QP_SQ_BUF_UMEM)):
+        buf, size, req = qreq()
+        d = ui.buffer_desc(buf, size)
+        err, hq = ui.create_qp(fd, pd, cq, e.IBV_QPT_RC, cap, req, [(aid, d.len, d.addr)])
+        check("raw.ioctl.%s-refused" % name, err == errno.EOPNOTSUPP, "errno %d" % err)
+        if not err:
+            ui.destroy(fd, ui.OBJ_QP, hq)
     os.close(fd)
     return 1 if FAILED else 0
 

@@ -187,6 +187,66 @@ def ah_cases(uverbs):
     os.close(fd)
 
 
+OPEN_XRCD, CREATE_CQ = 37, 18
+DEFAULT_UIDX = 0xFFFFFF
+
+
+def srq_req(buf, db, uidx=0):
+    """struct mlx5_ib_create_srq."""
+    return struct.pack("<QQIIII", buf, db, 0, 0, uidx, 0)
+
+
+def raw_srq_cases(uverbs):
+    """SRQ_CREATE ioctls on a context of CQE version 0 (the v0 GET_CONTEXT request)."""
+    import mmap
+    import uverbs_ioctl as ui
+    page = mmap.PAGESIZE
+    keep = []
+
+    def mem(n=page):
+        m = mmap.mmap(-1, max(n, page), mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        keep.append(m)
+        return ctypes.addressof(ctypes.c_char.from_buffer(m))
+
+    fd = os.open("/dev/infiniband/" + uverbs, os.O_RDWR)
+    rc, _ = write_cmd(fd, GET_CONTEXT, struct.pack("<II", 4, 0), 8 + 80)
+    case("raw-srq.context-v0", en(rc), "0")
+    rc, r = write_cmd(fd, ALLOC_PD, b"", 16)
+    pd = struct.unpack_from("<I", r)[0] if r else 0
+    # A basic SRQ of 16 WRs, 1 SGE: 32 WQEs of 32 bytes. Without a buffer attribute
+    # the ring is the request's; with the core's SRQ_BUF_UMEM it is refused with
+    # EOPNOTSUPP before anything is pinned (upstream serves it through
+    # ib_umem_get_attr_or_va; mlx5-rs does not).
+    rc, h = ui.create_srq(fd, pd, 16, 1, srq_req(mem(), mem()))
+    case("raw-srq.ioctl.create", en(rc), "0")
+    if not rc:
+        case("raw-srq.ioctl.destroy", en(ui.destroy(fd, ui.OBJ_SRQ, h)), "0")
+    ring = mem()
+    d = ui.buffer_desc(ring, 1024)
+    rc, h = ui.create_srq(fd, pd, 16, 1, srq_req(ring, mem()), [(ui.SRQ_BUF_UMEM, d.len,
+                                                                   d.addr)])
+    case("raw-srq.ioctl.buf-umem-refused", en(rc), en(errno.EOPNOTSUPP))
+    if not rc:
+        ui.destroy(fd, ui.OBJ_SRQ, h)
+    # An XRC SRQ's user index follows the context's CQE version (0 here), not the
+    # device's (1): the default index is the only one taken (upstream
+    # get_srq_user_index: EINVAL for another).
+    rc, r = write_cmd(fd, OPEN_XRCD, struct.pack("<iI", -1, os.O_CREAT), 8)
+    xrcd = struct.unpack_from("<I", r)[0] if r else 0
+    case("raw-srq.xrcd", en(rc), "0")
+    cq_req = struct.pack("<QQIBBHHHI", mem(), mem(), 64, 0, 0, 0, 0, 0, 0)
+    core = struct.pack("<QIIiI", 0, 15, 0, -1, 0)
+    rc, r = write_cmd(fd, CREATE_CQ, core + cq_req, 16)
+    cq = struct.unpack_from("<I", r)[0] if r else 0
+    case("raw-srq.cq", en(rc), "0")
+    for name, uidx, want in (("default-uidx", DEFAULT_UIDX, 0), ("uidx-5", 5, errno.EINVAL)):
+        rc, h = ui.create_srq(fd, pd, 16, 1, srq_req(mem(), mem(), uidx), xrc=(xrcd, cq))
+        case("raw-srq.xrc-v0-" + name, en(rc), en(want))
+        if not rc:
+            ui.destroy(fd, ui.OBJ_SRQ, h)
+    os.close(fd)
+
+
 def cases(name, uverbs):
     ctx = Context(name=name)
     pd = PD(ctx)
@@ -201,6 +261,10 @@ def cases(name, uverbs):
         ah_cases(uverbs)
     except Exception as ex:
         case("ah.exception", repr(ex), "none")
+    try:
+        raw_srq_cases(uverbs)
+    except Exception as ex:
+        case("raw-srq.exception", repr(ex), "none")
     return 0 if all(RESULTS) else 1
 
 

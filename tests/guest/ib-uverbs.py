@@ -14,6 +14,10 @@
                               ioctl) on a raw dynamic-UAR context: allocate, map,
                               bad types and mappings, destroy with and without a
                               mapping left; the same output
+  ib-uverbs.py uarhold UVERBS a CQ and a QP naming a UAR object's UAR
+                              (UAR_PAGE_INDEX): the UAR stays allocated in the
+                              emulator after the object is destroyed, until the last
+                              of them is destroyed; the same output
 
 Only Python's standard library (ctypes for libibverbs.so.1): the guest has the
 rdma-core libraries but no development headers.
@@ -124,7 +128,6 @@ def udata(uverbs):
         ("comp-mask", req_v2(comp_mask=1), errno.EOPNOTSUPP),
         ("unknown-flag", req_v2(flags=2), errno.EOPNOTSUPP),
         ("reserved-bits", req_v2(r2=1), errno.EOPNOTSUPP),
-        ("trailing-nonzero", req_v2() + b"\0\0\0\0\1\0\0\0", errno.EOPNOTSUPP),
         ("devx-refused", req_v2(flags=DEVX), errno.EINVAL),
         ("low-latency-all", req_v2(total=4, low=4, caps=LIB_CAP_4K_UAR), errno.EINVAL),
     ]
@@ -132,6 +135,16 @@ def udata(uverbs):
         fd = fresh()
         e, _ = get_context(fd, d, 80)
         case(name, en(e), en(want))
+        os.close(fd)
+
+    # Bytes after the v2 request are never read (upstream copies min(inlen,
+    # sizeof(req)) and checks nothing after it), zero or not, within the first 256
+    # bytes or past them.
+    for name, tail in (("trailing-nonzero-ignored", b"\0\0\0\0\1\0\0\0"),
+                       ("trailing-nonzero-300-ignored", b"\0" * 299 + b"\1")):
+        fd = fresh()
+        e, _ = get_context(fd, req_v2() + tail, 80)
+        case(name, en(e), "0")
         os.close(fd)
 
     # A long request whose extra bytes are zero is accepted; dynamic UARs: no static
@@ -252,8 +265,91 @@ def uarobj(uverbs):
     return 0 if all(RESULTS) else 1
 
 
+def emu_count(*path):
+    """The emulator's count at d[path...] (its `get` request on the control channel,
+    as tests/guest/lib.sh's emu_count_at): 0 for a command never run OK."""
+    import json
+    with open(os.environ.get("EMUCTL_DEV", "/dev/mlx5emu-ctl"), "r+b", buffering=0) as f:
+        f.write((json.dumps({"cmd": "get", "path": list(path)}) + "\n").encode())
+        line = b""
+        while not line.endswith(b"\n"):
+            c = f.read(1)
+            if not c:
+                break
+            line += c
+    r = json.loads(line)
+    return int(r["value"]) if r.get("ok") else 0
+
+
+def wcmd(fd, cmd, body, outlen):
+    """A legacy write command with a response of `outlen` bytes: (errno, response)."""
+    resp = ctypes.create_string_buffer(max(outlen, 8))
+    data = struct.pack("<IHHQ", cmd, (16 + len(body)) // 4, outlen // 4,
+                       ctypes.addressof(resp)) + body
+    try:
+        os.write(fd, data)
+    except OSError as e:
+        return e.errno, b""
+    return 0, resp.raw[:outlen]
+
+
+def uarhold(uverbs):
+    """A UAR object's UAR is not handed back (DEALLOC_UAR) while a CQ or QP names it."""
+    PREFIX[0] = "uctx."
+    ALLOC_PD, CREATE_CQ, DESTROY_CQ, CREATE_QP, DESTROY_QP = 3, 18, 20, 24, 27
+    CQ_UAR_PAGE_INDEX, QP_UAR_PAGE_INDEX = 1 << 1, 1 << 10
+    keep = []
+
+    def mem(n=PAGE):
+        m = mmap.mmap(-1, max(n, PAGE), mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        keep.append(m)
+        return ctypes.addressof(ctypes.c_char.from_buffer(m))
+
+    def deallocs():
+        return emu_count("commands", "DEALLOC_UAR", "OK")
+
+    fd = os.open("/dev/infiniband/" + uverbs, os.O_RDWR)
+    e, _ = get_context(fd, req_v2(), 80)
+    case("uarhold.get-context-dyn", en(e), "0")
+    e, h, _, _, uar = uar_alloc(fd, UAR_TYPE_NC)
+    case("uarhold.alloc", en(e), "0")
+    e, r = wcmd(fd, ALLOC_PD, b"", 8)
+    pd = struct.unpack_from("<I", r)[0] if r else 0
+
+    def create_cq():
+        drv = struct.pack("<QQIBBHHHI", mem(), mem(), 64, 0, 0, CQ_UAR_PAGE_INDEX, uar, 0, 0)
+        e, r = wcmd(fd, CREATE_CQ, struct.pack("<QIIiI", 0, 15, 0, -1, 0) + drv, 16)
+        return e, (struct.unpack_from("<I", r)[0] if r else None)
+
+    e, cq = create_cq()
+    case("uarhold.cq-on-object", en(e), "0")
+    qdrv = struct.pack("<QQIIIIIIQIBBH", mem(16 * 64 + 16 * 64), mem(), 16, 16, 6,
+                       QP_UAR_PAGE_INDEX, 1, uar, 0, 0, 0, 0, 0)
+    core = struct.pack("<QIIIIIIIIIBBBB", 0, pd, cq or 0, cq or 0, 0, 16, 16, 1, 1, 0, 0, 2,
+                       0, 0)
+    e, r = wcmd(fd, CREATE_QP, core + qdrv, 72)
+    qp = struct.unpack_from("<I", r)[0] if r else None
+    case("uarhold.qp-on-object", en(e), "0")
+    d0 = deallocs()
+    case("uarhold.destroy-object", en(uar_destroy(fd, h)), "0")
+    case("uarhold.kept-while-named", deallocs() - d0, 0)
+    # The object is gone: no new queue may name its UAR.
+    e, _ = create_cq()
+    case("uarhold.new-cq-refused", en(e), "EINVAL")
+    if qp is not None:
+        e, _ = wcmd(fd, DESTROY_QP, struct.pack("<II", qp, 0), 4)
+        case("uarhold.destroy-qp", en(e), "0")
+    case("uarhold.kept-for-the-cq", deallocs() - d0, 0)
+    if cq is not None:
+        e, _ = wcmd(fd, DESTROY_CQ, struct.pack("<II", cq, 0), 8)
+        case("uarhold.destroy-cq", en(e), "0")
+    case("uarhold.released-with-the-last", deallocs() - d0, 1)
+    os.close(fd)
+    return 0 if all(RESULTS) else 1
+
+
 if __name__ == "__main__":
-    modes = {"hold": hold, "udata": udata, "uarobj": uarobj}
+    modes = {"hold": hold, "udata": udata, "uarobj": uarobj, "uarhold": uarhold}
     if len(sys.argv) != 3 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     sys.exit(modes[sys.argv[1]](sys.argv[2]))

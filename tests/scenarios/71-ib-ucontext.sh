@@ -63,6 +63,15 @@ case_lines /tmp/uctx-uarobj.out "$CASES/uctx-uarobj.cases" $?
 check uctx.uarobj.uars-allocated test "$(($(cmds_ok ALLOC_UAR) - ua0))" = 3
 check uctx.uarobj.uars-released test "$(($(cmds_ok DEALLOC_UAR) - ud0))" = 3
 
+# --- a UAR object's UAR stays allocated while a CQ or QP names it -------------------------
+ua0=$(cmds_ok ALLOC_UAR)
+ud0=$(cmds_ok DEALLOC_UAR)
+python3 "$UV" uarhold "$uv" >/tmp/uctx-uarhold.out 2>&1
+echo "uarhold helper exit status $?"
+case_lines /tmp/uctx-uarhold.out
+check uctx.uarhold.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/uctx-uarhold.out)" = 11
+check uctx.uarhold.uars-balanced test "$(($(cmds_ok ALLOC_UAR) - ua0))" = "$(($(cmds_ok DEALLOC_UAR) - ud0))"
+
 # --- unbind while a process has the device open ------------------------------------------
 python3 "$UV" hold "$dev" >/tmp/uctx-hold2.out 2>&1 &
 hold=$!
