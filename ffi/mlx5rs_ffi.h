@@ -402,7 +402,7 @@ int mlx5rs_ib_rs_create_qp(const void *rust, void *ibdev, void *uctx,
 			   struct mlx5rs_ib_qp_init *init, struct mlx5rs_ib_udata *udata,
 			   void **qp, __u32 *qpn);
 void mlx5rs_ib_rs_destroy_qp(const void *rust, void *qp);
-/* Implemented in Rust (ffi/ib_cq.rs): the CQE size in bytes of CQ @cq_rust. */
+/* Implemented in Rust (ffi/rdma/ib_cq.rs): the CQE size in bytes of CQ @cq_rust. */
 __u32 mlx5rs_ib_rs_cq_cqe_size(void *cq_rust);
 int mlx5rs_ib_rs_modify_qp(const void *rust, void *qp, const struct mlx5rs_ib_qp_attr *attr,
 			   struct mlx5rs_ib_udata *udata);
