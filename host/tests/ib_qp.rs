@@ -204,14 +204,16 @@ fn create_context_names_every_object() {
     let pb = create_qpc(&CreateQpc {
         packet_based_credit: true,
         ..p
-    });
+    })
+    .unwrap();
     assert_eq!(get(&pb, qpc::REQ_E2E_CREDIT_MODE), 1);
     assert_eq!((get(&c, qpc::CS_REQ), get(&c, qpc::CS_RES)), (0, 0));
     let sc = create_qpc(&CreateQpc {
         cs_req: scat::REQ_DATA64,
         cs_res: scat::RES_DATA32,
         ..p
-    });
+    })
+    .unwrap();
     assert_eq!((get(&sc, qpc::CS_REQ), get(&sc, qpc::CS_RES)), (0x22, 0x1));
     // No SQ, SRQ receive queue.
     let c = create_qpc(&CreateQpc {
