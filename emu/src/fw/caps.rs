@@ -123,6 +123,9 @@ impl Caps {
             (g::UC.raw(), 1),
             (g::UD.raw(), 1),
             (g::XRC.raw(), 1),
+            // Multicast loopback blocking of UD QPs (qpc `block_lb_mc`), as a
+            // ConnectX-5 reports it; no multicast is modelled, so nothing loops back.
+            (g::BLOCK_LB_MC.raw(), 1),
             (g::CQ_MODERATION.raw(), 1),
             (g::CQ_RESIZE.raw(), 1),
             (g::UAR_4K.raw(), 1),
