@@ -8,9 +8,12 @@
 #                          mlx5_0's port to be ACTIVE; sets dev (mlx5_0) and uv (its
 #                          uverbs node)
 #   upstream_unload P      P.upstream.rmmod, P.upstream.emu-objects-destroyed,
-#                          P.upstream.emu-pages-returned: modprobe -r mlx5_ib, unbind,
-#                          modprobe -r mlx5_core; every emulator object destroyed and
-#                          page returned; then the emulator healed for mlx5_rs
+#                          P.upstream.emu-pages-returned, P.upstream.emu-no-violations:
+#                          modprobe -r mlx5_ib, unbind, modprobe -r mlx5_core; every
+#                          emulator object destroyed and page returned, no protocol
+#                          violation since upstream_load (the count is cumulative: one
+#                          here fails every later scenario's check); then the emulator
+#                          healed for mlx5_rs
 #   upstream_cases OUT CMD...
 #                          runs CMD (a helper on upstream, with
 #                          `IB_DRIVER=upstream` in its environment) into OUT, each of its case lines a check named
@@ -22,6 +25,7 @@
 #                          `<case>.mlx5_rs`, which this comparison leaves out)
 
 upstream_load() {
+	ORACLE_VIOLATIONS=$(violations)
 	timeout 300 modprobe mlx5_core && timeout 300 modprobe mlx5_ib
 	_i=0
 	while [ "$(cat /sys/class/infiniband/mlx5_0/ports/1/state 2>/dev/null)" != "4: ACTIVE" ] && [ $_i -lt 60 ]; do
@@ -39,6 +43,7 @@ upstream_unload() {
 	check "$1.upstream.rmmod-mlx5_core" modprobe -r mlx5_core
 	check "$1.upstream.emu-objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
 	check "$1.upstream.emu-pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
+	check "$1.upstream.emu-no-violations" test "$(violations)" = "$ORACLE_VIOLATIONS"
 	emu_heal
 }
 

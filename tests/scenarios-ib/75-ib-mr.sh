@@ -17,7 +17,7 @@ ib_scenario_start
 
 # --- upstream mlx5_ib: the oracle of the cases' errnos -------------------------------
 upstream_load mr
-upstream_cases /tmp/mr-cases.upstream env IB_DRIVER=upstream python3 "$MR" cases "$dev"
+upstream_cases /tmp/mr-cases.upstream env IB_DRIVER=upstream timeout 300 python3 "$MR" cases "$dev"
 upstream_unload mr
 ib_scenario_start
 

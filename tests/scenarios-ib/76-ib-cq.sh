@@ -25,8 +25,8 @@ run_cases() {
 
 # --- upstream mlx5_ib: the oracle of the cases' errnos -------------------------------
 upstream_load cq
-upstream_cases /tmp/cq-pyverbs.upstream env IB_DRIVER=upstream python3 "$CQ" pyverbs "$dev"
-upstream_cases /tmp/cq-raw.upstream env IB_DRIVER=upstream python3 "$CQ" raw "$uv"
+upstream_cases /tmp/cq-pyverbs.upstream env IB_DRIVER=upstream timeout 300 python3 "$CQ" pyverbs "$dev"
+upstream_cases /tmp/cq-raw.upstream env IB_DRIVER=upstream timeout 300 python3 "$CQ" raw "$uv"
 upstream_unload cq
 ib_scenario_start
 

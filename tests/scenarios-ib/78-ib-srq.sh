@@ -18,7 +18,7 @@ ib_scenario_start
 
 # --- upstream mlx5_ib: the oracle of the cases' errnos -------------------------------
 upstream_load srq
-upstream_cases /tmp/srq-cases.upstream env IB_DRIVER=upstream python3 "$PY" cases "$dev" "$uv"
+upstream_cases /tmp/srq-cases.upstream env IB_DRIVER=upstream timeout 300 python3 "$PY" cases "$dev" "$uv"
 upstream_unload srq
 ib_scenario_start
 

@@ -22,8 +22,8 @@ ib_scenario_start
 
 # --- upstream mlx5_ib: the oracle of the cases' errnos -------------------------------
 upstream_load uctx
-upstream_cases /tmp/uctx-udata.upstream env IB_DRIVER=upstream python3 "$UV" udata "$uv"
-upstream_cases /tmp/uctx-uarobj.upstream env IB_DRIVER=upstream python3 "$UV" uarobj "$uv"
+upstream_cases /tmp/uctx-udata.upstream env IB_DRIVER=upstream timeout 300 python3 "$UV" udata "$uv"
+upstream_cases /tmp/uctx-uarobj.upstream env IB_DRIVER=upstream timeout 300 python3 "$UV" uarobj "$uv"
 upstream_unload uctx
 ib_scenario_start
 
