@@ -9,8 +9,10 @@ Usage:
       (tests/guest/pyverbs.upstream: `<test id> <outcome>` per line, or
       `<outcome>|<outcome>` for a test whose outcome depends on the attributes pyverbs
       draws at random), so a change of the emulator that breaks (or newly allows)
-      something upstream does shows; with --write, EXPECTED is written from UPSTREAM
-      instead (alternatives kept from the file it replaces)
+      something upstream does shows; only the files UPSTREAM ran are compared (make
+      check runs some, make soak the others); with --write, EXPECTED is written from
+      UPSTREAM instead (alternatives and the other files' lines kept from the file it
+      replaces)
   pyverbs_compare.py ours UPSTREAM OURS DIFFERENCES
       no test went worse on mlx5_rs than on upstream — a test upstream passes that ours
       skips, fails or errors, or one upstream skips that ours fails or errors — and no
@@ -103,10 +105,14 @@ def table(up, ours):
 
 def check_upstream(up, expected_path, write):
     if write:
+        ran = {file_of(t) for t in up}
         try:
-            keep = {t: o for t, o in listed(expected_path) if "|" in o}
+            old = listed(expected_path)
         except OSError:
-            keep = {}
+            old = []
+        keep = {t: o for t, o in old if "|" in o}
+        # Files this run did not run (the other set: make check's or make soak's).
+        other = {t: o for t, o in old if file_of(t) not in ran}
         with open(expected_path, "w", encoding="utf-8") as f:
             f.write(
                 "# Upstream mlx5_ib's outcome of each pyverbs test on the emulator (scenario\n"
@@ -114,11 +120,14 @@ def check_upstream(up, expected_path, write):
                 "# of the emulator: regenerate with `pyverbs_compare.py upstream <run> <this file>\n"
                 "# --write` from the scenario's /tmp/pyv.upstream and say why in the commit.\n"
             )
-            for tid in sorted(up):
-                f.write(f"{tid}\t{keep.get(tid, up[tid][0])}\n")
+            for tid in sorted(set(up) | set(other)):
+                want = other[tid] if tid in other else keep.get(tid, up[tid][0])
+                f.write(f"{tid}\t{want}\n")
         print(f"pyverbs: wrote {len(up)} expectations to {expected_path}")
         return 0
-    exp = dict(listed(expected_path))
+    # Only the files this run ran (make check's set or make soak's).
+    ran = {file_of(t) for t in up}
+    exp = {t: o for t, o in listed(expected_path) if file_of(t) in ran}
     bad = 0
     for tid in sorted(set(exp) | set(up)):
         want = exp.get(tid, "(not expected)")
