@@ -387,9 +387,17 @@ fn atomic_caps_as_upstream_reads_and_sets_them() {
     assert_eq!(g::ATOMIC.raw().get(&gen), Some(1));
     let (st, cap) = query_cap(&mut h, cap_type::ATOMIC, true);
     assert_eq!(st, 0);
-    assert_eq!(at::ATOMIC_OPERATIONS.raw().get(&cap).map(|v| v & 3), Some(3));
+    assert_eq!(
+        at::ATOMIC_OPERATIONS.raw().get(&cap).map(|v| v & 3),
+        Some(3)
+    );
     assert_eq!(at::ATOMIC_SIZE_QP.raw().get(&cap).map(|v| v & 8), Some(8));
-    assert_eq!(at::SUPPORTED_ATOMIC_REQ_8B_ENDIANNESS_MODE_1.raw().get(&cap), Some(1));
+    assert_eq!(
+        at::SUPPORTED_ATOMIC_REQ_8B_ENDIANNESS_MODE_1
+            .raw()
+            .get(&cap),
+        Some(1)
+    );
     assert_eq!(at::ATOMIC_REQ_8B_ENDIANNESS_MODE.raw().get(&cap), Some(0));
     let op_mod = cap_type::ATOMIC << 1;
     for (mode, ok) in [(2u64, false), (1, true)] {

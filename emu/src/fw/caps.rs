@@ -188,11 +188,23 @@ impl Caps {
         set(&mut c, g::LOG_MAX_QP.raw(), 12);
         set(&mut c, g::RELEASE_ALL_PAGES.raw(), 0);
         let mut am = [0u8; CAP_BYTES];
-        set(&mut am, at::ATOMIC_OPERATIONS.raw(), ATOMIC_OPERATIONS.into());
+        set(
+            &mut am,
+            at::ATOMIC_OPERATIONS.raw(),
+            ATOMIC_OPERATIONS.into(),
+        );
         set(&mut am, at::ATOMIC_SIZE_QP.raw(), ATOMIC_SIZE_8B.into());
         set(&mut am, at::ATOMIC_SIZE_DC.raw(), ATOMIC_SIZE_8B.into());
-        set(&mut am, at::SUPPORTED_ATOMIC_REQ_8B_ENDIANNESS_MODE_1.raw(), 1);
-        set(&mut am, at::ATOMIC_REQ_8B_ENDIANNESS_MODE.raw(), ATOMIC_REQ_MODE_HOST);
+        set(
+            &mut am,
+            at::SUPPORTED_ATOMIC_REQ_8B_ENDIANNESS_MODE_1.raw(),
+            1,
+        );
+        set(
+            &mut am,
+            at::ATOMIC_REQ_8B_ENDIANNESS_MODE.raw(),
+            ATOMIC_REQ_MODE_HOST,
+        );
         let mut ac = am;
         // Big endian until the driver asks for its own (upstream handle_hca_cap_atomic).
         set(&mut ac, at::ATOMIC_REQ_8B_ENDIANNESS_MODE.raw(), 0);
@@ -208,7 +220,11 @@ impl Caps {
     pub fn query(&self, ty: u16, cur: bool) -> Option<[u8; CAP_BYTES]> {
         match ty {
             cap_type::GENERAL => Some(if cur { self.gen_cur } else { self.gen_max }),
-            cap_type::ATOMIC => Some(if cur { self.atomic_cur } else { self.atomic_max }),
+            cap_type::ATOMIC => Some(if cur {
+                self.atomic_cur
+            } else {
+                self.atomic_max
+            }),
             t if ZERO_TYPES.contains(&t) => Some([0; CAP_BYTES]),
             _ => None,
         }
