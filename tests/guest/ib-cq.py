@@ -240,15 +240,14 @@ def raw(uverbs):
     case("resize.bad.unmapped", en(resize_cq(fd, h, 100, mlx5_resize(0x1000))[0]), "EFAULT")
     # The CQ still works after the failed resizes.
     case("resize.after-failures", resize_cq(fd, h, 100, mlx5_resize(nb.addr)), (0, 127))
-    # A CQE size other than 64 or 128. Both: refused or taken as 128 (nothing else).
-    # Driver-specific: mlx5_rs refuses it (EINVAL, as both refuse it at create);
-    # upstream's resize_user does not check it and cqe_sz_to_mlx_sz makes any size
-    # but 64 a 128-byte CQE, so the resize succeeds.
-    r = en(resize_cq(fd, h, 60, mlx5_resize(nb.addr, 96))[0])
-    case("resize.bad.cqe-size", r in ("0", "EINVAL"), True)
-    if DRIVER == "upstream":
-        case("resize.bad.cqe-size.upstream", r, "0")
-    else:
+    # A CQE size other than 64 or 128: driver-specific, ours only. mlx5_rs refuses it
+    # (EINVAL, as both drivers refuse it at create). Upstream's resize_user does not
+    # check it (cqe_sz_to_mlx_sz makes any size but 64 a 128-byte CQE): the resize
+    # succeeds, and on 2026-12-04 one page (VmPin 4 kB) stayed pinned after every CQ
+    # was destroyed, which would hide a leak of the other cases from `pinned-pages-back`;
+    # not run there (Documentation/testing.md, the errno helpers against upstream).
+    if DRIVER != "upstream":
+        r = en(resize_cq(fd, h, 60, mlx5_resize(nb.addr, 96))[0])
         case("resize.bad.cqe-size.mlx5_rs", r, "EINVAL")
 
     case("pinned-while-cqs-exist", vm_pin_kb() > 0, True)
