@@ -334,7 +334,6 @@ fn capabilities_say_absent_for_unmodelled_features() {
         g::ESWITCH_MANAGER,
         g::VPORT_GROUP_MANAGER,
         g::ROCE,
-        g::ATOMIC,
         g::PG,
         g::ETH_NET_OFFLOADS,
         g::HCA_CAP_2,
@@ -351,7 +350,6 @@ fn capabilities_say_absent_for_unmodelled_features() {
     assert_eq!(g::DRIVER_VERSION.raw().get(&cur), Some(1));
     for ty in [
         cap_type::ROCE,
-        cap_type::ATOMIC,
         cap_type::ODP,
         cap_type::GENERAL_2,
         cap_type::FLOW_TABLE,
@@ -374,6 +372,46 @@ fn capabilities_say_absent_for_unmodelled_features() {
     g::LOG_MAX_QP.raw().set(&mut set[CAP_OFFSET..], 19).unwrap();
     assert_eq!(h.run(&set, 16).0, CmdStatus::BAD_PARAM_ERR as u8);
     let _ = query_hca_cap_in::OP_MOD;
+}
+
+/// The ATOMIC page of a ConnectX-5 as upstream reads it: cap `atomic`, 8-byte
+/// compare-swap and fetch-add (mlx5_ib `get_atomic_caps`), requester endianness big
+/// until SET_HCA_CAP(ATOMIC) asks for the host's (mlx5_core `handle_hca_cap_atomic`);
+/// a mode the device does not offer is refused.
+#[test]
+fn atomic_caps_as_upstream_reads_and_sets_them() {
+    use mlx5_emu::ifc::caps::atomic_caps as at;
+    let mut h = Host::new();
+    h.ok(&input(16, OP(Opcode::ENABLE_HCA), 0, &[]), 16);
+    let (_, gen) = query_cap(&mut h, cap_type::GENERAL, true);
+    assert_eq!(g::ATOMIC.raw().get(&gen), Some(1));
+    let (st, cap) = query_cap(&mut h, cap_type::ATOMIC, true);
+    assert_eq!(st, 0);
+    assert_eq!(
+        at::ATOMIC_OPERATIONS.raw().get(&cap).map(|v| v & 3),
+        Some(3)
+    );
+    assert_eq!(at::ATOMIC_SIZE_QP.raw().get(&cap).map(|v| v & 8), Some(8));
+    assert_eq!(
+        at::SUPPORTED_ATOMIC_REQ_8B_ENDIANNESS_MODE_1
+            .raw()
+            .get(&cap),
+        Some(1)
+    );
+    assert_eq!(at::ATOMIC_REQ_8B_ENDIANNESS_MODE.raw().get(&cap), Some(0));
+    let op_mod = cap_type::ATOMIC << 1;
+    for (mode, ok) in [(2u64, false), (1, true)] {
+        let mut set = input(16 + 4096, OP(Opcode::SET_HCA_CAP), op_mod, &[]);
+        set[CAP_OFFSET..CAP_OFFSET + 256].copy_from_slice(&cap);
+        at::ATOMIC_REQ_8B_ENDIANNESS_MODE
+            .raw()
+            .set(&mut set[CAP_OFFSET..], mode)
+            .unwrap();
+        let st = h.run(&set, 16).0;
+        assert_eq!(st == 0, ok, "mode {mode}: status {st:#x}");
+    }
+    let (_, cap) = query_cap(&mut h, cap_type::ATOMIC, true);
+    assert_eq!(at::ATOMIC_REQ_8B_ENDIANNESS_MODE.raw().get(&cap), Some(1));
 }
 
 #[test]

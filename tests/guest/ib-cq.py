@@ -23,6 +23,10 @@ import struct
 import sys
 import time
 
+# The driver under test (tests/guest/ib-oracle.sh sets `upstream`): cases whose
+# outcome legitimately differs are split by it.
+DRIVER = os.environ.get("IB_DRIVER", "mlx5_rs")
+
 PAGE = mmap.PAGESIZE
 GET_CONTEXT, CREATE_CQ, RESIZE_CQ, DESTROY_CQ = 0, 18, 19, 20
 EXTENDED = 0x80000000
@@ -202,8 +206,6 @@ def raw(uverbs):
         ("buf-misaligned", 7, mlx5_create(b.addr + 32, d.addr), errno.EINVAL),
         ("db-straddles-page", 7, mlx5_create(b.addr, d.addr + PAGE - 4), errno.EINVAL),
         ("buf-unmapped", 7, mlx5_create(0x1000, d.addr), errno.EFAULT),
-        ("foreign-uar-index", 7, mlx5_create(b.addr, d.addr, flags=UAR_PAGE_INDEX,
-                                             uar=0xfff0), errno.EINVAL),
         # The emulated device has no CQE compression (caps cqe_compression 0).
         ("compression-unsupported", 7, mlx5_create(b.addr, d.addr, comp_en=1),
          errno.EOPNOTSUPP),
@@ -217,6 +219,17 @@ def raw(uverbs):
             made.append(h)
     e, h, _, _ = create_cq(fd, 7, mlx5_create(b.addr, d.addr), vector=1 << 20)
     case("create.bad.comp-vector", en(e), "EINVAL")
+    # A UAR index the context does not hold. Driver-specific: mlx5_rs refuses it
+    # before any command (EINVAL); upstream hands the user's index to the device as it
+    # is (mlx5_ib cq.c create_cq_user, MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX) and
+    # relies on firmware's check of the context's uid, which this emulator (no user
+    # contexts: log_max_uctx 0) counts as a protocol violation; not run there.
+    if DRIVER != "upstream":
+        e, h, _, _ = create_cq(fd, 7, mlx5_create(b.addr, d.addr, flags=UAR_PAGE_INDEX,
+                                                  uar=0xfff0))
+        case("create.bad.foreign-uar-index.mlx5_rs", en(e), "EINVAL")
+        if not e:
+            made.append(h)
 
     if not made:
         case("create.any", "none created", "some")
@@ -244,8 +257,6 @@ def raw(uverbs):
     case("resize.bad.short", en(resize_cq(fd, h, 100, mlx5_resize(nb.addr)[:8])[0]), "EINVAL")
     case("resize.bad.reserved", en(resize_cq(fd, h, 100, mlx5_resize(nb.addr, r0=1))[0]),
          "EINVAL")
-    case("resize.bad.cqe-size", en(resize_cq(fd, h, 100, mlx5_resize(nb.addr, 96))[0]),
-         "EINVAL")
     case("resize.bad.misaligned", en(resize_cq(fd, h, 100, mlx5_resize(nb.addr + 32))[0]),
          "EINVAL")
     case("resize.bad.above-max",
@@ -253,6 +264,15 @@ def raw(uverbs):
     case("resize.bad.unmapped", en(resize_cq(fd, h, 100, mlx5_resize(0x1000))[0]), "EFAULT")
     # The CQ still works after the failed resizes.
     case("resize.after-failures", resize_cq(fd, h, 100, mlx5_resize(nb.addr)), (0, 127))
+    # A CQE size other than 64 or 128: driver-specific, ours only. mlx5_rs refuses it
+    # (EINVAL, as both drivers refuse it at create). Upstream's resize_user does not
+    # check it (cqe_sz_to_mlx_sz makes any size but 64 a 128-byte CQE): the resize
+    # succeeds, and on 2026-12-04 one page (VmPin 4 kB) stayed pinned after every CQ
+    # was destroyed, which would hide a leak of the other cases from `pinned-pages-back`;
+    # not run there (Documentation/testing.md, the errno helpers against upstream).
+    if DRIVER != "upstream":
+        r = en(resize_cq(fd, h, 60, mlx5_resize(nb.addr, 96))[0])
+        case("resize.bad.cqe-size.mlx5_rs", r, "EINVAL")
 
     case("pinned-while-cqs-exist", vm_pin_kb() > 0, True)
     for h in made:

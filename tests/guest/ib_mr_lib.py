@@ -161,6 +161,23 @@ def vm_pin_kb():
     return None
 
 
+def res_mr_keys(pid=None):
+    """{(lkey, rkey)} of the MRs the RDMA core holds for process `pid` (this one by
+    default), as `rdma res show mr` reports them: the keys the core took from the
+    driver's MR, whatever driver it is."""
+    import subprocess
+
+    pid = os.getpid() if pid is None else pid
+    out = subprocess.run(["rdma", "-j", "res", "show", "mr"], capture_output=True,
+                         text=True, check=False).stdout
+    rows = json.loads(out or "[]")
+
+    def key(v):  # iproute2 prints keys as hex strings in JSON
+        return int(v, 16) if isinstance(v, str) else int(v or 0)
+
+    return {(key(r.get("lkey")), key(r.get("rkey"))) for r in rows if r.get("pid") == pid}
+
+
 def emu_get(path):
     """A value of the emulator's stats (request `get`), or None without a channel."""
     dev = os.environ.get("EMUCTL_DEV", "/dev/mlx5emu-ctl")

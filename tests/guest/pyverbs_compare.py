@@ -9,14 +9,27 @@ Usage:
       (tests/guest/pyverbs.upstream: `<test id> <outcome>` per line, or
       `<outcome>|<outcome>` for a test whose outcome depends on the attributes pyverbs
       draws at random), so a change of the emulator that breaks (or newly allows)
-      something upstream does shows; with --write, EXPECTED is written from UPSTREAM
-      instead (alternatives kept from the file it replaces)
+      something upstream does shows; only the files UPSTREAM ran are compared (make
+      check runs some, make soak the others); with --write, EXPECTED is written from
+      UPSTREAM instead (alternatives and the other files' lines kept from the file it
+      replaces)
   pyverbs_compare.py ours UPSTREAM OURS DIFFERENCES
       no test went worse on mlx5_rs than on upstream — a test upstream passes that ours
-      skips, fails or errors, or one upstream skips that ours fails or errors — unless
-      DIFFERENCES (tests/guest/pyverbs.differences) lists it: `<test id or fnmatch
-      pattern><TAB or two spaces><reason>` per line. Listed tests that are no longer
-      worse print as `stale`, so the list can shrink.
+      skips, fails or errors, or one upstream skips that ours fails or errors — and no
+      test that skips, fails or errors on both did so for another reason (the exception
+      class and message, normalised: see `normalise`), unless DIFFERENCES
+      (tests/guest/pyverbs.differences) lists it: `<test id or fnmatch pattern><TAB or
+      two spaces><reason>` per line. Listed tests that are no longer worse nor
+      differently failing print as `stale`, so the list can shrink. Tests that do
+      better on ours print as `BETTER` (not an error: a difference to look at).
+  pyverbs_compare.py markdown UPSTREAM OURS
+      the Documentation fragment of this run (Documentation/ib-vs-upstream.md between
+      its `pyverbs-table` markers): per file, both drivers' ok / skip / fail / error and
+      the totals, each line prefixed `PYVDOC ` for tests/pyverbs-doc.sh to extract
+      from the console log
+  pyverbs_compare.py doc UPSTREAM OURS DOCUMENT
+      the table rows in DOCUMENT between its markers equal the ones this run generates
+      (the committed table is the one a run printed, not one written by hand)
 
 Input files hold the console lines `PYV <driver> <outcome> <secs> <id> [reason]` (other
 lines are ignored). Exit status: 0 as expected, 1 not, 2 unreadable or empty input.
@@ -45,6 +58,16 @@ def file_of(tid):
     """tests.test_qp.QPTest.test_x -> test_qp (class-level holders keep their text)."""
     m = re.search(r"\btests\.(test_[A-Za-z0-9_]+)", tid)
     return m.group(1) if m else "?"
+
+
+def normalise(reason):
+    """A failure's reason with what differs between two runs of the same failure taken
+    out: addresses and handles (hex numbers, numbers of 5 digits or more) and the
+    seconds a timeout message may name. The exception class and errno stay."""
+    r = re.sub(r"0x[0-9a-fA-F]+", "0x#", reason)
+    r = re.sub(r"\b[0-9]{5,}\b", "#", r)
+    r = re.sub(r"\b[0-9]+(\.[0-9]+)? ?s\b", "# s", r)
+    return r.strip()
 
 
 def listed(path):
@@ -82,10 +105,14 @@ def table(up, ours):
 
 def check_upstream(up, expected_path, write):
     if write:
+        ran = {file_of(t) for t in up}
         try:
-            keep = {t: o for t, o in listed(expected_path) if "|" in o}
+            old = listed(expected_path)
         except OSError:
-            keep = {}
+            old = []
+        keep = {t: o for t, o in old if "|" in o}
+        # Files this run did not run (the other set: make check's or make soak's).
+        other = {t: o for t, o in old if file_of(t) not in ran}
         with open(expected_path, "w", encoding="utf-8") as f:
             f.write(
                 "# Upstream mlx5_ib's outcome of each pyverbs test on the emulator (scenario\n"
@@ -93,11 +120,14 @@ def check_upstream(up, expected_path, write):
                 "# of the emulator: regenerate with `pyverbs_compare.py upstream <run> <this file>\n"
                 "# --write` from the scenario's /tmp/pyv.upstream and say why in the commit.\n"
             )
-            for tid in sorted(up):
-                f.write(f"{tid}\t{keep.get(tid, up[tid][0])}\n")
+            for tid in sorted(set(up) | set(other)):
+                want = other[tid] if tid in other else keep.get(tid, up[tid][0])
+                f.write(f"{tid}\t{want}\n")
         print(f"pyverbs: wrote {len(up)} expectations to {expected_path}")
         return 0
-    exp = dict(listed(expected_path))
+    # Only the files this run ran (make check's set or make soak's).
+    ran = {file_of(t) for t in up}
+    exp = {t: o for t, o in listed(expected_path) if file_of(t) in ran}
     bad = 0
     for tid in sorted(set(exp) | set(up)):
         want = exp.get(tid, "(not expected)")
@@ -117,26 +147,104 @@ def worse(a, b):
 
 def check_ours(up, ours, diff_path):
     known = listed(diff_path)
+    why_listed = dict(known)
     used = set()
-    unlisted = 0
+    unlisted = better = 0
     for tid in sorted(set(up) | set(ours)):
-        a = ours[tid][0] if tid in ours else "error"
-        b = up[tid][0] if tid in up else "skip"
-        why = ours[tid][1] if tid in ours else "not run on mlx5_rs"
+        a, ra = ours.get(tid, ("error", "not run on mlx5_rs"))
+        b, rb = up.get(tid, ("skip", "not run on upstream"))
         hit = next((p for p, _ in known if fnmatch.fnmatchcase(tid, p)), None)
-        if not worse(a, b):
+        if worse(b, a):
+            better += 1
+            print(f"BETTER    {tid}: upstream {b} ({rb}), ours {a}")
+            continue
+        if worse(a, b):
+            label, what = "WORSE   ", f"upstream {b}, ours {a}: {ra}"
+        elif a == b and a != "ok" and normalise(ra) != normalise(rb):
+            label, what = "REASON  ", f"both {a}, for other reasons: upstream {rb!r}, ours {ra!r}"
+        else:
             continue
         if hit is not None:
             used.add(hit)
-            print(f"known     {tid}: upstream {b}, ours {a} ({dict(known)[hit]})")
+            print(f"known     {tid}: {what} ({why_listed[hit]})")
         else:
             unlisted += 1
-            print(f"WORSE     {tid}: upstream {b}, ours {a}: {why}")
+            print(f"{label}  {tid}: {what}")
     for p, reason in known:
         if p not in used:
-            print(f"stale     {p}: no test matching it is worse on mlx5_rs now ({reason})")
-    print(f"pyverbs mlx5_rs: {len(ours)} tests, {unlisted} worse than upstream and not listed")
+            print(f"stale     {p}: no test matching it differs on mlx5_rs now ({reason})")
+    print(
+        f"pyverbs mlx5_rs: {len(ours)} tests, {unlisted} worse than upstream or failing"
+        f" for another reason and not listed, {better} better than upstream"
+    )
     return 1 if unlisted else 0
+
+
+MARK_BEGIN = "<!-- pyverbs-table: generated by tests/pyverbs-doc.sh from a 73-pyverbs run -->"
+MARK_END = "<!-- pyverbs-table end -->"
+
+
+def fragment(up, ours):
+    """The generated table's lines (without markers)."""
+    cu, co = counts(up), counts(ours)
+    lines = [
+        "| file | tests | upstream mlx5_ib ok / skip / fail / error | mlx5_rs ok / skip / fail / error |",
+        "|---|---|---|---|",
+    ]
+    tot = {"u": dict.fromkeys(OUTCOMES, 0), "o": dict.fromkeys(OUTCOMES, 0)}
+    for f in sorted(set(cu) | set(co)):
+        cells = []
+        for k, c in (("u", cu.get(f)), ("o", co.get(f))):
+            if c is None:
+                cells.append("not run")
+                continue
+            for o in OUTCOMES:
+                tot[k][o] += c[o]
+            cells.append(" / ".join(str(c[o]) for o in OUTCOMES))
+        n = max(sum((cu.get(f) or {}).values()), sum((co.get(f) or {}).values()))
+        lines.append(f"| {f} | {n} | {cells[0]} | {cells[1]} |")
+    n = max(len(up), len(ours))
+    cells = [" / ".join(str(tot[k][o]) for o in OUTCOMES) for k in ("u", "o")]
+    lines.append(f"| **all {len(set(cu) | set(co))} files** | {n} | {cells[0]} | {cells[1]} |")
+    return lines
+
+
+def markdown(up, ours):
+    print(f"PYVDOC {MARK_BEGIN}")
+    for line in fragment(up, ours):
+        print(f"PYVDOC {line}")
+    print(f"PYVDOC {MARK_END}")
+    return 0
+
+
+def committed(doc_path):
+    """The table rows between the markers of a document."""
+    rows, inside = [], False
+    with open(doc_path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line == MARK_BEGIN:
+                inside = True
+            elif line == MARK_END:
+                inside = False
+            elif inside and line.startswith("|"):
+                rows.append(line)
+    return rows
+
+
+def check_doc(up, ours, doc_path):
+    want, have = fragment(up, ours), committed(doc_path)
+    if want == have:
+        print(f"pyverbs doc: the table in {doc_path} is this run's")
+        return 0
+    for line in have:
+        if line not in want:
+            print(f"doc only  {line}")
+    for line in want:
+        if line not in have:
+            print(f"run only  {line}")
+    print(f"pyverbs doc: the table in {doc_path} is not this run's: tests/pyverbs-doc.sh <console log>")
+    return 1
 
 
 def main():
@@ -150,6 +258,15 @@ def main():
                 print(f"pyverbs_compare: no results in {a[1]}", file=sys.stderr)
                 return 2
             return check_upstream(up, a[2], a[3:] == ["--write"])
+        if len(a) in (3, 4) and a[0] in ("markdown", "doc") and a[3:] != [""]:
+            up, ours = results(a[1]), results(a[2])
+            if not up or not ours:
+                print("pyverbs_compare: a run has no results", file=sys.stderr)
+                return 2
+            if a[0] == "markdown" and len(a) == 3:
+                return markdown(up, ours)
+            if a[0] == "doc" and len(a) == 4:
+                return check_doc(up, ours, a[3])
         if len(a) == 4 and a[0] == "ours":
             up, ours = results(a[1]), results(a[2])
             if not up or not ours:

@@ -6,9 +6,12 @@
 # errno; every pinned ring and doorbell page unpinned again. A process holding CQs
 # shows them in the emulator and `rdma res show cq`, and they go when it exits.
 # ibv_devinfo shows the CQ moderation caps. No warning or error line, no emulator
-# violation, every object destroyed, no kmemleak report.
+# violation, every object destroyed, no kmemleak report. The pyverbs and raw cases run
+# on upstream mlx5_core + mlx5_ib first, on the same port: each passes there too and
+# both drivers print the same cases (tests/guest/ib-oracle.sh).
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 CASES=$MLX5RS_REPO/tests/guest/cases
+. "$MLX5RS_REPO/tests/guest/ib-oracle.sh"
 bdf=$(mlx_bdf) || { fail cq.device-present "no 15b3 function"; exit 1; }
 CQ=$MLX5RS_REPO/tests/guest/ib-cq.py
 ib_scenario_start
@@ -21,6 +24,14 @@ run_cases() {
 	case_lines /tmp/cq-$_n.out "$CASES/cq-$_n.cases" $?
 }
 
+# --- upstream mlx5_ib: the oracle of the cases' errnos -------------------------------
+upstream_load cq
+upstream_cases /tmp/cq-pyverbs.upstream env IB_DRIVER=upstream timeout 300 python3 "$CQ" pyverbs "$dev"
+upstream_cases /tmp/cq-raw.upstream env IB_DRIVER=upstream timeout 300 python3 "$CQ" raw "$uv"
+upstream_unload cq
+ib_scenario_start
+
+# --- mlx5_rs -----------------------------------------------------------------------
 ib_load cq
 uv=$(uverbs_of "$dev")
 check cq.uverbs-node test -c "/dev/infiniband/$uv"
@@ -32,11 +43,13 @@ uar0=$(uars_held)
 
 # --- libmlx5 -------------------------------------------------------------------------
 run_cases pyverbs python3 "$CQ" pyverbs "$dev"
+cases_agree cq.pyverbs.same-cases-as-upstream /tmp/cq-pyverbs.upstream /tmp/cq-pyverbs.out
 check cq.pyverbs.emu-cqs-back test "$(live cq)" = "$cq0"
 check cq.pyverbs.uar-objects-released test "$(uars_held)" = "$uar0"
 
 # --- raw commands ----------------------------------------------------------------------
 run_cases raw python3 "$CQ" raw "$uv"
+cases_agree cq.raw.same-cases-as-upstream /tmp/cq-raw.upstream /tmp/cq-raw.out
 check cq.raw.emu-cqs-back test "$(live cq)" = "$cq0"
 
 # --- a process holding CQs -------------------------------------------------------------

@@ -8,25 +8,38 @@
 # no kmemleak report.
 # libmlx5 56.1 asks for dynamic UARs and rings its CQs' and QPs' doorbells on a UAR
 # object (MLX5_IB_OBJECT_UAR, non-cached); the same walk runs through the raw uverbs
-# write commands on a context with static UARs (tests/guest/ib-qp.py raw).
+# write commands on a context with static UARs (tests/guest/ib-qp.py raw). Both run on
+# upstream mlx5_core + mlx5_ib first, on the same port: each case passes there too and
+# both drivers print the same cases (tests/guest/ib-oracle.sh).
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 CASES=$MLX5RS_REPO/tests/guest/cases
+. "$MLX5RS_REPO/tests/guest/ib-oracle.sh"
 bdf=$(mlx_bdf) || { fail qp.device-present "no 15b3 function"; exit 1; }
 QPY=$MLX5RS_REPO/tests/guest/ib-qp.py
 ib_scenario_start
 
+# --- upstream mlx5_ib: the oracle of the cases' errnos -------------------------------
+upstream_load qp
+upstream_cases /tmp/qp-raw.upstream env IB_DRIVER=upstream timeout 300 python3 "$QPY" raw "$uv"
+upstream_cases /tmp/qp-walk.upstream env IB_DRIVER=upstream timeout 600 python3 "$QPY" walk "$dev"
+upstream_unload qp
+ib_scenario_start
+
+# --- mlx5_rs -----------------------------------------------------------------------
 ib_load qp
 
 # --- raw uverbs commands (a context with static UARs) --------------------------------
 qp0=$(live qp)
 timeout 300 python3 "$QPY" raw "$(uverbs_of "$dev")" >/tmp/qp-raw.out 2>&1
 case_lines /tmp/qp-raw.out "$CASES/qp-raw.cases" $?
+cases_agree qp.raw.same-cases-as-upstream /tmp/qp-raw.upstream /tmp/qp-raw.out
 check qp.raw.emu-qps-back test "$(live qp)" = "$qp0"
 
 # --- libmlx5 (pyverbs): RC, UC and UD walks on UAR objects -------------------------
 uar0=$(uars_held)
 timeout 600 python3 "$QPY" walk "$dev" >/tmp/qp-walk.out 2>&1
 case_lines /tmp/qp-walk.out "$CASES/qp-walk.cases" $?
+cases_agree qp.walk.same-cases-as-upstream /tmp/qp-walk.upstream /tmp/qp-walk.out
 check qp.walk.emu-qps-back test "$(live qp)" = "$qp0"
 check qp.walk.uar-objects-released test "$(uars_held)" = "$uar0"
 

@@ -7,13 +7,23 @@
 # InfiniBand address handles (software address vectors: no command), bad static rates
 # refused. A process holding two SRQs and an XRC domain shows them as emulator
 # objects, and they go when it exits. No warning or error line, no emulator
-# violation, every object destroyed, no kmemleak report.
+# violation, every object destroyed, no kmemleak report. The cases run on upstream
+# mlx5_core + mlx5_ib first, on the same port: each passes there too and both drivers
+# print the same cases (tests/guest/ib-oracle.sh).
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 CASES=$MLX5RS_REPO/tests/guest/cases
+. "$MLX5RS_REPO/tests/guest/ib-oracle.sh"
 bdf=$(mlx_bdf) || { fail srq.device-present "no 15b3 function"; exit 1; }
 PY=$MLX5RS_REPO/tests/guest/ib-srq.py
 ib_scenario_start
 
+# --- upstream mlx5_ib: the oracle of the cases' errnos -------------------------------
+upstream_load srq
+upstream_cases /tmp/srq-cases.upstream env IB_DRIVER=upstream timeout 300 python3 "$PY" cases "$dev" "$uv"
+upstream_unload srq
+ib_scenario_start
+
+# --- mlx5_rs -----------------------------------------------------------------------
 ib_load srq
 uv=$(uverbs_of "$dev")
 check srq.uverbs-node test -c "/dev/infiniband/$uv"
@@ -27,6 +37,7 @@ case_lines /tmp/srq-cases.out "$CASES/srq.cases" $?
 # Basic SRQs are RMPs (four by pyverbs, one by the raw SRQ_CREATE ioctl); the limit
 # goes by MODIFY_RMP; the XRC domain by ALLOC_XRCD.
 check srq.emu-create-rmp test "$(($(cmds_ok CREATE_RMP) - rmp0))" = 5
+cases_agree srq.same-cases-as-upstream /tmp/srq-cases.upstream /tmp/srq-cases.out
 check srq.emu-modify-rmp test "$(($(cmds_ok MODIFY_RMP) - mod0))" = 2
 check srq.emu-alloc-xrcd test "$(($(cmds_ok ALLOC_XRCD) - xd0))" -ge 1
 check srq.emu-no-create-srq test "$(cmds_ok CREATE_SRQ)" = 0

@@ -10,14 +10,25 @@
 # bad types and mappings refused, every UAR released (ib-uverbs.py uarobj). Unbind
 # under a process that has the device open completes, and the process sees
 # IB_EVENT_DEVICE_FATAL. No warning or error line, no emulator violation, every object
-# destroyed, no kmemleak report.
+# destroyed, no kmemleak report. The udata and uarobj cases run on upstream mlx5_core
+# + mlx5_ib first, on the same port: each passes there too and both drivers print the
+# same cases (tests/guest/ib-oracle.sh).
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 CASES=$MLX5RS_REPO/tests/guest/cases
+. "$MLX5RS_REPO/tests/guest/ib-oracle.sh"
 bdf=$(mlx_bdf) || { fail uctx.device-present "no 15b3 function"; exit 1; }
 drv=/sys/bus/pci/drivers/mlx5_rs
 UV=$MLX5RS_REPO/tests/guest/ib-uverbs.py
 ib_scenario_start
 
+# --- upstream mlx5_ib: the oracle of the cases' errnos -------------------------------
+upstream_load uctx
+upstream_cases /tmp/uctx-udata.upstream env IB_DRIVER=upstream timeout 300 python3 "$UV" udata "$uv"
+upstream_cases /tmp/uctx-uarobj.upstream env IB_DRIVER=upstream timeout 300 python3 "$UV" uarobj "$uv"
+upstream_unload uctx
+ib_scenario_start
+
+# --- mlx5_rs -----------------------------------------------------------------------
 ib_load uctx
 check uctx.uverbs-device sh -c "test -n \"\$(ls /sys/class/infiniband/$dev/device/infiniband_verbs 2>/dev/null)\""
 uv=$(uverbs_of "$dev")
@@ -49,6 +60,7 @@ ua0=$(cmds_ok ALLOC_UAR)
 ud0=$(cmds_ok DEALLOC_UAR)
 python3 "$UV" udata "$uv" >/tmp/uctx-udata.out 2>&1
 case_lines /tmp/uctx-udata.out "$CASES/uctx-udata.cases" $?
+cases_agree uctx.udata.same-cases-as-upstream /tmp/uctx-udata.upstream /tmp/uctx-udata.out
 check uctx.udata.static-uars-allocated test "$(($(cmds_ok ALLOC_UAR) - ua0))" = 2
 check uctx.udata.static-uars-released test "$(($(cmds_ok DEALLOC_UAR) - ud0))" = 2
 check uctx.udata.emu-transport-domain test "$(live transport_domain)" = "$td0"
@@ -58,6 +70,7 @@ ua0=$(cmds_ok ALLOC_UAR)
 ud0=$(cmds_ok DEALLOC_UAR)
 python3 "$UV" uarobj "$uv" >/tmp/uctx-uarobj.out 2>&1
 case_lines /tmp/uctx-uarobj.out "$CASES/uctx-uarobj.cases" $?
+cases_agree uctx.uarobj.same-cases-as-upstream /tmp/uctx-uarobj.upstream /tmp/uctx-uarobj.out
 # Three objects allocated (the refused types allocate nothing), all three released:
 # the one destroyed while mapped at its munmap, the last one when the file closed.
 check uctx.uarobj.uars-allocated test "$(($(cmds_ok ALLOC_UAR) - ua0))" = 3

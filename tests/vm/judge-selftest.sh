@@ -129,6 +129,28 @@ if MLX5RS_REPO=$G /bin/sh -c '. "$MLX5RS_REPO/tests/guest/lib.sh"; case_lines "$
 else
 	fail=$((fail + 1)); echo "judge-selftest: case_lines without its list did not fail"
 fi
+# The pyverbs judge (tests/guest/pyverbs_compare.py, scenario 73): ours worse than
+# upstream, or failing for another reason, fails unless listed; better passes (and is
+# reported); a Documentation table that is not the run's fails.
+PV=$(dirname "$0")/../guest/pyverbs_compare.py
+pvc() { # pvc NAME want(0|1) MODE UPSTREAM-LINES OURS-LINES [THIRD-FILE-CONTENT]
+	printf '%b' "$4" >"$T/$1.up"; printf '%b' "$5" >"$T/$1.ours"; printf '%b' "${6:-}" >"$T/$1.third"
+	if [ "$3" = ours ] || [ "$3" = doc ]; then set -- "$1" "$2" "$3" "$T/$1.third"; else set -- "$1" "$2" "$3"; fi
+	python3 "$PV" "$3" "$T/$1.up" "$T/$1.ours" ${4:+"$4"} >"$T/$1.out" 2>&1; got=$([ $? -eq 0 ] && echo 0 || echo 1)
+	if [ "$got" = "$2" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "judge-selftest: pyverbs $1: exit $got, wanted $2"; cat "$T/$1.out"; fi
+}
+A='PYV upstream ok 1.0 tests.test_a.T.test_x\n'
+E='PYV upstream error 1.0 tests.test_a.T.test_y PyverbsError: Got timeout on polling (1 CQEs remaining)\n'
+pvc pv-same 0 ours "$A$E" "$A$E"
+pvc pv-worse 1 ours "$A$E" "PYV mlx5_rs skip 1.0 tests.test_a.T.test_x no\n$E"
+pvc pv-worse-listed 0 ours "$A$E" "PYV mlx5_rs skip 1.0 tests.test_a.T.test_x no\n$E" 'tests.test_a.T.test_x  a reason\n'
+pvc pv-other-reason 1 ours "$A$E" "${A}PYV mlx5_rs error 1.0 tests.test_a.T.test_y PyverbsRDMAError: Failed to modify QP. Errno: 22\n"
+pvc pv-same-reason-other-handle 0 ours "${A}PYV u error 1.0 tests.test_a.T.test_y E: at 0x7f00aa handle 123456\n" "${A}PYV m error 1.0 tests.test_a.T.test_y E: at 0x7f11bb handle 654321\n"
+pvc pv-better 0 ours "$A$E" "${A}PYV mlx5_rs ok 1.0 tests.test_a.T.test_y\n"
+grep -q '^BETTER ' "$T/pv-better.out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "judge-selftest: pyverbs: a better test not reported"; }
+python3 "$PV" markdown "$T/pv-same.up" "$T/pv-same.ours" | sed 's/^PYVDOC //' >"$T/doc.md"
+pvc pv-doc-current 0 doc "$A$E" "$A$E" "$(cat "$T/doc.md")\n"
+pvc pv-doc-stale 1 doc "$A$E" "$A$A" "$(cat "$T/doc.md")\n"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -2,11 +2,16 @@
 //! (SET_HCA_CAP).
 //!
 //! Only what is modelled is advertised: no Ethernet offloads, flow tables, eswitch,
-//! SR-IOV, RoCE, ODP or atomics. Other capability types read back all zero
+//! SR-IOV, RoCE or ODP. Atomics are advertised as a ConnectX-5 does (the ATOMIC page:
+//! 8-byte compare-swap and fetch-add, requester endianness settable to the host's):
+//! the emulator accepts what they configure (QPs' remote-atomic enable and atomic
+//! mode, mkeys' `a`); it executes no work request of any kind yet. Other capability
+//! types read back all zero
 //! ("absent"). The values are our model of a ConnectX-5 IB port (our choice); the
 //! field layout is `mlx5_ifc_cmd_hca_cap_bits`, checked by tests/ifc_vs_header.rs.
 
 use crate::config::EmuConfig;
+use crate::ifc::caps::atomic_caps as at;
 use crate::ifc::caps::cmd_hca_cap as g;
 use crate::ifc::field::Field;
 use crate::ifc::opcodes::cap_type;
@@ -21,13 +26,26 @@ pub struct Caps {
     pub gen_cur: [u8; CAP_BYTES],
     /// GENERAL, maximum.
     pub gen_max: [u8; CAP_BYTES],
+    /// ATOMIC, current.
+    pub atomic_cur: [u8; CAP_BYTES],
+    /// ATOMIC, maximum.
+    pub atomic_max: [u8; CAP_BYTES],
 }
+
+/// `atomic_operations`: compare-swap, fetch-add, and their masked forms (upstream
+/// `MLX5_ATOMIC_OPS_*`, bits 0 to 3).
+pub const ATOMIC_OPERATIONS: u16 = 0b1111;
+/// `atomic_size_qp` / `atomic_size_dc`: 8-byte operands (upstream mlx5_ib
+/// `MLX5_ATOMIC_SIZE_QP_8BYTES`, bit 3).
+pub const ATOMIC_SIZE_8B: u16 = 1 << 3;
+/// `atomic_req_8B_endianness_mode` value "host endianness" (upstream mlx5_core
+/// `MLX5_ATOMIC_REQ_MODE_HOST_ENDIANNESS`); 0 is big endian, the power-up value.
+pub const ATOMIC_REQ_MODE_HOST: u64 = 1;
 
 /// Capability types that read back as all zero (feature absent).
 pub const ZERO_TYPES: &[u16] = &[
     cap_type::ETHERNET_OFFLOADS,
     cap_type::ODP,
-    cap_type::ATOMIC,
     cap_type::ROCE,
     cap_type::IPOIB_OFFLOADS,
     cap_type::IPOIB_ENHANCED_OFFLOADS,
@@ -123,6 +141,10 @@ impl Caps {
             (g::UC.raw(), 1),
             (g::UD.raw(), 1),
             (g::XRC.raw(), 1),
+            (g::ATOMIC.raw(), 1),
+            // Multicast loopback blocking of UD QPs (qpc `block_lb_mc`), as a
+            // ConnectX-5 reports it; no multicast is modelled, so nothing loops back.
+            (g::BLOCK_LB_MC.raw(), 1),
             (g::CQ_MODERATION.raw(), 1),
             (g::CQ_RESIZE.raw(), 1),
             (g::UAR_4K.raw(), 1),
@@ -165,9 +187,32 @@ impl Caps {
         set(&mut c, g::CACHE_LINE_128BYTE.raw(), 0);
         set(&mut c, g::LOG_MAX_QP.raw(), 12);
         set(&mut c, g::RELEASE_ALL_PAGES.raw(), 0);
+        let mut am = [0u8; CAP_BYTES];
+        set(
+            &mut am,
+            at::ATOMIC_OPERATIONS.raw(),
+            ATOMIC_OPERATIONS.into(),
+        );
+        set(&mut am, at::ATOMIC_SIZE_QP.raw(), ATOMIC_SIZE_8B.into());
+        set(&mut am, at::ATOMIC_SIZE_DC.raw(), ATOMIC_SIZE_8B.into());
+        set(
+            &mut am,
+            at::SUPPORTED_ATOMIC_REQ_8B_ENDIANNESS_MODE_1.raw(),
+            1,
+        );
+        set(
+            &mut am,
+            at::ATOMIC_REQ_8B_ENDIANNESS_MODE.raw(),
+            ATOMIC_REQ_MODE_HOST,
+        );
+        let mut ac = am;
+        // Big endian until the driver asks for its own (upstream handle_hca_cap_atomic).
+        set(&mut ac, at::ATOMIC_REQ_8B_ENDIANNESS_MODE.raw(), 0);
         Caps {
             gen_cur: c,
             gen_max: m,
+            atomic_cur: ac,
+            atomic_max: am,
         }
     }
 
@@ -175,6 +220,11 @@ impl Caps {
     pub fn query(&self, ty: u16, cur: bool) -> Option<[u8; CAP_BYTES]> {
         match ty {
             cap_type::GENERAL => Some(if cur { self.gen_cur } else { self.gen_max }),
+            cap_type::ATOMIC => Some(if cur {
+                self.atomic_cur
+            } else {
+                self.atomic_max
+            }),
             t if ZERO_TYPES.contains(&t) => Some([0; CAP_BYTES]),
             _ => None,
         }
@@ -214,6 +264,25 @@ impl Caps {
             // At most MAX_LOG_UAR_PAGE_SZ: set_general refuses more.
             log_uar_page_sz: self.cur(g::LOG_UAR_PAGE_SZ.raw()) as u32,
         }
+    }
+
+    /// Applies a SET_HCA_CAP of ATOMIC: only `atomic_req_8B_endianness_mode` is
+    /// taken (what upstream `handle_hca_cap_atomic` writes), 0 (big endian) or, as
+    /// `supported_atomic_req_8B_endianness_mode_1` allows, 1 (host); other values are
+    /// rejected, other fields ignored.
+    pub fn set_atomic(&mut self, new: &[u8]) -> Result<(), &'static str> {
+        let f = at::ATOMIC_REQ_8B_ENDIANNESS_MODE.raw();
+        let v = f.get(new).unwrap_or(0);
+        let host_ok = at::SUPPORTED_ATOMIC_REQ_8B_ENDIANNESS_MODE_1
+            .raw()
+            .get(&self.atomic_max)
+            .unwrap_or(0)
+            != 0;
+        if v > ATOMIC_REQ_MODE_HOST || (v == ATOMIC_REQ_MODE_HOST && !host_ok) {
+            return Err(f.name);
+        }
+        set(&mut self.atomic_cur, f, v);
+        Ok(())
     }
 
     /// Sets cap `ib_virt` (current and maximum): the port knob of `ib_port`.

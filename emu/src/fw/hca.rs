@@ -93,7 +93,7 @@ impl Firmware {
     }
 
     // PRM start-up sequence: capabilities are set before INIT_HCA (BAD_SYS_STATE after).
-    // Only GENERAL is settable here (every other type is absent); which GENERAL fields
+    // GENERAL and ATOMIC are settable here (every other type is absent); which fields
     // are taken and the max check: see caps.rs.
     pub(super) fn set_hca_cap(&mut self, input: &[u8]) -> CmdResult {
         if self.func.initialized {
@@ -118,6 +118,7 @@ impl Firmware {
         }
         match op_mod >> 1 {
             cap_type::GENERAL => self.caps.set_general(cap).map_err(|_| bad_param()),
+            cap_type::ATOMIC => self.caps.set_atomic(cap).map_err(|_| bad_param()),
             // Nothing is settable in the absent capability types.
             _ => Err((CmdStatus::BAD_PARAM_ERR, syndrome::BAD_CAP_TYPE)),
         }
