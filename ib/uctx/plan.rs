@@ -285,7 +285,8 @@ mod tests {
         assert!(!uar_hold(&mut l, 7));
         assert_eq!(uar_free(&mut l, 7), UarFreed::Unknown);
         assert_eq!(uar_release(&mut l, 7), None);
-        assert_eq!(uar_release(&mut l, 7), Some(0), "last user: deallocate");
+        // last user: deallocate
+        assert_eq!(uar_release(&mut l, 7), Some(0));
         // No user: the object's free deallocates at once; a release without a hold
         // changes nothing.
         assert_eq!(uar_release(&mut l, 9), None);
