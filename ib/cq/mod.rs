@@ -62,7 +62,7 @@ use crate::{
     ffi::rdma::{
         ib::IbUcontext,
         ib_cq::{CqCreated, CqInit, CqShim, CqUdata, IbCq, IbCqOps},
-        umem::{BlockSize, IbDev, Umem},
+        umem::{BlockSize, Umem},
     },
     hw::{to_kernel, Hw},
 };
@@ -212,8 +212,7 @@ impl CqVerbs {
             ctx.lib_uar_dyn(),
         )
         .map_err(|e| uabi_err(&self.dev, what, e))?;
-        // SAFETY: the shim passes `ibcq->device` of this create_cq, valid for the call.
-        let ibdev = unsafe { IbDev::from_raw(u.ibdev) }.ok_or(EINVAL)?;
+        let ibdev = u.ibdev.ok_or(EINVAL)?;
         let mut umem = Umem::get(ibdev, plan.buf_addr, plan.buf_len, access::LOCAL_WRITE)?;
         let (bs, page_offset) = cq_pages(&mut umem)?;
         let db = ctx.db_pages().map(ibdev, plan.db_addr)?;
@@ -447,8 +446,7 @@ impl IbCq for Cq {
         if !matches!(st.mem, Some(CqMem::User(_))) {
             return Err(EINVAL);
         }
-        // SAFETY: the shim passes `ibcq->device` of this resize_cq, valid for the call.
-        let ibdev = unsafe { IbDev::from_raw(u.ibdev) }.ok_or(EINVAL)?;
+        let ibdev = u.ibdev.ok_or(EINVAL)?;
         let mut umem = Umem::get(ibdev, buf_addr, buf_len, access::LOCAL_WRITE)?;
         let (bs, page_offset) = cq_pages(&mut umem)?;
         let pas = umem_pas(&umem, bs)?;
