@@ -392,7 +392,10 @@ struct Cq {
     moderation: bool,
     /// 128-byte CQEs padded (`cqe_sz` 2), kept on resize.
     pad: bool,
-    /// Lock order: a leaf, taken by resize_cq and modify_cq (process context).
+    /// Lock order: taken by resize_cq (held across pinning the new buffer and the
+    /// resize MODIFY_CQ, as upstream's `resize_mutex`), when a failed create buries (then
+    /// `Hw::graveyard` under it) and to read the size; so `CmdQueue::state` is taken
+    /// under it. Never taken under an EQ's `Eq::state`.
     #[pin]
     state: Mutex<CqState>,
 }

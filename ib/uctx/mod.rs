@@ -79,7 +79,8 @@ pub(crate) struct UserContext {
     /// The bfregs its QPs ring (set once the UAR pages are allocated).
     bfregs: Option<Arc<BfregTable>>,
     /// UAR indices of the context's UAR objects (UAR_OBJ_ALLOC), each until its
-    /// mmap entry is freed. A leaf lock: nothing else is taken under it.
+    /// mmap entry is freed. Lock order: a leaf, nothing else is taken under it
+    /// (ALLOC_UAR and DEALLOC_UAR run outside it).
     uar_objs: Pin<KBox<Mutex<KVec<u32>>>>,
 }
 
