@@ -46,13 +46,16 @@ pub(crate) struct DebugData {
     hw: Arc<Hw>,
     pages: Arc<FwPages>,
     events: Arc<EqInfo>,
-    /// The last `nop_storm` result.
+    /// The last `nop_storm` result. Lock order: a leaf, never held across the storm's
+    /// commands (the result is stored after they completed).
     #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
     #[pin]
     storm: Mutex<Option<Result<StormResult>>>,
 }
 
 kernel::sync::global_lock! {
+    // Lock order: a leaf, taken at module init and exit and when a function adds its
+    // directory; no other lock under it.
     // SAFETY: `root_init` initializes it in module init, before the driver is
     // registered (no probe can run before).
     unsafe(uninit) static ROOT: Mutex<Option<Dir>> = None;

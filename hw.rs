@@ -40,7 +40,8 @@ use crate::{
 pub(crate) struct Hw {
     _stop_dma: StopDmaOnDrop,
     /// DMA memory the device may still write (an EQ ring whose DESTROY_EQ failed),
-    /// freed only after `_stop_dma` turned bus mastering off.
+    /// freed only after `_stop_dma` turned bus mastering off. Lock order: a leaf
+    /// (taken under `Cq::state` when a CQ's memory is buried).
     #[pin]
     graveyard: Mutex<KVec<Coherent<[u8]>>>,
     bar: pci::DevresBar<{ seg::MAPPED_SIZE }>,

@@ -50,6 +50,8 @@ struct Progress {
 
 #[pin_data]
 struct Shared {
+    /// Lock order: a leaf, never held across a command (a worker records its result
+    /// after the command completed).
     #[pin]
     progress: Mutex<Progress>,
     #[pin]

@@ -10,24 +10,33 @@
 //! stage and drops it first at unbind. The C that touches `struct ib_device` is the
 //! shim (`ffi/rdma/ib.c`, wrapped by [`crate::ffi::rdma::ib`]).
 //!
-//! Files: [`provider`] (the verbs, kernel shell), and pure `core` code shared with the
-//! host tests: [`port`] (port attributes both ways: MAD PortInfo, or the HCA vport
-//! context with PTYS, PMTU and PVLC), [`device_attr`] (`query_device`, `fw_ver`, `hca_type`,
-//! `board_id`), [`events`] (port-change sub-type → IB events), [`commands`] (MAD_IFC,
-//! HCA vport queries, port registers).
+//! One folder per verb family, as the core is one folder per subsystem. In each,
+//! `mod.rs` is the kernel shell (locks, DMA memory, the shim's objects) and the other
+//! files are pure `core` code, compiled into the host test crate too: `commands.rs`
+//! (the family's commands, one type each), `plan.rs` (decisions that depend on
+//! numbers only) and files named for what they hold.
+//! - [`device`]: the verbs the RDMA core calls ([`device::Provider`], device, port,
+//!   P_Key and GID queries, PDs), over `device/attr.rs` (`query_device`, `fw_ver`,
+//!   `hca_type`, `board_id`);
+//! - [`port`]: port attributes both ways (`attr.rs`: MAD PortInfo, or the HCA vport
+//!   context with PTYS, PMTU and PVLC), MAD_IFC, vport queries and port registers
+//!   (`commands.rs`), port-change sub-types as IB events (`events.rs`);
+//! - [`uctx`]: user contexts (alloc_ucontext, mmap, UAR objects) over the uverbs ABI
+//!   ([`abi`], as libmlx5 speaks it) and `uctx/plan.rs` (what a context is offered,
+//!   which BAR page an mmap maps); [`pd`]: ALLOC_PD and ALLOC_TRANSPORT_DOMAIN;
+//! - [`cq`]: kernel and user CQs, resize, moderation, completion and CQ error events
+//!   through the EQ stage's [`CqAccess`];
+//! - [`qp`]: user and kernel QPs (create, modify, query, destroy) over
+//!   `qp/{create,modify,size}.rs`; `qp/uar.rs` holds the bfregs a context's QPs ring
+//!   (kernel code under a lock: the one such file outside a `mod.rs`);
+//! - [`mr`]: DMA and user MRs (CREATE_MKEY with the translation inline, rereg, dereg);
+//! - [`srq`]: SRQs, XRC domains and address handles ([`ah`]: the address vector);
+//! - [`umem`]: doorbell records of user objects, and the arithmetic of pinned user
+//!   memory (`umem/plan.rs`; the pinning itself is `crate::ffi::rdma::umem`).
 //!
-//! User contexts and PDs: [`context`] (kernel shell: alloc_ucontext, mmap, PDs),
-//! over the pure [`abi`] (the mlx5 uverbs ABI, as libmlx5 speaks it), [`uctx`] (what
-//! a context is offered, which BAR page an mmap maps) and [`res_commands`]
-//! (ALLOC_PD, ALLOC_TRANSPORT_DOMAIN and their deallocs).
-//!
-//! CQs: [`cq`] (kernel shell: kernel CQs in coherent DMA memory, user CQs on pinned
-//! memory, resize, moderation, completion and CQ error events through the EQ stage's
-//! [`CqAccess`]), over the pure [`cq_commands`] (CREATE_CQ, DESTROY_CQ, MODIFY_CQ) and
-//! [`cq_plan`] (ring sizes, EQ and UAR choice, page offset).
-//!
-//! Not there yet: the rest of the data path (QP, MR, post/poll); without it the RDMA
-//! core treats the device as no kverbs provider and attaches no MAD/SA/CM client.
+//! Not there yet: the data path (post_send, post_recv, poll_cq, req_notify_cq);
+//! without it the RDMA core treats the device as no kverbs provider and attaches no
+//! MAD/SA/CM client.
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod abi;

@@ -189,6 +189,7 @@ impl FastTeardown {
 /// Firmware pages kept alive past their field until bus mastering is off.
 #[pin_data]
 pub(crate) struct ParkedPages {
+    /// Lock order: a leaf (the pages are only stored and taken under it).
     #[pin]
     pages: Mutex<Option<Arc<FwPages>>>,
 }

@@ -9,6 +9,25 @@
 //! The `#[repr(C)]` structures ([`super::ib_abi`], pure so the host tests see them)
 //! mirror the shim's own structures in `mlx5rs_ffi.h` (both sides check the same
 //! sizes); Rust never sees a core structure.
+//!
+//! # Trampolines
+//!
+//! The Rust functions the shim calls (`mlx5rs_ib_rs_*`, here and in the family files
+//! `ib_cq.rs`, `ib_mr.rs`, `ib_qp.rs`, `ib_srq.rs`) are `unsafe extern "C"`: only the
+//! shim calls them, and it upholds one contract for all of them, which their
+//! `# Safety` sections name:
+//! - `rust` is the pointer [`IbRegistration::register`] gave `mlx5rs_ib_alloc`, of a
+//!   device not unregistered yet (the core calls ops only in between);
+//! - an object pointer (`uctx`, `cq_rust`, `qp`, `srq`, `mr`, `old`) is NULL or the
+//!   `rust` field of a live object of this provider (set by its create trampoline,
+//!   not yet freed), and no destroy of that object runs concurrently; a destroy or
+//!   dealloc trampoline is passed it once, after which the shim forgets it;
+//! - every other pointer is NULL only where its function says so, else valid for
+//!   reading (inputs) or writing (outputs, the shim's stack frame or the field of its
+//!   object that is to be set) for the call, and not aliased by another argument;
+//! - a staged `struct mlx5rs_ib_udata` satisfies [`staged`]'s contract, and `ibdev`
+//!   and `udata` are the core's `struct ib_device` and `struct ib_udata` of the
+//!   current verb.
 
 use core::ptr::NonNull;
 
@@ -225,8 +244,12 @@ pub(super) fn errno(e: Error) -> c_int {
 }
 
 /// `query_device` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in this module).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_query_device(rust: *const c_void, out: *mut DeviceAttr) -> c_int {
+unsafe extern "C" fn mlx5rs_ib_rs_query_device(rust: *const c_void, out: *mut DeviceAttr) -> c_int {
     // SAFETY: the shim passes the `rust` pointer of a registered device.
     match unsafe { ops(rust) }.query_device() {
         Ok(a) => {
@@ -240,8 +263,16 @@ extern "C" fn mlx5rs_ib_rs_query_device(rust: *const c_void, out: *mut DeviceAtt
 }
 
 /// `query_port` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in this module).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_query_port(rust: *const c_void, port: u32, out: *mut PortAttr) -> c_int {
+unsafe extern "C" fn mlx5rs_ib_rs_query_port(
+    rust: *const c_void,
+    port: u32,
+    out: *mut PortAttr,
+) -> c_int {
     // SAFETY: as in `mlx5rs_ib_rs_query_device`.
     match unsafe { ops(rust) }.query_port(port) {
         Ok(a) => {
@@ -254,8 +285,12 @@ extern "C" fn mlx5rs_ib_rs_query_port(rust: *const c_void, port: u32, out: *mut 
 }
 
 /// `query_pkey` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in this module).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_query_pkey(
+unsafe extern "C" fn mlx5rs_ib_rs_query_pkey(
     rust: *const c_void,
     port: u32,
     index: u16,
@@ -273,8 +308,12 @@ extern "C" fn mlx5rs_ib_rs_query_pkey(
 }
 
 /// `query_gid` trampoline target (`index` checked non-negative by the shim).
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in this module).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_query_gid(
+unsafe extern "C" fn mlx5rs_ib_rs_query_gid(
     rust: *const c_void,
     port: u32,
     index: c_int,
@@ -319,8 +358,12 @@ pub(super) unsafe fn staged<'a>(u: &Udata) -> (&'a [u8], &'a mut [u8], usize) {
 }
 
 /// `query_device` trampoline target for the driver part (`uhw`).
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in this module).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_query_device_uhw(rust: *const c_void, uhw: *mut Udata) -> c_int {
+unsafe extern "C" fn mlx5rs_ib_rs_query_device_uhw(rust: *const c_void, uhw: *mut Udata) -> c_int {
     // SAFETY: the shim passes its staging area (valid, exclusive for the call).
     let u = unsafe { &mut *uhw };
     // SAFETY: the shim's staging area satisfies `staged`'s contract.
@@ -337,8 +380,12 @@ extern "C" fn mlx5rs_ib_rs_query_device_uhw(rust: *const c_void, uhw: *mut Udata
 
 /// `alloc_ucontext` trampoline target; on success `*uctx` is the context's pointer
 /// for `mmap` and `dealloc_ucontext`.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in this module).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_alloc_ucontext(
+unsafe extern "C" fn mlx5rs_ib_rs_alloc_ucontext(
     rust: *const c_void,
     udata: *mut Udata,
     cache_line_size: u32,
@@ -365,8 +412,12 @@ extern "C" fn mlx5rs_ib_rs_alloc_ucontext(
 }
 
 /// `dealloc_ucontext` trampoline target: drops the context.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in this module).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_dealloc_ucontext(_rust: *const c_void, uctx: *mut c_void) {
+unsafe extern "C" fn mlx5rs_ib_rs_dealloc_ucontext(_rust: *const c_void, uctx: *mut c_void) {
     if uctx.is_null() {
         return;
     }
@@ -376,8 +427,12 @@ extern "C" fn mlx5rs_ib_rs_dealloc_ucontext(_rust: *const c_void, uctx: *mut c_v
 }
 
 /// `mmap` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in this module).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_mmap(
+unsafe extern "C" fn mlx5rs_ib_rs_mmap(
     _rust: *const c_void,
     uctx: *const c_void,
     req: *const MmapReq,
@@ -413,8 +468,12 @@ unsafe fn live_ucontext<'a>(uctx: *const c_void) -> &'a dyn IbUcontext {
 }
 
 /// UAR_OBJ_ALLOC's Rust part (ffi/rdma/ib_uar.c): a UAR of `alloc_type` for the context.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in this module).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_uar_obj_alloc(
+unsafe extern "C" fn mlx5rs_ib_rs_uar_obj_alloc(
     _rust: *const c_void,
     uctx: *const c_void,
     alloc_type: u32,
@@ -436,8 +495,16 @@ extern "C" fn mlx5rs_ib_rs_uar_obj_alloc(
 }
 
 /// A UAR object's entry is freed (mmap_free, ffi/rdma/ib_uar.c): deallocate its UAR.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in this module).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_uar_obj_free(_rust: *const c_void, uctx: *const c_void, uar: u32) {
+unsafe extern "C" fn mlx5rs_ib_rs_uar_obj_free(
+    _rust: *const c_void,
+    uctx: *const c_void,
+    uar: u32,
+) {
     if uctx.is_null() {
         return;
     }
@@ -447,14 +514,22 @@ extern "C" fn mlx5rs_ib_rs_uar_obj_free(_rust: *const c_void, uctx: *const c_voi
 }
 
 /// The mmap offset of the entry of key `key` (MMAP_OFFSET of UAR_OBJ_ALLOC).
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in this module).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_entry_mmap_offset(key: u64) -> u64 {
+unsafe extern "C" fn mlx5rs_ib_rs_entry_mmap_offset(key: u64) -> u64 {
     crate::ib::abi::mmap::entry_offset(key, kernel::page::PAGE_SHIFT as u32)
 }
 
 /// The range of keys a UAR object's entry is inserted in.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in this module).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_uar_obj_keys(first: *mut u64, last: *mut u64) {
+unsafe extern "C" fn mlx5rs_ib_rs_uar_obj_keys(first: *mut u64, last: *mut u64) {
     let (f, l) = crate::ib::abi::mmap::UAR_OBJ_KEYS;
     // SAFETY: the shim passes two valid, writable locals.
     unsafe {
@@ -464,8 +539,16 @@ extern "C" fn mlx5rs_ib_rs_uar_obj_keys(first: *mut u64, last: *mut u64) {
 }
 
 /// `alloc_pd` trampoline target; `resp` is NULL for a kernel PD.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in this module).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_alloc_pd(rust: *const c_void, pdn: *mut u32, resp: *mut Udata) -> c_int {
+unsafe extern "C" fn mlx5rs_ib_rs_alloc_pd(
+    rust: *const c_void,
+    pdn: *mut u32,
+    resp: *mut Udata,
+) -> c_int {
     // SAFETY: as in `mlx5rs_ib_rs_query_device`.
     let o = unsafe { ops(rust) };
     let n = match o.alloc_pd() {
@@ -485,8 +568,12 @@ extern "C" fn mlx5rs_ib_rs_alloc_pd(rust: *const c_void, pdn: *mut u32, resp: *m
 }
 
 /// `dealloc_pd` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in this module).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_dealloc_pd(rust: *const c_void, pdn: u32) -> c_int {
+unsafe extern "C" fn mlx5rs_ib_rs_dealloc_pd(rust: *const c_void, pdn: u32) -> c_int {
     // SAFETY: as in `mlx5rs_ib_rs_query_device`.
     match unsafe { ops(rust) }.dealloc_pd(pdn) {
         Ok(()) => 0,

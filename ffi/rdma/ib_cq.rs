@@ -16,6 +16,7 @@ use kernel::{
 use super::ib::{errno, ops, staged, ucontext_ref, IbUcontext};
 pub(crate) use super::ib_abi::CqInit;
 use super::ib_abi::Udata;
+use super::umem::IbDev;
 
 extern "C" {
     fn mlx5rs_ib_cq_comp(cq: *mut c_void);
@@ -63,8 +64,9 @@ pub(crate) struct CqUdata<'a> {
     pub(crate) req: &'a [u8],
     /// The response buffer.
     pub(crate) out: &'a mut [u8],
-    /// The core's device of the verb (`ibcq->device`), for pinning user memory.
-    pub(crate) ibdev: *mut c_void,
+    /// The core's device of the verb (`ibcq->device`), for pinning user memory; `None`
+    /// when the shim passed none.
+    pub(crate) ibdev: Option<IbDev<'a>>,
 }
 
 /// One CQ of the provider.
@@ -108,8 +110,12 @@ pub(crate) trait IbCqOps: Send + Sync {
 }
 
 /// `create_cq` trampoline target (kernel and user).
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_create_cq(
+unsafe extern "C" fn mlx5rs_ib_rs_create_cq(
     rust: *const c_void,
     uctx: *const c_void,
     init: *const CqInit,
@@ -137,6 +143,8 @@ extern "C" fn mlx5rs_ib_rs_create_cq(
         // SAFETY: the shim's staging area satisfies `staged`'s contract.
         let (req, out, _) = unsafe { staged(u) };
         resp = Some(u);
+        // SAFETY: the shim passes `ibcq->device` of this create_cq, valid for the call.
+        let ibdev = unsafe { IbDev::from_raw(ibdev) };
         Some((ctx, CqUdata { req, out, ibdev }))
     } else {
         None
@@ -192,8 +200,12 @@ extern "C" fn mlx5rs_ib_rs_cq_cqe_size(cq_rust: *mut c_void) -> u32 {
 }
 
 /// `destroy_cq` trampoline target: frees the CQ on success only.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_destroy_cq(_rust: *const c_void, cq_rust: *mut c_void) -> c_int {
+unsafe extern "C" fn mlx5rs_ib_rs_destroy_cq(_rust: *const c_void, cq_rust: *mut c_void) -> c_int {
     if cq_rust.is_null() {
         return 0;
     }
@@ -208,8 +220,12 @@ extern "C" fn mlx5rs_ib_rs_destroy_cq(_rust: *const c_void, cq_rust: *mut c_void
 }
 
 /// `resize_user_cq` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_resize_cq(
+unsafe extern "C" fn mlx5rs_ib_rs_resize_cq(
     _rust: *const c_void,
     cq_rust: *mut c_void,
     cqe: u32,
@@ -224,6 +240,8 @@ extern "C" fn mlx5rs_ib_rs_resize_cq(
     let u = unsafe { &mut *udata };
     // SAFETY: the shim's staging area satisfies `staged`'s contract.
     let (req, out, _) = unsafe { staged(u) };
+    // SAFETY: the shim passes `ibcq->device` of this resize_cq, valid for the call.
+    let ibdev = unsafe { IbDev::from_raw(ibdev) };
     let ud = CqUdata { req, out, ibdev };
     // SAFETY: the shim passes its CQ's live `rust` pointer.
     match unsafe { cq_of(cq_rust) }.resize(cqe, ud) {
@@ -240,8 +258,12 @@ extern "C" fn mlx5rs_ib_rs_resize_cq(
 }
 
 /// `modify_cq` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_modify_cq(
+unsafe extern "C" fn mlx5rs_ib_rs_modify_cq(
     _rust: *const c_void,
     cq_rust: *mut c_void,
     count: u16,

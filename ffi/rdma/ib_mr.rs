@@ -68,10 +68,16 @@ pub(crate) trait IbMrOps: Send + Sync {
     fn dereg_mr(&self, mr: &mut Mr) -> Result;
 }
 
-fn give(m: KBox<Mr>, k: *mut MrKeys, out: *mut *mut c_void) {
+/// Hands a new MR to the shim: its keys into `*k`, the MR itself into `*out`.
+///
+/// # Safety
+///
+/// `k` and `out` are valid for writing (the shim's `struct mlx5rs_ib_mr_keys` of its
+/// frame and the address of its MR's `rust` field), and the shim takes ownership of
+/// the MR written to `*out` (it passes it back once, to a dereg or rereg trampoline).
+unsafe fn give(m: KBox<Mr>, k: *mut MrKeys, out: *mut *mut c_void) {
     let (lkey, rkey) = m.keys();
-    // SAFETY: the shim passes a valid, writable `struct mlx5rs_ib_mr_keys` of its
-    // frame and the address of its MR's `rust` field.
+    // SAFETY: by the function's contract.
     unsafe {
         k.write(MrKeys { lkey, rkey });
         out.write(KBox::into_raw(m).cast::<c_void>());
@@ -79,8 +85,12 @@ fn give(m: KBox<Mr>, k: *mut MrKeys, out: *mut *mut c_void) {
 }
 
 /// `get_dma_mr` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_get_dma_mr(
+unsafe extern "C" fn mlx5rs_ib_rs_get_dma_mr(
     rust: *const c_void,
     pdn: u32,
     acc: c_int,
@@ -92,7 +102,8 @@ extern "C" fn mlx5rs_ib_rs_get_dma_mr(
     // The core's `int` flags as the bits they are.
     match o.get_dma_mr(pdn, acc as u32) {
         Ok(m) => {
-            give(m, k, mr);
+            // SAFETY: the trampoline contract: `k` and `mr` are the shim's outputs.
+            unsafe { give(m, k, mr) };
             0
         }
         Err(e) => e.to_errno(),
@@ -100,8 +111,12 @@ extern "C" fn mlx5rs_ib_rs_get_dma_mr(
 }
 
 /// `reg_user_mr` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_reg_user_mr(
+unsafe extern "C" fn mlx5rs_ib_rs_reg_user_mr(
     rust: *const c_void,
     ibdev: *mut c_void,
     pdn: u32,
@@ -120,7 +135,8 @@ extern "C" fn mlx5rs_ib_rs_reg_user_mr(
     let o = unsafe { ops(rust) }.mr();
     match o.reg_user_mr(dev, pdn, start, len, iova, acc as u32) {
         Ok(m) => {
-            give(m, k, mr);
+            // SAFETY: the trampoline contract: `k` and `mr` are the shim's outputs.
+            unsafe { give(m, k, mr) };
             0
         }
         Err(e) => e.to_errno(),
@@ -128,8 +144,12 @@ extern "C" fn mlx5rs_ib_rs_reg_user_mr(
 }
 
 /// `rereg_user_mr` trampoline target; `*mr` stays NULL when changed in place.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_rereg_user_mr(
+unsafe extern "C" fn mlx5rs_ib_rs_rereg_user_mr(
     rust: *const c_void,
     ibdev: *mut c_void,
     old: *mut c_void,
@@ -164,7 +184,8 @@ extern "C" fn mlx5rs_ib_rs_rereg_user_mr(
     let o = unsafe { ops(rust) }.mr();
     match o.rereg_user_mr(dev, old, req) {
         Ok(Some(m)) => {
-            give(m, k, mr);
+            // SAFETY: the trampoline contract: `k` and `mr` are the shim's outputs.
+            unsafe { give(m, k, mr) };
             0
         }
         Ok(None) => {
@@ -179,8 +200,12 @@ extern "C" fn mlx5rs_ib_rs_rereg_user_mr(
 
 /// `dereg_mr` trampoline target: on success the MR's state is freed (unpinning its
 /// pages) and the shim frees its structure.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_dereg_mr(rust: *const c_void, mr: *mut c_void) -> c_int {
+unsafe extern "C" fn mlx5rs_ib_rs_dereg_mr(rust: *const c_void, mr: *mut c_void) -> c_int {
     if mr.is_null() {
         return 0;
     }

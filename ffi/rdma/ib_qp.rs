@@ -103,8 +103,12 @@ unsafe fn set_resp_len(u: *mut Udata, n: usize) {
 }
 
 /// `create_qp` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_create_qp(
+unsafe extern "C" fn mlx5rs_ib_rs_create_qp(
     rust: *const c_void,
     ibdev: *mut c_void,
     uctx: *mut c_void,
@@ -144,8 +148,12 @@ extern "C" fn mlx5rs_ib_rs_create_qp(
 }
 
 /// `destroy_qp` trampoline target: drops the QP.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_destroy_qp(_rust: *const c_void, qp: *mut c_void) {
+unsafe extern "C" fn mlx5rs_ib_rs_destroy_qp(_rust: *const c_void, qp: *mut c_void) {
     if qp.is_null() {
         return;
     }
@@ -168,8 +176,12 @@ unsafe fn qp_ref<'a>(qp: *mut c_void) -> Option<&'a dyn IbQp> {
 }
 
 /// `modify_qp` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_modify_qp(
+unsafe extern "C" fn mlx5rs_ib_rs_modify_qp(
     _rust: *const c_void,
     qp: *mut c_void,
     attr: *const QpAttr,
@@ -194,8 +206,12 @@ extern "C" fn mlx5rs_ib_rs_modify_qp(
 }
 
 /// `query_qp` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_query_qp(
+unsafe extern "C" fn mlx5rs_ib_rs_query_qp(
     _rust: *const c_void,
     qp: *mut c_void,
     attr: *mut QpAttr,

@@ -95,17 +95,27 @@ fn errno(e: Error) -> c_int {
     e.to_errno()
 }
 
-fn srq_ops(rust: *const c_void) -> &'static dyn IbSrqOps {
-    // SAFETY: the shim passes the `rust` pointer of a registered device; the provider
-    // outlives every op call (the registration's contract in `ffi/rdma/ib.rs`).
-    let o: &'static dyn IbOps = unsafe { ops(rust) };
+/// The SRQ verbs of the provider behind the shim's `rust` pointer.
+///
+/// # Safety
+///
+/// As [`ops`]: `rust` is the pointer of a registered device, and the provider
+/// outlives the lifetime chosen.
+unsafe fn srq_ops<'a>(rust: *const c_void) -> &'a dyn IbSrqOps {
+    // SAFETY: by the function's contract.
+    let o: &'a dyn IbOps = unsafe { ops(rust) };
     o.srq_ops()
 }
 
 /// `alloc_xrcd` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_alloc_xrcd(rust: *const c_void, xrcdn: *mut u32) -> c_int {
-    match srq_ops(rust).alloc_xrcd() {
+unsafe extern "C" fn mlx5rs_ib_rs_alloc_xrcd(rust: *const c_void, xrcdn: *mut u32) -> c_int {
+    // SAFETY: the trampoline contract: `rust` is a registered device's.
+    match unsafe { srq_ops(rust) }.alloc_xrcd() {
         Ok(n) => {
             // SAFETY: the shim passes the address of its XRCD's `xrcdn` field.
             unsafe { xrcdn.write(n) };
@@ -116,9 +126,14 @@ extern "C" fn mlx5rs_ib_rs_alloc_xrcd(rust: *const c_void, xrcdn: *mut u32) -> c
 }
 
 /// `dealloc_xrcd` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_dealloc_xrcd(rust: *const c_void, xrcdn: u32) -> c_int {
-    match srq_ops(rust).dealloc_xrcd(xrcdn) {
+unsafe extern "C" fn mlx5rs_ib_rs_dealloc_xrcd(rust: *const c_void, xrcdn: u32) -> c_int {
+    // SAFETY: the trampoline contract: `rust` is a registered device's.
+    match unsafe { srq_ops(rust) }.dealloc_xrcd(xrcdn) {
         Ok(()) => 0,
         Err(e) => errno(e),
     }
@@ -127,8 +142,12 @@ extern "C" fn mlx5rs_ib_rs_dealloc_xrcd(rust: *const c_void, xrcdn: u32) -> c_in
 /// `create_srq` trampoline target; `staged` and `udata` (the staged driver data and
 /// the core's `struct ib_udata`) are NULL for a kernel SRQ, `ibdev` the SRQ's device.
 /// On success `init.max_wr` / `init.srqn` are set and `*srq` is the queue's pointer.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_create_srq(
+unsafe extern "C" fn mlx5rs_ib_rs_create_srq(
     rust: *const c_void,
     init: *mut SrqInit,
     staged_u: *mut Udata,
@@ -167,7 +186,8 @@ extern "C" fn mlx5rs_ib_rs_create_srq(
             uctx,
         });
     }
-    let n = match srq_ops(rust).create_srq(init, user) {
+    // SAFETY: the trampoline contract: `rust` is a registered device's.
+    let n = match unsafe { srq_ops(rust) }.create_srq(init, user) {
         Ok(n) => n,
         Err(e) => return errno(e),
     };
@@ -186,8 +206,12 @@ extern "C" fn mlx5rs_ib_rs_create_srq(
 }
 
 /// `modify_srq` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_modify_srq(
+unsafe extern "C" fn mlx5rs_ib_rs_modify_srq(
     _rust: *const c_void,
     srq: *const c_void,
     mask: u32,
@@ -204,8 +228,12 @@ extern "C" fn mlx5rs_ib_rs_modify_srq(
 }
 
 /// `query_srq` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_query_srq(
+unsafe extern "C" fn mlx5rs_ib_rs_query_srq(
     _rust: *const c_void,
     srq: *const c_void,
     out: *mut SrqAttr,
@@ -226,8 +254,12 @@ extern "C" fn mlx5rs_ib_rs_query_srq(
 
 /// `destroy_srq` trampoline target: the destroy command, then (on success only) the
 /// queue's memory.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_destroy_srq(_rust: *const c_void, srq: *mut c_void) -> c_int {
+unsafe extern "C" fn mlx5rs_ib_rs_destroy_srq(_rust: *const c_void, srq: *mut c_void) -> c_int {
     // SAFETY: the shim passes its SRQ's pointer, live until this returns 0.
     let Some(q) = (unsafe { srq_of(srq) }) else {
         return 0;
@@ -243,8 +275,12 @@ extern "C" fn mlx5rs_ib_rs_destroy_srq(_rust: *const c_void, srq: *mut c_void) -
 
 /// `create_ah` / `create_user_ah` trampoline target: the address vector into `av`;
 /// `resp` is NULL for a kernel handle. Neither sleeps nor allocates.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_create_ah(
+unsafe extern "C" fn mlx5rs_ib_rs_create_ah(
     rust: *const c_void,
     attr: *const AhAttr,
     av: *mut u8,
@@ -263,7 +299,8 @@ extern "C" fn mlx5rs_ib_rs_create_ah(
         let (_, out, outlen) = unsafe { staged(u) };
         (outlen, out)
     });
-    match srq_ops(rust).create_ah(attr, user) {
+    // SAFETY: the trampoline contract: `rust` is a registered device's.
+    match unsafe { srq_ops(rust) }.create_ah(attr, user) {
         Ok((v, n)) => {
             // SAFETY: the shim passes its handle's `av` array of `AV_BYTES` bytes.
             let dst = unsafe { core::slice::from_raw_parts_mut(av, AV_BYTES) };
@@ -278,8 +315,12 @@ extern "C" fn mlx5rs_ib_rs_create_ah(
 }
 
 /// `query_ah` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_query_ah(
+unsafe extern "C" fn mlx5rs_ib_rs_query_ah(
     rust: *const c_void,
     av: *const u8,
     ah_type: u32,
@@ -288,7 +329,8 @@ extern "C" fn mlx5rs_ib_rs_query_ah(
     // SAFETY: the shim passes its handle's `av` array of `AV_BYTES` bytes.
     let src = unsafe { core::slice::from_raw_parts(av, AV_BYTES) };
     let v = Av::read_from_bytes(src).unwrap_or_default();
-    let a = srq_ops(rust).query_ah(&v, ah_type);
+    // SAFETY: the trampoline contract: `rust` is a registered device's.
+    let a = unsafe { srq_ops(rust) }.query_ah(&v, ah_type);
     // SAFETY: the shim passes a valid, writable answer of its stack frame.
     unsafe { out.write(a) };
 }

@@ -22,6 +22,8 @@ pub mod errno {
     pub const EINVAL: i32 = 22;
     /// Function not implemented.
     pub const ENOSYS: i32 = 38;
+    /// Protocol error (the device answered a value outside its range).
+    pub const EPROTO: i32 = 71;
     /// Operation not supported.
     pub const EOPNOTSUPP: i32 = 95;
 }

@@ -62,7 +62,7 @@ use crate::{
     ffi::rdma::{
         ib::IbUcontext,
         ib_cq::{CqCreated, CqInit, CqShim, CqUdata, IbCq, IbCqOps},
-        umem::{BlockSize, IbDev, Umem},
+        umem::{BlockSize, Umem},
     },
     hw::{to_kernel, Hw},
 };
@@ -212,8 +212,7 @@ impl CqVerbs {
             ctx.lib_uar_dyn(),
         )
         .map_err(|e| uabi_err(&self.dev, what, e))?;
-        // SAFETY: the shim passes `ibcq->device` of this create_cq, valid for the call.
-        let ibdev = unsafe { IbDev::from_raw(u.ibdev) }.ok_or(EINVAL)?;
+        let ibdev = u.ibdev.ok_or(EINVAL)?;
         let mut umem = Umem::get(ibdev, plan.buf_addr, plan.buf_len, access::LOCAL_WRITE)?;
         let (bs, page_offset) = cq_pages(&mut umem)?;
         let db = ctx.db_pages().map(ibdev, plan.db_addr)?;
@@ -429,7 +428,10 @@ struct Cq {
     moderation: bool,
     /// 128-byte CQEs padded (`cqe_sz` 2), kept on resize.
     pad: bool,
-    /// Lock order: a leaf, taken by resize_cq and modify_cq (process context).
+    /// Lock order: taken by resize_cq (held across pinning the new buffer and the
+    /// resize MODIFY_CQ, as upstream's `resize_mutex`), when a failed create buries (then
+    /// `Hw::graveyard` under it) and to read the size; so `CmdQueue::state` is taken
+    /// under it. Never taken under an EQ's `Eq::state`.
     #[pin]
     state: Mutex<CqState>,
 }
@@ -487,8 +489,7 @@ impl IbCq for Cq {
         if !matches!(st.mem, Some(CqMem::User(_))) {
             return Err(EINVAL);
         }
-        // SAFETY: the shim passes `ibcq->device` of this resize_cq, valid for the call.
-        let ibdev = unsafe { IbDev::from_raw(u.ibdev) }.ok_or(EINVAL)?;
+        let ibdev = u.ibdev.ok_or(EINVAL)?;
         let mut umem = Umem::get(ibdev, buf_addr, buf_len, access::LOCAL_WRITE)?;
         let (bs, page_offset) = cq_pages(&mut umem)?;
         let pas = umem_pas(&umem, bs)?;

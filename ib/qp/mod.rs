@@ -180,7 +180,10 @@ pub(crate) struct Qp {
     /// `max_inline_data`): zero for a user QP (the library's business).
     sq_cap: (u32, u32, u32),
     sq_sig_all: bool,
-    /// Lock order: a leaf; held across a transition command.
+    /// Lock order: held across a transition command and QUERY_QP (so
+    /// `CmdQueue::state` is taken under it), so that the state the core sees is the
+    /// device's. Never taken under an EQ's `Eq::state`: an event handler must not
+    /// take it.
     live: Arc<Mutex<Live>>,
     /// `None` once handed away (a failed destroy).
     mem: Option<QpMem>,

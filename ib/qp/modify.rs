@@ -31,15 +31,9 @@ use crate::{
     },
 };
 
-/// Errno values returned (positive, as the other pure modules).
-pub mod errno {
-    /// Invalid argument.
-    pub const EINVAL: i32 = 22;
-    /// Operation not supported.
-    pub const EOPNOTSUPP: i32 = 95;
-    /// Protocol error (the device answered a value outside its range).
-    pub const EPROTO: i32 = 71;
-}
+/// Errno values returned (positive, as the other pure modules): the provider's one
+/// table.
+pub use crate::ib::abi::error::errno;
 
 /// `enum ib_qp_attr_mask` (`rdma/ib_verbs.h`).
 pub mod mask {
@@ -105,15 +99,9 @@ pub mod ib_state {
     pub const ERR: u32 = 6;
 }
 
-/// `enum ib_access_flags` bits a QP takes.
-pub mod access {
-    /// `IB_ACCESS_REMOTE_WRITE`.
-    pub const REMOTE_WRITE: u32 = 1 << 1;
-    /// `IB_ACCESS_REMOTE_READ`.
-    pub const REMOTE_READ: u32 = 1 << 2;
-    /// `IB_ACCESS_REMOTE_ATOMIC`.
-    pub const REMOTE_ATOMIC: u32 = 1 << 3;
-}
+/// `enum ib_access_flags`: the provider's one definition (a QP takes the remote
+/// bits).
+pub use crate::ib::umem::plan::access;
 
 /// `enum ib_qp_type` values the provider serves.
 pub mod ib_qpt {

@@ -125,7 +125,8 @@ pub(crate) struct UserContext {
     /// The bfregs its QPs ring (set once the UAR pages are allocated).
     bfregs: Option<Arc<BfregTable>>,
     /// UARs of the context's UAR objects (UAR_OBJ_ALLOC), each until its mmap entry
-    /// is freed and no CQ or QP names it.
+    /// is freed and no CQ or QP names it. Lock order: `UarObjs::list` is a leaf,
+    /// nothing else is taken under it (ALLOC_UAR and DEALLOC_UAR run outside it).
     uar_objs: Arc<UarObjs>,
 }
 

@@ -40,6 +40,9 @@ struct DbPage {
 #[pin_data]
 pub(crate) struct DbPages {
     /// Pinned pages; a short list (a few per context), searched linearly as upstream.
+    /// Lock order: held while a page is pinned or unpinned (the RDMA core's umem
+    /// calls, which take the process's mmap lock); no lock of the driver under it,
+    /// never held across a command.
     #[pin]
     pages: Mutex<KVec<DbPage>>,
 }
