@@ -227,4 +227,9 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    rc = main()
+    sys.stdout.flush()
+    # No interpreter teardown: pyverbs objects whose construction failed half-way
+    # (an allocation of libibverbs or Python itself failed) have crashed it; the
+    # kernel destroys what the process still holds when its files close.
+    os._exit(rc)

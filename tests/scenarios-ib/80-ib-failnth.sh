@@ -20,7 +20,9 @@ echo 0 >$FS/verbose
 ib_load failnth
 pins0=$(foll_pins)
 python3 "$HELPER" cases "$dev" "$(uverbs_of "$dev")" >/tmp/failnth-cases.out 2>&1
-echo "ib-failnth.py exit status $?"
+rc=$?
+echo "ib-failnth.py exit status $rc"
+check failnth.helper-exit-0 test "$rc" = 0
 case_lines /tmp/failnth-cases.out
 check failnth.helper-finished grep -q '^failnth: 10 verbs' /tmp/failnth-cases.out
 check failnth.cases-run test "$(grep -c ': PASS \|: FAIL ' /tmp/failnth-cases.out)" = 10
