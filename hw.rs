@@ -13,7 +13,6 @@
 use kernel::{
     device,
     device::Bound,
-    dma::Coherent,
     pci,
     prelude::*,
     sync::{new_mutex, Arc, Mutex},
@@ -30,6 +29,7 @@ use crate::{
     ffi::StopDmaOnDrop,
     ifc::init_seg as seg,
     init_seg_io::{Bar0, InitSeg, Regs},
+    kfmt::Show,
 };
 
 /// BAR0 plus the command queue of one function.
@@ -39,11 +39,12 @@ use crate::{
 #[pin_data]
 pub(crate) struct Hw {
     _stop_dma: StopDmaOnDrop,
-    /// DMA memory the device may still write (an EQ ring whose DESTROY_EQ failed),
-    /// freed only after `_stop_dma` turned bus mastering off. Lock order: a leaf
-    /// (taken under `Cq::state` when a CQ's memory is buried).
+    /// Memory a device object may still reach (an EQ ring whose DESTROY_EQ failed, a
+    /// timed-out CREATE_MKEY's pinned pages, ...: [`Hw::bury`]), freed only after
+    /// `_stop_dma` turned bus mastering off. Lock order: a leaf, held only to push;
+    /// the contents are dropped with `Hw`, under no lock.
     #[pin]
-    graveyard: Mutex<KVec<Coherent<[u8]>>>,
+    graveyard: Mutex<KVec<KBox<dyn Send>>>,
     bar: pci::DevresBar<{ seg::MAPPED_SIZE }>,
     #[pin]
     cmd: CmdQueue,
@@ -100,18 +101,52 @@ impl Hw {
         self.exec_cmd(cmd).map_err(to_kernel)
     }
 
-    /// Keeps `mem`, which the device may still write, until bus mastering is off
-    /// (when `Hw` is dropped). If even that bookkeeping fails, `mem` is leaked.
-    pub(crate) fn bury(&self, mem: Coherent<[u8]>) {
+    /// Keeps `mem`, which the device may still reach, until bus mastering is off
+    /// (when `Hw` is dropped, in the unbinding process's context: pinned user pages
+    /// are unpinned and DMA-unmapped there). If even that bookkeeping fails, `mem` is
+    /// leaked.
+    pub(crate) fn bury<T: Send + 'static>(&self, mem: T) {
+        // The box first (`KBox::new` would drop `mem` on failure).
+        let b: KBox<T> = match KBox::<T>::new_uninit(GFP_KERNEL) {
+            Ok(b) => KBox::write(b, mem),
+            Err(_) => {
+                core::mem::forget(mem);
+                return;
+            }
+        };
+        let b: KBox<dyn Send> = b;
         let mut g = self.graveyard.lock();
         if g.reserve(1, GFP_KERNEL).is_err() {
-            core::mem::forget(mem);
+            core::mem::forget(b);
             return;
         }
-        if let Err(e) = g.push_within_capacity(mem) {
-            // Cannot happen after the reserve; never free memory the device may write.
+        if let Err(e) = g.push_within_capacity(b) {
+            // Cannot happen after the reserve; never free memory the device may reach.
             core::mem::forget(e);
         }
+    }
+
+    /// [`Hw::bury`] after a command whose outcome is unknown (`err`: a timed-out or
+    /// unreadable CREATE, any failed DESTROY), logging the opcode, the error and its
+    /// syndrome, and how many pages are kept.
+    #[cfg_attr(
+        not(CONFIG_MLX5_RS_INFINIBAND),
+        expect(dead_code, reason = "the IB provider keeps its objects' memory")
+    )]
+    pub(crate) fn keep<T: Send + 'static>(
+        &self,
+        dev: &device::Device,
+        err: &CmdError,
+        pages: usize,
+        mem: T,
+    ) {
+        dev_warn!(
+            dev,
+            "{}: the object may exist, its {} pages are kept until the function stops DMA\n",
+            Show(err),
+            pages
+        );
+        self.bury(mem);
     }
 
     /// The command queue.

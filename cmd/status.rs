@@ -312,6 +312,45 @@ pub fn releases_resources(opcode: u16) -> bool {
     )
 }
 
+/// Whether a failed command that **creates** a device object may nevertheless have
+/// created it, so that memory the object was given (a queue buffer, pinned user pages,
+/// a doorbell record) must not be returned to the system until the function can no
+/// longer DMA (the provider's memory policy, Documentation/architecture.md, "Pinned
+/// memory").
+///
+/// Known not created ("the device said no"): a delivery error (the PRM: the command
+/// was not executed), a command status other than OK (executed and failed: upstream
+/// `mlx5_cmd_check` turns it into an errno and frees the object's buffers at once),
+/// and the driver-side refusals before the command was posted (no slot, stalled
+/// slots, no memory, an input that does not fit). Unknown: a timeout (the slot stays
+/// the device's; the command may still execute), a dead device (the waiter was
+/// released without a completion), and an output that could not be read or trusted
+/// (bad mailbox chain, inconsistent or out-of-range output: the command executed).
+///
+/// A failed **destroy** is always "unknown": whatever the error, the object may still
+/// exist (a destroy that was not even sent leaves it for certain).
+#[cfg_attr(
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+    expect(dead_code, reason = "the IB provider's create paths")
+)]
+pub fn create_outcome_unknown(kind: ErrorKind) -> bool {
+    match kind {
+        ErrorKind::Delivery(_)
+        | ErrorKind::UnknownDelivery(_)
+        | ErrorKind::Status(_)
+        | ErrorKind::UnknownStatus(_)
+        | ErrorKind::NoSlot
+        | ErrorKind::SlotsStalled
+        | ErrorKind::NoMemory
+        | ErrorKind::BadInput => false,
+        ErrorKind::Timeout
+        | ErrorKind::DeviceDead
+        | ErrorKind::Mailbox(_)
+        | ErrorKind::BadOutput
+        | ErrorKind::Rejected => true,
+    }
+}
+
 /// Outcome of a command that cannot be sent because the device is dead:
 /// success for commands that only release resources, else a
 /// [`ErrorKind::DeviceDead`] error carrying [`DEAD_DEVICE_SYNDROME`].
@@ -452,6 +491,37 @@ mod tests {
             CmdError::new(1, 0, ErrorKind::NoMemory).errno(),
             errno::ENOMEM
         );
+    }
+
+    #[test]
+    fn create_outcome() {
+        // The device answered: nothing was created.
+        assert!(!create_outcome_unknown(ErrorKind::Status(
+            CmdStatus::BAD_PARAM_ERR
+        )));
+        assert!(!create_outcome_unknown(ErrorKind::UnknownStatus(0x77)));
+        assert!(!create_outcome_unknown(ErrorKind::Delivery(
+            DeliveryStatus::TOKEN_ERR
+        )));
+        assert!(!create_outcome_unknown(ErrorKind::UnknownDelivery(0x55)));
+        // Never posted.
+        for k in [
+            ErrorKind::NoSlot,
+            ErrorKind::SlotsStalled,
+            ErrorKind::NoMemory,
+            ErrorKind::BadInput,
+        ] {
+            assert!(!create_outcome_unknown(k), "{k:?}");
+        }
+        // Posted, no trustworthy answer.
+        for k in [
+            ErrorKind::Timeout,
+            ErrorKind::DeviceDead,
+            ErrorKind::BadOutput,
+            ErrorKind::Rejected,
+        ] {
+            assert!(create_outcome_unknown(k), "{k:?}");
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@
  * run in the verb's process context, as every uverbs call does.
  */
 #include <linux/build_bug.h>
+#include <linux/device.h>
 #include <linux/err.h>
 #include <linux/kernel.h>
 #include <linux/sched.h>
@@ -62,13 +63,28 @@ struct ib_umem *mlx5rs_umem_get(struct ib_device *ibdev, u64 addr, u64 len, int 
 		*err = PTR_ERR(umem);
 		return NULL;
 	}
+	/*
+	 * ib_umem_release() unmaps through umem->ibdev: keep the ib_device's memory
+	 * until then, even when the umem outlives the registration (a umem a device
+	 * object may still reach is released only after the function stopped DMA,
+	 * which is after ib_dealloc_device()).
+	 */
+	get_device(&ibdev->dev);
 	return umem;
 }
 
-/** mlx5rs_umem_release() - unpin and free a umem of mlx5rs_umem_get() */
+/**
+ * mlx5rs_umem_release() - unpin and free a umem of mlx5rs_umem_get()
+ *
+ * Context: process context (ib_umem_release() may sleep); the pinning process may
+ * be gone, the umem holds a reference on its mm.
+ */
 void mlx5rs_umem_release(struct ib_umem *umem)
 {
+	struct ib_device *ibdev = umem->ibdev;
+
 	ib_umem_release(umem);
+	put_device(&ibdev->dev);
 }
 
 /**

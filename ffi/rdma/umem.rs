@@ -16,7 +16,9 @@
 //! [`crate::ib::umem::plan::queue_page_sizes`]) that maps an IOVA onto the pages and
 //! records the IOVA; [`Umem::blocks`] iterates the DMA addresses of the blocks of that
 //! size in chunks ([`DmaBlocks::fill`] into a caller's `&mut [u64]`). Dropping the
-//! [`Umem`] unmaps and unpins the pages.
+//! [`Umem`] unmaps and unpins the pages; it holds a reference on the `ib_device`'s
+//! memory, so it may be dropped after the device was unregistered and deallocated
+//! (from [`crate::hw::Hw::bury`]'s graveyard, once the function stopped DMA).
 //!
 //! **Mm.** [`Mm`] holds a reference (`mmgrab`) on the calling process's address space,
 //! for identity checks ([`Mm::is_current`]) by the doorbell-record table
@@ -148,6 +150,14 @@ impl Umem {
     /// Bytes pinned.
     pub(crate) fn len(&self) -> u64 {
         self.len
+    }
+
+    /// CPU pages pinned (for logs).
+    pub(crate) fn pages(&self) -> usize {
+        user_range_pages(self.addr, self.len, PAGE_SIZE as u64)
+            .ok()
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(0)
     }
 
     /// The largest page size of `bitmap` with which `iova` maps onto the pinned

@@ -18,9 +18,11 @@
 //! (waiting for a handler call in flight) before DESTROY_CQ, so the core never sees
 //! an event of a CQ whose destroy_cq returned.
 //!
-//! Errors of CREATE_CQ: the pages may already be the device's (a timed-out command
-//! may have created the CQ), so a kernel CQ's memory is handed to [`Hw::bury`]. A
-//! failed DESTROY_CQ leaves the CQ with the shim (upstream returns the error too).
+//! Errors of CREATE_CQ: after one whose outcome is unknown (a timeout:
+//! [`create_outcome_unknown`]) the pages may already be the device's, so the CQ's
+//! memory, kernel or user, is handed to [`Hw::keep`]; after a "no" from the device it
+//! is freed. A failed DESTROY_CQ leaves the CQ with the shim (upstream returns the
+//! error too) and its memory in the graveyard.
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod commands;
@@ -54,6 +56,7 @@ use crate::ib::{
     umem::UserDb,
 };
 use crate::{
+    cmd::status::{create_outcome_unknown, CmdError},
     coherent_io,
     eq::{
         cq::{CqHandler, CqTable},
@@ -175,7 +178,7 @@ impl CqVerbs {
         for p in pages.iter() {
             pas.push(p.dma_address(), GFP_KERNEL)?;
         }
-        let mem = CqMem::Kernel(KernelMem { pages, dbr });
+        let mem = CqMem::Kernel(KernelMem { pages, _dbr: dbr });
         let cq = self.new_cq(mem, plan.entries - 1, shim, false, cqe_bytes(plan.cqe_sz))?;
         let cmd = CreateCq {
             buf: CqBuf {
@@ -299,22 +302,20 @@ impl CqVerbs {
         let cqn = match self.hw.exec_cmd(cmd) {
             Ok(n) => n,
             Err(e) => {
-                let e = to_kernel(e);
-                dev_warn!(
-                    self.dev,
-                    "CREATE_CQ ({} entries) failed ({:?})\n",
-                    entries,
-                    e
-                );
-                cq.bury();
-                return Err(e);
+                dev_warn!(self.dev, "CREATE_CQ ({} entries) failed\n", entries);
+                // Nothing was created when the device said no: the memory goes with
+                // `cq`; else the device may own it.
+                if create_outcome_unknown(e.kind) {
+                    cq.bury(&e);
+                }
+                return Err(to_kernel(e));
             }
         };
         cq.cqn.store(cqn, Ordering::Relaxed);
         let h: Arc<dyn CqHandler> = cq.events.clone();
         if let Err(e) = self.access.table.register(cqn, h) {
-            if self.hw.exec_cmd(DestroyCq { cqn }).is_err() {
-                cq.bury();
+            if let Err(d) = self.hw.exec_cmd(DestroyCq { cqn }) {
+                cq.bury(&d);
             }
             return Err(e);
         }
@@ -346,7 +347,7 @@ impl IbCqOps for CqVerbs {
 /// file only initialises them).
 struct KernelMem {
     pages: KVec<Coherent<[u8]>>,
-    dbr: Coherent<[u8]>,
+    _dbr: Coherent<[u8]>,
 }
 
 /// The memory of a user CQ: its pinned ring and its doorbell record's mapping.
@@ -441,18 +442,20 @@ impl Cq {
         self.cqn.load(Ordering::Relaxed)
     }
 
-    /// Hands the memory of a CQ the device may still use to [`Hw::bury`] (kernel
-    /// memory; pinned user pages stay pinned until the CQ object goes).
-    fn bury(&self) {
-        let mut st = self.state.lock();
-        match st.mem.take() {
+    /// Hands the memory of a CQ the device may still use (after `err`, a CREATE_CQ
+    /// of unknown outcome or a failed DESTROY_CQ) to [`Hw::keep`]: kernel pages and
+    /// doorbell record, or pinned user pages and the doorbell record's page reference.
+    fn bury(&self, err: &CmdError) {
+        let mem = self.state.lock().mem.take();
+        match mem {
             Some(CqMem::Kernel(k)) => {
-                for p in k.pages.into_iter() {
-                    self.hw.bury(p);
-                }
-                self.hw.bury(k.dbr);
+                let n = k.pages.len() + 1;
+                self.hw.keep(&self.dev, err, n, k);
             }
-            Some(CqMem::User(m)) => st.mem = Some(CqMem::User(m)),
+            Some(CqMem::User(m)) => {
+                let n = m.umem.pages();
+                self.hw.keep(&self.dev, err, n, m);
+            }
             None => {}
         }
     }
@@ -469,7 +472,12 @@ impl IbCq for Cq {
         // command; a later event for the CQN is counted as unknown.
         drop(self.table.unregister(cqn));
         *self.events.shim.lock() = None;
-        self.hw.run(DestroyCq { cqn })
+        // On failure the CQ stays with the core (upstream returns the error too) and
+        // its memory goes to the graveyard: the CQ may still exist.
+        self.hw.exec_cmd(DestroyCq { cqn }).map_err(|e| {
+            self.bury(&e);
+            to_kernel(e)
+        })
     }
 
     fn resize(&self, cqe: u32, u: CqUdata<'_>) -> Result<u32> {
@@ -499,7 +507,7 @@ impl IbCq for Cq {
             (_, true) => 2,
             _ => 1,
         };
-        self.hw.run(ResizeCq {
+        let r = self.hw.exec_cmd(ResizeCq {
             cqn,
             buf: CqBuf {
                 log_size: u8::try_from(entries.trailing_zeros()).map_err(|_| EINVAL)?,
@@ -508,7 +516,14 @@ impl IbCq for Cq {
             },
             cqe_sz,
             pas: &pas,
-        })?;
+        });
+        if let Err(e) = r {
+            // A RESIZE_CQ of unknown outcome may have moved the CQ to the new ring.
+            if create_outcome_unknown(e.kind) {
+                self.hw.keep(&self.dev, &e, umem.pages(), umem);
+            }
+            return Err(to_kernel(e));
+        }
         // The device uses the new ring: the old pages go (upstream releases them).
         if let Some(CqMem::User(m)) = st.mem.as_mut() {
             drop(core::mem::replace(&mut m.umem, umem));

@@ -12,6 +12,10 @@
 //! registers the new range as a new MR. The core then puts the new MR in the old
 //! one's place and deregisters the old one, whose mkey is already gone.
 //!
+//! Pinned pages a key may still reach are never unpinned: after a CREATE_MKEY whose
+//! outcome is unknown ([`create_outcome_unknown`]) or a failed DESTROY_MKEY they go
+//! to the function's graveyard ([`Hw::keep`]), unpinned once the function stopped DMA.
+//!
 //! Upstream registers user MRs below 256 MiB from its mkey cache and loads their
 //! translation with UMR WQEs; we always take its other path (`reg_create` with the
 //! table in CREATE_MKEY), which it uses for larger MRs or without UMR.
@@ -38,12 +42,15 @@ use crate::ib::{
     umem::plan::{access, mkey_page_sizes},
 };
 use crate::{
-    cmd::commands::{gen_cap, GeneralCaps},
+    cmd::{
+        commands::{gen_cap, GeneralCaps},
+        status::{create_outcome_unknown, CmdError},
+    },
     ffi::rdma::{
         ib_mr::{IbMrOps, ReregReq},
         umem::{DmaBlocks, IbDev, Umem},
     },
-    hw::Hw,
+    hw::{to_kernel, Hw},
 };
 
 impl BlockSource for DmaBlocks<'_> {
@@ -56,7 +63,8 @@ fn mr_err(e: MrError) -> Error {
     Error::from_errno(-e.errno())
 }
 
-/// A created mkey; destroyed on drop unless [`Mkey::destroy`] did it.
+/// A created mkey (its index until DESTROY_MKEY succeeded); the [`Mr`] holding it
+/// destroys it when dropped.
 struct Mkey {
     hw: Arc<Hw>,
     /// The mkey index; `None` once destroyed.
@@ -64,28 +72,21 @@ struct Mkey {
 }
 
 impl Mkey {
-    /// DESTROY_MKEY now; the mkey is gone on success (and stays on failure).
-    fn destroy(&mut self) -> Result {
+    /// DESTROY_MKEY now; the mkey is gone on success (and may remain on failure).
+    fn destroy(&mut self) -> Result<(), CmdError> {
         if let Some(index) = self.index {
-            self.hw.run(DestroyMkey { index })?;
+            self.hw.exec_cmd(DestroyMkey { index })?;
             self.index = None;
         }
         Ok(())
     }
 }
 
-impl Drop for Mkey {
-    fn drop(&mut self) {
-        if let Some(index) = self.index.take() {
-            // Failures are logged by the command layer.
-            let _ = self.hw.exec_cmd(DestroyMkey { index });
-        }
-    }
-}
-
 /// One memory region: its mkey and, for a user MR, the pinned pages. The mkey is
-/// destroyed before the pages are unpinned (field order).
+/// destroyed before the pages are unpinned; if DESTROY_MKEY fails the pages go to the
+/// function's graveyard ([`Hw::keep`]), never back to the system under a live key.
 pub(crate) struct Mr {
+    dev: ARef<device::Device>,
     mkey: Mkey,
     umem: Option<Umem>,
     /// lkey = rkey.
@@ -96,6 +97,25 @@ pub(crate) struct Mr {
     iova: u64,
     /// Whether the pages were pinned writable.
     writable: bool,
+}
+
+impl Mr {
+    /// Destroys the mkey; on failure the pinned pages are kept (the key may still
+    /// reach them) and the error returned.
+    fn destroy(&mut self) -> Result<(), CmdError> {
+        self.mkey.destroy().inspect_err(|e| {
+            if let Some(u) = self.umem.take() {
+                self.mkey.hw.keep(&self.dev, e, u.pages(), u);
+            }
+        })
+    }
+}
+
+impl Drop for Mr {
+    fn drop(&mut self) {
+        // Failures are logged by the command layer and by `Hw::keep`.
+        let _ = self.destroy();
+    }
 }
 
 impl Mr {
@@ -146,9 +166,9 @@ impl MrVerbs {
         let nblocks = umem.num_blocks(size);
         octo_len(iova, umem.len(), size.shift()).ok_or(EINVAL)?;
         let key = self.next_variant();
-        let index = {
+        let created = {
             let mut blocks = umem.blocks(size);
-            self.hw.run(CreateMttMkey {
+            self.hw.exec_cmd(CreateMttMkey {
                 pdn,
                 access: mkey_access(acc, &self.caps),
                 key,
@@ -159,7 +179,17 @@ impl MrVerbs {
                 nblocks,
                 pg: self.caps.pg,
                 blocks: RefCell::new(&mut blocks),
-            })?
+            })
+        };
+        let index = match created {
+            Ok(i) => i,
+            Err(e) => {
+                // A timed-out CREATE_MKEY may have made a key over the pages.
+                if create_outcome_unknown(e.kind) {
+                    self.hw.keep(&self.dev, &e, umem.pages(), umem);
+                }
+                return Err(to_kernel(e));
+            }
         };
         dev_dbg!(
             self.dev,
@@ -169,6 +199,7 @@ impl MrVerbs {
             size.bytes() >> 10
         );
         let mr = Mr {
+            dev: self.dev.clone(),
             mkey: Mkey {
                 hw: self.hw.clone(),
                 index: Some(index),
@@ -194,6 +225,7 @@ impl IbMrOps for MrVerbs {
             ats: self.caps.ats,
         })?;
         let mr = Mr {
+            dev: self.dev.clone(),
             mkey: Mkey {
                 hw: self.hw.clone(),
                 index: Some(index),
@@ -240,13 +272,16 @@ impl IbMrOps for MrVerbs {
         if old.umem.is_none() {
             return Err(EOPNOTSUPP);
         }
-        old.mkey.destroy()?;
+        // On failure the MR stays as it was, pages and key (rereg fails).
+        old.mkey.destroy().map_err(to_kernel)?;
         let umem = old.umem.take().ok_or(EOPNOTSUPP)?;
         self.create_user(umem, req.pdn, old.iova, r.access)
             .map(Some)
     }
 
     fn dereg_mr(&self, mr: &mut Mr) -> Result {
-        mr.mkey.destroy()
+        // On failure the MR stays with the core (upstream returns the error too), its
+        // pages in the graveyard; a later dereg retries DESTROY_MKEY.
+        mr.destroy().map_err(to_kernel)
     }
 }

@@ -12,9 +12,10 @@
 //! next state, applies the core's rules (`ib_modify_qp_is_ok()`) and the driver's
 //! ([`crate::ib::qp::modify::plan_modify`]) and runs the transition command; query_qp
 //! runs QUERY_QP and decodes the context. A QP is moved to RESET (if it is not) and
-//! destroyed when dropped, then its memory is released; if DESTROY_QP fails the
-//! pinned pages are kept (leaked) rather than freed under a device that may still
-//! use them.
+//! destroyed when dropped, then its memory is released; if DESTROY_QP fails, or
+//! CREATE_QP's outcome is unknown (a timeout), the memory goes to the function's
+//! graveyard ([`Hw::keep`]) rather than back to the system under a device that may
+//! still use it.
 //!
 //! Kernel QPs (RC, UC, UD, and QP0 / QP1 as upstream creates them for the MAD
 //! layer: a hardware QP0 of service type QP0, a hardware QP1 of type QP1, no GSI
@@ -72,14 +73,17 @@ use crate::ib::{
     umem::UserDb,
 };
 use crate::{
-    cmd::commands::{gen_cap, GeneralCaps},
+    cmd::{
+        commands::{gen_cap, GeneralCaps},
+        status::create_outcome_unknown,
+    },
     coherent_io,
     ffi::rdma::{
         ib::IbUcontext,
         ib_qp::{modify_qp_is_ok, IbQp, QpAttr, QpInit, UserData},
         umem::{BlockSize, IbDev, Umem},
     },
-    hw::Hw,
+    hw::{to_kernel, Hw},
     ifc::opcodes::Opcode,
 };
 
@@ -321,10 +325,21 @@ pub(crate) fn create_user_qp(
         cs_res,
     };
     let ctx = create_qpc(&p).map_err(kerr)?;
-    let qpn = hw.run(CreateQp {
+    let qpn = match hw.exec_cmd(CreateQp {
         qpc: &ctx,
         pas: &pas,
-    })?;
+    }) {
+        Ok(n) => n,
+        Err(e) => {
+            // A CREATE_QP of unknown outcome may have made a QP on the buffer and the
+            // doorbell record.
+            if create_outcome_unknown(e.kind) {
+                let n = umem.as_ref().map_or(0, Umem::pages);
+                hw.keep(dev, &e, n, (umem, db));
+            }
+            return Err(to_kernel(e));
+        }
+    };
     let shadow = QpShadow {
         ty,
         user: true,
@@ -465,13 +480,12 @@ pub(crate) fn create_kernel_qp(
     }) {
         Ok(n) => n,
         Err(e) => {
-            // A timed-out CREATE_QP may have made the QP: the device may own the
-            // pages.
-            for p in pages {
-                hw.bury(p);
+            // A CREATE_QP of unknown outcome may have made the QP: the device may
+            // own the pages.
+            if create_outcome_unknown(e.kind) {
+                hw.keep(dev, &e, pages.len() + 1, (pages, dbr));
             }
-            hw.bury(dbr);
-            return Err(crate::hw::to_kernel(e));
+            return Err(to_kernel(e));
         }
     };
     let shadow = QpShadow {
@@ -542,17 +556,19 @@ impl Qp {
     }
 
     /// Destroys QP `qpn` (moving it to RESET first when `to_reset`), then releases
-    /// `mem`; if DESTROY_QP fails the device may still use the memory, so pinned
-    /// pages stay pinned and coherent pages are buried ([`Hw::bury`]).
+    /// `mem`; if DESTROY_QP fails the device may still use the memory, so it goes to
+    /// the function's graveyard ([`Hw::keep`]: unpinned and unmapped, or freed, once
+    /// the function stopped DMA). The QP is gone for the core either way (upstream
+    /// `destroy_qp_common` warns and goes on).
     fn teardown(hw: &Hw, dev: &device::Device, qpn: u32, mem: QpMem, to_reset: bool) {
         if to_reset {
             let _ = hw.exec_cmd(QpToRst { qpn });
         }
-        if hw.exec_cmd(DestroyQp { qpn }).is_ok() {
+        let Err(e) = hw.exec_cmd(DestroyQp { qpn }) else {
             drop(mem);
             return;
-        }
-        dev_warn!(dev, "DESTROY_QP {:#x} failed: its memory is kept\n", qpn);
+        };
+        dev_warn!(dev, "DESTROY_QP {:#x} failed\n", qpn);
         match mem {
             QpMem::User {
                 umem,
@@ -560,17 +576,17 @@ impl Qp {
                 _bfreg,
                 _uar,
             } => {
-                core::mem::forget(umem);
-                core::mem::forget(db);
+                let n = umem.as_ref().map_or(0, Umem::pages);
+                hw.keep(dev, &e, n, (umem, db));
+                // The UAR page is device memory: its doorbell register may be shared.
                 drop(_bfreg);
-                // The QP may still ring on its UAR: the UAR stays allocated.
-                core::mem::forget(_uar);
+                // The UAR hold goes: kept, it would keep the context and through it
+                // this function's `Hw` (whose graveyard holds the memory above) alive
+                // for good. A device object cannot ring a doorbell by itself.
+                drop(_uar);
             }
             QpMem::Kernel { pages, dbr } => {
-                for p in pages {
-                    hw.bury(p);
-                }
-                hw.bury(dbr);
+                hw.keep(dev, &e, pages.len() + 1, (pages, dbr));
             }
         }
     }

@@ -12,6 +12,12 @@
 //! ([`crate::ffi::rdma::umem::Umem`], in CPU pages) and map their doorbell record through the
 //! context's doorbell pages ([`crate::ib::umem`]); the response is the SRQ number.
 //!
+//! An SRQ's memory, kernel or user, is never returned while the device may reach it:
+//! after a create command of unknown outcome (a timeout) or a failed destroy it goes
+//! to the function's graveyard ([`Hw::keep`]). The SRQ object destroys its queue
+//! when dropped unless destroy_srq did, so a failure after the create command (the
+//! object's box) leaves no queue in the device.
+//!
 //! Not here yet: `post_srq_recv` and the SRQ events (limit reached, catastrophic
 //! error: the device raises them only once receives are consumed, the data path).
 
@@ -20,12 +26,14 @@ pub(crate) mod commands;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod plan;
 
+use core::sync::atomic::{AtomicBool, Ordering};
+
 use kernel::{
     device::{self, Bound},
     dma::Coherent,
-    page,
+    new_mutex, page,
     prelude::*,
-    sync::{aref::ARef, Arc},
+    sync::{aref::ARef, Arc, Mutex},
 };
 use zerocopy::{FromZeros, IntoBytes};
 
@@ -49,11 +57,14 @@ use crate::ib::{
     umem::UserDb,
 };
 use crate::{
-    cmd::commands::gen_cap,
+    cmd::{
+        commands::gen_cap,
+        status::{create_outcome_unknown, CmdError},
+    },
     coherent_io,
     ffi::rdma::ib_srq::{AhAttr, IbSrq, IbSrqOps, NewSrq, SrqAttr, SrqInit, UserData},
     ffi::rdma::umem::{BlockSize, Umem},
-    hw::Hw,
+    hw::{to_kernel, Hw},
     ifc::av::{Av, WqeSrqNextSeg},
 };
 
@@ -113,15 +124,70 @@ enum SrqMem {
     User { _mem: UserMem },
 }
 
-/// An SRQ: its number, shape and memory.
+impl SrqMem {
+    /// Pages it holds (for logs).
+    fn pages(&self) -> usize {
+        match self {
+            Self::Kernel { _mem } => _mem.pages.len() + 1,
+            Self::User { _mem } => _mem._umem.pages(),
+        }
+    }
+}
+
+/// The memory of an SRQ: freed (unpinned) with the SRQ after its destroy command
+/// succeeded; `None` once handed to the graveyard.
+type MemCell = Arc<Mutex<Option<SrqMem>>>;
+
+/// Hands what `mem` holds to the graveyard after `err` (a create command of unknown
+/// outcome, a failed destroy).
+fn keep(hw: &Hw, dev: &device::Device, err: &CmdError, mem: &MemCell) {
+    let taken = mem.lock().take();
+    if let Some(m) = taken {
+        hw.keep(dev, err, m.pages(), m);
+    }
+}
+
+/// An SRQ: its number, shape and memory. Destroyed on the device when dropped unless
+/// destroy_srq did it (so that a failure after the create command, a box that
+/// cannot be allocated, leaves no SRQ behind).
 struct KernelSrq {
     dev: ARef<device::Device>,
     hw: Arc<Hw>,
     kind: SrqType,
     srqn: u32,
     shape: SrqShape,
-    /// Freed (unpinned) when the SRQ is dropped, after its destroy command succeeded.
-    _mem: SrqMem,
+    /// Whether the destroy command succeeded.
+    gone: AtomicBool,
+    mem: MemCell,
+}
+
+impl KernelSrq {
+    /// The destroy command of its type; on failure the memory goes to the graveyard.
+    fn destroy_cmd(&self) -> Result<(), CmdError> {
+        let r = match self.kind {
+            SrqType::Basic => self.hw.exec_cmd(DestroyRmp { rmpn: self.srqn }),
+            SrqType::Xrc => self.hw.exec_cmd(DestroyXrcSrq { srqn: self.srqn }),
+        };
+        match r {
+            Ok(()) => {
+                self.gone.store(true, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => {
+                keep(&self.hw, &self.dev, &e, &self.mem);
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for KernelSrq {
+    fn drop(&mut self) {
+        if !self.gone.load(Ordering::Relaxed) {
+            // Failures are logged by the command layer and `Hw::keep`.
+            let _ = self.destroy_cmd();
+        }
+    }
 }
 
 impl IbSrq for KernelSrq {
@@ -157,10 +223,9 @@ impl IbSrq for KernelSrq {
     }
 
     fn destroy(&self) -> Result {
-        match self.kind {
-            SrqType::Basic => self.hw.run(DestroyRmp { rmpn: self.srqn }),
-            SrqType::Xrc => self.hw.run(DestroyXrcSrq { srqn: self.srqn }),
-        }
+        // On failure the SRQ stays with the core (upstream returns the error too), its
+        // memory in the graveyard.
+        self.destroy_cmd().map_err(to_kernel)
     }
 }
 
@@ -199,8 +264,9 @@ impl Provider {
             xrc,
             lim.cqe_version,
         );
-        let srqn = self.create_cmd(t, ctx, &pas)?;
-        let q = self.srq_object(t, srqn, s, SrqMem::Kernel { _mem: mem })?;
+        let mem = Arc::pin_init(new_mutex!(Some(SrqMem::Kernel { _mem: mem })), GFP_KERNEL)?;
+        let srqn = self.create_cmd(t, ctx, &pas, &mem)?;
+        let q = self.srq_object(t, srqn, s, mem)?;
         Ok(NewSrq {
             srq: q,
             srqn,
@@ -209,21 +275,29 @@ impl Provider {
         })
     }
 
-    /// The create command of type `t`: the SRQ's number.
-    fn create_cmd(&self, t: SrqType, ctx: SrqCtx, pas: &[u64]) -> Result<u32> {
-        match t {
-            SrqType::Basic => self.hw().run(CreateRmp { ctx, pas }),
-            SrqType::Xrc => self.hw().run(CreateXrcSrq { ctx, pas }),
-        }
+    /// The create command of type `t` over `mem`: the SRQ's number. When its outcome
+    /// is unknown (a timeout) the memory goes to the graveyard.
+    fn create_cmd(&self, t: SrqType, ctx: SrqCtx, pas: &[u64], mem: &MemCell) -> Result<u32> {
+        let r = match t {
+            SrqType::Basic => self.hw().exec_cmd(CreateRmp { ctx, pas }),
+            SrqType::Xrc => self.hw().exec_cmd(CreateXrcSrq { ctx, pas }),
+        };
+        r.map_err(|e| {
+            if create_outcome_unknown(e.kind) {
+                keep(self.hw(), self.dev(), &e, mem);
+            }
+            to_kernel(e)
+        })
     }
 
-    /// The SRQ object of a created queue; destroys the queue again when that fails.
+    /// The SRQ object of a created queue; when that fails the object's drop
+    /// destroys the queue again.
     fn srq_object(
         &self,
         t: SrqType,
         srqn: u32,
         s: SrqShape,
-        mem: SrqMem,
+        mem: MemCell,
     ) -> Result<KBox<dyn IbSrq>> {
         let q = KernelSrq {
             dev: self.dev().into(),
@@ -231,20 +305,10 @@ impl Provider {
             kind: t,
             srqn,
             shape: s,
-            _mem: mem,
+            gone: AtomicBool::new(false),
+            mem,
         };
-        match KBox::new(q, GFP_KERNEL) {
-            Ok(b) => Ok(b),
-            Err(e) => {
-                // The queue's memory is freed with the failed box: destroy it on the
-                // device first (failures are logged by the command layer).
-                let _ = match t {
-                    SrqType::Basic => self.hw().exec_cmd(DestroyRmp { rmpn: srqn }),
-                    SrqType::Xrc => self.hw().exec_cmd(DestroyXrcSrq { srqn }),
-                };
-                Err(e.into())
-            }
-        }
+        Ok(KBox::new(q, GFP_KERNEL)?)
     }
 
     /// A user SRQ: the request, the pinned buffer (CPU pages), the doorbell record,
@@ -306,13 +370,14 @@ impl Provider {
             xrc,
             lim.cqe_version,
         );
-        let srqn = self.create_cmd(t, ctx, &pas)?;
         let mem = SrqMem::User {
             _mem: UserMem {
                 _umem: umem,
                 _db: db,
             },
         };
+        let mem = Arc::pin_init(new_mutex!(Some(mem)), GFP_KERNEL)?;
+        let srqn = self.create_cmd(t, ctx, &pas, &mem)?;
         let q = self.srq_object(t, srqn, plan.shape, mem)?;
         let resp = create_srq_response(srqn);
         let resp_len = crate::ib::uctx::put(u.out, udata::response(&resp, u.outlen));
