@@ -511,7 +511,7 @@ mod tests {
             ErrorKind::NoMemory,
             ErrorKind::BadInput,
         ] {
-            assert!(!create_outcome_unknown(k), "{k:?}");
+            assert!(!create_outcome_unknown(k));
         }
         // Posted, no trustworthy answer.
         for k in [
@@ -520,7 +520,7 @@ mod tests {
             ErrorKind::BadOutput,
             ErrorKind::Rejected,
         ] {
-            assert!(create_outcome_unknown(k), "{k:?}");
+            assert!(create_outcome_unknown(k));
         }
     }
 
