@@ -45,6 +45,8 @@ pub(crate) mod device_attr;
 pub(crate) mod events;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod port;
+// QP / SRQ async events.
+mod obj_events;
 mod provider;
 // QP verbs (issue 11, i11-qp).
 mod qp;
@@ -90,6 +92,7 @@ use crate::{
     cmd::commands::{gen_cap, GeneralCaps},
     eq::{
         port::{PortEventHandler, PortEvents, PortSubscription},
+        rsc::RscTable,
         CqAccess,
     },
     ffi::ib::{IbEvent, IbInit, IbRegistration},
@@ -128,6 +131,8 @@ pub(crate) struct IbCore<'a> {
     pub(crate) life: &'a Arc<Lifecycle>,
     /// Completion EQs, the core's UAR and the CQ handler table (CQ verbs).
     pub(crate) cq: CqAccess,
+    /// The QP / SRQ event handler table of the async EQ.
+    pub(crate) rscs: &'a Arc<RscTable>,
 }
 
 /// Events logged in full before the log thins out (then every 1000th), as the EQ layer
@@ -313,6 +318,7 @@ impl IbStage {
                 port_caps,
                 cqs,
                 core_uar,
+                core.rscs.clone(),
             ),
             GFP_KERNEL,
         )?;

@@ -28,6 +28,7 @@ use super::{
     cq::CqVerbs,
     device_attr::{device_attr, DeviceIds},
     mr::MrVerbs,
+    obj_events::QpWithEvents,
     port::{check_port, from_hca_vport, from_port_info, BadPort, PortCaps, PortRegs},
     qp::{create_kernel_qp, create_user_qp, QpEnv},
     res_commands::{AllocPd, DeallocPd},
@@ -35,11 +36,12 @@ use super::{
 };
 use crate::{
     cmd::commands::GeneralCaps,
+    eq::rsc::RscTable,
     ffi::{
         ib::{DeviceAttr, IbOps, IbUcontext, PortAttr},
         ib_cq::IbCqOps,
         ib_mr::IbMrOps,
-        ib_qp::{IbQp, IbQpOps, QpInit, UserData},
+        ib_qp::{IbQp, IbQpOps, QpInit, QpShim, UserData},
         ib_srq::IbSrqOps,
         umem::IbDev,
     },
@@ -80,6 +82,8 @@ pub(crate) struct Provider {
     /// What QPs are offered (QP verbs).
     qp_env: QpEnv,
     cqs: CqVerbs,
+    /// Where QPs and SRQs register for their async events.
+    rscs: Arc<RscTable>,
 }
 
 impl Provider {
@@ -98,6 +102,7 @@ impl Provider {
         port_caps: PortCaps,
         cqs: CqVerbs,
         core_uar: u32,
+        rscs: Arc<RscTable>,
     ) -> Self {
         let qp_env = QpEnv::new(
             &caps,
@@ -118,6 +123,7 @@ impl Provider {
             port_caps,
             qp_env,
             cqs,
+            rscs,
         }
     }
 
@@ -125,6 +131,11 @@ impl Provider {
     /// `super::srq`).
     pub(super) fn dev(&self) -> &device::Device {
         &self.dev
+    }
+
+    /// The QP / SRQ event table.
+    pub(super) fn rscs(&self) -> &Arc<RscTable> {
+        &self.rscs
     }
 
     /// The command path.
@@ -316,13 +327,17 @@ impl IbQpOps for Provider {
         uctx: Option<&dyn IbUcontext>,
         init: &mut QpInit,
         udata: Option<UserData<'_>>,
+        shim: QpShim,
     ) -> Result<(KBox<dyn IbQp>, u32, usize)> {
-        match (uctx, udata) {
+        let (qp, qpn, n) = match (uctx, udata) {
             (Some(c), Some(u)) => {
                 create_user_qp(&self.dev, &self.hw, &self.qp_env, dev, c, init, u)
             }
             (None, None) => create_kernel_qp(&self.dev, &self.hw, &self.qp_env, init),
             _ => Err(EINVAL),
-        }
+        }?;
+        // As upstream's `create_resource_common`: in the event table after CREATE_QP.
+        let qp = QpWithEvents::new(&self.dev, &self.rscs, qpn, qp, shim)?;
+        Ok((qp, qpn, n))
     }
 }

@@ -33,6 +33,7 @@ use super::{
     ah_av,
     context::uabi_err,
     db_user::UserDb,
+    obj_events::SrqWithEvents,
     provider::Provider,
     srq_commands::{
         AllocXrcd, ArmXrcSrq, CreateRmp, CreateXrcSrq, DeallocXrcd, DestroyRmp, DestroyXrcSrq,
@@ -46,7 +47,7 @@ use super::{
 use crate::{
     cmd::commands::gen_cap,
     dma_buf,
-    ffi::ib_srq::{AhAttr, IbSrq, IbSrqOps, NewSrq, SrqAttr, SrqInit, UserData},
+    ffi::ib_srq::{AhAttr, IbSrq, IbSrqOps, NewSrq, SrqAttr, SrqInit, SrqShim, UserData},
     ffi::umem::{BlockSize, Umem},
     hw::Hw,
     ifc::av::{Av, WqeSrqNextSeg},
@@ -330,14 +331,22 @@ impl IbSrqOps for Provider {
         self.hw().run(DeallocXrcd { xrcdn })
     }
 
-    fn create_srq(&self, init: &SrqInit, user: Option<UserData<'_>>) -> Result<NewSrq> {
+    fn create_srq(
+        &self,
+        init: &SrqInit,
+        user: Option<UserData<'_>>,
+        shim: SrqShim,
+    ) -> Result<NewSrq> {
         let t = SrqType::from_ib(init.srq_type).map_err(|e| self.srq_refused(e))?;
         let s = srq_shape(init.max_wr, init.max_sge, &self.srq_limits())
             .map_err(|e| self.srq_refused(e))?;
-        match user {
+        let n = match user {
             Some(u) => self.create_user_srq(t, init, u),
             None => self.create_kernel_srq(t, s, init),
-        }
+        }?;
+        // As upstream's `mlx5_cmd_create_srq`: in the event table after the command.
+        let srq = SrqWithEvents::new(self.dev(), self.rscs(), n.srqn, n.srq, shim)?;
+        Ok(NewSrq { srq, ..n })
     }
 
     fn create_ah(&self, attr: &AhAttr, user: Option<(usize, &mut [u8])>) -> Result<(Av, usize)> {
