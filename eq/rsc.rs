@@ -43,14 +43,14 @@ impl Rsc {
     /// The table key: resource type above the 24-bit number, as upstream's `rsn`.
     fn key(self) -> u32 {
         match self {
-            Rsc::Qp(n) => u32::from(rsc_type::QP) << 24 | (n & 0x00ff_ffff),
-            Rsc::Srq(n) => u32::from(rsc_type::SRQ) << 24 | (n & 0x00ff_ffff),
+            Rsc::Qp(n) => (u32::from(rsc_type::QP) << 24) | (n & 0x00ff_ffff),
+            Rsc::Srq(n) => (u32::from(rsc_type::SRQ) << 24) | (n & 0x00ff_ffff),
         }
     }
 
     /// The resource a QP event names (its EQE's resource type and number).
     pub(crate) fn of_qp_event(rsc: u8, rsn: u32) -> u32 {
-        u32::from(rsc) << 24 | (rsn & 0x00ff_ffff)
+        (u32::from(rsc) << 24) | (rsn & 0x00ff_ffff)
     }
 }
 

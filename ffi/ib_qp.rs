@@ -137,7 +137,6 @@ unsafe fn set_resp_len(u: *mut Udata, n: usize) {
 
 /// `create_qp` trampoline target.
 #[no_mangle]
-#[expect(clippy::too_many_arguments, reason = "the shim's C prototype")]
 extern "C" fn mlx5rs_ib_rs_create_qp(
     rust: *const c_void,
     ibdev: *mut c_void,

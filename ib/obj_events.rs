@@ -35,10 +35,11 @@ use crate::{
     },
 };
 
-/// Events queued per object before further ones are dropped (counted and logged): a
-/// QP raises a handful of distinct events in its life; the bound keeps a device that
-/// floods one object from growing memory in the interrupt thread.
-const PENDING: usize = 64;
+/// Events queued per object before further ones are dropped (counted and logged):
+/// the async EQ's size, so a device that floods one object cannot grow memory in the
+/// interrupt thread beyond what one EQ holds. Upstream queues one work item per event
+/// (GFP_ATOMIC, dropped when that fails) with no bound.
+const PENDING: usize = 4096;
 
 /// The core's object the events go to.
 pub(crate) enum Shim {
@@ -70,34 +71,6 @@ impl Shim {
     }
 }
 
-/// Event types waiting for the work item, oldest first.
-struct Pending {
-    ring: [u8; PENDING],
-    head: usize,
-    len: usize,
-}
-
-impl Pending {
-    fn push(&mut self, t: u8) -> bool {
-        if self.len == PENDING {
-            return false;
-        }
-        self.ring[(self.head + self.len) % PENDING] = t;
-        self.len += 1;
-        true
-    }
-
-    fn pop(&mut self) -> Option<u8> {
-        if self.len == 0 {
-            return None;
-        }
-        let t = self.ring[self.head];
-        self.head = (self.head + 1) % PENDING;
-        self.len -= 1;
-        Some(t)
-    }
-}
-
 /// The event path of one QP or SRQ.
 #[pin_data]
 pub(crate) struct ObjEvents {
@@ -106,7 +79,7 @@ pub(crate) struct ObjEvents {
     /// Lock order: a leaf, taken under the [`RscTable`] lock (dispatch) and by the
     /// work item; never held across anything but the copy of one byte.
     #[pin]
-    pending: SpinLock<Pending>,
+    pending: SpinLock<KVec<u8>>,
     /// Lock order: a leaf of the work item, held across the call into the consumer's
     /// handler, so clearing it waits for a call in flight. `None` once stopped.
     #[pin]
@@ -122,15 +95,20 @@ impl_has_work! {
 
 impl RscHandler for ObjEvents {
     fn event(self: Arc<Self>, type_: u8) {
-        if !self.pending.lock().push(type_) {
+        let queued = {
+            let mut p = self.pending.lock();
+            // Under a spinlock: no sleeping allocation.
+            p.len() < PENDING && p.push(type_, GFP_ATOMIC).is_ok()
+        };
+        if !queued {
             let n = self.dropped.fetch_add(1, Ordering::Relaxed);
             if n < 16 || n % 1000 == 0 {
                 dev_warn!(
                     self.dev,
-                    "{:?}: {} events already wait for delivery; event type {:#x} dropped\n",
+                    "{:?}: event type {:#x} not queued (at most {} wait for delivery, memory permitting); dropped\n",
                     self.rsc,
-                    PENDING,
-                    type_
+                    type_,
+                    PENDING
                 );
             }
             return;
@@ -145,27 +123,31 @@ impl WorkItem for ObjEvents {
 
     fn run(this: Arc<ObjEvents>) {
         loop {
-            let Some(t) = this.pending.lock().pop() else {
+            // The events queued so far, oldest first; later ones make another batch.
+            let batch = core::mem::take(&mut *this.pending.lock());
+            if batch.is_empty() {
                 return;
-            };
+            }
             let g = this.shim.lock();
             let Some(s) = g.as_ref() else {
                 return;
             };
-            match s.map(t) {
-                Some(e) => {
-                    dev_dbg!(this.dev, "{:?}: {}\n", this.rsc, event_name(e));
-                    // SAFETY: `shim` is set only between the create command and the
-                    // start of the destroy verb, which clears it under this lock.
-                    unsafe { s.raise(e) };
+            for &t in batch.iter() {
+                match s.map(t) {
+                    Some(e) => {
+                        dev_dbg!(this.dev, "{:?}: {}\n", this.rsc, event_name(e));
+                        // SAFETY: `shim` is set only between the create command and the
+                        // start of the destroy verb, which clears it under this lock.
+                        unsafe { s.raise(e) };
+                    }
+                    // The decoder lets only QP events reach a QP, SRQ events an SRQ.
+                    None => dev_warn!(
+                        this.dev,
+                        "{:?}: unexpected event type {:#x}; not raised\n",
+                        this.rsc,
+                        t
+                    ),
                 }
-                // The decoder let only QP events reach a QP and SRQ events an SRQ.
-                None => dev_warn!(
-                    this.dev,
-                    "{:?}: unexpected event type {:#x}; not raised\n",
-                    this.rsc,
-                    t
-                ),
             }
         }
     }
@@ -193,7 +175,7 @@ impl Subscription {
             pin_init!(ObjEvents {
                 dev: dev.into(),
                 rsc,
-                pending <- new_spinlock!(Pending { ring: [0; PENDING], head: 0, len: 0 }),
+                pending <- new_spinlock!(KVec::new()),
                 shim <- new_mutex!(Some(shim)),
                 dropped: AtomicU64::new(0),
                 work <- new_work!("mlx5_rs::obj_events"),
@@ -252,7 +234,7 @@ pub(crate) struct QpWithEvents {
 impl QpWithEvents {
     /// Registers QP `qpn` (just created as `qp`) for its events; on failure `qp` is
     /// dropped (destroyed).
-    pub(crate) fn new(
+    pub(crate) fn wrap(
         dev: &device::Device,
         table: &Arc<RscTable>,
         qpn: u32,
@@ -284,7 +266,7 @@ pub(crate) struct SrqWithEvents {
 impl SrqWithEvents {
     /// Registers SRQ `srqn` (just created as `srq`) for its events; on failure `srq`
     /// is destroyed.
-    pub(crate) fn new(
+    pub(crate) fn wrap(
         dev: &device::Device,
         table: &Arc<RscTable>,
         srqn: u32,
@@ -292,7 +274,7 @@ impl SrqWithEvents {
         shim: SrqShim,
     ) -> Result<KBox<dyn IbSrq>> {
         let sub = match Subscription::new(dev, table, Rsc::Srq(srqn), Shim::Srq(shim))
-            .and_then(|s| Ok(KBox::pin_init(new_mutex!(s), GFP_KERNEL)?))
+            .and_then(|s| KBox::pin_init(new_mutex!(s), GFP_KERNEL))
         {
             Ok(s) => s,
             Err(e) => {

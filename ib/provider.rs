@@ -337,7 +337,7 @@ impl IbQpOps for Provider {
             _ => Err(EINVAL),
         }?;
         // As upstream's `create_resource_common`: in the event table after CREATE_QP.
-        let qp = QpWithEvents::new(&self.dev, &self.rscs, qpn, qp, shim)?;
+        let qp = QpWithEvents::wrap(&self.dev, &self.rscs, qpn, qp, shim)?;
         Ok((qp, qpn, n))
     }
 }

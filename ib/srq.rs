@@ -345,7 +345,7 @@ impl IbSrqOps for Provider {
             None => self.create_kernel_srq(t, s, init),
         }?;
         // As upstream's `mlx5_cmd_create_srq`: in the event table after the command.
-        let srq = SrqWithEvents::new(self.dev(), self.rscs(), n.srqn, n.srq, shim)?;
+        let srq = SrqWithEvents::wrap(self.dev(), self.rscs(), n.srqn, n.srq, shim)?;
         Ok(NewSrq { srq, ..n })
     }
 

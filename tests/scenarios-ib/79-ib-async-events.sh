@@ -30,13 +30,14 @@ srqns() { emu_stat '" ".join(str(n) for n in d["objects"]["srqns"])'; }
 
 # run_events P IBDEV: the events above on a fresh QP and SRQ of IBDEV, checked as P.*.
 run_events() {
+	# (check() sets `out` and `name`: names of our own here.)
 	p=$1
-	out=/tmp/$p-events.out
+	ev_out=/tmp/$p-events.out
 	before=$(srqns)
-	$BIN "$2" events $NEVENTS >"$out" 2>&1 &
+	$BIN "$2" events $NEVENTS >"$ev_out" 2>&1 &
 	pid=$!
-	check "$p.ready" wait_line "$out" READY
-	qpn=$(sed -n 's/^READY qpn=\([0-9]*\).*/\1/p' "$out")
+	check "$p.ready" wait_line "$ev_out" READY
+	qpn=$(sed -n 's/^READY qpn=\([0-9]*\).*/\1/p' "$ev_out")
 	srqn=""
 	for n in $(srqns); do
 		case " $before " in *" $n "*) ;; *) srqn=$n ;; esac
@@ -44,21 +45,21 @@ run_events() {
 	echo "$p: QP $qpn, SRQ $srqn"
 	i=0
 	for e in $EVENTS; do
-		name=${e%%:*} rest=${e#*:}
+		ev_name=${e%%:*} rest=${e#*:}
 		on=${rest%%:*} want=${rest#*:}
 		if [ "$on" = qp ]; then
-			emuctl "{\"cmd\":\"qp_event\",\"qpn\":${qpn:-0},\"event\":\"$name\"}"
+			emuctl "{\"cmd\":\"qp_event\",\"qpn\":${qpn:-0},\"event\":\"$ev_name\"}"
 		else
-			emuctl "{\"cmd\":\"srq_event\",\"srqn\":${srqn:-0},\"event\":\"$name\"}"
+			emuctl "{\"cmd\":\"srq_event\",\"srqn\":${srqn:-0},\"event\":\"$ev_name\"}"
 		fi
-		check "$p.$name" wait_line "$out" "^EVENT $i type=$want on=$on\$"
+		check "$p.$ev_name" wait_line "$ev_out" "^EVENT $i type=$want on=$on\$"
 		i=$((i + 1))
 	done
 	wait $pid
 	check "$p.exit-status" test $? = 0
-	cat "$out"
-	check "$p.events-exactly" test "$(grep -c '^EVENT ' "$out")" = $NEVENTS
-	check "$p.done" grep -q '^DONE$' "$out"
+	cat "$ev_out"
+	check "$p.events-exactly" test "$(grep -c '^EVENT ' "$ev_out")" = $NEVENTS
+	check "$p.done" grep -q '^DONE$' "$ev_out"
 }
 
 # --- mlx5_rs ----------------------------------------------------------------------
@@ -90,12 +91,13 @@ WARN0=$(dmesg -l $LEVELS | wc -l)
 # Destroy while events arrive: QPs created and destroyed while the device raises
 # bursts of events on each (the requests for a QP already gone are refused by the
 # emulator; those in flight meet the destroy).
-out=/tmp/async-churn.out
-$BIN "$dev" churn 40 >"$out" 2>&1 &
+ch_out=/tmp/async-churn.out
+qp0=$(live qp)
+$BIN "$dev" churn 40 >"$ch_out" 2>&1 &
 pid=$!
 last=""
 while kill -0 $pid 2>/dev/null; do
-	q=$(sed -n 's/^QPN //p' "$out" | tail -1)
+	q=$(sed -n 's/^QPN //p' "$ch_out" | tail -1)
 	[ -n "$q" ] && [ "$q" != "$last" ] && {
 		emuctl "{\"cmd\":\"qp_event\",\"qpn\":$q,\"event\":\"COMM_EST\",\"count\":64}" >/dev/null
 		last=$q
@@ -104,9 +106,9 @@ while kill -0 $pid 2>/dev/null; do
 done
 wait $pid
 check async.churn.exit-status test $? = 0
-check async.churn.done grep -q '^DONE$' "$out"
-check async.churn.qps test "$(grep -c '^QPN ' "$out")" = 40
-check async.churn.emu-qps-gone test "$(live qp)" = 0
+check async.churn.done grep -q '^DONE$' "$ch_out"
+check async.churn.qps test "$(grep -c '^QPN ' "$ch_out")" = 40
+check async.churn.emu-qps-gone test "$(live qp)" = "$qp0"
 cat "$d/eqs" | grep rsc_
 ib_log_checks async
 ib_unload_checks async
