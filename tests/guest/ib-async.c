@@ -12,10 +12,10 @@
  *     (on: whether the event's element is the QP or the SRQ created above), then
  *     destroys everything and prints DONE.
  *   ib-async IBDEV churn CYCLES
- *     CYCLES times: create an RC QP, print "QPN <n>", wait 20 ms, destroy it; the
- *     scenario raises events on the printed QP meanwhile (destroy while events
- *     arrive). Events are not read: the kernel drops those of a destroyed QP.
- *     Prints DONE.
+ *     CYCLES times: create an RC QP, print "QPN <n> <cycle>", read a line from stdin
+ *     (the scenario has the device raise a burst of events on the QP, then writes
+ *     one), destroy the QP at once: the destroy meets events in flight. Events are
+ *     not read: the kernel drops those of a destroyed QP. Prints DONE.
  * Exit status 0 only if every verb succeeded; an alarm ends a run that waits for an
  * event longer than 120 s.
  *
@@ -189,8 +189,11 @@ int main(int argc, char **argv)
 
 			if (!qp)
 				die("create qp");
-			printf("QPN %u\n", qp->qp_num);
-			usleep(20000);
+			char line[16];
+
+			printf("QPN %u %d\n", qp->qp_num, i + 1);
+			if (!fgets(line, sizeof(line), stdin))
+				usleep(20000);
 			if (ibv_destroy_qp(qp))
 				die("destroy qp");
 		}

@@ -88,27 +88,44 @@ check async.not-allowed-logged sh -c "dmesg | tail -n +$((START + 1)) | grep -q 
 # That warning is the expected one: the log checks below start after it.
 WARN0=$(dmesg -l $LEVELS | wc -l)
 
-# Destroy while events arrive: QPs created and destroyed while the device raises
-# bursts of events on each (the requests for a QP already gone are refused by the
-# emulator; those in flight meet the destroy).
+# Destroy while events arrive: 40 QPs, each destroyed right after the device raised a
+# burst of 80 events on it (64 COMM_EST, 16 WQ_CATAS_ERROR). Every event is either
+# delivered (dispatched) or finds the QP gone (unknown): none is lost or malformed.
 ch_out=/tmp/async-churn.out
+ch_in=/tmp/async-churn.in
+rm -f "$ch_in"
+mkfifo "$ch_in"
 qp0=$(live qp)
-$BIN "$dev" churn 40 >"$ch_out" 2>&1 &
+disp1=$(kv rsc_dispatched)
+unk1=$(kv rsc_unknown)
+mal1=$(kv_rec "$d/eqs" "eq=async idx=0" malformed)
+$BIN "$dev" churn 40 <"$ch_in" >"$ch_out" 2>&1 &
 pid=$!
-last=""
-while kill -0 $pid 2>/dev/null; do
-	q=$(sed -n 's/^QPN //p' "$ch_out" | tail -1)
-	[ -n "$q" ] && [ "$q" != "$last" ] && {
-		emuctl "{\"cmd\":\"qp_event\",\"qpn\":$q,\"event\":\"COMM_EST\",\"count\":64}" >/dev/null
-		last=$q
-	}
-	emuctl "{\"cmd\":\"qp_event\",\"qpn\":${q:-0},\"event\":\"WQ_CATAS_ERROR\",\"count\":16}" >/dev/null
+exec 4>"$ch_in"
+written=0
+for c in $(seq 40); do
+	wait_line "$ch_out" "^QPN [0-9]* $c\$" || break
+	q=$(sed -n "s/^QPN \([0-9]*\) $c\$/\1/p" "$ch_out")
+	for e in COMM_EST:64 WQ_CATAS_ERROR:16; do
+		r=$(emuctl "{\"cmd\":\"qp_event\",\"qpn\":$q,\"event\":\"${e%:*}\",\"count\":${e#*:}}")
+		w=${r#*\"written\":}
+		w=${w%%[!0-9]*}
+		written=$((written + ${w:-0}))
+	done
+	echo go >&4
 done
+exec 4>&-
 wait $pid
 check async.churn.exit-status test $? = 0
 check async.churn.done grep -q '^DONE$' "$ch_out"
 check async.churn.qps test "$(grep -c '^QPN ' "$ch_out")" = 40
 check async.churn.emu-qps-gone test "$(live qp)" = "$qp0"
+check async.churn.events-written test "$written" = 3200
+sleep 1
+disp=$(($(kv rsc_dispatched) - disp1)) unk=$(($(kv rsc_unknown) - unk1))
+echo "churn: $written events raised, $disp delivered to a registered QP, $unk to a QP already gone"
+check async.churn.every-event-accounted test $((disp + unk)) = "$written"
+check async.churn.none-malformed test "$(kv_rec "$d/eqs" "eq=async idx=0" malformed)" = "$mal1"
 cat "$d/eqs" | grep rsc_
 ib_log_checks async
 ib_unload_checks async
