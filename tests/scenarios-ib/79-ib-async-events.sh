@@ -88,7 +88,7 @@ check async.not-allowed-logged sh -c "dmesg | tail -n +$((START + 1)) | grep -q 
 # That warning is the expected one: the log checks below start after it.
 WARN0=$(dmesg -l $LEVELS | wc -l)
 
-# Destroy while events arrive: 40 QPs, each destroyed right after the device raised a
+# Destroy while events arrive: 10 QPs, each destroyed right after the device raised a
 # burst of 80 events on it (64 COMM_EST, 16 WQ_CATAS_ERROR). Every event is either
 # delivered (dispatched) or finds the QP gone (unknown): none is lost or malformed.
 ch_out=/tmp/async-churn.out
@@ -99,11 +99,13 @@ qp0=$(live qp)
 disp1=$(kv rsc_dispatched)
 unk1=$(kv rsc_unknown)
 mal1=$(kv_rec "$d/eqs" "eq=async idx=0" malformed)
-$BIN "$dev" churn 40 <"$ch_in" >"$ch_out" 2>&1 &
+$BIN "$dev" churn 10 <"$ch_in" >"$ch_out" 2>&1 &
 pid=$!
+# A helper that died must fail its checks, not end this script on SIGPIPE.
+trap '' PIPE
 exec 4>"$ch_in"
 written=0
-for c in $(seq 40); do
+for c in $(seq 10); do
 	wait_line "$ch_out" "^QPN [0-9]* $c\$" || break
 	q=$(sed -n "s/^QPN \([0-9]*\) $c\$/\1/p" "$ch_out")
 	for e in COMM_EST:64 WQ_CATAS_ERROR:16; do
@@ -118,9 +120,9 @@ exec 4>&-
 wait $pid
 check async.churn.exit-status test $? = 0
 check async.churn.done grep -q '^DONE$' "$ch_out"
-check async.churn.qps test "$(grep -c '^QPN ' "$ch_out")" = 40
+check async.churn.qps test "$(grep -c '^QPN ' "$ch_out")" = 10
 check async.churn.emu-qps-gone test "$(live qp)" = "$qp0"
-check async.churn.events-written test "$written" = 3200
+check async.churn.events-written test "$written" = 800
 sleep 1
 disp=$(($(kv rsc_dispatched) - disp1)) unk=$(($(kv rsc_unknown) - unk1))
 echo "churn: $written events raised, $disp delivered to a registered QP, $unk to a QP already gone"
