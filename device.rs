@@ -397,6 +397,7 @@ impl<'bound> Stages<'bound> {
                 port_events: events.port_events(),
                 life: &life,
                 cq: events.cq_access()?,
+                rscs: events.rsc_table(),
             },
         ) {
             Ok(s) => Some(s),

@@ -7,11 +7,14 @@
 //! this EQ subscribed to, the sub-type one the PRM defines for that type, slot
 //! bitmaps must name existing slots, CQNs fit 24 bits and the CQ table, page requests
 //! name our function with a count within the device's per-request bound, port numbers
-//! exist. Event names follow `enum mlx5_event`.
+//! exist, a QP event names a resource type that takes it (upstream mlx5_core qp.c
+//! `is_event_type_allowed`). Event names follow `enum mlx5_event`.
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
 
-use crate::ifc::eqe::{event_type as et, Eqe, PAGE_REQ_EC_FUNCTION, PAGE_REQ_RELEASE_ALL};
+use crate::ifc::eqe::{
+    event_type as et, rsc_type, Eqe, PAGE_REQ_EC_FUNCTION, PAGE_REQ_RELEASE_ALL,
+};
 
 /// Size of an EQE.
 pub const EQE_BYTES: usize = 64;
@@ -89,6 +92,23 @@ pub enum Event {
         /// Sub-type ([`port_sub`]).
         sub_type: u8,
     },
+    /// An event of a QP (or RQ / SQ object): `type_` is one of the QP event types,
+    /// allowed for `rsc_type` ([`qp_event_allowed`]).
+    Qp {
+        /// Event type.
+        type_: u8,
+        /// Resource type of the EQE ([`rsc_type`]).
+        rsc_type: u8,
+        /// Resource number (24 bits).
+        rsn: u32,
+    },
+    /// An event of an SRQ (SRQ catastrophic error, SRQ limit).
+    Srq {
+        /// Event type.
+        type_: u8,
+        /// SRQ number (24 bits).
+        srqn: u32,
+    },
     /// Any other subscribed async event, logged by name.
     Async {
         /// Event type.
@@ -121,6 +141,42 @@ pub enum Malformed {
     BadPageCount(i32),
     /// Port number 0 or beyond the device's ports.
     BadPort(u8),
+    /// QP event for a resource type that does not take it.
+    NotAllowed {
+        /// Event type.
+        type_: u8,
+        /// Resource type of the EQE.
+        rsc_type: u8,
+    },
+}
+
+/// Whether a QP event of type `t` may name a resource of type `rsc`: upstream
+/// mlx5_core qp.c (`qp_allowed_event_types`, `rq_allowed_event_types`,
+/// `sq_allowed_event_types`): a QP takes every QP event, an RQ the last-WQE and
+/// catastrophic-error events, an SQ the catastrophic error. DCT events have types of
+/// their own, which the async EQ does not subscribe to.
+pub fn qp_event_allowed(rsc: u8, t: u8) -> bool {
+    match rsc {
+        rsc_type::QP => is_qp_event(t),
+        rsc_type::RQ => matches!(t, et::SRQ_LAST_WQE | et::WQ_CATAS_ERROR),
+        rsc_type::SQ => t == et::WQ_CATAS_ERROR,
+        _ => false,
+    }
+}
+
+/// Whether `t` is an event of a QP (or RQ / SQ), whose data is `qp_events`.
+pub fn is_qp_event(t: u8) -> bool {
+    matches!(
+        t,
+        et::PATH_MIG
+            | et::COMM_EST
+            | et::SQ_DRAINED
+            | et::SRQ_LAST_WQE
+            | et::WQ_CATAS_ERROR
+            | et::PATH_MIG_FAILED
+            | et::WQ_INVAL_REQ_ERROR
+            | et::WQ_ACCESS_ERROR
+    )
 }
 
 /// Whether `mask` (the four event-bitmask words of CREATE_EQ) subscribes type `t`.
@@ -219,6 +275,26 @@ pub fn decode(raw: &[u8; EQE_BYTES], mask: &[u64; 4], lim: &Limits) -> Result<Ev
                 sub_type: sub,
             })
         }
+        t if is_qp_event(t) => {
+            let d = e.qp_srq();
+            // The top byte is reserved (upstream masks it).
+            let rsn = d.qp_srq_n.get() & 0x00ff_ffff;
+            if !qp_event_allowed(d.type_, t) {
+                return Err(Malformed::NotAllowed {
+                    type_: t,
+                    rsc_type: d.type_,
+                });
+            }
+            Ok(Event::Qp {
+                type_: t,
+                rsc_type: d.type_,
+                rsn,
+            })
+        }
+        et::SRQ_CATAS_ERROR | et::SRQ_RQ_LIMIT => Ok(Event::Srq {
+            type_: t,
+            srqn: e.qp_srq().qp_srq_n.get() & 0x00ff_ffff,
+        }),
         _ => Ok(Event::Async {
             type_: t,
             sub_type: sub,
@@ -325,7 +401,7 @@ mod tests {
     };
     const ALL: [u64; 4] = [u64::MAX; 4];
 
-    use crate::ifc::eqe::{EqeCmd, EqeComp, EqeCqErr, EqePageReq, EqePort};
+    use crate::ifc::eqe::{EqeCmd, EqeComp, EqeCqErr, EqePageReq, EqePort, EqeQpSrq};
     use zerocopy::byteorder::big_endian::{I32, U16, U32};
 
     fn eqe(t: u8, sub: u8) -> [u8; EQE_BYTES] {
@@ -547,6 +623,86 @@ mod tests {
         );
         assert_eq!(event_name(8), "INTERNAL_ERROR");
         assert_eq!(port_sub_name(4), "ACTIVE");
+    }
+
+    fn qp_srq(t: u8, rsc: u8, n: u32) -> [u8; EQE_BYTES] {
+        let mut e = eqe(t, 0);
+        edit(&mut e, |x| {
+            x.set_qp_srq(EqeQpSrq {
+                rsvd0: [0; 20],
+                type_: rsc,
+                rsvd1: [0; 3],
+                qp_srq_n: U32::new(n),
+            })
+        });
+        e
+    }
+
+    #[test]
+    fn qp_events_decode_type_and_number() {
+        let m = [ASYNC_MASK, 0, 0, 0];
+        let qp_events = [
+            et::PATH_MIG,
+            et::COMM_EST,
+            et::SQ_DRAINED,
+            et::SRQ_LAST_WQE,
+            et::WQ_CATAS_ERROR,
+            et::PATH_MIG_FAILED,
+            et::WQ_INVAL_REQ_ERROR,
+            et::WQ_ACCESS_ERROR,
+        ];
+        for t in qp_events {
+            // The reserved top byte of the number is ignored, as upstream masks it.
+            assert_eq!(
+                decode(&qp_srq(t, rsc_type::QP, 0xee00_0123), &m, &LIM),
+                Ok(Event::Qp {
+                    type_: t,
+                    rsc_type: rsc_type::QP,
+                    rsn: 0x123
+                }),
+                "{}",
+                event_name(t)
+            );
+        }
+        // An RQ takes last-WQE and catastrophic errors only, an SQ the latter only.
+        assert!(decode(&qp_srq(et::SRQ_LAST_WQE, rsc_type::RQ, 5), &m, &LIM).is_ok());
+        assert!(decode(&qp_srq(et::WQ_CATAS_ERROR, rsc_type::SQ, 5), &m, &LIM).is_ok());
+        for (t, rsc) in [
+            (et::COMM_EST, rsc_type::RQ),
+            (et::SRQ_LAST_WQE, rsc_type::SQ),
+            (et::COMM_EST, rsc_type::DCT),
+            (et::COMM_EST, rsc_type::SRQ),
+            (et::WQ_CATAS_ERROR, 0x77),
+        ] {
+            assert_eq!(
+                decode(&qp_srq(t, rsc, 5), &m, &LIM),
+                Err(Malformed::NotAllowed {
+                    type_: t,
+                    rsc_type: rsc
+                })
+            );
+        }
+        // Not on an EQ that did not subscribe.
+        assert_eq!(
+            decode(&qp_srq(et::COMM_EST, 0, 5), &[1, 0, 0, 0], &LIM),
+            Err(Malformed::NotSubscribed(et::COMM_EST))
+        );
+    }
+
+    #[test]
+    fn srq_events_decode_number() {
+        let m = [ASYNC_MASK, 0, 0, 0];
+        for t in [et::SRQ_RQ_LIMIT, et::SRQ_CATAS_ERROR] {
+            // The type byte is not read for SRQ events (upstream's SRQ table is keyed
+            // by the number alone).
+            assert_eq!(
+                decode(&qp_srq(t, 0x55, 0x0100_0042), &m, &LIM),
+                Ok(Event::Srq {
+                    type_: t,
+                    srqn: 0x42
+                })
+            );
+        }
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! Kernel shell: [`ring`] (one EQ), [`irq`] (vectors, threaded handlers), [`pages`]
 //! (the handler interface page requests go to; the page allocator implements it),
 //! [`port`] (the subscriber slot port-change events go to; the IB provider
-//! subscribes), [`cq`] (CQ handler table), [`commands`] (EQ/UAR commands).
+//! subscribes), [`cq`] (CQ handler table), [`rsc`] (QP / SRQ event handler table),
+//! [`commands`] (EQ/UAR commands).
 //!
 //! [`Events`] is one bring-up stage (after INIT_HCA, before TEARDOWN_HCA). It creates,
 //! in order: MSI-X vectors; a UAR (ALLOC_UAR) whose page carries the EQ doorbells; the
@@ -32,6 +33,7 @@ pub(crate) mod port;
 pub(crate) mod ring;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod uar;
+pub(crate) mod rsc;
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -50,6 +52,7 @@ use self::{
     pages::{PageRequestHandler, PageRequestStop},
     port::PortEvents,
     ring::{Eq, LiveEq},
+    rsc::{Rsc, RscTable},
 };
 use crate::{ffi, hw::Hw};
 use commands::{AllocUar, DeallocUar};
@@ -83,6 +86,7 @@ pub(crate) struct Dispatch {
     pages: Arc<dyn PageRequestHandler>,
     cqs: Arc<CqTable>,
     ports: Arc<PortEvents>,
+    rscs: Arc<RscTable>,
     lim: Limits,
     unknown_logged: AtomicU64,
 }
@@ -112,6 +116,33 @@ impl Dispatch {
                 eqn,
                 syndrome,
                 cqn
+            );
+        }
+    }
+
+    fn qp_event(&self, eqn: u8, type_: u8, rsc_type: u8, rsn: u32) {
+        if !self.rscs.dispatch(Rsc::of_qp_event(rsc_type, rsn), type_) {
+            self.unknown_rsc(eqn, type_, "resource", rsn);
+        }
+    }
+
+    fn srq_event(&self, eqn: u8, type_: u8, srqn: u32) {
+        if !self.rscs.dispatch_srq(srqn, type_) {
+            self.unknown_rsc(eqn, type_, "SRQ", srqn);
+        }
+    }
+
+    fn unknown_rsc(&self, eqn: u8, type_: u8, what: &str, n: u32) {
+        let c = self.unknown_logged.fetch_add(1, Ordering::Relaxed);
+        if c < 16 || c % 1000 == 0 {
+            // Not a device fault: an event may race the resource's destroy.
+            dev_info!(
+                self.dev,
+                "EQ {}: {} event for {} {:#x} with no handler registered; dropped\n",
+                eqn,
+                event::event_name(type_),
+                what,
+                n
             );
         }
     }
@@ -148,6 +179,7 @@ pub(crate) struct EqInfo {
     eqs: KVec<Arc<Eq>>,
     pages: Arc<dyn PageRequestHandler>,
     cqs: Arc<CqTable>,
+    rscs: Arc<RscTable>,
     #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
     test_cq: Arc<CountingCq>,
     vectors: u32,
@@ -203,6 +235,8 @@ impl EqInfo {
                 None => writeln!(f, "vector={} irq={} hint_cpu=none", v.index, v.irq)?,
             }
         }
+        let (hit, unknown) = self.rscs.counts();
+        writeln!(f, "rsc_dispatched {} rsc_unknown {}", hit, unknown)?;
         let (hit, unknown) = self.cqs.counts();
         write!(f, "cq_dispatched {} cq_unknown {}", hit, unknown)?;
         #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
@@ -312,6 +346,7 @@ pub(crate) struct Events<'bound> {
     info: Arc<EqInfo>,
     ports: Arc<PortEvents>,
     cqs: Arc<CqTable>,
+    rscs: Arc<RscTable>,
 }
 
 /// What a CQ owner (the IB provider) needs of the EQ stage: the completion EQs by
@@ -395,6 +430,7 @@ impl<'bound> Events<'bound> {
         let func = pages.function();
         let cqs = CqTable::new()?;
         let ports = PortEvents::new()?;
+        let rscs = RscTable::new()?;
         let lim = ring::limits(hw.cmd().nslots(), caps.num_ports, caps.log_max_cq, func);
         let d = Arc::new(
             Dispatch {
@@ -402,6 +438,7 @@ impl<'bound> Events<'bound> {
                 pages: pages.clone(),
                 cqs: cqs.clone(),
                 ports: ports.clone(),
+                rscs: rscs.clone(),
                 lim,
                 unknown_logged: AtomicU64::new(0),
             },
@@ -456,6 +493,7 @@ impl<'bound> Events<'bound> {
                 eqs: all,
                 pages,
                 cqs: cqs.clone(),
+                rscs: rscs.clone(),
                 #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]
                 test_cq: Arc::new(CountingCq(AtomicU64::new(0)), GFP_KERNEL)?,
                 vectors,
@@ -484,6 +522,7 @@ impl<'bound> Events<'bound> {
             info,
             ports,
             cqs,
+            rscs,
         })
     }
 
@@ -511,6 +550,15 @@ impl<'bound> Events<'bound> {
     )]
     pub(crate) fn port_events(&self) -> &Arc<PortEvents> {
         &self.ports
+    }
+
+    /// Where QP and SRQ events of the async EQ go (see [`rsc`]).
+    #[cfg_attr(
+        not(CONFIG_MLX5_RS_INFINIBAND),
+        expect(dead_code, reason = "the IB provider registers QPs and SRQs")
+    )]
+    pub(crate) fn rsc_table(&self) -> &Arc<RscTable> {
+        &self.rscs
     }
 
     /// Number of completion EQs (one completion vector each for the IB provider).

@@ -401,6 +401,37 @@ impl Eq {
                 }
                 d.port_change(port, sub_type);
             }
+            Event::Qp {
+                type_,
+                rsc_type,
+                rsn,
+            } => {
+                if chatty {
+                    dev_info!(
+                        self.dev,
+                        "EQ {}: {} on resource {:#x} (type {}) ({} async events)\n",
+                        eqn,
+                        event::event_name(type_),
+                        rsn,
+                        rsc_type,
+                        seen
+                    );
+                }
+                d.qp_event(eqn, type_, rsc_type, rsn);
+            }
+            Event::Srq { type_, srqn } => {
+                if chatty {
+                    dev_info!(
+                        self.dev,
+                        "EQ {}: {} on SRQ {:#x} ({} async events)\n",
+                        eqn,
+                        event::event_name(type_),
+                        srqn,
+                        seen
+                    );
+                }
+                d.srq_event(eqn, type_, srqn);
+            }
             Event::Async { type_, sub_type } => {
                 if chatty {
                     dev_warn!(

@@ -33,11 +33,21 @@ struct mlx5rs_ib_dev;
 #define MLX5RS_IB_STR_LEN 64
 
 /* enum ib_event_type values ffi/rdma/ib.rs passes (checked in ib.c). */
+#define MLX5RS_IB_EVENT_QP_FATAL 1
+#define MLX5RS_IB_EVENT_QP_REQ_ERR 2
+#define MLX5RS_IB_EVENT_QP_ACCESS_ERR 3
+#define MLX5RS_IB_EVENT_COMM_EST 4
+#define MLX5RS_IB_EVENT_SQ_DRAINED 5
+#define MLX5RS_IB_EVENT_PATH_MIG 6
+#define MLX5RS_IB_EVENT_PATH_MIG_ERR 7
 #define MLX5RS_IB_EVENT_DEVICE_FATAL 8
 #define MLX5RS_IB_EVENT_PORT_ACTIVE 9
 #define MLX5RS_IB_EVENT_PORT_ERR 10
 #define MLX5RS_IB_EVENT_LID_CHANGE 11
 #define MLX5RS_IB_EVENT_PKEY_CHANGE 12
+#define MLX5RS_IB_EVENT_SRQ_ERR 14
+#define MLX5RS_IB_EVENT_SRQ_LIMIT_REACHED 15
+#define MLX5RS_IB_EVENT_QP_LAST_WQE_REACHED 16
 #define MLX5RS_IB_EVENT_CLIENT_REREGISTER 17
 #define MLX5RS_IB_EVENT_GID_CHANGE 18
 #define MLX5RS_IB_EVENT_DEVICE_SPEED_CHANGE 20
@@ -259,9 +269,12 @@ int mlx5rs_ib_rs_alloc_xrcd(const void *rust, __u32 *xrcdn);
 int mlx5rs_ib_rs_dealloc_xrcd(const void *rust, __u32 xrcdn);
 struct ib_device;
 struct ib_udata;
+struct ib_srq;
 int mlx5rs_ib_rs_create_srq(const void *rust, struct mlx5rs_ib_srq_init *init,
 			    struct mlx5rs_ib_udata *staged, struct ib_device *ibdev,
-			    struct ib_udata *udata, void **srq);
+			    struct ib_udata *udata, struct ib_srq *ibsrq, void **srq);
+/* An SRQ event (MLX5RS_IB_EVENT_SRQ_*) to @ibsrq's handler (ffi/ib_srq.c). */
+void mlx5rs_ib_srq_event(struct ib_srq *ibsrq, __u32 event);
 int mlx5rs_ib_rs_modify_srq(const void *rust, const void *srq, __u32 mask, __u32 limit);
 int mlx5rs_ib_rs_query_srq(const void *rust, const void *srq, struct mlx5rs_ib_srq_attr *out);
 int mlx5rs_ib_rs_destroy_srq(const void *rust, void *srq);
@@ -277,6 +290,7 @@ void mlx5rs_ib_rs_query_ah(const void *rust, const __u8 *av, __u32 ah_type,
 struct ib_device;
 struct ib_umem;
 struct ib_udata;
+struct ib_srq;
 
 /* Bytes of block-iterator state the caller provides (8-byte aligned). */
 #define MLX5RS_UMEM_ITER_SIZE 64
@@ -397,10 +411,14 @@ struct mlx5rs_ib_qp_init {
 
 bool mlx5rs_ib_modify_qp_is_ok(__u32 cur, __u32 next, __u32 type, __u32 mask);
 /* Implemented in Rust (ffi/rdma/ib_qp.rs): @ibdev the core's struct ib_device, @uctx the
- * Rust context of a user QP (NULL for a kernel QP), @qp the Rust QP. */
+ * Rust context of a user QP (NULL for a kernel QP), @ibqp the core's QP (its events
+ * go back through mlx5rs_ib_qp_event()), @qp the Rust QP. */
+struct ib_qp;
 int mlx5rs_ib_rs_create_qp(const void *rust, void *ibdev, void *uctx,
 			   struct mlx5rs_ib_qp_init *init, struct mlx5rs_ib_udata *udata,
-			   void **qp, __u32 *qpn);
+			   struct ib_qp *ibqp, void **qp, __u32 *qpn);
+/* A QP event (MLX5RS_IB_EVENT_*) to @ibqp's handler (ffi/ib_qp.c). */
+void mlx5rs_ib_qp_event(struct ib_qp *ibqp, __u32 event);
 void mlx5rs_ib_rs_destroy_qp(const void *rust, void *qp);
 /* Implemented in Rust (ffi/rdma/ib_cq.rs): the CQE size in bytes of CQ @cq_rust. */
 __u32 mlx5rs_ib_rs_cq_cqe_size(void *cq_rust);

@@ -43,6 +43,8 @@ pub(crate) mod abi;
 mod ah;
 mod cq;
 mod device;
+// QP / SRQ async events, shared by the QP and SRQ families.
+mod obj_events;
 pub(crate) mod mr;
 mod pd;
 mod port;
@@ -64,6 +66,7 @@ use crate::{
     cmd::commands::{gen_cap, GeneralCaps},
     eq::{
         port::{PortEventHandler, PortEvents, PortSubscription},
+        rsc::RscTable,
         CqAccess,
     },
     ffi::rdma::ib::{IbEvent, IbInit, IbRegistration},
@@ -102,6 +105,8 @@ pub(crate) struct IbCore<'a> {
     pub(crate) life: &'a Arc<Lifecycle>,
     /// Completion EQs, the core's UAR and the CQ handler table (CQ verbs).
     pub(crate) cq: CqAccess,
+    /// The QP / SRQ event handler table of the async EQ.
+    pub(crate) rscs: &'a Arc<RscTable>,
 }
 
 /// Events logged in full before the log thins out (then every 1000th), as the EQ layer
@@ -291,6 +296,7 @@ impl IbStage {
                 port_caps,
                 cqs,
                 core_uar,
+                core.rscs.clone(),
             ),
             GFP_KERNEL,
         )?;

@@ -94,6 +94,22 @@ pub struct EqePort {
     pub rsvd1: [u8; 19],
 }
 
+/// QP / SRQ event data (`struct mlx5_eqe_qp_srq` of `device.h`; `qp_events` of
+/// `mlx5_ifc.h`): the resource type (`MLX5_EVENT_QUEUE_TYPE_*`, [`rsc_type`]) at byte
+/// 20, the QP / RQ / SQ / SRQ number in the low 24 bits of bytes 24..28.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable)]
+#[repr(C)]
+pub struct EqeQpSrq {
+    /// Reserved.
+    pub rsvd0: [u8; 20],
+    /// Resource type (QP events; SRQ events leave it to the SRQ number alone).
+    pub type_: u8,
+    /// Reserved.
+    pub rsvd1: [u8; 3],
+    /// Resource number (24 bits; the top byte is reserved).
+    pub qp_srq_n: U32,
+}
+
 impl EqePort {
     /// The port number (bits 7:4 of `port`).
     pub fn port_num(&self) -> u8 {
@@ -181,6 +197,20 @@ impl Eqe {
         zerocopy::transmute!(self.data)
     }
 
+    /// Event data as a QP / SRQ event.
+    pub fn qp_srq(&self) -> EqeQpSrq {
+        zerocopy::transmute!(self.data)
+    }
+
+    /// Sets the event data of a QP / SRQ event.
+    #[cfg_attr(
+        CONFIG_RUST,
+        expect(dead_code, reason = "used by the emulator and the host tests")
+    )]
+    pub fn set_qp_srq(&mut self, d: EqeQpSrq) {
+        self.data = zerocopy::transmute!(d);
+    }
+
     /// Event data as a CQ error.
     pub fn cq_err(&self) -> EqeCqErr {
         zerocopy::transmute!(self.data)
@@ -233,8 +263,40 @@ pub mod event_type {
     pub const PAGE_FAULT: u8 = 0x0c;
     /// NIC vport change.
     pub const NIC_VPORT_CHANGE: u8 = 0x0d;
+    /// WQ invalid request error.
+    pub const WQ_INVAL_REQ_ERROR: u8 = 0x10;
+    /// WQ access error.
+    pub const WQ_ACCESS_ERROR: u8 = 0x11;
+    /// SRQ catastrophic error.
+    pub const SRQ_CATAS_ERROR: u8 = 0x12;
+    /// Last WQE reached on a QP attached to an SRQ.
+    pub const SRQ_LAST_WQE: u8 = 0x13;
+    /// SRQ limit reached.
+    pub const SRQ_RQ_LIMIT: u8 = 0x14;
     /// General event.
     pub const GENERAL_EVENT: u8 = 0x22;
+}
+
+/// Resource types of QP events (`MLX5_EVENT_QUEUE_TYPE_*`, device.h; the same values
+/// as `enum mlx5_res_type`, driver.h, which adds SRQ 3 and XRC SRQ 4).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(
+        dead_code,
+        reason = "some are used by the emulator and the host tests only"
+    )
+)]
+pub mod rsc_type {
+    /// A QP.
+    pub const QP: u8 = 0;
+    /// An RQ object.
+    pub const RQ: u8 = 1;
+    /// An SQ object.
+    pub const SQ: u8 = 2;
+    /// An SRQ (`MLX5_RES_SRQ`: the key SRQ events are looked up with).
+    pub const SRQ: u8 = 3;
+    /// A DCT.
+    pub const DCT: u8 = 6;
 }
 
 /// Port change event sub-types (`MLX5_PORT_CHANGE_SUBTYPE_*`, device.h).
@@ -260,3 +322,4 @@ const _: () = assert!(core::mem::size_of::<EqeCmd>() == 28);
 const _: () = assert!(core::mem::size_of::<EqePageReq>() == 28);
 const _: () = assert!(core::mem::size_of::<EqeComp>() == 28);
 const _: () = assert!(core::mem::size_of::<EqePort>() == 28);
+const _: () = assert!(core::mem::size_of::<EqeQpSrq>() == 28);

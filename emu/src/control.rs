@@ -31,6 +31,10 @@
 //! - `{"cmd":"set_pages","boot":N,"init":N,"regular":N}`
 //! - `{"cmd":"eqe","eqn":N,"type":T,"sub_type":S,"data":"<hex, up to 28 bytes>","count":N}`:
 //!   writes raw (possibly malformed) EQEs into an EQ, e.g. to force an overrun.
+//! - `{"cmd":"qp_event","qpn":N,"event":E,"count":C}`, `{"cmd":"srq_event","srqn":N,
+//!   "event":E,"count":C}`: the device raises async event E (a name of
+//!   [`crate::fw::rsc_events::QP_EVENTS`] / `SRQ_EVENTS`, or its type number) on an
+//!   existing QP / SRQ, C times (default 1), to the EQ subscribed to it.
 //! - `{"cmd":"object_pages","objects_per_page":N}`: verbs objects per firmware page
 //!   (0 = objects cost no pages); `{"cmd":"qp_state","qpn":N,"state":S}`: the device
 //!   moves a QP to SQER / SQD (from RTS) or ERR.
@@ -549,6 +553,8 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             json!({"ok": true, "force_state_fail": fw.knobs.force_state_fail, "prepare_fast_state_fail": fw.knobs.prepare_fast_state_fail})
         }
         "eqe" => raw_eqe(dev, req),
+        "qp_event" => rsc_event(dev, req, true),
+        "srq_event" => rsc_event(dev, req, false),
         "strict" => {
             let on = req.get("on").and_then(Value::as_bool).unwrap_or(true);
             match dev
@@ -621,5 +627,58 @@ fn qp_state(dev: &Device, req: &Value) -> Value {
     match dev.fw().device_qp_state(qpn, state) {
         Ok(()) => json!({"ok": true}),
         Err(e) => json!({"ok": false, "error": e}),
+    }
+}
+
+/// `qp_event` / `srq_event`: see the module doc.
+fn rsc_event(dev: &Device, req: &Value, qp: bool) -> Value {
+    use crate::fw::rsc_events::{event_of, QP_EVENTS, SRQ_EVENTS};
+    let key = if qp { "qpn" } else { "srqn" };
+    let n = req
+        .get(key)
+        .and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok());
+    let ev = match req.get("event") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(v) => v.as_u64().map(|n| n.to_string()),
+        None => None,
+    };
+    let (Some(n), Some(ev)) = (n, ev) else {
+        return err(format!("{key} (number) and event needed"));
+    };
+    let Some(t) = event_of(if qp { &QP_EVENTS } else { &SRQ_EVENTS }, &ev) else {
+        return err(format!("unknown event {ev}"));
+    };
+    let count = req
+        .get("count")
+        .and_then(num)
+        .and_then(|c| u32::try_from(c).ok())
+        .unwrap_or(1);
+    let msix_ok = dev
+        .pci
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .msix_deliverable();
+    let mut fw = dev.fw();
+    let env = crate::fw::Env {
+        mem: &*dev.mem,
+        irq: &*dev.irq,
+        msix_ok,
+    };
+    let r = if qp {
+        fw.raise_qp_event(&env, n, t, count)
+    } else {
+        fw.raise_srq_event(&env, n, t, count)
+    };
+    match r {
+        Ok(posted) => {
+            let written = posted
+                .iter()
+                .filter(|p| matches!(p, crate::fw::eq::Posted::Written(_)))
+                .count();
+            let results: Vec<String> = posted.iter().map(|p| format!("{p:?}")).collect();
+            json!({"ok": true, "type": t, "written": written, "results": results})
+        }
+        Err(e) => err(e),
     }
 }

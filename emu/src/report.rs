@@ -195,7 +195,8 @@ pub fn stats(dev: &Device) -> Value {
 }
 
 /// The `objects` section: live objects per type (`total` 0 after a clean unload),
-/// creates and destroys per type, objects a teardown or reset dropped, object memory.
+/// creates and destroys per type, objects a teardown or reset dropped, the QPs' states,
+/// the live SRQ numbers (SRQs, XRC SRQs, RMPs), object memory.
 fn objects(o: &crate::fw::rsc::Objects) -> Value {
     let live: Map<String, Value> = o
         .counts()
@@ -214,6 +215,7 @@ fn objects(o: &crate::fw::rsc::Objects) -> Value {
         "destroyed": o.destroyed,
         "dropped": o.dropped,
         "qp_states": qp_states,
+        "srqns": o.srqs.keys().collect::<Vec<_>>(),
         "send": {"cqes": o.sent.0, "completion_eqes": o.sent.1, "wqes": o.sent.2},
         "pages": {
             "objects_per_page": o.cost.objects_per_page,

@@ -329,7 +329,7 @@ fn ifc_tables_match_mlx5_ifc_h() {
 #[test]
 fn device_h_layouts_match_facts() {
     use ifc::cmd_layout::{block_off, entry_off, CmdBlock, CmdLayout};
-    use ifc::eqe::{Eqe, EqeCmd, EqeComp, EqeCqErr, EqePageReq, EqePort};
+    use ifc::eqe::{Eqe, EqeCmd, EqeComp, EqeCqErr, EqePageReq, EqePort, EqeQpSrq};
     use std::mem::{offset_of, size_of};
     assert_eq!(size_of::<CmdLayout>(), 64);
     assert_eq!(offset_of!(CmdLayout, type_), entry_off::TYPE);
@@ -407,6 +407,13 @@ fn device_h_layouts_match_facts() {
         (0, 11)
     );
     assert_eq!(size_of::<EqeCqErr>(), 28);
+    // `struct mlx5_eqe_qp_srq`: reserved1[5] (dwords), type, reserved2[3], qp_srq_n;
+    // `mlx5_ifc_qp_events_bits`: type at bit 0xa0, qpn_rqn_sqn at 0xc0 (+8 reserved).
+    assert_eq!(
+        (offset_of!(EqeQpSrq, type_), offset_of!(EqeQpSrq, qp_srq_n)),
+        (0xa0 / 8, 0xc0 / 8)
+    );
+    assert_eq!(size_of::<EqeQpSrq>(), 28);
     // Init segment register offsets (facts §1.1) against the ifc table.
     use ifc::init_seg::{self as is, initial_seg as t};
     assert_eq!(t::CMDQ_PHY_ADDR_63_32.raw().byte_off(), is::CMDQ_ADDR_H);

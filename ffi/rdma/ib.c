@@ -561,6 +561,16 @@ void mlx5rs_ib_dispatch_event(struct mlx5rs_ib_dev *dev, u32 event, u32 port)
 }
 
 /* The event numbers ffi/rdma/ib.rs passes, checked against the core's enum. */
+static_assert(IB_EVENT_QP_FATAL == MLX5RS_IB_EVENT_QP_FATAL);
+static_assert(IB_EVENT_QP_REQ_ERR == MLX5RS_IB_EVENT_QP_REQ_ERR);
+static_assert(IB_EVENT_QP_ACCESS_ERR == MLX5RS_IB_EVENT_QP_ACCESS_ERR);
+static_assert(IB_EVENT_COMM_EST == MLX5RS_IB_EVENT_COMM_EST);
+static_assert(IB_EVENT_SQ_DRAINED == MLX5RS_IB_EVENT_SQ_DRAINED);
+static_assert(IB_EVENT_PATH_MIG == MLX5RS_IB_EVENT_PATH_MIG);
+static_assert(IB_EVENT_PATH_MIG_ERR == MLX5RS_IB_EVENT_PATH_MIG_ERR);
+static_assert(IB_EVENT_SRQ_ERR == MLX5RS_IB_EVENT_SRQ_ERR);
+static_assert(IB_EVENT_SRQ_LIMIT_REACHED == MLX5RS_IB_EVENT_SRQ_LIMIT_REACHED);
+static_assert(IB_EVENT_QP_LAST_WQE_REACHED == MLX5RS_IB_EVENT_QP_LAST_WQE_REACHED);
 static_assert(IB_EVENT_DEVICE_FATAL == MLX5RS_IB_EVENT_DEVICE_FATAL);
 static_assert(IB_EVENT_PORT_ACTIVE == MLX5RS_IB_EVENT_PORT_ACTIVE);
 static_assert(IB_EVENT_PORT_ERR == MLX5RS_IB_EVENT_PORT_ERR);

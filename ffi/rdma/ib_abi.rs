@@ -119,6 +119,20 @@ const _: () = assert!(size_of::<PortAttr>() == 56);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub enum IbEvent {
+    /// A QP's work queue hit a catastrophic error.
+    QpFatal = 1,
+    /// Invalid request on a QP's work queue.
+    QpReqErr = 2,
+    /// Access error on a QP's work queue.
+    QpAccessErr = 3,
+    /// Communication established on a QP.
+    CommEst = 4,
+    /// A QP's send queue drained.
+    SqDrained = 5,
+    /// A QP's path migrated.
+    PathMig = 6,
+    /// A QP's path migration failed.
+    PathMigErr = 7,
     /// The device is dead.
     DeviceFatal = 8,
     /// A port became active.
@@ -129,6 +143,12 @@ pub enum IbEvent {
     LidChange = 11,
     /// P_Key table changed.
     PkeyChange = 12,
+    /// An SRQ hit a catastrophic error.
+    SrqErr = 14,
+    /// An SRQ fell below its limit.
+    SrqLimitReached = 15,
+    /// The last WQE of a QP attached to an SRQ was reached.
+    QpLastWqeReached = 16,
     /// The SM asks clients to register again.
     ClientReregister = 17,
     /// GID table changed.

@@ -134,7 +134,7 @@ int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 			return err ? err : -EINVAL;
 		uctx = rdma_udata_to_drv_context(udata, struct mlx5rs_ib_ucontext, ibuc)->rust;
 	}
-	err = mlx5rs_ib_rs_create_qp(rust, ibqp->device, uctx, &init, st ? &st->u : NULL,
+	err = mlx5rs_ib_rs_create_qp(rust, ibqp->device, uctx, &init, st ? &st->u : NULL, ibqp,
 				     &qp->rust, &qp->qpn);
 	if (err)
 		goto out;
@@ -161,6 +161,26 @@ int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 out:
 	kfree(st);
 	return err;
+}
+
+/**
+ * mlx5rs_ib_qp_event() - an async event of @ibqp: to the consumer's handler
+ * @ibqp: a QP between create and destroy
+ * @event: enum ib_event_type (a QP event)
+ *
+ * Called from a work item (process context, may sleep), as upstream mlx5_ib calls
+ * the handler from its QP event workqueue; never after destroy_qp started.
+ */
+void mlx5rs_ib_qp_event(struct ib_qp *ibqp, u32 event)
+{
+	struct ib_event ev = {};
+
+	if (!ibqp->event_handler)
+		return;
+	ev.device = ibqp->device;
+	ev.element.qp = ibqp;
+	ev.event = event;
+	ibqp->event_handler(&ev, ibqp->qp_context);
 }
 
 int mlx5rs_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)

@@ -4,7 +4,10 @@
 //! a QP ([`IbQp`]), which serves modify_qp and query_qp and is destroyed when
 //! dropped (destroy_qp). The plain structures exchanged are
 //! [`super::ib_qp_abi`]'s; the core's state-transition rules are reached through
-//! [`modify_qp_is_ok`].
+//! [`modify_qp_is_ok`]. A QP's async events go back to the core's handler through
+//! [`QpShim`].
+
+use core::ptr::NonNull;
 
 use kernel::{
     ffi::{c_int, c_void},
@@ -12,9 +15,37 @@ use kernel::{
 };
 
 use super::ib::{ucontext_ref, IbOps, IbUcontext};
-use super::ib_abi::Udata;
+use super::ib_abi::{IbEvent, Udata};
 pub(crate) use super::ib_qp_abi::{QpAttr, QpInit};
 use super::umem::IbDev;
+
+extern "C" {
+    fn mlx5rs_ib_qp_event(ibqp: *mut c_void, event: u32);
+}
+
+/// The core's `struct ib_qp` of one QP, for raising its async events.
+///
+/// INVARIANT: `0` is the pointer the shim passed to create_qp.
+pub(crate) struct QpShim(NonNull<c_void>);
+
+// SAFETY: the C object is not tied to a thread; its handler runs in any process
+// context (upstream calls it from a workqueue).
+unsafe impl Send for QpShim {}
+// SAFETY: see `Send`; `&self` methods only call the handler.
+unsafe impl Sync for QpShim {}
+
+impl QpShim {
+    /// Raises `event` (a QP event) to the QP's event handler, if it has one.
+    ///
+    /// # Safety
+    ///
+    /// The QP's destroy_qp must not have returned yet (the core frees the object
+    /// after it).
+    pub(crate) unsafe fn raise(&self, event: IbEvent) {
+        // SAFETY: by the type invariant and the function's contract, a live QP.
+        unsafe { mlx5rs_ib_qp_event(self.0.as_ptr(), event as u32) }
+    }
+}
 
 /// The driver part of a verb: the request, the length of the response user space
 /// asked for, and the buffer to write the response into.
@@ -44,13 +75,15 @@ type QpBox = KBox<KBox<dyn IbQp>>;
 pub(crate) trait IbQpOps: Send + Sync {
     /// `create_qp`: `uctx` and `udata` for a user QP, neither for a kernel QP;
     /// `init.max_*` are updated to what the QP got. Returns the QP, its number and
-    /// the response length written to `udata.out`.
+    /// the response length written to `udata.out`. `shim` is the core's QP, whose
+    /// handler the QP's async events go to.
     fn create_qp(
         &self,
         dev: IbDev<'_>,
         uctx: Option<&dyn IbUcontext>,
         init: &mut QpInit,
         udata: Option<UserData<'_>>,
+        shim: QpShim,
     ) -> Result<(KBox<dyn IbQp>, u32, usize)>;
 }
 
@@ -114,9 +147,15 @@ unsafe extern "C" fn mlx5rs_ib_rs_create_qp(
     uctx: *mut c_void,
     init: *mut QpInit,
     udata: *mut Udata,
+    ibqp: *mut c_void,
     qp: *mut *mut c_void,
     qpn: *mut u32,
 ) -> c_int {
+    let Some(ibqp) = NonNull::new(ibqp) else {
+        return EINVAL.to_errno();
+    };
+    // INVARIANT: the core's QP of this create_qp.
+    let shim = QpShim(ibqp);
     // SAFETY: the shim passes the `ib_device` of the verb (registered).
     let Some(dev) = (unsafe { IbDev::from_raw(ibdev) }) else {
         return EINVAL.to_errno();
@@ -128,7 +167,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_create_qp(
     // SAFETY: NULL or the shim's staging area.
     let ud = unsafe { user_data(udata) };
     // SAFETY: the shim passes the `rust` pointer of a registered device.
-    let r = unsafe { qp_ops(rust) }.create_qp(dev, uctx, init, ud);
+    let r = unsafe { qp_ops(rust) }.create_qp(dev, uctx, init, ud, shim);
     let (q, n, len) = match r {
         Ok(v) => v,
         Err(e) => return e.to_errno(),

@@ -82,7 +82,7 @@ int mlx5rs_ib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		if (!st)
 			return err ? err : -EINVAL;
 	}
-	err = mlx5rs_ib_rs_create_srq(rust, &in, st ? &st->u : NULL, ibsrq->device, udata,
+	err = mlx5rs_ib_rs_create_srq(rust, &in, st ? &st->u : NULL, ibsrq->device, udata, ibsrq,
 				      &srq->rust);
 	if (err)
 		goto out;
@@ -121,6 +121,25 @@ int mlx5rs_ib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	attr->max_sge = a.max_sge;
 	attr->srq_limit = a.srq_limit;
 	return 0;
+}
+
+/**
+ * mlx5rs_ib_srq_event() - an async event of @ibsrq: to the consumer's handler
+ * @ibsrq: an SRQ between create and destroy
+ * @event: enum ib_event_type (IB_EVENT_SRQ_LIMIT_REACHED or IB_EVENT_SRQ_ERR)
+ *
+ * Called from a work item (process context); never after destroy_srq started.
+ */
+void mlx5rs_ib_srq_event(struct ib_srq *ibsrq, u32 event)
+{
+	struct ib_event ev = {};
+
+	if (!ibsrq->event_handler)
+		return;
+	ev.device = ibsrq->device;
+	ev.element.srq = ibsrq;
+	ev.event = event;
+	ibsrq->event_handler(&ev, ibsrq->srq_context);
 }
 
 int mlx5rs_ib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)

@@ -5,7 +5,10 @@
 //! `rust` pointer, asks its [`IbSrqOps`] (through [`IbOps::srq_ops`]) with the plain
 //! structures of [`super::ib_srq_abi`], and writes the answer back. An SRQ is a boxed
 //! [`IbSrq`] whose thin pointer the shim keeps in `struct mlx5rs_ib_srq`; it is
-//! dropped once its destroy command succeeded.
+//! dropped once its destroy command succeeded. An SRQ's async events go back to the
+//! core's handler through [`SrqShim`].
+
+use core::ptr::NonNull;
 
 use kernel::{
     ffi::{c_int, c_void},
@@ -14,10 +17,38 @@ use kernel::{
 use zerocopy::{FromBytes, IntoBytes};
 
 use super::ib::{ops, staged, ucontext_ref, IbOps, IbUcontext};
-use super::ib_abi::Udata;
+use super::ib_abi::{IbEvent, Udata};
 pub(crate) use super::ib_srq_abi::{AhAttr, SrqAttr, SrqInit};
 use super::umem::{uctx_of_udata, IbDev};
 use crate::ifc::av::{Av, AV_BYTES};
+
+extern "C" {
+    fn mlx5rs_ib_srq_event(ibsrq: *mut c_void, event: u32);
+}
+
+/// The core's `struct ib_srq` of one SRQ, for raising its async events.
+///
+/// INVARIANT: `0` is the pointer the shim passed to create_srq.
+pub(crate) struct SrqShim(NonNull<c_void>);
+
+// SAFETY: the C object is not tied to a thread; its handler runs in any process
+// context.
+unsafe impl Send for SrqShim {}
+// SAFETY: see `Send`; `&self` methods only call the handler.
+unsafe impl Sync for SrqShim {}
+
+impl SrqShim {
+    /// Raises `event` (an SRQ event) to the SRQ's event handler, if it has one.
+    ///
+    /// # Safety
+    ///
+    /// The SRQ's destroy_srq must not have succeeded yet (the core frees the object
+    /// after it).
+    pub(crate) unsafe fn raise(&self, event: IbEvent) {
+        // SAFETY: by the type invariant and the function's contract, a live SRQ.
+        unsafe { mlx5rs_ib_srq_event(self.0.as_ptr(), event as u32) }
+    }
+}
 
 /// A shared receive queue of the provider, created by [`IbSrqOps::create_srq`].
 pub(crate) trait IbSrq: Send + Sync {
@@ -68,8 +99,14 @@ pub(crate) trait IbSrqOps: Send + Sync {
     fn alloc_xrcd(&self) -> Result<u32>;
     /// `dealloc_xrcd` of domain `xrcdn`.
     fn dealloc_xrcd(&self, xrcdn: u32) -> Result;
-    /// `create_srq`; `user` for a user SRQ.
-    fn create_srq(&self, init: &SrqInit, user: Option<UserData<'_>>) -> Result<NewSrq>;
+    /// `create_srq`; `user` for a user SRQ; `shim` the core's SRQ, whose handler the
+    /// SRQ's async events go to.
+    fn create_srq(
+        &self,
+        init: &SrqInit,
+        user: Option<UserData<'_>>,
+        shim: SrqShim,
+    ) -> Result<NewSrq>;
     /// `create_ah` / `create_user_ah`: the address vector and, for a user handle
     /// (`user`: response length asked for, buffer), the response length.
     fn create_ah(&self, attr: &AhAttr, user: Option<(usize, &mut [u8])>) -> Result<(Av, usize)>;
@@ -153,8 +190,14 @@ unsafe extern "C" fn mlx5rs_ib_rs_create_srq(
     staged_u: *mut Udata,
     ibdev: *mut c_void,
     udata: *mut c_void,
+    ibsrq: *mut c_void,
     srq: *mut *mut c_void,
 ) -> c_int {
+    let Some(ibsrq) = NonNull::new(ibsrq) else {
+        return errno(EINVAL);
+    };
+    // INVARIANT: the core's SRQ of this create_srq.
+    let shim = SrqShim(ibsrq);
     // SAFETY: the shim passes a valid, exclusive `struct mlx5rs_ib_srq_init` of its
     // stack frame.
     let init = unsafe { &mut *init };
@@ -187,7 +230,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_create_srq(
         });
     }
     // SAFETY: the trampoline contract: `rust` is a registered device's.
-    let n = match unsafe { srq_ops(rust) }.create_srq(init, user) {
+    let n = match unsafe { srq_ops(rust) }.create_srq(init, user, shim) {
         Ok(n) => n,
         Err(e) => return errno(e),
     };

@@ -627,3 +627,41 @@ fn port_change_sub_types_raise_upstreams_events() {
         [8, 9, 10, 11, 12, 17, 18, 20]
     );
 }
+
+#[test]
+fn qp_and_srq_events_raise_upstreams_events() {
+    use mlx5_rs_pure::ib::events::{event_name, qp_event, srq_event};
+    use mlx5_rs_pure::ifc::eqe::event_type as et;
+    use IbEvent::*;
+    // mlx5_ib qp.c `mlx5_ib_handle_qp_event`, srq.c `mlx5_ib_srq_event`; the values
+    // are `enum ib_event_type`'s (checked by the shim against ib_verbs.h).
+    let qp = [
+        (et::PATH_MIG, PathMig, 6),
+        (et::COMM_EST, CommEst, 4),
+        (et::SQ_DRAINED, SqDrained, 5),
+        (et::SRQ_LAST_WQE, QpLastWqeReached, 16),
+        (et::WQ_CATAS_ERROR, QpFatal, 1),
+        (et::PATH_MIG_FAILED, PathMigErr, 7),
+        (et::WQ_INVAL_REQ_ERROR, QpReqErr, 2),
+        (et::WQ_ACCESS_ERROR, QpAccessErr, 3),
+    ];
+    for (t, e, v) in qp {
+        assert_eq!(qp_event(t), Some(e), "{}", event_name(e));
+        assert_eq!(e as u32, v);
+        assert_eq!(srq_event(t), None);
+    }
+    assert_eq!(srq_event(et::SRQ_RQ_LIMIT), Some(SrqLimitReached));
+    assert_eq!(srq_event(et::SRQ_CATAS_ERROR), Some(SrqErr));
+    assert_eq!((SrqLimitReached as u32, SrqErr as u32), (15, 14));
+    for t in [
+        et::SRQ_RQ_LIMIT,
+        et::SRQ_CATAS_ERROR,
+        et::CQ_ERROR,
+        et::PORT_CHANGE,
+        0x99,
+    ] {
+        assert_eq!(qp_event(t), None);
+    }
+    assert_eq!(srq_event(et::COMM_EST), None);
+    assert_eq!(event_name(QpLastWqeReached), "IB_EVENT_QP_LAST_WQE_REACHED");
+}

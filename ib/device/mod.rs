@@ -32,17 +32,19 @@ use crate::ib::{
         gid_prefix_of, guid_of_block, pkey_of_block, port_info_of, MadIfcGet, QueryHcaVportContext,
         QueryHcaVportGid, QueryHcaVportPkey, ReadPmtu, ReadPtys, ReadPvlc,
     },
+    obj_events::QpWithEvents,
     qp::{create_kernel_qp, create_user_qp, QpEnv},
     uctx::plan::UctxHost,
     uctx::{put, uabi_err, UserContext},
 };
 use crate::{
     cmd::commands::GeneralCaps,
+    eq::rsc::RscTable,
     ffi::rdma::{
         ib::{DeviceAttr, IbOps, IbUcontext, PortAttr},
         ib_cq::IbCqOps,
         ib_mr::IbMrOps,
-        ib_qp::{IbQp, IbQpOps, QpInit, UserData},
+        ib_qp::{IbQp, IbQpOps, QpInit, QpShim, UserData},
         ib_srq::IbSrqOps,
         umem::IbDev,
     },
@@ -83,6 +85,8 @@ pub(crate) struct Provider {
     /// What QPs are offered (QP verbs).
     qp_env: QpEnv,
     cqs: CqVerbs,
+    /// Where QPs and SRQs register for their async events.
+    rscs: Arc<RscTable>,
 }
 
 impl Provider {
@@ -101,6 +105,7 @@ impl Provider {
         port_caps: PortCaps,
         cqs: CqVerbs,
         core_uar: u32,
+        rscs: Arc<RscTable>,
     ) -> Self {
         let qp_env = QpEnv::new(
             &caps,
@@ -121,6 +126,7 @@ impl Provider {
             port_caps,
             qp_env,
             cqs,
+            rscs,
         }
     }
 
@@ -128,6 +134,11 @@ impl Provider {
     /// `crate::ib::srq`).
     pub(super) fn dev(&self) -> &device::Device {
         &self.dev
+    }
+
+    /// The QP / SRQ event table.
+    pub(super) fn rscs(&self) -> &Arc<RscTable> {
+        &self.rscs
     }
 
     /// The command path.
@@ -319,13 +330,17 @@ impl IbQpOps for Provider {
         uctx: Option<&dyn IbUcontext>,
         init: &mut QpInit,
         udata: Option<UserData<'_>>,
+        shim: QpShim,
     ) -> Result<(KBox<dyn IbQp>, u32, usize)> {
-        match (uctx, udata) {
+        let (qp, qpn, n) = match (uctx, udata) {
             (Some(c), Some(u)) => {
                 create_user_qp(&self.dev, &self.hw, &self.qp_env, dev, c, init, u)
             }
             (None, None) => create_kernel_qp(&self.dev, &self.hw, &self.qp_env, init),
             _ => Err(EINVAL),
-        }
+        }?;
+        // As upstream's `create_resource_common`: in the event table after CREATE_QP.
+        let qp = QpWithEvents::wrap(&self.dev, &self.rscs, qpn, qp, shim)?;
+        Ok((qp, qpn, n))
     }
 }

@@ -46,6 +46,7 @@ use crate::ib::{
     ah,
     device::Provider,
     srq::commands::{
+    obj_events::SrqWithEvents,
         AllocXrcd, ArmXrcSrq, CreateRmp, CreateXrcSrq, DeallocXrcd, DestroyRmp, DestroyXrcSrq,
         ModifyRmpLwm, QueryRmp, QueryXrcSrq,
     },
@@ -62,7 +63,7 @@ use crate::{
         status::{create_outcome_unknown, CmdError},
     },
     coherent_io,
-    ffi::rdma::ib_srq::{AhAttr, IbSrq, IbSrqOps, NewSrq, SrqAttr, SrqInit, UserData},
+    ffi::rdma::ib_srq::{AhAttr, IbSrq, IbSrqOps, NewSrq, SrqAttr, SrqInit, SrqShim, UserData},
     ffi::rdma::umem::{BlockSize, Umem},
     hw::{to_kernel, Hw},
     ifc::av::{Av, WqeSrqNextSeg},
@@ -402,14 +403,22 @@ impl IbSrqOps for Provider {
         self.hw().run(DeallocXrcd { xrcdn })
     }
 
-    fn create_srq(&self, init: &SrqInit, user: Option<UserData<'_>>) -> Result<NewSrq> {
+    fn create_srq(
+        &self,
+        init: &SrqInit,
+        user: Option<UserData<'_>>,
+        shim: SrqShim,
+    ) -> Result<NewSrq> {
         let t = SrqType::from_ib(init.srq_type).map_err(|e| self.srq_refused(e))?;
         let s = srq_shape(init.max_wr, init.max_sge, &self.srq_limits())
             .map_err(|e| self.srq_refused(e))?;
-        match user {
+        let n = match user {
             Some(u) => self.create_user_srq(t, init, u),
             None => self.create_kernel_srq(t, s, init),
-        }
+        }?;
+        // As upstream's `mlx5_cmd_create_srq`: in the event table after the command.
+        let srq = SrqWithEvents::wrap(self.dev(), self.rscs(), n.srqn, n.srq, shim)?;
+        Ok(NewSrq { srq, ..n })
     }
 
     fn create_ah(&self, attr: &AhAttr, user: Option<(usize, &mut [u8])>) -> Result<(Av, usize)> {

@@ -54,6 +54,23 @@ kclient_add_checks() {
 	fi
 }
 
+# kclient_event_checks NAME GEN: the device raises QP events on the QP add GEN kept
+# (in RTS); each reaches the client's event_handler as the IB event upstream mlx5_ib
+# maps it to (qp.c `mlx5_ib_handle_qp_event`), on that QP, in order. Not the WQ
+# catastrophic and access errors: upstream answers those with a syndrome query.
+KCLIENT_EVENTS="COMM_EST:4 SQ_DRAINED:5 SRQ_LAST_WQE:16 WQ_INVAL_REQ_ERROR:2"
+kclient_event_checks() {
+	_q=$(sed -n "s/^# $2\\.hold qpn \\([0-9]*\\)\$/\\1/p" "$KCLIENT_DIR/results")
+	_i=$(grep -c '^event ' "$KCLIENT_DIR/events")
+	for _e in $KCLIENT_EVENTS; do
+		emuctl "{\"cmd\":\"qp_event\",\"qpn\":${_q:-0},\"event\":\"${_e%%:*}\"}" >/dev/null
+		check "$1.$2.event.${_e%%:*}" wait_line "$KCLIENT_DIR/events" "^event $_i type=${_e#*:} qpn=$_q\$"
+		_i=$((_i + 1))
+	done
+	cat "$KCLIENT_DIR/events"
+	check "$1.$2.events-exactly" test "$(grep -c '^event ' "$KCLIENT_DIR/events")" = "$_i"
+}
+
 # failed_cmds: failed firmware commands per opcode, as "OPCODE:STATUS=N" words (other
 # scenarios inject failures on purpose: compare with a count taken before).
 failed_cmds() {

@@ -5,7 +5,8 @@
 # query after each step, a UD QP to RTS, an SRQ and an AH, two forbidden transitions
 # that must fail with -EINVAL, and frees it all; it keeps a PD, a CQ and an RC QP in
 # RTS until the device leaves it. Every step is asserted (tests/guest/kclient.sh), the
-# kept QP is in RTS on the device, unloading mlx5_ib under the module runs the
+# kept QP is in RTS on the device, QP events the device raises on it reach its
+# event_handler (the expectation of 72), unloading mlx5_ib under the module runs the
 # client's remove (which frees the kept set), a new mlx5_ib is walked again, and
 # after rmmod of all three no object is left on the device, every page is returned,
 # no firmware command failed and kmemleak finds nothing.
@@ -31,6 +32,7 @@ objs0=$(emu_stat 'd["objects"]["total"]')
 # Add 1: the walk on mlx5_0 as the module loads.
 check upstream-kclient.insmod insmod "$KCLIENT_KO"
 kclient_add_checks upstream-kclient 1
+kclient_event_checks upstream-kclient 1
 check upstream-kclient.kept-set-on-device test "$(emu_stat 'd["objects"]["total"]')" -gt "$objs0"
 
 # The device goes away under the module: remove frees the kept set.

@@ -6,7 +6,8 @@
 # SRQ and an AH, two forbidden transitions that must fail with -EINVAL, and frees it
 # all; it keeps a PD, a CQ and an RC QP in RTS until the device leaves it. Every step
 # is asserted (tests/guest/kclient.sh, the same list as upstream), the kept QP is in
-# RTS on the device, unbinding our function under the module runs the client's remove
+# RTS on the device, QP events the device raises on it reach its event_handler as
+# upstream maps them, unbinding our function under the module runs the client's remove
 # (which frees the kept set before the provider unregisters), a rebound device is
 # walked again, and after rmmod of both no object is left on the device, every page
 # is returned, no firmware command failed and kmemleak finds nothing.
@@ -37,6 +38,7 @@ objs0=$(emu_stat 'd["objects"]["total"]')
 # Add 1: the walk on our device as the module loads.
 check ib-kclient.insmod-client insmod "$KCLIENT_KO"
 kclient_add_checks ib-kclient 1
+kclient_event_checks ib-kclient 1
 check ib-kclient.kept-set-on-device test "$(emu_stat 'd["objects"]["total"]')" -gt "$objs0"
 
 # The device goes away under the module: remove frees the kept set.

@@ -33,6 +33,7 @@ pub mod mkey;
 pub mod qp;
 pub mod qp_state;
 pub mod rsc;
+pub mod rsc_events;
 mod sq;
 pub mod srq;
 

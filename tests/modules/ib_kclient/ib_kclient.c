@@ -36,6 +36,12 @@
  *   ok 9 1.srq.create # SKIP device has no create_srq
  * and debugfs ib_kclient/summary: "adds A removes R pass P fail F skip S".
  *
+ * The async events the provider raises on the client's QPs and SRQs (their
+ * event_handler) are recorded in debugfs ib_kclient/events, one line each, oldest
+ * first (at most KC_EVENTS):
+ *   event 0 type=4 qpn=266        (enum ib_event_type; qpn for a QP event)
+ *   event 1 type=15 srq           (an SRQ event)
+ *
  * The client sets no_kverbs_req: the RDMA core adds a client that does not set it
  * only to devices with every kernel verb (ib_device_check_mandatory(), including the
  * data path: post_send, post_recv, poll_cq, req_notify_cq). mlx5_rs has no data path
@@ -64,6 +70,11 @@ static char *kc_log;		/* the results, KC_LOG_SIZE bytes */
 static size_t kc_len;
 static unsigned int kc_no, kc_pass, kc_fail, kc_skip, kc_adds, kc_removes;
 static struct dentry *kc_dir;
+
+#define KC_EVENTS 64
+static DEFINE_SPINLOCK(kc_ev_lock);	/* guards the events below (any context) */
+static struct { int type; u32 qpn; bool srq; } kc_evs[KC_EVENTS];
+static unsigned int kc_nev;
 
 /* One device's walk: the add's sequence number names its steps. */
 struct kc_run {
@@ -170,7 +181,18 @@ static void kc_cq_comp(struct ib_cq *cq, void *ctx)
 
 static void kc_event(struct ib_event *ev, void *ctx)
 {
+	bool srq = ev->event == IB_EVENT_SRQ_ERR || ev->event == IB_EVENT_SRQ_LIMIT_REACHED;
+	unsigned long flags;
+
 	pr_info("event %d on %s\n", ev->event, dev_name(&ev->device->dev));
+	spin_lock_irqsave(&kc_ev_lock, flags);
+	if (kc_nev < KC_EVENTS) {
+		kc_evs[kc_nev].type = ev->event;
+		kc_evs[kc_nev].srq = srq;
+		kc_evs[kc_nev].qpn = srq ? 0 : ev->element.qp->qp_num;
+		kc_nev++;
+	}
+	spin_unlock_irqrestore(&kc_ev_lock, flags);
 }
 
 static struct ib_qp *kc_create_qp(struct kc_run *r, const char *prefix, struct ib_pd *pd,
@@ -730,6 +752,24 @@ static int kc_summary_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(kc_summary);
 
+static int kc_events_show(struct seq_file *m, void *v)
+{
+	unsigned int i, n;
+
+	spin_lock_irq(&kc_ev_lock);
+	n = kc_nev;
+	spin_unlock_irq(&kc_ev_lock);
+	/* Entries below n are written once, before n counts them. */
+	for (i = 0; i < n; i++) {
+		if (kc_evs[i].srq)
+			seq_printf(m, "event %u type=%d srq\n", i, kc_evs[i].type);
+		else
+			seq_printf(m, "event %u type=%d qpn=%u\n", i, kc_evs[i].type, kc_evs[i].qpn);
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kc_events);
+
 static int __init kc_init(void)
 {
 	int err;
@@ -741,6 +781,7 @@ static int __init kc_init(void)
 	kc_dir = debugfs_create_dir("ib_kclient", NULL);
 	debugfs_create_file("results", 0444, kc_dir, NULL, &kc_results_fops);
 	debugfs_create_file("summary", 0444, kc_dir, NULL, &kc_summary_fops);
+	debugfs_create_file("events", 0444, kc_dir, NULL, &kc_events_fops);
 	err = ib_register_client(&kc_client);
 	if (err) {
 		debugfs_remove_recursive(kc_dir);
