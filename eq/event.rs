@@ -659,9 +659,7 @@ mod tests {
                     type_: t,
                     rsc_type: rsc_type::QP,
                     rsn: 0x123
-                }),
-                "{}",
-                event_name(t)
+                })
             );
         }
         // An RQ takes last-WQE and catastrophic errors only, an SQ the latter only.

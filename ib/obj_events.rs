@@ -24,14 +24,14 @@ use kernel::{
     workqueue::{impl_has_work, new_work, Work, WorkItem},
 };
 
-use super::events::{event_name, qp_event, srq_event};
+use super::port::events::{event_name, qp_event, srq_event};
 use crate::{
     eq::rsc::{Rsc, RscHandler, RscRegistration, RscTable},
     ffi::{
         self,
-        ib_abi::IbEvent,
-        ib_qp::{IbQp, QpAttr, QpShim, UserData},
-        ib_srq::{IbSrq, SrqAttr, SrqShim},
+        rdma::ib_abi::IbEvent,
+        rdma::ib_qp::{IbQp, QpAttr, QpShim, UserData},
+        rdma::ib_srq::{IbSrq, SrqAttr, SrqShim},
     },
 };
 

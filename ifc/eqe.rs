@@ -204,8 +204,8 @@ impl Eqe {
 
     /// Sets the event data of a QP / SRQ event.
     #[cfg_attr(
-        CONFIG_RUST,
-        expect(dead_code, reason = "used by the emulator and the host tests")
+        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
+        expect(dead_code, reason = "used by the emulator and the unit tests")
     )]
     pub fn set_qp_srq(&mut self, d: EqeQpSrq) {
         self.data = zerocopy::transmute!(d);
@@ -280,10 +280,10 @@ pub mod event_type {
 /// Resource types of QP events (`MLX5_EVENT_QUEUE_TYPE_*`, device.h; the same values
 /// as `enum mlx5_res_type`, driver.h, which adds SRQ 3 and XRC SRQ 4).
 #[cfg_attr(
-    CONFIG_RUST,
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
     expect(
         dead_code,
-        reason = "some are used by the emulator and the host tests only"
+        reason = "some are used by the emulator and the unit tests only"
     )
 )]
 pub mod rsc_type {

@@ -45,8 +45,8 @@ use crate::ib::{
     },
     ah,
     device::Provider,
-    srq::commands::{
     obj_events::SrqWithEvents,
+    srq::commands::{
         AllocXrcd, ArmXrcSrq, CreateRmp, CreateXrcSrq, DeallocXrcd, DestroyRmp, DestroyXrcSrq,
         ModifyRmpLwm, QueryRmp, QueryXrcSrq,
     },
