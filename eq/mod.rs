@@ -31,9 +31,9 @@ pub(crate) mod irq;
 pub(crate) mod pages;
 pub(crate) mod port;
 pub(crate) mod ring;
+pub(crate) mod rsc;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod uar;
-pub(crate) mod rsc;
 
 use core::sync::atomic::{AtomicU64, Ordering};
 

@@ -143,6 +143,7 @@ impl Drop for RscRegistration {
     }
 }
 
+#[cfg(CONFIG_MLX5_RS_KUNIT_TEST)]
 #[kunit_tests(mlx5_rs_eq_rsc)]
 mod tests {
     use super::*;

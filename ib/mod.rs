@@ -44,8 +44,8 @@ mod ah;
 mod cq;
 mod device;
 // QP / SRQ async events, shared by the QP and SRQ families.
-mod obj_events;
 pub(crate) mod mr;
+mod obj_events;
 mod pd;
 mod port;
 pub(crate) mod qp;

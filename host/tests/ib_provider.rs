@@ -630,7 +630,7 @@ fn port_change_sub_types_raise_upstreams_events() {
 
 #[test]
 fn qp_and_srq_events_raise_upstreams_events() {
-    use mlx5_rs_pure::ib::events::{event_name, qp_event, srq_event};
+    use mlx5_rs_pure::ib::port::events::{event_name, qp_event, srq_event};
     use mlx5_rs_pure::ifc::eqe::event_type as et;
     use IbEvent::*;
     // mlx5_ib qp.c `mlx5_ib_handle_qp_event`, srq.c `mlx5_ib_srq_event`; the values
