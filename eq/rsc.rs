@@ -31,6 +31,10 @@ pub(crate) trait RscHandler: Send + Sync {
 }
 
 /// What a handler is registered for.
+#[cfg_attr(
+    not(any(CONFIG_MLX5_RS_INFINIBAND, CONFIG_MLX5_RS_KUNIT_TEST)),
+    expect(dead_code, reason = "the InfiniBand provider's QPs and SRQs register")
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Rsc {
     /// A QP (QP events with resource type QP).
@@ -80,6 +84,10 @@ impl RscTable {
 
     /// Registers `h` for `r` until the returned registration is dropped; `EEXIST` if
     /// one is registered.
+    #[cfg_attr(
+        not(any(CONFIG_MLX5_RS_INFINIBAND, CONFIG_MLX5_RS_KUNIT_TEST)),
+        expect(dead_code, reason = "the InfiniBand provider's QPs and SRQs register")
+    )]
     pub(crate) fn register(
         self: &Arc<Self>,
         r: Rsc,
