@@ -452,9 +452,13 @@ impl Cq {
                 let n = k.pages.len() + 1;
                 self.hw.keep(&self.dev, err, n, k);
             }
-            Some(CqMem::User(m)) => {
-                let n = m.umem.pages();
-                self.hw.keep(&self.dev, err, n, m);
+            Some(CqMem::User(UserMem { umem, _db: db, _uar: uar })) => {
+                let n = umem.pages();
+                self.hw.keep(&self.dev, err, n, (umem, db));
+                // The UAR hold goes: kept, it would keep the context and through it
+                // this function's `Hw` (whose graveyard holds the memory above) alive
+                // for good. A device object cannot ring a doorbell by itself.
+                drop(uar);
             }
             None => {}
         }
