@@ -452,7 +452,11 @@ impl Cq {
                 let n = k.pages.len() + 1;
                 self.hw.keep(&self.dev, err, n, k);
             }
-            Some(CqMem::User(UserMem { umem, _db: db, _uar: uar })) => {
+            Some(CqMem::User(UserMem {
+                umem,
+                _db: db,
+                _uar: uar,
+            })) => {
                 let n = umem.pages();
                 self.hw.keep(&self.dev, err, n, (umem, db));
                 // The UAR hold goes: kept, it would keep the context and through it
