@@ -17,6 +17,28 @@ ib_scenario_start
 # every GFP_KERNEL allocation; verbose 0: no stack dump per failure.
 echo N >$FS/ignore-gfp-wait
 echo 0 >$FS/verbose
+# An allocation made by DMA-API debug itself is never failed: failing add_dma_entry's
+# cacheline radix node turns DMA-API debug off for the rest of the boot ("cacheline
+# tracking ENOMEM, dma-debug disabled"), and every later scenario would lose its
+# mapping checks. The stack filter (CONFIG_FAULT_INJECTION_STACKTRACE_FILTER) spares
+# any allocation with add_dma_entry on its stack: [its address, the next symbol's).
+reject=$(python3 -c '
+import sys
+syms = []
+for line in open("/proc/kallsyms"):
+    f = line.split()
+    if len(f) >= 3 and f[1] in "tT":
+        syms.append((int(f[0], 16), f[2]))
+start = [a for a, n in syms if n == "add_dma_entry"]
+if len(start) != 1 or start[0] == 0:
+    sys.exit("add_dma_entry: %d text symbols" % len(start))
+end = min(a for a, n in syms if a > start[0])
+print("0x%x 0x%x" % (start[0], end))
+')
+check failnth.dma-debug-spared sh -c "[ -f $FS/reject-start ] && [ -n '$reject' ]"
+set -- $reject
+echo "${1:-0}" >$FS/reject-start
+echo "${2:-0}" >$FS/reject-end
 ib_load failnth
 pins0=$(foll_pins)
 python3 "$HELPER" cases "$dev" "$(uverbs_of "$dev")" >/tmp/failnth-cases.out 2>&1
@@ -28,6 +50,8 @@ check failnth.helper-finished grep -q '^failnth: 10 verbs' /tmp/failnth-cases.ou
 check failnth.pins-balanced test "$(foll_pins)" = "$pins0"
 echo Y >$FS/ignore-gfp-wait
 echo 2 >$FS/verbose
+echo 0 >$FS/reject-start
+echo 0 >$FS/reject-end
 # A command whose input or mailboxes could not be allocated is logged (err level) by
 # the command layer: expected here, one per allocation failed in the driver.
 # (The core mm's 'Huh VM_FAULT_OOM leaked out to the #PF handler' is the helper's own
@@ -35,6 +59,7 @@ echo 2 >$FS/verbose
 dmesg -l $LEVELS | tail -n +$((WARN0 + 1)) | grep -a -v -E 'loading out-of-tree module taints kernel|Huh VM_FAULT_OOM leaked out to the #PF handler|mlx5_rs [0-9a-f:.]+: (command [A-Z0-9_]+\(0x[0-9a-f]+\) op_mod\(0x[0-9a-f]+\) failed, out of memory, syndrome \(0x0\)|CREATE_CQ \([0-9]+ entries\) failed)$' >/tmp/failnth-errors
 cat /tmp/failnth-errors
 check failnth.no-unexpected-error-lines test ! -s /tmp/failnth-errors
+check failnth.dma-debug-still-on grep -q N /sys/kernel/debug/dma-api/disabled
 check failnth.no-kernel-warning sh -c "! dmesg | tail -n +$((START + 1)) | grep -a -q -E 'WARNING:|BUG:|Call Trace'"
 emu_stat 'd["recent_violations"]'
 ib_unload_checks failnth
