@@ -101,13 +101,6 @@ python3 "$G/pyverbs_compare.py" table /tmp/pyv.upstream /tmp/pyv.mlx5_rs
 check pyverbs.upstream.as-expected python3 "$G/pyverbs_compare.py" upstream /tmp/pyv.upstream "$G/pyverbs.upstream"
 python3 "$G/pyverbs_compare.py" upstream /tmp/pyv.upstream "$G/pyverbs.upstream" | grep -v '^pyverbs upstream'
 check pyverbs.mlx5_rs.no-worse-than-upstream python3 "$G/pyverbs_compare.py" ours /tmp/pyv.upstream /tmp/pyv.mlx5_rs "$G/pyverbs.differences"
-# The Documentation table, as this run has it (tests/pyverbs-doc.sh copies it there).
-python3 "$G/pyverbs_compare.py" markdown /tmp/pyv.upstream /tmp/pyv.mlx5_rs
-echo "PYVDOC-TIMES upstream $(cat /tmp/pyv.upstream.secs) s, mlx5_rs $(cat /tmp/pyv.mlx5_rs.secs) s"
-if [ -z "${PYVERBS_FILES:-}" ] && [ "${PYVERBS_SET:-check}" = check ]; then
-	check pyverbs.doc-table-is-this-runs python3 "$G/pyverbs_compare.py" doc /tmp/pyv.upstream /tmp/pyv.mlx5_rs "$REPO/Documentation/ib-vs-upstream.md"
-	python3 "$G/pyverbs_compare.py" doc /tmp/pyv.upstream /tmp/pyv.mlx5_rs "$REPO/Documentation/ib-vs-upstream.md" | grep -v '^pyverbs doc'
-fi
 python3 "$G/pyverbs_compare.py" ours /tmp/pyv.upstream /tmp/pyv.mlx5_rs "$G/pyverbs.differences"
 # The Documentation table, as this run has it (tests/pyverbs-doc.sh copies it there).
 python3 "$G/pyverbs_compare.py" markdown /tmp/pyv.upstream /tmp/pyv.mlx5_rs
