@@ -105,6 +105,12 @@ impl Hw {
     /// (when `Hw` is dropped, in the unbinding process's context: pinned user pages
     /// are unpinned and DMA-unmapped there). If even that bookkeeping fails, `mem` is
     /// leaked.
+    ///
+    /// `mem` must not hold this `Hw` alive (an `Arc<Hw>`, or a user context, a UAR
+    /// hold or a verbs object that holds one): the graveyard is emptied only when `Hw`
+    /// is dropped, so such a value would keep it, bus mastering on and every buried
+    /// page pinned, for good. For the same reason nothing that holds an `Arc<Hw>` may
+    /// be `mem::forget`-ed.
     pub(crate) fn bury<T: Send + 'static>(&self, mem: T) {
         // The box first (`KBox::new` would drop `mem` on failure).
         let b: KBox<T> = match KBox::<T>::new_uninit(GFP_KERNEL) {

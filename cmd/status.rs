@@ -329,10 +329,9 @@ pub fn releases_resources(opcode: u16) -> bool {
 ///
 /// A failed **destroy** is always "unknown": whatever the error, the object may still
 /// exist (a destroy that was not even sent leaves it for certain).
-#[cfg_attr(
-    all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
-    expect(dead_code, reason = "the IB provider's create paths")
-)]
+///
+/// The same rule decides whether the pages of a failed MANAGE_PAGES give may be the
+/// device's (`pagealloc::batch::give_failure_may_own`).
 pub fn create_outcome_unknown(kind: ErrorKind) -> bool {
     match kind {
         ErrorKind::Delivery(_)
@@ -517,6 +516,7 @@ mod tests {
         for k in [
             ErrorKind::Timeout,
             ErrorKind::DeviceDead,
+            ErrorKind::Mailbox(MailboxError::BadSignature { index: 0 }),
             ErrorKind::BadOutput,
             ErrorKind::Rejected,
         ] {

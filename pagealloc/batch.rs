@@ -12,7 +12,7 @@
 //! crate.
 
 use crate::cmd::mailbox::{blocks_needed, BLOCK_DATA_LEN, INLINE_LEN};
-use crate::cmd::status::ErrorKind;
+use crate::cmd::status::{create_outcome_unknown, ErrorKind};
 use crate::ifc::pages::{MAX_RECLAIM_NPAGES, PAS_OFFSET};
 
 /// Bytes of one `pas` entry.
@@ -162,29 +162,16 @@ impl PageRequest {
 }
 
 /// Whether the device may have taken the pages of a MANAGE_PAGES give that failed
-/// with `kind`. Only a command the device refused (a firmware status: executed and
-/// failed, which per the PRM has no effect; a delivery status: not executed) or that
-/// was never posted frees them. A timeout or an unreadable output may hide a give
-/// that happened, and so may [`ErrorKind::DeviceDead`]: it is also returned to a
-/// command already posted when the device is declared dead while it waits. Pages kept
-/// for a dead device are freed once bus mastering is off, so keeping them costs no
-/// leak.
+/// with `kind`: the rule of every command that hands the device memory
+/// ([`create_outcome_unknown`]). Only a command the device refused (a firmware status:
+/// executed and failed, which per the PRM has no effect; a delivery status: not
+/// executed) or that was never posted frees them. A timeout or an unreadable output
+/// may hide a give that happened, and so may [`ErrorKind::DeviceDead`]: it is also
+/// returned to a command already posted when the device is declared dead while it
+/// waits. Pages kept for a dead device are freed once bus mastering is off, so keeping
+/// them costs no leak.
 pub fn give_failure_may_own(kind: ErrorKind) -> bool {
-    match kind {
-        ErrorKind::Status(_)
-        | ErrorKind::UnknownStatus(_)
-        | ErrorKind::Delivery(_)
-        | ErrorKind::UnknownDelivery(_)
-        | ErrorKind::NoSlot
-        | ErrorKind::SlotsStalled
-        | ErrorKind::NoMemory
-        | ErrorKind::BadInput => false,
-        ErrorKind::Timeout
-        | ErrorKind::DeviceDead
-        | ErrorKind::Mailbox(_)
-        | ErrorKind::BadOutput
-        | ErrorKind::Rejected => true,
-    }
+    create_outcome_unknown(kind)
 }
 
 #[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]

@@ -26,10 +26,32 @@ expect kmemleak 1 "${OK}unreferenced object 0xffff888 (size 64):\n$DONE"
 expect dma-api 1 "$OK[    3.0] DMA-API: mlx5_rs 0000:00:03.0: device driver frees DMA memory with wrong function\n$DONE"
 expect oops 1 "$OK[    3.0] Oops: general protection fault\n$DONE"
 KS='[    3.0]     # Subtest: mlx5_rs_cmd\n'
+# The KUnit cases the synthetic logs must hold (judge.sh reads the sources' list
+# otherwise, tests/vm/kunit-cases.sh).
+printf 'mlx5_rs_cmd.mailbox_chain\n' >"$T/kunit.cases"
+export MLX5RS_KUNIT_CASES=$T/kunit.cases
 expect kunit-fail 1 "$OK$KS[    3.0]     not ok 2 mailbox_chain\n$DONE"
 expect kunit-ok 0 "$OK$KS[    3.0]     ok 1 mailbox_chain\n$DONE"
 expect kunit-only 0 "$KS[    3.0]     ok 1 mailbox_chain\n$DONE"
 expect kunit-rerun-fail 1 "$KS[    3.0]     ok 1 mailbox_chain\n$KS[    9.0]     not ok 1 mailbox_chain\n$DONE"
+# Held to the exact list: a case that did not run (a suite not registered, one that
+# stopped half-way), one not in the sources, or a skipped one fails.
+printf 'mlx5_rs_cmd.mailbox_chain\nmlx5_rs_cmd.mailbox_len\n' >"$T/kunit2.cases"
+MLX5RS_KUNIT_CASES=$T/kunit2.cases expect kunit-case-missing 1 "$OK$KS[    3.0]     ok 1 mailbox_chain\n$DONE"
+expect kunit-case-unknown 1 "$OK$KS[    3.0]     ok 1 mailbox_chain\n[    3.0]     ok 2 mailbox_len\n$DONE"
+expect kunit-skip 1 "$OK$KS[    3.0]     ok 1 mailbox_chain # SKIP no device\n$DONE"
+expect kunit-absent-not-required 0 "$OK$DONE"
+MLX5RS_KUNIT_REQUIRED=1 expect kunit-absent-required 1 "$OK$DONE"
+# Without MLX5RS_KUNIT_CASES the list is the sources': every case of it passes, one
+# of them missing fails.
+ktap() { # ktap DROP: the sources' cases as KTAP lines, less the last DROP of them
+	"$(dirname "$0")/kunit-cases.sh" | head -n "-$1" | awk -F. '
+		$1 != s { s = $1; printf "[    3.0]     # Subtest: %s\\n", s }
+		{ printf "[    3.0]     ok %d %s\\n", NR, $2 }'
+}
+MLX5RS_KUNIT_CASES= expect kunit-sources-list 0 "$OK$(ktap 0)$DONE"
+MLX5RS_KUNIT_CASES= expect kunit-sources-list-one-missing 1 "$OK$(ktap 1)$DONE"
+expect dma-debug-disabled 1 "$OK[  619.5] DMA-API: cacheline tracking ENOMEM, dma-debug disabled\n$DONE"
 expect foreign-kunit-not-counted 1 "[    3.0]     # Subtest: rust_netlink\n[    3.0]     ok 1 x\n$DONE"
 expect dma-api-info-ok 0 "$OK[    0.5] DMA-API: preallocated 65536 debug entries\n$DONE"
 expect oom 1 "$OK[    5.0] sh invoked oom-killer: gfp_mask=0x140cca\n$DONE"

@@ -2,7 +2,10 @@
 # Judge a guest run from its serial console log: judge.sh LOG [SECONDS]
 #
 # Counts the guest's MLX5RS-TEST lines and the KUnit test cases (KTAP in the kernel
-# log), and adds one failure for each of: guest did not finish (hang, crash, timeout),
+# log), and adds one failure for each of: a KUnit case of ours that failed, was
+# skipped, did not run or is not in the source (once any of our suites ran, or always
+# with MLX5RS_KUNIT_REQUIRED=1, the cases must be exactly those tests/vm/kunit-cases.sh
+# lists, or the file MLX5RS_KUNIT_CASES), guest did not finish (hang, crash, timeout),
 # a guest script or scenario that did not return or exited non-zero unexplained (its
 # MLX5RS-BEGIN / MLX5RS-END lines), and each kind of kernel report (oops, BUG,
 # WARNING, panic, lockdep, KASAN, UBSAN, DMA-API debug, kmemleak, hung task, RCU
@@ -24,10 +27,11 @@ while read -r line; do
 done < <(strip | grep -a -o 'MLX5RS-TEST: .*')
 
 # KUnit cases of our suites (mlx5_rs*): KTAP "    # Subtest: <suite>" then indented
-# "    ok N <case>" / "    not ok N <case>" lines. The kernel's own suites are not ours.
+# "    ok N <case>" / "    not ok N <case>" lines ("ok N <case> # SKIP ..." for a
+# skipped one). The kernel's own suites are not ours.
 kunit=$(strip | awk '
 	/^    # Subtest: / { suite = $3; next }
-	/^    ok [0-9]+ / { if (suite ~ /^mlx5_rs/) print "PASS " suite "." $3; next }
+	/^    ok [0-9]+ / { if (suite ~ /^mlx5_rs/) print (/ # SKIP/ ? "SKIP " : "PASS ") suite "." $3; next }
 	/^    not ok [0-9]+ / { if (suite ~ /^mlx5_rs/) print "FAIL " suite "." $4; next }
 	/^(not )?ok [0-9]+ / { suite = "" }')
 # KUnit runs at every insmod: count each case once (a failure in any run still counts).
@@ -37,6 +41,31 @@ while read -r l; do
 	[ -n "$l" ] || continue
 	fail=$((fail + 1)); failures+=("KUnit: ${l#FAIL }")
 done < <(grep '^FAIL ' <<<"$kunit")
+while read -r l; do
+	[ -n "$l" ] || continue
+	fail=$((fail + 1)); failures+=("KUnit: ${l#SKIP } skipped")
+done < <(grep '^SKIP ' <<<"$kunit" | sort -u)
+# Held to the exact list of cases: a suite that was not built or registered, or that
+# stopped half-way without an oops, is a failure, not fewer passes. The list comes
+# from the sources (every #[test] of a kunit_tests module); a boot that loads no test
+# build of the module (benchmarks, upstream-only boots) has none of our suites and is
+# not held to it unless MLX5RS_KUNIT_REQUIRED=1.
+if [ -n "$kunit" ] || [ "${MLX5RS_KUNIT_REQUIRED:-0}" = 1 ]; then
+	if [ -n "${MLX5RS_KUNIT_CASES:-}" ]; then
+		want=$(LC_ALL=C sort -u "$MLX5RS_KUNIT_CASES")
+	else
+		want=$("$(dirname "$0")/kunit-cases.sh")
+	fi
+	got=$(sed 's/^[A-Z]* //' <<<"$kunit" | LC_ALL=C sort -u)
+	while read -r l; do
+		[ -n "$l" ] || continue
+		fail=$((fail + 1)); failures+=("KUnit: $l did not run")
+	done < <(LC_ALL=C comm -23 <(printf '%s\n' "$want") <(printf '%s\n' "$got"))
+	while read -r l; do
+		[ -n "$l" ] || continue
+		fail=$((fail + 1)); failures+=("KUnit: $l ran but is not in the sources (module of another tree?)")
+	done < <(LC_ALL=C comm -13 <(printf '%s\n' "$want") <(printf '%s\n' "$got"))
+fi
 
 # Each guest script and scenario runs between "MLX5RS-BEGIN <name>" and
 # "MLX5RS-END <name> rc=<status> secs=<s>" (tests/guest/stage2.sh, run-scenarios.sh):
@@ -71,7 +100,7 @@ declare -A REPORTS=(
 	[lockdep]='possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|sleeping function called from invalid context|INFO: lockdep is turned off|possible irq lock inversion|lock held when returning'
 	[KASAN]='KASAN:'
 	[UBSAN]='UBSAN:'
-	[DMA-API]='DMA-API: [^ ]+ [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9]: |DMA-API: (device driver|debugging out of memory)'
+	[DMA-API]='DMA-API: [^ ]+ [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9]: |DMA-API: (device driver|debugging out of memory)|dma-debug disabled'
 	[kmemleak]='kmemleak: [0-9]+ new suspected memory leaks|unreferenced object 0x'
 	[hung-task]='blocked for more than [0-9]+ seconds'
 	[rcu-stall]='rcu: INFO: .* detected stalls|self-detected stall'

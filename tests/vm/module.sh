@@ -23,7 +23,9 @@ if [ "${1:-}" = clean ]; then
 fi
 
 T0=$(date +%s)
-logf=$CACHE/runs/module-build.log
+# The build logs are per checkout (other clones and worktrees build at the same time).
+tag=$(printf '%s' "$REPO" | cksum | cut -d' ' -f1)
+logf=$CACHE/runs/module-build-$tag.log
 mkdir -p "$CACHE/runs"
 if ! in_toolbox make -C "$KB" M="$REPO" CONFIG_MLX5_RS=m CONFIG_MLX5_RS_TEST_HOOKS=y CONFIG_MLX5_RS_KUNIT_TEST=y W=1 -j"$(nproc)" modules >"$logf" 2>&1; then
 	cat "$logf" >&2
@@ -37,7 +39,7 @@ log "built $REPO/mlx5_rs.ko in $(($(date +%s) - T0)) s"
 
 for m in $TEST_MODULES; do
 	T0=$(date +%s)
-	logf=$CACHE/runs/module-build-$(basename "$m").log
+	logf=$CACHE/runs/module-build-$tag-$(basename "$m").log
 	if ! in_toolbox make -C "$KB" M="$m" W=1 -j"$(nproc)" modules >"$logf" 2>&1; then
 		cat "$logf" >&2
 		die "test module build failed ($m)"
