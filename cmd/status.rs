@@ -329,10 +329,12 @@ pub fn releases_resources(opcode: u16) -> bool {
 ///
 /// A failed **destroy** is always "unknown": whatever the error, the object may still
 /// exist (a destroy that was not even sent leaves it for certain).
-#[cfg_attr(
-    all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
-    expect(dead_code, reason = "the IB provider's create paths")
-)]
+///
+/// A MANAGE_PAGES give follows the same rule (the firmware page allocator,
+/// `pagealloc/fw_pages.rs`): pages of a give whose outcome is unknown stay recorded as
+/// the device's until reclaim gets them back or the function is torn down. A dead
+/// device's answer is unknown there too: it is also returned to a command already
+/// posted when the device is declared dead while it waits.
 pub fn create_outcome_unknown(kind: ErrorKind) -> bool {
     match kind {
         ErrorKind::Delivery(_)

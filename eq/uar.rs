@@ -136,7 +136,10 @@ impl UarGeom {
     /// Byte offset in BAR 0 of the system page holding UAR `uar` (what an mmap of it
     /// maps: upstream `uar_index2pfn` less the BAR's own page number).
     #[cfg_attr(
-        all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+        all(
+            CONFIG_RUST,
+            not(any(CONFIG_MLX5_RS_INFINIBAND, CONFIG_MLX5_RS_KUNIT_TEST))
+        ),
         expect(dead_code, reason = "used by the InfiniBand provider only")
     )]
     pub fn sys_page_offset(&self, uar: u32) -> u64 {
@@ -155,7 +158,10 @@ impl UarGeom {
     /// Whether UAR `uar` is one of those granted by the ALLOC_UAR that returned
     /// `base` (its system page).
     #[cfg_attr(
-        all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+        all(
+            CONFIG_RUST,
+            not(any(CONFIG_MLX5_RS_INFINIBAND, CONFIG_MLX5_RS_KUNIT_TEST))
+        ),
         expect(dead_code, reason = "used by the InfiniBand provider only")
     )]
     pub fn in_alloc(&self, base: u32, uar: u32) -> bool {
@@ -163,7 +169,8 @@ impl UarGeom {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_eq_uar))]
 mod tests {
     use super::*;
 
