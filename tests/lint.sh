@@ -13,7 +13,8 @@
 #   production    the module as `make KDIR=...` builds it (no test hooks, no KUnit
 #                 suites), CLIPPY=1, W=1: no warning, none of the hooks' debugfs file
 #                 names and no .kunit_test_suites section in the .ko (the test build
-#                 above must have both: the check's positive control)
+#                 above must have both: the check's positive control); the test
+#                 build's .ko registers every KUnit suite the sources declare
 #   core-only     the same without the InfiniBand provider (CONFIG_MLX5_RS_INFINIBAND=n,
 #                 what a kernel without CONFIG_INFINIBAND gets): no warning, and no
 #                 ib_core symbol in the .ko (the production .ko must have them)
@@ -96,6 +97,11 @@ suites_in() {
 	echo $((0x${size:-0} / 8))
 }
 with="" with_suites=0
+# The KUnit suites the driver's sources declare (`kunit_tests(` attributes): the test
+# build must register each (a suite whose cfg leaves it out would otherwise vanish
+# from make check's count unnoticed).
+src_suites=$(cd "$REPO" && git ls-files -co --exclude-standard -z -- '*.rs' ':!emu' ':!host' ':!tests' |
+	xargs -0 grep -h -E '^\s*#\[(cfg_attr\(CONFIG_RUST, )?(kernel::macros::)?kunit_tests\(' | grep -c .)
 [ "$rc" -eq 0 ] && with=$(hooks_in "$SCRATCH/mlx5_rs.ko") && with_suites=$(suites_in "$SCRATCH/mlx5_rs.ko")
 
 # The same tree again without the option: Kbuild rebuilds the crate (its command line
@@ -113,6 +119,8 @@ if [ "$rc" -eq 0 ]; then
 		rc=1 d="$suites KUnit suite(s) in the production .ko"
 	elif [ "$with_suites" -eq 0 ]; then
 		rc=1 d="the test build's .ko has no KUnit suite: the check sees nothing"
+	elif [ "$with_suites" -ne "$src_suites" ]; then
+		rc=1 d="the test build's .ko registers $with_suites KUnit suites, the sources declare $src_suites"
 	else
 		d="$d, no test hook ($with only in the test build), no KUnit suite ($with_suites in the test build)"
 	fi
