@@ -67,7 +67,9 @@ kernel::sync::global_lock! {
 ///
 /// Call exactly once, from module init, before the PCI driver is registered.
 pub(crate) unsafe fn root_init() {
-    // SAFETY: by the caller, once and before any use.
+    // SAFETY: `init` may run once, before any use of the lock: the caller calls this
+    // once, from module init, before the PCI driver (the only user, from probe on) is
+    // registered.
     unsafe { ROOT.init() };
 }
 

@@ -330,8 +330,11 @@ pub fn releases_resources(opcode: u16) -> bool {
 /// A failed **destroy** is always "unknown": whatever the error, the object may still
 /// exist (a destroy that was not even sent leaves it for certain).
 ///
-/// The same rule decides whether the pages of a failed MANAGE_PAGES give may be the
-/// device's (`pagealloc::batch::give_failure_may_own`).
+/// A MANAGE_PAGES give follows the same rule (the firmware page allocator,
+/// `pagealloc/fw_pages.rs`): pages of a give whose outcome is unknown stay recorded as
+/// the device's until reclaim gets them back or the function is torn down. A dead
+/// device's answer is unknown there too: it is also returned to a command already
+/// posted when the device is declared dead while it waits.
 pub fn create_outcome_unknown(kind: ErrorKind) -> bool {
     match kind {
         ErrorKind::Delivery(_)

@@ -63,9 +63,11 @@ impl Shim {
     /// The object's destroy must not have returned (succeeded, for an SRQ) yet.
     unsafe fn raise(&self, e: IbEvent) {
         match self {
-            // SAFETY: by the function's contract.
+            // SAFETY: `QpShim::raise` needs the QP's destroy not returned yet: this
+            // function's own contract.
             Shim::Qp(s) => unsafe { s.raise(e) },
-            // SAFETY: by the function's contract.
+            // SAFETY: `SrqShim::raise` needs no successful destroy of the SRQ yet: this
+            // function's own contract.
             Shim::Srq(s) => unsafe { s.raise(e) },
         }
     }

@@ -12,7 +12,6 @@
 //! crate.
 
 use crate::cmd::mailbox::{blocks_needed, BLOCK_DATA_LEN, INLINE_LEN};
-use crate::cmd::status::{create_outcome_unknown, ErrorKind};
 use crate::ifc::pages::{MAX_RECLAIM_NPAGES, PAS_OFFSET};
 
 /// Bytes of one `pas` entry.
@@ -161,19 +160,6 @@ impl PageRequest {
     }
 }
 
-/// Whether the device may have taken the pages of a MANAGE_PAGES give that failed
-/// with `kind`: the rule of every command that hands the device memory
-/// ([`create_outcome_unknown`]). Only a command the device refused (a firmware status:
-/// executed and failed, which per the PRM has no effect; a delivery status: not
-/// executed) or that was never posted frees them. A timeout or an unreadable output
-/// may hide a give that happened, and so may [`ErrorKind::DeviceDead`]: it is also
-/// returned to a command already posted when the device is declared dead while it
-/// waits. Pages kept for a dead device are freed once bus mastering is off, so keeping
-/// them costs no leak.
-pub fn give_failure_may_own(kind: ErrorKind) -> bool {
-    create_outcome_unknown(kind)
-}
-
 #[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
 #[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_pagealloc_batch))]
 mod tests {
@@ -268,27 +254,5 @@ mod tests {
         );
         assert_eq!(PageRequest::from_event(0x4000, 12), PageRequest::ReleaseAll);
         assert_eq!(PageRequest::from_event(0x8000, 12), PageRequest::Give(12));
-    }
-
-    #[test]
-    fn failed_give_ownership() {
-        use crate::cmd::status::CmdStatus;
-        // Refused or never posted: the pages are ours to free.
-        assert!(!give_failure_may_own(ErrorKind::Status(
-            CmdStatus::BAD_PARAM_ERR
-        )));
-        assert!(!give_failure_may_own(ErrorKind::UnknownStatus(0x77)));
-        assert!(!give_failure_may_own(ErrorKind::UnknownDelivery(0x9)));
-        assert!(!give_failure_may_own(ErrorKind::NoSlot));
-        assert!(!give_failure_may_own(ErrorKind::SlotsStalled));
-        assert!(!give_failure_may_own(ErrorKind::NoMemory));
-        // Possibly executed: keep them recorded as held.
-        assert!(give_failure_may_own(ErrorKind::Timeout));
-        assert!(give_failure_may_own(ErrorKind::BadOutput));
-        assert!(give_failure_may_own(ErrorKind::Rejected));
-        // Never sent: the input could not be built.
-        assert!(!give_failure_may_own(ErrorKind::BadInput));
-        // Declared dead while the posted command waited.
-        assert!(give_failure_may_own(ErrorKind::DeviceDead));
     }
 }

@@ -28,14 +28,17 @@ use kernel::{
 };
 
 use super::{
-    batch::{give_failure_may_own, pas_capacity, supply_fits, GiveBatches, PAS_PER_BLOCK},
+    batch::{pas_capacity, supply_fits, GiveBatches, PAS_PER_BLOCK},
     block_size::BlockSizes,
     ledger::{FuncKey, Ledger, LedgerError, Released, FW_PAGE_SIZE},
     reclaim::{Reclaim, Step},
     store::{FwMem, FwStore, HostMem},
 };
 use crate::{
-    cmd::commands::{GivePages, PagesAllocFailed, TakePages},
+    cmd::{
+        commands::{GivePages, PagesAllocFailed, TakePages},
+        status::create_outcome_unknown,
+    },
     ffi,
     hw::{to_kernel, Hw},
     ifc::pages::MAX_RECLAIM_NPAGES,
@@ -295,7 +298,7 @@ impl FwPages {
     /// returned and, for an event-driven request, the device told; pages of earlier
     /// batches stay given. Pages of a batch the device refused or never received are
     /// freed; those of a batch whose command timed out or whose output is unreadable stay
-    /// recorded as held (the device may own them), see [`give_failure_may_own`].
+    /// recorded as held (the device may own them), see [`create_outcome_unknown`].
     pub(crate) fn give(&self, n: u64, why: Supply) -> Result {
         // Try direct reclaim once, then fail quietly; never invoke the OOM killer for
         // memory the device asked for.
@@ -365,7 +368,7 @@ impl FwPages {
                 embedded_cpu: self.ec,
                 addrs: &addrs,
             }) {
-                if give_failure_may_own(e.kind) {
+                if create_outcome_unknown(e.kind) {
                     // They stay recorded as held and are freed only if reclaim gets
                     // them back.
                     st.given += addrs.len() as u64;

@@ -3,11 +3,18 @@
 #
 #   rustfmt       every tracked .rs file is formatted (toolbox rustfmt, .rustfmt.toml)
 #   clippy        the module with the kernel's lint set (CLIPPY=1, W=1), test build
-#                 (CONFIG_MLX5_RS_TEST_HOOKS=y, CONFIG_MLX5_RS_KUNIT_TEST=y): no warning
+#                 (CONFIG_MLX5_RS_TEST_HOOKS=y, CONFIG_MLX5_RS_KUNIT_TEST=y): no warning;
+#                 the safety lints denied in every module build here, whatever the
+#                 kernel's set says: a `// SAFETY:` comment on every unsafe block and
+#                 unsafe impl (clippy::undocumented_unsafe_blocks), a `# Safety`
+#                 section on every unsafe fn, private ones included
+#                 (clippy::missing_safety_doc with the kernel's .clippy.toml
+#                 `check-private-items = true`, checked)
 #   production    the module as `make KDIR=...` builds it (no test hooks, no KUnit
 #                 suites), CLIPPY=1, W=1: no warning, none of the hooks' debugfs file
 #                 names and no .kunit_test_suites section in the .ko (the test build
-#                 above must have both: the check's positive control)
+#                 above must have both: the check's positive control); the test
+#                 build's .ko registers every KUnit suite the sources declare
 #   core-only     the same without the InfiniBand provider (CONFIG_MLX5_RS_INFINIBAND=n,
 #                 what a kernel without CONFIG_INFINIBAND gets): no warning, and no
 #                 ib_core symbol in the .ko (the production .ko must have them)
@@ -51,10 +58,18 @@ trap 'rm -rf "$SCRATCH"' EXIT
 (cd "$REPO" && git ls-files -co --exclude-standard -z -- . ':!emu' ':!host' ':!tests' ':!Documentation' |
 	tar --null -T - -cf -) | tar -xf - -C "$SCRATCH"
 
+# The safety lints (KRUSTFLAGS: added to the kernel's Rust flags). Clippy reads the
+# kernel's .clippy.toml (CLIPPY_CONF_DIR = the kernel source tree); without its
+# `check-private-items = true`, missing_safety_doc would see exported functions only.
+SAFETY_LINTS="-Dclippy::undocumented_unsafe_blocks -Dclippy::missing_safety_doc"
+private_items=0
+grep -q -E '^check-private-items *= *true' "$KB/source/.clippy.toml" 2>/dev/null || private_items=1
+
 # build LOG MAKE-ARGS...: the scratch module with clippy; fails on any warning or error.
 build() {
 	local logf=$1; shift
-	in_toolbox make -C "$KB" M="$SCRATCH" CONFIG_MLX5_RS=m W=1 CLIPPY=1 -j"$(nproc)" "$@" modules >"$logf" 2>&1
+	in_toolbox make -C "$KB" M="$SCRATCH" CONFIG_MLX5_RS=m W=1 CLIPPY=1 KRUSTFLAGS="$SAFETY_LINTS" \
+		-j"$(nproc)" "$@" modules >"$logf" 2>&1
 	local rc=$? n
 	n=$(grep -E -c '^(warning|error)(\[|:)' "$logf")
 	if [ "$rc" -ne 0 ] || [ "$n" -ne 0 ]; then
@@ -69,6 +84,9 @@ hooks_in() { LC_ALL=C grep -a -o -P '(nop_storm|gen_comp|cmd_mode)\x00' "$1" | t
 
 T0=$(date +%s)
 d=$(build "$SCRATCH/clippy.log" CONFIG_MLX5_RS_TEST_HOOKS=y CONFIG_MLX5_RS_KUNIT_TEST=y); rc=$?
+if [ "$private_items" -ne 0 ]; then
+	rc=1 d="$d; $KB/source/.clippy.toml lacks check-private-items = true: private unsafe fns go unchecked"
+fi
 result clippy $rc "$d, test build, $(($(date +%s) - T0)) s"
 # KUnit suites the .ko registers: the size of its .kunit_test_suites section (name,
 # type, address, offset, size) / 8, one pointer per suite; 0 without the section.
@@ -79,6 +97,11 @@ suites_in() {
 	echo $((0x${size:-0} / 8))
 }
 with="" with_suites=0
+# The KUnit suites the driver's sources declare (`kunit_tests(` attributes): the test
+# build must register each (a suite whose cfg leaves it out would otherwise vanish
+# from make check's count unnoticed).
+src_suites=$(cd "$REPO" && git ls-files -co --exclude-standard -z -- '*.rs' ':!emu' ':!host' ':!tests' |
+	xargs -0 grep -h -E '^\s*#\[(cfg_attr\(CONFIG_RUST, )?(kernel::macros::)?kunit_tests\(' | grep -c .)
 [ "$rc" -eq 0 ] && with=$(hooks_in "$SCRATCH/mlx5_rs.ko") && with_suites=$(suites_in "$SCRATCH/mlx5_rs.ko")
 
 # The same tree again without the option: Kbuild rebuilds the crate (its command line
@@ -96,6 +119,8 @@ if [ "$rc" -eq 0 ]; then
 		rc=1 d="$suites KUnit suite(s) in the production .ko"
 	elif [ "$with_suites" -eq 0 ]; then
 		rc=1 d="the test build's .ko has no KUnit suite: the check sees nothing"
+	elif [ "$with_suites" -ne "$src_suites" ]; then
+		rc=1 d="the test build's .ko registers $with_suites KUnit suites, the sources declare $src_suites"
 	else
 		d="$d, no test hook ($with only in the test build), no KUnit suite ($with_suites in the test build)"
 	fi

@@ -50,9 +50,11 @@ impl AffinityHint {
 
 impl Drop for AffinityHint {
     fn drop(&mut self) {
-        // SAFETY: by the type invariant the hint of `irq` was set by us, and by the
-        // contract of `set` its handler is still registered; clearing only stores NULL
-        // in the descriptor.
+        // SAFETY: `irq_update_affinity_hint` looks `irq` up under its descriptor's lock
+        // (a number without a descriptor is `-EINVAL`) and only stores NULL as its
+        // hint, which is sound for any number. (That it is the IRQ we set, and that this
+        // runs before its `free_irq`, is the type invariant and the owner's drop order:
+        // what keeps `free_irq` from warning, not what makes the call sound.)
         unsafe { mlx5rs_irq_clear_hint(self.irq) };
     }
 }

@@ -71,7 +71,9 @@ impl<'bound> PciEnabled<'bound> {
     pub(crate) fn disable_now(&mut self) {
         if !self.disabled {
             self.disabled = true;
-            // SAFETY: see `drop`: enabled by us exactly once and not disabled since.
+            // SAFETY: `raw` gives the `struct pci_dev` of a device bound for `'bound`;
+            // by the type invariant it was enabled by us exactly once, and `disabled`,
+            // false until just now, says not disabled since: this disable balances it.
             unsafe { mlx5rs_pci_disable(raw(self.pdev)) };
         }
     }

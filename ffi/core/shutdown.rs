@@ -71,14 +71,21 @@ unsafe impl<T: pci::Driver + PciShutdown + 'static> RegistrationOps for Shutdown
     }
 }
 
-extern "C" fn shutdown_callback<T: PciShutdown>(raw: *mut bindings::pci_dev) {
-    // SAFETY: the PCI core calls `.shutdown` with a valid `struct pci_dev` bound to this
-    // driver, held under the device lock for the call.
+/// The `.shutdown` of the registered `struct pci_driver`.
+///
+/// # Safety
+///
+/// `raw` must be a valid `struct pci_dev` bound to this driver, its device lock held
+/// for the call (what the PCI core guarantees when it calls `.shutdown`).
+unsafe extern "C" fn shutdown_callback<T: PciShutdown>(raw: *mut bindings::pci_dev) {
+    // SAFETY: by the function's contract `raw` is a valid `struct pci_dev`, so its
+    // embedded `dev` is a valid `struct device` to read the driver data of.
     let data = unsafe { bindings::dev_get_drvdata(core::ptr::addr_of_mut!((*raw).dev)) };
     if data.is_null() {
         return;
     }
-    // SAFETY: as above; `pci::Device` is a transparent wrapper of `struct pci_dev`.
+    // SAFETY: `raw` is valid and stays so for the call (function's contract), and
+    // `pci::Device` is a transparent wrapper of `struct pci_dev`.
     let pdev = unsafe { &*raw.cast::<pci::Device>() };
     // SAFETY: the device is bound, so `pci::Adapter::probe_callback` (whose probe this
     // driver registers) stored its data with `Device::set_drvdata`, i.e. the

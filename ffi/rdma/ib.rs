@@ -345,13 +345,17 @@ pub(super) unsafe fn staged<'a>(u: &Udata) -> (&'a [u8], &'a mut [u8], usize) {
     let inp = if u.inp.is_null() || inlen == 0 {
         &[][..]
     } else {
-        // SAFETY: by the function's contract.
+        // SAFETY: `inp` is not NULL (checked above) and, by the function's contract,
+        // valid for reading `inlen` bytes for the call and not written through `out`
+        // (not aliased); a `u8` slice needs no alignment.
         unsafe { core::slice::from_raw_parts(u.inp, inlen) }
     };
     let out = if u.out.is_null() || outcap == 0 {
         &mut [][..]
     } else {
-        // SAFETY: by the function's contract.
+        // SAFETY: `out` is not NULL (checked above) and, by the function's contract,
+        // valid for writing `outcap` bytes for the call and aliased by nothing else
+        // (not by `inp`), so this exclusive slice is its only access.
         unsafe { core::slice::from_raw_parts_mut(u.out, outcap) }
     };
     (inp, out, usize::try_from(u.outlen).unwrap_or(usize::MAX))
@@ -463,7 +467,10 @@ unsafe extern "C" fn mlx5rs_ib_rs_mmap(
 /// `uctx` must be non-NULL and a live context of `mlx5rs_ib_rs_alloc_ucontext` (not
 /// deallocated yet), valid for the lifetime chosen.
 unsafe fn live_ucontext<'a>(uctx: *const c_void) -> &'a dyn IbUcontext {
-    // SAFETY: by the function's contract.
+    // SAFETY: by the function's contract `uctx` is the pointer
+    // `mlx5rs_ib_rs_alloc_ucontext` wrote, `KBox::into_raw` of a `UcontextBox` (an
+    // aligned, initialised `KBox<dyn IbUcontext>`), freed only at dealloc_ucontext,
+    // after `'a`; only shared references are made to it.
     unsafe { &**uctx.cast::<KBox<dyn IbUcontext>>() }
 }
 

@@ -42,7 +42,9 @@ impl CqShim {
     /// The CQ's destroy_cq must not have returned yet (the core frees the object
     /// after it).
     pub(crate) unsafe fn completion(&self) {
-        // SAFETY: by the type invariant and the function's contract, a live CQ.
+        // SAFETY: `self.0` is the shim's `struct mlx5rs_ib_cq` passed to create_cq (type
+        // invariant); the core frees it only after destroy_cq returns, which by the
+        // function's contract it has not, so the C side reads a live object.
         unsafe { mlx5rs_ib_cq_comp(self.0.as_ptr()) }
     }
 
@@ -184,13 +186,20 @@ unsafe extern "C" fn mlx5rs_ib_rs_create_cq(
 /// `cq_rust` must be a pointer `mlx5rs_ib_rs_create_cq` wrote and
 /// `mlx5rs_ib_rs_destroy_cq` did not free.
 unsafe fn cq_of<'a>(cq_rust: *mut c_void) -> &'a Arc<dyn IbCq> {
-    // SAFETY: by the function's contract.
+    // SAFETY: by the function's contract `cq_rust` is the `KBox::into_raw` of a CqBox
+    // (an aligned, initialised `Arc<dyn IbCq>`) that create_cq wrote and destroy_cq
+    // has not freed; only shared references are made to it.
     unsafe { &*cq_rust.cast::<Arc<dyn IbCq>>() }
 }
 
 /// The CQE size (bytes) of a live CQ: what create_qp needs for scatter-to-CQE.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]): `cq_rust` is NULL
+/// or a live CQ's `rust` pointer.
 #[no_mangle]
-extern "C" fn mlx5rs_ib_rs_cq_cqe_size(cq_rust: *mut c_void) -> u32 {
+unsafe extern "C" fn mlx5rs_ib_rs_cq_cqe_size(cq_rust: *mut c_void) -> u32 {
     if cq_rust.is_null() {
         return 0;
     }

@@ -77,7 +77,9 @@ pub(crate) trait IbMrOps: Send + Sync {
 /// the MR written to `*out` (it passes it back once, to a dereg or rereg trampoline).
 unsafe fn give(m: KBox<Mr>, k: *mut MrKeys, out: *mut *mut c_void) {
     let (lkey, rkey) = m.keys();
-    // SAFETY: by the function's contract.
+    // SAFETY: by the function's contract `k` and `out` are valid, aligned for writing
+    // their types; the box leaves our ownership here, and the shim is the only
+    // holder of the raw pointer from now on.
     unsafe {
         k.write(MrKeys { lkey, rkey });
         out.write(KBox::into_raw(m).cast::<c_void>());

@@ -42,7 +42,9 @@ impl QpShim {
     /// The QP's destroy_qp must not have returned yet (the core frees the object
     /// after it).
     pub(crate) unsafe fn raise(&self, event: IbEvent) {
-        // SAFETY: by the type invariant and the function's contract, a live QP.
+        // SAFETY: `self.0` is the shim's `struct mlx5rs_ib_qp` passed to create_qp (type
+        // invariant); the core frees it only after destroy_qp returns, which by the
+        // function's contract it has not, so the C side reads a live object.
         unsafe { mlx5rs_ib_qp_event(self.0.as_ptr(), event as u32) }
     }
 }
@@ -104,7 +106,8 @@ pub(crate) fn modify_qp_is_ok(cur: u32, next: u32, ty: u32, mask: u32) -> bool {
 ///
 /// As [`super::ib::ops`].
 unsafe fn qp_ops<'a>(rust: *const c_void) -> &'a dyn IbQpOps {
-    // SAFETY: by the function's contract.
+    // SAFETY: our contract is `ops`' own (a registered device's `rust` pointer, the
+    // device registered for `'a`).
     let o: &'a dyn IbOps = unsafe { super::ib::ops(rust) };
     o.qp_ops()
 }
@@ -118,7 +121,8 @@ unsafe fn user_data<'a>(u: *mut Udata) -> Option<UserData<'a>> {
     if u.is_null() {
         return None;
     }
-    // SAFETY: by the function's contract the area is valid for the call.
+    // SAFETY: `u` is not NULL (checked above); by the function's contract it is the
+    // shim's staging area, valid for the call, whose buffers meet `staged`'s contract.
     let (req, out, outlen) = unsafe { super::ib::staged(&*u) };
     Some(UserData { req, outlen, out })
 }
@@ -130,7 +134,9 @@ unsafe fn user_data<'a>(u: *mut Udata) -> Option<UserData<'a>> {
 /// As [`user_data`].
 unsafe fn set_resp_len(u: *mut Udata, n: usize) {
     if !u.is_null() {
-        // SAFETY: by the function's contract.
+        // SAFETY: `u` is not NULL (checked above) and by the function's contract the
+        // shim's staging area, valid for writing for the call; no reference to it is
+        // live (`user_data` borrows only its buffers).
         unsafe { (*u).resp_len = n as u64 };
     }
 }
@@ -176,7 +182,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_create_qp(
         Ok(b) => b,
         Err(_) => return ENOMEM.to_errno(),
     };
-    // SAFETY: as above.
+    // SAFETY: `udata` is NULL or the shim's staging area (trampoline contract).
     unsafe { set_resp_len(udata, len) };
     // SAFETY: the shim passes the addresses of its QP's `rust` and `qpn` fields.
     unsafe {
@@ -210,7 +216,9 @@ unsafe fn qp_ref<'a>(qp: *mut c_void) -> Option<&'a dyn IbQp> {
     if qp.is_null() {
         return None;
     }
-    // SAFETY: by the function's contract.
+    // SAFETY: not NULL (checked above), so by the function's contract the
+    // `KBox::into_raw` of a QpBox (an aligned, initialised `KBox<dyn IbQp>`) that
+    // create_qp wrote and destroy_qp has not freed; only shared references are made.
     Some(unsafe { &**qp.cast::<KBox<dyn IbQp>>() })
 }
 
@@ -236,7 +244,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_modify_qp(
     let ud = unsafe { user_data(udata) };
     match q.modify(a, ud) {
         Ok(n) => {
-            // SAFETY: as above.
+            // SAFETY: `udata` is NULL or the shim's staging area (trampoline contract).
             unsafe { set_resp_len(udata, n) };
             0
         }

@@ -45,7 +45,9 @@ impl SrqShim {
     /// The SRQ's destroy_srq must not have succeeded yet (the core frees the object
     /// after it).
     pub(crate) unsafe fn raise(&self, event: IbEvent) {
-        // SAFETY: by the type invariant and the function's contract, a live SRQ.
+        // SAFETY: `self.0` is the shim's `struct mlx5rs_ib_srq` passed to create_srq
+        // (type invariant); the core frees it only after a destroy_srq that succeeded,
+        // which by the function's contract has not happened: a live object.
         unsafe { mlx5rs_ib_srq_event(self.0.as_ptr(), event as u32) }
     }
 }
@@ -124,7 +126,9 @@ unsafe fn srq_of<'a>(srq: *const c_void) -> Option<&'a dyn IbSrq> {
     if srq.is_null() {
         return None;
     }
-    // SAFETY: by the function's contract, a live `SrqBox`'s content.
+    // SAFETY: not NULL (checked above), so by the function's contract the
+    // `KBox::into_raw` of an SrqBox (an aligned, initialised `KBox<dyn IbSrq>`) that
+    // create_srq wrote and no destroy has freed; only shared references are made.
     Some(unsafe { &**srq.cast::<KBox<dyn IbSrq>>() })
 }
 
@@ -139,7 +143,8 @@ fn errno(e: Error) -> c_int {
 /// As [`ops`]: `rust` is the pointer of a registered device, and the provider
 /// outlives the lifetime chosen.
 unsafe fn srq_ops<'a>(rust: *const c_void) -> &'a dyn IbSrqOps {
-    // SAFETY: by the function's contract.
+    // SAFETY: our contract is `ops`' own (a registered device's `rust` pointer, the
+    // provider alive for `'a`).
     let o: &'a dyn IbOps = unsafe { ops(rust) };
     o.srq_ops()
 }

@@ -306,6 +306,8 @@ impl Drop for Mm {
 /// `udata` must be NULL or the `struct ib_udata *` the core passed to the current
 /// verb.
 pub(crate) unsafe fn uctx_of_udata(udata: *mut c_void) -> *mut c_void {
-    // SAFETY: by the function's contract.
+    // SAFETY: the C side takes NULL (a kernel verb) or reads the `struct ib_udata` the
+    // core passed to the current verb, which by the function's contract `udata` is
+    // and which lives for the verb.
     unsafe { mlx5rs_ib_udata_uctx(udata) }
 }

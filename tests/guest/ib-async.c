@@ -19,8 +19,8 @@
  * Exit status 0 only if every verb succeeded; an alarm ends a run that waits 120 s
  * for one event or one cycle (re-armed for each).
  *
- * The toolbox has libibverbs.so.1 but not its headers, so the declarations used are
- * written out as <infiniband/verbs.h> of rdma-core 56.1 lays them out (as ib-storm.c).
+ * The verbs declarations and the device/QP set-up are shared with ib-storm.c
+ * (ib-verbs.h).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -29,83 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-struct ibv_device;
-struct ibv_context;
-struct ibv_pd;
-struct ibv_cq;
-struct ibv_srq;
-struct ibv_comp_channel;
-
-/* The head of struct ibv_qp (verbs.h): what is read here. */
-struct ibv_qp {
-	struct ibv_context *context;
-	void *qp_context;
-	struct ibv_pd *pd;
-	struct ibv_cq *send_cq;
-	struct ibv_cq *recv_cq;
-	struct ibv_srq *srq;
-	uint32_t handle;
-	uint32_t qp_num;
-};
-
-struct ibv_qp_cap {
-	uint32_t max_send_wr;
-	uint32_t max_recv_wr;
-	uint32_t max_send_sge;
-	uint32_t max_recv_sge;
-	uint32_t max_inline_data;
-};
-
-struct ibv_qp_init_attr {
-	void *qp_context;
-	struct ibv_cq *send_cq;
-	struct ibv_cq *recv_cq;
-	struct ibv_srq *srq;
-	struct ibv_qp_cap cap;
-	int qp_type; /* enum ibv_qp_type */
-	int sq_sig_all;
-};
-
-struct ibv_srq_attr {
-	uint32_t max_wr;
-	uint32_t max_sge;
-	uint32_t srq_limit;
-};
-
-struct ibv_srq_init_attr {
-	void *srq_context;
-	struct ibv_srq_attr attr;
-};
-
-struct ibv_async_event {
-	union {
-		struct ibv_cq *cq;
-		struct ibv_qp *qp;
-		struct ibv_srq *srq;
-		void *wq;
-		int port_num;
-	} element;
-	int event_type; /* enum ibv_event_type */
-};
-
-enum { IBV_QPT_RC = 2 };
-
-struct ibv_device **ibv_get_device_list(int *num_devices);
-void ibv_free_device_list(struct ibv_device **list);
-const char *ibv_get_device_name(struct ibv_device *device);
-struct ibv_context *ibv_open_device(struct ibv_device *device);
-int ibv_close_device(struct ibv_context *context);
-struct ibv_pd *ibv_alloc_pd(struct ibv_context *context);
-int ibv_dealloc_pd(struct ibv_pd *pd);
-struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
-			     struct ibv_comp_channel *channel, int comp_vector);
-int ibv_destroy_cq(struct ibv_cq *cq);
-struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
-int ibv_destroy_qp(struct ibv_qp *qp);
-struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
-int ibv_destroy_srq(struct ibv_srq *srq);
-int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event);
-void ibv_ack_async_event(struct ibv_async_event *event);
+#include "ib-verbs.h"
 
 static int die(const char *what)
 {
@@ -113,23 +37,9 @@ static int die(const char *what)
 	exit(1);
 }
 
-static struct ibv_qp *rc_qp(struct ibv_pd *pd, struct ibv_cq *cq)
-{
-	struct ibv_qp_init_attr a = {
-		.send_cq = cq,
-		.recv_cq = cq,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
-
-	return ibv_create_qp(pd, &a);
-}
-
 int main(int argc, char **argv)
 {
-	struct ibv_device **list;
-	struct ibv_context *ctx = NULL;
+	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	int i, n;
@@ -141,10 +51,7 @@ int main(int argc, char **argv)
 	n = atoi(argv[3]);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	alarm(120);
-	list = ibv_get_device_list(NULL);
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			ctx = ibv_open_device(list[i]);
+	ctx = open_dev(argv[1]);
 	if (!ctx)
 		die("open device");
 	pd = ibv_alloc_pd(ctx);
@@ -205,7 +112,6 @@ int main(int argc, char **argv)
 	}
 	if (ibv_destroy_cq(cq) || ibv_dealloc_pd(pd) || ibv_close_device(ctx))
 		die("tear down");
-	ibv_free_device_list(list);
 	printf("DONE\n");
 	return 0;
 }

@@ -19,8 +19,6 @@ scenario); the write of N and the verb run on the same thread (fail-nth is per t
 """
 import ctypes
 import errno
-import fcntl
-import json
 import os
 import struct
 import sys
@@ -34,22 +32,15 @@ from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr, SrqInitAttrEx
 from pyverbs.xrcd import XRCD, XRCDInitAttr
 
+import ib_mr_lib as L
+import uverbs_ioctl as ui
+
 MAX_N = 400
 RESULTS = []
 FN = os.open("/proc/thread-self/fail-nth", os.O_RDWR)
 
 # Legacy write commands (ib_user_verbs.h).
 GET_CONTEXT, ALLOC_PD, CREATE_AH, DEALLOC_PD, DESTROY_AH = 0, 3, 5, 4, 8
-# The mlx5 UAR object (mlx5_user_ioctl_cmds.h), through RDMA_VERBS_IOCTL.
-RDMA_VERBS_IOCTL = (3 << 30) | (24 << 16) | (0x1B << 8) | 1
-RDMA_DRIVER_MLX5 = 1
-ATTR_F_MANDATORY = 1
-OBJECT_UAR = (1 << 12) + 8
-METHOD_UAR_ALLOC, METHOD_UAR_DESTROY = 1 << 12, (1 << 12) + 1
-A_HANDLE, A_TYPE, A_OFFSET, A_LENGTH, A_PAGE_ID = ((1 << 12) + i for i in range(5))
-# Non-cached (blue flame needs write combining, which the device is not known to do).
-UAR_ALLOC_TYPE_NC = 1
-
 
 def case(name, ok, detail):
     RESULTS.append(ok)
@@ -57,18 +48,9 @@ def case(name, ok, detail):
 
 
 def emu_get(path):
-    fd = os.open(os.environ.get("EMUCTL_DEV", "/dev/mlx5emu-ctl"), os.O_RDWR)
-    try:
-        os.write(fd, (json.dumps({"cmd": "get", "path": path}) + "\n").encode())
-        buf = b""
-        while not buf.endswith(b"\n"):
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                break
-            buf += chunk
-    finally:
-        os.close(fd)
-    r = json.loads(buf)
+    r = L.emuctl({"cmd": "get", "path": path})
+    if r is None:
+        raise RuntimeError("no emulator control channel")
     return r.get("value", 0) if r.get("ok") else 0
 
 
@@ -94,15 +76,6 @@ def get_context(fd):
     write_cmd(fd, GET_CONTEXT, req, 8 + 80)
 
 
-def verbs_ioctl(fd, obj, method, attrs):
-    buf = bytearray(struct.pack("<HHHHQII", 24 + 16 * len(attrs), obj, method, len(attrs), 0,
-                                RDMA_DRIVER_MLX5, 0))
-    for aid, alen, data in attrs:
-        buf += struct.pack("<HHHHQ", aid, alen, ATTR_F_MANDATORY, 0, data)
-    fcntl.ioctl(fd, RDMA_VERBS_IOCTL, buf, True)
-    return [struct.unpack_from("<Q", buf, 24 + 16 * i + 8)[0] for i in range(len(attrs))]
-
-
 class Raw:
     """A uverbs file with a context and a PD, made with plain write commands."""
 
@@ -120,15 +93,18 @@ class Raw:
         return lambda: write_cmd(self.fd, DESTROY_AH, struct.pack("<I", h), 0)
 
     def uar(self):
-        off, ln, pid = ctypes.c_uint64(), ctypes.c_uint32(), ctypes.c_uint32()
-        w = verbs_ioctl(self.fd, OBJECT_UAR, METHOD_UAR_ALLOC, [
-            (A_HANDLE, 0, 0),
-            (A_TYPE, 8, UAR_ALLOC_TYPE_NC),
-            (A_OFFSET, 8, ctypes.addressof(off)),
-            (A_LENGTH, 4, ctypes.addressof(ln)),
-            (A_PAGE_ID, 4, ctypes.addressof(pid)),
-        ])
-        return lambda: verbs_ioctl(self.fd, OBJECT_UAR, METHOD_UAR_DESTROY, [(A_HANDLE, 0, w[0])])
+        # Non-cached (blue flame needs write combining, which the device is not known
+        # to do).
+        err, h = ui.uar_alloc(self.fd, ui.UAR_TYPE_NC)[:2]
+        if err:
+            raise OSError(err, "UAR_OBJ_ALLOC")
+
+        def destroy():
+            err = ui.uar_destroy(self.fd, h)
+            if err:
+                raise OSError(err, "UAR_OBJ_DESTROY")
+
+        return destroy
 
 
 def closer(o):

@@ -19,9 +19,8 @@
  *   STORM-PROGRESS worker 0: N of M cycles, S s
  * Exit status 0 only if every cycle of every worker succeeded.
  *
- * The toolbox has libibverbs.so.1 but not its headers (no -dev package), so the few
- * declarations used are written out here: opaque objects, and struct ibv_qp_init_attr
- * as <infiniband/verbs.h> of rdma-core 56.1 lays it out.
+ * The verbs declarations and the device/QP set-up are shared with ib-async.c
+ * (ib-verbs.h).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -32,49 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-struct ibv_device;
-struct ibv_context;
-struct ibv_pd;
-struct ibv_mr;
-struct ibv_cq;
-struct ibv_qp;
-struct ibv_srq;
-struct ibv_comp_channel;
-
-struct ibv_qp_cap {
-	uint32_t max_send_wr;
-	uint32_t max_recv_wr;
-	uint32_t max_send_sge;
-	uint32_t max_recv_sge;
-	uint32_t max_inline_data;
-};
-
-struct ibv_qp_init_attr {
-	void *qp_context;
-	struct ibv_cq *send_cq;
-	struct ibv_cq *recv_cq;
-	struct ibv_srq *srq;
-	struct ibv_qp_cap cap;
-	int qp_type; /* enum ibv_qp_type */
-	int sq_sig_all;
-};
-
-enum { IBV_QPT_RC = 2, IBV_ACCESS_LOCAL_WRITE = 1 };
-
-struct ibv_device **ibv_get_device_list(int *num_devices);
-void ibv_free_device_list(struct ibv_device **list);
-const char *ibv_get_device_name(struct ibv_device *device);
-struct ibv_context *ibv_open_device(struct ibv_device *device);
-int ibv_close_device(struct ibv_context *context);
-struct ibv_pd *ibv_alloc_pd(struct ibv_context *context);
-int ibv_dealloc_pd(struct ibv_pd *pd);
-struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access);
-int ibv_dereg_mr(struct ibv_mr *mr);
-struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
-			     struct ibv_comp_channel *channel, int comp_vector);
-int ibv_destroy_cq(struct ibv_cq *cq);
-struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
-int ibv_destroy_qp(struct ibv_qp *qp);
+#include "ib-verbs.h"
 
 enum { O_PD = 1, O_MR = 2, O_CQ = 4, O_QP = 8 };
 static const char *const names[] = { "pd", "mr", "cq", "qp" };
@@ -134,14 +91,7 @@ static int cycle(struct ibv_context *ctx, int want, int *failed)
 		}
 	}
 	if (want & O_QP) {
-		struct ibv_qp_init_attr a = {
-			.send_cq = cq,
-			.recv_cq = cq,
-			.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1 },
-			.qp_type = IBV_QPT_RC,
-		};
-
-		qp = ibv_create_qp(pd, &a);
+		qp = rc_qp(pd, cq);
 		u = now();
 		spent[3] += u - t;
 		t = u;
@@ -180,22 +130,6 @@ out:
 	}
 	spent[0] += now() - t;
 	return err;
-}
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **l;
-	struct ibv_context *ctx = NULL;
-	int n, i;
-
-	l = ibv_get_device_list(&n);
-	if (!l)
-		return NULL;
-	for (i = 0; i < n; i++)
-		if (!strcmp(ibv_get_device_name(l[i]), name))
-			ctx = ibv_open_device(l[i]);
-	ibv_free_device_list(l);
-	return ctx;
 }
 
 /* A worker: `cycles` cycles on its own context; exit status = failed cycles (max 254,

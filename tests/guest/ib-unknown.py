@@ -27,7 +27,6 @@ The driver must have been loaded with the emulator advertising a command timeout
 TIMEOUT_MS (the scenario sets it); the late DESTROY_QP completes after DELAY_MS.
 """
 import errno
-import json
 import os
 import sys
 import time
@@ -40,6 +39,8 @@ from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
+
+import ib_mr_lib as L
 
 TIMEOUT_MS = 1500
 DELAY_MS = 2500
@@ -55,37 +56,14 @@ def case(name, ok, detail):
 
 
 def emuctl(req):
-    fd = os.open(os.environ.get("EMUCTL_DEV", "/dev/mlx5emu-ctl"), os.O_RDWR)
-    try:
-        os.write(fd, (json.dumps(req) + "\n").encode())
-        buf = b""
-        while not buf.endswith(b"\n"):
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                break
-            buf += chunk
-    finally:
-        os.close(fd)
-    r = json.loads(buf)
-    if not r.get("ok"):
+    r = L.emuctl(req)
+    if not r or not r.get("ok"):
         raise RuntimeError("emulator: %s -> %s" % (req, r))
     return r
 
 
 def inject(opcode, **action):
     emuctl(dict({"cmd": "inject", "opcode": opcode, "count": 1}, **action))
-
-
-def pins():
-    """Pages pinned system-wide (FOLL_PIN acquired - released), exact."""
-    with open("/proc/sys/vm/stat_refresh", "w") as f:
-        f.write("1")
-    v = {}
-    with open("/proc/vmstat") as f:
-        for line in f:
-            k, n = line.split()
-            v[k] = int(n)
-    return v["nr_foll_pin_acquired"] - v["nr_foll_pin_released"]
 
 
 def errno_of(fn):
@@ -123,23 +101,23 @@ def kinds(ctx, pd, cq):
 
 def run(name, create_op, destroy_op, make, min_pages, destroy_reports):
     # 1. CREATE times out.
-    p0 = pins()
+    p0 = L.pinned()
     inject(create_op, action="never")
     err, o = errno_of(make)
     case("%s.create-timeout.errno" % name, err == errno.ETIMEDOUT,
          "got %s, want ETIMEDOUT" % en(err))
-    kept = pins() - p0
+    kept = L.pinned() - p0
     case("%s.create-timeout.pages-kept" % name, kept >= min_pages,
          "%d pages still pinned, want at least %d" % (kept, min_pages))
     if o is not None:
         o.close()
 
     # 2. CREATE fails: nothing was created, the pages go back at once.
-    p0 = pins()
+    p0 = L.pinned()
     inject(create_op, action="status", status=BAD_PARAM, syndrome=SYNDROME)
     err, o = errno_of(make)
     case("%s.create-fails.errno" % name, err == errno.EINVAL, "got %s, want EINVAL" % en(err))
-    left = pins() - p0
+    left = L.pinned() - p0
     case("%s.create-fails.pages-returned" % name, left == 0, "%d pages still pinned" % left)
     if o is not None:
         o.close()
@@ -149,7 +127,7 @@ def run(name, create_op, destroy_op, make, min_pages, destroy_reports):
     case("%s.create" % name, err == 0, "got %s" % en(err))
     if o is None:
         return
-    p0 = pins()
+    p0 = L.pinned()
     if destroy_reports:
         inject(destroy_op, action="status", status=BAD_PARAM, syndrome=SYNDROME)
     else:
@@ -160,7 +138,7 @@ def run(name, create_op, destroy_op, make, min_pages, destroy_reports):
         time.sleep((DELAY_MS - TIMEOUT_MS) / 1000 + 0.5)
     want = errno.EINVAL if destroy_reports else 0
     case("%s.destroy-fails.errno" % name, err == want, "got %s, want %s" % (en(err), en(want)))
-    left = pins() - p0
+    left = L.pinned() - p0
     case("%s.destroy-fails.pages-kept" % name, left == 0,
          "%d pages unpinned under an object that may exist" % -left)
     if destroy_reports:

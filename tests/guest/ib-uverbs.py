@@ -29,6 +29,8 @@ import os
 import struct
 import sys
 
+from uverbs_ioctl import UAR_TYPE_BF, UAR_TYPE_NC, uar_alloc, uar_destroy
+
 PAGE = mmap.PAGESIZE
 GET_CONTEXT = 0  # IB_USER_VERBS_CMD_GET_CONTEXT
 # mlx5 mmap commands (mlx5-abi.h), in bits 15:8 of the page offset
@@ -186,50 +188,6 @@ def udata(uverbs):
         case("mmap.static-page-2", en(try_mmap(fd, NC, 2)), "EINVAL")
     os.close(fd)
     return 0 if all(RESULTS) else 1
-
-
-# The uverbs ioctl (rdma_user_ioctl_cmds.h): RDMA_VERBS_IOCTL = _IOWR(0x1b, 1, hdr),
-# struct ib_uverbs_ioctl_hdr (24 bytes) then struct ib_uverbs_attr (16 bytes) each.
-RDMA_VERBS_IOCTL = (3 << 30) | (24 << 16) | (0x1B << 8) | 1
-RDMA_DRIVER_MLX5 = 1
-ATTR_F_MANDATORY = 1
-# mlx5_user_ioctl_cmds.h / mlx5_user_ioctl_verbs.h
-OBJECT_UAR = (1 << 12) + 8
-METHOD_UAR_ALLOC, METHOD_UAR_DESTROY = 1 << 12, (1 << 12) + 1
-A_HANDLE, A_TYPE, A_OFFSET, A_LENGTH, A_PAGE_ID = ((1 << 12) + i for i in range(5))
-UAR_TYPE_BF, UAR_TYPE_NC = 0, 1
-
-
-def verbs_ioctl(fd, obj, method, attrs):
-    """One uverbs ioctl; attrs are (id, len, data) with data a value or an address.
-    Returns (errno or 0, the attrs' data words as the kernel left them)."""
-    import fcntl
-    buf = bytearray(struct.pack("<HHHHQII", 24 + 16 * len(attrs), obj, method, len(attrs), 0,
-                                RDMA_DRIVER_MLX5, 0))
-    for aid, alen, data in attrs:
-        buf += struct.pack("<HHHHQ", aid, alen, ATTR_F_MANDATORY, 0, data)
-    try:
-        fcntl.ioctl(fd, RDMA_VERBS_IOCTL, buf, True)
-    except OSError as e:
-        return e.errno, []
-    return 0, [struct.unpack_from("<Q", buf, 24 + 16 * i + 8)[0] for i in range(len(attrs))]
-
-
-def uar_alloc(fd, alloc_type):
-    """(errno, handle, mmap offset, length, page id) of UAR_OBJ_ALLOC."""
-    off, ln, pid = ctypes.c_uint64(), ctypes.c_uint32(), ctypes.c_uint32()
-    e, words = verbs_ioctl(fd, OBJECT_UAR, METHOD_UAR_ALLOC, [
-        (A_HANDLE, 0, 0),
-        (A_TYPE, 8, alloc_type),
-        (A_OFFSET, 8, ctypes.addressof(off)),
-        (A_LENGTH, 4, ctypes.addressof(ln)),
-        (A_PAGE_ID, 4, ctypes.addressof(pid)),
-    ])
-    return e, (words[0] if words else None), off.value, ln.value, pid.value
-
-
-def uar_destroy(fd, handle):
-    return verbs_ioctl(fd, OBJECT_UAR, METHOD_UAR_DESTROY, [(A_HANDLE, 0, handle)])[0]
 
 
 def map_at(fd, offset, length=PAGE, flags=mmap.MAP_SHARED):

@@ -1,6 +1,7 @@
 """libibverbs memory regions through ctypes, for tests/guest/ib-mr.py and
 tests/guest/ib-mr-bench.py (the guest has no libibverbs headers; Python's standard
-library only).
+library only), and what the other guest helpers share with them (ib-qp.py,
+ib-unknown.py, ib-failnth.py).
 
 Verbs: open a device by name, alloc/dealloc a PD, ibv_reg_mr / ibv_reg_mr_iova,
 ibv_rereg_mr, ibv_dereg_mr; an MR's lkey/rkey read from struct ibv_mr. Also the
@@ -178,14 +179,20 @@ def res_mr_keys(pid=None):
     return {(key(r.get("lkey")), key(r.get("rkey"))) for r in rows if r.get("pid") == pid}
 
 
-def emu_get(path):
-    """A value of the emulator's stats (request `get`), or None without a channel."""
+def pinned():
+    """Pages pinned system-wide (FOLL_PIN acquired - released), exact."""
+    return vmstat("nr_foll_pin_acquired") - vmstat("nr_foll_pin_released")
+
+
+def emuctl(req):
+    """The emulator's reply (a dict) to the control request `req` (one JSON line
+    each way), or None without a channel."""
     dev = os.environ.get("EMUCTL_DEV", "/dev/mlx5emu-ctl")
     if not os.path.exists(dev):
         return None
     fd = os.open(dev, os.O_RDWR)
     try:
-        os.write(fd, (json.dumps({"cmd": "get", "path": path}) + "\n").encode())
+        os.write(fd, (json.dumps(req) + "\n").encode())
         buf = b""
         while not buf.endswith(b"\n"):
             chunk = os.read(fd, 4096)
@@ -194,5 +201,10 @@ def emu_get(path):
             buf += chunk
     finally:
         os.close(fd)
-    r = json.loads(buf)
-    return r.get("value") if r.get("ok") else None
+    return json.loads(buf)
+
+
+def emu_get(path):
+    """A value of the emulator's stats (request `get`), or None without a channel."""
+    r = emuctl({"cmd": "get", "path": path})
+    return r.get("value") if r and r.get("ok") else None

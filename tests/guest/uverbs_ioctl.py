@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Raw uverbs ioctls for the guest helpers (ib-cq.py, ib-qp.py, ib-srq.py): the
-create methods of the RDMA core's CQ, QP and SRQ objects with the driver's request
-as UHW attributes, optionally with one of the core's buffer attributes
-(include/uapi/rdma/ib_user_ioctl_cmds.h, rdma_user_ioctl_cmds.h), and their destroy
-methods. Only Python's standard library: the guest has no libibverbs headers.
+"""Raw uverbs ioctls for the guest helpers (ib-cq.py, ib-qp.py, ib-srq.py,
+ib-uverbs.py, ib-failnth.py): the create methods of the RDMA core's CQ, QP and SRQ
+objects with the driver's request as UHW attributes, optionally with one of the
+core's buffer attributes (include/uapi/rdma/ib_user_ioctl_cmds.h,
+rdma_user_ioctl_cmds.h), and their destroy methods; mlx5's UAR object
+(mlx5_user_ioctl_cmds.h, mlx5_user_ioctl_verbs.h). Only Python's standard library: the guest has no libibverbs headers.
 
 An attribute is (id, len, data): data is the value itself for inputs of up to 8
 bytes and handles, else the address of the bytes.
@@ -32,6 +33,12 @@ QP_BUF_UMEM, QP_RQ_BUF_UMEM, QP_SQ_BUF_UMEM = 15, 16, 17
  SRQ_RESP_MAX_WR, SRQ_RESP_MAX_SGE) = 0, 1, 4, 5, 6, 7, 9, 11, 12
 SRQ_XRCD, SRQ_CQ, SRQ_RESP_SRQ_NUM, SRQ_BUF_UMEM = 2, 3, 13, 14
 IB_UVERBS_BUFFER_TYPE_VA = 1
+# MLX5_IB_OBJECT_UAR, its methods and attributes; enum mlx5_ib_uapi_uar_alloc_type.
+OBJ_UAR = (1 << 12) + 8
+METHOD_UAR_ALLOC, METHOD_UAR_DESTROY = 1 << 12, (1 << 12) + 1
+UAR_HANDLE, UAR_TYPE, UAR_MMAP_OFFSET, UAR_MMAP_LENGTH, UAR_PAGE_ID = (
+    (1 << 12) + i for i in range(5))
+UAR_TYPE_BF, UAR_TYPE_NC = 0, 1
 
 
 def ioctl(fd, obj, method, attrs):
@@ -46,6 +53,24 @@ def ioctl(fd, obj, method, attrs):
     except OSError as e:
         return e.errno, []
     return 0, [struct.unpack_from("<Q", buf, 24 + 16 * i + 8)[0] for i in range(len(attrs))]
+
+
+def uar_alloc(fd, alloc_type):
+    """(errno, handle, mmap offset, length, page id) of UAR_OBJ_ALLOC."""
+    off, ln, pid = ctypes.c_uint64(), ctypes.c_uint32(), ctypes.c_uint32()
+    e, words = ioctl(fd, OBJ_UAR, METHOD_UAR_ALLOC, [
+        (UAR_HANDLE, 0, 0),
+        (UAR_TYPE, 8, alloc_type),
+        (UAR_MMAP_OFFSET, 8, ctypes.addressof(off)),
+        (UAR_MMAP_LENGTH, 4, ctypes.addressof(ln)),
+        (UAR_PAGE_ID, 4, ctypes.addressof(pid)),
+    ])
+    return e, (words[0] if words else None), off.value, ln.value, pid.value
+
+
+def uar_destroy(fd, handle):
+    """errno or 0 of UAR_OBJ_DESTROY."""
+    return ioctl(fd, OBJ_UAR, METHOD_UAR_DESTROY, [(UAR_HANDLE, 0, handle)])[0]
 
 
 class Bytes:
