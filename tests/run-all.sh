@@ -94,7 +94,9 @@ lane_boot() {
 		return
 	fi
 	t0=$(date +%s)
-	"$REPO/tests/vm/vm.sh" --timeout "$tmo" "$@" >"$logf" 2>&1
+	# Every make check boot loads mlx5_rs, so KUnit runs in each: the judge holds its
+	# cases to tests/vm/kunit-cases.sh's list, and a boot where none ran fails.
+	MLX5RS_KUNIT_REQUIRED=1 "$REPO/tests/vm/vm.sh" --timeout "$tmo" "$@" >"$logf" 2>&1
 	rc=$?
 	echo "$rc" >"$LANES/$name.rc"
 	echo $(($(date +%s) - t0)) >"$LANES/$name.secs"
