@@ -373,6 +373,22 @@ impl CmdQueue {
     /// Executes one command: `input` is the whole input message (header first),
     /// `output` receives the whole output message. Blocks (sleeping) until completion
     /// or timeout. Logs failures by opcode, op_mod, status and syndrome.
+    ///
+    /// # Errors
+    ///
+    /// A [`CmdError`] naming the command, whose [`CmdError::errno`] is:
+    /// - the delivery or command status's errno when the device refused or failed
+    ///   the command (`EBADR`, `EFAULT`, `ENOMSG`, `EIO`, `EINVAL`, `EBUSY`, `EAGAIN`,
+    ///   `ENOMEM`: `status::delivery_errno`, `status::status_errno`), with the
+    ///   syndrome and the output header copied to `output`;
+    /// - `ETIMEDOUT` when no completion came within the opcode's timeout (the slot
+    ///   and its mailboxes stay the device's);
+    /// - `ENXIO` when the device is dead (before a slot was taken, at the doorbell, or
+    ///   while waiting);
+    /// - `EBUSY` when no slot could be taken for the opcode;
+    /// - `ENOMEM` when the mailbox blocks could not be allocated;
+    /// - `EIO` for a message shorter than its 8-byte header, a mailbox chain that
+    ///   could not be built, or an output chain whose signatures or contents are bad.
     pub(crate) fn exec(
         &self,
         is: &dyn Regs,

@@ -37,7 +37,7 @@ use super::{
 use crate::{
     cmd::commands::{GivePages, PagesAllocFailed, TakePages},
     ffi,
-    hw::{to_kernel, Hw},
+    hw::Hw,
     ifc::pages::MAX_RECLAIM_NPAGES,
 };
 
@@ -373,7 +373,7 @@ impl FwPages {
                     // Refused or never sent: the device does not own them.
                     st.not_given(&addrs);
                 }
-                return Err(to_kernel(e));
+                return Err(e.errno().into());
             }
             st.given += addrs.len() as u64;
             done += addrs.len() as u64;

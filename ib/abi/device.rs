@@ -207,7 +207,7 @@ pub fn query_device_response(
 #[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_abi_device))]
 mod tests {
     use super::*;
-    use crate::ib::abi::error::errno;
+    use crate::errno::Errno;
 
     #[test]
     fn lengths_count_whole_blocks() {
@@ -228,9 +228,9 @@ mod tests {
         assert_eq!(r.response_length, 16);
         assert_eq!(query_device_response(&caps, &[], 0), Ok(None));
         let e = query_device_response(&caps, &[], 7).unwrap_err();
-        assert_eq!(e.errno, errno::EINVAL);
+        assert_eq!(e.errno, Errno::EINVAL);
         let e = query_device_response(&caps, &[0, 1], 100).unwrap_err();
-        assert_eq!(e.errno, errno::EOPNOTSUPP);
+        assert_eq!(e.errno, Errno::EOPNOTSUPP);
         assert!(query_device_response(&caps, &[0; 9], 100).is_ok());
     }
 

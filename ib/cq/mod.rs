@@ -67,7 +67,7 @@ use crate::{
         ib_cq::{CqCreated, CqInit, CqShim, CqUdata, IbCq, IbCqOps},
         umem::{BlockSize, Umem},
     },
-    hw::{to_kernel, Hw},
+    hw::Hw,
 };
 
 /// Bytes of one page of a kernel CQ's ring.
@@ -148,8 +148,7 @@ impl CqVerbs {
 
     /// A kernel consumer's CQ.
     fn create_kernel(&self, init: &CqInit, shim: CqShim) -> Result<CqCreated> {
-        let plan = kernel_cq_plan(init.cqe, self.caps.log_max_cq_sz, init.cache_line_size)
-            .map_err(|e| Error::from_errno(-e))?;
+        let plan = kernel_cq_plan(init.cqe, self.caps.log_max_cq_sz, init.cache_line_size)?;
         // Like upstream's kernel create_cq, `init.flags` is not looked at.
         let eqn = self.eqn(init.comp_vector)?;
         // SAFETY: the core calls the verbs only while the IB device is registered,
@@ -219,8 +218,7 @@ impl CqVerbs {
         let mut umem = Umem::get(ibdev, plan.buf_addr, plan.buf_len, access::LOCAL_WRITE)?;
         let (bs, page_offset) = cq_pages(&mut umem)?;
         let db = ctx.db_pages().map(ibdev, plan.db_addr)?;
-        let uar = resolve_uar(plan.uar, ctx.static_uars(), |i| ctx.owns_uar(i))
-            .map_err(|e| Error::from_errno(-e))?;
+        let uar = resolve_uar(plan.uar, ctx.static_uars(), |i| ctx.owns_uar(i))?;
         // The UAR stays allocated while the CQ names it (dropped with the memory).
         let uar_hold = ctx.hold_uar(uar).ok_or(EINVAL)?;
         let eqn = self.eqn(init.comp_vector)?;
@@ -308,7 +306,7 @@ impl CqVerbs {
                 if create_outcome_unknown(e.kind) {
                     cq.bury(&e);
                 }
-                return Err(to_kernel(e));
+                return Err(e.errno().into());
             }
         };
         cq.cqn.store(cqn, Ordering::Relaxed);
@@ -484,7 +482,7 @@ impl IbCq for Cq {
         // its memory goes to the graveyard: the CQ may still exist.
         self.hw.exec_cmd(DestroyCq { cqn }).map_err(|e| {
             self.bury(&e);
-            to_kernel(e)
+            e.errno().into()
         })
     }
 
@@ -530,7 +528,7 @@ impl IbCq for Cq {
             if create_outcome_unknown(e.kind) {
                 self.hw.keep(&self.dev, &e, umem.pages(), umem);
             }
-            return Err(to_kernel(e));
+            return Err(e.errno().into());
         }
         // The device uses the new ring: the old pages go (upstream releases them).
         if let Some(CqMem::User(m)) = st.mem.as_mut() {

@@ -50,17 +50,13 @@ use crate::{
         ib_mr::{IbMrOps, ReregReq},
         umem::{DmaBlocks, IbDev, Umem},
     },
-    hw::{to_kernel, Hw},
+    hw::Hw,
 };
 
 impl BlockSource for DmaBlocks<'_> {
     fn fill(&mut self, out: &mut [u64]) -> usize {
         DmaBlocks::fill(self, out)
     }
-}
-
-fn mr_err(e: MrError) -> Error {
-    Error::from_errno(-e.errno())
 }
 
 /// A created mkey (its index until DESTROY_MKEY succeeded); the [`Mr`] holding it
@@ -188,7 +184,7 @@ impl MrVerbs {
                 if create_outcome_unknown(e.kind) {
                     self.hw.keep(&self.dev, &e, umem.pages(), umem);
                 }
-                return Err(to_kernel(e));
+                return Err(e.errno().into());
             }
         };
         dev_dbg!(
@@ -248,7 +244,7 @@ impl IbMrOps for MrVerbs {
         iova: u64,
         acc: u32,
     ) -> Result<KBox<Mr>> {
-        check_reg(start, len, acc).map_err(mr_err)?;
+        check_reg(start, len, acc).map_err(MrError::errno)?;
         let umem = Umem::get(dev, start, len, acc)?;
         self.create_user(umem, pdn, iova, acc)
     }
@@ -259,9 +255,10 @@ impl IbMrOps for MrVerbs {
         old: &mut Mr,
         req: ReregReq,
     ) -> Result<Option<KBox<Mr>>> {
-        let r = check_rereg(req.flags, req.access, old.access, old.writable).map_err(mr_err)?;
+        let r =
+            check_rereg(req.flags, req.access, old.access, old.writable).map_err(MrError::errno)?;
         if r.trans {
-            check_reg(req.start, req.len, r.access).map_err(mr_err)?;
+            check_reg(req.start, req.len, r.access).map_err(MrError::errno)?;
             let umem = Umem::get(dev, req.start, req.len, r.access)?;
             return self
                 .create_user(umem, req.pdn, req.iova, r.access)
@@ -273,7 +270,7 @@ impl IbMrOps for MrVerbs {
             return Err(EOPNOTSUPP);
         }
         // On failure the MR stays as it was, pages and key (rereg fails).
-        old.mkey.destroy().map_err(to_kernel)?;
+        old.mkey.destroy().map_err(|e| e.errno())?;
         let umem = old.umem.take().ok_or(EOPNOTSUPP)?;
         self.create_user(umem, req.pdn, old.iova, r.access)
             .map(Some)
@@ -282,6 +279,6 @@ impl IbMrOps for MrVerbs {
     fn dereg_mr(&self, mr: &mut Mr) -> Result {
         // On failure the MR stays with the core (upstream returns the error too), its
         // pages in the graveyard; a later dereg retries DESTROY_MKEY.
-        mr.destroy().map_err(to_kernel)
+        mr.destroy().map_err(|e| e.errno().into())
     }
 }

@@ -65,7 +65,7 @@ use crate::{
     coherent_io,
     ffi::rdma::ib_srq::{AhAttr, IbSrq, IbSrqOps, NewSrq, SrqAttr, SrqInit, SrqShim, UserData},
     ffi::rdma::umem::{BlockSize, Umem},
-    hw::{to_kernel, Hw},
+    hw::Hw,
     ifc::av::{Av, WqeSrqNextSeg},
 };
 
@@ -226,7 +226,7 @@ impl IbSrq for KernelSrq {
     fn destroy(&self) -> Result {
         // On failure the SRQ stays with the core (upstream returns the error too), its
         // memory in the graveyard.
-        self.destroy_cmd().map_err(to_kernel)
+        self.destroy_cmd().map_err(|e| e.errno().into())
     }
 }
 
@@ -287,7 +287,7 @@ impl Provider {
             if create_outcome_unknown(e.kind) {
                 keep(self.hw(), self.dev(), &e, mem);
             }
-            to_kernel(e)
+            e.errno().into()
         })
     }
 
@@ -424,13 +424,11 @@ impl IbSrqOps for Provider {
     fn create_ah(&self, attr: &AhAttr, user: Option<(usize, &mut [u8])>) -> Result<(Av, usize)> {
         // No allocation, no sleep, no log above debug: may run in atomic context.
         let rates = self.caps().get(gen_cap::STAT_RATE_SUPPORT);
-        let av = ah::av::encode(attr, rates).map_err(|e| Error::from_errno(-e.errno))?;
+        let av = ah::av::encode(attr, rates).map_err(|e| e.errno)?;
         let mut n = 0;
         if let Some((outlen, out)) = user {
             // InfiniBand: no RoCE destination MAC, so no response (upstream).
-            if let Some(r) =
-                create_ah_response(None, outlen).map_err(|e| Error::from_errno(-e.errno))?
-            {
+            if let Some(r) = create_ah_response(None, outlen).map_err(|e| e.errno)? {
                 n = crate::ib::uctx::put(out, r.as_bytes());
             }
         }

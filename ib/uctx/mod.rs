@@ -55,7 +55,7 @@ pub(crate) fn uabi_err(dev: &device::Device, what: &str, e: UabiError) -> Error 
     } else {
         dev_dbg!(dev, "{}: request rejected: {:?}\n", what, e);
     }
-    Error::from_errno(-e.errno)
+    e.errno.into()
 }
 
 /// Copies `bytes` to the start of `out`; their length (0 if `out` is too short,
