@@ -85,11 +85,13 @@ impl Hw {
     /// A [`CmdError`] naming the command; [`CmdError::errno`] says which errno it is
     /// (the table is pinned in `cmd/status.rs`):
     /// - `NoMemory` (`ENOMEM`): the message buffers could not be allocated;
-    /// - `BadInput` (`EINVAL`): a value of `cmd` does not fit its field; not sent;
+    /// - `BadInput` (`EINVAL`): a value of `cmd` does not fit its field
+    ///   ([`command::encode`]); not sent;
     /// - any error of [`CmdQueue::exec`] (delivery or command status, timeout, dead
     ///   device, no slot, corrupt output chain);
-    /// - `Rejected` (`EPROTO`) or `BadOutput` (`EIO`): the command succeeded but its
-    ///   output failed the command's own checks (logged here).
+    /// - after a successful command, [`command::decode`]'s: `Rejected` (`EPROTO`) for
+    ///   an output value out of range (logged here), `NoMemory` (`ENOMEM`) for a
+    ///   reply that could not be stored.
     pub(crate) fn exec_cmd<C: Command>(&self, cmd: C) -> Result<C::Reply, CmdError> {
         let fail = |kind| CmdError::new(command::opcode::<C>(), cmd.op_mod(), kind);
         let (in_len, out_len) = (command::in_len(&cmd), command::out_len(&cmd));

@@ -153,6 +153,12 @@ impl CmdQueue {
     /// Allocates the queue page and tells the device where it is: address high, then
     /// low with `nic_interface` = full driver (other bits as the PRM says: the low
     /// register's size/stride bits are read-only, bits 11:10 reserved).
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for a queue geometry the device reports out of range or a queue
+    /// address the registers cannot hold (logged); `ENOMEM` when the queue page
+    /// cannot be allocated; `ENODEV` when BAR0 is gone.
     pub(crate) fn new(
         dev: &device::Device<Bound>,
         is: &dyn Regs,
@@ -255,8 +261,12 @@ impl CmdQueue {
 
     /// Switches completion to events (`true`) or back to polling. Exclusive: waits,
     /// holding the queue lock between checks, until no command is in flight, so no
-    /// command ever straddles the switch. Fails with `EBUSY` if the queue does not
-    /// drain within the longest command timeout.
+    /// command ever straddles the switch.
+    ///
+    /// # Errors
+    ///
+    /// `EBUSY` if the queue does not drain within twice the default command timeout;
+    /// `ENODEV` when switching a dead device's queue to events.
     pub(crate) fn set_event_mode(&self, on: bool) -> Result {
         let start = Instant::<Monotonic>::now();
         let budget = Delta::from_millis(

@@ -221,6 +221,13 @@ pub fn input_header(inline_in: &[u8; 16]) -> (u16, u16) {
 /// `deliv_status_to_err`; an unknown value is an error there too). Only then are the
 /// command status and syndrome read (`mlx5_ifc_cmd_out_bits`, upstream
 /// `cmd_status_err`).
+///
+/// # Errors
+///
+/// [`ErrorKind::Delivery`] / [`ErrorKind::UnknownDelivery`] for a delivery status
+/// other than OK, else [`ErrorKind::Status`] / [`ErrorKind::UnknownStatus`] with the
+/// syndrome for a command status other than OK; their errnos are
+/// [`CmdError::errno`]'s.
 pub fn decode(opcode: u16, op_mod: u16, status_own: u8, out: &[u8; 16]) -> Result<(), CmdError> {
     let raw = status_own >> 1;
     match DeliveryStatus::from_raw(raw) {

@@ -235,6 +235,8 @@ fn moderation_as_upstream() {
         Err(ModerationError::NotSupported)
     );
     assert_eq!((MAX_CQ_COUNT, MAX_CQ_PERIOD), (65535, 4095));
+    assert_eq!(ModerationError::NotSupported.errno(), Errno::EOPNOTSUPP);
+    assert_eq!(ModerationError::PeriodTooLarge.errno(), Errno::EINVAL);
 }
 
 #[test]

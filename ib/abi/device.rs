@@ -82,6 +82,11 @@ fn fits(outlen: usize, off: usize, size: usize) -> bool {
 
 /// Builds the response for a user buffer of `outlen` bytes; `inbuf` is the driver
 /// request (must be empty). `Ok(None)` when the user gave no buffer.
+///
+/// # Errors
+///
+/// `EINVAL` when `outlen` is 1 to 7 (shorter than the response's first two fields);
+/// `EOPNOTSUPP` when `inbuf` has a non-zero byte (`ib_is_udata_in_empty`).
 pub fn query_device_response(
     caps: &QueryDeviceCaps,
     inbuf: &[u8],

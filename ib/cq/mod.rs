@@ -328,6 +328,21 @@ impl CqVerbs {
 }
 
 impl IbCqOps for CqVerbs {
+    /// create_cq: a kernel consumer's CQ (`user` `None`: ring and doorbell record in
+    /// coherent memory) or a user CQ over the request's pinned buffer.
+    ///
+    /// # Errors
+    ///
+    /// - `EINVAL`: more entries than `log_max_cq_sz` allows, a completion vector past
+    ///   the last, a UAR index the context does not own, a user buffer no page size
+    ///   fits; for a user CQ also the request's refusals by `abi::cq::parse_create_cq`
+    ///   (`EINVAL`, `EOPNOTSUPP`, with upstream's order) and a doorbell record
+    ///   straddling a page;
+    /// - pinning's errors (`Umem::get`: `EINVAL`, `ENOMEM`, `EFAULT`, `EPERM`);
+    /// - `ENOMEM` when memory cannot be allocated;
+    /// - CREATE_CQ's errno ([`Hw::exec_cmd`]); memory the device may still reach
+    ///   (a CREATE of unknown outcome) goes to the graveyard;
+    /// - `EEXIST` if the CQN is already in the EQs' table (the CQ is destroyed).
     fn create_cq(
         &self,
         init: &CqInit,
@@ -472,6 +487,12 @@ impl IbCq for Cq {
         self.state.lock().cqe_bytes
     }
 
+    /// destroy_cq: out of the EQ tables, then DESTROY_CQ.
+    ///
+    /// # Errors
+    ///
+    /// DESTROY_CQ's errno ([`Hw::exec_cmd`]; a dead device reports success); the
+    /// CQ's memory then goes to the graveyard, as the CQ may still exist.
     fn destroy(&self) -> Result {
         let cqn = self.cqn();
         // As upstream `mlx5_core_destroy_cq`: out of the EQ tables first, then the
@@ -486,6 +507,16 @@ impl IbCq for Cq {
         })
     }
 
+    /// resize_cq of a user CQ to at least `cqe` entries over the request's new buffer;
+    /// the same size is a no-op.
+    ///
+    /// # Errors
+    ///
+    /// The request's refusals by `abi::cq::parse_resize_cq` (`ENOSYS` without cap
+    /// `cq_resize`; `EINVAL` for sizes, lengths, reserved fields and `cqe_size`;
+    /// `EOPNOTSUPP` for non-zero bytes past the request); `EINVAL` for a kernel CQ or a buffer no page size fits; pinning's errors
+    /// (`Umem::get`); `ENOMEM`; MODIFY_CQ's errno ([`Hw::exec_cmd`]), the new buffer
+    /// kept in the graveyard when the outcome is unknown.
     fn resize(&self, cqe: u32, u: CqUdata<'_>) -> Result<u32> {
         // The lock serialises resizes of the CQ (upstream `resize_mutex`).
         let mut st = self.state.lock();
@@ -539,11 +570,15 @@ impl IbCq for Cq {
         Ok(st.ncqe)
     }
 
+    /// modify_cq: the moderation `count` and `period`.
+    ///
+    /// # Errors
+    ///
+    /// `EOPNOTSUPP` without cap `cq_moderation`, `EINVAL` for a period above
+    /// `MAX_CQ_PERIOD` ([`ModerationError::errno`]); MODIFY_CQ's errno
+    /// ([`Hw::exec_cmd`]).
     fn modify(&self, count: u16, period: u16) -> Result {
-        check_moderation(self.moderation, period).map_err(|e| match e {
-            ModerationError::NotSupported => EOPNOTSUPP,
-            ModerationError::PeriodTooLarge => EINVAL,
-        })?;
+        check_moderation(self.moderation, period).map_err(ModerationError::errno)?;
         let cqn = self.cqn();
         let r = self.hw.run(ModifyCqModeration { cqn, period, count });
         if let Err(e) = r {

@@ -211,6 +211,12 @@ impl MrVerbs {
 }
 
 impl IbMrOps for MrVerbs {
+    /// get_dma_mr: a physical-address mkey of PD `pdn`.
+    ///
+    /// # Errors
+    ///
+    /// CREATE_MKEY's errno ([`Hw::exec_cmd`]); `ENOMEM` when the MR's box cannot be
+    /// allocated.
     fn get_dma_mr(&self, pdn: u32, acc: u32) -> Result<KBox<Mr>> {
         let key = self.next_variant();
         // Upstream asks for relaxed ordering on every DMA MR.
@@ -235,6 +241,16 @@ impl IbMrOps for MrVerbs {
         Ok(KBox::new(mr, GFP_KERNEL)?)
     }
 
+    /// reg_user_mr: pins `[start, start + len)` and registers it at `iova`.
+    ///
+    /// # Errors
+    ///
+    /// `EOPNOTSUPP` for ON_DEMAND, `EINVAL` for a zero length or a range that wraps
+    /// ([`MrError::errno`]); pinning's errors (`Umem::get`: `ENOMEM` over
+    /// RLIMIT_MEMLOCK, `EFAULT` for an unmapped address, `EPERM`); `EINVAL` when no
+    /// page size maps `iova` onto the pages or the translation is too large;
+    /// CREATE_MKEY's errno ([`Hw::exec_cmd`]), the pages kept in the graveyard when
+    /// its outcome is unknown; `ENOMEM`.
     fn reg_user_mr(
         &self,
         dev: IbDev<'_>,
@@ -249,6 +265,16 @@ impl IbMrOps for MrVerbs {
         self.create_user(umem, pdn, iova, acc)
     }
 
+    /// rereg_user_mr: a new translation (a new MR, returned) or the same pages under
+    /// a new PD or access (the old mkey destroyed and a new one made over them).
+    ///
+    /// # Errors
+    ///
+    /// `EOPNOTSUPP` for flags beyond TRANS/PD/ACCESS, ON_DEMAND or an MR without
+    /// pages; `EACCES` for writable access over pages pinned read-only; `EINVAL` for
+    /// a new range as `reg_user_mr` ([`MrError::errno`]); the errors of
+    /// `reg_user_mr` for a new translation; DESTROY_MKEY's errno (the MR unchanged)
+    /// or CREATE_MKEY's ([`Hw::exec_cmd`]).
     fn rereg_user_mr(
         &self,
         dev: IbDev<'_>,
@@ -276,6 +302,12 @@ impl IbMrOps for MrVerbs {
             .map(Some)
     }
 
+    /// dereg_mr: DESTROY_MKEY, then the pages go.
+    ///
+    /// # Errors
+    ///
+    /// DESTROY_MKEY's errno ([`Hw::exec_cmd`]; a dead device reports success); the
+    /// MR stays with the core and its pages in the graveyard.
     fn dereg_mr(&self, mr: &mut Mr) -> Result {
         // On failure the MR stays with the core (upstream returns the error too), its
         // pages in the graveyard; a later dereg retries DESTROY_MKEY.

@@ -601,6 +601,19 @@ impl Qp {
 }
 
 impl IbQp for Qp {
+    /// modify_qp: the transition the core checked, its command and QP context
+    /// ([`plan_modify`]), then the response for a user QP.
+    ///
+    /// # Errors
+    ///
+    /// `EOPNOTSUPP` for attribute bits beyond the standard ones and RATE_LIMIT, and
+    /// for a user request upstream refuses so (`abi::qp::parse_modify_qp`, which
+    /// also gives `EINVAL` for a short one); `EINVAL` for a transition
+    /// `ib_modify_qp_is_ok` refuses from the QP's own state; [`plan_modify`]'s
+    /// refusals (`EOPNOTSUPP` for RATE_LIMIT or atomics the device lacks, `EINVAL`
+    /// for a port, P_Key index, RDMA-read depth, rate or path out of range or a
+    /// value wider than its context field); the transition command's errno
+    /// ([`Hw::exec_cmd`]).
     fn modify(&self, attr: &QpAttr, ud: Option<UserData<'_>>) -> Result<usize> {
         let m = attr.attr_mask;
         if m & !(mask::STANDARD | mask::RATE_LIMIT) != 0 {
@@ -658,12 +671,18 @@ impl IbQp for Qp {
         })
     }
 
+    /// query_qp: QUERY_QP's context as the core's attributes, with the capacities
+    /// the QP was created with.
+    ///
+    /// # Errors
+    ///
+    /// QUERY_QP's errno ([`Hw::exec_cmd`]); `EPROTO` for a state the device reports
+    /// outside the PRM's ([`query_attr`]).
     fn query(&self) -> Result<QpAttr> {
         let mut live = self.live.lock();
         let ctx = self.hw.run(QueryQp { qpn: self.qpn })?;
-        let mut a = query_attr(live.shadow.ty, &ctx, self.env.modify.num_ports).map_err(|e| {
+        let mut a = query_attr(live.shadow.ty, &ctx, self.env.modify.num_ports).inspect_err(|_| {
             dev_warn!(self.dev, "QUERY_QP {:#x}: state out of range\n", self.qpn);
-            e
         })?;
         live.state = a.qp_state;
         a.max_recv_wr = live.shadow.rq_wqe_cnt;

@@ -22,6 +22,7 @@
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
 
 use crate::{
+    errno::Errno,
     ffi::rdma::ib_qp_abi::{AhAttr, QpAttr},
     ifc::{
         field::{Msg, MsgMut, Overflow},
@@ -30,10 +31,6 @@ use crate::{
         qp_state::{optpar, pm_state as pm, st, state as hw_state, transition_op},
     },
 };
-
-/// Errno values returned (positive, as the other pure modules): the provider's one
-/// table.
-use crate::errno::Errno;
 
 /// `enum ib_qp_attr_mask` (`rdma/ib_verbs.h`).
 pub mod mask {
@@ -472,6 +469,13 @@ fn set_path(
 /// The driver part of modify_qp (see the module doc): `a` with `cur_qp_state` and
 /// `qp_state` resolved by the shim, which has checked them with
 /// `ib_modify_qp_is_ok()`. `Ok(None)`: nothing to send (RESET to RESET).
+///
+/// # Errors
+///
+/// `EOPNOTSUPP` for attribute bits beyond the standard ones, RATE_LIMIT, or atomic
+/// access the device has no atomic mode for; `EINVAL` for a port, P_Key index,
+/// RDMA-read depth, state, path MTU, rate or address out of range, or a value wider
+/// than its QP context field.
 pub fn plan_modify(
     qp: &QpShadow,
     a: &QpAttr,
