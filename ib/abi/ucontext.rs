@@ -7,8 +7,8 @@
 //! `flags` = DEVX; when that fails it retries with 24 and then 16 bytes, and without
 //! DEVX. The checks run in upstream's order so each failure has upstream's errno:
 //! 1. length: exactly 8 (v0) or at least 16 (v2), else `EINVAL`; bytes past the
-//!    32 we know must be zero (`EOPNOTSUPP`, the `copy_struct_from_user` rule;
-//!    upstream 7.3 ignores them, its older kernels required them clear);
+//!    32 we know are ignored, zero or not, as upstream 7.3 (no
+//!    `ib_is_udata_cleared`);
 //! 2. `flags` other than DEVX → `EOPNOTSUPP`; `comp_mask` (no bit defined) or a
 //!    reserved field not zero → `EOPNOTSUPP`;
 //! 3. `total_num_bfregs` rounded up to 2; `num_low_latency_bfregs` ≥ that → `EINVAL`;

@@ -137,9 +137,10 @@ impl UserContext {
     /// # Errors
     ///
     /// The request's refusals with upstream's errno (`abi::ucontext::parse_request`
-    /// and its plan: `EINVAL` for a bad length, flags, `comp_mask`, reserved fields,
-    /// DEVX or a bfreg count out of range, `ENOMEM` above `MLX5_MAX_BFREGS`,
-    /// `EOPNOTSUPP` for non-zero bytes past the request); ALLOC_UAR's or
+    /// and its plan): `EINVAL` for a length other than 8 or below 16, a low-latency
+    /// bfreg count out of range, or DEVX (not offered: libmlx5 retries without);
+    /// `EOPNOTSUPP` for unknown flags, `comp_mask` bits or reserved fields; `ENOMEM`
+    /// for more bfregs than `MLX5_MAX_BFREGS`. Then ALLOC_UAR's or
     /// ALLOC_TRANSPORT_DOMAIN's errno ([`Hw::exec_cmd`]; what was allocated is
     /// released); `ENOMEM`.
     pub(crate) fn alloc(
