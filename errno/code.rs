@@ -31,10 +31,6 @@ macro_rules! errnos {
             )*
 
             /// Every errno of the table, in increasing order.
-            #[cfg_attr(
-                all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
-                expect(dead_code, reason = "the table's tests")
-            )]
             pub const ALL: &'static [Errno] = &[$(Errno::$name),*];
 
             /// The errno's symbolic name (`"EINVAL"`).

@@ -681,9 +681,10 @@ impl IbQp for Qp {
     fn query(&self) -> Result<QpAttr> {
         let mut live = self.live.lock();
         let ctx = self.hw.run(QueryQp { qpn: self.qpn })?;
-        let mut a = query_attr(live.shadow.ty, &ctx, self.env.modify.num_ports).inspect_err(|_| {
-            dev_warn!(self.dev, "QUERY_QP {:#x}: state out of range\n", self.qpn);
-        })?;
+        let mut a =
+            query_attr(live.shadow.ty, &ctx, self.env.modify.num_ports).inspect_err(|_| {
+                dev_warn!(self.dev, "QUERY_QP {:#x}: state out of range\n", self.qpn);
+            })?;
         live.state = a.qp_state;
         a.max_recv_wr = live.shadow.rq_wqe_cnt;
         a.max_recv_sge = self.rq_max_gs;
