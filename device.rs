@@ -48,7 +48,7 @@ use crate::{
     ffi,
     hca::{EnabledHca, InitializedHca},
     health::HealthStage,
-    hw::{to_kernel, Hw},
+    hw::Hw,
     ifc::{field::Overflow, init_seg as seg, opcodes::query_pages_op_mod},
     init_seg_io::{InitSeg, Regs},
     lifecycle::Lifecycle,
@@ -437,7 +437,7 @@ impl<'bound> Stages<'bound> {
         let supported = match hw.exec_cmd(QueryIssi) {
             Ok(bits) => Some(bits),
             Err(e) if e.status_raw().is_some() => None,
-            Err(e) => return Err(to_kernel(e)),
+            Err(e) => return Err(e.errno().into()),
         };
         match supported {
             Some(bits) if bits & 0b10 != 0 => hw.run(SetIssi { issi: 1 }),

@@ -68,6 +68,10 @@ impl Hw {
     }
 
     /// Executes one command (see [`CmdQueue::exec`]); callers use [`Hw::exec_cmd`].
+    ///
+    /// # Errors
+    ///
+    /// As [`CmdQueue::exec`].
     fn exec(&self, input: &[u8], output: &mut [u8]) -> Result<(), CmdError> {
         self.cmd.exec(self, input, output)
     }
@@ -75,6 +79,19 @@ impl Hw {
     /// Executes one typed command: builds its input, runs it, validates its output
     /// and returns the typed reply. Inputs and outputs up to [`SMALL_MSG`] bytes live on
     /// the stack, longer ones are `kvmalloc`ed (up to 400 KB for MANAGE_PAGES take).
+    ///
+    /// # Errors
+    ///
+    /// A [`CmdError`] naming the command; [`CmdError::errno`] says which errno it is
+    /// (the table is pinned in `cmd/status.rs`):
+    /// - `NoMemory` (`ENOMEM`): the message buffers could not be allocated;
+    /// - `BadInput` (`EINVAL`): a value of `cmd` does not fit its field
+    ///   ([`command::encode`]); not sent;
+    /// - any error of [`CmdQueue::exec`] (delivery or command status, timeout, dead
+    ///   device, no slot, corrupt output chain);
+    /// - after a successful command, [`command::decode`]'s: `Rejected` (`EPROTO`) for
+    ///   an output value out of range (logged here), `NoMemory` (`ENOMEM`) for a
+    ///   reply that could not be stored.
     pub(crate) fn exec_cmd<C: Command>(&self, cmd: C) -> Result<C::Reply, CmdError> {
         let fail = |kind| CmdError::new(command::opcode::<C>(), cmd.op_mod(), kind);
         let (in_len, out_len) = (command::in_len(&cmd), command::out_len(&cmd));
@@ -97,8 +114,12 @@ impl Hw {
 
     /// [`Hw::exec_cmd`] for callers that only propagate the error: the command error
     /// (already logged by the command layer) as its kernel error.
+    ///
+    /// # Errors
+    ///
+    /// The kernel error of [`CmdError::errno`] for any error of [`Hw::exec_cmd`].
     pub(crate) fn run<C: Command>(&self, cmd: C) -> Result<C::Reply> {
-        self.exec_cmd(cmd).map_err(to_kernel)
+        self.exec_cmd(cmd).map_err(|e| e.errno().into())
     }
 
     /// Keeps `mem`, which the device may still reach, until bus mastering is off
@@ -200,10 +221,4 @@ impl PageSink for KVVec<u64> {
     fn push(&mut self, addr: u64) -> Result<(), command::CodecError> {
         KVVec::push(self, addr, GFP_KERNEL).map_err(|_| command::CodecError::NoMemory)
     }
-}
-
-/// Converts a command error into the kernel error callers return.
-pub(crate) fn to_kernel(e: CmdError) -> Error {
-    // `errno()` is a positive errno from the fixed table in `cmd::status`.
-    Error::from_errno(-e.errno())
 }

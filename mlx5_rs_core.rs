@@ -15,6 +15,7 @@
 //!   [`health`] (the health poll, fatal handling) and [`teardown`] (fast teardown, page
 //!   parking);
 //! - `ib`: the InfiniBand provider (Kconfig `MLX5_RS_INFINIBAND`);
+//! - [`errno`]: the driver's errno type and its one conversion to the kernel's error;
 //! - [`ffi`]: small documented wrappers over C the kernel crate does not offer;
 //! - [`coherent_io`]: bounds-checked access to the coherent buffers shared with the device.
 
@@ -23,6 +24,7 @@ mod coherent_io;
 mod debugfs;
 mod device;
 mod eq;
+mod errno;
 mod ffi;
 mod hca;
 mod health;

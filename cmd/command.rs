@@ -111,6 +111,11 @@ pub fn out_len<C: Command>(cmd: &C) -> usize {
 
 /// Writes the input of `cmd` (header and fields) into a zeroed buffer of
 /// [`in_len`] bytes.
+///
+/// # Errors
+///
+/// [`CodecError::Overflow`] for a value wider than its field, [`CodecError::Short`]
+/// for a buffer shorter than the input layout: both `ErrorKind::BadInput`, `EINVAL`.
 pub fn encode<C: Command>(cmd: &C, buf: &mut [u8]) -> Result<(), CodecError> {
     let mut hdr = MsgMut::<mbox_in::Layout>::new(buf).ok_or(CodecError::Short)?;
     hdr.set(mbox_in::OPCODE, opcode::<C>())?;
@@ -120,6 +125,13 @@ pub fn encode<C: Command>(cmd: &C, buf: &mut [u8]) -> Result<(), CodecError> {
 }
 
 /// Parses the output of a command that completed with status OK.
+///
+/// # Errors
+///
+/// [`CodecError::BadOutput`] (`ErrorKind::Rejected`, `EPROTO`) for a value of the
+/// output out of range, [`CodecError::NoMemory`] (`ENOMEM`) for a reply that could
+/// not be stored, [`CodecError::Short`] (`EINVAL`) for a buffer shorter than the
+/// output layout.
 pub fn decode<C: Command>(cmd: C, buf: &[u8]) -> Result<C::Reply, CodecError> {
     let out = Msg::<C::Out>::new(buf).ok_or(CodecError::BadOutput)?;
     cmd.parse(out)

@@ -35,6 +35,10 @@ pub(crate) struct DmaBlocks {
 impl DmaBlocks {
     /// Allocates `count` zeroed blocks for `dev`: in chunks of up to [`CHUNK_PAGES`]
     /// pages, or one page at a time if a chunk cannot be had.
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM` when even single pages cannot be allocated.
     pub(crate) fn new(dev: &device::Device<Bound>, count: usize) -> Result<Self> {
         let npages = count.div_ceil(BLOCKS_PER_PAGE);
         let chunk = npages.clamp(1, CHUNK_PAGES);

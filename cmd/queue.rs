@@ -153,6 +153,12 @@ impl CmdQueue {
     /// Allocates the queue page and tells the device where it is: address high, then
     /// low with `nic_interface` = full driver (other bits as the PRM says: the low
     /// register's size/stride bits are read-only, bits 11:10 reserved).
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for a queue geometry the device reports out of range or a queue
+    /// address the registers cannot hold (logged); `ENOMEM` when the queue page
+    /// cannot be allocated; `ENODEV` when BAR0 is gone.
     pub(crate) fn new(
         dev: &device::Device<Bound>,
         is: &dyn Regs,
@@ -255,8 +261,12 @@ impl CmdQueue {
 
     /// Switches completion to events (`true`) or back to polling. Exclusive: waits,
     /// holding the queue lock between checks, until no command is in flight, so no
-    /// command ever straddles the switch. Fails with `EBUSY` if the queue does not
-    /// drain within the longest command timeout.
+    /// command ever straddles the switch.
+    ///
+    /// # Errors
+    ///
+    /// `EBUSY` if the queue does not drain within twice the default command timeout;
+    /// `ENODEV` when switching a dead device's queue to events.
     pub(crate) fn set_event_mode(&self, on: bool) -> Result {
         let start = Instant::<Monotonic>::now();
         let budget = Delta::from_millis(
@@ -373,6 +383,22 @@ impl CmdQueue {
     /// Executes one command: `input` is the whole input message (header first),
     /// `output` receives the whole output message. Blocks (sleeping) until completion
     /// or timeout. Logs failures by opcode, op_mod, status and syndrome.
+    ///
+    /// # Errors
+    ///
+    /// A [`CmdError`] naming the command, whose [`CmdError::errno`] is:
+    /// - the delivery or command status's errno when the device refused or failed
+    ///   the command (`EBADR`, `EFAULT`, `ENOMSG`, `EIO`, `EINVAL`, `EBUSY`, `EAGAIN`,
+    ///   `ENOMEM`: `status::delivery_errno`, `status::status_errno`), with the
+    ///   syndrome and the output header copied to `output`;
+    /// - `ETIMEDOUT` when no completion came within the opcode's timeout (the slot
+    ///   and its mailboxes stay the device's);
+    /// - `ENXIO` when the device is dead (before a slot was taken, at the doorbell, or
+    ///   while waiting);
+    /// - `EBUSY` when no slot could be taken for the opcode;
+    /// - `ENOMEM` when the mailbox blocks could not be allocated;
+    /// - `EIO` for a message shorter than its 8-byte header, a mailbox chain that
+    ///   could not be built, or an output chain whose signatures or contents are bad.
     pub(crate) fn exec(
         &self,
         is: &dyn Regs,

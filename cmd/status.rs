@@ -13,7 +13,7 @@
 //! Both, plus driver-side outcomes (timeout, dead device, corrupt chain),
 //! become one [`CmdError`] that names the opcode, the op_mod, the status and
 //! the syndrome, both as a value and in its `Display` output (used in
-//! `dev_err!`), and maps to a kernel errno.
+//! `dev_err!`), and maps to one [`Errno`] ([`CmdError::errno`]).
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test
 //! crate.
@@ -22,74 +22,38 @@ use core::fmt;
 
 use super::mailbox::MailboxError;
 use super::slots::SlotError;
+use crate::errno::Errno;
 use crate::ifc::{
     cmds::{mbox_in, mbox_out},
     field::Msg,
 };
 
-/// Errno values used by [`CmdError::errno`] (positive; the kernel shell
-/// negates them). Numbers are the Linux generic ones.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "host-tested, not used by the driver yet")
-)]
-pub mod errno {
-    /// I/O error.
-    pub const EIO: i32 = 5;
-    /// No such device or address.
-    pub const ENXIO: i32 = 6;
-    /// Try again.
-    pub const EAGAIN: i32 = 11;
-    /// Out of memory.
-    pub const ENOMEM: i32 = 12;
-    /// Bad address.
-    pub const EFAULT: i32 = 14;
-    /// Device or resource busy.
-    pub const EBUSY: i32 = 16;
-    /// Invalid argument.
-    pub const EINVAL: i32 = 22;
-    /// No message of desired type.
-    pub const ENOMSG: i32 = 42;
-    /// Invalid request descriptor.
-    pub const EBADR: i32 = 53;
-    /// Link has been severed.
-    pub const ENOLINK: i32 = 67;
-    /// Protocol error.
-    pub const EPROTO: i32 = 71;
-    /// Connection timed out.
-    pub const ETIMEDOUT: i32 = 110;
-    /// Remote I/O error.
-    pub const EREMOTEIO: i32 = 121;
-    /// Operation canceled.
-    pub const ECANCELED: i32 = 125;
-}
-
 pub use crate::ifc::status::{CmdStatus, DeliveryStatus};
 
-/// Errno (positive) for a delivery status (0 for OK).
-pub fn delivery_errno(d: DeliveryStatus) -> i32 {
-    match d {
-        DeliveryStatus::OK => 0,
-        DeliveryStatus::SIGNATURE_ERR | DeliveryStatus::TOKEN_ERR => errno::EBADR,
+/// The errno of a delivery status (`None` for OK), as upstream `deliv_status_to_err`.
+pub fn delivery_errno(d: DeliveryStatus) -> Option<Errno> {
+    Some(match d {
+        DeliveryStatus::OK => return None,
+        DeliveryStatus::SIGNATURE_ERR | DeliveryStatus::TOKEN_ERR => Errno::EBADR,
         DeliveryStatus::BAD_BLK_NUM_ERR
         | DeliveryStatus::BAD_OUTPUT_PTR_ERR
-        | DeliveryStatus::BAD_INPUT_PTR_ERR => errno::EFAULT,
-        DeliveryStatus::INTERNAL_ERR => errno::EIO,
+        | DeliveryStatus::BAD_INPUT_PTR_ERR => Errno::EFAULT,
+        DeliveryStatus::INTERNAL_ERR => Errno::EIO,
         DeliveryStatus::INPUT_LEN_ERR
         | DeliveryStatus::OUTPUT_LEN_ERR
         | DeliveryStatus::RES_FLD_NOT_CLR_ERR
-        | DeliveryStatus::CMD_DATA_ERR => errno::ENOMSG,
-    }
+        | DeliveryStatus::CMD_DATA_ERR => Errno::ENOMSG,
+    })
 }
 
-/// Errno (positive) for a command status (0 for OK).
-pub fn status_errno(s: CmdStatus) -> i32 {
-    match s {
-        CmdStatus::OK => 0,
+/// The errno of a command status (`None` for OK), as upstream `cmd_status_to_err`.
+pub fn status_errno(s: CmdStatus) -> Option<Errno> {
+    Some(match s {
+        CmdStatus::OK => return None,
         CmdStatus::INT_ERR
         | CmdStatus::BAD_SYS_STATE_ERR
         | CmdStatus::BAD_INP_LEN_ERR
-        | CmdStatus::BAD_OUTP_LEN_ERR => errno::EIO,
+        | CmdStatus::BAD_OUTP_LEN_ERR => Errno::EIO,
         CmdStatus::BAD_OP_ERR
         | CmdStatus::BAD_PARAM_ERR
         | CmdStatus::BAD_RES_ERR
@@ -97,11 +61,11 @@ pub fn status_errno(s: CmdStatus) -> i32 {
         | CmdStatus::IX_ERR
         | CmdStatus::BAD_QP_STATE_ERR
         | CmdStatus::BAD_PKT_ERR
-        | CmdStatus::BAD_SIZE_OUTS_CQES_ERR => errno::EINVAL,
-        CmdStatus::RES_BUSY => errno::EBUSY,
-        CmdStatus::NOT_READY | CmdStatus::NO_RES_ERR => errno::EAGAIN,
-        CmdStatus::LIM_ERR => errno::ENOMEM,
-    }
+        | CmdStatus::BAD_SIZE_OUTS_CQES_ERR => Errno::EINVAL,
+        CmdStatus::RES_BUSY => Errno::EBUSY,
+        CmdStatus::NOT_READY | CmdStatus::NO_RES_ERR => Errno::EAGAIN,
+        CmdStatus::LIM_ERR => Errno::ENOMEM,
+    })
 }
 
 /// What went wrong with a command.
@@ -169,20 +133,28 @@ impl CmdError {
         }
     }
 
-    /// Errno (positive) the kernel shell returns for this error.
-    pub fn errno(&self) -> i32 {
+    /// The errno the command's caller returns for this error: the delivery or
+    /// command status's ([`delivery_errno`], [`status_errno`]); `EIO` for a status
+    /// this driver does not know, a corrupt mailbox chain or an inconsistent output;
+    /// `ETIMEDOUT` for a timeout; `ENXIO` for a dead device; `EBUSY` when no slot came
+    /// free; `EAGAIN` when every slot is stalled; `ENOMEM` when the mailboxes could not
+    /// be allocated; `EINVAL` for an input that does not fit its field; `EPROTO` for
+    /// an output value out of range.
+    pub fn errno(&self) -> Errno {
         match self.kind {
-            ErrorKind::Delivery(d) => delivery_errno(d),
-            ErrorKind::Status(s) => status_errno(s),
-            ErrorKind::UnknownDelivery(_) | ErrorKind::UnknownStatus(_) => errno::EIO,
-            ErrorKind::Timeout => errno::ETIMEDOUT,
-            ErrorKind::DeviceDead => errno::ENXIO,
-            ErrorKind::NoSlot => errno::EBUSY,
-            ErrorKind::SlotsStalled => errno::EAGAIN,
-            ErrorKind::NoMemory => errno::ENOMEM,
-            ErrorKind::Mailbox(_) | ErrorKind::BadOutput => errno::EIO,
-            ErrorKind::BadInput => errno::EINVAL,
-            ErrorKind::Rejected => errno::EPROTO,
+            // A `Delivery`/`Status` error never holds OK (`decode` returns `Ok` then);
+            // EIO if one were built by hand.
+            ErrorKind::Delivery(d) => delivery_errno(d).unwrap_or(Errno::EIO),
+            ErrorKind::Status(s) => status_errno(s).unwrap_or(Errno::EIO),
+            ErrorKind::UnknownDelivery(_) | ErrorKind::UnknownStatus(_) => Errno::EIO,
+            ErrorKind::Timeout => Errno::ETIMEDOUT,
+            ErrorKind::DeviceDead => Errno::ENXIO,
+            ErrorKind::NoSlot => Errno::EBUSY,
+            ErrorKind::SlotsStalled => Errno::EAGAIN,
+            ErrorKind::NoMemory => Errno::ENOMEM,
+            ErrorKind::Mailbox(_) | ErrorKind::BadOutput => Errno::EIO,
+            ErrorKind::BadInput => Errno::EINVAL,
+            ErrorKind::Rejected => Errno::EPROTO,
         }
     }
 
@@ -249,6 +221,13 @@ pub fn input_header(inline_in: &[u8; 16]) -> (u16, u16) {
 /// `deliv_status_to_err`; an unknown value is an error there too). Only then are the
 /// command status and syndrome read (`mlx5_ifc_cmd_out_bits`, upstream
 /// `cmd_status_err`).
+///
+/// # Errors
+///
+/// [`ErrorKind::Delivery`] / [`ErrorKind::UnknownDelivery`] for a delivery status
+/// other than OK, else [`ErrorKind::Status`] / [`ErrorKind::UnknownStatus`] with the
+/// syndrome for a command status other than OK; their errnos are
+/// [`CmdError::errno`]'s.
 pub fn decode(opcode: u16, op_mod: u16, status_own: u8, out: &[u8; 16]) -> Result<(), CmdError> {
     let raw = status_own >> 1;
     match DeliveryStatus::from_raw(raw) {
@@ -403,14 +382,14 @@ mod tests {
         let e = decode(0x104, 0, 0x02 << 1, &out(3, 0xdead)).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Delivery(DeliveryStatus::TOKEN_ERR));
         assert_eq!(e.syndrome, 0);
-        assert_eq!(e.errno(), errno::EBADR);
+        assert_eq!(e.errno(), Errno::EBADR);
         // ownership bit is ignored
         let e = decode(0x104, 0, (0x07 << 1) | 1, &out(0, 0)).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Delivery(DeliveryStatus::INPUT_LEN_ERR));
-        assert_eq!(e.errno(), errno::ENOMSG);
+        assert_eq!(e.errno(), Errno::ENOMSG);
         let e = decode(0x104, 0, 0x0b << 1, &out(0, 0)).unwrap_err();
         assert_eq!(e.kind, ErrorKind::UnknownDelivery(0x0b));
-        assert_eq!(e.errno(), errno::EIO);
+        assert_eq!(e.errno(), Errno::EIO);
     }
 
     #[test]
@@ -421,7 +400,7 @@ mod tests {
         assert_eq!(e.kind, ErrorKind::Status(CmdStatus::BAD_PARAM_ERR));
         assert_eq!(e.status_raw(), Some(3));
         assert_eq!(e.syndrome, 0x0012_3abc);
-        assert_eq!(e.errno(), errno::EINVAL);
+        assert_eq!(e.errno(), Errno::EINVAL);
         assert_eq!(
             text(e).as_str(),
             "SET_HCA_CAP(0x109) op_mod(0x1) failed, status BAD_PARAM_ERR(0x3), syndrome (0x123abc)"
@@ -438,23 +417,76 @@ mod tests {
         for v in 0..=0x7fu8 {
             match decode(1, 0, v << 1, &out(0, 0)) {
                 Ok(()) => assert_eq!(v, 0),
-                Err(e) => assert!(e.errno() > 0),
+                Err(e) => assert!(e.errno().get() > 0),
             }
         }
         for v in 0..=0xffu8 {
             match decode(1, 0, 0, &out(v, 0)) {
                 Ok(()) => assert_eq!(v, 0),
-                Err(e) => assert!(e.errno() > 0),
+                Err(e) => assert!(e.errno().get() > 0),
             }
         }
-        assert_eq!(status_errno(CmdStatus::RES_BUSY), errno::EBUSY);
-        assert_eq!(status_errno(CmdStatus::NOT_READY), errno::EAGAIN);
-        assert_eq!(status_errno(CmdStatus::LIM_ERR), errno::ENOMEM);
-        assert_eq!(status_errno(CmdStatus::BAD_OUTP_LEN_ERR), errno::EIO);
+        assert_eq!(status_errno(CmdStatus::RES_BUSY), Some(Errno::EBUSY));
+        assert_eq!(status_errno(CmdStatus::NOT_READY), Some(Errno::EAGAIN));
+        assert_eq!(status_errno(CmdStatus::LIM_ERR), Some(Errno::ENOMEM));
+        assert_eq!(status_errno(CmdStatus::BAD_OUTP_LEN_ERR), Some(Errno::EIO));
         assert_eq!(
             delivery_errno(DeliveryStatus::BAD_INPUT_PTR_ERR),
-            errno::EFAULT
+            Some(Errno::EFAULT)
         );
+    }
+
+    /// The whole mapping, with the numbers written out (upstream `deliv_status_to_err`
+    /// and `cmd_status_to_err`, Linux uapi numbers): every raw delivery status, every
+    /// raw command status whatever the syndrome, and every driver-side kind.
+    #[test]
+    fn errno_mapping_is_pinned() {
+        let delivery = |raw: u8| -> i32 {
+            match raw {
+                0x01 | 0x02 => 53,        // EBADR
+                0x03..=0x05 => 14,        // EFAULT
+                0x07..=0x09 | 0x10 => 42, // ENOMSG
+                _ => 5,                   // EIO: INTERNAL_ERR and unknown values
+            }
+        };
+        for raw in 1..=0x7fu8 {
+            let e = decode(1, 0, raw << 1, &out(0x03, 0xffff_ffff)).unwrap_err();
+            assert_eq!(e.errno().get(), delivery(raw));
+        }
+        let status = |raw: u8| -> i32 {
+            match raw {
+                0x02 | 0x03 | 0x05 | 0x09 | 0x0a | 0x10 | 0x30 | 0x40 => 22, // EINVAL
+                0x06 => 16,                                                  // EBUSY
+                0x07 | 0x0f => 11,                                           // EAGAIN
+                0x08 => 12,                                                  // ENOMEM
+                _ => 5, // EIO: INT_ERR, BAD_SYS_STATE, BAD_INP/OUTP_LEN, unknown
+            }
+        };
+        for raw in 1..=0xffu8 {
+            for syndrome in [0, 0x1234_5678] {
+                let e = decode(1, 0, 0, &out(raw, syndrome)).unwrap_err();
+                assert_eq!(e.errno().get(), status(raw));
+            }
+        }
+        let driver = [
+            (ErrorKind::Timeout, 110),
+            (ErrorKind::DeviceDead, 6),
+            (ErrorKind::NoSlot, 16),
+            (ErrorKind::SlotsStalled, 11),
+            (ErrorKind::NoMemory, 12),
+            (
+                ErrorKind::Mailbox(MailboxError::BadSignature { index: 0 }),
+                5,
+            ),
+            (ErrorKind::BadOutput, 5),
+            (ErrorKind::BadInput, 22),
+            (ErrorKind::Rejected, 71),
+        ];
+        for (kind, n) in driver {
+            assert_eq!(CmdError::new(1, 0, kind).errno().get(), n);
+        }
+        assert_eq!(delivery_errno(DeliveryStatus::OK), None);
+        assert_eq!(status_errno(CmdStatus::OK), None);
     }
 
     #[test]
@@ -464,7 +496,7 @@ mod tests {
             text(e).as_str(),
             "MANAGE_PAGES(0x108) op_mod(0x2) failed, timeout, syndrome (0x0)"
         );
-        assert_eq!(e.errno(), errno::ETIMEDOUT);
+        assert_eq!(e.errno(), Errno::ETIMEDOUT);
         let e = decode(0x0fff, 0, 0x06 << 1, &out(0, 0)).unwrap_err();
         assert_eq!(
             text(e).as_str(),
@@ -484,14 +516,14 @@ mod tests {
     fn slot_errors() {
         let e = CmdError::from_slot_error(0x80d, 0, SlotError::AllStalled);
         assert_eq!(e.kind, ErrorKind::SlotsStalled);
-        assert_eq!(e.errno(), errno::EAGAIN);
+        assert_eq!(e.errno(), Errno::EAGAIN);
         assert!(text(e).as_str().contains("stalled"));
         let e = CmdError::from_slot_error(0x80d, 0, SlotError::Busy);
         assert_eq!(e.kind, ErrorKind::NoSlot);
-        assert_eq!(e.errno(), errno::EBUSY);
+        assert_eq!(e.errno(), Errno::EBUSY);
         assert_eq!(
             CmdError::new(1, 0, ErrorKind::NoMemory).errno(),
-            errno::ENOMEM
+            Errno::ENOMEM
         );
     }
 
@@ -535,7 +567,7 @@ mod tests {
         let e = dead_device_outcome(0x100, 1).unwrap_err();
         assert_eq!(e.kind, ErrorKind::DeviceDead);
         assert_eq!(e.syndrome, DEAD_DEVICE_SYNDROME);
-        assert_eq!(e.errno(), errno::ENXIO);
+        assert_eq!(e.errno(), Errno::ENXIO);
         assert!(text(e).as_str().ends_with("syndrome (0xbadd00de)"));
         // unknown opcodes are never faked as success
         assert!(dead_device_outcome(0x0fff, 0).is_err());

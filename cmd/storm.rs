@@ -109,6 +109,11 @@ impl WorkItem for Caller {
 /// file). A NOP already sent is waited for: commands are not interruptible, so the
 /// caller leaves after at most one command and leaves no slot behind (test hook for a
 /// killed command issuer).
+///
+/// # Errors
+///
+/// `EINVAL` for 0 or more than `MAX_NOPS` NOPs; `EINTR` once a signal is pending;
+/// `ENOMEM`. A failed NOP is counted in the result, not returned.
 pub(crate) fn run_inline(hw: &Arc<Hw>, nops: u32) -> Result<StormResult> {
     if nops == 0 || nops > MAX_NOPS {
         return Err(EINVAL);
@@ -140,6 +145,12 @@ pub(crate) fn run_inline(hw: &Arc<Hw>, nops: u32) -> Result<StormResult> {
 }
 
 /// Sends `nops` NOPs over `callers` concurrent callers and waits for all of them.
+///
+/// # Errors
+///
+/// `EINVAL` for 0 or more than `MAX_CALLERS` callers or `MAX_NOPS` NOPs; `ENOMEM`
+/// when the callers' state or work items cannot be allocated. A failed NOP is
+/// counted in the result, not returned.
 pub(crate) fn run(hw: &Arc<Hw>, nops: u32, callers: u32) -> Result<StormResult> {
     if callers == 0 || callers > MAX_CALLERS || nops == 0 || nops > MAX_NOPS {
         return Err(EINVAL);

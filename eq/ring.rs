@@ -48,7 +48,7 @@ use super::{
 };
 use crate::{
     coherent_io,
-    hw::{to_kernel, Hw},
+    hw::Hw,
     ifc::{
         eq::{UAR_EQ_DB_ARM, UAR_EQ_DB_UPDATE},
         eqe::{event_type, Eqe},
@@ -243,7 +243,7 @@ impl Eq {
         }) {
             Ok(n) => n,
             Err(e) => {
-                let e = to_kernel(e);
+                let e = Error::from(e.errno());
                 // A timeout or an unreadable answer may hide an EQ the device created on
                 // this ring (and writes events into): never free it while DMA is on.
                 dev_err!(

@@ -40,7 +40,7 @@ use crate::{
         status::create_outcome_unknown,
     },
     ffi,
-    hw::{to_kernel, Hw},
+    hw::Hw,
     ifc::pages::MAX_RECLAIM_NPAGES,
 };
 
@@ -376,7 +376,7 @@ impl FwPages {
                     // Refused or never sent: the device does not own them.
                     st.not_given(&addrs);
                 }
-                return Err(to_kernel(e));
+                return Err(e.errno().into());
             }
             st.given += addrs.len() as u64;
             done += addrs.len() as u64;

@@ -239,6 +239,9 @@ pub(super) unsafe fn ops<'a>(rust: *const c_void) -> &'a dyn IbOps {
     unsafe { &**rust.cast::<Arc<dyn IbOps>>() }
 }
 
+/// The shim's one conversion of a verb's error into what the RDMA core expects back:
+/// the kernel error's negative number (`-EINVAL`). The provider's errors come from
+/// `crate::errno::Errno` through its one `From` into [`Error`].
 pub(super) fn errno(e: Error) -> c_int {
     e.to_errno()
 }

@@ -14,7 +14,10 @@ use kernel::{
     prelude::*,
 };
 
-use super::{ib::ops, umem::IbDev};
+use super::{
+    ib::{errno, ops},
+    umem::IbDev,
+};
 pub(crate) use crate::ib::mr::Mr;
 
 /// `struct mlx5rs_ib_mr_keys`.
@@ -108,7 +111,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_get_dma_mr(
             unsafe { give(m, k, mr) };
             0
         }
-        Err(e) => e.to_errno(),
+        Err(e) => errno(e),
     }
 }
 
@@ -131,7 +134,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_reg_user_mr(
 ) -> c_int {
     // SAFETY: the shim passes the PD's `struct ib_device`, valid for the call.
     let Some(dev) = (unsafe { IbDev::from_raw(ibdev) }) else {
-        return EINVAL.to_errno();
+        return errno(EINVAL);
     };
     // SAFETY: the shim passes the `rust` pointer of a registered device.
     let o = unsafe { ops(rust) }.mr();
@@ -141,7 +144,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_reg_user_mr(
             unsafe { give(m, k, mr) };
             0
         }
-        Err(e) => e.to_errno(),
+        Err(e) => errno(e),
     }
 }
 
@@ -166,10 +169,10 @@ unsafe extern "C" fn mlx5rs_ib_rs_rereg_user_mr(
 ) -> c_int {
     // SAFETY: the shim passes the MR's `struct ib_device`, valid for the call.
     let Some(dev) = (unsafe { IbDev::from_raw(ibdev) }) else {
-        return EINVAL.to_errno();
+        return errno(EINVAL);
     };
     if old.is_null() {
-        return EINVAL.to_errno();
+        return errno(EINVAL);
     }
     // SAFETY: `old` is the `rust` pointer of a live MR (from `give`); the core holds
     // the MR's uobject for writing across rereg, so nothing else uses it.
@@ -196,7 +199,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_rereg_user_mr(
             unsafe { k.write(MrKeys { lkey, rkey }) };
             0
         }
-        Err(e) => e.to_errno(),
+        Err(e) => errno(e),
     }
 }
 
@@ -224,7 +227,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_dereg_mr(rust: *const c_void, mr: *mut c_void)
         Err(e) => {
             // The shim keeps its structure and this state: give the box back.
             let _ = KBox::into_raw(m);
-            e.to_errno()
+            errno(e)
         }
     }
 }

@@ -14,7 +14,7 @@ use kernel::{
     prelude::*,
 };
 
-use super::ib::{ucontext_ref, IbOps, IbUcontext};
+use super::ib::{errno, ucontext_ref, IbOps, IbUcontext};
 use super::ib_abi::{IbEvent, Udata};
 pub(crate) use super::ib_qp_abi::{QpAttr, QpInit};
 use super::umem::IbDev;
@@ -158,13 +158,13 @@ unsafe extern "C" fn mlx5rs_ib_rs_create_qp(
     qpn: *mut u32,
 ) -> c_int {
     let Some(ibqp) = NonNull::new(ibqp) else {
-        return EINVAL.to_errno();
+        return errno(EINVAL);
     };
     // INVARIANT: the core's QP of this create_qp.
     let shim = QpShim(ibqp);
     // SAFETY: the shim passes the `ib_device` of the verb (registered).
     let Some(dev) = (unsafe { IbDev::from_raw(ibdev) }) else {
-        return EINVAL.to_errno();
+        return errno(EINVAL);
     };
     // SAFETY: the shim passes NULL or the live context of the verb's udata.
     let uctx = unsafe { ucontext_ref(uctx) };
@@ -176,11 +176,11 @@ unsafe extern "C" fn mlx5rs_ib_rs_create_qp(
     let r = unsafe { qp_ops(rust) }.create_qp(dev, uctx, init, ud, shim);
     let (q, n, len) = match r {
         Ok(v) => v,
-        Err(e) => return e.to_errno(),
+        Err(e) => return errno(e),
     };
     let boxed: QpBox = match KBox::new(q, GFP_KERNEL) {
         Ok(b) => b,
-        Err(_) => return ENOMEM.to_errno(),
+        Err(_) => return errno(ENOMEM),
     };
     // SAFETY: `udata` is NULL or the shim's staging area (trampoline contract).
     unsafe { set_resp_len(udata, len) };
@@ -236,7 +236,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_modify_qp(
 ) -> c_int {
     // SAFETY: the core calls modify_qp only between create and destroy.
     let Some(q) = (unsafe { qp_ref(qp) }) else {
-        return EINVAL.to_errno();
+        return errno(EINVAL);
     };
     // SAFETY: the shim passes a valid attribute structure of its own.
     let a = unsafe { &*attr };
@@ -248,7 +248,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_modify_qp(
             unsafe { set_resp_len(udata, n) };
             0
         }
-        Err(e) => e.to_errno(),
+        Err(e) => errno(e),
     }
 }
 
@@ -265,7 +265,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_query_qp(
 ) -> c_int {
     // SAFETY: the core calls query_qp only between create and destroy.
     let Some(q) = (unsafe { qp_ref(qp) }) else {
-        return EINVAL.to_errno();
+        return errno(EINVAL);
     };
     match q.query() {
         Ok(a) => {
@@ -273,6 +273,6 @@ unsafe extern "C" fn mlx5rs_ib_rs_query_qp(
             unsafe { attr.write(a) };
             0
         }
-        Err(e) => e.to_errno(),
+        Err(e) => errno(e),
     }
 }

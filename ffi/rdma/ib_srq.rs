@@ -16,7 +16,7 @@ use kernel::{
 };
 use zerocopy::{FromBytes, IntoBytes};
 
-use super::ib::{ops, staged, ucontext_ref, IbOps, IbUcontext};
+use super::ib::{errno, ops, staged, ucontext_ref, IbOps, IbUcontext};
 use super::ib_abi::{IbEvent, Udata};
 pub(crate) use super::ib_srq_abi::{AhAttr, SrqAttr, SrqInit};
 use super::umem::{uctx_of_udata, IbDev};
@@ -130,10 +130,6 @@ unsafe fn srq_of<'a>(srq: *const c_void) -> Option<&'a dyn IbSrq> {
     // `KBox::into_raw` of an SrqBox (an aligned, initialised `KBox<dyn IbSrq>`) that
     // create_srq wrote and no destroy has freed; only shared references are made.
     Some(unsafe { &**srq.cast::<KBox<dyn IbSrq>>() })
-}
-
-fn errno(e: Error) -> c_int {
-    e.to_errno()
 }
 
 /// The SRQ verbs of the provider behind the shim's `rust` pointer.

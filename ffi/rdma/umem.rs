@@ -33,7 +33,7 @@ use kernel::{
     types::Opaque,
 };
 
-use crate::ib::umem::plan::user_range_pages;
+use crate::ib::umem::plan::{user_range_pages, RangeError};
 
 extern "C" {
     fn mlx5rs_umem_get(
@@ -129,7 +129,7 @@ impl Umem {
     /// RLIMIT_MEMLOCK, `EFAULT` for an unmapped address, `EPERM`, `EOPNOTSUPP` for
     /// ON_DEMAND).
     pub(crate) fn get(dev: IbDev<'_>, addr: u64, len: u64, access: u32) -> Result<Self> {
-        user_range_pages(addr, len, PAGE_SIZE as u64).map_err(|e| Error::from_errno(-e.errno()))?;
+        user_range_pages(addr, len, PAGE_SIZE as u64).map_err(RangeError::errno)?;
         let access = c_int::try_from(access).map_err(|_| EINVAL)?;
         let mut err: c_int = 0;
         // SAFETY: `dev.ptr` is a registered `struct ib_device` (type invariant of
@@ -138,7 +138,11 @@ impl Umem {
         match NonNull::new(p) {
             // INVARIANT: from `mlx5rs_umem_get`.
             Some(ptr) => Ok(Self { ptr, addr, len }),
-            None => Err(Error::from_errno(if err < 0 { err } else { -12 })),
+            None => Err(if err < 0 {
+                Error::from_errno(err)
+            } else {
+                ENOMEM
+            }),
         }
     }
 

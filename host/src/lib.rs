@@ -20,6 +20,13 @@
 #[path = "../../testing.rs"]
 pub(crate) mod testing;
 
+/// The driver's error numbers (`errno/code.rs`; `errno/mod.rs` is the kernel shell).
+#[path = "../../errno"]
+pub mod errno {
+    mod code;
+    pub use code::Errno;
+}
+
 /// PRM layouts, shared with the kernel module and the emulator.
 #[path = "../../ifc/mod.rs"]
 pub mod ifc;

@@ -4,6 +4,7 @@
 
 use mlx5_rs_pure::cmd::command::{self, Command};
 use mlx5_rs_pure::cmd::commands::GeneralCaps;
+use mlx5_rs_pure::errno::Errno;
 use mlx5_rs_pure::ib::abi::cq::CqUar;
 use mlx5_rs_pure::ib::cq::commands::*;
 use mlx5_rs_pure::ib::cq::plan::*;
@@ -234,6 +235,8 @@ fn moderation_as_upstream() {
         Err(ModerationError::NotSupported)
     );
     assert_eq!((MAX_CQ_COUNT, MAX_CQ_PERIOD), (65535, 4095));
+    assert_eq!(ModerationError::NotSupported.errno(), Errno::EOPNOTSUPP);
+    assert_eq!(ModerationError::PeriodTooLarge.errno(), Errno::EINVAL);
 }
 
 #[test]
@@ -280,10 +283,10 @@ fn kernel_cq_sizes() {
         kernel_cq_plan((1 << 22) - 1, 22, 64).unwrap().entries,
         1 << 22
     );
-    assert_eq!(kernel_cq_plan(1 << 22, 22, 64), Err(22));
-    assert_eq!(kernel_cq_plan((1 << 22) + 1, 22, 64), Err(22));
-    assert_eq!(kernel_cq_plan(u32::MAX, 31, 64), Err(22));
-    assert_eq!(kernel_cq_plan(u32::MAX, 63, 64), Err(22));
+    assert_eq!(kernel_cq_plan(1 << 22, 22, 64), Err(Errno::EINVAL));
+    assert_eq!(kernel_cq_plan((1 << 22) + 1, 22, 64), Err(Errno::EINVAL));
+    assert_eq!(kernel_cq_plan(u32::MAX, 31, 64), Err(Errno::EINVAL));
+    assert_eq!(kernel_cq_plan(u32::MAX, 63, 64), Err(Errno::EINVAL));
 }
 
 #[test]
@@ -301,8 +304,14 @@ fn eqn_and_uar_choices() {
     assert_eq!(resolve_uar(CqUar::FirstStaticPage, &uars, owns), Ok(17));
     assert_eq!(resolve_uar(CqUar::Index(18), &uars, owns), Ok(18));
     assert_eq!(resolve_uar(CqUar::Index(40), &uars, owns), Ok(40));
-    assert_eq!(resolve_uar(CqUar::Index(3), &uars, owns), Err(22));
-    assert_eq!(resolve_uar(CqUar::FirstStaticPage, &[], owns), Err(22));
+    assert_eq!(
+        resolve_uar(CqUar::Index(3), &uars, owns),
+        Err(Errno::EINVAL)
+    );
+    assert_eq!(
+        resolve_uar(CqUar::FirstStaticPage, &[], owns),
+        Err(Errno::EINVAL)
+    );
 }
 
 #[test]

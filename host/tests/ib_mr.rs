@@ -76,9 +76,9 @@ fn reg_checks_and_errno() {
         check_reg(0x1000, 4096, access::ON_DEMAND),
         Err(MrError::NotSupported)
     );
-    assert_eq!(MrError::Invalid.errno(), 22);
-    assert_eq!(MrError::NotSupported.errno(), 95);
-    assert_eq!(MrError::NotWritable.errno(), 13);
+    assert_eq!(MrError::Invalid.errno().get(), 22);
+    assert_eq!(MrError::NotSupported.errno().get(), 95);
+    assert_eq!(MrError::NotWritable.errno().get(), 13);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 use mlx5_rs_pure::cmd::command::{self, CodecError, Command};
 use mlx5_rs_pure::cmd::commands::GeneralCaps;
+use mlx5_rs_pure::errno::Errno;
 use mlx5_rs_pure::ffi::rdma::ib_abi::{IbEvent, PortAttr};
 use mlx5_rs_pure::ib::device::attr::*;
 use mlx5_rs_pure::ib::port::attr::*;
@@ -202,6 +203,7 @@ fn port_info_rejects_what_is_not_ibta() {
     pi = ok;
     pi.port_state = 6;
     assert_eq!(from_port_info(&pi, &CAPS), Err(BadPort::State(6)));
+    assert_eq!(BadPort::State(6).errno(), Errno::EPROTO);
     pi = ok;
     pi.neighbor_mtu = 6;
     assert_eq!(from_port_info(&pi, &CAPS), Err(BadPort::Mtu(6)));

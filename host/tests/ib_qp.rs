@@ -3,13 +3,14 @@
 //! (command, context fields, `opt_param_mask`) and the driver's attribute checks,
 //! and a query of a planned context back into attributes.
 
+use mlx5_rs_pure::errno::Errno;
 use mlx5_rs_pure::ffi::rdma::ib_qp_abi::{AhAttr, QpAttr};
 use mlx5_rs_pure::ib::qp::create::{
     create_qpc, rq_type, rx_type, scat, scatter_to_cqe, CreateQpc, WqSizes,
 };
 use mlx5_rs_pure::ib::qp::modify::{
-    access, after_modify, allowed_optpar, atomic_mode, errno, ib_state, mask, mask_to_optpar,
-    plan_modify, query_attr, stat_rate, ModifyCaps, QpShadow, QpType,
+    access, after_modify, allowed_optpar, atomic_mode, ib_state, mask, mask_to_optpar, plan_modify,
+    query_attr, stat_rate, ModifyCaps, QpShadow, QpType,
 };
 use mlx5_rs_pure::ib::qp::size::{kernel_rq_size, kernel_sq_size, QpCap, SizeCaps};
 use mlx5_rs_pure::ifc::field::{Field, Kind, F};
@@ -17,8 +18,8 @@ use mlx5_rs_pure::ifc::opcodes::Opcode;
 use mlx5_rs_pure::ifc::qp::{ads, qpc};
 use mlx5_rs_pure::ifc::qp_state::{optpar, state as hw_state, transition_op};
 
-const EINVAL: i32 = errno::EINVAL;
-const ENOMEM: i32 = 12;
+const EINVAL: Errno = Errno::EINVAL;
+const ENOMEM: Errno = Errno::ENOMEM;
 
 fn caps() -> SizeCaps {
     SizeCaps {
@@ -516,12 +517,12 @@ fn driver_checks_refuse_as_upstream() {
         attr_mask: mask::STATE | mask::RATE_LIMIT,
         ..rtr2rts()
     };
-    assert_eq!(bad(a), errno::EOPNOTSUPP, "no packet pacing");
+    assert_eq!(bad(a), Errno::EOPNOTSUPP, "no packet pacing");
     let a = QpAttr {
         attr_mask: mask::STATE | (1 << 22),
         ..rtr2rts()
     };
-    assert_eq!(bad(a), errno::EOPNOTSUPP, "reserved attribute bit");
+    assert_eq!(bad(a), Errno::EOPNOTSUPP, "reserved attribute bit");
     // Remote atomics without an atomic mode.
     let mut a = rst2init();
     a.attr_mask |= mask::MAX_DEST_RD_ATOMIC;
@@ -536,7 +537,7 @@ fn driver_checks_refuse_as_upstream() {
         atomic_mode: None,
         ..c
     };
-    assert_eq!(plan_modify(&qp, &a, &none), Err(errno::EOPNOTSUPP));
+    assert_eq!(plan_modify(&qp, &a, &none), Err(Errno::EOPNOTSUPP));
     // A transition without a command (RTR back to INIT).
     assert_eq!(bad(attr(0, ib_state::RTR, ib_state::INIT)), EINVAL);
 }
@@ -640,7 +641,7 @@ fn query_reads_back_what_was_set() {
     assert_eq!(q.path_mig_state, 0, "migrated");
     // A state the PRM does not have.
     qpc::STATE.raw().set(&mut ctx, 9).unwrap();
-    assert_eq!(query_attr(QpType::Rc, &ctx, 1), Err(errno::EPROTO));
+    assert_eq!(query_attr(QpType::Rc, &ctx, 1), Err(Errno::EPROTO));
     // SQ draining reads as SQD with sq_draining.
     qpc::STATE.raw().set(&mut ctx, 7).unwrap();
     let q = query_attr(QpType::Rc, &ctx, 1).unwrap();

@@ -3,8 +3,9 @@
 
 use mlx5_rs_pure::cmd::command::{self, CodecError, Command};
 use mlx5_rs_pure::cmd::commands::*;
-use mlx5_rs_pure::cmd::status::{errno, CmdError};
+use mlx5_rs_pure::cmd::status::CmdError;
 use mlx5_rs_pure::eq::commands::*;
+use mlx5_rs_pure::errno::Errno;
 use mlx5_rs_pure::ifc::caps::cmd_hca_cap;
 use mlx5_rs_pure::ifc::field::{Msg, MsgMut};
 use mlx5_rs_pure::ifc::pages::query_pages_out;
@@ -29,7 +30,7 @@ fn be64(b: &[u8], at: usize) -> u64 {
 }
 
 /// The errno a decode failure is reported with.
-fn errno_of(e: CodecError) -> i32 {
+fn errno_of(e: CodecError) -> Errno {
     CmdError::new(0, 0, e.kind()).errno()
 }
 
@@ -183,7 +184,7 @@ fn take_pages_decodes_and_rejects() {
     let o = take_output(5, &[1, 2, 3, 4, 5], 5);
     let e = command::decode(t, &o).unwrap_err();
     assert_eq!(e, CodecError::BadOutput);
-    assert_eq!(errno_of(e), errno::EPROTO);
+    assert_eq!(errno_of(e), Errno::EPROTO);
     assert!(sink.0.is_empty());
 
     // A count the output cannot hold (short buffer): rejected, not a panic.
@@ -258,7 +259,7 @@ fn uar_commands() {
     assert_eq!(command::decode(AllocUar, &o), Ok(7));
     o[9..12].copy_from_slice(&[1, 0, 0]);
     let e = command::decode(AllocUar, &o).unwrap_err();
-    assert_eq!(errno_of(e), errno::EPROTO, "index beyond MAX_UAR");
+    assert_eq!(errno_of(e), Errno::EPROTO, "index beyond MAX_UAR");
     let i = input(&DeallocUar { uar: 0x12_3456 });
     assert_eq!(be16(&i, 0), 0x803);
     assert_eq!(&i[9..12], &[0x12, 0x34, 0x56]);
@@ -266,7 +267,7 @@ fn uar_commands() {
     let mut b = [0u8; 16];
     let e = command::encode(&DeallocUar { uar: 1 << 24 }, &mut b).unwrap_err();
     assert!(matches!(e, CodecError::Overflow(_)));
-    assert_eq!(errno_of(e), errno::EINVAL);
+    assert_eq!(errno_of(e), Errno::EINVAL);
 }
 
 #[test]

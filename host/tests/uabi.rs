@@ -3,11 +3,17 @@
 //! random bytes (no panic, and what is accepted satisfies the invariants the verbs
 //! rely on).
 
+use mlx5_rs_pure::errno::Errno;
 use mlx5_rs_pure::ib::abi::bfreg::BfregInfo;
 use mlx5_rs_pure::ib::abi::consts::*;
 use mlx5_rs_pure::ib::abi::cq::{parse_create_cq, parse_resize_cq, CqCaps, CqUar, ResizePlan};
 use mlx5_rs_pure::ib::abi::device::{query_device_response, QueryDeviceCaps};
-use mlx5_rs_pure::ib::abi::error::errno::{EINVAL, ENOMEM, ENOSYS, EOPNOTSUPP, EPERM};
+
+const EINVAL: Errno = Errno::EINVAL;
+const ENOMEM: Errno = Errno::ENOMEM;
+const ENOSYS: Errno = Errno::ENOSYS;
+const EOPNOTSUPP: Errno = Errno::EOPNOTSUPP;
+const EPERM: Errno = Errno::EPERM;
 use mlx5_rs_pure::ib::abi::layout::{
     AllocUcontextReqV2, AllocUcontextResp, CreateCq, CreateQp, CreateSrq, ResizeCq,
 };
@@ -316,7 +322,7 @@ fn cq_req() -> CreateCq {
     }
 }
 
-fn cq(cqe: u32, flags: u32, f: impl Fn(&mut CreateCq), dynuar: bool) -> Result<u32, i32> {
+fn cq(cqe: u32, flags: u32, f: impl Fn(&mut CreateCq), dynuar: bool) -> Result<u32, Errno> {
     let mut r = cq_req();
     f(&mut r);
     parse_create_cq(cqe, flags, r.as_bytes(), &cq_caps(), None, dynuar)
@@ -507,7 +513,7 @@ const RC: QpAttr = QpAttr {
     srq: false,
 };
 
-fn qp(attr: QpAttr, f: impl Fn(&mut CreateQp), cqe_version: u8) -> Result<QpUar, i32> {
+fn qp(attr: QpAttr, f: impl Fn(&mut CreateQp), cqe_version: u8) -> Result<QpUar, Errno> {
     let mut r = qp_req();
     f(&mut r);
     parse_create_qp(&attr, r.as_bytes(), &qp_caps(), cqe_version)
@@ -801,7 +807,7 @@ impl Rng {
     }
 }
 
-const ERRNOS: [i32; 5] = [EINVAL, EOPNOTSUPP, ENOMEM, ENOSYS, EPERM];
+const ERRNOS: [Errno; 5] = [EINVAL, EOPNOTSUPP, ENOMEM, ENOSYS, EPERM];
 
 #[test]
 fn every_length_random_bytes() {

@@ -37,7 +37,7 @@ pub fn create_ah_response(
 #[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_abi_ah))]
 mod tests {
     use super::*;
-    use crate::ib::abi::error::errno;
+    use crate::errno::Errno;
 
     #[test]
     fn ah_response_on_roce_only() {
@@ -47,7 +47,7 @@ mod tests {
         assert_eq!((r.response_length, r.dmac), (10, mac));
         assert!(create_ah_response(Some(mac), 10).is_ok());
         let e = create_ah_response(Some(mac), 9).unwrap_err();
-        assert_eq!(e.errno, errno::EINVAL);
+        assert_eq!(e.errno, Errno::EINVAL);
         assert_eq!(alloc_pd_response(5).pdn, 5);
     }
 }

@@ -22,7 +22,8 @@ use super::consts::{
     ADAPTER_PAGE_SHIFT, BFREGS_PER_UAR, MAX_BFREGS, MAX_DYN_BFREGS, MIN_DYN_BFREGS,
     NON_FP_BFREGS_PER_UAR,
 };
-use super::error::{errno, Reason, UabiError};
+use super::error::{Reason, UabiError};
+use crate::errno::Errno;
 
 /// `NUM_NON_BLUE_FLAME_BFREGS`: bfreg 0 is used for plain doorbells.
 const NUM_NON_BLUE_FLAME_BFREGS: u32 = 1;
@@ -110,7 +111,7 @@ impl BfregInfo {
             return Err(UabiError::inval(Reason::BfregCount));
         }
         if total_num_bfregs > MAX_BFREGS {
-            return Err(UabiError::new(Reason::BfregCount, errno::ENOMEM));
+            return Err(UabiError::new(Reason::BfregCount, Errno::ENOMEM));
         }
         let uars = uars_per_sys_page(lib_uar_4k, dev_uar_4k, page_shift);
         let per_page = uars.saturating_mul(NON_FP_BFREGS_PER_UAR);
@@ -301,12 +302,12 @@ mod tests {
     #[test]
     fn plan_rejects_as_upstream() {
         let e = BfregInfo::plan_static(2, true, true, 12, 0, 0).unwrap_err();
-        assert_eq!(e.errno, errno::EINVAL);
+        assert_eq!(e.errno, Errno::EINVAL);
         let e = BfregInfo::plan_static(2, true, true, 12, 514, 0).unwrap_err();
-        assert_eq!(e.errno, errno::ENOMEM);
+        assert_eq!(e.errno, Errno::ENOMEM);
         assert!(BfregInfo::plan_static(2, true, true, 12, 512, 511).is_ok());
         let e = BfregInfo::plan_static(2, true, true, 12, 512, 512).unwrap_err();
-        assert_eq!(e.errno, errno::EINVAL);
+        assert_eq!(e.errno, Errno::EINVAL);
     }
 
     #[test]

@@ -26,9 +26,10 @@ use super::consts::{
     CREATE_CQ_FLAGS_CQE_128B_PAD, CREATE_CQ_FLAGS_REAL_TIME_TS, CREATE_CQ_FLAGS_UAR_PAGE_INDEX,
     IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN, IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION,
 };
-use super::error::{errno, Reason, UabiError};
+use super::error::{Reason, UabiError};
 use super::layout::{CreateCq, ResizeCq};
 use super::udata;
+use crate::errno::Errno;
 // Shared with the QP and SRQ requests (and compiled into the module for the SRQ verbs).
 pub use super::queue_checks::check_addrs;
 
@@ -236,7 +237,7 @@ pub fn parse_resize_cq(
     if !caps.cq_resize {
         return Err(UabiError::new(
             Reason::Unsupported("cq_resize"),
-            errno::ENOSYS,
+            Errno::ENOSYS,
         ));
     }
     let entries = ring_entries(cqe, caps.log_max_cq_sz, 1)?;

@@ -82,6 +82,11 @@ fn fits(outlen: usize, off: usize, size: usize) -> bool {
 
 /// Builds the response for a user buffer of `outlen` bytes; `inbuf` is the driver
 /// request (must be empty). `Ok(None)` when the user gave no buffer.
+///
+/// # Errors
+///
+/// `EINVAL` when `outlen` is 1 to 7 (shorter than the response's first two fields);
+/// `EOPNOTSUPP` when `inbuf` has a non-zero byte (`ib_is_udata_in_empty`).
 pub fn query_device_response(
     caps: &QueryDeviceCaps,
     inbuf: &[u8],
@@ -207,7 +212,7 @@ pub fn query_device_response(
 #[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_abi_device))]
 mod tests {
     use super::*;
-    use crate::ib::abi::error::errno;
+    use crate::errno::Errno;
 
     #[test]
     fn lengths_count_whole_blocks() {
@@ -228,9 +233,9 @@ mod tests {
         assert_eq!(r.response_length, 16);
         assert_eq!(query_device_response(&caps, &[], 0), Ok(None));
         let e = query_device_response(&caps, &[], 7).unwrap_err();
-        assert_eq!(e.errno, errno::EINVAL);
+        assert_eq!(e.errno, Errno::EINVAL);
         let e = query_device_response(&caps, &[0, 1], 100).unwrap_err();
-        assert_eq!(e.errno, errno::EOPNOTSUPP);
+        assert_eq!(e.errno, Errno::EOPNOTSUPP);
         assert!(query_device_response(&caps, &[0; 9], 100).is_ok());
     }
 

@@ -4,29 +4,12 @@
 //!
 //! Every check of this module returns the errno upstream `mlx5_ib` returns for the
 //! same input, so libmlx5's fallbacks (shorter request lengths, a retry without
-//! DEVX) behave as against the upstream driver. The errno is positive; the kernel
-//! shell negates it.
+//! DEVX) behave as against the upstream driver. The errno is the driver's one
+//! [`Errno`] type; the kernel shell converts it (`errno/mod.rs`).
 
 use core::fmt;
 
-/// Errno values (Linux generic numbers, positive).
-pub mod errno {
-    /// Operation not permitted.
-    pub const EPERM: i32 = 1;
-    /// Out of memory.
-    pub const ENOMEM: i32 = 12;
-    /// Bad address.
-    #[cfg_attr(CONFIG_RUST, expect(dead_code, reason = "errno table, host-tested"))]
-    pub const EFAULT: i32 = 14;
-    /// Invalid argument.
-    pub const EINVAL: i32 = 22;
-    /// Function not implemented.
-    pub const ENOSYS: i32 = 38;
-    /// Protocol error (the device answered a value outside its range).
-    pub const EPROTO: i32 = 71;
-    /// Operation not supported.
-    pub const EOPNOTSUPP: i32 = 95;
-}
+use crate::errno::Errno;
 
 /// Why a request was rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,8 +56,8 @@ pub enum Reason {
 pub struct UabiError {
     /// Why.
     pub reason: Reason,
-    /// Positive errno the verb returns.
-    pub errno: i32,
+    /// The errno the verb returns.
+    pub errno: Errno,
 }
 
 impl UabiError {
@@ -82,7 +65,7 @@ impl UabiError {
     pub const fn inval(reason: Reason) -> Self {
         Self {
             reason,
-            errno: errno::EINVAL,
+            errno: Errno::EINVAL,
         }
     }
 
@@ -90,12 +73,12 @@ impl UabiError {
     pub const fn notsupp(reason: Reason) -> Self {
         Self {
             reason,
-            errno: errno::EOPNOTSUPP,
+            errno: Errno::EOPNOTSUPP,
         }
     }
 
     /// `errno` for `reason`.
-    pub const fn new(reason: Reason, errno: i32) -> Self {
+    pub const fn new(reason: Reason, errno: Errno) -> Self {
         Self { reason, errno }
     }
 }
@@ -118,6 +101,6 @@ impl fmt::Display for UabiError {
             Reason::Unsupported(what) => write!(f, "{what} not supported by the device")?,
             Reason::MmapCommand(c) => write!(f, "mmap command {c} not served")?,
         }
-        write!(f, " (errno {})", self.errno)
+        write!(f, " ({})", self.errno)
     }
 }

@@ -21,7 +21,8 @@ use super::consts::{
     MMAP_GET_CONTIGUOUS_PAGES, MMAP_NC_PAGE, MMAP_OFFSET_END, MMAP_OFFSET_START, MMAP_REGULAR_PAGE,
     MMAP_WC_PAGE,
 };
-use super::error::{errno, Reason, UabiError};
+use super::error::{Reason, UabiError};
+use crate::errno::Errno;
 
 /// The command of a page offset.
 pub fn command(pgoff: u64) -> u8 {
@@ -169,12 +170,12 @@ pub fn decode(vma: &Vma, caps: &MmapCaps, bfregs: &BfregInfo) -> Result<MmapTarg
             if (cmd == MMAP_WC_PAGE || cmd == MMAP_ALLOC_WC) && !caps.wc {
                 return Err(UabiError::new(
                     Reason::Unsupported("write combining"),
-                    errno::EPERM,
+                    Errno::EPERM,
                 ));
             }
             uar(vma, page, cmd, bfregs)
         }
-        MMAP_GET_CONTIGUOUS_PAGES => Err(UabiError::new(Reason::MmapCommand(cmd), errno::ENOSYS)),
+        MMAP_GET_CONTIGUOUS_PAGES => Err(UabiError::new(Reason::MmapCommand(cmd), Errno::ENOSYS)),
         MMAP_CORE_CLOCK => {
             if vma.len != page {
                 return Err(inval(Reason::OutOfRange("mmap length")));
@@ -182,7 +183,7 @@ pub fn decode(vma: &Vma, caps: &MmapCaps, bfregs: &BfregInfo) -> Result<MmapTarg
             if vma.write {
                 return Err(UabiError::new(
                     Reason::OutOfRange("mmap write"),
-                    errno::EPERM,
+                    Errno::EPERM,
                 ));
             }
             if caps.page_shift > ADAPTER_PAGE_SHIFT {
@@ -200,7 +201,7 @@ pub fn decode(vma: &Vma, caps: &MmapCaps, bfregs: &BfregInfo) -> Result<MmapTarg
             if vma.write || vma.exec {
                 return Err(UabiError::new(
                     Reason::OutOfRange("mmap write"),
-                    errno::EPERM,
+                    Errno::EPERM,
                 ));
             }
             if !caps.clock_info {
@@ -314,7 +315,7 @@ mod tests {
         );
         // Page 8 is past the 8 static pages.
         let e = decode(&vma(pgoff(MMAP_NC_PAGE, 8).unwrap()), &CAPS, &b).unwrap_err();
-        assert_eq!(e.errno, errno::EINVAL);
+        assert_eq!(e.errno, Errno::EINVAL);
         // Static commands read only the low byte: 0x108 is page 8 too.
         assert!(decode(&vma(pgoff(MMAP_NC_PAGE, 0x108).unwrap()), &CAPS, &b).is_err());
         let t = decode(&vma(pgoff(MMAP_ALLOC_WC, 0x100).unwrap()), &CAPS, &b).unwrap();
@@ -332,14 +333,14 @@ mod tests {
         // No write combining: WC commands are EPERM, regular pages still map.
         let nowc = MmapCaps { wc: false, ..CAPS };
         let e = decode(&vma(pgoff(MMAP_WC_PAGE, 0).unwrap()), &nowc, &b).unwrap_err();
-        assert_eq!(e.errno, errno::EPERM);
+        assert_eq!(e.errno, Errno::EPERM);
         assert!(decode(&vma(pgoff(MMAP_REGULAR_PAGE, 0).unwrap()), &nowc, &b).is_ok());
         // Two pages, or a dynamic-UAR library: EINVAL.
         let mut two = vma(0);
         two.len = 8192;
-        assert_eq!(decode(&two, &CAPS, &b).unwrap_err().errno, errno::EINVAL);
+        assert_eq!(decode(&two, &CAPS, &b).unwrap_err().errno, Errno::EINVAL);
         let d = BfregInfo::dynamic(2, 0);
-        assert_eq!(decode(&vma(0), &CAPS, &d).unwrap_err().errno, errno::EINVAL);
+        assert_eq!(decode(&vma(0), &CAPS, &d).unwrap_err().errno, Errno::EINVAL);
     }
 
     #[test]
@@ -348,11 +349,11 @@ mod tests {
         assert_eq!(uar_alloc_type(1, false), Ok(Caching::Uncached));
         assert_eq!(
             uar_alloc_type(0, false).unwrap_err().errno,
-            errno::EOPNOTSUPP
+            Errno::EOPNOTSUPP
         );
         assert_eq!(
             uar_alloc_type(2, true).unwrap_err().errno,
-            errno::EOPNOTSUPP
+            Errno::EOPNOTSUPP
         );
     }
 
@@ -366,18 +367,18 @@ mod tests {
         );
         let mut w = vma(core);
         w.write = true;
-        assert_eq!(decode(&w, &CAPS, &d).unwrap_err().errno, errno::EPERM);
+        assert_eq!(decode(&w, &CAPS, &d).unwrap_err().errno, Errno::EPERM);
         let big = MmapCaps {
             page_shift: 16,
             ..CAPS
         };
         let mut v = vma(core);
         v.len = 1 << 16;
-        assert_eq!(decode(&v, &big, &d).unwrap_err().errno, errno::EOPNOTSUPP);
+        assert_eq!(decode(&v, &big, &d).unwrap_err().errno, Errno::EOPNOTSUPP);
         let ci = pgoff(MMAP_CLOCK_INFO, 0).unwrap();
         assert_eq!(
             decode(&vma(ci), &CAPS, &d).unwrap_err().errno,
-            errno::EOPNOTSUPP
+            Errno::EOPNOTSUPP
         );
         let with_ci = MmapCaps {
             clock_info: true,
@@ -390,15 +391,15 @@ mod tests {
         let ci1 = pgoff(MMAP_CLOCK_INFO, 1).unwrap();
         assert_eq!(
             decode(&vma(ci1), &with_ci, &d).unwrap_err().errno,
-            errno::EOPNOTSUPP
+            Errno::EOPNOTSUPP
         );
         let g = pgoff(MMAP_GET_CONTIGUOUS_PAGES, 0).unwrap();
-        assert_eq!(decode(&vma(g), &CAPS, &d).unwrap_err().errno, errno::ENOSYS);
+        assert_eq!(decode(&vma(g), &CAPS, &d).unwrap_err().errno, Errno::ENOSYS);
         assert_eq!(
             decode(&vma(pgoff(4, 0).unwrap()), &CAPS, &d)
                 .unwrap_err()
                 .errno,
-            errno::EINVAL
+            Errno::EINVAL
         );
         let e = pgoff(9, 0x1ff).unwrap();
         assert_eq!(
@@ -409,7 +410,7 @@ mod tests {
         );
         assert_eq!(
             decode(&vma(1 << 24), &CAPS, &d).unwrap_err().errno,
-            errno::EINVAL
+            Errno::EINVAL
         );
     }
 }

@@ -37,9 +37,10 @@ use super::consts::{
     QP_FLAG_TYPE_DCT, QP_FLAG_UAR_PAGE_INDEX,
 };
 use super::cq::check_addrs;
-use super::error::{errno, Reason, UabiError};
+use super::error::{Reason, UabiError};
 use super::layout::{BurstInfo, CreateQp, ModifyQp, ModifyQpResp};
 use super::udata;
+use crate::errno::Errno;
 // Shared with the SRQ requests (and compiled into the module for the SRQ verbs).
 pub use super::queue_checks::user_index;
 
@@ -200,7 +201,7 @@ pub fn parse_create_qp(
     if let Some(offset) = udata::first_nonzero_from(inbuf, last) {
         return Err(UabiError::inval(Reason::TrailingNotZero { offset }));
     }
-    let req: CreateQp = udata::copy_in(inbuf, min, errno::EINVAL)?;
+    let req: CreateQp = udata::copy_in(inbuf, min, Errno::EINVAL)?;
     let flags = vendor_flags(req.flags, attr.kind, caps)?;
     let uidx = user_index(true, cqe_version, req.uidx)?;
 
@@ -373,7 +374,7 @@ mod tests {
             parse_modify_qp(&m.as_bytes()[..15], false)
                 .unwrap_err()
                 .errno,
-            errno::EINVAL
+            Errno::EINVAL
         );
         let mut long = [0u8; 20];
         long[..16].copy_from_slice(m.as_bytes());
@@ -381,24 +382,24 @@ mod tests {
         long[19] = 1;
         assert_eq!(
             parse_modify_qp(&long, false).unwrap_err().errno,
-            errno::EOPNOTSUPP
+            Errno::EOPNOTSUPP
         );
         m.comp_mask = IB_MODIFY_QP_OOO_DP;
         assert_eq!(
             parse_modify_qp(m.as_bytes(), false).unwrap_err().errno,
-            errno::EOPNOTSUPP
+            Errno::EOPNOTSUPP
         );
         assert!(parse_modify_qp(m.as_bytes(), true).unwrap().unwrap().ooo_dp);
         m.comp_mask = 2;
         assert_eq!(
             parse_modify_qp(m.as_bytes(), true).unwrap_err().errno,
-            errno::EOPNOTSUPP
+            Errno::EOPNOTSUPP
         );
         m.comp_mask = 0;
         m.burst_info.reserved = 1;
         assert_eq!(
             parse_modify_qp(m.as_bytes(), true).unwrap_err().errno,
-            errno::EOPNOTSUPP
+            Errno::EOPNOTSUPP
         );
         assert_eq!(modify_qp_response(5, 15), None);
         let r = modify_qp_response(5, 16).unwrap();

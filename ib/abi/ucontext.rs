@@ -7,8 +7,8 @@
 //! `flags` = DEVX; when that fails it retries with 24 and then 16 bytes, and without
 //! DEVX. The checks run in upstream's order so each failure has upstream's errno:
 //! 1. length: exactly 8 (v0) or at least 16 (v2), else `EINVAL`; bytes past the
-//!    32 we know must be zero (`EOPNOTSUPP`, the `copy_struct_from_user` rule;
-//!    upstream 7.3 ignores them, its older kernels required them clear);
+//!    32 we know are ignored, zero or not, as upstream 7.3 (no
+//!    `ib_is_udata_cleared`);
 //! 2. `flags` other than DEVX → `EOPNOTSUPP`; `comp_mask` (no bit defined) or a
 //!    reserved field not zero → `EOPNOTSUPP`;
 //! 3. `total_num_bfregs` rounded up to 2; `num_low_latency_bfregs` ≥ that → `EINVAL`;
@@ -23,9 +23,10 @@ use super::consts::{
     UCTX_RESP_MASK_MKEY_UPDATE_TAG, UCTX_RESP_MASK_REAL_TIME_TS, UCTX_RESP_MASK_SQD2RTS,
     USER_CMDS_SUPP_UHW_CREATE_AH, USER_CMDS_SUPP_UHW_QUERY_DEVICE,
 };
-use super::error::{errno, Reason, UabiError};
+use super::error::{Reason, UabiError};
 use super::layout::{AllocUcontextReq, AllocUcontextReqV2, AllocUcontextResp};
 use super::udata;
+use crate::errno::Errno;
 
 /// Offset of `internal_timer_h` in the initialization segment (`struct mlx5_init_seg`).
 const INTERNAL_TIMER_H: u64 = 0x1000;
@@ -257,5 +258,5 @@ pub fn build_response(caps: &UctxRespCaps, plan: &UctxPlan, outlen: usize) -> Al
 /// Whether `e` is the DEVX refusal (the caller may log it differently: libmlx5
 /// retries without DEVX).
 pub fn is_devx_refusal(e: &UabiError) -> bool {
-    e.reason == Reason::Devx && e.errno == errno::EINVAL
+    e.reason == Reason::Devx && e.errno == Errno::EINVAL
 }

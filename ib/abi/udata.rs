@@ -13,7 +13,8 @@
 
 use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes};
 
-use super::error::{errno, Reason, UabiError};
+use super::error::{Reason, UabiError};
+use crate::errno::Errno;
 
 /// Offset of the first non-zero byte of `buf` at or after `from`, if any.
 pub fn first_nonzero_from(buf: &[u8], from: usize) -> Option<usize> {
@@ -29,7 +30,7 @@ pub fn first_nonzero_from(buf: &[u8], from: usize) -> Option<usize> {
 pub fn copy_in<T: FromBytes + FromZeros + IntoBytes>(
     inbuf: &[u8],
     min: usize,
-    trailing_errno: i32,
+    trailing_errno: Errno,
 ) -> Result<T, UabiError> {
     if inbuf.len() < min {
         return Err(UabiError::inval(Reason::BadLength {
@@ -60,7 +61,7 @@ pub fn copy_validate_in<T: FromBytes + FromZeros + IntoBytes>(
     inbuf: &[u8],
     min: usize,
 ) -> Result<T, UabiError> {
-    copy_in(inbuf, min, errno::EOPNOTSUPP)
+    copy_in(inbuf, min, Errno::EOPNOTSUPP)
 }
 
 /// `ib_is_udata_in_empty`: a verb without a driver request accepts only zeros
@@ -108,7 +109,7 @@ mod tests {
         let r: CreateCqResp = copy_validate_in(&7u32.to_ne_bytes(), 4).unwrap();
         assert_eq!((r.cqn, r.reserved), (7, 0));
         let e = copy_validate_in::<CreateCqResp>(&[1, 0, 0], 4).unwrap_err();
-        assert_eq!(e.errno, errno::EINVAL);
+        assert_eq!(e.errno, Errno::EINVAL);
         let mut b = [0u8; 10];
         b[..4].copy_from_slice(&2u32.to_ne_bytes());
         b[4..8].copy_from_slice(&3u32.to_ne_bytes());
@@ -116,9 +117,9 @@ mod tests {
         assert_eq!((ok.cqn, ok.reserved), (2, 3));
         let e = copy_validate_in::<CreateCqResp>(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 7], 4).unwrap_err();
         assert_eq!(e.reason, Reason::TrailingNotZero { offset: 9 });
-        assert_eq!(e.errno, errno::EOPNOTSUPP);
-        let e = copy_in::<CreateCqResp>(&[0; 9].map(|_| 1), 4, errno::EINVAL).unwrap_err();
-        assert_eq!(e.errno, errno::EINVAL);
+        assert_eq!(e.errno, Errno::EOPNOTSUPP);
+        let e = copy_in::<CreateCqResp>(&[0; 9].map(|_| 1), 4, Errno::EINVAL).unwrap_err();
+        assert_eq!(e.errno, Errno::EINVAL);
     }
 
     #[test]

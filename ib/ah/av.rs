@@ -117,7 +117,7 @@ pub fn decode(av: &Av, ah_type: u32) -> AhAttr {
 #[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_ah_av))]
 mod tests {
     use super::*;
-    use crate::ib::abi::error::errno;
+    use crate::errno::Errno;
     use zerocopy::IntoBytes;
 
     fn ib(dlid: u16, sl: u8, rate: u8) -> AhAttr {
@@ -141,9 +141,9 @@ mod tests {
         assert_eq!(rate_code(23, 0xffff), Ok(0));
         assert_eq!(rate_code(25, 0xffff), Ok(0));
         // Out of the enum's range.
-        assert_eq!(rate_code(1, 0).unwrap_err().errno, errno::EINVAL);
-        assert_eq!(rate_code(26, 0).unwrap_err().errno, errno::EINVAL);
-        assert_eq!(rate_code(255, 0).unwrap_err().errno, errno::EINVAL);
+        assert_eq!(rate_code(1, 0).unwrap_err().errno, Errno::EINVAL);
+        assert_eq!(rate_code(26, 0).unwrap_err().errno, Errno::EINVAL);
+        assert_eq!(rate_code(255, 0).unwrap_err().errno, Errno::EINVAL);
         // 10 Gb/s (3) is code 8; offered, it is taken.
         assert_eq!(rate_code(3, 1 << 8), Ok(8));
         // 40 Gb/s (7, code 12) not offered, 20 (6, code 11) neither, 10 is.
@@ -210,10 +210,10 @@ mod tests {
         // Not InfiniBand: refused.
         let mut roce = ib(1, 0, 0);
         roce.ah_type = 2;
-        assert_eq!(encode(&roce, 0).unwrap_err().errno, errno::EINVAL);
+        assert_eq!(encode(&roce, 0).unwrap_err().errno, Errno::EINVAL);
         roce.ah_type = 0;
-        assert_eq!(encode(&roce, 0).unwrap_err().errno, errno::EINVAL);
+        assert_eq!(encode(&roce, 0).unwrap_err().errno, Errno::EINVAL);
         // A bad rate fails the whole create.
-        assert_eq!(encode(&ib(1, 0, 1), 0).unwrap_err().errno, errno::EINVAL);
+        assert_eq!(encode(&ib(1, 0, 1), 0).unwrap_err().errno, Errno::EINVAL);
     }
 }

@@ -14,6 +14,7 @@
 
 use crate::{
     cmd::command::{CodecError, Command},
+    errno::Errno,
     ifc::{
         cmds::mbox_out,
         cq::{cqc, create_cq_in, create_cq_out, destroy_cq_in, modify_cq_in},
@@ -49,6 +50,16 @@ pub enum ModerationError {
     NotSupported,
     /// `cq_period` above [`MAX_CQ_PERIOD`]: `EINVAL`.
     PeriodTooLarge,
+}
+
+impl ModerationError {
+    /// The errno the verb returns.
+    pub const fn errno(self) -> Errno {
+        match self {
+            Self::NotSupported => Errno::EOPNOTSUPP,
+            Self::PeriodTooLarge => Errno::EINVAL,
+        }
+    }
 }
 
 /// Checks a `modify_cq(count, period)` against cap `cq_moderation`.

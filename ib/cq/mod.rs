@@ -67,7 +67,7 @@ use crate::{
         ib_cq::{CqCreated, CqInit, CqShim, CqUdata, IbCq, IbCqOps},
         umem::{BlockSize, Umem},
     },
-    hw::{to_kernel, Hw},
+    hw::Hw,
 };
 
 /// Bytes of one page of a kernel CQ's ring.
@@ -148,8 +148,7 @@ impl CqVerbs {
 
     /// A kernel consumer's CQ.
     fn create_kernel(&self, init: &CqInit, shim: CqShim) -> Result<CqCreated> {
-        let plan = kernel_cq_plan(init.cqe, self.caps.log_max_cq_sz, init.cache_line_size)
-            .map_err(|e| Error::from_errno(-e))?;
+        let plan = kernel_cq_plan(init.cqe, self.caps.log_max_cq_sz, init.cache_line_size)?;
         // Like upstream's kernel create_cq, `init.flags` is not looked at.
         let eqn = self.eqn(init.comp_vector)?;
         // SAFETY: the core calls the verbs only while the IB device is registered,
@@ -219,8 +218,7 @@ impl CqVerbs {
         let mut umem = Umem::get(ibdev, plan.buf_addr, plan.buf_len, access::LOCAL_WRITE)?;
         let (bs, page_offset) = cq_pages(&mut umem)?;
         let db = ctx.db_pages().map(ibdev, plan.db_addr)?;
-        let uar = resolve_uar(plan.uar, ctx.static_uars(), |i| ctx.owns_uar(i))
-            .map_err(|e| Error::from_errno(-e))?;
+        let uar = resolve_uar(plan.uar, ctx.static_uars(), |i| ctx.owns_uar(i))?;
         // The UAR stays allocated while the CQ names it (dropped with the memory).
         let uar_hold = ctx.hold_uar(uar).ok_or(EINVAL)?;
         let eqn = self.eqn(init.comp_vector)?;
@@ -308,7 +306,7 @@ impl CqVerbs {
                 if create_outcome_unknown(e.kind) {
                     cq.bury(&e);
                 }
-                return Err(to_kernel(e));
+                return Err(e.errno().into());
             }
         };
         cq.cqn.store(cqn, Ordering::Relaxed);
@@ -330,6 +328,21 @@ impl CqVerbs {
 }
 
 impl IbCqOps for CqVerbs {
+    /// create_cq: a kernel consumer's CQ (`user` `None`: ring and doorbell record in
+    /// coherent memory) or a user CQ over the request's pinned buffer.
+    ///
+    /// # Errors
+    ///
+    /// - `EINVAL`: more entries than `log_max_cq_sz` allows, a completion vector past
+    ///   the last, a UAR index the context does not own, a user buffer no page size
+    ///   fits; for a user CQ also the request's refusals by `abi::cq::parse_create_cq`
+    ///   (`EINVAL`, `EOPNOTSUPP`, with upstream's order) and a doorbell record
+    ///   straddling a page;
+    /// - pinning's errors (`Umem::get`: `EINVAL`, `ENOMEM`, `EFAULT`, `EPERM`);
+    /// - `ENOMEM` when memory cannot be allocated;
+    /// - CREATE_CQ's errno ([`Hw::exec_cmd`]); memory the device may still reach
+    ///   (a CREATE of unknown outcome) goes to the graveyard;
+    /// - `EEXIST` if the CQN is already in the EQs' table (the CQ is destroyed).
     fn create_cq(
         &self,
         init: &CqInit,
@@ -474,6 +487,12 @@ impl IbCq for Cq {
         self.state.lock().cqe_bytes
     }
 
+    /// destroy_cq: out of the EQ tables, then DESTROY_CQ.
+    ///
+    /// # Errors
+    ///
+    /// DESTROY_CQ's errno ([`Hw::exec_cmd`]; a dead device reports success); the
+    /// CQ's memory then goes to the graveyard, as the CQ may still exist.
     fn destroy(&self) -> Result {
         let cqn = self.cqn();
         // As upstream `mlx5_core_destroy_cq`: out of the EQ tables first, then the
@@ -484,10 +503,20 @@ impl IbCq for Cq {
         // its memory goes to the graveyard: the CQ may still exist.
         self.hw.exec_cmd(DestroyCq { cqn }).map_err(|e| {
             self.bury(&e);
-            to_kernel(e)
+            e.errno().into()
         })
     }
 
+    /// resize_cq of a user CQ to at least `cqe` entries over the request's new buffer;
+    /// the same size is a no-op.
+    ///
+    /// # Errors
+    ///
+    /// The request's refusals by `abi::cq::parse_resize_cq` (`ENOSYS` without cap
+    /// `cq_resize`; `EINVAL` for sizes, lengths, reserved fields and `cqe_size`;
+    /// `EOPNOTSUPP` for non-zero bytes past the request); `EINVAL` for a kernel CQ or a buffer no page size fits; pinning's errors
+    /// (`Umem::get`); `ENOMEM`; MODIFY_CQ's errno ([`Hw::exec_cmd`]), the new buffer
+    /// kept in the graveyard when the outcome is unknown.
     fn resize(&self, cqe: u32, u: CqUdata<'_>) -> Result<u32> {
         // The lock serialises resizes of the CQ (upstream `resize_mutex`).
         let mut st = self.state.lock();
@@ -530,7 +559,7 @@ impl IbCq for Cq {
             if create_outcome_unknown(e.kind) {
                 self.hw.keep(&self.dev, &e, umem.pages(), umem);
             }
-            return Err(to_kernel(e));
+            return Err(e.errno().into());
         }
         // The device uses the new ring: the old pages go (upstream releases them).
         if let Some(CqMem::User(m)) = st.mem.as_mut() {
@@ -541,11 +570,15 @@ impl IbCq for Cq {
         Ok(st.ncqe)
     }
 
+    /// modify_cq: the moderation `count` and `period`.
+    ///
+    /// # Errors
+    ///
+    /// `EOPNOTSUPP` without cap `cq_moderation`, `EINVAL` for a period above
+    /// `MAX_CQ_PERIOD` ([`ModerationError::errno`]); MODIFY_CQ's errno
+    /// ([`Hw::exec_cmd`]).
     fn modify(&self, count: u16, period: u16) -> Result {
-        check_moderation(self.moderation, period).map_err(|e| match e {
-            ModerationError::NotSupported => EOPNOTSUPP,
-            ModerationError::PeriodTooLarge => EINVAL,
-        })?;
+        check_moderation(self.moderation, period).map_err(ModerationError::errno)?;
         let cqn = self.cqn();
         let r = self.hw.run(ModifyCqModeration { cqn, period, count });
         if let Err(e) = r {

@@ -12,10 +12,9 @@
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
 
+use crate::errno::Errno;
 use crate::ib::abi::cq::CqUar;
 
-/// `EINVAL`.
-const EINVAL: i32 = 22;
 /// CQE opcode "invalid" (`MLX5_CQE_INVALID`, as `ifc::wqe::vals::CQE_INVALID`, which
 /// is in the host crates only).
 const CQE_INVALID: u8 = 0xf;
@@ -52,22 +51,22 @@ impl KernelCqPlan {
 
 /// A kernel create_cq of `cqe` entries: as upstream, `cqe` above `1 << log_max_cq_sz`
 /// or its ring (`roundup_pow_of_two(cqe + 1)`) above it is `EINVAL`.
-pub fn kernel_cq_plan(cqe: u32, log_max_cq_sz: u8, cache_line: u32) -> Result<KernelCqPlan, i32> {
+pub fn kernel_cq_plan(cqe: u32, log_max_cq_sz: u8, cache_line: u32) -> Result<KernelCqPlan, Errno> {
     let max = 1u64
         .checked_shl(u32::from(log_max_cq_sz))
         .unwrap_or(u64::MAX);
     if u64::from(cqe) > max {
-        return Err(EINVAL);
+        return Err(Errno::EINVAL);
     }
     let entries = (u64::from(cqe) + 1).next_power_of_two();
     if entries > max {
-        return Err(EINVAL);
+        return Err(Errno::EINVAL);
     }
-    let entries = u32::try_from(entries).map_err(|_| EINVAL)?;
+    let entries = u32::try_from(entries).map_err(|_| Errno::EINVAL)?;
     let cqe_size = if cache_line == 128 { 128 } else { 64 };
     Ok(KernelCqPlan {
         entries,
-        log_size: u8::try_from(entries.trailing_zeros()).map_err(|_| EINVAL)?,
+        log_size: u8::try_from(entries.trailing_zeros()).map_err(|_| Errno::EINVAL)?,
         cqe_size,
         cqe_sz: u8::from(cqe_size == 128),
     })
@@ -91,11 +90,11 @@ pub fn resolve_uar(
     sel: CqUar,
     static_uars: &[u32],
     owns: impl Fn(u32) -> bool,
-) -> Result<u32, i32> {
+) -> Result<u32, Errno> {
     match sel {
         CqUar::Index(i) if owns(i) => Ok(i),
-        CqUar::Index(_) => Err(EINVAL),
-        CqUar::FirstStaticPage => static_uars.first().copied().ok_or(EINVAL),
+        CqUar::Index(_) => Err(Errno::EINVAL),
+        CqUar::FirstStaticPage => static_uars.first().copied().ok_or(Errno::EINVAL),
     }
 }
 

@@ -169,7 +169,7 @@ impl Provider {
             what,
             e
         );
-        EPROTO
+        e.errno().into()
     }
 
     /// SubnGet of one SMP attribute of `port`.
@@ -183,6 +183,11 @@ impl Provider {
 }
 
 impl IbOps for Provider {
+    /// The device attributes, from the capabilities read at probe.
+    ///
+    /// # Errors
+    ///
+    /// None: always `Ok`.
     fn query_device(&self) -> Result<DeviceAttr> {
         Ok(device_attr(
             &self.caps,
@@ -191,6 +196,12 @@ impl IbOps for Provider {
         ))
     }
 
+    /// query_device's mlx5 response for a user buffer of `outlen` bytes.
+    ///
+    /// # Errors
+    ///
+    /// As upstream: `EOPNOTSUPP` for a driver request with a non-zero byte, `EINVAL`
+    /// for a response buffer of 1 to 7 bytes (`abi::device::query_device_response`).
     fn query_device_uhw(&self, req: &[u8], outlen: usize, out: &mut [u8]) -> Result<usize> {
         let caps = QueryDeviceCaps::from_caps(&self.caps);
         match query_device_response(&caps, req, outlen) {
@@ -203,6 +214,11 @@ impl IbOps for Provider {
         }
     }
 
+    /// alloc_ucontext ([`UserContext::alloc`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`UserContext::alloc`]; `ENOMEM` when the context's box cannot be allocated.
     fn alloc_ucontext(
         &self,
         req: &[u8],
@@ -220,6 +236,11 @@ impl IbOps for Provider {
         Ok((ctx, n))
     }
 
+    /// ALLOC_PD.
+    ///
+    /// # Errors
+    ///
+    /// The command's errno ([`Hw::exec_cmd`]).
     fn alloc_pd(&self) -> Result<u32> {
         self.hw.run(AllocPd)
     }
@@ -228,6 +249,11 @@ impl IbOps for Provider {
         put(out, udata::response(&alloc_pd_response(pdn), outlen))
     }
 
+    /// DEALLOC_PD.
+    ///
+    /// # Errors
+    ///
+    /// The command's errno ([`Hw::exec_cmd`]; a dead device reports success).
     fn dealloc_pd(&self, pdn: u32) -> Result {
         self.hw.run(DeallocPd { pdn })
     }
@@ -248,6 +274,13 @@ impl IbOps for Provider {
         &self.cqs
     }
 
+    /// The port's attributes: PortInfo through MAD_IFC, or the HCA vport context and
+    /// the PTYS, PMTU and PVLC registers (`PortAccess`).
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for a port the device does not have; a command's errno
+    /// ([`Hw::exec_cmd`]); `EPROTO` when the device's answer is out of range (logged).
     fn query_port(&self, port: u32) -> Result<PortAttr> {
         let p = self.port(port)?;
         match self.access {
@@ -276,6 +309,12 @@ impl IbOps for Provider {
         }
     }
 
+    /// P_Key `index` of `port`.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for a port the device does not have or an index past the P_Key
+    /// table; a command's errno ([`Hw::exec_cmd`]).
     fn query_pkey(&self, port: u32, index: u16) -> Result<u16> {
         let p = self.port(port)?;
         if index >= self.port_caps.pkey_tbl_len {
@@ -293,6 +332,12 @@ impl IbOps for Provider {
         }
     }
 
+    /// GID `index` of `port` (subnet prefix and port GUID).
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for a port the device does not have or an index past the GID table
+    /// (256 GUIDs through MAD_IFC); a command's errno ([`Hw::exec_cmd`]).
     fn query_gid(&self, port: u32, index: u32) -> Result<[u8; 16]> {
         let p = self.port(port)?;
         match self.access {
@@ -324,6 +369,25 @@ impl IbOps for Provider {
 
 /// QP verbs ([`crate::ib::qp`]).
 impl IbQpOps for Provider {
+    /// create_qp: a kernel consumer's QP (RC, UC, UD, GSI/SMI; queues in coherent
+    /// memory) or a user QP (RC, UC, UD) over the request's pinned buffer.
+    ///
+    /// # Errors
+    ///
+    /// - `EOPNOTSUPP` for a QP type this provider does not create (XRC, raw packet,
+    ///   driver QPs; special QPs from user space) and for any create flag;
+    /// - `EINVAL` without a send and a receive CQ, a user context without user data
+    ///   or the reverse, a special QP on a port the device lacks, queue sizes beyond
+    ///   the device's (`qp::size`), a UAR page the context does not own, a buffer no
+    ///   page size fits, a value wider than its QP context field;
+    ///   `ENOMEM` for a send queue beyond `log_max_qp_sz` (as upstream);
+    /// - for a user QP, the request's refusals by `abi::qp::parse_create_qp`
+    ///   (`EINVAL`, `EOPNOTSUPP`, upstream's order) and pinning's errors
+    ///   (`Umem::get`);
+    /// - `ENOMEM` when memory cannot be allocated;
+    /// - CREATE_QP's errno ([`Hw::exec_cmd`]), memory the device may still reach
+    ///   kept in the graveyard;
+    /// - `EEXIST` if the QPN is already in the event table (the QP is destroyed).
     fn create_qp(
         &self,
         dev: IbDev<'_>,

@@ -15,6 +15,7 @@ use core::cell::RefCell;
 use crate::ib::umem::plan::access;
 use crate::{
     cmd::command::{CodecError, Command},
+    errno::Errno,
     ifc::{
         cmds::mbox_out,
         field::{Msg, MsgMut},
@@ -85,7 +86,7 @@ pub fn mkey_access(acc: u32, caps: &MrCaps) -> MkeyAccess {
     }
 }
 
-/// Why the driver refuses a memory-region request (positive errno, as upstream).
+/// Why the driver refuses a memory-region request (its errno as upstream's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MrError {
     /// ON_DEMAND (no ODP here), a DMA handle, or rereg flags beyond TRANS/PD/ACCESS:
@@ -99,12 +100,12 @@ pub enum MrError {
 }
 
 impl MrError {
-    /// The errno (positive).
-    pub const fn errno(self) -> i32 {
+    /// The errno the verb returns.
+    pub const fn errno(self) -> Errno {
         match self {
-            Self::NotSupported => 95,
-            Self::Invalid => 22,
-            Self::NotWritable => 13,
+            Self::NotSupported => Errno::EOPNOTSUPP,
+            Self::Invalid => Errno::EINVAL,
+            Self::NotWritable => Errno::EACCES,
         }
     }
 }

@@ -50,17 +50,13 @@ use crate::{
         ib_mr::{IbMrOps, ReregReq},
         umem::{DmaBlocks, IbDev, Umem},
     },
-    hw::{to_kernel, Hw},
+    hw::Hw,
 };
 
 impl BlockSource for DmaBlocks<'_> {
     fn fill(&mut self, out: &mut [u64]) -> usize {
         DmaBlocks::fill(self, out)
     }
-}
-
-fn mr_err(e: MrError) -> Error {
-    Error::from_errno(-e.errno())
 }
 
 /// A created mkey (its index until DESTROY_MKEY succeeded); the [`Mr`] holding it
@@ -188,7 +184,7 @@ impl MrVerbs {
                 if create_outcome_unknown(e.kind) {
                     self.hw.keep(&self.dev, &e, umem.pages(), umem);
                 }
-                return Err(to_kernel(e));
+                return Err(e.errno().into());
             }
         };
         dev_dbg!(
@@ -215,6 +211,12 @@ impl MrVerbs {
 }
 
 impl IbMrOps for MrVerbs {
+    /// get_dma_mr: a physical-address mkey of PD `pdn`.
+    ///
+    /// # Errors
+    ///
+    /// CREATE_MKEY's errno ([`Hw::exec_cmd`]); `ENOMEM` when the MR's box cannot be
+    /// allocated.
     fn get_dma_mr(&self, pdn: u32, acc: u32) -> Result<KBox<Mr>> {
         let key = self.next_variant();
         // Upstream asks for relaxed ordering on every DMA MR.
@@ -239,6 +241,16 @@ impl IbMrOps for MrVerbs {
         Ok(KBox::new(mr, GFP_KERNEL)?)
     }
 
+    /// reg_user_mr: pins `[start, start + len)` and registers it at `iova`.
+    ///
+    /// # Errors
+    ///
+    /// `EOPNOTSUPP` for ON_DEMAND, `EINVAL` for a zero length or a range that wraps
+    /// ([`MrError::errno`]); pinning's errors (`Umem::get`: `ENOMEM` over
+    /// RLIMIT_MEMLOCK, `EFAULT` for an unmapped address, `EPERM`); `EINVAL` when no
+    /// page size maps `iova` onto the pages or the translation is too large;
+    /// CREATE_MKEY's errno ([`Hw::exec_cmd`]), the pages kept in the graveyard when
+    /// its outcome is unknown; `ENOMEM`.
     fn reg_user_mr(
         &self,
         dev: IbDev<'_>,
@@ -248,20 +260,31 @@ impl IbMrOps for MrVerbs {
         iova: u64,
         acc: u32,
     ) -> Result<KBox<Mr>> {
-        check_reg(start, len, acc).map_err(mr_err)?;
+        check_reg(start, len, acc).map_err(MrError::errno)?;
         let umem = Umem::get(dev, start, len, acc)?;
         self.create_user(umem, pdn, iova, acc)
     }
 
+    /// rereg_user_mr: a new translation (a new MR, returned) or the same pages under
+    /// a new PD or access (the old mkey destroyed and a new one made over them).
+    ///
+    /// # Errors
+    ///
+    /// `EOPNOTSUPP` for flags beyond TRANS/PD/ACCESS, ON_DEMAND or an MR without
+    /// pages; `EACCES` for writable access over pages pinned read-only; `EINVAL` for
+    /// a new range as `reg_user_mr` ([`MrError::errno`]); the errors of
+    /// `reg_user_mr` for a new translation; DESTROY_MKEY's errno (the MR unchanged)
+    /// or CREATE_MKEY's ([`Hw::exec_cmd`]).
     fn rereg_user_mr(
         &self,
         dev: IbDev<'_>,
         old: &mut Mr,
         req: ReregReq,
     ) -> Result<Option<KBox<Mr>>> {
-        let r = check_rereg(req.flags, req.access, old.access, old.writable).map_err(mr_err)?;
+        let r =
+            check_rereg(req.flags, req.access, old.access, old.writable).map_err(MrError::errno)?;
         if r.trans {
-            check_reg(req.start, req.len, r.access).map_err(mr_err)?;
+            check_reg(req.start, req.len, r.access).map_err(MrError::errno)?;
             let umem = Umem::get(dev, req.start, req.len, r.access)?;
             return self
                 .create_user(umem, req.pdn, req.iova, r.access)
@@ -273,15 +296,21 @@ impl IbMrOps for MrVerbs {
             return Err(EOPNOTSUPP);
         }
         // On failure the MR stays as it was, pages and key (rereg fails).
-        old.mkey.destroy().map_err(to_kernel)?;
+        old.mkey.destroy().map_err(|e| e.errno())?;
         let umem = old.umem.take().ok_or(EOPNOTSUPP)?;
         self.create_user(umem, req.pdn, old.iova, r.access)
             .map(Some)
     }
 
+    /// dereg_mr: DESTROY_MKEY, then the pages go.
+    ///
+    /// # Errors
+    ///
+    /// DESTROY_MKEY's errno ([`Hw::exec_cmd`]; a dead device reports success); the
+    /// MR stays with the core and its pages in the graveyard.
     fn dereg_mr(&self, mr: &mut Mr) -> Result {
         // On failure the MR stays with the core (upstream returns the error too), its
         // pages in the graveyard; a later dereg retries DESTROY_MKEY.
-        mr.destroy().map_err(to_kernel)
+        mr.destroy().map_err(|e| e.errno().into())
     }
 }

@@ -12,6 +12,7 @@
 //!
 //! Pure `core` code, compiled into the module and into the host test crate.
 
+use crate::errno::Errno;
 use crate::ffi::rdma::ib_abi::PortAttr;
 
 /// IBTA PortInfo CapabilityMask bits the decoder looks at (`IB_PORT_*`, ib_verbs.h).
@@ -105,6 +106,13 @@ pub enum BadPort {
     Speed(u16),
     /// VL capability outside 1..=5 (IBTA VLCap) or the PVLC encoding.
     VlCap(u8),
+}
+
+impl BadPort {
+    /// The errno of a query the device answered out of range: `EPROTO`.
+    pub const fn errno(self) -> Errno {
+        Errno::EPROTO
+    }
 }
 
 /// The PortInfo fields the provider uses (IBTA 14.2.5.6), as read from the SMP data.

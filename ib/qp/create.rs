@@ -17,7 +17,8 @@
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
 
-use crate::ib::qp::modify::{errno, QpType, QPC_BYTES};
+use crate::errno::Errno;
+use crate::ib::qp::modify::{QpType, QPC_BYTES};
 use crate::ifc::{
     field::{MsgMut, Overflow},
     qp::qpc,
@@ -158,10 +159,10 @@ pub fn rx_type(ty: QpType, srq: bool, has_rq: bool) -> u8 {
 ///
 /// `EINVAL` when a value does not fit its field (a UAR index, CQ, SRQ or PD number
 /// wider than 24 bits, a queue of more than 2^15 entries, …): refused, never masked.
-pub fn create_qpc(p: &CreateQpc) -> Result<[u8; QPC_BYTES], i32> {
+pub fn create_qpc(p: &CreateQpc) -> Result<[u8; QPC_BYTES], Errno> {
     let mut ctx = [0u8; QPC_BYTES];
     let mut c = MsgMut::<qpc::Layout>::of_array(&mut ctx);
-    let wide = |_: Overflow| errno::EINVAL;
+    let wide = |_: Overflow| Errno::EINVAL;
     c.set(qpc::ST, p.st).map_err(wide)?;
     c.set(qpc::PM_STATE, pm_state::MIGRATED).map_err(wide)?;
     c.set(qpc::PD, p.pdn).map_err(wide)?;
@@ -172,7 +173,7 @@ pub fn create_qpc(p: &CreateQpc) -> Result<[u8; QPC_BYTES], i32> {
     c.set(qpc::CS_REQ, p.cs_req).map_err(wide)?;
     c.set(qpc::CS_RES, p.cs_res).map_err(wide)?;
     if p.wq.rq_wqe_cnt != 0 {
-        let stride = p.wq.rq_wqe_shift.checked_sub(4).ok_or(errno::EINVAL)?;
+        let stride = p.wq.rq_wqe_shift.checked_sub(4).ok_or(Errno::EINVAL)?;
         c.put(qpc::LOG_RQ_STRIDE, stride).map_err(wide)?;
         c.put(qpc::LOG_RQ_SIZE, p.wq.rq_wqe_cnt.ilog2())
             .map_err(wide)?;

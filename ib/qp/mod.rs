@@ -83,7 +83,7 @@ use crate::{
         ib_qp::{modify_qp_is_ok, IbQp, QpAttr, QpInit, UserData},
         umem::{BlockSize, IbDev, Umem},
     },
-    hw::{to_kernel, Hw},
+    hw::Hw,
     ifc::opcodes::Opcode,
 };
 
@@ -193,10 +193,6 @@ pub(crate) struct Qp {
     mem: Option<QpMem>,
 }
 
-fn kerr(e: i32) -> Error {
-    Error::from_errno(-e)
-}
-
 /// Picks the buffer's page size and offset as `mlx5_umem_find_best_quantized_pgoff`
 /// (`qpc.log_page_size`, 64-byte `page_offset` of 6 bits): (size, quantized offset).
 fn buffer_pages(umem: &mut Umem) -> Result<(BlockSize, u8)> {
@@ -264,11 +260,7 @@ pub(crate) fn create_user_qp(
         },
         _ => None,
     };
-    let door = uctx
-        .qp_bfregs()
-        .ok_or(EINVAL)?
-        .qp_doorbell(plan.uar)
-        .map_err(kerr)?;
+    let door = uctx.qp_bfregs().ok_or(EINVAL)?.qp_doorbell(plan.uar)?;
     let mut umem = None;
     let mut pas = KVec::new();
     let (mut log_page_size, mut page_offset) = (0u8, 0u8);
@@ -324,7 +316,7 @@ pub(crate) fn create_user_qp(
         cs_req,
         cs_res,
     };
-    let ctx = create_qpc(&p).map_err(kerr)?;
+    let ctx = create_qpc(&p)?;
     let qpn = match hw.exec_cmd(CreateQp {
         qpc: &ctx,
         pas: &pas,
@@ -337,7 +329,7 @@ pub(crate) fn create_user_qp(
                 let n = umem.as_ref().map_or(0, Umem::pages);
                 hw.keep(dev, &e, n, (umem, db));
             }
-            return Err(to_kernel(e));
+            return Err(e.errno().into());
         }
     };
     let shadow = QpShadow {
@@ -423,8 +415,8 @@ pub(crate) fn create_kernel_qp(
     };
     let srq = init.has_srq != 0;
     let has_rq = !srq && init.max_recv_wr != 0;
-    let (rq_cnt, rq_shift, rq_gs) = kernel_rq_size(&cap, has_rq, false, &env.size).map_err(kerr)?;
-    let sq = kernel_sq_size(ty, &cap, &env.size).map_err(kerr)?;
+    let (rq_cnt, rq_shift, rq_gs) = kernel_rq_size(&cap, has_rq, false, &env.size)?;
+    let sq = kernel_sq_size(ty, &cap, &env.size)?;
     let rq_bytes = usize::try_from(u64::from(rq_cnt) << rq_shift).map_err(|_| EINVAL)?;
     let bytes = rq_bytes
         .checked_add(usize::try_from(sq.sq_wqe_cnt).map_err(|_| EINVAL)? * 64)
@@ -473,7 +465,7 @@ pub(crate) fn create_kernel_qp(
         cs_req: 0,
         cs_res: 0,
     };
-    let ctx = create_qpc(&p).map_err(kerr)?;
+    let ctx = create_qpc(&p)?;
     let qpn = match hw.exec_cmd(CreateQp {
         qpc: &ctx,
         pas: &pas,
@@ -485,7 +477,7 @@ pub(crate) fn create_kernel_qp(
             if create_outcome_unknown(e.kind) {
                 hw.keep(dev, &e, pages.len() + 1, (pages, dbr));
             }
-            return Err(to_kernel(e));
+            return Err(e.errno().into());
         }
     };
     let shadow = QpShadow {
@@ -609,6 +601,19 @@ impl Qp {
 }
 
 impl IbQp for Qp {
+    /// modify_qp: the transition the core checked, its command and QP context
+    /// ([`plan_modify`]), then the response for a user QP.
+    ///
+    /// # Errors
+    ///
+    /// `EOPNOTSUPP` for attribute bits beyond the standard ones and RATE_LIMIT, and
+    /// for a user request upstream refuses so (`abi::qp::parse_modify_qp`, which
+    /// also gives `EINVAL` for a short one); `EINVAL` for a transition
+    /// `ib_modify_qp_is_ok` refuses from the QP's own state; [`plan_modify`]'s
+    /// refusals (`EOPNOTSUPP` for RATE_LIMIT or atomics the device lacks, `EINVAL`
+    /// for a port, P_Key index, RDMA-read depth, rate or path out of range or a
+    /// value wider than its context field); the transition command's errno
+    /// ([`Hw::exec_cmd`]).
     fn modify(&self, attr: &QpAttr, ud: Option<UserData<'_>>) -> Result<usize> {
         let m = attr.attr_mask;
         if m & !(mask::STANDARD | mask::RATE_LIMIT) != 0 {
@@ -644,7 +649,7 @@ impl IbQp for Qp {
             qp_state: new,
             ..*attr
         };
-        if let Some(p) = plan_modify(&live.shadow, &a, &self.env.modify).map_err(kerr)? {
+        if let Some(p) = plan_modify(&live.shadow, &a, &self.env.modify)? {
             self.run_plan(&p)?;
         }
         // A kernel QP back in RESET starts its queues over (upstream clears the
@@ -666,13 +671,20 @@ impl IbQp for Qp {
         })
     }
 
+    /// query_qp: QUERY_QP's context as the core's attributes, with the capacities
+    /// the QP was created with.
+    ///
+    /// # Errors
+    ///
+    /// QUERY_QP's errno ([`Hw::exec_cmd`]); `EPROTO` for a state the device reports
+    /// outside the PRM's ([`query_attr`]).
     fn query(&self) -> Result<QpAttr> {
         let mut live = self.live.lock();
         let ctx = self.hw.run(QueryQp { qpn: self.qpn })?;
-        let mut a = query_attr(live.shadow.ty, &ctx, self.env.modify.num_ports).map_err(|e| {
-            dev_warn!(self.dev, "QUERY_QP {:#x}: state out of range\n", self.qpn);
-            kerr(e)
-        })?;
+        let mut a =
+            query_attr(live.shadow.ty, &ctx, self.env.modify.num_ports).inspect_err(|_| {
+                dev_warn!(self.dev, "QUERY_QP {:#x}: state out of range\n", self.qpn);
+            })?;
         live.state = a.qp_state;
         a.max_recv_wr = live.shadow.rq_wqe_cnt;
         a.max_recv_sge = self.rq_max_gs;

@@ -22,6 +22,7 @@
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
 
 use crate::{
+    errno::Errno,
     ffi::rdma::ib_qp_abi::{AhAttr, QpAttr},
     ifc::{
         field::{Msg, MsgMut, Overflow},
@@ -30,10 +31,6 @@ use crate::{
         qp_state::{optpar, pm_state as pm, st, state as hw_state, transition_op},
     },
 };
-
-/// Errno values returned (positive, as the other pure modules): the provider's one
-/// table.
-pub use crate::ib::abi::error::errno;
 
 /// `enum ib_qp_attr_mask` (`rdma/ib_verbs.h`).
 pub mod mask {
@@ -381,13 +378,13 @@ fn rate_unmap(v: u8) -> u8 {
 
 /// `mlx5r_ib_rate`: `qpc` value of an `enum ib_rate`, stepping down to a rate the
 /// device supports; `EINVAL` outside the enum.
-pub fn stat_rate(rate: u8, support: u16) -> Result<u8, i32> {
+pub fn stat_rate(rate: u8, support: u16) -> Result<u8, Errno> {
     // IB_RATE_PORT_CURRENT, IB_RATE_800_GBPS, IB_RATE_1600_GBPS.
     if rate == 0 || rate == 23 || rate == 25 {
         return Ok(0);
     }
     if !(2..=25).contains(&rate) {
-        return Err(errno::EINVAL);
+        return Err(Errno::EINVAL);
     }
     let mut r = rate;
     while r != 0 && (1u32 << rate_map(r).min(31)) & u32::from(support) == 0 {
@@ -412,18 +409,18 @@ fn path_field(pri: bool) -> crate::ifc::field::F<crate::ifc::field::Bytes, qpc::
 
 /// A value that does not fit its context field: `EINVAL` (the caller's value was out of
 /// the PRM's range; upstream's `MLX5_SET` would have kept only its low bits).
-fn too_wide(_: Overflow) -> i32 {
-    errno::EINVAL
+fn too_wide(_: Overflow) -> Errno {
+    Errno::EINVAL
 }
 
 /// The address path `pri` of a QP context being written.
 fn path_mut<'a>(
     c: &'a mut MsgMut<'_, qpc::Layout>,
     pri: bool,
-) -> Result<MsgMut<'a, ads::Layout>, i32> {
+) -> Result<MsgMut<'a, ads::Layout>, Errno> {
     // `qpc`'s paths are `ads` (checked against the header by emu/tests/ifc_vs_header.rs).
     c.nested::<ads::Layout>(path_field(pri))
-        .ok_or(errno::EINVAL)
+        .ok_or(Errno::EINVAL)
 }
 
 /// `mlx5_set_path` for an InfiniBand address.
@@ -435,13 +432,13 @@ fn set_path(
     pkey_index: u16,
     timeout: u8,
     caps: &ModifyCaps,
-) -> Result<(), i32> {
+) -> Result<(), Errno> {
     if m & mask::PKEY_INDEX != 0 {
         p.set(ads::PKEY_INDEX, pkey_index).map_err(too_wide)?;
     }
     let grh = ah.grh != 0;
     if grh && u32::from(ah.sgid_index) >= caps.gid_tbl_len {
-        return Err(errno::EINVAL);
+        return Err(Errno::EINVAL);
     }
     p.set(ads::FL, false).map_err(too_wide)?;
     p.set(ads::FREE_AR, false).map_err(too_wide)?;
@@ -472,31 +469,38 @@ fn set_path(
 /// The driver part of modify_qp (see the module doc): `a` with `cur_qp_state` and
 /// `qp_state` resolved by the shim, which has checked them with
 /// `ib_modify_qp_is_ok()`. `Ok(None)`: nothing to send (RESET to RESET).
+///
+/// # Errors
+///
+/// `EOPNOTSUPP` for attribute bits beyond the standard ones, RATE_LIMIT, or atomic
+/// access the device has no atomic mode for; `EINVAL` for a port, P_Key index,
+/// RDMA-read depth, state, path MTU, rate or address out of range, or a value wider
+/// than its QP context field.
 pub fn plan_modify(
     qp: &QpShadow,
     a: &QpAttr,
     caps: &ModifyCaps,
-) -> Result<Option<ModifyPlan>, i32> {
+) -> Result<Option<ModifyPlan>, Errno> {
     let m = a.attr_mask;
     if m & !(mask::STANDARD | mask::RATE_LIMIT) != 0 || m & mask::RATE_LIMIT != 0 {
-        return Err(errno::EOPNOTSUPP);
+        return Err(Errno::EOPNOTSUPP);
     }
     if m & mask::PORT != 0 && (a.port_num == 0 || a.port_num > caps.num_ports) {
-        return Err(errno::EINVAL);
+        return Err(Errno::EINVAL);
     }
     if m & mask::PKEY_INDEX != 0 && a.pkey_index >= caps.pkey_tbl_len {
-        return Err(errno::EINVAL);
+        return Err(Errno::EINVAL);
     }
     let res = 1u32 << caps.log_max_ra_res_qp.min(31);
     let req = 1u32 << caps.log_max_ra_req_qp.min(31);
     if m & mask::MAX_QP_RD_ATOMIC != 0 && u32::from(a.max_rd_atomic) > res {
-        return Err(errno::EINVAL);
+        return Err(Errno::EINVAL);
     }
     if m & mask::MAX_DEST_RD_ATOMIC != 0 && u32::from(a.max_dest_rd_atomic) > req {
-        return Err(errno::EINVAL);
+        return Err(Errno::EINVAL);
     }
-    let cur = to_hw_state(a.cur_qp_state).ok_or(errno::EINVAL)?;
-    let new = to_hw_state(a.qp_state).ok_or(errno::EINVAL)?;
+    let cur = to_hw_state(a.cur_qp_state).ok_or(Errno::EINVAL)?;
+    let new = to_hw_state(a.qp_state).ok_or(Errno::EINVAL)?;
     if cur == hw_state::RST && new == hw_state::RST {
         return Ok(None);
     }
@@ -521,7 +525,7 @@ pub fn plan_modify(
         c.set(qpc::LOG_MSG_MAX, 12).map_err(too_wide)?;
     } else if m & mask::PATH_MTU != 0 {
         if !(1..=5).contains(&a.path_mtu) {
-            return Err(errno::EINVAL);
+            return Err(Errno::EINVAL);
         }
         c.put(qpc::MTU, a.path_mtu).map_err(too_wide)?;
         c.set(qpc::LOG_MSG_MAX, caps.log_max_msg)
@@ -608,7 +612,7 @@ pub fn plan_modify(
         c.set(qpc::RRE, flags & access::REMOTE_READ != 0)
             .map_err(too_wide)?;
         if flags & access::REMOTE_ATOMIC != 0 {
-            let mode = caps.atomic_mode.ok_or(errno::EOPNOTSUPP)?;
+            let mode = caps.atomic_mode.ok_or(Errno::EOPNOTSUPP)?;
             c.set(qpc::RAE, true).map_err(too_wide)?;
             c.set(qpc::ATOMIC_MODE, mode).map_err(too_wide)?;
         }
@@ -634,7 +638,7 @@ pub fn plan_modify(
             c.set(qpc::RLKY, true).map_err(too_wide)?;
         }
     }
-    let op = transition_op(cur, new).ok_or(errno::EINVAL)?;
+    let op = transition_op(cur, new).ok_or(Errno::EINVAL)?;
     let opt_mask = mask_to_optpar(m) & allowed_optpar(cur, new, qp.ty);
     Ok(Some(ModifyPlan {
         op,
@@ -688,16 +692,16 @@ fn ah_of(p: &Msg<'_, ads::Layout>, num_ports: u8) -> AhAttr {
 
 /// `query_qp_attr`: the attributes of a QUERY_QP context `ctx` (the `cap` fields are
 /// the caller's). `EPROTO` for a state outside the PRM's or a short context.
-pub fn query_attr(ty: QpType, ctx: &[u8], num_ports: u8) -> Result<QpAttr, i32> {
-    let c = Msg::<qpc::Layout>::new(ctx).ok_or(errno::EPROTO)?;
+pub fn query_attr(ty: QpType, ctx: &[u8], num_ports: u8) -> Result<QpAttr, Errno> {
+    let c = Msg::<qpc::Layout>::new(ctx).ok_or(Errno::EPROTO)?;
     let pri = c
         .nested::<ads::Layout>(path_field(true))
-        .ok_or(errno::EPROTO)?;
+        .ok_or(Errno::EPROTO)?;
     let alt = c
         .nested::<ads::Layout>(path_field(false))
-        .ok_or(errno::EPROTO)?;
+        .ok_or(Errno::EPROTO)?;
     let hw = c.get(qpc::STATE);
-    let st = to_ib_state(hw).ok_or(errno::EPROTO)?;
+    let st = to_ib_state(hw).ok_or(Errno::EPROTO)?;
     let mut a = QpAttr {
         qp_state: st,
         cur_qp_state: st,

@@ -6,8 +6,9 @@
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
 
+use crate::errno::Errno;
 use crate::ib::qp::create::WqSizes;
-use crate::ib::qp::modify::{errno, QpType};
+use crate::ib::qp::modify::QpType;
 
 /// `MLX5_SEND_WQE_BB`.
 pub const SEND_WQE_BB: u32 = 64;
@@ -110,23 +111,23 @@ pub fn kernel_rq_size(
     has_rq: bool,
     signature: bool,
     caps: &SizeCaps,
-) -> Result<(u32, u32, u32), i32> {
+) -> Result<(u32, u32, u32), Errno> {
     if u64::from(cap.max_recv_wr) > 1u64 << caps.log_max_qp_sz.min(63) {
-        return Err(errno::EINVAL);
+        return Err(Errno::EINVAL);
     }
     if !has_rq {
         return Ok((0, 0, 0));
     }
     let sig = if signature { SIG_SEG } else { 0 };
     let wqe = u64::from(sig) + u64::from(cap.max_recv_sge) * u64::from(DATA_SEG);
-    let wqe = pow2_ceil(wqe.max(1)).ok_or(errno::EINVAL)?;
+    let wqe = pow2_ceil(wqe.max(1)).ok_or(Errno::EINVAL)?;
     let wq = pow2_ceil(u64::from(cap.max_recv_wr))
         .and_then(|n| n.checked_mul(wqe))
-        .ok_or(errno::EINVAL)?
+        .ok_or(Errno::EINVAL)?
         .max(u64::from(SEND_WQE_BB));
-    let cnt = u32::try_from(wq / wqe).map_err(|_| errno::EINVAL)?;
+    let cnt = u32::try_from(wq / wqe).map_err(|_| Errno::EINVAL)?;
     if wqe > u64::from(caps.max_wqe_sz_rq) {
-        return Err(errno::EINVAL);
+        return Err(Errno::EINVAL);
     }
     let shift = wqe.trailing_zeros();
     let gs = (1u32 << shift) / DATA_SEG - u32::from(signature);
@@ -136,28 +137,27 @@ pub fn kernel_rq_size(
 /// `calc_sq_size` of a kernel QP: (basic blocks, send WRs, gather entries, inline
 /// bytes); all 0 without send WRs. `EINVAL` for a WQE above `max_wqe_sz_sq`,
 /// `ENOMEM` for a queue above `log_max_qp_sz` or fewer gather entries than asked.
-pub fn kernel_sq_size(ty: QpType, cap: &QpCap, caps: &SizeCaps) -> Result<WqSizes, i32> {
-    const ENOMEM: i32 = 12;
+pub fn kernel_sq_size(ty: QpType, cap: &QpCap, caps: &SizeCaps) -> Result<WqSizes, Errno> {
     let mut s = WqSizes::default();
     if cap.max_send_wr == 0 {
         return Ok(s);
     }
     let wqe = send_wqe(ty, cap);
     if wqe > u64::from(caps.max_wqe_sz_sq) {
-        return Err(errno::EINVAL);
+        return Err(Errno::EINVAL);
     }
-    let wqe32 = u32::try_from(wqe).map_err(|_| errno::EINVAL)?;
+    let wqe32 = u32::try_from(wqe).map_err(|_| Errno::EINVAL)?;
     s.max_inline = wqe32 - sq_overhead(ty) - INLINE_SEG;
-    let wq = pow2_ceil(u64::from(cap.max_send_wr) * wqe).ok_or(ENOMEM)?;
+    let wq = pow2_ceil(u64::from(cap.max_send_wr) * wqe).ok_or(Errno::ENOMEM)?;
     let cnt = wq / u64::from(SEND_WQE_BB);
     if cnt > 1u64 << caps.log_max_qp_sz.min(63) {
-        return Err(ENOMEM);
+        return Err(Errno::ENOMEM);
     }
-    s.sq_wqe_cnt = u32::try_from(cnt).map_err(|_| ENOMEM)?;
+    s.sq_wqe_cnt = u32::try_from(cnt).map_err(|_| Errno::ENOMEM)?;
     s.sq_max_gs = send_sge(ty, wqe32);
     if s.sq_max_gs < cap.max_send_sge {
-        return Err(ENOMEM);
+        return Err(Errno::ENOMEM);
     }
-    s.sq_max_post = u32::try_from(wq / wqe).map_err(|_| ENOMEM)?;
+    s.sq_max_post = u32::try_from(wq / wqe).map_err(|_| Errno::ENOMEM)?;
     Ok(s)
 }

@@ -74,8 +74,7 @@ impl BfregTable {
 
     /// The doorbell of a new QP (`_create_user_qp`'s UAR choice): the UAR page the
     /// request names, a dynamic bfreg, or a static bfreg picked and counted here.
-    pub(crate) fn qp_doorbell(self: &Arc<Self>, uar: QpUar) -> Result<QpDoorbell, i32> {
-        const EINVAL: i32 = 22;
+    pub(crate) fn qp_doorbell(self: &Arc<Self>, uar: QpUar) -> Result<QpDoorbell> {
         match uar {
             QpUar::UarPage(i) => Ok(QpDoorbell {
                 uar_index: i,
@@ -86,14 +85,14 @@ impl BfregTable {
                 uar_index: self
                     .info
                     .uar_index(n, &self.sys_pages, true)
-                    .map_err(|e| e.errno)?,
+                    .map_err(|e| Error::from(e.errno))?,
                 bfreg: None,
                 resp_index: IB_INVALID_BFREG,
             }),
             QpUar::AllocStatic => {
                 let n = {
                     let mut c = self.counts.lock();
-                    self.info.alloc(&mut c).map_err(|e| e.errno)?
+                    self.info.alloc(&mut c).map_err(|e| Error::from(e.errno))?
                 };
                 let r = BfregRef {
                     table: self.clone(),

@@ -65,7 +65,7 @@ use crate::{
     coherent_io,
     ffi::rdma::ib_srq::{AhAttr, IbSrq, IbSrqOps, NewSrq, SrqAttr, SrqInit, SrqShim, UserData},
     ffi::rdma::umem::{BlockSize, Umem},
-    hw::{to_kernel, Hw},
+    hw::Hw,
     ifc::av::{Av, WqeSrqNextSeg},
 };
 
@@ -192,6 +192,12 @@ impl Drop for KernelSrq {
 }
 
 impl IbSrq for KernelSrq {
+    /// modify_srq: arms the SRQ limit.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for a resize (`IB_SRQ_MAX_WR`) or a limit at or above the ring size
+    /// (`plan::modify_limit`); the arming command's errno ([`Hw::exec_cmd`]).
     fn modify(&self, mask: u32, limit: u32) -> Result {
         let lwm = modify_limit(mask, limit, self.shape.max)
             .map_err(|e| uabi_err(&self.dev, "modify_srq", e))?;
@@ -210,6 +216,11 @@ impl IbSrq for KernelSrq {
         }
     }
 
+    /// query_srq: the limit the device reports and the SRQ's capacities.
+    ///
+    /// # Errors
+    ///
+    /// QUERY_RMP's or QUERY_XRC_SRQ's errno ([`Hw::exec_cmd`]).
     fn query(&self) -> Result<SrqAttr> {
         let st = match self.kind {
             SrqType::Basic => self.hw.run(QueryRmp { rmpn: self.srqn })?,
@@ -223,10 +234,16 @@ impl IbSrq for KernelSrq {
         })
     }
 
+    /// destroy_srq: DESTROY_RMP or DESTROY_XRC_SRQ.
+    ///
+    /// # Errors
+    ///
+    /// The command's errno ([`Hw::exec_cmd`]; a dead device reports success); the
+    /// memory then goes to the graveyard.
     fn destroy(&self) -> Result {
         // On failure the SRQ stays with the core (upstream returns the error too), its
         // memory in the graveyard.
-        self.destroy_cmd().map_err(to_kernel)
+        self.destroy_cmd().map_err(|e| e.errno().into())
     }
 }
 
@@ -287,7 +304,7 @@ impl Provider {
             if create_outcome_unknown(e.kind) {
                 keep(self.hw(), self.dev(), &e, mem);
             }
-            to_kernel(e)
+            e.errno().into()
         })
     }
 
@@ -392,6 +409,11 @@ impl Provider {
 }
 
 impl IbSrqOps for Provider {
+    /// alloc_xrcd: ALLOC_XRCD.
+    ///
+    /// # Errors
+    ///
+    /// `EOPNOTSUPP` without cap `xrc`; the command's errno ([`Hw::exec_cmd`]).
     fn alloc_xrcd(&self) -> Result<u32> {
         if !self.caps().get(gen_cap::XRC) {
             return Err(EOPNOTSUPP);
@@ -399,10 +421,32 @@ impl IbSrqOps for Provider {
         self.hw().run(AllocXrcd)
     }
 
+    /// dealloc_xrcd: DEALLOC_XRCD.
+    ///
+    /// # Errors
+    ///
+    /// The command's errno ([`Hw::exec_cmd`]; a dead device reports success).
     fn dealloc_xrcd(&self, xrcdn: u32) -> Result {
         self.hw().run(DeallocXrcd { xrcdn })
     }
 
+    /// create_srq: a basic SRQ (an RMP) or an XRC SRQ, in kernel memory or over the
+    /// user request's pinned buffer.
+    ///
+    /// # Errors
+    ///
+    /// - `EOPNOTSUPP` for an SRQ type other than basic and XRC;
+    /// - `EINVAL` for `max_wr` or `max_sge` beyond the device's (`plan::srq_shape`);
+    /// - for a user SRQ, the request's refusals by `abi::srq::parse_create_srq`
+    ///   (`EINVAL`, `EOPNOTSUPP`, upstream's order, the XRC user index against the
+    ///   context's CQE version), pinning's errors (`Umem::get`), `EINVAL` for a
+    ///   buffer offset the context's `page_offset` cannot say and a doorbell record
+    ///   straddling a page;
+    /// - `ENOMEM` when memory cannot be allocated;
+    /// - the create command's errno ([`Hw::exec_cmd`]), memory the device may
+    ///   still reach kept in the graveyard;
+    /// - `EEXIST` if the SRQ number is already in the event table (the SRQ is
+    ///   destroyed).
     fn create_srq(
         &self,
         init: &SrqInit,
@@ -421,16 +465,21 @@ impl IbSrqOps for Provider {
         Ok(NewSrq { srq, ..n })
     }
 
+    /// create_ah: the address vector of `attr`, and for a user AH the (empty on
+    /// InfiniBand) response.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for a RoCE address (no GRH and MAC here) or a static rate outside the
+    /// IB rates (`ah::av::encode`).
     fn create_ah(&self, attr: &AhAttr, user: Option<(usize, &mut [u8])>) -> Result<(Av, usize)> {
         // No allocation, no sleep, no log above debug: may run in atomic context.
         let rates = self.caps().get(gen_cap::STAT_RATE_SUPPORT);
-        let av = ah::av::encode(attr, rates).map_err(|e| Error::from_errno(-e.errno))?;
+        let av = ah::av::encode(attr, rates).map_err(|e| e.errno)?;
         let mut n = 0;
         if let Some((outlen, out)) = user {
             // InfiniBand: no RoCE destination MAC, so no response (upstream).
-            if let Some(r) =
-                create_ah_response(None, outlen).map_err(|e| Error::from_errno(-e.errno))?
-            {
+            if let Some(r) = create_ah_response(None, outlen).map_err(|e| e.errno)? {
                 n = crate::ib::uctx::put(out, r.as_bytes());
             }
         }

@@ -236,7 +236,7 @@ pub fn create_srq_response(srqn: u32) -> CreateSrqResp {
 #[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_srq_plan))]
 mod tests {
     use super::*;
-    use crate::ib::abi::error::errno;
+    use crate::errno::Errno;
 
     const LIM: SrqLimits = SrqLimits {
         log_max_srq_sz: 15,
@@ -271,31 +271,31 @@ mod tests {
         // max_wr must stay below 2^log_max_srq_sz.
         assert_eq!(srq_shape(32767, 1, &LIM).unwrap().max, 32768);
         let e = srq_shape(32768, 1, &LIM).unwrap_err();
-        assert_eq!(e.errno, errno::EINVAL);
+        assert_eq!(e.errno, Errno::EINVAL);
         assert_eq!(
             srq_shape(u32::MAX, 1, &LIM).unwrap_err().errno,
-            errno::EINVAL
+            Errno::EINVAL
         );
         // max_sge up to max_wqe_sz_rq / 16.
         assert!(srq_shape(1, 64, &LIM).is_ok());
-        assert_eq!(srq_shape(1, 65, &LIM).unwrap_err().errno, errno::EINVAL);
+        assert_eq!(srq_shape(1, 65, &LIM).unwrap_err().errno, Errno::EINVAL);
         assert_eq!(
             srq_shape(1, u32::MAX, &LIM).unwrap_err().errno,
-            errno::EINVAL
+            Errno::EINVAL
         );
         // A device with log_max_srq_sz 0 and no WQE room: one WQE without scatter.
         let none = SrqLimits::default();
         assert_eq!(srq_shape(0, 0, &none).unwrap().max, 1);
-        assert_eq!(srq_shape(1, 0, &none).unwrap_err().errno, errno::EINVAL);
-        assert_eq!(srq_shape(0, 1, &none).unwrap_err().errno, errno::EINVAL);
+        assert_eq!(srq_shape(1, 0, &none).unwrap_err().errno, Errno::EINVAL);
+        assert_eq!(srq_shape(0, 1, &none).unwrap_err().errno, Errno::EINVAL);
     }
 
     #[test]
     fn srq_types() {
         assert_eq!(SrqType::from_ib(0), Ok(SrqType::Basic));
         assert_eq!(SrqType::from_ib(1), Ok(SrqType::Xrc));
-        assert_eq!(SrqType::from_ib(2).unwrap_err().errno, errno::EOPNOTSUPP);
-        assert_eq!(SrqType::from_ib(77).unwrap_err().errno, errno::EOPNOTSUPP);
+        assert_eq!(SrqType::from_ib(2).unwrap_err().errno, Errno::EOPNOTSUPP);
+        assert_eq!(SrqType::from_ib(77).unwrap_err().errno, Errno::EOPNOTSUPP);
     }
 
     #[test]
@@ -358,13 +358,13 @@ mod tests {
         assert_eq!(modify_limit(IB_SRQ_LIMIT, 0, 8), Ok(Some(0)));
         assert_eq!(
             modify_limit(IB_SRQ_LIMIT, 8, 8).unwrap_err().errno,
-            errno::EINVAL
+            Errno::EINVAL
         );
         let both = IB_SRQ_LIMIT | IB_SRQ_MAX_WR;
-        assert_eq!(modify_limit(both, 1, 8).unwrap_err().errno, errno::EINVAL);
+        assert_eq!(modify_limit(both, 1, 8).unwrap_err().errno, Errno::EINVAL);
         assert_eq!(
             modify_limit(IB_SRQ_MAX_WR, 1, 8).unwrap_err().errno,
-            errno::EINVAL
+            Errno::EINVAL
         );
         // Unknown bits are ignored.
         assert_eq!(modify_limit(IB_SRQ_LIMIT | 0x80, 3, 8), Ok(Some(3)));

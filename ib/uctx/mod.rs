@@ -55,7 +55,7 @@ pub(crate) fn uabi_err(dev: &device::Device, what: &str, e: UabiError) -> Error 
     } else {
         dev_dbg!(dev, "{}: request rejected: {:?}\n", what, e);
     }
-    Error::from_errno(-e.errno)
+    e.errno.into()
 }
 
 /// Copies `bytes` to the start of `out`; their length (0 if `out` is too short,
@@ -133,6 +133,16 @@ pub(crate) struct UserContext {
 impl UserContext {
     /// alloc_ucontext: parse `req`, plan, allocate, and write the response for a user
     /// buffer of `outlen` bytes into `out`.
+    ///
+    /// # Errors
+    ///
+    /// The request's refusals with upstream's errno (`abi::ucontext::parse_request`
+    /// and its plan): `EINVAL` for a length other than 8 or below 16, a low-latency
+    /// bfreg count out of range, or DEVX (not offered: libmlx5 retries without);
+    /// `EOPNOTSUPP` for unknown flags, `comp_mask` bits or reserved fields; `ENOMEM`
+    /// for more bfregs than `MLX5_MAX_BFREGS`. Then ALLOC_UAR's or
+    /// ALLOC_TRANSPORT_DOMAIN's errno ([`Hw::exec_cmd`]; what was allocated is
+    /// released); `ENOMEM`.
     pub(crate) fn alloc(
         dev: &device::Device,
         hw: &Arc<Hw>,
@@ -186,6 +196,17 @@ impl UserContext {
 }
 
 impl IbUcontext for UserContext {
+    /// mmap of the context's file: what the page offset names (`abi::mmap::decode`,
+    /// upstream `mlx5_ib_mmap`'s checks in its order).
+    ///
+    /// # Errors
+    ///
+    /// As upstream: `EINVAL` for an offset past bit 23, an unknown command, a
+    /// length other than one page, a UAR page past the context's or a dynamic-UAR
+    /// library's static page; `EPERM` for write-combining pages without write
+    /// combining and for writable clock pages; `EOPNOTSUPP` for the clock info page
+    /// (none here) and the core clock on pages above 4 KiB; `ENOSYS` for
+    /// contiguous pages (`abi::mmap::decode`, `plan::map_target`).
     fn mmap(&self, req: &MmapReq) -> Result<MmapMap> {
         let t = decode(&vma_of(req), &self.host.mmap_caps(), &self.plan.bfregs)
             .map_err(|e| uabi_err(&self.dev, "mmap", e))?;
@@ -212,6 +233,13 @@ impl IbUcontext for UserContext {
         self.plan.bfregs.lib_uar_dyn
     }
 
+    /// UAR_OBJ_ALLOC: a UAR of the context's own, mapped through an mmap entry.
+    ///
+    /// # Errors
+    ///
+    /// `EOPNOTSUPP` for blue flame (no write combining here, as upstream without
+    /// it) and unknown types (`plan::check_uar_alloc_type`); ALLOC_UAR's errno
+    /// ([`Hw::exec_cmd`]); `ENOMEM`.
     fn uar_obj_alloc(&self, alloc_type: u32) -> Result<UarObj> {
         let what = "UAR_OBJ_ALLOC";
         check_uar_alloc_type(alloc_type).map_err(|e| uabi_err(&self.dev, what, e))?;

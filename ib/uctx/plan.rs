@@ -239,10 +239,10 @@ pub fn uar_free(list: &mut [UarUse], uar: u32) -> UarFreed {
 #[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_uctx))]
 mod tests {
     use super::*;
+    use crate::errno::Errno;
     use crate::ib::abi::{
         bfreg::BfregInfo,
         consts::{MMAP_ALLOC_WC, MMAP_CORE_CLOCK, MMAP_NC_PAGE, MMAP_REGULAR_PAGE, MMAP_WC_PAGE},
-        error::errno,
         mmap::{decode, pgoff},
     };
 
@@ -318,17 +318,17 @@ mod tests {
         }
         // Past the static pages, or the page table shorter than the plan: EINVAL.
         let e = map(pgoff(MMAP_NC_PAGE, 2).unwrap(), false, &b, &uars).unwrap_err();
-        assert_eq!(e.errno, errno::EINVAL);
+        assert_eq!(e.errno, Errno::EINVAL);
         let e = map(pgoff(MMAP_NC_PAGE, 1).unwrap(), false, &b, &uars[..1]).unwrap_err();
-        assert_eq!(e.errno, errno::EINVAL);
+        assert_eq!(e.errno, Errno::EINVAL);
         // No write combining: WC pages and dynamic pages are EPERM.
         for cmd in [MMAP_WC_PAGE, MMAP_ALLOC_WC] {
             let e = map(pgoff(cmd, 0).unwrap(), false, &b, &uars).unwrap_err();
-            assert_eq!(e.errno, errno::EPERM);
+            assert_eq!(e.errno, Errno::EPERM);
         }
         // A dynamic-UAR context has no static page.
         let d = BfregInfo::dynamic(2, 0);
-        assert_eq!(map(0, false, &d, &[]).unwrap_err().errno, errno::EINVAL);
+        assert_eq!(map(0, false, &d, &[]).unwrap_err().errno, Errno::EINVAL);
     }
 
     #[test]
@@ -344,7 +344,7 @@ mod tests {
                 ..Default::default()
             }
         );
-        assert_eq!(map(clock, true, &d, &[]).unwrap_err().errno, errno::EPERM);
+        assert_eq!(map(clock, true, &d, &[]).unwrap_err().errno, Errno::EPERM);
         // An entry key goes to the shim's lookup (EINVAL there when never inserted);
         // an unknown command is refused here.
         assert_eq!(
@@ -357,11 +357,11 @@ mod tests {
         );
         assert_eq!(
             map(pgoff(4, 0).unwrap(), false, &d, &[]).unwrap_err().errno,
-            errno::EINVAL
+            Errno::EINVAL
         );
         assert_eq!(
             map(pgoff(7, 0).unwrap(), false, &d, &[]).unwrap_err().errno,
-            errno::EOPNOTSUPP
+            Errno::EOPNOTSUPP
         );
         let t = MmapTarget::Uar {
             sys_page: 0,
@@ -371,7 +371,7 @@ mod tests {
         };
         assert_eq!(
             map_target(t, &[1], &geom(12, true)).unwrap_err().errno,
-            errno::EINVAL
+            Errno::EINVAL
         );
     }
 
@@ -417,11 +417,11 @@ mod tests {
         for t in [IB_UAPI_UAR_ALLOC_TYPE_BF, 2, u32::MAX] {
             assert_eq!(
                 uar_obj(t, 7, &geom(12, true)).unwrap_err().errno,
-                errno::EOPNOTSUPP
+                Errno::EOPNOTSUPP
             );
             assert_eq!(
                 check_uar_alloc_type(t).unwrap_err().errno,
-                errno::EOPNOTSUPP
+                Errno::EOPNOTSUPP
             );
         }
         assert!(check_uar_alloc_type(IB_UAPI_UAR_ALLOC_TYPE_NC).is_ok());

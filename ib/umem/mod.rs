@@ -61,8 +61,14 @@ impl DbPages {
 
     /// Maps the doorbell record at user address `virt` of the calling process: pins
     /// its page on `dev` unless this context already holds it.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for a record straddling its page (`plan::db_slot`, as upstream), a
+    /// caller without an address space, or a page that is not one DMA block;
+    /// pinning's errors (`Umem::get`); `ENOMEM`.
     pub(crate) fn map(self: &Arc<Self>, dev: IbDev<'_>, virt: u64) -> Result<UserDb> {
-        let slot = db_slot(virt, PAGE_SIZE as u64).map_err(|e| Error::from_errno(-e))?;
+        let slot = db_slot(virt, PAGE_SIZE as u64)?;
         let mut pages = self.pages.lock();
         let found = pages
             .iter_mut()

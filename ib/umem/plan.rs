@@ -11,6 +11,8 @@
 //! The kernel shell is `crate::ffi::rdma::umem` (pinning, block iteration) and
 //! [`crate::ib::umem`] (doorbell records shared per page).
 
+use crate::errno::Errno;
+
 /// IB access flags (`enum ib_access_flags`, `include/rdma/ib_verbs.h`; checked in
 /// `ffi/rdma/ib_umem.c`).
 pub mod access {
@@ -119,9 +121,9 @@ pub enum RangeError {
 }
 
 impl RangeError {
-    /// The errno upstream returns (positive).
-    pub const fn errno(self) -> i32 {
-        22 // EINVAL
+    /// The errno upstream returns: `EINVAL`.
+    pub const fn errno(self) -> Errno {
+        Errno::EINVAL
     }
 }
 
@@ -166,10 +168,10 @@ pub struct DbSlot {
 /// The page and offset of a doorbell record at `virt`, for `page_size` (a power of
 /// two): a record straddling the page end is `EINVAL` (upstream
 /// `mlx5_ib_db_map_user_desc`).
-pub fn db_slot(virt: u64, page_size: u64) -> Result<DbSlot, i32> {
+pub fn db_slot(virt: u64, page_size: u64) -> Result<DbSlot, Errno> {
     let offset = virt & (page_size - 1);
     if offset > page_size - DBR_SIZE {
-        return Err(22);
+        return Err(Errno::EINVAL);
     }
     Ok(DbSlot {
         page: virt - offset,
@@ -238,7 +240,7 @@ mod tests {
             user_range_pages(0, (1 << 44) - 4096, 4096),
             Ok(u64::from(u32::MAX))
         );
-        assert_eq!(RangeError::Empty.errno(), 22);
+        assert_eq!(RangeError::Empty.errno(), Errno::EINVAL);
     }
 
     #[test]
@@ -262,8 +264,8 @@ mod tests {
         );
         assert_eq!(db_slot(0x1ff8, 4096).map(|s| s.offset), Ok(0xff8));
         // Straddles the page end.
-        assert_eq!(db_slot(0x1ffc, 4096), Err(22));
-        assert_eq!(db_slot(0x1fff, 4096), Err(22));
+        assert_eq!(db_slot(0x1ffc, 4096), Err(Errno::EINVAL));
+        assert_eq!(db_slot(0x1fff, 4096), Err(Errno::EINVAL));
     }
 
     #[test]
