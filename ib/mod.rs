@@ -78,7 +78,8 @@ use crate::{
 use abi::cq::CqCaps;
 use cq::CqVerbs;
 use device::attr::{board_id_text, fw_ver_text, hca_type_text, DeviceIds};
-use device::{PortAccess, Provider};
+use device::Provider;
+use port::PortAccess;
 use port::attr::{gid_table_len, pkey_table_len, PortCaps};
 use port::commands::{node_info_of, MadIfcGet, QueryHcaVportContext, QueryVendorId, ReadNodeDesc};
 

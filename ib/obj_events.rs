@@ -30,7 +30,8 @@ use crate::{
     ffi::{
         self,
         rdma::ib_abi::IbEvent,
-        rdma::ib_qp::{IbQp, QpAttr, QpShim, UserData},
+        rdma::ib_qp::{IbQp, QpAttr, QpShim},
+        rdma::udata::UserData,
         rdma::ib_srq::{IbSrq, SrqAttr, SrqShim},
     },
 };
