@@ -18,9 +18,9 @@ use kernel::{
 use super::ib::{ops, IbOps};
 use super::ib_abi::{IbEvent, Udata};
 pub(crate) use super::ib_srq_abi::{SrqAttr, SrqInit};
-use super::ib_uctx::{ucontext_ref, IbUcontext};
+use super::ib_uctx::{uctx_of_udata, ucontext_ref, IbUcontext};
 use super::udata::{set_resp_len, user_data, UserData};
-use super::umem::{uctx_of_udata, IbDev};
+use super::umem::IbDev;
 
 extern "C" {
     fn mlx5rs_ib_srq_event(ibsrq: *mut c_void, event: u32);

@@ -72,6 +72,23 @@ pub(crate) unsafe fn ucontext_ref<'a>(uctx: *const c_void) -> Option<&'a dyn IbU
 /// of `struct mlx5rs_ib_ucontext`.
 pub(crate) type UcontextBox = KBox<KBox<dyn IbUcontext>>;
 
+extern "C" {
+    fn mlx5rs_ib_udata_uctx(udata: *mut c_void) -> *mut c_void;
+}
+
+/// The Rust user context (`rust` of `struct mlx5rs_ib_ucontext`, a
+/// [`UcontextBox`]'s thin pointer) of the context a verb's `udata`
+/// belongs to; NULL for a kernel verb.
+///
+/// # Safety
+///
+/// `udata` must be NULL or the `struct ib_udata *` the core passed to the current
+/// verb.
+pub(crate) unsafe fn uctx_of_udata(udata: *mut c_void) -> *mut c_void {
+    // SAFETY: by the function's contract.
+    unsafe { mlx5rs_ib_udata_uctx(udata) }
+}
+
 /// The user-context verbs of the provider.
 pub(crate) trait IbUctxOps: Send + Sync {
     /// `alloc_ucontext` with the driver data `u` and the host's cache line size:
