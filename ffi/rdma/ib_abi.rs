@@ -158,7 +158,7 @@ pub enum IbEvent {
 }
 
 /// `struct mlx5rs_ib_udata`: a verb's driver data staged by the shim (the pointers
-/// are the shim's kernel buffers; `ffi/rdma/ib.rs` turns them into slices).
+/// are the shim's kernel buffers; `ffi/rdma/udata.rs` turns them into slices).
 #[repr(C)]
 pub struct Udata {
     /// The staged request bytes.

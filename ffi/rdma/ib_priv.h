@@ -35,7 +35,7 @@ struct mlx5rs_ib_dev {
 /**
  * struct mlx5rs_ib_ucontext - a user context
  * @ibuc: the core's context (INIT_RDMA_OBJ_SIZE)
- * @rust: the Rust context state (ffi/rdma/ib.rs), freed by dealloc_ucontext
+ * @rust: the Rust context state (ffi/rdma/ib_uctx.rs), freed by dealloc_ucontext
  */
 struct mlx5rs_ib_ucontext {
 	struct ib_ucontext ibuc;
