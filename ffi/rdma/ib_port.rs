@@ -105,4 +105,3 @@ unsafe extern "C" fn mlx5rs_ib_rs_query_gid(
         Err(e) => errno(e),
     }
 }
-

@@ -18,7 +18,7 @@ use kernel::{
 use super::ib::{ops, IbOps};
 use super::ib_abi::{IbEvent, Udata};
 pub(crate) use super::ib_srq_abi::{SrqAttr, SrqInit};
-use super::ib_uctx::{uctx_of_udata, ucontext_ref, IbUcontext};
+use super::ib_uctx::{ucontext_ref, uctx_of_udata, IbUcontext};
 use super::udata::{set_resp_len, user_data, UserData};
 use super::umem::IbDev;
 

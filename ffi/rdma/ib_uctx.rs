@@ -272,4 +272,3 @@ unsafe extern "C" fn mlx5rs_ib_rs_uar_obj_keys(first: *mut u64, last: *mut u64) 
         last.write(l);
     }
 }
-
