@@ -229,7 +229,7 @@ int mlx5rs_ib_rs_dealloc_pd(const void *rust, __u32 pdn);
 
 /*
  * Shared receive queues and XRC domains (ffi/rdma/ib_srq.c) and address handles
- * (ffi/rdma/ib_ah.c); Rust mirrors in ffi/rdma/ib_srq_abi.rs.
+ * (ffi/rdma/ib_ah.c); Rust mirrors in ffi/rdma/ib_srq_abi.rs and ib_ah_abi.rs.
  */
 
 /* A create_srq: struct ib_srq_init_attr and the numbers of the objects it names. */

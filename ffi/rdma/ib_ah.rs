@@ -14,7 +14,7 @@ use zerocopy::{FromBytes, IntoBytes};
 
 use super::ib::{errno, IbOps};
 use super::ib_abi::Udata;
-pub(crate) use super::ib_srq_abi::AhAttr;
+pub(crate) use super::ib_ah_abi::AhAttr;
 use super::udata::{set_resp_len, user_data, UserData};
 use crate::ifc::av::{Av, AV_BYTES};
 

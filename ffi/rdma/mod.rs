@@ -12,6 +12,8 @@ pub(crate) mod ib;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod ib_abi;
 pub(crate) mod ib_ah;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod ib_ah_abi;
 pub(crate) mod ib_cq;
 pub(crate) mod ib_mr;
 pub(crate) mod ib_pd;
