@@ -86,9 +86,9 @@ use abi::cq::CqCaps;
 use cq::CqVerbs;
 use device::attr::{board_id_text, fw_ver_text, hca_type_text, DeviceIds};
 use device::Provider;
-use port::PortAccess;
 use port::attr::{gid_table_len, pkey_table_len, PortCaps};
 use port::commands::{node_info_of, MadIfcGet, QueryHcaVportContext, QueryVendorId, ReadNodeDesc};
+use port::PortAccess;
 
 /// Name of the provider's fatal-error consumer (log and removal key).
 const FATAL_CONSUMER: &str = "ib (IB_EVENT_DEVICE_FATAL)";

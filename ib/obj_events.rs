@@ -31,8 +31,8 @@ use crate::{
         self,
         rdma::ib_abi::IbEvent,
         rdma::ib_qp::{IbQp, QpAttr, QpShim},
-        rdma::udata::UserData,
         rdma::ib_srq::{IbSrq, SrqAttr, SrqShim},
+        rdma::udata::UserData,
     },
 };
 

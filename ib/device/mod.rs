@@ -19,11 +19,7 @@ use kernel::{
 use zerocopy::IntoBytes;
 
 use crate::ib::{
-    abi::{
-        device::query_device_response,
-        device::QueryDeviceCaps,
-        udata::put,
-    },
+    abi::{device::query_device_response, device::QueryDeviceCaps, udata::put},
     ah::AhVerbs,
     cq::CqVerbs,
     device::attr::{device_attr, DeviceIds},

@@ -56,6 +56,7 @@ use crate::ib::{
         },
         udata::{self, put},
     },
+    obj_events::QpWithEvents,
     qp::commands::{
         CreateQp, DestroyQp, Init2InitQp, Init2RtrQp, QpToErr, QpToRst, QueryQp, Rst2InitQp,
         Rtr2RtsQp, Rts2RtsQp, SqErr2RtsQp, Sqd2RtsQp,
@@ -66,7 +67,6 @@ use crate::ib::{
         QpShadow, QpType,
     },
     qp::size::{kernel_rq_size, kernel_sq_size, QpCap, SizeCaps},
-    obj_events::QpWithEvents,
     uctx::uar::BfregRef,
     uctx::{uabi_err, UarHold},
     umem::plan::queue_page_sizes,

@@ -93,8 +93,9 @@ impl IbUctxOps for UctxVerbs {
             cache_line_size,
             num_ports: u16::from(self.num_ports),
         };
-        let (ctx, n) =
-            UserContext::alloc(&self.dev, &self.hw, &self.caps, host, u.req, u.outlen, u.out)?;
+        let (ctx, n) = UserContext::alloc(
+            &self.dev, &self.hw, &self.caps, host, u.req, u.outlen, u.out,
+        )?;
         let ctx: KBox<dyn IbUcontext> = KBox::new(ctx, GFP_KERNEL)?;
         Ok((ctx, n))
     }
