@@ -21,11 +21,12 @@ void mlx5rs_irq_clear_hint(unsigned int irq);
 
 /*
  * InfiniBand shim (ffi/rdma/ib.c, only with CONFIG_MLX5_RS_INFINIBAND). The structures
- * below are this shim's own: Rust fills them (#[repr(C)] mirrors in ffi/rdma/ib.rs, which
+ * below are this shim's own: Rust fills them (#[repr(C)] mirrors in ffi/rdma/ib_abi.rs, which
  * check the same sizes) and ib.c copies them into the core's structures.
  */
 struct device;
 struct mlx5rs_ib_dev;
+struct ib_udata;
 
 /* MLX5_IB_UVERBS_ABI_VERSION (include/uapi/rdma/mlx5-abi.h). */
 #define MLX5RS_IB_UVERBS_ABI_VERSION 1
@@ -196,18 +197,24 @@ void mlx5rs_ib_dealloc(struct mlx5rs_ib_dev *dev);
 const char *mlx5rs_ib_name(struct mlx5rs_ib_dev *dev);
 void mlx5rs_ib_dispatch_event(struct mlx5rs_ib_dev *dev, __u32 event, __u32 port);
 
-/* Implemented in Rust (ffi/rdma/ib.rs); @rust is the pointer given to mlx5rs_ib_alloc(). */
+/*
+ * Implemented in Rust, one file a verbs family (ffi/rdma/ib_<family>.rs; the device's
+ * in ffi/rdma/ib.rs); @rust is the pointer given to mlx5rs_ib_alloc().
+ */
 int mlx5rs_ib_rs_query_device(const void *rust, struct mlx5rs_ib_device_attr *out);
+int mlx5rs_ib_rs_query_device_uhw(const void *rust, struct mlx5rs_ib_udata *uhw);
+/* Ports (ffi/rdma/ib_port.c). */
 int mlx5rs_ib_rs_query_port(const void *rust, __u32 port, struct mlx5rs_ib_port_attr *out);
 int mlx5rs_ib_rs_query_pkey(const void *rust, __u32 port, __u16 index, __u16 *out);
 int mlx5rs_ib_rs_query_gid(const void *rust, __u32 port, int index, __u8 *out);
-int mlx5rs_ib_rs_query_device_uhw(const void *rust, struct mlx5rs_ib_udata *uhw);
+/* User contexts (ffi/rdma/ib_uctx.c). */
 int mlx5rs_ib_rs_alloc_ucontext(const void *rust, struct mlx5rs_ib_udata *udata,
 				__u32 cache_line_size, void **uctx);
 void mlx5rs_ib_rs_dealloc_ucontext(const void *rust, void *uctx);
 int mlx5rs_ib_rs_mmap(const void *rust, const void *uctx, const struct mlx5rs_ib_mmap_req *req,
 		      struct mlx5rs_ib_mmap_map *map);
-int mlx5rs_ib_rs_alloc_pd(const void *rust, __u32 *pdn, struct mlx5rs_ib_udata *resp);
+/* The Rust context of the user context a verb's @udata belongs to (NULL: none). */
+void *mlx5rs_ib_udata_uctx(struct ib_udata *udata);
 /* UAR objects (ffi/rdma/ib_uar.c): allocate one of @alloc_type for context @uctx, free it. */
 int mlx5rs_ib_rs_uar_obj_alloc(const void *rust, const void *uctx, __u32 alloc_type,
 			       struct mlx5rs_ib_uar_obj *out);
@@ -216,11 +223,13 @@ void mlx5rs_ib_rs_uar_obj_free(const void *rust, const void *uctx, __u32 uar_ind
 __u64 mlx5rs_ib_rs_entry_mmap_offset(__u64 key);
 /* The range of keys UAR objects' entries are inserted in, inclusive. */
 void mlx5rs_ib_rs_uar_obj_keys(__u64 *first, __u64 *last);
+/* Protection domains (ffi/rdma/ib_pd.c). */
+int mlx5rs_ib_rs_alloc_pd(const void *rust, __u32 *pdn, struct mlx5rs_ib_udata *resp);
 int mlx5rs_ib_rs_dealloc_pd(const void *rust, __u32 pdn);
 
 /*
- * Shared receive queues, XRC domains and address handles (ffi/rdma/ib_srq.c; Rust mirrors
- * in ffi/rdma/ib_srq_abi.rs).
+ * Shared receive queues and XRC domains (ffi/rdma/ib_srq.c) and address handles
+ * (ffi/rdma/ib_ah.c); Rust mirrors in ffi/rdma/ib_srq_abi.rs and ib_ah_abi.rs.
  */
 
 /* A create_srq: struct ib_srq_init_attr and the numbers of the objects it names. */
@@ -273,7 +282,7 @@ struct ib_srq;
 int mlx5rs_ib_rs_create_srq(const void *rust, struct mlx5rs_ib_srq_init *init,
 			    struct mlx5rs_ib_udata *staged, struct ib_device *ibdev,
 			    struct ib_udata *udata, struct ib_srq *ibsrq, void **srq);
-/* An SRQ event (MLX5RS_IB_EVENT_SRQ_*) to @ibsrq's handler (ffi/ib_srq.c). */
+/* An SRQ event (MLX5RS_IB_EVENT_SRQ_*) to @ibsrq's handler (ffi/rdma/ib_srq.c). */
 void mlx5rs_ib_srq_event(struct ib_srq *ibsrq, __u32 event);
 int mlx5rs_ib_rs_modify_srq(const void *rust, const void *srq, __u32 mask, __u32 limit);
 int mlx5rs_ib_rs_query_srq(const void *rust, const void *srq, struct mlx5rs_ib_srq_attr *out);
@@ -308,7 +317,6 @@ __u64 mlx5rs_umem_iter_fill(void *it, __u64 *out, __u64 n);
 const void *mlx5rs_mm_current(void);
 void *mlx5rs_mm_grab_current(void);
 void mlx5rs_mm_drop(void *mm);
-void *mlx5rs_ib_udata_uctx(struct ib_udata *udata);
 
 /*
  * Memory regions (ffi/rdma/ib_mr.c, trampolines into ffi/rdma/ib_mr.rs). @mr is the Rust MR

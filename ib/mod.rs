@@ -8,31 +8,38 @@
 //! function's [`Lifecycle`]. It never touches `cmd/` or `eq/` internals, and the core
 //! never names the provider: `device.rs` creates [`IbStage`] as the last bring-up
 //! stage and drops it first at unbind. The C that touches `struct ib_device` is the
-//! shim (`ffi/rdma/ib.c`, wrapped by [`crate::ffi::rdma::ib`]).
+//! shim (`ffi/rdma/ib*.c`, wrapped by [`crate::ffi::rdma`]).
 //!
 //! One folder per verb family, as the core is one folder per subsystem. In each,
-//! `mod.rs` is the kernel shell (locks, DMA memory, the shim's objects) and the other
+//! `mod.rs` is the kernel shell (locks, DMA memory, the shim's objects, and the
+//! family's verbs object, which implements the shim's `Ib<Family>Ops`) and the other
 //! files are pure `core` code, compiled into the host test crate too: `commands.rs`
 //! (the family's commands, one type each), `plan.rs` (decisions that depend on
 //! numbers only) and files named for what they hold.
-//! - [`device`]: the verbs the RDMA core calls ([`device::Provider`], device, port,
-//!   P_Key and GID queries, PDs), over `device/attr.rs` (`query_device`, `fw_ver`,
-//!   `hca_type`, `board_id`);
-//! - [`port`]: port attributes both ways (`attr.rs`: MAD PortInfo, or the HCA vport
-//!   context with PTYS, PMTU and PVLC), MAD_IFC, vport queries and port registers
-//!   (`commands.rs`), port-change sub-types as IB events (`events.rs`);
+//! - [`device`]: the provider ([`device::Provider`], the shim's `IbOps`): it holds
+//!   one verbs object per family and serves query_device over `device/attr.rs`
+//!   (`query_device`, `fw_ver`, `hca_type`, `board_id`); no family imports it;
+//! - [`port`]: the port verbs (query_port, query_pkey, query_gid) over port
+//!   attributes both ways (`attr.rs`: MAD PortInfo, or the HCA vport context with
+//!   PTYS, PMTU and PVLC), MAD_IFC, vport queries and port registers (`commands.rs`),
+//!   port-change sub-types as IB events (`events.rs`);
 //! - [`uctx`]: user contexts (alloc_ucontext, mmap, UAR objects) over the uverbs ABI
 //!   ([`abi`], as libmlx5 speaks it) and `uctx/plan.rs` (what a context is offered,
-//!   which BAR page an mmap maps); [`pd`]: ALLOC_PD and ALLOC_TRANSPORT_DOMAIN;
+//!   which BAR page an mmap maps); `uctx/uar.rs` holds the bfregs a context's QPs
+//!   ring (kernel code under a lock: the one such file outside a `mod.rs`);
+//! - [`pd`]: alloc_pd / dealloc_pd, and the transport domain of a context;
+//! - [`ah`]: address handles (the address vector, `ah/av.rs`);
 //! - [`cq`]: kernel and user CQs, resize, moderation, completion and CQ error events
 //!   through the EQ stage's [`CqAccess`];
 //! - [`qp`]: user and kernel QPs (create, modify, query, destroy) over
-//!   `qp/{create,modify,size}.rs`; `qp/uar.rs` holds the bfregs a context's QPs ring
-//!   (kernel code under a lock: the one such file outside a `mod.rs`);
+//!   `qp/{create,modify,size}.rs`;
 //! - [`mr`]: DMA and user MRs (CREATE_MKEY with the translation inline, rereg, dereg);
-//! - [`srq`]: SRQs, XRC domains and address handles ([`ah`]: the address vector);
+//! - [`srq`]: SRQs and XRC domains;
 //! - [`umem`]: doorbell records of user objects, and the arithmetic of pinned user
 //!   memory (`umem/plan.rs`; the pinning itself is `crate::ffi::rdma::umem`).
+//!
+//! Layering: `device` above `srq`, `qp` and `cq`, which use `uctx`, which uses
+//! `pd`; `abi`, `port` and `umem` at the bottom. `uctx` does not import `qp`.
 //!
 //! Not there yet: the data path (post_send, post_recv, poll_cq, req_notify_cq);
 //! without it the RDMA core treats the device as no kverbs provider and attaches no
@@ -78,9 +85,10 @@ use crate::{
 use abi::cq::CqCaps;
 use cq::CqVerbs;
 use device::attr::{board_id_text, fw_ver_text, hca_type_text, DeviceIds};
-use device::{PortAccess, Provider};
+use device::Provider;
 use port::attr::{gid_table_len, pkey_table_len, PortCaps};
 use port::commands::{node_info_of, MadIfcGet, QueryHcaVportContext, QueryVendorId, ReadNodeDesc};
+use port::PortAccess;
 
 /// Name of the provider's fatal-error consumer (log and removal key).
 const FATAL_CONSUMER: &str = "ib (IB_EVENT_DEVICE_FATAL)";

@@ -30,8 +30,9 @@ use crate::{
     ffi::{
         self,
         rdma::ib_abi::IbEvent,
-        rdma::ib_qp::{IbQp, QpAttr, QpShim, UserData},
+        rdma::ib_qp::{IbQp, QpAttr, QpShim},
         rdma::ib_srq::{IbSrq, SrqAttr, SrqShim},
+        rdma::udata::UserData,
     },
 };
 

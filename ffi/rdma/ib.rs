@@ -3,19 +3,29 @@
 //! The RDMA core through the C shim `ffi/rdma/ib.c` (the kernel crate has no RDMA
 //! bindings): an [`IbRegistration`] allocates the function's IB device, registers it
 //! as `mlx5_%d` and unregisters and frees it on drop; its ops call the provider's
-//! [`IbOps`] with typed requests, and the typed answers ([`DeviceAttr`],
-//! [`PortAttr`], plain values) are copied into the core's structures by the C side.
+//! [`IbOps`] with typed requests, and the typed answers ([`DeviceAttr`], plain
+//! values) are copied into the core's structures by the C side.
 //!
 //! The `#[repr(C)]` structures ([`super::ib_abi`], pure so the host tests see them)
 //! mirror the shim's own structures in `mlx5rs_ffi.h` (both sides check the same
 //! sizes); Rust never sees a core structure.
 //!
+//! # Verbs families
+//!
+//! Every family registers its verbs the same way. Its C file `ib_<family>.c` owns
+//! the family's `struct ib_device_ops mlx5rs_ib_<family>_ops` (its ops and the
+//! `INIT_RDMA_OBJ_SIZE` of its objects), which `mlx5rs_ib_alloc()` applies; its Rust
+//! file `ib_<family>.rs` holds the family's ops trait (`Ib<Family>Ops`) and the
+//! trampolines, which reach the provider's implementation through the accessor of
+//! [`IbOps`] named after the family. A verb's driver data is a
+//! [`super::udata::UserData`] in every family. The device family itself (this file
+//! and `ib.c`) is `query_device`, on [`IbOps`].
+//!
 //! # Trampolines
 //!
-//! The Rust functions the shim calls (`mlx5rs_ib_rs_*`, here and in the family files
-//! `ib_cq.rs`, `ib_mr.rs`, `ib_qp.rs`, `ib_srq.rs`) are `unsafe extern "C"`: only the
-//! shim calls them, and it upholds one contract for all of them, which their
-//! `# Safety` sections name:
+//! The Rust functions the shim calls (`mlx5rs_ib_rs_*`, here and in the family
+//! files) are `unsafe extern "C"`: only the shim calls them, and it upholds one
+//! contract for all of them, which their `# Safety` sections name:
 //! - `rust` is the pointer [`IbRegistration::register`] gave `mlx5rs_ib_alloc`, of a
 //!   device not unregistered yet (the core calls ops only in between);
 //! - an object pointer (`uctx`, `cq_rust`, `qp`, `srq`, `mr`, `old`) is NULL or the
@@ -25,9 +35,9 @@
 //! - every other pointer is NULL only where its function says so, else valid for
 //!   reading (inputs) or writing (outputs, the shim's stack frame or the field of its
 //!   object that is to be set) for the call, and not aliased by another argument;
-//! - a staged `struct mlx5rs_ib_udata` satisfies [`staged`]'s contract, and `ibdev`
-//!   and `udata` are the core's `struct ib_device` and `struct ib_udata` of the
-//!   current verb.
+//! - a staged `struct mlx5rs_ib_udata` satisfies [`super::udata::user_data`]'s
+//!   contract, and `ibdev` and `udata` are the core's `struct ib_device` and
+//!   `struct ib_udata` of the current verb.
 
 use core::ptr::NonNull;
 
@@ -40,101 +50,39 @@ use kernel::{
 };
 
 use super::ib_abi::Udata;
-pub(crate) use super::ib_abi::{DeviceAttr, IbEvent, IbInit, MmapMap, MmapReq, PortAttr, UarObj};
-use super::ib_mr::IbMrOps;
-use crate::ib::umem::DbPages;
+pub(crate) use super::ib_abi::{DeviceAttr, IbEvent, IbInit};
+use super::udata::{set_resp_len, user_data, UserData};
+use super::{
+    ib_ah::IbAhOps, ib_cq::IbCqOps, ib_mr::IbMrOps, ib_pd::IbPdOps, ib_port::IbPortOps,
+    ib_qp::IbQpOps, ib_srq::IbSrqOps, ib_uctx::IbUctxOps,
+};
 
-/// A user context of the provider, created by [`IbOps::alloc_ucontext`]; dropped at
-/// `dealloc_ucontext` (after the core destroyed the context's objects and zapped its
-/// mappings).
-pub(crate) trait IbUcontext: Send + Sync {
-    /// `mmap` of the context: the page of BAR 0 `req` maps.
-    fn mmap(&self, req: &MmapReq) -> Result<MmapMap>;
-    /// The context's doorbell-record pages (user CQs, QPs, SRQs map their records
-    /// through it, [`crate::ib::umem`]).
-    fn db_pages(&self) -> &Arc<DbPages>;
-    /// The context's CQE version (0 or 1).
-    fn cqe_version(&self) -> u8;
-    /// The context's bfregs, which its QPs ring ([`crate::ib::qp::uar`]); set from
-    /// allocation on (`None` only for a context still being built).
-    fn qp_bfregs(&self) -> Option<&Arc<crate::ib::qp::uar::BfregTable>>;
-    /// The UAR index of each static system page (CQs of the context ring on them).
-    fn static_uars(&self) -> &[u32];
-    /// The library allocates its UARs dynamically (no static pages).
-    fn lib_uar_dyn(&self) -> bool;
-    /// UAR_OBJ_ALLOC: a new UAR of `alloc_type` for the context (its index, page and
-    /// caching), owned by the context until [`IbUcontext::uar_obj_free`].
-    fn uar_obj_alloc(&self, alloc_type: u32) -> Result<UarObj>;
-    /// The UAR object over `uar` is gone (and so is its last mapping).
-    fn uar_obj_free(&self, uar: u32);
-    /// `uar` is one of the context's UARs (a static page or a live UAR object).
-    fn owns_uar(&self, uar: u32) -> bool;
-    /// A hold on `uar` for a CQ or QP whose context names it (`None`: not one of the
-    /// context's UARs): a UAR object's UAR is deallocated only after the object is
-    /// gone and the last hold is dropped.
-    fn hold_uar(&self, uar: u32) -> Option<crate::ib::uctx::UarHold>;
-}
-
-/// The Rust user context behind a `rust` pointer of `struct mlx5rs_ib_ucontext` (as
-/// `mlx5rs_ib_udata_uctx` or a trampoline passes it); `None` for NULL.
-///
-/// # Safety
-///
-/// `uctx` must be NULL or the `rust` pointer of a context the core has not
-/// deallocated yet (it does so only after destroying the context's objects), valid
-/// for the lifetime chosen.
-pub(crate) unsafe fn ucontext_ref<'a>(uctx: *const c_void) -> Option<&'a dyn IbUcontext> {
-    if uctx.is_null() {
-        return None;
-    }
-    // SAFETY: by the function's contract `uctx` came from `KBox::into_raw` of a
-    // `UcontextBox` in `mlx5rs_ib_rs_alloc_ucontext` and is not freed yet.
-    Some(unsafe { &**uctx.cast::<KBox<dyn IbUcontext>>() })
-}
-
-/// A context as the shim holds it: a thin pointer to this box is the `rust` pointer
-/// of `struct mlx5rs_ib_ucontext`.
-pub(crate) type UcontextBox = KBox<KBox<dyn IbUcontext>>;
-
-/// What the core asks of the provider. Called in process context, concurrently, from
-/// registration until [`IbRegistration`]'s drop has unregistered the device.
+/// What the core asks of the provider: the device family's verbs, and the ops of
+/// every other verbs family (one accessor a family). Called in process context,
+/// concurrently, from registration until [`IbRegistration`]'s drop has unregistered
+/// the device.
 pub(crate) trait IbOps: Send + Sync {
     /// `query_device`.
     fn query_device(&self) -> Result<DeviceAttr>;
-    /// `query_port` of port `port` (as the core passes it: not checked yet).
-    fn query_port(&self, port: u32) -> Result<PortAttr>;
-    /// `query_pkey`: entry `index` of the P_Key table of `port`.
-    fn query_pkey(&self, port: u32, index: u16) -> Result<u16>;
-    /// `query_gid`: entry `index` of the GID table of `port`.
-    fn query_gid(&self, port: u32, index: u32) -> Result<[u8; 16]>;
-    /// The driver part of `query_device`: `req` the request user space gave, `outlen`
-    /// the response length it asked for; writes the response into `out` and returns
-    /// its length (0: none).
-    fn query_device_uhw(&self, req: &[u8], outlen: usize, out: &mut [u8]) -> Result<usize>;
-    /// `alloc_ucontext` with the driver request `req` and a response buffer of
-    /// `outlen` bytes; writes the response into `out` and returns the context and the
-    /// response length.
-    fn alloc_ucontext(
-        &self,
-        req: &[u8],
-        outlen: usize,
-        out: &mut [u8],
-        cache_line_size: u32,
-    ) -> Result<(KBox<dyn IbUcontext>, usize)>;
-    /// `alloc_pd`: the new PD's number.
-    fn alloc_pd(&self) -> Result<u32>;
-    /// The response of a user `alloc_pd` of PD `pdn` into `out`; its length.
-    fn alloc_pd_response(&self, pdn: u32, outlen: usize, out: &mut [u8]) -> usize;
-    /// `dealloc_pd` of PD `pdn`.
-    fn dealloc_pd(&self, pdn: u32) -> Result;
-    /// The memory-region verbs (`ffi/rdma/ib_mr.c`).
-    fn mr(&self) -> &dyn IbMrOps;
-    /// The QP verbs ([`super::ib_qp`]).
-    fn qp_ops(&self) -> &dyn super::ib_qp::IbQpOps;
-    /// The SRQ, XRC domain and AH verbs (`ffi/rdma/ib_srq.rs`).
-    fn srq_ops(&self) -> &dyn super::ib_srq::IbSrqOps;
+    /// The driver part of `query_device`: writes the response into `u.out` and
+    /// returns its length (0: none).
+    fn query_device_uhw(&self, u: UserData<'_>) -> Result<usize>;
+    /// The port verbs ([`super::ib_port`]).
+    fn port_ops(&self) -> &dyn IbPortOps;
+    /// The user-context verbs ([`super::ib_uctx`]).
+    fn uctx_ops(&self) -> &dyn IbUctxOps;
+    /// The PD verbs ([`super::ib_pd`]).
+    fn pd_ops(&self) -> &dyn IbPdOps;
+    /// The address-handle verbs ([`super::ib_ah`]).
+    fn ah_ops(&self) -> &dyn IbAhOps;
     /// The CQ verbs ([`super::ib_cq`]).
-    fn cq_ops(&self) -> &dyn super::ib_cq::IbCqOps;
+    fn cq_ops(&self) -> &dyn IbCqOps;
+    /// The QP verbs ([`super::ib_qp`]).
+    fn qp_ops(&self) -> &dyn IbQpOps;
+    /// The SRQ and XRC domain verbs ([`super::ib_srq`]).
+    fn srq_ops(&self) -> &dyn IbSrqOps;
+    /// The memory-region verbs ([`super::ib_mr`]).
+    fn mr_ops(&self) -> &dyn IbMrOps;
 }
 
 /// The provider as the shim holds it: a thin pointer to this box is the `rust`
@@ -265,105 +213,6 @@ unsafe extern "C" fn mlx5rs_ib_rs_query_device(rust: *const c_void, out: *mut De
     }
 }
 
-/// `query_port` trampoline target.
-///
-/// # Safety
-///
-/// The shim's trampoline contract (*Trampolines* in this module).
-#[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_query_port(
-    rust: *const c_void,
-    port: u32,
-    out: *mut PortAttr,
-) -> c_int {
-    // SAFETY: as in `mlx5rs_ib_rs_query_device`.
-    match unsafe { ops(rust) }.query_port(port) {
-        Ok(a) => {
-            // SAFETY: the shim passes a valid, writable `struct mlx5rs_ib_port_attr`.
-            unsafe { out.write(a) };
-            0
-        }
-        Err(e) => errno(e),
-    }
-}
-
-/// `query_pkey` trampoline target.
-///
-/// # Safety
-///
-/// The shim's trampoline contract (*Trampolines* in this module).
-#[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_query_pkey(
-    rust: *const c_void,
-    port: u32,
-    index: u16,
-    out: *mut u16,
-) -> c_int {
-    // SAFETY: as in `mlx5rs_ib_rs_query_device`.
-    match unsafe { ops(rust) }.query_pkey(port, index) {
-        Ok(p) => {
-            // SAFETY: the shim passes the core's valid, writable `u16 *pkey`.
-            unsafe { out.write(p) };
-            0
-        }
-        Err(e) => errno(e),
-    }
-}
-
-/// `query_gid` trampoline target (`index` checked non-negative by the shim).
-///
-/// # Safety
-///
-/// The shim's trampoline contract (*Trampolines* in this module).
-#[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_query_gid(
-    rust: *const c_void,
-    port: u32,
-    index: c_int,
-    out: *mut [u8; 16],
-) -> c_int {
-    let Ok(index) = u32::try_from(index) else {
-        return errno(EINVAL);
-    };
-    // SAFETY: as in `mlx5rs_ib_rs_query_device`.
-    match unsafe { ops(rust) }.query_gid(port, index) {
-        Ok(g) => {
-            // SAFETY: the shim passes a valid, writable 16-byte buffer of its stack.
-            unsafe { out.write(g) };
-            0
-        }
-        Err(e) => errno(e),
-    }
-}
-
-/// The staged request and response buffer of `u`.
-///
-/// # Safety
-///
-/// `u` must be a `struct mlx5rs_ib_udata` of the shim: `inp` valid for `inlen` bytes
-/// of reading, `out` for `outcap` bytes of writing, both for the call, not aliased.
-pub(super) unsafe fn staged<'a>(u: &Udata) -> (&'a [u8], &'a mut [u8], usize) {
-    let inlen = usize::try_from(u.inlen).unwrap_or(0);
-    let outcap = usize::try_from(u.outcap).unwrap_or(0);
-    let inp = if u.inp.is_null() || inlen == 0 {
-        &[][..]
-    } else {
-        // SAFETY: `inp` is not NULL (checked above) and, by the function's contract,
-        // valid for reading `inlen` bytes for the call and not written through `out`
-        // (not aliased); a `u8` slice needs no alignment.
-        unsafe { core::slice::from_raw_parts(u.inp, inlen) }
-    };
-    let out = if u.out.is_null() || outcap == 0 {
-        &mut [][..]
-    } else {
-        // SAFETY: `out` is not NULL (checked above) and, by the function's contract,
-        // valid for writing `outcap` bytes for the call and aliased by nothing else
-        // (not by `inp`), so this exclusive slice is its only access.
-        unsafe { core::slice::from_raw_parts_mut(u.out, outcap) }
-    };
-    (inp, out, usize::try_from(u.outlen).unwrap_or(usize::MAX))
-}
-
 /// `query_device` trampoline target for the driver part (`uhw`).
 ///
 /// # Safety
@@ -372,221 +221,16 @@ pub(super) unsafe fn staged<'a>(u: &Udata) -> (&'a [u8], &'a mut [u8], usize) {
 #[no_mangle]
 unsafe extern "C" fn mlx5rs_ib_rs_query_device_uhw(rust: *const c_void, uhw: *mut Udata) -> c_int {
     // SAFETY: the shim passes its staging area (valid, exclusive for the call).
-    let u = unsafe { &mut *uhw };
-    // SAFETY: the shim's staging area satisfies `staged`'s contract.
-    let (inp, out, outlen) = unsafe { staged(u) };
+    let Some(u) = (unsafe { user_data(uhw) }) else {
+        return errno(EINVAL);
+    };
     // SAFETY: as in `mlx5rs_ib_rs_query_device`.
-    match unsafe { ops(rust) }.query_device_uhw(inp, outlen, out) {
+    match unsafe { ops(rust) }.query_device_uhw(u) {
         Ok(n) => {
-            u.resp_len = n as u64;
+            // SAFETY: `uhw` is NULL or the shim's staging area (trampoline contract).
+            unsafe { set_resp_len(uhw, n) };
             0
         }
-        Err(e) => errno(e),
-    }
-}
-
-/// `alloc_ucontext` trampoline target; on success `*uctx` is the context's pointer
-/// for `mmap` and `dealloc_ucontext`.
-///
-/// # Safety
-///
-/// The shim's trampoline contract (*Trampolines* in this module).
-#[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_alloc_ucontext(
-    rust: *const c_void,
-    udata: *mut Udata,
-    cache_line_size: u32,
-    uctx: *mut *mut c_void,
-) -> c_int {
-    // SAFETY: the shim passes its staging area (valid, exclusive for the call).
-    let u = unsafe { &mut *udata };
-    // SAFETY: the shim's staging area satisfies `staged`'s contract.
-    let (inp, out, outlen) = unsafe { staged(u) };
-    // SAFETY: as in `mlx5rs_ib_rs_query_device`.
-    let r = unsafe { ops(rust) }.alloc_ucontext(inp, outlen, out, cache_line_size);
-    let (ctx, n) = match r {
-        Ok(v) => v,
-        Err(e) => return errno(e),
-    };
-    let boxed: UcontextBox = match KBox::new(ctx, GFP_KERNEL) {
-        Ok(b) => b,
-        Err(_) => return errno(ENOMEM),
-    };
-    u.resp_len = n as u64;
-    // SAFETY: the shim passes the address of its context's `rust` field.
-    unsafe { uctx.write(KBox::into_raw(boxed).cast::<c_void>()) };
-    0
-}
-
-/// `dealloc_ucontext` trampoline target: drops the context.
-///
-/// # Safety
-///
-/// The shim's trampoline contract (*Trampolines* in this module).
-#[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_dealloc_ucontext(_rust: *const c_void, uctx: *mut c_void) {
-    if uctx.is_null() {
-        return;
-    }
-    // SAFETY: `uctx` came from `KBox::into_raw` in `mlx5rs_ib_rs_alloc_ucontext` and the
-    // shim passes it here once, after which it forgets it.
-    drop(unsafe { UcontextBox::from_raw(uctx.cast::<KBox<dyn IbUcontext>>()) });
-}
-
-/// `mmap` trampoline target.
-///
-/// # Safety
-///
-/// The shim's trampoline contract (*Trampolines* in this module).
-#[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_mmap(
-    _rust: *const c_void,
-    uctx: *const c_void,
-    req: *const MmapReq,
-    map: *mut MmapMap,
-) -> c_int {
-    if uctx.is_null() {
-        return errno(EINVAL);
-    }
-    // SAFETY: `uctx` is a live context of `mlx5rs_ib_rs_alloc_ucontext` (the core calls
-    // mmap only between alloc and dealloc of the context).
-    let ctx = unsafe { &*uctx.cast::<KBox<dyn IbUcontext>>() };
-    // SAFETY: the shim passes a valid request of its stack frame.
-    let req = unsafe { &*req };
-    match ctx.mmap(req) {
-        Ok(m) => {
-            // SAFETY: the shim passes a valid, writable answer of its stack frame.
-            unsafe { map.write(m) };
-            0
-        }
-        Err(e) => errno(e),
-    }
-}
-
-/// The Rust context behind a shim's `rust` pointer.
-///
-/// # Safety
-///
-/// `uctx` must be non-NULL and a live context of `mlx5rs_ib_rs_alloc_ucontext` (not
-/// deallocated yet), valid for the lifetime chosen.
-unsafe fn live_ucontext<'a>(uctx: *const c_void) -> &'a dyn IbUcontext {
-    // SAFETY: by the function's contract `uctx` is the pointer
-    // `mlx5rs_ib_rs_alloc_ucontext` wrote, `KBox::into_raw` of a `UcontextBox` (an
-    // aligned, initialised `KBox<dyn IbUcontext>`), freed only at dealloc_ucontext,
-    // after `'a`; only shared references are made to it.
-    unsafe { &**uctx.cast::<KBox<dyn IbUcontext>>() }
-}
-
-/// UAR_OBJ_ALLOC's Rust part (ffi/rdma/ib_uar.c): a UAR of `alloc_type` for the context.
-///
-/// # Safety
-///
-/// The shim's trampoline contract (*Trampolines* in this module).
-#[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_uar_obj_alloc(
-    _rust: *const c_void,
-    uctx: *const c_void,
-    alloc_type: u32,
-    out: *mut UarObj,
-) -> c_int {
-    if uctx.is_null() {
-        return errno(EINVAL);
-    }
-    // SAFETY: the shim passes the context of the ioctl's file, which the core keeps
-    // alive for the call (ib_uverbs_get_ucontext).
-    match unsafe { live_ucontext(uctx) }.uar_obj_alloc(alloc_type) {
-        Ok(o) => {
-            // SAFETY: the shim passes a valid, writable answer of its entry.
-            unsafe { out.write(o) };
-            0
-        }
-        Err(e) => errno(e),
-    }
-}
-
-/// A UAR object's entry is freed (mmap_free, ffi/rdma/ib_uar.c): deallocate its UAR.
-///
-/// # Safety
-///
-/// The shim's trampoline contract (*Trampolines* in this module).
-#[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_uar_obj_free(
-    _rust: *const c_void,
-    uctx: *const c_void,
-    uar: u32,
-) {
-    if uctx.is_null() {
-        return;
-    }
-    // SAFETY: the core frees a context's entries before dealloc_ucontext (objects are
-    // destroyed and mappings zapped first), so the context is alive.
-    unsafe { live_ucontext(uctx) }.uar_obj_free(uar);
-}
-
-/// The mmap offset of the entry of key `key` (MMAP_OFFSET of UAR_OBJ_ALLOC).
-///
-/// # Safety
-///
-/// The shim's trampoline contract (*Trampolines* in this module).
-#[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_entry_mmap_offset(key: u64) -> u64 {
-    crate::ib::abi::mmap::entry_offset(key, kernel::page::PAGE_SHIFT as u32)
-}
-
-/// The range of keys a UAR object's entry is inserted in.
-///
-/// # Safety
-///
-/// The shim's trampoline contract (*Trampolines* in this module).
-#[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_uar_obj_keys(first: *mut u64, last: *mut u64) {
-    let (f, l) = crate::ib::abi::mmap::UAR_OBJ_KEYS;
-    // SAFETY: the shim passes two valid, writable locals.
-    unsafe {
-        first.write(f);
-        last.write(l);
-    }
-}
-
-/// `alloc_pd` trampoline target; `resp` is NULL for a kernel PD.
-///
-/// # Safety
-///
-/// The shim's trampoline contract (*Trampolines* in this module).
-#[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_alloc_pd(
-    rust: *const c_void,
-    pdn: *mut u32,
-    resp: *mut Udata,
-) -> c_int {
-    // SAFETY: as in `mlx5rs_ib_rs_query_device`.
-    let o = unsafe { ops(rust) };
-    let n = match o.alloc_pd() {
-        Ok(n) => n,
-        Err(e) => return errno(e),
-    };
-    // SAFETY: the shim passes the address of its PD's `pdn` field.
-    unsafe { pdn.write(n) };
-    if !resp.is_null() {
-        // SAFETY: the shim passes its response buffer (valid, exclusive for the call).
-        let u = unsafe { &mut *resp };
-        // SAFETY: the shim's buffer satisfies `staged`'s contract (no request bytes).
-        let (_, out, outlen) = unsafe { staged(u) };
-        u.resp_len = o.alloc_pd_response(n, outlen, out) as u64;
-    }
-    0
-}
-
-/// `dealloc_pd` trampoline target.
-///
-/// # Safety
-///
-/// The shim's trampoline contract (*Trampolines* in this module).
-#[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_dealloc_pd(rust: *const c_void, pdn: u32) -> c_int {
-    // SAFETY: as in `mlx5rs_ib_rs_query_device`.
-    match unsafe { ops(rust) }.dealloc_pd(pdn) {
-        Ok(()) => 0,
         Err(e) => errno(e),
     }
 }

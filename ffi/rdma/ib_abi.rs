@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The structures the InfiniBand shim (`ffi/rdma/ib.c`) and the provider exchange:
-//! `#[repr(C)]` mirrors of `struct mlx5rs_ib_init`, `mlx5rs_ib_device_attr` and
-//! `mlx5rs_ib_port_attr` in `mlx5rs_ffi.h` (the shim checks the same sizes with
-//! `BUILD_BUG_ON`), and the `enum ib_event_type` values the provider raises.
+//! The structures the InfiniBand shim's device, port, user-context and CQ files
+//! (`ffi/rdma/ib.c`, `ib_port.c`, `ib_uctx.c`, `ib_uar.c`, `ib_cq.c`) and the provider
+//! exchange: `#[repr(C)]` mirrors of `struct mlx5rs_ib_init`, `mlx5rs_ib_device_attr`,
+//! `mlx5rs_ib_port_attr`, the staged `mlx5rs_ib_udata` every family uses, the mmap and
+//! UAR-object structures and `mlx5rs_ib_cq_init` in `mlx5rs_ffi.h` (the shim checks
+//! the same sizes with `BUILD_BUG_ON`), and the `enum ib_event_type` values the
+//! provider raises.
 //!
 //! Pure `core` code: the provider's decoders (`ib/`) build these and the host tests
 //! check them.
@@ -158,7 +161,7 @@ pub enum IbEvent {
 }
 
 /// `struct mlx5rs_ib_udata`: a verb's driver data staged by the shim (the pointers
-/// are the shim's kernel buffers; `ffi/rdma/ib.rs` turns them into slices).
+/// are the shim's kernel buffers; `ffi/rdma/udata.rs` turns them into slices).
 #[repr(C)]
 pub struct Udata {
     /// The staged request bytes.

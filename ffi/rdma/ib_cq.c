@@ -16,16 +16,7 @@
 #include <rdma/uverbs_ioctl.h>
 #include "ib_priv.h"
 
-/* The user context of @udata's verb, the Rust pointer of it. */
-static void *mlx5rs_ib_uctx_rust(struct ib_udata *udata)
-{
-	struct mlx5rs_ib_ucontext *uc =
-		rdma_udata_to_drv_context(udata, struct mlx5rs_ib_ucontext, ibuc);
-
-	return uc ? uc->rust : NULL;
-}
-
-int mlx5rs_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+static int mlx5rs_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			struct uverbs_attr_bundle *attrs)
 {
 	struct mlx5rs_ib_cq *cq = container_of(ibcq, struct mlx5rs_ib_cq, ibcq);
@@ -54,7 +45,7 @@ static const u16 cq_buf_attrs[] = {
 	UVERBS_ATTR_CREATE_CQ_BUF_UMEM,
 };
 
-int mlx5rs_ib_create_user_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+static int mlx5rs_ib_create_user_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			     struct uverbs_attr_bundle *attrs)
 {
 	struct mlx5rs_ib_cq *cq = container_of(ibcq, struct mlx5rs_ib_cq, ibcq);
@@ -71,7 +62,7 @@ int mlx5rs_ib_create_user_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *a
 	int ncqe = 0;
 	int err;
 
-	uctx = mlx5rs_ib_uctx_rust(udata);
+	uctx = mlx5rs_ib_udata_uctx(udata);
 	if (!uctx)
 		return -EINVAL;
 	if (mlx5rs_ib_names_buffer(udata, cq_buf_attrs, ARRAY_SIZE(cq_buf_attrs)))
@@ -94,7 +85,7 @@ out:
 	return err;
 }
 
-int mlx5rs_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+static int mlx5rs_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct mlx5rs_ib_cq *cq = container_of(ibcq, struct mlx5rs_ib_cq, ibcq);
 	int err;
@@ -105,7 +96,7 @@ int mlx5rs_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return err;
 }
 
-int mlx5rs_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe, struct ib_udata *udata)
+static int mlx5rs_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe, struct ib_udata *udata)
 {
 	struct mlx5rs_ib_cq *cq = container_of(ibcq, struct mlx5rs_ib_cq, ibcq);
 	struct mlx5rs_ib_stage *st;
@@ -123,13 +114,22 @@ int mlx5rs_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe, struct ib_uda
 	return err;
 }
 
-int mlx5rs_ib_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
+static int mlx5rs_ib_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
 {
 	struct mlx5rs_ib_cq *cq = container_of(ibcq, struct mlx5rs_ib_cq, ibcq);
 
 	return mlx5rs_ib_rs_modify_cq(to_rsdev(ibcq->device)->rust, cq->rust, cq_count,
 				      cq_period);
 }
+
+const struct ib_device_ops mlx5rs_ib_cq_ops = {
+	.create_cq = mlx5rs_ib_create_cq,
+	.create_user_cq = mlx5rs_ib_create_user_cq,
+	.destroy_cq = mlx5rs_ib_destroy_cq,
+	.modify_cq = mlx5rs_ib_modify_cq,
+	.resize_user_cq = mlx5rs_ib_resize_user_cq,
+	INIT_RDMA_OBJ_SIZE(ib_cq, mlx5rs_ib_cq, ibcq),
+};
 
 /**
  * mlx5rs_ib_cq_comp() - a completion event of @cq: call the consumer's handler

@@ -13,9 +13,11 @@ use kernel::{
     sync::Arc,
 };
 
-use super::ib::{errno, ops, staged, ucontext_ref, IbUcontext};
+use super::ib::{errno, IbOps};
 pub(crate) use super::ib_abi::CqInit;
 use super::ib_abi::Udata;
+use super::ib_uctx::{ucontext_ref, IbUcontext};
+use super::udata::{set_resp_len, user_data, UserData};
 use super::umem::IbDev;
 
 extern "C" {
@@ -59,18 +61,6 @@ impl CqShim {
     }
 }
 
-/// A user verb's driver data: the staged request and the response buffer (the shim
-/// truncates the response to what user space asked for).
-pub(crate) struct CqUdata<'a> {
-    /// The request.
-    pub(crate) req: &'a [u8],
-    /// The response buffer.
-    pub(crate) out: &'a mut [u8],
-    /// The core's device of the verb (`ibcq->device`), for pinning user memory; `None`
-    /// when the shim passed none.
-    pub(crate) ibdev: Option<IbDev<'a>>,
-}
-
 /// One CQ of the provider.
 pub(crate) trait IbCq: Send + Sync {
     /// Bytes of one of its CQEs (64 or 128), as the ring has them now.
@@ -78,8 +68,8 @@ pub(crate) trait IbCq: Send + Sync {
     /// Ends the CQ's events, then DESTROY_CQ; on success the shim drops the CQ (its
     /// memory goes), on failure it keeps it.
     fn destroy(&self) -> Result;
-    /// resize_cq of a user CQ to `cqe` entries; the new `ibcq->cqe`.
-    fn resize(&self, cqe: u32, u: CqUdata<'_>) -> Result<u32>;
+    /// resize_cq of a user CQ of `dev` to `cqe` entries; the new `ibcq->cqe`.
+    fn resize(&self, cqe: u32, dev: IbDev<'_>, u: UserData<'_>) -> Result<u32>;
     /// modify_cq: moderation of `count` CQEs or `period` µs.
     fn modify(&self, count: u16, period: u16) -> Result;
 }
@@ -102,13 +92,27 @@ pub(crate) struct CqCreated {
 
 /// The CQ verbs of the provider.
 pub(crate) trait IbCqOps: Send + Sync {
-    /// create_cq: a kernel CQ when `user` is `None`, else a user CQ of the context.
+    /// create_cq on `dev`: a kernel CQ when `user` is `None`, else a user CQ of the
+    /// context with its driver data.
     fn create_cq(
         &self,
         init: &CqInit,
-        user: Option<(&dyn IbUcontext, CqUdata<'_>)>,
+        dev: IbDev<'_>,
+        user: Option<(&dyn IbUcontext, UserData<'_>)>,
         shim: CqShim,
     ) -> Result<CqCreated>;
+}
+
+/// The CQ verbs behind the shim's `rust` pointer.
+///
+/// # Safety
+///
+/// As [`super::ib::ops`].
+unsafe fn cq_ops<'a>(rust: *const c_void) -> &'a dyn IbCqOps {
+    // SAFETY: our contract is `ops`' own (a registered device's `rust` pointer, the
+    // device registered for `'a`).
+    let o: &'a dyn IbOps = unsafe { super::ib::ops(rust) };
+    o.cq_ops()
 }
 
 /// `create_cq` trampoline target (kernel and user).
@@ -135,25 +139,22 @@ unsafe extern "C" fn mlx5rs_ib_rs_create_cq(
     let shim = CqShim(shim);
     // SAFETY: the shim passes a valid `struct mlx5rs_ib_cq_init` of its stack frame.
     let init = unsafe { &*init };
-    let mut resp: Option<&mut Udata> = None;
+    // SAFETY: the shim passes `ibcq->device` of this create_cq, valid for the call.
+    let Some(dev) = (unsafe { IbDev::from_raw(ibdev) }) else {
+        return errno(EINVAL);
+    };
     // SAFETY: `uctx` is NULL or a live context of `mlx5rs_ib_rs_alloc_ucontext` (the
     // core creates objects only between alloc and dealloc of their context).
     let ctx = unsafe { ucontext_ref(uctx) };
-    let user = if let (Some(ctx), false) = (ctx, udata.is_null()) {
-        // SAFETY: the shim passes its staging area (valid, exclusive for the call).
-        let u = unsafe { &mut *udata };
-        // SAFETY: the shim's staging area satisfies `staged`'s contract.
-        let (req, out, _) = unsafe { staged(u) };
-        resp = Some(u);
-        // SAFETY: the shim passes `ibcq->device` of this create_cq, valid for the call.
-        let ibdev = unsafe { IbDev::from_raw(ibdev) };
-        Some((ctx, CqUdata { req, out, ibdev }))
+    let resp = if ctx.is_some() {
+        udata
     } else {
-        None
+        core::ptr::null_mut()
     };
+    // SAFETY: NULL or the shim's staging area (valid, exclusive for the call).
+    let user = ctx.zip(unsafe { user_data(resp) });
     // SAFETY: the shim passes the `rust` pointer of a registered device.
-    let o = unsafe { ops(rust) };
-    let c = match o.cq_ops().create_cq(init, user, shim) {
+    let c = match unsafe { cq_ops(rust) }.create_cq(init, dev, user, shim) {
         Ok(c) => c,
         Err(e) => return errno(e),
     };
@@ -165,9 +166,8 @@ unsafe extern "C" fn mlx5rs_ib_rs_create_cq(
         }
         return errno(ENOMEM);
     };
-    if let Some(u) = resp {
-        u.resp_len = c.resp_len as u64;
-    }
+    // SAFETY: `resp` is NULL or the shim's staging area (trampoline contract).
+    unsafe { set_resp_len(resp, c.resp_len) };
     let boxed: CqBox = boxed;
     // SAFETY: the shim passes the addresses of its CQ's `rust` and `cqn` fields and of
     // a local `int`.
@@ -242,18 +242,19 @@ unsafe extern "C" fn mlx5rs_ib_rs_resize_cq(
     ncqe: *mut c_int,
     ibdev: *mut c_void,
 ) -> c_int {
-    if cq_rust.is_null() || udata.is_null() {
+    if cq_rust.is_null() {
         return errno(EINVAL);
     }
     // SAFETY: the shim passes its staging area (valid, exclusive for the call).
-    let u = unsafe { &mut *udata };
-    // SAFETY: the shim's staging area satisfies `staged`'s contract.
-    let (req, out, _) = unsafe { staged(u) };
+    let Some(ud) = (unsafe { user_data(udata) }) else {
+        return errno(EINVAL);
+    };
     // SAFETY: the shim passes `ibcq->device` of this resize_cq, valid for the call.
-    let ibdev = unsafe { IbDev::from_raw(ibdev) };
-    let ud = CqUdata { req, out, ibdev };
+    let Some(dev) = (unsafe { IbDev::from_raw(ibdev) }) else {
+        return errno(EINVAL);
+    };
     // SAFETY: the shim passes its CQ's live `rust` pointer.
-    match unsafe { cq_of(cq_rust) }.resize(cqe, ud) {
+    match unsafe { cq_of(cq_rust) }.resize(cqe, dev, ud) {
         Ok(n) => match c_int::try_from(n) {
             Ok(n) => {
                 // SAFETY: the shim passes the address of a local `int`.

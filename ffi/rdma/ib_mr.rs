@@ -2,7 +2,7 @@
 
 //! The memory-region verbs through the C shim `ffi/rdma/ib_mr.c`: the trampoline targets
 //! of get_dma_mr, reg_user_mr, rereg_user_mr and dereg_mr, and the [`IbMrOps`] trait
-//! the provider implements for them ([`super::ib::IbOps::mr`]).
+//! the provider implements for them ([`super::ib::IbOps::mr_ops`]).
 //!
 //! An MR's Rust state is a [`Mr`] in a box whose pointer is the `rust` field of
 //! `struct mlx5rs_ib_mr`; its keys go back in `struct mlx5rs_ib_mr_keys`, which the
@@ -15,7 +15,7 @@ use kernel::{
 };
 
 use super::{
-    ib::{errno, ops},
+    ib::{errno, IbOps},
     umem::IbDev,
 };
 pub(crate) use crate::ib::mr::Mr;
@@ -89,6 +89,18 @@ unsafe fn give(m: KBox<Mr>, k: *mut MrKeys, out: *mut *mut c_void) {
     }
 }
 
+/// The MR verbs behind the shim's `rust` pointer.
+///
+/// # Safety
+///
+/// As [`super::ib::ops`].
+unsafe fn mr_ops<'a>(rust: *const c_void) -> &'a dyn IbMrOps {
+    // SAFETY: our contract is `ops`' own (a registered device's `rust` pointer, the
+    // device registered for `'a`).
+    let o: &'a dyn IbOps = unsafe { super::ib::ops(rust) };
+    o.mr_ops()
+}
+
 /// `get_dma_mr` trampoline target.
 ///
 /// # Safety
@@ -103,7 +115,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_get_dma_mr(
     mr: *mut *mut c_void,
 ) -> c_int {
     // SAFETY: the shim passes the `rust` pointer of a registered device.
-    let o = unsafe { ops(rust) }.mr();
+    let o = unsafe { mr_ops(rust) };
     // The core's `int` flags as the bits they are.
     match o.get_dma_mr(pdn, acc as u32) {
         Ok(m) => {
@@ -137,7 +149,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_reg_user_mr(
         return errno(EINVAL);
     };
     // SAFETY: the shim passes the `rust` pointer of a registered device.
-    let o = unsafe { ops(rust) }.mr();
+    let o = unsafe { mr_ops(rust) };
     match o.reg_user_mr(dev, pdn, start, len, iova, acc as u32) {
         Ok(m) => {
             // SAFETY: the trampoline contract: `k` and `mr` are the shim's outputs.
@@ -186,7 +198,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_rereg_user_mr(
         pdn,
     };
     // SAFETY: the shim passes the `rust` pointer of a registered device.
-    let o = unsafe { ops(rust) }.mr();
+    let o = unsafe { mr_ops(rust) };
     match o.rereg_user_mr(dev, old, req) {
         Ok(Some(m)) => {
             // SAFETY: the trampoline contract: `k` and `mr` are the shim's outputs.
@@ -218,7 +230,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_dereg_mr(rust: *const c_void, mr: *mut c_void)
     // once, with no other verb on it running.
     let mut m = unsafe { KBox::from_raw(mr.cast::<Mr>()) };
     // SAFETY: the shim passes the `rust` pointer of a registered device.
-    let o = unsafe { ops(rust) }.mr();
+    let o = unsafe { mr_ops(rust) };
     match o.dereg_mr(&mut m) {
         Ok(()) => {
             drop(m);

@@ -2,8 +2,9 @@
 /*
  * What the InfiniBand shim's files share: the driver's IB device and verbs-object
  * structures (each embeds the core's object first, INIT_RDMA_OBJ_SIZE), udata
- * staging, and the ops each file contributes to the one ops table in ffi/rdma/ib.c.
- * One file per verbs family (ffi/rdma/ib_<family>.c), this header the only link.
+ * staging, and each family's ops table, which ffi/rdma/ib.c applies. One file per
+ * verbs family (ffi/rdma/ib_<family>.c, owning mlx5rs_ib_<family>_ops with the
+ * INIT_RDMA_OBJ_SIZE of its objects; its ops are static), this header the only link.
  */
 #ifndef MLX5RS_IB_PRIV_H
 #define MLX5RS_IB_PRIV_H
@@ -34,7 +35,7 @@ struct mlx5rs_ib_dev {
 /**
  * struct mlx5rs_ib_ucontext - a user context
  * @ibuc: the core's context (INIT_RDMA_OBJ_SIZE)
- * @rust: the Rust context state (ffi/rdma/ib.rs), freed by dealloc_ucontext
+ * @rust: the Rust context state (ffi/rdma/ib_uctx.rs), freed by dealloc_ucontext
  */
 struct mlx5rs_ib_ucontext {
 	struct ib_ucontext ibuc;
@@ -167,8 +168,6 @@ static inline bool mlx5rs_ib_names_buffer(struct ib_udata *udata, const u16 *ids
 	return false;
 }
 
-/* Memory-region ops (ffi/rdma/ib_mr.c), merged into the device's ops at allocation. */
-extern const struct ib_device_ops mlx5rs_ib_mr_ops;
 
 /**
  * struct mlx5rs_ib_uar_entry - the mmap entry of a UAR object
@@ -183,22 +182,6 @@ struct mlx5rs_ib_uar_entry {
 	struct mlx5rs_ib_uar_obj obj;
 };
 
-/* UAR objects (ffi/rdma/ib_uar.c): the driver's uverbs objects, and mmap_free. */
-extern const struct uapi_definition mlx5rs_ib_uapi_defs[];
-extern const struct ib_device_ops mlx5rs_ib_uar_ops;
-/* QP verbs (ffi/rdma/ib_qp.c), entries of the ops table in ffi/rdma/ib.c. */
-int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
-			struct ib_udata *udata);
-int mlx5rs_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
-int mlx5rs_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
-			struct ib_udata *udata);
-int mlx5rs_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
-		       struct ib_qp_init_attr *init_attr);
-/*
- * SRQ / XRC domain / address handle verbs (ffi/rdma/ib_srq.c), listed in the ops table of
- * ffi/rdma/ib.c.
- */
-
 /**
  * struct mlx5rs_ib_ah - an address handle
  * @ibah: the core's AH
@@ -210,26 +193,22 @@ struct mlx5rs_ib_ah {
 	u8 av[MLX5RS_IB_AV_SIZE];
 };
 
-int mlx5rs_ib_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
-int mlx5rs_ib_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
-int mlx5rs_ib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
-			 struct ib_udata *udata);
-int mlx5rs_ib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
-			 enum ib_srq_attr_mask mask, struct ib_udata *udata);
-int mlx5rs_ib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
-int mlx5rs_ib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
-int mlx5rs_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
-			struct ib_udata *udata);
-int mlx5rs_ib_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
-int mlx5rs_ib_destroy_ah(struct ib_ah *ibah, u32 flags);
+/* UAR objects (ffi/rdma/ib_uar.c): the driver's uverbs objects. */
+extern const struct uapi_definition mlx5rs_ib_uapi_defs[];
 
-/* CQ verbs (ffi/rdma/ib_cq.c). */
-int mlx5rs_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-			struct uverbs_attr_bundle *attrs);
-int mlx5rs_ib_create_user_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-			     struct uverbs_attr_bundle *attrs);
-int mlx5rs_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
-int mlx5rs_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe, struct ib_udata *udata);
-int mlx5rs_ib_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period);
+/*
+ * The ops table of each verbs family, in its file ffi/rdma/ib_<family>.c, applied
+ * by mlx5rs_ib_alloc() (ffi/rdma/ib.c).
+ */
+extern const struct ib_device_ops mlx5rs_ib_port_ops;
+extern const struct ib_device_ops mlx5rs_ib_uctx_ops;
+extern const struct ib_device_ops mlx5rs_ib_pd_ops;
+extern const struct ib_device_ops mlx5rs_ib_ah_ops;
+extern const struct ib_device_ops mlx5rs_ib_cq_ops;
+extern const struct ib_device_ops mlx5rs_ib_qp_ops;
+extern const struct ib_device_ops mlx5rs_ib_srq_ops;
+extern const struct ib_device_ops mlx5rs_ib_mr_ops;
+/* mmap_free of the UAR objects' mmap entries. */
+extern const struct ib_device_ops mlx5rs_ib_uar_ops;
 
 #endif /* MLX5RS_IB_PRIV_H */

@@ -81,7 +81,7 @@ static const u16 qp_buf_attrs[] = {
 	UVERBS_ATTR_CREATE_QP_SQ_BUF_UMEM,
 };
 
-int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+static int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 			struct ib_udata *udata)
 {
 	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
@@ -132,7 +132,7 @@ int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		st = mlx5rs_ib_stage_tail(udata, -EINVAL, &err);
 		if (!st)
 			return err ? err : -EINVAL;
-		uctx = rdma_udata_to_drv_context(udata, struct mlx5rs_ib_ucontext, ibuc)->rust;
+		uctx = mlx5rs_ib_udata_uctx(udata);
 	}
 	err = mlx5rs_ib_rs_create_qp(rust, ibqp->device, uctx, &init, st ? &st->u : NULL, ibqp,
 				     &qp->rust, &qp->qpn);
@@ -183,7 +183,7 @@ void mlx5rs_ib_qp_event(struct ib_qp *ibqp, u32 event)
 	ibqp->event_handler(&ev, ibqp->qp_context);
 }
 
-int mlx5rs_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+static int mlx5rs_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
 
@@ -192,7 +192,7 @@ int mlx5rs_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-int mlx5rs_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+static int mlx5rs_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 			struct ib_udata *udata)
 {
 	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
@@ -250,7 +250,7 @@ out:
 	return err;
 }
 
-int mlx5rs_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+static int mlx5rs_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 		       struct ib_qp_init_attr *init_attr)
 {
 	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
@@ -309,12 +309,18 @@ out:
 	return err;
 }
 
+const struct ib_device_ops mlx5rs_ib_qp_ops = {
+	.create_qp = mlx5rs_ib_create_qp,
+	.destroy_qp = mlx5rs_ib_destroy_qp,
+	.modify_qp = mlx5rs_ib_modify_qp,
+	.query_qp = mlx5rs_ib_query_qp,
+	INIT_RDMA_OBJ_SIZE(ib_qp, mlx5rs_ib_qp, ibqp),
+};
+
 /* The values ib/qp/modify.rs uses, checked against the core's enums. */
 static_assert(IB_QPS_RESET == 0 && IB_QPS_SQD == 4 && IB_QPS_SQE == 5 && IB_QPS_ERR == 6);
 static_assert(IB_QPT_SMI == 0 && IB_QPT_GSI == 1 && IB_QPT_RC == 2 && IB_QPT_UC == 3 &&
 	      IB_QPT_UD == 4 && IB_QPT_XRC_INI == 9 && IB_QPT_XRC_TGT == 10);
 static_assert(IB_QP_STATE == 1 && IB_QP_DEST_QPN == (1 << 20) && IB_QP_RATE_LIMIT == (1 << 25));
-static_assert(IB_ACCESS_REMOTE_WRITE == 2 && IB_ACCESS_REMOTE_READ == 4 &&
-	      IB_ACCESS_REMOTE_ATOMIC == 8);
 static_assert(IB_MIG_MIGRATED == 0 && IB_MIG_REARM == 1 && IB_MIG_ARMED == 2);
 static_assert(IB_MTU_256 == 1 && IB_MTU_4096 == 5);

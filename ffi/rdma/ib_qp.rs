@@ -14,9 +14,11 @@ use kernel::{
     prelude::*,
 };
 
-use super::ib::{errno, ucontext_ref, IbOps, IbUcontext};
+use super::ib::{errno, IbOps};
 use super::ib_abi::{IbEvent, Udata};
 pub(crate) use super::ib_qp_abi::{QpAttr, QpInit};
+use super::ib_uctx::{ucontext_ref, IbUcontext};
+use super::udata::{set_resp_len, user_data, UserData};
 use super::umem::IbDev;
 
 extern "C" {
@@ -49,17 +51,6 @@ impl QpShim {
     }
 }
 
-/// The driver part of a verb: the request, the length of the response user space
-/// asked for, and the buffer to write the response into.
-pub(crate) struct UserData<'a> {
-    /// The request.
-    pub(crate) req: &'a [u8],
-    /// Response length asked for.
-    pub(crate) outlen: usize,
-    /// Response buffer.
-    pub(crate) out: &'a mut [u8],
-}
-
 /// A QP of the provider; destroyed (DESTROY_QP, memory released) on drop.
 pub(crate) trait IbQp: Send + Sync {
     /// `modify_qp`: `attr` as the core gave it; the response length written to
@@ -75,16 +66,15 @@ type QpBox = KBox<KBox<dyn IbQp>>;
 
 /// The QP verbs of the provider.
 pub(crate) trait IbQpOps: Send + Sync {
-    /// `create_qp`: `uctx` and `udata` for a user QP, neither for a kernel QP;
-    /// `init.max_*` are updated to what the QP got. Returns the QP, its number and
-    /// the response length written to `udata.out`. `shim` is the core's QP, whose
-    /// handler the QP's async events go to.
+    /// `create_qp` on `dev`: `user` (the context and the driver data) for a user QP,
+    /// `None` for a kernel QP; `init.max_*` are updated to what the QP got. Returns
+    /// the QP, its number and the response length written to the driver data's
+    /// `out`. `shim` is the core's QP, whose handler the QP's async events go to.
     fn create_qp(
         &self,
-        dev: IbDev<'_>,
-        uctx: Option<&dyn IbUcontext>,
         init: &mut QpInit,
-        udata: Option<UserData<'_>>,
+        dev: IbDev<'_>,
+        user: Option<(&dyn IbUcontext, UserData<'_>)>,
         shim: QpShim,
     ) -> Result<(KBox<dyn IbQp>, u32, usize)>;
 }
@@ -110,35 +100,6 @@ unsafe fn qp_ops<'a>(rust: *const c_void) -> &'a dyn IbQpOps {
     // device registered for `'a`).
     let o: &'a dyn IbOps = unsafe { super::ib::ops(rust) };
     o.qp_ops()
-}
-
-/// The driver part of a staged verb; `None` for NULL.
-///
-/// # Safety
-///
-/// `u` must be NULL or the shim's staging area (see [`super::ib::staged`]).
-unsafe fn user_data<'a>(u: *mut Udata) -> Option<UserData<'a>> {
-    if u.is_null() {
-        return None;
-    }
-    // SAFETY: `u` is not NULL (checked above); by the function's contract it is the
-    // shim's staging area, valid for the call, whose buffers meet `staged`'s contract.
-    let (req, out, outlen) = unsafe { super::ib::staged(&*u) };
-    Some(UserData { req, outlen, out })
-}
-
-/// Stores the response length in the staging area `u` (if any).
-///
-/// # Safety
-///
-/// As [`user_data`].
-unsafe fn set_resp_len(u: *mut Udata, n: usize) {
-    if !u.is_null() {
-        // SAFETY: `u` is not NULL (checked above) and by the function's contract the
-        // shim's staging area, valid for writing for the call; no reference to it is
-        // live (`user_data` borrows only its buffers).
-        unsafe { (*u).resp_len = n as u64 };
-    }
 }
 
 /// `create_qp` trampoline target.
@@ -172,8 +133,13 @@ unsafe extern "C" fn mlx5rs_ib_rs_create_qp(
     let init = unsafe { &mut *init };
     // SAFETY: NULL or the shim's staging area.
     let ud = unsafe { user_data(udata) };
+    let user = match (uctx, ud) {
+        (Some(c), Some(u)) => Some((c, u)),
+        (None, None) => None,
+        _ => return errno(EINVAL),
+    };
     // SAFETY: the shim passes the `rust` pointer of a registered device.
-    let r = unsafe { qp_ops(rust) }.create_qp(dev, uctx, init, ud, shim);
+    let r = unsafe { qp_ops(rust) }.create_qp(init, dev, user, shim);
     let (q, n, len) = match r {
         Ok(v) => v,
         Err(e) => return errno(e),

@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The InfiniBand shim's shared receive queue, XRC domain and address handle verbs
- * (the ops ffi/rdma/ib.c lists; their Rust side is ffi/rdma/ib_srq.rs).
+ * The InfiniBand shim's shared receive queue and XRC domain verbs (the ops table
+ * mlx5rs_ib_srq_ops; their Rust side is ffi/rdma/ib_srq.rs).
  *
  * Each trampoline reads what Rust needs out of the core's structures into a plain
- * structure of mlx5rs_ffi.h (struct mlx5rs_ib_srq_init, mlx5rs_ib_srq_attr,
- * mlx5rs_ib_ah_attr), including the device numbers of the objects a verb names (the
- * PD, the XRC domain and the CQ of an XRC SRQ, read from the fixed first fields of
- * their structures in ib_priv.h), and copies the answer back. The address vector of
- * an address handle is built by Rust into the handle's own structure; creating one
- * neither sleeps nor allocates (the core may call create_ah in atomic context).
+ * structure of mlx5rs_ffi.h (struct mlx5rs_ib_srq_init, mlx5rs_ib_srq_attr),
+ * including the device numbers of the objects a verb names (the PD, the XRC domain
+ * and the CQ of an XRC SRQ, read from the fixed first fields of their structures in
+ * ib_priv.h), and copies the answer back.
  */
 #include <linux/build_bug.h>
 #include <linux/errno.h>
@@ -29,19 +27,14 @@ static struct mlx5rs_ib_xrcd *to_rsxrcd(struct ib_xrcd *ibxrcd)
 	return container_of(ibxrcd, struct mlx5rs_ib_xrcd, ibxrcd);
 }
 
-static struct mlx5rs_ib_ah *to_rsah(struct ib_ah *ibah)
-{
-	return container_of(ibah, struct mlx5rs_ib_ah, ibah);
-}
-
-int mlx5rs_ib_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+static int mlx5rs_ib_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 {
 	/* Like upstream, no driver data either way. */
 	return mlx5rs_ib_rs_alloc_xrcd(to_rsdev(ibxrcd->device)->rust,
 				       &to_rsxrcd(ibxrcd)->xrcdn);
 }
 
-int mlx5rs_ib_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+static int mlx5rs_ib_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 {
 	return mlx5rs_ib_rs_dealloc_xrcd(to_rsdev(ibxrcd->device)->rust,
 					 to_rsxrcd(ibxrcd)->xrcdn);
@@ -50,7 +43,7 @@ int mlx5rs_ib_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 /* The core's optional SRQ buffer attribute (uverbs_std_types_srq.c): refused. */
 static const u16 srq_buf_attrs[] = { UVERBS_ATTR_CREATE_SRQ_BUF_UMEM };
 
-int mlx5rs_ib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+static int mlx5rs_ib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 			 struct ib_udata *udata)
 {
 	struct mlx5rs_ib_srq *srq = to_rssrq(ibsrq);
@@ -100,7 +93,7 @@ out:
 	return err;
 }
 
-int mlx5rs_ib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+static int mlx5rs_ib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 			 enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	/* Like upstream, the driver data is not read. */
@@ -108,7 +101,7 @@ int mlx5rs_ib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 				       mask, attr->srq_limit);
 }
 
-int mlx5rs_ib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+static int mlx5rs_ib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
 	struct mlx5rs_ib_srq_attr a = {};
 	int err;
@@ -142,7 +135,7 @@ void mlx5rs_ib_srq_event(struct ib_srq *ibsrq, u32 event)
 	ibsrq->event_handler(&ev, ibsrq->srq_context);
 }
 
-int mlx5rs_ib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+static int mlx5rs_ib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
 	struct mlx5rs_ib_srq *srq = to_rssrq(ibsrq);
 	int err;
@@ -154,72 +147,17 @@ int mlx5rs_ib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	return err;
 }
 
-int mlx5rs_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
-			struct ib_udata *udata)
-{
-	struct rdma_ah_attr *a = init->ah_attr;
-	struct mlx5rs_ib_ah_attr in = {};
-	u8 resp[32] = {};
-	struct mlx5rs_ib_udata u = {
-		.out = resp,
-		.outcap = sizeof(resp),
-		.outlen = udata ? udata->outlen : 0,
-	};
-	int err;
-
-	BUILD_BUG_ON(sizeof(in) != MLX5RS_IB_AH_ATTR_SIZE);
-	BUILD_BUG_ON(sizeof(to_rsah(ibah)->av) != MLX5RS_IB_AV_SIZE);
-	in.ah_type = a->type;
-	in.port_num = rdma_ah_get_port_num(a);
-	in.sl = rdma_ah_get_sl(a);
-	in.static_rate = rdma_ah_get_static_rate(a);
-	if (a->type == RDMA_AH_ATTR_TYPE_IB) {
-		in.dlid = rdma_ah_get_dlid(a);
-		in.src_path_bits = rdma_ah_get_path_bits(a);
-	}
-	if (rdma_ah_get_ah_flags(a) & IB_AH_GRH) {
-		const struct ib_global_route *grh = rdma_ah_read_grh(a);
-
-		in.is_global = 1;
-		memcpy(in.dgid, grh->dgid.raw, sizeof(in.dgid));
-		in.flow_label = grh->flow_label;
-		in.sgid_index = grh->sgid_index;
-		in.hop_limit = grh->hop_limit;
-		in.traffic_class = grh->traffic_class;
-	}
-	err = mlx5rs_ib_rs_create_ah(to_rsdev(ibah->device)->rust, &in, to_rsah(ibah)->av,
-				     udata ? &u : NULL);
-	if (err || !udata || !u.resp_len)
-		return err;
-	/* Only a RoCE handle has a response (upstream); none is made on InfiniBand. */
-	return _ib_respond_udata(udata, resp, min_t(size_t, u.resp_len, sizeof(resp)));
-}
-
-int mlx5rs_ib_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
-{
-	struct mlx5rs_ib_ah_attr out = {};
-
-	mlx5rs_ib_rs_query_ah(to_rsdev(ibah->device)->rust, to_rsah(ibah)->av, ibah->type, &out);
-	memset(attr, 0, sizeof(*attr));
-	attr->type = ibah->type;
-	if (out.is_global) {
-		rdma_ah_set_grh(attr, NULL, out.flow_label, out.sgid_index, out.hop_limit,
-				out.traffic_class);
-		rdma_ah_set_dgid_raw(attr, out.dgid);
-	}
-	rdma_ah_set_dlid(attr, out.dlid);
-	rdma_ah_set_static_rate(attr, out.static_rate);
-	rdma_ah_set_sl(attr, out.sl);
-	return 0;
-}
-
-int mlx5rs_ib_destroy_ah(struct ib_ah *ibah, u32 flags)
-{
-	/* A software address vector: nothing on the device. */
-	return 0;
-}
-
-/* The enum values ffi/rdma/ib_srq.rs and ib/ relies on. */
+/* The enum values ffi/rdma/ib_srq.rs and ib/srq/ rely on. */
 static_assert(IB_SRQT_BASIC == 0 && IB_SRQT_XRC == 1 && IB_SRQT_TM == 2);
 static_assert(IB_SRQ_MAX_WR == 1 && IB_SRQ_LIMIT == 2);
-static_assert(RDMA_AH_ATTR_TYPE_IB == 1);
+
+const struct ib_device_ops mlx5rs_ib_srq_ops = {
+	.alloc_xrcd = mlx5rs_ib_alloc_xrcd,
+	.create_srq = mlx5rs_ib_create_srq,
+	.dealloc_xrcd = mlx5rs_ib_dealloc_xrcd,
+	.destroy_srq = mlx5rs_ib_destroy_srq,
+	.modify_srq = mlx5rs_ib_modify_srq,
+	.query_srq = mlx5rs_ib_query_srq,
+	INIT_RDMA_OBJ_SIZE(ib_srq, mlx5rs_ib_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, mlx5rs_ib_xrcd, ibxrcd),
+};

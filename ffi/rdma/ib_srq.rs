@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The Rust side of the SRQ, XRC domain and address handle trampolines of
-//! `ffi/rdma/ib_srq.c`: each `extern "C"` function finds the provider behind the device's
-//! `rust` pointer, asks its [`IbSrqOps`] (through [`IbOps::srq_ops`]) with the plain
-//! structures of [`super::ib_srq_abi`], and writes the answer back. An SRQ is a boxed
+//! The Rust side of the SRQ and XRC domain trampolines of `ffi/rdma/ib_srq.c`: each
+//! `extern "C"` function finds the provider behind the device's `rust` pointer, asks
+//! its [`IbSrqOps`] (through [`IbOps::srq_ops`]) with the plain structures of
+//! [`super::ib_srq_abi`], and writes the answer back. An SRQ is a boxed
 //! [`IbSrq`] whose thin pointer the shim keeps in `struct mlx5rs_ib_srq`; it is
 //! dropped once its destroy command succeeded. An SRQ's async events go back to the
 //! core's handler through [`SrqShim`].
@@ -14,13 +14,13 @@ use kernel::{
     ffi::{c_int, c_void},
     prelude::*,
 };
-use zerocopy::{FromBytes, IntoBytes};
 
-use super::ib::{errno, ops, staged, ucontext_ref, IbOps, IbUcontext};
+use super::ib::{errno, ops, IbOps};
 use super::ib_abi::{IbEvent, Udata};
-pub(crate) use super::ib_srq_abi::{AhAttr, SrqAttr, SrqInit};
-use super::umem::{uctx_of_udata, IbDev};
-use crate::ifc::av::{Av, AV_BYTES};
+pub(crate) use super::ib_srq_abi::{SrqAttr, SrqInit};
+use super::ib_uctx::{ucontext_ref, uctx_of_udata, IbUcontext};
+use super::udata::{set_resp_len, user_data, UserData};
+use super::umem::IbDev;
 
 extern "C" {
     fn mlx5rs_ib_srq_event(ibsrq: *mut c_void, event: u32);
@@ -78,42 +78,22 @@ pub(crate) struct NewSrq {
     pub(crate) resp_len: usize,
 }
 
-/// The driver data of a user verb: the request, the response length user space asked
-/// for, the response buffer.
-pub(crate) struct UserData<'a> {
-    /// The staged request.
-    pub(crate) req: &'a [u8],
-    /// Response length user space asked for.
-    pub(crate) outlen: usize,
-    /// The response buffer.
-    pub(crate) out: &'a mut [u8],
-    /// The device the object is created on (for pinning).
-    pub(crate) dev: IbDev<'a>,
-    /// The user context the verb runs in.
-    pub(crate) uctx: &'a dyn IbUcontext,
-}
-
-/// The SRQ, XRC domain and AH verbs. Called in process context, concurrently, while
-/// the device is registered; [`IbSrqOps::create_ah`] and [`IbSrqOps::query_ah`] may
-/// be called in atomic context and neither sleep nor allocate.
+/// The SRQ and XRC domain verbs. Called in process context, concurrently, while the
+/// device is registered.
 pub(crate) trait IbSrqOps: Send + Sync {
     /// `alloc_xrcd`: the new domain's number.
     fn alloc_xrcd(&self) -> Result<u32>;
     /// `dealloc_xrcd` of domain `xrcdn`.
     fn dealloc_xrcd(&self, xrcdn: u32) -> Result;
-    /// `create_srq`; `user` for a user SRQ; `shim` the core's SRQ, whose handler the
-    /// SRQ's async events go to.
+    /// `create_srq` on `dev`; `user` (the context and the driver data) for a user
+    /// SRQ; `shim` the core's SRQ, whose handler the SRQ's async events go to.
     fn create_srq(
         &self,
         init: &SrqInit,
-        user: Option<UserData<'_>>,
+        dev: IbDev<'_>,
+        user: Option<(&dyn IbUcontext, UserData<'_>)>,
         shim: SrqShim,
     ) -> Result<NewSrq>;
-    /// `create_ah` / `create_user_ah`: the address vector and, for a user handle
-    /// (`user`: response length asked for, buffer), the response length.
-    fn create_ah(&self, attr: &AhAttr, user: Option<(usize, &mut [u8])>) -> Result<(Av, usize)>;
-    /// `query_ah` of an address vector of a handle of type `ah_type`.
-    fn query_ah(&self, av: &Av, ah_type: u32) -> AhAttr;
 }
 
 /// The SRQ behind the shim's pointer.
@@ -202,36 +182,30 @@ unsafe extern "C" fn mlx5rs_ib_rs_create_srq(
     // SAFETY: the shim passes a valid, exclusive `struct mlx5rs_ib_srq_init` of its
     // stack frame.
     let init = unsafe { &mut *init };
-    let mut u = if staged_u.is_null() || udata.is_null() {
-        None
-    } else {
-        // SAFETY: the shim passes its staging area (valid, exclusive for the call).
-        Some(unsafe { &mut *staged_u })
+    // SAFETY: `ibdev` is the device of the SRQ the core passed to this verb.
+    let Some(dev) = (unsafe { IbDev::from_raw(ibdev) }) else {
+        return errno(EINVAL);
     };
-    let mut user = None;
-    if let Some(u) = u.as_mut() {
-        // SAFETY: `ibdev` is the device of the SRQ the core passed to this verb.
-        let Some(dev) = (unsafe { IbDev::from_raw(ibdev) }) else {
-            return errno(EINVAL);
-        };
-        // SAFETY: `udata` is the `struct ib_udata *` the core passed to this verb; its
-        // context outlives the verb (the core deallocates a context only after its
-        // objects).
-        let Some(uctx) = (unsafe { ucontext_ref(uctx_of_udata(udata)) }) else {
-            return errno(EINVAL);
-        };
-        // SAFETY: the shim's staging area satisfies `staged`'s contract.
-        let (req, out, outlen) = unsafe { staged(u) };
-        user = Some(UserData {
-            req,
-            outlen,
-            out,
-            dev,
-            uctx,
-        });
-    }
+    let staged_u = if udata.is_null() {
+        core::ptr::null_mut()
+    } else {
+        staged_u
+    };
+    // SAFETY: the shim passes NULL or its staging area (valid, exclusive for the call).
+    let user = match unsafe { user_data(staged_u) } {
+        None => None,
+        Some(u) => {
+            // SAFETY: `udata` is the `struct ib_udata *` the core passed to this verb;
+            // its context outlives the verb (the core deallocates a context only after
+            // its objects).
+            let Some(uctx) = (unsafe { ucontext_ref(uctx_of_udata(udata)) }) else {
+                return errno(EINVAL);
+            };
+            Some((uctx, u))
+        }
+    };
     // SAFETY: the trampoline contract: `rust` is a registered device's.
-    let n = match unsafe { srq_ops(rust) }.create_srq(init, user, shim) {
+    let n = match unsafe { srq_ops(rust) }.create_srq(init, dev, user, shim) {
         Ok(n) => n,
         Err(e) => return errno(e),
     };
@@ -241,9 +215,8 @@ unsafe extern "C" fn mlx5rs_ib_rs_create_srq(
     };
     init.srqn = n.srqn;
     init.max_wr = n.max_wr;
-    if let Some(u) = u {
-        u.resp_len = n.resp_len as u64;
-    }
+    // SAFETY: `staged_u` is NULL or the shim's staging area (trampoline contract).
+    unsafe { set_resp_len(staged_u, n.resp_len) };
     // SAFETY: the shim passes the address of its SRQ's `rust` field.
     unsafe { srq.write(KBox::into_raw(boxed).cast::<c_void>()) };
     0
@@ -315,66 +288,4 @@ unsafe extern "C" fn mlx5rs_ib_rs_destroy_srq(_rust: *const c_void, srq: *mut c_
     // return the shim forgets it.
     drop(unsafe { SrqBox::from_raw(srq.cast::<KBox<dyn IbSrq>>()) });
     0
-}
-
-/// `create_ah` / `create_user_ah` trampoline target: the address vector into `av`;
-/// `resp` is NULL for a kernel handle. Neither sleeps nor allocates.
-///
-/// # Safety
-///
-/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
-#[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_create_ah(
-    rust: *const c_void,
-    attr: *const AhAttr,
-    av: *mut u8,
-    resp: *mut Udata,
-) -> c_int {
-    // SAFETY: the shim passes a valid request of its stack frame.
-    let attr = unsafe { &*attr };
-    let mut u = if resp.is_null() {
-        None
-    } else {
-        // SAFETY: the shim passes its response buffer (valid, exclusive for the call).
-        Some(unsafe { &mut *resp })
-    };
-    let user = u.as_mut().map(|u| {
-        // SAFETY: the shim's buffer satisfies `staged`'s contract (no request bytes).
-        let (_, out, outlen) = unsafe { staged(u) };
-        (outlen, out)
-    });
-    // SAFETY: the trampoline contract: `rust` is a registered device's.
-    match unsafe { srq_ops(rust) }.create_ah(attr, user) {
-        Ok((v, n)) => {
-            // SAFETY: the shim passes its handle's `av` array of `AV_BYTES` bytes.
-            let dst = unsafe { core::slice::from_raw_parts_mut(av, AV_BYTES) };
-            dst.copy_from_slice(v.as_bytes());
-            if let Some(u) = u {
-                u.resp_len = n as u64;
-            }
-            0
-        }
-        Err(e) => errno(e),
-    }
-}
-
-/// `query_ah` trampoline target.
-///
-/// # Safety
-///
-/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
-#[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_query_ah(
-    rust: *const c_void,
-    av: *const u8,
-    ah_type: u32,
-    out: *mut AhAttr,
-) {
-    // SAFETY: the shim passes its handle's `av` array of `AV_BYTES` bytes.
-    let src = unsafe { core::slice::from_raw_parts(av, AV_BYTES) };
-    let v = Av::read_from_bytes(src).unwrap_or_default();
-    // SAFETY: the trampoline contract: `rust` is a registered device's.
-    let a = unsafe { srq_ops(rust) }.query_ah(&v, ah_type);
-    // SAFETY: the shim passes a valid, writable answer of its stack frame.
-    unsafe { out.write(a) };
 }

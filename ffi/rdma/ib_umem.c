@@ -29,14 +29,17 @@ struct mlx5rs_umem_iter {
 
 static_assert(sizeof(struct mlx5rs_umem_iter) <= MLX5RS_UMEM_ITER_SIZE);
 static_assert(__alignof__(struct mlx5rs_umem_iter) <= 8);
-/* The IB access bits ib/umem/plan.rs names. */
+/*
+ * The IB access bits ib/umem/plan.rs names (the provider's one definition of them,
+ * which the MR, QP and CQ verbs use too): checked here only.
+ */
 static_assert(IB_ACCESS_LOCAL_WRITE == 1 && IB_ACCESS_REMOTE_WRITE == 2);
 static_assert(IB_ACCESS_REMOTE_READ == 4 && IB_ACCESS_REMOTE_ATOMIC == 8);
 static_assert(IB_ACCESS_MW_BIND == 16 && IB_ZERO_BASED == 32);
 static_assert(IB_ACCESS_ON_DEMAND == 64 && IB_ACCESS_HUGETLB == 128);
 static_assert(IB_ACCESS_FLUSH_GLOBAL == 256 && IB_ACCESS_FLUSH_PERSISTENT == 512);
 static_assert(IB_ACCESS_RELAXED_ORDERING == (1 << 20));
-static_assert(IB_ACCESS_SUPPORTED == 0x3ff003ff);
+static_assert(IB_ACCESS_OPTIONAL == 0x3ff00000 && IB_ACCESS_SUPPORTED == 0x3ff003ff);
 
 /**
  * mlx5rs_umem_get() - pin [@addr, @addr + @len) of the calling process
@@ -171,20 +174,4 @@ void *mlx5rs_mm_grab_current(void)
 void mlx5rs_mm_drop(void *mm)
 {
 	mmdrop(mm);
-}
-
-/**
- * mlx5rs_ib_udata_uctx() - the Rust context of the user context a verb runs in
- * @udata: the verb's udata (NULL for a kernel verb)
- *
- * Return: the context's rust pointer (a UcontextBox, ffi/rdma/ib.rs), or NULL.
- */
-void *mlx5rs_ib_udata_uctx(struct ib_udata *udata)
-{
-	struct mlx5rs_ib_ucontext *uc;
-
-	if (!udata)
-		return NULL;
-	uc = rdma_udata_to_drv_context(udata, struct mlx5rs_ib_ucontext, ibuc);
-	return uc ? uc->rust : NULL;
 }

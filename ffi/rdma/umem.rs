@@ -7,7 +7,7 @@
 //! ...) and passes that `struct ib_device *` to its Rust verb as an opaque pointer;
 //! the verb wraps it in an [`IbDev`] for the duration of the call
 //! ([`IbDev::from_raw`]). A verb finds its user context's Rust state with
-//! [`uctx_of_udata`] (C `mlx5rs_ib_udata_uctx`) or from the pointer its trampoline
+//! [`crate::ffi::rdma::ib_uctx::uctx_of_udata`] or from the pointer its trampoline
 //! passes.
 //!
 //! **Umem.** [`Umem::get`] pins `[addr, addr + len)` of the calling process (it must
@@ -54,7 +54,6 @@ extern "C" {
     fn mlx5rs_mm_current() -> *const c_void;
     fn mlx5rs_mm_grab_current() -> *mut c_void;
     fn mlx5rs_mm_drop(mm: *mut c_void);
-    fn mlx5rs_ib_udata_uctx(udata: *mut c_void) -> *mut c_void;
 }
 
 /// `MLX5RS_UMEM_ITER_SIZE` (`mlx5rs_ffi.h`, checked there against the C iterator).
@@ -299,19 +298,4 @@ impl Drop for Mm {
         // SAFETY: from `mlx5rs_mm_grab_current` (type invariant), dropped once, here.
         unsafe { mlx5rs_mm_drop(self.ptr.as_ptr()) };
     }
-}
-
-/// The Rust user context (`rust` of `struct mlx5rs_ib_ucontext`, a
-/// [`crate::ffi::rdma::ib::UcontextBox`]'s thin pointer) of the context a verb's `udata`
-/// belongs to; NULL for a kernel verb.
-///
-/// # Safety
-///
-/// `udata` must be NULL or the `struct ib_udata *` the core passed to the current
-/// verb.
-pub(crate) unsafe fn uctx_of_udata(udata: *mut c_void) -> *mut c_void {
-    // SAFETY: the C side takes NULL (a kernel verb) or reads the `struct ib_udata` the
-    // core passed to the current verb, which by the function's contract `udata` is
-    // and which lives for the verb.
-    unsafe { mlx5rs_ib_udata_uctx(udata) }
 }

@@ -80,6 +80,7 @@ pub mod ffi {
     /// The RDMA core's shim.
     pub mod rdma {
         pub mod ib_abi;
+        pub mod ib_ah_abi;
         pub mod ib_qp_abi;
         pub mod ib_srq_abi;
     }

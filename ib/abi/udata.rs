@@ -90,6 +90,19 @@ pub fn write_response<T: IntoBytes + Immutable>(resp: &T, out: &mut [u8]) {
     tail.fill(0);
 }
 
+/// Copies `bytes` to the start of `out` (a verb's staged response buffer); their
+/// length, which the verb responds with (0 if `out` is too short, which the shim's
+/// buffer never is).
+pub fn put(out: &mut [u8], bytes: &[u8]) -> usize {
+    match out.get_mut(..bytes.len()) {
+        Some(d) => {
+            d.copy_from_slice(bytes);
+            bytes.len()
+        }
+        None => 0,
+    }
+}
+
 /// `response_length` of responses that carry one: `min(outlen, size)`, as a `u32`
 /// (a structure is far smaller than `u32::MAX`).
 pub fn response_length<T>(outlen: usize) -> u32 {
@@ -140,5 +153,16 @@ mod tests {
         write_response(&r, &mut short);
         assert_eq!(&short, &r.as_bytes()[..3]);
         assert_eq!(response_length::<CreateCqResp>(300), 8);
+    }
+
+    #[test]
+    fn put_copies_whole_or_nothing() {
+        let mut out = [0xaau8; 6];
+        assert_eq!(put(&mut out, &[1, 2, 3]), 3);
+        assert_eq!(out, [1, 2, 3, 0xaa, 0xaa, 0xaa]);
+        let mut short = [0xaau8; 2];
+        assert_eq!(put(&mut short, &[1, 2, 3]), 0);
+        assert_eq!(short, [0xaa, 0xaa]);
+        assert_eq!(put(&mut out, &[]), 0);
     }
 }

@@ -11,7 +11,7 @@
 
 use crate::ib::abi::error::{Reason, UabiError};
 use crate::{
-    ffi::rdma::ib_srq_abi::AhAttr,
+    ffi::rdma::ib_ah_abi::AhAttr,
     ifc::av::{Av, AV_GRH},
 };
 

@@ -44,6 +44,7 @@ use crate::ib::{
     abi::{
         cq::{parse_create_cq, parse_resize_cq, CqCaps, ResizePlan},
         layout::CreateCqResp,
+        udata::put,
     },
     cq::commands::{
         check_moderation, CqBuf, CreateCq, DestroyCq, ModerationError, ModifyCqModeration, ResizeCq,
@@ -51,7 +52,7 @@ use crate::ib::{
     cq::plan::{
         eqn_of, kernel_cq_plan, op_own_offset, quantized_pgoff, resolve_uar, INVALID_OP_OWN,
     },
-    uctx::{put, uabi_err, UarHold},
+    uctx::{uabi_err, UarHold},
     umem::plan::{access, queue_page_sizes},
     umem::UserDb,
 };
@@ -63,9 +64,10 @@ use crate::{
         CqAccess,
     },
     ffi::rdma::{
-        ib::IbUcontext,
-        ib_cq::{CqCreated, CqInit, CqShim, CqUdata, IbCq, IbCqOps},
-        umem::{BlockSize, Umem},
+        ib_cq::{CqCreated, CqInit, CqShim, IbCq, IbCqOps},
+        ib_uctx::IbUcontext,
+        udata::UserData,
+        umem::{BlockSize, IbDev, Umem},
     },
     hw::Hw,
 };
@@ -200,8 +202,9 @@ impl CqVerbs {
     fn create_user(
         &self,
         init: &CqInit,
+        ibdev: IbDev<'_>,
         ctx: &dyn IbUcontext,
-        u: CqUdata<'_>,
+        u: UserData<'_>,
         shim: CqShim,
     ) -> Result<CqCreated> {
         let what = "create_cq";
@@ -214,7 +217,6 @@ impl CqVerbs {
             ctx.lib_uar_dyn(),
         )
         .map_err(|e| uabi_err(&self.dev, what, e))?;
-        let ibdev = u.ibdev.ok_or(EINVAL)?;
         let mut umem = Umem::get(ibdev, plan.buf_addr, plan.buf_len, access::LOCAL_WRITE)?;
         let (bs, page_offset) = cq_pages(&mut umem)?;
         let db = ctx.db_pages().map(ibdev, plan.db_addr)?;
@@ -346,12 +348,13 @@ impl IbCqOps for CqVerbs {
     fn create_cq(
         &self,
         init: &CqInit,
-        user: Option<(&dyn IbUcontext, CqUdata<'_>)>,
+        dev: IbDev<'_>,
+        user: Option<(&dyn IbUcontext, UserData<'_>)>,
         shim: CqShim,
     ) -> Result<CqCreated> {
         match user {
             None => self.create_kernel(init, shim),
-            Some((ctx, u)) => self.create_user(init, ctx, u, shim),
+            Some((ctx, u)) => self.create_user(init, dev, ctx, u, shim),
         }
     }
 }
@@ -514,10 +517,11 @@ impl IbCq for Cq {
     ///
     /// The request's refusals by `abi::cq::parse_resize_cq` (`ENOSYS` without cap
     /// `cq_resize`; `EINVAL` for sizes, lengths, reserved fields and `cqe_size`;
-    /// `EOPNOTSUPP` for non-zero bytes past the request); `EINVAL` for a kernel CQ or a buffer no page size fits; pinning's errors
-    /// (`Umem::get`); `ENOMEM`; MODIFY_CQ's errno ([`Hw::exec_cmd`]), the new buffer
-    /// kept in the graveyard when the outcome is unknown.
-    fn resize(&self, cqe: u32, u: CqUdata<'_>) -> Result<u32> {
+    /// `EOPNOTSUPP` for non-zero bytes past the request); `EINVAL` for a kernel CQ or a
+    /// buffer no page size fits; pinning's errors (`Umem::get`); `ENOMEM`; MODIFY_CQ's
+    /// errno ([`Hw::exec_cmd`]), the new buffer kept in the graveyard when the outcome
+    /// is unknown.
+    fn resize(&self, cqe: u32, ibdev: IbDev<'_>, u: UserData<'_>) -> Result<u32> {
         // The lock serialises resizes of the CQ (upstream `resize_mutex`).
         let mut st = self.state.lock();
         let plan = parse_resize_cq(cqe, st.ncqe, u.req, &self.caps)
@@ -534,7 +538,6 @@ impl IbCq for Cq {
         if !matches!(st.mem, Some(CqMem::User(_))) {
             return Err(EINVAL);
         }
-        let ibdev = u.ibdev.ok_or(EINVAL)?;
         let mut umem = Umem::get(ibdev, buf_addr, buf_len, access::LOCAL_WRITE)?;
         let (bs, page_offset) = cq_pages(&mut umem)?;
         let pas = umem_pas(&umem, bs)?;

@@ -4,7 +4,7 @@
 //! modify_qp, query_qp and destroy_qp, as upstream `mlx5_ib` (`qp.c`).
 //!
 //! create_qp checks the request ([`crate::ib::abi::qp::parse_create_qp`]: sizes, flags,
-//! user index, addresses), picks the doorbell's UAR ([`crate::ib::qp::uar`]), pins the
+//! user index, addresses), picks the doorbell's UAR ([`crate::ib::uctx::uar`]), pins the
 //! work queue buffer (RQ then SQ) and maps the doorbell record
 //! ([`crate::ffi::rdma::umem`], [`crate::ib::umem`]), builds the context
 //! ([`crate::ib::qp::create`]) and the page list, runs CREATE_QP and answers
@@ -33,7 +33,6 @@ pub(crate) mod create;
 pub(crate) mod modify;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod size;
-pub(crate) mod uar;
 
 use kernel::{
     device,
@@ -55,8 +54,9 @@ use crate::ib::{
             modify_qp_response, parse_create_qp, parse_modify_qp, QpAttr as UQpAttr, QpCaps,
             QpKind, QpUar,
         },
-        udata,
+        udata::{self, put},
     },
+    obj_events::QpWithEvents,
     qp::commands::{
         CreateQp, DestroyQp, Init2InitQp, Init2RtrQp, QpToErr, QpToRst, QueryQp, Rst2InitQp,
         Rtr2RtsQp, Rts2RtsQp, SqErr2RtsQp, Sqd2RtsQp,
@@ -67,8 +67,8 @@ use crate::ib::{
         QpShadow, QpType,
     },
     qp::size::{kernel_rq_size, kernel_sq_size, QpCap, SizeCaps},
-    qp::uar::BfregRef,
-    uctx::{put, uabi_err, UarHold},
+    uctx::uar::BfregRef,
+    uctx::{uabi_err, UarHold},
     umem::plan::queue_page_sizes,
     umem::UserDb,
 };
@@ -78,9 +78,11 @@ use crate::{
         status::create_outcome_unknown,
     },
     coherent_io,
+    eq::rsc::RscTable,
     ffi::rdma::{
-        ib::IbUcontext,
-        ib_qp::{modify_qp_is_ok, IbQp, QpAttr, QpInit, UserData},
+        ib_qp::{modify_qp_is_ok, IbQp, IbQpOps, QpAttr, QpInit, QpShim},
+        ib_uctx::IbUcontext,
+        udata::UserData,
         umem::{BlockSize, IbDev, Umem},
     },
     hw::Hw,
@@ -144,6 +146,70 @@ impl QpEnv {
             },
             kernel_uar,
         }
+    }
+}
+
+/// The QP verbs of one function ([`IbQpOps`]).
+pub(crate) struct QpVerbs {
+    dev: ARef<device::Device>,
+    hw: Arc<Hw>,
+    /// What QPs are offered.
+    qp_env: QpEnv,
+    /// Where QPs register for their async events.
+    rscs: Arc<RscTable>,
+}
+
+impl QpVerbs {
+    /// The verbs of `dev` over `hw`, offering `qp_env`; QPs register in `rscs`.
+    pub(crate) fn new(
+        dev: &device::Device,
+        hw: Arc<Hw>,
+        qp_env: QpEnv,
+        rscs: Arc<RscTable>,
+    ) -> Self {
+        Self {
+            dev: dev.into(),
+            hw,
+            qp_env,
+            rscs,
+        }
+    }
+}
+
+impl IbQpOps for QpVerbs {
+    /// create_qp: a kernel consumer's QP (RC, UC, UD, GSI/SMI; queues in coherent
+    /// memory) or a user QP (RC, UC, UD) over the request's pinned buffer.
+    ///
+    /// # Errors
+    ///
+    /// - `EOPNOTSUPP` for a QP type this provider does not create (XRC, raw packet,
+    ///   driver QPs; special QPs from user space) and for any create flag;
+    /// - `EINVAL` without a send and a receive CQ, a user context without user data
+    ///   or the reverse, a special QP on a port the device lacks, queue sizes beyond
+    ///   the device's (`qp::size`), a UAR page the context does not own, a buffer no
+    ///   page size fits, a value wider than its QP context field;
+    ///   `ENOMEM` for a send queue beyond `log_max_qp_sz` (as upstream);
+    /// - for a user QP, the request's refusals by `abi::qp::parse_create_qp`
+    ///   (`EINVAL`, `EOPNOTSUPP`, upstream's order) and pinning's errors
+    ///   (`Umem::get`);
+    /// - `ENOMEM` when memory cannot be allocated;
+    /// - CREATE_QP's errno ([`Hw::exec_cmd`]), memory the device may still reach
+    ///   kept in the graveyard;
+    /// - `EEXIST` if the QPN is already in the event table (the QP is destroyed).
+    fn create_qp(
+        &self,
+        init: &mut QpInit,
+        dev: IbDev<'_>,
+        user: Option<(&dyn IbUcontext, UserData<'_>)>,
+        shim: QpShim,
+    ) -> Result<(KBox<dyn IbQp>, u32, usize)> {
+        let (qp, qpn, n) = match user {
+            Some((c, u)) => create_user_qp(&self.dev, &self.hw, &self.qp_env, dev, c, init, u),
+            None => create_kernel_qp(&self.dev, &self.hw, &self.qp_env, init),
+        }?;
+        // As upstream's `create_resource_common`: in the event table after CREATE_QP.
+        let qp = QpWithEvents::wrap(&self.dev, &self.rscs, qpn, qp, shim)?;
+        Ok((qp, qpn, n))
     }
 }
 

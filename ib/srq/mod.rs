@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Shared receive queues, XRC domains and address handles (kernel shell), the
-//! provider's [`IbSrqOps`]: ALLOC_XRCD / DEALLOC_XRCD when the device has cap `xrc`
-//! (`EOPNOTSUPP` otherwise, as upstream `mlx5_ib_alloc_xrcd`); kernel SRQs, their
-//! WQE buffer and doorbell record in coherent DMA memory, made as upstream
-//! `srq_cmd.c` makes them at ISSI 1 (basic: an RMP; XRC: an XRC SRQ), with limit
-//! arming, query and destroy; address handles as software address vectors
-//! ([`crate::ib::ah::av`]), no command.
+//! Shared receive queues and XRC domains (kernel shell), the SRQ verbs
+//! ([`SrqVerbs`], the provider's [`IbSrqOps`]): ALLOC_XRCD / DEALLOC_XRCD when the
+//! device has cap `xrc` (`EOPNOTSUPP` otherwise, as upstream `mlx5_ib_alloc_xrcd`);
+//! kernel SRQs, their WQE buffer and doorbell record in coherent DMA memory, made as
+//! upstream `srq_cmd.c` makes them at ISSI 1 (basic: an RMP; XRC: an XRC SRQ), with
+//! limit arming, query and destroy.
 //!
 //! User SRQs (libmlx5's request, [`crate::ib::abi::srq`]) pin their buffer
 //! ([`crate::ffi::rdma::umem::Umem`], in CPU pages) and map their doorbell record through the
@@ -35,16 +34,13 @@ use kernel::{
     prelude::*,
     sync::{aref::ARef, Arc, Mutex},
 };
-use zerocopy::{FromZeros, IntoBytes};
+use zerocopy::FromZeros;
 
 use crate::ib::{
     abi::{
-        ah::create_ah_response,
         srq::{parse_create_srq, SrqCaps, SrqKind},
         udata, UabiError,
     },
-    ah,
-    device::Provider,
     obj_events::SrqWithEvents,
     srq::commands::{
         AllocXrcd, ArmXrcSrq, CreateRmp, CreateXrcSrq, DeallocXrcd, DestroyRmp, DestroyXrcSrq,
@@ -59,14 +55,17 @@ use crate::ib::{
 };
 use crate::{
     cmd::{
-        commands::gen_cap,
+        commands::{gen_cap, GeneralCaps},
         status::{create_outcome_unknown, CmdError},
     },
     coherent_io,
-    ffi::rdma::ib_srq::{AhAttr, IbSrq, IbSrqOps, NewSrq, SrqAttr, SrqInit, SrqShim, UserData},
-    ffi::rdma::umem::{BlockSize, Umem},
+    eq::rsc::RscTable,
+    ffi::rdma::ib_srq::{IbSrq, IbSrqOps, NewSrq, SrqAttr, SrqInit, SrqShim},
+    ffi::rdma::ib_uctx::IbUcontext,
+    ffi::rdma::udata::UserData,
+    ffi::rdma::umem::{BlockSize, IbDev, Umem},
     hw::Hw,
-    ifc::av::{Av, WqeSrqNextSeg},
+    ifc::av::WqeSrqNextSeg,
 };
 
 /// Bytes of a kernel SRQ's doorbell record allocation (the record is its first 4).
@@ -247,7 +246,47 @@ impl IbSrq for KernelSrq {
     }
 }
 
-impl Provider {
+/// The SRQ and XRC domain verbs of one function.
+pub(crate) struct SrqVerbs {
+    dev: ARef<device::Device>,
+    hw: Arc<Hw>,
+    caps: GeneralCaps,
+    /// Where SRQs register for their async events.
+    rscs: Arc<RscTable>,
+}
+
+impl SrqVerbs {
+    /// The verbs of `dev` over `hw`, with its general caps; SRQs register in `rscs`.
+    pub(crate) fn new(
+        dev: &device::Device,
+        hw: Arc<Hw>,
+        caps: GeneralCaps,
+        rscs: Arc<RscTable>,
+    ) -> Self {
+        Self {
+            dev: dev.into(),
+            hw,
+            caps,
+            rscs,
+        }
+    }
+
+    fn dev(&self) -> &device::Device {
+        &self.dev
+    }
+
+    fn hw(&self) -> &Arc<Hw> {
+        &self.hw
+    }
+
+    fn caps(&self) -> &GeneralCaps {
+        &self.caps
+    }
+
+    fn rscs(&self) -> &Arc<RscTable> {
+        &self.rscs
+    }
+
     fn srq_limits(&self) -> SrqLimits {
         let c = self.caps();
         SrqLimits {
@@ -331,7 +370,14 @@ impl Provider {
 
     /// A user SRQ: the request, the pinned buffer (CPU pages), the doorbell record,
     /// the create command, the response.
-    fn create_user_srq(&self, t: SrqType, init: &SrqInit, u: UserData<'_>) -> Result<NewSrq> {
+    fn create_user_srq(
+        &self,
+        t: SrqType,
+        init: &SrqInit,
+        dev: IbDev<'_>,
+        uctx: &dyn IbUcontext,
+        u: UserData<'_>,
+    ) -> Result<NewSrq> {
         let lim = self.srq_limits();
         let kind = match t {
             SrqType::Basic => SrqKind::Basic,
@@ -348,12 +394,12 @@ impl Provider {
             init.max_sge,
             u.req,
             &caps,
-            u.uctx.cqe_version(),
+            uctx.cqe_version(),
         )
         .map_err(|e| self.srq_refused(e))?;
         // Upstream pins the buffer with access 0 (the device writes receive WQEs'
         // data, not the ring).
-        let umem = Umem::get(u.dev, plan.buf_addr, plan.buf_size, 0)?;
+        let umem = Umem::get(dev, plan.buf_addr, plan.buf_size, 0)?;
         let pg = BlockSize::PAGE;
         // `page_offset` counts 1/64 of a page (upstream `get_pas_size`); an RMP's
         // field has 5 bits, an XRC SRQ's 6.
@@ -374,7 +420,7 @@ impl Provider {
         if got != n {
             return Err(EINVAL);
         }
-        let db = u.uctx.db_pages().map(u.dev, plan.db_addr)?;
+        let db = uctx.db_pages().map(dev, plan.db_addr)?;
         let xrc = (t == SrqType::Xrc).then_some((init.xrcdn, init.cqn, plan.uidx));
         let ctx = SrqCtx::new(
             t,
@@ -398,7 +444,7 @@ impl Provider {
         let srqn = self.create_cmd(t, ctx, &pas, &mem)?;
         let q = self.srq_object(t, srqn, plan.shape, mem)?;
         let resp = create_srq_response(srqn);
-        let resp_len = crate::ib::uctx::put(u.out, udata::response(&resp, u.outlen));
+        let resp_len = udata::put(u.out, udata::response(&resp, u.outlen));
         Ok(NewSrq {
             srq: q,
             srqn,
@@ -408,7 +454,7 @@ impl Provider {
     }
 }
 
-impl IbSrqOps for Provider {
+impl IbSrqOps for SrqVerbs {
     /// alloc_xrcd: ALLOC_XRCD.
     ///
     /// # Errors
@@ -450,43 +496,19 @@ impl IbSrqOps for Provider {
     fn create_srq(
         &self,
         init: &SrqInit,
-        user: Option<UserData<'_>>,
+        dev: IbDev<'_>,
+        user: Option<(&dyn IbUcontext, UserData<'_>)>,
         shim: SrqShim,
     ) -> Result<NewSrq> {
         let t = SrqType::from_ib(init.srq_type).map_err(|e| self.srq_refused(e))?;
         let s = srq_shape(init.max_wr, init.max_sge, &self.srq_limits())
             .map_err(|e| self.srq_refused(e))?;
         let n = match user {
-            Some(u) => self.create_user_srq(t, init, u),
+            Some((uctx, u)) => self.create_user_srq(t, init, dev, uctx, u),
             None => self.create_kernel_srq(t, s, init),
         }?;
         // As upstream's `mlx5_cmd_create_srq`: in the event table after the command.
         let srq = SrqWithEvents::wrap(self.dev(), self.rscs(), n.srqn, n.srq, shim)?;
         Ok(NewSrq { srq, ..n })
-    }
-
-    /// create_ah: the address vector of `attr`, and for a user AH the (empty on
-    /// InfiniBand) response.
-    ///
-    /// # Errors
-    ///
-    /// `EINVAL` for a RoCE address (no GRH and MAC here) or a static rate outside the
-    /// IB rates (`ah::av::encode`).
-    fn create_ah(&self, attr: &AhAttr, user: Option<(usize, &mut [u8])>) -> Result<(Av, usize)> {
-        // No allocation, no sleep, no log above debug: may run in atomic context.
-        let rates = self.caps().get(gen_cap::STAT_RATE_SUPPORT);
-        let av = ah::av::encode(attr, rates).map_err(|e| e.errno)?;
-        let mut n = 0;
-        if let Some((outlen, out)) = user {
-            // InfiniBand: no RoCE destination MAC, so no response (upstream).
-            if let Some(r) = create_ah_response(None, outlen).map_err(|e| e.errno)? {
-                n = crate::ib::uctx::put(out, r.as_bytes());
-            }
-        }
-        Ok((av, n))
-    }
-
-    fn query_ah(&self, av: &Av, ah_type: u32) -> AhAttr {
-        ah::av::decode(av, ah_type)
     }
 }

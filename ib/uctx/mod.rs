@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! User contexts and PDs (kernel shell): alloc_ucontext runs the request through the
-//! ABI logic ([`crate::ib::abi::ucontext`]), allocates the context's static UAR pages
+//! User contexts (kernel shell): the user-context verbs ([`UctxVerbs`], the
+//! provider's [`IbUctxOps`]). alloc_ucontext runs the request through the ABI logic ([`crate::ib::abi::ucontext`]), allocates the context's static UAR pages
 //! (one ALLOC_UAR each; none for a library with dynamic UARs) and its transport
 //! domain, and builds the response; the context's drop releases them. mmap decodes
 //! the offset ([`crate::ib::abi::mmap`]) and names the page of BAR 0 ([`crate::ib::uctx::plan`]).
@@ -10,16 +10,17 @@
 //! can ring only on the context's own UARs. A CQ or QP that names a UAR object's UAR
 //! holds it ([`UarHold`]): the UAR is released (DEALLOC_UAR) when the object's mmap
 //! entry is gone and the last CQ or QP naming it is destroyed, whichever comes last
-//! ([`plan::UarUse`]).
+//! ([`plan::UarUse`]). The context's bfregs, which its QPs ring, are [`uar`]'s.
 //!
 //! A rejected request is logged at debug level only (user space controls it) and
 //! fails with the errno upstream returns.
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod plan;
+pub(crate) mod uar;
 
 use kernel::{
-    device, new_mutex,
+    device, new_mutex, page,
     prelude::*,
     sync::{aref::ARef, Arc, Mutex},
 };
@@ -31,11 +32,11 @@ use crate::ib::{
         udata, UabiError,
     },
     pd::commands::{AllocTransportDomain, DeallocTransportDomain},
-    qp::uar::BfregTable,
     uctx::plan::{
         check_uar_alloc_type, map_target, uar_free, uar_hold, uar_obj, uar_release, vma_of,
         wants_transport_domain, UarFreed, UarUse, UctxHost,
     },
+    uctx::uar::BfregTable,
     umem::DbPages,
 };
 use crate::{
@@ -44,7 +45,10 @@ use crate::{
         commands::{AllocUar, DeallocUar},
         uar::UarGeom,
     },
-    ffi::rdma::ib::{IbUcontext, MmapMap, MmapReq, UarObj},
+    ffi::rdma::{
+        ib_uctx::{IbUcontext, IbUctxOps, MmapMap, MmapReq, UarObj},
+        udata::UserData,
+    },
     hw::Hw,
 };
 
@@ -58,15 +62,47 @@ pub(crate) fn uabi_err(dev: &device::Device, what: &str, e: UabiError) -> Error 
     e.errno.into()
 }
 
-/// Copies `bytes` to the start of `out`; their length (0 if `out` is too short,
-/// which the shim's buffer never is).
-pub(crate) fn put(out: &mut [u8], bytes: &[u8]) -> usize {
-    match out.get_mut(..bytes.len()) {
-        Some(d) => {
-            d.copy_from_slice(bytes);
-            bytes.len()
+/// The user-context verbs of one function.
+pub(crate) struct UctxVerbs {
+    dev: ARef<device::Device>,
+    hw: Arc<Hw>,
+    caps: GeneralCaps,
+    num_ports: u8,
+}
+
+impl UctxVerbs {
+    /// The verbs of `dev` over `hw`, with its general caps and `num_ports` ports.
+    pub(crate) fn new(dev: &device::Device, hw: Arc<Hw>, caps: GeneralCaps, num_ports: u8) -> Self {
+        Self {
+            dev: dev.into(),
+            hw,
+            caps,
+            num_ports,
         }
-        None => 0,
+    }
+}
+
+impl IbUctxOps for UctxVerbs {
+    /// alloc_ucontext ([`UserContext::alloc`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`UserContext::alloc`]; `ENOMEM` when the context's box cannot be allocated.
+    fn alloc_ucontext(
+        &self,
+        u: UserData<'_>,
+        cache_line_size: u32,
+    ) -> Result<(KBox<dyn IbUcontext>, usize)> {
+        let host = UctxHost {
+            page_shift: page::PAGE_SHIFT as u32,
+            cache_line_size,
+            num_ports: u16::from(self.num_ports),
+        };
+        let (ctx, n) = UserContext::alloc(
+            &self.dev, &self.hw, &self.caps, host, u.req, u.outlen, u.out,
+        )?;
+        let ctx: KBox<dyn IbUcontext> = KBox::new(ctx, GFP_KERNEL)?;
+        Ok((ctx, n))
     }
 }
 
