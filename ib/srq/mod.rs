@@ -17,8 +17,9 @@
 //! when dropped unless destroy_srq did, so a failure after the create command (the
 //! object's box) leaves no queue in the device.
 //!
-//! Not here yet: `post_srq_recv` and the SRQ events (limit reached, catastrophic
-//! error: the device raises them only once receives are consumed, the data path).
+//! The SRQ's async events (limit reached, catastrophic error) reach its handler
+//! through the QP/SRQ event table (`crate::eq::rsc`, `crate::ib::obj_events`). Not
+//! here yet: `post_srq_recv` (the data path).
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod commands;

@@ -99,9 +99,11 @@ pub fn vma_of(req: &MmapReq) -> Vma {
 /// The page of BAR 0 that `target` (decoded by [`crate::ib::abi::mmap::decode`]) maps,
 /// for a context whose static UAR pages are `uars` (UAR index per page).
 ///
-/// Errors: a static page the context does not have, a dynamic page (only with write
-/// combining, which is absent) or an mmap entry (none is ever handed out) →
-/// `EINVAL`; the clock info page → `EOPNOTSUPP`.
+/// An mmap entry (a UAR object's page) is passed on by its key: the shim looks it up
+/// among the context's entries (a key never handed out is `EINVAL` there).
+///
+/// Errors: a static page the context does not have or a dynamic page (only with write
+/// combining, which is absent) → `EINVAL`; the clock info page → `EOPNOTSUPP`.
 pub fn map_target(target: MmapTarget, uars: &[u32], geom: &UarGeom) -> Result<MmapMap, UabiError> {
     match target {
         MmapTarget::Uar {
