@@ -278,10 +278,10 @@ impl SrqWithEvents {
         {
             Ok(s) => s,
             Err(e) => {
-                // The box's memory goes with it: the queue must be gone first.
-                if srq.destroy().is_err() {
-                    core::mem::forget(srq);
-                }
+                // A failed destroy hands the queue's memory to `Hw::keep`; the rest goes
+                // (its drop sends DESTROY again). Never leaked: it holds the `Hw`.
+                let _ = srq.destroy();
+                drop(srq);
                 return Err(e);
             }
         };
