@@ -11,12 +11,15 @@
 //! resource is counted and dropped. The handler is called with the table's lock held,
 //! so when the registration's drop returns no call is running and none follows
 //! (upstream reaches the same with a reference count and a completion).
+//! [`RscRegistration::pause`] takes the handler out but keeps its tree node, so that
+//! [`RscRegistration::resume`] after a failed DESTROY cannot fail for memory
+//! (upstream re-inserts into space it keeps too).
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use kernel::{
     prelude::*,
-    rbtree::RBTree,
+    rbtree::{RBTree, RBTreeNode},
     sync::{new_mutex, Arc, Mutex},
 };
 
@@ -102,6 +105,7 @@ impl RscTable {
         Ok(RscRegistration {
             table: self.clone(),
             key,
+            paused: None,
         })
     }
 
@@ -140,10 +144,47 @@ impl RscTable {
 pub(crate) struct RscRegistration {
     table: Arc<RscTable>,
     key: u32,
+    /// The handler's tree node while paused (out of the table); `None` while listed.
+    paused: Option<RBTreeNode<u32, Arc<dyn RscHandler>>>,
+}
+
+#[cfg_attr(
+    not(any(CONFIG_MLX5_RS_INFINIBAND, CONFIG_MLX5_RS_KUNIT_TEST)),
+    expect(dead_code, reason = "the InfiniBand provider's SRQs pause and resume")
+)]
+impl RscRegistration {
+    /// Takes the handler out of the table (a dispatch in flight finishes first) and
+    /// keeps its node for [`Self::resume`]. Idempotent.
+    pub(crate) fn pause(&mut self) {
+        if self.paused.is_none() {
+            self.paused = self.table.map.lock().remove_node(&self.key);
+        }
+    }
+
+    /// Puts a paused handler back, allocating nothing. `EEXIST` (it stays paused) if
+    /// another handler took the number meanwhile: the old object is gone then.
+    pub(crate) fn resume(&mut self) -> Result {
+        let Some(node) = self.paused.take() else {
+            return Ok(());
+        };
+        let mut m = self.table.map.lock();
+        if m.get(&self.key).is_some() {
+            drop(m);
+            self.paused = Some(node);
+            return Err(EEXIST);
+        }
+        // Checked absent above: nothing is replaced.
+        let _ = m.insert(node);
+        Ok(())
+    }
 }
 
 impl Drop for RscRegistration {
     fn drop(&mut self) {
+        if self.paused.is_some() {
+            // Out of the table already (and the key may be another's now).
+            return;
+        }
         // Taking the lock waits for a dispatch in flight; the handler's own drop may
         // sleep, so it runs after the lock is released.
         let h = self.table.map.lock().remove(&self.key);
@@ -196,6 +237,34 @@ mod tests {
         drop(r);
         assert!(!t.dispatch(Rsc::of_qp_event(rsc_type::QP, 9), 2));
         assert_eq!(a.0.load(Ordering::Relaxed), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn paused_registration_resumes_or_leaves_the_number_to_its_new_owner() -> Result {
+        let t = RscTable::new()?;
+        let a = Arc::new(Count(AtomicU64::new(0)), GFP_KERNEL)?;
+        let b = Arc::new(Count(AtomicU64::new(0)), GFP_KERNEL)?;
+        let ha: Arc<dyn RscHandler> = a.clone();
+        let hb: Arc<dyn RscHandler> = b.clone();
+        let mut r = t.register(Rsc::Srq(3), ha)?;
+        r.pause();
+        r.pause();
+        // Paused: not dispatched.
+        assert!(!t.dispatch_srq(3, 1));
+        r.resume()?;
+        r.resume()?;
+        assert!(t.dispatch_srq(3, 1));
+        assert_eq!(a.0.load(Ordering::Relaxed), 1);
+        // The number taken meanwhile: the new owner keeps it, even after our drop.
+        r.pause();
+        let rb = t.register(Rsc::Srq(3), hb)?;
+        assert!(matches!(r.resume(), Err(e) if e == EEXIST));
+        drop(r);
+        assert!(t.dispatch_srq(3, 2));
+        assert_eq!(b.0.load(Ordering::Relaxed), 2);
+        assert_eq!(a.0.load(Ordering::Relaxed), 1);
+        drop(rb);
         Ok(())
     }
 }

@@ -159,9 +159,10 @@ impl WorkItem for ObjEvents {
 /// An object's registration in the resource table; [`Subscription::stop`] (or drop)
 /// ends it.
 pub(crate) struct Subscription {
-    table: Arc<RscTable>,
     events: Arc<ObjEvents>,
-    reg: Option<RscRegistration>,
+    /// Paused while stopped: its node kept, so [`Subscription::restart`] needs no
+    /// allocation.
+    reg: RscRegistration,
     /// The shim while stopped (for [`Subscription::restart`]).
     parked: Option<Shim>,
 }
@@ -188,9 +189,8 @@ impl Subscription {
         let h: Arc<dyn RscHandler> = events.clone();
         let reg = table.register(rsc, h)?;
         Ok(Self {
-            table: table.clone(),
             events,
-            reg: Some(reg),
+            reg,
             parked: None,
         })
     }
@@ -198,7 +198,7 @@ impl Subscription {
     /// Ends the events: out of the table (a dispatch in flight finishes first), the
     /// work item waited for, the shim forgotten. Idempotent.
     pub(crate) fn stop(&mut self) {
-        drop(self.reg.take());
+        self.reg.pause();
         // Nothing queues the item any more: once this returns it is idle for good.
         ffi::flush_work(&self.events.work);
         let s = self.events.shim.lock().take();
@@ -208,15 +208,13 @@ impl Subscription {
     }
 
     /// After a failed destroy command: the object lives on, so it is registered
-    /// again, as upstream re-inserts it.
+    /// again (into the node kept, as upstream re-inserts it). `EEXIST` if another
+    /// object has its number (a DESTROY of unknown outcome did destroy it).
     pub(crate) fn restart(&mut self) -> Result {
-        if self.reg.is_some() {
-            return Ok(());
+        if self.parked.is_some() {
+            *self.events.shim.lock() = self.parked.take();
         }
-        *self.events.shim.lock() = self.parked.take();
-        let h: Arc<dyn RscHandler> = self.events.clone();
-        self.reg = Some(self.table.register(self.events.rsc, h)?);
-        Ok(())
+        self.reg.resume()
     }
 }
 
@@ -281,10 +279,10 @@ impl SrqWithEvents {
         {
             Ok(s) => s,
             Err(e) => {
-                // The box's memory goes with it: the queue must be gone first.
-                if srq.destroy().is_err() {
-                    core::mem::forget(srq);
-                }
+                // A failed destroy hands the queue's memory to `Hw::keep`; the rest goes
+                // (its drop sends DESTROY again). Never leaked: it holds the `Hw`.
+                let _ = srq.destroy();
+                drop(srq);
                 return Err(e);
             }
         };
@@ -307,7 +305,14 @@ impl IbSrq for SrqWithEvents {
         let r = self.srq.destroy();
         if r.is_err() {
             // The SRQ lives on (the shim keeps it): its events too.
-            let _ = sub.restart();
+            if let Err(e) = sub.restart() {
+                dev_warn!(
+                    sub.events.dev,
+                    "{:?}: events not restored after the failed destroy ({:?})\n",
+                    sub.events.rsc,
+                    e
+                );
+            }
         }
         r
     }

@@ -159,11 +159,10 @@ unsafe extern "C" fn mlx5rs_ib_rs_create_cq(
         Err(e) => return errno(e),
     };
     let (Ok(n), Ok(boxed)) = (c_int::try_from(c.ncqe), KBox::new(c.cq.clone(), GFP_KERNEL)) else {
-        // Undo: the CQ was created; a failing destroy keeps it (leaked, as a CQ the
-        // device may still write must not be freed).
-        if c.cq.destroy().is_err() {
-            core::mem::forget(c.cq);
-        }
+        // Undo: the CQ was created; a failing destroy hands the memory the device may
+        // still write to `Hw::keep`, and the rest goes (never leaked: it holds the `Hw`).
+        let _ = c.cq.destroy();
+        drop(c.cq);
         return errno(ENOMEM);
     };
     // SAFETY: `resp` is NULL or the shim's staging area (trampoline contract).

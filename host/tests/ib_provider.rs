@@ -547,6 +547,9 @@ fn device_attributes_advertise_only_what_the_provider_serves() {
         g.set(f, true).unwrap();
     }
     g.set(cmd_hca_cap::LOG_MAX_MKEY, 24u8).unwrap();
+    g.set(cmd_hca_cap::LOG_MAX_KLM_LIST_SIZE, 16u8).unwrap();
+    g.set(cmd_hca_cap::LOG_MAX_MCG, 21u8).unwrap();
+    g.set(cmd_hca_cap::MAX_QP_MCG, 240_481u32).unwrap();
     let ids = DeviceIds {
         fw: (16, 35, 1012),
         sys_image_guid: 1,
@@ -576,6 +579,12 @@ fn device_attributes_advertise_only_what_the_provider_serves() {
         assert_eq!(a.kernel_cap_flags & bit, 0, "{what}");
     }
     assert_eq!(a.max_mw, 0, "no memory windows");
+    // Limits of verbs the provider lacks: none (upstream reports them from the caps).
+    assert_eq!(a.max_fast_reg_page_list_len, 0, "no alloc_mr");
+    assert_eq!(a.max_pi_fast_reg_page_list_len, 0, "no alloc_mr_integrity");
+    assert_eq!(a.max_mcast_grp, 0, "no attach_mcast");
+    assert_eq!(a.max_mcast_qp_attach, 0, "no attach_mcast");
+    assert_eq!(a.max_total_mcast_qp_attach, 0, "no attach_mcast");
     // What is served stays advertised.
     for bit in [
         dev_cap::BAD_PKEY_CNTR,

@@ -14,7 +14,9 @@
 //! management extensions and gappy registration (no `alloc_mr` / fast registration),
 //! UD checksum and TSO offloads (no send path) and multicast loopback blocking (the
 //! create flag is refused). Upstream reports each from its cap; the limits that only
-//! mean something with the feature (`max_mw`) are 0 with it.
+//! mean something with the feature are 0 with it: `max_mw`, the fast-registration
+//! page list lengths, and the multicast limits (no `attach_mcast` / `detach_mcast`;
+//! upstream reports `log_max_mcg` / `max_qp_mcg` whatever the verbs).
 //!
 //! Pure `core` code, compiled into the module and into the host test crate.
 
@@ -125,6 +127,14 @@ pub fn device_attr(caps: &GeneralCaps, ids: &DeviceIds, max_pkeys: u16) -> Devic
     if a.device_cap_flags & dev_cap::MEM_WINDOW == 0 {
         a.max_mw = 0;
     }
+    if a.device_cap_flags & dev_cap::MEM_MGT_EXTENSIONS == 0 {
+        a.max_fast_reg_page_list_len = 0;
+        a.max_pi_fast_reg_page_list_len = 0;
+    }
+    // No multicast verbs: no group can be attached.
+    a.max_mcast_grp = 0;
+    a.max_mcast_qp_attach = 0;
+    a.max_total_mcast_qp_attach = 0;
     a
 }
 

@@ -16,6 +16,13 @@
       and a second destroy succeeds;
     - DESTROY_QP times out (it executes and completes late): the pages stay pinned,
       and the destroy succeeds (upstream destroy_qp_common warns and goes on).
+  Then a late allocation of create_cq / create_srq fails (fail-nth, failslab's
+  stack filter limited to the driver's create trampoline) while the DESTROY of the
+  driver's undo times out (the device executes it, the completion comes late): the
+  verb fails with ENOMEM, the buffer stays pinned, and the half-made object is
+  dropped, not leaked (an SRQ's drop sends DESTROY_RMP once more): a leaked object
+  would hold the function's `Hw` for good, so the pins would not come back at unbind
+  (which the scenario checks).
   The faults leave no object in the device that outlives its PD or CQ (the emulator
   would count that as a protocol violation, which later scenarios check is 0): a
   create that never completes made nothing, a failed MR/CQ/SRQ destroy is retried,
@@ -25,6 +32,8 @@
 
 The driver must have been loaded with the emulator advertising a command timeout of
 TIMEOUT_MS (the scenario sets it); the late DESTROY_QP completes after DELAY_MS.
+The late-allocation cases set failslab up themselves (as scenario 80 does) and put it
+back.
 """
 import errno
 import os
@@ -48,6 +57,8 @@ DELAY_MS = 2500
 BAD_PARAM = 0x3
 SYNDROME = 0x5A5A
 RESULTS = []
+FS = "/sys/kernel/debug/failslab/"
+MAX_N = 200
 
 
 def case(name, ok, detail):
@@ -146,6 +157,102 @@ def run(name, create_op, destroy_op, make, min_pages, destroy_reports):
         case("%s.destroy-again" % name, err == 0, "got %s" % en(err))
 
 
+def commands(opcode):
+    """Commands of `opcode` the emulator executed, whatever their status."""
+    r = emuctl({"cmd": "get", "path": ["commands", opcode]})
+    v = r.get("value") or {}
+    return sum(v.values()) if isinstance(v, dict) else 0
+
+
+def text_range(name):
+    """[address, next symbol's address) of text symbol `name` (kallsyms)."""
+    syms = []
+    for line in open("/proc/kallsyms"):
+        f = line.split()
+        if len(f) >= 3 and f[1] in "tT":
+            syms.append((int(f[0], 16), f[2]))
+    start = [a for a, n in syms if n == name]
+    if len(start) != 1 or start[0] == 0:
+        raise RuntimeError("%s: %d text symbols" % (name, len(start)))
+    return start[0], min(a for a, n in syms if a > start[0])
+
+
+class FailSlab:
+    """failslab counting only allocations under `require` (a symbol) for fail-nth,
+    GFP_KERNEL ones included; DMA-API debug's own allocations (add_dma_entry) never
+    fail, as in scenario 80. Restored on exit."""
+
+    KNOBS = ("ignore-gfp-wait", "verbose", "reject-start", "reject-end", "require-start",
+             "require-end", "stacktrace-depth")
+
+    def __init__(self, require):
+        self.require = require
+
+    def __enter__(self):
+        self.saved = {k: open(FS + k).read().strip() for k in self.KNOBS}
+        rs, re_ = text_range("add_dma_entry")
+        qs, qe = text_range(self.require)
+        for k, v in (("ignore-gfp-wait", "N"), ("verbose", "0"), ("stacktrace-depth", "32"),
+                     ("reject-start", rs), ("reject-end", re_), ("require-start", qs),
+                     ("require-end", qe)):
+            with open(FS + k, "w") as f:
+                f.write(str(v))
+        self.fn = os.open("/proc/thread-self/fail-nth", os.O_RDWR)
+        return self
+
+    def attempt(self, make, n):
+        """make() with the n-th counted allocation failed: (errno, object, whether the
+        n-th allocation was reached)."""
+        os.write(self.fn, b"%d" % n)
+        err, o = errno_of(make)
+        left = int(os.pread(self.fn, 32, 0))
+        os.write(self.fn, b"0")
+        return err, o, left == 0
+
+    def __exit__(self, *exc):
+        os.close(self.fn)
+        for k in self.KNOBS:
+            with open(FS + k, "w") as f:
+                f.write(self.saved[k])
+
+
+def late_alloc(name, trampoline, destroy_op, make, retried):
+    """A create whose allocation after the create command fails, its undo's DESTROY
+    timing out. `retried`: the object's drop sends the DESTROY once more (an SRQ).
+    Every N is tried with the DESTROY's fault armed (an undo changes what the next
+    create allocates: kept doorbell pages are reused), until the create no longer
+    reaches the N-th allocation."""
+    undone, twice, bad = [], 0, []
+    with FailSlab(trampoline) as fs:
+        for n in range(1, MAX_N + 1):
+            p0, d0 = pins(), commands(destroy_op)
+            inject(destroy_op, action="delay", ms=DELAY_MS)
+            err, o, reached = fs.attempt(make, n)
+            emuctl({"cmd": "clear_injections"})
+            sent = commands(destroy_op) - d0
+            if sent:
+                # The late completion returns the command slot.
+                time.sleep((DELAY_MS - TIMEOUT_MS) / 1000 + 0.5)
+                undone.append(n)
+                kept = pins() - p0
+                if err != errno.ENOMEM or kept <= 0:
+                    bad.append("n=%d: %s, %d pages kept" % (n, en(err), kept))
+                twice += sent >= 2
+            if o is not None:
+                o.close()
+            if not reached:
+                break
+    case("%s.late-alloc.found" % name, bool(undone) and not reached,
+         "allocations whose failure undid a made object: %s" % undone)
+    case("%s.late-alloc.destroy-fails" % name, bool(undone) and not bad,
+         "%d undone creates, each ENOMEM with its pages kept%s" %
+         (len(undone), "; " + "; ".join(bad[:3]) if bad else ""))
+    if retried:
+        case("%s.late-alloc.dropped" % name, twice > 0,
+             "%d of %d undone creates sent %s again (the object dropped, not leaked)" %
+             (twice, len(undone), destroy_op))
+
+
 def main():
     if len(sys.argv) != 3 or sys.argv[1] != "cases":
         print(__doc__)
@@ -155,6 +262,9 @@ def main():
     cq = CQ(ctx, 16)
     for k in kinds(ctx, pd, cq):
         run(*k)
+    late_alloc("cq", "mlx5rs_ib_rs_create_cq", "DESTROY_CQ", lambda: CQ(ctx, 255), False)
+    late_alloc("srq", "mlx5rs_ib_rs_create_srq", "DESTROY_RMP",
+               lambda: SRQ(pd, SrqInitAttr(SrqAttr(max_wr=64, max_sge=1))), True)
     print("unknown: %d cases, %d failed" % (len(RESULTS), RESULTS.count(False)), flush=True)
     return 0 if all(RESULTS) else 1
 
