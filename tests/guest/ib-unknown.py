@@ -225,7 +225,7 @@ def late_alloc(name, trampoline, destroy_op, make, retried):
     undone, twice, bad = [], 0, []
     with FailSlab(trampoline) as fs:
         for n in range(1, MAX_N + 1):
-            p0, d0 = pins(), commands(destroy_op)
+            p0, d0 = L.pinned(), commands(destroy_op)
             inject(destroy_op, action="delay", ms=DELAY_MS)
             err, o, reached = fs.attempt(make, n)
             emuctl({"cmd": "clear_injections"})
@@ -234,7 +234,7 @@ def late_alloc(name, trampoline, destroy_op, make, retried):
                 # The late completion returns the command slot.
                 time.sleep((DELAY_MS - TIMEOUT_MS) / 1000 + 0.5)
                 undone.append(n)
-                kept = pins() - p0
+                kept = L.pinned() - p0
                 if err != errno.ENOMEM or kept <= 0:
                     bad.append("n=%d: %s, %d pages kept" % (n, en(err), kept))
                 twice += sent >= 2
