@@ -820,7 +820,7 @@ fn path_and_address_handle_read_one_address_vector_alike() {
     let rgid = pri(ads::RGID_RIP).bytes(ctx).unwrap();
     assert_eq!(rgid, &av.rgid[..]);
 
-    let mut rtr = ctx.clone();
+    let mut rtr = *ctx;
     qpc::STATE
         .raw()
         .set(&mut rtr, u64::from(hw_state::RTR))
