@@ -254,11 +254,15 @@ struct mlx5rs_ib_srq_attr {
 };
 #define MLX5RS_IB_SRQ_ATTR_SIZE 16
 
-/* An InfiniBand struct rdma_ah_attr. */
+/*
+ * An InfiniBand struct rdma_ah_attr: create_ah / query_ah, and the paths of
+ * struct mlx5rs_ib_qp_attr (modify_qp / query_qp). Copied in and out by
+ * mlx5rs_ib_ah_attr_to_rs() / mlx5rs_ib_ah_attr_from_rs() (ffi/rdma/ib_ah.c).
+ */
 struct mlx5rs_ib_ah_attr {
 	__u8 dgid[16];
 	__u32 flow_label;
-	__u32 ah_type;   /* enum rdma_ah_attr_type */
+	__u32 ah_type;   /* enum rdma_ah_attr_type (copy-in only) */
 	__u16 dlid;
 	__u8 sl;
 	__u8 src_path_bits;
@@ -267,7 +271,7 @@ struct mlx5rs_ib_ah_attr {
 	__u8 sgid_index;
 	__u8 hop_limit;
 	__u8 traffic_class;
-	__u8 port_num;
+	__u8 port_num;    /* 0: none */
 	__u8 rsvd[6];
 };
 #define MLX5RS_IB_AH_ATTR_SIZE 40
@@ -343,22 +347,6 @@ int mlx5rs_ib_rs_dereg_mr(const void *rust, void *mr);
  * QP verbs (ffi/rdma/ib_qp.c; Rust mirrors in ffi/rdma/ib_qp_abi.rs). Enum fields hold the
  * core's enum values.
  */
-struct mlx5rs_ib_qp_ah_attr {
-	__u8 dgid[16];
-	__u32 flow_label;
-	__u16 dlid;
-	__u8 sgid_index;
-	__u8 hop_limit;
-	__u8 traffic_class;
-	__u8 sl;
-	__u8 src_path_bits;
-	__u8 static_rate;
-	__u8 port_num;
-	__u8 grh;
-	__u8 rsvd[2];
-};
-#define MLX5RS_IB_QP_AH_ATTR_SIZE 32
-
 struct mlx5rs_ib_qp_attr {
 	__u32 attr_mask;
 	__u32 qp_state;
@@ -389,10 +377,10 @@ struct mlx5rs_ib_qp_attr {
 	__u8 alt_port_num;
 	__u8 alt_timeout;
 	__u8 sq_sig_all;
-	struct mlx5rs_ib_qp_ah_attr ah_attr;
-	struct mlx5rs_ib_qp_ah_attr alt_ah_attr;
+	struct mlx5rs_ib_ah_attr ah_attr;     /* the address handles' form */
+	struct mlx5rs_ib_ah_attr alt_ah_attr;
 };
-#define MLX5RS_IB_QP_ATTR_SIZE 140
+#define MLX5RS_IB_QP_ATTR_SIZE 156
 
 struct mlx5rs_ib_qp_init {
 	__u32 qp_type;

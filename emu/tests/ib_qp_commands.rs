@@ -11,7 +11,7 @@ mod verbs;
 
 use mlx5_emu::ifc::status::CmdStatus;
 use mlx5_rs_pure::cmd::command::{self, CodecError, Command};
-use mlx5_rs_pure::ffi::rdma::ib_qp_abi::{AhAttr, QpAttr};
+use mlx5_rs_pure::ffi::rdma::{ib_ah_abi::AhAttr, ib_qp_abi::QpAttr};
 use mlx5_rs_pure::ib::qp::commands::*;
 use mlx5_rs_pure::ib::qp::create::{create_qpc, rx_type, CreateQpc, WqSizes};
 use mlx5_rs_pure::ib::qp::modify::{

@@ -2,7 +2,8 @@
 /*
  * What the InfiniBand shim's files share: the driver's IB device and verbs-object
  * structures (each embeds the core's object first, INIT_RDMA_OBJ_SIZE), udata
- * staging, and each family's ops table, which ffi/rdma/ib.c applies. One file per
+ * staging, the address-vector copy the AH and QP verbs share, and each family's ops
+ * table, which ffi/rdma/ib.c applies. One file per
  * verbs family (ffi/rdma/ib_<family>.c, owning mlx5rs_ib_<family>_ops with the
  * INIT_RDMA_OBJ_SIZE of its objects; its ops are static), this header the only link.
  */
@@ -192,6 +193,15 @@ struct mlx5rs_ib_ah {
 	struct ib_ah ibah;
 	u8 av[MLX5RS_IB_AV_SIZE];
 };
+
+/*
+ * The one copy of a core struct rdma_ah_attr into the plain struct mlx5rs_ib_ah_attr and
+ * back (ffi/rdma/ib_ah.c), for the address handles and the QP paths (ffi/rdma/ib_qp.c).
+ * The way out takes the address type from the caller (the handle's, or the port's).
+ */
+void mlx5rs_ib_ah_attr_to_rs(const struct rdma_ah_attr *ah, struct mlx5rs_ib_ah_attr *o);
+void mlx5rs_ib_ah_attr_from_rs(const struct mlx5rs_ib_ah_attr *a, enum rdma_ah_attr_type type,
+			       struct rdma_ah_attr *ah);
 
 /* UAR objects (ffi/rdma/ib_uar.c): the driver's uverbs objects. */
 extern const struct uapi_definition mlx5rs_ib_uapi_defs[];

@@ -7,7 +7,8 @@
  * (struct mlx5rs_ib_qp_init, struct mlx5rs_ib_qp_attr, mlx5rs_ffi.h) and back: the
  * numbers of the PD, CQs and SRQ a QP names are read from the other families'
  * objects (ib_priv.h, their fixed first fields), an address vector is taken as an
- * InfiniBand one (RoCE addresses are refused, the provider has no RoCE port). The
+ * InfiniBand one (RoCE addresses are refused, the provider has no RoCE port) and
+ * copied with the address handles' helpers (mlx5rs_ib_ah_attr_to_rs() / _from_rs()). The
  * driver part of a verb is staged with mlx5rs_ib_stage() and the response goes back
  * through _ib_respond_udata(). The state-transition rules of the core
  * (ib_modify_qp_is_ok()) are offered to Rust by mlx5rs_ib_modify_qp_is_ok().
@@ -20,42 +21,15 @@
 #include <rdma/uverbs_ioctl.h>
 #include "ib_priv.h"
 
-static void ah_to_rs(const struct rdma_ah_attr *ah, struct mlx5rs_ib_qp_ah_attr *o)
+/* A path of query_qp: the core's form when its port is one of the device's (zero otherwise). */
+static void path_from_rs(struct ib_device *ibdev, const struct mlx5rs_ib_ah_attr *a,
+			 struct rdma_ah_attr *ah)
 {
-	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
-
-	o->dlid = rdma_ah_get_dlid(ah);
-	o->sl = rdma_ah_get_sl(ah);
-	o->src_path_bits = rdma_ah_get_path_bits(ah);
-	o->static_rate = rdma_ah_get_static_rate(ah);
-	o->port_num = rdma_ah_get_port_num(ah);
-	o->grh = !!(rdma_ah_get_ah_flags(ah) & IB_AH_GRH);
-	if (o->grh) {
-		memcpy(o->dgid, grh->dgid.raw, sizeof(o->dgid));
-		o->flow_label = grh->flow_label;
-		o->sgid_index = grh->sgid_index;
-		o->hop_limit = grh->hop_limit;
-		o->traffic_class = grh->traffic_class;
-	}
-}
-
-static void ah_from_rs(struct ib_device *ibdev, const struct mlx5rs_ib_qp_ah_attr *a,
-		       struct rdma_ah_attr *ah)
-{
-	memset(ah, 0, sizeof(*ah));
-	if (!a->port_num || a->port_num > ibdev->phys_port_cnt)
+	if (!a->port_num || a->port_num > ibdev->phys_port_cnt) {
+		memset(ah, 0, sizeof(*ah));
 		return;
-	ah->type = rdma_ah_find_type(ibdev, a->port_num);
-	rdma_ah_set_port_num(ah, a->port_num);
-	rdma_ah_set_sl(ah, a->sl);
-	rdma_ah_set_dlid(ah, a->dlid);
-	rdma_ah_set_path_bits(ah, a->src_path_bits);
-	rdma_ah_set_static_rate(ah, a->static_rate);
-	if (a->grh) {
-		rdma_ah_set_grh(ah, NULL, a->flow_label, a->sgid_index, a->hop_limit,
-				a->traffic_class);
-		rdma_ah_set_dgid_raw(ah, (void *)a->dgid);
 	}
+	mlx5rs_ib_ah_attr_from_rs(a, rdma_ah_find_type(ibdev, a->port_num), ah);
 }
 
 /**
@@ -91,7 +65,6 @@ static int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	void *uctx = NULL;
 	int err;
 
-	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_qp_ah_attr) != MLX5RS_IB_QP_AH_ATTR_SIZE);
 	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_qp_attr) != MLX5RS_IB_QP_ATTR_SIZE);
 	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_qp_init) != MLX5RS_IB_QP_INIT_SIZE);
 	if (attr->rwq_ind_tbl || attr->qp_type >= IB_QPT_MAX)
@@ -231,9 +204,9 @@ static int mlx5rs_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int 
 	a->alt_port_num = attr->alt_port_num > 255 ? 255 : attr->alt_port_num;
 	a->alt_timeout = attr->alt_timeout;
 	if (attr_mask & IB_QP_AV)
-		ah_to_rs(&attr->ah_attr, &a->ah_attr);
+		mlx5rs_ib_ah_attr_to_rs(&attr->ah_attr, &a->ah_attr);
 	if (attr_mask & IB_QP_ALT_PATH)
-		ah_to_rs(&attr->alt_ah_attr, &a->alt_ah_attr);
+		mlx5rs_ib_ah_attr_to_rs(&attr->alt_ah_attr, &a->alt_ah_attr);
 	if (udata && (udata->inlen || udata->outlen)) {
 		st = mlx5rs_ib_stage(udata, &err);
 		if (!st)
@@ -293,9 +266,9 @@ static int mlx5rs_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int a
 	attr->alt_port_num = a->alt_port_num;
 	attr->alt_timeout = a->alt_timeout;
 	if (a->ah_attr.port_num)
-		ah_from_rs(ibqp->device, &a->ah_attr, &attr->ah_attr);
+		path_from_rs(ibqp->device, &a->ah_attr, &attr->ah_attr);
 	if (a->alt_ah_attr.port_num)
-		ah_from_rs(ibqp->device, &a->alt_ah_attr, &attr->alt_ah_attr);
+		path_from_rs(ibqp->device, &a->alt_ah_attr, &attr->alt_ah_attr);
 	init_attr->qp_type = ibqp->qp_type;
 	init_attr->send_cq = ibqp->send_cq;
 	init_attr->recv_cq = ibqp->recv_cq;

@@ -3,44 +3,14 @@
 //! The plain structures the QP shim (`ffi/rdma/ib_qp.c`) and the Rust QP verbs exchange,
 //! mirrors of the QP section of `mlx5rs_ffi.h` (both sides check the same sizes):
 //! the C side copies `struct ib_qp_attr` / `struct ib_qp_init_attr` into them and
-//! back, so Rust never sees a core structure.
+//! back, so Rust never sees a core structure. A path's address vector is the address
+//! handles' [`AhAttr`] (one form of `struct rdma_ah_attr` for both).
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
 
 use zerocopy_derive::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-/// `struct mlx5rs_ib_qp_ah_attr`: an InfiniBand address vector (`rdma_ah_attr` of type
-/// IB; `grh` set when `IB_AH_GRH` is).
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
-)]
-#[repr(C)]
-pub struct AhAttr {
-    /// Destination GID (with `grh`).
-    pub dgid: [u8; 16],
-    /// Flow label (with `grh`).
-    pub flow_label: u32,
-    /// Destination LID.
-    pub dlid: u16,
-    /// Source GID index (with `grh`).
-    pub sgid_index: u8,
-    /// Hop limit (with `grh`).
-    pub hop_limit: u8,
-    /// Traffic class (with `grh`).
-    pub traffic_class: u8,
-    /// Service level.
-    pub sl: u8,
-    /// Source path bits.
-    pub src_path_bits: u8,
-    /// `enum ib_rate`.
-    pub static_rate: u8,
-    /// Port number.
-    pub port_num: u8,
-    /// The address has a GRH.
-    pub grh: u8,
-    /// Zero.
-    pub rsvd: [u8; 2],
-}
+use super::ib_ah_abi::AhAttr;
 
 /// `struct mlx5rs_ib_qp_attr`: the fields of `struct ib_qp_attr` the provider reads
 /// (modify_qp) or fills (query_qp), enums as their values. For modify_qp the shim has
@@ -108,7 +78,7 @@ pub struct QpAttr {
     pub alt_timeout: u8,
     /// query_qp: every send WR signals (`IB_SIGNAL_ALL_WR`).
     pub sq_sig_all: u8,
-    /// Primary path.
+    /// Primary path (the one plain address vector, [`super::ib_ah_abi`]).
     pub ah_attr: AhAttr,
     /// Alternate path.
     pub alt_ah_attr: AhAttr,
@@ -161,8 +131,7 @@ pub struct QpInit {
     pub rsvd: [u8; 2],
 }
 
-// The sizes `mlx5rs_ffi.h` declares (MLX5RS_IB_QP_AH_ATTR_SIZE, MLX5RS_IB_QP_ATTR_SIZE,
-// MLX5RS_IB_QP_INIT_SIZE), which ffi/rdma/ib_qp.c checks on its side.
-const _: () = assert!(core::mem::size_of::<AhAttr>() == 32);
-const _: () = assert!(core::mem::size_of::<QpAttr>() == 140);
+// The sizes `mlx5rs_ffi.h` declares (MLX5RS_IB_QP_ATTR_SIZE, MLX5RS_IB_QP_INIT_SIZE),
+// which ffi/rdma/ib_qp.c checks on its side.
+const _: () = assert!(core::mem::size_of::<QpAttr>() == 156);
 const _: () = assert!(core::mem::size_of::<QpInit>() == 56);

@@ -1,10 +1,12 @@
 //! The QP verbs' pure logic (`ib/qp/create.rs`, `ib/qp/size.rs`, `ib/qp/modify.rs`): kernel queue
 //! sizes against upstream's arithmetic, the CREATE_QP context, the transition plans
 //! (command, context fields, `opt_param_mask`) and the driver's attribute checks,
-//! and a query of a planned context back into attributes.
+//! and a query of a planned context back into attributes; a QP path and an address
+//! handle built from the one plain address vector (`ffi/rdma/ib_ah_abi.rs`) agree.
 
 use mlx5_rs_pure::errno::Errno;
-use mlx5_rs_pure::ffi::rdma::ib_qp_abi::{AhAttr, QpAttr};
+use mlx5_rs_pure::ffi::rdma::{ib_ah_abi::AhAttr, ib_qp_abi::QpAttr};
+use mlx5_rs_pure::ib::ah::av::{self, AH_TYPE_IB};
 use mlx5_rs_pure::ib::qp::create::{
     create_qpc, rq_type, rx_type, scat, scatter_to_cqe, CreateQpc, WqSizes,
 };
@@ -331,7 +333,7 @@ fn init2rtr(dest: u32, lid: u16) -> QpAttr {
             src_path_bits: 1,
             static_rate: 0,
             port_num: 1,
-            grh: 1,
+            is_global: 1,
             sgid_index: 0,
             hop_limit: 64,
             traffic_class: 3,
@@ -629,7 +631,7 @@ fn query_reads_back_what_was_set() {
     assert_eq!((q.pkey_index, q.port_num), (2, 1));
     assert_eq!(q.ah_attr.dlid, 7);
     assert_eq!(q.ah_attr.sl, 2);
-    assert_eq!(q.ah_attr.grh, 1);
+    assert_eq!(q.ah_attr.is_global, 1);
     assert_eq!(q.ah_attr.dgid, a2.ah_attr.dgid);
     assert_eq!(q.ah_attr.flow_label, a2.ah_attr.flow_label);
     assert_eq!(q.ah_attr.port_num, 1);
@@ -775,4 +777,69 @@ fn create_qpc_refuses_values_wider_than_their_field() {
         })),
         EINVAL
     );
+}
+
+/// The QP path (`ads`, modify_qp) and the address handle (`mlx5_av`, create_ah) are
+/// built from the same plain `AhAttr` the shim fills for both, and encode it alike
+/// (upstream's `mlx5_set_path` and `create_ib_ah`); query_qp and query_ah read it back
+/// alike, but for the static rate, which query_ah reports as the device's code
+/// (upstream) and query_qp as the `enum ib_rate`.
+#[test]
+fn path_and_address_handle_read_one_address_vector_alike() {
+    let mut qp = shadow(QpType::Rc);
+    let c = mcaps();
+    let a1 = rst2init();
+    plan_modify(&qp, &a1, &c).unwrap().unwrap();
+    after_modify(&mut qp, &a1);
+    let mut a2 = init2rtr(0x99, 0x1234);
+    a2.ah_attr.ah_type = AH_TYPE_IB;
+    a2.ah_attr.static_rate = 7; // IB_RATE_40_GBPS
+    a2.ah_attr.sgid_index = 5;
+    a2.ah_attr.src_path_bits = 0x35;
+    let ah = a2.ah_attr;
+    let p2 = plan_modify(&qp, &a2, &c).unwrap().unwrap();
+    let av = av::encode(&ah, c.stat_rate_support).unwrap();
+    let ctx = &p2.qpc;
+    let g = av.grh_gid_fl.get();
+    assert_eq!(get(ctx, pri(ads::RLID)), u64::from(av.rlid.get()));
+    assert_eq!(get(ctx, pri(ads::MLID)), u64::from(av.fl_mlid & 0x7f));
+    assert_eq!(get(ctx, pri(ads::SL)), u64::from(av.stat_rate_sl & 0xf));
+    assert_eq!(
+        get(ctx, pri(ads::STAT_RATE)),
+        u64::from(av.stat_rate_sl >> 4)
+    );
+    assert_ne!(av.stat_rate_sl >> 4, 0, "a rate code, not the default");
+    assert_eq!(get(ctx, pri(ads::GRH)), u64::from(g >> 30 & 1));
+    assert_eq!(
+        get(ctx, pri(ads::SRC_ADDR_INDEX)),
+        u64::from(g >> 20 & 0xff)
+    );
+    assert_eq!(get(ctx, pri(ads::FLOW_LABEL)), u64::from(g & 0xf_ffff));
+    assert_eq!(get(ctx, pri(ads::HOP_LIMIT)), u64::from(av.hop_limit));
+    assert_eq!(get(ctx, pri(ads::TCLASS)), u64::from(av.tclass));
+    let rgid = pri(ads::RGID_RIP).bytes(ctx).unwrap();
+    assert_eq!(rgid, &av.rgid[..]);
+
+    let mut rtr = *ctx;
+    qpc::STATE
+        .raw()
+        .set(&mut rtr, u64::from(hw_state::RTR))
+        .unwrap();
+    let from_qp = query_attr(QpType::Rc, &rtr, 1).unwrap().ah_attr;
+    let from_ah = av::decode(&av, AH_TYPE_IB);
+    assert_eq!(from_qp.static_rate, ah.static_rate);
+    assert_eq!(from_ah.static_rate, av.stat_rate_sl >> 4);
+    assert_eq!(
+        (from_qp.port_num, from_qp.src_path_bits),
+        (1, ah.src_path_bits)
+    );
+    let same = |a: AhAttr| AhAttr {
+        ah_type: AH_TYPE_IB,
+        static_rate: 0,
+        port_num: 0,
+        src_path_bits: 0,
+        ..a
+    };
+    assert_eq!(same(from_qp), same(from_ah));
+    assert_eq!(same(from_ah), same(ah));
 }

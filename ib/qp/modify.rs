@@ -23,7 +23,7 @@
 
 use crate::{
     errno::Errno,
-    ffi::rdma::ib_qp_abi::{AhAttr, QpAttr},
+    ffi::rdma::{ib_ah_abi::AhAttr, ib_qp_abi::QpAttr},
     ifc::{
         field::{Msg, MsgMut, Overflow},
         opcodes::Opcode,
@@ -436,7 +436,7 @@ fn set_path(
     if m & mask::PKEY_INDEX != 0 {
         p.set(ads::PKEY_INDEX, pkey_index).map_err(too_wide)?;
     }
-    let grh = ah.grh != 0;
+    let grh = ah.is_global != 0;
     if grh && u32::from(ah.sgid_index) >= caps.gid_tbl_len {
         return Err(Errno::EINVAL);
     }
@@ -678,7 +678,7 @@ fn ah_of(p: &Msg<'_, ads::Layout>, num_ports: u8) -> AhAttr {
     ah.src_path_bits = p.get(ads::MLID);
     ah.static_rate = rate_unmap(p.get(ads::STAT_RATE));
     if p.get(ads::GRH) {
-        ah.grh = 1;
+        ah.is_global = 1;
         ah.flow_label = p.get(ads::FLOW_LABEL);
         ah.sgid_index = p.get(ads::SRC_ADDR_INDEX);
         ah.hop_limit = p.get(ads::HOP_LIMIT);
