@@ -33,11 +33,10 @@ use kernel::{
 
 use crate::{
     ffi,
-    ifc::init_seg as seg,
     init_seg_io::Regs,
     lifecycle::{FatalCause, FatalConsumer, FatalHandler, Lifecycle, PollOutcome},
 };
-use buffer::{synd_name, HealthBuffer, DWORDS};
+use buffer::{synd_name, HealthBuffer};
 use monitor::{HealthEvent, HealthMonitor, HealthSample};
 
 /// Shortest accepted poll period.
@@ -126,25 +125,9 @@ impl HealthPoller {
     }
 }
 
-/// Reads what one poll needs: health buffer, nic_interface, health counter.
+/// Reads what one poll needs ([`monitor::read_sample`]: the order of the reads matters).
 fn read_sample(hw: &dyn Regs) -> Result<(HealthSample, HealthBuffer)> {
-    let mut d = [0u32; DWORDS];
-    for (i, w) in d.iter_mut().enumerate() {
-        *w = hw.read(seg::HEALTH_BUFFER_OFF + 4 * i)?;
-    }
-    let buf = HealthBuffer::from_dwords(&d);
-    let nic = u32::from(seg::reg::NIC_INTERFACE.get(hw.read(seg::CMDQ_ADDR_L_SZ)?));
-    let counter = hw.read(seg::HEALTH_COUNTER)?;
-    let sample = HealthSample {
-        fw_ver: buf.fw_ver,
-        // No AER error handler yet: the channel state is not known here.
-        pci_offline: false,
-        nic_interface: nic,
-        rfr: buf.rfr,
-        synd: buf.synd,
-        counter,
-    };
-    Ok((sample, buf))
+    monitor::read_sample(|off| hw.read(off))
 }
 
 /// Logs every health-buffer field by name.

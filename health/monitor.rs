@@ -19,7 +19,8 @@
 //! Pure `core` code, compiled into the kernel module and into the host test
 //! crate.
 
-use crate::ifc::init_seg::NicInterface;
+use super::buffer::{HealthBuffer, DWORDS};
+use crate::ifc::init_seg::{self as seg, health_buffer as hb, NicInterface};
 
 /// Consecutive unchanged health counters that mean "compromised".
 pub const MAX_MISSES: u32 = 3;
@@ -68,6 +69,45 @@ pub enum HealthEvent {
     Compromised,
     /// A new non-zero health syndrome.
     SyndromeChanged(u8),
+}
+
+/// Byte offset of the health buffer's `fw_ver` in the init segment.
+const FW_VER_OFF: usize = seg::HEALTH_BUFFER_OFF + hb::FW_VERSION.raw().byte_off();
+
+/// Reads one poll's sample through `read` (a dword of the init segment by byte offset):
+/// `nic_interface`, the health buffer, the health counter, and last `fw_ver` once more.
+///
+/// A device that leaves the bus (surprise removal) turns every later read to all ones,
+/// and a poll may straddle that moment. The all-ones `nic_interface` field reads as
+/// SW_RESET, and an all-ones buffer tail as a syndrome with `rfr`. Because `fw_ver` is
+/// read last, any all-ones word read before it comes with an all-ones `fw_ver`, so the
+/// first sensor in order is PCI_COMM_ERR and the device is not reported as reset by
+/// firmware. The other words are as read, for the log.
+///
+/// # Errors
+///
+/// The first error of `read`.
+pub fn read_sample<E>(
+    mut read: impl FnMut(usize) -> Result<u32, E>,
+) -> Result<(HealthSample, HealthBuffer), E> {
+    let nic = u32::from(seg::reg::NIC_INTERFACE.get(read(seg::CMDQ_ADDR_L_SZ)?));
+    let mut d = [0u32; DWORDS];
+    for (i, w) in d.iter_mut().enumerate() {
+        *w = read(seg::HEALTH_BUFFER_OFF + 4 * i)?;
+    }
+    let buf = HealthBuffer::from_dwords(&d);
+    let counter = read(seg::HEALTH_COUNTER)?;
+    let fw_ver = read(FW_VER_OFF)?;
+    let sample = HealthSample {
+        fw_ver,
+        // No AER error handler yet: the channel state is not known here.
+        pci_offline: false,
+        nic_interface: nic,
+        rfr: buf.rfr,
+        synd: buf.synd,
+        counter,
+    };
+    Ok((sample, buf))
 }
 
 /// The fatal sensor that fires for `s`, if any (first match wins).
@@ -222,6 +262,39 @@ mod tests {
         // nic_interface NO_DRAM_NIC is not fatal
         s.nic_interface = 2;
         assert_eq!(fatal_sensor(&s), None);
+    }
+
+    /// An init segment whose reads all return ones from read number `gone` on (a
+    /// surprise removal during the poll); before it, a healthy device.
+    struct Removal {
+        gone: usize,
+        reads: usize,
+    }
+
+    impl Removal {
+        fn read(&mut self, off: usize) -> Result<u32, ()> {
+            self.reads += 1;
+            if self.reads > self.gone {
+                return Ok(u32::MAX);
+            }
+            Ok(if off == FW_VER_OFF { 0x0010_0023 } else { 0 })
+        }
+    }
+
+    #[test]
+    fn removal_during_a_poll_is_pci_comm_err() {
+        // Every moment of the removal: before the first read, between any two, after
+        // the last (19 reads a poll: nic_interface, 16 buffer dwords, counter, fw_ver).
+        for gone in 0..=19 {
+            let mut r = Removal { gone, reads: 0 };
+            let got = read_sample(|off| r.read(off));
+            assert!(got.is_ok());
+            assert_eq!(r.reads, 19);
+            let want = (gone < 19).then_some(FatalSensor::PciCommErr);
+            if let Ok((s, _)) = got {
+                assert_eq!(fatal_sensor(&s), want);
+            }
+        }
     }
 
     #[test]
