@@ -147,6 +147,12 @@ pvc pv-worse-listed 0 ours "$A$E" "PYV mlx5_rs skip 1.0 tests.test_a.T.test_x no
 pvc pv-other-reason 1 ours "$A$E" "${A}PYV mlx5_rs error 1.0 tests.test_a.T.test_y PyverbsRDMAError: Failed to modify QP. Errno: 22\n"
 pvc pv-same-reason-other-handle 0 ours "${A}PYV u error 1.0 tests.test_a.T.test_y E: at 0x7f00aa handle 123456\n" "${A}PYV m error 1.0 tests.test_a.T.test_y E: at 0x7f11bb handle 654321\n"
 pvc pv-better 0 ours "$A$E" "${A}PYV mlx5_rs ok 1.0 tests.test_a.T.test_y\n"
+# A listed test that no longer differs is stale, but only if its file ran: an entry of
+# a file this run did not run (the other set's) is not judged.
+pvc pv-stale-ran 0 ours "$A$E" "$A$E" 'tests.test_a.T.test_x  a reason\n'
+grep -q '^stale .*tests.test_a.T.test_x' "$T/pv-stale-ran.out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "judge-selftest: pyverbs: a stale entry of a file that ran not reported"; }
+pvc pv-stale-not-ran 0 ours "$A$E" "$A$E" 'tests.test_b.T.test_*  a reason\n'
+grep -q '^stale ' "$T/pv-stale-not-ran.out" && { fail=$((fail + 1)); echo "judge-selftest: pyverbs: an entry of a file that did not run called stale"; } || pass=$((pass + 1))
 grep -q '^BETTER ' "$T/pv-better.out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "judge-selftest: pyverbs: a better test not reported"; }
 python3 "$PV" markdown "$T/pv-same.up" "$T/pv-same.ours" | sed 's/^PYVDOC //' >"$T/doc.md"
 pvc pv-doc-current 0 doc "$A$E" "$A$E" "$(cat "$T/doc.md")\n"
