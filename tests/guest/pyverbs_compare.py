@@ -19,8 +19,10 @@ Usage:
       test that skips, fails or errors on both did so for another reason (the exception
       class and message, normalised: see `normalise`), unless DIFFERENCES
       (tests/guest/pyverbs.differences) lists it: `<test id or fnmatch pattern><TAB or
-      two spaces><reason>` per line. Listed tests that are no longer worse nor
-      differently failing print as `stale`, so the list can shrink. Tests that do
+      two spaces><reason>` per line. Listed tests of a file this run ran (either
+      driver) that are no longer worse nor differently failing print as `stale`, so
+      the list can shrink; entries of files it did not run (the other set: make
+      check's or make soak's) are not judged. Tests that do
       better on ours print as `BETTER` (not an error: a difference to look at).
   pyverbs_compare.py markdown UPSTREAM OURS
       the Documentation fragment of this run (Documentation/ib-vs-upstream.md between
@@ -170,8 +172,10 @@ def check_ours(up, ours, diff_path):
         else:
             unlisted += 1
             print(f"{label}  {tid}: {what}")
+    # Only an entry whose file ran can be stale: the other set's entries wait for theirs.
+    ran = {file_of(t) for t in up} | {file_of(t) for t in ours}
     for p, reason in known:
-        if p not in used:
+        if p not in used and file_of(p) in ran:
             print(f"stale     {p}: no test matching it differs on mlx5_rs now ({reason})")
     print(
         f"pyverbs mlx5_rs: {len(ours)} tests, {unlisted} worse than upstream or failing"

@@ -5,8 +5,16 @@ Usage: pyverbs_run.py DRIVER IBDEV TESTDIR FILE...
 
 TESTDIR is a writable copy of rdma-core's tests package (`tests/` inside it, as
 tests/guest/pyverbs-lib.sh prepares it); FILE is a module name such as `test_qp`.
-One process for every file: Python and pyverbs start once (seconds in the TCG guest),
-and the package's `__init__` imports only the test files present in the copy.
+Python and pyverbs start once (seconds in the TCG guest), and the package's `__init__`
+imports only the test files present in the copy; each file then runs in a child of that
+process (fork), so what one file leaves behind cannot reach the next: pyverbs can
+destroy an object after the context it belongs to was closed and freed (an object
+outliving its context when a close fails or the garbage collector tears a cycle down
+in its own order), a use after free that reads freed memory (an EBADF on stderr) or,
+when the heap shrank, kills the process (SIGSEGV in ibv_destroy_cq: the soak run of
+2026-12-05 lost 10 of 27 files on mlx5_rs that way). A child that dies reports its
+running test and the ones it did not reach as errors naming the signal, and the next
+file runs. Each test is marked on stderr (`--- <id>`) so its messages can be traced.
 
 Output, one line per test (the id is unittest's, `tests.test_qp.QPTest.test_x`, which
 rdma-core's `-v` output does not show when a test has a docstring):
@@ -64,16 +72,19 @@ def test_id(test):
 
 
 class LineResult(unittest.TestResult):
-    """Prints each test's outcome as it ends; keeps the counts per file."""
+    """Prints each test's outcome as it ends and reports it to the parent (run_file)."""
 
-    def __init__(self, driver, counts):
+    def __init__(self, driver, report):
         super().__init__()
         self.driver = driver
-        self.counts = counts
+        self.report = report  # `start <id>` and `<outcome> <id>` lines, to the parent
         self.t0 = time.monotonic()
 
     def startTest(self, test):
         super().startTest(test)
+        print(f"--- {test_id(test)}", file=sys.stderr, flush=True)
+        self.report.write(f"start {test_id(test)}\n")
+        self.report.flush()
         random.seed(zlib.crc32(test_id(test).encode()))
         self.t0 = time.monotonic()
         signal.alarm(PER_TEST)
@@ -84,12 +95,12 @@ class LineResult(unittest.TestResult):
 
     def emit(self, test, outcome, reason=""):
         secs = time.monotonic() - self.t0
-        self.counts[outcome] = self.counts.get(outcome, 0) + 1
-        self.counts["run"] = self.counts.get("run", 0) + 1
         line = f"PYV {self.driver} {outcome} {secs:.2f} {test_id(test)}"
         if reason:
             line += f" {reason}"
         print(line, flush=True)
+        self.report.write(f"{outcome} {test_id(test)}\n")
+        self.report.flush()
 
     def addSuccess(self, test):
         super().addSuccess(test)
@@ -120,6 +131,70 @@ class LineResult(unittest.TestResult):
         if err is not None:
             failed = issubclass(err[0], test.failureException)
             self.emit(subtest, "fail" if failed else "error", reason_of(err))
+
+
+def ids_of(suite):
+    """The ids of a suite's tests, in the order it runs them."""
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            yield from ids_of(t)
+        else:
+            yield test_id(t)
+
+
+def run_file(driver, suite, counts):
+    """Runs one file's suite in a child process; counts its outcomes into `counts`.
+    A child that dies (a signal, or an exit other than 0) has its running test and
+    the ones it did not reach reported as errors."""
+    ids = list(ids_of(suite))
+    r, w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        code = 0
+        try:
+            with os.fdopen(w, "w") as report:
+                suite.run(LineResult(driver, report))
+        except BaseException as e:  # noqa: BLE001 (the parent reports it)
+            print(f"pyverbs_run: {reason_of(str(e))}", file=sys.stderr)
+            code = 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(w)
+    started, ended = [], set()
+    with os.fdopen(r) as report:
+        for line in report:
+            what, _, tid = line.rstrip("\n").partition(" ")
+            if what == "start":
+                started.append(tid)
+            elif what in ("ok", "skip", "fail", "error"):
+                ended.add(tid)
+                counts[what] = counts.get(what, 0) + 1
+                counts["run"] = counts.get("run", 0) + 1
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        death = f"the file's process died of {signal.Signals(os.WTERMSIG(status)).name}"
+    elif os.WEXITSTATUS(status) != 0:
+        death = f"the file's process exited {os.WEXITSTATUS(status)}"
+    else:
+        return
+    last = started[-1] if started else None
+    for tid in ids:
+        if tid in ended:
+            continue
+        if tid == last:
+            why = f"{death} in this test"
+        elif tid in started:
+            continue
+        else:
+            why = f"not run: {death} in {last}"
+        print(f"PYV {driver} error 0.00 {tid} {why}", flush=True)
+        counts["error"] = counts.get("error", 0) + 1
+        counts["run"] = counts.get("run", 0) + 1
 
 
 def main():
@@ -155,7 +230,7 @@ def main():
             counts = {"run": 1, "error": 1}
             suite = None
         if suite is not None:
-            suite.run(LineResult(driver, counts))
+            run_file(driver, suite, counts)
         print(
             f"PYVERBS {driver} {f} run={counts.get('run', 0)} ok={counts.get('ok', 0)}"
             f" skip={counts.get('skip', 0)} fail={counts.get('fail', 0)}"

@@ -169,10 +169,34 @@ pvc pv-worse-listed 0 ours "$A$E" "PYV mlx5_rs skip 1.0 tests.test_a.T.test_x no
 pvc pv-other-reason 1 ours "$A$E" "${A}PYV mlx5_rs error 1.0 tests.test_a.T.test_y PyverbsRDMAError: Failed to modify QP. Errno: 22\n"
 pvc pv-same-reason-other-handle 0 ours "${A}PYV u error 1.0 tests.test_a.T.test_y E: at 0x7f00aa handle 123456\n" "${A}PYV m error 1.0 tests.test_a.T.test_y E: at 0x7f11bb handle 654321\n"
 pvc pv-better 0 ours "$A$E" "${A}PYV mlx5_rs ok 1.0 tests.test_a.T.test_y\n"
+# A listed test that no longer differs is stale, but only if its file ran: an entry of
+# a file this run did not run (the other set's) is not judged.
+pvc pv-stale-ran 0 ours "$A$E" "$A$E" 'tests.test_a.T.test_x  a reason\n'
+grep -q '^stale .*tests.test_a.T.test_x' "$T/pv-stale-ran.out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "judge-selftest: pyverbs: a stale entry of a file that ran not reported"; }
+pvc pv-stale-not-ran 0 ours "$A$E" "$A$E" 'tests.test_b.T.test_*  a reason\n'
+grep -q '^stale ' "$T/pv-stale-not-ran.out" && { fail=$((fail + 1)); echo "judge-selftest: pyverbs: an entry of a file that did not run called stale"; } || pass=$((pass + 1))
 grep -q '^BETTER ' "$T/pv-better.out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "judge-selftest: pyverbs: a better test not reported"; }
 python3 "$PV" markdown "$T/pv-same.up" "$T/pv-same.ours" | sed 's/^PYVDOC //' >"$T/doc.md"
 pvc pv-doc-current 0 doc "$A$E" "$A$E" "$(cat "$T/doc.md")\n"
 pvc pv-doc-stale 1 doc "$A$E" "$A$A" "$(cat "$T/doc.md")\n"
+
+# The pyverbs runner (tests/guest/pyverbs_run.py): each file in its own process, so a
+# file whose process dies (here SIGSEGV) reports its running test and the ones it did
+# not reach as errors, and the next file still runs.
+mkdir -p "$T/pvr/tests"
+printf 'class P:\n    args = {}\n    def parse_args(self): pass\nparser = P()\n' >"$T/pvr/args_parser.py"
+: >"$T/pvr/tests/__init__.py"; echo 'POLL_CQ_TIMEOUT = 10' >"$T/pvr/tests/utils.py"
+printf 'import ctypes, unittest\nclass T(unittest.TestCase):\n    def test_1(self): pass\n    def test_2(self): ctypes.string_at(0)\n    def test_3(self): pass\n' >"$T/pvr/tests/test_a.py"
+printf 'import unittest\nclass T(unittest.TestCase):\n    def test_1(self): pass\n' >"$T/pvr/tests/test_b.py"
+python3 "$(dirname "$0")/../guest/pyverbs_run.py" d x "$T/pvr" test_a test_b >"$T/pvr.out" 2>/dev/null
+printf '%s\n' 'PYV d ok tests.test_a.T.test_1' 'PYV d error tests.test_a.T.test_2 the file'"'"'s process died of SIGSEGV in this test' \
+	'PYV d error tests.test_a.T.test_3 not run: the file'"'"'s process died of SIGSEGV in tests.test_a.T.test_2' \
+	'PYVERBS d test_a run=3 ok=1 skip=0 fail=0 error=2' 'PYV d ok tests.test_b.T.test_1' 'PYVERBS d test_b run=1 ok=1 skip=0 fail=0 error=0' >"$T/pvr.want"
+if sed -E 's/ [0-9]+\.[0-9]{2} / /; s/ secs=[0-9]+$//' "$T/pvr.out" | cmp -s - "$T/pvr.want"; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1)); echo "judge-selftest: pyverbs_run: a file's crash not contained"; diff "$T/pvr.want" "$T/pvr.out"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
