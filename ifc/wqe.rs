@@ -1,9 +1,9 @@
-//! Completion queue entries, the send WQE control segment and the CQ doorbell: plain
+//! Completion queue entries, the send WQE control and data segments and the CQ doorbell: plain
 //! C structures of `include/linux/mlx5/device.h` (`struct mlx5_cqe64`,
-//! `struct mlx5_err_cqe`) and `qp.h` (`struct mlx5_wqe_ctrl_seg`), here `zerocopy`
+//! `struct mlx5_err_cqe`) and `qp.h` (`struct mlx5_wqe_ctrl_seg`, `struct mlx5_wqe_data_seg`), here `zerocopy`
 //! structs with big-endian fields (`mlx5_ifc.h` declares none of them).
 
-use zerocopy::byteorder::big_endian::{U16, U32};
+use zerocopy::byteorder::big_endian::{U16, U32, U64};
 use zerocopy_derive::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// A 64-byte CQE (for 128-byte CQEs, the second half of the entry).
@@ -81,6 +81,22 @@ pub struct WqeCtrlSeg {
     pub imm: U32,
 }
 
+/// A data (scatter/gather) segment (`qp.h` `struct mlx5_wqe_data_seg`, 16 bytes): the
+/// gather list of a send WQE, the scatter list of a receive WQE, and the pointer to a
+/// translation table in a UMR WQE.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
+)]
+#[repr(C)]
+pub struct WqeDataSeg {
+    /// Bytes (a receive list ends at a segment of 0 bytes with the terminating mkey).
+    pub byte_count: U32,
+    /// The local key the address is translated with.
+    pub lkey: U32,
+    /// Virtual address in the key's space.
+    pub addr: U64,
+}
+
 /// Values of these structures (upstream `cq.h`, `qp.h`, `device.h`).
 #[cfg_attr(
     CONFIG_RUST,
@@ -116,3 +132,4 @@ pub mod vals {
 const _: () = assert!(core::mem::size_of::<Cqe64>() == 64);
 const _: () = assert!(core::mem::size_of::<ErrCqe>() == 64);
 const _: () = assert!(core::mem::size_of::<WqeCtrlSeg>() == 16);
+const _: () = assert!(core::mem::size_of::<WqeDataSeg>() == 16);

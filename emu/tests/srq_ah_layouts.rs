@@ -1,10 +1,11 @@
 //! The plain C structures of the SRQ / AH slice (`ifc/av.rs`) against the kernel's
-//! headers: `struct mlx5_av` (`include/linux/mlx5/qp.h`) and `struct
-//! mlx5_wqe_srq_next_seg` (`device.h`), member by member in declaration order, each
+//! headers: `struct mlx5_av` and `struct mlx5_wqe_data_seg` (`include/linux/mlx5/qp.h`,
+//! the latter in `ifc/wqe.rs`) and `struct mlx5_wqe_srq_next_seg` (`device.h`), member by member in declaration order, each
 //! member's size from its declaration (`u8 x[N]`, `__be16`, `__be32`, and the 8-byte
 //! key union), so a reordered or resized member fails.
 
 use mlx5_emu::ifc::av::{Av, WqeSrqNextSeg, AV_BYTES};
+use mlx5_emu::ifc::wqe::WqeDataSeg;
 use std::mem::{offset_of, size_of};
 use std::path::PathBuf;
 
@@ -150,4 +151,23 @@ fn srq_next_seg_matches_device_h() {
         off += hsz;
     }
     assert_eq!(size_of::<WqeSrqNextSeg>(), 16);
+}
+
+#[test]
+fn data_seg_matches_qp_h() {
+    let text = header("MLX5_QP_H", "include/linux/mlx5/qp.h");
+    let m = members(body(&text, "mlx5_wqe_data_seg"));
+    let ours = [
+        ("byte_count", offset_of!(WqeDataSeg, byte_count), 4),
+        ("lkey", offset_of!(WqeDataSeg, lkey), 4),
+        ("addr", offset_of!(WqeDataSeg, addr), 8),
+    ];
+    assert_eq!(m.len(), ours.len(), "{m:?}");
+    let mut off = 0;
+    for ((hn, hsz), (n, o, sz)) in m.iter().zip(ours) {
+        assert_eq!((hn.as_str(), *hsz), (n, sz));
+        assert_eq!(o, off, "{n}");
+        off += hsz;
+    }
+    assert_eq!(size_of::<WqeDataSeg>(), 16);
 }

@@ -29,6 +29,7 @@ pub mod uar;
 pub mod util;
 // Verbs objects (issue 11, emulator objects slice).
 pub mod cq;
+pub mod dp;
 pub mod mkey;
 pub mod qp;
 pub mod qp_state;
