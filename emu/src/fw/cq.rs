@@ -135,6 +135,7 @@ impl Firmware {
                 pi: 0,
                 armed: false,
                 solicited_only: false,
+                dp: Default::default(),
             },
         );
         self.created(env, "cq");

@@ -80,6 +80,7 @@ impl Firmware {
                 ctx,
                 pd,
                 translations: input[XLT_OFF..XLT_OFF + bytes].to_vec(),
+                dp: Default::default(),
             },
         );
         self.created(env, "mkey");

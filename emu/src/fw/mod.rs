@@ -168,6 +168,8 @@ pub struct Firmware {
     pub jitter_us: u64,
     /// Strict checks without a PRM source (off = permissive).
     pub strict: strict::Strict,
+    /// Data path (work requests, memory keys, completions, the wire).
+    pub dp: dp::DataPath,
     /// `eqs.lost_total` already turned into a fatal error (strict eq_overrun_fatal).
     pub overruns_seen: u64,
     /// Fault knobs.
@@ -202,6 +204,7 @@ impl Firmware {
             port_link_up: true,
             jitter_us: cfg.jitter_us,
             strict: cfg.strict,
+            dp: dp::DataPath::default(),
             overruns_seen: 0,
             knobs: FwKnobs::default(),
             observed: Observed::default(),

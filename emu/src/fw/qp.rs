@@ -316,6 +316,8 @@ impl Firmware {
                 srqn,
                 xrcd,
                 sq_consumed: 0,
+                dp_send: Default::default(),
+                dp_recv: Default::default(),
             },
         );
         self.created(env, "qp");

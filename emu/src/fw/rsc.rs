@@ -156,6 +156,8 @@ pub struct Cq {
     pub armed: bool,
     /// Armed for solicited completions only.
     pub solicited_only: bool,
+    /// Data-path state (`dp/cqe.rs`).
+    pub dp: super::dp::cqe::CqState,
 }
 
 /// A queue pair.
@@ -181,6 +183,10 @@ pub struct Qp {
     pub xrcd: Option<u32>,
     /// Send WQEs consumed so far (send path).
     pub sq_consumed: u16,
+    /// Requester and transport state (`dp/send.rs`, `dp/transport.rs`).
+    pub dp_send: super::dp::send::SqState,
+    /// Receive queue state (`dp/recv.rs`).
+    pub dp_recv: super::dp::recv::RqState,
 }
 
 /// Kind of a shared receive queue (one number space for the three, as upstream's
@@ -221,6 +227,8 @@ pub struct Srq {
     pub cqn: Option<u32>,
     /// XRC domain (XRC SRQ).
     pub xrcd: Option<u32>,
+    /// Receive state (`dp/recv.rs`).
+    pub dp: super::dp::recv::SrqState,
 }
 
 /// A memory key.
@@ -232,6 +240,8 @@ pub struct Mkey {
     pub pd: u32,
     /// Translation entries (octwords) given with it.
     pub translations: Vec<u8>,
+    /// Translation and state as the data path sees them (`dp/xlate.rs`, `dp/umr.rs`).
+    pub dp: super::dp::xlate::MkeyState,
 }
 
 /// Every verbs object of the function.

@@ -105,6 +105,7 @@ impl Firmware {
                 pd: sh.pd,
                 cqn,
                 xrcd,
+                dp: Default::default(),
             },
         );
         self.created(env, kind.name());

@@ -28,3 +28,18 @@ pub mod umr;
 pub mod wire;
 pub mod wqe;
 pub mod xlate;
+
+/// The data path's function-wide state, one part per file.
+#[derive(Clone, Debug, Default)]
+pub struct DataPath {
+    /// Memory keys.
+    pub xlate: xlate::XlatePath,
+    /// Requester side.
+    pub send: send::SendPath,
+    /// Responder side.
+    pub recv: recv::RecvPath,
+    /// Completions.
+    pub cqe: cqe::CqePath,
+    /// Link to the peer device.
+    pub wire: wire::WireState,
+}
