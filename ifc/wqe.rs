@@ -1,7 +1,11 @@
-//! Completion queue entries, the send WQE control and data segments and the CQ doorbell: plain
-//! C structures of `include/linux/mlx5/device.h` (`struct mlx5_cqe64`,
-//! `struct mlx5_err_cqe`) and `qp.h` (`struct mlx5_wqe_ctrl_seg`, `struct mlx5_wqe_data_seg`), here `zerocopy`
-//! structs with big-endian fields (`mlx5_ifc.h` declares none of them).
+//! Completion queue entries, the send WQE segments and the CQ doorbell: plain C
+//! structures of `include/linux/mlx5/device.h` (`struct mlx5_cqe64`,
+//! `struct mlx5_err_cqe`) and `qp.h` (`struct mlx5_wqe_ctrl_seg`,
+//! `struct mlx5_wqe_data_seg`, `mlx5_wqe_raddr_seg`, `mlx5_wqe_atomic_seg`,
+//! `mlx5_wqe_masked_atomic_seg`, `mlx5_wqe_inline_seg`, `mlx5_wqe_datagram_seg`,
+//! `mlx5_wqe_xrc_seg`), here `zerocopy` structs with big-endian fields (`mlx5_ifc.h`
+//! declares none of them). Checked member by member against the headers by
+//! `emu/tests/send_wqe_layouts.rs` and `emu/tests/srq_ah_layouts.rs`.
 
 use zerocopy::byteorder::big_endian::{U16, U32, U64};
 use zerocopy_derive::{FromBytes, Immutable, IntoBytes, KnownLayout};
@@ -97,6 +101,121 @@ pub struct WqeDataSeg {
     pub addr: U64,
 }
 
+/// The remote address segment of RDMA and atomic WQEs (`qp.h`
+/// `struct mlx5_wqe_raddr_seg`, 16 bytes).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
+)]
+#[repr(C)]
+pub struct WqeRaddrSeg {
+    /// Remote virtual address.
+    pub raddr: U64,
+    /// Remote key.
+    pub rkey: U32,
+    /// Reserved.
+    pub reserved: [u8; 4],
+}
+
+/// The atomic segment after the remote address of a compare-and-swap or fetch-and-add
+/// (`qp.h` `struct mlx5_wqe_atomic_seg`, 16 bytes).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
+)]
+#[repr(C)]
+pub struct WqeAtomicSeg {
+    /// Swap value (compare-and-swap) or the addend (fetch-and-add).
+    pub swap_add: U64,
+    /// Compare value (compare-and-swap).
+    pub compare: U64,
+}
+
+/// The masked atomic segment of 8-byte masked compare-and-swap / fetch-and-add
+/// (`qp.h` `struct mlx5_wqe_masked_atomic_seg`, 32 bytes).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
+)]
+#[repr(C)]
+pub struct WqeMaskedAtomicSeg {
+    /// Swap value / addend.
+    pub swap_add: U64,
+    /// Compare value.
+    pub compare: U64,
+    /// Swap mask / field boundaries of the masked add.
+    pub swap_add_mask: U64,
+    /// Compare mask.
+    pub compare_mask: U64,
+}
+
+/// The header of inline data (`qp.h` `struct mlx5_wqe_inline_seg`): the byte count
+/// with [`vals::INLINE_SEG`] set, the bytes follow (padded to 16).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
+)]
+#[repr(C)]
+pub struct WqeInlineSeg {
+    /// `MLX5_INLINE_SEG` | byte count.
+    pub byte_count: U32,
+}
+
+/// The datagram segment of UD and MAD QP sends (`qp.h` `struct mlx5_wqe_datagram_seg`):
+/// the address handle's [`Av`](crate::ifc::av::Av) with the remote QPN and Q_Key.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
+)]
+#[repr(C)]
+pub struct WqeDatagramSeg {
+    /// The address vector.
+    pub av: crate::ifc::av::Av,
+}
+
+/// The XRC segment of an XRC initiator's send WQE (`qp.h` `struct mlx5_wqe_xrc_seg`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
+)]
+#[repr(C)]
+pub struct WqeXrcSeg {
+    /// The remote XRC SRQ number.
+    pub xrc_srqn: U32,
+    /// Reserved.
+    pub rsvd: [u8; 12],
+}
+
+/// Send WQE opcodes (`device.h` `MLX5_OPCODE_*`).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator and the host tests")
+)]
+pub mod opcode {
+    /// No operation.
+    pub const NOP: u8 = 0x00;
+    /// Send with invalidate (`MLX5_OPCODE_SEND_INVAL`).
+    pub const SEND_INVAL: u8 = 0x01;
+    /// RDMA write.
+    pub const RDMA_WRITE: u8 = 0x08;
+    /// RDMA write with immediate.
+    pub const RDMA_WRITE_IMM: u8 = 0x09;
+    /// Send.
+    pub const SEND: u8 = 0x0a;
+    /// Send with immediate.
+    pub const SEND_IMM: u8 = 0x0b;
+    /// Large send offload (Ethernet / IPoIB).
+    pub const LSO: u8 = 0x0e;
+    /// RDMA read.
+    pub const RDMA_READ: u8 = 0x10;
+    /// Atomic compare-and-swap.
+    pub const ATOMIC_CS: u8 = 0x11;
+    /// Atomic fetch-and-add.
+    pub const ATOMIC_FA: u8 = 0x12;
+    /// Masked atomic compare-and-swap.
+    pub const ATOMIC_MASKED_CS: u8 = 0x14;
+    /// Masked atomic fetch-and-add.
+    pub const ATOMIC_MASKED_FA: u8 = 0x15;
+    /// Memory-window bind (the UMR format).
+    pub const BIND_MW: u8 = 0x18;
+    /// User-mode memory registration.
+    pub const UMR: u8 = 0x25;
+}
+
 /// Values of these structures (upstream `cq.h`, `qp.h`, `device.h`).
 #[cfg_attr(
     CONFIG_RUST,
@@ -113,6 +232,66 @@ pub mod vals {
     pub const SYNDROME_WR_FLUSH_ERR: u8 = 0x05;
     /// `fm_ce_se`: a CQE is requested (`MLX5_WQE_CTRL_CQ_UPDATE`, either CE value).
     pub const CTRL_CQ_UPDATE: u8 = 2 << 2;
+    /// `fm_ce_se`: a CQE and an EQE are requested (`MLX5_WQE_CTRL_CQ_UPDATE_AND_EQE`).
+    pub const CTRL_CQ_UPDATE_AND_EQE: u8 = 3 << 2;
+    /// `fm_ce_se`: the completion-request field (CE, bits 3:2).
+    pub const CTRL_CE_MASK: u8 = 3 << 2;
+    /// `fm_ce_se`: the fence-mode field (bits 7:5).
+    pub const CTRL_FENCE_MASK: u8 = 7 << 5;
+    /// Fence mode: none (`MLX5_FENCE_MODE_NONE`).
+    pub const FENCE_MODE_NONE: u8 = 0;
+    /// Fence mode: initiator small fence (`MLX5_FENCE_MODE_INITIATOR_SMALL`).
+    pub const FENCE_MODE_INITIATOR_SMALL: u8 = 1 << 5;
+    /// Fence mode: fence (`MLX5_FENCE_MODE_FENCE`).
+    pub const FENCE_MODE_FENCE: u8 = 2 << 5;
+    /// Fence mode: strong ordering (`MLX5_FENCE_MODE_STRONG_ORDERING`).
+    pub const FENCE_MODE_STRONG_ORDERING: u8 = 3 << 5;
+    /// Fence mode: small and fence (`MLX5_FENCE_MODE_SMALL_AND_FENCE`).
+    pub const FENCE_MODE_SMALL_AND_FENCE: u8 = 4 << 5;
+    /// `qpn_ds`: the size field (`MLX5_WQE_CTRL_DS_MASK`).
+    pub const CTRL_DS_MASK: u32 = 0x3f;
+    /// Most basic blocks of one send WQE (`MLX5_SEND_WQE_MAX_WQEBBS`).
+    pub const SEND_WQE_MAX_WQEBBS: usize = 16;
+    /// An inline segment's byte count flag (`device.h` `MLX5_INLINE_SEG`).
+    pub const INLINE_SEG: u32 = 0x8000_0000;
+    /// An inline segment's byte-count bits (`MLX5_WQE_INLINE_SEG_BYTE_COUNT_MASK`).
+    pub const INLINE_SEG_BYTE_COUNT_MASK: u32 = 0x3ff;
+    /// `dqp_dct` flag of a datagram segment: extended UD address vector
+    /// (`MLX5_EXTENDED_UD_AV`).
+    pub const EXTENDED_UD_AV: u32 = 0x8000_0000;
+    /// CQE opcode: responder RDMA write with immediate (`MLX5_CQE_RESP_WR_IMM`).
+    pub const CQE_RESP_WR_IMM: u8 = 1;
+    /// CQE opcode: responder send (`MLX5_CQE_RESP_SEND`).
+    pub const CQE_RESP_SEND: u8 = 2;
+    /// CQE opcode: responder send with immediate (`MLX5_CQE_RESP_SEND_IMM`).
+    pub const CQE_RESP_SEND_IMM: u8 = 3;
+    /// CQE opcode: responder send with invalidate (`MLX5_CQE_RESP_SEND_INV`).
+    pub const CQE_RESP_SEND_INV: u8 = 4;
+    /// CQE opcode: responder error (`MLX5_CQE_RESP_ERR`).
+    pub const CQE_RESP_ERR: u8 = 14;
+    /// Error syndrome: local length (`MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR`).
+    pub const SYNDROME_LOCAL_LENGTH_ERR: u8 = 0x01;
+    /// Error syndrome: local QP operation (`MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR`).
+    pub const SYNDROME_LOCAL_QP_OP_ERR: u8 = 0x02;
+    /// Error syndrome: local protection (`MLX5_CQE_SYNDROME_LOCAL_PROT_ERR`).
+    pub const SYNDROME_LOCAL_PROT_ERR: u8 = 0x04;
+    /// Error syndrome: memory-window bind (`MLX5_CQE_SYNDROME_MW_BIND_ERR`).
+    pub const SYNDROME_MW_BIND_ERR: u8 = 0x06;
+    /// Error syndrome: bad response (`MLX5_CQE_SYNDROME_BAD_RESP_ERR`).
+    pub const SYNDROME_BAD_RESP_ERR: u8 = 0x10;
+    /// Error syndrome: local access (`MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR`).
+    pub const SYNDROME_LOCAL_ACCESS_ERR: u8 = 0x11;
+    /// Error syndrome: remote invalid request (`MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR`).
+    pub const SYNDROME_REMOTE_INVAL_REQ_ERR: u8 = 0x12;
+    /// Error syndrome: remote access (`MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR`).
+    pub const SYNDROME_REMOTE_ACCESS_ERR: u8 = 0x13;
+    /// Error syndrome: remote operation (`MLX5_CQE_SYNDROME_REMOTE_OP_ERR`).
+    pub const SYNDROME_REMOTE_OP_ERR: u8 = 0x14;
+    /// Error syndrome: transport retries exceeded
+    /// (`MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR`).
+    pub const SYNDROME_TRANSPORT_RETRY_EXC_ERR: u8 = 0x15;
+    /// Error syndrome: RNR retries exceeded (`MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR`).
+    pub const SYNDROME_RNR_RETRY_EXC_ERR: u8 = 0x16;
     /// `fm_ce_se`: solicited event (`MLX5_WQE_CTRL_SOLICITED`).
     pub const CTRL_SOLICITED: u8 = 1 << 1;
     /// A send WQE basic block.
@@ -133,3 +312,9 @@ const _: () = assert!(core::mem::size_of::<Cqe64>() == 64);
 const _: () = assert!(core::mem::size_of::<ErrCqe>() == 64);
 const _: () = assert!(core::mem::size_of::<WqeCtrlSeg>() == 16);
 const _: () = assert!(core::mem::size_of::<WqeDataSeg>() == 16);
+const _: () = assert!(core::mem::size_of::<WqeRaddrSeg>() == 16);
+const _: () = assert!(core::mem::size_of::<WqeAtomicSeg>() == 16);
+const _: () = assert!(core::mem::size_of::<WqeMaskedAtomicSeg>() == 32);
+const _: () = assert!(core::mem::size_of::<WqeInlineSeg>() == 4);
+const _: () = assert!(core::mem::size_of::<WqeDatagramSeg>() == 48);
+const _: () = assert!(core::mem::size_of::<WqeXrcSeg>() == 16);
