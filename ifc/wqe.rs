@@ -10,34 +10,61 @@
 use zerocopy::byteorder::big_endian::{U16, U32, U64};
 use zerocopy_derive::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-/// A 64-byte CQE (for 128-byte CQEs, the second half of the entry).
+/// A 64-byte CQE (`struct mlx5_cqe64`; for 128-byte CQEs, the second half of the
+/// entry). Members in the header's order; the header's anonymous unions are named
+/// after what they hold. The InfiniBand data path writes `ml_path`, `slid`,
+/// `flags_rqpn`, `srqn`, `imm_inval_pkey`, `byte_cnt`, `sop_drop_qpn`, `wqe_counter`
+/// and `op_own`; the rest are Ethernet offloads.
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable)]
 #[repr(C)]
 pub struct Cqe64 {
-    /// Offload and receive fields not modelled (`tls_outer_l3_tunneled` …
-    /// `slid`).
-    pub rsvd00: [u8; 0x18],
-    /// Source QPN (23:0) and packet flags (responder).
+    /// Ethernet: outer L3 of a tunnelled packet.
+    pub tls_outer_l3_tunneled: u8,
+    /// Reserved.
+    pub rsvd0: u8,
+    /// Ethernet: WQE id (striding RQ).
+    pub wqe_id: U16,
+    /// Ethernet: the LRO / SHAMPO union (8 bytes).
+    pub lro_shampo: [u8; 8],
+    /// Ethernet: RSS hash.
+    pub rss_hash_result: U32,
+    /// Ethernet: RSS hash type.
+    pub rss_hash_type: u8,
+    /// Responder (InfiniBand): the destination LID path bits of the packet.
+    pub ml_path: u8,
+    /// Reserved.
+    pub rsvd20: [u8; 2],
+    /// Ethernet: checksum.
+    pub check_sum: U16,
+    /// Responder (InfiniBand): source LID.
+    pub slid: U16,
+    /// Responder: source QPN (23:0); InfiniBand: SL (27:24) and GRH present (29:28,
+    /// [`vals::CQE_FLAGS_GRH`]); RoCE: L3 header type (25:24).
     pub flags_rqpn: U32,
-    /// `hds_ip_ext`, `l4_l3_hdr_type`, `vlan_info`.
-    pub rsvd1c: [u8; 4],
-    /// SRQ number (23:0).
+    /// Ethernet: L3 / L4 checksum OK bits.
+    pub hds_ip_ext: u8,
+    /// Ethernet: L4 / L3 header types, VLAN present (bit 0).
+    pub l4_l3_hdr_type: u8,
+    /// Ethernet: VLAN tag.
+    pub vlan_info: U16,
+    /// SRQ number (CQE version 0) or the user index of the QP / XRC SRQ (CQE version
+    /// 1, libmlx5's `srqn_uidx`), 23:0.
     pub srqn: U32,
-    /// Immediate data / invalidated rkey / P_Key.
+    /// Immediate data / invalidated rkey / P_Key (the header's anonymous union).
     pub imm_inval_pkey: U32,
     /// Reserved.
-    pub rsvd28: [u8; 4],
-    /// Bytes transferred.
+    pub rsvd40: [u8; 4],
+    /// Bytes transferred (responder: received; requester: RDMA read / atomic length).
     pub byte_cnt: U32,
     /// Timestamp, high word.
     pub timestamp_h: U32,
     /// Timestamp, low word.
     pub timestamp_l: U32,
-    /// Send opcode (31:24, requester) and QPN (23:0).
+    /// Send WQE opcode (31:24, requester) and QPN (23:0).
     pub sop_drop_qpn: U32,
-    /// WQE counter of the completed WQE.
+    /// WQE counter of the completed WQE (send: index in WQEBBs; SRQ: WQE index).
     pub wqe_counter: U16,
-    /// Signature.
+    /// Signature / validity iteration count (the header's anonymous union).
     pub signature: u8,
     /// Opcode (7:4), format (3:2), owner (0).
     pub op_own: u8,
@@ -49,13 +76,13 @@ pub struct Cqe64 {
 pub struct ErrCqe {
     /// Reserved.
     pub rsvd0: [u8; 32],
-    /// SRQ number.
+    /// SRQ number / user index (as [`Cqe64::srqn`]).
     pub srqn: U32,
     /// Reserved.
     pub rsvd1: [u8; 18],
     /// Vendor syndrome.
     pub vendor_err_synd: u8,
-    /// Syndrome.
+    /// Syndrome ([`vals`] `SYNDROME_*`).
     pub syndrome: u8,
     /// Send opcode (31:24) and QPN (23:0).
     pub s_wqe_opcode_qpn: U32,
@@ -224,12 +251,67 @@ pub mod opcode {
 pub mod vals {
     /// CQE opcode: requester completion (`MLX5_CQE_REQ`).
     pub const CQE_REQ: u8 = 0x0;
+    /// CQE opcode: RDMA write with immediate received (`MLX5_CQE_RESP_WR_IMM`).
+    pub const CQE_RESP_WR_IMM: u8 = 0x1;
+    /// CQE opcode: send received (`MLX5_CQE_RESP_SEND`).
+    pub const CQE_RESP_SEND: u8 = 0x2;
+    /// CQE opcode: send with immediate received (`MLX5_CQE_RESP_SEND_IMM`).
+    pub const CQE_RESP_SEND_IMM: u8 = 0x3;
+    /// CQE opcode: send with invalidate received (`MLX5_CQE_RESP_SEND_INV`).
+    pub const CQE_RESP_SEND_INV: u8 = 0x4;
+    /// CQE opcode: CQ resized (`MLX5_CQE_RESIZE_CQ`).
+    pub const CQE_RESIZE_CQ: u8 = 0x5;
+    /// CQE opcode: signature error (`MLX5_CQE_SIG_ERR`).
+    pub const CQE_SIG_ERR: u8 = 0xc;
     /// CQE opcode: requester error (`MLX5_CQE_REQ_ERR`).
     pub const CQE_REQ_ERR: u8 = 0xd;
+    /// CQE opcode: responder error (`MLX5_CQE_RESP_ERR`).
+    pub const CQE_RESP_ERR: u8 = 0xe;
     /// CQE opcode: invalid (`MLX5_CQE_INVALID`).
     pub const CQE_INVALID: u8 = 0xf;
+    /// `op_own`: the owner bit (`MLX5_CQE_OWNER_MASK`).
+    pub const CQE_OWNER_MASK: u8 = 1;
+    /// `flags_rqpn` (InfiniBand): GRH present, bits 29:28 (upstream `handle_responder`
+    /// tests them for nonzero; the model writes 1).
+    pub const CQE_FLAGS_GRH: u32 = 1 << 28;
+    /// `flags_rqpn` (InfiniBand): shift of the SL (27:24).
+    pub const CQE_FLAGS_SL_SHIFT: u32 = 24;
+    /// CQE version 1: the CQE carries the user index (cap `cqe_version`,
+    /// `MLX5_CQE_VERSION_V1`).
+    pub const CQE_VERSION_V1: u8 = 1;
+    /// Error syndrome: local length (`MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR`).
+    pub const SYNDROME_LOCAL_LENGTH_ERR: u8 = 0x01;
+    /// Error syndrome: local QP operation (`MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR`).
+    pub const SYNDROME_LOCAL_QP_OP_ERR: u8 = 0x02;
+    /// Error syndrome: local protection (`MLX5_CQE_SYNDROME_LOCAL_PROT_ERR`).
+    pub const SYNDROME_LOCAL_PROT_ERR: u8 = 0x04;
     /// Error syndrome: work request flushed (`MLX5_CQE_SYNDROME_WR_FLUSH_ERR`).
     pub const SYNDROME_WR_FLUSH_ERR: u8 = 0x05;
+    /// Error syndrome: memory window bind (`MLX5_CQE_SYNDROME_MW_BIND_ERR`).
+    pub const SYNDROME_MW_BIND_ERR: u8 = 0x06;
+    /// Error syndrome: bad response (`MLX5_CQE_SYNDROME_BAD_RESP_ERR`).
+    pub const SYNDROME_BAD_RESP_ERR: u8 = 0x10;
+    /// Error syndrome: local access (`MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR`).
+    pub const SYNDROME_LOCAL_ACCESS_ERR: u8 = 0x11;
+    /// Error syndrome: remote invalid request (`MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR`).
+    pub const SYNDROME_REMOTE_INVAL_REQ_ERR: u8 = 0x12;
+    /// Error syndrome: remote access (`MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR`).
+    pub const SYNDROME_REMOTE_ACCESS_ERR: u8 = 0x13;
+    /// Error syndrome: remote operation (`MLX5_CQE_SYNDROME_REMOTE_OP_ERR`).
+    pub const SYNDROME_REMOTE_OP_ERR: u8 = 0x14;
+    /// Error syndrome: transport retries exceeded
+    /// (`MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR`).
+    pub const SYNDROME_TRANSPORT_RETRY_EXC_ERR: u8 = 0x15;
+    /// Error syndrome: RNR retries exceeded (`MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR`).
+    pub const SYNDROME_RNR_RETRY_EXC_ERR: u8 = 0x16;
+    /// Error syndrome: remote aborted (`MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR`).
+    pub const SYNDROME_REMOTE_ABORTED_ERR: u8 = 0x22;
+    /// CQ error event syndrome: CQ overrun (`mlx5_ifc.h`
+    /// `MLX5_CQ_ERROR_SYNDROME_CQ_OVERRUN`).
+    pub const CQ_ERROR_SYNDROME_CQ_OVERRUN: u8 = 0x1;
+    /// CQ error event syndrome: access violation (`mlx5_ifc.h`
+    /// `MLX5_CQ_ERROR_SYNDROME_CQ_ACCESS_VIOLATION_ERROR`).
+    pub const CQ_ERROR_SYNDROME_CQ_ACCESS_VIOLATION: u8 = 0x2;
     /// `fm_ce_se`: a CQE is requested (`MLX5_WQE_CTRL_CQ_UPDATE`, either CE value).
     pub const CTRL_CQ_UPDATE: u8 = 2 << 2;
     /// `fm_ce_se`: a CQE and an EQE are requested (`MLX5_WQE_CTRL_CQ_UPDATE_AND_EQE`).
