@@ -341,39 +341,6 @@ pub mod vals {
     /// `dqp_dct` flag of a datagram segment: extended UD address vector
     /// (`MLX5_EXTENDED_UD_AV`).
     pub const EXTENDED_UD_AV: u32 = 0x8000_0000;
-    /// CQE opcode: responder RDMA write with immediate (`MLX5_CQE_RESP_WR_IMM`).
-    pub const CQE_RESP_WR_IMM: u8 = 1;
-    /// CQE opcode: responder send (`MLX5_CQE_RESP_SEND`).
-    pub const CQE_RESP_SEND: u8 = 2;
-    /// CQE opcode: responder send with immediate (`MLX5_CQE_RESP_SEND_IMM`).
-    pub const CQE_RESP_SEND_IMM: u8 = 3;
-    /// CQE opcode: responder send with invalidate (`MLX5_CQE_RESP_SEND_INV`).
-    pub const CQE_RESP_SEND_INV: u8 = 4;
-    /// CQE opcode: responder error (`MLX5_CQE_RESP_ERR`).
-    pub const CQE_RESP_ERR: u8 = 14;
-    /// Error syndrome: local length (`MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR`).
-    pub const SYNDROME_LOCAL_LENGTH_ERR: u8 = 0x01;
-    /// Error syndrome: local QP operation (`MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR`).
-    pub const SYNDROME_LOCAL_QP_OP_ERR: u8 = 0x02;
-    /// Error syndrome: local protection (`MLX5_CQE_SYNDROME_LOCAL_PROT_ERR`).
-    pub const SYNDROME_LOCAL_PROT_ERR: u8 = 0x04;
-    /// Error syndrome: memory-window bind (`MLX5_CQE_SYNDROME_MW_BIND_ERR`).
-    pub const SYNDROME_MW_BIND_ERR: u8 = 0x06;
-    /// Error syndrome: bad response (`MLX5_CQE_SYNDROME_BAD_RESP_ERR`).
-    pub const SYNDROME_BAD_RESP_ERR: u8 = 0x10;
-    /// Error syndrome: local access (`MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR`).
-    pub const SYNDROME_LOCAL_ACCESS_ERR: u8 = 0x11;
-    /// Error syndrome: remote invalid request (`MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR`).
-    pub const SYNDROME_REMOTE_INVAL_REQ_ERR: u8 = 0x12;
-    /// Error syndrome: remote access (`MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR`).
-    pub const SYNDROME_REMOTE_ACCESS_ERR: u8 = 0x13;
-    /// Error syndrome: remote operation (`MLX5_CQE_SYNDROME_REMOTE_OP_ERR`).
-    pub const SYNDROME_REMOTE_OP_ERR: u8 = 0x14;
-    /// Error syndrome: transport retries exceeded
-    /// (`MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR`).
-    pub const SYNDROME_TRANSPORT_RETRY_EXC_ERR: u8 = 0x15;
-    /// Error syndrome: RNR retries exceeded (`MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR`).
-    pub const SYNDROME_RNR_RETRY_EXC_ERR: u8 = 0x16;
     /// `fm_ce_se`: solicited event (`MLX5_WQE_CTRL_SOLICITED`).
     pub const CTRL_SOLICITED: u8 = 1 << 1;
     /// A send WQE basic block.
