@@ -95,7 +95,9 @@ pub struct ErrCqe {
 }
 
 /// The control segment that starts every send WQE.
-#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
+)]
 #[repr(C)]
 pub struct WqeCtrlSeg {
     /// opmod (31:24), WQE index (23:8), opcode (7:0).
