@@ -255,6 +255,12 @@ impl Device {
             fw.pump_page_requests(&env);
         }
         let next = fw.run_deferred(&env);
+        // The receive side's tick: flushes receives posted to QPs in ERR (no receive
+        // doorbell exists; `dp/recv.rs`, emu/README.md "Receive queues").
+        let next = match (next, fw.recv_tick(&env, Instant::now())) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         // Strict eq_overrun_fatal: a lost event (here or from the control socket since
         // the last step) is a firmware fatal error, health syndrome 0x0c.
         if fw.eqs.lost_total != fw.overruns_seen {

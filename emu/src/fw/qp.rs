@@ -418,6 +418,8 @@ impl Firmware {
             }
         }
         let qp = self.objs.qps.get_mut(&qpn).ok_or_else(bad_res)?;
+        // The receive side follows the state (`dp/recv.rs`).
+        qp.dp_recv.on_state(qp.state, to);
         qp.state = to;
         if to == state::RST {
             qp.sq_consumed = 0;
@@ -445,6 +447,7 @@ impl Firmware {
                 state::name(to)
             ));
         }
+        qp.dp_recv.on_state(qp.state, to);
         qp.state = to;
         Ok(())
     }
