@@ -170,10 +170,14 @@ pub fn stats(dev: &Device) -> Value {
         "uars": fw.uars.iter().collect::<Vec<_>>(),
         // Verbs objects (issue 11, emulator objects slice).
         "objects": objects(&fw.objs),
-        // The data path (issue 22): one part per dp/ file.
+        // The data path (issue 22): one part per dp/ file, the wire to a peer device
+        // and what UAR writes cost.
         "dp": {
+            "send": fw.dp.send.report(),
             "cqes": fw.dp.cqe.report(),
             "recv": fw.dp.recv.report(),
+            "wire": fw.dp.wire.describe(),
+            "doorbells": dev.doorbells.describe(),
         },
         "dma_errors": fw.stats.dma_errors,
         "dma_regions": dev.mem.regions(),
@@ -221,7 +225,6 @@ fn objects(o: &crate::fw::rsc::Objects) -> Value {
         "dropped": o.dropped,
         "qp_states": qp_states,
         "srqns": o.srqs.keys().collect::<Vec<_>>(),
-        "send": {"cqes": o.sent.0, "completion_eqes": o.sent.1, "wqes": o.sent.2},
         "pages": {
             "objects_per_page": o.cost.objects_per_page,
             "charged": o.cost.charged,

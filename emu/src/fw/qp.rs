@@ -423,6 +423,9 @@ impl Firmware {
         qp.state = to;
         if to == state::RST {
             qp.sq_consumed = 0;
+            // The requester and responder start again from the context's PSNs
+            // (`dp/send.rs`, `dp/transport.rs`).
+            qp.dp_send = Default::default();
         }
         Ok(())
     }

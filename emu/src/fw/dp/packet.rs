@@ -530,7 +530,9 @@ mod tests {
                 op,
                 xrc_srqn: None,
             },
-            Body::ReadResp { payload: vec![5; 7] },
+            Body::ReadResp {
+                payload: vec![5; 7],
+            },
             Body::AtomicAck { orig: u64::MAX },
             Body::Ack,
             Body::Nak(Nak::Rnr { timer: 12 }),

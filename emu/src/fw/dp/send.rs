@@ -20,9 +20,9 @@ use super::super::qp_state::state;
 use super::super::{Env, Firmware};
 use super::cqe::{CqeDesc, CqeOp};
 use super::packet::{AtomicOp, Body, Grh, Header, Packet, SendKind};
+use super::transport::xlate_standin::Access;
 use super::transport::{npkts, RespState};
 use super::wqe::{self, AtomicArgs, Data, Op, QpKind, SendWqe};
-use super::xlate::Access;
 use crate::fw::latency::LatencyHist;
 use crate::ifc::qp::{ads, qpc};
 use crate::ifc::wqe::{opcode, vals, WqeDataSeg};
@@ -334,11 +334,7 @@ impl Firmware {
             }
             let flow = self.exec_wqe(env, qpn, kind, w);
             self.dp.send.wqes += 1;
-            self.objs.sent.2 += 1;
-            self.dp
-                .send
-                .wqe_time
-                .record(t0.elapsed().as_nanos() as u64);
+            self.dp.send.wqe_time.record(t0.elapsed().as_nanos() as u64);
             self.sq_complete(env, qpn);
             if let Flow::Stop = flow {
                 break;
@@ -425,18 +421,37 @@ impl Firmware {
 
     /// The header of a packet QP `qpn` sends: connected QPs to their remote QP and
     /// path (`qpc.remote_qpn`, `primary_address_path`), datagrams to `av`.
-    fn tx_header(&self, qpn: u32, psn: u32, solicited: bool, av: Option<&crate::ifc::av::Av>) -> Header {
+    fn tx_header(
+        &self,
+        qpn: u32,
+        psn: u32,
+        solicited: bool,
+        av: Option<&crate::ifc::av::Av>,
+    ) -> Header {
         let qp = &self.objs.qps[&qpn];
         let f = |fl: crate::ifc::field::Field| fl.get(&qp.ctx).unwrap_or(0);
         let p = qpc::PRIMARY_ADDRESS_PATH.raw().byte_off();
         let path = qp.ctx.get(p..).unwrap_or(&[]);
         let pf = |fl: crate::ifc::field::Field| fl.get(path).unwrap_or(0);
         let pkey_index = pf(ads::PKEY_INDEX.raw()) as usize;
-        let pkey = self.ib_port.pkeys.get(pkey_index).copied().unwrap_or(0xffff);
+        let pkey = self
+            .ib_port
+            .pkeys
+            .get(pkey_index)
+            .copied()
+            .unwrap_or(0xffff);
         let sgid_of = |idx: usize| -> [u8; 16] {
             let mut g = [0u8; 16];
             g[..8].copy_from_slice(&self.ib_port.subnet_prefix.to_be_bytes());
-            g[8..].copy_from_slice(&self.ib_port.guids.get(idx).copied().unwrap_or(0).to_be_bytes());
+            g[8..].copy_from_slice(
+                &self
+                    .ib_port
+                    .guids
+                    .get(idx)
+                    .copied()
+                    .unwrap_or(0)
+                    .to_be_bytes(),
+            );
             g
         };
         let (dlid, dqpn, sl, grh) = match av {
@@ -518,9 +533,14 @@ impl Firmware {
             needs_response: false,
             status: Status::Done,
         };
-        // Largest message: `qpc.log_msg_max` (upstream sets the cap `log_max_msg`),
-        // 2^31 at most.
-        let max_msg = 1u64 << log_msg_max.clamp(12, 31);
+        // Largest message: `qpc.log_msg_max` (upstream create_qp sets the cap
+        // `log_max_msg`); 0 (unset, e.g. a UD QP a test creates) as the cap, 30.
+        let max_msg = 1u64
+            << if log_msg_max == 0 {
+                30
+            } else {
+                log_msg_max.min(31)
+            };
         let reliable = matches!(kind, QpKind::Rc | QpKind::XrcIni);
         let body = match w.op {
             Op::Nop => None,
@@ -550,7 +570,8 @@ impl Firmware {
                             // A Q_Key with its top bit set means "the QP's own" (IBTA
                             // 10.2.5 controlled Q_Keys).
                             let qk = av.as_ref().map(|a| {
-                                let k = u32::from_be_bytes([a.key[0], a.key[1], a.key[2], a.key[3]]);
+                                let k =
+                                    u32::from_be_bytes([a.key[0], a.key[1], a.key[2], a.key[3]]);
                                 if k & 0x8000_0000 != 0 {
                                     qkey
                                 } else {
@@ -783,6 +804,7 @@ impl Firmware {
     /// posted flushes (syndrome 0x05), its receives flush (dprecv's `recv_flush`).
     pub(crate) fn qp_to_error(&mut self, env: &Env<'_>, qpn: u32) {
         if let Some(qp) = self.objs.qps.get_mut(&qpn) {
+            qp.dp_recv.on_state(qp.state, state::ERR);
             qp.state = state::ERR;
             qp.dp_send.timer = None;
             qp.dp_send.rnr_until = None;
@@ -839,7 +861,6 @@ impl Firmware {
             if let Some(qp) = self.objs.qps.get_mut(&qpn) {
                 qp.sq_consumed = ctr.wrapping_add(bbs);
             }
-            self.objs.sent.2 += 1;
         }
     }
 
@@ -856,5 +877,47 @@ impl Firmware {
         d.byte_cnt = 0;
         let _ = opc;
         self.req_cqe(env, cqn, &d);
+    }
+}
+
+impl SendPath {
+    /// The `stats` → `dp` → `send` report.
+    pub fn report(&self) -> serde_json::Value {
+        let h = |l: &LatencyHist| {
+            serde_json::json!({
+                "count": l.count, "mean_ns": l.mean_ns(), "p50_ns": l.percentile_ns(50.0),
+                "p99_ns": l.percentile_ns(99.0), "min_ns": l.min_ns, "max_ns": l.max_ns,
+            })
+        };
+        let per: serde_json::Map<String, serde_json::Value> = self
+            .per_opcode
+            .iter()
+            .map(|(k, v)| (format!("{k:#04x}"), serde_json::json!(v)))
+            .collect();
+        let t = &self.transport;
+        serde_json::json!({
+            "doorbells": self.doorbells,
+            "wqes": self.wqes,
+            "bytes": self.bytes,
+            "per_opcode": per,
+            "cqes": self.cqes,
+            "errors": self.errors,
+            "flushed": self.flushed,
+            "malformed": self.malformed,
+            "wqe_time": h(&self.wqe_time),
+            "doorbell_time": h(&self.doorbell_time),
+            "transport": {
+                "loopback": t.loopback, "to_wire": t.to_wire, "no_route": t.no_route,
+                "bad_frames": t.bad_frames, "drop_no_qp": t.drop_no_qp,
+                "drop_state": t.drop_state, "drop_conn": t.drop_conn,
+                "drop_pkey": t.drop_pkey, "drop_qkey": t.drop_qkey,
+                "drop_unreliable": t.drop_unreliable, "drop_response": t.drop_response,
+                "acks": t.acks, "rnr_naks": t.rnr_naks, "seq_naks": t.seq_naks,
+                "error_naks": t.error_naks, "duplicates": t.duplicates,
+                "retransmits": t.retransmits, "timeouts": t.timeouts,
+                "fence_waits": t.fence_waits, "local_key_errors": t.local_key_errors,
+                "comm_est": t.comm_est,
+            },
+        })
     }
 }

@@ -28,8 +28,7 @@
 use crate::fw::qp_state::st;
 use crate::ifc::av::Av;
 use crate::ifc::wqe::{
-    opcode, vals, WqeAtomicSeg, WqeCtrlSeg, WqeDataSeg, WqeMaskedAtomicSeg, WqeRaddrSeg,
-    WqeXrcSeg,
+    opcode, vals, WqeAtomicSeg, WqeCtrlSeg, WqeDataSeg, WqeMaskedAtomicSeg, WqeRaddrSeg, WqeXrcSeg,
 };
 use zerocopy::FromBytes;
 
@@ -329,9 +328,10 @@ pub fn decode(bytes: &[u8], kind: QpKind) -> Result<SendWqe, String> {
         },
         opcode::SEND | opcode::SEND_IMM | opcode::SEND_INVAL => {
             let av = match kind {
-                QpKind::Ud | QpKind::Mad => {
-                    Some(s.take::<crate::ifc::wqe::WqeDatagramSeg>("datagram segment")?.av)
-                }
+                QpKind::Ud | QpKind::Mad => Some(
+                    s.take::<crate::ifc::wqe::WqeDatagramSeg>("datagram segment")?
+                        .av,
+                ),
                 _ => None,
             };
             if opc == opcode::SEND_INVAL && !connected {
@@ -548,12 +548,17 @@ mod tests {
         assert!(decode(&ctrl(opcode::SEND, 0, 1, 0, 0, 0), QpKind::Rc)
             .unwrap_err()
             .contains("ds 0"));
-        let e = ctrl_of(&ctrl(opcode::SEND, 0, 1, 0x3f, 0, 0)).unwrap_err();
-        assert!(e.contains("past the largest"), "{e}");
+        // The largest ds (63 units, 1008 bytes) fits a WQE; fewer bytes than it says
+        // do not.
+        assert!(ctrl_of(&ctrl(opcode::SEND, 0, 1, 0x3f, 0, 0)).is_ok());
+        let e = decode(&ctrl(opcode::SEND, 0, 1, 0x3f, 0, 0), QpKind::Rc).unwrap_err();
+        assert!(e.contains("only 16 bytes"), "{e}");
         // ds 2 covers only half a raddr + atomic.
         let mut w = ctrl(opcode::ATOMIC_CS, 0, 1, 2, 0, 0);
         w.extend(raddr(0, 0));
-        assert!(decode(&w, QpKind::Rc).unwrap_err().contains("atomic segment"));
+        assert!(decode(&w, QpKind::Rc)
+            .unwrap_err()
+            .contains("atomic segment"));
         // Fewer bytes than ds says.
         assert!(decode(&ctrl(opcode::SEND, 0, 1, 4, 0, 0), QpKind::Rc).is_err());
         // A data segment cut by ds (ds 2 + 8 bytes is impossible: ds counts 16s), and
@@ -603,7 +608,12 @@ mod tests {
         let mut w = ctrl(opcode::UMR, 0, 1, 4, 0, 0);
         w.extend([0xabu8; 48]);
         let d = decode(&w, QpKind::Rc).unwrap();
-        assert_eq!(d.op, Op::Umr { body: vec![0xab; 48] });
+        assert_eq!(
+            d.op,
+            Op::Umr {
+                body: vec![0xab; 48]
+            }
+        );
     }
 
     #[test]
@@ -628,6 +638,9 @@ mod tests {
             add: 0x0000_0001_0000_0001,
             boundary: 0x8000_0000_8000_0000,
         };
-        assert_eq!(atomic_apply(0x0000_0001_ffff_ffff, &fa), 0x0000_0002_0000_0000);
+        assert_eq!(
+            atomic_apply(0x0000_0001_ffff_ffff, &fa),
+            0x0000_0002_0000_0000
+        );
     }
 }
