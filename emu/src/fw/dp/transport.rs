@@ -950,6 +950,18 @@ impl Firmware {
     /// waits that ended resend; local ACK timeouts resend or, with no retries left,
     /// fail the WQE with TRANSPORT_RETRY_EXC (0x15). Returns the next deadline.
     pub fn dp_tick(&mut self, env: &Env<'_>, now: Instant) -> Option<Instant> {
+        // A QP a command moved to ERR flushes what it had in flight (PRM: in ERR every
+        // outstanding WQE completes with a flush error).
+        let errored: Vec<u32> = self
+            .objs
+            .qps
+            .iter()
+            .filter(|(_, q)| q.state == state::ERR && !q.dp_send.pending.is_empty())
+            .map(|(n, _)| *n)
+            .collect();
+        for qpn in errored {
+            self.sq_execute(env, qpn);
+        }
         let due: Vec<u32> = self
             .objs
             .qps
@@ -1007,11 +1019,12 @@ impl Firmware {
         self.dp_next_deadline()
     }
 
-    /// The earliest transport timer.
+    /// The earliest transport timer (timers of QPs no longer sending do not count).
     pub fn dp_next_deadline(&self) -> Option<Instant> {
         self.objs
             .qps
             .values()
+            .filter(|q| q.state != state::ERR)
             .flat_map(|q| [q.dp_send.timer, q.dp_send.rnr_until])
             .flatten()
             .min()
