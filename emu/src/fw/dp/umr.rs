@@ -123,10 +123,7 @@ impl Firmware {
                 );
                 log::warn!("{msg}");
                 self.dp.xlate.umr_failed += 1;
-                if self.dp.xlate.recent.len() == 16 {
-                    self.dp.xlate.recent.pop_front();
-                }
-                self.dp.xlate.recent.push_back(msg);
+                self.dp.xlate.note(msg);
                 Err(synd)
             }
         }
