@@ -18,7 +18,7 @@
 //!
 //! Rules and sources: emu/README.md, "Data path", "Memory keys".
 
-use super::xlate::{Access, ANY_PD, MAX_XLT_BYTES};
+use super::xlate::{Access, ANY_PD, MAX_TOTAL_XLT_BYTES, MAX_XLT_BYTES};
 use crate::fw::{Env, Firmware};
 use crate::ifc::field::{Field, Msg, MsgMut};
 use crate::ifc::mkey::mkc;
@@ -226,6 +226,16 @@ impl Firmware {
                 )));
             }
             let at = off_octs as usize * v::UMR_OCTOWORD;
+            let grow = (at + bytes).saturating_sub(m.dp.xlt.len());
+            if grow > 0 {
+                let total: usize = self.objs.mkeys.values().map(|m| m.dp.xlt.len()).sum();
+                if total + grow > MAX_TOTAL_XLT_BYTES {
+                    return Err(qp_op(format!(
+                        "translation tables would hold {} bytes, more than {MAX_TOTAL_XLT_BYTES}",
+                        total + grow
+                    )));
+                }
+            }
             let data = if flags & v::UMR_INLINE != 0 {
                 body.get(SEGS..SEGS + bytes)
                     .ok_or_else(|| {

@@ -118,6 +118,12 @@ pub const MAX_PIECES: usize = 1 << 20;
 /// without `umr_extended_translation_offset`, which we do not advertise): ours.
 pub const MAX_XLT_BYTES: usize = 8 << 20;
 
+/// Most bytes all live mkeys' tables hold together: a UMR that would grow the tables
+/// beyond it is refused (real firmware holds tables in ICM the driver gave it; a
+/// guest writing the last entry of many huge tables must not make the emulator
+/// allocate without bound): ours.
+pub const MAX_TOTAL_XLT_BYTES: usize = 512 << 20;
+
 /// Violation messages kept for `stats`.
 const KEEP_RECENT: usize = 16;
 
