@@ -174,6 +174,7 @@ pub fn stats(dev: &Device) -> Value {
         // and what UAR writes cost.
         "dp": {
             "send": fw.dp.send.report(),
+            "mkeys": fw.dp.xlate.report(),
             "cqes": fw.dp.cqe.report(),
             "recv": fw.dp.recv.report(),
             "wire": fw.dp.wire.describe(),

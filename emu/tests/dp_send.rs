@@ -783,3 +783,166 @@ fn malformed_wqe_is_a_local_qp_operation_error() {
     assert_eq!(state_of(&p.d, p.a.qpn), state::ERR);
     assert_eq!(p.d.h.dev.fw().stats.violations, 1);
 }
+
+#[test]
+fn rkey_and_lkey_violations() {
+    let mut p = pair();
+    let (lk, src) = mr(&mut p.d, p.pd, 4096, false);
+    let (rk, dst) = mr(&mut p.d, p.pd, 4096, true);
+    post_recv(&p.d, &mut p.b, &[dseg(64, rk, dst)]);
+    // A READ with an rkey whose key byte is wrong (dpmem `translate`: Key).
+    let mut segs = raddr(dst, rk ^ 0x01).as_bytes().to_vec();
+    segs.extend_from_slice(dseg(8, lk, src).as_bytes());
+    post(&p.d, &mut p.a, opcode::RDMA_READ, true, 0, &segs);
+    let s = scqe(&p.d, &mut p.a).expect("error CQE");
+    assert_eq!(syndrome(&s), vals::SYNDROME_REMOTE_ACCESS_ERR);
+    assert_eq!(state_of(&p.d, p.a.qpn), state::ERR);
+    assert_eq!(state_of(&p.d, p.b.qpn), state::ERR);
+    let r = rcqe(&p.d, &mut p.b).expect("B's receive flushed");
+    assert_eq!(syndrome(&r), vals::SYNDROME_WR_FLUSH_ERR);
+    // A gather through a key of another PD: local protection error, nothing sent.
+    let mut q = pair();
+    let other = q.d.pd();
+    let (lk2, src2) = mr(&mut q.d, other, 4096, false);
+    post(
+        &q.d,
+        &mut q.a,
+        opcode::SEND,
+        true,
+        0,
+        dseg(8, lk2, src2).as_bytes(),
+    );
+    let s = scqe(&q.d, &mut q.a).expect("error CQE");
+    assert_eq!(syndrome(&s), vals::SYNDROME_LOCAL_PROT_ERR);
+    assert_eq!(state_of(&q.d, q.a.qpn), state::ERR);
+    assert_eq!(state_of(&q.d, q.b.qpn), state::RTS, "the peer saw nothing");
+}
+
+#[test]
+fn comm_est_when_a_qp_in_rtr_receives() {
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let mut a = create_qp(&mut d, st::RC, pd);
+    let mut b = create_qp(&mut d, st::RC, pd);
+    let lid = d.h.dev.fw().ib_port.lid;
+    connect(&mut d, a.qpn, Conn::to(b.qpn, lid));
+    // B only to RTR.
+    let c = Conn::to(a.qpn, lid);
+    connect_upto(&mut d, b.qpn, c, Opcode::INIT2RTR_QP);
+    assert_eq!(state_of(&d, b.qpn), state::RTR);
+    let (lk, src) = mr(&mut d, pd, 4096, false);
+    let (rk, dst) = mr(&mut d, pd, 4096, false);
+    post_recv(&d, &mut b, &[dseg(64, rk, dst)]);
+    post_recv(&d, &mut b, &[dseg(64, rk, dst)]);
+    post(
+        &d,
+        &mut a,
+        opcode::SEND,
+        true,
+        0,
+        dseg(8, lk, src).as_bytes(),
+    );
+    post(
+        &d,
+        &mut a,
+        opcode::SEND,
+        true,
+        0,
+        dseg(8, lk, src).as_bytes(),
+    );
+    assert!(rcqe(&d, &mut b).is_some() && rcqe(&d, &mut b).is_some());
+    let st = mlx5_emu::report::stats(&d.h.dev);
+    assert_eq!(st["dp"]["send"]["transport"]["comm_est"], 1, "once");
+}
+
+/// RST → … → `last` only.
+fn connect_upto(d: &mut Dev, qpn: u32, c: Conn, last: Opcode) {
+    for op in [Opcode::RST2INIT_QP, Opcode::INIT2RTR_QP, Opcode::RTR2RTS_QP] {
+        let mut inp = input(m::BYTES, op as u16, 0, &[(m::QPN.raw(), u64::from(qpn))]);
+        let q = m::QPC.raw().byte_off();
+        let p = q + qpc::PRIMARY_ADDRESS_PATH.raw().byte_off();
+        set_at(&mut inp, p, ads::VHCA_PORT_NUM, 1);
+        set_at(&mut inp, p, ads::RLID, u64::from(c.rlid));
+        set_at(&mut inp, q, qpc::MTU, 3);
+        set_at(&mut inp, q, qpc::REMOTE_QPN, u64::from(c.remote));
+        set_at(&mut inp, q, qpc::NEXT_SEND_PSN, 0x100);
+        set_at(&mut inp, q, qpc::NEXT_RCV_PSN, 0x100);
+        set_at(&mut inp, q, qpc::MIN_RNR_NAK, u64::from(c.min_rnr));
+        assert_eq!(d.h.run(&inp, 16).0, 0, "{} QP {qpn}", op.name());
+        if op == last {
+            return;
+        }
+    }
+}
+
+#[test]
+fn two_devices_over_the_wire() {
+    use mlx5_emu::config::EmuConfig;
+    use std::os::unix::net::UnixStream;
+    let mut da = Dev::new();
+    let mut db = Dev::on_host(common::Host::with(EmuConfig {
+        boot_pages: 16,
+        init_pages: 32,
+        lid: 3,
+        device_index: 1,
+        ..Default::default()
+    }));
+    let (sa, sb) = UnixStream::pair().unwrap();
+    da.h.dev.attach_wire(sa).unwrap();
+    db.h.dev.attach_wire(sb).unwrap();
+    let step_until = |da: &Dev, db: &Dev, what: &str, done: &mut dyn FnMut() -> bool| {
+        let end = Instant::now() + Duration::from_secs(10);
+        while !done() {
+            da.h.dev.step();
+            db.h.dev.step();
+            assert!(Instant::now() < end, "timed out: {what}");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    step_until(&da, &db, "links up", &mut || {
+        da.h.dev.fw().dp.wire.link_up && db.h.dev.fw().dp.wire.link_up
+    });
+    let pa = da.pd();
+    let pb = db.pd();
+    let mut a = create_qp(&mut da, st::RC, pa);
+    let mut b = create_qp(&mut db, st::RC, pb);
+    let (la, lb) = (da.h.dev.fw().ib_port.lid, db.h.dev.fw().ib_port.lid);
+    assert_ne!(la, lb);
+    connect(&mut da, a.qpn, Conn::to(b.qpn, lb));
+    connect(&mut db, b.qpn, Conn::to(a.qpn, la));
+    let (lk, src) = mr(&mut da, pa, 8192, false);
+    let (rk, dst) = mr(&mut db, pb, 8192, true);
+    let msg: Vec<u8> = (0..6000u32).map(|i| (i % 251) as u8).collect();
+    da.h.mem.write(src, &msg).unwrap();
+    post_recv(&db, &mut b, &[dseg(8192, rk, dst)]);
+    post(
+        &da,
+        &mut a,
+        opcode::SEND,
+        true,
+        0,
+        dseg(6000, lk, src).as_bytes(),
+    );
+    let mut got = None;
+    step_until(&da, &db, "send CQE", &mut || {
+        got = scqe(&da, &mut a);
+        got.is_some()
+    });
+    assert_eq!(opcode_of(&got.unwrap()), vals::CQE_REQ);
+    assert_eq!(read(&db, dst, 6000), msg);
+    let r = rcqe(&db, &mut b).expect("receive CQE");
+    assert_eq!(byte_cnt(&r), 6000);
+    assert_eq!(u16::from_be_bytes([r[0x16], r[0x17]]), la, "source LID");
+    // An RDMA READ back across the wire.
+    let mut segs = raddr(dst + 1000, rk).as_bytes().to_vec();
+    segs.extend_from_slice(dseg(100, lk, src + 7000).as_bytes());
+    post(&da, &mut a, opcode::RDMA_READ, true, 0, &segs);
+    let mut got = None;
+    step_until(&da, &db, "read CQE", &mut || {
+        got = scqe(&da, &mut a);
+        got.is_some()
+    });
+    assert_eq!(read(&da, src + 7000, 100), msg[1000..1100]);
+    no_violations(&da);
+    no_violations(&db);
+}

@@ -196,7 +196,7 @@ impl CqePath {
 /// Guest address of byte `off` of a queue buffer made of `pas` pages of `page` bytes.
 pub(crate) fn buf_addr(pas: &[u64], page: u64, off: u64) -> Option<u64> {
     let i = usize::try_from(off / page).ok()?;
-    Some(pas.get(i)?.checked_add(off % page)?)
+    pas.get(i)?.checked_add(off % page)
 }
 
 /// 24-bit counters.

@@ -18,11 +18,11 @@
 
 use super::super::qp_state::state;
 use super::super::{Env, Firmware};
-use super::cqe::{CqeDesc, CqeOp};
+use super::cqe::{buf_addr, CqeDesc, CqeOp};
 use super::packet::{AtomicOp, Body, Grh, Header, Packet, SendKind};
-use super::transport::xlate_standin::Access;
 use super::transport::{npkts, RespState};
 use super::wqe::{self, AtomicArgs, Data, Op, QpKind, SendWqe};
+use super::xlate::Access;
 use crate::fw::latency::LatencyHist;
 use crate::ifc::qp::{ads, qpc};
 use crate::ifc::wqe::{opcode, vals, WqeDataSeg};
@@ -36,12 +36,6 @@ const MAX_WQES_PER_DOORBELL: u32 = 1 << 16;
 /// Size of one BlueFlame register half (cap `log_bf_reg_size` 9: 512-byte registers
 /// used in two 256-byte halves, upstream `bf_reg_size / 2`).
 const BF_HALF: usize = 256;
-
-/// Guest address of byte `off` of a queue buffer made of `pas` pages of `page` bytes.
-pub(crate) fn buf_addr(pas: &[u64], page: u64, off: u64) -> Option<u64> {
-    let i = usize::try_from(off / page).ok()?;
-    pas.get(i)?.checked_add(off % page)
-}
 
 /// Where a WQE stands.
 #[derive(Clone, Debug, PartialEq, Eq)]

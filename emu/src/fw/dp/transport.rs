@@ -23,13 +23,13 @@ use super::packet::{Body, Grh, Header, Nak, Packet, SendKind};
 use super::recv::RecvTake;
 use super::send::Status;
 use super::wqe::{atomic_apply, AtomicArgs, QpKind};
+use super::xlate::Access;
 use crate::ifc::caps::atomic_caps as at;
 use crate::ifc::eqe::event_type;
 use crate::ifc::qp::{ads, qpc};
 use crate::ifc::wqe::{opcode, vals, WqeDataSeg};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
-use xlate_standin::Access;
 use zerocopy::byteorder::big_endian::{U32, U64};
 
 /// Most packets handled in one pump (a bound on the work one doorbell causes; the
@@ -438,7 +438,7 @@ impl Firmware {
     fn remote_io(
         &mut self,
         env: &Env<'_>,
-        pd: u32,
+        (qpn, pd): (u32, u32),
         (rkey, va, len): (u32, u64, u64),
         need: Access,
         write: Option<&[u8]>,
@@ -447,9 +447,14 @@ impl Firmware {
             // A zero-length RDMA access checks no key (IBTA 9.7.4.1.3 / 9.4.5).
             return Ok(Vec::new());
         }
+        // A key bound to one QP (a type 2 memory window) serves that QP only (dpmem
+        // `translate_for`).
         let pieces = self
-            .translate(env, rkey, va, len, need, pd)
-            .map_err(|_| Nak::RemoteAccess)?;
+            .translate_for(env, rkey, va, len, need, pd, Some(qpn))
+            .map_err(|e| {
+                log::debug!("QP {qpn} rkey {rkey:#x}: {e:?}");
+                Nak::RemoteAccess
+            })?;
         let mut out = Vec::new();
         let mut at = 0usize;
         for (pa, n) in pieces {
@@ -527,13 +532,14 @@ impl Firmware {
                 }
                 // The key first: a violation writes nothing and consumes no receive.
                 if !payload.is_empty() {
-                    if let Err(e) = self.translate(
+                    if let Err(e) = self.translate_for(
                         env,
                         *rkey,
                         *va,
                         payload.len() as u64,
                         Access::REMOTE_WRITE,
                         pd,
+                        Some(qpn),
                     ) {
                         log::debug!("QP {qpn} WRITE rkey {rkey:#x}: {e:?}");
                         self.responder_error(env, qpn, true);
@@ -558,7 +564,7 @@ impl Firmware {
                 }
                 match self.remote_io(
                     env,
-                    pd,
+                    (qpn, pd),
                     (*rkey, *va, payload.len() as u64),
                     Access::REMOTE_WRITE,
                     Some(payload),
@@ -577,7 +583,7 @@ impl Firmware {
                 }
                 match self.remote_io(
                     env,
-                    pd,
+                    (qpn, pd),
                     (*rkey, *va, u64::from(*len)),
                     Access::REMOTE_READ,
                     None,
@@ -600,14 +606,19 @@ impl Firmware {
                     self.responder_error(env, qpn, false);
                     return Answer::Nak(psn, Nak::InvalidRequest);
                 }
-                let old =
-                    match self.remote_io(env, pd, (*rkey, *va, 8), Access::REMOTE_ATOMIC, None) {
-                        Ok(d) => d,
-                        Err(k) => {
-                            self.responder_error(env, qpn, k == Nak::RemoteAccess);
-                            return Answer::Nak(psn, k);
-                        }
-                    };
+                let old = match self.remote_io(
+                    env,
+                    (qpn, pd),
+                    (*rkey, *va, 8),
+                    Access::REMOTE_ATOMIC,
+                    None,
+                ) {
+                    Ok(d) => d,
+                    Err(k) => {
+                        self.responder_error(env, qpn, k == Nak::RemoteAccess);
+                        return Answer::Nak(psn, k);
+                    }
+                };
                 let host = self.atomic_host_endian();
                 let mut b = [0u8; 8];
                 b.copy_from_slice(&old);
@@ -643,9 +654,13 @@ impl Firmware {
                 } else {
                     newv.to_be_bytes()
                 };
-                if let Err(k) =
-                    self.remote_io(env, pd, (*rkey, *va, 8), Access::REMOTE_ATOMIC, Some(&nb))
-                {
+                if let Err(k) = self.remote_io(
+                    env,
+                    (qpn, pd),
+                    (*rkey, *va, 8),
+                    Access::REMOTE_ATOMIC,
+                    Some(&nb),
+                ) {
                     self.responder_error(env, qpn, k == Nak::RemoteAccess);
                     return Answer::Nak(psn, k);
                 }
@@ -741,6 +756,32 @@ impl Firmware {
             },
             None => 0,
         };
+        // SEND with invalidate: the responder invalidates the rkey it carries (dpmem
+        // `remote_invalidate`: a valid key of the QP's PD with remote invalidation
+        // enabled); a refusal is an invalid request (IBTA 9.4.1.2 / 10.6.7.2.x).
+        if op == CqeOp::RespSendInv {
+            let pd = self.objs.qps.get(&qpn).map_or(0, |q| q.pd);
+            if let Err(e) = self.remote_invalidate(imm, pd) {
+                log::debug!("QP {qpn} send with invalidate {imm:#x}: {e:?}");
+                let mut d = CqeDesc::new(
+                    CqeOp::RespErr {
+                        syndrome: vals::SYNDROME_LOCAL_PROT_ERR,
+                        vendor: 0,
+                    },
+                    qpn,
+                    w.wqe_counter,
+                );
+                d.srqn = w.srqn.unwrap_or(0);
+                if let Some(cqn) = w.cqn {
+                    self.cqe_post(env, cqn, &d);
+                }
+                if reliable {
+                    self.responder_error(env, qpn, false);
+                    return Some(Answer::Nak(psn, Nak::InvalidRequest));
+                }
+                return Some(Answer::None);
+            }
+        }
         let mut d = CqeDesc::new(op, qpn, w.wqe_counter);
         d.byte_cnt = match data {
             Some(_) => byte_cnt,
@@ -1071,58 +1112,5 @@ mod tests {
         assert!(pkey_match(0xffff, 0x7fff));
         assert!(!pkey_match(0x7fff, 0x7fff));
         assert!(!pkey_match(0xffff, 0x8001));
-    }
-}
-
-// ---------------------------------------------------------------------------------
-// STAND-IN for dpmem's `dp/xlate.rs` (`translate`, `Access`) and `dp/umr.rs`
-// (`exec_umr`) until i22-dpmem is merged: every key maps its address to the same guest
-// physical address; UMR WQEs succeed. Deleted at integration.
-// ---------------------------------------------------------------------------------
-
-/// STAND-IN for `xlate::Access`.
-pub mod xlate_standin {
-    /// Access rights a translation needs.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub struct Access(pub u8);
-
-    impl Access {
-        /// Local read.
-        pub const LOCAL_READ: Access = Access(1);
-        /// Local write.
-        pub const LOCAL_WRITE: Access = Access(2);
-        /// Remote read.
-        pub const REMOTE_READ: Access = Access(4);
-        /// Remote write.
-        pub const REMOTE_WRITE: Access = Access(8);
-        /// Remote atomic.
-        pub const REMOTE_ATOMIC: Access = Access(16);
-    }
-}
-
-impl Firmware {
-    /// STAND-IN for dpmem's `translate`.
-    pub(crate) fn translate(
-        &mut self,
-        _env: &Env<'_>,
-        _key: u32,
-        va: u64,
-        len: u64,
-        _need: Access,
-        _pd: u32,
-    ) -> Result<Vec<(u64, u32)>, super::recv::XlateError> {
-        let len = u32::try_from(len).map_err(|_| super::recv::XlateError::Bounds)?;
-        Ok(vec![(va, len)])
-    }
-
-    /// STAND-IN for dpmem's `exec_umr`.
-    pub(crate) fn exec_umr(
-        &mut self,
-        _env: &Env<'_>,
-        _qpn: u32,
-        _ctrl: &crate::ifc::wqe::WqeCtrlSeg,
-        _body: &[u8],
-    ) -> Result<(), u8> {
-        Ok(())
     }
 }
