@@ -875,12 +875,12 @@ fn connect_upto(d: &mut Dev, qpn: u32, c: Conn, last: Opcode) {
     }
 }
 
-#[test]
-fn two_devices_over_the_wire() {
+/// Two devices (LIDs 2 and 3) wired by a socket pair, both links up.
+fn wired() -> (Dev, Dev) {
     use mlx5_emu::config::EmuConfig;
     use std::os::unix::net::UnixStream;
-    let mut da = Dev::new();
-    let mut db = Dev::on_host(common::Host::with(EmuConfig {
+    let da = Dev::new();
+    let db = Dev::on_host(common::Host::with(EmuConfig {
         boot_pages: 16,
         init_pages: 32,
         lid: 3,
@@ -890,18 +890,26 @@ fn two_devices_over_the_wire() {
     let (sa, sb) = UnixStream::pair().unwrap();
     da.h.dev.attach_wire(sa).unwrap();
     db.h.dev.attach_wire(sb).unwrap();
-    let step_until = |da: &Dev, db: &Dev, what: &str, done: &mut dyn FnMut() -> bool| {
-        let end = Instant::now() + Duration::from_secs(10);
-        while !done() {
-            da.h.dev.step();
-            db.h.dev.step();
-            assert!(Instant::now() < end, "timed out: {what}");
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    };
     step_until(&da, &db, "links up", &mut || {
         da.h.dev.fw().dp.wire.link_up && db.h.dev.fw().dp.wire.link_up
     });
+    (da, db)
+}
+
+/// Steps both devices until `done` holds (10 s at most).
+fn step_until(da: &Dev, db: &Dev, what: &str, done: &mut dyn FnMut() -> bool) {
+    let end = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        da.h.dev.step();
+        db.h.dev.step();
+        assert!(Instant::now() < end, "timed out: {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn two_devices_over_the_wire() {
+    let (mut da, mut db) = wired();
     let pa = da.pd();
     let pb = db.pd();
     let mut a = create_qp(&mut da, st::RC, pa);
@@ -945,4 +953,44 @@ fn two_devices_over_the_wire() {
     assert_eq!(read(&da, src + 7000, 100), msg[1000..1100]);
     no_violations(&da);
     no_violations(&db);
+}
+
+#[test]
+fn a_fenced_wqe_waits_for_the_read_response() {
+    let (mut da, mut db) = wired();
+    let pa = da.pd();
+    let pb = db.pd();
+    let mut a = create_qp(&mut da, st::RC, pa);
+    let mut b = create_qp(&mut db, st::RC, pb);
+    let (la, lb) = (da.h.dev.fw().ib_port.lid, db.h.dev.fw().ib_port.lid);
+    connect(&mut da, a.qpn, Conn::to(b.qpn, lb));
+    connect(&mut db, b.qpn, Conn::to(a.qpn, la));
+    let (lk, src) = mr(&mut da, pa, 4096, false);
+    let (rk, dst) = mr(&mut db, pb, 4096, true);
+    db.h.mem.write(dst, b"remote").unwrap();
+    post_recv(&db, &mut b, &[dseg(64, rk, dst + 1024)]);
+    // READ (its response crosses the wire later), then a SEND with the fence flag
+    // (upstream IB_SEND_FENCE → MLX5_FENCE_MODE_FENCE): the SEND waits.
+    let mut segs = raddr(dst, rk).as_bytes().to_vec();
+    segs.extend_from_slice(dseg(6, lk, src).as_bytes());
+    post(&da, &mut a, opcode::RDMA_READ, false, 0, &segs);
+    post_flags(
+        &da,
+        &mut a,
+        opcode::SEND,
+        vals::FENCE_MODE_FENCE | vals::CTRL_CQ_UPDATE,
+        0,
+        dseg(6, lk, src).as_bytes(),
+    );
+    assert_eq!(da.h.dev.fw().dp.send.transport.fence_waits, 1);
+    assert_eq!(da.h.dev.fw().objs.qps[&a.qpn].sq_consumed, 1, "held");
+    let mut got = None;
+    step_until(&da, &db, "the fenced SEND's CQE", &mut || {
+        got = scqe(&da, &mut a);
+        got.is_some()
+    });
+    assert_eq!(counter(&got.unwrap()), 1);
+    // The SEND carried what the READ brought.
+    step_until(&da, &db, "receive CQE", &mut || rcqe(&db, &mut b).is_some());
+    assert_eq!(read(&db, dst + 1024, 6), b"remote");
 }
