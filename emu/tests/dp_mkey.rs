@@ -708,7 +708,11 @@ fn mr_cache_enable_then_revoke_then_rereg_refused() {
     );
     let x = &d.h.dev.fw().dp.xlate;
     assert_eq!((x.umr_ok, x.umr_failed), (2, 2));
-    assert!(x.recent.back().unwrap().contains("check: mkey free"));
+    assert!(x
+        .recent
+        .back()
+        .unwrap()
+        .contains("check (must not be free): mkey free"));
 }
 
 #[test]

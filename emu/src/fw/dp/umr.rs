@@ -171,8 +171,8 @@ impl Firmware {
         let free = cur.get(mkc::FREE);
         match flags & v::UMR_CHECK_MASK {
             0 => {}
-            v::UMR_CHECK_NOT_FREE if !free => return Err(prot("check: mkey not free")),
-            v::UMR_CHECK_FREE if free => return Err(prot("check: mkey free")),
+            v::UMR_CHECK_NOT_FREE if !free => return Err(prot("check (must be free): mkey valid")),
+            v::UMR_CHECK_FREE if free => return Err(prot("check (must not be free): mkey free")),
             v::UMR_CHECK_NOT_FREE | v::UMR_CHECK_FREE => {}
             _ => return Err(qp_op("reserved check_free value 3")),
         }
