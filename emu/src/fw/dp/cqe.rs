@@ -196,7 +196,7 @@ impl CqePath {
 /// Guest address of byte `off` of a queue buffer made of `pas` pages of `page` bytes.
 pub(crate) fn buf_addr(pas: &[u64], page: u64, off: u64) -> Option<u64> {
     let i = usize::try_from(off / page).ok()?;
-    Some(pas.get(i)?.checked_add(off % page)?)
+    pas.get(i)?.checked_add(off % page)
 }
 
 /// 24-bit counters.
@@ -217,6 +217,10 @@ impl Firmware {
             .flatten()
             .filter(|q| q.kind == crate::fw::rsc::SrqKind::Xrc);
         let uidx = match (xrc_srq, self.objs.qps.get(&d.qpn)) {
+            // `user_index_equal_xrc_srqn`: the XRC SRQ's number serves as its index.
+            (Some(q), _) if xrc_srqc::USER_INDEX_EQUAL_XRC_SRQN.raw().get(&q.ctx) == Some(1) => {
+                Some(u64::from(d.srqn))
+            }
             (Some(q), _) => xrc_srqc::USER_INDEX.raw().get(&q.ctx),
             (None, Some(qp)) => qpc::USER_INDEX.raw().get(&qp.ctx),
             (None, None) => None,
@@ -389,8 +393,9 @@ impl Firmware {
             cq.dp.overrun = true;
         }
         self.dp.cqe.overruns += 1;
-        self.stats
-            .violation(format!("CQ {cqn:#x} overrun: no CQE written, CQ in error"));
+        // Not a protocol violation: an application that does not poll its CQ causes it
+        // as much as a driver; the event reports it.
+        log::warn!("CQ {cqn:#x} overrun: no CQE written, CQ in error");
         let mut e = Eqe::zeroed();
         e.set_cq_err(EqeCqErr {
             cqn: U32::new(cqn & CTR_MASK),
