@@ -573,10 +573,10 @@ fn xrc_srq_named_by_the_packet_with_its_cq_user_index_and_limit() {
     let pd = d.pd();
     let xrcd = d.xrcd();
     let mut inp = d.srq_input(SrqCmd::Xrc, pd, cqn, xrcd);
-    let c = mlx5_emu::ifc::srq::create_xrc_srq_in::XRC_SRQ_CONTEXT_ENTRY
+    let xc = mlx5_emu::ifc::srq::create_xrc_srq_in::XRC_SRQ_CONTEXT_ENTRY
         .raw()
         .byte_off();
-    set_at(&mut inp, c, xrc_srqc::USER_INDEX, 0x777);
+    set_at(&mut inp, xc, xrc_srqc::USER_INDEX, 0x777);
     let out = d.h.ok(&inp, 16);
     let srqn = mlx5_emu::ifc::srq::create_srq_out::SRQN
         .raw()
@@ -617,8 +617,8 @@ fn xrc_srq_named_by_the_packet_with_its_cq_user_index_and_limit() {
     assert_eq!(be32(&c, 0x20) & 0xff_ffff, 0x777);
     // `user_index_equal_xrc_srqn`: the XRC SRQ's number is its user index.
     let mut inp = d.srq_input(SrqCmd::Xrc, pd, cqn, xrcd);
-    set_at(&mut inp, c, xrc_srqc::USER_INDEX_EQUAL_XRC_SRQN, 1);
-    set_at(&mut inp, c, xrc_srqc::USER_INDEX, 0x999);
+    set_at(&mut inp, xc, xrc_srqc::USER_INDEX_EQUAL_XRC_SRQN, 1);
+    set_at(&mut inp, xc, xrc_srqc::USER_INDEX, 0x999);
     let out = d.h.ok(&inp, 16);
     let srq3 = mlx5_emu::ifc::srq::create_srq_out::SRQN
         .raw()
