@@ -172,6 +172,7 @@ pub fn stats(dev: &Device) -> Value {
         "objects": objects(&fw.objs),
         // The data path (issue 22): one part per dp/ file.
         "dp": {
+            "mkeys": fw.dp.xlate.report(),
             "cqes": fw.dp.cqe.report(),
             "recv": fw.dp.recv.report(),
         },

@@ -13,6 +13,7 @@ mod verbs;
 use common::input;
 use mlx5_emu::fw::dp::cqe::{CqPost, CqeDesc, CqeOp};
 use mlx5_emu::fw::dp::recv::{RecvTake, ScatterError};
+use mlx5_emu::fw::dp::xlate::XlateError;
 use mlx5_emu::fw::qp_state::{st, state};
 use mlx5_emu::fw::Env;
 use mlx5_emu::ifc::cq::{cqc, create_cq_out};
@@ -263,6 +264,15 @@ fn scatter_writes_across_segments_and_reports_length_errors() {
         ScatterError::Length.syndrome(),
         vals::SYNDROME_LOCAL_LENGTH_ERR
     );
+    // A key that is no mkey: local protection error.
+    let bad = [WqeDataSeg::read_from_bytes(&seg(64, 0x0012_3442, a)).unwrap()];
+    let r = d.h.dev.fw().recv_scatter(&e, 0, &bad, &data);
+    assert_eq!(r, Err(ScatterError::Xlate(XlateError::Key)));
+    assert_eq!(
+        ScatterError::Xlate(XlateError::Key).syndrome(),
+        vals::SYNDROME_LOCAL_PROT_ERR
+    );
+    assert_eq!(d.h.dev.fw().dp.recv.scatter_errors, 2);
 }
 
 fn be32(c: &[u8], at: usize) -> u32 {

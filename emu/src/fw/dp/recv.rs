@@ -20,6 +20,7 @@ use super::super::qp_state::state;
 use super::super::rsc::{special_mkeys, Srq, SrqKind};
 use super::super::{Env, Firmware};
 use super::cqe::{buf_addr, CqPost, CqeDesc, CqeOp};
+use super::xlate::{Access, XlateError};
 use crate::ifc::av::WqeSrqNextSeg;
 use crate::ifc::eqe::event_type;
 use crate::ifc::field::Field;
@@ -28,55 +29,6 @@ use crate::ifc::srq::{rmpc, srqc, wq, xrc_srqc, RMPC_STATE_RDY};
 use crate::ifc::wqe::{vals, WqeDataSeg};
 use std::time::{Duration, Instant};
 use zerocopy::FromBytes;
-
-// ---------------------------------------------------------------------------------
-// Local stand-in for dpmem's `dp/xlate.rs` contract (`translate`, `Access`,
-// `XlateError`) until that branch is merged: every lkey is taken as the reserved PA
-// key (the address is the guest physical address). Replaced at integration.
-// ---------------------------------------------------------------------------------
-
-/// STAND-IN for `xlate::Access` (dpmem).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Access(pub u8);
-
-impl Access {
-    /// Local write.
-    pub const LOCAL_WRITE: Access = Access(1 << 1);
-}
-
-/// STAND-IN for `xlate::XlateError` (dpmem).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum XlateError {
-    /// No such mkey, free, or wrong key byte.
-    Key,
-    /// The mkey's PD is not the WQE's.
-    Pd,
-    /// The mkey does not grant the access.
-    Access,
-    /// Outside the mkey's range.
-    Bounds,
-    /// Guest memory not mapped.
-    Dma,
-}
-
-impl Firmware {
-    /// STAND-IN for dpmem's `translate`: the key is the reserved PA key.
-    fn recv_translate(
-        &mut self,
-        _env: &Env<'_>,
-        _key: u32,
-        va: u64,
-        len: u64,
-        _need: Access,
-        _pd: u32,
-    ) -> Result<Vec<(u64, u32)>, XlateError> {
-        let len = u32::try_from(len).map_err(|_| XlateError::Bounds)?;
-        va.checked_add(u64::from(len)).ok_or(XlateError::Bounds)?;
-        Ok(vec![(va, len)])
-    }
-}
-
-// ---------------------------------------------------------------------------------
 
 /// Most data segments one receive WQE holds (the largest stride, 2 KiB for a QP's
 /// receive queue or SRQ (16 << 7), 32 KiB for an RMP (1 << 15), in 16-byte segments):
@@ -591,22 +543,15 @@ impl Firmware {
                 break;
             }
             let n = rest.len().min(s.byte_count.get() as usize);
-            let pieces = self.recv_translate(
+            let (chunk, tail) = rest.split_at(n);
+            self.write_virt(
                 env,
                 s.lkey.get(),
                 s.addr.get(),
-                n as u64,
+                chunk,
                 Access::LOCAL_WRITE,
                 pd,
             )?;
-            let (mut chunk, tail) = rest.split_at(n);
-            for (pa, len) in pieces {
-                let k = chunk.len().min(len as usize);
-                env.mem
-                    .write(pa, &chunk[..k])
-                    .map_err(|_| ScatterError::Xlate(XlateError::Dma))?;
-                chunk = &chunk[k..];
-            }
             rest = tail;
         }
         Ok(data.len() as u32)
