@@ -734,3 +734,46 @@ fn qp_on_an_srq_entering_err_raises_last_wqe_reached_once() {
     assert!(poll(&d, buf, 64, 0).is_none());
     assert_eq!(d.h.dev.fw().objs.qps[&qpn].state, state::ERR);
 }
+
+#[test]
+fn resize_ends_the_old_ring_with_a_resize_cqe_and_keeps_counting() {
+    use mlx5_emu::ifc::cq::modify_cq_in as m;
+    let mut d = Dev::new();
+    let (cqn, old, dbr) = cq(&mut d, 64);
+    init_cq(&d, old, 64);
+    let (qpn, _, _) = qp_rtr(&mut d, st::RC, cqn, |_, _| {});
+    for i in 0..3u16 {
+        post_cqe(&d, cqn, &CqeDesc::new(CqeOp::RespSend, qpn, i));
+    }
+    set_ci(&d, dbr, 1);
+    // MODIFY_CQ op_mod 1 (resize) to 2^5 entries in a new page.
+    let new = d.h.alloc(4096, 4096);
+    let pas = m::PAS.raw().byte_off();
+    let mut inp = input(
+        pas + 8,
+        Opcode::MODIFY_CQ as u16,
+        1,
+        &[(m::CQN.raw(), u64::from(cqn))],
+    );
+    let sel = m::MODIFY_FIELD_SELECT_RESIZE_FIELD_SELECT.raw().byte_off();
+    inp[sel..sel + 4].copy_from_slice(&7u32.to_be_bytes());
+    set_at(
+        &mut inp,
+        m::CQ_CONTEXT.raw().byte_off(),
+        cqc::LOG_CQ_SIZE,
+        5,
+    );
+    inp[pas..pas + 8].copy_from_slice(&new.to_be_bytes());
+    d.h.ok(&inp, 16);
+    // copy_resize_cqes: from the consumer index, software-owned CQEs up to the one
+    // with opcode RESIZE_CQ (entry 3 of the old ring, first pass).
+    let c = poll(&d, old, 64, 3).expect("resize CQE owned by software");
+    assert_eq!(c[63] >> 4, vals::CQE_RESIZE_CQ);
+    // The next CQE goes to entry 4 of the new 32-entry ring, owner bit of pass 0.
+    post_cqe(&d, cqn, &CqeDesc::new(CqeOp::RespSend, qpn, 9));
+    let mut c = [0u8; 64];
+    d.h.mem.read(new + 64 * 4, &mut c).unwrap();
+    assert_eq!((c[63] >> 4, c[63] & 1), (vals::CQE_RESP_SEND, 0));
+    assert_eq!(u16::from_be_bytes([c[0x3c], c[0x3d]]), 9);
+    assert_eq!(d.h.dev.fw().dp.cqe.resizes, 1);
+}

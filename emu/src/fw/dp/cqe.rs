@@ -170,6 +170,8 @@ pub struct CqePath {
     pub completion_events: u64,
     /// CQ arm doorbells taken.
     pub arms: u64,
+    /// RESIZE_CQ CQEs written (MODIFY_CQ resize).
+    pub resizes: u64,
     /// CQEs that could not be written (no CQ, unmapped buffer or doorbell record).
     pub dma_errors: u64,
 }
@@ -188,6 +190,7 @@ impl CqePath {
             "cq_error_events": self.cq_error_events,
             "completion_events": self.completion_events,
             "arms": self.arms,
+            "resizes": self.resizes,
             "dma_errors": self.dma_errors,
         })
     }
@@ -319,43 +322,11 @@ impl Firmware {
             return CqPost::Overrun;
         }
         let owner = ((cq.pi >> cq.log_size) & 1) as u8;
-        let page = 4096u64 << cq.log_page_size;
-        // page_offset in page_size / 64 units (see `create_cq`).
-        let base = cqc::PAGE_OFFSET.raw().get(&cq.ctx).unwrap_or(0) * (page / 64);
-        let entry = base + u64::from(cq.pi & (nent - 1)) * u64::from(cq.cqe_bytes);
-        let wide = cq.cqe_bytes == 128;
-        let (Some(first), Some(last)) = (
-            buf_addr(&cq.pas, page, entry),
-            buf_addr(&cq.pas, page, entry + u64::from(cq.cqe_bytes) - 1),
-        ) else {
-            self.dp.cqe.dma_errors += 1;
-            self.stats.violation(format!(
-                "CQ {cqn:#x}: CQE {} outside its buffer",
-                cq.pi & (nent - 1)
-            ));
-            return CqPost::Dma;
-        };
-        // An entry never straddles a page (entries are 64 / 128 bytes, pages 4 KiB
-        // multiples, page_offset 64-byte aligned), so `last` follows `first`.
-        debug_assert_eq!(last - first, u64::from(cq.cqe_bytes) - 1);
-        let mut bytes = vec![0u8; cq.cqe_bytes as usize];
-        let at = bytes.len() - 64;
-        bytes[at..].copy_from_slice(&self.cqe_bytes(d, owner));
-        // The body first, the byte with the owner bit last: the CQE becomes valid whole
-        // (the consumer checks the owner bit, then reads the body after a barrier).
-        let n = bytes.len();
-        let res = env
-            .mem
-            .write(first, &bytes[..n - 1])
-            .and_then(|()| env.mem.write(first + n as u64 - 1, &bytes[n - 1..]));
-        if let Err(e) = res {
-            self.dp.cqe.dma_errors += 1;
-            self.stats.dma_error(format!("CQ {cqn:#x} CQE: {e}"));
-            return CqPost::Dma;
+        let cqe = self.cqe_bytes(d, owner);
+        if let Err(p) = self.cq_write_entry(env, cqn, &cqe) {
+            return p;
         }
         let s = &mut self.dp.cqe;
-        s.written += 1;
-        s.wide += u64::from(wide);
         match d.op {
             CqeOp::Req { .. } => s.requester += 1,
             CqeOp::ReqErr { syndrome, .. } | CqeOp::RespErr { syndrome, .. } => {
@@ -367,8 +338,6 @@ impl Firmware {
         let Some(cq) = self.objs.cqs.get_mut(&cqn) else {
             return CqPost::Written;
         };
-        cq.pi = cq.pi.wrapping_add(1);
-        cq.dp.cqes += 1;
         // Solicited-only arming reports solicited receives and unsuccessful
         // completions; a successful send completion is never solicited (IBTA
         // "Request Completion Notification"; ibv_req_notify_cq(3)).
@@ -383,6 +352,80 @@ impl Firmware {
             self.cq_completion_event(env, cqn);
         }
         CqPost::Written
+    }
+
+    /// Writes the 64-byte CQE `cqe` (owner bit set) at the producer index of CQ `cqn`
+    /// (the second half of a 128-byte entry, the first half zero), the byte with the
+    /// owner bit last, and advances the producer index.
+    fn cq_write_entry(&mut self, env: &Env<'_>, cqn: u32, cqe: &[u8; 64]) -> Result<(), CqPost> {
+        let Some(cq) = self.objs.cqs.get(&cqn) else {
+            return Err(CqPost::Dma);
+        };
+        let nent = 1u32 << cq.log_size;
+        let page = 4096u64 << cq.log_page_size;
+        // page_offset in page_size / 64 units (see `create_cq`).
+        let base = cqc::PAGE_OFFSET.raw().get(&cq.ctx).unwrap_or(0) * (page / 64);
+        let entry = base + u64::from(cq.pi & (nent - 1)) * u64::from(cq.cqe_bytes);
+        let wide = cq.cqe_bytes == 128;
+        let (Some(first), Some(last)) = (
+            buf_addr(&cq.pas, page, entry),
+            buf_addr(&cq.pas, page, entry + u64::from(cq.cqe_bytes) - 1),
+        ) else {
+            self.dp.cqe.dma_errors += 1;
+            self.stats.violation(format!(
+                "CQ {cqn:#x}: CQE {} outside its buffer",
+                cq.pi & (nent - 1)
+            ));
+            return Err(CqPost::Dma);
+        };
+        // An entry never straddles a page (entries are 64 / 128 bytes, pages 4 KiB
+        // multiples, page_offset 64-byte aligned), so `last` follows `first`.
+        debug_assert_eq!(last - first, u64::from(cq.cqe_bytes) - 1);
+        let mut bytes = vec![0u8; cq.cqe_bytes as usize];
+        let at = bytes.len() - 64;
+        bytes[at..].copy_from_slice(cqe);
+        // The body first, the byte with the owner bit last: the CQE becomes valid whole
+        // (the consumer checks the owner bit, then reads the body after a barrier).
+        let n = bytes.len();
+        let res = env
+            .mem
+            .write(first, &bytes[..n - 1])
+            .and_then(|()| env.mem.write(first + n as u64 - 1, &bytes[n - 1..]));
+        if let Err(e) = res {
+            self.dp.cqe.dma_errors += 1;
+            self.stats.dma_error(format!("CQ {cqn:#x} CQE: {e}"));
+            return Err(CqPost::Dma);
+        }
+        self.dp.cqe.written += 1;
+        self.dp.cqe.wide += u64::from(wide);
+        if let Some(cq) = self.objs.cqs.get_mut(&cqn) {
+            cq.pi = cq.pi.wrapping_add(1);
+            cq.dp.cqes += 1;
+        }
+        Ok(())
+    }
+
+    /// MODIFY_CQ resize, before the CQ takes its new buffer: a RESIZE_CQ CQE (opcode
+    /// 5) at the producer index of the old buffer, which the CQ keeps counting from in
+    /// the new one. Upstream's `copy_resize_cqes` (mlx5_ib, and libmlx5's resize) moves
+    /// the unpolled CQEs up to that CQE into the new buffer and fails without it. No
+    /// overrun check (the driver stopped consuming to resize) and no event.
+    pub fn cqe_post_resize(&mut self, env: &Env<'_>, cqn: u32) -> CqPost {
+        let Some(cq) = self.objs.cqs.get(&cqn) else {
+            return CqPost::Dma;
+        };
+        let owner = ((cq.pi >> cq.log_size) & 1) as u8;
+        let mut e = Cqe64::new_zeroed();
+        e.op_own = (vals::CQE_RESIZE_CQ << 4) | owner;
+        let mut cqe = [0u8; 64];
+        cqe.copy_from_slice(e.as_bytes());
+        match self.cq_write_entry(env, cqn, &cqe) {
+            Ok(()) => {
+                self.dp.cqe.resizes += 1;
+                CqPost::Written
+            }
+            Err(p) => p,
+        }
     }
 
     /// CQ overrun: the CQ enters error, the async EQ that subscribed to CQ errors gets
