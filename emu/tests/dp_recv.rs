@@ -332,10 +332,16 @@ fn responder_cqe_fields_as_upstream_reads_them_in_both_sizes() {
         assert_eq!(c[63] >> 4, vals::CQE_REQ);
         assert_eq!(be32(&c, 0x38), (0x10 << 24) | qpn);
         assert_eq!(be32(&c, 0x2c), 4096);
-        assert!(poll(&d, buf, bytes, 3).is_none(), "nothing more");
+        // A SEND without immediate carries the P_Key there (handle_responder, QP1).
+        let mut plain = CqeDesc::new(CqeOp::RespSend, qpn, 9);
+        plain.pkey = 0x8001;
+        post_cqe(&d, cqn, &plain);
+        let c = poll(&d, buf, bytes, 3).unwrap();
+        assert_eq!(be32(&c, 0x24) & 0xffff, 0x8001);
+        assert!(poll(&d, buf, bytes, 4).is_none(), "nothing more");
         let fw = d.h.dev.fw();
-        assert_eq!(fw.dp.cqe.written, 3);
-        assert_eq!(fw.dp.cqe.wide, if bytes == 128 { 3 } else { 0 });
+        assert_eq!(fw.dp.cqe.written, 4);
+        assert_eq!(fw.dp.cqe.wide, if bytes == 128 { 4 } else { 0 });
     }
 }
 

@@ -101,6 +101,10 @@ pub struct CqeDesc {
     /// User index to write when neither the SRQ nor the QP exists any more (CQE
     /// version 1); otherwise the index comes from their contexts.
     pub user_index: u32,
+    /// Responder SEND without immediate: the packet's P_Key (BTH), written where the
+    /// immediate would be (upstream `handle_responder` reads it for QP1 and looks its
+    /// index up; libmlx5 takes the low 16 bits as `pkey_index`).
+    pub pkey: u16,
 }
 
 impl CqeDesc {
@@ -120,6 +124,8 @@ impl CqeDesc {
             srqn: 0,
             solicited: false,
             user_index: 0,
+            // The default P_Key (IBTA: full membership 0xffff at index 0).
+            pkey: 0xffff,
         }
     }
 }
@@ -267,10 +273,9 @@ impl Firmware {
                     // path bits.
                     _ => {
                         e.sop_drop_qpn.set(d.qpn & CTR_MASK);
-                        if matches!(
-                            op,
-                            CqeOp::RespSendImm | CqeOp::RespWriteImm | CqeOp::RespSendInv
-                        ) {
+                        if op == CqeOp::RespSend {
+                            e.imm_inval_pkey.set(u32::from(d.pkey));
+                        } else {
                             e.imm_inval_pkey.set(d.imm_inval);
                         }
                         let mut flags = (d.src_qpn & CTR_MASK)
