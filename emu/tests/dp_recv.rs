@@ -783,3 +783,30 @@ fn resize_ends_the_old_ring_with_a_resize_cqe_and_keeps_counting() {
     assert_eq!(u16::from_be_bytes([c[0x3c], c[0x3d]]), 9);
     assert_eq!(d.h.dev.fw().dp.cqe.resizes, 1);
 }
+
+#[test]
+fn basic_srq_of_create_srq_is_taken_like_an_rmp() {
+    let mut d = Dev::new();
+    let (cqn, _, _) = cq(&mut d, 64);
+    let pd = d.pd();
+    // CREATE_SRQ (ISSI 0 shape): 16 WQEs of 16 << 2 = 64 bytes.
+    let srqn = d.srq(SrqCmd::Basic, pd, 0, 0);
+    let (buf, dbr) = srq_bufs(&d, srqn, 64);
+    let (qpn, _, _) = qp_rtr(&mut d, st::UD, cqn, |b, c| {
+        set_at(b, c, qpc::RQ_TYPE, 1);
+        set_at(b, c, qpc::SRQN_RMPN_XRQN, u64::from(srqn));
+    });
+    for i in 0..2u16 {
+        srq_post(&d, buf, 64, i, 0x7000 + u64::from(i));
+    }
+    d.h.mem.write(dbr, &2u32.to_be_bytes()).unwrap();
+    for i in 0..2u16 {
+        let RecvTake::Wqe(w) = take(&d, qpn, None) else {
+            panic!("WQE {i}")
+        };
+        assert_eq!((w.wqe_counter, w.srqn), (i, Some(srqn)));
+        assert_eq!(w.sges[0].addr.get(), 0x7000 + u64::from(i));
+    }
+    assert_eq!(take(&d, qpn, None), RecvTake::Empty);
+    assert_eq!(d.h.dev.fw().dp.recv.taken_srq, 2);
+}

@@ -20,7 +20,9 @@ use super::super::qp_state::state;
 use super::super::rsc::{special_mkeys, Srq, SrqKind};
 use super::super::{Env, Firmware};
 use super::cqe::{buf_addr, CqPost, CqeDesc, CqeOp};
-use super::xlate::{Access, XlateError};
+use super::xlate::Access;
+/// The translation error a [`ScatterError::Xlate`] carries (`dp/xlate.rs`).
+pub use super::xlate::XlateError;
 use crate::ifc::av::WqeSrqNextSeg;
 use crate::ifc::eqe::event_type;
 use crate::ifc::field::Field;
