@@ -165,6 +165,11 @@ fn cqe_opcodes_and_syndromes_match_cq_h() {
             "MLX5_CQ_ERROR_SYNDROME_CQ_ACCESS_VIOLATION_ERROR",
             vals::CQ_ERROR_SYNDROME_CQ_ACCESS_VIOLATION,
         ),
+        ("MLX5_CQC_STATUS_CQ_OVERFLOW", vals::CQC_STATUS_CQ_OVERFLOW),
+        (
+            "MLX5_CQC_STATUS_CQ_WRITE_FAIL",
+            vals::CQC_STATUS_CQ_WRITE_FAIL,
+        ),
     ] {
         assert_eq!(ifc.get(name), Some(&u64::from(v)), "{name}");
     }

@@ -16,7 +16,7 @@ use mlx5_emu::fw::dp::recv::{RecvTake, ScatterError};
 use mlx5_emu::fw::dp::xlate::XlateError;
 use mlx5_emu::fw::qp_state::{st, state};
 use mlx5_emu::fw::Env;
-use mlx5_emu::ifc::cq::{cqc, create_cq_out};
+use mlx5_emu::ifc::cq::{cqc, create_cq_out, query_cq_in, query_cq_out};
 use mlx5_emu::ifc::eq::{create_eq_out, eqc, EVENT_BITMASK_OFFSET, PAS_OFFSET};
 use mlx5_emu::ifc::opcodes::Opcode;
 use mlx5_emu::ifc::qp::{create_qp_in, create_qp_out, qpc};
@@ -399,6 +399,19 @@ fn overrun_writes_nothing_and_raises_the_cq_error_event() {
     // mlx5_eqe_cq_err: cqn (24 bits), syndrome at byte 11 (1: overrun).
     assert_eq!(be32(&ev[0], 0) & 0xff_ffff, cqn);
     assert_eq!(ev[0][11], vals::CQ_ERROR_SYNDROME_CQ_OVERRUN);
+    // QUERY_CQ: status CQ_OVERFLOW.
+    let q = input(
+        16,
+        Opcode::QUERY_CQ as u16,
+        0,
+        &[(query_cq_in::CQN.raw(), u64::from(cqn))],
+    );
+    let out = d.h.ok(&q, query_cq_out::PAS.raw().byte_off());
+    let ctx = &out[query_cq_out::CQ_CONTEXT.raw().byte_off()..];
+    assert_eq!(
+        cqc::STATUS.raw().get(ctx),
+        Some(u64::from(vals::CQC_STATUS_CQ_OVERFLOW))
+    );
     // In error: nothing more is written even after the consumer caught up.
     set_ci(&d, dbr, 16);
     assert_eq!(post_cqe(&d, cqn, &desc(17)), CqPost::Overrun);

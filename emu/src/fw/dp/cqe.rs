@@ -144,7 +144,8 @@ pub enum CqPost {
 /// Per-CQ data-path state.
 #[derive(Clone, Debug, Default)]
 pub struct CqState {
-    /// Overrun: the CQ is in error and takes no more CQEs (PRM CQ error state).
+    /// The CQ is in error (overrun or a failed CQE write) and takes no more CQEs
+    /// (PRM CQ error state).
     pub overrun: bool,
     /// Producer counter after the newest solicited or error CQE (arming with
     /// solicited-only fires at once when it is beyond the consumer index).
@@ -170,7 +171,7 @@ pub struct CqePath {
     pub wide: u64,
     /// CQEs not written because the CQ was full or in error.
     pub overruns: u64,
-    /// CQ error events raised (overrun).
+    /// CQ error events raised (overrun, failed CQE write).
     pub cq_error_events: u64,
     /// Completion EQEs raised.
     pub completion_events: u64,
@@ -323,12 +324,29 @@ impl Firmware {
         // unless the CQ ignores overrun (`cqc.oi`, upstream IB_CQ_FLAGS_IGNORE_OVERRUN).
         let oi = cqc::OI.raw().get(&cq.ctx).unwrap_or(0) != 0;
         if used >= nent && !oi {
-            self.cq_overrun(env, cqn);
+            self.dp.cqe.overruns += 1;
+            // Not a protocol violation: an application that does not poll its CQ
+            // causes it as much as a driver; the event reports it.
+            log::warn!("CQ {cqn:#x} overrun: no CQE written, CQ in error");
+            self.cq_error(
+                env,
+                cqn,
+                vals::CQ_ERROR_SYNDROME_CQ_OVERRUN,
+                vals::CQC_STATUS_CQ_OVERFLOW,
+            );
             return CqPost::Overrun;
         }
         let owner = ((cq.pi >> cq.log_size) & 1) as u8;
         let cqe = self.cqe_bytes(d, owner);
         if let Err(p) = self.cq_write_entry(env, cqn, &cqe) {
+            // The buffer is not where the CQ says: the CQ fails (PRM CQ error, access
+            // violation).
+            self.cq_error(
+                env,
+                cqn,
+                vals::CQ_ERROR_SYNDROME_CQ_ACCESS_VIOLATION,
+                vals::CQC_STATUS_CQ_WRITE_FAIL,
+            );
             return p;
         }
         let s = &mut self.dp.cqe;
@@ -433,22 +451,25 @@ impl Firmware {
         }
     }
 
-    /// CQ overrun: the CQ enters error, the async EQ that subscribed to CQ errors gets
-    /// `MLX5_EVENT_TYPE_CQ_ERROR` with syndrome CQ_OVERRUN (device.h `mlx5_eqe_cq_err`;
-    /// upstream `cq_err_event_notifier` reads cqn and syndrome).
-    fn cq_overrun(&mut self, env: &Env<'_>, cqn: u32) {
-        if let Some(cq) = self.objs.cqs.get_mut(&cqn) {
-            cq.dp.overrun = true;
+    /// The CQ enters error: it takes no more CQEs, `cqc.status` says why (QUERY_CQ),
+    /// and the async EQ that subscribed to CQ errors gets `MLX5_EVENT_TYPE_CQ_ERROR`
+    /// with `syndrome` (device.h `mlx5_eqe_cq_err`; upstream `cq_err_event_notifier`
+    /// reads cqn and syndrome): overrun (1, status CQ_OVERFLOW) or a CQE the device
+    /// could not write (2 access violation, status CQ_WRITE_FAIL).
+    fn cq_error(&mut self, env: &Env<'_>, cqn: u32, syndrome: u8, status: u8) {
+        let Some(cq) = self.objs.cqs.get_mut(&cqn) else {
+            return;
+        };
+        if cq.dp.overrun {
+            return;
         }
-        self.dp.cqe.overruns += 1;
-        // Not a protocol violation: an application that does not poll its CQ causes it
-        // as much as a driver; the event reports it.
-        log::warn!("CQ {cqn:#x} overrun: no CQE written, CQ in error");
+        cq.dp.overrun = true;
+        let _ = cqc::STATUS.raw().set(&mut cq.ctx, u64::from(status));
         let mut e = Eqe::zeroed();
         e.set_cq_err(EqeCqErr {
             cqn: U32::new(cqn & CTR_MASK),
             rsvd1: [0; 7],
-            syndrome: vals::CQ_ERROR_SYNDROME_CQ_OVERRUN,
+            syndrome,
             rsvd2: [0; 16],
         });
         match self.eqs.post(
