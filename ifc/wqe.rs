@@ -314,6 +314,10 @@ pub mod vals {
     /// CQ error event syndrome: access violation (`mlx5_ifc.h`
     /// `MLX5_CQ_ERROR_SYNDROME_CQ_ACCESS_VIOLATION_ERROR`).
     pub const CQ_ERROR_SYNDROME_CQ_ACCESS_VIOLATION: u8 = 0x2;
+    /// `cqc.status` of a CQ that overran (`mlx5_ifc.h` `MLX5_CQC_STATUS_CQ_OVERFLOW`).
+    pub const CQC_STATUS_CQ_OVERFLOW: u8 = 0x9;
+    /// `cqc.status` of a CQ whose CQE write failed (`MLX5_CQC_STATUS_CQ_WRITE_FAIL`).
+    pub const CQC_STATUS_CQ_WRITE_FAIL: u8 = 0xa;
     /// `fm_ce_se`: a CQE is requested (`MLX5_WQE_CTRL_CQ_UPDATE`, either CE value).
     pub const CTRL_CQ_UPDATE: u8 = 2 << 2;
     /// `fm_ce_se`: a CQE and an EQE are requested (`MLX5_WQE_CTRL_CQ_UPDATE_AND_EQE`).

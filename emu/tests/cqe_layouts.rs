@@ -1,133 +1,20 @@
 //! The CQE structures of `ifc/wqe.rs` against the kernel's `include/linux/mlx5/device.h`
-//! (`struct mlx5_cqe64`, `struct mlx5_err_cqe`) member by member in declaration order,
-//! each member's size from its declaration (arrays, `__be16`/`__be32`, bitfields packed
-//! into their unit, a union as large as its largest member), so a reordered or resized
-//! member fails; and the CQE opcodes and syndromes against `cq.h` / `mlx5_ifc.h`.
+//! (`struct mlx5_cqe64`, `struct mlx5_err_cqe`) member by member in declaration order
+//! (the parser of `common/c_struct.rs`), so a reordered or resized member fails; and
+//! the CQE opcodes and syndromes against `cq.h` / `mlx5_ifc.h`.
 
 use mlx5_emu::ifc::wqe::{vals, Cqe64, ErrCqe};
 use std::collections::HashMap;
 use std::mem::{offset_of, size_of};
-use std::path::PathBuf;
 
-#[path = "../../tests/support/kernel_src.rs"]
-mod kernel_src;
+#[path = "common/c_struct.rs"]
+mod c_struct;
 
-fn header(env: &str, rel: &str) -> String {
-    let p: PathBuf = kernel_src::kernel_file(env, rel);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-/// Index of the brace closing the one at `open`.
-fn closing(text: &str, open: usize) -> usize {
-    let mut depth = 0;
-    for (i, c) in text[open..].char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return open + i;
-                }
-            }
-            _ => {}
-        }
-    }
-    panic!("unclosed brace at {open}")
-}
-
-/// The body of `struct name { ... };`, comments removed.
-fn body(text: &str, name: &str) -> String {
-    let start = text
-        .find(&format!("struct {name} {{"))
-        .unwrap_or_else(|| panic!("struct {name} not found"));
-    let open = start + text[start..].find('{').unwrap();
-    let mut b = &text[open + 1..closing(text, open)];
-    let mut out = String::new();
-    while let Some(c) = b.find("/*") {
-        out.push_str(&b[..c]);
-        let end = b[c..].find("*/").expect("unclosed comment");
-        b = &b[c + end + 2..];
-    }
-    out.push_str(b);
-    out
-}
-
-fn unit(ty: &str) -> usize {
-    match ty {
-        "u8" => 1,
-        "__be16" | "u16" => 2,
-        "__be32" | "u32" => 4,
-        "__be64" | "u64" => 8,
-        t => panic!("type {t}"),
-    }
-}
-
-/// (name, bytes) of the top-level members of a struct body. A nested union or struct
-/// is one member named after its declarator (empty when anonymous); consecutive
-/// bitfields share their unit.
-fn members(body: &str) -> Vec<(String, usize)> {
-    let mut out = Vec::new();
-    let mut rest = body;
-    let mut bits = 0usize;
-    let flush = |out: &mut Vec<(String, usize)>, bits: &mut usize| {
-        if *bits > 0 {
-            out.push(("<bitfields>".to_string(), bits.div_ceil(8)));
-            *bits = 0;
-        }
-    };
-    while let Some(stmt_end) = rest.find(';') {
-        let stmt = rest[..stmt_end].trim();
-        if stmt.starts_with("union") || stmt.starts_with("struct") {
-            flush(&mut out, &mut bits);
-            let open = rest.find('{').unwrap();
-            let close = closing(rest, open);
-            let after = close + rest[close..].find(';').unwrap();
-            let inner = members(&rest[open + 1..close]).into_iter().map(|(_, n)| n);
-            let size = if stmt.starts_with("union") {
-                inner.max().unwrap_or(0)
-            } else {
-                inner.sum()
-            };
-            out.push((rest[close + 1..after].trim().to_string(), size));
-            rest = &rest[after + 1..];
-            continue;
-        }
-        let mut parts = stmt.split_whitespace();
-        let ty = parts.next().unwrap();
-        let decl = parts.next().unwrap();
-        if let Some((_, w)) = decl.split_once(':') {
-            bits += w.parse::<usize>().unwrap();
-        } else {
-            flush(&mut out, &mut bits);
-            match decl.split_once('[') {
-                Some((n, len)) => {
-                    let len: usize = len.trim_end_matches(']').parse().unwrap();
-                    out.push((n.to_string(), unit(ty) * len));
-                }
-                None => out.push((decl.to_string(), unit(ty))),
-            }
-        }
-        rest = &rest[stmt_end + 1..];
-    }
-    flush(&mut out, &mut bits);
-    out
-}
-
-fn check(header_members: &[(String, usize)], ours: &[(&str, usize, usize)], total: usize) {
-    assert_eq!(header_members.len(), ours.len(), "{header_members:?}");
-    let mut off = 0;
-    for ((hn, hsz), (n, o, sz)) in header_members.iter().zip(ours) {
-        assert_eq!((hn.as_str(), *hsz), (*n, *sz), "member at {off}");
-        assert_eq!(*o, off, "{n}");
-        off += hsz;
-    }
-    assert_eq!(off, total);
-}
+use c_struct::{check, header};
 
 #[test]
 fn cqe64_matches_device_h() {
     let text = header("MLX5_DEVICE_H", "include/linux/mlx5/device.h");
-    let m = members(&body(&text, "mlx5_cqe64"));
     let ours = [
         (
             "tls_outer_l3_tunneled",
@@ -158,14 +45,13 @@ fn cqe64_matches_device_h() {
         ("", offset_of!(Cqe64, signature), 1),
         ("op_own", offset_of!(Cqe64, op_own), 1),
     ];
-    check(&m, &ours, 64);
+    assert_eq!(check(&text, "mlx5_cqe64", &ours), 64);
     assert_eq!(size_of::<Cqe64>(), 64);
 }
 
 #[test]
 fn err_cqe_matches_device_h() {
     let text = header("MLX5_DEVICE_H", "include/linux/mlx5/device.h");
-    let m = members(&body(&text, "mlx5_err_cqe"));
     let ours = [
         ("rsvd0", offset_of!(ErrCqe, rsvd0), 32),
         ("srqn", offset_of!(ErrCqe, srqn), 4),
@@ -177,7 +63,8 @@ fn err_cqe_matches_device_h() {
         ("signature", offset_of!(ErrCqe, signature), 1),
         ("op_own", offset_of!(ErrCqe, op_own), 1),
     ];
-    check(&m, &ours, 64);
+    assert_eq!(check(&text, "mlx5_err_cqe", &ours), 64);
+    assert_eq!(size_of::<ErrCqe>(), 64);
 }
 
 /// `NAME = value,` entries of every enum in `text`.
@@ -277,6 +164,11 @@ fn cqe_opcodes_and_syndromes_match_cq_h() {
         (
             "MLX5_CQ_ERROR_SYNDROME_CQ_ACCESS_VIOLATION_ERROR",
             vals::CQ_ERROR_SYNDROME_CQ_ACCESS_VIOLATION,
+        ),
+        ("MLX5_CQC_STATUS_CQ_OVERFLOW", vals::CQC_STATUS_CQ_OVERFLOW),
+        (
+            "MLX5_CQC_STATUS_CQ_WRITE_FAIL",
+            vals::CQC_STATUS_CQ_WRITE_FAIL,
         ),
     ] {
         assert_eq!(ifc.get(name), Some(&u64::from(v)), "{name}");

@@ -1,8 +1,8 @@
 //! A member parser for the plain C structures of the kernel's mlx5 headers, shared by
-//! the layout tests (`srq_ah_layouts.rs`, `umr_layouts.rs`, each including this file
+//! the layout tests (`srq_ah_layouts.rs`, `umr_layouts.rs`, `cqe_layouts.rs`, each including this file
 //! with `#[path]`): the top-level members of `struct name { ... }` in declaration order,
 //! each member's size from its declaration (`u8 x[N]`, `__be16`, `__be32`, `__be64`, a
-//! nested union or struct as one member), so a reordered or resized member fails.
+//! nested union or struct as one member, a run of bitfields as the bytes it fills), so a reordered or resized member fails.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -76,9 +76,25 @@ fn members_of(body: &str) -> Vec<(String, usize)> {
     }
     let mut out = Vec::new();
     let mut rest = body;
+    // Consecutive bitfields (`u8 x:1;`) share their storage: one member of the bytes
+    // their widths fill (`mlx5_cqe64`'s SHAMPO struct has such a run).
+    let mut bits = 0usize;
+    let flush = |out: &mut Vec<(String, usize)>, bits: &mut usize| {
+        if *bits > 0 {
+            out.push(("<bitfields>".to_string(), bits.div_ceil(8)));
+            *bits = 0;
+        }
+    };
     while let Some(stmt_end) = rest.find(';') {
         let stmt = rest[..stmt_end].trim();
-        if stmt.starts_with("union") || stmt.starts_with("struct") {
+        let block = stmt.starts_with("union") || stmt.starts_with("struct");
+        if let Some((_, width)) = stmt.split_once(':').filter(|_| !block) {
+            bits += width.trim().parse::<usize>().unwrap();
+            rest = &rest[stmt_end + 1..];
+            continue;
+        }
+        flush(&mut out, &mut bits);
+        if block {
             // A block: its members end at the matching brace; a union is as large
             // as its largest member, a struct the sum of its members.
             let open = rest.find('{').unwrap();
@@ -116,6 +132,7 @@ fn members_of(body: &str) -> Vec<(String, usize)> {
         out.push(size_of_decl(ty, decl));
         rest = &rest[stmt_end + 1..];
     }
+    flush(&mut out, &mut bits);
     out
 }
 

@@ -101,6 +101,10 @@ pub struct CqeDesc {
     /// User index to write when neither the SRQ nor the QP exists any more (CQE
     /// version 1); otherwise the index comes from their contexts.
     pub user_index: u32,
+    /// Responder SEND without immediate: the packet's P_Key (BTH), written where the
+    /// immediate would be (upstream `handle_responder` reads it for QP1 and looks its
+    /// index up; libmlx5 takes the low 16 bits as `pkey_index`).
+    pub pkey: u16,
 }
 
 impl CqeDesc {
@@ -120,6 +124,8 @@ impl CqeDesc {
             srqn: 0,
             solicited: false,
             user_index: 0,
+            // The default P_Key (IBTA: full membership 0xffff at index 0).
+            pkey: 0xffff,
         }
     }
 }
@@ -138,7 +144,8 @@ pub enum CqPost {
 /// Per-CQ data-path state.
 #[derive(Clone, Debug, Default)]
 pub struct CqState {
-    /// Overrun: the CQ is in error and takes no more CQEs (PRM CQ error state).
+    /// The CQ is in error (overrun or a failed CQE write) and takes no more CQEs
+    /// (PRM CQ error state).
     pub overrun: bool,
     /// Producer counter after the newest solicited or error CQE (arming with
     /// solicited-only fires at once when it is beyond the consumer index).
@@ -164,12 +171,14 @@ pub struct CqePath {
     pub wide: u64,
     /// CQEs not written because the CQ was full or in error.
     pub overruns: u64,
-    /// CQ error events raised (overrun).
+    /// CQ error events raised (overrun, failed CQE write).
     pub cq_error_events: u64,
     /// Completion EQEs raised.
     pub completion_events: u64,
     /// CQ arm doorbells taken.
     pub arms: u64,
+    /// RESIZE_CQ CQEs written (MODIFY_CQ resize).
+    pub resizes: u64,
     /// CQEs that could not be written (no CQ, unmapped buffer or doorbell record).
     pub dma_errors: u64,
 }
@@ -188,6 +197,7 @@ impl CqePath {
             "cq_error_events": self.cq_error_events,
             "completion_events": self.completion_events,
             "arms": self.arms,
+            "resizes": self.resizes,
             "dma_errors": self.dma_errors,
         })
     }
@@ -217,6 +227,10 @@ impl Firmware {
             .flatten()
             .filter(|q| q.kind == crate::fw::rsc::SrqKind::Xrc);
         let uidx = match (xrc_srq, self.objs.qps.get(&d.qpn)) {
+            // `user_index_equal_xrc_srqn`: the XRC SRQ's number serves as its index.
+            (Some(q), _) if xrc_srqc::USER_INDEX_EQUAL_XRC_SRQN.raw().get(&q.ctx) == Some(1) => {
+                Some(u64::from(d.srqn))
+            }
             (Some(q), _) => xrc_srqc::USER_INDEX.raw().get(&q.ctx),
             (None, Some(qp)) => qpc::USER_INDEX.raw().get(&qp.ctx),
             (None, None) => None,
@@ -260,10 +274,9 @@ impl Firmware {
                     // path bits.
                     _ => {
                         e.sop_drop_qpn.set(d.qpn & CTR_MASK);
-                        if matches!(
-                            op,
-                            CqeOp::RespSendImm | CqeOp::RespWriteImm | CqeOp::RespSendInv
-                        ) {
+                        if op == CqeOp::RespSend {
+                            e.imm_inval_pkey.set(u32::from(d.pkey));
+                        } else {
                             e.imm_inval_pkey.set(d.imm_inval);
                         }
                         let mut flags = (d.src_qpn & CTR_MASK)
@@ -311,47 +324,32 @@ impl Firmware {
         // unless the CQ ignores overrun (`cqc.oi`, upstream IB_CQ_FLAGS_IGNORE_OVERRUN).
         let oi = cqc::OI.raw().get(&cq.ctx).unwrap_or(0) != 0;
         if used >= nent && !oi {
-            self.cq_overrun(env, cqn);
+            self.dp.cqe.overruns += 1;
+            // Not a protocol violation: an application that does not poll its CQ
+            // causes it as much as a driver; the event reports it.
+            log::warn!("CQ {cqn:#x} overrun: no CQE written, CQ in error");
+            self.cq_error(
+                env,
+                cqn,
+                vals::CQ_ERROR_SYNDROME_CQ_OVERRUN,
+                vals::CQC_STATUS_CQ_OVERFLOW,
+            );
             return CqPost::Overrun;
         }
         let owner = ((cq.pi >> cq.log_size) & 1) as u8;
-        let page = 4096u64 << cq.log_page_size;
-        // page_offset in page_size / 64 units (see `create_cq`).
-        let base = cqc::PAGE_OFFSET.raw().get(&cq.ctx).unwrap_or(0) * (page / 64);
-        let entry = base + u64::from(cq.pi & (nent - 1)) * u64::from(cq.cqe_bytes);
-        let wide = cq.cqe_bytes == 128;
-        let (Some(first), Some(last)) = (
-            buf_addr(&cq.pas, page, entry),
-            buf_addr(&cq.pas, page, entry + u64::from(cq.cqe_bytes) - 1),
-        ) else {
-            self.dp.cqe.dma_errors += 1;
-            self.stats.violation(format!(
-                "CQ {cqn:#x}: CQE {} outside its buffer",
-                cq.pi & (nent - 1)
-            ));
-            return CqPost::Dma;
-        };
-        // An entry never straddles a page (entries are 64 / 128 bytes, pages 4 KiB
-        // multiples, page_offset 64-byte aligned), so `last` follows `first`.
-        debug_assert_eq!(last - first, u64::from(cq.cqe_bytes) - 1);
-        let mut bytes = vec![0u8; cq.cqe_bytes as usize];
-        let at = bytes.len() - 64;
-        bytes[at..].copy_from_slice(&self.cqe_bytes(d, owner));
-        // The body first, the byte with the owner bit last: the CQE becomes valid whole
-        // (the consumer checks the owner bit, then reads the body after a barrier).
-        let n = bytes.len();
-        let res = env
-            .mem
-            .write(first, &bytes[..n - 1])
-            .and_then(|()| env.mem.write(first + n as u64 - 1, &bytes[n - 1..]));
-        if let Err(e) = res {
-            self.dp.cqe.dma_errors += 1;
-            self.stats.dma_error(format!("CQ {cqn:#x} CQE: {e}"));
-            return CqPost::Dma;
+        let cqe = self.cqe_bytes(d, owner);
+        if let Err(p) = self.cq_write_entry(env, cqn, &cqe) {
+            // The buffer is not where the CQ says: the CQ fails (PRM CQ error, access
+            // violation).
+            self.cq_error(
+                env,
+                cqn,
+                vals::CQ_ERROR_SYNDROME_CQ_ACCESS_VIOLATION,
+                vals::CQC_STATUS_CQ_WRITE_FAIL,
+            );
+            return p;
         }
         let s = &mut self.dp.cqe;
-        s.written += 1;
-        s.wide += u64::from(wide);
         match d.op {
             CqeOp::Req { .. } => s.requester += 1,
             CqeOp::ReqErr { syndrome, .. } | CqeOp::RespErr { syndrome, .. } => {
@@ -363,8 +361,6 @@ impl Firmware {
         let Some(cq) = self.objs.cqs.get_mut(&cqn) else {
             return CqPost::Written;
         };
-        cq.pi = cq.pi.wrapping_add(1);
-        cq.dp.cqes += 1;
         // Solicited-only arming reports solicited receives and unsuccessful
         // completions; a successful send completion is never solicited (IBTA
         // "Request Completion Notification"; ibv_req_notify_cq(3)).
@@ -381,21 +377,99 @@ impl Firmware {
         CqPost::Written
     }
 
-    /// CQ overrun: the CQ enters error, the async EQ that subscribed to CQ errors gets
-    /// `MLX5_EVENT_TYPE_CQ_ERROR` with syndrome CQ_OVERRUN (device.h `mlx5_eqe_cq_err`;
-    /// upstream `cq_err_event_notifier` reads cqn and syndrome).
-    fn cq_overrun(&mut self, env: &Env<'_>, cqn: u32) {
-        if let Some(cq) = self.objs.cqs.get_mut(&cqn) {
-            cq.dp.overrun = true;
+    /// Writes the 64-byte CQE `cqe` (owner bit set) at the producer index of CQ `cqn`
+    /// (the second half of a 128-byte entry, the first half zero), the byte with the
+    /// owner bit last, and advances the producer index.
+    fn cq_write_entry(&mut self, env: &Env<'_>, cqn: u32, cqe: &[u8; 64]) -> Result<(), CqPost> {
+        let Some(cq) = self.objs.cqs.get(&cqn) else {
+            return Err(CqPost::Dma);
+        };
+        let nent = 1u32 << cq.log_size;
+        let page = 4096u64 << cq.log_page_size;
+        // page_offset in page_size / 64 units (see `create_cq`).
+        let base = cqc::PAGE_OFFSET.raw().get(&cq.ctx).unwrap_or(0) * (page / 64);
+        let entry = base + u64::from(cq.pi & (nent - 1)) * u64::from(cq.cqe_bytes);
+        let wide = cq.cqe_bytes == 128;
+        let (Some(first), Some(last)) = (
+            buf_addr(&cq.pas, page, entry),
+            buf_addr(&cq.pas, page, entry + u64::from(cq.cqe_bytes) - 1),
+        ) else {
+            self.dp.cqe.dma_errors += 1;
+            self.stats.violation(format!(
+                "CQ {cqn:#x}: CQE {} outside its buffer",
+                cq.pi & (nent - 1)
+            ));
+            return Err(CqPost::Dma);
+        };
+        // An entry never straddles a page (entries are 64 / 128 bytes, pages 4 KiB
+        // multiples, page_offset 64-byte aligned), so `last` follows `first`.
+        debug_assert_eq!(last - first, u64::from(cq.cqe_bytes) - 1);
+        let mut bytes = vec![0u8; cq.cqe_bytes as usize];
+        let at = bytes.len() - 64;
+        bytes[at..].copy_from_slice(cqe);
+        // The body first, the byte with the owner bit last: the CQE becomes valid whole
+        // (the consumer checks the owner bit, then reads the body after a barrier).
+        let n = bytes.len();
+        let res = env
+            .mem
+            .write(first, &bytes[..n - 1])
+            .and_then(|()| env.mem.write(first + n as u64 - 1, &bytes[n - 1..]));
+        if let Err(e) = res {
+            self.dp.cqe.dma_errors += 1;
+            self.stats.dma_error(format!("CQ {cqn:#x} CQE: {e}"));
+            return Err(CqPost::Dma);
         }
-        self.dp.cqe.overruns += 1;
-        self.stats
-            .violation(format!("CQ {cqn:#x} overrun: no CQE written, CQ in error"));
+        self.dp.cqe.written += 1;
+        self.dp.cqe.wide += u64::from(wide);
+        if let Some(cq) = self.objs.cqs.get_mut(&cqn) {
+            cq.pi = cq.pi.wrapping_add(1);
+            cq.dp.cqes += 1;
+        }
+        Ok(())
+    }
+
+    /// MODIFY_CQ resize, before the CQ takes its new buffer: a RESIZE_CQ CQE (opcode
+    /// 5) at the producer index of the old buffer, which the CQ keeps counting from in
+    /// the new one. Upstream's `copy_resize_cqes` (mlx5_ib, and libmlx5's resize) moves
+    /// the unpolled CQEs up to that CQE into the new buffer and fails without it. No
+    /// overrun check (the driver stopped consuming to resize) and no event.
+    pub fn cqe_post_resize(&mut self, env: &Env<'_>, cqn: u32) -> CqPost {
+        let Some(cq) = self.objs.cqs.get(&cqn) else {
+            return CqPost::Dma;
+        };
+        let owner = ((cq.pi >> cq.log_size) & 1) as u8;
+        let mut e = Cqe64::new_zeroed();
+        e.op_own = (vals::CQE_RESIZE_CQ << 4) | owner;
+        let mut cqe = [0u8; 64];
+        cqe.copy_from_slice(e.as_bytes());
+        match self.cq_write_entry(env, cqn, &cqe) {
+            Ok(()) => {
+                self.dp.cqe.resizes += 1;
+                CqPost::Written
+            }
+            Err(p) => p,
+        }
+    }
+
+    /// The CQ enters error: it takes no more CQEs, `cqc.status` says why (QUERY_CQ),
+    /// and the async EQ that subscribed to CQ errors gets `MLX5_EVENT_TYPE_CQ_ERROR`
+    /// with `syndrome` (device.h `mlx5_eqe_cq_err`; upstream `cq_err_event_notifier`
+    /// reads cqn and syndrome): overrun (1, status CQ_OVERFLOW) or a CQE the device
+    /// could not write (2 access violation, status CQ_WRITE_FAIL).
+    fn cq_error(&mut self, env: &Env<'_>, cqn: u32, syndrome: u8, status: u8) {
+        let Some(cq) = self.objs.cqs.get_mut(&cqn) else {
+            return;
+        };
+        if cq.dp.overrun {
+            return;
+        }
+        cq.dp.overrun = true;
+        let _ = cqc::STATUS.raw().set(&mut cq.ctx, u64::from(status));
         let mut e = Eqe::zeroed();
         e.set_cq_err(EqeCqErr {
             cqn: U32::new(cqn & CTR_MASK),
             rsvd1: [0; 7],
-            syndrome: vals::CQ_ERROR_SYNDROME_CQ_OVERRUN,
+            syndrome,
             rsvd2: [0; 16],
         });
         match self.eqs.post(

@@ -20,6 +20,9 @@ use super::super::qp_state::state;
 use super::super::rsc::{special_mkeys, Srq, SrqKind};
 use super::super::{Env, Firmware};
 use super::cqe::{buf_addr, CqPost, CqeDesc, CqeOp};
+use super::xlate::Access;
+/// The translation error a [`ScatterError::Xlate`] carries (`dp/xlate.rs`).
+pub use super::xlate::XlateError;
 use crate::ifc::av::WqeSrqNextSeg;
 use crate::ifc::eqe::event_type;
 use crate::ifc::field::Field;
@@ -28,8 +31,6 @@ use crate::ifc::srq::{rmpc, srqc, wq, xrc_srqc, RMPC_STATE_RDY};
 use crate::ifc::wqe::{vals, WqeDataSeg};
 use std::time::{Duration, Instant};
 use zerocopy::FromBytes;
-
-pub use super::xlate::{Access, XlateError};
 
 /// Most data segments one receive WQE holds (the largest stride, 2 KiB for a QP's
 /// receive queue or SRQ (16 << 7), 32 KiB for an RMP (1 << 15), in 16-byte segments):
@@ -544,22 +545,15 @@ impl Firmware {
                 break;
             }
             let n = rest.len().min(s.byte_count.get() as usize);
-            let pieces = self.translate(
+            let (chunk, tail) = rest.split_at(n);
+            self.write_virt(
                 env,
                 s.lkey.get(),
                 s.addr.get(),
-                n as u64,
+                chunk,
                 Access::LOCAL_WRITE,
                 pd,
             )?;
-            let (mut chunk, tail) = rest.split_at(n);
-            for (pa, len) in pieces {
-                let k = chunk.len().min(len as usize);
-                env.mem
-                    .write(pa, &chunk[..k])
-                    .map_err(|_| ScatterError::Xlate(XlateError::Dma))?;
-                chunk = &chunk[k..];
-            }
             rest = tail;
         }
         Ok(data.len() as u32)

@@ -792,6 +792,7 @@ impl Firmware {
         };
         d.imm_inval = imm;
         d.src_qpn = p.hdr.sqpn;
+        d.pkey = p.hdr.pkey;
         d.slid = p.hdr.slid;
         d.sl = p.hdr.sl;
         d.path_bits = (p.hdr.dlid & ((1u16 << self.ib_port.lmc.min(7)) - 1)) as u8;
