@@ -267,3 +267,19 @@ pub fn reset(dev: &Device) {
     let v = fw.ib_port.ib_virt;
     fw.caps.set_ib_virt(v);
 }
+
+/// `wire`: the link to the peer device (`fw/dp/wire.rs`). `{"cmd":"wire"}` reports it;
+/// `"connected": false` ends the connection and makes no other (the peer's link goes
+/// down too, as when a cable is pulled), `true` lets it come back.
+pub fn wire(dev: &Device, req: &Value) -> Value {
+    let link = dev.fw().dp.wire.link.clone();
+    let Some(link) = link else {
+        return err("no wire (start-up option --wire-listen or --wire-connect)");
+    };
+    match req.get("connected") {
+        None => {}
+        Some(Value::Bool(on)) => link.set_connectable(*on),
+        Some(_) => return err("connected: true or false"),
+    }
+    json!({"ok": true, "wire": dev.fw().dp.wire.describe()})
+}
