@@ -449,3 +449,116 @@ fn each_device_its_own_lid_and_guids() {
         3
     );
 }
+
+/// A `mlx5-emu` process (killed when dropped).
+struct Emu(std::process::Child);
+
+impl Drop for Emu {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn emu_process(dir: &std::path::Path, name: &str, args: &[&str]) -> (Emu, std::path::PathBuf) {
+    let ctl = dir.join(format!("{name}.ctl"));
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_mlx5-emu"))
+        .arg("--socket")
+        .arg(dir.join(format!("{name}.sock")))
+        .arg("--control")
+        .arg(&ctl)
+        .args(args)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    (Emu(child), ctl)
+}
+
+/// Asks `ctl` until `done` holds for the reply (10 s at most).
+fn ask_until(
+    ctl: &std::path::Path,
+    req: Value,
+    what: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let end = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Ok(r) = mlx5_emu::control::client(ctl, &req.to_string()) {
+            let v: Value = serde_json::from_str(&r).unwrap();
+            if done(&v) {
+                return v;
+            }
+        }
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The binary end to end: two emulator processes started with the wire options connect,
+/// carry a frame, and the survivor's port goes down when the other process ends.
+#[test]
+fn two_emulator_processes_wired() {
+    let dir = std::env::temp_dir().join(format!("mlx5-emu-procs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let wire = dir.join("wire.sock");
+    let w = wire.to_str().unwrap();
+    let (_a, ctl_a) = emu_process(&dir, "a", &["--wire-listen", w, "--lid", "2"]);
+    let (b, ctl_b) = emu_process(
+        &dir,
+        "b",
+        &["--wire-connect", w, "--lid", "3", "--device-index", "1"],
+    );
+    let up = |v: &Value| v["wire"]["link_up"] == true;
+    ask_until(&ctl_a, json!({"cmd":"wire"}), "a's link", up);
+    ask_until(&ctl_b, json!({"cmd":"wire"}), "b's link", up);
+    let port_b = ask_until(&ctl_b, json!({"cmd":"ib_port"}), "b's port", |v| {
+        v["ok"] == true
+    });
+    assert_eq!(port_b["port"]["lid"], 3);
+    assert_eq!(port_b["port"]["state"], "active");
+    assert_eq!(port_b["port"]["node_guid"], "0x0002c90300a50100");
+    let sent = ask_until(
+        &ctl_b,
+        json!({"cmd":"wire","send":"00112233"}),
+        "the send",
+        |v| v["ok"] == true,
+    );
+    assert_eq!(sent["sent"], true);
+    let a = ask_until(&ctl_a, json!({"cmd":"wire"}), "the frame", |v| {
+        v["wire"]["frames_in"] == 1
+    });
+    assert_eq!(a["wire"]["bytes_in"], 4);
+    let bad = ask_until(
+        &ctl_b,
+        json!({"cmd":"wire","send":"0"}),
+        "a refusal",
+        |_| true,
+    );
+    assert_eq!(bad["ok"], false);
+    drop(b);
+    ask_until(&ctl_a, json!({"cmd":"wire"}), "a's link down", |v| {
+        v["wire"]["link_up"] == false
+    });
+    let port_a = ask_until(&ctl_a, json!({"cmd":"ib_port"}), "a's port", |v| {
+        v["ok"] == true
+    });
+    assert_eq!(port_a["port"]["state"], "down");
+    assert_eq!(port_a["port"]["lid"], 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_binary_refuses_bad_port_options() {
+    for args in [
+        &["--lid", "0"][..],
+        &["--device-index", "-1"],
+        &["--wire-listen", "a", "--wire-connect", "b"],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mlx5-emu"))
+            .args(["--socket", "/nonexistent/x.sock"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: usage expected");
+    }
+}

@@ -415,7 +415,7 @@ pub struct WireState {
 
 impl WireState {
     /// The `stats` → `dp` → `wire` object.
-    pub fn describe(&self) -> Value {
+    pub fn report(&self) -> Value {
         let l = self.link.as_deref();
         let ld = |f: fn(&WireLink) -> &AtomicU64| l.map_or(0, |l| f(l).load(Ordering::Relaxed));
         json!({
