@@ -74,7 +74,7 @@ pub struct DoorbellCost {
 
 impl DoorbellCost {
     /// The `stats` object.
-    pub fn describe(&self) -> serde_json::Value {
+    pub fn report(&self) -> serde_json::Value {
         let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let (msgs, writes) = (g(&self.uar_messages), g(&self.uar_writes));
         serde_json::json!({

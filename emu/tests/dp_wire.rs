@@ -10,7 +10,7 @@ mod common;
 use common::{give_pages, input, Host};
 use mlx5_emu::config::{parse_port_option, EmuConfig};
 use mlx5_emu::fw::dp::wire::{
-    WireDrop, WireEndpoint, MAX_FRAME_BYTES, RX_INBOX_FRAMES, TX_QUEUE_FRAMES,
+    WireDrop, WireEndpoint, HELLO, MAX_FRAME_BYTES, RX_INBOX_FRAMES, TX_QUEUE_FRAMES,
 };
 use mlx5_emu::fw::port::GUID_STEP_PER_DEVICE;
 use mlx5_emu::ifc::cmds::alloc_uar_out;
@@ -20,6 +20,7 @@ use mlx5_emu::ifc::field::Field;
 use mlx5_emu::ifc::opcodes::Opcode;
 use mlx5_emu::mem::GuestMemory;
 use serde_json::{json, Value};
+use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 use zerocopy::FromBytes;
@@ -289,8 +290,76 @@ fn the_link_follows_the_peer() {
         a.dev.fw().dp.wire.link_ups == 3 && link_up(&a) && link_up(&c)
     });
     assert_eq!(drain(&a, &mut q), vec![sub::DOWN, sub::ACTIVE]);
+
+    // The control `wire` request holds the link down (either side; the other sees the
+    // cable go) until it lets it up again.
+    let r = ctl(&c, json!({"cmd":"wire","connected":false}));
+    assert_eq!(r["ok"], true, "{r}");
+    step_until(&[&a, &c], "the held link to go down", || {
+        !link_up(&a) && !link_up(&c)
+    });
+    for _ in 0..30 {
+        a.dev.step();
+        c.dev.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(port(&a)["state"], "down", "stays down while held");
+    assert_eq!(ctl(&c, json!({"cmd":"wire"}))["wire"]["held"], true);
+    assert_eq!(drain(&a, &mut q), vec![sub::DOWN]);
+    ctl(&c, json!({"cmd":"wire","connected":true}));
+    step_until(&[&a, &c], "the link back", || link_up(&a) && link_up(&c));
+    assert_eq!(drain(&a, &mut q), vec![sub::ACTIVE]);
+    assert_eq!(ctl(&c, json!({"cmd":"wire","connected":"no"}))["ok"], false);
+    assert_eq!(
+        ctl(&b, json!({"cmd":"wire"}))["ok"],
+        true,
+        "b still has its wire"
+    );
+    assert_eq!(
+        ctl(&initialized(), json!({"cmd":"wire"}))["ok"],
+        false,
+        "no wire configured"
+    );
     a.dev.shutdown();
     c.dev.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_peer_that_does_not_greet_is_no_link() {
+    let dir = std::env::temp_dir().join(format!("mlx5-emu-hello-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("wire.sock");
+    let a = initialized();
+    a.dev
+        .start_wire(&WireEndpoint::Listen(path.clone()))
+        .unwrap();
+    let mut s = UnixStream::connect(&path).unwrap();
+    s.write_all(b"GARBAGE!\0\0\0\x01x").unwrap();
+    step_until(&[&a], "the greeting refused", || {
+        wire_stats(&a)["bad_hellos"] == 1
+    });
+    assert!(!link_up(&a));
+    assert_eq!(port(&a)["state"], "down");
+    // A peer that greets and then sends a length beyond the bound loses the connection.
+    let mut s = UnixStream::connect(&path).unwrap();
+    s.write_all(&HELLO).unwrap();
+    let mut hello = [0u8; 8];
+    s.read_exact(&mut hello).unwrap();
+    assert_eq!(hello, HELLO);
+    step_until(&[&a], "the link", || link_up(&a));
+    s.write_all(&((MAX_FRAME_BYTES + 1) as u32).to_be_bytes())
+        .unwrap();
+    step_until(&[&a], "the connection dropped", || {
+        wire_stats(&a)["bad_lengths"] == 1 && !link_up(&a)
+    });
+    assert_eq!(s.read(&mut hello).unwrap(), 0, "closed by the device");
+    // A real peer still connects afterwards.
+    let b = initialized();
+    b.dev.start_wire(&WireEndpoint::Connect(path)).unwrap();
+    step_until(&[&a, &b], "the link", || link_up(&a) && link_up(&b));
+    a.dev.shutdown();
+    b.dev.shutdown();
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -379,4 +448,117 @@ fn each_device_its_own_lid_and_guids() {
         ctl(&b, json!({"cmd":"ib_port","defaults":true}))["port"]["lid"],
         3
     );
+}
+
+/// A `mlx5-emu` process (killed when dropped).
+struct Emu(std::process::Child);
+
+impl Drop for Emu {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn emu_process(dir: &std::path::Path, name: &str, args: &[&str]) -> (Emu, std::path::PathBuf) {
+    let ctl = dir.join(format!("{name}.ctl"));
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_mlx5-emu"))
+        .arg("--socket")
+        .arg(dir.join(format!("{name}.sock")))
+        .arg("--control")
+        .arg(&ctl)
+        .args(args)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    (Emu(child), ctl)
+}
+
+/// Asks `ctl` until `done` holds for the reply (10 s at most).
+fn ask_until(
+    ctl: &std::path::Path,
+    req: Value,
+    what: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let end = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Ok(r) = mlx5_emu::control::client(ctl, &req.to_string()) {
+            let v: Value = serde_json::from_str(&r).unwrap();
+            if done(&v) {
+                return v;
+            }
+        }
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The binary end to end: two emulator processes started with the wire options connect,
+/// carry a frame, and the survivor's port goes down when the other process ends.
+#[test]
+fn two_emulator_processes_wired() {
+    let dir = std::env::temp_dir().join(format!("mlx5-emu-procs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let wire = dir.join("wire.sock");
+    let w = wire.to_str().unwrap();
+    let (_a, ctl_a) = emu_process(&dir, "a", &["--wire-listen", w, "--lid", "2"]);
+    let (b, ctl_b) = emu_process(
+        &dir,
+        "b",
+        &["--wire-connect", w, "--lid", "3", "--device-index", "1"],
+    );
+    let up = |v: &Value| v["wire"]["link_up"] == true;
+    ask_until(&ctl_a, json!({"cmd":"wire"}), "a's link", up);
+    ask_until(&ctl_b, json!({"cmd":"wire"}), "b's link", up);
+    let port_b = ask_until(&ctl_b, json!({"cmd":"ib_port"}), "b's port", |v| {
+        v["ok"] == true
+    });
+    assert_eq!(port_b["port"]["lid"], 3);
+    assert_eq!(port_b["port"]["state"], "active");
+    assert_eq!(port_b["port"]["node_guid"], "0x0002c90300a50100");
+    let sent = ask_until(
+        &ctl_b,
+        json!({"cmd":"wire","send":"00112233"}),
+        "the send",
+        |v| v["ok"] == true,
+    );
+    assert_eq!(sent["sent"], true);
+    let a = ask_until(&ctl_a, json!({"cmd":"wire"}), "the frame", |v| {
+        v["wire"]["frames_in"] == 1
+    });
+    assert_eq!(a["wire"]["bytes_in"], 4);
+    let bad = ask_until(
+        &ctl_b,
+        json!({"cmd":"wire","send":"0"}),
+        "a refusal",
+        |_| true,
+    );
+    assert_eq!(bad["ok"], false);
+    drop(b);
+    ask_until(&ctl_a, json!({"cmd":"wire"}), "a's link down", |v| {
+        v["wire"]["link_up"] == false
+    });
+    let port_a = ask_until(&ctl_a, json!({"cmd":"ib_port"}), "a's port", |v| {
+        v["ok"] == true
+    });
+    assert_eq!(port_a["port"]["state"], "down");
+    assert_eq!(port_a["port"]["lid"], 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_binary_refuses_bad_port_options() {
+    for args in [
+        &["--lid", "0"][..],
+        &["--device-index", "-1"],
+        &["--wire-listen", "a", "--wire-connect", "b"],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mlx5-emu"))
+            .args(["--socket", "/nonexistent/x.sock"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: usage expected");
+    }
 }

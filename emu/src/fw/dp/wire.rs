@@ -4,7 +4,8 @@
 //! as a cable through a switch joins two ports: what one port sends to a LID that is not
 //! its own arrives at the other. Frames are opaque (the packet layer, `packet.rs`,
 //! encodes and decodes them); the wire only carries them, in order, each as a 4-byte
-//! big-endian length and that many bytes, at most [`MAX_FRAME_BYTES`].
+//! big-endian length and that many bytes, at most [`MAX_FRAME_BYTES`], once both
+//! sides greeted each other with [`HELLO`].
 //!
 //! Who connects (start-up options, `main.rs`): one device listens on a path
 //! (`--wire-listen PATH`), the other connects to it (`--wire-connect PATH`) and retries
@@ -47,6 +48,10 @@ pub const RX_INBOX_FRAMES: usize = 256;
 /// How often the connector retries and an idle listener looks for a peer or a stop.
 pub const RETRY: Duration = Duration::from_millis(50);
 
+/// What each side sends first on a new connection; the link is up once both have read
+/// the other's (so a connect that only reached the listener's backlog is not a link).
+pub const HELLO: [u8; 8] = *b"MLX5WIR1";
+
 /// Where the wire's socket is (start-up option).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WireEndpoint {
@@ -87,6 +92,8 @@ pub struct WireLink {
     tx: Mutex<TxQueue>,
     more: Condvar,
     stop: AtomicBool,
+    /// Held down by the control `wire` request: no connection is made.
+    hold: AtomicBool,
     /// The current connection, so [`WireLink::stop`] can end it.
     conn: Mutex<Option<UnixStream>>,
     /// Frames and bytes written to the socket.
@@ -98,6 +105,8 @@ pub struct WireLink {
     connects: AtomicU64,
     /// Connections ended because the peer sent a length beyond [`MAX_FRAME_BYTES`].
     bad_lengths: AtomicU64,
+    /// Connections refused because the peer's greeting was not [`HELLO`].
+    bad_hellos: AtomicU64,
 }
 
 impl std::fmt::Debug for WireLink {
@@ -122,12 +131,14 @@ impl WireLink {
             }),
             more: Condvar::new(),
             stop: AtomicBool::new(false),
+            hold: AtomicBool::new(false),
             conn: Mutex::new(None),
             written_frames: AtomicU64::new(0),
             written_bytes: AtomicU64::new(0),
             lost_on_disconnect: AtomicU64::new(0),
             connects: AtomicU64::new(0),
             bad_lengths: AtomicU64::new(0),
+            bad_hellos: AtomicU64::new(0),
         })
     }
 
@@ -210,12 +221,30 @@ impl WireLink {
         self.more.notify_all();
     }
 
+    /// Holds the link down (`false`: the current connection ends and no other is made,
+    /// the peer sees the link go) or lets it come up again (`true`).
+    pub fn set_connectable(&self, on: bool) {
+        self.hold.store(!on, Ordering::Release);
+        if !on {
+            self.drop_connection();
+        }
+    }
+
+    /// Whether the control `wire` request holds the link down.
+    pub fn held(&self) -> bool {
+        self.hold.load(Ordering::Acquire)
+    }
+
     fn stopping(&self) -> bool {
         self.stop.load(Ordering::Acquire)
     }
 
     fn serve_listener(&self, listener: &UnixListener, sink: &dyn WireSink) {
         while !self.stopping() {
+            if self.held() {
+                std::thread::sleep(RETRY);
+                continue;
+            }
             match listener.accept() {
                 Ok((s, _)) => {
                     if s.set_nonblocking(false).is_ok() {
@@ -233,6 +262,10 @@ impl WireLink {
 
     fn serve_connector(&self, path: &std::path::Path, sink: &dyn WireSink) {
         while !self.stopping() {
+            if self.held() {
+                std::thread::sleep(RETRY);
+                continue;
+            }
             match UnixStream::connect(path) {
                 Ok(s) => self.run_connection(s, sink),
                 Err(_) => std::thread::sleep(RETRY),
@@ -247,7 +280,7 @@ impl WireLink {
             return;
         };
         *lock(&self.conn) = Some(handle);
-        if self.stopping() {
+        if self.stopping() || self.held() || !self.greet(&stream) {
             let _ = stream.shutdown(Shutdown::Both);
             *lock(&self.conn) = None;
             return;
@@ -278,6 +311,24 @@ impl WireLink {
         }
         *lock(&self.conn) = None;
         sink.link(false);
+    }
+
+    /// Sends [`HELLO`] and reads the peer's.
+    fn greet(&self, mut stream: &UnixStream) -> bool {
+        let mut hello = [0u8; 8];
+        if stream
+            .write_all(&HELLO)
+            .and_then(|()| stream.read_exact(&mut hello))
+            .is_err()
+        {
+            return false;
+        }
+        if hello != HELLO {
+            self.bad_hellos.fetch_add(1, Ordering::Relaxed);
+            log::warn!("wire: the peer is not an mlx5-emu wire (greeting {hello:02x?})");
+            return false;
+        }
+        true
     }
 
     fn read_frames(&self, mut stream: &UnixStream, sink: &dyn WireSink) {
@@ -364,7 +415,7 @@ pub struct WireState {
 
 impl WireState {
     /// The `stats` → `dp` → `wire` object.
-    pub fn describe(&self) -> Value {
+    pub fn report(&self) -> Value {
         let l = self.link.as_deref();
         let ld = |f: fn(&WireLink) -> &AtomicU64| l.map_or(0, |l| f(l).load(Ordering::Relaxed));
         json!({
@@ -387,6 +438,8 @@ impl WireState {
             },
             "connects": ld(|l| &l.connects),
             "bad_lengths": ld(|l| &l.bad_lengths),
+            "bad_hellos": ld(|l| &l.bad_hellos),
+            "held": l.is_some_and(WireLink::held),
         })
     }
 }
