@@ -994,3 +994,42 @@ fn a_fenced_wqe_waits_for_the_read_response() {
     step_until(&da, &db, "receive CQE", &mut || rcqe(&db, &mut b).is_some());
     assert_eq!(read(&db, dst + 1024, 6), b"remote");
 }
+
+#[test]
+fn umr_entries_fill_the_table_in_64_byte_units() {
+    // Upstream's reg-UMR for a one-page user MR (mkey created with a 1-octoword
+    // table, umr.c) writes 4 octowords (ALIGN(.., MLX5_UMR_FLEX_ALIGNMENT)); the device
+    // accepts it; 8 octowords do not fit.
+    use mlx5_emu::ifc::umr::{vals as u, UmrCtrlSeg};
+    let mut p = pair();
+    let x = cm::KLM_PAS_MTT.raw().byte_off();
+    let mut inp = input(x + 16, Opcode::CREATE_MKEY as u16, 0, &[]);
+    let k = cm::MEMORY_KEY_MKEY_ENTRY.raw().byte_off();
+    set_at(&mut inp, k, mkc::FREE, 1);
+    set_at(&mut inp, k, mkc::UMR_EN, 1);
+    set_at(&mut inp, k, mkc::ACCESS_MODE_1_0, 1);
+    set_at(&mut inp, k, mkc::PD, u64::from(p.pd));
+    set_at(&mut inp, k, mkc::QPN, 0xff_ffff);
+    set_at(&mut inp, k, mkc::MKEY_7_0, 0x42);
+    set_at(&mut inp, k, mkc::TRANSLATIONS_OCTWORD_SIZE, 1);
+    let out = p.d.h.ok(&inp, 16);
+    let key = ((create_mkey_out::MKEY_INDEX.raw().get(&out).unwrap() as u32) << 8) | 0x42;
+    let umr = |octs: u16| {
+        let mut c = UmrCtrlSeg::default();
+        c.flags = u::UMR_INLINE;
+        c.xlt_octowords.set(octs);
+        let mut b = c.as_bytes().to_vec();
+        b.extend_from_slice(&[0u8; 64]); // mkey segment: nothing masked
+        b.extend(std::iter::repeat_n(0u8, usize::from(octs) * 16));
+        b
+    };
+    post(&p.d, &mut p.a, opcode::UMR, true, key, &umr(4));
+    let s = scqe(&p.d, &mut p.a).expect("UMR CQE");
+    assert_eq!(opcode_of(&s), vals::CQE_REQ, "4 octowords fit");
+    post(&p.d, &mut p.a, opcode::UMR, true, key, &umr(8));
+    let s = scqe(&p.d, &mut p.a).expect("UMR CQE");
+    assert_eq!(
+        (opcode_of(&s), syndrome(&s)),
+        (vals::CQE_REQ_ERR, vals::SYNDROME_LOCAL_QP_OP_ERR)
+    );
+}

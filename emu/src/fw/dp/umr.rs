@@ -217,8 +217,13 @@ impl Firmware {
                 0
             };
             // The entries must fit the table the mkey was created with
-            // (`translations_octword_size`, PRM CREATE_MKEY) and ours.
-            let size = u64::from(cur.get(mkc::TRANSLATIONS_OCTWORD_SIZE));
+            // (`translations_octword_size`, PRM CREATE_MKEY) and ours. The device
+            // keeps tables in units of `MLX5_UMR_FLEX_ALIGNMENT` (64 bytes): upstream
+            // writes a 1-octoword table of a one-page MR with a 4-octoword UMR
+            // (umr.c `sg.length = ALIGN(size_to_map, MLX5_UMR_FLEX_ALIGNMENT)`), which
+            // a ConnectX accepts.
+            let unit = (v::UMR_FLEX_ALIGNMENT / v::UMR_OCTOWORD) as u64;
+            let size = u64::from(cur.get(mkc::TRANSLATIONS_OCTWORD_SIZE)).div_ceil(unit) * unit;
             let end = off_octs + octs as u64;
             if end > size || end * v::UMR_OCTOWORD as u64 > MAX_XLT_BYTES as u64 {
                 return Err(qp_op(format!(
