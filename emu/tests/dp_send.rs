@@ -1015,8 +1015,10 @@ fn umr_entries_fill_the_table_in_64_byte_units() {
     let out = p.d.h.ok(&inp, 16);
     let key = ((create_mkey_out::MKEY_INDEX.raw().get(&out).unwrap() as u32) << 8) | 0x42;
     let umr = |octs: u16| {
-        let mut c = UmrCtrlSeg::default();
-        c.flags = u::UMR_INLINE;
+        let mut c = UmrCtrlSeg {
+            flags: u::UMR_INLINE,
+            ..Default::default()
+        };
         c.xlt_octowords.set(octs);
         let mut b = c.as_bytes().to_vec();
         b.extend_from_slice(&[0u8; 64]); // mkey segment: nothing masked
