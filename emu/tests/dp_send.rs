@@ -1035,3 +1035,56 @@ fn umr_entries_fill_the_table_in_64_byte_units() {
         (vals::CQE_REQ_ERR, vals::SYNDROME_LOCAL_QP_OP_ERR)
     );
 }
+
+/// The emulator's own cost per WQE and per doorbell (`stats` → `dp` → `send`), for
+/// the figures in emu/README.md: `cargo test -p mlx5-emu --release --test dp_send --
+/// --ignored --nocapture cost`.
+#[test]
+#[ignore]
+fn cost_of_loopback_sends_and_writes() {
+    let mut p = pair();
+    let (lk, src) = mr(&mut p.d, p.pd, 65536, false);
+    let (rk, dst) = mr(&mut p.d, p.pd, 65536, true);
+    for (name, size) in [("64B", 64u32), ("4KiB", 4096), ("64KiB", 65536)] {
+        let before = mlx5_emu::report::stats(&p.d.h.dev)["dp"]["send"].clone();
+        let n = 2000;
+        let t0 = Instant::now();
+        for _ in 0..n {
+            post_recv(&p.d, &mut p.b, &[dseg(size, rk, dst)]);
+            post(
+                &p.d,
+                &mut p.a,
+                opcode::SEND,
+                true,
+                0,
+                dseg(size, lk, src).as_bytes(),
+            );
+            scqe(&p.d, &mut p.a).expect("send CQE");
+            rcqe(&p.d, &mut p.b).expect("receive CQE");
+        }
+        let send_us = t0.elapsed().as_secs_f64() * 1e6 / f64::from(n);
+        let t0 = Instant::now();
+        for _ in 0..n {
+            let mut segs = raddr(dst, rk).as_bytes().to_vec();
+            segs.extend_from_slice(dseg(size, lk, src).as_bytes());
+            post(&p.d, &mut p.a, opcode::RDMA_WRITE, true, 0, &segs);
+            scqe(&p.d, &mut p.a).expect("write CQE");
+        }
+        let write_us = t0.elapsed().as_secs_f64() * 1e6 / f64::from(n);
+        let after = mlx5_emu::report::stats(&p.d.h.dev)["dp"]["send"].clone();
+        // This size's share of the cumulative histograms: (sum after − sum before) /
+        // (count after − count before).
+        let mean = |k: &str| {
+            let c = |v: &serde_json::Value| v[k]["count"].as_f64().unwrap();
+            let s = |v: &serde_json::Value| c(v) * v[k]["mean_ns"].as_f64().unwrap();
+            (s(&after) - s(&before)) / (c(&after) - c(&before))
+        };
+        println!(
+            "{name}: SEND+recv round {send_us:.2} µs, WRITE round {write_us:.2} µs (test \
+             loop); emulator {:.0} ns per WQE, {:.0} ns per doorbell",
+            mean("wqe_time"),
+            mean("doorbell_time"),
+        );
+    }
+    no_violations(&p.d);
+}
