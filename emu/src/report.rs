@@ -170,8 +170,12 @@ pub fn stats(dev: &Device) -> Value {
         "uars": fw.uars.iter().collect::<Vec<_>>(),
         // Verbs objects (issue 11, emulator objects slice).
         "objects": objects(&fw.objs),
-        // The data path (issue 22).
-        "dp": {"mkeys": fw.dp.xlate.report()},
+        // The data path (issue 22): one part per dp/ file; `doorbells`: the MMIO path.
+        "dp": {
+            "mkeys": fw.dp.xlate.report(),
+            "wire": fw.dp.wire.report(),
+            "doorbells": dev.doorbells.report(),
+        },
         "dma_errors": fw.stats.dma_errors,
         "dma_regions": dev.mem.regions(),
         "dma_maps_without_fd": dev.dma_maps_without_fd.load(std::sync::atomic::Ordering::Relaxed),
