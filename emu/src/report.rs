@@ -170,11 +170,13 @@ pub fn stats(dev: &Device) -> Value {
         "uars": fw.uars.iter().collect::<Vec<_>>(),
         // Verbs objects (issue 11, emulator objects slice).
         "objects": objects(&fw.objs),
-        // The data path (issue 22): one part per dp/ file.
+        // The data path (issue 22): one part per dp/ file; `doorbells`: the MMIO path.
         "dp": {
             "mkeys": fw.dp.xlate.report(),
             "cqes": fw.dp.cqe.report(),
             "recv": fw.dp.recv.report(),
+            "wire": fw.dp.wire.report(),
+            "doorbells": dev.doorbells.report(),
         },
         "dma_errors": fw.stats.dma_errors,
         "dma_regions": dev.mem.regions(),

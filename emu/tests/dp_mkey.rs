@@ -708,7 +708,11 @@ fn mr_cache_enable_then_revoke_then_rereg_refused() {
     );
     let x = &d.h.dev.fw().dp.xlate;
     assert_eq!((x.umr_ok, x.umr_failed), (2, 2));
-    assert!(x.recent.back().unwrap().contains("check: mkey free"));
+    assert!(x
+        .recent
+        .back()
+        .unwrap()
+        .contains("check (must not be free): mkey free"));
 }
 
 #[test]
@@ -1050,4 +1054,81 @@ fn malformed_and_refused_umrs() {
     // Nothing of it applied: the mkey is still free.
     assert_eq!(xl(&d, k, 0, 8, RL, pd), Err(XlateError::Key));
     assert_eq!(d.h.dev.fw().dp.xlate.umr_ok, 0);
+}
+
+#[test]
+fn a_type_2_window_serves_its_qp_only() {
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let cq = d.cq();
+    let qp = d.qp(st::RC, pd, cq);
+    let other_qp = d.qp(st::RC, pd, cq);
+    let a = d.h.alloc(4096, 4096);
+    let mr = mkey(
+        &mut d,
+        &Spec {
+            start: a,
+            len: 4096,
+            rw: true,
+            ..Spec::new(PA, pd)
+        },
+    );
+    let mw = mkey(
+        &mut d,
+        &Spec {
+            free: true,
+            umr_en: true,
+            oct_size: 4,
+            ..Spec::new(KLM, pd)
+        },
+    );
+    let rkey = (mw & !0xff) | 0x43;
+    assert_eq!(
+        umr(&d, qp, mw, &bind_wqe(true, qp, rkey, mr, a, 64)),
+        Ok(())
+    );
+    let env = Env {
+        mem: &*d.h.dev.mem,
+        irq: &*d.h.dev.irq,
+        msix_ok: true,
+    };
+    let w = Access::REMOTE_WRITE;
+    let mut fw = d.h.dev.fw();
+    assert_eq!(
+        fw.translate_for(&env, rkey, a, 8, w, pd, Some(qp)),
+        Ok(vec![(a, 8)])
+    );
+    assert_eq!(
+        fw.translate_for(&env, rkey, a, 8, w, pd, Some(other_qp)),
+        Err(XlateError::Key)
+    );
+    // The MR itself (qpn 0xffffff) serves any QP.
+    assert_eq!(
+        fw.translate_for(&env, mr, a, 8, w, pd, Some(other_qp)),
+        Ok(vec![(a, 8)])
+    );
+}
+
+#[test]
+fn remote_invalidation_needs_en_rinval_and_the_pd() {
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let other = d.pd();
+    let cq = d.cq();
+    let qp = d.qp(st::RC, pd, cq);
+    let p = spaced_pages(&mut d, 1);
+    let plain = dma_mr(&mut d, pd);
+    let k0 = fast_reg_mkey(&mut d, MTT, pd, 4);
+    let k1 = (k0 & !0xff) | 0x09;
+    // set_reg_mkey_seg sets MLX5_MKEY_REMOTE_INVAL.
+    let body = reg_wqe(MTT, k1, 0, 4096, &mtts(&p, 0), v::PERM_REMOTE_WRITE);
+    assert_eq!(umr(&d, qp, k1, &body), Ok(()));
+    let mut fw = d.h.dev.fw();
+    assert_eq!(fw.remote_invalidate(plain, pd), Err(XlateError::Access));
+    assert_eq!(fw.remote_invalidate(k1, other), Err(XlateError::Pd));
+    assert_eq!(fw.remote_invalidate(k0, pd), Err(XlateError::Key));
+    assert_eq!(fw.remote_invalidate(k1, pd), Ok(()));
+    assert_eq!(fw.remote_invalidate(k1, pd), Err(XlateError::Key));
+    drop(fw);
+    assert_eq!(xl(&d, k1, 0, 8, RL, pd), Err(XlateError::Key));
 }

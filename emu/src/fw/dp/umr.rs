@@ -18,7 +18,7 @@
 //!
 //! Rules and sources: emu/README.md, "Data path", "Memory keys".
 
-use super::xlate::{Access, ANY_PD, MAX_XLT_BYTES};
+use super::xlate::{Access, ANY_PD, MAX_TOTAL_XLT_BYTES, MAX_XLT_BYTES};
 use crate::fw::{Env, Firmware};
 use crate::ifc::field::{Field, Msg, MsgMut};
 use crate::ifc::mkey::mkc;
@@ -123,10 +123,7 @@ impl Firmware {
                 );
                 log::warn!("{msg}");
                 self.dp.xlate.umr_failed += 1;
-                if self.dp.xlate.recent.len() == 16 {
-                    self.dp.xlate.recent.pop_front();
-                }
-                self.dp.xlate.recent.push_back(msg);
+                self.dp.xlate.note(msg);
                 Err(synd)
             }
         }
@@ -174,8 +171,8 @@ impl Firmware {
         let free = cur.get(mkc::FREE);
         match flags & v::UMR_CHECK_MASK {
             0 => {}
-            v::UMR_CHECK_NOT_FREE if !free => return Err(prot("check: mkey not free")),
-            v::UMR_CHECK_FREE if free => return Err(prot("check: mkey free")),
+            v::UMR_CHECK_NOT_FREE if !free => return Err(prot("check (must be free): mkey valid")),
+            v::UMR_CHECK_FREE if free => return Err(prot("check (must not be free): mkey free")),
             v::UMR_CHECK_NOT_FREE | v::UMR_CHECK_FREE => {}
             _ => return Err(qp_op("reserved check_free value 3")),
         }
@@ -229,6 +226,16 @@ impl Firmware {
                 )));
             }
             let at = off_octs as usize * v::UMR_OCTOWORD;
+            let grow = (at + bytes).saturating_sub(m.dp.xlt.len());
+            if grow > 0 {
+                let total: usize = self.objs.mkeys.values().map(|m| m.dp.xlt.len()).sum();
+                if total + grow > MAX_TOTAL_XLT_BYTES {
+                    return Err(qp_op(format!(
+                        "translation tables would hold {} bytes, more than {MAX_TOTAL_XLT_BYTES}",
+                        total + grow
+                    )));
+                }
+            }
             let data = if flags & v::UMR_INLINE != 0 {
                 body.get(SEGS..SEGS + bytes)
                     .ok_or_else(|| {

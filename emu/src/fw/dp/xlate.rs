@@ -10,7 +10,7 @@
 
 use crate::fw::rsc::special_mkeys;
 use crate::fw::{Env, Firmware};
-use crate::ifc::field::Msg;
+use crate::ifc::field::{Msg, MsgMut};
 use crate::ifc::mkey::mkc;
 use crate::ifc::umr::{vals as uv, Klm, Ksm, Mtt};
 use std::collections::VecDeque;
@@ -118,6 +118,12 @@ pub const MAX_PIECES: usize = 1 << 20;
 /// without `umr_extended_translation_offset`, which we do not advertise): ours.
 pub const MAX_XLT_BYTES: usize = 8 << 20;
 
+/// Most bytes all live mkeys' tables hold together: a UMR that would grow the tables
+/// beyond it is refused (real firmware holds tables in ICM the driver gave it; a
+/// guest writing the last entry of many huge tables must not make the emulator
+/// allocate without bound): ours.
+pub const MAX_TOTAL_XLT_BYTES: usize = 512 << 20;
+
 /// Violation messages kept for `stats`.
 const KEEP_RECENT: usize = 16;
 
@@ -160,10 +166,15 @@ impl XlatePath {
     pub fn failed(&mut self, e: XlateError, why: String) {
         self.errors[e.index()] += 1;
         log::debug!("mkey: {e:?}: {why}");
+        self.note(format!("{e:?}: {why}"));
+    }
+
+    /// Keeps `msg` among the last reasons.
+    pub fn note(&mut self, msg: String) {
         if self.recent.len() == KEEP_RECENT {
             self.recent.pop_front();
         }
-        self.recent.push_back(format!("{e:?}: {why}"));
+        self.recent.push_back(msg);
     }
 
     /// The `stats` → `dp` → `mkeys` object.
@@ -236,15 +247,44 @@ impl Firmware {
         need: Access,
         pd: u32,
     ) -> Result<Vec<(u64, u32)>, XlateError> {
+        self.translate_for(env, key, va, len, need, pd, None)
+    }
+
+    /// [`Firmware::translate`] for a remote access arriving at QP `qpn`: an mkey bound
+    /// to one QP (`mkc.qpn` other than 0xffffff: a type 2 memory window, libmlx5
+    /// `set_umr_mkey_seg`) serves remote accesses of that QP only (else `Key`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn translate_for(
+        &mut self,
+        env: &Env<'_>,
+        key: u32,
+        va: u64,
+        len: u64,
+        need: Access,
+        pd: u32,
+        qpn: Option<u32>,
+    ) -> Result<Vec<(u64, u32)>, XlateError> {
         let mut out = Pieces(Vec::new());
-        match self.walk(env, key, va, len, need, pd, 0, &mut out) {
+        let bound = match qpn {
+            Some(q) if need.remote() => self.bound_qpn(key).filter(|&b| b != q),
+            _ => None,
+        };
+        let r = match bound {
+            Some(b) => Err((
+                XlateError::Key,
+                format!("window bound to QP {b:#x}, not this QP"),
+            )),
+            None => self.walk(env, key, va, len, need, pd, 0, &mut out),
+        };
+        match r {
             Ok(()) => {
                 self.dp.xlate.translated += 1;
                 self.dp.xlate.bytes += len;
                 Ok(out.0)
             }
             Err((e, why)) => {
-                let msg = format!("key {key:#x} va {va:#x} len {len:#x} need {need:?}: {why}");
+                let at = qpn.map_or(String::new(), |q| format!("QP {q:#x} "));
+                let msg = format!("{at}key {key:#x} va {va:#x} len {len:#x} need {need:?}: {why}");
                 if e == XlateError::Dma {
                     self.stats.dma_error(format!("mkey translation: {msg}"));
                 }
@@ -252,6 +292,47 @@ impl Firmware {
                 Err(e)
             }
         }
+    }
+
+    /// The QP an mkey is bound to (`mkc.qpn`, 0xffffff = any QP), if any.
+    fn bound_qpn(&self, key: u32) -> Option<u32> {
+        let m = self.objs.mkeys.get(&(key >> 8))?;
+        let q = Msg::<mkc::Layout>::new(&m.ctx)?.get(mkc::QPN);
+        (q != 0xff_ffff).then_some(q)
+    }
+
+    /// Remote invalidation (the responder of a send with invalidate): `key` must be a
+    /// valid mkey of `pd` with `en_rinval`; it becomes free. Failures are counted.
+    /// Sources: ifc `mkc.en_rinval`; upstream sets it for fast-registered MRs
+    /// (`set_reg_mkey_seg`, `MLX5_MKEY_REMOTE_INVAL`) and type 2 windows
+    /// (`mlx5_ib_alloc_mw`).
+    pub fn remote_invalidate(&mut self, key: u32, pd: u32) -> Result<(), XlateError> {
+        use XlateError as E;
+        let idx = key >> 8;
+        let r = match self.objs.mkeys.get_mut(&idx) {
+            None => Err((E::Key, "no such mkey".to_string())),
+            Some(m) => match MsgMut::<mkc::Layout>::new(&mut m.ctx) {
+                None => Err((E::Key, "mkey context missing".into())),
+                Some(mut c) => {
+                    if c.get(mkc::MKEY_7_0) != (key & 0xff) as u8 || c.get(mkc::FREE) {
+                        Err((E::Key, "not a valid key".into()))
+                    } else if c.get(mkc::PD) != pd {
+                        Err((E::Pd, format!("mkey PD {}, QP PD {pd}", c.get(mkc::PD))))
+                    } else if !c.get(mkc::EN_RINVAL) {
+                        Err((E::Access, "mkey without en_rinval".into()))
+                    } else {
+                        c.set(mkc::FREE, true)
+                            .map_err(|_| (E::Key, "context".into()))
+                    }
+                }
+            },
+        };
+        r.map_err(|(e, why)| {
+            self.dp
+                .xlate
+                .failed(e, format!("remote invalidate of key {key:#x}: {why}"));
+            e
+        })
     }
 
     /// Reads `buf.len()` bytes at `va` of `key` (an access needing `need`) from guest
