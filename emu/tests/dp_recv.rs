@@ -823,3 +823,40 @@ fn basic_srq_of_create_srq_is_taken_like_an_rmp() {
     assert_eq!(take(&d, qpn, None), RecvTake::Empty);
     assert_eq!(d.h.dev.fw().dp.recv.taken_srq, 2);
 }
+
+/// Figures (ignored): CQEs written and receive WQEs taken per second, in process.
+/// `cargo test -p mlx5-emu --release --test dp_recv -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn measure_cqe_and_take_rates() {
+    let mut d = Dev::new();
+    let (cqn, _, dbr_cq) = cq(&mut d, 64);
+    let (qpn, rq, dbr) = qp_rtr(&mut d, st::RC, cqn, |_, _| {});
+    let n = 200_000u32;
+    let e = env(&d);
+    let t = std::time::Instant::now();
+    {
+        let mut fw = d.h.dev.fw();
+        for i in 0..n {
+            d.h.mem.write(dbr_cq, &i.to_be_bytes()).unwrap();
+            let r = fw.cqe_post(&e, cqn, &CqeDesc::new(CqeOp::RespSend, qpn, i as u16));
+            assert_eq!(r, CqPost::Written);
+        }
+    }
+    let cqe_rate = f64::from(n) / t.elapsed().as_secs_f64();
+    for i in 0..16u16 {
+        write_rwqe(&d, rq + 64 * u64::from(i), 64, &[(64, 1, 0x1000)]);
+    }
+    let t = std::time::Instant::now();
+    {
+        let mut fw = d.h.dev.fw();
+        for i in 0..n {
+            d.h.mem
+                .write(dbr, &((i + 1) & 0xffff).to_be_bytes())
+                .unwrap();
+            assert!(matches!(fw.recv_take(&e, qpn, None), RecvTake::Wqe(_)));
+        }
+    }
+    let take_rate = f64::from(n) / t.elapsed().as_secs_f64();
+    println!("cqe_post: {cqe_rate:.0}/s, recv_take: {take_rate:.0}/s");
+}
