@@ -136,6 +136,13 @@ pub fn ack_timeout(c: u8) -> Option<Duration> {
     (c != 0).then(|| Duration::from_nanos(4096u64 << c.min(31)))
 }
 
+/// The primary address path (`ads`) inside a QP context (empty if the context is
+/// short).
+fn primary_path(ctx: &[u8]) -> &[u8] {
+    ctx.get(qpc::PRIMARY_ADDRESS_PATH.raw().byte_off()..)
+        .unwrap_or(&[])
+}
+
 /// P_Key match (IBTA 10.9.3): equal base keys and at least one full member.
 fn pkey_match(a: u16, b: u16) -> bool {
     (a & 0x7fff) == (b & 0x7fff) && (a | b) & 0x8000 != 0
@@ -274,7 +281,7 @@ impl Firmware {
         }
         // P_Key (IBTA 10.9.3): the QP's P_Key index names its key; the MAD QPs
         // take any key of the table.
-        let path = &qp.ctx[qpc::PRIMARY_ADDRESS_PATH.raw().byte_off()..];
+        let path = primary_path(&qp.ctx);
         let idx = ads::PKEY_INDEX.raw().get(path).unwrap_or(0) as usize;
         let ok = if kind == QpKind::Mad {
             self.ib_port
@@ -459,8 +466,16 @@ impl Firmware {
         let mut at = 0usize;
         for (pa, n) in pieces {
             let n = n as usize;
+            // The pieces cover exactly `len` bytes; anything else is a remote
+            // operational error, not a panic.
+            if at + n > len as usize {
+                return Err(Nak::RemoteOp);
+            }
             let res = match write {
-                Some(d) => env.mem.write(pa, &d[at..at + n]),
+                Some(d) => match d.get(at..at + n) {
+                    Some(b) => env.mem.write(pa, b),
+                    None => return Err(Nak::RemoteOp),
+                },
                 None => {
                     out.resize(at + n, 0);
                     env.mem.read(pa, &mut out[at..at + n])
@@ -821,7 +836,7 @@ impl Firmware {
             return;
         }
         let timeout = {
-            let path = &qp.ctx[qpc::PRIMARY_ADDRESS_PATH.raw().byte_off()..];
+            let path = primary_path(&qp.ctx);
             ack_timeout(ads::ACK_TIMEOUT.raw().get(path).unwrap_or(0) as u8)
         };
         let rnr_retry = qpc::RNR_RETRY.raw().get(&qp.ctx).unwrap_or(0) as u8;
@@ -982,7 +997,7 @@ impl Firmware {
         if qp.dp_send.timer.is_some() {
             return;
         }
-        let path = &qp.ctx[qpc::PRIMARY_ADDRESS_PATH.raw().byte_off()..];
+        let path = primary_path(&qp.ctx);
         if let Some(t) = ack_timeout(ads::ACK_TIMEOUT.raw().get(path).unwrap_or(0) as u8) {
             qp.dp_send.timer = Some(Instant::now() + t);
         }
@@ -1018,7 +1033,7 @@ impl Firmware {
             let Some(qp) = self.objs.qps.get_mut(&qpn) else {
                 continue;
             };
-            let path = &qp.ctx[qpc::PRIMARY_ADDRESS_PATH.raw().byte_off()..];
+            let path = primary_path(&qp.ctx);
             let timeout = ack_timeout(ads::ACK_TIMEOUT.raw().get(path).unwrap_or(0) as u8);
             let s = &mut qp.dp_send;
             let rnr_done = s.rnr_until.is_some_and(|t| t <= now);
