@@ -1088,3 +1088,36 @@ fn cost_of_loopback_sends_and_writes() {
     }
     no_violations(&p.d);
 }
+
+#[test]
+fn uc_sends_and_writes_without_acks() {
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let mut a = create_qp(&mut d, st::UC, pd);
+    let mut b = create_qp(&mut d, st::UC, pd);
+    let lid = d.h.dev.fw().ib_port.lid;
+    connect(&mut d, a.qpn, Conn::to(b.qpn, lid));
+    connect(&mut d, b.qpn, Conn::to(a.qpn, lid));
+    let (lk, src) = mr(&mut d, pd, 4096, false);
+    let (rk, dst) = mr(&mut d, pd, 4096, true);
+    d.h.mem.write(src, b"unreliable").unwrap();
+    // No receive posted: the SEND is dropped, yet completes at the requester (UC has
+    // no acknowledgement, IBTA 9.8).
+    post(&d, &mut a, opcode::SEND, true, 0, dseg(10, lk, src).as_bytes());
+    assert_eq!(opcode_of(&scqe(&d, &mut a).unwrap()), vals::CQE_REQ);
+    assert!(rcqe(&d, &mut b).is_none());
+    post_recv(&d, &mut b, &[dseg(64, rk, dst)]);
+    post(&d, &mut a, opcode::SEND, true, 0, dseg(10, lk, src).as_bytes());
+    scqe(&d, &mut a).unwrap();
+    assert_eq!(byte_cnt(&rcqe(&d, &mut b).unwrap()), 10);
+    assert_eq!(read(&d, dst, 10), b"unreliable");
+    let mut segs = raddr(dst + 100, rk).as_bytes().to_vec();
+    segs.extend_from_slice(dseg(10, lk, src).as_bytes());
+    post(&d, &mut a, opcode::RDMA_WRITE, true, 0, &segs);
+    scqe(&d, &mut a).unwrap();
+    assert_eq!(read(&d, dst + 100, 10), b"unreliable");
+    let st = mlx5_emu::report::stats(&d.h.dev);
+    assert_eq!(st["dp"]["send"]["transport"]["acks"], 0);
+    assert_eq!(st["dp"]["send"]["transport"]["drop_unreliable"], 1);
+    no_violations(&d);
+}
