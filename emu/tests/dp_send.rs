@@ -33,6 +33,8 @@ struct Qp {
     scq: u32,
     rcq: u32,
     buf: u64,
+    /// The send queue (after the RQ; at the buffer's start without one).
+    sq: u64,
     dbr: u64,
     /// Send WQEBBs posted / receive WQEs posted.
     sq_pi: u16,
@@ -109,6 +111,7 @@ fn create_qp(d: &mut Dev, stype: u8, pd: u32) -> Qp {
         scq,
         rcq,
         buf,
+        sq: buf + u64::from(RQ_WQES) * RQ_STRIDE,
         dbr,
         sq_pi: 0,
         rq_pi: 0,
@@ -225,8 +228,7 @@ fn post_flags(d: &Dev, q: &mut Qp, opc: u8, fm_ce_se: u8, imm: u32, segs: &[u8])
     let mut w = c.as_bytes().to_vec();
     w.extend_from_slice(segs);
     w.resize(ds * 16, 0);
-    // SQ after the 1 KiB RQ.
-    let sq = q.buf + u64::from(RQ_WQES) * RQ_STRIDE;
+    let sq = q.sq;
     for (i, bb) in w.chunks(64).enumerate() {
         let idx = (q.sq_pi.wrapping_add(i as u16)) % SQ_BBS;
         d.h.mem.write(sq + 64 * u64::from(idx), bb).unwrap();
@@ -1103,11 +1105,25 @@ fn uc_sends_and_writes_without_acks() {
     d.h.mem.write(src, b"unreliable").unwrap();
     // No receive posted: the SEND is dropped, yet completes at the requester (UC has
     // no acknowledgement, IBTA 9.8).
-    post(&d, &mut a, opcode::SEND, true, 0, dseg(10, lk, src).as_bytes());
+    post(
+        &d,
+        &mut a,
+        opcode::SEND,
+        true,
+        0,
+        dseg(10, lk, src).as_bytes(),
+    );
     assert_eq!(opcode_of(&scqe(&d, &mut a).unwrap()), vals::CQE_REQ);
     assert!(rcqe(&d, &mut b).is_none());
     post_recv(&d, &mut b, &[dseg(64, rk, dst)]);
-    post(&d, &mut a, opcode::SEND, true, 0, dseg(10, lk, src).as_bytes());
+    post(
+        &d,
+        &mut a,
+        opcode::SEND,
+        true,
+        0,
+        dseg(10, lk, src).as_bytes(),
+    );
     scqe(&d, &mut a).unwrap();
     assert_eq!(byte_cnt(&rcqe(&d, &mut b).unwrap()), 10);
     assert_eq!(read(&d, dst, 10), b"unreliable");
@@ -1119,5 +1135,83 @@ fn uc_sends_and_writes_without_acks() {
     let st = mlx5_emu::report::stats(&d.h.dev);
     assert_eq!(st["dp"]["send"]["transport"]["acks"], 0);
     assert_eq!(st["dp"]["send"]["transport"]["drop_unreliable"], 1);
+    no_violations(&d);
+}
+
+#[test]
+fn xrc_send_lands_in_the_xrc_srq_the_packet_names() {
+    use mlx5_emu::ifc::srq::xrc_srqc;
+    use mlx5_emu::ifc::wqe::WqeXrcSeg;
+    use verbs::SrqCmd;
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let xrcd = d.xrcd();
+    let xcq = cq(&mut d);
+    let inp = d.srq_input(SrqCmd::Xrc, pd, xcq, xrcd);
+    let out = d.h.ok(&inp, 16);
+    let srqn = mlx5_emu::ifc::srq::create_srq_out::SRQN
+        .raw()
+        .get(&out)
+        .unwrap() as u32;
+    let (sbuf, sdbr) = {
+        let fw = d.h.dev.fw();
+        let q = &fw.objs.srqs[&srqn];
+        (
+            q.pas[0],
+            (xrc_srqc::DB_RECORD_ADDR_H.raw().get(&q.ctx).unwrap() << 32)
+                | (xrc_srqc::DB_RECORD_ADDR_L.raw().get(&q.ctx).unwrap() << 2),
+        )
+    };
+    // Initiator and target: XRC QPs of the domain without a receive queue
+    // (upstream `create_xrc_tgt_qp` / libmlx5 XRC_SEND: rq_type zero-length).
+    let xrc_qp = |d: &mut Dev| {
+        let scq = cq(d);
+        let mut inp = d.qp_input(st::XRC, pd, scq);
+        let c = create_qp_in::QPC.raw().byte_off();
+        set_at(&mut inp, c, qpc::XRCD, u64::from(xrcd));
+        set_at(&mut inp, c, qpc::RQ_TYPE, 3);
+        set_at(&mut inp, c, qpc::LOG_RQ_SIZE, 0);
+        let out = d.h.ok(&inp, 16);
+        let qpn = create_qp_out::QPN.raw().get(&out).unwrap() as u32;
+        let fw = d.h.dev.fw();
+        let q = &fw.objs.qps[&qpn];
+        let buf = q.pas[0];
+        Qp {
+            qpn,
+            scq,
+            rcq: xcq,
+            buf,
+            sq: buf,
+            dbr: qpc::DBR_ADDR.raw().get(&q.ctx).unwrap(),
+            sq_pi: 0,
+            rq_pi: 0,
+            scq_ci: 0,
+            rcq_ci: 0,
+        }
+    };
+    let mut ini = xrc_qp(&mut d);
+    let mut tgt = xrc_qp(&mut d);
+    let lid = d.h.dev.fw().ib_port.lid;
+    connect(&mut d, ini.qpn, Conn::to(tgt.qpn, lid));
+    connect(&mut d, tgt.qpn, Conn::to(ini.qpn, lid));
+    let (lk, src) = mr(&mut d, pd, 4096, false);
+    let (rk, dst) = mr(&mut d, pd, 4096, false);
+    d.h.mem.write(src, b"to the shared queue").unwrap();
+    // SRQ WQE 0: next segment, one data segment, the terminator (libmlx5
+    // `mlx5_post_srq_recv`); the counter in doorbell record DW0.
+    let mut w = vec![0u8; 16];
+    w.extend_from_slice(dseg(64, rk, dst).as_bytes());
+    w.extend_from_slice(dseg(0, 0x100, 0).as_bytes());
+    d.h.mem.write(sbuf, &w).unwrap();
+    d.h.mem.write(sdbr, &1u32.to_be_bytes()).unwrap();
+    let mut x = WqeXrcSeg::default();
+    x.xrc_srqn.set(srqn);
+    let mut segs = x.as_bytes().to_vec();
+    segs.extend_from_slice(dseg(19, lk, src).as_bytes());
+    post(&d, &mut ini, opcode::SEND, true, 0, &segs);
+    assert_eq!(opcode_of(&scqe(&d, &mut ini).unwrap()), vals::CQE_REQ);
+    let r = rcqe(&d, &mut tgt).expect("CQE on the XRC SRQ's CQ");
+    assert_eq!((opcode_of(&r), byte_cnt(&r)), (vals::CQE_RESP_SEND, 19));
+    assert_eq!(read(&d, dst, 19), b"to the shared queue");
     no_violations(&d);
 }
