@@ -10,8 +10,9 @@
 //! `srq_event_notifier`) reads the number only. The event goes to the EQ whose
 //! `event_bitmask` subscribes to its type (CREATE_EQ); with none it is not reported.
 //!
-//! The emulator has no data path that would raise these on its own: the control
-//! socket's `qp_event` / `srq_event` requests make the device raise one for an
+//! The data path raises some on its own (COMM_EST and the WQ access error in
+//! `dp/transport.rs`, SRQ limit and last WQE reached in `dp/recv.rs`); the control
+//! socket's `qp_event` / `srq_event` requests make the device raise any of them for an
 //! existing object, as the hardware would.
 
 use super::{eq, Env, Firmware};
