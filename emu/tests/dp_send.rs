@@ -684,7 +684,12 @@ fn transport_retry_exceeded_to_a_missing_qp() {
 }
 
 fn ud_qp(d: &mut Dev, pd: u32, qkey: u32) -> Qp {
-    let q = create_qp(d, st::UD, pd);
+    dgram_qp(d, st::UD, pd, qkey)
+}
+
+/// A datagram QP (UD, QP0, QP1) in RTS with Q_Key `qkey`.
+fn dgram_qp(d: &mut Dev, stype: u8, pd: u32, qkey: u32) -> Qp {
+    let q = create_qp(d, stype, pd);
     for op in [Opcode::RST2INIT_QP, Opcode::INIT2RTR_QP, Opcode::RTR2RTS_QP] {
         let mut inp = input(m::BYTES, op as u16, 0, &[(m::QPN.raw(), u64::from(q.qpn))]);
         let c = m::QPC.raw().byte_off();
@@ -1214,4 +1219,40 @@ fn xrc_send_lands_in_the_xrc_srq_the_packet_names() {
     assert_eq!((opcode_of(&r), byte_cnt(&r)), (vals::CQE_RESP_SEND, 19));
     assert_eq!(read(&d, dst, 19), b"to the shared queue");
     no_violations(&d);
+}
+
+#[test]
+fn mads_cross_between_two_wired_ports_on_qp1() {
+    // QP1 (upstream's hardware GSI QP, st QP1) of device A sends a GMP to QPN 1 at
+    // device B's LID with the well-known Q_Key (IBTA 13.5): B's QP1 receives it.
+    let (mut da, mut db) = wired();
+    let pa = da.pd();
+    let pb = db.pd();
+    let mut a = dgram_qp(&mut da, st::QP1, pa, 0x8001_0000);
+    let mut b = dgram_qp(&mut db, st::QP1, pb, 0x8001_0000);
+    let lb = db.h.dev.fw().ib_port.lid;
+    let (lk, src) = mr(&mut da, pa, 4096, false);
+    let (rk, dst) = mr(&mut db, pb, 4096, false);
+    let mad: Vec<u8> = (0..256u32).map(|i| i as u8).collect();
+    da.h.mem.write(src, &mad).unwrap();
+    post_recv(&db, &mut b, &[dseg(296, rk, dst)]);
+    let mut g = WqeDatagramSeg::default();
+    g.av.rlid.set(lb);
+    g.av.dqp_dct.set(1 | vals::EXTENDED_UD_AV);
+    g.av.key[0..4].copy_from_slice(&0x8001_0000u32.to_be_bytes());
+    let mut segs = g.as_bytes().to_vec();
+    segs.extend_from_slice(dseg(256, lk, src).as_bytes());
+    post(&da, &mut a, opcode::SEND, true, 0, &segs);
+    assert_eq!(opcode_of(&scqe(&da, &mut a).unwrap()), vals::CQE_REQ);
+    let mut got = None;
+    step_until(&da, &db, "QP1 receive", &mut || {
+        got = rcqe(&db, &mut b);
+        got.is_some()
+    });
+    let r = got.unwrap();
+    assert_eq!(byte_cnt(&r), 296, "40 bytes of GRH area and the MAD");
+    assert_eq!(be32(&r, 0x18) & 0xff_ffff, 1, "source QPN: QP1");
+    assert_eq!(read(&db, dst + 40, 256), mad);
+    no_violations(&da);
+    no_violations(&db);
 }

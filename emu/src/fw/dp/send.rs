@@ -487,6 +487,17 @@ impl Firmware {
                 )
             }
         };
+        // The source QPN a datagram carries (DETH): 0 / 1 for the MAD QPs, the
+        // context's `deth_sqpn` when set (upstream's GSI send QPs, `set_deth_sqpn`),
+        // else the QP's number (IBTA 9.6.1.4 / 13.5).
+        let sqpn = match qp.st {
+            super::super::qp_state::st::QP0 => 0,
+            super::super::qp_state::st::QP1 => 1,
+            _ => match f(qpc::DETH_SQPN.raw()) as u32 {
+                0 => qpn,
+                n => n,
+            },
+        };
         let mlid = pf(ads::MLID.raw()) as u16;
         Header {
             slid: self.ib_port.lid | (mlid & ((1u16 << self.ib_port.lmc) - 1)),
@@ -495,7 +506,7 @@ impl Firmware {
             grh,
             pkey,
             dqpn,
-            sqpn: qpn,
+            sqpn,
             psn,
             solicited,
         }

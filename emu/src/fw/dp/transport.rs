@@ -297,9 +297,10 @@ impl Firmware {
             self.ib_port.pkey_violations = self.ib_port.pkey_violations.saturating_add(1);
             return;
         }
-        // Q_Key (IBTA 10.2.5): a datagram's key must be the QP's.
+        // Q_Key (IBTA 10.2.5): a datagram's key must be the QP's; QP0 checks none
+        // (IBTA 13.5.3.1: SMPs carry no meaningful Q_Key).
         if let Body::Send { qkey: Some(k), .. } = p.body {
-            if k != f(qpc::Q_KEY.raw()) as u32 {
+            if qp.st != st::QP0 && k != f(qpc::Q_KEY.raw()) as u32 {
                 self.dp.send.transport.drop_qkey += 1;
                 return;
             }
