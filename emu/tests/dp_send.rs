@@ -390,7 +390,11 @@ fn rc_send_lands_in_the_receive_buffer() {
     assert_eq!(s[0x38], opcode::SEND_IMM);
     assert_eq!(counter(&s), 0);
     assert!(scqe(&p.d, &mut p.a).is_none());
-    // The responder's first packet in RTR... it was in RTS already: no COMM_EST.
+    // QUERY_QP reads the PSNs the message advanced (200 bytes: one packet).
+    let (_, ctx) = p.d.query_qp(p.a.qpn);
+    assert_eq!(qpc::NEXT_SEND_PSN.raw().get(&ctx).unwrap(), 0x101);
+    let (_, ctx) = p.d.query_qp(p.b.qpn);
+    assert_eq!(qpc::NEXT_RCV_PSN.raw().get(&ctx).unwrap(), 0x101);
     no_violations(&p.d);
 }
 

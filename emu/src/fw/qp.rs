@@ -345,6 +345,17 @@ impl Firmware {
         let _ = qpc::HW_SQ_WQEBB_COUNTER
             .raw()
             .set(&mut ctx, u64::from(qp.sq_consumed));
+        // The PSNs the data path has reached (`dp/send.rs`, `dp/transport.rs`).
+        if qp.dp_send.started {
+            let _ = qpc::NEXT_SEND_PSN
+                .raw()
+                .set(&mut ctx, u64::from(qp.dp_send.next_psn));
+        }
+        if qp.dp_send.resp.started {
+            let _ = qpc::NEXT_RCV_PSN
+                .raw()
+                .set(&mut ctx, u64::from(qp.dp_send.resp.epsn));
+        }
         out[QPC_OFF..QPC_OFF + ctx.len()].copy_from_slice(&ctx);
         for (i, a) in qp.pas.iter().enumerate() {
             let off = PAS_OFF + 8 * i;
