@@ -117,6 +117,7 @@ dp_pair() {
 	fi
 	echo "---- $_c server (last lines) ----"; tail -n 25 "$DP_OUT/$_c.server"
 	echo "---- $_c client (last lines) ----"; tail -n 25 "$DP_OUT/$_c.client"
+	_why=${_why# }
 	fail "$_c" "${_why%;}"
 	return 1
 }
@@ -145,6 +146,7 @@ dp_bytes_check() {
 		[ "$_d" = 0 ] || _why="$_why $_k grew by $_d;"
 	done
 	echo "dp: $_c counters:$_seen"
+	_why=${_why# }
 	if [ -z "$_why" ]; then pass "$_c.bytes"; else fail "$_c.bytes" "${_why%;}"; fi
 }
 
