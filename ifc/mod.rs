@@ -58,6 +58,10 @@ pub mod av;
 // their derives would leave unfulfilled in the kernel build).
 #[cfg(not(CONFIG_RUST))]
 pub mod wqe;
+// UMR segments and translation entries (issue 22, data path memory keys): host crates
+// only for the same reason as `wqe`.
+#[cfg(not(CONFIG_RUST))]
+pub mod umr;
 
 /// Fields `device.h` names inside bits `mlx5_ifc.h` reserves (structure, field): the
 /// header conformance test checks them against `device.h`'s layout instead (host crates

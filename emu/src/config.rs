@@ -32,6 +32,15 @@ pub struct EmuConfig {
     /// Cap `ib_virt` at power-on (`--ib-virt`): upstream mlx5_ib then reads the IB
     /// port through the HCA vport commands instead of MAD_IFC.
     pub ib_virt: bool,
+    /// The port's LID at power-on (`--lid`; default 2, README "InfiniBand port").
+    pub lid: u16,
+    /// The master SM's LID at power-on (`--sm-lid`; default 1).
+    pub sm_lid: u16,
+    /// Which emulated device this is (`--device-index`): its GUIDs are the power-on
+    /// ones plus 0x100 × the index, so two wired devices differ (default 0).
+    pub device_index: u8,
+    /// The link to a peer device (`--wire-listen` / `--wire-connect`), if any.
+    pub wire: Option<crate::fw::dp::wire::WireEndpoint>,
 }
 
 /// Largest MSI-X table that fits between the table (BAR0 0x2000) and the PBA (0x3000).
@@ -54,6 +63,50 @@ impl Default for EmuConfig {
             msix_vectors: crate::pci_config::MSIX_VECTORS,
             strict: crate::fw::strict::Strict::default(),
             ib_virt: false,
+            lid: 2,
+            sm_lid: 1,
+            device_index: 0,
+            wire: None,
         }
     }
+}
+
+/// Parses one start-up option of the port and the wire (`--lid N`, `--sm-lid N`,
+/// `--device-index N`, `--wire-listen PATH`, `--wire-connect PATH`) into `cfg`, taking
+/// its value from `val`. `None`: not such an option; `Some(Err)`: a bad value.
+/// LIDs are unicast (1..=0xbfff, IBTA 4.1.3), as the control `ib_port` request takes them.
+pub fn parse_port_option(
+    cfg: &mut EmuConfig,
+    opt: &str,
+    val: &mut dyn FnMut() -> Option<String>,
+) -> Option<Result<(), String>> {
+    use crate::fw::dp::wire::WireEndpoint;
+    let lid = |v: Option<String>| {
+        v.and_then(|v| v.parse::<u16>().ok())
+            .filter(|l| (1..=0xbfff).contains(l))
+            .ok_or_else(|| format!("{opt} takes a unicast LID (1 to 49151)"))
+    };
+    let r = match opt {
+        "--lid" => lid(val()).map(|l| cfg.lid = l),
+        "--sm-lid" => lid(val()).map(|l| cfg.sm_lid = l),
+        "--device-index" => val()
+            .and_then(|v| v.parse::<u8>().ok())
+            .map(|i| cfg.device_index = i)
+            .ok_or_else(|| format!("{opt} takes 0 to 255")),
+        "--wire-listen" | "--wire-connect" => match (val(), &cfg.wire) {
+            (_, Some(_)) => Err("one --wire-listen or --wire-connect".to_string()),
+            (Some(p), None) if !p.is_empty() => {
+                let p = std::path::PathBuf::from(p);
+                cfg.wire = Some(if opt == "--wire-listen" {
+                    WireEndpoint::Listen(p)
+                } else {
+                    WireEndpoint::Connect(p)
+                });
+                Ok(())
+            }
+            _ => Err(format!("{opt} takes a socket path")),
+        },
+        _ => return None,
+    };
+    Some(r)
 }

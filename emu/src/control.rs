@@ -45,6 +45,9 @@
 //! - `{"cmd":"ib_port", ...}`: the InfiniBand port as a subnet manager configures it
 //!   (state, LIDs, GUIDs, P_Keys, node description, cap `ib_virt`), posting the
 //!   port-change events of the change (see [`crate::control_port`]).
+//! - `{"cmd":"wire","connected":B,"send":"hex"}`: the link to the wired peer device
+//!   held down (false) or allowed up (true), a raw frame sent to the peer; without
+//!   fields: its state (`stats` `dp` `wire`).
 //! - `{"cmd":"set_cmd_timeout","ms":N}`: command timeout advertised at 0xFF8 (0 = default).
 //! - `{"cmd":"init_seg", ...}`: init-segment overrides (see [`init_seg`]).
 //! - `{"cmd":"caps","reserved_tail_fill":N}`: QUERY_HCA_CAP(GENERAL) output fills the
@@ -573,6 +576,8 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
         // IB port (i11-emu-port): control_port.rs.
         "link" => crate::control_port::link(dev, req),
         "ib_port" => crate::control_port::ib_port(dev, req),
+        // The wire to a peer device (issue 22): control_port.rs.
+        "wire" => crate::control_port::wire(dev, req),
         _ => err(format!("unknown cmd {cmd:?}")),
     }
 }

@@ -267,3 +267,47 @@ pub fn reset(dev: &Device) {
     let v = fw.ib_port.ib_virt;
     fw.caps.set_ib_virt(v);
 }
+
+/// `wire`: the link to the peer device (`fw/dp/wire.rs`). `{"cmd":"wire"}` reports it;
+/// `"connected": false` ends the connection and makes no other (the peer's link goes
+/// down too, as when a cable is pulled), `true` lets it come back; `"send": "hex"`
+/// queues that frame for the peer (`sent`: true or why it was dropped).
+pub fn wire(dev: &Device, req: &Value) -> Value {
+    let link = dev.fw().dp.wire.link.clone();
+    let Some(link) = link else {
+        return err("no wire (start-up option --wire-listen or --wire-connect)");
+    };
+    match req.get("connected") {
+        None => {}
+        Some(Value::Bool(on)) => link.set_connectable(*on),
+        Some(_) => return err("connected: true or false"),
+    }
+    // A raw frame for the peer, as the packet layer would send one (tests, debugging).
+    let sent = match req.get("send") {
+        None => Value::Null,
+        Some(Value::String(h)) if h.len() <= 2 * MAX_SEND_HEX_BYTES => {
+            let Some(frame) = unhex(h) else {
+                return err("send: an even number of hex digits");
+            };
+            match dev.fw().wire_send(frame) {
+                Ok(()) => json!(true),
+                Err(e) => json!(format!("{e:?}")),
+            }
+        }
+        Some(_) => return err(format!("send: at most {MAX_SEND_HEX_BYTES} bytes in hex")),
+    };
+    json!({"ok": true, "sent": sent, "wire": dev.fw().dp.wire.report()})
+}
+
+/// Largest raw frame the control `wire` `send` takes (ours; the wire carries more).
+const MAX_SEND_HEX_BYTES: usize = 4096;
+
+fn unhex(h: &str) -> Option<Vec<u8>> {
+    if !h.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
+        .collect()
+}

@@ -2,10 +2,12 @@
 //! firmware thread.
 //!
 //! MMIO callbacks never execute commands: a doorbell or UAR write is recorded in
-//! the inbox and the firmware thread is woken. [`Device::step`] is one firmware
-//! iteration; tests call it directly for deterministic runs.
+//! the inbox and the firmware thread is woken. Frames from a wired peer device
+//! (`fw/dp/wire.rs`) and its comings and goings join the same inbox. [`Device::step`]
+//! is one firmware iteration; tests call it directly for deterministic runs.
 
 use crate::config::EmuConfig;
+use crate::fw::dp::wire::{WireEndpoint, WireLink, WireSink, RX_INBOX_FRAMES};
 use crate::fw::{Env, Firmware};
 use crate::ifc::eq::{UAR_EQ_DB_ARM, UAR_EQ_DB_UPDATE};
 use crate::ifc::init_seg as is;
@@ -14,7 +16,7 @@ use crate::mem::GuestMemory;
 use crate::pci_config::PciConfig;
 use crate::regs::{RegWrite, Regs};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -29,8 +31,8 @@ struct UarWrite {
     at: Instant,
 }
 
-/// A posted BAR0 write the firmware must act on.
-#[derive(Clone, Copy, Debug)]
+/// A posted BAR0 write the firmware must act on, or what the wire brought.
+#[derive(Clone, Debug)]
 enum Posted {
     /// Command doorbell vector.
     Doorbell(u32),
@@ -38,6 +40,10 @@ enum Posted {
     Uar(UarWrite),
     /// Driver write of `nic_interface`.
     Nic(u32),
+    /// A frame from the wired peer device.
+    Frame(Vec<u8>),
+    /// The wired peer came (true) or went (false).
+    WireLink(bool),
 }
 
 /// Posted writes in arrival order: PCIe orders posted writes, so the firmware handles
@@ -46,6 +52,41 @@ enum Posted {
 #[derive(Default)]
 struct Inbox {
     posted: VecDeque<Posted>,
+    /// How many of `posted` are frames (bounded by [`RX_INBOX_FRAMES`]).
+    frames: usize,
+}
+
+/// What UAR writes cost the emulator (`stats` → `dp` → `doorbells`; emu/README.md
+/// "Doorbells"): counted on the vfio-user server thread and the firmware thread.
+#[derive(Default)]
+pub struct DoorbellCost {
+    /// BAR0 write messages that reached a UAR page.
+    pub uar_messages: AtomicU64,
+    /// Dwords they carried (each one UAR write for the firmware).
+    pub uar_writes: AtomicU64,
+    /// Nanoseconds the server thread spent in [`Device::bar0_write`] on them.
+    pub mmio_ns: AtomicU64,
+    /// Nanoseconds the firmware thread spent handling UAR writes.
+    pub fw_ns: AtomicU64,
+    /// Times a UAR write woke the firmware thread (inbox was empty).
+    pub wakeups: AtomicU64,
+}
+
+impl DoorbellCost {
+    /// The `stats` object.
+    pub fn report(&self) -> serde_json::Value {
+        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let (msgs, writes) = (g(&self.uar_messages), g(&self.uar_writes));
+        serde_json::json!({
+            "uar_messages": msgs,
+            "uar_writes": writes,
+            "mmio_ns": g(&self.mmio_ns),
+            "fw_ns": g(&self.fw_ns),
+            "wakeups": g(&self.wakeups),
+            "mmio_ns_per_message": g(&self.mmio_ns).checked_div(msgs).unwrap_or(0),
+            "fw_ns_per_write": g(&self.fw_ns).checked_div(writes).unwrap_or(0),
+        })
+    }
 }
 
 /// The emulated adapter.
@@ -58,6 +99,10 @@ pub struct Device {
     pub regs: Mutex<Regs>,
     inbox: Mutex<Inbox>,
     wake: Condvar,
+    /// Signalled when the firmware takes the inbox (room for frames again).
+    room: Condvar,
+    /// UAR write costs.
+    pub doorbells: DoorbellCost,
     /// Firmware state.
     pub fw: Mutex<Firmware>,
     /// Guest memory.
@@ -81,6 +126,8 @@ impl Device {
             regs: Mutex::new(Regs::new(&cfg)),
             inbox: Mutex::new(Inbox::default()),
             wake: Condvar::new(),
+            room: Condvar::new(),
+            doorbells: DoorbellCost::default(),
             fw: Mutex::new(Firmware::new(&cfg)),
             cfg,
             mem,
@@ -175,16 +222,98 @@ impl Device {
             return;
         }
         if off as u64 >= crate::fw::uar::RESERVED_BYTES && data.len() >= 4 {
+            // One inbox lock and one clock read per message (a 64-bit write is one
+            // message of two dwords), and a wake-up only when the inbox was empty: the
+            // firmware thread sleeps only on an empty inbox and takes all of it.
+            let at = Instant::now();
+            let mut inbox = lock(&self.inbox);
+            let was_empty = inbox.posted.is_empty();
+            let mut n = 0;
             for (k, chunk) in data.chunks_exact(4).enumerate() {
                 let val = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-                let at = Instant::now();
-                lock(&self.inbox).posted.push_back(Posted::Uar(UarWrite {
+                inbox.posted.push_back(Posted::Uar(UarWrite {
                     bar_off: (off + 4 * k) as u64,
                     val,
                     at,
                 }));
+                n += 1;
             }
-            self.wake.notify_all();
+            drop(inbox);
+            if was_empty {
+                self.wake.notify_one();
+                self.doorbells.wakeups.fetch_add(1, Ordering::Relaxed);
+            }
+            let d = &self.doorbells;
+            d.uar_messages.fetch_add(1, Ordering::Relaxed);
+            d.uar_writes.fetch_add(n, Ordering::Relaxed);
+            d.mmio_ns
+                .fetch_add(at.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// Queues a frame from the wired peer for the firmware, waiting while the inbox
+    /// holds [`RX_INBOX_FRAMES`] frames; false once the device stops.
+    pub fn post_frame(&self, frame: Vec<u8>) -> bool {
+        let mut inbox = lock(&self.inbox);
+        while inbox.frames >= RX_INBOX_FRAMES {
+            if self.stop.load(Ordering::Acquire) {
+                return false;
+            }
+            inbox = self
+                .room
+                .wait_timeout(inbox, Duration::from_millis(50))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        inbox.frames += 1;
+        inbox.posted.push_back(Posted::Frame(frame));
+        drop(inbox);
+        self.wake.notify_all();
+        !self.stop.load(Ordering::Acquire)
+    }
+
+    /// Tells the firmware the wired peer came or went.
+    pub fn post_wire_link(&self, up: bool) {
+        lock(&self.inbox).posted.push_back(Posted::WireLink(up));
+        self.wake.notify_all();
+    }
+
+    /// Gives the device a wire (start-up `--wire-listen` / `--wire-connect`): the port's
+    /// link is down until the peer connects.
+    pub fn start_wire(self: &Arc<Self>, endpoint: &WireEndpoint) -> std::io::Result<()> {
+        let link = self.install_wire();
+        link.start(endpoint, Arc::clone(self) as Arc<dyn WireSink>)
+            .map(|_| ())
+    }
+
+    /// Gives the device a wire over an already connected stream (tests: a socket pair;
+    /// no reconnection).
+    pub fn attach_wire(
+        self: &Arc<Self>,
+        stream: std::os::unix::net::UnixStream,
+    ) -> std::io::Result<()> {
+        let link = self.install_wire();
+        link.attach(stream, Arc::clone(self) as Arc<dyn WireSink>)
+            .map(|_| ())
+    }
+
+    fn install_wire(&self) -> Arc<WireLink> {
+        let link = WireLink::new();
+        let mut fw = self.fw();
+        fw.dp.wire.link = Some(Arc::clone(&link));
+        fw.dp.wire.link_up = false;
+        // No cable yet: the link comes up with the peer (before any EQ exists at
+        // start-up, so no event).
+        fw.port_link_up = false;
+        link
+    }
+
+    /// Ends the wire's current connection (the peer sees the link go; a listener
+    /// accepts again, a connector retries).
+    pub fn drop_wire_connection(&self) {
+        let link = self.fw().dp.wire.link.clone();
+        if let Some(l) = link {
+            l.drop_connection();
         }
     }
 
@@ -197,6 +326,9 @@ impl Device {
     pub fn step(&self) -> Option<Instant> {
         let (msix_ok,) = self.env();
         let inbox = std::mem::take(&mut *lock(&self.inbox));
+        if inbox.frames > 0 {
+            self.room.notify_all();
+        }
         let queue = self.regs().cmdq_addr();
         let env = Env {
             mem: &*self.mem,
@@ -218,35 +350,14 @@ impl Device {
                         }
                     }
                 }
+                Posted::Frame(f) => fw.wire_deliver(&env, f),
+                Posted::WireLink(up) => fw.wire_link(&env, up),
                 Posted::Uar(w) => {
-                    // Past the reserved bytes and inside the BAR (checked at the write).
-                    let Some((page, off)) = fw.caps.uar_layout().decode(w.bar_off) else {
-                        continue;
-                    };
-                    let arm = match off {
-                        UAR_EQ_DB_ARM => true,
-                        UAR_EQ_DB_UPDATE => false,
-                        // CQ arm and send doorbells (verbs objects send path).
-                        _ => {
-                            fw.uar_write(&env, page, off, w.val);
-                            continue;
-                        }
-                    };
-                    fw.timeline.last_doorbell = Some(w.at);
-                    // EQ doorbells: eqn in bits 31:24, consumer index in 23:0, written to
-                    // the UAR page the EQ was created with (upstream `eq_update_ci`);
-                    // anything else is a violation and ignored.
-                    if !fw.uar_owned(page) {
-                        fw.eq_doorbell_unallocated(page);
-                        continue;
-                    }
-                    if !fw
-                        .eqs
-                        .doorbell_at(page, w.val, arm, w.at, env.mem, env.irq, env.msix_ok)
-                    {
-                        fw.stats
-                            .violation(format!("bad EQ doorbell {:#x} on UAR {}", w.val, page));
-                    }
+                    let t0 = Instant::now();
+                    self.uar_write(&mut fw, &env, w);
+                    self.doorbells
+                        .fw_ns
+                        .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
                 }
             }
         }
@@ -255,6 +366,17 @@ impl Device {
             fw.pump_page_requests(&env);
         }
         let next = fw.run_deferred(&env);
+        // The receive side's tick: flushes receives posted to QPs in ERR (no receive
+        // doorbell exists; `dp/recv.rs`, emu/README.md "Receive queues").
+        let next = match (next, fw.recv_tick(&env, Instant::now())) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        // The transport timers: RNR waits and local ACK timeouts (`dp/transport.rs`).
+        let next = match (next, fw.dp_tick(&env, Instant::now())) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         // Strict eq_overrun_fatal: a lost event (here or from the control socket since
         // the last step) is a firmware fatal error, health syndrome 0x0c.
         if fw.eqs.lost_total != fw.overruns_seen {
@@ -266,6 +388,38 @@ impl Device {
             }
         }
         next
+    }
+
+    /// One UAR write, in order with the other posted writes (firmware thread).
+    fn uar_write(&self, fw: &mut Firmware, env: &Env<'_>, w: UarWrite) {
+        // Past the reserved bytes and inside the BAR (checked at the write).
+        let Some((page, off)) = fw.caps.uar_layout().decode(w.bar_off) else {
+            return;
+        };
+        let arm = match off {
+            UAR_EQ_DB_ARM => true,
+            UAR_EQ_DB_UPDATE => false,
+            // CQ arm and send doorbells (verbs objects send path).
+            _ => {
+                fw.uar_write(env, page, off, w.val);
+                return;
+            }
+        };
+        fw.timeline.last_doorbell = Some(w.at);
+        // EQ doorbells: eqn in bits 31:24, consumer index in 23:0, written to
+        // the UAR page the EQ was created with (upstream `eq_update_ci`);
+        // anything else is a violation and ignored.
+        if !fw.uar_owned(page) {
+            fw.eq_doorbell_unallocated(page);
+            return;
+        }
+        if !fw
+            .eqs
+            .doorbell_at(page, w.val, arm, w.at, env.mem, env.irq, env.msix_ok)
+        {
+            fw.stats
+                .violation(format!("bad EQ doorbell {:#x} on UAR {}", w.val, page));
+        }
     }
 
     /// Raises a page request through the firmware (control socket).
@@ -289,9 +443,16 @@ impl Device {
         Ok(())
     }
 
-    /// Function-level reset (vfio reset).
+    /// Function-level reset (vfio reset). Posted writes are dropped, and frames from
+    /// the peer with them; the peer's comings and goings are kept (the cable is not
+    /// part of the function).
     pub fn reset(&self) {
-        *lock(&self.inbox) = Inbox::default();
+        {
+            let mut inbox = lock(&self.inbox);
+            inbox.posted.retain(|p| matches!(p, Posted::WireLink(_)));
+            inbox.frames = 0;
+        }
+        self.room.notify_all();
         self.regs().reset();
         self.fw().reset();
     }
@@ -336,14 +497,29 @@ impl Device {
             .unwrap_or_else(|e| panic!("cannot start the firmware thread: {e}"))
     }
 
-    /// Stops the firmware thread.
+    /// Stops the firmware thread and the wire.
     pub fn shutdown(&self) {
         self.stop.store(true, Ordering::Release);
         self.wake.notify_all();
+        self.room.notify_all();
+        let link = self.fw().dp.wire.link.clone();
+        if let Some(l) = link {
+            l.stop();
+        }
     }
 
     /// Number of MSI-X vectors offered (config-space table size).
     pub fn msix_vectors(&self) -> u16 {
         lock(&self.pci).msix_table_size()
+    }
+}
+
+impl WireSink for Device {
+    fn frame(&self, frame: Vec<u8>) -> bool {
+        self.post_frame(frame)
+    }
+
+    fn link(&self, up: bool) {
+        self.post_wire_link(up);
     }
 }

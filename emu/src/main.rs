@@ -4,6 +4,8 @@
 //! mlx5-emu --socket PATH [--control PATH] [--boot-delay-ms N]
 //!          [--boot-pages N] [--init-pages N] [--regular-pages N] [--fw-rev A.B.C]
 //!          [--jitter-us N] [--msix-vectors N] [--strict RULE]... [--ib-virt]
+//!          [--lid N] [--sm-lid N] [--device-index N]
+//!          [--wire-listen PATH | --wire-connect PATH]
 //! mlx5-emu ctl --control PATH '<json request>'
 //! ```
 //! Prints `mlx5-emu: listening on PATH` to stderr when ready and exits 0 when the
@@ -35,7 +37,8 @@ impl log::Log for StderrLog {
 fn usage() -> ExitCode {
     eprintln!(
         "usage: mlx5-emu --socket PATH [--control PATH] [--boot-delay-ms N] [--boot-pages N] \
-         [--init-pages N] [--regular-pages N] [--fw-rev A.B.C] [--jitter-us N] [--msix-vectors N] [--strict RULE]... [--ib-virt]\n       mlx5-emu ctl --control PATH '<json>'"
+         [--init-pages N] [--regular-pages N] [--fw-rev A.B.C] [--jitter-us N] [--msix-vectors N] [--strict RULE]... [--ib-virt] \
+         [--lid N] [--sm-lid N] [--device-index N] [--wire-listen PATH | --wire-connect PATH]\n       mlx5-emu ctl --control PATH '<json>'"
     );
     ExitCode::from(2)
 }
@@ -60,6 +63,12 @@ fn main() -> ExitCode {
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut val = || it.next().cloned();
+        if let Some(r) = mlx5_emu::config::parse_port_option(&mut cfg, a, &mut val) {
+            if r.is_err() {
+                return usage();
+            }
+            continue;
+        }
         match a.as_str() {
             "--socket" => socket = val().map(PathBuf::from),
             "--control" => control_path = val().map(PathBuf::from),
@@ -106,8 +115,15 @@ fn main() -> ExitCode {
     let mem = Arc::new(MappedMemory::new());
     let irqs = Arc::new(EventFdIrqs::new(usize::from(cfg.msix_vectors)));
     let cfg_msix = cfg.msix_vectors;
+    let wire = cfg.wire.clone();
     let dev = Device::new(cfg, mem.clone(), irqs.clone());
     let fw_thread = dev.spawn_firmware();
+    if let Some(ep) = &wire {
+        if let Err(e) = dev.start_wire(ep) {
+            eprintln!("mlx5-emu: cannot start the wire at {ep:?}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
 
     if let Some(cp) = &control_path {
         let _ = std::fs::remove_file(cp);

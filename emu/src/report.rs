@@ -170,6 +170,15 @@ pub fn stats(dev: &Device) -> Value {
         "uars": fw.uars.iter().collect::<Vec<_>>(),
         // Verbs objects (issue 11, emulator objects slice).
         "objects": objects(&fw.objs),
+        // The data path (issue 22): one part per dp/ file; `doorbells`: the MMIO path.
+        "dp": {
+            "send": fw.dp.send.report(),
+            "mkeys": fw.dp.xlate.report(),
+            "cqes": fw.dp.cqe.report(),
+            "recv": fw.dp.recv.report(),
+            "wire": fw.dp.wire.report(),
+            "doorbells": dev.doorbells.report(),
+        },
         "dma_errors": fw.stats.dma_errors,
         "dma_regions": dev.mem.regions(),
         "dma_maps_without_fd": dev.dma_maps_without_fd.load(std::sync::atomic::Ordering::Relaxed),
@@ -216,7 +225,6 @@ fn objects(o: &crate::fw::rsc::Objects) -> Value {
         "dropped": o.dropped,
         "qp_states": qp_states,
         "srqns": o.srqs.keys().collect::<Vec<_>>(),
-        "send": {"cqes": o.sent.0, "completion_eqes": o.sent.1, "wqes": o.sent.2},
         "pages": {
             "objects_per_page": o.cost.objects_per_page,
             "charged": o.cost.charged,

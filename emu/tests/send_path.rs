@@ -1,6 +1,7 @@
-//! The minimal send path: a send WQE rung through the UAR is consumed and, signalled,
-//! completes with a requester CQE (owner bit, wqe_counter, qpn); an armed CQ raises a
-//! completion EQE; a QP in ERR flushes with error CQEs.
+//! The send doorbell on a UD QP: a send WQE rung through the UAR is consumed and,
+//! signalled, completes with a requester CQE (owner bit, wqe_counter, qpn) once sent (UD
+//! has no acknowledgement); an armed CQ raises a completion EQE; a QP in ERR flushes
+//! with error CQEs. (Data movement: emu/tests/dp_send.rs.)
 
 mod common;
 #[path = "common/verbs.rs"]
@@ -44,12 +45,14 @@ fn setup(d: &mut Dev) -> Sq {
     }
 }
 
-/// Posts one single-WQEBB send WQE (ctrl + one data segment) and rings the doorbell.
+/// Posts one single-WQEBB UD send WQE (ctrl + datagram segment, no data: upstream
+/// `handle_qpt_ud`; the zero address vector's DLID 0 has no route, the message is
+/// lost as UD allows) and rings the doorbell.
 fn post(d: &Dev, s: &mut Sq, signalled: bool) {
     let idx = s.posted;
-    let mut ctrl = [0u8; 16];
+    let mut ctrl = [0u8; 64];
     ctrl[0..4].copy_from_slice(&((u32::from(idx) << 8) | 0x0a).to_be_bytes());
-    ctrl[4..8].copy_from_slice(&((s.qpn << 8) | 2).to_be_bytes());
+    ctrl[4..8].copy_from_slice(&((s.qpn << 8) | 4).to_be_bytes());
     ctrl[11] = if signalled { 0x08 } else { 0 };
     let addr = s.sq + 64 * u64::from(idx % 16);
     d.h.mem.write(addr, &ctrl).unwrap();
@@ -66,6 +69,13 @@ fn cqe(d: &Dev, s: &Sq, i: u64) -> [u8; 64] {
     let mut c = [0u8; 64];
     d.h.mem.read(s.cq_buf + 64 * (i % 16), &mut c).unwrap();
     c
+}
+
+/// The consumer index in the CQ's doorbell record (a CQ whose consumer never moves
+/// overruns, dp/cqe.rs).
+fn consumed(d: &Dev, s: &Sq, ci: u32) {
+    let dbr = d.h.dev.fw().objs.cqs[&s.cqn].dbr;
+    d.h.mem.write(dbr, &ci.to_be_bytes()).unwrap();
 }
 
 /// Completion EQEs (type 0) in the test EQ, by CQ number.
@@ -110,11 +120,11 @@ fn signalled_send_completes_with_a_requester_cqe() {
     assert_eq!(u16::from_be_bytes([c[0x3c], c[0x3d]]), 2);
     assert_eq!(cqe(&d, &s, 2), [0u8; 64], "no third CQE");
     let stats = mlx5_emu::report::stats(&d.h.dev);
-    assert_eq!(stats["objects"]["send"]["cqes"], 2);
-    assert_eq!(stats["objects"]["send"]["wqes"], 3);
+    assert_eq!(stats["dp"]["send"]["cqes"], 2);
+    assert_eq!(stats["dp"]["send"]["wqes"], 3);
+    assert_eq!(stats["dp"]["send"]["doorbells"], 3);
     let fw = d.h.dev.fw();
     assert_eq!(fw.objs.qps[&s.qpn].sq_consumed, 3);
-    assert_eq!(fw.objs.sent.0, 2);
     assert_eq!(fw.stats.violations, 0);
 }
 
@@ -122,8 +132,9 @@ fn signalled_send_completes_with_a_requester_cqe() {
 fn owner_bit_flips_on_wrap() {
     let mut d = Dev::new();
     let mut s = setup(&mut d);
-    for _ in 0..17 {
+    for i in 0..17 {
         post(&d, &mut s, true);
+        consumed(&d, &s, i + 1);
     }
     // Entry 0 was written twice: the second pass has owner 1 and counter 16.
     let c = cqe(&d, &s, 0);

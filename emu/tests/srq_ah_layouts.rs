@@ -7,100 +7,11 @@
 use mlx5_emu::ifc::av::{Av, WqeSrqNextSeg, AV_BYTES};
 use mlx5_emu::ifc::wqe::WqeDataSeg;
 use std::mem::{offset_of, size_of};
-use std::path::PathBuf;
 
-#[path = "../../tests/support/kernel_src.rs"]
-mod kernel_src;
+#[path = "common/c_struct.rs"]
+mod c_struct;
 
-fn header(env: &str, rel: &str) -> String {
-    let p: PathBuf = kernel_src::kernel_file(env, rel);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-/// The body of `struct name { ... };` in `text`.
-fn body<'a>(text: &'a str, name: &str) -> &'a str {
-    let start = text
-        .find(&format!("struct {name} {{"))
-        .unwrap_or_else(|| panic!("struct {name} not found"));
-    let rest = &text[start..];
-    let open = rest.find('{').unwrap();
-    let mut depth = 0;
-    for (i, c) in rest[open..].char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return &rest[open + 1..open + i];
-                }
-            }
-            _ => {}
-        }
-    }
-    panic!("struct {name} not closed")
-}
-
-/// (member name, bytes) of the top-level members of a struct body; a nested union or
-/// struct counts as one member named after its declarator (empty when anonymous).
-fn members(body: &str) -> Vec<(String, usize)> {
-    fn size_of_decl(ty: &str, decl: &str) -> (String, usize) {
-        let unit = match ty {
-            "u8" => 1,
-            "__be16" | "u16" => 2,
-            "__be32" | "u32" => 4,
-            "__be64" | "u64" => 8,
-            t => panic!("type {t}"),
-        };
-        match decl.split_once('[') {
-            Some((n, len)) => {
-                let len: usize = len.trim_end_matches(']').parse().unwrap();
-                (n.to_string(), unit * len)
-            }
-            None => (decl.to_string(), unit),
-        }
-    }
-    let mut out = Vec::new();
-    let mut rest = body;
-    while let Some(stmt_end) = rest.find(';') {
-        let stmt = rest[..stmt_end].trim();
-        if stmt.starts_with("union") || stmt.starts_with("struct") {
-            // A block: its members end at the matching brace; a union is as large
-            // as its largest member, a struct the sum of its members.
-            let open = rest.find('{').unwrap();
-            let mut depth = 0;
-            let mut close = open;
-            for (i, c) in rest[open..].char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            close = open + i;
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            let after = rest[close + 1..].find(';').unwrap() + close + 1;
-            let inner = members(&rest[open + 1..close]).into_iter().map(|(_, n)| n);
-            let size = if stmt.starts_with("union") {
-                inner.max().unwrap_or(0)
-            } else {
-                inner.sum()
-            };
-            out.push((rest[close + 1..after].trim().to_string(), size));
-            rest = &rest[after + 1..];
-            continue;
-        }
-        let mut parts = stmt.split_whitespace();
-        let ty = parts.next().unwrap();
-        let decl = parts.next().unwrap();
-        out.push(size_of_decl(ty, decl));
-        rest = &rest[stmt_end + 1..];
-    }
-    out
-}
+use c_struct::{body, header, members};
 
 #[test]
 fn av_matches_qp_h() {

@@ -91,7 +91,14 @@ fn probe_mad_send_and_unload() {
     );
     {
         let fw = d.h.dev.fw();
-        assert_eq!(fw.objs.sent, (1, 1, 1));
+        assert_eq!(
+            (
+                fw.dp.cqe.requester,
+                fw.dp.cqe.completion_events,
+                fw.dp.send.wqes
+            ),
+            (1, 1, 1)
+        );
         assert_eq!(
             fw.objs.qps[&qp1].sq_consumed, 2,
             "a 5-DS WQE takes 2 WQEBBs"

@@ -7,6 +7,7 @@
 #   options: --timeout SEC (default 900)  --emu-arg ARG (repeatable; every emulator)
 #            --fn-emu-arg I ARG (repeatable; function I's emulator only)
 #            --no-emu  --functions N (emulated ConnectX functions, default 1, max 4)
+#            --wired (two functions whose ports are wired to each other, below)
 #            --log FILE (console log; default $CACHE/runs/<id>/console.log)
 #
 # Function i (0-based) is its own emulator process: data socket emu.sock / emu<i>.sock,
@@ -16,6 +17,10 @@
 # as /dev/mlx5emu-ctl / /dev/mlx5emu<i>-ctl. The root ports are added in function order,
 # so the guest numbers their buses in that order: function i is the i-th 15b3 function
 # in PCI address order (tests/guest/lib.sh: mlx_bdf_n, emuctl_n).
+# With --wired (implies --functions 2) the two emulators are two devices of one subnet,
+# their ports joined by the wire (emu/README.md "Two devices"): function 0 listens on
+# wire.sock in the run directory with LID 2 (device index 0), function 1 connects to it
+# with LID 3 (device index 1: other GUIDs); the SM LID of both stays 1.
 # Guest RAM is a shared memfd (vfio-user needs it); the root file system is the toolbox
 # over 9p, read-only, with a tmpfs overlay in the guest; the repo and the cache are
 # visible in the guest at their host paths. Accelerator: TCG unless a probe boot
@@ -27,7 +32,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-RUN_SCRIPTS="" SHELL_MODE=0 TIMEOUT=900 NO_EMU=0 LOGF="" EMU_ARGS=() FUNCTIONS=1
+RUN_SCRIPTS="" SHELL_MODE=0 TIMEOUT=900 NO_EMU=0 LOGF="" EMU_ARGS=() FUNCTIONS=1 WIRED=0
 FN_EMU_ARGS=("" "" "" "") # per function, newline-separated
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -40,12 +45,17 @@ while [ $# -gt 0 ]; do
 		FN_EMU_ARGS[$2]+="$3"$'\n'; shift 3 ;;
 	--no-emu) NO_EMU=1; shift ;;
 	--functions) FUNCTIONS=$2; shift 2 ;;
+	--wired) WIRED=1; shift ;;
 	--log) LOGF=$2; shift 2 ;;
 	*) die "vm.sh: unknown argument $1" ;;
 	esac
 done
 
 case "$FUNCTIONS" in [1-4]) ;; *) die "vm.sh: --functions takes 1 to 4, not $FUNCTIONS" ;; esac
+if [ "$WIRED" = 1 ]; then
+	[ "$FUNCTIONS" = 1 ] && FUNCTIONS=2
+	[ "$FUNCTIONS" = 2 ] || die "vm.sh: --wired joins two functions, not $FUNCTIONS"
+fi
 for ((i = FUNCTIONS; i < 4; i++)); do
 	[ -z "${FN_EMU_ARGS[$i]}" ] || die "vm.sh: --fn-emu-arg for function $i, but only $FUNCTIONS function(s)"
 done
@@ -54,6 +64,10 @@ KB=$(kernel_build_dir)
 [ -n "$KB" ] && [ -f "$KB/arch/x86/boot/bzImage" ] || die "no test kernel: run tests/vm/kernel.sh"
 RUNDIR=$CACHE/runs/vm-$$
 mkdir -p "$RUNDIR"
+if [ "$WIRED" = 1 ]; then
+	FN_EMU_ARGS[0]+="--wire-listen"$'\n'"$RUNDIR/wire.sock"$'\n'"--lid"$'\n'"2"$'\n'"--device-index"$'\n'"0"$'\n'
+	FN_EMU_ARGS[1]+="--wire-connect"$'\n'"$RUNDIR/wire.sock"$'\n'"--lid"$'\n'"3"$'\n'"--device-index"$'\n'"1"$'\n'
+fi
 # Keep the last 20 run directories, and every one whose vm.sh still runs (its pid
 # names it): other clones boot VMs too, and a long run's directory must outlive theirs.
 ls -1dt "$CACHE"/runs/vm-* 2>/dev/null | tail -n +21 | while read -r d; do
@@ -156,7 +170,7 @@ if [ "$SHELL_MODE" = 1 ]; then
 fi
 
 [ -n "$RUN_SCRIPTS" ] || die "vm.sh: nothing to run (--run or --shell)"
-log "booting ($ACCEL, $FUNCTIONS function(s)) to run $RUN_SCRIPTS; console: $LOGF"
+log "booting ($ACCEL, $FUNCTIONS function(s)$([ "$WIRED" = 1 ] && echo ', wired')) to run $RUN_SCRIPTS; console: $LOGF"
 T0=$(date +%s)
 set +e
 : >"$LOGF"

@@ -227,6 +227,8 @@ impl Firmware {
                 }
                 let (log_size, cqe, lps, pas) =
                     self.cq_buffer(env, "MODIFY_CQ(resize)", input, &newctx)?;
+                // The old buffer ends with a RESIZE_CQ CQE (`dp/cqe.rs`).
+                self.cqe_post_resize(env, cqn);
                 let cq = self.objs.cqs.get_mut(&cqn).ok_or_else(bad_res)?;
                 cq.ctx = newctx;
                 cq.log_size = log_size;

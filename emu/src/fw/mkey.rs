@@ -2,6 +2,7 @@
 //!
 //! Rules and sources: emu/README.md, "Verbs objects".
 
+use super::dp::xlate::MkeyState;
 use super::rsc::{bad_res, Mkey};
 use super::util::{bad_param, get, need_in, need_out, put, CmdResult};
 use super::{Env, Firmware};
@@ -74,13 +75,22 @@ impl Firmware {
             crate::ifc::mkey::create_mkey_out::MKEY_INDEX,
             u64::from(idx),
         )?;
+        let translations = input[XLT_OFF..XLT_OFF + bytes].to_vec();
+        // The data path's live table starts as the inline entries (`dp/xlate.rs`);
+        // `pg_access` says MTT entries carry read / write enable bits (ifc
+        // `create_mkey_in`, upstream `mlx5_ib_populate_pas` with `MLX5_IB_MTT_PRESENT`).
+        let dp = MkeyState {
+            xlt: translations.clone(),
+            pg_access: get(input, c::PG_ACCESS)? != 0,
+            umrs: 0,
+        };
         self.objs.mkeys.insert(
             idx,
             Mkey {
                 ctx,
                 pd,
-                translations: input[XLT_OFF..XLT_OFF + bytes].to_vec(),
-                dp: Default::default(),
+                translations,
+                dp,
             },
         );
         self.created(env, "mkey");
@@ -103,14 +113,11 @@ impl Firmware {
         let at = query_mkey_out::MEMORY_KEY_MKEY_ENTRY.raw().byte_off();
         need_out(out, at + mkc::BYTES)?;
         out[at..at + mkc::BYTES].copy_from_slice(&m.ctx);
-        // The first translation octwords, as far as the output has room.
+        // The first translation octwords as the data path has them now (UMR updates
+        // included), as far as the output has room.
         let t = query_mkey_out::BSF0_KLM0_PAS_MTT0_1.raw().byte_off();
-        let n = m
-            .translations
-            .len()
-            .min(out.len().saturating_sub(t))
-            .min(32);
-        if let (Some(dst), Some(src)) = (out.get_mut(t..t + n), m.translations.get(..n)) {
+        let n = m.dp.xlt.len().min(out.len().saturating_sub(t)).min(32);
+        if let (Some(dst), Some(src)) = (out.get_mut(t..t + n), m.dp.xlt.get(..n)) {
             dst.copy_from_slice(src);
         }
         Ok(())

@@ -35,7 +35,6 @@ pub mod qp;
 pub mod qp_state;
 pub mod rsc;
 pub mod rsc_events;
-mod sq;
 pub mod srq;
 
 use crate::config::EmuConfig;

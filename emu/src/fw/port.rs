@@ -183,6 +183,10 @@ pub struct IbPort {
     pub ib_virt: bool,
 }
 
+/// How far apart the GUIDs of consecutive device indices are (`--device-index`):
+/// 0x100, so a device's port GUID (node + 1) never meets another's node GUID.
+pub const GUID_STEP_PER_DEVICE: u64 = 0x100;
+
 /// GUID table length for cap `gid_table_size` (`mlx5_get_gid_table_len`).
 pub fn gid_table_len(gid_table_size: u64) -> usize {
     if gid_table_size > 4 {
@@ -248,11 +252,22 @@ impl Firmware {
     /// The power-on port for the current caps.
     pub fn default_ib_port(&self) -> IbPort {
         use crate::ifc::caps::cmd_hca_cap as g;
-        IbPort::new(
+        let mut p = IbPort::new(
             gid_table_len(self.caps.cur(g::GID_TABLE_SIZE.raw())),
             pkey_table_len(self.caps.cur(g::PKEY_TABLE_SIZE.raw())),
             self.cfg.ib_virt,
-        )
+        );
+        // Start-up options `--lid`, `--sm-lid`, `--device-index` (two devices in one
+        // subnet: each its own LID and GUIDs, README "Two devices").
+        p.lid = self.cfg.lid;
+        p.sm_lid = self.cfg.sm_lid;
+        let step = GUID_STEP_PER_DEVICE * u64::from(self.cfg.device_index);
+        p.node_guid += step;
+        p.sys_guid += step;
+        if let Some(g) = p.guids.first_mut() {
+            *g += step;
+        }
+        p
     }
 
     /// Effective (PortState, PortPhysicalState): the SM's state while the link is up

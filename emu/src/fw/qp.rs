@@ -418,9 +418,14 @@ impl Firmware {
             }
         }
         let qp = self.objs.qps.get_mut(&qpn).ok_or_else(bad_res)?;
+        // The receive side follows the state (`dp/recv.rs`).
+        qp.dp_recv.on_state(qp.state, to);
         qp.state = to;
         if to == state::RST {
             qp.sq_consumed = 0;
+            // The requester and responder start again from the context's PSNs
+            // (`dp/send.rs`, `dp/transport.rs`).
+            qp.dp_send = Default::default();
         }
         Ok(())
     }
@@ -445,6 +450,7 @@ impl Firmware {
                 state::name(to)
             ));
         }
+        qp.dp_recv.on_state(qp.state, to);
         qp.state = to;
         Ok(())
     }

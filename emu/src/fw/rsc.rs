@@ -282,8 +282,6 @@ pub struct Objects {
     /// First dword of a CQ arm doorbell (UAR +0x20) per UAR page, until its second
     /// dword (the CQ number, +0x24) arrives.
     pub cq_arm_words: BTreeMap<u32, u32>,
-    /// Send path: CQEs written, completion EQEs raised, send WQEs consumed.
-    pub sent: (u64, u64, u64),
 }
 
 impl Default for Objects {
@@ -310,7 +308,6 @@ impl Default for Objects {
             destroyed: BTreeMap::new(),
             dropped: 0,
             cq_arm_words: BTreeMap::new(),
-            sent: (0, 0, 0),
         }
     }
 }

@@ -27,7 +27,11 @@ pub fn set_at(buf: &mut [u8], base: usize, f: impl Into<Field>, v: u64) {
 
 impl Dev {
     pub fn new() -> Self {
-        let mut h = Host::new();
+        Self::on_host(Host::new())
+    }
+
+    /// An initialized function on host `h` (e.g. a device with its own LID).
+    pub fn on_host(mut h: Host) -> Self {
         h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
         give_pages(&mut h, 48);
         h.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);

@@ -1,0 +1,1037 @@
+//! The data path end to end on one device: QPs created and connected in loopback
+//! through the real commands, memory registered with CREATE_MKEY, WQEs written into
+//! fake guest memory as upstream mlx5_ib's wr.c and libmlx5 write them (built from the
+//! ifc structs), one doorbell each. Expectations from the IBTA / PRM semantics
+//! upstream relies on: bytes land where the receive / remote address says, CQEs carry
+//! the opcode, counter, byte count and syndrome `cq.h` names, errors move QPs to ERR
+//! and flush what follows.
+
+mod common;
+#[path = "common/verbs.rs"]
+mod verbs;
+
+use common::input;
+use mlx5_emu::fw::qp_state::{st, state};
+use mlx5_emu::fw::Env;
+use mlx5_emu::ifc::av::Av;
+use mlx5_emu::ifc::mkey::{create_mkey_in as cm, create_mkey_out, mkc};
+use mlx5_emu::ifc::opcodes::Opcode;
+use mlx5_emu::ifc::qp::{ads, create_qp_in, create_qp_out, qpc, rst2init_qp_in as m};
+use mlx5_emu::ifc::wqe::{
+    opcode, vals, WqeAtomicSeg, WqeCtrlSeg, WqeDataSeg, WqeDatagramSeg, WqeRaddrSeg,
+};
+use mlx5_emu::mem::GuestMemory;
+use std::time::{Duration, Instant};
+use verbs::{set_at, Dev};
+use zerocopy::IntoBytes;
+
+/// One QP as the test drives it.
+#[derive(Clone, Copy, Debug)]
+struct Qp {
+    qpn: u32,
+    /// Send CQ / receive CQ.
+    scq: u32,
+    rcq: u32,
+    buf: u64,
+    dbr: u64,
+    /// Send WQEBBs posted / receive WQEs posted.
+    sq_pi: u16,
+    rq_pi: u16,
+    /// CQEs read so far from the send / receive CQ.
+    scq_ci: u32,
+    rcq_ci: u32,
+}
+
+const SQ_BBS: u16 = 16;
+const RQ_WQES: u16 = 16;
+/// RQ stride: 64 bytes (log_rq_stride 2) = 4 data segments.
+const RQ_STRIDE: u64 = 64;
+
+/// Transport parameters of a connection.
+#[derive(Clone, Copy)]
+struct Conn {
+    remote: u32,
+    rlid: u16,
+    min_rnr: u8,
+    retry: u8,
+    rnr_retry: u8,
+    ack_timeout: u8,
+    rwe: bool,
+}
+
+impl Conn {
+    fn to(remote: u32, rlid: u16) -> Conn {
+        Conn {
+            remote,
+            rlid,
+            min_rnr: 1,
+            retry: 7,
+            rnr_retry: 7,
+            ack_timeout: 14,
+            rwe: true,
+        }
+    }
+}
+
+fn cq(d: &mut Dev) -> u32 {
+    let eqn = d.eqn;
+    let inp = d.cq_input(6, eqn);
+    let out = d.h.ok(&inp, 16);
+    mlx5_emu::ifc::cq::create_cq_out::CQN
+        .raw()
+        .get(&out)
+        .unwrap() as u32
+}
+
+fn create_qp(d: &mut Dev, stype: u8, pd: u32) -> Qp {
+    let scq = cq(d);
+    let rcq = cq(d);
+    let buf = d.h.alloc(8192, 4096);
+    let dbr = d.h.alloc(64, 64);
+    let pas = create_qp_in::PAS.raw().byte_off();
+    let mut inp = input(pas + 16, Opcode::CREATE_QP as u16, 0, &[]);
+    let c = create_qp_in::QPC.raw().byte_off();
+    set_at(&mut inp, c, qpc::ST, u64::from(stype));
+    set_at(&mut inp, c, qpc::PD, u64::from(pd));
+    set_at(&mut inp, c, qpc::UAR_PAGE, u64::from(d.uar));
+    set_at(&mut inp, c, qpc::LOG_RQ_SIZE, 4);
+    set_at(&mut inp, c, qpc::LOG_RQ_STRIDE, 2);
+    set_at(&mut inp, c, qpc::LOG_SQ_SIZE, 4);
+    set_at(&mut inp, c, qpc::LOG_MSG_MAX, 30);
+    set_at(&mut inp, c, qpc::CQN_SND, u64::from(scq));
+    set_at(&mut inp, c, qpc::CQN_RCV, u64::from(rcq));
+    set_at(&mut inp, c, qpc::DBR_ADDR, dbr);
+    inp[pas..pas + 8].copy_from_slice(&buf.to_be_bytes());
+    inp[pas + 8..pas + 16].copy_from_slice(&(buf + 4096).to_be_bytes());
+    let out = d.h.ok(&inp, 16);
+    Qp {
+        qpn: create_qp_out::QPN.raw().get(&out).unwrap() as u32,
+        scq,
+        rcq,
+        buf,
+        dbr,
+        sq_pi: 0,
+        rq_pi: 0,
+        scq_ci: 0,
+        rcq_ci: 0,
+    }
+}
+
+/// RST → INIT → RTR → RTS with the connection's parameters (upstream qp.c
+/// `__mlx5_ib_modify_qp` fills the same qpc fields).
+fn connect(d: &mut Dev, qpn: u32, c: Conn) {
+    for op in [Opcode::RST2INIT_QP, Opcode::INIT2RTR_QP, Opcode::RTR2RTS_QP] {
+        let mut inp = input(m::BYTES, op as u16, 0, &[(m::QPN.raw(), u64::from(qpn))]);
+        let q = m::QPC.raw().byte_off();
+        let p = q + qpc::PRIMARY_ADDRESS_PATH.raw().byte_off();
+        set_at(&mut inp, p, ads::VHCA_PORT_NUM, 1);
+        set_at(&mut inp, p, ads::RLID, u64::from(c.rlid));
+        set_at(&mut inp, p, ads::ACK_TIMEOUT, u64::from(c.ack_timeout));
+        set_at(&mut inp, q, qpc::MTU, 3);
+        set_at(&mut inp, q, qpc::LOG_MSG_MAX, 30);
+        set_at(&mut inp, q, qpc::REMOTE_QPN, u64::from(c.remote));
+        set_at(&mut inp, q, qpc::NEXT_SEND_PSN, 0x100);
+        set_at(&mut inp, q, qpc::NEXT_RCV_PSN, 0x100);
+        set_at(&mut inp, q, qpc::MIN_RNR_NAK, u64::from(c.min_rnr));
+        set_at(&mut inp, q, qpc::RETRY_COUNT, u64::from(c.retry));
+        set_at(&mut inp, q, qpc::RNR_RETRY, u64::from(c.rnr_retry));
+        set_at(&mut inp, q, qpc::RRE, 1);
+        set_at(&mut inp, q, qpc::RWE, u64::from(c.rwe));
+        set_at(&mut inp, q, qpc::RAE, 1);
+        set_at(&mut inp, q, qpc::Q_KEY, 0x1111_2222);
+        assert_eq!(d.h.run(&inp, 16).0, 0, "{} QP {qpn}", op.name());
+    }
+}
+
+/// A memory region: `len` bytes of guest memory registered as MTT pages starting at
+/// a virtual address equal to their guest physical one. Returns (key, address).
+fn mr(d: &mut Dev, pd: u32, len: u64, remote: bool) -> (u32, u64) {
+    let pages = len.div_ceil(4096) as usize;
+    let base = d.h.alloc(4096 * pages as u64, 4096);
+    let x = cm::KLM_PAS_MTT.raw().byte_off();
+    let octs = pages.div_ceil(2);
+    let mut inp = input(
+        x + 16 * octs,
+        Opcode::CREATE_MKEY as u16,
+        0,
+        &[(cm::TRANSLATIONS_OCTWORD_ACTUAL_SIZE.raw(), octs as u64)],
+    );
+    let k = cm::MEMORY_KEY_MKEY_ENTRY.raw().byte_off();
+    set_at(&mut inp, k, mkc::ACCESS_MODE_1_0, 1);
+    set_at(&mut inp, k, mkc::LR, 1);
+    set_at(&mut inp, k, mkc::LW, 1);
+    set_at(&mut inp, k, mkc::RR, u64::from(remote));
+    set_at(&mut inp, k, mkc::RW, u64::from(remote));
+    set_at(&mut inp, k, mkc::A, u64::from(remote));
+    set_at(&mut inp, k, mkc::PD, u64::from(pd));
+    set_at(&mut inp, k, mkc::QPN, 0xff_ffff);
+    set_at(&mut inp, k, mkc::MKEY_7_0, 0x42);
+    set_at(&mut inp, k, mkc::START_ADDR, base);
+    set_at(&mut inp, k, mkc::LOG_PAGE_SIZE, 12);
+    set_at(&mut inp, k, mkc::LEN, len);
+    set_at(&mut inp, k, mkc::TRANSLATIONS_OCTWORD_SIZE, octs as u64);
+    for i in 0..pages {
+        let a = base + 4096 * i as u64;
+        inp[x + 8 * i..x + 8 * i + 8].copy_from_slice(&a.to_be_bytes());
+    }
+    let out = d.h.ok(&inp, 16);
+    let idx = create_mkey_out::MKEY_INDEX.raw().get(&out).unwrap() as u32;
+    ((idx << 8) | 0x42, base)
+}
+
+fn dseg(len: u32, lkey: u32, addr: u64) -> WqeDataSeg {
+    let mut s = WqeDataSeg::default();
+    s.byte_count.set(len);
+    s.lkey.set(lkey);
+    s.addr.set(addr);
+    s
+}
+
+fn raddr(va: u64, rkey: u32) -> WqeRaddrSeg {
+    let mut r = WqeRaddrSeg::default();
+    r.raddr.set(va);
+    r.rkey.set(rkey);
+    r
+}
+
+/// The control segment upstream writes (`mlx5r_begin_wqe` / `mlx5r_finish_wqe`).
+fn ctrl(q: &Qp, opc: u8, ds: usize, signalled: bool, imm: u32) -> WqeCtrlSeg {
+    let mut c = WqeCtrlSeg::default();
+    c.opmod_idx_opcode
+        .set((u32::from(q.sq_pi) << 8) | u32::from(opc));
+    c.qpn_ds.set((q.qpn << 8) | ds as u32);
+    c.fm_ce_se = if signalled { vals::CTRL_CQ_UPDATE } else { 0 };
+    c.imm.set(imm);
+    c
+}
+
+/// Writes a WQE (ctrl + `segs`, padded to 16) at the SQ producer, wrapping at the end
+/// of the queue as upstream's `handle_post_send_edge` does, and rings the doorbell.
+fn post(d: &Dev, q: &mut Qp, opc: u8, signalled: bool, imm: u32, segs: &[u8]) {
+    post_flags(
+        d,
+        q,
+        opc,
+        if signalled { vals::CTRL_CQ_UPDATE } else { 0 },
+        imm,
+        segs,
+    )
+}
+
+fn post_flags(d: &Dev, q: &mut Qp, opc: u8, fm_ce_se: u8, imm: u32, segs: &[u8]) {
+    let ds = (16 + segs.len()).div_ceil(16);
+    let mut c = ctrl(q, opc, ds, false, imm);
+    c.fm_ce_se = fm_ce_se;
+    let mut w = c.as_bytes().to_vec();
+    w.extend_from_slice(segs);
+    w.resize(ds * 16, 0);
+    // SQ after the 1 KiB RQ.
+    let sq = q.buf + u64::from(RQ_WQES) * RQ_STRIDE;
+    for (i, bb) in w.chunks(64).enumerate() {
+        let idx = (q.sq_pi.wrapping_add(i as u16)) % SQ_BBS;
+        d.h.mem.write(sq + 64 * u64::from(idx), bb).unwrap();
+    }
+    q.sq_pi = q.sq_pi.wrapping_add(w.len().div_ceil(64) as u16);
+    d.h.mem
+        .write(q.dbr + 4, &u32::from(q.sq_pi).to_be_bytes())
+        .unwrap();
+    d.h.dev
+        .bar0_write(u64::from(d.uar) * 4096 + 0x800, &w[0..8]);
+    d.h.dev.step();
+}
+
+/// Posts a receive WQE with scatter list `sges` (terminated by a zero-length entry
+/// with the invalid lkey when it does not fill the stride, upstream `mlx5_ib_post_recv`).
+fn post_recv(d: &Dev, q: &mut Qp, sges: &[WqeDataSeg]) {
+    let mut w = Vec::new();
+    for s in sges {
+        w.extend_from_slice(s.as_bytes());
+    }
+    if sges.len() < 4 {
+        w.extend_from_slice(dseg(0, 0x100, 0).as_bytes());
+    }
+    let idx = u64::from(q.rq_pi % RQ_WQES);
+    d.h.mem.write(q.buf + idx * RQ_STRIDE, &w).unwrap();
+    q.rq_pi = q.rq_pi.wrapping_add(1);
+    d.h.mem
+        .write(q.dbr, &u32::from(q.rq_pi).to_be_bytes())
+        .unwrap();
+}
+
+/// The next CQE of CQ `cqn` (None: the entry's owner bit says hardware has not
+/// written it), advancing the consumer index in the CQ's doorbell record.
+fn poll(d: &Dev, cqn: u32, ci: &mut u32) -> Option<[u8; 64]> {
+    let (buf, dbr) = {
+        let fw = d.h.dev.fw();
+        let c = &fw.objs.cqs[&cqn];
+        (c.pas[0], c.dbr)
+    };
+    let mut e = [0u8; 64];
+    d.h.mem
+        .read(buf + 64 * u64::from(*ci % 64), &mut e)
+        .unwrap();
+    let owner = e[63] & 1;
+    let sw = ((*ci / 64) & 1) as u8;
+    if e[63] >> 4 == vals::CQE_INVALID || owner != sw || e == [0u8; 64] {
+        return None;
+    }
+    *ci += 1;
+    d.h.mem
+        .write(dbr, &(*ci & 0xff_ffff).to_be_bytes())
+        .unwrap();
+    Some(e)
+}
+
+fn scqe(d: &Dev, q: &mut Qp) -> Option<[u8; 64]> {
+    let mut ci = q.scq_ci;
+    let r = poll(d, q.scq, &mut ci);
+    q.scq_ci = ci;
+    r
+}
+
+fn rcqe(d: &Dev, q: &mut Qp) -> Option<[u8; 64]> {
+    let mut ci = q.rcq_ci;
+    let r = poll(d, q.rcq, &mut ci);
+    q.rcq_ci = ci;
+    r
+}
+
+fn opcode_of(c: &[u8; 64]) -> u8 {
+    c[63] >> 4
+}
+fn counter(c: &[u8; 64]) -> u16 {
+    u16::from_be_bytes([c[60], c[61]])
+}
+fn byte_cnt(c: &[u8; 64]) -> u32 {
+    u32::from_be_bytes([c[44], c[45], c[46], c[47]])
+}
+fn syndrome(c: &[u8; 64]) -> u8 {
+    c[55]
+}
+fn be32(c: &[u8; 64], off: usize) -> u32 {
+    u32::from_be_bytes([c[off], c[off + 1], c[off + 2], c[off + 3]])
+}
+
+fn state_of(d: &Dev, qpn: u32) -> u8 {
+    d.h.dev.fw().objs.qps[&qpn].state
+}
+
+fn read(d: &Dev, addr: u64, n: usize) -> Vec<u8> {
+    let mut v = vec![0u8; n];
+    d.h.mem.read(addr, &mut v).unwrap();
+    v
+}
+
+/// Runs the transport timers as if `after` had passed.
+fn tick(d: &Dev, after: Duration) {
+    let mut fw = d.h.dev.fw();
+    let env = Env {
+        mem: &*d.h.mem,
+        irq: &*d.h.irq,
+        msix_ok: true,
+    };
+    fw.dp_tick(&env, Instant::now() + after);
+}
+
+/// Two RC QPs on one device connected to each other through the port's own LID.
+struct Pair {
+    d: Dev,
+    pd: u32,
+    a: Qp,
+    b: Qp,
+}
+
+fn pair_with(ca: impl Fn(u32, u16) -> Conn, cb: impl Fn(u32, u16) -> Conn) -> Pair {
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let a = create_qp(&mut d, st::RC, pd);
+    let b = create_qp(&mut d, st::RC, pd);
+    let lid = d.h.dev.fw().ib_port.lid;
+    connect(&mut d, a.qpn, ca(b.qpn, lid));
+    connect(&mut d, b.qpn, cb(a.qpn, lid));
+    Pair { d, pd, a, b }
+}
+
+fn pair() -> Pair {
+    pair_with(Conn::to, Conn::to)
+}
+
+fn no_violations(d: &Dev) {
+    assert_eq!(d.h.dev.fw().stats.violations, 0);
+}
+
+#[test]
+fn rc_send_lands_in_the_receive_buffer() {
+    let mut p = pair();
+    let (lk, src) = mr(&mut p.d, p.pd, 4096, false);
+    let (rk, dst) = mr(&mut p.d, p.pd, 4096, false);
+    let msg: Vec<u8> = (0..200u32).map(|i| i as u8).collect();
+    p.d.h.mem.write(src, &msg).unwrap();
+    post_recv(&p.d, &mut p.b, &[dseg(4096, rk, dst)]);
+    post(
+        &p.d,
+        &mut p.a,
+        opcode::SEND_IMM,
+        true,
+        0x1234_5678,
+        dseg(200, lk, src).as_bytes(),
+    );
+    assert_eq!(read(&p.d, dst, 200), msg);
+    let r = rcqe(&p.d, &mut p.b).expect("receive CQE");
+    assert_eq!(opcode_of(&r), vals::CQE_RESP_SEND_IMM);
+    assert_eq!(byte_cnt(&r), 200);
+    assert_eq!(be32(&r, 0x24), 0x1234_5678, "immediate");
+    assert_eq!(be32(&r, 0x38) & 0xff_ffff, p.b.qpn);
+    assert_eq!(be32(&r, 0x18) & 0xff_ffff, p.a.qpn, "source QPN");
+    let s = scqe(&p.d, &mut p.a).expect("send CQE");
+    assert_eq!(opcode_of(&s), vals::CQE_REQ);
+    assert_eq!(s[0x38], opcode::SEND_IMM);
+    assert_eq!(counter(&s), 0);
+    assert!(scqe(&p.d, &mut p.a).is_none());
+    // The responder's first packet in RTR... it was in RTS already: no COMM_EST.
+    no_violations(&p.d);
+}
+
+#[test]
+fn gather_list_inline_and_unsignalled() {
+    let mut p = pair();
+    let (lk, src) = mr(&mut p.d, p.pd, 4096, false);
+    let (rk, dst) = mr(&mut p.d, p.pd, 4096, false);
+    p.d.h.mem.write(src, b"hello, ").unwrap();
+    p.d.h.mem.write(src + 100, b"gathered ").unwrap();
+    p.d.h.mem.write(src + 300, b"world").unwrap();
+    // Two receives, scattered over two segments each.
+    post_recv(
+        &p.d,
+        &mut p.b,
+        &[dseg(10, rk, dst), dseg(100, rk, dst + 1000)],
+    );
+    post_recv(&p.d, &mut p.b, &[dseg(64, rk, dst + 2048)]);
+    let mut g = Vec::new();
+    g.extend_from_slice(dseg(7, lk, src).as_bytes());
+    g.extend_from_slice(dseg(9, lk, src + 100).as_bytes());
+    g.extend_from_slice(dseg(5, lk, src + 300).as_bytes());
+    // Unsignalled: no CQE on success.
+    post(&p.d, &mut p.a, opcode::SEND, false, 0, &g);
+    let mut got = read(&p.d, dst, 10);
+    got.extend(read(&p.d, dst + 1000, 11));
+    assert_eq!(&got, b"hello, gathered world");
+    // Inline (upstream `set_data_inl_seg`): 40 bytes after the byte count, spanning
+    // three 16-byte units.
+    let text = b"inline bytes of a WQE spanning segments!";
+    let mut inl = (vals::INLINE_SEG | text.len() as u32)
+        .to_be_bytes()
+        .to_vec();
+    inl.extend_from_slice(text);
+    post(&p.d, &mut p.a, opcode::SEND, true, 0, &inl);
+    assert_eq!(read(&p.d, dst + 2048, text.len()), text);
+    let s = scqe(&p.d, &mut p.a).expect("the signalled WQE's CQE");
+    assert_eq!(counter(&s), 1, "the second WQE (the first took one WQEBB)");
+    assert!(scqe(&p.d, &mut p.a).is_none());
+    assert_eq!(byte_cnt(&rcqe(&p.d, &mut p.b).unwrap()), 21);
+    assert_eq!(byte_cnt(&rcqe(&p.d, &mut p.b).unwrap()), 40);
+    no_violations(&p.d);
+}
+
+#[test]
+fn rdma_write_with_immediate_and_read() {
+    let mut p = pair();
+    let (lk, src) = mr(&mut p.d, p.pd, 8192, false);
+    let (rk, dst) = mr(&mut p.d, p.pd, 8192, true);
+    let data: Vec<u8> = (0..5000u32).map(|i| (i * 7) as u8).collect();
+    p.d.h.mem.write(src, &data).unwrap();
+    let mut segs = raddr(dst + 100, rk).as_bytes().to_vec();
+    segs.extend_from_slice(dseg(5000, lk, src).as_bytes());
+    post(&p.d, &mut p.a, opcode::RDMA_WRITE, true, 0, &segs);
+    assert_eq!(read(&p.d, dst + 100, 5000), data);
+    assert!(
+        rcqe(&p.d, &mut p.b).is_none(),
+        "a WRITE consumes no receive"
+    );
+    assert_eq!(scqe(&p.d, &mut p.a).unwrap()[0x38], opcode::RDMA_WRITE);
+    // WRITE with immediate: the data and a receive CQE with the immediate.
+    post_recv(&p.d, &mut p.b, &[]);
+    let mut segs = raddr(dst, rk).as_bytes().to_vec();
+    segs.extend_from_slice(dseg(16, lk, src + 4000).as_bytes());
+    post(&p.d, &mut p.a, opcode::RDMA_WRITE_IMM, true, 0xabcd, &segs);
+    let r = rcqe(&p.d, &mut p.b).expect("WRITE_IMM CQE");
+    assert_eq!(opcode_of(&r), vals::CQE_RESP_WR_IMM);
+    assert_eq!((byte_cnt(&r), be32(&r, 0x24)), (16, 0xabcd));
+    assert_eq!(read(&p.d, dst, 16), data[4000..4016]);
+    scqe(&p.d, &mut p.a).unwrap();
+    // READ back into the local buffer at 6000.
+    let mut segs = raddr(dst + 100, rk).as_bytes().to_vec();
+    segs.extend_from_slice(dseg(2000, lk, src + 6000).as_bytes());
+    post(&p.d, &mut p.a, opcode::RDMA_READ, true, 0, &segs);
+    assert_eq!(read(&p.d, src + 6000, 2000), data[..2000]);
+    let s = scqe(&p.d, &mut p.a).expect("READ CQE");
+    assert_eq!((s[0x38], byte_cnt(&s)), (opcode::RDMA_READ, 2000));
+    no_violations(&p.d);
+}
+
+#[test]
+fn atomics_compare_swap_and_fetch_add() {
+    let mut p = pair();
+    let (lk, local) = mr(&mut p.d, p.pd, 4096, false);
+    let (rk, remote) = mr(&mut p.d, p.pd, 4096, true);
+    // The ATOMIC caps' power-up endianness mode is big endian (fw/caps.rs; upstream
+    // switches to host endianness through SET_HCA_CAP).
+    p.d.h.mem.write(remote, &40u64.to_be_bytes()).unwrap();
+    let atomic = |swap_add: u64, compare: u64, at: u64| {
+        let mut s = raddr(remote, rk).as_bytes().to_vec();
+        let mut a = WqeAtomicSeg::default();
+        a.swap_add.set(swap_add);
+        a.compare.set(compare);
+        s.extend_from_slice(a.as_bytes());
+        s.extend_from_slice(dseg(8, lk, local + at).as_bytes());
+        s
+    };
+    post(&p.d, &mut p.a, opcode::ATOMIC_FA, true, 0, &atomic(2, 0, 0));
+    assert_eq!(read(&p.d, remote, 8), 42u64.to_be_bytes());
+    assert_eq!(read(&p.d, local, 8), 40u64.to_be_bytes(), "original value");
+    let s = scqe(&p.d, &mut p.a).unwrap();
+    assert_eq!((s[0x38], byte_cnt(&s)), (opcode::ATOMIC_FA, 8));
+    // Compare-and-swap: a miss leaves the value, a hit swaps.
+    post(
+        &p.d,
+        &mut p.a,
+        opcode::ATOMIC_CS,
+        true,
+        0,
+        &atomic(7, 41, 8),
+    );
+    assert_eq!(read(&p.d, remote, 8), 42u64.to_be_bytes());
+    assert_eq!(read(&p.d, local + 8, 8), 42u64.to_be_bytes());
+    post(
+        &p.d,
+        &mut p.a,
+        opcode::ATOMIC_CS,
+        true,
+        0,
+        &atomic(7, 42, 16),
+    );
+    assert_eq!(read(&p.d, remote, 8), 7u64.to_be_bytes());
+    assert_eq!(read(&p.d, local + 16, 8), 42u64.to_be_bytes());
+    assert!(scqe(&p.d, &mut p.a).is_some());
+    assert!(scqe(&p.d, &mut p.a).is_some());
+    no_violations(&p.d);
+}
+
+#[test]
+fn remote_access_violation_fails_both_sides() {
+    // B does not grant remote write (qpc.rwe 0): the WRITE is NAKed with a remote
+    // access error, A's WQE completes with syndrome 0x13 and A goes to ERR; B goes to
+    // ERR too and its posted receive flushes.
+    let mut p = pair_with(Conn::to, |r, l| Conn {
+        rwe: false,
+        ..Conn::to(r, l)
+    });
+    let (lk, src) = mr(&mut p.d, p.pd, 4096, false);
+    let (rk, dst) = mr(&mut p.d, p.pd, 4096, true);
+    post_recv(&p.d, &mut p.b, &[dseg(64, rk, dst)]);
+    let mut segs = raddr(dst, rk).as_bytes().to_vec();
+    segs.extend_from_slice(dseg(8, lk, src).as_bytes());
+    post(&p.d, &mut p.a, opcode::RDMA_WRITE, false, 0, &segs);
+    let s = scqe(&p.d, &mut p.a).expect("error CQE even unsignalled");
+    assert_eq!(opcode_of(&s), vals::CQE_REQ_ERR);
+    assert_eq!(syndrome(&s), vals::SYNDROME_REMOTE_ACCESS_ERR);
+    assert_eq!(state_of(&p.d, p.a.qpn), state::ERR);
+    assert_eq!(state_of(&p.d, p.b.qpn), state::ERR);
+    let r = rcqe(&p.d, &mut p.b).expect("B's receive flushed");
+    assert_eq!(
+        (opcode_of(&r), syndrome(&r)),
+        (vals::CQE_RESP_ERR, vals::SYNDROME_WR_FLUSH_ERR)
+    );
+    // Every later WQE of A flushes (0x05), signalled or not.
+    post(
+        &p.d,
+        &mut p.a,
+        opcode::SEND,
+        false,
+        0,
+        dseg(1, lk, src).as_bytes(),
+    );
+    post(&p.d, &mut p.a, opcode::NOP, true, 0, &[]);
+    for want in [1u16, 2] {
+        let f = scqe(&p.d, &mut p.a).expect("flush CQE");
+        assert_eq!(
+            (opcode_of(&f), syndrome(&f), counter(&f)),
+            (vals::CQE_REQ_ERR, vals::SYNDROME_WR_FLUSH_ERR, want)
+        );
+    }
+    assert!(scqe(&p.d, &mut p.a).is_none());
+}
+
+#[test]
+fn rnr_then_success_after_a_receive_is_posted() {
+    let mut p = pair();
+    let (lk, src) = mr(&mut p.d, p.pd, 4096, false);
+    let (rk, dst) = mr(&mut p.d, p.pd, 4096, false);
+    p.d.h.mem.write(src, b"late").unwrap();
+    post(
+        &p.d,
+        &mut p.a,
+        opcode::SEND,
+        true,
+        0,
+        dseg(4, lk, src).as_bytes(),
+    );
+    assert!(scqe(&p.d, &mut p.a).is_none(), "RNR: waiting");
+    assert_eq!(
+        mlx5_emu::report::stats(&p.d.h.dev)["dp"]["send"]["transport"]["rnr_naks"],
+        1
+    );
+    post_recv(&p.d, &mut p.b, &[dseg(64, rk, dst)]);
+    // min_rnr_nak code 1 = 10 µs (IBTA table 45).
+    tick(&p.d, Duration::from_millis(1));
+    assert_eq!(read(&p.d, dst, 4), b"late");
+    assert_eq!(opcode_of(&scqe(&p.d, &mut p.a).unwrap()), vals::CQE_REQ);
+    assert_eq!(
+        opcode_of(&rcqe(&p.d, &mut p.b).unwrap()),
+        vals::CQE_RESP_SEND
+    );
+    assert_eq!(state_of(&p.d, p.a.qpn), state::RTS);
+    no_violations(&p.d);
+}
+
+#[test]
+fn rnr_retry_exceeded() {
+    let mut p = pair_with(
+        |r, l| Conn {
+            rnr_retry: 1,
+            ..Conn::to(r, l)
+        },
+        Conn::to,
+    );
+    let (lk, src) = mr(&mut p.d, p.pd, 4096, false);
+    post(
+        &p.d,
+        &mut p.a,
+        opcode::SEND,
+        true,
+        0,
+        dseg(4, lk, src).as_bytes(),
+    );
+    assert!(scqe(&p.d, &mut p.a).is_none());
+    tick(&p.d, Duration::from_millis(1));
+    let s = scqe(&p.d, &mut p.a).expect("RNR retry exceeded");
+    assert_eq!(
+        (opcode_of(&s), syndrome(&s)),
+        (vals::CQE_REQ_ERR, vals::SYNDROME_RNR_RETRY_EXC_ERR)
+    );
+    assert_eq!(state_of(&p.d, p.a.qpn), state::ERR);
+}
+
+#[test]
+fn transport_retry_exceeded_to_a_missing_qp() {
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let mut a = create_qp(&mut d, st::RC, pd);
+    let lid = d.h.dev.fw().ib_port.lid;
+    connect(
+        &mut d,
+        a.qpn,
+        Conn {
+            retry: 2,
+            ack_timeout: 14,
+            ..Conn::to(0xabcd, lid)
+        },
+    );
+    let (lk, src) = mr(&mut d, pd, 4096, false);
+    post(
+        &d,
+        &mut a,
+        opcode::SEND,
+        true,
+        0,
+        dseg(4, lk, src).as_bytes(),
+    );
+    post(
+        &d,
+        &mut a,
+        opcode::SEND,
+        false,
+        0,
+        dseg(4, lk, src).as_bytes(),
+    );
+    // ack_timeout 14: 4.096 µs × 2^14 = 67 ms; each tick is past the last timer.
+    for i in 1..3 {
+        tick(&d, Duration::from_millis(100 * i));
+        let c = scqe(&d, &mut a);
+        assert!(
+            c.is_none(),
+            "retransmitting {i}: {c:?} {:?}",
+            d.h.dev.fw().objs.qps[&a.qpn].dp_send
+        );
+    }
+    tick(&d, Duration::from_millis(300));
+    let s = scqe(&d, &mut a).expect("retry exceeded");
+    assert_eq!(
+        (opcode_of(&s), syndrome(&s), counter(&s)),
+        (vals::CQE_REQ_ERR, vals::SYNDROME_TRANSPORT_RETRY_EXC_ERR, 0)
+    );
+    let f = scqe(&d, &mut a).expect("the second WQE flushes");
+    assert_eq!(
+        (syndrome(&f), counter(&f)),
+        (vals::SYNDROME_WR_FLUSH_ERR, 1)
+    );
+    assert_eq!(state_of(&d, a.qpn), state::ERR);
+    let st = mlx5_emu::report::stats(&d.h.dev);
+    assert_eq!(st["dp"]["send"]["transport"]["retransmits"], 4);
+    assert_eq!(st["dp"]["send"]["transport"]["drop_no_qp"], 6);
+}
+
+fn ud_qp(d: &mut Dev, pd: u32, qkey: u32) -> Qp {
+    let q = create_qp(d, st::UD, pd);
+    for op in [Opcode::RST2INIT_QP, Opcode::INIT2RTR_QP, Opcode::RTR2RTS_QP] {
+        let mut inp = input(m::BYTES, op as u16, 0, &[(m::QPN.raw(), u64::from(q.qpn))]);
+        let c = m::QPC.raw().byte_off();
+        set_at(
+            &mut inp,
+            c + qpc::PRIMARY_ADDRESS_PATH.raw().byte_off(),
+            ads::VHCA_PORT_NUM,
+            1,
+        );
+        set_at(&mut inp, c, qpc::Q_KEY, u64::from(qkey));
+        assert_eq!(d.h.run(&inp, 16).0, 0);
+    }
+    q
+}
+
+#[test]
+fn ud_send_with_qkey_match_and_mismatch() {
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let mut a = ud_qp(&mut d, pd, 0x11);
+    let mut b = ud_qp(&mut d, pd, 0x22);
+    let lid = d.h.dev.fw().ib_port.lid;
+    let (lk, src) = mr(&mut d, pd, 4096, false);
+    let (rk, dst) = mr(&mut d, pd, 4096, false);
+    d.h.mem.write(src, b"datagram").unwrap();
+    post_recv(&d, &mut b, &[dseg(256, rk, dst)]);
+    // Upstream `set_datagram_seg`: the AH's av, remote QPN | extended-AV flag, Q_Key.
+    let bqpn = b.qpn;
+    let send = |d: &Dev, a: &mut Qp, qkey: u32| {
+        let mut g = WqeDatagramSeg::default();
+        let mut av = Av::default();
+        av.rlid.set(lid);
+        av.dqp_dct.set(bqpn | vals::EXTENDED_UD_AV);
+        av.key[0..4].copy_from_slice(&qkey.to_be_bytes());
+        g.av = av;
+        let mut s = g.as_bytes().to_vec();
+        s.extend_from_slice(dseg(8, lk, src).as_bytes());
+        post(d, a, opcode::SEND, true, 0, &s);
+    };
+    send(&d, &mut a, 0x33);
+    assert_eq!(
+        opcode_of(&scqe(&d, &mut a).unwrap()),
+        vals::CQE_REQ,
+        "UD completes when sent"
+    );
+    assert!(rcqe(&d, &mut b).is_none(), "Q_Key mismatch: dropped");
+    send(&d, &mut a, 0x22);
+    scqe(&d, &mut a).unwrap();
+    let r = rcqe(&d, &mut b).expect("Q_Key match");
+    // 40 bytes of GRH area, then the message (IBTA UD receive buffers).
+    assert_eq!(byte_cnt(&r), 48);
+    assert_eq!(read(&d, dst + 40, 8), b"datagram");
+    assert_eq!(be32(&r, 0x18) & 0xff_ffff, a.qpn);
+    let st = mlx5_emu::report::stats(&d.h.dev);
+    assert_eq!(st["dp"]["send"]["transport"]["drop_qkey"], 1);
+    no_violations(&d);
+}
+
+#[test]
+fn wqe_wrapping_past_the_end_of_the_queue() {
+    let mut p = pair();
+    let (lk, src) = mr(&mut p.d, p.pd, 4096, false);
+    let (rk, dst) = mr(&mut p.d, p.pd, 4096, false);
+    // 15 one-WQEBB NOPs, then a two-WQEBB send starting at the last WQEBB.
+    for _ in 0..15 {
+        post(&p.d, &mut p.a, opcode::NOP, false, 0, &[]);
+    }
+    let mut g = Vec::new();
+    for i in 0..5u64 {
+        p.d.h.mem.write(src + 64 * i, &[i as u8 + 1; 3]).unwrap();
+        g.extend_from_slice(dseg(3, lk, src + 64 * i).as_bytes());
+    }
+    post_recv(&p.d, &mut p.b, &[dseg(64, rk, dst)]);
+    post(&p.d, &mut p.a, opcode::SEND, true, 0, &g);
+    assert_eq!(
+        read(&p.d, dst, 15),
+        [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5]
+    );
+    assert_eq!(counter(&scqe(&p.d, &mut p.a).unwrap()), 15);
+    no_violations(&p.d);
+}
+
+#[test]
+fn malformed_wqe_is_a_local_qp_operation_error() {
+    let mut p = pair();
+    // ds 0.
+    let c = ctrl(&p.a, opcode::SEND, 0, true, 0);
+    let sq = p.a.buf + u64::from(RQ_WQES) * RQ_STRIDE;
+    p.d.h.mem.write(sq, c.as_bytes()).unwrap();
+    p.a.sq_pi = 1;
+    p.d.h.mem.write(p.a.dbr + 4, &1u32.to_be_bytes()).unwrap();
+    p.d.h
+        .dev
+        .bar0_write(u64::from(p.d.uar) * 4096 + 0x800, &c.as_bytes()[0..8]);
+    p.d.h.dev.step();
+    let s = scqe(&p.d, &mut p.a).expect("error CQE");
+    assert_eq!(syndrome(&s), vals::SYNDROME_LOCAL_QP_OP_ERR);
+    assert_eq!(state_of(&p.d, p.a.qpn), state::ERR);
+    assert_eq!(p.d.h.dev.fw().stats.violations, 1);
+}
+
+#[test]
+fn rkey_and_lkey_violations() {
+    let mut p = pair();
+    let (lk, src) = mr(&mut p.d, p.pd, 4096, false);
+    let (rk, dst) = mr(&mut p.d, p.pd, 4096, true);
+    post_recv(&p.d, &mut p.b, &[dseg(64, rk, dst)]);
+    // A READ with an rkey whose key byte is wrong (dpmem `translate`: Key).
+    let mut segs = raddr(dst, rk ^ 0x01).as_bytes().to_vec();
+    segs.extend_from_slice(dseg(8, lk, src).as_bytes());
+    post(&p.d, &mut p.a, opcode::RDMA_READ, true, 0, &segs);
+    let s = scqe(&p.d, &mut p.a).expect("error CQE");
+    assert_eq!(syndrome(&s), vals::SYNDROME_REMOTE_ACCESS_ERR);
+    assert_eq!(state_of(&p.d, p.a.qpn), state::ERR);
+    assert_eq!(state_of(&p.d, p.b.qpn), state::ERR);
+    let r = rcqe(&p.d, &mut p.b).expect("B's receive flushed");
+    assert_eq!(syndrome(&r), vals::SYNDROME_WR_FLUSH_ERR);
+    // A gather through a key of another PD: local protection error, nothing sent.
+    let mut q = pair();
+    let other = q.d.pd();
+    let (lk2, src2) = mr(&mut q.d, other, 4096, false);
+    post(
+        &q.d,
+        &mut q.a,
+        opcode::SEND,
+        true,
+        0,
+        dseg(8, lk2, src2).as_bytes(),
+    );
+    let s = scqe(&q.d, &mut q.a).expect("error CQE");
+    assert_eq!(syndrome(&s), vals::SYNDROME_LOCAL_PROT_ERR);
+    assert_eq!(state_of(&q.d, q.a.qpn), state::ERR);
+    assert_eq!(state_of(&q.d, q.b.qpn), state::RTS, "the peer saw nothing");
+}
+
+#[test]
+fn comm_est_when_a_qp_in_rtr_receives() {
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let mut a = create_qp(&mut d, st::RC, pd);
+    let mut b = create_qp(&mut d, st::RC, pd);
+    let lid = d.h.dev.fw().ib_port.lid;
+    connect(&mut d, a.qpn, Conn::to(b.qpn, lid));
+    // B only to RTR.
+    let c = Conn::to(a.qpn, lid);
+    connect_upto(&mut d, b.qpn, c, Opcode::INIT2RTR_QP);
+    assert_eq!(state_of(&d, b.qpn), state::RTR);
+    let (lk, src) = mr(&mut d, pd, 4096, false);
+    let (rk, dst) = mr(&mut d, pd, 4096, false);
+    post_recv(&d, &mut b, &[dseg(64, rk, dst)]);
+    post_recv(&d, &mut b, &[dseg(64, rk, dst)]);
+    post(
+        &d,
+        &mut a,
+        opcode::SEND,
+        true,
+        0,
+        dseg(8, lk, src).as_bytes(),
+    );
+    post(
+        &d,
+        &mut a,
+        opcode::SEND,
+        true,
+        0,
+        dseg(8, lk, src).as_bytes(),
+    );
+    assert!(rcqe(&d, &mut b).is_some() && rcqe(&d, &mut b).is_some());
+    let st = mlx5_emu::report::stats(&d.h.dev);
+    assert_eq!(st["dp"]["send"]["transport"]["comm_est"], 1, "once");
+}
+
+/// RST → … → `last` only.
+fn connect_upto(d: &mut Dev, qpn: u32, c: Conn, last: Opcode) {
+    for op in [Opcode::RST2INIT_QP, Opcode::INIT2RTR_QP, Opcode::RTR2RTS_QP] {
+        let mut inp = input(m::BYTES, op as u16, 0, &[(m::QPN.raw(), u64::from(qpn))]);
+        let q = m::QPC.raw().byte_off();
+        let p = q + qpc::PRIMARY_ADDRESS_PATH.raw().byte_off();
+        set_at(&mut inp, p, ads::VHCA_PORT_NUM, 1);
+        set_at(&mut inp, p, ads::RLID, u64::from(c.rlid));
+        set_at(&mut inp, q, qpc::MTU, 3);
+        set_at(&mut inp, q, qpc::REMOTE_QPN, u64::from(c.remote));
+        set_at(&mut inp, q, qpc::NEXT_SEND_PSN, 0x100);
+        set_at(&mut inp, q, qpc::NEXT_RCV_PSN, 0x100);
+        set_at(&mut inp, q, qpc::MIN_RNR_NAK, u64::from(c.min_rnr));
+        assert_eq!(d.h.run(&inp, 16).0, 0, "{} QP {qpn}", op.name());
+        if op == last {
+            return;
+        }
+    }
+}
+
+/// Two devices (LIDs 2 and 3) wired by a socket pair, both links up.
+fn wired() -> (Dev, Dev) {
+    use mlx5_emu::config::EmuConfig;
+    use std::os::unix::net::UnixStream;
+    let da = Dev::new();
+    let db = Dev::on_host(common::Host::with(EmuConfig {
+        boot_pages: 16,
+        init_pages: 32,
+        lid: 3,
+        device_index: 1,
+        ..Default::default()
+    }));
+    let (sa, sb) = UnixStream::pair().unwrap();
+    da.h.dev.attach_wire(sa).unwrap();
+    db.h.dev.attach_wire(sb).unwrap();
+    step_until(&da, &db, "links up", &mut || {
+        da.h.dev.fw().dp.wire.link_up && db.h.dev.fw().dp.wire.link_up
+    });
+    (da, db)
+}
+
+/// Steps both devices until `done` holds (10 s at most).
+fn step_until(da: &Dev, db: &Dev, what: &str, done: &mut dyn FnMut() -> bool) {
+    let end = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        da.h.dev.step();
+        db.h.dev.step();
+        assert!(Instant::now() < end, "timed out: {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn two_devices_over_the_wire() {
+    let (mut da, mut db) = wired();
+    let pa = da.pd();
+    let pb = db.pd();
+    let mut a = create_qp(&mut da, st::RC, pa);
+    let mut b = create_qp(&mut db, st::RC, pb);
+    let (la, lb) = (da.h.dev.fw().ib_port.lid, db.h.dev.fw().ib_port.lid);
+    assert_ne!(la, lb);
+    connect(&mut da, a.qpn, Conn::to(b.qpn, lb));
+    connect(&mut db, b.qpn, Conn::to(a.qpn, la));
+    let (lk, src) = mr(&mut da, pa, 8192, false);
+    let (rk, dst) = mr(&mut db, pb, 8192, true);
+    let msg: Vec<u8> = (0..6000u32).map(|i| (i % 251) as u8).collect();
+    da.h.mem.write(src, &msg).unwrap();
+    post_recv(&db, &mut b, &[dseg(8192, rk, dst)]);
+    post(
+        &da,
+        &mut a,
+        opcode::SEND,
+        true,
+        0,
+        dseg(6000, lk, src).as_bytes(),
+    );
+    let mut got = None;
+    step_until(&da, &db, "send CQE", &mut || {
+        got = scqe(&da, &mut a);
+        got.is_some()
+    });
+    assert_eq!(opcode_of(&got.unwrap()), vals::CQE_REQ);
+    assert_eq!(read(&db, dst, 6000), msg);
+    let r = rcqe(&db, &mut b).expect("receive CQE");
+    assert_eq!(byte_cnt(&r), 6000);
+    assert_eq!(u16::from_be_bytes([r[0x16], r[0x17]]), la, "source LID");
+    // An RDMA READ back across the wire.
+    let mut segs = raddr(dst + 1000, rk).as_bytes().to_vec();
+    segs.extend_from_slice(dseg(100, lk, src + 7000).as_bytes());
+    post(&da, &mut a, opcode::RDMA_READ, true, 0, &segs);
+    let mut got = None;
+    step_until(&da, &db, "read CQE", &mut || {
+        got = scqe(&da, &mut a);
+        got.is_some()
+    });
+    assert_eq!(read(&da, src + 7000, 100), msg[1000..1100]);
+    no_violations(&da);
+    no_violations(&db);
+}
+
+#[test]
+fn a_fenced_wqe_waits_for_the_read_response() {
+    let (mut da, mut db) = wired();
+    let pa = da.pd();
+    let pb = db.pd();
+    let mut a = create_qp(&mut da, st::RC, pa);
+    let mut b = create_qp(&mut db, st::RC, pb);
+    let (la, lb) = (da.h.dev.fw().ib_port.lid, db.h.dev.fw().ib_port.lid);
+    connect(&mut da, a.qpn, Conn::to(b.qpn, lb));
+    connect(&mut db, b.qpn, Conn::to(a.qpn, la));
+    let (lk, src) = mr(&mut da, pa, 4096, false);
+    let (rk, dst) = mr(&mut db, pb, 4096, true);
+    db.h.mem.write(dst, b"remote").unwrap();
+    post_recv(&db, &mut b, &[dseg(64, rk, dst + 1024)]);
+    // READ (its response crosses the wire later), then a SEND with the fence flag
+    // (upstream IB_SEND_FENCE → MLX5_FENCE_MODE_FENCE): the SEND waits.
+    let mut segs = raddr(dst, rk).as_bytes().to_vec();
+    segs.extend_from_slice(dseg(6, lk, src).as_bytes());
+    post(&da, &mut a, opcode::RDMA_READ, false, 0, &segs);
+    post_flags(
+        &da,
+        &mut a,
+        opcode::SEND,
+        vals::FENCE_MODE_FENCE | vals::CTRL_CQ_UPDATE,
+        0,
+        dseg(6, lk, src).as_bytes(),
+    );
+    assert_eq!(da.h.dev.fw().dp.send.transport.fence_waits, 1);
+    assert_eq!(da.h.dev.fw().objs.qps[&a.qpn].sq_consumed, 1, "held");
+    let mut got = None;
+    step_until(&da, &db, "the fenced SEND's CQE", &mut || {
+        got = scqe(&da, &mut a);
+        got.is_some()
+    });
+    assert_eq!(counter(&got.unwrap()), 1);
+    // The SEND carried what the READ brought.
+    step_until(&da, &db, "receive CQE", &mut || rcqe(&db, &mut b).is_some());
+    assert_eq!(read(&db, dst + 1024, 6), b"remote");
+}
+
+#[test]
+fn umr_entries_fill_the_table_in_64_byte_units() {
+    // Upstream's reg-UMR for a one-page user MR (mkey created with a 1-octoword
+    // table, umr.c) writes 4 octowords (ALIGN(.., MLX5_UMR_FLEX_ALIGNMENT)); the device
+    // accepts it; 8 octowords do not fit.
+    use mlx5_emu::ifc::umr::{vals as u, UmrCtrlSeg};
+    let mut p = pair();
+    let x = cm::KLM_PAS_MTT.raw().byte_off();
+    let mut inp = input(x + 16, Opcode::CREATE_MKEY as u16, 0, &[]);
+    let k = cm::MEMORY_KEY_MKEY_ENTRY.raw().byte_off();
+    set_at(&mut inp, k, mkc::FREE, 1);
+    set_at(&mut inp, k, mkc::UMR_EN, 1);
+    set_at(&mut inp, k, mkc::ACCESS_MODE_1_0, 1);
+    set_at(&mut inp, k, mkc::PD, u64::from(p.pd));
+    set_at(&mut inp, k, mkc::QPN, 0xff_ffff);
+    set_at(&mut inp, k, mkc::MKEY_7_0, 0x42);
+    set_at(&mut inp, k, mkc::TRANSLATIONS_OCTWORD_SIZE, 1);
+    let out = p.d.h.ok(&inp, 16);
+    let key = ((create_mkey_out::MKEY_INDEX.raw().get(&out).unwrap() as u32) << 8) | 0x42;
+    let umr = |octs: u16| {
+        let mut c = UmrCtrlSeg {
+            flags: u::UMR_INLINE,
+            ..Default::default()
+        };
+        c.xlt_octowords.set(octs);
+        let mut b = c.as_bytes().to_vec();
+        b.extend_from_slice(&[0u8; 64]); // mkey segment: nothing masked
+        b.extend(std::iter::repeat_n(0u8, usize::from(octs) * 16));
+        b
+    };
+    post(&p.d, &mut p.a, opcode::UMR, true, key, &umr(4));
+    let s = scqe(&p.d, &mut p.a).expect("UMR CQE");
+    assert_eq!(opcode_of(&s), vals::CQE_REQ, "4 octowords fit");
+    post(&p.d, &mut p.a, opcode::UMR, true, key, &umr(8));
+    let s = scqe(&p.d, &mut p.a).expect("UMR CQE");
+    assert_eq!(
+        (opcode_of(&s), syndrome(&s)),
+        (vals::CQE_REQ_ERR, vals::SYNDROME_LOCAL_QP_OP_ERR)
+    );
+}
