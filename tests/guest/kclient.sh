@@ -76,3 +76,15 @@ kclient_event_checks() {
 failed_cmds() {
 	emu_stat '" ".join(sorted("%s:%s=%d" % (o, s, n) for o, v in d["commands"].items() for s, n in v.items() if s != "OK"))'
 }
+
+# The steps of the traffic step (ib_kclient loaded with traffic=1, 93-dp-traffic.sh),
+# after the add's steps, in the order the module runs them (see traffic.c).
+KCLIENT_TRAFFIC_STEPS="traffic.ops traffic.pd traffic.cq
+traffic.qp-a.init traffic.qp-a.rtr traffic.qp-a.rts traffic.qp-b.init traffic.qp-b.rtr traffic.qp-b.rts
+traffic.mr.a traffic.mr.b traffic.reg-mr
+traffic.send traffic.send-bytes traffic.write traffic.write-bytes traffic.read traffic.read-bytes
+traffic.cmp-swap traffic.cmp-swap-bytes traffic.cmp-swap-returned
+traffic.fetch-add traffic.fetch-add-bytes traffic.fetch-add-returned
+traffic.local-inv traffic.write-after-inv traffic.write-after-inv-bytes
+traffic.teardown.qp-a traffic.teardown.mr-a traffic.teardown.qp-b traffic.teardown.mr-b
+traffic.teardown.pd-unused traffic.teardown.pd"

@@ -34,12 +34,14 @@ if [ "${1:-}" = --cold-check ]; then
 	unset MLX5RS_ROOTFS
 fi
 
-# Packages from trixie.
+# Packages from trixie. infiniband-diags (56.1, as rdma-core: ibstat, smpquery,
+# perfquery, ibnetdiscover for 93-dp-traffic's MAD checks) brings libibmad5,
+# libibnetdisc5t64 and perl (its scripts; ~8 MB to fetch, ~52 MB installed).
 PACKAGES=(
 	gcc make flex bison bc libelf-dev libssl-dev
 	rustc rust-src rustfmt rust-clippy bindgen libclang-dev
 	kmod cpio pahole xz-utils python3 busybox seabios
-	rdma-core ibverbs-utils ibverbs-providers perftest python3-pyverbs
+	rdma-core ibverbs-utils ibverbs-providers perftest python3-pyverbs infiniband-diags
 	iproute2 pciutils procps util-linux
 )
 # Packages from trixie-backports.

@@ -23,6 +23,9 @@
  *   srq, ah   an SRQ (queried, and an RC QP created on it) and an address handle
  *             (queried), when the device offers them; reported as skipped when not
  *   destroy   everything above, in reverse order, each destroy's status checked
+ *   traffic   only with the module parameter traffic=1 (traffic.c): data moved
+ *             between two RC QPs in loopback through fast-registered MRs, the bytes
+ *             checked after each operation; without it the walk is the one above
  *
  * Then it takes a second set (PD, CQ, an RC QP in RTS) that it keeps until the core
  * removes the device from the client (the device unregisters, or this module is
@@ -46,7 +49,8 @@
  * only to devices with every kernel verb (ib_device_check_mandatory(), including the
  * data path: post_send, post_recv, poll_cq, req_notify_cq). mlx5_rs has no data path
  * yet, so without it the walk would never run there; upstream mlx5_ib has them all,
- * so the flag changes nothing for it. The walk uses no data-path verb. For the same
+ * so the flag changes nothing for it. The walk uses no data-path verb (the traffic
+ * step does, when asked for, and fails its first step on a device without them). For the same
  * reason each verb's op is looked for before it is called: the core calls some ops
  * (alloc_pd's get_dma_mr, create_cq, modify_qp) without checking that they exist.
  */
@@ -58,6 +62,8 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
+
+#include "kclient.h"
 
 #define KC_LOG_SIZE (64 * 1024)
 #define KC_PSN 0x1234
@@ -76,11 +82,6 @@ static DEFINE_SPINLOCK(kc_ev_lock);	/* guards the events below (any context) */
 static struct { int type; u32 qpn; bool srq; } kc_evs[KC_EVENTS];
 static unsigned int kc_nev;
 
-/* One device's walk: the add's sequence number names its steps. */
-struct kc_run {
-	unsigned int gen;
-};
-
 /* The set kept from add to remove. */
 struct kc_dev {
 	unsigned int gen;
@@ -89,8 +90,7 @@ struct kc_dev {
 	struct ib_qp *qp;
 };
 
-static void kc_line(const char *fmt, ...) __printf(1, 2);
-static void kc_line(const char *fmt, ...)
+void kc_line(const char *fmt, ...)
 {
 	char buf[256];
 	va_list ap;
@@ -121,8 +121,7 @@ static unsigned int kc_count(unsigned int *counter)
 }
 
 /* kc_ok: one step's result (diag: why it failed); returns @ok. */
-static bool kc_ok(struct kc_run *r, bool ok, const char *step, const char *fmt, ...) __printf(4, 5);
-static bool kc_ok(struct kc_run *r, bool ok, const char *step, const char *fmt, ...)
+bool kc_ok(struct kc_run *r, bool ok, const char *step, const char *fmt, ...)
 {
 	unsigned int no = kc_count(ok ? &kc_pass : &kc_fail);
 	char diag[192];
@@ -145,7 +144,7 @@ static void kc_skip_step(struct kc_run *r, const char *step, const char *why)
 }
 
 /* kc_op: the device has op @name (@present); a failed step @step otherwise. */
-static bool kc_op(struct kc_run *r, const void *present, const char *step, const char *name)
+bool kc_op(struct kc_run *r, const void *present, const char *step, const char *name)
 {
 	return present || kc_ok(r, false, step, "device has no %s", name);
 }
@@ -179,7 +178,7 @@ static void kc_cq_comp(struct ib_cq *cq, void *ctx)
 {
 }
 
-static void kc_event(struct ib_event *ev, void *ctx)
+void kc_event(struct ib_event *ev, void *ctx)
 {
 	bool srq = ev->event == IB_EVENT_SRQ_ERR || ev->event == IB_EVENT_SRQ_LIMIT_REACHED;
 	unsigned long flags;
@@ -259,8 +258,8 @@ static bool kc_query(struct kc_run *r, struct ib_qp *qp, const char *step, struc
 }
 
 /* kc_modify: ib_modify_qp, step @step expects @want (0 or a -errno). */
-static bool kc_modify(struct kc_run *r, struct ib_qp *qp, const char *step,
-		      struct ib_qp_attr *a, int mask, int want)
+bool kc_modify(struct kc_run *r, struct ib_qp *qp, const char *step,
+	       struct ib_qp_attr *a, int mask, int want)
 {
 	int err;
 
@@ -696,6 +695,7 @@ static int kc_add(struct ib_device *dev)
 		kc_line("# %u.port %u lid 0x%x active_mtu %d comp_vectors %d", r.gen, port,
 			pa.lid, pa.active_mtu, dev->num_comp_vectors);
 		kc_walk(&r, dev, port, &pa);
+		kc_traffic(&r, dev, port, &pa);
 		kc_hold(&r, d, dev, port, &pa);
 	}
 	ib_set_client_data(dev, &kc_client, d);

@@ -1,0 +1,167 @@
+# Helpers of the data-path traffic scenario (tests/scenarios-ib/93-dp-traffic.sh;
+# sourced after lib.sh, defines functions only): rdma-core's example programs and
+# perftest run as a server and a client process in the guest, each pair one case with
+# a timeout, and the emulator's own data-path counters read around each run.
+#
+# Every run is one check named CASE (its output, both sides, printed when it fails and
+# kept in $DP_OUT/CASE.server and .client), plus CASE.bytes where the emulator's
+# counters are compared with what the run moved. The case names are stable: the
+# scenario holds them to tests/guest/cases/dp-traffic.cases.
+DP_OUT=/tmp/dp
+# Each run's limit (s): a run that needs more under TCG is hung (measured runs are
+# seconds each; no completion ever comes without a data path, so the limit is what a
+# run costs there).
+DP_TIMEOUT=${DP_TIMEOUT:-90}
+# The server listens on the loopback interface; the client connects to it by name.
+DP_HOST=${DP_HOST:-localhost}
+# TCP ports: each run its own, so a server that outlived its run cannot answer the next.
+DP_TCP_PORT=${DP_TCP_PORT:-18600}
+
+# dp_tools_present CASE PROG...: a check that every PROG is installed (a missing tool
+# is a failure naming it, not a skip).
+dp_tools_present() {
+	_c=$1; shift
+	_miss=""
+	for _t; do command -v "$_t" >/dev/null 2>&1 || _miss="$_miss $_t"; done
+	if [ -z "$_miss" ]; then pass "$_c"; else fail "$_c" "not installed:$_miss"; fi
+}
+
+# dp_listening PORT: a TCP socket listens on PORT (IPv4 or IPv6), read from /proc.
+dp_listening() {
+	_hex=$(printf '%04X' "$1")
+	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v p=":$_hex" '
+		{ n = length($2) } substr($2, n - 4) == p && $4 == "0A" { f = 1 } END { exit !f }'
+}
+
+# dp_counters I: the emulator I's data-path counters as one line of words
+# "key=value" (0 for an opcode never executed), from one `stats` request read by
+# Python (one process, ~1 s under TCG; eleven plain `get` requests cost ~3 s, each
+# building the whole stats reply). Keys: wqes bytes (stats dp send: WQEs executed,
+# payload bytes sent or requested), op08 op0a op10 op11 op12 (WQEs per PRM opcode:
+# RDMA_WRITE, SEND, RDMA_READ, ATOMIC_CS, ATOMIC_FA), errors malformed (error CQEs,
+# malformed WQEs), scattered (stats dp recv: bytes scattered into receive WQEs),
+# violations. Fails (and says why) if the emulator has no data-path counters.
+dp_counters() {
+	emuctl_n "$1" '{"cmd":"stats"}' | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+try:
+    s, r = d["dp"]["send"], d["dp"]["recv"]
+    w = ["%s=%d" % (k, s[k]) for k in ("wqes", "bytes", "errors", "malformed")]
+    w += ["op%s=%d" % (o, s["per_opcode"].get("0x" + o, 0)) for o in ("08", "0a", "10", "11", "12")]
+    w += ["scattered=%d" % r["scattered"], "violations=%d" % d["violations"]]
+except (KeyError, TypeError) as e:
+    sys.exit("dp_counters: no data-path counter %s in the stats" % e)
+print(" ".join(w))
+'
+}
+# dp_delta BEFORE AFTER KEY: AFTER's KEY minus BEFORE's (counter lines of dp_counters).
+dp_delta() {
+	_b=$(echo "$1" | tr ' ' '\n' | sed -n "s/^$3=//p")
+	_a=$(echo "$2" | tr ' ' '\n' | sed -n "s/^$3=//p")
+	echo $((${_a:-0} - ${_b:-0}))
+}
+
+# dp_pair CASE PROG SERVER_ARGS CLIENT_ARGS [OKPAT]: PROG as a server (SERVER_ARGS) and a
+# client (CLIENT_ARGS, then DP_HOST), both under DP_TIMEOUT, on a TCP port of their
+# own. The check CASE passes when both exit 0, neither printed "invalid data" (the
+# example programs' validation with -c prints it and still exits 0) and, if OKPAT is
+# given, the client's output matches it (grep -E). Both outputs stay in
+# $DP_OUT/CASE.{server,client}; on failure their last lines are printed. Sets
+# DP_SECS (the run's seconds) and DP_RAN (1 if the client ran).
+dp_pair() {
+	_c=$1 _prog=$2 _sa=$3 _ca=$4 _pat=${5:-}
+	DP_RAN=0 DP_SECS=0
+	mkdir -p "$DP_OUT"
+	if ! command -v "$_prog" >/dev/null 2>&1; then
+		fail "$_c" "$_prog not installed"
+		return 1
+	fi
+	DP_TCP_PORT=$((DP_TCP_PORT + 1))
+	_t0=$(now_ms)
+	# shellcheck disable=SC2086 # the argument lists split on purpose
+	timeout "$DP_TIMEOUT" $_prog $_sa -p $DP_TCP_PORT >"$DP_OUT/$_c.server" 2>&1 &
+	_spid=$!
+	_i=0
+	while ! dp_listening $DP_TCP_PORT && kill -0 $_spid 2>/dev/null && [ $_i -lt 600 ]; do
+		sleep 0.1; _i=$((_i + 1))
+	done
+	if ! dp_listening $DP_TCP_PORT; then
+		kill $_spid 2>/dev/null
+		wait $_spid
+		_src=$?
+		DP_SECS=$((($(now_ms) - _t0) / 1000))
+		fail "$_c" "server never listened on TCP $DP_TCP_PORT (status $_src): $(tail -n 3 "$DP_OUT/$_c.server" | tr '\n' ' ')"
+		return 1
+	fi
+	DP_RAN=1
+	# shellcheck disable=SC2086
+	timeout "$DP_TIMEOUT" $_prog $_ca -p $DP_TCP_PORT "$DP_HOST" >"$DP_OUT/$_c.client" 2>&1
+	_crc=$?
+	# A client that failed leaves the server waiting: end it rather than wait its limit.
+	[ $_crc = 0 ] || kill $_spid 2>/dev/null
+	wait $_spid
+	_src=$?
+	DP_SECS=$((($(now_ms) - _t0) / 1000))
+	echo "dp: $_c server=$_src client=$_crc secs=$DP_SECS"
+	_why=""
+	[ $_src = 0 ] || _why="$_why server exit $_src$([ $_src = 124 ] && echo ' (timeout)');"
+	[ $_crc = 0 ] || _why="$_why client exit $_crc$([ $_crc = 124 ] && echo ' (timeout)');"
+	grep -q 'invalid data' "$DP_OUT/$_c.server" "$DP_OUT/$_c.client" && _why="$_why invalid data reported;"
+	if [ -n "$_pat" ] && ! grep -q -E "$_pat" "$DP_OUT/$_c.client"; then
+		_why="$_why client output lacks /$_pat/;"
+	fi
+	if [ -z "$_why" ]; then
+		pass "$_c"
+		return 0
+	fi
+	echo "---- $_c server (last lines) ----"; tail -n 25 "$DP_OUT/$_c.server"
+	echo "---- $_c client (last lines) ----"; tail -n 25 "$DP_OUT/$_c.client"
+	_why=${_why# }
+	fail "$_c" "${_why%;}"
+	return 1
+}
+
+# dp_bytes_check CASE BEFORE AFTER KEY MIN [KEY MIN ...]: the check CASE.bytes passes
+# when each counter KEY grew by at least MIN between the counter lines BEFORE and
+# AFTER (dp_counters of one emulator, or the sums dp_sum made), and errors,
+# malformed and violations did not grow at all. BEFORE or AFTER empty (no counters)
+# fails.
+dp_bytes_check() {
+	_c=$1 _b=$2 _a=$3
+	shift 3
+	if [ -z "$_b" ] || [ -z "$_a" ]; then
+		fail "$_c.bytes" "no data-path counters from the emulator"
+		return 1
+	fi
+	_why="" _seen=""
+	while [ $# -ge 2 ]; do
+		_d=$(dp_delta "$_b" "$_a" "$1")
+		_seen="$_seen $1+$_d"
+		[ "$_d" -ge "$2" ] || _why="$_why $1 grew by $_d, want >= $2;"
+		shift 2
+	done
+	for _k in errors malformed violations; do
+		_d=$(dp_delta "$_b" "$_a" $_k)
+		[ "$_d" = 0 ] || _why="$_why $_k grew by $_d;"
+	done
+	echo "dp: $_c counters:$_seen"
+	_why=${_why# }
+	if [ -z "$_why" ]; then pass "$_c.bytes"; else fail "$_c.bytes" "${_why%;}"; fi
+}
+
+# dp_sum LINE LINE: the sum of two counter lines, key by key (two emulators).
+dp_sum() {
+	[ -n "$1" ] && [ -n "$2" ] || return 0
+	for _k in wqes bytes errors malformed op08 op0a op10 op11 op12 scattered violations; do
+		printf '%s=%s ' $_k $(($(dp_delta "" "$1" $_k) + $(dp_delta "" "$2" $_k)))
+	done
+	echo
+}
+
+# dp_perf_moved CASE: "BYTES ITERS" from perftest's result row in the client output
+# (the first row of numbers under its "#bytes #iterations ..." header); empty if none.
+dp_perf_moved() {
+	awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { print $1, $2; exit }' \
+		"$DP_OUT/$1.client"
+}
