@@ -590,3 +590,21 @@ fn clear_injections_and_reset_drop_the_rules() {
         assert_eq!(ctl(&p.d, bad.clone())["ok"], false, "{bad}");
     }
 }
+
+#[test]
+fn a_rule_without_a_target_hits_the_first_occasion_anywhere() {
+    let mut p = pair();
+    ok(ctl(&p.d, json!({"cmd": "dp_fault", "fault": "wqe_dma"})));
+    // B's fetch comes first: the rule is spent there, A is untouched.
+    post(&p.d, &mut p.b, opcode::NOP, true, &[]);
+    let s = scqe(&p.d, &mut p.b).expect("B's error CQE");
+    assert_eq!(fields(&s).1, vals::SYNDROME_LOCAL_QP_OP_ERR);
+    assert_eq!(state_of(&p.d, p.b.qpn), state::ERR);
+    p.nop();
+    assert_eq!(
+        fields(&scqe(&p.d, &mut p.a).expect("A's CQE")).0,
+        vals::CQE_REQ
+    );
+    assert_eq!(state_of(&p.d, p.a.qpn), state::RTS);
+    assert_eq!(faults(&p.d)["rules"][0]["target"], "any");
+}
