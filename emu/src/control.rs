@@ -15,7 +15,12 @@
 //!   `"value"`); `count` omitted = every time.
 //! - `{"cmd":"strict","rule":NAME,"on":B}`: a strict check without PRM source
 //!   ([`crate::fw::strict::Strict`]), until the next reset.
-//! - `{"cmd":"clear_injections"}`
+//! - `{"cmd":"dp_fault","fault":F,"qpn":N|"cqn":N,"count":C,"syndrome":S,"vendor":V}`:
+//!   the data path fails as hardware can, C times (default 1), on QP N, CQ N or (no
+//!   target) any: F one of `"cqe_error"` (+`syndrome`, default 0x02 local QP
+//!   operation, `vendor`), `"lost_cqe"`, `"cq_overrun"`, `"wqe_dma"`, `"rkey"` (see
+//!   [`crate::fw::dp::fault`]).
+//! - `{"cmd":"clear_injections"}`: command and data-path fault rules dropped.
 //! - `{"cmd":"health","syndrome":N,"ext_syndrome":N,"rfr":B,"severity":N}`: FW fatal
 //!   error (health counter stops).
 //! - `{"cmd":"stop_health_counter"}`, `{"cmd":"clear_health"}`
@@ -55,7 +60,7 @@
 //! - `{"cmd":"teardown_state","force":"fail"|"success","prepare_fast":"fail"|"success"}`:
 //!   TEARDOWN_HCA answers `state` FAIL for that profile.
 //! - `{"cmd":"reset"}`: function-level reset, and every knob of `init_seg`, `caps` and
-//!   `teardown_state` back to its default (the observations too), and the IB port to
+//!   `teardown_state` back to its default, the `dp_fault` rules dropped (the observations too), and the IB port to
 //!   its power-on configuration.
 
 use crate::device::Device;
@@ -438,8 +443,11 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
         "ledger" => crate::report::ledger(dev),
         "get" => get(dev, req),
         "inject" => inject(dev, req),
+        "dp_fault" => dp_fault(dev, req),
         "clear_injections" => {
-            dev.fw().inject.clear();
+            let mut fw = dev.fw();
+            fw.inject.clear();
+            fw.dp.faults.clear();
             json!({"ok": true})
         }
         "health" => {
@@ -509,6 +517,7 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             fw.objs.cost.objects_per_page = crate::fw::rsc::DEFAULT_OBJECTS_PER_PAGE;
             fw.knobs = crate::fw::FwKnobs::default();
             fw.observed = crate::fw::Observed::default();
+            fw.dp.faults.clear();
             drop(fw);
             crate::control_port::reset(dev);
             json!({"ok": true})
@@ -686,4 +695,46 @@ fn rsc_event(dev: &Device, req: &Value, qp: bool) -> Value {
         }
         Err(e) => err(e),
     }
+}
+
+/// `dp_fault`: see the module doc.
+fn dp_fault(dev: &Device, req: &Value) -> Value {
+    use crate::fw::dp::fault::{DpFaultKind, FaultTarget};
+    let byte = |k: &str| -> Result<Option<u8>, String> {
+        match req.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => num(v)
+                .and_then(|n| u8::try_from(n).ok())
+                .map(Some)
+                .ok_or_else(|| format!("bad {k}: {v} (0..255)")),
+        }
+    };
+    let (syndrome, vendor) = match (byte("syndrome"), byte("vendor")) {
+        (Ok(s), Ok(v)) => (s, v),
+        (Err(e), _) | (_, Err(e)) => return err(e),
+    };
+    let name = req.get("fault").and_then(Value::as_str).unwrap_or("");
+    let Some(kind) = DpFaultKind::from_name(name, syndrome, vendor) else {
+        return err(format!(
+            "dp_fault needs \"fault\": one of {:?}",
+            DpFaultKind::NAMES
+        ));
+    };
+    let n = |k: &str| req.get(k).and_then(num).and_then(|n| u32::try_from(n).ok());
+    let target = match (n("qpn"), n("cqn")) {
+        (Some(_), Some(_)) => return err("dp_fault takes \"qpn\" or \"cqn\", not both"),
+        (Some(q), None) => FaultTarget::Qp(q),
+        (None, Some(c)) => FaultTarget::Cq(c),
+        (None, None) => FaultTarget::Any,
+    };
+    // A QP's WQE fetch and responder have no CQ to match (a CQ fault may name the QP
+    // whose CQE it hits).
+    if matches!(kind, DpFaultKind::WqeDma | DpFaultKind::RkeyViolation)
+        && matches!(target, FaultTarget::Cq(_))
+    {
+        return err(format!("{name} applies to a QP (\"qpn\")"));
+    }
+    let count = n("count").unwrap_or(1);
+    dev.fw().dp.faults.add(kind, target, count);
+    json!({"ok": true})
 }

@@ -10,6 +10,7 @@
 //! Rules and sources: emu/README.md, "Data path" → "Completions".
 
 use super::super::{eq, Env, Firmware};
+use super::fault::CqeFault;
 use crate::ifc::caps::cmd_hca_cap as g;
 use crate::ifc::cq::cqc;
 use crate::ifc::eqe::{event_type, Eqe, EqeComp, EqeCqErr};
@@ -297,6 +298,22 @@ impl Firmware {
 
     /// Writes the CQE `d` into CQ `cqn` (see the module doc).
     pub fn cqe_post(&mut self, env: &Env<'_>, cqn: u32, d: &CqeDesc) -> CqPost {
+        // Faults on demand `lost_cqe` / `cqe_error` (dp/fault.rs): the CQE is not
+        // written (the device reports it written), or an error CQE is written instead
+        // and the QP goes to ERR.
+        match self.fault_cqe(cqn, d) {
+            CqeFault::None => self.cqe_write(env, cqn, d),
+            CqeFault::Lost => CqPost::Written,
+            CqeFault::Error(e) => {
+                let r = self.cqe_write(env, cqn, &e);
+                self.fault_cqe_done(env, e.qpn);
+                r
+            }
+        }
+    }
+
+    /// [`Self::cqe_post`] without the faults.
+    fn cqe_write(&mut self, env: &Env<'_>, cqn: u32, d: &CqeDesc) -> CqPost {
         let Some(cq) = self.objs.cqs.get(&cqn) else {
             self.dp.cqe.dma_errors += 1;
             self.stats.violation(format!(
@@ -323,7 +340,9 @@ impl Firmware {
         // Overrun (PRM CQ overrun): the entry to write still holds an unconsumed CQE,
         // unless the CQ ignores overrun (`cqc.oi`, upstream IB_CQ_FLAGS_IGNORE_OVERRUN).
         let oi = cqc::OI.raw().get(&cq.ctx).unwrap_or(0) != 0;
-        if used >= nent && !oi {
+        // Fault on demand `cq_overrun` (dp/fault.rs): the consumer index taken as not
+        // advanced, the CQ full.
+        if !oi && (used >= nent || self.dp.faults.cq_overrun(d.qpn, cqn)) {
             self.dp.cqe.overruns += 1;
             // Not a protocol violation: an application that does not poll its CQ
             // causes it as much as a driver; the event reports it.

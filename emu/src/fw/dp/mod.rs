@@ -18,8 +18,10 @@
 //! - [`recv`]: receive WQEs (receive queues, SRQs, XRC SRQs) and the responder side
 //! - [`cqe`]: CQE writing, completion events, CQ overrun
 //! - [`wire`]: the link to a peer device
+//! - [`fault`]: data-path faults on demand (control socket `dp_fault`)
 
 pub mod cqe;
+pub mod fault;
 pub mod packet;
 pub mod recv;
 pub mod send;
@@ -42,4 +44,6 @@ pub struct DataPath {
     pub cqe: cqe::CqePath,
     /// Link to the peer device.
     pub wire: wire::WireState,
+    /// Faults on demand (control socket).
+    pub faults: fault::DpFaults,
 }

@@ -280,14 +280,23 @@ impl Firmware {
             }
             n += 1;
             let t0 = Instant::now();
-            let w = match self.sq_fetch(env, &l, qpn, ctr, kind) {
+            // Fault on demand `wqe_dma` (dp/fault.rs): this WQE's fetch fails as an
+            // IOMMU / PCIe error would.
+            let fetched = if self.fault_wqe_dma(qpn, ctr) {
+                Err(None)
+            } else {
+                self.sq_fetch(env, &l, qpn, ctr, kind).map_err(Some)
+            };
+            let w = match fetched {
                 Ok(w) => w,
                 Err(msg) => {
                     // A WQE the device cannot parse: local QP operation error (PRM
                     // completion syndromes), the QP to error.
-                    self.dp.send.malformed += 1;
-                    self.stats
-                        .violation(format!("QP {qpn} send WQE {ctr}: {msg}"));
+                    if let Some(msg) = &msg {
+                        self.dp.send.malformed += 1;
+                        self.stats
+                            .violation(format!("QP {qpn} send WQE {ctr}: {msg}"));
+                    }
                     let bbs = 1;
                     self.sq_push(
                         qpn,
@@ -306,6 +315,10 @@ impl Firmware {
                         bbs,
                     );
                     self.sq_complete(env, qpn);
+                    if msg.is_none() {
+                        // ... and the injected fetch error raises WQ_CATAS_ERROR.
+                        self.fault_wqe_dma_event(env, qpn);
+                    }
                     break;
                 }
             };

@@ -23,7 +23,7 @@ use super::packet::{Body, Grh, Header, Nak, Packet, SendKind};
 use super::recv::RecvTake;
 use super::send::Status;
 use super::wqe::{atomic_apply, AtomicArgs, QpKind};
-use super::xlate::Access;
+use super::xlate::{Access, XlateError};
 use crate::ifc::caps::atomic_caps as at;
 use crate::ifc::eqe::event_type;
 use crate::ifc::qp::{ads, qpc};
@@ -365,6 +365,16 @@ impl Firmware {
         }
         let reliable = kind == QpKind::Rc || kind == QpKind::XrcIni;
         let answer = self.execute_request(env, qpn, &p, dgram);
+        // A receive completion that failed (fault `cqe_error`, dp/fault.rs) left the QP
+        // in ERR: instead of the ACK it answers NAK remote operational error (the IBTA
+        // NAK code for an error local to the responder that kept it from completing
+        // the request).
+        let answer = match answer {
+            Answer::Ack(_) if self.objs.qps.get(&qpn).map(|q| q.state) == Some(state::ERR) => {
+                Answer::Nak(psn, Nak::RemoteOp)
+            }
+            a => a,
+        };
         let r = &mut self.objs.qps.get_mut(&qpn).expect("QP").dp_send.resp;
         match &answer {
             Answer::Nak(_, Nak::Rnr { .. }) | Answer::Nak(_, Nak::PsnSeq) | Answer::None => {
@@ -451,6 +461,10 @@ impl Firmware {
         if len == 0 {
             // A zero-length RDMA access checks no key (IBTA 9.7.4.1.3 / 9.4.5).
             return Ok(Vec::new());
+        }
+        // Fault on demand `rkey` (dp/fault.rs): refused as a key violation.
+        if self.fault_rkey(qpn, rkey) {
+            return Err(Nak::RemoteAccess);
         }
         // A key bound to one QP (a type 2 memory window) serves that QP only (dpmem
         // `translate_for`).
@@ -545,15 +559,22 @@ impl Firmware {
                 }
                 // The key first: a violation writes nothing and consumes no receive.
                 if !payload.is_empty() {
-                    if let Err(e) = self.translate_for(
-                        env,
-                        *rkey,
-                        *va,
-                        payload.len() as u64,
-                        Access::REMOTE_WRITE,
-                        pd,
-                        Some(qpn),
-                    ) {
+                    // Fault on demand `rkey` (dp/fault.rs): refused as a key violation.
+                    let checked = if self.fault_rkey(qpn, *rkey) {
+                        Err(XlateError::Access)
+                    } else {
+                        self.translate_for(
+                            env,
+                            *rkey,
+                            *va,
+                            payload.len() as u64,
+                            Access::REMOTE_WRITE,
+                            pd,
+                            Some(qpn),
+                        )
+                        .map(|_| ())
+                    };
+                    if let Err(e) = checked {
                         log::debug!("QP {qpn} WRITE rkey {rkey:#x}: {e:?}");
                         self.responder_error(env, qpn, true);
                         return Answer::Nak(psn, Nak::RemoteAccess);
