@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Guest helper of scenario 93: device faults on the data path under upstream mlx5_ib.
+"""Guest helper of scenario 94: device faults on the data path under upstream mlx5_ib.
 
   dp-faults.py IBDEV    for each fault of the emulator's control request `dp_fault`
                         (emu/README.md "Faults on demand"), a fresh pair of RC QPs
