@@ -177,6 +177,7 @@ pub fn stats(dev: &Device) -> Value {
             "cqes": fw.dp.cqe.report(),
             "recv": fw.dp.recv.report(),
             "wire": fw.dp.wire.report(),
+            "mad": fw.dp.mad.report(),
             "doorbells": dev.doorbells.report(),
         },
         "dma_errors": fw.stats.dma_errors,

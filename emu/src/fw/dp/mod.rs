@@ -18,8 +18,10 @@
 //! - [`recv`]: receive WQEs (receive queues, SRQs, XRC SRQs) and the responder side
 //! - [`cqe`]: CQE writing, completion events, CQ overrun
 //! - [`wire`]: the link to a peer device
+//! - [`mad`]: the MAD QPs (QP0 / QP1) at the port: the SMA / PMA, the port counters
 
 pub mod cqe;
+pub mod mad;
 pub mod packet;
 pub mod recv;
 pub mod send;
@@ -42,4 +44,6 @@ pub struct DataPath {
     pub cqe: cqe::CqePath,
     /// Link to the peer device.
     pub wire: wire::WireState,
+    /// MAD QPs and the port's counters.
+    pub mad: mad::MadPath,
 }
