@@ -829,7 +829,7 @@ impl Firmware {
         let cqn = qp.cqn_snd;
         let pending: Vec<Pending> = qp.dp_send.pending.drain(..).collect();
         for p in pending {
-            self.flush_one(env, qpn, cqn, p.opcode, p.wqe_counter);
+            self.flush_one(env, qpn, cqn, p.wqe_counter);
         }
         let no_sq = self
             .objs
@@ -856,22 +856,22 @@ impl Firmware {
                     break;
                 }
             };
-            let Ok((ctrl, ds)) = wqe::ctrl_of(&first) else {
+            let Ok((_, ds)) = wqe::ctrl_of(&first) else {
                 self.stats
                     .violation(format!("QP {qpn}: flushed send WQE {ctr} has ds 0"));
                 break;
             };
             let bbs = (ds * vals::SEND_WQE_DS).div_ceil(vals::SEND_WQE_BB) as u16;
-            self.flush_one(env, qpn, cqn, ctrl.opmod_idx_opcode.get() as u8, ctr);
+            self.flush_one(env, qpn, cqn, ctr);
             if let Some(qp) = self.objs.qps.get_mut(&qpn) {
                 qp.sq_consumed = ctr.wrapping_add(bbs);
             }
         }
     }
 
-    fn flush_one(&mut self, env: &Env<'_>, qpn: u32, cqn: Option<u32>, opc: u8, ctr: u16) {
+    fn flush_one(&mut self, env: &Env<'_>, qpn: u32, cqn: Option<u32>, ctr: u16) {
         self.dp.send.flushed += 1;
-        let mut d = CqeDesc::new(
+        let d = CqeDesc::new(
             CqeOp::ReqErr {
                 syndrome: vals::SYNDROME_WR_FLUSH_ERR,
                 vendor: 0,
@@ -879,8 +879,6 @@ impl Firmware {
             qpn,
             ctr,
         );
-        d.byte_cnt = 0;
-        let _ = opc;
         self.req_cqe(env, cqn, &d);
     }
 }

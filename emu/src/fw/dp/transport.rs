@@ -30,7 +30,6 @@ use crate::ifc::qp::{ads, qpc};
 use crate::ifc::wqe::{opcode, vals, WqeDataSeg};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
-use zerocopy::byteorder::big_endian::{U32, U64};
 
 /// Most packets handled in one pump (a bound on the work one doorbell causes; the
 /// rest stays queued for the next step).
@@ -326,7 +325,6 @@ impl Firmware {
         }
         let in_rtr = qp.state == state::RTR;
         let mtu = f(qpc::MTU.raw()) as u8;
-        let min_rnr = f(qpc::MIN_RNR_NAK.raw()) as u8;
         let next_rcv = f(qpc::NEXT_RCV_PSN.raw()) as u32;
         // Communication established: the first packet a connected QP receives in RTR
         // (IBTA 11.6.3.1, affiliated asynchronous event).
@@ -407,7 +405,6 @@ impl Firmware {
         if !reliable {
             return;
         }
-        let _ = min_rnr;
         match answer {
             Answer::None => {}
             Answer::Ack(ps) => self.respond(env, qpn, &p.hdr, Body::Ack, ps),
@@ -1116,7 +1113,7 @@ fn grh_bytes(g: Option<&Grh>, payload: usize) -> [u8; 40] {
         return b;
     };
     let vtf: u32 = (6 << 28) | (u32::from(g.tclass) << 20) | (g.flow_label & 0xf_ffff);
-    b[0..4].copy_from_slice(&U32::new(vtf).to_bytes());
+    b[0..4].copy_from_slice(&vtf.to_be_bytes());
     // PayLen: BTH + DETH + payload + ICRC (IBTA 8.3.1).
     let paylen = (12 + 8 + payload + 4).min(0xffff) as u16;
     b[4..6].copy_from_slice(&paylen.to_be_bytes());
@@ -1124,7 +1121,6 @@ fn grh_bytes(g: Option<&Grh>, payload: usize) -> [u8; 40] {
     b[7] = g.hop_limit;
     b[8..24].copy_from_slice(&g.sgid);
     b[24..40].copy_from_slice(&g.dgid);
-    let _ = U64::new(0);
     b
 }
 
