@@ -146,12 +146,18 @@ fn dseg(len: u32, lkey: u32, addr: u64) -> WqeDataSeg {
 /// segment, datagram segment (the AH's av, `remote_qpn | MLX5_EXTENDED_UD_AV`,
 /// `remote_qkey`), one data segment; signalled; one doorbell.
 fn post_mad(d: &Dev, q: &mut Qp, dlid: u16, dqpn: u32, qkey: u32, lkey: u32, addr: u64) {
+    post_len(d, q, (dlid, dqpn, qkey), lkey, addr, 256);
+}
+
+/// [`post_mad`] with a message of `len` bytes; `to` = (DLID, QPN, Q_Key).
+fn post_len(d: &Dev, q: &mut Qp, to: (u16, u32, u32), lkey: u32, addr: u64, len: u32) {
+    let (dlid, dqpn, qkey) = to;
     let mut g = WqeDatagramSeg::default();
     g.av.rlid.set(dlid);
     g.av.dqp_dct.set(dqpn | vals::EXTENDED_UD_AV);
     g.av.key[0..4].copy_from_slice(&qkey.to_be_bytes());
     let mut segs = g.as_bytes().to_vec();
-    segs.extend_from_slice(dseg(256, lkey, addr).as_bytes());
+    segs.extend_from_slice(dseg(len, lkey, addr).as_bytes());
     let ds = (16 + segs.len()).div_ceil(16);
     let mut c = WqeCtrlSeg::default();
     c.opmod_idx_opcode
@@ -426,6 +432,49 @@ fn a_gsi_mad_of_another_class_reaches_the_qp1_receive_queue() {
     assert_eq!(read(&d, buf + 1024 + 40, 256), req, "delivered unchanged");
     assert_eq!(d.h.dev.fw().dp.mad.pma, 0);
     no_violations(&d);
+}
+
+#[test]
+fn smp_responses_reach_the_host_qp0_and_short_agent_mads_are_dropped() {
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let mut q0 = mad_qp(&mut d, st::QP0, pd, 0);
+    let lid = d.h.dev.fw().ib_port.lid;
+    let (lk, buf) = mr(&mut d, pd);
+    // A SubnGetResp (what a subnet manager on this host waits for) is not for the SMA:
+    // it completes on the host's QP0 receive queue.
+    let resp = mad(
+        mgmt_class::SUBN_LID_ROUTED,
+        1,
+        method::GET_RESP,
+        smp_attr::NODE_INFO,
+        0,
+        3,
+    );
+    d.h.mem.write(buf, &resp).unwrap();
+    post_recv(&d, &mut q0, lk, buf + 1024);
+    post_mad(&d, &mut q0, lid, 0, IB_QP_SET_QKEY, lk, buf);
+    scqe(&d, &mut q0).expect("send completion");
+    let r = rcqe(&d, &mut q0).expect("the response on QP0's receive queue");
+    assert_mad_cqe(&r, 0, lid);
+    assert_eq!(read(&d, buf + 1024 + 40, 256), resp);
+    assert_eq!(d.h.dev.fw().dp.mad.sma, 0);
+    // A SubnGet of 128 bytes is no MAD (IBTA 13.4.2): dropped, nothing answers.
+    let req = mad(
+        mgmt_class::SUBN_LID_ROUTED,
+        1,
+        method::GET,
+        smp_attr::NODE_INFO,
+        0,
+        4,
+    );
+    d.h.mem.write(buf, &req).unwrap();
+    post_recv(&d, &mut q0, lk, buf + 1024);
+    post_len(&d, &mut q0, (lid, 0, IB_QP_SET_QKEY), lk, buf, 128);
+    scqe(&d, &mut q0).expect("send completion");
+    assert!(rcqe(&d, &mut q0).is_none(), "no answer");
+    let fw = d.h.dev.fw();
+    assert_eq!((fw.dp.mad.sma, fw.dp.mad.bad_size), (0, 1));
 }
 
 /// Two devices (LIDs 2 and 3) wired by a socket pair, both links up.
