@@ -258,8 +258,8 @@ impl Firmware {
 
     /// Sends an agent's response to the requester: from this port's QP0 / QP1 to the
     /// request's source LID and QP, with its P_Key and SL, the GRH reversed when the
-    /// request had one (IBTA 13.5.4.1, response to the request's source), Q_Key 0 /
-    /// QP1's.
+    /// request had one, Q_Key 0 / QP1's (as upstream's agents answer: core agent.c
+    /// `agent_send_response`, an AH from the receive completion).
     fn mad_reply(&mut self, env: &Env<'_>, req: &Header, payload: Vec<u8>) {
         let slid = if req.dlid == PERMISSIVE_LID {
             self.ib_port.lid
