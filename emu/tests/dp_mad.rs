@@ -1,7 +1,11 @@
 //! The MAD QPs carry real MADs: QP0 / QP1 created and moved to RTS through the real
 //! commands (st QP0 / QP1, as upstream mlx5_ib's qp.c creates its SMI and hardware GSI
 //! QPs), MADs posted as upstream's wr.c builds them (`handle_qpt_hw_gsi`: control
-//! segment, datagram segment `set_datagram_seg`, data segment). Expectations from the
+//! segment, datagram segment `set_datagram_seg`, data segment). Every MAD that passes
+//! the checks completes on the destination host's QP0 / QP1 receive queue, as on a
+//! ConnectX; where a test wants an answer it plays the host's MAD layer as upstream
+//! does (core mad.c `ib_mad_recv_done` → mlx5 mad.c `mlx5_ib_process_mad` → MAD_IFC,
+//! then core agent.c `agent_send_response` from the same QP). Expectations from the
 //! IBTA (SMA / PMA answers, Q_Key rules, PortCounters in 4-byte words) and from what
 //! upstream's cq.c reads from a receive CQE (source QPN, SLID, P_Key, GRH flag, byte
 //! count with the 40-byte GRH area).
@@ -12,7 +16,7 @@ mod verbs;
 
 use common::input;
 use mlx5_emu::fw::qp_state::st;
-use mlx5_emu::ifc::mad::{mad_status, method, mgmt_class, smp_attr};
+use mlx5_emu::ifc::mad::{mad_ifc_in, mad_ifc_out, mad_status, method, mgmt_class, smp_attr};
 use mlx5_emu::ifc::mkey::{create_mkey_in as cm, create_mkey_out, mkc};
 use mlx5_emu::ifc::opcodes::Opcode;
 use mlx5_emu::ifc::pma::pma_attr;
@@ -277,8 +281,49 @@ fn no_violations(d: &Dev) {
     assert_eq!(d.h.dev.fw().stats.violations, 0);
 }
 
+/// The source QPN of a receive CQE.
+fn src_qpn(c: &Cqe64) -> u32 {
+    c.flags_rqpn.get() & 0xff_ffff
+}
+
+/// Plays the host's MAD layer for an SMA / PMA request received at `at` (the CQE
+/// `c`), as upstream does: core mad.c `ib_mad_recv_done` gives the MAD to mlx5_ib's
+/// `mlx5_ib_process_mad`, which asks the firmware with MAD_IFC (port 1, `op_mod` 0: a
+/// receive completion is there, `mlx5_MAD_IFC`) and sets the direction bit of a
+/// directed-route answer; core agent.c `agent_send_response` then sends the answer
+/// from the same QP to the completion's source LID and QP (`ib_create_ah_from_wc`),
+/// remote Q_Key `IB_QP_SET_QKEY` (`ib_create_send_mad`). The answer is written at
+/// `out`; returns it.
+fn host_answers(d: &mut Dev, q: &mut Qp, c: &Cqe64, at: u64, lkey: u32, out: u64) -> Vec<u8> {
+    let req = read(d, at + 40, 256);
+    let mut inp = input(
+        mad_ifc_in::BYTES,
+        Opcode::MAD_IFC as u16,
+        0,
+        &[(mad_ifc_in::PORT.raw(), 1)],
+    );
+    mad_ifc_in::MAD
+        .raw()
+        .bytes_mut(&mut inp)
+        .unwrap()
+        .copy_from_slice(&req);
+    let o = d.h.ok(&inp, mad_ifc_out::BYTES);
+    let mut resp = mad_ifc_out::RESPONSE_MAD_PACKET
+        .raw()
+        .bytes(&o)
+        .unwrap()
+        .to_vec();
+    if req[1] == mgmt_class::SUBN_DIRECTED_ROUTE {
+        resp[4] |= 0x80; // status bit 15, mlx5 mad.c "set return bit"
+    }
+    d.h.mem.write(out, &resp).unwrap();
+    post_mad(d, q, c.slid.get(), src_qpn(c), IB_QP_SET_QKEY, lkey, out);
+    scqe(d, q).expect("the answer's send completion");
+    resp
+}
+
 #[test]
-fn subn_get_node_info_on_qp0_is_answered_by_the_sma() {
+fn subn_get_node_info_reaches_the_host_qp0_and_mad_ifc_answers_it() {
     let mut d = Dev::new();
     let pd = d.pd();
     let mut q0 = mad_qp(&mut d, st::QP0, pd, 0);
@@ -294,12 +339,20 @@ fn subn_get_node_info_on_qp0_is_answered_by_the_sma() {
     );
     d.h.mem.write(buf, &req).unwrap();
     post_recv(&d, &mut q0, lk, buf + 1024);
+    post_recv(&d, &mut q0, lk, buf + 2048);
     post_mad(&d, &mut q0, lid, 0, IB_QP_SET_QKEY, lk, buf);
     let s = scqe(&d, &mut q0).expect("send completion");
     assert_eq!(s.op_own >> 4, vals::CQE_REQ);
-    let r = rcqe(&d, &mut q0).expect("the SMA's answer on QP0's receive queue");
+    // The device does not answer: the request completes on the host's QP0.
+    let r = rcqe(&d, &mut q0).expect("the SubnGet on QP0's receive queue");
     assert_mad_cqe(&r, 0, lid);
-    let resp = read(&d, buf + 1024 + 40, 256);
+    assert_eq!(read(&d, buf + 1024 + 40, 256), req, "delivered unchanged");
+    assert!(rcqe(&d, &mut q0).is_none(), "no answer from the device");
+    // The host answers through MAD_IFC; the requester receives the GetResp.
+    host_answers(&mut d, &mut q0, &r, buf + 1024, lk, buf + 3072);
+    let a = rcqe(&d, &mut q0).expect("the answer on QP0's receive queue");
+    assert_mad_cqe(&a, 0, lid);
+    let resp = read(&d, buf + 2048 + 40, 256);
     assert_eq!(resp[3], method::GET_RESP);
     assert_eq!(be16(&resp, 4), mad_status::SUCCESS);
     assert_eq!(be64(&resp, 8), 0x1234_5678_9abc, "transaction ID kept");
@@ -311,11 +364,45 @@ fn subn_get_node_info_on_qp0_is_answered_by_the_sma() {
     assert_eq!(ni[3], 1, "NumPorts");
     assert_eq!(be64(ni, 12), d.h.dev.fw().ib_port.node_guid);
     assert_eq!(ni[36], 1, "LocalPortNum");
-    assert_eq!(d.h.dev.fw().dp.mad.sma, 1);
-    assert!(
-        rcqe(&d, &mut q0).is_none(),
-        "the request itself is not delivered"
+    let fw = d.h.dev.fw();
+    assert_eq!((fw.dp.mad.to_qp0, fw.dp.mad.sma), (2, 0));
+    drop(fw);
+    no_violations(&d);
+}
+
+#[test]
+fn with_the_opt_in_knob_the_device_sma_answers_on_qp0() {
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let mut q0 = mad_qp(&mut d, st::QP0, pd, 0);
+    let lid = d.h.dev.fw().ib_port.lid;
+    let (lk, buf) = mr(&mut d, pd);
+    d.h.dev.fw().ib_port.mad_agents_in_device = true;
+    let req = mad(
+        mgmt_class::SUBN_LID_ROUTED,
+        1,
+        method::GET,
+        smp_attr::NODE_INFO,
+        0,
+        0x77,
     );
+    d.h.mem.write(buf, &req).unwrap();
+    post_recv(&d, &mut q0, lk, buf + 1024);
+    post_mad(&d, &mut q0, lid, 0, IB_QP_SET_QKEY, lk, buf);
+    scqe(&d, &mut q0).expect("send completion");
+    let r = rcqe(&d, &mut q0).expect("the device SMA's answer");
+    assert_mad_cqe(&r, 0, lid);
+    let resp = read(&d, buf + 1024 + 40, 256);
+    assert_eq!(resp[3], method::GET_RESP);
+    assert_eq!(be64(&resp[64..], 12), d.h.dev.fw().ib_port.node_guid);
+    assert!(rcqe(&d, &mut q0).is_none(), "the request is not delivered");
+    let fw = d.h.dev.fw();
+    assert_eq!(
+        (fw.dp.mad.sma, fw.dp.mad.to_qp0),
+        (1, 1),
+        "the answer went to QP0"
+    );
+    drop(fw);
     no_violations(&d);
 }
 
@@ -327,51 +414,65 @@ fn port_counters(resp: &[u8]) -> [u32; 4] {
 }
 
 #[test]
-fn pma_port_counters_on_qp1_count_the_traffic() {
+fn pma_port_counters_through_mad_ifc_count_the_qp1_traffic() {
     let mut d = Dev::new();
     let pd = d.pd();
     let mut q1 = mad_qp(&mut d, st::QP1, pd, QP1_QKEY);
     let lid = d.h.dev.fw().ib_port.lid;
     let (lk, buf) = mr(&mut d, pd);
-    let get = |d: &Dev, q1: &mut Qp, meth: u8, attr: u16, select: u16| {
+    let get = |d: &mut Dev, q1: &mut Qp, meth: u8, attr: u16, select: u16| {
         let mut req = mad(mgmt_class::PERF_MGMT, 1, meth, attr, 0, 7);
         req[64 + 1] = 1; // PortSelect
         req[64 + 2..64 + 4].copy_from_slice(&select.to_be_bytes());
         d.h.mem.write(buf, &req).unwrap();
         post_recv(d, q1, lk, buf + 1024);
+        post_recv(d, q1, lk, buf + 2048);
         post_mad(d, q1, lid, 1, IB_QP_SET_QKEY, lk, buf);
         scqe(d, q1).expect("send completion");
-        let r = rcqe(d, q1).expect("the PMA's answer on QP1's receive queue");
+        let r = rcqe(d, q1).expect("the PerfMgmt request on QP1's receive queue");
         assert_mad_cqe(&r, 1, lid);
-        let resp = read(d, buf + 1024 + 40, 256);
+        assert_eq!(read(d, buf + 1024 + 40, 256), req, "delivered unchanged");
+        let sent = host_answers(d, q1, &r, buf + 1024, lk, buf + 3072);
+        let a = rcqe(d, q1).expect("the PMA's answer on QP1's receive queue");
+        assert_mad_cqe(&a, 1, lid);
+        let resp = read(d, buf + 2048 + 40, 256);
+        assert_eq!(resp, sent, "the host's answer arrives unchanged");
         assert_eq!(resp[3], method::GET_RESP);
         assert_eq!(be16(&resp, 4), mad_status::SUCCESS);
         resp
     };
     // One MAD packet on the link: LRH 8 + BTH 12 + DETH 8 + MAD 256 + ICRC 4 = 288
     // octets = 72 words. The port loops its own traffic back: each packet is sent
-    // and received. When the PMA answers the first Get, the request has crossed.
-    let r = get(&d, &mut q1, method::GET, pma_attr::PORT_COUNTERS, 0);
+    // and received. When MAD_IFC answers the first Get, the request has crossed.
+    let r = get(&mut d, &mut q1, method::GET, pma_attr::PORT_COUNTERS, 0);
     assert_eq!(port_counters(&r), [72, 72, 1, 1]);
     // Then the answer and a second request.
-    let r = get(&d, &mut q1, method::GET, pma_attr::PORT_COUNTERS, 0);
+    let r = get(&mut d, &mut q1, method::GET, pma_attr::PORT_COUNTERS, 0);
     assert_eq!(port_counters(&r), [216, 216, 3, 3]);
     // Set clears the counters CounterSelect names (all four here).
-    let r = get(&d, &mut q1, method::SET, pma_attr::PORT_COUNTERS, 0xf000);
+    let r = get(
+        &mut d,
+        &mut q1,
+        method::SET,
+        pma_attr::PORT_COUNTERS,
+        0xf000,
+    );
     assert_eq!(port_counters(&r), [0, 0, 0, 0]);
     // PortCountersExtended (IBTA 16.1.4.11): 64-bit counters at data bytes 8..40.
-    let r = get(&d, &mut q1, method::GET, pma_attr::PORT_COUNTERS_EXT, 0);
+    let r = get(&mut d, &mut q1, method::GET, pma_attr::PORT_COUNTERS_EXT, 0);
     let c = &r[64..];
     assert_eq!(
         [be64(c, 8), be64(c, 16), be64(c, 24), be64(c, 32)],
         [144, 144, 2, 2]
     );
-    assert_eq!(d.h.dev.fw().dp.mad.pma, 4);
+    let fw = d.h.dev.fw();
+    assert_eq!((fw.dp.mad.to_qp1, fw.dp.mad.pma), (8, 0));
+    drop(fw);
     no_violations(&d);
 }
 
 #[test]
-fn directed_route_hop_zero_is_answered_by_the_local_sma() {
+fn directed_route_hop_zero_loops_back_to_the_own_qp0() {
     let mut d = Dev::new();
     let pd = d.pd();
     let mut q0 = mad_qp(&mut d, st::QP0, pd, 0);
@@ -391,12 +492,22 @@ fn directed_route_hop_zero_is_answered_by_the_local_sma() {
     req[34..36].copy_from_slice(&PERMISSIVE.to_be_bytes());
     d.h.mem.write(buf, &req).unwrap();
     post_recv(&d, &mut q0, lk, buf + 1024);
+    post_recv(&d, &mut q0, lk, buf + 2048);
     post_mad(&d, &mut q0, PERMISSIVE, 0, IB_QP_SET_QKEY, lk, buf);
     scqe(&d, &mut q0).expect("send completion");
-    let r = rcqe(&d, &mut q0).expect("the local SMA's answer");
-    assert_eq!(r.flags_rqpn.get() & 0xff_ffff, 0);
-    assert_eq!(r.byte_cnt.get(), RECV_BYTES);
-    let resp = read(&d, buf + 1024 + 40, 256);
+    let r = rcqe(&d, &mut q0).expect("the SMP on this port's own QP0");
+    assert_mad_cqe(&r, 0, lid);
+    assert_eq!(
+        read(&d, buf + 1024 + 40, 256),
+        req,
+        "delivered unchanged: no direction bit from the device"
+    );
+    // The host answers (MAD_IFC, direction bit set by the host); hop count 0 again:
+    // back to this port.
+    host_answers(&mut d, &mut q0, &r, buf + 1024, lk, buf + 3072);
+    let a = rcqe(&d, &mut q0).expect("the answer on QP0");
+    assert_eq!(src_qpn(&a), 0);
+    let resp = read(&d, buf + 2048 + 40, 256);
     assert_eq!(resp[1], mgmt_class::SUBN_DIRECTED_ROUTE);
     assert_eq!(resp[3], method::GET_RESP);
     assert_eq!(
@@ -407,8 +518,10 @@ fn directed_route_hop_zero_is_answered_by_the_local_sma() {
     // PortInfo LID (IBTA 14.2.5.6, data bytes 16..18).
     assert_eq!(be16(&resp[64..], 16), lid);
     let st = mlx5_emu::report::stats(&d.h.dev);
+    let t = &st["dp"]["send"]["transport"];
     assert_eq!(
-        st["dp"]["send"]["transport"]["no_route"], 0,
+        (&t["no_route"], &t["to_wire"]),
+        (&0.into(), &0.into()),
         "not on the link"
     );
     no_violations(&d);
@@ -421,7 +534,7 @@ fn a_gsi_mad_of_another_class_reaches_the_qp1_receive_queue() {
     let mut q1 = mad_qp(&mut d, st::QP1, pd, QP1_QKEY);
     let lid = d.h.dev.fw().ib_port.lid;
     let (lk, buf) = mr(&mut d, pd);
-    // SubnAdm (SA, class 0x03) Get: for the host's MAD agents, not the firmware.
+    // SubnAdm (SA, class 0x03) Get: for the host's MAD agents.
     let req = mad(0x03, 2, method::GET, 0x0035, 0, 11);
     d.h.mem.write(buf, &req).unwrap();
     post_recv(&d, &mut q1, lk, buf + 1024);
@@ -430,19 +543,19 @@ fn a_gsi_mad_of_another_class_reaches_the_qp1_receive_queue() {
     let r = rcqe(&d, &mut q1).expect("the SA MAD on QP1's receive queue");
     assert_mad_cqe(&r, 1, lid);
     assert_eq!(read(&d, buf + 1024 + 40, 256), req, "delivered unchanged");
-    assert_eq!(d.h.dev.fw().dp.mad.pma, 0);
+    assert_eq!(d.h.dev.fw().dp.mad.to_qp1, 1);
     no_violations(&d);
 }
 
 #[test]
-fn smp_responses_reach_the_host_qp0_and_short_agent_mads_are_dropped() {
+fn smp_responses_reach_the_host_qp0_and_short_mads_are_dropped() {
     let mut d = Dev::new();
     let pd = d.pd();
     let mut q0 = mad_qp(&mut d, st::QP0, pd, 0);
     let lid = d.h.dev.fw().ib_port.lid;
     let (lk, buf) = mr(&mut d, pd);
-    // A SubnGetResp (what a subnet manager on this host waits for) is not for the SMA:
-    // it completes on the host's QP0 receive queue.
+    // A SubnGetResp (what a subnet manager on this host waits for) completes on the
+    // host's QP0 receive queue.
     let resp = mad(
         mgmt_class::SUBN_LID_ROUTED,
         1,
@@ -458,8 +571,7 @@ fn smp_responses_reach_the_host_qp0_and_short_agent_mads_are_dropped() {
     let r = rcqe(&d, &mut q0).expect("the response on QP0's receive queue");
     assert_mad_cqe(&r, 0, lid);
     assert_eq!(read(&d, buf + 1024 + 40, 256), resp);
-    assert_eq!(d.h.dev.fw().dp.mad.sma, 0);
-    // A SubnGet of 128 bytes is no MAD (IBTA 13.4.2): dropped, nothing answers.
+    // A SubnGet of 128 bytes is no MAD (IBTA 13.4.2): dropped, nothing delivered.
     let req = mad(
         mgmt_class::SUBN_LID_ROUTED,
         1,
@@ -472,9 +584,9 @@ fn smp_responses_reach_the_host_qp0_and_short_agent_mads_are_dropped() {
     post_recv(&d, &mut q0, lk, buf + 1024);
     post_len(&d, &mut q0, (lid, 0, IB_QP_SET_QKEY), lk, buf, 128);
     scqe(&d, &mut q0).expect("send completion");
-    assert!(rcqe(&d, &mut q0).is_none(), "no answer");
+    assert!(rcqe(&d, &mut q0).is_none(), "not delivered");
     let fw = d.h.dev.fw();
-    assert_eq!((fw.dp.mad.sma, fw.dp.mad.bad_size), (0, 1));
+    assert_eq!((fw.dp.mad.to_qp0, fw.dp.mad.bad_size), (1, 1));
 }
 
 /// Two devices (LIDs 2 and 3) wired by a socket pair, both links up.
@@ -510,14 +622,15 @@ fn step_until(da: &Dev, db: &Dev, what: &str, done: &mut dyn FnMut() -> bool) {
 }
 
 #[test]
-fn an_smp_crosses_the_wire_to_the_peer_sma_and_back() {
+fn an_smp_crosses_the_wire_to_the_peer_host_and_its_answer_comes_back() {
     let (mut da, mut db) = wired();
     let pa = da.pd();
     let pb = db.pd();
     let mut a0 = mad_qp(&mut da, st::QP0, pa, 0);
     let mut b0 = mad_qp(&mut db, st::QP0, pb, 0);
+    let la = da.h.dev.fw().ib_port.lid;
     let lb = db.h.dev.fw().ib_port.lid;
-    let (la, abuf) = mr(&mut da, pa);
+    let (lka, abuf) = mr(&mut da, pa);
     let (lkb, bbuf) = mr(&mut db, pb);
     post_recv(&db, &mut b0, lkb, bbuf);
     let req = mad(
@@ -529,25 +642,36 @@ fn an_smp_crosses_the_wire_to_the_peer_sma_and_back() {
         21,
     );
     da.h.mem.write(abuf, &req).unwrap();
-    post_recv(&da, &mut a0, la, abuf + 1024);
-    post_mad(&da, &mut a0, lb, 0, IB_QP_SET_QKEY, la, abuf);
+    post_recv(&da, &mut a0, lka, abuf + 1024);
+    post_mad(&da, &mut a0, lb, 0, IB_QP_SET_QKEY, lka, abuf);
     scqe(&da, &mut a0).expect("send completion");
+    // The request completes on the peer host's QP0, from LID 2, QP 0.
     let mut got = None;
-    step_until(&da, &db, "the peer SMA's answer", &mut || {
-        got = rcqe(&da, &mut a0);
+    step_until(&da, &db, "the SubnGet at the peer's QP0", &mut || {
+        got = rcqe(&db, &mut b0);
         got.is_some()
     });
     let r = got.unwrap();
-    assert_mad_cqe(&r, 0, lb);
+    assert_mad_cqe(&r, 0, la);
+    assert_eq!(read(&db, bbuf + 40, 256), req, "delivered unchanged");
+    assert!(
+        rcqe(&da, &mut a0).is_none(),
+        "no answer from the peer device"
+    );
+    // The peer's host answers through its MAD_IFC.
+    host_answers(&mut db, &mut b0, &r, bbuf, lkb, bbuf + 3072);
+    let mut got = None;
+    step_until(&da, &db, "the peer host's answer", &mut || {
+        got = rcqe(&da, &mut a0);
+        got.is_some()
+    });
+    let a = got.unwrap();
+    assert_mad_cqe(&a, 0, lb);
     let resp = read(&da, abuf + 1024 + 40, 256);
     assert_eq!(resp[3], method::GET_RESP);
     assert_eq!(be16(&resp[64..], 16), lb, "the peer port's PortInfo LID");
-    assert_eq!(db.h.dev.fw().dp.mad.sma, 1);
-    assert_eq!(da.h.dev.fw().dp.mad.sma, 0);
-    assert!(
-        rcqe(&db, &mut b0).is_none(),
-        "the peer's SMA answered, not its host"
-    );
+    assert_eq!(db.h.dev.fw().dp.mad.to_qp0, 1);
+    assert_eq!(da.h.dev.fw().dp.mad.to_qp0, 1);
     // Each port counted the request and the answer once each way.
     let ca = da.h.dev.fw().dp.mad.counters.clone();
     let cb = db.h.dev.fw().dp.mad.counters.clone();
@@ -555,6 +679,43 @@ fn an_smp_crosses_the_wire_to_the_peer_sma_and_back() {
     assert_eq!((cb.xmit_pkts, cb.rcv_pkts, cb.rcv_words), (1, 1, 72));
     no_violations(&da);
     no_violations(&db);
+}
+
+#[test]
+fn a_pkey_of_another_partition_is_dropped_at_the_peer_qp0() {
+    let (mut da, mut db) = wired();
+    let pa = da.pd();
+    let pb = db.pd();
+    let mut a0 = mad_qp(&mut da, st::QP0, pa, 0);
+    let mut b0 = mad_qp(&mut db, st::QP0, pb, 0);
+    let lb = db.h.dev.fw().ib_port.lid;
+    let (lka, abuf) = mr(&mut da, pa);
+    let (lkb, bbuf) = mr(&mut db, pb);
+    // The peer's table holds only partition 0x0001 (full member): A's default P_Key
+    // 0xffff (partition 0x7fff) is no key of it (IBTA 10.9.3).
+    db.h.dev.fw().ib_port.pkeys[0] = 0x8001;
+    post_recv(&db, &mut b0, lkb, bbuf);
+    let req = mad(
+        mgmt_class::SUBN_LID_ROUTED,
+        1,
+        method::GET,
+        smp_attr::NODE_INFO,
+        0,
+        1,
+    );
+    da.h.mem.write(abuf, &req).unwrap();
+    post_mad(&da, &mut a0, lb, 0, IB_QP_SET_QKEY, lka, abuf);
+    scqe(&da, &mut a0).expect("send completion");
+    step_until(&da, &db, "the peer received the packet", &mut || {
+        db.h.dev.fw().dp.mad.counters.rcv_pkts == 1
+    });
+    assert!(rcqe(&db, &mut b0).is_none(), "dropped");
+    let fw = db.h.dev.fw();
+    assert_eq!(fw.ib_port.pkey_violations, 1, "PortInfo P_KeyViolations");
+    assert_eq!(fw.dp.mad.to_qp0, 0);
+    drop(fw);
+    let st = mlx5_emu::report::stats(&db.h.dev);
+    assert_eq!(st["dp"]["send"]["transport"]["drop_pkey"], 1);
 }
 
 #[test]
@@ -582,13 +743,14 @@ fn a_bad_qkey_on_qp1_is_dropped_and_counted() {
     {
         let fw = d.h.dev.fw();
         assert_eq!(fw.ib_port.qkey_violations, 1, "PortInfo Q_KeyViolations");
-        assert_eq!(fw.dp.mad.pma, 0, "the PMA never saw it");
+        assert_eq!(fw.dp.mad.to_qp1, 0, "the host never saw it");
     }
     let st = mlx5_emu::report::stats(&d.h.dev);
     assert_eq!(st["dp"]["send"]["transport"]["drop_qkey"], 1);
-    // The well-known key passes.
+    // The well-known key passes: the request reaches the host's QP1.
     post_mad(&d, &mut q1, lid, 1, QP1_QKEY, lk, buf);
     scqe(&d, &mut q1).expect("send completion");
-    assert_mad_cqe(&rcqe(&d, &mut q1).expect("answered"), 1, lid);
+    assert_mad_cqe(&rcqe(&d, &mut q1).expect("delivered"), 1, lid);
+    assert_eq!(read(&d, buf + 1024 + 40, 256), req);
     no_violations(&d);
 }

@@ -5,10 +5,13 @@
 # them. Expectations from the IBTA and from what the peer's sysfs says:
 # - SubnGet(NodeInfo) from one device to the peer's LID on QP0 is answered (GetResp,
 #   status 0) from source QP 0 at the peer's LID, with the peer's node GUID and
-#   NodeType CA; the peer's emulated SMA counts it;
+#   NodeType CA. As on a ConnectX the peer device delivers the request to its host's
+#   QP0; upstream's MAD layer there (core mad.c `ib_mad_recv_done` → mlx5 mad.c
+#   `mlx5_ib_process_mad` → MAD_IFC) answers through its QP0 (agent.c
+#   `agent_send_response`): the peer counts MADs to its QP0, no device answer;
 # - PerfMgmt Get(PortCounters) and Get(PortCountersExtended) to the peer's LID on QP1
 #   are answered from source QP 1 with non-zero packet counters (the traffic just
-#   moved); the peer's PMA counts them;
+#   moved), the same way through the peer host's QP1 and MAD_IFC;
 # - sysfs port counters (read by the RDMA core through process_mad → MAD_IFC → the
 #   same PMA) grow with the traffic;
 # - unload: every page back, no protocol violation on either emulator.
@@ -61,7 +64,12 @@ pcx=$($UM $a $lid_b port_counters_ext 2>&1)
 echo "mad: PortCountersExtended: $pcx"
 check mad.port-counters-ext-answered test "$(echo "$pcx" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["umad_status"], d["mad_status"], d["src_qpn"], d["counters"]["xmit_pkts"] > 0)' 2>&1)" = "0 0 1 True"
 stats
-check mad.peer-sma-answered test "$(emu_stat_n 1 'd["dp"]["mad"]["sma"]') $(emu_stat_n 0 'd["dp"]["mad"]["sma"]')" != "0 0"
+# Requests and answers reached the hosts' QP0 / QP1 (the peer's got the requests,
+# ours the answers); neither device answered a MAD itself (knob off).
+check mad.peer-host-qp0-received test "$(emu_stat_n 1 'd["dp"]["mad"]["to_qp0"]')" -ge 1
+check mad.peer-host-qp1-received test "$(emu_stat_n 1 'd["dp"]["mad"]["to_qp1"]')" -ge 2
+check mad.answers-to-our-host test "$(emu_stat_n 0 'd["dp"]["mad"]["to_qp0"] >= 1 and d["dp"]["mad"]["to_qp1"] >= 2')" = True
+check mad.no-device-answers test "$(emu_stat_n 0 'd["dp"]["mad"]["sma"] + d["dp"]["mad"]["pma"]') $(emu_stat_n 1 'd["dp"]["mad"]["sma"] + d["dp"]["mad"]["pma"]')" = "0 0"
 echo "mad: $b sysfs counters after: $(counters $b)"
 pk_after=$(cat /sys/class/infiniband/$b/ports/1/counters/port_rcv_packets 2>/dev/null)
 check mad.sysfs-counters-grow test "${pk_after:-0}" -gt "${pk_before:-0}"

@@ -1,5 +1,6 @@
-//! MAD_IFC: the firmware's subnet management agent, for the local host and for SMPs
-//! arriving on QP0 (`dp/mad.rs`).
+//! MAD_IFC: the firmware's subnet management agent, for the local host: upstream's
+//! MAD layer hands SMPs and PerfMgmt MADs that arrive on the host's QP0 / QP1 to
+//! mlx5_ib, which asks here (mlx5 mad.c `mlx5_ib_process_mad`; `dp/mad.rs`).
 //!
 //! Answers SubnGet(NodeInfo, NodeDescription, PortInfo, GUIDInfo, P_KeyTable), LID
 //! routed or directed route, from the port model ([`super::port`]); PerfMgmt MADs go
@@ -43,8 +44,8 @@ impl Firmware {
     }
 
     /// The port's agents (SMA, PMA) answer the MAD `req` into `resp` (both at least
-    /// [`MAD_BYTES`]): MAD_IFC and the MAD QPs of the data path (`dp/mad.rs`) both
-    /// come here. A refusal is a MAD status in the response; `Err` only for short
+    /// [`MAD_BYTES`]): MAD_IFC comes here, and the MAD QPs of the data path only
+    /// with the opt-in port knob `mad_agents_in_device` (`dp/mad.rs`). A refusal is a MAD status in the response; `Err` only for short
     /// buffers.
     pub(crate) fn agent_answer(&mut self, req: &[u8], resp: &mut [u8]) -> CmdResult {
         if req.len() < MAD_BYTES || resp.len() < MAD_BYTES {

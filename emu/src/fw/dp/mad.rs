@@ -1,19 +1,30 @@
 //! The MAD QPs (QP0 / QP1) at the port: what a management datagram meets, and the
 //! port's traffic counters.
 //!
-//! A datagram for QPN 0 / 1 is first checked as the IBTA checks MADs (P_Key: any key
-//! of the port's table; Q_Key: QP1's well-known key, none for QP0). A request for the
-//! port's own agents is then answered by them, with the same decision functions
-//! MAD_IFC uses ([`Firmware::agent_answer`], `sma.rs` / `pma.rs`): SubnGet / SubnSet
-//! (LID routed or directed route) at QP0 by the SMA, PerfMgmt Get / Set at QP1 by the
-//! PMA. The answer goes back to the requester's QP0 / QP1 as a datagram like any
-//! other, so it completes on the requester's receive queue with the source LID, source
-//! QP, P_Key and GRH of a UD receive. Every other MAD (responses, traps, SA, CM, ...)
-//! continues to the host's QP0 / QP1 receive queue (the transport's responder).
+//! A datagram for QPN 0 / 1 is checked as the IBTA checks MADs (P_Key: any key of the
+//! port's table; Q_Key: QP1's well-known key, none for QP0; one 256-byte MAD) and
+//! then completes on the host's QP0 / QP1 receive queue, requests for the port's SMA
+//! and PMA included. That is what a ConnectX does: the host's MAD layer (core mad.c
+//! `ib_mad_recv_done`, with `handle_smi` for directed route) gives every received MAD
+//! to the driver's `process_mad` first; upstream mlx5_ib's `mlx5_ib_process_mad`
+//! (hw/mlx5/mad.c) forwards SubnGet / SubnSet / TrapRepress (not SMInfo) and PerfMgmt
+//! Get / Set to the firmware's agents with the MAD_IFC command, sets the direction bit
+//! of a directed-route answer itself, and the MAD layer sends the answer from the
+//! host's QP0 / QP1 (core agent.c `agent_send_response`). The firmware's agents answer
+//! only MAD_IFC ([`Firmware::agent_answer`], `sma.rs` / `pma.rs`).
+//!
+//! Opt-in, off by default and NOT what a ConnectX does: with the port knob
+//! `mad_agents_in_device` (control `ib_port`) the device's agents answer SMA / PMA
+//! requests on QP0 / QP1 themselves, as a host running `mlx5_ib_process_mad` would,
+//! one round trip sooner and without the host.
 //!
 //! A directed-route SMP with hop count 0 sent from QP0 to QP0 addresses this port and
-//! never leaves it ([`stays_local`]). [`PortCounters`] counts what the port sends and
-//! receives, for the PMA's PortCounters.
+//! never leaves it ([`stays_local`]): it loops back to this port's own QP0. Upstream's
+//! MAD layer never posts one (core mad.c `handle_outgoing_dr_smp`: with
+//! `smi_check_local_smp` it calls `process_mad` in the host and completes locally);
+//! a driver that posts one anyway gets it on its own QP0 receive queue.
+//! [`PortCounters`] counts what the port sends and receives, for the PMA's
+//! PortCounters.
 //!
 //! Rules and sources: emu/README.md, "Data path" → "MAD QPs".
 
@@ -79,11 +90,16 @@ impl PortCounters {
 pub struct MadPath {
     /// The port's traffic counters.
     pub counters: PortCounters,
-    /// SMPs the SMA answered.
+    /// MADs that passed the checks and went on to the host's QP0 (the receive itself
+    /// is the responder's: no receive WQE, dropped there).
+    pub to_qp0: u64,
+    /// The same for the host's QP1.
+    pub to_qp1: u64,
+    /// SMPs the device's SMA answered on QP0 (knob `mad_agents_in_device` only).
     pub sma: u64,
-    /// PerfMgmt MADs the PMA answered.
+    /// PerfMgmt MADs the device's PMA answered on QP1 (knob only).
     pub pma: u64,
-    /// Agent requests dropped: not one plain 256-byte MAD.
+    /// MADs dropped: not one plain 256-byte SEND.
     pub bad_size: u64,
 }
 
@@ -92,6 +108,7 @@ impl MadPath {
     pub fn report(&self) -> serde_json::Value {
         let c = &self.counters;
         serde_json::json!({
+            "to_qp0": self.to_qp0, "to_qp1": self.to_qp1,
             "sma": self.sma, "pma": self.pma, "bad_size": self.bad_size,
             "port_xmit_data": c.xmit_words, "port_rcv_data": c.rcv_words,
             "port_xmit_pkts": c.xmit_pkts, "port_rcv_pkts": c.rcv_pkts,
@@ -165,10 +182,12 @@ pub(crate) fn stays_local(p: &Packet) -> bool {
         && smp::HOP_CNT.raw().get(payload) == Some(0)
 }
 
-/// Whether a MAD for QP `dqpn` (0 / 1) is a request the port's own agents answer:
-/// at QP0 SubnGet / SubnSet of either SMP class except SMInfo (an SM's attribute;
-/// upstream's `mlx5_ib_process_mad` passes the same set to the firmware), at QP1
-/// PerfMgmt Get / Set (IBTA 13.4.5, 16.1.1).
+/// Whether a MAD for QP `dqpn` (0 / 1) is a request the port's agents answer when
+/// the knob `mad_agents_in_device` lets them: at QP0 SubnGet / SubnSet of either SMP
+/// class except SMInfo (an SM's attribute), at QP1 PerfMgmt Get / Set (IBTA 13.4.5,
+/// 16.1.1) — the set upstream's `mlx5_ib_process_mad` (hw/mlx5/mad.c) passes to
+/// MAD_IFC and answers (it passes TrapRepress too and sends nothing back; the knob
+/// leaves TrapRepress to the host).
 fn for_agent(dqpn: u32, mad: &[u8]) -> bool {
     let get = |f: crate::ifc::field::Field| f.get(mad);
     let (Some(class), Some(m), Some(attr)) = (
@@ -193,7 +212,8 @@ fn for_agent(dqpn: u32, mad: &[u8]) -> bool {
 
 impl Firmware {
     /// The MAD rules for a packet to QPN 0 / 1; `true` when it ends here (dropped, or
-    /// answered by the SMA / PMA), `false` when it goes on to the host's QP0 / QP1.
+    /// answered by the device's agents with the opt-in knob), `false` when it goes on
+    /// to the host's QP0 / QP1 receive queue (the default for every MAD that passes).
     pub(crate) fn mad_receive(&mut self, env: &Env<'_>, p: &Packet) -> bool {
         let Body::Send {
             kind,
@@ -227,21 +247,30 @@ impl Firmware {
             self.ib_port.qkey_violations = self.ib_port.qkey_violations.saturating_add(1);
             return true;
         }
-        if !for_agent(dqpn, payload) {
-            return false;
-        }
         // A MAD is 256 bytes (IBTA 13.4.2), sent as a plain SEND.
         if payload.len() != MAD_BYTES || *kind != SendKind::Plain {
             self.dp.mad.bad_size += 1;
             return true;
         }
+        if !(self.ib_port.mad_agents_in_device && for_agent(dqpn, payload)) {
+            // The default, as a ConnectX: the host's QP0 / QP1 receive queue; its
+            // MAD layer asks the firmware's agents through MAD_IFC (core mad.c
+            // `ib_mad_recv_done` → mlx5 mad.c `mlx5_ib_process_mad`).
+            if dqpn == 0 {
+                self.dp.mad.to_qp0 += 1;
+            } else {
+                self.dp.mad.to_qp1 += 1;
+            }
+            return false;
+        }
+        // The opt-in knob: the device answers as the host would through MAD_IFC.
         let mut resp = [0u8; MAD_BYTES];
         if self.agent_answer(payload, &mut resp).is_err() {
             return true;
         }
-        // A directed-route response has the direction bit set by the port that
-        // answers (IBTA 14.2.2; MAD_IFC leaves it to the host, upstream's
-        // `mlx5_ib_process_mad` sets it there).
+        // A directed-route answer has the direction bit set (IBTA 14.2.2); MAD_IFC
+        // leaves it to the host (mlx5 mad.c `mlx5_ib_process_mad` sets it), so the
+        // knob's stand-in for the host sets it here.
         if smp::MGMT_CLASS.raw().get(&resp) == Some(u64::from(mgmt_class::SUBN_DIRECTED_ROUTE)) {
             let st = smp::STATUS.raw();
             let v = st.get(&resp).unwrap_or(0) | u64::from(mad_status::SMP_DIRECTION);
@@ -256,8 +285,8 @@ impl Firmware {
         true
     }
 
-    /// Sends an agent's response to the requester: from this port's QP0 / QP1 to the
-    /// request's source LID and QP, with its P_Key and SL, the GRH reversed when the
+    /// (Knob `mad_agents_in_device` only.) Sends an agent's response to the
+    /// requester: from this port's QP0 / QP1 to the request's source LID and QP, with its P_Key and SL, the GRH reversed when the
     /// request had one, Q_Key 0 / QP1's (as upstream's agents answer: core agent.c
     /// `agent_send_response`, an AH from the receive completion).
     fn mad_reply(&mut self, env: &Env<'_>, req: &Header, payload: Vec<u8>) {

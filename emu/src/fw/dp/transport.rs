@@ -262,8 +262,8 @@ impl Firmware {
 
     /// The responder: checks, executes and answers one request.
     fn responder(&mut self, env: &Env<'_>, p: Packet) {
-        // dpmad: MADs for QPN 0 / 1 meet the MAD rules first; SMA / PMA requests are
-        // answered by the port's agents (dp/mad.rs).
+        // dpmad: MADs for QPN 0 / 1 meet the MAD rules first (dp/mad.rs), then go on
+        // to the host's QP0 / QP1 like any datagram.
         if p.hdr.dqpn <= 1 && self.mad_receive(env, &p) {
             return;
         }
