@@ -170,8 +170,10 @@ fn link_octets(p: &Packet) -> (u64, u64) {
 }
 
 /// A directed-route SMP with hop count 0 from QP0 to QP0 addresses this port itself
-/// (IBTA 14.2.2: the hop count is the number of links the SMP crosses): it is handled
-/// by this port whatever its DLID (the permissive LID, usually).
+/// (IBTA 14.2.2: the hop count is the number of links the SMP crosses): it loops back
+/// to this port's own QP0 whatever its DLID (the permissive LID, usually). Upstream's
+/// MAD layer handles such an SMP in the host and never posts it (core mad.c
+/// `handle_outgoing_dr_smp`, smi.h `smi_check_local_smp`).
 pub(crate) fn stays_local(p: &Packet) -> bool {
     let Body::Send { payload, .. } = &p.body else {
         return false;
