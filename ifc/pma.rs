@@ -30,6 +30,8 @@ prm_struct! {
         COUNTER_SELECT: "counter_select" @ 0x10, 0x10 => u16;
         PORT_XMIT_DATA: "port_xmit_data" @ 0xc0, 0x20 => u32;
         PORT_RCV_DATA: "port_rcv_data" @ 0xe0, 0x20 => u32;
+        PORT_XMIT_PACKETS: "port_xmit_packets" @ 0x100, 0x20 => u32;
+        PORT_RCV_PACKETS: "port_rcv_packets" @ 0x120, 0x20 => u32;
     }
 }
 
@@ -40,6 +42,8 @@ prm_struct! {
         COUNTER_SELECT: "counter_select" @ 0x10, 0x10 => u16;
         PORT_XMIT_DATA: "port_xmit_data" @ 0x40, 0x40 => u64;
         PORT_RCV_DATA: "port_rcv_data" @ 0x80, 0x40 => u64;
+        PORT_XMIT_PACKETS: "port_xmit_packets" @ 0xc0, 0x40 => u64;
+        PORT_RCV_PACKETS: "port_rcv_packets" @ 0x100, 0x40 => u64;
     }
 }
 
@@ -65,6 +69,40 @@ pub mod pma_attr {
 pub mod pma_cap {
     /// PortCountersExtended with the 64-bit data and packet counters.
     pub const EXT_WIDTH: u16 = 1 << 9;
+}
+
+/// CounterSelect bits of PortCounters (`IB_PMA_SEL_*`, ib_pma.h; IBTA 16.1.3.5):
+/// the counters a Set clears.
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
+pub mod counter_select {
+    /// PortXmitData.
+    pub const XMIT_DATA: u16 = 0x1000;
+    /// PortRcvData.
+    pub const RCV_DATA: u16 = 0x2000;
+    /// PortXmitPkts.
+    pub const XMIT_PACKETS: u16 = 0x4000;
+    /// PortRcvPkts.
+    pub const RCV_PACKETS: u16 = 0x8000;
+}
+
+/// CounterSelect bits of PortCountersExtended (`IB_PMA_SELX_*`, ib_pma.h; IBTA
+/// 16.1.4.11).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
+pub mod counter_select_ext {
+    /// PortXmitData.
+    pub const XMIT_DATA: u16 = 0x0001;
+    /// PortRcvData.
+    pub const RCV_DATA: u16 = 0x0002;
+    /// PortXmitPkts.
+    pub const XMIT_PACKETS: u16 = 0x0004;
+    /// PortRcvPkts.
+    pub const RCV_PACKETS: u16 = 0x0008;
 }
 
 /// Class version of the performance management class (IBTA 16.1.1).

@@ -9,6 +9,8 @@
 //!   `"pkeys":[K,...]` (the table from index 0, the rest cleared), `"node_desc":S`,
 //!   `"cap_mask":N`, `"pkey_violations":N`, `"qkey_violations":N`, `"speed":"sdr"|"ddr"|"qdr"|"fdr"|"edr"`, `"ib_virt":B` (cap
 //!   `ib_virt`; upstream reads caps at probe, so it matters from the next probe),
+//!   `"mad_agents_in_device":B` (opt-in, not what a ConnectX does: the device's SMA /
+//!   PMA answer MADs on QP0 / QP1 instead of the host; fw/dp/mad.rs),
 //!   `"client_rereg":true`, `"defaults":true` (back to the power-on port first).
 //!   Numbers may be JSON numbers or "0x.." strings. The reply lists the port-change
 //!   EQEs raised (`"events"`: sub-type and where it went).
@@ -171,6 +173,9 @@ fn apply(mut p: IbPort, req: &Value) -> Result<IbPort, String> {
     if let Some(v) = req.get("ib_virt") {
         p.ib_virt = v.as_bool().ok_or("ib_virt: true or false")?;
     }
+    if let Some(v) = req.get("mad_agents_in_device") {
+        p.mad_agents_in_device = v.as_bool().ok_or("mad_agents_in_device: true or false")?;
+    }
     Ok(p)
 }
 
@@ -200,6 +205,7 @@ fn describe(fw: &crate::fw::Firmware) -> Value {
         "qkey_violations": p.qkey_violations,
         "speed": Speed::ALL.iter().find(|(_, s)| *s == p.speed).map_or("?", |(n, _)| n),
         "ib_virt": p.ib_virt,
+        "mad_agents_in_device": p.mad_agents_in_device,
     })
 }
 

@@ -178,6 +178,7 @@ pub fn stats(dev: &Device) -> Value {
             "recv": fw.dp.recv.report(),
             "wire": fw.dp.wire.report(),
             "faults": fw.dp.faults.report(),
+            "mad": fw.dp.mad.report(),
             "doorbells": dev.doorbells.report(),
         },
         "dma_errors": fw.stats.dma_errors,

@@ -181,6 +181,11 @@ pub struct IbPort {
     pub vport_state_policy: u8,
     /// Cap `ib_virt`: the function reads the port through the HCA vport commands.
     pub ib_virt: bool,
+    /// Opt-in, off by default, NOT what a ConnectX does: the device's SMA / PMA
+    /// answer SMPs on QP0 and PerfMgmt MADs on QP1 themselves instead of delivering
+    /// them to the host's QP0 / QP1 (dp/mad.rs; control `ib_port`
+    /// `"mad_agents_in_device"`).
+    pub mad_agents_in_device: bool,
 }
 
 /// How far apart the GUIDs of consecutive device indices are (`--device-index`):
@@ -239,6 +244,7 @@ impl IbPort {
             qkey_violations: 0,
             vport_state_policy: 0,
             ib_virt,
+            mad_agents_in_device: false,
         }
     }
 

@@ -1,4 +1,6 @@
-//! MAD_IFC: the firmware's subnet management agent for the local host.
+//! MAD_IFC: the firmware's subnet management agent, for the local host: upstream's
+//! MAD layer hands SMPs and PerfMgmt MADs that arrive on the host's QP0 / QP1 to
+//! mlx5_ib, which asks here (mlx5 mad.c `mlx5_ib_process_mad`; `dp/mad.rs`).
 //!
 //! Answers SubnGet(NodeInfo, NodeDescription, PortInfo, GUIDInfo, P_KeyTable), LID
 //! routed or directed route, from the port model ([`super::port`]); PerfMgmt MADs go
@@ -38,6 +40,18 @@ impl Firmware {
         let req = inp.bytes(mad_ifc_in::MAD);
         let mut o = MsgMut::<mad_ifc_out::Layout>::new(out).ok_or_else(super::util::bad_param)?;
         let resp = o.bytes_mut(mad_ifc_out::RESPONSE_MAD_PACKET);
+        self.agent_answer(req, resp)
+    }
+
+    /// The port's agents (SMA, PMA) answer the MAD `req` into `resp` (both at least
+    /// [`MAD_BYTES`]): MAD_IFC comes here, and the MAD QPs of the data path only
+    /// with the opt-in port knob `mad_agents_in_device` (`dp/mad.rs`). A refusal is a MAD status in the response; `Err` only for short
+    /// buffers.
+    pub(crate) fn agent_answer(&mut self, req: &[u8], resp: &mut [u8]) -> CmdResult {
+        if req.len() < MAD_BYTES || resp.len() < MAD_BYTES {
+            return Err(super::util::bad_param());
+        }
+        let resp = &mut resp[..MAD_BYTES];
         resp.copy_from_slice(&req[..MAD_BYTES]);
         let q = Msg::<smp::Layout>::new(req).ok_or_else(super::util::bad_param)?;
         let status = if q.get(smp::MGMT_CLASS) == mgmt_class::PERF_MGMT {
@@ -72,7 +86,7 @@ impl Firmware {
         r.set(smp::STATUS, status | dir)
             .map_err(|_| super::util::bad_param())?;
         log::debug!(
-            "MAD_IFC class {:#x} method {m:#x} attr {:#x}: MAD status {status:#x}",
+            "agent MAD class {:#x} method {m:#x} attr {:#x}: MAD status {status:#x}",
             q.get(smp::MGMT_CLASS),
             q.get(smp::ATTR_ID)
         );

@@ -19,9 +19,12 @@
 //! - [`cqe`]: CQE writing, completion events, CQ overrun
 //! - [`wire`]: the link to a peer device
 //! - [`fault`]: data-path faults on demand (control socket `dp_fault`)
+//! - [`mad`]: the MAD QPs (QP0 / QP1): the checks a MAD passes on its way to the
+//!   host's QP0 / QP1, and the port's traffic counters the PMA reports
 
 pub mod cqe;
 pub mod fault;
+pub mod mad;
 pub mod packet;
 pub mod recv;
 pub mod send;
@@ -46,4 +49,6 @@ pub struct DataPath {
     pub wire: wire::WireState,
     /// Faults on demand (control socket).
     pub faults: fault::DpFaults,
+    /// MAD QPs and the port's counters.
+    pub mad: mad::MadPath,
 }

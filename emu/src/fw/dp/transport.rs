@@ -143,7 +143,7 @@ fn primary_path(ctx: &[u8]) -> &[u8] {
 }
 
 /// P_Key match (IBTA 10.9.3): equal base keys and at least one full member.
-fn pkey_match(a: u16, b: u16) -> bool {
+pub(super) fn pkey_match(a: u16, b: u16) -> bool {
     (a & 0x7fff) == (b & 0x7fff) && (a | b) & 0x8000 != 0
 }
 
@@ -162,13 +162,22 @@ impl Firmware {
     pub(crate) fn port_deliver(&mut self, _env: &Env<'_>, dlid: u16, pkt: Packet) {
         let lid = self.ib_port.lid;
         let lmc = self.ib_port.lmc.min(7);
-        if lid != 0 && dlid >> lmc == lid >> lmc {
+        // dpmad: a directed-route SMP with hop count 0 is for this port whatever its
+        // DLID (dp/mad.rs `stays_local`, IBTA 14.2.2).
+        if (lid != 0 && dlid >> lmc == lid >> lmc) || super::mad::stays_local(&pkt) {
             self.dp.send.transport.loopback += 1;
+            // dpmad: the port counts what it sends, looped back or not (PMA
+            // PortCounters, dp/mad.rs).
+            self.dp.mad.counters.count_tx(&pkt);
             self.dp.send.loopback.push_back(pkt);
             return;
         }
-        match self.wire_send(pkt.encode()) {
-            Ok(()) => self.dp.send.transport.to_wire += 1,
+        let frame = pkt.encode();
+        match self.wire_send(frame) {
+            Ok(()) => {
+                self.dp.send.transport.to_wire += 1;
+                self.dp.mad.counters.count_tx(&pkt);
+            }
             // No route: the packet is lost; an RC requester times out.
             Err(_) => self.dp.send.transport.no_route += 1,
         }
@@ -199,6 +208,8 @@ impl Firmware {
     }
 
     fn dp_receive(&mut self, env: &Env<'_>, p: Packet) {
+        // dpmad: the port counts what it receives (PMA PortCounters, dp/mad.rs).
+        self.dp.mad.counters.count_rx(&p);
         if p.is_request() {
             self.responder(env, p);
         } else {
@@ -251,6 +262,11 @@ impl Firmware {
 
     /// The responder: checks, executes and answers one request.
     fn responder(&mut self, env: &Env<'_>, p: Packet) {
+        // dpmad: MADs for QPN 0 / 1 meet the MAD rules first (dp/mad.rs), then go on
+        // to the host's QP0 / QP1 like any datagram.
+        if p.hdr.dqpn <= 1 && self.mad_receive(env, &p) {
+            return;
+        }
         let Some(qpn) = self.dest_qp(p.hdr.dqpn) else {
             self.dp.send.transport.drop_no_qp += 1;
             return;
@@ -297,10 +313,13 @@ impl Firmware {
             return;
         }
         // Q_Key (IBTA 10.2.5): a datagram's key must be the QP's; QP0 checks none
-        // (IBTA 13.5.3.1: SMPs carry no meaningful Q_Key).
+        // (IBTA 13.5.3.1: SMPs carry no meaningful Q_Key); QP1's is the well-known
+        // key, checked in dp/mad.rs (dpmad). A mismatch counts in PortInfo
+        // Q_KeyViolations (IBTA 14.2.5.6).
         if let Body::Send { qkey: Some(k), .. } = p.body {
-            if qp.st != st::QP0 && k != f(qpc::Q_KEY.raw()) as u32 {
+            if kind != QpKind::Mad && k != f(qpc::Q_KEY.raw()) as u32 {
                 self.dp.send.transport.drop_qkey += 1;
+                self.ib_port.qkey_violations = self.ib_port.qkey_violations.saturating_add(1);
                 return;
             }
         }
