@@ -229,7 +229,7 @@ diags() { # P
 	_guid=$(sed 's/://g' /sys/class/infiniband/$D0/node_guid)
 	diag $_p ibstat ibstat "Base lid: $_lid\$" "$D0" 1
 	# Directed route with no hop: the MAD layer answers it on the local port itself.
-	diag $_p smpquery-nodeinfo-dr smpquery "NodeGuid:\.*0x0*$_guid" -C "$D0" -P 1 -D nodeinfo 0
+	diag $_p smpquery-nodeinfo-dr smpquery "^Guid:\.*0x0*$_guid\$" -C "$D0" -P 1 -D nodeinfo 0
 	# LID-routed to the port's own LID: out through QP0 and back in.
 	diag $_p smpquery-portinfo-lid smpquery "^Lid:\.*$_lid\$" -C "$D0" -P 1 portinfo "$_lid" 1
 	# The PMA through QP1 (GSI), to the own LID.
