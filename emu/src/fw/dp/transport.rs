@@ -535,6 +535,7 @@ impl Firmware {
                 f(qpc::MIN_RNR_NAK.raw()) as u8,
             )
         };
+        let pd = self.xrc_srq_pd(qpn, &p.body).unwrap_or(pd);
         let psn = p.hdr.psn;
         let mtu = qpc::MTU.raw().get(&self.objs.qps[&qpn].ctx).unwrap_or(0) as u8;
         let last = |len: u64| (psn + npkts(len, mtu) - 1) & 0xff_ffff;
@@ -723,6 +724,29 @@ impl Firmware {
         }
     }
 
+    /// The PD that protects an XRC request's remote access: an XRC target QP has no
+    /// PD of its own (IBTA Annex A14, XRC: memory protection of RDMA and atomic
+    /// requests goes by the PD of the XRC SRQ the XRCETH names; upstream
+    /// `create_xrc_tgt_qp` accordingly gives the QP the driver's internal PD
+    /// `devr->p0`, never the user's). `None` (the QP's own PD applies) for a non-XRC
+    /// QP, a request without XRCETH, or an SRQ that is no XRC SRQ of the QP's XRC
+    /// domain (the key check then fails against the QP's PD).
+    fn xrc_srq_pd(&self, qpn: u32, body: &Body) -> Option<u32> {
+        let x = match body {
+            Body::Send { xrc_srqn, .. }
+            | Body::Write { xrc_srqn, .. }
+            | Body::ReadReq { xrc_srqn, .. }
+            | Body::Atomic { xrc_srqn, .. } => (*xrc_srqn)?,
+            _ => return None,
+        };
+        let qp = self.objs.qps.get(&qpn)?;
+        if qp.st != st::XRC {
+            return None;
+        }
+        let srq = self.objs.srqs.get(&x)?;
+        (srq.kind == crate::fw::rsc::SrqKind::Xrc && srq.xrcd == qp.xrcd).then_some(srq.pd)
+    }
+
     /// `atomic_req_8B_endianness_mode` as the driver set it (SET_HCA_CAP ATOMIC,
     /// fw/caps.rs): host endianness (the guest's, little endian here) or big endian.
     fn atomic_host_endian(&self) -> bool {
@@ -813,7 +837,9 @@ impl Firmware {
         // `remote_invalidate`: a valid key of the QP's PD with remote invalidation
         // enabled); a refusal is an invalid request (IBTA 9.4.1.2 / 10.6.7.2.x).
         if op == CqeOp::RespSendInv {
-            let pd = self.objs.qps.get(&qpn).map_or(0, |q| q.pd);
+            // XRC: the XRC SRQ's PD, as for every remote access (`xrc_srq_pd`).
+            let own = self.objs.qps.get(&qpn).map_or(0, |q| q.pd);
+            let pd = self.xrc_srq_pd(qpn, &p.body).unwrap_or(own);
             if let Err(e) = self.remote_invalidate(imm, pd) {
                 log::debug!("QP {qpn} send with invalidate {imm:#x}: {e:?}");
                 let mut d = CqeDesc::new(
