@@ -919,6 +919,59 @@ fn step_until(da: &Dev, db: &Dev, what: &str, done: &mut dyn FnMut() -> bool) {
 }
 
 #[test]
+fn a_frame_for_another_lid_is_dropped() {
+    // IBTA 7.11.1 / C7-66: a CA port takes the DLIDs its LMC covers (LID … LID +
+    // 2^LMC − 1) and no other; the permissive LID only for a directed-route SMP.
+    let (mut da, mut db) = wired();
+    let pa = da.pd();
+    let pb = db.pd();
+    let mut a = ud_qp(&mut da, pa, 0x11);
+    let mut b = ud_qp(&mut db, pb, 0x11);
+    let lb = db.h.dev.fw().ib_port.lid;
+    let (lk, src) = mr(&mut da, pa, 4096, false);
+    let (rk, dst) = mr(&mut db, pb, 4096, false);
+    da.h.mem.write(src, b"datagram").unwrap();
+    post_recv(&db, &mut b, &[dseg(256, rk, dst)]);
+    let bqpn = b.qpn;
+    let send = |d: &Dev, a: &mut Qp, dlid: u16| {
+        let mut g = WqeDatagramSeg::default();
+        g.av.rlid.set(dlid);
+        g.av.dqp_dct.set(bqpn | vals::EXTENDED_UD_AV);
+        g.av.key[0..4].copy_from_slice(&0x11u32.to_be_bytes());
+        let mut s = g.as_bytes().to_vec();
+        s.extend_from_slice(dseg(8, lk, src).as_bytes());
+        post(d, a, opcode::SEND, true, 0, &s);
+    };
+    let dropped = |db: &Dev| {
+        mlx5_emu::report::stats(&db.h.dev)["dp"]["send"]["transport"]["drop_dlid"]
+            .as_u64()
+            .unwrap()
+    };
+    // SM LID 1, B's LID + 1 (LMC 0), the permissive LID for a non-SMP: dropped.
+    for (n, dlid) in [1, lb + 1, 0xffff].into_iter().enumerate() {
+        send(&da, &mut a, dlid);
+        assert!(scqe(&da, &mut a).is_some());
+        step_until(&da, &db, "the drop", &mut || dropped(&db) == n as u64 + 1);
+        assert!(rcqe(&db, &mut b).is_none(), "DLID {dlid:#x} not received");
+    }
+    // With base LID 4 and LMC 1 the port is LIDs 4 and 5: DLID 5 is received.
+    {
+        let mut fw = db.h.dev.fw();
+        fw.ib_port.lid = 4;
+        fw.ib_port.lmc = 1;
+    }
+    send(&da, &mut a, 5);
+    let mut got = None;
+    step_until(&da, &db, "receive at LID + 1", &mut || {
+        got = rcqe(&db, &mut b);
+        got.is_some()
+    });
+    assert_eq!(opcode_of(&got.unwrap()), vals::CQE_RESP_SEND);
+    assert_eq!(read(&db, dst + 40, 8), b"datagram");
+    assert_eq!(dropped(&db), 3);
+}
+
+#[test]
 fn two_devices_over_the_wire() {
     let (mut da, mut db) = wired();
     let pa = da.pd();

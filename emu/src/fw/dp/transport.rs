@@ -66,6 +66,8 @@ pub struct TransportStats {
     pub no_route: u64,
     /// Frames from the wire that did not decode.
     pub bad_frames: u64,
+    /// Frames from the wire dropped: DLID not one of this port's (`dlid_accepted`).
+    pub drop_dlid: u64,
     /// Requests dropped: no such QP.
     pub drop_no_qp: u64,
     /// Requests dropped: QP state does not receive (RST, INIT, ERR).
@@ -186,6 +188,15 @@ impl Firmware {
     /// A frame from the peer device (the wire's delivery).
     pub(crate) fn receive_frame(&mut self, env: &Env<'_>, frame: &[u8]) {
         match Packet::decode(frame) {
+            Ok(p) if !self.dlid_accepted(&p) => {
+                self.dp.send.transport.drop_dlid += 1;
+                log::debug!(
+                    "wire frame for DLID {:#x} dropped (port LID {:#x}, LMC {})",
+                    p.hdr.dlid,
+                    self.ib_port.lid,
+                    self.ib_port.lmc
+                );
+            }
             Ok(p) => {
                 self.dp_receive(env, p);
                 self.dp_pump(env);
@@ -194,6 +205,28 @@ impl Firmware {
                 self.dp.send.transport.bad_frames += 1;
                 log::debug!("wire frame: {}", e.0);
             }
+        }
+    }
+
+    /// Whether this port takes a packet from the wire by its DLID: a unicast DLID
+    /// must be one of the port's LIDs, base LID to base LID + 2^LMC − 1 (IBTA vol. 1
+    /// ch. 7: the link layer's data packet check discards a packet whose DLID is not
+    /// the port's, LIDs and LMC in 7.11; C7-66 as the IBTA compliance test
+    /// TD_10.10.1.1.1 asserts it: every DLID the LMC covers, none outside); the
+    /// permissive LID 0xffff
+    /// only for a directed-route SMP to QP0 (IBTA 4.1.3 / 14.2.2: the permissive DLID
+    /// serves directed-route SMPs); the reserved LID 0 never. Multicast DLIDs
+    /// (0xc000…0xfffe) pass: no multicast groups are modelled, the QP lookup decides.
+    fn dlid_accepted(&self, p: &Packet) -> bool {
+        const PERMISSIVE: u16 = 0xffff;
+        const MULTICAST: u16 = 0xc000;
+        let dlid = p.hdr.dlid;
+        let (lid, lmc) = (self.ib_port.lid, self.ib_port.lmc.min(7));
+        match dlid {
+            0 => false,
+            PERMISSIVE => p.hdr.dqpn == 0 && super::mad::is_directed_route_smp(p),
+            d if d >= MULTICAST => true,
+            d => lid != 0 && d >> lmc == lid >> lmc,
         }
     }
 
