@@ -919,6 +919,59 @@ fn step_until(da: &Dev, db: &Dev, what: &str, done: &mut dyn FnMut() -> bool) {
 }
 
 #[test]
+fn a_frame_for_another_lid_is_dropped() {
+    // IBTA 7.11.1 / C7-66: a CA port takes the DLIDs its LMC covers (LID … LID +
+    // 2^LMC − 1) and no other; the permissive LID only for a directed-route SMP.
+    let (mut da, mut db) = wired();
+    let pa = da.pd();
+    let pb = db.pd();
+    let mut a = ud_qp(&mut da, pa, 0x11);
+    let mut b = ud_qp(&mut db, pb, 0x11);
+    let lb = db.h.dev.fw().ib_port.lid;
+    let (lk, src) = mr(&mut da, pa, 4096, false);
+    let (rk, dst) = mr(&mut db, pb, 4096, false);
+    da.h.mem.write(src, b"datagram").unwrap();
+    post_recv(&db, &mut b, &[dseg(256, rk, dst)]);
+    let bqpn = b.qpn;
+    let send = |d: &Dev, a: &mut Qp, dlid: u16| {
+        let mut g = WqeDatagramSeg::default();
+        g.av.rlid.set(dlid);
+        g.av.dqp_dct.set(bqpn | vals::EXTENDED_UD_AV);
+        g.av.key[0..4].copy_from_slice(&0x11u32.to_be_bytes());
+        let mut s = g.as_bytes().to_vec();
+        s.extend_from_slice(dseg(8, lk, src).as_bytes());
+        post(d, a, opcode::SEND, true, 0, &s);
+    };
+    let dropped = |db: &Dev| {
+        mlx5_emu::report::stats(&db.h.dev)["dp"]["send"]["transport"]["drop_dlid"]
+            .as_u64()
+            .unwrap()
+    };
+    // SM LID 1, B's LID + 1 (LMC 0), the permissive LID for a non-SMP: dropped.
+    for (n, dlid) in [1, lb + 1, 0xffff].into_iter().enumerate() {
+        send(&da, &mut a, dlid);
+        assert!(scqe(&da, &mut a).is_some());
+        step_until(&da, &db, "the drop", &mut || dropped(&db) == n as u64 + 1);
+        assert!(rcqe(&db, &mut b).is_none(), "DLID {dlid:#x} not received");
+    }
+    // With base LID 4 and LMC 1 the port is LIDs 4 and 5: DLID 5 is received.
+    {
+        let mut fw = db.h.dev.fw();
+        fw.ib_port.lid = 4;
+        fw.ib_port.lmc = 1;
+    }
+    send(&da, &mut a, 5);
+    let mut got = None;
+    step_until(&da, &db, "receive at LID + 1", &mut || {
+        got = rcqe(&db, &mut b);
+        got.is_some()
+    });
+    assert_eq!(opcode_of(&got.unwrap()), vals::CQE_RESP_SEND);
+    assert_eq!(read(&db, dst + 40, 8), b"datagram");
+    assert_eq!(dropped(&db), 3);
+}
+
+#[test]
 fn two_devices_over_the_wire() {
     let (mut da, mut db) = wired();
     let pa = da.pd();
@@ -1147,15 +1200,23 @@ fn uc_sends_and_writes_without_acks() {
     no_violations(&d);
 }
 
-#[test]
-fn xrc_send_lands_in_the_xrc_srq_the_packet_names() {
+/// An XRC pair of one XRC domain: XRC SRQ (`srqn`, its buffer and doorbell record),
+/// initiator and target QP connected over loopback. The SRQ is of PD `pd`, the
+/// initiator of `pd`, the target of `tgt_pd` (upstream `create_xrc_tgt_qp` gives the
+/// target the driver's own PD, `devr->p0`, never the user's).
+struct XrcPair {
+    srqn: u32,
+    sbuf: u64,
+    sdbr: u64,
+    ini: Qp,
+    tgt: Qp,
+}
+
+fn xrc_pair(d: &mut Dev, pd: u32, tgt_pd: u32) -> XrcPair {
     use mlx5_emu::ifc::srq::xrc_srqc;
-    use mlx5_emu::ifc::wqe::WqeXrcSeg;
     use verbs::SrqCmd;
-    let mut d = Dev::new();
-    let pd = d.pd();
     let xrcd = d.xrcd();
-    let xcq = cq(&mut d);
+    let xcq = cq(d);
     let inp = d.srq_input(SrqCmd::Xrc, pd, xcq, xrcd);
     let out = d.h.ok(&inp, 16);
     let srqn = mlx5_emu::ifc::srq::create_srq_out::SRQN
@@ -1173,7 +1234,7 @@ fn xrc_send_lands_in_the_xrc_srq_the_packet_names() {
     };
     // Initiator and target: XRC QPs of the domain without a receive queue
     // (upstream `create_xrc_tgt_qp` / libmlx5 XRC_SEND: rq_type zero-length).
-    let xrc_qp = |d: &mut Dev| {
+    let xrc_qp = |d: &mut Dev, pd: u32| {
         let scq = cq(d);
         let mut inp = d.qp_input(st::XRC, pd, scq);
         let c = create_qp_in::QPC.raw().byte_off();
@@ -1198,11 +1259,32 @@ fn xrc_send_lands_in_the_xrc_srq_the_packet_names() {
             rcq_ci: 0,
         }
     };
-    let mut ini = xrc_qp(&mut d);
-    let mut tgt = xrc_qp(&mut d);
+    let ini = xrc_qp(d, pd);
+    let tgt = xrc_qp(d, tgt_pd);
     let lid = d.h.dev.fw().ib_port.lid;
-    connect(&mut d, ini.qpn, Conn::to(tgt.qpn, lid));
-    connect(&mut d, tgt.qpn, Conn::to(ini.qpn, lid));
+    connect(d, ini.qpn, Conn::to(tgt.qpn, lid));
+    connect(d, tgt.qpn, Conn::to(ini.qpn, lid));
+    XrcPair {
+        srqn,
+        sbuf,
+        sdbr,
+        ini,
+        tgt,
+    }
+}
+
+#[test]
+fn xrc_send_lands_in_the_xrc_srq_the_packet_names() {
+    use mlx5_emu::ifc::wqe::WqeXrcSeg;
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let XrcPair {
+        srqn,
+        sbuf,
+        sdbr,
+        mut ini,
+        mut tgt,
+    } = xrc_pair(&mut d, pd, pd);
     let (lk, src) = mr(&mut d, pd, 4096, false);
     let (rk, dst) = mr(&mut d, pd, 4096, false);
     d.h.mem.write(src, b"to the shared queue").unwrap();
@@ -1223,6 +1305,81 @@ fn xrc_send_lands_in_the_xrc_srq_the_packet_names() {
     assert_eq!((opcode_of(&r), byte_cnt(&r)), (vals::CQE_RESP_SEND, 19));
     assert_eq!(read(&d, dst, 19), b"to the shared queue");
     no_violations(&d);
+}
+
+#[test]
+fn xrc_atomics_check_the_rkey_against_the_xrc_srqs_pd() {
+    // pyverbs `test_atomic.AtomicTest.test_xrc_atomic_cmp_and_swap` /
+    // `_fetch_and_add`: the target QP is of the driver's PD (upstream
+    // `create_xrc_tgt_qp`: `devr->p0`), the MR and the XRC SRQ of the user's. The
+    // responder checks the R_Key against the PD of the XRC SRQ the XRCETH names
+    // (IBTA Annex A14 XRC: an XRC target QP has no PD; its SRQ's PD protects).
+    use mlx5_emu::ifc::wqe::WqeXrcSeg;
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let driver_pd = d.pd();
+    let XrcPair {
+        srqn, mut ini, tgt, ..
+    } = xrc_pair(&mut d, pd, driver_pd);
+    let (lk, local) = mr(&mut d, pd, 4096, false);
+    let (rk, remote) = mr(&mut d, pd, 4096, true);
+    d.h.mem.write(remote, &40u64.to_be_bytes()).unwrap();
+    let atomic = |swap_add: u64, compare: u64, at: u64, rk: u32| {
+        let mut x = WqeXrcSeg::default();
+        x.xrc_srqn.set(srqn);
+        let mut s = x.as_bytes().to_vec();
+        s.extend_from_slice(raddr(remote, rk).as_bytes());
+        let mut a = WqeAtomicSeg::default();
+        a.swap_add.set(swap_add);
+        a.compare.set(compare);
+        s.extend_from_slice(a.as_bytes());
+        s.extend_from_slice(dseg(8, lk, local + at).as_bytes());
+        s
+    };
+    post(
+        &d,
+        &mut ini,
+        opcode::ATOMIC_FA,
+        true,
+        0,
+        &atomic(2, 0, 0, rk),
+    );
+    let s = scqe(&d, &mut ini).expect("fetch-and-add CQE");
+    assert_eq!(opcode_of(&s), vals::CQE_REQ, "fetch-and-add completes");
+    assert_eq!(read(&d, remote, 8), 42u64.to_be_bytes());
+    assert_eq!(read(&d, local, 8), 40u64.to_be_bytes(), "original value");
+    post(
+        &d,
+        &mut ini,
+        opcode::ATOMIC_CS,
+        true,
+        0,
+        &atomic(7, 42, 8, rk),
+    );
+    let s = scqe(&d, &mut ini).expect("compare-and-swap CQE");
+    assert_eq!(opcode_of(&s), vals::CQE_REQ, "compare-and-swap completes");
+    assert_eq!(read(&d, remote, 8), 7u64.to_be_bytes());
+    assert_eq!(read(&d, local + 8, 8), 42u64.to_be_bytes());
+    let fw = d.h.dev.fw();
+    assert_eq!(
+        fw.objs.qps[&tgt.qpn].state,
+        state::RTS,
+        "target still serves"
+    );
+    drop(fw);
+    no_violations(&d);
+    // An MR of the target QP's own PD is not the SRQ's: remote access error.
+    let (rk2, _) = mr(&mut d, driver_pd, 4096, true);
+    post(
+        &d,
+        &mut ini,
+        opcode::ATOMIC_FA,
+        true,
+        0,
+        &atomic(1, 0, 16, rk2),
+    );
+    let s = scqe(&d, &mut ini).expect("error CQE");
+    assert_eq!(opcode_of(&s), vals::CQE_REQ_ERR);
 }
 
 #[test]

@@ -184,6 +184,18 @@ pub(crate) fn stays_local(p: &Packet) -> bool {
         && smp::HOP_CNT.raw().get(payload) == Some(0)
 }
 
+/// Whether `p` is a directed-route SMP (management class SUBN_DIRECTED_ROUTE, IBTA
+/// 14.2.1.2) from QP0 to QP0; the permissive DLID is for these (dp/transport.rs
+/// `dlid_accepted`).
+pub(crate) fn is_directed_route_smp(p: &Packet) -> bool {
+    let Body::Send { payload, .. } = &p.body else {
+        return false;
+    };
+    p.hdr.sqpn == 0
+        && p.hdr.dqpn == 0
+        && smp::MGMT_CLASS.raw().get(payload) == Some(u64::from(mgmt_class::SUBN_DIRECTED_ROUTE))
+}
+
 /// Whether a MAD for QP `dqpn` (0 / 1) is a request the port's agents answer when
 /// the knob `mad_agents_in_device` lets them: at QP0 SubnGet / SubnSet of either SMP
 /// class except SMInfo (an SM's attribute), at QP1 PerfMgmt Get / Set (IBTA 13.4.5,

@@ -924,7 +924,8 @@ impl SendPath {
             "doorbell_time": h(&self.doorbell_time),
             "transport": {
                 "loopback": t.loopback, "to_wire": t.to_wire, "no_route": t.no_route,
-                "bad_frames": t.bad_frames, "drop_no_qp": t.drop_no_qp,
+                "bad_frames": t.bad_frames, "drop_dlid": t.drop_dlid,
+                "drop_no_qp": t.drop_no_qp,
                 "drop_state": t.drop_state, "drop_conn": t.drop_conn,
                 "drop_pkey": t.drop_pkey, "drop_qkey": t.drop_qkey,
                 "drop_unreliable": t.drop_unreliable, "drop_response": t.drop_response,

@@ -66,6 +66,8 @@ pub struct TransportStats {
     pub no_route: u64,
     /// Frames from the wire that did not decode.
     pub bad_frames: u64,
+    /// Frames from the wire dropped: DLID not one of this port's (`dlid_accepted`).
+    pub drop_dlid: u64,
     /// Requests dropped: no such QP.
     pub drop_no_qp: u64,
     /// Requests dropped: QP state does not receive (RST, INIT, ERR).
@@ -186,6 +188,15 @@ impl Firmware {
     /// A frame from the peer device (the wire's delivery).
     pub(crate) fn receive_frame(&mut self, env: &Env<'_>, frame: &[u8]) {
         match Packet::decode(frame) {
+            Ok(p) if !self.dlid_accepted(&p) => {
+                self.dp.send.transport.drop_dlid += 1;
+                log::debug!(
+                    "wire frame for DLID {:#x} dropped (port LID {:#x}, LMC {})",
+                    p.hdr.dlid,
+                    self.ib_port.lid,
+                    self.ib_port.lmc
+                );
+            }
             Ok(p) => {
                 self.dp_receive(env, p);
                 self.dp_pump(env);
@@ -194,6 +205,28 @@ impl Firmware {
                 self.dp.send.transport.bad_frames += 1;
                 log::debug!("wire frame: {}", e.0);
             }
+        }
+    }
+
+    /// Whether this port takes a packet from the wire by its DLID: a unicast DLID
+    /// must be one of the port's LIDs, base LID to base LID + 2^LMC − 1 (IBTA vol. 1
+    /// ch. 7: the link layer's data packet check discards a packet whose DLID is not
+    /// the port's, LIDs and LMC in 7.11; C7-66 as the IBTA compliance test
+    /// TD_10.10.1.1.1 asserts it: every DLID the LMC covers, none outside); the
+    /// permissive LID 0xffff
+    /// only for a directed-route SMP to QP0 (IBTA 4.1.3 / 14.2.2: the permissive DLID
+    /// serves directed-route SMPs); the reserved LID 0 never. Multicast DLIDs
+    /// (0xc000…0xfffe) pass: no multicast groups are modelled, the QP lookup decides.
+    fn dlid_accepted(&self, p: &Packet) -> bool {
+        const PERMISSIVE: u16 = 0xffff;
+        const MULTICAST: u16 = 0xc000;
+        let dlid = p.hdr.dlid;
+        let (lid, lmc) = (self.ib_port.lid, self.ib_port.lmc.min(7));
+        match dlid {
+            0 => false,
+            PERMISSIVE => p.hdr.dqpn == 0 && super::mad::is_directed_route_smp(p),
+            d if d >= MULTICAST => true,
+            d => lid != 0 && d >> lmc == lid >> lmc,
         }
     }
 
@@ -535,6 +568,7 @@ impl Firmware {
                 f(qpc::MIN_RNR_NAK.raw()) as u8,
             )
         };
+        let pd = self.xrc_srq_pd(qpn, &p.body).unwrap_or(pd);
         let psn = p.hdr.psn;
         let mtu = qpc::MTU.raw().get(&self.objs.qps[&qpn].ctx).unwrap_or(0) as u8;
         let last = |len: u64| (psn + npkts(len, mtu) - 1) & 0xff_ffff;
@@ -723,6 +757,29 @@ impl Firmware {
         }
     }
 
+    /// The PD that protects an XRC request's remote access: an XRC target QP has no
+    /// PD of its own (IBTA Annex A14, XRC: memory protection of RDMA and atomic
+    /// requests goes by the PD of the XRC SRQ the XRCETH names; upstream
+    /// `create_xrc_tgt_qp` accordingly gives the QP the driver's internal PD
+    /// `devr->p0`, never the user's). `None` (the QP's own PD applies) for a non-XRC
+    /// QP, a request without XRCETH, or an SRQ that is no XRC SRQ of the QP's XRC
+    /// domain (the key check then fails against the QP's PD).
+    fn xrc_srq_pd(&self, qpn: u32, body: &Body) -> Option<u32> {
+        let x = match body {
+            Body::Send { xrc_srqn, .. }
+            | Body::Write { xrc_srqn, .. }
+            | Body::ReadReq { xrc_srqn, .. }
+            | Body::Atomic { xrc_srqn, .. } => (*xrc_srqn)?,
+            _ => return None,
+        };
+        let qp = self.objs.qps.get(&qpn)?;
+        if qp.st != st::XRC {
+            return None;
+        }
+        let srq = self.objs.srqs.get(&x)?;
+        (srq.kind == crate::fw::rsc::SrqKind::Xrc && srq.xrcd == qp.xrcd).then_some(srq.pd)
+    }
+
     /// `atomic_req_8B_endianness_mode` as the driver set it (SET_HCA_CAP ATOMIC,
     /// fw/caps.rs): host endianness (the guest's, little endian here) or big endian.
     fn atomic_host_endian(&self) -> bool {
@@ -813,7 +870,9 @@ impl Firmware {
         // `remote_invalidate`: a valid key of the QP's PD with remote invalidation
         // enabled); a refusal is an invalid request (IBTA 9.4.1.2 / 10.6.7.2.x).
         if op == CqeOp::RespSendInv {
-            let pd = self.objs.qps.get(&qpn).map_or(0, |q| q.pd);
+            // XRC: the XRC SRQ's PD, as for every remote access (`xrc_srq_pd`).
+            let own = self.objs.qps.get(&qpn).map_or(0, |q| q.pd);
+            let pd = self.xrc_srq_pd(qpn, &p.body).unwrap_or(own);
             if let Err(e) = self.remote_invalidate(imm, pd) {
                 log::debug!("QP {qpn} send with invalidate {imm:#x}: {e:?}");
                 let mut d = CqeDesc::new(
