@@ -17,15 +17,16 @@ mod dp;
 mod verbs;
 
 use common::input;
-use dp::{be32, cqe64, dgram_qp, dseg, mr, no_violations, post, read, step_until, wired, Qp};
+use dp::{
+    be32, cqe64, dgram_qp, dseg, mr, no_violations, post_send_ud, read, step_until, wired, Qp,
+};
 use mlx5_emu::fw::qp_state::st;
 use mlx5_emu::ifc::mad::{mad_ifc_in, mad_ifc_out, mad_status, method, mgmt_class, smp_attr};
 use mlx5_emu::ifc::opcodes::Opcode;
 use mlx5_emu::ifc::pma::pma_attr;
-use mlx5_emu::ifc::wqe::{opcode, vals, Cqe64, WqeDatagramSeg};
+use mlx5_emu::ifc::wqe::{vals, Cqe64};
 use mlx5_emu::mem::GuestMemory;
 use verbs::Dev;
-use zerocopy::IntoBytes;
 
 /// QP1's well-known Q_Key (`IB_QP1_QKEY`, ib_mad.h).
 const QP1_QKEY: u32 = 0x8001_0000;
@@ -45,14 +46,7 @@ fn post_mad(d: &Dev, q: &mut Qp, dlid: u16, dqpn: u32, qkey: u32, lkey: u32, add
 
 /// [`post_mad`] with a message of `len` bytes; `to` = (DLID, QPN, Q_Key).
 fn post_len(d: &Dev, q: &mut Qp, to: (u16, u32, u32), lkey: u32, addr: u64, len: u32) {
-    let (dlid, dqpn, qkey) = to;
-    let mut g = WqeDatagramSeg::default();
-    g.av.rlid.set(dlid);
-    g.av.dqp_dct.set(dqpn | vals::EXTENDED_UD_AV);
-    g.av.key[0..4].copy_from_slice(&qkey.to_be_bytes());
-    let mut segs = g.as_bytes().to_vec();
-    segs.extend_from_slice(dseg(len, lkey, addr).as_bytes());
-    post(d, q, opcode::SEND, true, 0, &segs);
+    post_send_ud(d, q, to, dseg(len, lkey, addr));
 }
 
 /// Posts a receive WQE of one buffer (terminated by the invalid lkey, upstream

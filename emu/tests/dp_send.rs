@@ -15,15 +15,14 @@ mod verbs;
 use common::input;
 use dp::{
     be32, byte_cnt, connect, connect_upto, counter, create_qp, ctrl, dgram_qp, dseg, mr,
-    no_violations, opcode_of, post, post_flags, post_recv, raddr, rcqe, read, scqe, state_of,
-    step_until, syndrome, tick, wired, Conn, Qp, RQ_STRIDE, RQ_WQES,
+    no_violations, opcode_of, post, post_flags, post_recv, post_send_ud, raddr, rcqe, read, scqe,
+    state_of, step_until, syndrome, tick, wired, Conn, Qp, RQ_STRIDE, RQ_WQES,
 };
 use mlx5_emu::fw::qp_state::{st, state};
-use mlx5_emu::ifc::av::Av;
 use mlx5_emu::ifc::mkey::{create_mkey_in as cm, create_mkey_out, mkc};
 use mlx5_emu::ifc::opcodes::Opcode;
 use mlx5_emu::ifc::qp::{create_qp_in, create_qp_out, qpc};
-use mlx5_emu::ifc::wqe::{opcode, vals, WqeAtomicSeg, WqeDatagramSeg};
+use mlx5_emu::ifc::wqe::{opcode, vals, WqeAtomicSeg};
 use mlx5_emu::mem::GuestMemory;
 use std::time::{Duration, Instant};
 use verbs::{set_at, Dev};
@@ -395,15 +394,7 @@ fn ud_send_with_qkey_match_and_mismatch() {
     // Upstream `set_datagram_seg`: the AH's av, remote QPN | extended-AV flag, Q_Key.
     let bqpn = b.qpn;
     let send = |d: &Dev, a: &mut Qp, qkey: u32| {
-        let mut g = WqeDatagramSeg::default();
-        let mut av = Av::default();
-        av.rlid.set(lid);
-        av.dqp_dct.set(bqpn | vals::EXTENDED_UD_AV);
-        av.key[0..4].copy_from_slice(&qkey.to_be_bytes());
-        g.av = av;
-        let mut s = g.as_bytes().to_vec();
-        s.extend_from_slice(dseg(8, lk, src).as_bytes());
-        post(d, a, opcode::SEND, true, 0, &s);
+        post_send_ud(d, a, (lid, bqpn, qkey), dseg(8, lk, src));
     };
     send(&d, &mut a, 0x33);
     assert_eq!(
@@ -554,13 +545,7 @@ fn a_frame_for_another_lid_is_dropped() {
     post_recv(&db, &mut b, &[dseg(256, rk, dst)]);
     let bqpn = b.qpn;
     let send = |d: &Dev, a: &mut Qp, dlid: u16| {
-        let mut g = WqeDatagramSeg::default();
-        g.av.rlid.set(dlid);
-        g.av.dqp_dct.set(bqpn | vals::EXTENDED_UD_AV);
-        g.av.key[0..4].copy_from_slice(&0x11u32.to_be_bytes());
-        let mut s = g.as_bytes().to_vec();
-        s.extend_from_slice(dseg(8, lk, src).as_bytes());
-        post(d, a, opcode::SEND, true, 0, &s);
+        post_send_ud(d, a, (dlid, bqpn, 0x11), dseg(8, lk, src));
     };
     let dropped = |db: &Dev| {
         mlx5_emu::report::stats(&db.h.dev)["dp"]["send"]["transport"]["drop_dlid"]
@@ -1017,13 +1002,7 @@ fn mads_cross_between_two_wired_ports_on_qp1() {
     let mad: Vec<u8> = (0..256u32).map(|i| i as u8).collect();
     da.h.mem.write(src, &mad).unwrap();
     post_recv(&db, &mut b, &[dseg(296, rk, dst)]);
-    let mut g = WqeDatagramSeg::default();
-    g.av.rlid.set(lb);
-    g.av.dqp_dct.set(1 | vals::EXTENDED_UD_AV);
-    g.av.key[0..4].copy_from_slice(&0x8001_0000u32.to_be_bytes());
-    let mut segs = g.as_bytes().to_vec();
-    segs.extend_from_slice(dseg(256, lk, src).as_bytes());
-    post(&da, &mut a, opcode::SEND, true, 0, &segs);
+    post_send_ud(&da, &mut a, (lb, 1, 0x8001_0000), dseg(256, lk, src));
     assert_eq!(opcode_of(&scqe(&da, &mut a).unwrap()), vals::CQE_REQ);
     let mut got = None;
     step_until(&da, &db, "QP1 receive", &mut || {

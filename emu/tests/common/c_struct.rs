@@ -27,20 +27,28 @@ pub fn body<'a>(text: &'a str, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("struct {name} not found"));
     let rest = &text[start..];
     let open = rest.find('{').unwrap();
+    let close = closing(rest, open).unwrap_or_else(|| panic!("struct {name} not closed"));
+    &rest[open + 1..close]
+}
+
+/// The index in `s` of the bracket closing the one at `open` (`{` or `(`).
+fn closing(s: &str, open: usize) -> Option<usize> {
+    let (o, c) = match s[open..].chars().next()? {
+        '(' => ('(', ')'),
+        _ => ('{', '}'),
+    };
     let mut depth = 0;
-    for (i, c) in rest[open..].char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return &rest[open + 1..open + i];
-                }
+    for (i, ch) in s[open..].char_indices() {
+        if ch == o {
+            depth += 1;
+        } else if ch == c {
+            depth -= 1;
+            if depth == 0 {
+                return Some(open + i);
             }
-            _ => {}
         }
     }
-    panic!("struct {name} not closed")
+    None
 }
 
 /// Drops `/* ... */` comments (a header may comment inside a struct body).
@@ -62,25 +70,16 @@ fn flatten_struct_groups(body: &str) -> String {
     let mut rest = body;
     while let Some(i) = rest.find("struct_group(") {
         out.push_str(&rest[..i]);
-        let after = &rest[i + "struct_group(".len()..];
-        let comma = after.find(',').expect("struct_group name");
-        let inner = &after[comma + 1..];
-        let mut depth = 1;
-        let close = inner
-            .char_indices()
-            .find(|&(_, c)| {
-                match c {
-                    '(' => depth += 1,
-                    ')' => depth -= 1,
-                    _ => {}
-                }
-                depth == 0
-            })
-            .expect("struct_group not closed")
-            .0;
-        out.push_str(&inner[..close]);
-        let tail = inner[close + 1..].trim_start();
-        rest = tail.strip_prefix(';').expect("struct_group(...);");
+        let open = i + "struct_group".len();
+        let close = closing(rest, open).expect("struct_group not closed");
+        let (_, members) = rest[open + 1..close]
+            .split_once(',')
+            .expect("struct_group name");
+        out.push_str(members);
+        rest = rest[close + 1..]
+            .trim_start()
+            .strip_prefix(';')
+            .expect("struct_group(...);");
     }
     out.push_str(rest);
     out
@@ -153,21 +152,7 @@ fn members_of(body: &str, types: &[(&str, usize)]) -> Vec<(String, usize)> {
             // A block: its members end at the matching brace; a union is as large
             // as its largest member, a struct the sum of its members.
             let open = rest.find('{').unwrap();
-            let mut depth = 0;
-            let mut close = open;
-            for (i, c) in rest[open..].char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            close = open + i;
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-            }
+            let close = closing(rest, open).expect("block not closed");
             let after = rest[close + 1..].find(';').unwrap() + close + 1;
             let inner = members_of(&rest[open + 1..close], types)
                 .into_iter()

@@ -12,7 +12,9 @@ use mlx5_emu::fw::Env;
 use mlx5_emu::ifc::mkey::{create_mkey_in as cm, create_mkey_out, mkc};
 use mlx5_emu::ifc::opcodes::Opcode;
 use mlx5_emu::ifc::qp::{ads, create_qp_in, create_qp_out, qpc, rst2init_qp_in as m};
-use mlx5_emu::ifc::wqe::{vals, Cqe64, WqeCtrlSeg, WqeDataSeg, WqeRaddrSeg};
+use mlx5_emu::ifc::wqe::{
+    opcode, vals, Cqe64, WqeCtrlSeg, WqeDataSeg, WqeDatagramSeg, WqeRaddrSeg,
+};
 use mlx5_emu::mem::GuestMemory;
 use std::time::{Duration, Instant};
 use zerocopy::{FromBytes, IntoBytes};
@@ -83,23 +85,13 @@ pub fn cq(d: &mut Dev) -> u32 {
 pub fn create_qp(d: &mut Dev, stype: u8, pd: u32) -> Qp {
     let scq = cq(d);
     let rcq = cq(d);
-    let buf = d.h.alloc(8192, 4096);
-    let dbr = d.h.alloc(64, 64);
-    let pas = create_qp_in::PAS.raw().byte_off();
-    let mut inp = input(pas + 16, Opcode::CREATE_QP as u16, 0, &[]);
+    let mut inp = d.qp_input(stype, pd, scq);
     let c = create_qp_in::QPC.raw().byte_off();
-    set_at(&mut inp, c, qpc::ST, u64::from(stype));
-    set_at(&mut inp, c, qpc::PD, u64::from(pd));
-    set_at(&mut inp, c, qpc::UAR_PAGE, u64::from(d.uar));
-    set_at(&mut inp, c, qpc::LOG_RQ_SIZE, 4);
-    set_at(&mut inp, c, qpc::LOG_RQ_STRIDE, 2);
-    set_at(&mut inp, c, qpc::LOG_SQ_SIZE, 4);
     set_at(&mut inp, c, qpc::LOG_MSG_MAX, 30);
-    set_at(&mut inp, c, qpc::CQN_SND, u64::from(scq));
     set_at(&mut inp, c, qpc::CQN_RCV, u64::from(rcq));
-    set_at(&mut inp, c, qpc::DBR_ADDR, dbr);
-    inp[pas..pas + 8].copy_from_slice(&buf.to_be_bytes());
-    inp[pas + 8..pas + 16].copy_from_slice(&(buf + 4096).to_be_bytes());
+    let pas = create_qp_in::PAS.raw().byte_off();
+    let buf = u64::from_be_bytes(inp[pas..pas + 8].try_into().unwrap());
+    let dbr = qpc::DBR_ADDR.raw().get(&inp[c..]).unwrap();
     let out = d.h.ok(&inp, 16);
     Qp {
         qpn: create_qp_out::QPN.raw().get(&out).unwrap() as u32,
@@ -263,6 +255,20 @@ pub fn post_flags(d: &Dev, q: &mut Qp, opc: u8, fm_ce_se: u8, imm: u32, segs: &[
     d.h.dev
         .bar0_write(u64::from(d.uar) * 4096 + 0x800, &w[0..8]);
     d.h.dev.step();
+}
+
+/// Posts a signalled SEND on a datagram QP as upstream's wr.c builds it: control
+/// segment, datagram segment (`set_datagram_seg`: the AH's av with DLID, remote QPN |
+/// `MLX5_EXTENDED_UD_AV`, Q_Key; `to` = (DLID, QPN, Q_Key)), one data segment.
+pub fn post_send_ud(d: &Dev, q: &mut Qp, to: (u16, u32, u32), sge: WqeDataSeg) {
+    let (dlid, dqpn, qkey) = to;
+    let mut g = WqeDatagramSeg::default();
+    g.av.rlid.set(dlid);
+    g.av.dqp_dct.set(dqpn | vals::EXTENDED_UD_AV);
+    g.av.key[0..4].copy_from_slice(&qkey.to_be_bytes());
+    let mut segs = g.as_bytes().to_vec();
+    segs.extend_from_slice(sge.as_bytes());
+    post(d, q, opcode::SEND, true, 0, &segs);
 }
 
 /// Posts a receive WQE with scatter list `sges` (terminated by a zero-length entry

@@ -3,10 +3,8 @@
 //! SRQ and mkey commands.
 #![allow(dead_code)]
 
-use crate::common::{give_pages, input, Host};
-use mlx5_emu::ifc::cmds::alloc_uar_out;
+use crate::common::{create_eq, input, Host};
 use mlx5_emu::ifc::cq::{cqc, create_cq_in, create_cq_out};
-use mlx5_emu::ifc::eq::{create_eq_out, eqc, EVENT_BITMASK_OFFSET, PAS_OFFSET};
 use mlx5_emu::ifc::field::Field;
 use mlx5_emu::ifc::ib_res::{alloc_pd_out, alloc_xrcd_out};
 use mlx5_emu::ifc::opcodes::Opcode;
@@ -21,23 +19,9 @@ pub struct Dev {
     pub eq_buf: u64,
 }
 
-/// CREATE_EQ of 64 entries on UAR `uar` taking the event types of `mask` (bit n:
-/// event type n); returns (EQ number, buffer).
-pub fn create_eq(h: &mut Host, uar: u32, mask: u64) -> (u8, u64) {
-    let buf = h.alloc(4096, 4096);
-    let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
-    set_at(&mut inp, 0x10, eqc::LOG_EQ_SIZE, 6);
-    set_at(&mut inp, 0x10, eqc::UAR_PAGE, u64::from(uar));
-    inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8].copy_from_slice(&mask.to_be_bytes());
-    inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
-    let out = h.ok(&inp, 16);
-    let eqn = create_eq_out::EQ_NUMBER.raw().get(&out).unwrap() as u8;
-    (eqn, buf)
-}
-
 /// A second EQ of `d` taking the async event types of `mask`; returns its buffer.
 pub fn async_eq(d: &mut Dev, mask: u64) -> u64 {
-    let (eqn, buf) = create_eq(&mut d.h, d.uar, mask);
+    let (eqn, buf) = create_eq(&mut d.h, d.uar, 6, mask, 0);
     assert_ne!(eqn, 0);
     buf
 }
@@ -68,13 +52,10 @@ impl Dev {
 
     /// An initialized function on host `h` (e.g. a device with its own LID).
     pub fn on_host(mut h: Host) -> Self {
-        h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
-        give_pages(&mut h, 48);
-        h.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);
-        let out = h.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
-        let uar = alloc_uar_out::UAR.raw().get(&out).unwrap() as u32;
+        h.init_hca();
+        let uar = h.alloc_uar();
         // Completion (0x00) and page-request (0x0b) events.
-        let (eqn, eq_buf) = create_eq(&mut h, uar, 1 | (1 << 0x0b));
+        let (eqn, eq_buf) = create_eq(&mut h, uar, 6, 1 | (1 << 0x0b), 0);
         Dev {
             h,
             uar,
