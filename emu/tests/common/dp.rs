@@ -162,28 +162,14 @@ pub fn dgram_qp(d: &mut Dev, stype: u8, pd: u32, qkey: u32) -> Qp {
 pub fn mr(d: &mut Dev, pd: u32, len: u64, remote: bool) -> (u32, u64) {
     let pages = len.div_ceil(4096) as usize;
     let base = d.h.alloc(4096 * pages as u64, 4096);
-    let x = cm::KLM_PAS_MTT.raw().byte_off();
-    let octs = pages.div_ceil(2);
-    let mut inp = input(
-        x + 16 * octs,
-        Opcode::CREATE_MKEY as u16,
-        0,
-        &[(cm::TRANSLATIONS_OCTWORD_ACTUAL_SIZE.raw(), octs as u64)],
-    );
+    let mut inp = d.mkey_input(pd, pages);
     let k = cm::MEMORY_KEY_MKEY_ENTRY.raw().byte_off();
-    set_at(&mut inp, k, mkc::ACCESS_MODE_1_0, 1);
-    set_at(&mut inp, k, mkc::LR, 1);
-    set_at(&mut inp, k, mkc::LW, 1);
     set_at(&mut inp, k, mkc::RR, u64::from(remote));
     set_at(&mut inp, k, mkc::RW, u64::from(remote));
     set_at(&mut inp, k, mkc::A, u64::from(remote));
-    set_at(&mut inp, k, mkc::PD, u64::from(pd));
-    set_at(&mut inp, k, mkc::QPN, 0xff_ffff);
-    set_at(&mut inp, k, mkc::MKEY_7_0, 0x42);
     set_at(&mut inp, k, mkc::START_ADDR, base);
-    set_at(&mut inp, k, mkc::LOG_PAGE_SIZE, 12);
     set_at(&mut inp, k, mkc::LEN, len);
-    set_at(&mut inp, k, mkc::TRANSLATIONS_OCTWORD_SIZE, octs as u64);
+    let x = cm::KLM_PAS_MTT.raw().byte_off();
     for i in 0..pages {
         let a = base + 4096 * i as u64;
         inp[x + 8 * i..x + 8 * i + 8].copy_from_slice(&a.to_be_bytes());
