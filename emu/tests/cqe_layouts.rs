@@ -4,13 +4,12 @@
 //! the CQE opcodes and syndromes against `cq.h` / `mlx5_ifc.h`.
 
 use mlx5_emu::ifc::wqe::{vals, Cqe64, ErrCqe};
-use std::collections::HashMap;
 use std::mem::{offset_of, size_of};
 
 #[path = "common/c_struct.rs"]
 mod c_struct;
 
-use c_struct::{check, header};
+use c_struct::{check, header, value};
 
 #[test]
 fn cqe64_matches_device_h() {
@@ -67,31 +66,10 @@ fn err_cqe_matches_device_h() {
     assert_eq!(size_of::<ErrCqe>(), 64);
 }
 
-/// `NAME = value,` entries of every enum in `text`.
-fn enum_values(text: &str) -> HashMap<String, u64> {
-    let mut out = HashMap::new();
-    for line in text.lines() {
-        let line = line.trim().trim_end_matches(',');
-        let Some((name, val)) = line.split_once('=') else {
-            continue;
-        };
-        let val = val.trim();
-        let parsed = if let Some(h) = val.strip_prefix("0x") {
-            u64::from_str_radix(h, 16).ok()
-        } else {
-            val.parse().ok()
-        };
-        if let Some(v) = parsed {
-            out.insert(name.trim().to_string(), v);
-        }
-    }
-    out
-}
-
 #[test]
 fn cqe_opcodes_and_syndromes_match_cq_h() {
-    let cq = enum_values(&header("MLX5_CQ_H", "include/linux/mlx5/cq.h"));
-    let ifc = enum_values(&header("MLX5_IFC_H", "include/linux/mlx5/mlx5_ifc.h"));
+    let cq = header("MLX5_CQ_H", "include/linux/mlx5/cq.h");
+    let ifc = header("MLX5_IFC_H", "include/linux/mlx5/mlx5_ifc.h");
     for (name, v) in [
         ("MLX5_CQE_OWNER_MASK", vals::CQE_OWNER_MASK),
         ("MLX5_CQE_REQ", vals::CQE_REQ),
@@ -154,7 +132,7 @@ fn cqe_opcodes_and_syndromes_match_cq_h() {
             vals::SYNDROME_REMOTE_ABORTED_ERR,
         ),
     ] {
-        assert_eq!(cq.get(name), Some(&u64::from(v)), "{name}");
+        assert_eq!(value(&cq, name), u64::from(v), "{name}");
     }
     for (name, v) in [
         (
@@ -171,6 +149,6 @@ fn cqe_opcodes_and_syndromes_match_cq_h() {
             vals::CQC_STATUS_CQ_WRITE_FAIL,
         ),
     ] {
-        assert_eq!(ifc.get(name), Some(&u64::from(v)), "{name}");
+        assert_eq!(value(&ifc, name), u64::from(v), "{name}");
     }
 }

@@ -9,231 +9,28 @@
 //! expires after its count; `clear_injections` and `reset` drop the rules.
 
 mod common;
+#[path = "common/dp.rs"]
+mod dp;
 #[path = "common/verbs.rs"]
 mod verbs;
 
-use common::input;
+use dp::{connect, create_qp, dseg, mr, raddr, rcqe, scqe, state_of, Conn, Qp};
 use mlx5_emu::fw::qp_state::{st, state};
-use mlx5_emu::ifc::eq::{create_eq_out, eqc, EVENT_BITMASK_OFFSET, PAS_OFFSET};
 use mlx5_emu::ifc::eqe::event_type::{CQ_ERROR, WQ_ACCESS_ERROR, WQ_CATAS_ERROR};
-use mlx5_emu::ifc::mkey::{create_mkey_in as cm, create_mkey_out, mkc};
-use mlx5_emu::ifc::opcodes::Opcode;
-use mlx5_emu::ifc::qp::{ads, create_qp_in, create_qp_out, qpc, rst2init_qp_in as m};
-use mlx5_emu::ifc::wqe::{opcode, vals, WqeCtrlSeg, WqeDataSeg, WqeRaddrSeg};
+use mlx5_emu::ifc::wqe::{opcode, vals, WqeDataSeg};
 use mlx5_emu::mem::GuestMemory;
 use serde_json::{json, Value};
-use verbs::{set_at, Dev};
+use verbs::{eqes, Dev};
 use zerocopy::IntoBytes;
 
-/// One QP as the test drives it.
-#[derive(Clone, Copy, Debug)]
-struct Qp {
-    qpn: u32,
-    scq: u32,
-    rcq: u32,
-    buf: u64,
-    sq: u64,
-    dbr: u64,
-    sq_pi: u16,
-    rq_pi: u16,
-    scq_ci: u32,
-    rcq_ci: u32,
-}
-
-const SQ_BBS: u16 = 16;
-const RQ_WQES: u16 = 16;
-const RQ_STRIDE: u64 = 64;
-
-fn cq(d: &mut Dev) -> u32 {
-    let eqn = d.eqn;
-    let inp = d.cq_input(6, eqn);
-    let out = d.h.ok(&inp, 16);
-    mlx5_emu::ifc::cq::create_cq_out::CQN
-        .raw()
-        .get(&out)
-        .unwrap() as u32
-}
-
-fn create_qp(d: &mut Dev, pd: u32) -> Qp {
-    let scq = cq(d);
-    let rcq = cq(d);
-    let buf = d.h.alloc(8192, 4096);
-    let dbr = d.h.alloc(64, 64);
-    let pas = create_qp_in::PAS.raw().byte_off();
-    let mut inp = input(pas + 16, Opcode::CREATE_QP as u16, 0, &[]);
-    let c = create_qp_in::QPC.raw().byte_off();
-    set_at(&mut inp, c, qpc::ST, u64::from(st::RC));
-    set_at(&mut inp, c, qpc::PD, u64::from(pd));
-    set_at(&mut inp, c, qpc::UAR_PAGE, u64::from(d.uar));
-    set_at(&mut inp, c, qpc::LOG_RQ_SIZE, 4);
-    set_at(&mut inp, c, qpc::LOG_RQ_STRIDE, 2);
-    set_at(&mut inp, c, qpc::LOG_SQ_SIZE, 4);
-    set_at(&mut inp, c, qpc::LOG_MSG_MAX, 30);
-    set_at(&mut inp, c, qpc::CQN_SND, u64::from(scq));
-    set_at(&mut inp, c, qpc::CQN_RCV, u64::from(rcq));
-    set_at(&mut inp, c, qpc::DBR_ADDR, dbr);
-    inp[pas..pas + 8].copy_from_slice(&buf.to_be_bytes());
-    inp[pas + 8..pas + 16].copy_from_slice(&(buf + 4096).to_be_bytes());
-    let out = d.h.ok(&inp, 16);
-    Qp {
-        qpn: create_qp_out::QPN.raw().get(&out).unwrap() as u32,
-        scq,
-        rcq,
-        buf,
-        sq: buf + u64::from(RQ_WQES) * RQ_STRIDE,
-        dbr,
-        sq_pi: 0,
-        rq_pi: 0,
-        scq_ci: 0,
-        rcq_ci: 0,
-    }
-}
-
-/// RST → INIT → RTR → RTS to `remote` on the port's own LID.
-fn connect(d: &mut Dev, qpn: u32, remote: u32, rlid: u16) {
-    for op in [Opcode::RST2INIT_QP, Opcode::INIT2RTR_QP, Opcode::RTR2RTS_QP] {
-        let mut inp = input(m::BYTES, op as u16, 0, &[(m::QPN.raw(), u64::from(qpn))]);
-        let q = m::QPC.raw().byte_off();
-        let p = q + qpc::PRIMARY_ADDRESS_PATH.raw().byte_off();
-        set_at(&mut inp, p, ads::VHCA_PORT_NUM, 1);
-        set_at(&mut inp, p, ads::RLID, u64::from(rlid));
-        set_at(&mut inp, p, ads::ACK_TIMEOUT, 14);
-        set_at(&mut inp, q, qpc::MTU, 3);
-        set_at(&mut inp, q, qpc::LOG_MSG_MAX, 30);
-        set_at(&mut inp, q, qpc::REMOTE_QPN, u64::from(remote));
-        set_at(&mut inp, q, qpc::NEXT_SEND_PSN, 0x100);
-        set_at(&mut inp, q, qpc::NEXT_RCV_PSN, 0x100);
-        set_at(&mut inp, q, qpc::MIN_RNR_NAK, 1);
-        set_at(&mut inp, q, qpc::RETRY_COUNT, 7);
-        set_at(&mut inp, q, qpc::RNR_RETRY, 7);
-        set_at(&mut inp, q, qpc::RRE, 1);
-        set_at(&mut inp, q, qpc::RWE, 1);
-        set_at(&mut inp, q, qpc::RAE, 1);
-        assert_eq!(d.h.run(&inp, 16).0, 0, "{} QP {qpn}", op.name());
-    }
-}
-
-/// `len` bytes registered as MTT pages at VA = PA, remote access as asked.
-fn mr(d: &mut Dev, pd: u32, len: u64, remote: bool) -> (u32, u64) {
-    let pages = len.div_ceil(4096) as usize;
-    let base = d.h.alloc(4096 * pages as u64, 4096);
-    let x = cm::KLM_PAS_MTT.raw().byte_off();
-    let octs = pages.div_ceil(2);
-    let mut inp = input(
-        x + 16 * octs,
-        Opcode::CREATE_MKEY as u16,
-        0,
-        &[(cm::TRANSLATIONS_OCTWORD_ACTUAL_SIZE.raw(), octs as u64)],
-    );
-    let k = cm::MEMORY_KEY_MKEY_ENTRY.raw().byte_off();
-    set_at(&mut inp, k, mkc::ACCESS_MODE_1_0, 1);
-    set_at(&mut inp, k, mkc::LR, 1);
-    set_at(&mut inp, k, mkc::LW, 1);
-    set_at(&mut inp, k, mkc::RR, u64::from(remote));
-    set_at(&mut inp, k, mkc::RW, u64::from(remote));
-    set_at(&mut inp, k, mkc::A, u64::from(remote));
-    set_at(&mut inp, k, mkc::PD, u64::from(pd));
-    set_at(&mut inp, k, mkc::QPN, 0xff_ffff);
-    set_at(&mut inp, k, mkc::MKEY_7_0, 0x42);
-    set_at(&mut inp, k, mkc::START_ADDR, base);
-    set_at(&mut inp, k, mkc::LOG_PAGE_SIZE, 12);
-    set_at(&mut inp, k, mkc::LEN, len);
-    set_at(&mut inp, k, mkc::TRANSLATIONS_OCTWORD_SIZE, octs as u64);
-    for i in 0..pages {
-        let a = base + 4096 * i as u64;
-        inp[x + 8 * i..x + 8 * i + 8].copy_from_slice(&a.to_be_bytes());
-    }
-    let out = d.h.ok(&inp, 16);
-    let idx = create_mkey_out::MKEY_INDEX.raw().get(&out).unwrap() as u32;
-    ((idx << 8) | 0x42, base)
-}
-
-fn dseg(len: u32, lkey: u32, addr: u64) -> WqeDataSeg {
-    let mut s = WqeDataSeg::default();
-    s.byte_count.set(len);
-    s.lkey.set(lkey);
-    s.addr.set(addr);
-    s
-}
-
-fn raddr(va: u64, rkey: u32) -> WqeRaddrSeg {
-    let mut r = WqeRaddrSeg::default();
-    r.raddr.set(va);
-    r.rkey.set(rkey);
-    r
-}
-
-/// Writes a WQE (control segment as upstream's `mlx5r_finish_wqe` + `segs`) at the SQ
-/// producer and rings the doorbell.
+/// [`dp::post`] without an immediate.
 fn post(d: &Dev, q: &mut Qp, opc: u8, signalled: bool, segs: &[u8]) {
-    let ds = (16 + segs.len()).div_ceil(16);
-    let mut c = WqeCtrlSeg::default();
-    c.opmod_idx_opcode
-        .set((u32::from(q.sq_pi) << 8) | u32::from(opc));
-    c.qpn_ds.set((q.qpn << 8) | ds as u32);
-    c.fm_ce_se = if signalled { vals::CTRL_CQ_UPDATE } else { 0 };
-    let mut w = c.as_bytes().to_vec();
-    w.extend_from_slice(segs);
-    w.resize(ds * 16, 0);
-    for (i, bb) in w.chunks(64).enumerate() {
-        let idx = (q.sq_pi.wrapping_add(i as u16)) % SQ_BBS;
-        d.h.mem.write(q.sq + 64 * u64::from(idx), bb).unwrap();
-    }
-    q.sq_pi = q.sq_pi.wrapping_add(w.len().div_ceil(64) as u16);
-    d.h.mem
-        .write(q.dbr + 4, &u32::from(q.sq_pi).to_be_bytes())
-        .unwrap();
-    d.h.dev
-        .bar0_write(u64::from(d.uar) * 4096 + 0x800, &w[0..8]);
-    d.h.dev.step();
+    dp::post(d, q, opc, signalled, 0, segs);
 }
 
+/// [`dp::post_recv`] of one buffer.
 fn post_recv(d: &Dev, q: &mut Qp, sge: WqeDataSeg) {
-    let mut w = sge.as_bytes().to_vec();
-    w.extend_from_slice(dseg(0, 0x100, 0).as_bytes());
-    let idx = u64::from(q.rq_pi % RQ_WQES);
-    d.h.mem.write(q.buf + idx * RQ_STRIDE, &w).unwrap();
-    q.rq_pi = q.rq_pi.wrapping_add(1);
-    d.h.mem
-        .write(q.dbr, &u32::from(q.rq_pi).to_be_bytes())
-        .unwrap();
-}
-
-/// The next CQE of CQ `cqn` (None: hardware has not written it), consumer index
-/// advanced in the doorbell record.
-fn poll(d: &Dev, cqn: u32, ci: &mut u32) -> Option<[u8; 64]> {
-    let (buf, dbr) = {
-        let fw = d.h.dev.fw();
-        let c = &fw.objs.cqs[&cqn];
-        (c.pas[0], c.dbr)
-    };
-    let mut e = [0u8; 64];
-    d.h.mem
-        .read(buf + 64 * u64::from(*ci % 64), &mut e)
-        .unwrap();
-    let sw = ((*ci / 64) & 1) as u8;
-    if e[63] >> 4 == vals::CQE_INVALID || e[63] & 1 != sw || e == [0u8; 64] {
-        return None;
-    }
-    *ci += 1;
-    d.h.mem
-        .write(dbr, &(*ci & 0xff_ffff).to_be_bytes())
-        .unwrap();
-    Some(e)
-}
-
-fn scqe(d: &Dev, q: &mut Qp) -> Option<[u8; 64]> {
-    let mut ci = q.scq_ci;
-    let r = poll(d, q.scq, &mut ci);
-    q.scq_ci = ci;
-    r
-}
-
-fn rcqe(d: &Dev, q: &mut Qp) -> Option<[u8; 64]> {
-    let mut ci = q.rcq_ci;
-    let r = poll(d, q.rcq, &mut ci);
-    q.rcq_ci = ci;
-    r
+    dp::post_recv(d, q, &[sge]);
 }
 
 /// (CQE opcode, syndrome, vendor syndrome, WQE counter) as `mlx5_err_cqe` lays them
@@ -244,37 +41,6 @@ fn fields(c: &[u8; 64]) -> (u8, u8, u8, u16) {
 
 fn qpn_of(c: &[u8; 64]) -> u32 {
     u32::from_be_bytes([c[56], c[57], c[58], c[59]]) & 0xff_ffff
-}
-
-fn state_of(d: &Dev, qpn: u32) -> u8 {
-    d.h.dev.fw().objs.qps[&qpn].state
-}
-
-/// An EQ taking the CQ error and QP error events; returns its buffer.
-fn async_eq(d: &mut Dev) -> u64 {
-    let buf = d.h.alloc(4096, 4096);
-    let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
-    set_at(&mut inp, 0x10, eqc::LOG_EQ_SIZE, 6);
-    set_at(&mut inp, 0x10, eqc::UAR_PAGE, u64::from(d.uar));
-    let mask: u64 = (1 << CQ_ERROR) | (1 << WQ_CATAS_ERROR) | (1 << WQ_ACCESS_ERROR);
-    inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8].copy_from_slice(&mask.to_be_bytes());
-    inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
-    let out = d.h.ok(&inp, 16);
-    assert_ne!(create_eq_out::EQ_NUMBER.raw().get(&out).unwrap(), 0);
-    buf
-}
-
-/// EQEs of type `t` in the EQ at `buf`: their 28 data bytes.
-fn eqes(d: &Dev, buf: u64, t: u8) -> Vec<[u8; 28]> {
-    let mut v = Vec::new();
-    for i in 0..64u64 {
-        let mut e = [0u8; 64];
-        d.h.mem.read(buf + 64 * i, &mut e).unwrap();
-        if e[1] == t && e[0x3f] & 1 == 0 && e[0x20..0x3c].iter().any(|b| *b != 0) {
-            v.push(e[0x20..0x3c].try_into().unwrap());
-        }
-    }
-    v
 }
 
 /// The QPN of a QP event (`mlx5_eqe_qp_srq`: number in the last 4 bytes, 24 bits).
@@ -304,13 +70,16 @@ struct Pair {
 
 fn pair() -> Pair {
     let mut d = Dev::new();
-    let aeq = async_eq(&mut d);
+    let aeq = verbs::async_eq(
+        &mut d,
+        (1 << CQ_ERROR) | (1 << WQ_CATAS_ERROR) | (1 << WQ_ACCESS_ERROR),
+    );
     let pd = d.pd();
-    let a = create_qp(&mut d, pd);
-    let b = create_qp(&mut d, pd);
+    let a = create_qp(&mut d, st::RC, pd);
+    let b = create_qp(&mut d, st::RC, pd);
     let lid = d.h.dev.fw().ib_port.lid;
-    connect(&mut d, a.qpn, b.qpn, lid);
-    connect(&mut d, b.qpn, a.qpn, lid);
+    connect(&mut d, a.qpn, Conn::to(b.qpn, lid));
+    connect(&mut d, b.qpn, Conn::to(a.qpn, lid));
     let (lk, src) = mr(&mut d, pd, 4096, false);
     let (rk, dst) = mr(&mut d, pd, 4096, true);
     d.h.mem.write(src, &[0x5a; 64]).unwrap();
@@ -339,7 +108,7 @@ impl Pair {
     }
 
     fn no_violations(&self) {
-        assert_eq!(self.d.h.dev.fw().stats.violations, 0);
+        dp::no_violations(&self.d);
     }
 }
 

@@ -11,21 +11,22 @@
 //! count with the 40-byte GRH area).
 
 mod common;
+#[path = "common/dp.rs"]
+mod dp;
 #[path = "common/verbs.rs"]
 mod verbs;
 
 use common::input;
+use dp::{
+    be32, cqe64, dgram_qp, dseg, mr, no_violations, post_send_ud, read, step_until, wired, Qp,
+};
 use mlx5_emu::fw::qp_state::st;
 use mlx5_emu::ifc::mad::{mad_ifc_in, mad_ifc_out, mad_status, method, mgmt_class, smp_attr};
-use mlx5_emu::ifc::mkey::{create_mkey_in as cm, create_mkey_out, mkc};
 use mlx5_emu::ifc::opcodes::Opcode;
 use mlx5_emu::ifc::pma::pma_attr;
-use mlx5_emu::ifc::qp::{ads, create_qp_in, create_qp_out, qpc, rst2init_qp_in as m};
-use mlx5_emu::ifc::wqe::{opcode, vals, Cqe64, WqeCtrlSeg, WqeDataSeg, WqeDatagramSeg};
+use mlx5_emu::ifc::wqe::{vals, Cqe64};
 use mlx5_emu::mem::GuestMemory;
-use std::time::{Duration, Instant};
-use verbs::{set_at, Dev};
-use zerocopy::{FromBytes, IntoBytes};
+use verbs::Dev;
 
 /// QP1's well-known Q_Key (`IB_QP1_QKEY`, ib_mad.h).
 const QP1_QKEY: u32 = 0x8001_0000;
@@ -36,116 +37,6 @@ const PERMISSIVE: u16 = 0xffff;
 /// A UD receive: 40 bytes of GRH area and the 256-byte MAD.
 const RECV_BYTES: u32 = 40 + 256;
 
-#[derive(Clone, Copy, Debug)]
-struct Qp {
-    qpn: u32,
-    scq: u32,
-    rcq: u32,
-    buf: u64,
-    sq: u64,
-    dbr: u64,
-    sq_pi: u16,
-    rq_pi: u16,
-    scq_ci: u32,
-    rcq_ci: u32,
-}
-
-const SQ_BBS: u16 = 16;
-const RQ_WQES: u16 = 16;
-const RQ_STRIDE: u64 = 64;
-
-fn cq(d: &mut Dev) -> u32 {
-    let eqn = d.eqn;
-    let inp = d.cq_input(6, eqn);
-    let out = d.h.ok(&inp, 16);
-    mlx5_emu::ifc::cq::create_cq_out::CQN
-        .raw()
-        .get(&out)
-        .unwrap() as u32
-}
-
-/// CREATE_QP with service type `stype`, then RST → INIT → RTR → RTS with port 1 and
-/// Q_Key `qkey` (ib_mad's `ib_mad_change_qp_state_to_rts`: 0 for QP0, IB_QP1_QKEY for
-/// QP1).
-fn mad_qp(d: &mut Dev, stype: u8, pd: u32, qkey: u32) -> Qp {
-    let scq = cq(d);
-    let rcq = cq(d);
-    let buf = d.h.alloc(8192, 4096);
-    let dbr = d.h.alloc(64, 64);
-    let pas = create_qp_in::PAS.raw().byte_off();
-    let mut inp = input(pas + 16, Opcode::CREATE_QP as u16, 0, &[]);
-    let c = create_qp_in::QPC.raw().byte_off();
-    set_at(&mut inp, c, qpc::ST, u64::from(stype));
-    set_at(&mut inp, c, qpc::PD, u64::from(pd));
-    set_at(&mut inp, c, qpc::UAR_PAGE, u64::from(d.uar));
-    set_at(&mut inp, c, qpc::LOG_RQ_SIZE, 4);
-    set_at(&mut inp, c, qpc::LOG_RQ_STRIDE, 2);
-    set_at(&mut inp, c, qpc::LOG_SQ_SIZE, 4);
-    set_at(&mut inp, c, qpc::LOG_MSG_MAX, 30);
-    set_at(&mut inp, c, qpc::CQN_SND, u64::from(scq));
-    set_at(&mut inp, c, qpc::CQN_RCV, u64::from(rcq));
-    set_at(&mut inp, c, qpc::DBR_ADDR, dbr);
-    inp[pas..pas + 8].copy_from_slice(&buf.to_be_bytes());
-    inp[pas + 8..pas + 16].copy_from_slice(&(buf + 4096).to_be_bytes());
-    let out = d.h.ok(&inp, 16);
-    let qpn = create_qp_out::QPN.raw().get(&out).unwrap() as u32;
-    for op in [Opcode::RST2INIT_QP, Opcode::INIT2RTR_QP, Opcode::RTR2RTS_QP] {
-        let mut inp = input(m::BYTES, op as u16, 0, &[(m::QPN.raw(), u64::from(qpn))]);
-        let c = m::QPC.raw().byte_off();
-        let p = c + qpc::PRIMARY_ADDRESS_PATH.raw().byte_off();
-        set_at(&mut inp, p, ads::VHCA_PORT_NUM, 1);
-        set_at(&mut inp, c, qpc::Q_KEY, u64::from(qkey));
-        assert_eq!(d.h.run(&inp, 16).0, 0, "{} QP {qpn}", op.name());
-    }
-    Qp {
-        qpn,
-        scq,
-        rcq,
-        buf,
-        sq: buf + u64::from(RQ_WQES) * RQ_STRIDE,
-        dbr,
-        sq_pi: 0,
-        rq_pi: 0,
-        scq_ci: 0,
-        rcq_ci: 0,
-    }
-}
-
-/// A local-access memory region of one page. Returns (lkey, address).
-fn mr(d: &mut Dev, pd: u32) -> (u32, u64) {
-    let base = d.h.alloc(4096, 4096);
-    let x = cm::KLM_PAS_MTT.raw().byte_off();
-    let mut inp = input(
-        x + 16,
-        Opcode::CREATE_MKEY as u16,
-        0,
-        &[(cm::TRANSLATIONS_OCTWORD_ACTUAL_SIZE.raw(), 1)],
-    );
-    let k = cm::MEMORY_KEY_MKEY_ENTRY.raw().byte_off();
-    set_at(&mut inp, k, mkc::ACCESS_MODE_1_0, 1);
-    set_at(&mut inp, k, mkc::LR, 1);
-    set_at(&mut inp, k, mkc::LW, 1);
-    set_at(&mut inp, k, mkc::PD, u64::from(pd));
-    set_at(&mut inp, k, mkc::QPN, 0xff_ffff);
-    set_at(&mut inp, k, mkc::MKEY_7_0, 0x42);
-    set_at(&mut inp, k, mkc::START_ADDR, base);
-    set_at(&mut inp, k, mkc::LOG_PAGE_SIZE, 12);
-    set_at(&mut inp, k, mkc::LEN, 4096);
-    set_at(&mut inp, k, mkc::TRANSLATIONS_OCTWORD_SIZE, 1);
-    inp[x..x + 8].copy_from_slice(&base.to_be_bytes());
-    let out = d.h.ok(&inp, 16);
-    let idx = create_mkey_out::MKEY_INDEX.raw().get(&out).unwrap() as u32;
-    ((idx << 8) | 0x42, base)
-}
-
-fn dseg(len: u32, lkey: u32, addr: u64) -> WqeDataSeg {
-    let mut s = WqeDataSeg::default();
-    s.byte_count.set(len);
-    s.lkey.set(lkey);
-    s.addr.set(addr);
-    s
-}
-
 /// Posts one MAD send as upstream's wr.c does for QP0 / the hardware GSI QP: control
 /// segment, datagram segment (the AH's av, `remote_qpn | MLX5_EXTENDED_UD_AV`,
 /// `remote_qkey`), one data segment; signalled; one doorbell.
@@ -155,87 +46,23 @@ fn post_mad(d: &Dev, q: &mut Qp, dlid: u16, dqpn: u32, qkey: u32, lkey: u32, add
 
 /// [`post_mad`] with a message of `len` bytes; `to` = (DLID, QPN, Q_Key).
 fn post_len(d: &Dev, q: &mut Qp, to: (u16, u32, u32), lkey: u32, addr: u64, len: u32) {
-    let (dlid, dqpn, qkey) = to;
-    let mut g = WqeDatagramSeg::default();
-    g.av.rlid.set(dlid);
-    g.av.dqp_dct.set(dqpn | vals::EXTENDED_UD_AV);
-    g.av.key[0..4].copy_from_slice(&qkey.to_be_bytes());
-    let mut segs = g.as_bytes().to_vec();
-    segs.extend_from_slice(dseg(len, lkey, addr).as_bytes());
-    let ds = (16 + segs.len()).div_ceil(16);
-    let mut c = WqeCtrlSeg::default();
-    c.opmod_idx_opcode
-        .set((u32::from(q.sq_pi) << 8) | u32::from(opcode::SEND));
-    c.qpn_ds.set((q.qpn << 8) | ds as u32);
-    c.fm_ce_se = vals::CTRL_CQ_UPDATE;
-    let mut w = c.as_bytes().to_vec();
-    w.extend_from_slice(&segs);
-    w.resize(ds * 16, 0);
-    for (i, bb) in w.chunks(64).enumerate() {
-        let idx = (q.sq_pi.wrapping_add(i as u16)) % SQ_BBS;
-        d.h.mem.write(q.sq + 64 * u64::from(idx), bb).unwrap();
-    }
-    q.sq_pi = q.sq_pi.wrapping_add(w.len().div_ceil(64) as u16);
-    d.h.mem
-        .write(q.dbr + 4, &u32::from(q.sq_pi).to_be_bytes())
-        .unwrap();
-    d.h.dev
-        .bar0_write(u64::from(d.uar) * 4096 + 0x800, &w[0..8]);
-    d.h.dev.step();
+    post_send_ud(d, q, to, dseg(len, lkey, addr));
 }
 
 /// Posts a receive WQE of one buffer (terminated by the invalid lkey, upstream
 /// `mlx5_ib_post_recv`).
 fn post_recv(d: &Dev, q: &mut Qp, lkey: u32, addr: u64) {
-    let mut w = dseg(RECV_BYTES, lkey, addr).as_bytes().to_vec();
-    w.extend_from_slice(dseg(0, 0x100, 0).as_bytes());
-    let idx = u64::from(q.rq_pi % RQ_WQES);
-    d.h.mem.write(q.buf + idx * RQ_STRIDE, &w).unwrap();
-    q.rq_pi = q.rq_pi.wrapping_add(1);
-    d.h.mem
-        .write(q.dbr, &u32::from(q.rq_pi).to_be_bytes())
-        .unwrap();
+    dp::post_recv(d, q, &[dseg(RECV_BYTES, lkey, addr)]);
 }
 
-fn poll(d: &Dev, cqn: u32, ci: &mut u32) -> Option<Cqe64> {
-    let (buf, dbr) = {
-        let fw = d.h.dev.fw();
-        let c = &fw.objs.cqs[&cqn];
-        (c.pas[0], c.dbr)
-    };
-    let mut e = [0u8; 64];
-    d.h.mem
-        .read(buf + 64 * u64::from(*ci % 64), &mut e)
-        .unwrap();
-    let sw = ((*ci / 64) & 1) as u8;
-    if e[63] >> 4 == vals::CQE_INVALID || e[63] & 1 != sw || e == [0u8; 64] {
-        return None;
-    }
-    *ci += 1;
-    d.h.mem
-        .write(dbr, &(*ci & 0xff_ffff).to_be_bytes())
-        .unwrap();
-    Some(Cqe64::read_from_bytes(&e).unwrap())
-}
-
+/// The next CQE of the QP's send CQ, as `struct mlx5_cqe64`.
 fn scqe(d: &Dev, q: &mut Qp) -> Option<Cqe64> {
-    let mut ci = q.scq_ci;
-    let r = poll(d, q.scq, &mut ci);
-    q.scq_ci = ci;
-    r
+    dp::scqe(d, q).map(cqe64)
 }
 
+/// The next CQE of the QP's receive CQ, as `struct mlx5_cqe64`.
 fn rcqe(d: &Dev, q: &mut Qp) -> Option<Cqe64> {
-    let mut ci = q.rcq_ci;
-    let r = poll(d, q.rcq, &mut ci);
-    q.rcq_ci = ci;
-    r
-}
-
-fn read(d: &Dev, addr: u64, n: usize) -> Vec<u8> {
-    let mut v = vec![0u8; n];
-    d.h.mem.read(addr, &mut v).unwrap();
-    v
+    dp::rcqe(d, q).map(cqe64)
 }
 
 /// A MAD header (IBTA 13.4.3, `struct ib_mad_hdr`) in a 256-byte MAD.
@@ -253,9 +80,6 @@ fn mad(class: u8, class_version: u8, meth: u8, attr: u16, attr_mod: u32, tid: u6
 
 fn be16(b: &[u8], off: usize) -> u16 {
     u16::from_be_bytes([b[off], b[off + 1]])
-}
-fn be32(b: &[u8], off: usize) -> u32 {
-    u32::from_be_bytes(b[off..off + 4].try_into().unwrap())
 }
 fn be64(b: &[u8], off: usize) -> u64 {
     u64::from_be_bytes(b[off..off + 8].try_into().unwrap())
@@ -275,10 +99,6 @@ fn assert_mad_cqe(c: &Cqe64, src_qpn: u32, slid: u16) {
     assert_eq!(c.flags_rqpn.get() & vals::CQE_FLAGS_GRH, 0, "no GRH");
     assert_eq!(c.slid.get(), slid, "source LID");
     assert_eq!(c.imm_inval_pkey.get() & 0xffff, 0xffff, "the default P_Key");
-}
-
-fn no_violations(d: &Dev) {
-    assert_eq!(d.h.dev.fw().stats.violations, 0);
 }
 
 /// The source QPN of a receive CQE.
@@ -326,9 +146,9 @@ fn host_answers(d: &mut Dev, q: &mut Qp, c: &Cqe64, at: u64, lkey: u32, out: u64
 fn subn_get_node_info_reaches_the_host_qp0_and_mad_ifc_answers_it() {
     let mut d = Dev::new();
     let pd = d.pd();
-    let mut q0 = mad_qp(&mut d, st::QP0, pd, 0);
+    let mut q0 = dgram_qp(&mut d, st::QP0, pd, 0);
     let lid = d.h.dev.fw().ib_port.lid;
-    let (lk, buf) = mr(&mut d, pd);
+    let (lk, buf) = mr(&mut d, pd, 4096, false);
     let req = mad(
         mgmt_class::SUBN_LID_ROUTED,
         1,
@@ -374,9 +194,9 @@ fn subn_get_node_info_reaches_the_host_qp0_and_mad_ifc_answers_it() {
 fn with_the_opt_in_knob_the_device_sma_answers_on_qp0() {
     let mut d = Dev::new();
     let pd = d.pd();
-    let mut q0 = mad_qp(&mut d, st::QP0, pd, 0);
+    let mut q0 = dgram_qp(&mut d, st::QP0, pd, 0);
     let lid = d.h.dev.fw().ib_port.lid;
-    let (lk, buf) = mr(&mut d, pd);
+    let (lk, buf) = mr(&mut d, pd, 4096, false);
     d.h.dev.fw().ib_port.mad_agents_in_device = true;
     let req = mad(
         mgmt_class::SUBN_LID_ROUTED,
@@ -417,9 +237,9 @@ fn port_counters(resp: &[u8]) -> [u32; 4] {
 fn pma_port_counters_through_mad_ifc_count_the_qp1_traffic() {
     let mut d = Dev::new();
     let pd = d.pd();
-    let mut q1 = mad_qp(&mut d, st::QP1, pd, QP1_QKEY);
+    let mut q1 = dgram_qp(&mut d, st::QP1, pd, QP1_QKEY);
     let lid = d.h.dev.fw().ib_port.lid;
-    let (lk, buf) = mr(&mut d, pd);
+    let (lk, buf) = mr(&mut d, pd, 4096, false);
     let get = |d: &mut Dev, q1: &mut Qp, meth: u8, attr: u16, select: u16| {
         let mut req = mad(mgmt_class::PERF_MGMT, 1, meth, attr, 0, 7);
         req[64 + 1] = 1; // PortSelect
@@ -475,9 +295,9 @@ fn pma_port_counters_through_mad_ifc_count_the_qp1_traffic() {
 fn directed_route_hop_zero_loops_back_to_the_own_qp0() {
     let mut d = Dev::new();
     let pd = d.pd();
-    let mut q0 = mad_qp(&mut d, st::QP0, pd, 0);
+    let mut q0 = dgram_qp(&mut d, st::QP0, pd, 0);
     let lid = d.h.dev.fw().ib_port.lid;
-    let (lk, buf) = mr(&mut d, pd);
+    let (lk, buf) = mr(&mut d, pd, 4096, false);
     // SubnGet(PortInfo) directed route, hop count 0, DrSLID / DrDLID permissive, sent
     // to the permissive LID (IBTA 14.2.2): for this port, never on the link.
     let mut req = mad(
@@ -531,9 +351,9 @@ fn directed_route_hop_zero_loops_back_to_the_own_qp0() {
 fn a_gsi_mad_of_another_class_reaches_the_qp1_receive_queue() {
     let mut d = Dev::new();
     let pd = d.pd();
-    let mut q1 = mad_qp(&mut d, st::QP1, pd, QP1_QKEY);
+    let mut q1 = dgram_qp(&mut d, st::QP1, pd, QP1_QKEY);
     let lid = d.h.dev.fw().ib_port.lid;
-    let (lk, buf) = mr(&mut d, pd);
+    let (lk, buf) = mr(&mut d, pd, 4096, false);
     // SubnAdm (SA, class 0x03) Get: for the host's MAD agents.
     let req = mad(0x03, 2, method::GET, 0x0035, 0, 11);
     d.h.mem.write(buf, &req).unwrap();
@@ -551,9 +371,9 @@ fn a_gsi_mad_of_another_class_reaches_the_qp1_receive_queue() {
 fn smp_responses_reach_the_host_qp0_and_short_mads_are_dropped() {
     let mut d = Dev::new();
     let pd = d.pd();
-    let mut q0 = mad_qp(&mut d, st::QP0, pd, 0);
+    let mut q0 = dgram_qp(&mut d, st::QP0, pd, 0);
     let lid = d.h.dev.fw().ib_port.lid;
-    let (lk, buf) = mr(&mut d, pd);
+    let (lk, buf) = mr(&mut d, pd, 4096, false);
     // A SubnGetResp (what a subnet manager on this host waits for) completes on the
     // host's QP0 receive queue.
     let resp = mad(
@@ -589,49 +409,17 @@ fn smp_responses_reach_the_host_qp0_and_short_mads_are_dropped() {
     assert_eq!((fw.dp.mad.to_qp0, fw.dp.mad.bad_size), (1, 1));
 }
 
-/// Two devices (LIDs 2 and 3) wired by a socket pair, both links up.
-fn wired() -> (Dev, Dev) {
-    use mlx5_emu::config::EmuConfig;
-    use std::os::unix::net::UnixStream;
-    let da = Dev::new();
-    let db = Dev::on_host(common::Host::with(EmuConfig {
-        boot_pages: 16,
-        init_pages: 32,
-        lid: 3,
-        device_index: 1,
-        ..Default::default()
-    }));
-    let (sa, sb) = UnixStream::pair().unwrap();
-    da.h.dev.attach_wire(sa).unwrap();
-    db.h.dev.attach_wire(sb).unwrap();
-    step_until(&da, &db, "links up", &mut || {
-        da.h.dev.fw().dp.wire.link_up && db.h.dev.fw().dp.wire.link_up
-    });
-    (da, db)
-}
-
-/// Steps both devices until `done` holds (10 s at most).
-fn step_until(da: &Dev, db: &Dev, what: &str, done: &mut dyn FnMut() -> bool) {
-    let end = Instant::now() + Duration::from_secs(10);
-    while !done() {
-        da.h.dev.step();
-        db.h.dev.step();
-        assert!(Instant::now() < end, "timed out: {what}");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
 #[test]
 fn an_smp_crosses_the_wire_to_the_peer_host_and_its_answer_comes_back() {
     let (mut da, mut db) = wired();
     let pa = da.pd();
     let pb = db.pd();
-    let mut a0 = mad_qp(&mut da, st::QP0, pa, 0);
-    let mut b0 = mad_qp(&mut db, st::QP0, pb, 0);
+    let mut a0 = dgram_qp(&mut da, st::QP0, pa, 0);
+    let mut b0 = dgram_qp(&mut db, st::QP0, pb, 0);
     let la = da.h.dev.fw().ib_port.lid;
     let lb = db.h.dev.fw().ib_port.lid;
-    let (lka, abuf) = mr(&mut da, pa);
-    let (lkb, bbuf) = mr(&mut db, pb);
+    let (lka, abuf) = mr(&mut da, pa, 4096, false);
+    let (lkb, bbuf) = mr(&mut db, pb, 4096, false);
     post_recv(&db, &mut b0, lkb, bbuf);
     let req = mad(
         mgmt_class::SUBN_LID_ROUTED,
@@ -686,11 +474,11 @@ fn a_pkey_of_another_partition_is_dropped_at_the_peer_qp0() {
     let (mut da, mut db) = wired();
     let pa = da.pd();
     let pb = db.pd();
-    let mut a0 = mad_qp(&mut da, st::QP0, pa, 0);
-    let mut b0 = mad_qp(&mut db, st::QP0, pb, 0);
+    let mut a0 = dgram_qp(&mut da, st::QP0, pa, 0);
+    let mut b0 = dgram_qp(&mut db, st::QP0, pb, 0);
     let lb = db.h.dev.fw().ib_port.lid;
-    let (lka, abuf) = mr(&mut da, pa);
-    let (lkb, bbuf) = mr(&mut db, pb);
+    let (lka, abuf) = mr(&mut da, pa, 4096, false);
+    let (lkb, bbuf) = mr(&mut db, pb, 4096, false);
     // The peer's table holds only partition 0x0001 (full member): A's default P_Key
     // 0xffff (partition 0x7fff) is no key of it (IBTA 10.9.3).
     db.h.dev.fw().ib_port.pkeys[0] = 0x8001;
@@ -722,9 +510,9 @@ fn a_pkey_of_another_partition_is_dropped_at_the_peer_qp0() {
 fn a_bad_qkey_on_qp1_is_dropped_and_counted() {
     let mut d = Dev::new();
     let pd = d.pd();
-    let mut q1 = mad_qp(&mut d, st::QP1, pd, QP1_QKEY);
+    let mut q1 = dgram_qp(&mut d, st::QP1, pd, QP1_QKEY);
     let lid = d.h.dev.fw().ib_port.lid;
-    let (lk, buf) = mr(&mut d, pd);
+    let (lk, buf) = mr(&mut d, pd, 4096, false);
     let mut req = mad(
         mgmt_class::PERF_MGMT,
         1,

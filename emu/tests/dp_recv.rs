@@ -17,13 +17,12 @@ use mlx5_emu::fw::dp::xlate::XlateError;
 use mlx5_emu::fw::qp_state::{st, state};
 use mlx5_emu::fw::Env;
 use mlx5_emu::ifc::cq::{cqc, create_cq_out, query_cq_in, query_cq_out};
-use mlx5_emu::ifc::eq::{create_eq_out, eqc, EVENT_BITMASK_OFFSET, PAS_OFFSET};
 use mlx5_emu::ifc::opcodes::Opcode;
 use mlx5_emu::ifc::qp::{create_qp_in, create_qp_out, qpc};
 use mlx5_emu::ifc::srq::{arm_xrc_srq_in, rmpc, wq, xrc_srqc};
 use mlx5_emu::ifc::wqe::{vals, Cqe64, ErrCqe, WqeDataSeg};
 use mlx5_emu::mem::GuestMemory;
-use verbs::{set_at, Dev, SrqCmd};
+use verbs::{eqes, set_at, Dev, SrqCmd};
 use zerocopy::FromBytes;
 
 /// Async event types (device.h `MLX5_EVENT_TYPE_*`).
@@ -43,29 +42,10 @@ fn env(d: &Dev) -> Env<'_> {
 
 /// A second EQ taking the async events this file raises; returns its buffer.
 fn async_eq(d: &mut Dev) -> u64 {
-    let buf = d.h.alloc(4096, 4096);
-    let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
-    set_at(&mut inp, 0x10, eqc::LOG_EQ_SIZE, 6);
-    set_at(&mut inp, 0x10, eqc::UAR_PAGE, u64::from(d.uar));
-    let mask: u64 = (1 << CQ_ERROR) | (1 << SRQ_LAST_WQE) | (1 << SRQ_RQ_LIMIT);
-    inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8].copy_from_slice(&mask.to_be_bytes());
-    inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
-    let out = d.h.ok(&inp, 16);
-    assert_ne!(create_eq_out::EQ_NUMBER.raw().get(&out).unwrap(), 0);
-    buf
-}
-
-/// EQEs of type `t` in the EQ at `buf`: their 28 data bytes.
-fn eqes(d: &Dev, buf: u64, t: u8) -> Vec<[u8; 28]> {
-    let mut v = Vec::new();
-    for i in 0..64u64 {
-        let mut e = [0u8; 64];
-        d.h.mem.read(buf + 64 * i, &mut e).unwrap();
-        if e[1] == t && e[0x3f] & 1 == 0 && e[0x20..0x3c].iter().any(|b| *b != 0) {
-            v.push(e[0x20..0x3c].try_into().unwrap());
-        }
-    }
-    v
+    verbs::async_eq(
+        d,
+        (1 << CQ_ERROR) | (1 << SRQ_LAST_WQE) | (1 << SRQ_RQ_LIMIT),
+    )
 }
 
 /// Completion EQEs (type 0) in the function's first EQ: their CQNs.

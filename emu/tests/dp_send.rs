@@ -7,333 +7,26 @@
 //! and flush what follows.
 
 mod common;
+#[path = "common/dp.rs"]
+mod dp;
 #[path = "common/verbs.rs"]
 mod verbs;
 
 use common::input;
+use dp::{
+    be32, byte_cnt, connect, connect_upto, counter, create_qp, ctrl, dgram_qp, dseg, mr,
+    no_violations, opcode_of, post, post_flags, post_recv, post_send_ud, raddr, rcqe, read, scqe,
+    state_of, step_until, syndrome, tick, wired, Conn, Qp, RQ_STRIDE, RQ_WQES,
+};
 use mlx5_emu::fw::qp_state::{st, state};
-use mlx5_emu::fw::Env;
-use mlx5_emu::ifc::av::Av;
 use mlx5_emu::ifc::mkey::{create_mkey_in as cm, create_mkey_out, mkc};
 use mlx5_emu::ifc::opcodes::Opcode;
-use mlx5_emu::ifc::qp::{ads, create_qp_in, create_qp_out, qpc, rst2init_qp_in as m};
-use mlx5_emu::ifc::wqe::{
-    opcode, vals, WqeAtomicSeg, WqeCtrlSeg, WqeDataSeg, WqeDatagramSeg, WqeRaddrSeg,
-};
+use mlx5_emu::ifc::qp::{create_qp_in, create_qp_out, qpc};
+use mlx5_emu::ifc::wqe::{opcode, vals, WqeAtomicSeg};
 use mlx5_emu::mem::GuestMemory;
 use std::time::{Duration, Instant};
 use verbs::{set_at, Dev};
 use zerocopy::IntoBytes;
-
-/// One QP as the test drives it.
-#[derive(Clone, Copy, Debug)]
-struct Qp {
-    qpn: u32,
-    /// Send CQ / receive CQ.
-    scq: u32,
-    rcq: u32,
-    buf: u64,
-    /// The send queue (after the RQ; at the buffer's start without one).
-    sq: u64,
-    dbr: u64,
-    /// Send WQEBBs posted / receive WQEs posted.
-    sq_pi: u16,
-    rq_pi: u16,
-    /// CQEs read so far from the send / receive CQ.
-    scq_ci: u32,
-    rcq_ci: u32,
-}
-
-const SQ_BBS: u16 = 16;
-const RQ_WQES: u16 = 16;
-/// RQ stride: 64 bytes (log_rq_stride 2) = 4 data segments.
-const RQ_STRIDE: u64 = 64;
-
-/// Transport parameters of a connection.
-#[derive(Clone, Copy)]
-struct Conn {
-    remote: u32,
-    rlid: u16,
-    min_rnr: u8,
-    retry: u8,
-    rnr_retry: u8,
-    ack_timeout: u8,
-    rwe: bool,
-}
-
-impl Conn {
-    fn to(remote: u32, rlid: u16) -> Conn {
-        Conn {
-            remote,
-            rlid,
-            min_rnr: 1,
-            retry: 7,
-            rnr_retry: 7,
-            ack_timeout: 14,
-            rwe: true,
-        }
-    }
-}
-
-fn cq(d: &mut Dev) -> u32 {
-    let eqn = d.eqn;
-    let inp = d.cq_input(6, eqn);
-    let out = d.h.ok(&inp, 16);
-    mlx5_emu::ifc::cq::create_cq_out::CQN
-        .raw()
-        .get(&out)
-        .unwrap() as u32
-}
-
-fn create_qp(d: &mut Dev, stype: u8, pd: u32) -> Qp {
-    let scq = cq(d);
-    let rcq = cq(d);
-    let buf = d.h.alloc(8192, 4096);
-    let dbr = d.h.alloc(64, 64);
-    let pas = create_qp_in::PAS.raw().byte_off();
-    let mut inp = input(pas + 16, Opcode::CREATE_QP as u16, 0, &[]);
-    let c = create_qp_in::QPC.raw().byte_off();
-    set_at(&mut inp, c, qpc::ST, u64::from(stype));
-    set_at(&mut inp, c, qpc::PD, u64::from(pd));
-    set_at(&mut inp, c, qpc::UAR_PAGE, u64::from(d.uar));
-    set_at(&mut inp, c, qpc::LOG_RQ_SIZE, 4);
-    set_at(&mut inp, c, qpc::LOG_RQ_STRIDE, 2);
-    set_at(&mut inp, c, qpc::LOG_SQ_SIZE, 4);
-    set_at(&mut inp, c, qpc::LOG_MSG_MAX, 30);
-    set_at(&mut inp, c, qpc::CQN_SND, u64::from(scq));
-    set_at(&mut inp, c, qpc::CQN_RCV, u64::from(rcq));
-    set_at(&mut inp, c, qpc::DBR_ADDR, dbr);
-    inp[pas..pas + 8].copy_from_slice(&buf.to_be_bytes());
-    inp[pas + 8..pas + 16].copy_from_slice(&(buf + 4096).to_be_bytes());
-    let out = d.h.ok(&inp, 16);
-    Qp {
-        qpn: create_qp_out::QPN.raw().get(&out).unwrap() as u32,
-        scq,
-        rcq,
-        buf,
-        sq: buf + u64::from(RQ_WQES) * RQ_STRIDE,
-        dbr,
-        sq_pi: 0,
-        rq_pi: 0,
-        scq_ci: 0,
-        rcq_ci: 0,
-    }
-}
-
-/// RST → INIT → RTR → RTS with the connection's parameters (upstream qp.c
-/// `__mlx5_ib_modify_qp` fills the same qpc fields).
-fn connect(d: &mut Dev, qpn: u32, c: Conn) {
-    for op in [Opcode::RST2INIT_QP, Opcode::INIT2RTR_QP, Opcode::RTR2RTS_QP] {
-        let mut inp = input(m::BYTES, op as u16, 0, &[(m::QPN.raw(), u64::from(qpn))]);
-        let q = m::QPC.raw().byte_off();
-        let p = q + qpc::PRIMARY_ADDRESS_PATH.raw().byte_off();
-        set_at(&mut inp, p, ads::VHCA_PORT_NUM, 1);
-        set_at(&mut inp, p, ads::RLID, u64::from(c.rlid));
-        set_at(&mut inp, p, ads::ACK_TIMEOUT, u64::from(c.ack_timeout));
-        set_at(&mut inp, q, qpc::MTU, 3);
-        set_at(&mut inp, q, qpc::LOG_MSG_MAX, 30);
-        set_at(&mut inp, q, qpc::REMOTE_QPN, u64::from(c.remote));
-        set_at(&mut inp, q, qpc::NEXT_SEND_PSN, 0x100);
-        set_at(&mut inp, q, qpc::NEXT_RCV_PSN, 0x100);
-        set_at(&mut inp, q, qpc::MIN_RNR_NAK, u64::from(c.min_rnr));
-        set_at(&mut inp, q, qpc::RETRY_COUNT, u64::from(c.retry));
-        set_at(&mut inp, q, qpc::RNR_RETRY, u64::from(c.rnr_retry));
-        set_at(&mut inp, q, qpc::RRE, 1);
-        set_at(&mut inp, q, qpc::RWE, u64::from(c.rwe));
-        set_at(&mut inp, q, qpc::RAE, 1);
-        set_at(&mut inp, q, qpc::Q_KEY, 0x1111_2222);
-        assert_eq!(d.h.run(&inp, 16).0, 0, "{} QP {qpn}", op.name());
-    }
-}
-
-/// A memory region: `len` bytes of guest memory registered as MTT pages starting at
-/// a virtual address equal to their guest physical one. Returns (key, address).
-fn mr(d: &mut Dev, pd: u32, len: u64, remote: bool) -> (u32, u64) {
-    let pages = len.div_ceil(4096) as usize;
-    let base = d.h.alloc(4096 * pages as u64, 4096);
-    let x = cm::KLM_PAS_MTT.raw().byte_off();
-    let octs = pages.div_ceil(2);
-    let mut inp = input(
-        x + 16 * octs,
-        Opcode::CREATE_MKEY as u16,
-        0,
-        &[(cm::TRANSLATIONS_OCTWORD_ACTUAL_SIZE.raw(), octs as u64)],
-    );
-    let k = cm::MEMORY_KEY_MKEY_ENTRY.raw().byte_off();
-    set_at(&mut inp, k, mkc::ACCESS_MODE_1_0, 1);
-    set_at(&mut inp, k, mkc::LR, 1);
-    set_at(&mut inp, k, mkc::LW, 1);
-    set_at(&mut inp, k, mkc::RR, u64::from(remote));
-    set_at(&mut inp, k, mkc::RW, u64::from(remote));
-    set_at(&mut inp, k, mkc::A, u64::from(remote));
-    set_at(&mut inp, k, mkc::PD, u64::from(pd));
-    set_at(&mut inp, k, mkc::QPN, 0xff_ffff);
-    set_at(&mut inp, k, mkc::MKEY_7_0, 0x42);
-    set_at(&mut inp, k, mkc::START_ADDR, base);
-    set_at(&mut inp, k, mkc::LOG_PAGE_SIZE, 12);
-    set_at(&mut inp, k, mkc::LEN, len);
-    set_at(&mut inp, k, mkc::TRANSLATIONS_OCTWORD_SIZE, octs as u64);
-    for i in 0..pages {
-        let a = base + 4096 * i as u64;
-        inp[x + 8 * i..x + 8 * i + 8].copy_from_slice(&a.to_be_bytes());
-    }
-    let out = d.h.ok(&inp, 16);
-    let idx = create_mkey_out::MKEY_INDEX.raw().get(&out).unwrap() as u32;
-    ((idx << 8) | 0x42, base)
-}
-
-fn dseg(len: u32, lkey: u32, addr: u64) -> WqeDataSeg {
-    let mut s = WqeDataSeg::default();
-    s.byte_count.set(len);
-    s.lkey.set(lkey);
-    s.addr.set(addr);
-    s
-}
-
-fn raddr(va: u64, rkey: u32) -> WqeRaddrSeg {
-    let mut r = WqeRaddrSeg::default();
-    r.raddr.set(va);
-    r.rkey.set(rkey);
-    r
-}
-
-/// The control segment upstream writes (`mlx5r_begin_wqe` / `mlx5r_finish_wqe`).
-fn ctrl(q: &Qp, opc: u8, ds: usize, signalled: bool, imm: u32) -> WqeCtrlSeg {
-    let mut c = WqeCtrlSeg::default();
-    c.opmod_idx_opcode
-        .set((u32::from(q.sq_pi) << 8) | u32::from(opc));
-    c.qpn_ds.set((q.qpn << 8) | ds as u32);
-    c.fm_ce_se = if signalled { vals::CTRL_CQ_UPDATE } else { 0 };
-    c.imm.set(imm);
-    c
-}
-
-/// Writes a WQE (ctrl + `segs`, padded to 16) at the SQ producer, wrapping at the end
-/// of the queue as upstream's `handle_post_send_edge` does, and rings the doorbell.
-fn post(d: &Dev, q: &mut Qp, opc: u8, signalled: bool, imm: u32, segs: &[u8]) {
-    post_flags(
-        d,
-        q,
-        opc,
-        if signalled { vals::CTRL_CQ_UPDATE } else { 0 },
-        imm,
-        segs,
-    )
-}
-
-fn post_flags(d: &Dev, q: &mut Qp, opc: u8, fm_ce_se: u8, imm: u32, segs: &[u8]) {
-    let ds = (16 + segs.len()).div_ceil(16);
-    let mut c = ctrl(q, opc, ds, false, imm);
-    c.fm_ce_se = fm_ce_se;
-    let mut w = c.as_bytes().to_vec();
-    w.extend_from_slice(segs);
-    w.resize(ds * 16, 0);
-    let sq = q.sq;
-    for (i, bb) in w.chunks(64).enumerate() {
-        let idx = (q.sq_pi.wrapping_add(i as u16)) % SQ_BBS;
-        d.h.mem.write(sq + 64 * u64::from(idx), bb).unwrap();
-    }
-    q.sq_pi = q.sq_pi.wrapping_add(w.len().div_ceil(64) as u16);
-    d.h.mem
-        .write(q.dbr + 4, &u32::from(q.sq_pi).to_be_bytes())
-        .unwrap();
-    d.h.dev
-        .bar0_write(u64::from(d.uar) * 4096 + 0x800, &w[0..8]);
-    d.h.dev.step();
-}
-
-/// Posts a receive WQE with scatter list `sges` (terminated by a zero-length entry
-/// with the invalid lkey when it does not fill the stride, upstream `mlx5_ib_post_recv`).
-fn post_recv(d: &Dev, q: &mut Qp, sges: &[WqeDataSeg]) {
-    let mut w = Vec::new();
-    for s in sges {
-        w.extend_from_slice(s.as_bytes());
-    }
-    if sges.len() < 4 {
-        w.extend_from_slice(dseg(0, 0x100, 0).as_bytes());
-    }
-    let idx = u64::from(q.rq_pi % RQ_WQES);
-    d.h.mem.write(q.buf + idx * RQ_STRIDE, &w).unwrap();
-    q.rq_pi = q.rq_pi.wrapping_add(1);
-    d.h.mem
-        .write(q.dbr, &u32::from(q.rq_pi).to_be_bytes())
-        .unwrap();
-}
-
-/// The next CQE of CQ `cqn` (None: the entry's owner bit says hardware has not
-/// written it), advancing the consumer index in the CQ's doorbell record.
-fn poll(d: &Dev, cqn: u32, ci: &mut u32) -> Option<[u8; 64]> {
-    let (buf, dbr) = {
-        let fw = d.h.dev.fw();
-        let c = &fw.objs.cqs[&cqn];
-        (c.pas[0], c.dbr)
-    };
-    let mut e = [0u8; 64];
-    d.h.mem
-        .read(buf + 64 * u64::from(*ci % 64), &mut e)
-        .unwrap();
-    let owner = e[63] & 1;
-    let sw = ((*ci / 64) & 1) as u8;
-    if e[63] >> 4 == vals::CQE_INVALID || owner != sw || e == [0u8; 64] {
-        return None;
-    }
-    *ci += 1;
-    d.h.mem
-        .write(dbr, &(*ci & 0xff_ffff).to_be_bytes())
-        .unwrap();
-    Some(e)
-}
-
-fn scqe(d: &Dev, q: &mut Qp) -> Option<[u8; 64]> {
-    let mut ci = q.scq_ci;
-    let r = poll(d, q.scq, &mut ci);
-    q.scq_ci = ci;
-    r
-}
-
-fn rcqe(d: &Dev, q: &mut Qp) -> Option<[u8; 64]> {
-    let mut ci = q.rcq_ci;
-    let r = poll(d, q.rcq, &mut ci);
-    q.rcq_ci = ci;
-    r
-}
-
-fn opcode_of(c: &[u8; 64]) -> u8 {
-    c[63] >> 4
-}
-fn counter(c: &[u8; 64]) -> u16 {
-    u16::from_be_bytes([c[60], c[61]])
-}
-fn byte_cnt(c: &[u8; 64]) -> u32 {
-    u32::from_be_bytes([c[44], c[45], c[46], c[47]])
-}
-fn syndrome(c: &[u8; 64]) -> u8 {
-    c[55]
-}
-fn be32(c: &[u8; 64], off: usize) -> u32 {
-    u32::from_be_bytes([c[off], c[off + 1], c[off + 2], c[off + 3]])
-}
-
-fn state_of(d: &Dev, qpn: u32) -> u8 {
-    d.h.dev.fw().objs.qps[&qpn].state
-}
-
-fn read(d: &Dev, addr: u64, n: usize) -> Vec<u8> {
-    let mut v = vec![0u8; n];
-    d.h.mem.read(addr, &mut v).unwrap();
-    v
-}
-
-/// Runs the transport timers as if `after` had passed.
-fn tick(d: &Dev, after: Duration) {
-    let mut fw = d.h.dev.fw();
-    let env = Env {
-        mem: &*d.h.mem,
-        irq: &*d.h.irq,
-        msix_ok: true,
-    };
-    fw.dp_tick(&env, Instant::now() + after);
-}
 
 /// Two RC QPs on one device connected to each other through the port's own LID.
 struct Pair {
@@ -356,10 +49,6 @@ fn pair_with(ca: impl Fn(u32, u16) -> Conn, cb: impl Fn(u32, u16) -> Conn) -> Pa
 
 fn pair() -> Pair {
     pair_with(Conn::to, Conn::to)
-}
-
-fn no_violations(d: &Dev) {
-    assert_eq!(d.h.dev.fw().stats.violations, 0);
 }
 
 #[test]
@@ -691,24 +380,6 @@ fn ud_qp(d: &mut Dev, pd: u32, qkey: u32) -> Qp {
     dgram_qp(d, st::UD, pd, qkey)
 }
 
-/// A datagram QP (UD, QP0, QP1) in RTS with Q_Key `qkey`.
-fn dgram_qp(d: &mut Dev, stype: u8, pd: u32, qkey: u32) -> Qp {
-    let q = create_qp(d, stype, pd);
-    for op in [Opcode::RST2INIT_QP, Opcode::INIT2RTR_QP, Opcode::RTR2RTS_QP] {
-        let mut inp = input(m::BYTES, op as u16, 0, &[(m::QPN.raw(), u64::from(q.qpn))]);
-        let c = m::QPC.raw().byte_off();
-        set_at(
-            &mut inp,
-            c + qpc::PRIMARY_ADDRESS_PATH.raw().byte_off(),
-            ads::VHCA_PORT_NUM,
-            1,
-        );
-        set_at(&mut inp, c, qpc::Q_KEY, u64::from(qkey));
-        assert_eq!(d.h.run(&inp, 16).0, 0);
-    }
-    q
-}
-
 #[test]
 fn ud_send_with_qkey_match_and_mismatch() {
     let mut d = Dev::new();
@@ -723,15 +394,7 @@ fn ud_send_with_qkey_match_and_mismatch() {
     // Upstream `set_datagram_seg`: the AH's av, remote QPN | extended-AV flag, Q_Key.
     let bqpn = b.qpn;
     let send = |d: &Dev, a: &mut Qp, qkey: u32| {
-        let mut g = WqeDatagramSeg::default();
-        let mut av = Av::default();
-        av.rlid.set(lid);
-        av.dqp_dct.set(bqpn | vals::EXTENDED_UD_AV);
-        av.key[0..4].copy_from_slice(&qkey.to_be_bytes());
-        g.av = av;
-        let mut s = g.as_bytes().to_vec();
-        s.extend_from_slice(dseg(8, lk, src).as_bytes());
-        post(d, a, opcode::SEND, true, 0, &s);
+        post_send_ud(d, a, (lid, bqpn, qkey), dseg(8, lk, src));
     };
     send(&d, &mut a, 0x33);
     assert_eq!(
@@ -866,58 +529,6 @@ fn comm_est_when_a_qp_in_rtr_receives() {
     assert_eq!(st["dp"]["send"]["transport"]["comm_est"], 1, "once");
 }
 
-/// RST → … → `last` only.
-fn connect_upto(d: &mut Dev, qpn: u32, c: Conn, last: Opcode) {
-    for op in [Opcode::RST2INIT_QP, Opcode::INIT2RTR_QP, Opcode::RTR2RTS_QP] {
-        let mut inp = input(m::BYTES, op as u16, 0, &[(m::QPN.raw(), u64::from(qpn))]);
-        let q = m::QPC.raw().byte_off();
-        let p = q + qpc::PRIMARY_ADDRESS_PATH.raw().byte_off();
-        set_at(&mut inp, p, ads::VHCA_PORT_NUM, 1);
-        set_at(&mut inp, p, ads::RLID, u64::from(c.rlid));
-        set_at(&mut inp, q, qpc::MTU, 3);
-        set_at(&mut inp, q, qpc::REMOTE_QPN, u64::from(c.remote));
-        set_at(&mut inp, q, qpc::NEXT_SEND_PSN, 0x100);
-        set_at(&mut inp, q, qpc::NEXT_RCV_PSN, 0x100);
-        set_at(&mut inp, q, qpc::MIN_RNR_NAK, u64::from(c.min_rnr));
-        assert_eq!(d.h.run(&inp, 16).0, 0, "{} QP {qpn}", op.name());
-        if op == last {
-            return;
-        }
-    }
-}
-
-/// Two devices (LIDs 2 and 3) wired by a socket pair, both links up.
-fn wired() -> (Dev, Dev) {
-    use mlx5_emu::config::EmuConfig;
-    use std::os::unix::net::UnixStream;
-    let da = Dev::new();
-    let db = Dev::on_host(common::Host::with(EmuConfig {
-        boot_pages: 16,
-        init_pages: 32,
-        lid: 3,
-        device_index: 1,
-        ..Default::default()
-    }));
-    let (sa, sb) = UnixStream::pair().unwrap();
-    da.h.dev.attach_wire(sa).unwrap();
-    db.h.dev.attach_wire(sb).unwrap();
-    step_until(&da, &db, "links up", &mut || {
-        da.h.dev.fw().dp.wire.link_up && db.h.dev.fw().dp.wire.link_up
-    });
-    (da, db)
-}
-
-/// Steps both devices until `done` holds (10 s at most).
-fn step_until(da: &Dev, db: &Dev, what: &str, done: &mut dyn FnMut() -> bool) {
-    let end = Instant::now() + Duration::from_secs(10);
-    while !done() {
-        da.h.dev.step();
-        db.h.dev.step();
-        assert!(Instant::now() < end, "timed out: {what}");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
 #[test]
 fn a_frame_for_another_lid_is_dropped() {
     // IBTA 7.11.1 / C7-66: a CA port takes the DLIDs its LMC covers (LID … LID +
@@ -934,13 +545,7 @@ fn a_frame_for_another_lid_is_dropped() {
     post_recv(&db, &mut b, &[dseg(256, rk, dst)]);
     let bqpn = b.qpn;
     let send = |d: &Dev, a: &mut Qp, dlid: u16| {
-        let mut g = WqeDatagramSeg::default();
-        g.av.rlid.set(dlid);
-        g.av.dqp_dct.set(bqpn | vals::EXTENDED_UD_AV);
-        g.av.key[0..4].copy_from_slice(&0x11u32.to_be_bytes());
-        let mut s = g.as_bytes().to_vec();
-        s.extend_from_slice(dseg(8, lk, src).as_bytes());
-        post(d, a, opcode::SEND, true, 0, &s);
+        post_send_ud(d, a, (dlid, bqpn, 0x11), dseg(8, lk, src));
     };
     let dropped = |db: &Dev| {
         mlx5_emu::report::stats(&db.h.dev)["dp"]["send"]["transport"]["drop_dlid"]
@@ -1216,7 +821,7 @@ fn xrc_pair(d: &mut Dev, pd: u32, tgt_pd: u32) -> XrcPair {
     use mlx5_emu::ifc::srq::xrc_srqc;
     use verbs::SrqCmd;
     let xrcd = d.xrcd();
-    let xcq = cq(d);
+    let xcq = dp::cq(d);
     let inp = d.srq_input(SrqCmd::Xrc, pd, xcq, xrcd);
     let out = d.h.ok(&inp, 16);
     let srqn = mlx5_emu::ifc::srq::create_srq_out::SRQN
@@ -1235,7 +840,7 @@ fn xrc_pair(d: &mut Dev, pd: u32, tgt_pd: u32) -> XrcPair {
     // Initiator and target: XRC QPs of the domain without a receive queue
     // (upstream `create_xrc_tgt_qp` / libmlx5 XRC_SEND: rq_type zero-length).
     let xrc_qp = |d: &mut Dev, pd: u32| {
-        let scq = cq(d);
+        let scq = dp::cq(d);
         let mut inp = d.qp_input(st::XRC, pd, scq);
         let c = create_qp_in::QPC.raw().byte_off();
         set_at(&mut inp, c, qpc::XRCD, u64::from(xrcd));
@@ -1397,13 +1002,7 @@ fn mads_cross_between_two_wired_ports_on_qp1() {
     let mad: Vec<u8> = (0..256u32).map(|i| i as u8).collect();
     da.h.mem.write(src, &mad).unwrap();
     post_recv(&db, &mut b, &[dseg(296, rk, dst)]);
-    let mut g = WqeDatagramSeg::default();
-    g.av.rlid.set(lb);
-    g.av.dqp_dct.set(1 | vals::EXTENDED_UD_AV);
-    g.av.key[0..4].copy_from_slice(&0x8001_0000u32.to_be_bytes());
-    let mut segs = g.as_bytes().to_vec();
-    segs.extend_from_slice(dseg(256, lk, src).as_bytes());
-    post(&da, &mut a, opcode::SEND, true, 0, &segs);
+    post_send_ud(&da, &mut a, (lb, 1, 0x8001_0000), dseg(256, lk, src));
     assert_eq!(opcode_of(&scqe(&da, &mut a).unwrap()), vals::CQE_REQ);
     let mut got = None;
     step_until(&da, &db, "QP1 receive", &mut || {

@@ -6,36 +6,21 @@
 //! `--wire-listen`, `--wire-connect`) parse and give each device its own LID and GUIDs.
 
 mod common;
+#[path = "common/port_events.rs"]
+mod port_events;
 
-use common::{give_pages, input, Host};
+use common::{initialized_with, Host};
 use mlx5_emu::config::{parse_port_option, EmuConfig};
 use mlx5_emu::fw::dp::wire::{
     WireDrop, WireEndpoint, HELLO, MAX_FRAME_BYTES, RX_INBOX_FRAMES, TX_QUEUE_FRAMES,
 };
 use mlx5_emu::fw::port::GUID_STEP_PER_DEVICE;
-use mlx5_emu::ifc::cmds::alloc_uar_out;
-use mlx5_emu::ifc::eq::{create_eq_out, eqc, EVENT_BITMASK_OFFSET, PAS_OFFSET};
-use mlx5_emu::ifc::eqe::{event_type, port_change_sub as sub, Eqe};
-use mlx5_emu::ifc::field::Field;
-use mlx5_emu::ifc::opcodes::Opcode;
-use mlx5_emu::mem::GuestMemory;
+use mlx5_emu::ifc::eqe::port_change_sub as sub;
+use port_events::{async_eq, drain};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
-use zerocopy::FromBytes;
-
-fn initialized_with(cfg: EmuConfig) -> Host {
-    let mut h = Host::with(EmuConfig {
-        boot_pages: 16,
-        init_pages: 32,
-        ..cfg
-    });
-    h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
-    give_pages(&mut h, 48);
-    h.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);
-    h
-}
 
 fn initialized() -> Host {
     initialized_with(EmuConfig::default())
@@ -177,48 +162,6 @@ fn a_full_send_queue_drops_and_counts() {
     assert_eq!(wire_stats(&a)["frames_written"], accepted);
     a.dev.shutdown();
     b.dev.shutdown();
-}
-
-fn get(f: impl Into<Field>, buf: &[u8]) -> u64 {
-    f.into().get(buf).unwrap()
-}
-
-struct Async {
-    buf: u64,
-    next: u32,
-}
-
-/// An async EQ subscribed to port changes as upstream's (MLX5_ASYNC_EVENT_MASK).
-fn async_eq(h: &mut Host) -> Async {
-    let out = h.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
-    let uar = get(alloc_uar_out::UAR, &out);
-    let buf = h.alloc(4096, 4096);
-    h.mem.write(buf, &[1u8; 4096]).unwrap();
-    let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
-    eqc::LOG_EQ_SIZE.raw().set(&mut inp[0x10..], 6).unwrap();
-    eqc::UAR_PAGE.raw().set(&mut inp[0x10..], uar).unwrap();
-    let mask = 1u64 << event_type::PORT_CHANGE;
-    inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8].copy_from_slice(&mask.to_be_bytes());
-    inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
-    let out = h.ok(&inp, 16);
-    assert_ne!(get(create_eq_out::EQ_NUMBER, &out), 0xff);
-    Async { buf, next: 0 }
-}
-
-/// Port-change sub-types written since the last call.
-fn drain(h: &Host, q: &mut Async) -> Vec<u8> {
-    let mut subs = vec![];
-    loop {
-        let mut e = [0u8; 64];
-        h.mem.read(q.buf + 64 * u64::from(q.next), &mut e).unwrap();
-        let eqe = Eqe::read_from_bytes(&e).unwrap();
-        if eqe.owner & 1 != 0 {
-            return subs;
-        }
-        assert_eq!(eqe.type_, event_type::PORT_CHANGE);
-        subs.push(eqe.sub_type);
-        q.next += 1;
-    }
 }
 
 #[test]

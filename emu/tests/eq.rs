@@ -3,11 +3,8 @@
 
 mod common;
 
-use common::{give_pages, input, Host};
-use mlx5_emu::ifc::cmds::alloc_uar_out;
-use mlx5_emu::ifc::eq::{
-    create_eq_out, eqc, gen_eqe_in, query_eq_in, EVENT_BITMASK_OFFSET, PAS_OFFSET,
-};
+use common::{create_eq, give_pages, input, Host};
+use mlx5_emu::ifc::eq::{eqc, gen_eqe_in, query_eq_in, PAS_OFFSET};
 use mlx5_emu::ifc::eqe::event_type;
 use mlx5_emu::ifc::opcodes::Opcode;
 use mlx5_emu::ifc::status::CmdStatus;
@@ -21,38 +18,14 @@ struct Ring {
 
 fn initialized() -> (Host, u32) {
     let mut h = Host::new();
-    h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
-    give_pages(&mut h, 48);
-    h.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);
-    let out = h.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
-    let uar = alloc_uar_out::UAR.raw().get(&out).unwrap() as u32;
+    h.init_hca();
+    let uar = h.alloc_uar();
     (h, uar)
 }
 
 fn create(h: &mut Host, uar: u32, log: u8, mask: u64, intr: u16) -> Ring {
-    let buf = h.alloc(4096, 4096);
-    h.mem.write(buf, &vec![1u8; 64 << log]).unwrap();
-    let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
-    eqc::LOG_EQ_SIZE
-        .raw()
-        .set(&mut inp[0x10..], u64::from(log))
-        .unwrap();
-    eqc::UAR_PAGE
-        .raw()
-        .set(&mut inp[0x10..], u64::from(uar))
-        .unwrap();
-    eqc::INTR
-        .raw()
-        .set(&mut inp[0x10..], u64::from(intr))
-        .unwrap();
-    inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8].copy_from_slice(&mask.to_be_bytes());
-    inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
-    let out = h.ok(&inp, 16);
-    Ring {
-        eqn: create_eq_out::EQ_NUMBER.raw().get(&out).unwrap() as u8,
-        buf,
-        uar,
-    }
+    let (eqn, buf) = create_eq(h, uar, log, mask, intr);
+    Ring { eqn, buf, uar }
 }
 
 fn doorbell(h: &Host, r: &Ring, ci: u32, arm: bool) {
@@ -380,11 +353,8 @@ fn msix_vector_count_bounds_eq_vectors() {
         "table size field = vectors - 1"
     );
     assert_eq!(mlx5_emu::control::stats(&h.dev)["msix_vectors"], 2);
-    h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
-    give_pages(&mut h, 48);
-    h.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);
-    let out = h.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
-    let uar = alloc_uar_out::UAR.raw().get(&out).unwrap() as u32;
+    h.init_hca();
+    let uar = h.alloc_uar();
     let buf = h.alloc(4096, 4096);
     let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
     eqc::LOG_EQ_SIZE.raw().set(&mut inp[0x10..], 2).unwrap();
@@ -516,8 +486,7 @@ fn eq_doorbell_after_stop_is_counted_and_strict_only_when_asked() {
     );
     h.ok(&dealloc, 16);
     // A fresh UAR for the stop: the teardown drops it with the function.
-    let out = h.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
-    let uar2 = alloc_uar_out::UAR.raw().get(&out).unwrap() as u32;
+    let uar2 = h.alloc_uar();
     let late = Ring {
         eqn: r.eqn,
         buf: r.buf,

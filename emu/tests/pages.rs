@@ -4,11 +4,9 @@
 
 mod common;
 
-use common::{give_pages, input, take_pages, Host};
+use common::{create_eq, give_pages, input, take_pages, Host};
 use mlx5_emu::config::EmuConfig;
 use mlx5_emu::control::handle;
-use mlx5_emu::ifc::cmds::alloc_uar_out;
-use mlx5_emu::ifc::eq::{create_eq_out, eqc, EVENT_BITMASK_OFFSET, PAS_OFFSET};
 use mlx5_emu::ifc::eqe::event_type;
 use mlx5_emu::ifc::opcodes::{teardown_profile, Opcode};
 use mlx5_emu::mem::GuestMemory;
@@ -31,28 +29,10 @@ fn initialized(mem: usize) -> (Host, Ring) {
         },
         mem,
     );
-    h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
-    give_pages(&mut h, 48);
-    h.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);
-    let out = h.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
-    let uar = alloc_uar_out::UAR.raw().get(&out).unwrap() as u32;
+    h.init_hca();
+    let uar = h.alloc_uar();
     let log = 3u8;
-    let buf = h.alloc(4096, 4096);
-    h.mem.write(buf, &vec![1u8; 64 << log]).unwrap();
-    let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
-    eqc::LOG_EQ_SIZE
-        .raw()
-        .set(&mut inp[0x10..], u64::from(log))
-        .unwrap();
-    eqc::UAR_PAGE
-        .raw()
-        .set(&mut inp[0x10..], u64::from(uar))
-        .unwrap();
-    let mask = 1u64 << event_type::PAGE_REQUEST;
-    inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8].copy_from_slice(&mask.to_be_bytes());
-    inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
-    let out = h.ok(&inp, 16);
-    let eqn = create_eq_out::EQ_NUMBER.raw().get(&out).unwrap() as u8;
+    let (eqn, buf) = create_eq(&mut h, uar, log, 1u64 << event_type::PAGE_REQUEST, 0);
     (
         h,
         Ring {

@@ -3,13 +3,13 @@
 //! and the control requests `ib_port` / `link` with the port-change EQEs they raise.
 
 mod common;
+#[path = "common/port_events.rs"]
+mod port_events;
 
-use common::{give_pages, input, Host};
+use common::{initialized_with, input, Host};
 use mlx5_emu::config::EmuConfig;
 use mlx5_emu::ifc::caps::{cmd_hca_cap as g, query_hca_cap_in};
-use mlx5_emu::ifc::cmds::alloc_uar_out;
-use mlx5_emu::ifc::eq::{create_eq_out, eqc, EVENT_BITMASK_OFFSET, PAS_OFFSET};
-use mlx5_emu::ifc::eqe::{event_type, port_change_sub as sub, Eqe};
+use mlx5_emu::ifc::eqe::port_change_sub as sub;
 use mlx5_emu::ifc::field::{Field, Msg};
 use mlx5_emu::ifc::mad::{mad_ifc_in, mad_ifc_out, mad_status, method, mgmt_class, smp, smp_attr};
 use mlx5_emu::ifc::opcodes::Opcode;
@@ -19,24 +19,11 @@ use mlx5_emu::ifc::regs::{
 use mlx5_emu::ifc::smp_attrs::{node_info, port_info, port_state};
 use mlx5_emu::ifc::status::CmdStatus;
 use mlx5_emu::ifc::vport as v;
-use mlx5_emu::mem::GuestMemory;
+use port_events::{async_eq, drain};
 use serde_json::{json, Value};
-use zerocopy::FromBytes;
 
 /// Our syndrome for a port the device does not have (emu/src/fw/syndrome.rs).
 const BAD_PORT: u32 = mlx5_emu::fw::syndrome::BAD_PORT;
-
-fn initialized_with(cfg: EmuConfig) -> Host {
-    let mut h = Host::with(EmuConfig {
-        boot_pages: 16,
-        init_pages: 32,
-        ..cfg
-    });
-    h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
-    give_pages(&mut h, 48);
-    h.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);
-    h
-}
 
 fn initialized() -> Host {
     initialized_with(EmuConfig::default())
@@ -674,47 +661,6 @@ fn ib_virt_knob() {
         get(v::hca_vport_context::LID, &c),
         get(port_info::LID, data(&r))
     );
-}
-
-struct Async {
-    buf: u64,
-    next: u32,
-}
-
-/// An async EQ subscribed to port changes as upstream's (MLX5_ASYNC_EVENT_MASK has
-/// 1 << PORT_CHANGE).
-fn async_eq(h: &mut Host) -> Async {
-    let out = h.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
-    let uar = get(alloc_uar_out::UAR, &out);
-    let buf = h.alloc(4096, 4096);
-    h.mem.write(buf, &[1u8; 4096]).unwrap();
-    let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
-    eqc::LOG_EQ_SIZE.raw().set(&mut inp[0x10..], 6).unwrap();
-    eqc::UAR_PAGE.raw().set(&mut inp[0x10..], uar).unwrap();
-    let mask = 1u64 << event_type::PORT_CHANGE;
-    inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8].copy_from_slice(&mask.to_be_bytes());
-    inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
-    let out = h.ok(&inp, 16);
-    assert_ne!(get(create_eq_out::EQ_NUMBER, &out), 0xff);
-    Async { buf, next: 0 }
-}
-
-/// Port-change sub-types written since the last call (all for port 1).
-fn drain(h: &Host, q: &mut Async) -> Vec<u8> {
-    let mut subs = vec![];
-    loop {
-        let mut e = [0u8; 64];
-        h.mem.read(q.buf + 64 * u64::from(q.next), &mut e).unwrap();
-        let eqe = Eqe::read_from_bytes(&e).unwrap();
-        // Software owns an entry when its owner bit equals the pass parity (first pass 0).
-        if eqe.owner & 1 != 0 {
-            return subs;
-        }
-        assert_eq!(eqe.type_, event_type::PORT_CHANGE);
-        assert_eq!(eqe.port().port_num(), 1);
-        subs.push(eqe.sub_type);
-        q.next += 1;
-    }
 }
 
 #[test]

@@ -12,120 +12,27 @@ use mlx5_emu::ifc::wqe::{
     WqeRaddrSeg, WqeXrcSeg,
 };
 use std::mem::{offset_of, size_of};
-use std::path::PathBuf;
 
-#[path = "../../tests/support/kernel_src.rs"]
-mod kernel_src;
+#[path = "common/c_struct.rs"]
+mod c_struct;
 
-fn header(env: &str, rel: &str) -> String {
-    let p: PathBuf = kernel_src::kernel_file(env, rel);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
+use c_struct::{check_with, header, value};
 
 fn qp_h() -> String {
     header("MLX5_QP_H", "include/linux/mlx5/qp.h")
 }
 
-/// The body of `struct name { ... };` in `text`.
-fn body<'a>(text: &'a str, name: &str) -> &'a str {
-    let start = text
-        .find(&format!("struct {name} {{"))
-        .unwrap_or_else(|| panic!("struct {name} not found"));
-    let rest = &text[start..];
-    let open = rest.find('{').unwrap();
-    let mut depth = 0;
-    for (i, c) in rest[open..].char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return &rest[open + 1..open + i];
-                }
-            }
-            _ => {}
-        }
-    }
-    panic!("struct {name} not closed")
-}
-
-/// (member name, bytes) of the top-level members of a struct body. A `struct_group`
-/// is transparent (its members count inline, as in C); a union is one member as large
-/// as its largest member, named after its declarator (empty when anonymous); a
-/// flexible array (`x[]`) has no bytes; a member of type `struct mlx5_av` has the
-/// size of [`Av`] (itself checked by srq_ah_layouts.rs).
-fn members(body: &str) -> Vec<(String, usize)> {
-    fn size_of_decl(ty: &str, decl: &str) -> (String, usize) {
-        let unit = match ty {
-            "u8" => 1,
-            "__be16" | "u16" => 2,
-            "__be32" | "u32" => 4,
-            "__be64" | "u64" => 8,
-            t => panic!("type {t}"),
-        };
-        match decl.split_once('[') {
-            Some((n, len)) => {
-                let len = len.trim_end_matches(']');
-                let len: usize = if len.is_empty() {
-                    0
-                } else {
-                    len.parse().unwrap()
-                };
-                (n.to_string(), unit * len)
-            }
-            None => (decl.to_string(), unit),
-        }
-    }
-    let body = body
-        .replace("struct_group(trailer,", "")
-        .replace("); /* end of trailer group */", "");
-    let mut out = Vec::new();
-    let mut rest = body.as_str();
-    while let Some(stmt_end) = rest.find(';') {
-        let stmt = rest[..stmt_end].trim();
-        if let Some(decl) = stmt.strip_prefix("struct mlx5_av") {
-            out.push((decl.trim().to_string(), size_of::<Av>()));
-            rest = &rest[stmt_end + 1..];
-            continue;
-        }
-        if stmt.starts_with("union") {
-            let open = rest.find('{').unwrap();
-            let close = open + rest[open..].find('}').unwrap();
-            let after = rest[close + 1..].find(';').unwrap() + close + 1;
-            let size = members(&rest[open + 1..close])
-                .into_iter()
-                .map(|(_, n)| n)
-                .max()
-                .unwrap_or(0);
-            out.push((rest[close + 1..after].trim().to_string(), size));
-            rest = &rest[after + 1..];
-            continue;
-        }
-        let mut parts = stmt.split_whitespace();
-        let ty = parts.next().unwrap();
-        let decl = parts.next().unwrap();
-        out.push(size_of_decl(ty, decl));
-        rest = &rest[stmt_end + 1..];
-    }
-    out
-}
-
-/// Compares a header struct with ours: (name, offset, size) in declaration order.
+/// Compares a header struct of `qp.h` with ours: (name, offset, size) in declaration
+/// order, and the total size. A member of type `struct mlx5_av` has the size of [`Av`]
+/// (itself checked by srq_ah_layouts.rs).
 fn check(header_struct: &str, ours: &[(&str, usize, usize)], total: usize) {
-    let text = qp_h();
-    let m = members(body(&text, header_struct));
-    assert_eq!(m.len(), ours.len(), "{header_struct}: {m:?}");
-    let mut off = 0;
-    for ((hn, hsz), (n, o, sz)) in m.iter().zip(ours) {
-        assert_eq!(
-            (hn.as_str(), *hsz),
-            (*n, *sz),
-            "{header_struct} member at {off}"
-        );
-        assert_eq!(*o, off, "{header_struct}.{n}");
-        off += hsz;
-    }
-    assert_eq!(off, total, "{header_struct} size");
+    let size = check_with(
+        &qp_h(),
+        header_struct,
+        ours,
+        &[("struct mlx5_av", size_of::<Av>())],
+    );
+    assert_eq!(size, total, "{header_struct} size");
 }
 
 #[test]
@@ -214,42 +121,6 @@ fn inline_datagram_xrc_segs_match_qp_h() {
         ],
         size_of::<WqeXrcSeg>(),
     );
-}
-
-/// The value of enumerator or macro `name` in `text` (`NAME = 0x0a,`, `NAME = 2 << 2,`,
-/// `#define NAME 0x3f`).
-fn value(text: &str, name: &str) -> u64 {
-    let num = |s: &str| -> u64 {
-        let s = s.trim();
-        match s.strip_prefix("0x") {
-            Some(h) => u64::from_str_radix(h, 16).unwrap(),
-            None => s.parse().unwrap_or_else(|_| panic!("{name}: {s}")),
-        }
-    };
-    for line in text.lines() {
-        let l = line.trim();
-        let rest = if let Some(r) = l.strip_prefix(&format!("#define {name} ")) {
-            r
-        } else if let Some(r) = l.strip_prefix(name) {
-            match r.trim_start().strip_prefix('=') {
-                Some(r) if r.starts_with(char::is_whitespace) => r,
-                _ => continue,
-            }
-        } else {
-            continue;
-        };
-        let rest = rest
-            .split("/*")
-            .next()
-            .unwrap()
-            .trim()
-            .trim_end_matches(',');
-        return match rest.split_once("<<") {
-            Some((a, b)) => num(a) << num(b),
-            None => num(rest),
-        };
-    }
-    panic!("{name} not found")
 }
 
 #[test]

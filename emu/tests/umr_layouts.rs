@@ -13,7 +13,7 @@ use zerocopy::IntoBytes;
 #[path = "common/c_struct.rs"]
 mod c_struct;
 
-use c_struct::{check, header};
+use c_struct::{check, header, value};
 
 fn qp_h() -> String {
     header("MLX5_QP_H", "include/linux/mlx5/qp.h")
@@ -96,42 +96,6 @@ fn translation_entries_match_qp_h() {
         ],
     );
     assert_eq!((n, size_of::<Ksm>()), (16, 16));
-}
-
-/// The value of `NAME = expr` (an enum member) or `#define NAME expr` in `text`, for
-/// the expressions these headers use: a number, `a << b`, parentheses, `ull`,
-/// `cpu_to_be32(x)`.
-fn value(text: &str, name: &str) -> u64 {
-    let line = text
-        .lines()
-        .find(|l| {
-            let t = l.trim_start().trim_start_matches("#define").trim_start();
-            t.strip_prefix(name)
-                .is_some_and(|r| r.starts_with([' ', '\t', '=']))
-        })
-        .unwrap_or_else(|| panic!("{name} not found"));
-    let expr = line
-        .split_once(name)
-        .unwrap()
-        .1
-        .trim_start()
-        .trim_start_matches('=')
-        .trim()
-        .trim_end_matches(',')
-        .replace("cpu_to_be32", "")
-        .replace(['(', ')'], "")
-        .replace("ull", "");
-    let num = |s: &str| {
-        let s = s.trim();
-        s.strip_prefix("0x").map_or_else(
-            || s.parse::<u64>().unwrap(),
-            |h| u64::from_str_radix(h, 16).unwrap(),
-        )
-    };
-    match expr.split_once("<<") {
-        Some((a, b)) => num(a) << num(b),
-        None => num(&expr),
-    }
 }
 
 #[test]

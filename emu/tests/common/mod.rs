@@ -1,5 +1,7 @@
 //! A minimal in-process "driver" for host tests: builds command entries and mailbox
-//! chains in fake guest memory, rings the doorbell and runs the firmware step.
+//! chains in fake guest memory, rings the doorbell and runs the firmware step; brings
+//! the function up (ENABLE_HCA, pages, INIT_HCA) and creates UARs and EQs as a driver
+//! does.
 #![allow(dead_code)]
 
 use mlx5_emu::config::EmuConfig;
@@ -222,6 +224,60 @@ impl Host {
         );
         out
     }
+}
+
+impl Host {
+    /// ENABLE_HCA, 48 pages given, INIT_HCA: the function as a driver has it after
+    /// its init sequence.
+    pub fn init_hca(&mut self) {
+        use mlx5_emu::ifc::opcodes::Opcode;
+        self.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
+        give_pages(self, 48);
+        self.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);
+    }
+
+    /// ALLOC_UAR; returns the UAR's index.
+    pub fn alloc_uar(&mut self) -> u32 {
+        use mlx5_emu::ifc::cmds::alloc_uar_out;
+        use mlx5_emu::ifc::opcodes::Opcode;
+        let out = self.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
+        alloc_uar_out::UAR.raw().get(&out).unwrap() as u32
+    }
+}
+
+/// A host of `cfg` (16 boot and 32 init pages) with its function initialized
+/// ([`Host::init_hca`]).
+pub fn initialized_with(cfg: EmuConfig) -> Host {
+    let mut h = Host::with(EmuConfig {
+        boot_pages: 16,
+        init_pages: 32,
+        ..cfg
+    });
+    h.init_hca();
+    h
+}
+
+/// CREATE_EQ of 2^`log` entries (at most a page) on UAR `uar` and interrupt vector
+/// `intr`, taking the event types of `mask` (bit n: event type n), its entries' owner
+/// bits set first as upstream's `init_eq_buf` sets them; returns (EQ number, buffer).
+pub fn create_eq(h: &mut Host, uar: u32, log: u8, mask: u64, intr: u16) -> (u8, u64) {
+    use mlx5_emu::ifc::eq::{create_eq_out, eqc, EVENT_BITMASK_OFFSET, PAS_OFFSET};
+    use mlx5_emu::ifc::opcodes::Opcode;
+    let buf = h.alloc(4096, 4096);
+    h.mem.write(buf, &vec![1u8; 64 << log]).unwrap();
+    let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
+    for (f, v) in [
+        (eqc::LOG_EQ_SIZE.raw(), u64::from(log)),
+        (eqc::UAR_PAGE.raw(), u64::from(uar)),
+        (eqc::INTR.raw(), u64::from(intr)),
+    ] {
+        f.set(&mut inp[0x10..], v).unwrap();
+    }
+    inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8].copy_from_slice(&mask.to_be_bytes());
+    inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&buf.to_be_bytes());
+    let out = h.ok(&inp, 16);
+    let eqn = create_eq_out::EQ_NUMBER.raw().get(&out).unwrap() as u8;
+    (eqn, buf)
 }
 
 /// Builds an input of `len` bytes with opcode, op_mod and the given fields.

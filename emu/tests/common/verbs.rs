@@ -1,15 +1,15 @@
 //! Verbs-object helpers for host tests: an initialized function with an EQ and a UAR,
+//! further EQs for async events and the EQEs they hold, and builders for PD, CQ, QP,
+//! SRQ and mkey commands.
 #![allow(dead_code)]
-//! and builders for PD, CQ, QP, SRQ and mkey commands.
 
-use crate::common::{give_pages, input, Host};
-use mlx5_emu::ifc::cmds::alloc_uar_out;
+use crate::common::{create_eq, input, Host};
 use mlx5_emu::ifc::cq::{cqc, create_cq_in, create_cq_out};
-use mlx5_emu::ifc::eq::{create_eq_out, eqc, EVENT_BITMASK_OFFSET, PAS_OFFSET};
 use mlx5_emu::ifc::field::Field;
 use mlx5_emu::ifc::ib_res::{alloc_pd_out, alloc_xrcd_out};
 use mlx5_emu::ifc::opcodes::Opcode;
 use mlx5_emu::ifc::qp::{create_qp_in, create_qp_out, qpc};
+use mlx5_emu::mem::GuestMemory;
 
 /// An initialized function: UAR, one EQ taking completion events (and page requests).
 pub struct Dev {
@@ -17,6 +17,26 @@ pub struct Dev {
     pub uar: u32,
     pub eqn: u8,
     pub eq_buf: u64,
+}
+
+/// A second EQ of `d` taking the async event types of `mask`; returns its buffer.
+pub fn async_eq(d: &mut Dev, mask: u64) -> u64 {
+    let (eqn, buf) = create_eq(&mut d.h, d.uar, 6, mask, 0);
+    assert_ne!(eqn, 0);
+    buf
+}
+
+/// EQEs of type `t` in the EQ at `buf`: their 28 data bytes.
+pub fn eqes(d: &Dev, buf: u64, t: u8) -> Vec<[u8; 28]> {
+    let mut v = Vec::new();
+    for i in 0..64u64 {
+        let mut e = [0u8; 64];
+        d.h.mem.read(buf + 64 * i, &mut e).unwrap();
+        if e[1] == t && e[0x3f] & 1 == 0 && e[0x20..0x3c].iter().any(|b| *b != 0) {
+            v.push(e[0x20..0x3c].try_into().unwrap());
+        }
+    }
+    v
 }
 
 /// Sets field `f` of a nested structure at byte `base` of `buf`.
@@ -32,21 +52,10 @@ impl Dev {
 
     /// An initialized function on host `h` (e.g. a device with its own LID).
     pub fn on_host(mut h: Host) -> Self {
-        h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
-        give_pages(&mut h, 48);
-        h.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);
-        let out = h.ok(&input(16, Opcode::ALLOC_UAR as u16, 0, &[]), 16);
-        let uar = alloc_uar_out::UAR.raw().get(&out).unwrap() as u32;
-        let eq_buf = h.alloc(4096, 4096);
-        let mut inp = input(PAS_OFFSET + 8, Opcode::CREATE_EQ as u16, 0, &[]);
-        set_at(&mut inp, 0x10, eqc::LOG_EQ_SIZE, 6);
-        set_at(&mut inp, 0x10, eqc::UAR_PAGE, u64::from(uar));
+        h.init_hca();
+        let uar = h.alloc_uar();
         // Completion (0x00) and page-request (0x0b) events.
-        let mask: u64 = 1 | (1 << 0x0b);
-        inp[EVENT_BITMASK_OFFSET..EVENT_BITMASK_OFFSET + 8].copy_from_slice(&mask.to_be_bytes());
-        inp[PAS_OFFSET..PAS_OFFSET + 8].copy_from_slice(&eq_buf.to_be_bytes());
-        let out = h.ok(&inp, 16);
-        let eqn = create_eq_out::EQ_NUMBER.raw().get(&out).unwrap() as u8;
+        let (eqn, eq_buf) = create_eq(&mut h, uar, 6, 1 | (1 << 0x0b), 0);
         Dev {
             h,
             uar,
