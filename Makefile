@@ -23,7 +23,7 @@ all:
 	tests/vm/module.sh
 clean:
 	tests/vm/module.sh clean
-	cargo clean
+	bash -c '. tests/vm/lib.sh && cargo clean'
 endif
 
 run:

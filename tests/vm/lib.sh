@@ -11,7 +11,7 @@
 #     kernel/build-<hash>/             kernel object tree (hash of source, patches, fragment)
 #     kernel/current                   symlink to the build the last `kernel.sh` made
 #     runs/                            per-run scratch (sockets, logs), pruned
-#     cargo-target/                    cargo's build products (CARGO_TARGET_DIR)
+#     cargo-target/<hash>/             cargo's build products of one clone (CARGO_TARGET_DIR)
 #
 # Nothing here may depend on state that only a machine which ran the scripts before
 # has: every path is derived from the environment below, and a child script sees the
@@ -23,9 +23,30 @@ set -o pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CACHE=${MLX5RS_CACHE:-$HOME/.cache/mlx5-rs}
 ROOTFS=${MLX5RS_ROOTFS:-$CACHE/toolbox/rootfs}
-# One cargo build directory for every script and every clone (make run, make check and
-# make bench find the same emulator binary).
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$CACHE/cargo-target}
+# One cargo build directory per clone, shared by every script of that clone (make run,
+# make check and make bench find the same emulator binary). Not one for every clone:
+# cargo judges freshness by file times, and its unit hashes do not include where the
+# workspace lives, so a second clone whose files are older than the first's last build
+# got that build's emulator and test binaries as "fresh" (found 2026-12-05: a make check
+# ran the emulator of a clone 2 commits ahead). `repo` in the directory names its clone
+# (rewritten on every use); directories whose clone is gone and unused for a day go.
+if [ -z "${CARGO_TARGET_DIR:-}" ]; then
+	CARGO_TARGET_DIR=$CACHE/cargo-target/$(printf '%s' "$REPO" | sha256sum | cut -c1-12)
+	mkdir -p "$CARGO_TARGET_DIR"
+	printf '%s\n' "$REPO" >"$CARGO_TARGET_DIR/repo"
+	for _t in "$CACHE"/cargo-target/*/repo; do
+		[ -f "$_t" ] || continue
+		[ -d "$(cat "$_t")" ] && continue
+		[ -n "$(find "$_t" -mmin -1440)" ] && continue
+		rm -rf "${_t%/repo}"
+	done
+	# The layout before (one directory for all clones), once a day has passed.
+	for _t in "$CACHE"/cargo-target/release "$CACHE"/cargo-target/debug; do
+		[ -d "$_t" ] && [ -z "$(find "$_t" -maxdepth 0 -mmin -1440)" ] && rm -rf "$_t"
+	done
+	unset _t
+fi
+export CARGO_TARGET_DIR
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
