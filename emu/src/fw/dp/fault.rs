@@ -291,11 +291,11 @@ impl Firmware {
         hit
     }
 
-    /// After an injected WQE fetch error (the WQE completed with a local QP operation
-    /// error, the QP in ERR): the work-queue catastrophic error event
+    /// After a WQE fetch error, injected or real (the WQE completed with a local QP
+    /// operation error, the QP in ERR): the work-queue catastrophic error event
     /// (`MLX5_EVENT_TYPE_WQ_CATAS_ERROR`, IBTA 11.6.3.1 "Local Work Queue Catastrophic
     /// Error"; upstream mlx5_ib reports it as `IB_EVENT_QP_FATAL`).
-    pub(crate) fn fault_wqe_dma_event(&mut self, env: &Env<'_>, qpn: u32) {
+    pub(crate) fn wq_catas_event(&mut self, env: &Env<'_>, qpn: u32) {
         let _ = self.raise_qp_event(env, qpn, event_type::WQ_CATAS_ERROR, 1);
     }
 

@@ -92,6 +92,9 @@ pub struct SqState {
     pub rnr_until: Option<Instant>,
     /// Responder state (`transport.rs`).
     pub resp: RespState,
+    /// Strict `wqe_fetch_catastrophic`: the WQE whose fetch failed; the send queue
+    /// completes nothing from it on (flushes stop there) until the QP is reset.
+    pub fetch_failed: Option<u16>,
 }
 
 /// Function-wide send statistics and the emulator's own cost (`stats` → `dp` →
@@ -114,6 +117,8 @@ pub struct SendPath {
     pub flushed: u64,
     /// Malformed WQEs.
     pub malformed: u64,
+    /// WQE fetches that could not read the WQE (DMA errors, fault `wqe_dma`).
+    pub fetch_errors: u64,
     /// Emulator time per WQE (decode + execute + deliver).
     pub wqe_time: LatencyHist,
     /// Emulator time per doorbell (everything it caused, responses included).
@@ -136,6 +141,15 @@ struct SqLayout {
 enum Flow {
     Next,
     Stop,
+}
+
+/// Why a send WQE could not be fetched.
+enum FetchError {
+    /// Its bytes could not be read: a WQEBB outside the QP's buffer, a DMA read the
+    /// host's memory refuses (`Some`: what failed), or fault `wqe_dma` (`None`).
+    Dma(Option<String>),
+    /// Read, but not a WQE the device can execute.
+    Malformed(String),
 }
 
 impl Firmware {
@@ -283,42 +297,14 @@ impl Firmware {
             // Fault on demand `wqe_dma` (dp/fault.rs): this WQE's fetch fails as an
             // IOMMU / PCIe error would.
             let fetched = if self.fault_wqe_dma(qpn, ctr) {
-                Err(None)
+                Err(FetchError::Dma(None))
             } else {
-                self.sq_fetch(env, &l, qpn, ctr, kind).map_err(Some)
+                self.sq_fetch(env, &l, qpn, ctr, kind)
             };
             let w = match fetched {
                 Ok(w) => w,
-                Err(msg) => {
-                    // A WQE the device cannot parse: local QP operation error (PRM
-                    // completion syndromes), the QP to error.
-                    if let Some(msg) = &msg {
-                        self.dp.send.malformed += 1;
-                        self.stats
-                            .violation(format!("QP {qpn} send WQE {ctr}: {msg}"));
-                    }
-                    let bbs = 1;
-                    self.sq_push(
-                        qpn,
-                        Pending {
-                            wqe_counter: ctr,
-                            opcode: 0,
-                            signalled: true,
-                            psn: 0,
-                            npsn: 0,
-                            pkt: None,
-                            local: Vec::new(),
-                            byte_cnt: 0,
-                            needs_response: false,
-                            status: Status::Failed(vals::SYNDROME_LOCAL_QP_OP_ERR),
-                        },
-                        bbs,
-                    );
-                    self.sq_complete(env, qpn);
-                    if msg.is_none() {
-                        // ... and the injected fetch error raises WQ_CATAS_ERROR.
-                        self.fault_wqe_dma_event(env, qpn);
-                    }
+                Err(e) => {
+                    self.sq_fetch_failed(env, qpn, ctr, e);
                     break;
                 }
             };
@@ -357,25 +343,83 @@ impl Firmware {
         qpn: u32,
         ctr: u16,
         kind: QpKind,
-    ) -> Result<SendWqe, String> {
-        let first = self.sq_read(env, l, ctr, vals::SEND_WQE_DS)?;
-        let (ctrl, ds) = wqe::ctrl_of(&first)?;
+    ) -> Result<SendWqe, FetchError> {
+        let dma = |e| FetchError::Dma(Some(e));
+        let first = self.sq_read(env, l, ctr, vals::SEND_WQE_DS).map_err(dma)?;
+        let (ctrl, ds) = wqe::ctrl_of(&first).map_err(FetchError::Malformed)?;
         let ooi = ctrl.opmod_idx_opcode.get();
         // The control segment names its own index and QP (upstream
         // `mlx5r_finish_wqe`, libmlx5 `_mlx5_post_send`: `cur_post & 0xffff`).
         if (ooi >> 8) as u16 != ctr || ctrl.qpn_ds.get() >> 8 != qpn {
-            return Err(format!(
+            return Err(FetchError::Malformed(format!(
                 "control segment names index {:#x}, QP {:#x}",
                 (ooi >> 8) & 0xffff,
                 ctrl.qpn_ds.get() >> 8
-            ));
+            )));
         }
         let len = ds * vals::SEND_WQE_DS;
         if len as u64 > l.bbs * vals::SEND_WQE_BB as u64 {
-            return Err(format!("ds {ds} larger than the send queue"));
+            return Err(FetchError::Malformed(format!(
+                "ds {ds} larger than the send queue"
+            )));
         }
-        let bytes = self.sq_read(env, l, ctr, len)?;
-        wqe::decode(&bytes, kind)
+        let bytes = self.sq_read(env, l, ctr, len).map_err(dma)?;
+        wqe::decode(&bytes, kind).map_err(FetchError::Malformed)
+    }
+
+    /// WQE `ctr` of QP `qpn` could not be fetched (emu/README.md, "Send queues").
+    ///
+    /// Malformed: the WQE completes with a local QP operation error (PRM completion
+    /// syndromes), the QP to ERR, a violation. Not readable (a real DMA error or fault
+    /// `wqe_dma`): the same error completion, then `WQ_CATAS_ERROR` (IBTA 11.6.3.1
+    /// "Local Work Queue Catastrophic Error"; upstream mlx5_ib `IB_EVENT_QP_FATAL`);
+    /// a real one is counted as a DMA error. Strict `wqe_fetch_catastrophic`: no
+    /// completion for it (the catastrophic error "prevents the reporting of
+    /// completions"), the QP to ERR with the send queue stopped at that WQE.
+    fn sq_fetch_failed(&mut self, env: &Env<'_>, qpn: u32, ctr: u16, e: FetchError) {
+        let unreadable = matches!(e, FetchError::Dma(_));
+        match e {
+            FetchError::Malformed(msg) => {
+                self.dp.send.malformed += 1;
+                self.stats
+                    .violation(format!("QP {qpn} send WQE {ctr}: {msg}"));
+            }
+            FetchError::Dma(real) => {
+                self.dp.send.fetch_errors += 1;
+                if let Some(msg) = real {
+                    self.stats
+                        .dma_error(format!("QP {qpn} send WQE {ctr}: {msg}"));
+                }
+                if self.strict.wqe_fetch_catastrophic {
+                    if let Some(qp) = self.objs.qps.get_mut(&qpn) {
+                        qp.dp_send.fetch_failed = Some(ctr);
+                    }
+                    self.qp_to_error(env, qpn);
+                    self.wq_catas_event(env, qpn);
+                    return;
+                }
+            }
+        }
+        self.sq_push(
+            qpn,
+            Pending {
+                wqe_counter: ctr,
+                opcode: 0,
+                signalled: true,
+                psn: 0,
+                npsn: 0,
+                pkt: None,
+                local: Vec::new(),
+                byte_cnt: 0,
+                needs_response: false,
+                status: Status::Failed(vals::SYNDROME_LOCAL_QP_OP_ERR),
+            },
+            1,
+        );
+        self.sq_complete(env, qpn);
+        if unreadable {
+            self.wq_catas_event(env, qpn);
+        }
     }
 
     /// Queues an executed WQE and moves the consumer counter past it.
@@ -856,8 +900,11 @@ impl Firmware {
             return;
         };
         let mut n = 0;
-        while let Some(ctr) = self.objs.qps.get(&qpn).map(|q| q.sq_consumed) {
-            if ctr == head || n >= MAX_WQES_PER_DOORBELL {
+        while let Some(qp) = self.objs.qps.get(&qpn) {
+            let ctr = qp.sq_consumed;
+            // Strict `wqe_fetch_catastrophic`: nothing at or past an unreadable WQE
+            // completes.
+            if ctr == head || n >= MAX_WQES_PER_DOORBELL || qp.dp_send.fetch_failed.is_some() {
                 break;
             }
             n += 1;
@@ -920,6 +967,7 @@ impl SendPath {
             "errors": self.errors,
             "flushed": self.flushed,
             "malformed": self.malformed,
+            "fetch_errors": self.fetch_errors,
             "wqe_time": h(&self.wqe_time),
             "doorbell_time": h(&self.doorbell_time),
             "transport": {
