@@ -8,7 +8,7 @@
 //! - [`DpFaultKind::CqOverrun`]: the CQ's consumer index is taken as not advanced, so
 //!   the next CQE overruns the CQ (hook: `cqe_post`, the overrun check);
 //! - [`DpFaultKind::WqeDma`]: the next send WQE fetch fails as a DMA (IOMMU / PCIe)
-//!   error would (hook: `sq_fetch`);
+//!   error would (hook: `sq_execute`, dp/send/doorbell.rs);
 //! - [`DpFaultKind::RkeyViolation`]: the next remote access a QP's responder checks
 //!   is refused as a remote access error (hook: the responder's rkey checks).
 //!
