@@ -372,7 +372,7 @@ impl Device {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        // The transport timers: RNR waits and local ACK timeouts (`dp/transport.rs`).
+        // The transport timers: RNR waits and local ACK timeouts (`dp/transport/retry.rs`).
         let next = match (next, fw.dp_tick(&env, Instant::now())) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

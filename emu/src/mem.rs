@@ -39,10 +39,12 @@ pub trait GuestMemory: Send + Sync {
     }
 }
 
-/// A flat in-process guest memory for tests: `size` bytes starting at `base`.
+/// A flat in-process guest memory for tests: `size` bytes starting at `base`, less
+/// the ranges [`VecMemory::unmap`] took away.
 pub struct VecMemory {
     base: u64,
     bytes: Mutex<Vec<u8>>,
+    holes: Mutex<Vec<std::ops::Range<u64>>>,
 }
 
 impl VecMemory {
@@ -51,10 +53,25 @@ impl VecMemory {
         VecMemory {
             base,
             bytes: Mutex::new(vec![0; size]),
+            holes: Mutex::new(Vec::new()),
         }
     }
 
+    /// Takes `addr..addr+len` out of the device's reach, as a host unmapping a DMA
+    /// region does (vfio-user DMA unmap): every later access touching it fails.
+    pub fn unmap(&self, addr: u64, len: u64) {
+        self.holes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(addr..addr.saturating_add(len));
+    }
+
     fn range(&self, addr: u64, len: usize, size: usize) -> Option<std::ops::Range<usize>> {
+        let end_addr = addr.checked_add(len as u64)?;
+        let holes = self.holes.lock().unwrap_or_else(|e| e.into_inner());
+        if holes.iter().any(|h| addr < h.end && h.start < end_addr) {
+            return None;
+        }
         let start = usize::try_from(addr.checked_sub(self.base)?).ok()?;
         let end = start.checked_add(len)?;
         (end <= size).then_some(start..end)

@@ -269,6 +269,103 @@ fn wqe_fetch_dma_error_is_a_local_qp_operation_error_and_wq_catastrophic() {
 }
 
 #[test]
+fn a_wqe_in_memory_the_host_unmapped_fails_as_the_injected_fetch_error() {
+    // A real DMA error on the WQE fetch (the host took the QP's buffer page out of its
+    // DMA regions while the QP lives) is what fault `wqe_dma` models: a local QP
+    // operation error on that WQE, signalled or not, the QP to ERR, WQ_CATAS_ERROR,
+    // nothing sent (IBTA 11.6.3.1 Local Work Queue Catastrophic Error; PRM syndrome
+    // 0x02). Unlike the injected fault it is counted as a DMA error (a host posting to
+    // memory it no longer maps for the device), never as a malformed WQE.
+    let mut p = pair();
+    let pd = p.d.pd();
+    let mut c = create_qp(&mut p.d, pd);
+    let lid = p.d.h.dev.fw().ib_port.lid;
+    connect(&mut p.d, c.qpn, p.b.qpn, lid);
+    // C's first WQEBB leaves the device's reach; the test, which shares no memory
+    // rule with the device, writes the WQE to a scratch copy of the queue instead.
+    p.d.h.mem.unmap(c.sq, 64);
+    let mut view = c;
+    view.sq = p.d.h.alloc(64 * u64::from(SQ_BBS), 64);
+    post_recv(&p.d, &mut p.b, dseg(64, p.rk, p.dst));
+    let seg = dseg(64, p.lk, p.src);
+    post(&p.d, &mut view, opcode::SEND, false, seg.as_bytes());
+    let s = scqe(&p.d, &mut c).expect("C's error CQE");
+    assert_eq!(
+        fields(&s),
+        (vals::CQE_REQ_ERR, vals::SYNDROME_LOCAL_QP_OP_ERR, 0, 0)
+    );
+    assert_eq!(qpn_of(&s), c.qpn);
+    assert_eq!(state_of(&p.d, c.qpn), state::ERR);
+    let ev = eqes(&p.d, p.aeq, WQ_CATAS_ERROR);
+    assert_eq!(ev.len(), 1);
+    assert_eq!(event_qpn(&ev[0]), c.qpn);
+    assert!(rcqe(&p.d, &mut p.b).is_none(), "nothing sent");
+    assert_eq!(state_of(&p.d, p.b.qpn), state::RTS);
+    let st = ctl(&p.d, json!({"cmd": "stats"}));
+    assert_eq!(st["dp"]["send"]["fetch_errors"], 1);
+    assert_eq!(st["dp"]["send"]["malformed"], 0);
+    assert_eq!(st["dp"]["faults"]["total"], 0, "no rule was involved");
+    assert_eq!(st["dma_errors"], 1);
+    // The QPs that do have their memory mapped carry on.
+    p.send();
+    assert_eq!(
+        fields(&scqe(&p.d, &mut p.a).expect("A's CQE")).0,
+        vals::CQE_REQ
+    );
+    assert_eq!(
+        fields(&rcqe(&p.d, &mut p.b).expect("B's CQE")).0,
+        vals::CQE_RESP_SEND
+    );
+}
+
+#[test]
+fn strict_wqe_fetch_catastrophic_reports_no_completion() {
+    // The strict reading of IBTA 11.6.3.1 (a catastrophic work queue error "prevents
+    // the reporting of completions"): the event and ERR only; the send queue completes
+    // nothing from the unreadable WQE on, not even flushes.
+    let mut p = pair();
+    ok(ctl(
+        &p.d,
+        json!({"cmd": "strict", "rule": "wqe_fetch_catastrophic", "on": true}),
+    ));
+    p.nop();
+    assert_eq!(
+        fields(&scqe(&p.d, &mut p.a).expect("first NOP")).0,
+        vals::CQE_REQ
+    );
+    ok(ctl(
+        &p.d,
+        json!({"cmd": "dp_fault", "fault": "wqe_dma", "qpn": p.a.qpn}),
+    ));
+    p.nop();
+    assert!(scqe(&p.d, &mut p.a).is_none(), "no completion");
+    assert_eq!(state_of(&p.d, p.a.qpn), state::ERR);
+    let ev = eqes(&p.d, p.aeq, WQ_CATAS_ERROR);
+    assert_eq!(ev.len(), 1);
+    assert_eq!(event_qpn(&ev[0]), p.a.qpn);
+    p.nop();
+    p.d.h.dev.step();
+    assert!(scqe(&p.d, &mut p.a).is_none(), "no flush past it");
+    let st = ctl(&p.d, json!({"cmd": "stats"}));
+    assert_eq!(st["dp"]["send"]["fetch_errors"], 1);
+    assert_eq!(st["dp"]["send"]["flushed"], 0);
+    assert_eq!(st["strict"]["wqe_fetch_catastrophic"], true);
+    // A reset QP starts over (its send queue empty again, as upstream's 2RST leaves
+    // it) and executes again.
+    assert_eq!(p.d.transition(Opcode::_2RST_QP, p.a.qpn, 0), 0);
+    p.a.sq_pi = 0;
+    p.d.h.mem.write(p.a.dbr + 4, &0u32.to_be_bytes()).unwrap();
+    let lid = p.d.h.dev.fw().ib_port.lid;
+    connect(&mut p.d, p.a.qpn, p.b.qpn, lid);
+    p.nop();
+    assert_eq!(
+        fields(&scqe(&p.d, &mut p.a).expect("NOP after the reset")),
+        (vals::CQE_REQ, 0, 0, 0)
+    );
+    p.no_violations();
+}
+
+#[test]
 fn rkey_violation_on_demand_fails_both_sides() {
     let mut p = pair();
     ok(ctl(

@@ -345,7 +345,7 @@ impl Firmware {
         let _ = qpc::HW_SQ_WQEBB_COUNTER
             .raw()
             .set(&mut ctx, u64::from(qp.sq_consumed));
-        // The PSNs the data path has reached (`dp/send.rs`, `dp/transport.rs`).
+        // The PSNs the data path has reached (`dp/send/`, `dp/transport/`).
         if qp.dp_send.started {
             let _ = qpc::NEXT_SEND_PSN
                 .raw()
@@ -435,7 +435,7 @@ impl Firmware {
         if to == state::RST {
             qp.sq_consumed = 0;
             // The requester and responder start again from the context's PSNs
-            // (`dp/send.rs`, `dp/transport.rs`).
+            // (`dp/send/`, `dp/transport/`).
             qp.dp_send = Default::default();
         }
         Ok(())

@@ -183,8 +183,8 @@ pub struct Qp {
     pub xrcd: Option<u32>,
     /// Send WQEs consumed so far (send path).
     pub sq_consumed: u16,
-    /// Requester and transport state (`dp/send.rs`, `dp/transport.rs`).
-    pub dp_send: super::dp::send::SqState,
+    /// Requester and responder state (`dp/send/state.rs`, `dp/transport/state.rs`).
+    pub dp_send: super::dp::send::state::SqState,
     /// Receive queue state (`dp/recv.rs`).
     pub dp_recv: super::dp::recv::RqState,
 }

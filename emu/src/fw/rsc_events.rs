@@ -11,7 +11,7 @@
 //! `event_bitmask` subscribes to its type (CREATE_EQ); with none it is not reported.
 //!
 //! The data path raises some on its own (COMM_EST and the WQ access error in
-//! `dp/transport.rs`, SRQ limit and last WQE reached in `dp/recv.rs`); the control
+//! `dp/transport/`, the WQ catastrophic error in `dp/send/fetch.rs`, SRQ limit and last WQE reached in `dp/recv.rs`); the control
 //! socket's `qp_event` / `srq_event` requests make the device raise any of them for an
 //! existing object, as the hardware would.
 

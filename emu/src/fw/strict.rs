@@ -33,6 +33,12 @@ pub struct Strict {
     /// for that transition and service type fails with BAD_PARAM. Off: the extra bits
     /// are ignored and counted as a violation.
     pub qp_opt_param: bool,
+    /// A send WQE the device cannot read (DMA error, fault `wqe_dma`) completes
+    /// nothing: the QP goes to ERR with `WQ_CATAS_ERROR` and its send queue stops at
+    /// that WQE (IBTA 11.6.3.1: a Local Work Queue Catastrophic Error "prevents the
+    /// reporting of completions"). Off: the WQE also completes with a local QP
+    /// operation error and later WQEs flush; the PRM says neither.
+    pub wqe_fetch_catastrophic: bool,
 }
 
 impl Strict {
@@ -44,6 +50,7 @@ impl Strict {
         "eq_doorbell_after_stop",
         "destroy_in_use",
         "qp_opt_param",
+        "wqe_fetch_catastrophic",
     ];
 
     /// Switches rule `name`; `Err` for an unknown name.
@@ -55,6 +62,7 @@ impl Strict {
             "eq_doorbell_after_stop" => self.eq_doorbell_after_stop = on,
             "destroy_in_use" => self.destroy_in_use = on,
             "qp_opt_param" => self.qp_opt_param = on,
+            "wqe_fetch_catastrophic" => self.wqe_fetch_catastrophic = on,
             _ => {
                 return Err(format!(
                     "unknown strict rule {name:?} (known: {})",
@@ -66,7 +74,7 @@ impl Strict {
     }
 
     /// (name, on) of every rule.
-    pub fn list(&self) -> [(&'static str, bool); 6] {
+    pub fn list(&self) -> [(&'static str, bool); 7] {
         [
             ("eq_ctx_device_fields", self.eq_ctx_device_fields),
             ("dealloc_uar_in_use", self.dealloc_uar_in_use),
@@ -74,6 +82,7 @@ impl Strict {
             ("eq_doorbell_after_stop", self.eq_doorbell_after_stop),
             ("destroy_in_use", self.destroy_in_use),
             ("qp_opt_param", self.qp_opt_param),
+            ("wqe_fetch_catastrophic", self.wqe_fetch_catastrophic),
         ]
     }
 }

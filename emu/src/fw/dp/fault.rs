@@ -8,7 +8,7 @@
 //! - [`DpFaultKind::CqOverrun`]: the CQ's consumer index is taken as not advanced, so
 //!   the next CQE overruns the CQ (hook: `cqe_post`, the overrun check);
 //! - [`DpFaultKind::WqeDma`]: the next send WQE fetch fails as a DMA (IOMMU / PCIe)
-//!   error would (hook: `sq_fetch`);
+//!   error would (hook: `sq_execute`, dp/send/doorbell.rs);
 //! - [`DpFaultKind::RkeyViolation`]: the next remote access a QP's responder checks
 //!   is refused as a remote access error (hook: the responder's rkey checks).
 //!
@@ -291,11 +291,11 @@ impl Firmware {
         hit
     }
 
-    /// After an injected WQE fetch error (the WQE completed with a local QP operation
-    /// error, the QP in ERR): the work-queue catastrophic error event
+    /// After a WQE fetch error, injected or real (the WQE completed with a local QP
+    /// operation error, the QP in ERR): the work-queue catastrophic error event
     /// (`MLX5_EVENT_TYPE_WQ_CATAS_ERROR`, IBTA 11.6.3.1 "Local Work Queue Catastrophic
     /// Error"; upstream mlx5_ib reports it as `IB_EVENT_QP_FATAL`).
-    pub(crate) fn fault_wqe_dma_event(&mut self, env: &Env<'_>, qpn: u32) {
+    pub(crate) fn wq_catas_event(&mut self, env: &Env<'_>, qpn: u32) {
         let _ = self.raise_qp_event(env, qpn, event_type::WQ_CATAS_ERROR, 1);
     }
 

@@ -30,7 +30,7 @@
 
 use super::super::{Env, Firmware};
 use super::packet::{Body, Grh, Header, Packet, SendKind};
-use super::transport::{npkts, pkey_match};
+use super::transport::ibta::{npkts, pkey_match};
 use crate::ifc::mad::{mad_status, method, mgmt_class, smp, smp_attr, MAD_BYTES};
 
 /// QP1's well-known Q_Key (IBTA 10.2.4 / 13.5.3.2; `IB_QP1_QKEY`, ib_mad.h).
@@ -185,7 +185,7 @@ pub(crate) fn stays_local(p: &Packet) -> bool {
 }
 
 /// Whether `p` is a directed-route SMP (management class SUBN_DIRECTED_ROUTE, IBTA
-/// 14.2.1.2) from QP0 to QP0; the permissive DLID is for these (dp/transport.rs
+/// 14.2.1.2) from QP0 to QP0; the permissive DLID is for these (dp/transport/port.rs
 /// `dlid_accepted`).
 pub(crate) fn is_directed_route_smp(p: &Packet) -> bool {
     let Body::Send { payload, .. } = &p.body else {

@@ -40,7 +40,7 @@ pub struct DataPath {
     /// Memory keys.
     pub xlate: xlate::XlatePath,
     /// Requester side.
-    pub send: send::SendPath,
+    pub send: send::stats::SendPath,
     /// Responder side.
     pub recv: recv::RecvPath,
     /// Completions.

@@ -2,7 +2,7 @@
 //!
 //! One [`Packet`] is one message (the IBTA's first/middle/last packets of a long
 //! message are not split: the receiver still advances its PSN by the number of packets
-//! the path MTU would make, `transport.rs`). The header carries what the IBTA's LRH,
+//! the path MTU would make, `transport/ibta.rs` `npkts`). The header carries what the IBTA's LRH,
 //! GRH, BTH, DETH and XRCETH carry for the responder's checks (LIDs, SL, P_Key,
 //! source and destination QPN, PSN, Q_Key, XRC SRQ); the body what RETH, AETH,
 //! AtomicETH, AtomicAckETH, ImmDt and IETH carry. [`Packet::encode`] /
