@@ -17,6 +17,7 @@ mod verbs;
 use dp::{connect, create_qp, dseg, mr, raddr, rcqe, scqe, state_of, Conn, Qp};
 use mlx5_emu::fw::qp_state::{st, state};
 use mlx5_emu::ifc::eqe::event_type::{CQ_ERROR, WQ_ACCESS_ERROR, WQ_CATAS_ERROR};
+use mlx5_emu::ifc::opcodes::Opcode;
 use mlx5_emu::ifc::wqe::{opcode, vals, WqeDataSeg};
 use mlx5_emu::mem::GuestMemory;
 use serde_json::{json, Value};
@@ -278,14 +279,14 @@ fn a_wqe_in_memory_the_host_unmapped_fails_as_the_injected_fetch_error() {
     // memory it no longer maps for the device), never as a malformed WQE.
     let mut p = pair();
     let pd = p.d.pd();
-    let mut c = create_qp(&mut p.d, pd);
+    let mut c = create_qp(&mut p.d, st::RC, pd);
     let lid = p.d.h.dev.fw().ib_port.lid;
-    connect(&mut p.d, c.qpn, p.b.qpn, lid);
+    connect(&mut p.d, c.qpn, Conn::to(p.b.qpn, lid));
     // C's first WQEBB leaves the device's reach; the test, which shares no memory
     // rule with the device, writes the WQE to a scratch copy of the queue instead.
     p.d.h.mem.unmap(c.sq, 64);
     let mut view = c;
-    view.sq = p.d.h.alloc(64 * u64::from(SQ_BBS), 64);
+    view.sq = p.d.h.alloc(64 * u64::from(dp::SQ_BBS), 64);
     post_recv(&p.d, &mut p.b, dseg(64, p.rk, p.dst));
     let seg = dseg(64, p.lk, p.src);
     post(&p.d, &mut view, opcode::SEND, false, seg.as_bytes());
@@ -356,7 +357,7 @@ fn strict_wqe_fetch_catastrophic_reports_no_completion() {
     p.a.sq_pi = 0;
     p.d.h.mem.write(p.a.dbr + 4, &0u32.to_be_bytes()).unwrap();
     let lid = p.d.h.dev.fw().ib_port.lid;
-    connect(&mut p.d, p.a.qpn, p.b.qpn, lid);
+    connect(&mut p.d, p.a.qpn, Conn::to(p.b.qpn, lid));
     p.nop();
     assert_eq!(
         fields(&scqe(&p.d, &mut p.a).expect("NOP after the reset")),
