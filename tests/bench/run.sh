@@ -158,7 +158,7 @@ if [ "$REPORT_ONLY" = 0 ]; then
 	if want upfast && [ "${MLX5RS_BENCH_UPFAST_BIG:-1}" != 0 ]; then
 		run_vm upfast 600 tests/bench/guest-upfast.sh --emu-arg --init-pages --emu-arg "$PAGES"
 	fi
-	if want ib; then run_vm ib 1500 tests/bench/guest-ib.sh; fi
+	if want ib; then run_vm ib 3000 tests/bench/guest-ib.sh; fi
 	echo "$(($(date +%s) - T_START))" >"$OUT/total.secs"
 fi
 # ---- report ----------------------------------------------------------------------
