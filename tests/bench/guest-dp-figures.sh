@@ -3,7 +3,8 @@
 # perftest, unmodified, in loopback on mlx5_0 (a server and a client process, the
 # pairs of tests/guest/dp-traffic.sh; -F: a TCG guest's CPU frequency reads
 # inconsistent): ib_write_bw and ib_send_bw at 64 B, 4 KiB and 64 KiB (message rate
-# and bandwidth, perftest's "BW average" and "MsgRate" of the client), ib_write_lat and
+# and bandwidth, perftest's "BW average" and "MsgRate" of the client; ib_send_bw's of
+# the server, the receiving side), ib_write_lat and
 # ib_send_lat at 64 B (perftest's typical = median, and 99th percentile, one way).
 # Around each run the emulator's full stats are kept, and after all runs one Python
 # process derives the emulator's own cost of each run from `stats` → `dp` → `send`:
@@ -34,6 +35,11 @@ dp_bench_run() {
 	dp_pair "dpbench.$1" "$2" "-d mlx5_0 -i 1 -F $3" "-d mlx5_0 -i 1 -F $3" ||
 		note "dp: $1 failed: $(tail -n 2 "$DP_OUT/dpbench.$1.client" 2>/dev/null | tr '\n' ' ')"
 	emuctl '{"cmd":"stats"}' >"$DP_BENCH_OUT/$1.after" || note "dp: no stats after $1"
+	# perftest's result rows of both sides, for the record (the console keeps them).
+	for _s in client server; do
+		awk -v p="dp-row: $1 $_s:" '/#bytes/ { h = 1; next }
+			h && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { print p, $0; exit }' "$DP_OUT/dpbench.$1.$_s"
+	done
 	echo "$1" >>"$DP_BENCH_OUT/cases"
 }
 
@@ -72,8 +78,12 @@ def num(x):
 
 def row(case):
     # perftest's result row: the first line of numbers under its "#bytes" header.
+    # ib_send_bw's from the server, the receiving side (its rate is of the receive
+    # completions: messages that arrived; the sender's own report reads 0 under TCG,
+    # 2026-12-05); the others' from the client (ib_write_bw's server reports nothing).
+    side = "server" if case.startswith("send_bw") else "client"
     try:
-        with open("%s/dpbench.%s.client" % (out, case)) as f:
+        with open("%s/dpbench.%s.%s" % (out, case, side)) as f:
             h = False
             for line in f:
                 w = line.split()

@@ -1,7 +1,8 @@
 # Benchmark guest script, the data-path figures alone (tests/bench/guest-dp-figures.sh)
 # of upstream mlx5_core + mlx5_ib on the emulator: `make bench` takes them in its "ib"
 # VM (guest-ib.sh); this boot is for them alone:
-#   tests/vm/vm.sh --timeout 1500 --run tests/bench/guest-dp.sh
+#   tests/vm/vm.sh --timeout 2400 --run tests/bench/guest-dp.sh
+# (about 5 min on an idle host; the data-path part took 168 s with a load average of 12).
 # Prints BENCH lines (tests/bench/lib-guest.sh).
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 . "$MLX5RS_REPO/tests/bench/lib-guest.sh"
