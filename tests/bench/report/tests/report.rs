@@ -10,7 +10,8 @@
 //! `?`, the teardown guest not finishing, no verdict for `reclaim`, `upfast` not run,
 //! no load averages, and an `ib` VM that did not finish (upstream's figures stop before
 //! its 1 GiB registration; ours has no MR or QP verbs: `na`). `full/`'s `ib` VM is
-//! the first complete one (2026-12-01 21:52 UTC), joined to the older run. The expected `<name>.last.md` and `<name>.teardown.svg` are what
+//! the first complete one (2026-12-01 21:52 UTC), joined to the older run, with the
+//! data-path lines (`up.dp.*`) of `tests/bench/guest-dp.sh` booted alone on 2026-12-05. The expected `<name>.last.md` and `<name>.teardown.svg` are what
 //! the shell reporter this program replaced (run.sh + plot.awk) printed for them, with
 //! the output directory written as `OUT`.
 
@@ -72,6 +73,9 @@ fn full_run_markdown() {
     // The `ib` VM: ours has no MR or QP verbs yet.
     assert!(md.contains("| MR registration, 1 GiB, once | n/a (verb missing) | 6212.9 | ms |"));
     assert!(md.contains("| QP RESET → INIT → RTR → RTS (three ibv_modify_qp), median | n/a (verb missing) | 110554.2 | µs |"));
+    // The data path: upstream only, mlx5_rs's column waits for issue 23.
+    assert!(md.contains("| ib_write_bw 64 B: message rate (perftest MsgRate; iterations: 2000) | n/a (issue 23) | 12793 | msg/s |"));
+    assert!(md.contains("| ib_send_bw 64 KiB: emulator time per message (its doorbell time over the run / messages) of the time per message (1 / message rate), share | n/a (issue 23) | 631.2 of 803.2 (78.6 %) | µs |"));
 }
 
 #[test]
