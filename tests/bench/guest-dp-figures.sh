@@ -24,8 +24,9 @@
 DP_BENCH_OUT=/tmp/dp-bench
 DP_BENCH_ITERS_BW=${MLX5RS_BENCH_DP_ITERS_BW:-2000}
 DP_BENCH_ITERS_LAT=${MLX5RS_BENCH_DP_ITERS_LAT:-1000}
-# Each run's limit (s): the 64 KiB runs are the longest.
-DP_TIMEOUT=${MLX5RS_BENCH_DP_TIMEOUT:-240}
+# Each run's limit (s): ib_send_lat is the longest (149 s with a load average of 10-13,
+# 2026-12-05; 1,000 round trips at 47 ms one way).
+DP_TIMEOUT=${MLX5RS_BENCH_DP_TIMEOUT:-600}
 
 # dp_bench_run CASE PROG ARGS: one perftest pair on mlx5_0, the emulator's stats
 # before and after it in $DP_BENCH_OUT/CASE.{before,after}, the client's output in

@@ -2,7 +2,8 @@
 # of upstream mlx5_core + mlx5_ib on the emulator: `make bench` takes them in its "ib"
 # VM (guest-ib.sh); this boot is for them alone:
 #   tests/vm/vm.sh --timeout 2400 --run tests/bench/guest-dp.sh
-# (about 5 min on an idle host; the data-path part took 168 s with a load average of 12).
+# (1,244 s with a load average of 10-13 on 2 cores, 2026-12-05: boot and module load
+# ~14 min, the data-path part 375 s).
 # Prints BENCH lines (tests/bench/lib-guest.sh).
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 . "$MLX5RS_REPO/tests/bench/lib-guest.sh"
