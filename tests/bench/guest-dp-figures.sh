@@ -4,16 +4,17 @@
 # pairs of tests/guest/dp-traffic.sh; -F: a TCG guest's CPU frequency reads
 # inconsistent): ib_write_bw and ib_send_bw at 64 B, 4 KiB and 64 KiB (message rate
 # and bandwidth, perftest's "BW average" and "MsgRate" of the client; ib_send_bw's of
-# the server, the receiving side), ib_write_lat and
-# ib_send_lat at 64 B (perftest's typical = median, and 99th percentile, one way).
+# the server, the receiving side), ib_write_lat and ib_send_lat at 64 B (perftest's
+# typical = median, and 99th percentile, one way).
 # Around each run the emulator's full stats are kept, and after all runs one Python
 # process derives the emulator's own cost of each run from `stats` → `dp` → `send`:
 # WQEs and doorbells handled, the mean time per WQE (wqe_time: decode + execute +
 # deliver) and per doorbell (doorbell_time: everything one doorbell causes, loopback
 # responses included) over the run, from the histograms' count and mean before and
-# after it (the histograms are cumulative; their p50 / p99 are printed once, over
-# every run together). Iterations: DP_BENCH_ITERS_BW (default 2000; 64 KiB: a quarter)
-# and DP_BENCH_ITERS_LAT (default 1000), a stable figure within a few minutes of TCG.
+# after it (the histograms are cumulative; their p50 / p99 are printed once, after the
+# last run: every send WQE and doorbell since the emulator started). Iterations:
+# DP_BENCH_ITERS_BW (default 2000; 64 KiB: a quarter) and DP_BENCH_ITERS_LAT (default
+# 1000): all eight runs took 168-375 s under TCG with a load average of 10-13.
 # Per run also the emulator's doorbell time per message (a bw run's iterations, a lat
 # run's twice: one message each way) against the guest's time per message (1 / message
 # rate; the mean one-way latency), and the emulator's share of it in percent.
@@ -29,8 +30,8 @@ DP_BENCH_ITERS_LAT=${MLX5RS_BENCH_DP_ITERS_LAT:-1000}
 DP_TIMEOUT=${MLX5RS_BENCH_DP_TIMEOUT:-600}
 
 # dp_bench_run CASE PROG ARGS: one perftest pair on mlx5_0, the emulator's stats
-# before and after it in $DP_BENCH_OUT/CASE.{before,after}, the client's output in
-# $DP_OUT/dpbench.CASE.client (dp_pair).
+# before and after it in $DP_BENCH_OUT/CASE.{before,after}, the outputs in
+# $DP_OUT/dpbench.CASE.{client,server} (dp_pair).
 dp_bench_run() {
 	emuctl '{"cmd":"stats"}' >"$DP_BENCH_OUT/$1.before" || note "dp: no stats before $1"
 	dp_pair "dpbench.$1" "$2" "-d mlx5_0 -i 1 -F $3" "-d mlx5_0 -i 1 -F $3" ||
