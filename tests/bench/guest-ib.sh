@@ -6,11 +6,15 @@
 #     and probes mlx5_core with it; ours: insmod), each unloaded again;
 #   - ibv_open_device / close, MR registration of 4 KiB, 1 MiB and 1 GiB
 #     (tests/guest/ib-bench.py), QP create + RESET → RTS + destroy
-#     (tests/guest/ib-qp-bench.py), with the driver loaded once more.
+#     (tests/guest/ib-qp-bench.py), with the driver loaded once more;
+#   - upstream only (mlx5_rs: issue 23): the data path, perftest in loopback and the
+#     emulator's own time per WQE and per doorbell (tests/bench/guest-dp-figures.sh;
+#     tests/bench/guest-dp.sh boots for these alone).
 # A verb mlx5_rs does not have yet prints `na` (the table: `n/a (verb missing)`).
 # Prints BENCH lines (see tests/bench/lib-guest.sh); tests/bench/run.sh tabulates them.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 . "$MLX5RS_REPO/tests/bench/lib-guest.sh"
+. "$MLX5RS_REPO/tests/bench/guest-dp-figures.sh"
 IB_REPS=${MLX5RS_BENCH_IB_REPS:-3}
 G=$MLX5RS_REPO/tests/guest
 bdf=$(mlx_bdf) || { note "no 15b3 function"; exit 1; }
@@ -102,6 +106,7 @@ while [ $i -le "$IB_REPS" ]; do
 	i=$((i + 1))
 done
 figures up
+dp_figures up
 unload_up
 reset_if_pages_left upstream
 

@@ -20,6 +20,7 @@ const UP_POLL: &str =
     "upstream has no polling switch: it polls only before its EQs exist and during teardown";
 const RS_CALL_RETURN: &str = "only call → return, above";
 const UP_NONE: &str = "no such counter upstream";
+const RS_DP: &str = "issue 23";
 
 /// The first table: mlx5_rs next to upstream, one figure per row.
 #[rustfmt::skip]
@@ -78,6 +79,41 @@ pub const ROWS: &[Row] = &[
     Row("QP create (RC, RESET), median", T("{f1:rs.ib.qp_create_us}"), T("{f1:up.ib.qp_create_us}"), "µs"),
     Row("QP RESET → INIT → RTR → RTS (three ibv_modify_qp), median", T("{f1:rs.ib.qp_rts_us}"), T("{f1:up.ib.qp_rts_us}"), "µs"),
     Row("QP destroy (from RTS), median", T("{f1:rs.ib.qp_destroy_us}"), T("{f1:up.ib.qp_destroy_us}"), "µs"),
+    // -- data path (VM "ib", tests/bench/guest-dp-figures.sh): perftest unmodified in loopback on
+    // mlx5_0, -F; the emulator's own cost from its stats dp send histograms over each run
+    Row("ib_write_bw 64 B: message rate (perftest MsgRate; iterations: {get:up.dp.iters_bw})", Na(RS_DP), T("{int:up.dp.write_bw_64.msg_per_sec}"), "msg/s"),
+    Row("ib_write_bw 64 B: bandwidth (perftest BW average)", Na(RS_DP), T("{get:up.dp.write_bw_64.mb_per_sec}"), "MB/s"),
+    Row("ib_write_bw 64 B: emulator time per WQE / per doorbell, mean over the run ({get:up.dp.write_bw_64.wqes} WQEs, {get:up.dp.write_bw_64.doorbells} doorbells)", Na(RS_DP), T("{us:up.dp.write_bw_64.wqe_mean_ns} / {us:up.dp.write_bw_64.db_mean_ns}"), "µs"),
+    Row("ib_write_bw 64 B: emulator time per message (its doorbell time over the run / messages) of the time per message (1 / message rate), share", Na(RS_DP), T("{us:up.dp.write_bw_64.emu_ns_per_msg} of {us:up.dp.write_bw_64.msg_ns} ({get:up.dp.write_bw_64.emu_pct} %)"), "µs"),
+    Row("ib_write_bw 4 KiB: message rate (perftest MsgRate; iterations: {get:up.dp.iters_bw})", Na(RS_DP), T("{int:up.dp.write_bw_4k.msg_per_sec}"), "msg/s"),
+    Row("ib_write_bw 4 KiB: bandwidth (perftest BW average)", Na(RS_DP), T("{get:up.dp.write_bw_4k.mb_per_sec}"), "MB/s"),
+    Row("ib_write_bw 4 KiB: emulator time per WQE / per doorbell, mean over the run ({get:up.dp.write_bw_4k.wqes} WQEs, {get:up.dp.write_bw_4k.doorbells} doorbells)", Na(RS_DP), T("{us:up.dp.write_bw_4k.wqe_mean_ns} / {us:up.dp.write_bw_4k.db_mean_ns}"), "µs"),
+    Row("ib_write_bw 4 KiB: emulator time per message (its doorbell time over the run / messages) of the time per message (1 / message rate), share", Na(RS_DP), T("{us:up.dp.write_bw_4k.emu_ns_per_msg} of {us:up.dp.write_bw_4k.msg_ns} ({get:up.dp.write_bw_4k.emu_pct} %)"), "µs"),
+    Row("ib_write_bw 64 KiB: message rate (perftest MsgRate; iterations: {get:up.dp.iters_bw} / 4)", Na(RS_DP), T("{int:up.dp.write_bw_64k.msg_per_sec}"), "msg/s"),
+    Row("ib_write_bw 64 KiB: bandwidth (perftest BW average)", Na(RS_DP), T("{get:up.dp.write_bw_64k.mb_per_sec}"), "MB/s"),
+    Row("ib_write_bw 64 KiB: emulator time per WQE / per doorbell, mean over the run ({get:up.dp.write_bw_64k.wqes} WQEs, {get:up.dp.write_bw_64k.doorbells} doorbells)", Na(RS_DP), T("{us:up.dp.write_bw_64k.wqe_mean_ns} / {us:up.dp.write_bw_64k.db_mean_ns}"), "µs"),
+    Row("ib_write_bw 64 KiB: emulator time per message (its doorbell time over the run / messages) of the time per message (1 / message rate), share", Na(RS_DP), T("{us:up.dp.write_bw_64k.emu_ns_per_msg} of {us:up.dp.write_bw_64k.msg_ns} ({get:up.dp.write_bw_64k.emu_pct} %)"), "µs"),
+    Row("ib_write_lat 64 B: latency, typical (median) / 99th percentile (perftest, one way; iterations: {get:up.dp.iters_lat})", Na(RS_DP), T("{get:up.dp.write_lat_64.lat_typ_us} / {get:up.dp.write_lat_64.lat_p99_us}"), "µs"),
+    Row("ib_write_lat 64 B: emulator time per WQE / per doorbell, mean over the run ({get:up.dp.write_lat_64.wqes} WQEs, {get:up.dp.write_lat_64.doorbells} doorbells)", Na(RS_DP), T("{us:up.dp.write_lat_64.wqe_mean_ns} / {us:up.dp.write_lat_64.db_mean_ns}"), "µs"),
+    Row("ib_write_lat 64 B: emulator time per message (its doorbell time over the run / messages) of the time per message (the mean one-way latency), share", Na(RS_DP), T("{us:up.dp.write_lat_64.emu_ns_per_msg} of {us:up.dp.write_lat_64.msg_ns} ({get:up.dp.write_lat_64.emu_pct} %)"), "µs"),
+    Row("ib_send_bw 64 B: message rate, sender / receiver (perftest MsgRate of the client / of the server; iterations: {get:up.dp.iters_bw})", Na(RS_DP), T("{int:up.dp.send_bw_64.msg_per_sec} / {int:up.dp.send_bw_64.rx_msg_per_sec}"), "msg/s"),
+    Row("ib_send_bw 64 B: bandwidth (perftest BW average of the client)", Na(RS_DP), T("{get:up.dp.send_bw_64.mb_per_sec}"), "MB/s"),
+    Row("ib_send_bw 64 B: emulator time per WQE / per doorbell, mean over the run ({get:up.dp.send_bw_64.wqes} WQEs, {get:up.dp.send_bw_64.doorbells} doorbells)", Na(RS_DP), T("{us:up.dp.send_bw_64.wqe_mean_ns} / {us:up.dp.send_bw_64.db_mean_ns}"), "µs"),
+    Row("ib_send_bw 64 B: emulator time per message (its doorbell time over the run / messages) of the time per message (1 / message rate), share", Na(RS_DP), T("{us:up.dp.send_bw_64.emu_ns_per_msg} of {us:up.dp.send_bw_64.msg_ns} ({get:up.dp.send_bw_64.emu_pct} %)"), "µs"),
+    Row("ib_send_bw 4 KiB: message rate, sender / receiver (perftest MsgRate of the client / of the server; iterations: {get:up.dp.iters_bw})", Na(RS_DP), T("{int:up.dp.send_bw_4k.msg_per_sec} / {int:up.dp.send_bw_4k.rx_msg_per_sec}"), "msg/s"),
+    Row("ib_send_bw 4 KiB: bandwidth (perftest BW average of the client)", Na(RS_DP), T("{get:up.dp.send_bw_4k.mb_per_sec}"), "MB/s"),
+    Row("ib_send_bw 4 KiB: emulator time per WQE / per doorbell, mean over the run ({get:up.dp.send_bw_4k.wqes} WQEs, {get:up.dp.send_bw_4k.doorbells} doorbells)", Na(RS_DP), T("{us:up.dp.send_bw_4k.wqe_mean_ns} / {us:up.dp.send_bw_4k.db_mean_ns}"), "µs"),
+    Row("ib_send_bw 4 KiB: emulator time per message (its doorbell time over the run / messages) of the time per message (1 / message rate), share", Na(RS_DP), T("{us:up.dp.send_bw_4k.emu_ns_per_msg} of {us:up.dp.send_bw_4k.msg_ns} ({get:up.dp.send_bw_4k.emu_pct} %)"), "µs"),
+    Row("ib_send_bw 64 KiB: message rate, sender / receiver (perftest MsgRate of the client / of the server; iterations: {get:up.dp.iters_bw} / 4)", Na(RS_DP), T("{int:up.dp.send_bw_64k.msg_per_sec} / {int:up.dp.send_bw_64k.rx_msg_per_sec}"), "msg/s"),
+    Row("ib_send_bw 64 KiB: bandwidth (perftest BW average of the client)", Na(RS_DP), T("{get:up.dp.send_bw_64k.mb_per_sec}"), "MB/s"),
+    Row("ib_send_bw 64 KiB: emulator time per WQE / per doorbell, mean over the run ({get:up.dp.send_bw_64k.wqes} WQEs, {get:up.dp.send_bw_64k.doorbells} doorbells)", Na(RS_DP), T("{us:up.dp.send_bw_64k.wqe_mean_ns} / {us:up.dp.send_bw_64k.db_mean_ns}"), "µs"),
+    Row("ib_send_bw 64 KiB: emulator time per message (its doorbell time over the run / messages) of the time per message (1 / message rate), share", Na(RS_DP), T("{us:up.dp.send_bw_64k.emu_ns_per_msg} of {us:up.dp.send_bw_64k.msg_ns} ({get:up.dp.send_bw_64k.emu_pct} %)"), "µs"),
+    Row("ib_send_lat 64 B: latency, typical (median) / 99th percentile (perftest, one way; iterations: {get:up.dp.iters_lat})", Na(RS_DP), T("{get:up.dp.send_lat_64.lat_typ_us} / {get:up.dp.send_lat_64.lat_p99_us}"), "µs"),
+    Row("ib_send_lat 64 B: emulator time per WQE / per doorbell, mean over the run ({get:up.dp.send_lat_64.wqes} WQEs, {get:up.dp.send_lat_64.doorbells} doorbells)", Na(RS_DP), T("{us:up.dp.send_lat_64.wqe_mean_ns} / {us:up.dp.send_lat_64.db_mean_ns}"), "µs"),
+    Row("ib_send_lat 64 B: emulator time per message (its doorbell time over the run / messages) of the time per message (the mean one-way latency), share", Na(RS_DP), T("{us:up.dp.send_lat_64.emu_ns_per_msg} of {us:up.dp.send_lat_64.msg_ns} ({get:up.dp.send_lat_64.emu_pct} %)"), "µs"),
+    Row("emulator time per WQE, p50 / p99 of its histogram after the runs (n={get:up.dp.all.wqe_count}, every send WQE since the emulator started)", Na(RS_DP), T("{us:up.dp.all.wqe_p50_ns} / {us:up.dp.all.wqe_p99_ns}"), "µs"),
+    Row("emulator time per doorbell, p50 / p99 of its histogram after the runs (n={get:up.dp.all.db_count}, every send doorbell since the emulator started)", Na(RS_DP), T("{us:up.dp.all.db_p50_ns} / {us:up.dp.all.db_p99_ns}"), "µs"),
+    Row("data-path runs, wall time (all of the above, perftest pairs included)", Na(RS_DP), T("{get:up.dp.secs}"), "s"),
 ];
 
 /// The teardown table: one row per point P (pages demanded), one column per

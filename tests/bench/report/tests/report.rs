@@ -10,7 +10,8 @@
 //! `?`, the teardown guest not finishing, no verdict for `reclaim`, `upfast` not run,
 //! no load averages, and an `ib` VM that did not finish (upstream's figures stop before
 //! its 1 GiB registration; ours has no MR or QP verbs: `na`). `full/`'s `ib` VM is
-//! the first complete one (2026-12-01 21:52 UTC), joined to the older run. The expected `<name>.last.md` and `<name>.teardown.svg` are what
+//! the first complete one (2026-12-01 21:52 UTC), joined to the older run, with the
+//! data-path lines (`up.dp.*`) of the `ib` VM of 2026-12-05 06:07 UTC. The expected `<name>.last.md` and `<name>.teardown.svg` are what
 //! the shell reporter this program replaced (run.sh + plot.awk) printed for them, with
 //! the output directory written as `OUT`.
 
@@ -72,6 +73,10 @@ fn full_run_markdown() {
     // The `ib` VM: ours has no MR or QP verbs yet.
     assert!(md.contains("| MR registration, 1 GiB, once | n/a (verb missing) | 6212.9 | ms |"));
     assert!(md.contains("| QP RESET → INIT → RTR → RTS (three ibv_modify_qp), median | n/a (verb missing) | 110554.2 | µs |"));
+    // The data path: upstream only, mlx5_rs's column waits for issue 23.
+    assert!(md.contains("| ib_write_bw 64 B: message rate (perftest MsgRate; iterations: 2000) | n/a (issue 23) | 121593 | msg/s |"));
+    assert!(md.contains("| ib_send_bw 64 KiB: message rate, sender / receiver (perftest MsgRate of the client / of the server; iterations: 2000 / 4) | n/a (issue 23) | 3027 / 3213 | msg/s |"));
+    assert!(md.contains("| ib_send_bw 64 KiB: emulator time per message (its doorbell time over the run / messages) of the time per message (1 / message rate), share | n/a (issue 23) | 281.3 of 330.4 (85.2 %) | µs |"));
 }
 
 #[test]

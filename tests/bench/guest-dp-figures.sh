@@ -1,0 +1,158 @@
+# Data-path figures of the benchmark (issue 22, "Figures"; sourced by guest-ib.sh and
+# guest-dp.sh after tests/guest/lib.sh and lib-guest.sh; defines functions only).
+# perftest, unmodified, in loopback on mlx5_0 (a server and a client process, the
+# pairs of tests/guest/dp-traffic.sh; -F: a TCG guest's CPU frequency reads
+# inconsistent): ib_write_bw and ib_send_bw at 64 B, 4 KiB and 64 KiB (message rate
+# and bandwidth, perftest's "BW average" and "MsgRate" of the client, the sender;
+# ib_send_bw's receiver's rate too), ib_write_lat and ib_send_lat at 64 B (perftest's
+# typical = median, and 99th percentile, one way).
+# Around each run the emulator's full stats are kept, and after all runs one Python
+# process derives the emulator's own cost of each run from `stats` → `dp` → `send`:
+# WQEs and doorbells handled, the mean time per WQE (wqe_time: decode + execute +
+# deliver) and per doorbell (doorbell_time: everything one doorbell causes, loopback
+# responses included) over the run, from the histograms' count and mean before and
+# after it (the histograms are cumulative; their p50 / p99 are printed once, after the
+# last run: every send WQE and doorbell since the emulator started). Iterations:
+# DP_BENCH_ITERS_BW (default 2000; 64 KiB: a quarter) and DP_BENCH_ITERS_LAT (default
+# 1000): all eight runs took 168-375 s under TCG with a load average of 10-13.
+# Per run also the emulator's doorbell time per message (a bw run's iterations, a lat
+# run's twice: one message each way) against the guest's time per message (1 / message
+# rate; the mean one-way latency), and the emulator's share of it in percent.
+# BENCH keys: WHO.dp.<case>.{mb_per_sec,msg_per_sec,lat_typ_us,lat_p99_us,wqes,
+# doorbells,wqe_mean_ns,db_mean_ns,emu_ns_per_msg,msg_ns,emu_pct}, send_bw_*.rx_msg_per_sec,
+# WHO.dp.all.{wqe,db}_{p50,p99,count}, WHO.dp.{secs,iters_bw,iters_lat}.
+. "$MLX5RS_REPO/tests/guest/dp-traffic.sh"
+DP_BENCH_OUT=/tmp/dp-bench
+DP_BENCH_ITERS_BW=${MLX5RS_BENCH_DP_ITERS_BW:-2000}
+DP_BENCH_ITERS_LAT=${MLX5RS_BENCH_DP_ITERS_LAT:-1000}
+# Each run's limit (s): ib_send_lat is the longest (149 s with a load average of 10-13,
+# 2026-12-05; 1,000 round trips at 47 ms one way).
+DP_TIMEOUT=${MLX5RS_BENCH_DP_TIMEOUT:-600}
+
+# dp_bench_run CASE PROG ARGS: one perftest pair on mlx5_0, the emulator's stats
+# before and after it in $DP_BENCH_OUT/CASE.{before,after}, the outputs in
+# $DP_OUT/dpbench.CASE.{client,server} (dp_pair).
+dp_bench_run() {
+	emuctl '{"cmd":"stats"}' >"$DP_BENCH_OUT/$1.before" || note "dp: no stats before $1"
+	dp_pair "dpbench.$1" "$2" "-d mlx5_0 -i 1 -F $3" "-d mlx5_0 -i 1 -F $3" ||
+		note "dp: $1 failed: $(tail -n 2 "$DP_OUT/dpbench.$1.client" 2>/dev/null | tr '\n' ' ')"
+	emuctl '{"cmd":"stats"}' >"$DP_BENCH_OUT/$1.after" || note "dp: no stats after $1"
+	# perftest's result rows of both sides, for the record (the console keeps them).
+	for _s in client server; do
+		awk -v p="dp-row: $1 $_s:" '/#bytes/ { h = 1; next }
+			h && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { print p, $0; exit }' "$DP_OUT/dpbench.$1.$_s"
+	done
+	echo "$1" >>"$DP_BENCH_OUT/cases"
+}
+
+# dp_figures WHO: the runs, then their BENCH lines (WHO: up, or rs in issue 23).
+dp_figures() {
+	rm -rf "$DP_BENCH_OUT" "$DP_OUT"
+	mkdir -p "$DP_BENCH_OUT" "$DP_OUT"
+	ip link set lo up
+	_t=$(now_ms)
+	_nb=$DP_BENCH_ITERS_BW _nl=$DP_BENCH_ITERS_LAT
+	for _op in write send; do
+		dp_bench_run "${_op}_bw_64" "ib_${_op}_bw" "-n $_nb -s 64"
+		dp_bench_run "${_op}_bw_4k" "ib_${_op}_bw" "-n $_nb -s 4096"
+		dp_bench_run "${_op}_bw_64k" "ib_${_op}_bw" "-n $((_nb / 4)) -s 65536"
+		dp_bench_run "${_op}_lat_64" "ib_${_op}_lat" "-n $_nl -s 64"
+	done
+	bench "$1.dp.secs" $((($(now_ms) - _t) / 1000))
+	bench "$1.dp.iters_bw" "$_nb"
+	bench "$1.dp.iters_lat" "$_nl"
+	python3 - "$1" "$DP_BENCH_OUT" "$DP_OUT" <<'PY'
+import json, sys
+who, d, out = sys.argv[1:4]
+
+def load(p):
+    try:
+        with open(p) as f:
+            return json.load(f)["dp"]["send"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+def num(x):
+    try:
+        return float(x)
+    except ValueError:
+        return None
+
+def row(case, side="client"):
+    # perftest's result row: the first line of numbers under its "#bytes" header. The
+    # figures are the client's, the sender's (ib_write_bw's server prints the client's
+    # row); ib_send_bw's server, the receiver, also gives its rate, which counts from
+    # its first receive completion: when the emulator is the bottleneck (64 KiB) the
+    # sender has queued WQEs that then complete in bursts, and the receiver's window
+    # probably misses time (2026-12-05: 17,960 msg/s against the sender's 9,641).
+    try:
+        with open("%s/dpbench.%s.%s" % (out, case, side)) as f:
+            h = False
+            for line in f:
+                w = line.split()
+                if line.lstrip().startswith("#bytes"):
+                    h = True
+                elif h and len(w) >= 5 and w[0].isdigit() and w[1].isdigit():
+                    # positional: a column that is not a number is None, not skipped
+                    return [num(x) for x in w[:9]]
+    except OSError:
+        pass
+    return None
+
+def b(k, v):
+    print("BENCH %s.dp.%s %s" % (who, k, v))
+
+def mean_delta(a, z, k):
+    ca, cz = a[k]["count"], z[k]["count"]
+    if cz <= ca:
+        return "?"
+    return "%.0f" % ((cz * z[k]["mean_ns"] - ca * a[k]["mean_ns"]) / (cz - ca))
+
+last = None
+for case in open(d + "/cases").read().split():
+    r = row(case)
+    f = lambda i, fmt, m=1.0: "?" if r is None or len(r) <= i or r[i] is None else fmt % (r[i] * m)
+    if "_bw_" in case:
+        # #bytes #iterations BW-peak BW-average [MB/sec] MsgRate [Mpps]
+        b(case + ".mb_per_sec", f(3, "%.3f"))
+        b(case + ".msg_per_sec", f(4, "%.0f", 1e6))
+        if case.startswith("send_bw"):
+            rx = row(case, "server")
+            ok = rx is not None and len(rx) > 4 and rx[4] is not None
+            b(case + ".rx_msg_per_sec", "%.0f" % (rx[4] * 1e6) if ok else "?")
+    else:
+        # #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% [usec]
+        b(case + ".lat_typ_us", f(4, "%.2f"))
+        b(case + ".lat_p99_us", f(7, "%.2f"))
+    a, z = load("%s/%s.before" % (d, case)), load("%s/%s.after" % (d, case))
+    if a is None or z is None:
+        b(case + ".wqes", "?")
+        continue
+    last = z
+    b(case + ".wqes", z["wqes"] - a["wqes"])
+    b(case + ".doorbells", z["doorbells"] - a["doorbells"])
+    b(case + ".wqe_mean_ns", mean_delta(a, z, "wqe_time"))
+    b(case + ".db_mean_ns", mean_delta(a, z, "doorbell_time"))
+    # Which side the time is on: the emulator's doorbell time over the run per message
+    # (a bw run's iterations; a lat run's iterations twice, one message each way) set
+    # against the time one message takes in the guest's view: 1 / message rate, or
+    # the one-way latency (mean, as the doorbell figure is a mean).
+    t = a["doorbell_time"], z["doorbell_time"]
+    db_ns = t[1]["count"] * t[1]["mean_ns"] - t[0]["count"] * t[0]["mean_ns"]
+    lat = "_lat_" in case
+    msgs = r[1] * (2 if lat else 1) if r is not None and r[1] else None
+    if lat:
+        per = r[5] * 1e3 if r is not None and len(r) > 5 and r[5] else None
+    else:
+        per = 1e9 / (r[4] * 1e6) if r is not None and len(r) > 4 and r[4] else None
+    emu = db_ns / msgs if msgs else None
+    b(case + ".emu_ns_per_msg", "?" if emu is None else "%.0f" % emu)
+    b(case + ".msg_ns", "?" if per is None else "%.0f" % per)
+    b(case + ".emu_pct", "?" if emu is None or per is None else "%.1f" % (100 * emu / per))
+if last is not None:
+    for k, n in (("wqe_time", "wqe"), ("doorbell_time", "db")):
+        b("all.%s_p50_ns" % n, last[k]["p50_ns"])
+        b("all.%s_p99_ns" % n, last[k]["p99_ns"])
+        b("all.%s_count" % n, last[k]["count"])
+PY
+}
