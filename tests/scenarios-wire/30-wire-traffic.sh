@@ -81,17 +81,28 @@ echo "$P: server $D0 (LID $LID0, node GUID $GUID0), client $D1 (LID $LID1, node 
 check $P.distinct-lids test "$LID0" != "$LID1"
 check $P.distinct-guids test "$GUID0" != "$GUID1"
 
+# The counters of both emulators (dp_counters 0 1: one Python for both) in C0 and C1;
+# both empty if either emulator gave none.
+NL='
+'
+counters2() {
+	_cc=$(dp_counters 0 1) || _cc=""
+	C0=${_cc%%"$NL"*} C1=${_cc#*"$NL"}
+}
+
+# (The helpers' variables are globals of this shell: dp_pair, dp_bytes_check and
+# dp_wire_check set _c, so the case name here is _xc.)
 # xexample NAME PROG MSGS SIZE ARGS [OKPAT]: one example program's pair, server on D0,
 # client on D1; each emulator must have sent MSGS SENDs of SIZE bytes and scattered
 # MSGS × SIZE bytes.
 xexample() {
-	_c=$P.examples.$1
-	_b0=$(dp_counters 0) _b1=$(dp_counters 1)
-	dp_pair "$_c" "$2" "-d $D0 -i 1 $5" "-d $D1 -i 1 $5" "${6:-}"
-	_a0=$(dp_counters 0) _a1=$(dp_counters 1)
-	dp_bytes_check "$_c.fn0" "$_b0" "$_a0" op0a "$3" bytes $(($3 * $4)) scattered $(($3 * $4))
-	dp_bytes_check "$_c.fn1" "$_b1" "$_a1" op0a "$3" bytes $(($3 * $4)) scattered $(($3 * $4))
-	dp_wire_check "$_c" "$_b0" "$_a0" "$_b1" "$_a1"
+	_xc=$P.examples.$1
+	counters2; _b0=$C0 _b1=$C1
+	dp_pair "$_xc" "$2" "-d $D0 -i 1 $5" "-d $D1 -i 1 $5" "${6:-}"
+	counters2; _a0=$C0 _a1=$C1
+	dp_bytes_check "$_xc.fn0" "$_b0" "$_a0" op0a "$3" bytes $(($3 * $4)) scattered $(($3 * $4))
+	dp_bytes_check "$_xc.fn1" "$_b1" "$_a1" op0a "$3" bytes $(($3 * $4)) scattered $(($3 * $4))
+	dp_wire_check "$_xc" "$_b0" "$_a0" "$_b1" "$_a1"
 }
 
 # xperf NAME PROG OPKEY SIDES SCATTER ARGS: one perftest pair, server on D0, client on
@@ -100,41 +111,41 @@ xexample() {
 # SCATTER 1: those bytes were scattered by the other side's emulator (the server's,
 # for "1"), or by each (for "0 1").
 xperf() {
-	_c=$P.perftest.$1 _prog=$2 _op=$3 _sides=$4 _sc=$5 _args=$6
-	_b0=$(dp_counters 0) _b1=$(dp_counters 1)
-	dp_pair "$_c" "$_prog" "-d $D0 -i 1 -F $_args" "-d $D1 -i 1 -F $_args"
-	_a0=$(dp_counters 0) _a1=$(dp_counters 1)
-	_m=$(dp_perf_moved "$_c")
+	_xc=$P.perftest.$1 _prog=$2 _op=$3 _sides=$4 _sc=$5 _args=$6
+	counters2; _b0=$C0 _b1=$C1
+	dp_pair "$_xc" "$_prog" "-d $D0 -i 1 -F $_args" "-d $D1 -i 1 -F $_args"
+	counters2; _a0=$C0 _a1=$C1
+	_m=$(dp_perf_moved "$_xc")
 	if [ $DP_RAN = 0 ]; then
-		fail "$_c.bytes" "the run did not start"
+		fail "$_xc.bytes" "the run did not start"
 	elif [ -z "$_m" ]; then
-		fail "$_c.bytes" "no '#bytes #iterations' result row in the client's output"
+		fail "$_xc.bytes" "no '#bytes #iterations' result row in the client's output"
 	else
 		_sz=${_m% *} _it=${_m#* }
-		echo "$P: $_c: the run says $_it iterations of $_sz bytes"
+		echo "$P: $_xc: the run says $_it iterations of $_sz bytes"
 		for _i in 0 1; do
 			case " $_sides " in *" $_i "*) _req=1 ;; *) _req=0 ;; esac
 			if [ $_i = 0 ]; then _b=$_b0 _a=$_a0; else _b=$_b1 _a=$_a1; fi
 			if [ $_req = 1 ] && [ "$_sc" = 1 ] && [ "$_sides" != 1 ]; then
-				dp_bytes_check "$_c.fn$_i" "$_b" "$_a" "$_op" "$_it" bytes $((_it * _sz)) scattered $((_it * _sz))
+				dp_bytes_check "$_xc.fn$_i" "$_b" "$_a" "$_op" "$_it" bytes $((_it * _sz)) scattered $((_it * _sz))
 			elif [ $_req = 1 ]; then
-				dp_bytes_check "$_c.fn$_i" "$_b" "$_a" "$_op" "$_it" bytes $((_it * _sz))
+				dp_bytes_check "$_xc.fn$_i" "$_b" "$_a" "$_op" "$_it" bytes $((_it * _sz))
 			elif [ "$_sc" = 1 ]; then
-				dp_bytes_check "$_c.fn$_i" "$_b" "$_a" scattered $((_it * _sz))
+				dp_bytes_check "$_xc.fn$_i" "$_b" "$_a" scattered $((_it * _sz))
 			fi
 		done
 	fi
-	dp_wire_check "$_c" "$_b0" "$_a0" "$_b1" "$_a1"
+	dp_wire_check "$_xc" "$_b0" "$_a0" "$_b1" "$_a1"
 }
 
 # xdiag NAME TOOL PATTERN ARGS...: TOOL ARGS... exits 0 within 60 s and its output
 # (kept in $DP_OUT/NAME.diag, printed) matches PATTERN (grep -E); a missing TOOL fails
 # naming it.
 xdiag() {
-	_c=$P.diags.$1 _f=$DP_OUT/$1.diag _t=$2 _pat=$3
+	_xc=$P.diags.$1 _f=$DP_OUT/$1.diag _t=$2 _pat=$3
 	shift 3
 	if ! command -v "$_t" >/dev/null 2>&1; then
-		fail "$_c" "$_t not installed (Debian package infiniband-diags)"
+		fail "$_xc" "$_t not installed (Debian package infiniband-diags)"
 		return
 	fi
 	timeout 60 "$_t" "$@" >"$_f" 2>&1
@@ -142,11 +153,11 @@ xdiag() {
 	echo "---- $_t $* (status $_rc) ----"
 	head -n 40 "$_f"
 	if [ $_rc != 0 ]; then
-		fail "$_c" "$_t exit $_rc: $(tail -n 2 "$_f" | tr '\n' ' ')"
+		fail "$_xc" "$_t exit $_rc: $(tail -n 2 "$_f" | tr '\n' ' ')"
 	elif ! grep -q -E "$_pat" "$_f"; then
-		fail "$_c" "$_t output lacks /$_pat/"
+		fail "$_xc" "$_t output lacks /$_pat/"
 	else
-		pass "$_c"
+		pass "$_xc"
 	fi
 }
 
