@@ -138,9 +138,9 @@ phase_start vm-lanes
 T_LANES=$(date +%s)
 # Lane budgets: the boots' own timeouts, added up.
 (
-	d=$((T_LANES + 4200 + 900))
+	d=$((T_LANES + 4200 + 1200))
 	lane_boot $d vm 4200 --run tests/guest/check.sh,tests/guest/shutdown-handoff.sh
-	LANE_KUNIT=0 lane_boot $d vm-wire 900 --wired --run tests/guest/check-wire.sh
+	LANE_KUNIT=0 lane_boot $d vm-wire 1200 --wired --run tests/guest/check-wire.sh
 ) &
 LANE1=$!
 (
