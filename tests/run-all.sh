@@ -5,10 +5,11 @@
 # with the test modules of tests/modules/),
 # lint (tests/lint.sh: rustfmt, clippy, production build without test hooks), host
 # tests (cargo test), harness self-test, then the VM runs in two lanes side by side:
-# lane 1 the main VM run (KUnit suites + guest scenarios), lane 2 the VM run with two
-# emulated functions (tests/scenarios-2fn/, 2 MSI-X vectors on one) and then the
-# InfiniBand VM run (tests/scenarios-ib/: pyverbs, the verbs storm, the user-space
-# verbs scenarios and the upstream mlx5_ib oracles).
+# lane 1 the main VM run (KUnit suites + guest scenarios) and then the wired VM run (two
+# emulated devices joined by the wire, tests/scenarios-wire/, upstream mlx5_ib), lane 2
+# the VM run with two emulated functions (tests/scenarios-2fn/, 2 MSI-X vectors on one)
+# and then the InfiniBand VM run (tests/scenarios-ib/: pyverbs, the verbs storm, the
+# user-space verbs scenarios and the upstream mlx5_ib oracles).
 set -u
 . "$(dirname "$0")/vm/lib.sh"
 
@@ -62,6 +63,10 @@ phase_end
 # much of its time in sleeps and waits on its emulator, so two guests cost less than
 # one after the other):
 #   lane 1: vm      the main boot: KUnit + tests/scenarios/ (the longest by far)
+#           vm-wire two emulated devices whose ports are wired to each other (vm.sh
+#                   --wired, tests/scenarios-wire/): both ports up, the cable pulled,
+#                   MADs and traffic across the devices, upstream mlx5_core + mlx5_ib
+#                   only (no mlx5_rs, so no KUnit: the boot is not held to its cases)
 #   lane 2: vm-2fn  two emulated functions (tests/scenarios-2fn/), function 1 offering
 #                   only 2 MSI-X vectors (tests/guest/msix-few.sh: mlx5_rs and upstream
 #                   mlx5_core bind with fewer completion EQs; QEMU fixes the table size
@@ -82,6 +87,7 @@ find "$CACHE/runs" -maxdepth 1 -name 'lanes-*' -mmin +1440 -exec rm -rf {} + 2>/
 mkdir -p "$LANES"
 # lane_boot LANE-DEADLINE NAME TIMEOUT VM.SH-ARGS...: one boot within the lane's budget;
 # its exit status, seconds and console in $LANES/NAME.{rc,secs} and last-check-NAME.log.
+# LANE_KUNIT=0 (set for the call) for a boot that never loads mlx5_rs.
 lane_boot() {
 	local deadline=$1 name=$2 tmo=$3; shift 3
 	local logf=$CACHE/runs/last-check-$name.log left t0 rc
@@ -94,9 +100,9 @@ lane_boot() {
 		return
 	fi
 	t0=$(date +%s)
-	# Every make check boot loads mlx5_rs, so KUnit runs in each: the judge holds its
-	# cases to tests/vm/kunit-cases.sh's list, and a boot where none ran fails.
-	MLX5RS_KUNIT_REQUIRED=1 "$REPO/tests/vm/vm.sh" --timeout "$tmo" "$@" >"$logf" 2>&1
+	# Every make check boot but vm-wire loads mlx5_rs, so KUnit runs in each: the judge
+	# holds its cases to tests/vm/kunit-cases.sh's list, and a boot where none ran fails.
+	MLX5RS_KUNIT_REQUIRED=${LANE_KUNIT:-1} "$REPO/tests/vm/vm.sh" --timeout "$tmo" "$@" >"$logf" 2>&1
 	rc=$?
 	echo "$rc" >"$LANES/$name.rc"
 	echo $(($(date +%s) - t0)) >"$LANES/$name.secs"
@@ -132,7 +138,9 @@ phase_start vm-lanes
 T_LANES=$(date +%s)
 # Lane budgets: the boots' own timeouts, added up.
 (
-	lane_boot $((T_LANES + 4200)) vm 4200 --run tests/guest/check.sh,tests/guest/shutdown-handoff.sh
+	d=$((T_LANES + 4200 + 1200))
+	lane_boot $d vm 4200 --run tests/guest/check.sh,tests/guest/shutdown-handoff.sh
+	LANE_KUNIT=0 lane_boot $d vm-wire 1200 --wired --run tests/guest/check-wire.sh
 ) &
 LANE1=$!
 (
@@ -154,7 +162,7 @@ while kill -0 "$LANE1" 2>/dev/null || kill -0 "$LANE2" 2>/dev/null; do
 	log "vm lanes, $(($(date +%s) - T_LANES)) s: $s1 | $s2"
 done
 wait "$LANE1" "$LANE2"
-for b in vm vm-2fn vm-ib; do boot_counts "$b"; done
+for b in vm vm-wire vm-2fn vm-ib; do boot_counts "$b"; done
 phase_end
 
 finish

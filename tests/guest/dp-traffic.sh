@@ -33,33 +33,47 @@ dp_listening() {
 		{ n = length($2) } substr($2, n - 4) == p && $4 == "0A" { f = 1 } END { exit !f }'
 }
 
-# dp_counters I: the emulator I's data-path counters as one line of words
-# "key=value" (0 for an opcode never executed), from one `stats` request read by
-# Python (one process, ~1 s under TCG; eleven plain `get` requests cost ~3 s, each
-# building the whole stats reply). Keys: wqes bytes (stats dp send: WQEs executed,
-# payload bytes sent or requested), op08 op0a op10 op11 op12 (WQEs per PRM opcode:
-# RDMA_WRITE, SEND, RDMA_READ, ATOMIC_CS, ATOMIC_FA), errors malformed (error CQEs,
-# malformed WQEs), scattered (stats dp recv: bytes scattered into receive WQEs),
-# violations. Fails (and says why) if the emulator has no data-path counters.
+# dp_counters I [I...]: the emulator I's data-path counters as one line of words
+# "key=value" (0 for an opcode never executed), a line per emulator named, from one
+# `stats` request each read by one Python (a process, ~1 s under TCG; eleven plain `get`
+# requests cost ~3 s, each building the whole stats reply). Keys: wqes bytes (stats dp
+# send: WQEs executed, payload bytes sent or requested), op08 op0a op10 op11 op12 (WQEs
+# per PRM opcode: RDMA_WRITE, SEND, RDMA_READ, ATOMIC_CS, ATOMIC_FA), errors malformed
+# (error CQEs, malformed WQEs), scattered (stats dp recv: bytes scattered into receive
+# WQEs), violations, and the wire's (stats dp wire, dp send transport): wire_out
+# wire_in (frames queued for the peer device, frames taken from it), drop_dlid (frames
+# from the peer for a DLID not the port's). Fails (and says why) if an emulator has no
+# data-path counters.
 dp_counters() {
-	emuctl_n "$1" '{"cmd":"stats"}' | python3 -c '
+	for _dci; do emuctl_n "$_dci" '{"cmd":"stats"}'; done | python3 -c '
 import json, sys
-d = json.load(sys.stdin)
-try:
-    s, r = d["dp"]["send"], d["dp"]["recv"]
-    w = ["%s=%d" % (k, s[k]) for k in ("wqes", "bytes", "errors", "malformed")]
-    w += ["op%s=%d" % (o, s["per_opcode"].get("0x" + o, 0)) for o in ("08", "0a", "10", "11", "12")]
-    w += ["scattered=%d" % r["scattered"], "violations=%d" % d["violations"]]
-except (KeyError, TypeError) as e:
-    sys.exit("dp_counters: no data-path counter %s in the stats" % e)
-print(" ".join(w))
-'
+out = []
+for line in sys.stdin:
+    d = json.loads(line)
+    try:
+        s, r = d["dp"]["send"], d["dp"]["recv"]
+        w = ["%s=%d" % (k, s[k]) for k in ("wqes", "bytes", "errors", "malformed")]
+        w += ["op%s=%d" % (o, s["per_opcode"].get("0x" + o, 0)) for o in ("08", "0a", "10", "11", "12")]
+        w += ["scattered=%d" % r["scattered"], "violations=%d" % d["violations"]]
+        wi = d["dp"]["wire"]
+        w += ["wire_out=%d" % wi["frames_out"], "wire_in=%d" % wi["frames_in"]]
+        w += ["drop_dlid=%d" % s["transport"]["drop_dlid"]]
+    except (KeyError, TypeError) as e:
+        sys.exit("dp_counters: no data-path counter %s in the stats" % e)
+    out.append(" ".join(w))
+if len(out) != int(sys.argv[1]):
+    sys.exit("dp_counters: %d stats replies, want %s" % (len(out), sys.argv[1]))
+print("\n".join(out))
+' $#
 }
-# dp_delta BEFORE AFTER KEY: AFTER's KEY minus BEFORE's (counter lines of dp_counters).
+# dp_delta BEFORE AFTER KEY: AFTER's KEY minus BEFORE's (counter lines of dp_counters;
+# a key a line lacks counts 0). In the shell alone: a process costs ~0.1 s in the TCG
+# guest, and a run's checks take a few dozen deltas.
 dp_delta() {
-	_b=$(echo "$1" | tr ' ' '\n' | sed -n "s/^$3=//p")
-	_a=$(echo "$2" | tr ' ' '\n' | sed -n "s/^$3=//p")
-	echo $((${_a:-0} - ${_b:-0}))
+	_ddb=0 _dda=0
+	for _ddw in $1; do case $_ddw in "$3="*) _ddb=${_ddw#*=} ;; esac; done
+	for _ddw in $2; do case $_ddw in "$3="*) _dda=${_ddw#*=} ;; esac; done
+	echo $((_dda - _ddb))
 }
 
 # dp_pair CASE PROG SERVER_ARGS CLIENT_ARGS [OKPAT]: PROG as a server (SERVER_ARGS) and a
@@ -157,6 +171,31 @@ dp_sum() {
 		printf '%s=%s ' $_k $(($(dp_delta "" "$1" $_k) + $(dp_delta "" "$2" $_k)))
 	done
 	echo
+}
+
+# dp_wire_check CASE BEFORE0 AFTER0 BEFORE1 AFTER1: the check CASE.wire passes when
+# the run crossed the wire both ways between two wired devices (dp_counters of
+# emulators 0 and 1 around it): each device queued frames for the other and took
+# frames from it, and neither dropped a frame for a DLID not its own.
+dp_wire_check() {
+	_c=$1
+	if [ -z "$2" ] || [ -z "$3" ] || [ -z "$4" ] || [ -z "$5" ]; then
+		fail "$_c.wire" "no data-path counters from an emulator"
+		return 1
+	fi
+	_why="" _seen=""
+	for _k in wire_out wire_in drop_dlid; do
+		_d0=$(dp_delta "$2" "$3" $_k) _d1=$(dp_delta "$4" "$5" $_k)
+		_seen="$_seen $_k fn0+$_d0 fn1+$_d1"
+		if [ $_k = drop_dlid ]; then
+			[ "$_d0" = 0 ] && [ "$_d1" = 0 ] || _why="$_why $_k grew;"
+		else
+			[ "$_d0" -ge 1 ] && [ "$_d1" -ge 1 ] || _why="$_why $_k did not grow on both;"
+		fi
+	done
+	echo "dp: $_c wire:$_seen"
+	_why=${_why# }
+	if [ -z "$_why" ]; then pass "$_c.wire"; else fail "$_c.wire" "${_why%;}"; fi
 }
 
 # dp_perf_moved CASE: "BYTES ITERS" from perftest's result row in the client output

@@ -1,9 +1,9 @@
 # The scenario runner of every boot: run-scenarios.sh [--functions N] PATH...
 # Runs the scenarios of each PATH, a folder (tests/scenarios, tests/scenarios-ib,
-# tests/scenarios-2fn: every script in name order) or one script, in a boot with at
-# least N emulated functions (default 1). tests/guest/check.sh, check-ib.sh,
-# check-2fn.sh and soak.sh name theirs and call it (the guest's init runs scripts
-# without arguments).
+# tests/scenarios-2fn, tests/scenarios-wire: every script in name order) or one script,
+# in a boot with at least N emulated functions (default 1). tests/guest/check.sh,
+# check-ib.sh, check-2fn.sh, check-wire.sh and soak.sh name theirs and call it (the
+# guest's init runs scripts without arguments).
 #
 # Around each scenario it prints
 #   == scenario (<folder>) <name>.sh                  for the reader and run-all's progress line

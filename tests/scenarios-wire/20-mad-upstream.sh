@@ -15,7 +15,7 @@
 # - sysfs port counters (read by the RDMA core through process_mad → MAD_IFC → the
 #   same PMA) grow with the traffic;
 # - unload: every page back, no protocol violation on either emulator.
-# Run: tests/vm/vm.sh --wired --run tests/guest/mad-upstream.sh
+# A scenario of the wired boot: tests/vm/vm.sh --wired --run tests/guest/check-wire.sh.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 [ "$(emu_count)" = 2 ] || { fail mad.two-emulators "$(emu_count) emulator(s); boot with vm.sh --wired"; exit 1; }
 dmesg_mark

@@ -9,7 +9,7 @@
 #   DOWN through the port-change EQE upstream turns into IB_EVENT_PORT_ERR; put back:
 #   both ACTIVE again;
 # - unload: every page back to each emulator, no protocol violation on either.
-# Run: tests/vm/vm.sh --wired --run tests/guest/wire-upstream.sh
+# A scenario of the wired boot: tests/vm/vm.sh --wired --run tests/guest/check-wire.sh.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 [ "$(emu_count)" = 2 ] || { fail wire.two-emulators "$(emu_count) emulator(s); boot with vm.sh --wired"; exit 1; }
 for i in 0 1; do
