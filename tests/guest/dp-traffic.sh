@@ -5,8 +5,9 @@
 #
 # Every run is one check named CASE (its output, both sides, printed when it fails and
 # kept in $DP_OUT/CASE.server and .client), plus CASE.bytes where the emulator's
-# counters are compared with what the run moved. The case names are stable: the
-# scenario holds them to tests/guest/cases/dp-traffic.cases.
+# counters are compared with what the run moved. The case names are stable; a
+# scenario that stops before its last case fails through the runner (run-scenarios.sh:
+# a non-zero exit that no failed check explains), not through a case list.
 DP_OUT=/tmp/dp
 # Each run's limit (s): a run that needs more under TCG is hung (measured runs are
 # seconds each; no completion ever comes without a data path, so the limit is what a
