@@ -1,7 +1,8 @@
 # Scenario: rdma-core's own tests (pyverbs, rdma-core 56.1, /usr/share/doc/rdma-core/tests
 # in the toolbox): every generic test file and the test_mlx5_* files that apply to an
 # InfiniBand port, against upstream mlx5_core + mlx5_ib and then against mlx5_rs on the
-# same emulated IB port. One line per test and
+# same emulated IB port (PYVERBS_SET=upstream, scenario 95-pyverbs-upstream: upstream
+# alone, the upstream-only assertions below). One line per test and
 # driver (tests/guest/pyverbs_run.py: `PYV <driver> <outcome> <secs> <test id>`), then
 # the table of ok / skip / fail / error per file for both drivers. Asserted:
 #  - upstream's outcome of every test is the one kept in tests/guest/pyverbs.upstream
@@ -11,8 +12,9 @@
 #    both does so for another reason (exception class and message, normalised), unless
 #    tests/guest/pyverbs.differences lists it with its reason
 #    (tests/guest/pyverbs_compare.py); tests that do better on ours print as BETTER;
-#  - the table in Documentation/ib-vs-upstream.md is the one this run generates
-#    (printed as PYVDOC lines; tests/pyverbs-doc.sh <console log> writes it there);
+#  - the table in Documentation/ib-vs-upstream.md is the one this run generates, with
+#    upstream's skips, failures and errors by reason (printed as PYVDOC lines; one block
+#    per set, PYVERBS_SET below; tests/pyverbs-doc.sh <console log> writes it there);
 #  - each driver unloads with every emulator object destroyed and every page returned,
 #    no emulator protocol violation, no kmemleak report.
 # PYVERBS_FILES overrides the file list (exploration; the expectations then differ).
@@ -36,7 +38,12 @@ MLX5="test_mlx5_cq test_mlx5_crypto test_mlx5_dc test_mlx5_devx test_mlx5_dm_ops
 # file of GENERIC and MLX5 outside CHECK, on both drivers.
 CHECK="test_addr test_atomic test_cq test_device test_mr test_parent_domain test_pd test_qp
  test_srq test_mlx5_query_port test_mlx5_uar"
-UPSTREAM=""
+# The files of the rest that an InfiniBand ConnectX-5 port on the emulator serves, each
+# with tests that pass on upstream (the others skip every test, for the reasons make
+# soak's table gives: Ethernet or RoCE only, CUDA, no net interface, a feature the
+# emulator does not offer: Documentation/ib-vs-upstream.md).
+UPSTREAM="test_cq_events test_cqex test_fork test_qpex test_relaxed_ordering test_shared_pd
+ test_mlx5_cq test_mlx5_huge_page test_mlx5_raw_wqe test_mlx5_timestamp"
 SOAK=""
 for f in $GENERIC $MLX5; do case " $(echo $CHECK) " in *" $f "*) ;; *) SOAK="$SOAK $f" ;; esac; done
 SET=${PYVERBS_SET:-check}
@@ -72,6 +79,17 @@ for f in /usr/share/doc/rdma-core/tests/*; do
 	case "$f" in *.gz) gunzip -c "$f" >"$PV/tests/$b" ;; *) cp "$f" "$PV/tests/$b" ;; esac
 done
 check pyverbs.test-files-present test "$(ls $PV/tests/test_*.py | wc -l)" = "$(echo $FILES | wc -w)"
+# Test files the chosen ones import (test_mlx5_timestamp's FlowRes from test_flow,
+# test_shared_pd's QpExRCRDMAWrite from test_qpex), copied for the import only: their
+# own tests are not run (pyverbs_run.py runs FILES).
+for _ in 1 2; do
+	for d in $(sed -n 's/^from tests\.\(test_[a-z0-9_]*\) import.*/\1/p' $PV/tests/test_*.py | sort -u); do
+		[ -e "$PV/tests/$d.py" ] && continue
+		src=/usr/share/doc/rdma-core/tests/$d.py
+		if [ -e "$src" ]; then cp "$src" "$PV/tests/"; else gunzip -c "$src.gz" >"$PV/tests/$d.py"; fi
+		echo "pyverbs: $d copied for an import of the chosen files"
+	done
+done
 
 wait_for() { # FILE WANT: up to 60 s
 	for _ in $(seq 60); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
