@@ -72,8 +72,9 @@ phase_end
 #                   mlx5_core bind with fewer completion EQs; QEMU fixes the table size
 #                   when it realizes the device)
 #           vm-ib   tests/scenarios-ib/: page requests against both drivers (54), pyverbs
-#                   against both, the verbs storm, MRs, CQs, QPs and SRQs from user space,
-#                   upstream mlx5_ib's oracles
+#                   against both (73) and its traffic files on upstream alone (95), the
+#                   verbs storm, MRs, CQs, QPs and SRQs from user space, upstream mlx5_ib's
+#                   oracles
 # vm and vm-2fn end with their driver(s) left bound for the power-off's shutdown callback.
 # Each boot's console goes to $CACHE/runs/last-check-<boot>.log, not to the terminal; a
 # progress line a minute shows both lanes, and each boot's failures print when it ends.

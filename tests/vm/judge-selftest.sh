@@ -179,6 +179,20 @@ grep -q '^BETTER ' "$T/pv-better.out" && pass=$((pass + 1)) || { fail=$((fail + 
 python3 "$PV" markdown "$T/pv-same.up" "$T/pv-same.ours" | sed 's/^PYVDOC //' >"$T/doc.md"
 pvc pv-doc-current 0 doc "$A$E" "$A$E" "$(cat "$T/doc.md")\n"
 pvc pv-doc-stale 1 doc "$A$E" "$A$A" "$(cat "$T/doc.md")\n"
+# A set run on upstream alone (OURS `-`, 95-pyverbs-upstream) has its own markers; its
+# block names each skip and error with its reason, and a changed reason is a changed
+# table. Another set's block does not stand in for it.
+printf '%b' "$A$E" >"$T/pvu.up"
+python3 "$PV" --set upstream markdown "$T/pvu.up" - | sed 's/^PYVDOC *//' >"$T/docu.md"
+pvu() { # pvu NAME want(0|1) UPSTREAM-LINES DOC-FILE
+	printf '%b' "$3" >"$T/$1.up"
+	python3 "$PV" --set upstream doc "$T/$1.up" - "$4" >"$T/$1.out" 2>&1; got=$([ $? -eq 0 ] && echo 0 || echo 1)
+	if [ "$got" = "$2" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "judge-selftest: pyverbs $1: exit $got, wanted $2"; cat "$T/$1.out"; fi
+}
+pvu pv-up-doc-current 0 "$A$E" "$T/docu.md"
+pvu pv-up-doc-other-reason 1 "${A}PYV upstream error 1.0 tests.test_a.T.test_y PyverbsRDMAError: Failed to modify QP. Errno: 22\n" "$T/docu.md"
+pvu pv-up-doc-other-set 1 "$A$E" "$T/doc.md"
+grep -q '| test_a | error | test_y | PyverbsError: Got timeout on polling (1 CQEs remaining) |' "$T/docu.md" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "judge-selftest: pyverbs: an upstream error without its reason in the table"; }
 
 # The pyverbs runner (tests/guest/pyverbs_run.py): each file in its own process, so a
 # file whose process dies (here SIGSEGV) reports its running test and the ones it did
