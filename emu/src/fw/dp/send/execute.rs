@@ -66,6 +66,23 @@ impl Firmware {
         Ok(out)
     }
 
+    /// The payload of a SEND or WRITE: refused with LOCAL_LENGTH_ERR above `max_msg`
+    /// bytes, else gathered (`gather`) and counted in `bytes`.
+    fn gather_message(
+        &mut self,
+        env: &Env<'_>,
+        pd: u32,
+        data: Data,
+        max_msg: u64,
+    ) -> Result<Vec<u8>, u8> {
+        if data.len() > max_msg {
+            return Err(vals::SYNDROME_LOCAL_LENGTH_ERR);
+        }
+        let payload = self.gather(env, pd, data)?;
+        self.dp.send.bytes += payload.len() as u64;
+        Ok(payload)
+    }
+
     /// Executes one decoded WQE: a [`Pending`] entry, a packet to the port.
     pub(super) fn exec_wqe(&mut self, env: &Env<'_>, qpn: u32, kind: QpKind, w: SendWqe) -> Flow {
         let bbs = w.bbs();
@@ -110,73 +127,56 @@ impl Firmware {
                 None
             }
             Op::Send { av, data } => {
-                if data.len() > max_msg {
-                    p.status = Status::Failed(vals::SYNDROME_LOCAL_LENGTH_ERR);
-                    None
-                } else {
-                    match self.gather(env, pd, data) {
-                        Err(syn) => {
-                            p.status = Status::Failed(syn);
-                            None
-                        }
-                        Ok(payload) => {
-                            self.dp.send.bytes += payload.len() as u64;
-                            let kind_ = match w.opcode {
-                                opcode::SEND_IMM => SendKind::Imm(w.imm),
-                                opcode::SEND_INVAL => SendKind::Inv(w.imm),
-                                _ => SendKind::Plain,
-                            };
-                            // A Q_Key with its top bit set means "the QP's own" (IBTA
-                            // 10.2.5 controlled Q_Keys).
-                            let qk = av.as_ref().map(|a| {
-                                let k =
-                                    u32::from_be_bytes([a.key[0], a.key[1], a.key[2], a.key[3]]);
-                                if k & 0x8000_0000 != 0 {
-                                    qkey
-                                } else {
-                                    k
-                                }
-                            });
-                            p.byte_cnt = payload.len() as u32;
-                            Some((
-                                av,
-                                Body::Send {
-                                    kind: kind_,
-                                    qkey: qk,
-                                    xrc_srqn: w.xrc_srqn,
-                                    payload,
-                                },
-                            ))
-                        }
+                match self.gather_message(env, pd, data, max_msg) {
+                    Err(syn) => {
+                        p.status = Status::Failed(syn);
+                        None
+                    }
+                    Ok(payload) => {
+                        let kind_ = match w.opcode {
+                            opcode::SEND_IMM => SendKind::Imm(w.imm),
+                            opcode::SEND_INVAL => SendKind::Inv(w.imm),
+                            _ => SendKind::Plain,
+                        };
+                        // A Q_Key with its top bit set means "the QP's own" (IBTA
+                        // 10.2.5 controlled Q_Keys).
+                        let qk = av.as_ref().map(|a| {
+                            let k = u32::from_be_bytes([a.key[0], a.key[1], a.key[2], a.key[3]]);
+                            if k & 0x8000_0000 != 0 {
+                                qkey
+                            } else {
+                                k
+                            }
+                        });
+                        p.byte_cnt = payload.len() as u32;
+                        Some((
+                            av,
+                            Body::Send {
+                                kind: kind_,
+                                qkey: qk,
+                                xrc_srqn: w.xrc_srqn,
+                                payload,
+                            },
+                        ))
                     }
                 }
             }
-            Op::Write { raddr, data } => {
-                if data.len() > max_msg {
-                    p.status = Status::Failed(vals::SYNDROME_LOCAL_LENGTH_ERR);
+            Op::Write { raddr, data } => match self.gather_message(env, pd, data, max_msg) {
+                Err(syn) => {
+                    p.status = Status::Failed(syn);
                     None
-                } else {
-                    match self.gather(env, pd, data) {
-                        Err(syn) => {
-                            p.status = Status::Failed(syn);
-                            None
-                        }
-                        Ok(payload) => {
-                            self.dp.send.bytes += payload.len() as u64;
-                            Some((
-                                None,
-                                Body::Write {
-                                    va: raddr.raddr.get(),
-                                    rkey: raddr.rkey.get(),
-                                    imm: (w.opcode == opcode::RDMA_WRITE_IMM).then_some(w.imm),
-                                    xrc_srqn: w.xrc_srqn,
-                                    payload,
-                                },
-                            ))
-                        }
-                    }
                 }
-            }
+                Ok(payload) => Some((
+                    None,
+                    Body::Write {
+                        va: raddr.raddr.get(),
+                        rkey: raddr.rkey.get(),
+                        imm: (w.opcode == opcode::RDMA_WRITE_IMM).then_some(w.imm),
+                        xrc_srqn: w.xrc_srqn,
+                        payload,
+                    },
+                )),
+            },
             Op::Read { raddr, sges } => {
                 let len = Data::Gather(sges.clone()).len();
                 if len > max_msg {
