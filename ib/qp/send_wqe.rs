@@ -427,3 +427,523 @@ pub fn build_send(
         ctrl,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zerocopy::byteorder::big_endian::U16;
+
+    // Expected bytes are written from the C structures (`qp.h`: `mlx5_wqe_ctrl_seg`
+    // is opmod_idx_opcode @0, qpn_ds @4, signature @8, fm_ce_se @11, imm @12;
+    // `mlx5_wqe_data_seg` byte_count @0, lkey @4, addr @8; `mlx5_wqe_raddr_seg`
+    // raddr @0, rkey @8; `mlx5_av` key @0, dqp_dct @8, rlid @14), big-endian, and
+    // the opcode values of `device.h` (`MLX5_OPCODE_SEND` 0x0a, ...) written out.
+
+    fn be32(b: &[u8], off: usize) -> u32 {
+        u32::from_be_bytes(b[off..off + 4].try_into().unwrap())
+    }
+
+    fn be64(b: &[u8], off: usize) -> u64 {
+        u64::from_be_bytes(b[off..off + 8].try_into().unwrap())
+    }
+
+    fn geo(qp_type: QpType) -> SqGeometry {
+        SqGeometry {
+            qp_type,
+            qpn: 0x12_3456,
+            wqe_cnt: 8,
+            max_post: 4,
+            max_gs: 4,
+            max_inline: 64,
+            sig_all: false,
+        }
+    }
+
+    fn wr<'a>(op: SendOp, payload: Payload<'a>) -> SendWr<'a> {
+        SendWr {
+            op,
+            payload,
+            signaled: false,
+            solicited: false,
+            fence: false,
+            ud: None,
+        }
+    }
+
+    const SG: [Sge; 2] = [
+        Sge {
+            addr: 0x1111_2222_3333_4444,
+            length: 100,
+            lkey: 0xabcd,
+        },
+        Sge {
+            addr: 0x5555_6666_7777_8888,
+            length: 200,
+            lkey: 0xbeef,
+        },
+    ];
+
+    #[test]
+    fn signaled_send_with_two_sges() {
+        let g = geo(QpType::Rc);
+        let mut st = SqState {
+            cur_post: 5,
+            ..Default::default()
+        };
+        let mut ring = [0u8; 8 * 64];
+        let mut w = wr(SendOp::Send, Payload::Gather(&SG));
+        w.signaled = true;
+        let p = build_send(&g, &mut st, &w, &mut ring).unwrap();
+        assert_eq!((p.idx, p.bbs), (5, 1));
+        let b = &ring[5 * 64..6 * 64];
+        assert_eq!(be32(b, 0), (5 << 8) | 0x0a);
+        // ds: ctrl + 2 data segments.
+        assert_eq!(be32(b, 4), (0x12_3456 << 8) | 3);
+        // MLX5_WQE_CTRL_CQ_UPDATE = 2 << 2.
+        assert_eq!(b[11], 0x08);
+        assert_eq!(be32(b, 12), 0);
+        assert_eq!(
+            (be32(b, 16), be32(b, 20), be64(b, 24)),
+            (100, 0xabcd, 0x1111_2222_3333_4444)
+        );
+        assert_eq!(
+            (be32(b, 32), be32(b, 36), be64(b, 40)),
+            (200, 0xbeef, 0x5555_6666_7777_8888)
+        );
+        assert_eq!(st.cur_post, 6);
+        assert_eq!(st.head, 1);
+        // Nothing outside the slot.
+        assert!(ring[..5 * 64]
+            .iter()
+            .chain(&ring[6 * 64..])
+            .all(|&x| x == 0));
+    }
+
+    #[test]
+    fn zero_length_sges_are_skipped() {
+        let sg = [SG[0], Sge { length: 0, ..SG[1] }];
+        let mut st = SqState::default();
+        let mut ring = [0u8; 8 * 64];
+        let p = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&sg)),
+            &mut ring,
+        )
+        .unwrap();
+        assert_eq!(p.ctrl.qpn_ds.get() & 0x3f, 2);
+        assert!(ring[32..64].iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn rdma_write_imm_solicited() {
+        let mut st = SqState::default();
+        let mut ring = [0u8; 8 * 64];
+        let op = SendOp::RdmaWriteImm {
+            raddr: 0xdead_beef_0000_1000,
+            rkey: 0x77,
+            imm: 0x0102_0304,
+        };
+        let mut w = wr(op, Payload::Gather(&SG[..1]));
+        w.solicited = true;
+        build_send(&geo(QpType::Uc), &mut st, &w, &mut ring).unwrap();
+        assert_eq!(be32(&ring, 0), 0x09);
+        assert_eq!(be32(&ring, 4) & 0x3f, 3);
+        // MLX5_WQE_CTRL_SOLICITED = 1 << 1; no CQE requested.
+        assert_eq!(ring[11], 0x02);
+        assert_eq!(&ring[12..16], &[1, 2, 3, 4]);
+        assert_eq!(
+            (be64(&ring, 16), be32(&ring, 24)),
+            (0xdead_beef_0000_1000, 0x77)
+        );
+        assert_eq!(be32(&ring, 32), 100);
+    }
+
+    #[test]
+    fn rdma_read_on_rc_only() {
+        let op = SendOp::RdmaRead {
+            raddr: 0x1000,
+            rkey: 9,
+        };
+        let mut ring = [0u8; 8 * 64];
+        let mut st = SqState::default();
+        let p = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(op, Payload::Gather(&SG[..1])),
+            &mut ring,
+        )
+        .unwrap();
+        assert_eq!(p.ctrl.opmod_idx_opcode.get() & 0xff, 0x10);
+        assert_eq!(p.ctrl.qpn_ds.get() & 0x3f, 3);
+        for t in [QpType::Uc, QpType::Ud, QpType::Gsi] {
+            let mut st = SqState::default();
+            let mut w = wr(op, Payload::Gather(&SG[..1]));
+            w.ud = Some(UdDest::default());
+            assert_eq!(
+                build_send(&geo(t), &mut st, &w, &mut ring),
+                Err(Errno::EINVAL)
+            );
+            assert_eq!(st, SqState::default());
+        }
+    }
+
+    #[test]
+    fn atomics_are_refused_as_upstream() {
+        // Upstream `handle_qpt_rc`: -EOPNOTSUPP, "Atomic operations are not supported yet".
+        let mut ring = [0u8; 8 * 64];
+        for op in [
+            SendOp::CmpSwap {
+                raddr: 8,
+                rkey: 1,
+                compare: 2,
+                swap: 3,
+            },
+            SendOp::FetchAdd {
+                raddr: 8,
+                rkey: 1,
+                add: 2,
+            },
+        ] {
+            let mut st = SqState::default();
+            let r = build_send(
+                &geo(QpType::Rc),
+                &mut st,
+                &wr(op, Payload::Gather(&[])),
+                &mut ring,
+            );
+            assert_eq!(r, Err(Errno::EOPNOTSUPP));
+            assert_eq!(st, SqState::default());
+        }
+        assert!(ring.iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn local_inv_is_a_umr_wqe() {
+        let mut ring = [0u8; 8 * 64];
+        let mut st = SqState::default();
+        // The gather list of a LOCAL_INV is ignored (upstream `num_sge = 0`).
+        let p = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::LocalInv { rkey: 0xa5a5 }, Payload::Gather(&SG)),
+            &mut ring,
+        )
+        .unwrap();
+        // ctrl + umr ctrl (48) + mkey seg (64) = 128 bytes: ds 8, two basic blocks.
+        assert_eq!((p.bbs, p.ctrl.qpn_ds.get() & 0x3f), (2, 8));
+        assert_eq!(be32(&ring, 0) & 0xff, 0x25);
+        assert_eq!(be32(&ring, 12), 0xa5a5);
+        // MLX5_UMR_INLINE (1 << 7); mkey_mask @8 of the UMR segment MLX5_MKEY_MASK_FREE
+        // (1 << 29); the mkey segment's status MLX5_MKEY_STATUS_FREE (1 << 6).
+        assert_eq!(ring[16], 0x80);
+        assert_eq!(be64(&ring, 24), 1 << 29);
+        assert_eq!(ring[64], 0x40);
+        assert!(ring[65..128].iter().all(|&x| x == 0));
+        assert_eq!(st.cur_post, 2);
+        // Not on UC / UD.
+        let mut st = SqState::default();
+        let r = build_send(
+            &geo(QpType::Uc),
+            &mut st,
+            &wr(SendOp::LocalInv { rkey: 1 }, Payload::Gather(&[])),
+            &mut ring,
+        );
+        assert_eq!(r, Err(Errno::EINVAL));
+    }
+
+    #[test]
+    fn ud_send_carries_the_datagram_segment() {
+        let mut av = Av::default();
+        av.rlid = U16::new(0x0042);
+        av.stat_rate_sl = 0x03;
+        let mut ring = [0u8; 8 * 64];
+        let mut st = SqState::default();
+        let mut w = wr(SendOp::SendImm(0xcafe_f00d), Payload::Gather(&SG[..1]));
+        w.ud = Some(UdDest {
+            av,
+            remote_qpn: 0x00ab_cdef,
+            remote_qkey: 0x8001_0000,
+        });
+        let p = build_send(&geo(QpType::Ud), &mut st, &w, &mut ring).unwrap();
+        // ctrl 1 + datagram 3 + data 1.
+        assert_eq!((p.ctrl.qpn_ds.get() & 0x3f, p.bbs), (5, 2));
+        assert_eq!(be32(&ring, 0) & 0xff, 0x0b);
+        assert_eq!(be32(&ring, 12), 0xcafe_f00d);
+        assert_eq!(be32(&ring, 16), 0x8001_0000);
+        // MLX5_EXTENDED_UD_AV | remote QPN.
+        assert_eq!(be32(&ring, 24), 0x80ab_cdef);
+        assert_eq!(ring[28], 0x03);
+        assert_eq!(&ring[30..32], &[0x00, 0x42]);
+        assert_eq!(be32(&ring, 64), 100);
+        // A UD send without a destination.
+        let mut st = SqState::default();
+        let r = build_send(
+            &geo(QpType::Gsi),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&[])),
+            &mut ring,
+        );
+        assert_eq!(r, Err(Errno::EINVAL));
+        // RDMA write on UD.
+        let mut w2 = wr(
+            SendOp::RdmaWrite { raddr: 0, rkey: 0 },
+            Payload::Gather(&[]),
+        );
+        w2.ud = w.ud;
+        assert_eq!(
+            build_send(&geo(QpType::Ud), &mut st, &w2, &mut ring),
+            Err(Errno::EINVAL)
+        );
+    }
+
+    #[test]
+    fn inline_data() {
+        let mut ring = [0xeeu8; 8 * 64];
+        let mut st = SqState::default();
+        let parts: [&[u8]; 2] = [&[1, 2, 3, 4, 5], &[6, 7, 8]];
+        let p = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Inline(&parts)),
+            &mut ring,
+        )
+        .unwrap();
+        // ctrl 1 + ALIGN(4 + 8, 16) / 16 = 2.
+        assert_eq!(p.ctrl.qpn_ds.get() & 0x3f, 2);
+        // MLX5_INLINE_SEG | 8.
+        assert_eq!(be32(&ring, 16), 0x8000_0008);
+        assert_eq!(&ring[20..28], &[1, 2, 3, 4, 5, 6, 7, 8]);
+        assert!(ring[28..32].iter().all(|&x| x == 0));
+        // Empty inline: no inline segment.
+        let empty: [&[u8]; 1] = [&[]];
+        let p = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Inline(&empty)),
+            &mut ring,
+        )
+        .unwrap();
+        assert_eq!(p.ctrl.qpn_ds.get() & 0x3f, 1);
+    }
+
+    #[test]
+    fn inline_over_max_is_enomem() {
+        // Upstream `set_data_inl_seg`: `inl > qp->max_inline_data` -> -ENOMEM.
+        let big = [0u8; 65];
+        let parts: [&[u8]; 1] = [&big];
+        let mut ring = [0u8; 8 * 64];
+        let mut st = SqState::default();
+        let r = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Inline(&parts)),
+            &mut ring,
+        );
+        assert_eq!(r, Err(Errno::ENOMEM));
+        assert_eq!(st, SqState::default());
+        let ok = [9u8; 64];
+        let parts: [&[u8]; 1] = [&ok];
+        let p = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Inline(&parts)),
+            &mut ring,
+        )
+        .unwrap();
+        // ctrl 1 + ALIGN(68, 16) / 16 = 5 -> 6 ds, 2 basic blocks.
+        assert_eq!((p.ctrl.qpn_ds.get() & 0x3f, p.bbs), (6, 2));
+    }
+
+    #[test]
+    fn too_many_sges_is_einval_before_full() {
+        // Upstream checks `num_sge > max_gs` (-EINVAL) before the overflow (-ENOMEM).
+        let sg = [SG[0]; 5];
+        let mut ring = [0u8; 8 * 64];
+        let mut st = SqState {
+            head: 4,
+            ..Default::default()
+        };
+        let r = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&sg)),
+            &mut ring,
+        );
+        assert_eq!(r, Err(Errno::EINVAL));
+        let r = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&sg[..4])),
+            &mut ring,
+        );
+        assert_eq!(r, Err(Errno::ENOMEM));
+    }
+
+    #[test]
+    fn full_queue_with_wrapped_counters() {
+        // `mlx5r_wq_overflow`: head - tail >= max_post, counters wrapping.
+        let mut ring = [0u8; 8 * 64];
+        let mut st = SqState {
+            head: 1,
+            tail: u32::MAX - 1,
+            ..Default::default()
+        };
+        // 3 outstanding of 4: one more fits.
+        build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&[])),
+            &mut ring,
+        )
+        .unwrap();
+        assert_eq!(st.head, 2);
+        let before = st;
+        let r = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&[])),
+            &mut ring,
+        );
+        assert_eq!(r, Err(Errno::ENOMEM));
+        assert_eq!(st, before);
+        st.tail = st.tail.wrapping_add(1);
+        assert!(build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&[])),
+            &mut ring
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn wqe_wraps_at_the_end_of_the_ring() {
+        let g = SqGeometry {
+            wqe_cnt: 4,
+            ..geo(QpType::Rc)
+        };
+        let mut ring = [0u8; 4 * 64];
+        let mut st = SqState {
+            cur_post: 7,
+            ..Default::default()
+        };
+        let p = build_send(
+            &g,
+            &mut st,
+            &wr(SendOp::LocalInv { rkey: 3 }, Payload::Gather(&[])),
+            &mut ring,
+        )
+        .unwrap();
+        // First block in slot 3, the second (the mkey segment) in slot 0.
+        assert_eq!((p.idx, p.bbs), (3, 2));
+        assert_eq!(be32(&ring, 192), (7 << 8) | 0x25);
+        assert_eq!(ring[192 + 16], 0x80);
+        assert_eq!(ring[0], 0x40);
+        assert!(ring[64..192].iter().all(|&x| x == 0));
+        assert_eq!(st.cur_post, 9);
+    }
+
+    #[test]
+    fn producer_counter_is_sixteen_bits() {
+        let mut ring = [0u8; 8 * 64];
+        let mut st = SqState {
+            cur_post: 0xffff,
+            ..Default::default()
+        };
+        let p = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&[])),
+            &mut ring,
+        )
+        .unwrap();
+        // WQE index 0xffff in bits 23:8, opmod 0.
+        assert_eq!(p.ctrl.opmod_idx_opcode.get(), 0x00ff_ff0a);
+        assert_eq!(p.idx, 7);
+        assert_eq!(st.cur_post, 0);
+    }
+
+    #[test]
+    fn fence_and_signal_all() {
+        let mut ring = [0u8; 8 * 64];
+        let g = SqGeometry {
+            sig_all: true,
+            ..geo(QpType::Rc)
+        };
+        let mut w = wr(SendOp::Send, Payload::Gather(&[]));
+        w.fence = true;
+        let mut st = SqState::default();
+        // MLX5_FENCE_MODE_FENCE (2 << 5) | CQ update.
+        assert_eq!(
+            build_send(&g, &mut st, &w, &mut ring)
+                .unwrap()
+                .ctrl
+                .fm_ce_se,
+            0x48
+        );
+        // After a WQE that sets the initiator small fence: small-and-fence (4 << 5).
+        let mut st = SqState {
+            next_fence: 1 << 5,
+            ..Default::default()
+        };
+        assert_eq!(
+            build_send(&g, &mut st, &w, &mut ring)
+                .unwrap()
+                .ctrl
+                .fm_ce_se,
+            0x88
+        );
+        assert_eq!(st.next_fence, 0);
+        // Without the flag the pending fence is inherited.
+        let mut st = SqState {
+            next_fence: 1 << 5,
+            ..Default::default()
+        };
+        w.fence = false;
+        assert_eq!(
+            build_send(&g, &mut st, &w, &mut ring)
+                .unwrap()
+                .ctrl
+                .fm_ce_se,
+            0x28
+        );
+    }
+
+    #[test]
+    fn bad_geometry_and_oversize() {
+        let mut st = SqState::default();
+        let mut short = [0u8; 7 * 64];
+        let r = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&[])),
+            &mut short,
+        );
+        assert_eq!(r, Err(Errno::EINVAL));
+        // 63 data segments do not fit the ds field with the control segment.
+        let sg = [SG[0]; 63];
+        let g = SqGeometry {
+            max_gs: 63,
+            wqe_cnt: 64,
+            ..geo(QpType::Rc)
+        };
+        let mut ring = [0u8; 64 * 64];
+        let r = build_send(
+            &g,
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&sg)),
+            &mut ring,
+        );
+        assert_eq!(r, Err(Errno::EINVAL));
+        // 62 do (ds 63, 16 basic blocks).
+        let p = build_send(
+            &g,
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&sg[..62])),
+            &mut ring,
+        )
+        .unwrap();
+        assert_eq!((p.ctrl.qpn_ds.get() & 0x3f, p.bbs), (63, 16));
+    }
+}
