@@ -95,3 +95,102 @@ pub fn build_recv(
 pub fn rq_doorbell_record(head: u32) -> [u8; 4] {
     (head & 0xffff).to_be_bytes()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // `mlx5_wqe_data_seg`: byte_count @0, lkey @4, addr @8, big-endian (`qp.h`);
+    // `MLX5_INVALID_LKEY` 0x100 (`device.h`).
+
+    fn be32(b: &[u8], off: usize) -> u32 {
+        u32::from_be_bytes(b[off..off + 4].try_into().unwrap())
+    }
+
+    const G: RqGeometry = RqGeometry {
+        wqe_cnt: 4,
+        wqe_shift: 6,
+        max_gs: 4,
+        max_post: 4,
+        terminate_lkey: INVALID_LKEY,
+    };
+
+    const SG: Sge = Sge {
+        addr: 0x0102_0304_0506_0708,
+        length: 4096,
+        lkey: 0x55,
+    };
+
+    #[test]
+    fn short_list_is_terminated() {
+        let mut ring = [0xaau8; 4 * 64];
+        let slot = build_recv(&G, 5, 2, &[SG, SG], &mut ring).unwrap();
+        assert_eq!(slot, 1);
+        let w = &ring[64..128];
+        assert_eq!((be32(w, 0), be32(w, 4)), (4096, 0x55));
+        assert_eq!(&w[8..16], &[1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(be32(w, 16), 4096);
+        // Terminator: 0 bytes, MLX5_INVALID_LKEY, address 0.
+        assert_eq!((be32(w, 32), be32(w, 36)), (0, 0x100));
+        assert!(w[40..48].iter().all(|&x| x == 0));
+        // The fourth segment is left as it was; other slots untouched.
+        assert!(w[48..].iter().all(|&x| x == 0xaa));
+        assert!(ring[..64].iter().chain(&ring[128..]).all(|&x| x == 0xaa));
+    }
+
+    #[test]
+    fn full_list_has_no_terminator() {
+        let mut ring = [0u8; 4 * 64];
+        build_recv(&G, 0, 0, &[SG; 4], &mut ring).unwrap();
+        assert_eq!(be32(&ring, 48), 4096);
+        assert_eq!(be32(&ring, 52), 0x55);
+    }
+
+    #[test]
+    fn device_terminate_key_is_used() {
+        let g = RqGeometry {
+            terminate_lkey: 0x1234,
+            ..G
+        };
+        let mut ring = [0u8; 4 * 64];
+        build_recv(&g, 0, 0, &[], &mut ring).unwrap();
+        assert_eq!(be32(&ring, 4), 0x1234);
+    }
+
+    #[test]
+    fn full_before_too_many_sges() {
+        // Upstream `mlx5_ib_post_recv`: overflow (-ENOMEM) first, then num_sge
+        // (-EINVAL).
+        let mut ring = [0u8; 4 * 64];
+        assert_eq!(
+            build_recv(&G, 4, 0, &[SG; 5], &mut ring),
+            Err(Errno::ENOMEM)
+        );
+        assert_eq!(
+            build_recv(&G, 3, 0, &[SG; 5], &mut ring),
+            Err(Errno::EINVAL)
+        );
+        // Wrapped counters: 3 outstanding.
+        assert_eq!(build_recv(&G, 1, u32::MAX - 1, &[SG], &mut ring), Ok(1));
+        assert!(ring[..64].iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn bad_geometry() {
+        let mut ring = [0u8; 4 * 64];
+        let mut short = [0u8; 3 * 64];
+        assert_eq!(build_recv(&G, 0, 0, &[], &mut short), Err(Errno::EINVAL));
+        let wide = RqGeometry { max_gs: 5, ..G };
+        assert_eq!(build_recv(&wide, 0, 0, &[], &mut ring), Err(Errno::EINVAL));
+        let huge = RqGeometry { wqe_shift: 99, ..G };
+        assert_eq!(build_recv(&huge, 0, 0, &[], &mut ring), Err(Errno::EINVAL));
+        let odd = RqGeometry { wqe_cnt: 3, ..G };
+        assert_eq!(build_recv(&odd, 0, 0, &[], &mut short), Err(Errno::EINVAL));
+    }
+
+    #[test]
+    fn doorbell_record_is_head_low_16_bits() {
+        assert_eq!(rq_doorbell_record(0x0001_2345), [0, 0, 0x23, 0x45]);
+        assert_eq!(rq_doorbell_record(7), [0, 0, 0, 7]);
+    }
+}
