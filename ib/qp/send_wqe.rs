@@ -280,13 +280,7 @@ pub fn build_send(
     // `MLX5_SEND_WQE_MAX_WQEBBS`.
     let mut ds = 1usize;
     ds += match wr.op {
-        SendOp::RdmaWrite { .. } | SendOp::RdmaWriteImm { .. } | SendOp::RdmaRead { .. } => {
-            if geo.qp_type == QpType::Uc && matches!(wr.op, SendOp::RdmaRead { .. }) {
-                0
-            } else {
-                1
-            }
-        }
+        SendOp::RdmaWrite { .. } | SendOp::RdmaWriteImm { .. } | SendOp::RdmaRead { .. } => 1,
         SendOp::LocalInv { .. } => {
             (core::mem::size_of::<UmrCtrlSeg>() + core::mem::size_of::<MkeySeg>())
                 / vals::SEND_WQE_DS
@@ -318,15 +312,13 @@ pub fn build_send(
         SendOp::RdmaWrite { raddr, rkey }
         | SendOp::RdmaWriteImm { raddr, rkey, .. }
         | SendOp::RdmaRead { raddr, rkey } => {
-            // UC carries no read; a raddr segment only for writes (`IB_QPT_UC` case).
-            if !(geo.qp_type == QpType::Uc && matches!(wr.op, SendOp::RdmaRead { .. })) {
-                let seg = WqeRaddrSeg {
-                    raddr: U64::new(raddr),
-                    rkey: U32::new(rkey),
-                    reserved: [0; 4],
-                };
-                w.put(seg.as_bytes());
-            }
+            // `handle_rdma_op` (a read reaches here on RC / XRC only).
+            let seg = WqeRaddrSeg {
+                raddr: U64::new(raddr),
+                rkey: U32::new(rkey),
+                reserved: [0; 4],
+            };
+            w.put(seg.as_bytes());
         }
         SendOp::LocalInv { .. } => {
             // `set_linv_umr_seg` / `set_linv_mkey_seg`.
@@ -426,6 +418,12 @@ pub fn build_send(
         bbs: bbs as u32,
         ctrl,
     })
+}
+
+/// The send doorbell record's value after a batch (upstream `mlx5r_ring_db`:
+/// `qp->db.db[MLX5_SND_DBR] = cpu_to_be32(qp->sq.cur_post)`).
+pub fn sq_doorbell_record(cur_post: u16) -> [u8; 4] {
+    u32::from(cur_post).to_be_bytes()
 }
 
 #[cfg(test)]
@@ -654,9 +652,11 @@ mod tests {
 
     #[test]
     fn ud_send_carries_the_datagram_segment() {
-        let mut av = Av::default();
-        av.rlid = U16::new(0x0042);
-        av.stat_rate_sl = 0x03;
+        let av = Av {
+            rlid: U16::new(0x0042),
+            stat_rate_sl: 0x03,
+            ..Default::default()
+        };
         let mut ring = [0u8; 8 * 64];
         let mut st = SqState::default();
         let mut w = wr(SendOp::SendImm(0xcafe_f00d), Payload::Gather(&SG[..1]));
@@ -945,5 +945,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!((p.ctrl.qpn_ds.get() & 0x3f, p.bbs), (63, 16));
+    }
+
+    #[test]
+    fn doorbell_record_is_the_producer_counter() {
+        assert_eq!(sq_doorbell_record(0x1234), [0, 0, 0x12, 0x34]);
+        assert_eq!(sq_doorbell_record(0xffff), [0, 0, 0xff, 0xff]);
     }
 }
