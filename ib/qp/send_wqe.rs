@@ -181,11 +181,15 @@ struct RingWriter<'r> {
 }
 
 impl RingWriter<'_> {
+    /// Copies `bytes` (at most one WQE, never longer than the ring) in one or two
+    /// pieces, split where the ring ends.
     fn put(&mut self, bytes: &[u8]) {
         let len = self.ring.len();
-        for (i, b) in bytes.iter().enumerate() {
-            self.ring[(self.start + self.off + i) % len] = *b;
-        }
+        let at = (self.start + self.off) % len;
+        let first = bytes.len().min(len - at);
+        self.ring[at..at + first].copy_from_slice(&bytes[..first]);
+        let rest = &bytes[first..];
+        self.ring[..rest.len()].copy_from_slice(rest);
         self.off += bytes.len();
     }
 
@@ -945,6 +949,36 @@ mod tests {
         )
         .unwrap();
         assert_eq!((p.ctrl.qpn_ds.get() & 0x3f, p.bbs), (63, 16));
+    }
+
+    #[test]
+    fn inline_data_split_at_the_end_of_the_ring() {
+        let g = SqGeometry {
+            wqe_cnt: 2,
+            ..geo(QpType::Rc)
+        };
+        let mut ring = [0xeeu8; 2 * 64];
+        let mut st = SqState {
+            cur_post: 1,
+            ..Default::default()
+        };
+        let data: [u8; 64] = core::array::from_fn(|i| i as u8);
+        let parts: [&[u8]; 1] = [&data];
+        let p = build_send(
+            &g,
+            &mut st,
+            &wr(SendOp::Send, Payload::Inline(&parts)),
+            &mut ring,
+        )
+        .unwrap();
+        assert_eq!((p.idx, p.bbs), (1, 2));
+        assert_eq!(be32(&ring, 80), 0x8000_0040);
+        // 44 bytes to the end of the ring, the other 20 from its start, then the
+        // padding to 16 bytes.
+        assert_eq!(&ring[84..128], &data[..44]);
+        assert_eq!(&ring[..20], &data[44..]);
+        assert!(ring[20..32].iter().all(|&x| x == 0));
+        assert!(ring[32..64].iter().all(|&x| x == 0xee));
     }
 
     #[test]
