@@ -98,7 +98,9 @@ pub mod ib {
     /// Completion queues.
     pub mod cq {
         pub mod commands;
+        pub mod cqe;
         pub mod plan;
+        pub mod wc_status;
     }
     /// The device.
     pub mod device {
@@ -123,6 +125,8 @@ pub mod ib {
         pub mod commands;
         pub mod create;
         pub mod modify;
+        pub mod recv_wqe;
+        pub mod send_wqe;
         pub mod size;
     }
     /// Shared receive queues and XRC domains.

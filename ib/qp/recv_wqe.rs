@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Receive WQE building for kernel `post_recv`, as upstream `mlx5_ib_post_recv`
+//! (`qp.c`) builds one: the scatter list as data segments (`ifc::wqe::WqeDataSeg`)
+//! and, when it is shorter than the queue's `max_gs`, a terminating segment of 0
+//! bytes with the terminating mkey (`MLX5_INVALID_LKEY`, or the device's
+//! `terminate_scatter_list_mkey` where the cap says it has one).
+//!
+//! The doorbell record after a batch is `head & 0xffff` (upstream writes
+//! `cpu_to_be32(qp->rq.head & 0xffff)`); that is the caller's.
+//!
+//! Pure `core` code, host-tested; not yet part of the kernel module's tree.
+
+use crate::errno::Errno;
+use crate::ib::qp::send_wqe::Sge;
+use crate::ifc::wqe::WqeDataSeg;
+use zerocopy::byteorder::big_endian::{U32, U64};
+use zerocopy::IntoBytes;
+
+/// `MLX5_INVALID_LKEY` (`device.h`): the key that ends a scatter list.
+pub const INVALID_LKEY: u32 = 0x100;
+
+/// Bytes of one data segment.
+const DATA_SEG: usize = core::mem::size_of::<WqeDataSeg>();
+
+/// The receive queue as created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RqGeometry {
+    /// WQEs in the ring (`rq.wqe_cnt`, a power of two).
+    pub wqe_cnt: u32,
+    /// log2 of the WQE stride in bytes (`rq.wqe_shift`).
+    pub wqe_shift: u32,
+    /// Scatter entries per WQE (`rq.max_gs`).
+    pub max_gs: u32,
+    /// Work requests the queue holds (`rq.max_post`).
+    pub max_post: u32,
+    /// The key of the terminating segment ([`INVALID_LKEY`] unless the device has
+    /// its own).
+    pub terminate_lkey: u32,
+}
+
+/// Writes one receive WQE for the work request `head` (slot `head & (wqe_cnt - 1)`)
+/// into `ring`, with `tail` the work requests completed; returns the slot (where the
+/// caller records `wr_id`). The caller advances `head`.
+///
+/// Errors, in upstream's order: queue full (`mlx5r_wq_overflow`) `-ENOMEM`; more
+/// scatter entries than `max_gs` `-EINVAL`; a geometry the ring does not match
+/// (size, a stride too small for `max_gs` segments) `-EINVAL`.
+pub fn build_recv(
+    geo: &RqGeometry,
+    head: u32,
+    tail: u32,
+    sg: &[Sge],
+    ring: &mut [u8],
+) -> Result<u32, Errno> {
+    let stride = 1usize.checked_shl(geo.wqe_shift).ok_or(Errno::EINVAL)?;
+    let cnt = geo.wqe_cnt as usize;
+    if !geo.wqe_cnt.is_power_of_two() || Some(ring.len()) != cnt.checked_mul(stride) {
+        return Err(Errno::EINVAL);
+    }
+    match (geo.max_gs as usize).checked_mul(DATA_SEG) {
+        Some(b) if b <= stride => {}
+        _ => return Err(Errno::EINVAL),
+    }
+    if head.wrapping_sub(tail) >= geo.max_post {
+        return Err(Errno::ENOMEM);
+    }
+    if sg.len() > geo.max_gs as usize {
+        return Err(Errno::EINVAL);
+    }
+    let ind = head as usize & (cnt - 1);
+    let wqe = &mut ring[ind * stride..(ind + 1) * stride];
+    for (i, e) in sg.iter().enumerate() {
+        let seg = WqeDataSeg {
+            byte_count: U32::new(e.length),
+            lkey: U32::new(e.lkey),
+            addr: U64::new(e.addr),
+        };
+        wqe[i * DATA_SEG..(i + 1) * DATA_SEG].copy_from_slice(seg.as_bytes());
+    }
+    if sg.len() < geo.max_gs as usize {
+        let term = WqeDataSeg {
+            byte_count: U32::new(0),
+            lkey: U32::new(geo.terminate_lkey),
+            addr: U64::new(0),
+        };
+        let i = sg.len();
+        wqe[i * DATA_SEG..(i + 1) * DATA_SEG].copy_from_slice(term.as_bytes());
+    }
+    Ok(ind as u32)
+}
+
+/// The receive doorbell record's value after `head` work requests
+/// (`cpu_to_be32(qp->rq.head & 0xffff)`).
+pub fn rq_doorbell_record(head: u32) -> [u8; 4] {
+    (head & 0xffff).to_be_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // `mlx5_wqe_data_seg`: byte_count @0, lkey @4, addr @8, big-endian (`qp.h`);
+    // `MLX5_INVALID_LKEY` 0x100 (`device.h`).
+
+    fn be32(b: &[u8], off: usize) -> u32 {
+        u32::from_be_bytes(b[off..off + 4].try_into().unwrap())
+    }
+
+    const G: RqGeometry = RqGeometry {
+        wqe_cnt: 4,
+        wqe_shift: 6,
+        max_gs: 4,
+        max_post: 4,
+        terminate_lkey: INVALID_LKEY,
+    };
+
+    const SG: Sge = Sge {
+        addr: 0x0102_0304_0506_0708,
+        length: 4096,
+        lkey: 0x55,
+    };
+
+    #[test]
+    fn short_list_is_terminated() {
+        let mut ring = [0xaau8; 4 * 64];
+        let slot = build_recv(&G, 5, 2, &[SG, SG], &mut ring).unwrap();
+        assert_eq!(slot, 1);
+        let w = &ring[64..128];
+        assert_eq!((be32(w, 0), be32(w, 4)), (4096, 0x55));
+        assert_eq!(&w[8..16], &[1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(be32(w, 16), 4096);
+        // Terminator: 0 bytes, MLX5_INVALID_LKEY, address 0.
+        assert_eq!((be32(w, 32), be32(w, 36)), (0, 0x100));
+        assert!(w[40..48].iter().all(|&x| x == 0));
+        // The fourth segment is left as it was; other slots untouched.
+        assert!(w[48..].iter().all(|&x| x == 0xaa));
+        assert!(ring[..64].iter().chain(&ring[128..]).all(|&x| x == 0xaa));
+    }
+
+    #[test]
+    fn full_list_has_no_terminator() {
+        let mut ring = [0u8; 4 * 64];
+        build_recv(&G, 0, 0, &[SG; 4], &mut ring).unwrap();
+        assert_eq!(be32(&ring, 48), 4096);
+        assert_eq!(be32(&ring, 52), 0x55);
+    }
+
+    #[test]
+    fn device_terminate_key_is_used() {
+        let g = RqGeometry {
+            terminate_lkey: 0x1234,
+            ..G
+        };
+        let mut ring = [0u8; 4 * 64];
+        build_recv(&g, 0, 0, &[], &mut ring).unwrap();
+        assert_eq!(be32(&ring, 4), 0x1234);
+    }
+
+    #[test]
+    fn full_before_too_many_sges() {
+        // Upstream `mlx5_ib_post_recv`: overflow (-ENOMEM) first, then num_sge
+        // (-EINVAL).
+        let mut ring = [0u8; 4 * 64];
+        assert_eq!(
+            build_recv(&G, 4, 0, &[SG; 5], &mut ring),
+            Err(Errno::ENOMEM)
+        );
+        assert_eq!(
+            build_recv(&G, 3, 0, &[SG; 5], &mut ring),
+            Err(Errno::EINVAL)
+        );
+        // Wrapped counters: 3 outstanding.
+        assert_eq!(build_recv(&G, 1, u32::MAX - 1, &[SG], &mut ring), Ok(1));
+        assert!(ring[..64].iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn bad_geometry() {
+        let mut ring = [0u8; 4 * 64];
+        let mut short = [0u8; 3 * 64];
+        assert_eq!(build_recv(&G, 0, 0, &[], &mut short), Err(Errno::EINVAL));
+        let wide = RqGeometry { max_gs: 5, ..G };
+        assert_eq!(build_recv(&wide, 0, 0, &[], &mut ring), Err(Errno::EINVAL));
+        let huge = RqGeometry { wqe_shift: 99, ..G };
+        assert_eq!(build_recv(&huge, 0, 0, &[], &mut ring), Err(Errno::EINVAL));
+        let odd = RqGeometry { wqe_cnt: 3, ..G };
+        assert_eq!(build_recv(&odd, 0, 0, &[], &mut short), Err(Errno::EINVAL));
+    }
+
+    #[test]
+    fn doorbell_record_is_head_low_16_bits() {
+        assert_eq!(rq_doorbell_record(0x0001_2345), [0, 0, 0x23, 0x45]);
+        assert_eq!(rq_doorbell_record(7), [0, 0, 0, 7]);
+    }
+}

@@ -1,0 +1,989 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Send WQE building for kernel `post_send`, as upstream `mlx5_ib_post_send` (`wr.c`)
+//! builds one work request: the checks in upstream's order, the segments of the
+//! opcode and QP type (`ifc::wqe` / `ifc::umr` layouts), the control segment
+//! (`mlx5r_begin_wqe` / `mlx5r_finish_wqe`) and the new producer counter.
+//!
+//! The WQE is written straight into the ring, 16 bytes at a time, wrapping at the
+//! ring's end as upstream's `handle_post_send_edge` does; the control segment goes
+//! last, once `ds` is known. Ringing the doorbell (record = [`SqState::cur_post`],
+//! then the first 8 bytes of the last control segment to the UAR / BlueFlame
+//! register) is the caller's, after a batch.
+//!
+//! Pure `core` code, host-tested; not yet part of the kernel module's tree.
+
+use crate::errno::Errno;
+use crate::ib::qp::modify::QpType;
+use crate::ifc::av::Av;
+use crate::ifc::umr::{vals as umr_vals, MkeySeg, UmrCtrlSeg};
+use crate::ifc::wqe::{
+    opcode, vals, WqeCtrlSeg, WqeDataSeg, WqeDatagramSeg, WqeInlineSeg, WqeRaddrSeg,
+};
+use zerocopy::byteorder::big_endian::{U32, U64};
+use zerocopy::IntoBytes;
+
+/// One gather entry (`struct ib_sge`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sge {
+    /// Address in the key's space.
+    pub addr: u64,
+    /// Bytes.
+    pub length: u32,
+    /// Local key.
+    pub lkey: u32,
+}
+
+/// What a send work request does (`ib_wr_opcode` with its operands).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendOp {
+    /// `IB_WR_SEND`.
+    Send,
+    /// `IB_WR_SEND_WITH_IMM`; the immediate is the value of the consumer's `__be32`
+    /// (`be32_to_cpu`), written back big-endian, so the wire bytes are the consumer's.
+    SendImm(u32),
+    /// `IB_WR_RDMA_WRITE`.
+    RdmaWrite {
+        /// Remote address.
+        raddr: u64,
+        /// Remote key.
+        rkey: u32,
+    },
+    /// `IB_WR_RDMA_WRITE_WITH_IMM`.
+    RdmaWriteImm {
+        /// Remote address.
+        raddr: u64,
+        /// Remote key.
+        rkey: u32,
+        /// Immediate data.
+        imm: u32,
+    },
+    /// `IB_WR_RDMA_READ`.
+    RdmaRead {
+        /// Remote address.
+        raddr: u64,
+        /// Remote key.
+        rkey: u32,
+    },
+    /// `IB_WR_ATOMIC_CMP_AND_SWP`.
+    CmpSwap {
+        /// Remote address.
+        raddr: u64,
+        /// Remote key.
+        rkey: u32,
+        /// Compare value.
+        compare: u64,
+        /// Swap value.
+        swap: u64,
+    },
+    /// `IB_WR_ATOMIC_FETCH_AND_ADD`.
+    FetchAdd {
+        /// Remote address.
+        raddr: u64,
+        /// Remote key.
+        rkey: u32,
+        /// Addend.
+        add: u64,
+    },
+    /// `IB_WR_LOCAL_INV` of an mkey.
+    LocalInv {
+        /// The key to invalidate.
+        rkey: u32,
+    },
+}
+
+/// The payload of a send work request.
+#[derive(Clone, Copy, Debug)]
+pub enum Payload<'a> {
+    /// Gather list (`sg_list`); entries of 0 bytes are skipped as upstream does.
+    Gather(&'a [Sge]),
+    /// `IB_SEND_INLINE`: the bytes of each entry, copied into the WQE.
+    Inline(&'a [&'a [u8]]),
+}
+
+/// Destination of a UD / GSI / SMI send (`struct ib_ud_wr`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UdDest {
+    /// The address handle's address vector (as create_ah built it).
+    pub av: Av,
+    /// Remote QPN.
+    pub remote_qpn: u32,
+    /// Remote Q_Key.
+    pub remote_qkey: u32,
+}
+
+/// A send work request.
+#[derive(Clone, Copy, Debug)]
+pub struct SendWr<'a> {
+    /// Opcode and operands.
+    pub op: SendOp,
+    /// Gather list or inline data.
+    pub payload: Payload<'a>,
+    /// `IB_SEND_SIGNALED`.
+    pub signaled: bool,
+    /// `IB_SEND_SOLICITED`.
+    pub solicited: bool,
+    /// `IB_SEND_FENCE`.
+    pub fence: bool,
+    /// Destination (UD / GSI / SMI QPs; ignored on connected QPs).
+    pub ud: Option<UdDest>,
+}
+
+/// The send queue as created (`mlx5_ib_wq` and the QP's fixed fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SqGeometry {
+    /// QP type.
+    pub qp_type: QpType,
+    /// QP number (24 bits).
+    pub qpn: u32,
+    /// Basic blocks in the ring (`sq.wqe_cnt`, a power of two).
+    pub wqe_cnt: u32,
+    /// Work requests the queue holds (`sq.max_post`).
+    pub max_post: u32,
+    /// Gather entries per WQE (`sq.max_gs`).
+    pub max_gs: u32,
+    /// Inline bytes per WQE (`max_inline_data`).
+    pub max_inline: u32,
+    /// `IB_SIGNAL_ALL_WR` (upstream's `sq_signal_bits`).
+    pub sig_all: bool,
+}
+
+/// The send queue's counters (`mlx5_ib_wq`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SqState {
+    /// Producer counter in basic blocks (`sq.cur_post`, 16 bits as upstream's).
+    pub cur_post: u16,
+    /// Work requests posted (`sq.head`).
+    pub head: u32,
+    /// Work requests completed (`sq.tail`).
+    pub tail: u32,
+    /// Fence mode the next WQE inherits (`qp->next_fence`).
+    pub next_fence: u8,
+}
+
+/// What one posted work request occupies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Posted {
+    /// Slot of its first basic block (`idx`: where the caller records `wr_id`).
+    pub idx: u32,
+    /// Basic blocks it takes.
+    pub bbs: u32,
+    /// Its control segment as written.
+    pub ctrl: WqeCtrlSeg,
+}
+
+/// Writes 16-byte-aligned pieces of one WQE into the ring from a start byte, wrapping
+/// at the end of the ring.
+struct RingWriter<'r> {
+    ring: &'r mut [u8],
+    start: usize,
+    off: usize,
+}
+
+impl RingWriter<'_> {
+    /// Copies `bytes` (at most one WQE, never longer than the ring) in one or two
+    /// pieces, split where the ring ends.
+    fn put(&mut self, bytes: &[u8]) {
+        let len = self.ring.len();
+        let at = (self.start + self.off) % len;
+        let first = bytes.len().min(len - at);
+        self.ring[at..at + first].copy_from_slice(&bytes[..first]);
+        let rest = &bytes[first..];
+        self.ring[..rest.len()].copy_from_slice(rest);
+        self.off += bytes.len();
+    }
+
+    fn pad_to_ds(&mut self) {
+        let pad = (vals::SEND_WQE_DS - self.off % vals::SEND_WQE_DS) % vals::SEND_WQE_DS;
+        self.put(&[0u8; vals::SEND_WQE_DS][..pad]);
+    }
+}
+
+/// The device opcode of a work request (upstream `mlx5_ib_opcode[]`).
+fn device_opcode(op: &SendOp) -> u8 {
+    match op {
+        SendOp::Send => opcode::SEND,
+        SendOp::SendImm(_) => opcode::SEND_IMM,
+        SendOp::RdmaWrite { .. } => opcode::RDMA_WRITE,
+        SendOp::RdmaWriteImm { .. } => opcode::RDMA_WRITE_IMM,
+        SendOp::RdmaRead { .. } => opcode::RDMA_READ,
+        SendOp::CmpSwap { .. } => opcode::ATOMIC_CS,
+        SendOp::FetchAdd { .. } => opcode::ATOMIC_FA,
+        SendOp::LocalInv { .. } => opcode::UMR,
+    }
+}
+
+/// Whether the QP type carries the opcode: RDMA on RC / UC / XRC (read: not UC),
+/// local invalidate on RC / XRC, only sends on datagram QPs (IBTA 1.7 table 50:
+/// "Supported service types"). Upstream does not check (it builds a WQE the device
+/// completes in error); this provider refuses the request with `-EINVAL`.
+fn op_allowed(t: QpType, op: &SendOp) -> bool {
+    let datagram = matches!(t, QpType::Ud | QpType::Gsi | QpType::Smi);
+    match op {
+        SendOp::Send | SendOp::SendImm(_) => t != QpType::XrcTgt,
+        SendOp::RdmaWrite { .. } | SendOp::RdmaWriteImm { .. } => !datagram && t != QpType::XrcTgt,
+        SendOp::RdmaRead { .. }
+        | SendOp::CmpSwap { .. }
+        | SendOp::FetchAdd { .. }
+        | SendOp::LocalInv { .. } => matches!(t, QpType::Rc | QpType::XrcIni),
+    }
+}
+
+/// Builds one send WQE into `ring` (the SQ buffer, `wqe_cnt` basic blocks) at the
+/// producer counter and advances `st` (upstream `mlx5_ib_post_send`, one work request
+/// of a batch: `head` counts it at once, so the overflow check is `head - tail >=
+/// max_post`, upstream's `mlx5r_wq_overflow` with its `nreq` folded into `head`).
+///
+/// Errors, in upstream's order: more gather entries than `max_gs` `-EINVAL`; queue
+/// full `-ENOMEM`; an atomic `-EOPNOTSUPP` (upstream `handle_qpt_rc`: "Atomic
+/// operations are not supported yet"); inline data over `max_inline` `-ENOMEM`
+/// (`set_data_inl_seg`). An opcode the QP type does not carry, a UD-type QP without
+/// a destination, or a geometry the ring does not match: `-EINVAL`. On error nothing
+/// of `st` changes.
+pub fn build_send(
+    geo: &SqGeometry,
+    st: &mut SqState,
+    wr: &SendWr<'_>,
+    ring: &mut [u8],
+) -> Result<Posted, Errno> {
+    let wqe_cnt = geo.wqe_cnt as usize;
+    if !geo.wqe_cnt.is_power_of_two() || ring.len() != wqe_cnt * vals::SEND_WQE_BB {
+        return Err(Errno::EINVAL);
+    }
+    let num_sge = match wr.payload {
+        Payload::Gather(s) => s.len(),
+        Payload::Inline(s) => s.len(),
+    };
+    if num_sge > geo.max_gs as usize {
+        return Err(Errno::EINVAL);
+    }
+    if st.head.wrapping_sub(st.tail) >= geo.max_post {
+        return Err(Errno::ENOMEM);
+    }
+    if !op_allowed(geo.qp_type, &wr.op) {
+        return Err(Errno::EINVAL);
+    }
+    if matches!(wr.op, SendOp::CmpSwap { .. } | SendOp::FetchAdd { .. }) {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    let datagram = matches!(geo.qp_type, QpType::Ud | QpType::Gsi | QpType::Smi);
+    if datagram && wr.ud.is_none() {
+        return Err(Errno::EINVAL);
+    }
+    let inline_len = match wr.payload {
+        Payload::Inline(s) => s.iter().map(|b| b.len()).sum::<usize>(),
+        Payload::Gather(_) => 0,
+    };
+    if inline_len > geo.max_inline as usize {
+        return Err(Errno::ENOMEM);
+    }
+    // LOCAL_INV carries no data (upstream sets `num_sge = 0`).
+    let linv = matches!(wr.op, SendOp::LocalInv { .. });
+
+    // Size in 16-byte units, before writing: the WQE must fit the ds field and
+    // `MLX5_SEND_WQE_MAX_WQEBBS`.
+    let mut ds = 1usize;
+    ds += match wr.op {
+        SendOp::RdmaWrite { .. } | SendOp::RdmaWriteImm { .. } | SendOp::RdmaRead { .. } => 1,
+        SendOp::LocalInv { .. } => {
+            (core::mem::size_of::<UmrCtrlSeg>() + core::mem::size_of::<MkeySeg>())
+                / vals::SEND_WQE_DS
+        }
+        _ => 0,
+    };
+    if datagram {
+        ds += core::mem::size_of::<WqeDatagramSeg>() / vals::SEND_WQE_DS;
+    }
+    if !linv {
+        ds += match wr.payload {
+            Payload::Gather(s) => s.iter().filter(|e| e.length != 0).count(),
+            Payload::Inline(_) if inline_len == 0 => 0,
+            Payload::Inline(_) => (inline_len + 4).div_ceil(vals::SEND_WQE_DS),
+        };
+    }
+    let bbs = (ds * vals::SEND_WQE_DS).div_ceil(vals::SEND_WQE_BB);
+    if ds > vals::CTRL_DS_MASK as usize || bbs > vals::SEND_WQE_MAX_WQEBBS || bbs > wqe_cnt {
+        return Err(Errno::EINVAL);
+    }
+
+    let idx = usize::from(st.cur_post) & (wqe_cnt - 1);
+    let mut w = RingWriter {
+        ring,
+        start: idx * vals::SEND_WQE_BB,
+        off: core::mem::size_of::<WqeCtrlSeg>(),
+    };
+    match wr.op {
+        SendOp::RdmaWrite { raddr, rkey }
+        | SendOp::RdmaWriteImm { raddr, rkey, .. }
+        | SendOp::RdmaRead { raddr, rkey } => {
+            // `handle_rdma_op` (a read reaches here on RC / XRC only).
+            let seg = WqeRaddrSeg {
+                raddr: U64::new(raddr),
+                rkey: U32::new(rkey),
+                reserved: [0; 4],
+            };
+            w.put(seg.as_bytes());
+        }
+        SendOp::LocalInv { .. } => {
+            // `set_linv_umr_seg` / `set_linv_mkey_seg`.
+            let umr = UmrCtrlSeg {
+                flags: umr_vals::UMR_INLINE,
+                mkey_mask: U64::new(umr_vals::MKEY_MASK_FREE),
+                ..Default::default()
+            };
+            let mkey = MkeySeg {
+                status: umr_vals::MKEY_STATUS_FREE,
+                ..Default::default()
+            };
+            w.put(umr.as_bytes());
+            w.put(mkey.as_bytes());
+        }
+        _ => {}
+    }
+    if let (true, Some(ud)) = (datagram, wr.ud) {
+        // `set_datagram_seg`: the AV, the remote QPN with the extended-AV flag, the
+        // Q_Key in the first word of `key`.
+        let mut av = ud.av;
+        av.dqp_dct = U32::new((ud.remote_qpn & 0x00ff_ffff) | vals::EXTENDED_UD_AV);
+        av.key = [0; 8];
+        av.key[..4].copy_from_slice(&ud.remote_qkey.to_be_bytes());
+        w.put(WqeDatagramSeg { av }.as_bytes());
+    }
+    if !linv {
+        match wr.payload {
+            Payload::Gather(list) => {
+                for e in list.iter().filter(|e| e.length != 0) {
+                    let seg = WqeDataSeg {
+                        byte_count: U32::new(e.length),
+                        lkey: U32::new(e.lkey),
+                        addr: U64::new(e.addr),
+                    };
+                    w.put(seg.as_bytes());
+                }
+            }
+            Payload::Inline(list) if inline_len != 0 => {
+                // `inline_len <= max_inline`, a `u32`.
+                let seg = WqeInlineSeg {
+                    byte_count: U32::new(inline_len as u32 | vals::INLINE_SEG),
+                };
+                w.put(seg.as_bytes());
+                for b in list {
+                    w.put(b);
+                }
+                w.pad_to_ds();
+            }
+            Payload::Inline(_) => {}
+        }
+    }
+
+    // Fence: upstream `mlx5_ib_post_send` (REG_MR, the only setter of `next_fence`,
+    // is not built here, so the next WQE inherits none).
+    let fence = if wr.fence {
+        if st.next_fence != 0 {
+            vals::FENCE_MODE_SMALL_AND_FENCE
+        } else {
+            vals::FENCE_MODE_FENCE
+        }
+    } else {
+        st.next_fence
+    };
+    let imm = match wr.op {
+        SendOp::SendImm(i) => i,
+        SendOp::RdmaWriteImm { imm, .. } => imm,
+        SendOp::LocalInv { rkey } => rkey,
+        _ => 0,
+    };
+    let mut fm_ce_se = fence;
+    if geo.sig_all || wr.signaled {
+        fm_ce_se |= vals::CTRL_CQ_UPDATE;
+    }
+    if wr.solicited {
+        fm_ce_se |= vals::CTRL_SOLICITED;
+    }
+    let ctrl = WqeCtrlSeg {
+        opmod_idx_opcode: U32::new(
+            (u32::from(st.cur_post) << 8) | u32::from(device_opcode(&wr.op)),
+        ),
+        qpn_ds: U32::new(((geo.qpn & 0x00ff_ffff) << 8) | ds as u32),
+        signature: 0,
+        rsvd: [0; 2],
+        fm_ce_se,
+        imm: U32::new(imm),
+    };
+    w.off = 0;
+    w.put(ctrl.as_bytes());
+
+    st.next_fence = 0;
+    // `bbs <= 16`, checked above.
+    st.cur_post = st.cur_post.wrapping_add(bbs as u16);
+    st.head = st.head.wrapping_add(1);
+    Ok(Posted {
+        idx: idx as u32,
+        bbs: bbs as u32,
+        ctrl,
+    })
+}
+
+/// The send doorbell record's value after a batch (upstream `mlx5r_ring_db`:
+/// `qp->db.db[MLX5_SND_DBR] = cpu_to_be32(qp->sq.cur_post)`).
+pub fn sq_doorbell_record(cur_post: u16) -> [u8; 4] {
+    u32::from(cur_post).to_be_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zerocopy::byteorder::big_endian::U16;
+
+    // Expected bytes are written from the C structures (`qp.h`: `mlx5_wqe_ctrl_seg`
+    // is opmod_idx_opcode @0, qpn_ds @4, signature @8, fm_ce_se @11, imm @12;
+    // `mlx5_wqe_data_seg` byte_count @0, lkey @4, addr @8; `mlx5_wqe_raddr_seg`
+    // raddr @0, rkey @8; `mlx5_av` key @0, dqp_dct @8, rlid @14), big-endian, and
+    // the opcode values of `device.h` (`MLX5_OPCODE_SEND` 0x0a, ...) written out.
+
+    fn be32(b: &[u8], off: usize) -> u32 {
+        u32::from_be_bytes(b[off..off + 4].try_into().unwrap())
+    }
+
+    fn be64(b: &[u8], off: usize) -> u64 {
+        u64::from_be_bytes(b[off..off + 8].try_into().unwrap())
+    }
+
+    fn geo(qp_type: QpType) -> SqGeometry {
+        SqGeometry {
+            qp_type,
+            qpn: 0x12_3456,
+            wqe_cnt: 8,
+            max_post: 4,
+            max_gs: 4,
+            max_inline: 64,
+            sig_all: false,
+        }
+    }
+
+    fn wr<'a>(op: SendOp, payload: Payload<'a>) -> SendWr<'a> {
+        SendWr {
+            op,
+            payload,
+            signaled: false,
+            solicited: false,
+            fence: false,
+            ud: None,
+        }
+    }
+
+    const SG: [Sge; 2] = [
+        Sge {
+            addr: 0x1111_2222_3333_4444,
+            length: 100,
+            lkey: 0xabcd,
+        },
+        Sge {
+            addr: 0x5555_6666_7777_8888,
+            length: 200,
+            lkey: 0xbeef,
+        },
+    ];
+
+    #[test]
+    fn signaled_send_with_two_sges() {
+        let g = geo(QpType::Rc);
+        let mut st = SqState {
+            cur_post: 5,
+            ..Default::default()
+        };
+        let mut ring = [0u8; 8 * 64];
+        let mut w = wr(SendOp::Send, Payload::Gather(&SG));
+        w.signaled = true;
+        let p = build_send(&g, &mut st, &w, &mut ring).unwrap();
+        assert_eq!((p.idx, p.bbs), (5, 1));
+        let b = &ring[5 * 64..6 * 64];
+        assert_eq!(be32(b, 0), (5 << 8) | 0x0a);
+        // ds: ctrl + 2 data segments.
+        assert_eq!(be32(b, 4), (0x12_3456 << 8) | 3);
+        // MLX5_WQE_CTRL_CQ_UPDATE = 2 << 2.
+        assert_eq!(b[11], 0x08);
+        assert_eq!(be32(b, 12), 0);
+        assert_eq!(
+            (be32(b, 16), be32(b, 20), be64(b, 24)),
+            (100, 0xabcd, 0x1111_2222_3333_4444)
+        );
+        assert_eq!(
+            (be32(b, 32), be32(b, 36), be64(b, 40)),
+            (200, 0xbeef, 0x5555_6666_7777_8888)
+        );
+        assert_eq!(st.cur_post, 6);
+        assert_eq!(st.head, 1);
+        // Nothing outside the slot.
+        assert!(ring[..5 * 64]
+            .iter()
+            .chain(&ring[6 * 64..])
+            .all(|&x| x == 0));
+    }
+
+    #[test]
+    fn zero_length_sges_are_skipped() {
+        let sg = [SG[0], Sge { length: 0, ..SG[1] }];
+        let mut st = SqState::default();
+        let mut ring = [0u8; 8 * 64];
+        let p = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&sg)),
+            &mut ring,
+        )
+        .unwrap();
+        assert_eq!(p.ctrl.qpn_ds.get() & 0x3f, 2);
+        assert!(ring[32..64].iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn rdma_write_imm_solicited() {
+        let mut st = SqState::default();
+        let mut ring = [0u8; 8 * 64];
+        let op = SendOp::RdmaWriteImm {
+            raddr: 0xdead_beef_0000_1000,
+            rkey: 0x77,
+            imm: 0x0102_0304,
+        };
+        let mut w = wr(op, Payload::Gather(&SG[..1]));
+        w.solicited = true;
+        build_send(&geo(QpType::Uc), &mut st, &w, &mut ring).unwrap();
+        assert_eq!(be32(&ring, 0), 0x09);
+        assert_eq!(be32(&ring, 4) & 0x3f, 3);
+        // MLX5_WQE_CTRL_SOLICITED = 1 << 1; no CQE requested.
+        assert_eq!(ring[11], 0x02);
+        assert_eq!(&ring[12..16], &[1, 2, 3, 4]);
+        assert_eq!(
+            (be64(&ring, 16), be32(&ring, 24)),
+            (0xdead_beef_0000_1000, 0x77)
+        );
+        assert_eq!(be32(&ring, 32), 100);
+    }
+
+    #[test]
+    fn rdma_read_on_rc_only() {
+        let op = SendOp::RdmaRead {
+            raddr: 0x1000,
+            rkey: 9,
+        };
+        let mut ring = [0u8; 8 * 64];
+        let mut st = SqState::default();
+        let p = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(op, Payload::Gather(&SG[..1])),
+            &mut ring,
+        )
+        .unwrap();
+        assert_eq!(p.ctrl.opmod_idx_opcode.get() & 0xff, 0x10);
+        assert_eq!(p.ctrl.qpn_ds.get() & 0x3f, 3);
+        for t in [QpType::Uc, QpType::Ud, QpType::Gsi] {
+            let mut st = SqState::default();
+            let mut w = wr(op, Payload::Gather(&SG[..1]));
+            w.ud = Some(UdDest::default());
+            assert_eq!(
+                build_send(&geo(t), &mut st, &w, &mut ring),
+                Err(Errno::EINVAL)
+            );
+            assert_eq!(st, SqState::default());
+        }
+    }
+
+    #[test]
+    fn atomics_are_refused_as_upstream() {
+        // Upstream `handle_qpt_rc`: -EOPNOTSUPP, "Atomic operations are not supported yet".
+        let mut ring = [0u8; 8 * 64];
+        for op in [
+            SendOp::CmpSwap {
+                raddr: 8,
+                rkey: 1,
+                compare: 2,
+                swap: 3,
+            },
+            SendOp::FetchAdd {
+                raddr: 8,
+                rkey: 1,
+                add: 2,
+            },
+        ] {
+            let mut st = SqState::default();
+            let r = build_send(
+                &geo(QpType::Rc),
+                &mut st,
+                &wr(op, Payload::Gather(&[])),
+                &mut ring,
+            );
+            assert_eq!(r, Err(Errno::EOPNOTSUPP));
+            assert_eq!(st, SqState::default());
+        }
+        assert!(ring.iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn local_inv_is_a_umr_wqe() {
+        let mut ring = [0u8; 8 * 64];
+        let mut st = SqState::default();
+        // The gather list of a LOCAL_INV is ignored (upstream `num_sge = 0`).
+        let p = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::LocalInv { rkey: 0xa5a5 }, Payload::Gather(&SG)),
+            &mut ring,
+        )
+        .unwrap();
+        // ctrl + umr ctrl (48) + mkey seg (64) = 128 bytes: ds 8, two basic blocks.
+        assert_eq!((p.bbs, p.ctrl.qpn_ds.get() & 0x3f), (2, 8));
+        assert_eq!(be32(&ring, 0) & 0xff, 0x25);
+        assert_eq!(be32(&ring, 12), 0xa5a5);
+        // MLX5_UMR_INLINE (1 << 7); mkey_mask @8 of the UMR segment MLX5_MKEY_MASK_FREE
+        // (1 << 29); the mkey segment's status MLX5_MKEY_STATUS_FREE (1 << 6).
+        assert_eq!(ring[16], 0x80);
+        assert_eq!(be64(&ring, 24), 1 << 29);
+        assert_eq!(ring[64], 0x40);
+        assert!(ring[65..128].iter().all(|&x| x == 0));
+        assert_eq!(st.cur_post, 2);
+        // Not on UC / UD.
+        let mut st = SqState::default();
+        let r = build_send(
+            &geo(QpType::Uc),
+            &mut st,
+            &wr(SendOp::LocalInv { rkey: 1 }, Payload::Gather(&[])),
+            &mut ring,
+        );
+        assert_eq!(r, Err(Errno::EINVAL));
+    }
+
+    #[test]
+    fn ud_send_carries_the_datagram_segment() {
+        let av = Av {
+            rlid: U16::new(0x0042),
+            stat_rate_sl: 0x03,
+            ..Default::default()
+        };
+        let mut ring = [0u8; 8 * 64];
+        let mut st = SqState::default();
+        let mut w = wr(SendOp::SendImm(0xcafe_f00d), Payload::Gather(&SG[..1]));
+        w.ud = Some(UdDest {
+            av,
+            remote_qpn: 0x00ab_cdef,
+            remote_qkey: 0x8001_0000,
+        });
+        let p = build_send(&geo(QpType::Ud), &mut st, &w, &mut ring).unwrap();
+        // ctrl 1 + datagram 3 + data 1.
+        assert_eq!((p.ctrl.qpn_ds.get() & 0x3f, p.bbs), (5, 2));
+        assert_eq!(be32(&ring, 0) & 0xff, 0x0b);
+        assert_eq!(be32(&ring, 12), 0xcafe_f00d);
+        assert_eq!(be32(&ring, 16), 0x8001_0000);
+        // MLX5_EXTENDED_UD_AV | remote QPN.
+        assert_eq!(be32(&ring, 24), 0x80ab_cdef);
+        assert_eq!(ring[28], 0x03);
+        assert_eq!(&ring[30..32], &[0x00, 0x42]);
+        assert_eq!(be32(&ring, 64), 100);
+        // A UD send without a destination.
+        let mut st = SqState::default();
+        let r = build_send(
+            &geo(QpType::Gsi),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&[])),
+            &mut ring,
+        );
+        assert_eq!(r, Err(Errno::EINVAL));
+        // RDMA write on UD.
+        let mut w2 = wr(
+            SendOp::RdmaWrite { raddr: 0, rkey: 0 },
+            Payload::Gather(&[]),
+        );
+        w2.ud = w.ud;
+        assert_eq!(
+            build_send(&geo(QpType::Ud), &mut st, &w2, &mut ring),
+            Err(Errno::EINVAL)
+        );
+    }
+
+    #[test]
+    fn inline_data() {
+        let mut ring = [0xeeu8; 8 * 64];
+        let mut st = SqState::default();
+        let parts: [&[u8]; 2] = [&[1, 2, 3, 4, 5], &[6, 7, 8]];
+        let p = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Inline(&parts)),
+            &mut ring,
+        )
+        .unwrap();
+        // ctrl 1 + ALIGN(4 + 8, 16) / 16 = 2.
+        assert_eq!(p.ctrl.qpn_ds.get() & 0x3f, 2);
+        // MLX5_INLINE_SEG | 8.
+        assert_eq!(be32(&ring, 16), 0x8000_0008);
+        assert_eq!(&ring[20..28], &[1, 2, 3, 4, 5, 6, 7, 8]);
+        assert!(ring[28..32].iter().all(|&x| x == 0));
+        // Empty inline: no inline segment.
+        let empty: [&[u8]; 1] = [&[]];
+        let p = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Inline(&empty)),
+            &mut ring,
+        )
+        .unwrap();
+        assert_eq!(p.ctrl.qpn_ds.get() & 0x3f, 1);
+    }
+
+    #[test]
+    fn inline_over_max_is_enomem() {
+        // Upstream `set_data_inl_seg`: `inl > qp->max_inline_data` -> -ENOMEM.
+        let big = [0u8; 65];
+        let parts: [&[u8]; 1] = [&big];
+        let mut ring = [0u8; 8 * 64];
+        let mut st = SqState::default();
+        let r = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Inline(&parts)),
+            &mut ring,
+        );
+        assert_eq!(r, Err(Errno::ENOMEM));
+        assert_eq!(st, SqState::default());
+        let ok = [9u8; 64];
+        let parts: [&[u8]; 1] = [&ok];
+        let p = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Inline(&parts)),
+            &mut ring,
+        )
+        .unwrap();
+        // ctrl 1 + ALIGN(68, 16) / 16 = 5 -> 6 ds, 2 basic blocks.
+        assert_eq!((p.ctrl.qpn_ds.get() & 0x3f, p.bbs), (6, 2));
+    }
+
+    #[test]
+    fn too_many_sges_is_einval_before_full() {
+        // Upstream checks `num_sge > max_gs` (-EINVAL) before the overflow (-ENOMEM).
+        let sg = [SG[0]; 5];
+        let mut ring = [0u8; 8 * 64];
+        let mut st = SqState {
+            head: 4,
+            ..Default::default()
+        };
+        let r = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&sg)),
+            &mut ring,
+        );
+        assert_eq!(r, Err(Errno::EINVAL));
+        let r = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&sg[..4])),
+            &mut ring,
+        );
+        assert_eq!(r, Err(Errno::ENOMEM));
+    }
+
+    #[test]
+    fn full_queue_with_wrapped_counters() {
+        // `mlx5r_wq_overflow`: head - tail >= max_post, counters wrapping.
+        let mut ring = [0u8; 8 * 64];
+        let mut st = SqState {
+            head: 1,
+            tail: u32::MAX - 1,
+            ..Default::default()
+        };
+        // 3 outstanding of 4: one more fits.
+        build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&[])),
+            &mut ring,
+        )
+        .unwrap();
+        assert_eq!(st.head, 2);
+        let before = st;
+        let r = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&[])),
+            &mut ring,
+        );
+        assert_eq!(r, Err(Errno::ENOMEM));
+        assert_eq!(st, before);
+        st.tail = st.tail.wrapping_add(1);
+        assert!(build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&[])),
+            &mut ring
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn wqe_wraps_at_the_end_of_the_ring() {
+        let g = SqGeometry {
+            wqe_cnt: 4,
+            ..geo(QpType::Rc)
+        };
+        let mut ring = [0u8; 4 * 64];
+        let mut st = SqState {
+            cur_post: 7,
+            ..Default::default()
+        };
+        let p = build_send(
+            &g,
+            &mut st,
+            &wr(SendOp::LocalInv { rkey: 3 }, Payload::Gather(&[])),
+            &mut ring,
+        )
+        .unwrap();
+        // First block in slot 3, the second (the mkey segment) in slot 0.
+        assert_eq!((p.idx, p.bbs), (3, 2));
+        assert_eq!(be32(&ring, 192), (7 << 8) | 0x25);
+        assert_eq!(ring[192 + 16], 0x80);
+        assert_eq!(ring[0], 0x40);
+        assert!(ring[64..192].iter().all(|&x| x == 0));
+        assert_eq!(st.cur_post, 9);
+    }
+
+    #[test]
+    fn producer_counter_is_sixteen_bits() {
+        let mut ring = [0u8; 8 * 64];
+        let mut st = SqState {
+            cur_post: 0xffff,
+            ..Default::default()
+        };
+        let p = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&[])),
+            &mut ring,
+        )
+        .unwrap();
+        // WQE index 0xffff in bits 23:8, opmod 0.
+        assert_eq!(p.ctrl.opmod_idx_opcode.get(), 0x00ff_ff0a);
+        assert_eq!(p.idx, 7);
+        assert_eq!(st.cur_post, 0);
+    }
+
+    #[test]
+    fn fence_and_signal_all() {
+        let mut ring = [0u8; 8 * 64];
+        let g = SqGeometry {
+            sig_all: true,
+            ..geo(QpType::Rc)
+        };
+        let mut w = wr(SendOp::Send, Payload::Gather(&[]));
+        w.fence = true;
+        let mut st = SqState::default();
+        // MLX5_FENCE_MODE_FENCE (2 << 5) | CQ update.
+        assert_eq!(
+            build_send(&g, &mut st, &w, &mut ring)
+                .unwrap()
+                .ctrl
+                .fm_ce_se,
+            0x48
+        );
+        // After a WQE that sets the initiator small fence: small-and-fence (4 << 5).
+        let mut st = SqState {
+            next_fence: 1 << 5,
+            ..Default::default()
+        };
+        assert_eq!(
+            build_send(&g, &mut st, &w, &mut ring)
+                .unwrap()
+                .ctrl
+                .fm_ce_se,
+            0x88
+        );
+        assert_eq!(st.next_fence, 0);
+        // Without the flag the pending fence is inherited.
+        let mut st = SqState {
+            next_fence: 1 << 5,
+            ..Default::default()
+        };
+        w.fence = false;
+        assert_eq!(
+            build_send(&g, &mut st, &w, &mut ring)
+                .unwrap()
+                .ctrl
+                .fm_ce_se,
+            0x28
+        );
+    }
+
+    #[test]
+    fn bad_geometry_and_oversize() {
+        let mut st = SqState::default();
+        let mut short = [0u8; 7 * 64];
+        let r = build_send(
+            &geo(QpType::Rc),
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&[])),
+            &mut short,
+        );
+        assert_eq!(r, Err(Errno::EINVAL));
+        // 63 data segments do not fit the ds field with the control segment.
+        let sg = [SG[0]; 63];
+        let g = SqGeometry {
+            max_gs: 63,
+            wqe_cnt: 64,
+            ..geo(QpType::Rc)
+        };
+        let mut ring = [0u8; 64 * 64];
+        let r = build_send(
+            &g,
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&sg)),
+            &mut ring,
+        );
+        assert_eq!(r, Err(Errno::EINVAL));
+        // 62 do (ds 63, 16 basic blocks).
+        let p = build_send(
+            &g,
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&sg[..62])),
+            &mut ring,
+        )
+        .unwrap();
+        assert_eq!((p.ctrl.qpn_ds.get() & 0x3f, p.bbs), (63, 16));
+    }
+
+    #[test]
+    fn inline_data_split_at_the_end_of_the_ring() {
+        let g = SqGeometry {
+            wqe_cnt: 2,
+            ..geo(QpType::Rc)
+        };
+        let mut ring = [0xeeu8; 2 * 64];
+        let mut st = SqState {
+            cur_post: 1,
+            ..Default::default()
+        };
+        let data: [u8; 64] = core::array::from_fn(|i| i as u8);
+        let parts: [&[u8]; 1] = [&data];
+        let p = build_send(
+            &g,
+            &mut st,
+            &wr(SendOp::Send, Payload::Inline(&parts)),
+            &mut ring,
+        )
+        .unwrap();
+        assert_eq!((p.idx, p.bbs), (1, 2));
+        assert_eq!(be32(&ring, 80), 0x8000_0040);
+        // 44 bytes to the end of the ring, the other 20 from its start, then the
+        // padding to 16 bytes.
+        assert_eq!(&ring[84..128], &data[..44]);
+        assert_eq!(&ring[..20], &data[44..]);
+        assert!(ring[20..32].iter().all(|&x| x == 0));
+        assert!(ring[32..64].iter().all(|&x| x == 0xee));
+    }
+
+    #[test]
+    fn doorbell_record_is_the_producer_counter() {
+        assert_eq!(sq_doorbell_record(0x1234), [0, 0, 0x12, 0x34]);
+        assert_eq!(sq_doorbell_record(0xffff), [0, 0, 0xff, 0xff]);
+    }
+}
