@@ -25,8 +25,10 @@ unexpected success as fail). Then one line per file:
 A test still running after $PYVERBS_TEST_TIMEOUT seconds (default 400) is
 interrupted (SIGALRM) and counts as an error. rdma-core's wait for a completion
 (`tests.utils.POLL_CQ_TIMEOUT`, 10 s) is set to $PYVERBS_POLL_CQ_TIMEOUT seconds
-(default 1): the emulator has no data path yet, so no completion comes, and each test
-that waits for one (8 per driver) errors ~9 s sooner, on both drivers alike. Exit
+(default 1): the emulator completes a work request within milliseconds even under
+TCG, so a second is ample where a completion is due, and a test whose completion never
+comes (a driver that does not move the data yet) errors ~9 s sooner, on both drivers
+alike. Exit
 status 0 once every file ran, whatever the outcomes (tests/guest/pyverbs_compare.py
 judges them).
 
