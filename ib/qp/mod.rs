@@ -74,7 +74,7 @@ use crate::ib::{
 };
 use crate::{
     cmd::{
-        commands::{gen_cap, GeneralCaps},
+        commands::{gen_cap, AtomicCaps, GeneralCaps},
         status::create_outcome_unknown,
     },
     coherent_io,
@@ -115,11 +115,13 @@ pub(crate) struct QpEnv {
 }
 
 impl QpEnv {
-    /// From the current general caps and the port's table lengths. Atomic mode: the
-    /// atomic caps (`atomic_operations`, `atomic_size_qp`) are not read, so no mode is
-    /// known and remote atomics are refused (`EOPNOTSUPP`, as upstream without one).
+    /// From the current general caps, the atomic caps (`None` without cap `atomic`)
+    /// and the port's table lengths. Atomic mode: upstream `get_atomic_mode` of
+    /// `atomic_operations` and `atomic_size_qp`; without one, remote atomics are
+    /// refused (`EOPNOTSUPP`, as upstream).
     pub(crate) fn new(
         caps: &GeneralCaps,
+        atomic: Option<&AtomicCaps>,
         page_shift: u32,
         num_ports: u8,
         pkey_tbl_len: u16,
@@ -136,7 +138,9 @@ impl QpEnv {
                 log_max_ra_req_qp: caps.get(gen_cap::LOG_MAX_RA_REQ_QP),
                 log_max_msg: caps.get(gen_cap::LOG_MAX_MSG),
                 stat_rate_support: caps.get(gen_cap::STAT_RATE_SUPPORT),
-                atomic_mode: atomic_mode(caps.get(gen_cap::ATOMIC), 0, 0),
+                atomic_mode: atomic.and_then(|a| {
+                    atomic_mode(caps.get(gen_cap::ATOMIC), a.operations, a.size_qp)
+                }),
             },
             cqe_v1: caps.get(gen_cap::CQE_VERSION) == 1,
             size: SizeCaps {
