@@ -534,7 +534,7 @@ fn device_attributes_follow_the_caps() {
 #[test]
 fn device_attributes_advertise_only_what_the_provider_serves() {
     // A ConnectX-5's caps: XRC, memory windows, UMR, multicast loopback blocking and
-    // IPoIB offloads. Upstream advertises each; the provider serves none of them.
+    // IPoIB offloads. Upstream advertises each; the provider serves XRC only.
     let mut g = GeneralCaps::from_bytes(&[0u8; cmd_hca_cap::BYTES]).unwrap();
     for f in [
         cmd_hca_cap::XRC,
@@ -560,7 +560,6 @@ fn device_attributes_advertise_only_what_the_provider_serves() {
     };
     let a = device_attr(&g, None, &ids, 128);
     for (bit, what) in [
-        (dev_cap::XRC, "XRC: XRC QPs are refused"),
         (dev_cap::MEM_WINDOW, "memory windows: no alloc_mw"),
         (dev_cap::MEM_WINDOW_TYPE_2B, "type 2B windows"),
         (
@@ -585,8 +584,9 @@ fn device_attributes_advertise_only_what_the_provider_serves() {
     assert_eq!(a.max_mcast_grp, 0, "no attach_mcast");
     assert_eq!(a.max_mcast_qp_attach, 0, "no attach_mcast");
     assert_eq!(a.max_total_mcast_qp_attach, 0, "no attach_mcast");
-    // What is served stays advertised.
+    // What is served stays advertised (XRC: domains, XRC SRQs and XRC QPs).
     for bit in [
+        dev_cap::XRC,
         dev_cap::BAD_PKEY_CNTR,
         dev_cap::AUTO_PATH_MIG,
         dev_cap::CHANGE_PHY_PORT,

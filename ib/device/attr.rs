@@ -11,8 +11,7 @@
 //! are never reported (upstream sets `masked_atomic_cap` to none whatever the caps).
 //!
 //! What is advertised is what the provider implements, whatever the device could do
-//! ([`NOT_SERVED`], [`NOT_SERVED_KERNEL`]): XRC (XRC QPs are refused; domains and XRC
-//! SRQs alone are no XRC transport), memory windows (no `alloc_mw`), the memory
+//! ([`NOT_SERVED`], [`NOT_SERVED_KERNEL`]): memory windows (no `alloc_mw`), the memory
 //! management extensions and gappy registration (no `alloc_mr` / fast registration),
 //! UD checksum and TSO offloads (no send path) and multicast loopback blocking (the
 //! create flag is refused). Upstream reports each from its cap; the limits that only
@@ -72,8 +71,7 @@ pub mod kernel_cap {
 
 /// `device_cap_flags` upstream derives from the caps that this provider does not serve
 /// (the verbs behind them are absent or refuse): never advertised.
-pub const NOT_SERVED: u64 = dev_cap::XRC
-    | dev_cap::MEM_WINDOW
+pub const NOT_SERVED: u64 = dev_cap::MEM_WINDOW
     | dev_cap::MEM_WINDOW_TYPE_2B
     | dev_cap::MEM_MGT_EXTENSIONS
     | dev_cap::UD_IP_CSUM;
