@@ -39,8 +39,9 @@ use crate::eq::{
 use crate::{
     cmd::{
         commands::{
-            gen_cap, GeneralCaps, QueryBoardId, QueryGeneralCaps, QueryIssi, QueryPages,
-            SetDriverVersion, SetGeneralCaps, SetIssi,
+            gen_cap, AtomicCaps, GeneralCaps, QueryAtomicCaps, QueryBoardId, QueryGeneralCaps,
+            QueryIssi, QueryPages, SetAtomicCaps, SetDriverVersion, SetGeneralCaps, SetIssi,
+            ATOMIC_REQ_MODE_HOST_ENDIANNESS,
         },
         timeout::Timeouts,
     },
@@ -317,6 +318,7 @@ impl<'bound> Stages<'bound> {
         choose(&mut cur).map_err(|_| EINVAL)?;
         hw.run(SetGeneralCaps(&cur))?;
         let caps = hw.run(QueryGeneralCaps { current: true })?;
+        let atomic = Self::atomic_caps(&hw, &caps)?;
         let uar_geom = UarGeom::from_caps(&caps, kernel::page::PAGE_SHIFT as u32).map_err(|e| {
             dev_err!(
                 pdev,
@@ -381,6 +383,8 @@ impl<'bound> Stages<'bound> {
         let events = Events::new(pdev, hw.clone(), page_work, &eq_caps)?;
         let debugfs = DebugFs::new(dev.name(), hw.clone(), pages.clone(), events.info())?;
         #[cfg(not(CONFIG_MLX5_RS_INFINIBAND))]
+        let _ = atomic;
+        #[cfg(not(CONFIG_MLX5_RS_INFINIBAND))]
         life.add_consumer(crate::health::ib_placeholder_consumer()?)?;
         // The last stage. A provider that cannot register leaves the core bound (as
         // upstream mlx5_core stays bound when mlx5_ib fails to probe).
@@ -390,6 +394,7 @@ impl<'bound> Stages<'bound> {
             crate::ib::IbCore {
                 hw: &hw,
                 caps: &caps,
+                atomic,
                 fw,
                 board_id: &board_raw,
                 comp_vectors: events.comp_eqs(),
@@ -428,6 +433,25 @@ impl<'bound> Stages<'bound> {
             _free_after_stop: free_after_stop,
             _hw: hw,
         })
+    }
+
+    /// The atomic caps, as upstream `handle_hca_cap_atomic` (mlx5_core main.c) reads
+    /// and sets them: with general cap `atomic`, QUERY_HCA_CAP of the ATOMIC page;
+    /// when the requester can work in host endianness, SET_HCA_CAP asking for it and
+    /// the page read again (upstream re-reads it with `mlx5_query_hca_caps`). `None`
+    /// without cap `atomic` (no atomics).
+    fn atomic_caps(hw: &Hw, caps: &GeneralCaps) -> Result<Option<AtomicCaps>> {
+        if !caps.get(gen_cap::ATOMIC) {
+            return Ok(None);
+        }
+        let a = hw.run(QueryAtomicCaps { current: true })?;
+        if !a.host_endianness_supported {
+            return Ok(Some(a));
+        }
+        hw.run(SetAtomicCaps {
+            req_8b_endianness_mode: ATOMIC_REQ_MODE_HOST_ENDIANNESS,
+        })?;
+        Ok(Some(hw.run(QueryAtomicCaps { current: true })?))
     }
 
     /// QUERY_ISSI / SET_ISSI: ISSI 1 when offered, else stay at 0; anything else is

@@ -10,7 +10,7 @@
 
 use super::command::{CodecError, Command};
 use crate::ifc::{
-    caps::{cmd_hca_cap, query_hca_cap_in, query_hca_cap_out, set_hca_cap_in},
+    caps::{atomic_caps, cmd_hca_cap, query_hca_cap_in, query_hca_cap_out, set_hca_cap_in},
     cmds::{
         disable_hca_in, enable_hca_in, init_hca_in, mbox_out, query_adapter_in, query_adapter_out,
         query_adapter_param_block, query_issi_in, query_issi_out, set_driver_version_in,
@@ -368,6 +368,88 @@ impl Command for SetGeneralCaps<'_> {
             .ok_or(CodecError::Short)?
             .copy_from_slice(self.0.as_bytes());
         Ok(())
+    }
+
+    fn parse(self, _: Msg<'_, Self::Out>) -> Result<(), CodecError> {
+        Ok(())
+    }
+}
+
+/// The atomic capabilities (`atomic_caps`) the driver reads: what upstream
+/// `mlx5_core` and `mlx5_ib` read of the ATOMIC page.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AtomicCaps {
+    /// `atomic_operations` (`MLX5_ATOMIC_OPS_*` bits).
+    pub operations: u16,
+    /// `atomic_size_qp` (operand sizes, bit n: 2^n bytes).
+    pub size_qp: u16,
+    /// `atomic_req_8B_endianness_mode` (1: host endianness).
+    pub req_8b_endianness_mode: u8,
+    /// `supported_atomic_req_8B_endianness_mode_1`: the requester can be set to host
+    /// endianness.
+    pub host_endianness_supported: bool,
+}
+
+/// `atomic_req_8B_endianness_mode` value "host endianness" (upstream mlx5_core
+/// `MLX5_ATOMIC_REQ_MODE_HOST_ENDIANNESS`).
+pub const ATOMIC_REQ_MODE_HOST_ENDIANNESS: u8 = 1;
+
+/// QUERY_HCA_CAP of the atomic capabilities (`MLX5_CAP_ATOMIC`), current or maximum.
+pub struct QueryAtomicCaps {
+    /// Current (true) or maximum (false) values.
+    pub current: bool,
+}
+
+impl Command for QueryAtomicCaps {
+    const OPCODE: Opcode = Opcode::QUERY_HCA_CAP;
+    type In = query_hca_cap_in::Layout;
+    type Out = query_hca_cap_out::Layout;
+    type Reply = AtomicCaps;
+
+    fn op_mod(&self) -> u16 {
+        (cap_type::ATOMIC << 1) | if self.current { HCA_CAP_OPMOD_CUR } else { 0 }
+    }
+
+    fn parse(self, o: Msg<'_, Self::Out>) -> Result<AtomicCaps, CodecError> {
+        let c = o
+            .nested::<atomic_caps::Layout>(query_hca_cap_out::CAPABILITY)
+            .ok_or(CodecError::BadOutput)?;
+        Ok(AtomicCaps {
+            operations: c.get(atomic_caps::ATOMIC_OPERATIONS),
+            size_qp: c.get(atomic_caps::ATOMIC_SIZE_QP),
+            req_8b_endianness_mode: c.get(atomic_caps::ATOMIC_REQ_8B_ENDIANNESS_MODE),
+            host_endianness_supported: c
+                .get(atomic_caps::SUPPORTED_ATOMIC_REQ_8B_ENDIANNESS_MODE_1),
+        })
+    }
+}
+
+/// SET_HCA_CAP of the atomic capabilities with `atomic_req_8B_endianness_mode` set and
+/// every other byte zero, as upstream `handle_hca_cap_atomic` sends it (a zeroed
+/// `set_hca_cap_in`).
+pub struct SetAtomicCaps {
+    /// `atomic_req_8B_endianness_mode`.
+    pub req_8b_endianness_mode: u8,
+}
+
+impl Command for SetAtomicCaps {
+    const OPCODE: Opcode = Opcode::SET_HCA_CAP;
+    type In = set_hca_cap_in::Layout;
+    type Out = mbox_out::Layout;
+    type Reply = ();
+
+    fn op_mod(&self) -> u16 {
+        cap_type::ATOMIC << 1
+    }
+
+    fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
+        let mut c = i
+            .nested::<atomic_caps::Layout>(set_hca_cap_in::CAPABILITY)
+            .ok_or(CodecError::Short)?;
+        Ok(c.set(
+            atomic_caps::ATOMIC_REQ_8B_ENDIANNESS_MODE,
+            self.req_8b_endianness_mode,
+        )?)
     }
 
     fn parse(self, _: Msg<'_, Self::Out>) -> Result<(), CodecError> {

@@ -70,7 +70,7 @@ use kernel::{
 };
 
 use crate::{
-    cmd::commands::{gen_cap, GeneralCaps},
+    cmd::commands::{gen_cap, AtomicCaps, GeneralCaps},
     eq::{
         port::{PortEventHandler, PortEvents, PortSubscription},
         rsc::RscTable,
@@ -99,6 +99,8 @@ pub(crate) struct IbCore<'a> {
     pub(crate) hw: &'a Arc<Hw>,
     /// The current general caps (after SET_HCA_CAP).
     pub(crate) caps: &'a GeneralCaps,
+    /// The atomic caps (after SET_HCA_CAP), `None` without cap `atomic`.
+    pub(crate) atomic: Option<AtomicCaps>,
     /// Firmware version from the init segment.
     pub(crate) fw: FwVersion,
     /// PSID from QUERY_ADAPTER (printable ASCII, NUL-padded).
@@ -298,6 +300,7 @@ impl IbStage {
                 dev,
                 hw.clone(),
                 caps.clone(),
+                core.atomic,
                 ids,
                 access,
                 num_ports,

@@ -11,9 +11,32 @@
 #define MLX5RS_IB_PRIV_H
 
 #include <linux/device.h>
+#include <linux/mutex.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 #include "mlx5rs_ffi.h"
+
+/**
+ * struct mlx5rs_ib_devres - the device's own verbs objects that XRC QPs name, as
+ * upstream's struct mlx5_ib_resources (ffi/rdma/ib_devres.c)
+ * @lock: serializes their creation
+ * @p0: a PD (an XRC target's context names one)
+ * @c0: a one-entry CQ (the receive CQ of XRC QPs, the CQ of @s0)
+ * @x0: the XRC domain of @s0 (upstream xrcdn0)
+ * @x1: the XRC domain of XRC initiators (upstream xrcdn1)
+ * @s0: an XRC SRQ (the SRQ XRC QPs' contexts name)
+ *
+ * Created on the first XRC create_qp, all or none, and destroyed after the device
+ * is unregistered (every QP naming them is gone then).
+ */
+struct mlx5rs_ib_devres {
+	struct mutex lock;
+	struct ib_pd *p0;
+	struct ib_cq *c0;
+	struct ib_xrcd *x0;
+	struct ib_xrcd *x1;
+	struct ib_srq *s0;
+};
 
 /**
  * struct mlx5rs_ib_dev - the driver's IB device
@@ -23,6 +46,7 @@
  * @board_id: sysfs board_id
  * @hca_type: sysfs hca_type
  * @hw_rev: sysfs hw_rev
+ * @devr: the XRC QPs' device resources
  */
 struct mlx5rs_ib_dev {
 	struct ib_device ib;
@@ -31,7 +55,11 @@ struct mlx5rs_ib_dev {
 	char board_id[MLX5RS_IB_STR_LEN];
 	char hca_type[MLX5RS_IB_STR_LEN];
 	u32 hw_rev;
+	struct mlx5rs_ib_devres devr;
 };
+
+int mlx5rs_ib_devres_get(struct mlx5rs_ib_dev *dev, struct mlx5rs_ib_qp_init *init);
+void mlx5rs_ib_devres_cleanup(struct mlx5rs_ib_dev *dev);
 
 /**
  * struct mlx5rs_ib_ucontext - a user context

@@ -98,6 +98,18 @@ static int mlx5rs_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	init.max_inline_data = attr->cap.max_inline_data;
 	init.port_num = attr->port_num;
 	init.sq_sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	if (attr->qp_type == IB_QPT_XRC_TGT) {
+		/* The core names the domain of a target (ib_create_qp_user()). */
+		if (!attr->xrcd)
+			return -EINVAL;
+		init.xrcdn = container_of(attr->xrcd, struct mlx5rs_ib_xrcd, ibxrcd)->xrcdn;
+	}
+	if (attr->qp_type == IB_QPT_XRC_TGT || attr->qp_type == IB_QPT_XRC_INI) {
+		/* Upstream's mlx5_ib_dev_res_srq_init() at create_qp. */
+		err = mlx5rs_ib_devres_get(to_rsdev(ibqp->device), &init);
+		if (err)
+			return err;
+	}
 	if (mlx5rs_ib_names_buffer(udata, qp_buf_attrs, ARRAY_SIZE(qp_buf_attrs)))
 		return -EOPNOTSUPP;
 	if (udata) {

@@ -129,9 +129,19 @@ pub struct QpInit {
     pub recv_cqe_128: u8,
     /// Padding.
     pub rsvd: [u8; 2],
+    /// XRC_TGT: the XRC domain the core names (`attr->xrcd`).
+    pub xrcdn: u32,
+    /// XRC QPs: the device resources' PD (upstream `devr->p0`), 0 for other types.
+    pub devr_pdn: u32,
+    /// XRC QPs: the device resources' CQ (upstream `devr->c0`).
+    pub devr_cqn: u32,
+    /// XRC QPs: the device resources' XRC SRQ (upstream `devr->s0`).
+    pub devr_srqn: u32,
+    /// XRC QPs: the device resources' XRC domain (upstream `devr->xrcdn1`).
+    pub devr_xrcdn: u32,
 }
 
 // The sizes `mlx5rs_ffi.h` declares (MLX5RS_IB_QP_ATTR_SIZE, MLX5RS_IB_QP_INIT_SIZE),
 // which ffi/rdma/ib_qp.c checks on its side.
 const _: () = assert!(core::mem::size_of::<QpAttr>() == 156);
-const _: () = assert!(core::mem::size_of::<QpInit>() == 56);
+const _: () = assert!(core::mem::size_of::<QpInit>() == 76);

@@ -250,13 +250,13 @@ fn query_device_reports_cq_moderation_with_the_cap() {
         revision: 0,
         is_vf: false,
     };
-    let a = device_attr(&g, &ids, 128);
+    let a = device_attr(&g, None, &ids, 128);
     assert_eq!(
         (a.max_cq_moderation_count, a.max_cq_moderation_period),
         (0, 0)
     );
     g.set(cmd_hca_cap::CQ_MODERATION, true).unwrap();
-    let a = device_attr(&g, &ids, 128);
+    let a = device_attr(&g, None, &ids, 128);
     assert_eq!(
         (a.max_cq_moderation_count, a.max_cq_moderation_period),
         (65535, 4095)

@@ -487,7 +487,7 @@ fn device_attributes_follow_the_caps() {
         revision: 0,
         is_vf: false,
     };
-    let a = device_attr(&caps, &ids, 128);
+    let a = device_attr(&caps, None, &ids, 128);
     assert_eq!(a.max_qp, 1 << 18);
     assert_eq!(a.max_qp_wr, (1 << 15) / 4, "256-byte kernel send WQEs");
     assert_eq!(a.max_cq, 1 << 24);
@@ -519,13 +519,13 @@ fn device_attributes_follow_the_caps() {
     );
     assert_ne!(a.device_cap_flags & dev_cap::SYS_IMAGE_GUID, 0);
     assert_eq!(a.kernel_cap_flags & kernel_cap::VIRTUAL_FUNCTION, 0);
-    let vf = device_attr(&caps, &DeviceIds { is_vf: true, ..ids }, 128);
+    let vf = device_attr(&caps, None, &DeviceIds { is_vf: true, ..ids }, 128);
     assert_ne!(vf.kernel_cap_flags & kernel_cap::VIRTUAL_FUNCTION, 0);
     // A device log beyond 31 saturates instead of overflowing.
     let mut m = MsgMut::<cmd_hca_cap::Layout>::of_array(&mut raw);
     m.set(cmd_hca_cap::LOG_MAX_CQ, 31u8).unwrap();
     m.set(cmd_hca_cap::LOG_PG_SZ, 255u8).unwrap();
-    let a = device_attr(&GeneralCaps::from_bytes(&raw).unwrap(), &ids, 128);
+    let a = device_attr(&GeneralCaps::from_bytes(&raw).unwrap(), None, &ids, 128);
     assert_eq!(a.max_cq, 1 << 31);
     assert_eq!(a.page_size_cap, 0, "no page size");
     let _ = Msg::<cmd_hca_cap::Layout>::of_array(&raw);
@@ -534,7 +534,7 @@ fn device_attributes_follow_the_caps() {
 #[test]
 fn device_attributes_advertise_only_what_the_provider_serves() {
     // A ConnectX-5's caps: XRC, memory windows, UMR, multicast loopback blocking and
-    // IPoIB offloads. Upstream advertises each; the provider serves none of them.
+    // IPoIB offloads. Upstream advertises each; the provider serves XRC only.
     let mut g = GeneralCaps::from_bytes(&[0u8; cmd_hca_cap::BYTES]).unwrap();
     for f in [
         cmd_hca_cap::XRC,
@@ -558,9 +558,8 @@ fn device_attributes_advertise_only_what_the_provider_serves() {
         revision: 0,
         is_vf: false,
     };
-    let a = device_attr(&g, &ids, 128);
+    let a = device_attr(&g, None, &ids, 128);
     for (bit, what) in [
-        (dev_cap::XRC, "XRC: XRC QPs are refused"),
         (dev_cap::MEM_WINDOW, "memory windows: no alloc_mw"),
         (dev_cap::MEM_WINDOW_TYPE_2B, "type 2B windows"),
         (
@@ -585,8 +584,9 @@ fn device_attributes_advertise_only_what_the_provider_serves() {
     assert_eq!(a.max_mcast_grp, 0, "no attach_mcast");
     assert_eq!(a.max_mcast_qp_attach, 0, "no attach_mcast");
     assert_eq!(a.max_total_mcast_qp_attach, 0, "no attach_mcast");
-    // What is served stays advertised.
+    // What is served stays advertised (XRC: domains, XRC SRQs and XRC QPs).
     for bit in [
+        dev_cap::XRC,
         dev_cap::BAD_PKEY_CNTR,
         dev_cap::AUTO_PATH_MIG,
         dev_cap::CHANGE_PHY_PORT,
@@ -675,4 +675,63 @@ fn qp_and_srq_events_raise_upstreams_events() {
     }
     assert_eq!(srq_event(et::COMM_EST), None);
     assert_eq!(event_name(QpLastWqeReached), "IB_EVENT_QP_LAST_WQE_REACHED");
+}
+
+#[test]
+fn atomic_cap_as_upstream_get_atomic_caps_qp() {
+    use mlx5_rs_pure::cmd::commands::AtomicCaps;
+    let cx5 = AtomicCaps {
+        operations: 0xf,
+        size_qp: 1 << 3,
+        req_8b_endianness_mode: 1,
+        host_endianness_supported: true,
+    };
+    assert_eq!(atomic_cap(Some(&cx5)), ib_atomic::HCA);
+    assert_eq!(atomic_cap(None), ib_atomic::NONE, "no cap atomic");
+    for (c, why) in [
+        (
+            AtomicCaps {
+                req_8b_endianness_mode: 0,
+                ..cx5
+            },
+            "big-endian responder",
+        ),
+        (
+            AtomicCaps {
+                operations: 0b01,
+                ..cx5
+            },
+            "compare-swap without fetch-add",
+        ),
+        (
+            AtomicCaps {
+                operations: 0b1100,
+                ..cx5
+            },
+            "only the extended operations",
+        ),
+        (
+            AtomicCaps {
+                size_qp: 1 << 2,
+                ..cx5
+            },
+            "no 8-byte operands",
+        ),
+    ] {
+        assert_eq!(atomic_cap(Some(&c)), ib_atomic::NONE, "{why}");
+    }
+    let g = GeneralCaps::from_bytes(&[0u8; cmd_hca_cap::BYTES]).unwrap();
+    let ids = DeviceIds {
+        fw: (16, 35, 1012),
+        sys_image_guid: 1,
+        vendor_id: 0x02c9,
+        device_id: 0x1017,
+        revision: 0,
+        is_vf: false,
+    };
+    assert_eq!(
+        device_attr(&g, Some(&cx5), &ids, 128).atomic_cap,
+        ib_atomic::HCA
+    );
+    assert_eq!(device_attr(&g, None, &ids, 128).atomic_cap, ib_atomic::NONE);
 }

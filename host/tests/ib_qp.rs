@@ -8,7 +8,7 @@ use mlx5_rs_pure::errno::Errno;
 use mlx5_rs_pure::ffi::rdma::{ib_ah_abi::AhAttr, ib_qp_abi::QpAttr};
 use mlx5_rs_pure::ib::ah::av::{self, AH_TYPE_IB};
 use mlx5_rs_pure::ib::qp::create::{
-    create_qpc, rq_type, rx_type, scat, scatter_to_cqe, CreateQpc, WqSizes,
+    create_qpc, rq_type, rx_type, scat, scatter_to_cqe, xrc_tgt_qpc, CreateQpc, WqSizes, XrcDevRes,
 };
 use mlx5_rs_pure::ib::qp::modify::{
     access, after_modify, allowed_optpar, atomic_mode, ib_state, mask, mask_to_optpar, plan_modify,
@@ -175,6 +175,7 @@ fn create_context_names_every_object() {
         cqn_snd: Some(7),
         cqn_rcv: Some(8),
         srqn: None,
+        xrcd: None,
         dbr_addr: 0x1234_5000,
         user_index: Some(9),
         uar_page: 3,
@@ -232,6 +233,74 @@ fn create_context_names_every_object() {
     assert_eq!(get(&c, qpc::LOG_RQ_SIZE), 0);
     assert_eq!(rx_type(QpType::Rc, false, false), rq_type::ZERO_LEN);
     assert_eq!(rx_type(QpType::XrcTgt, false, false), rq_type::SRQ);
+    assert_eq!(get(&c, qpc::XRCD), 0, "no domain named without XRC");
+    // An XRC initiator's context: upstream create_user_qp names c0 as its receive CQ,
+    // xrcdn1 and s0, receive type SRQ whatever the request.
+    assert_eq!(rx_type(QpType::XrcIni, false, true), rq_type::SRQ);
+    let ini = create_qpc(&CreateQpc {
+        st: QpType::XrcIni.st(),
+        rq_type: rx_type(QpType::XrcIni, false, false),
+        cqn_rcv: Some(21),
+        srqn: Some(22),
+        xrcd: Some(23),
+        ..p
+    })
+    .unwrap();
+    assert_eq!(get(&ini, qpc::ST), 3, "MLX5_QP_ST_XRC");
+    assert_eq!(
+        (
+            get(&ini, qpc::CQN_RCV),
+            get(&ini, qpc::SRQN_RMPN_XRQN),
+            get(&ini, qpc::XRCD)
+        ),
+        (21, 22, 23)
+    );
+    assert_eq!(get(&ini, qpc::RQ_TYPE), u64::from(rq_type::SRQ));
+    assert!(create_qpc(&CreateQpc {
+        xrcd: Some(1 << 24),
+        ..p
+    })
+    .is_err());
+}
+
+#[test]
+fn xrc_target_context_as_upstream_create_xrc_tgt_qp() {
+    let d = XrcDevRes {
+        pdn: 3,
+        cqn: 4,
+        srqn: 5,
+        xrcdn: 6,
+    };
+    let c = xrc_tgt_qpc(&d, 9, Some(0xff_ffff)).unwrap();
+    assert_eq!(get(&c, qpc::ST), 3, "MLX5_QP_ST_XRC");
+    assert_eq!(get(&c, qpc::PM_STATE), 3, "migrated");
+    assert_eq!(get(&c, qpc::PD), 3, "devr->p0");
+    assert_eq!(get(&c, qpc::RQ_TYPE), u64::from(rq_type::SRQ));
+    assert_eq!(get(&c, qpc::NO_SQ), 1);
+    assert_eq!(
+        (get(&c, qpc::CQN_SND), get(&c, qpc::CQN_RCV)),
+        (4, 4),
+        "devr->c0 both"
+    );
+    assert_eq!(get(&c, qpc::SRQN_RMPN_XRQN), 5, "devr->s0");
+    assert_eq!(get(&c, qpc::XRCD), 9, "the target's own domain, not xrcdn1");
+    assert_eq!(get(&c, qpc::USER_INDEX), 0xff_ffff);
+    assert_eq!(
+        (
+            get(&c, qpc::DBR_ADDR),
+            get(&c, qpc::UAR_PAGE),
+            get(&c, qpc::LOG_RQ_SIZE),
+            get(&c, qpc::LOG_SQ_SIZE)
+        ),
+        (0, 0, 0, 0),
+        "no queue, no doorbell"
+    );
+    let c = xrc_tgt_qpc(&d, 9, None).unwrap();
+    assert_eq!(get(&c, qpc::USER_INDEX), 0, "CQE version 0");
+    assert!(
+        xrc_tgt_qpc(&d, 1 << 24, None).is_err(),
+        "domain wider than 24 bits"
+    );
 }
 
 #[test]

@@ -340,3 +340,54 @@ fn offsets_derived_from_tables() {
     );
     assert_eq!((pages::PAS_OFFSET, caps::CAP_OFFSET), (0x10, 0x10));
 }
+
+#[test]
+fn atomic_caps_query_and_set() {
+    use mlx5_rs_pure::ifc::caps::atomic_caps;
+    // op_mod: the ATOMIC page (3), current in bit 0 (mlx5_ifc.h MLX5_CAP_ATOMIC).
+    assert_eq!(QueryAtomicCaps { current: true }.op_mod(), (3 << 1) | 1);
+    assert_eq!(QueryAtomicCaps { current: false }.op_mod(), 3 << 1);
+    let mut o = vec![0u8; 0x10 + 4096];
+    {
+        let mut c = MsgMut::<atomic_caps::Layout>::new(&mut o[0x10..]).unwrap();
+        c.set(atomic_caps::ATOMIC_OPERATIONS, 0x000fu16).unwrap();
+        c.set(atomic_caps::ATOMIC_SIZE_QP, 0x0008u16).unwrap();
+        c.set(atomic_caps::ATOMIC_SIZE_DC, 0x0030u16).unwrap();
+        c.set(atomic_caps::SUPPORTED_ATOMIC_REQ_8B_ENDIANNESS_MODE_1, true)
+            .unwrap();
+    }
+    let a = command::decode(QueryAtomicCaps { current: true }, &o).unwrap();
+    assert_eq!(
+        a,
+        AtomicCaps {
+            operations: 0xf,
+            size_qp: 8,
+            req_8b_endianness_mode: 0,
+            host_endianness_supported: true,
+        }
+    );
+    // Byte offsets of the PRM (mlx5_ifc.h atomic_caps): mode at bit 0x40, operations
+    // at 0x90, size_qp at 0xb0.
+    o[0x10 + 0x8] = 0x40;
+    let a = command::decode(QueryAtomicCaps { current: true }, &o).unwrap();
+    assert_eq!(a.req_8b_endianness_mode, 1);
+    assert_eq!(be16(&o, 0x10 + 0x12), 0xf);
+    assert_eq!(be16(&o, 0x10 + 0x16), 8);
+    assert!(command::decode(QueryAtomicCaps { current: true }, &o[..0x10 + 100]).is_err());
+
+    let i = input(&SetAtomicCaps {
+        req_8b_endianness_mode: ATOMIC_REQ_MODE_HOST_ENDIANNESS,
+    });
+    assert_eq!(i.len(), 0x10 + 4096);
+    // SET_HCA_CAP (0x109), op_mod ATOMIC << 1 (upstream MLX5_SET_HCA_CAP_OP_MOD_ATOMIC).
+    assert_eq!((be16(&i, 0), be16(&i, 6)), (0x109, 3 << 1));
+    assert_eq!(i[0x10 + 0x8], 0x40, "mode 1 in the top two bits of byte 8");
+    let mut rest = i[0x10..].to_vec();
+    rest[0x8] = 0;
+    assert!(rest.iter().all(|b| *b == 0), "every other byte zero");
+    assert!(SetAtomicCaps {
+        req_8b_endianness_mode: 4
+    }
+    .build(&mut MsgMut::new(&mut vec![0u8; 0x10 + 4096]).unwrap())
+    .is_err());
+}

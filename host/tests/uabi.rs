@@ -540,6 +540,22 @@ fn create_qp_accepts_libmlx5() {
         r.rq_wqe_shift = 0;
     };
     assert!(qp(srq, zero_rq, 1).is_ok());
+    // An XRC initiator (libmlx5's XRC_SEND): a send queue only, no RQ whatever the
+    // receive capacity says (upstream qp_has_rq).
+    let ini = QpAttr {
+        kind: QpKind::XrcIni,
+        ..RC
+    };
+    let mut r = qp_req();
+    zero_rq(&mut r);
+    let p = parse_create_qp(&ini, r.as_bytes(), &qp_caps(), 1).unwrap();
+    assert!(!p.has_rq);
+    assert_eq!((p.rq_wqe_cnt, p.sq_wqe_cnt, p.sq_offset), (0, 512, 0));
+    assert_eq!(p.buf_size, 512 * 64);
+    assert!(
+        qp(ini, |_| {}, 1).is_err(),
+        "RQ fields of a QP without an RQ"
+    );
     // UAR choice.
     let dynb = |r: &mut CreateQp| {
         r.flags = QP_FLAG_BFREG_INDEX;
@@ -862,7 +878,7 @@ fn every_length_random_bytes() {
                 assert!(cqe_size == 64 || cqe_size == 128);
             }
             let attr = QpAttr {
-                kind: [QpKind::Rc, QpKind::Uc, QpKind::Ud][(word % 3) as usize],
+                kind: [QpKind::Rc, QpKind::Uc, QpKind::Ud, QpKind::XrcIni][(word % 4) as usize],
                 max_recv_wr: small,
                 srq: word & 8 != 0,
             };

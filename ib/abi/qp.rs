@@ -60,6 +60,8 @@ pub enum QpKind {
     Uc,
     /// Unreliable datagram.
     Ud,
+    /// XRC initiator (send only: never a receive queue of its own).
+    XrcIni,
 }
 
 /// Device capabilities create_qp looks at.
@@ -212,7 +214,8 @@ pub fn parse_create_qp(
     if u64::from(attr.max_recv_wr) > max_wqes {
         return Err(range("max_recv_wr"));
     }
-    let has_rq = !attr.srq && attr.max_recv_wr != 0;
+    // Upstream `qp_has_rq`: an XRC initiator has none, whatever the request.
+    let has_rq = attr.kind != QpKind::XrcIni && !attr.srq && attr.max_recv_wr != 0;
     let (rq_wqe_cnt, rq_wqe_shift, rq_max_gs) = if has_rq {
         let sig = u64::from(flags & QP_FLAG_SIGNATURE != 0);
         // The RQ geometry the QP context takes (PRM `qpc.log_rq_stride` counts from

@@ -5,12 +5,13 @@
 //! capabilities, the firmware version, the PCI ids and QUERY_ADAPTER's board id.
 //!
 //! The values follow upstream `mlx5_ib_query_device` (mlx5_ib main.c) for the
-//! capabilities this driver reads (the general `cmd_hca_cap`; atomic, ODP, tag-matching
-//! and Ethernet offload caps are not queried, so those features are reported absent).
+//! capabilities this driver reads (the general `cmd_hca_cap` and the atomic caps; ODP,
+//! tag-matching and Ethernet offload caps are not queried, so those features are
+//! reported absent). `atomic_cap` is upstream's `get_atomic_caps_qp`; masked atomics
+//! are never reported (upstream sets `masked_atomic_cap` to none whatever the caps).
 //!
 //! What is advertised is what the provider implements, whatever the device could do
-//! ([`NOT_SERVED`], [`NOT_SERVED_KERNEL`]): XRC (XRC QPs are refused; domains and XRC
-//! SRQs alone are no XRC transport), memory windows (no `alloc_mw`), the memory
+//! ([`NOT_SERVED`], [`NOT_SERVED_KERNEL`]): memory windows (no `alloc_mw`), the memory
 //! management extensions and gappy registration (no `alloc_mr` / fast registration),
 //! UD checksum and TSO offloads (no send path) and multicast loopback blocking (the
 //! create flag is refused). Upstream reports each from its cap; the limits that only
@@ -21,7 +22,7 @@
 //! Pure `core` code, compiled into the module and into the host test crate.
 
 use crate::{
-    cmd::commands::{gen_cap, GeneralCaps},
+    cmd::commands::{gen_cap, AtomicCaps, GeneralCaps},
     ffi::rdma::ib_abi::DeviceAttr,
     ib::cq::commands::{MAX_CQ_COUNT, MAX_CQ_PERIOD},
 };
@@ -70,8 +71,7 @@ pub mod kernel_cap {
 
 /// `device_cap_flags` upstream derives from the caps that this provider does not serve
 /// (the verbs behind them are absent or refuse): never advertised.
-pub const NOT_SERVED: u64 = dev_cap::XRC
-    | dev_cap::MEM_WINDOW
+pub const NOT_SERVED: u64 = dev_cap::MEM_WINDOW
     | dev_cap::MEM_WINDOW_TYPE_2B
     | dev_cap::MEM_MGT_EXTENSIONS
     | dev_cap::UD_IP_CSUM;
@@ -117,11 +117,51 @@ pub fn fw_ver_u64(fw: (u16, u16, u16)) -> u64 {
     (u64::from(fw.0) << 32) | (u64::from(fw.1) << 16) | u64::from(fw.2)
 }
 
-/// The device attributes of `caps` and `ids`, as upstream `mlx5_ib_query_device`
-/// fills them, less what the provider does not serve ([`NOT_SERVED`],
-/// [`NOT_SERVED_KERNEL`]). `max_pkeys` is the P_Key table length.
-pub fn device_attr(caps: &GeneralCaps, ids: &DeviceIds, max_pkeys: u16) -> DeviceAttr {
+/// `enum ib_atomic_cap` values (ib_verbs.h).
+pub mod ib_atomic {
+    /// No atomics.
+    pub const NONE: u32 = 0;
+    /// Atomic within the HCA.
+    pub const HCA: u32 = 1;
+}
+
+/// `MLX5_ATOMIC_OPS_CMP_SWAP | MLX5_ATOMIC_OPS_FETCH_ADD` (mlx5 driver.h).
+const ATOMIC_OPS_CMP_SWAP_FETCH_ADD: u16 = 0b11;
+/// `MLX5_ATOMIC_SIZE_QP_8BYTES` (mlx5_ib.h).
+const ATOMIC_SIZE_QP_8BYTES: u16 = 1 << 3;
+
+/// `atomic_cap` as upstream `get_atomic_caps_qp` computes it: HCA-wide atomics when
+/// the device does 8-byte compare-swap and fetch-add on QPs and responds in host
+/// endianness; none otherwise, and none without the atomic caps (cap `atomic` 0,
+/// where upstream reads a page of zeros). Upstream reads the fields as `u8`: the bits
+/// tested are in the low byte either way.
+pub fn atomic_cap(atomic: Option<&AtomicCaps>) -> u32 {
+    let Some(a) = atomic else {
+        return ib_atomic::NONE;
+    };
+    let (ops, size_qp) = (a.operations, a.size_qp);
+    if ops & ATOMIC_OPS_CMP_SWAP_FETCH_ADD == ATOMIC_OPS_CMP_SWAP_FETCH_ADD
+        && size_qp & ATOMIC_SIZE_QP_8BYTES != 0
+        && a.req_8b_endianness_mode != 0
+    {
+        ib_atomic::HCA
+    } else {
+        ib_atomic::NONE
+    }
+}
+
+/// The device attributes of `caps`, `atomic` (the atomic caps, `None` without cap
+/// `atomic`) and `ids`, as upstream `mlx5_ib_query_device` fills them, less what the
+/// provider does not serve ([`NOT_SERVED`], [`NOT_SERVED_KERNEL`]). `max_pkeys` is the
+/// P_Key table length.
+pub fn device_attr(
+    caps: &GeneralCaps,
+    atomic: Option<&AtomicCaps>,
+    ids: &DeviceIds,
+    max_pkeys: u16,
+) -> DeviceAttr {
     let mut a = device_attr_of_caps(caps, ids, max_pkeys);
+    a.atomic_cap = atomic_cap(atomic);
     a.device_cap_flags &= !NOT_SERVED;
     a.kernel_cap_flags &= !NOT_SERVED_KERNEL;
     if a.device_cap_flags & dev_cap::MEM_WINDOW == 0 {
@@ -221,8 +261,8 @@ fn device_attr_of_caps(caps: &GeneralCaps, ids: &DeviceIds, max_pkeys: u16) -> D
         max_qp_rd_atom,
         max_res_rd_atom: max_qp_rd_atom.saturating_mul(max_qp),
         max_qp_init_rd_atom: pow2(caps.get(gen_cap::LOG_MAX_RA_RES_QP)),
-        // The atomic capability page is not queried: no atomics reported.
-        atomic_cap: 0,
+        // From the atomic caps ([`atomic_cap`], set by `device_attr`).
+        atomic_cap: ib_atomic::NONE,
         max_mw,
         max_mcast_grp,
         max_mcast_qp_attach,

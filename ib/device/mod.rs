@@ -31,7 +31,7 @@ use crate::ib::{
     uctx::{uabi_err, UctxVerbs},
 };
 use crate::{
-    cmd::commands::GeneralCaps,
+    cmd::commands::{AtomicCaps, GeneralCaps},
     eq::rsc::RscTable,
     ffi::rdma::{
         ib::{DeviceAttr, IbOps},
@@ -53,6 +53,7 @@ use crate::{
 pub(crate) struct Provider {
     dev: ARef<device::Device>,
     caps: GeneralCaps,
+    atomic: Option<AtomicCaps>,
     ids: DeviceIds,
     /// P_Key table length (`max_pkeys`).
     pkey_tbl_len: u16,
@@ -76,6 +77,7 @@ impl Provider {
         dev: &device::Device,
         hw: Arc<Hw>,
         caps: GeneralCaps,
+        atomic: Option<AtomicCaps>,
         ids: DeviceIds,
         access: PortAccess,
         num_ports: u8,
@@ -86,6 +88,7 @@ impl Provider {
     ) -> Self {
         let qp_env = QpEnv::new(
             &caps,
+            atomic.as_ref(),
             page::PAGE_SHIFT as u32,
             num_ports,
             port_caps.pkey_tbl_len,
@@ -104,6 +107,7 @@ impl Provider {
             srq: SrqVerbs::new(dev, hw.clone(), caps.clone(), rscs),
             mr: MrVerbs::new(dev, hw, &caps),
             caps,
+            atomic,
             ids,
         }
     }
@@ -116,7 +120,12 @@ impl IbOps for Provider {
     ///
     /// None: always `Ok`.
     fn query_device(&self) -> Result<DeviceAttr> {
-        Ok(device_attr(&self.caps, &self.ids, self.pkey_tbl_len))
+        Ok(device_attr(
+            &self.caps,
+            self.atomic.as_ref(),
+            &self.ids,
+            self.pkey_tbl_len,
+        ))
     }
 
     /// query_device's mlx5 response for a user buffer of `outlen` bytes.

@@ -8,10 +8,14 @@
 //! PD, RQ stride and size (RQ first in the buffer), SQ size or `no_sq`, the receive
 //! queue type (SRQ, zero-length or regular), CQs, SRQ, doorbell record, user index
 //! (CQE version 1), UAR page, buffer page size and offset, and what the accepted
-//! vendor flags ask for (signature, scatter-to-CQE sizes, packet-based credits). XRC
-//! domains and the
-//! default SRQ upstream names for QPs without one (`devr->xrcdn1`, `devr->s1`) are
-//! not used: a QP without an SRQ names none (`xrcd` 0, `srqn` 0). The timestamp
+//! vendor flags ask for (signature, scatter-to-CQE sizes, packet-based credits), and
+//! for XRC QPs their domain. An XRC QP names the device resources upstream names
+//! (`create_user_qp`, `create_xrc_tgt_qp`: the receive CQ `devr->c0`, the XRC SRQ
+//! `devr->s0`, for an initiator the domain `devr->xrcdn1`, for a target its own
+//! domain, `devr->p0` as its PD and `c0` as its send CQ too; see [`xrc_tgt_qpc`]).
+//! The XRC domains and the default SRQ upstream names for other QPs without an SRQ
+//! (`devr->xrcdn0` / `xrcdn1`, `devr->s1`) are not used: such a QP names none
+//! (`xrcd` 0, `srqn` 0). The timestamp
 //! format is 0 (free running), what upstream picks when the RoCE caps' `qp_ts_format`
 //! is 0, as on an InfiniBand function.
 //!
@@ -119,6 +123,8 @@ pub struct CreateQpc {
     pub cqn_rcv: Option<u32>,
     /// SRQ.
     pub srqn: Option<u32>,
+    /// XRC domain (XRC QPs).
+    pub xrcd: Option<u32>,
     /// Doorbell record.
     pub dbr_addr: u64,
     /// User index (CQE version 1 only).
@@ -189,6 +195,9 @@ pub fn create_qpc(p: &CreateQpc) -> Result<[u8; QPC_BYTES], Errno> {
     if let Some(n) = p.srqn {
         c.set(qpc::SRQN_RMPN_XRQN, n).map_err(wide)?;
     }
+    if let Some(n) = p.xrcd {
+        c.set(qpc::XRCD, n).map_err(wide)?;
+    }
     if let Some(n) = p.cqn_snd {
         c.set(qpc::CQN_SND, n).map_err(wide)?;
     }
@@ -203,4 +212,43 @@ pub fn create_qpc(p: &CreateQpc) -> Result<[u8; QPC_BYTES], Errno> {
     c.set(qpc::LOG_PAGE_SIZE, p.log_page_size).map_err(wide)?;
     c.set(qpc::PAGE_OFFSET, p.page_offset).map_err(wide)?;
     Ok(ctx)
+}
+
+/// The device resources an XRC QP's context names (upstream `struct
+/// mlx5_ib_resources`), as the shim made them (`ffi/rdma/ib_devres.c`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct XrcDevRes {
+    /// PD `p0`.
+    pub pdn: u32,
+    /// CQ `c0`.
+    pub cqn: u32,
+    /// XRC SRQ `s0`.
+    pub srqn: u32,
+    /// XRC domain `xrcdn1` (initiators).
+    pub xrcdn: u32,
+}
+
+/// The context of an XRC target as upstream `create_xrc_tgt_qp` builds it: service
+/// type XRC, PD `p0`, SRQ receive from `s0` with `c0` as both CQs, no send queue and
+/// no buffer, the target's `xrcd`, the default user index with CQE version 1.
+///
+/// # Errors
+///
+/// `EINVAL` when a number is wider than its field ([`create_qpc`]).
+pub fn xrc_tgt_qpc(
+    devr: &XrcDevRes,
+    xrcd: u32,
+    user_index: Option<u32>,
+) -> Result<[u8; QPC_BYTES], Errno> {
+    create_qpc(&CreateQpc {
+        st: QpType::XrcTgt.st(),
+        pdn: devr.pdn,
+        rq_type: rq_type::SRQ,
+        cqn_snd: Some(devr.cqn),
+        cqn_rcv: Some(devr.cqn),
+        srqn: Some(devr.srqn),
+        xrcd: Some(xrcd),
+        user_index,
+        ..CreateQpc::default()
+    })
 }

@@ -1,7 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! QPs (kernel shell): create_qp of user RC, UC and UD QPs with the libmlx5 ABI,
-//! modify_qp, query_qp and destroy_qp, as upstream `mlx5_ib` (`qp.c`).
+//! QPs (kernel shell): create_qp of user RC, UC, UD and XRC initiator QPs with the
+//! libmlx5 ABI and of XRC targets, modify_qp, query_qp and destroy_qp, as upstream
+//! `mlx5_ib` (`qp.c`).
+//!
+//! XRC (with cap `xrc`, as upstream's `check_qp_type`): the contexts name the device
+//! resources the shim makes on the first XRC create_qp (`ffi/rdma/ib_devres.c`, as
+//! upstream's `mlx5_ib_dev_res_srq_init`: a PD, a CQ, two XRC domains and an XRC SRQ,
+//! destroyed after unregistration). An initiator is a user QP with a send queue only
+//! (receive CQ `c0`, domain `xrcdn1`, SRQ `s0` in its context, as upstream
+//! `create_user_qp`); a target, which the core always creates without user data,
+//! has no queue and no doorbell record ([`create_xrc_tgt_qp`], upstream
+//! `create_xrc_tgt_qp`: its own domain, PD `p0`, `c0`, `s0`). Kernel XRC initiators
+//! are refused (`EOPNOTSUPP`; upstream creates them).
 //!
 //! create_qp checks the request ([`crate::ib::abi::qp::parse_create_qp`]: sizes, flags,
 //! user index, addresses), picks the doorbell's UAR ([`crate::ib::uctx::uar`]), pins the
@@ -61,10 +72,10 @@ use crate::ib::{
         CreateQp, DestroyQp, Init2InitQp, Init2RtrQp, QpToErr, QpToRst, QueryQp, Rst2InitQp,
         Rtr2RtsQp, Rts2RtsQp, SqErr2RtsQp, Sqd2RtsQp,
     },
-    qp::create::{create_qpc, rx_type, scatter_to_cqe, CreateQpc, WqSizes},
+    qp::create::{create_qpc, rx_type, scatter_to_cqe, xrc_tgt_qpc, CreateQpc, WqSizes, XrcDevRes},
     qp::modify::{
-        after_modify, atomic_mode, ib_state, mask, plan_modify, query_attr, ModifyCaps, ModifyPlan,
-        QpShadow, QpType,
+        after_modify, atomic_mode, ib_qpt, ib_state, mask, plan_modify, query_attr, ModifyCaps,
+        ModifyPlan, QpShadow, QpType,
     },
     qp::size::{kernel_rq_size, kernel_sq_size, QpCap, SizeCaps},
     uctx::uar::BfregRef,
@@ -74,7 +85,7 @@ use crate::ib::{
 };
 use crate::{
     cmd::{
-        commands::{gen_cap, GeneralCaps},
+        commands::{gen_cap, AtomicCaps, GeneralCaps},
         status::create_outcome_unknown,
     },
     coherent_io,
@@ -112,14 +123,18 @@ pub(crate) struct QpEnv {
     pub(crate) size: SizeCaps,
     /// The core's UAR page, which kernel QPs ring (`None`: no kernel QPs).
     pub(crate) kernel_uar: Option<u32>,
+    /// Cap `xrc`: XRC QPs are created (upstream `check_qp_type`).
+    pub(crate) xrc: bool,
 }
 
 impl QpEnv {
-    /// From the current general caps and the port's table lengths. Atomic mode: the
-    /// atomic caps (`atomic_operations`, `atomic_size_qp`) are not read, so no mode is
-    /// known and remote atomics are refused (`EOPNOTSUPP`, as upstream without one).
+    /// From the current general caps, the atomic caps (`None` without cap `atomic`)
+    /// and the port's table lengths. Atomic mode: upstream `get_atomic_mode` of
+    /// `atomic_operations` and `atomic_size_qp`; without one, remote atomics are
+    /// refused (`EOPNOTSUPP`, as upstream).
     pub(crate) fn new(
         caps: &GeneralCaps,
+        atomic: Option<&AtomicCaps>,
         page_shift: u32,
         num_ports: u8,
         pkey_tbl_len: u16,
@@ -136,7 +151,8 @@ impl QpEnv {
                 log_max_ra_req_qp: caps.get(gen_cap::LOG_MAX_RA_REQ_QP),
                 log_max_msg: caps.get(gen_cap::LOG_MAX_MSG),
                 stat_rate_support: caps.get(gen_cap::STAT_RATE_SUPPORT),
-                atomic_mode: atomic_mode(caps.get(gen_cap::ATOMIC), 0, 0),
+                atomic_mode: atomic
+                    .and_then(|a| atomic_mode(caps.get(gen_cap::ATOMIC), a.operations, a.size_qp)),
             },
             cqe_v1: caps.get(gen_cap::CQE_VERSION) == 1,
             size: SizeCaps {
@@ -145,6 +161,7 @@ impl QpEnv {
                 max_wqe_sz_rq: u32::from(caps.get(gen_cap::MAX_WQE_SZ_RQ)),
             },
             kernel_uar,
+            xrc: caps.get(gen_cap::XRC),
         }
     }
 }
@@ -178,13 +195,17 @@ impl QpVerbs {
 
 impl IbQpOps for QpVerbs {
     /// create_qp: a kernel consumer's QP (RC, UC, UD, GSI/SMI; queues in coherent
-    /// memory) or a user QP (RC, UC, UD) over the request's pinned buffer.
+    /// memory), a user QP (RC, UC, UD, XRC initiator) over the request's pinned
+    /// buffer, or an XRC target (no queues).
     ///
     /// # Errors
     ///
-    /// - `EOPNOTSUPP` for a QP type this provider does not create (XRC, raw packet,
-    ///   driver QPs; special QPs from user space) and for any create flag;
-    /// - `EINVAL` without a send and a receive CQ, a user context without user data
+    /// - `EOPNOTSUPP` for a QP type this provider does not create (raw packet, driver
+    ///   QPs; special QPs from user space, kernel XRC initiators, XRC without cap
+    ///   `xrc`) and for any create flag;
+    /// - `EINVAL` for an XRC target with user data (the core passes none), without a
+    ///   domain or the device resources; without a send and a receive CQ (an XRC
+    ///   initiator: a send CQ), a user context without user data
     ///   or the reverse, a special QP on a port the device lacks, queue sizes beyond
     ///   the device's (`qp::size`), a UAR page the context does not own, a buffer no
     ///   page size fits, a value wider than its QP context field;
@@ -204,6 +225,13 @@ impl IbQpOps for QpVerbs {
         shim: QpShim,
     ) -> Result<(KBox<dyn IbQp>, u32, usize)> {
         let (qp, qpn, n) = match user {
+            // The core creates every target without user data (ib_create_qp_user).
+            _ if init.qp_type == ib_qpt::XRC_TGT => {
+                if user.is_some() {
+                    return Err(EINVAL);
+                }
+                create_xrc_tgt_qp(&self.dev, &self.hw, &self.qp_env, init)
+            }
             Some((c, u)) => create_user_qp(&self.dev, &self.hw, &self.qp_env, dev, c, init, u),
             None => create_kernel_qp(&self.dev, &self.hw, &self.qp_env, init),
         }?;
@@ -236,6 +264,8 @@ enum QpMem {
         pages: KVec<Coherent<[u8]>>,
         dbr: Coherent<[u8]>,
     },
+    /// No work queue and no doorbell record (an XRC target).
+    NoQueues,
 }
 
 /// A QP of the provider.
@@ -296,6 +326,7 @@ pub(crate) fn create_user_qp(
         QpType::Rc => QpKind::Rc,
         QpType::Uc => QpKind::Uc,
         QpType::Ud => QpKind::Ud,
+        QpType::XrcIni if env.xrc => QpKind::XrcIni,
         _ => return Err(EOPNOTSUPP),
     };
     // No create flag is served (upstream's process_create_flags refuses what the
@@ -303,9 +334,12 @@ pub(crate) fn create_user_qp(
     if init.create_flags != 0 {
         return Err(EOPNOTSUPP);
     }
-    if init.has_send_cq == 0 || init.has_recv_cq == 0 {
+    // An XRC initiator has a send CQ only (the core gives it no receive CQ).
+    let xrc_ini = ty == QpType::XrcIni;
+    if init.has_send_cq == 0 || (init.has_recv_cq == 0 && !xrc_ini) {
         return Err(EINVAL);
     }
+    let devr = xrc_ini.then(|| xrc_devres(init)).transpose()?;
     let attr = UQpAttr {
         kind,
         max_recv_wr: init.max_recv_wr,
@@ -371,6 +405,7 @@ pub(crate) fn create_user_qp(
         cqn_snd: snd.then_some(init.send_cqn),
         cqn_rcv: rcv.then_some(init.recv_cqn),
         srqn: srq.then_some(init.srqn),
+        xrcd: None,
         dbr_addr: db.dma(),
         user_index: env.cqe_v1.then_some(plan.uidx),
         uar_page: door.uar_index,
@@ -382,7 +417,18 @@ pub(crate) fn create_user_qp(
         cs_req,
         cs_res,
     };
-    let ctx = create_qpc(&p)?;
+    // Upstream `create_user_qp`'s default resources of an initiator: receive CQ
+    // `c0`, domain `xrcdn1`, SRQ `s0` (the shadow keeps no receive CQ, as upstream's
+    // modify names none for it).
+    let ctx = match devr {
+        Some(d) => create_qpc(&CreateQpc {
+            cqn_rcv: Some(d.cqn),
+            srqn: Some(d.srqn),
+            xrcd: Some(d.xrcdn),
+            ..p
+        })?,
+        None => create_qpc(&p)?,
+    };
     let qpn = match hw.exec_cmd(CreateQp {
         qpc: &ctx,
         pas: &pas,
@@ -520,6 +566,7 @@ pub(crate) fn create_kernel_qp(
         cqn_snd: snd.then_some(init.send_cqn),
         cqn_rcv: rcv.then_some(init.recv_cqn),
         srqn: srq.then_some(init.srqn),
+        xrcd: None,
         dbr_addr: db_dma,
         user_index: env.cqe_v1.then_some(IB_DEFAULT_UIDX),
         uar_page: uar,
@@ -573,6 +620,81 @@ pub(crate) fn create_kernel_qp(
     let sq_cap = (sq.sq_max_post, sq.sq_max_gs, sq.max_inline);
     let mem = QpMem::Kernel { pages, dbr };
     let qp = Qp::new(dev, hw, qpn, init, env, rq_gs, sq_cap, live, mem)?;
+    let b: KBox<dyn IbQp> = KBox::new(qp, GFP_KERNEL)?;
+    Ok((b, qpn, 0))
+}
+
+/// The device resources the shim made for an XRC QP (`ffi/rdma/ib_devres.c`).
+///
+/// # Errors
+///
+/// `EINVAL` when the shim named none (a PD, CQ, SRQ or domain number 0).
+fn xrc_devres(init: &QpInit) -> Result<XrcDevRes> {
+    let d = XrcDevRes {
+        pdn: init.devr_pdn,
+        cqn: init.devr_cqn,
+        srqn: init.devr_srqn,
+        xrcdn: init.devr_xrcdn,
+    };
+    if d.pdn == 0 || d.cqn == 0 || d.srqn == 0 || d.xrcdn == 0 {
+        return Err(EINVAL);
+    }
+    Ok(d)
+}
+
+/// create_qp of an XRC target, as upstream `create_xrc_tgt_qp`: no queues, no
+/// doorbell record, the context of [`xrc_tgt_qpc`] (the target's domain, the device
+/// resources), in RESET.
+///
+/// # Errors
+///
+/// `EOPNOTSUPP` without cap `xrc` and for any create flag; `EINVAL` without a domain
+/// or the device resources; CREATE_QP's errno ([`Hw::exec_cmd`]).
+pub(crate) fn create_xrc_tgt_qp(
+    dev: &device::Device,
+    hw: &Arc<Hw>,
+    env: &QpEnv,
+    init: &mut QpInit,
+) -> Result<(KBox<dyn IbQp>, u32, usize)> {
+    if !env.xrc || init.create_flags != 0 {
+        return Err(EOPNOTSUPP);
+    }
+    let devr = xrc_devres(init)?;
+    if init.xrcdn == 0 {
+        return Err(EINVAL);
+    }
+    let ctx = xrc_tgt_qpc(&devr, init.xrcdn, env.cqe_v1.then_some(IB_DEFAULT_UIDX))?;
+    // No memory of the QP's own: nothing to keep whatever CREATE_QP's outcome.
+    let qpn = hw
+        .exec_cmd(CreateQp {
+            qpc: &ctx,
+            pas: &[],
+        })
+        .map_err(|e| Error::from(e.errno()))?;
+    let shadow = QpShadow {
+        ty: QpType::XrcTgt,
+        user: false,
+        port: 0,
+        atomic_rd_en: 0,
+        resp_depth: 0,
+        alt_port: 0,
+        // Upstream's modify names `p0` for a QP without a PD and no CQ for a target.
+        pdn: devr.pdn,
+        cqn_snd: None,
+        cqn_rcv: None,
+        rq_wqe_cnt: 0,
+        db_dma: 0,
+    };
+    let live = Live {
+        shadow,
+        state: ib_state::RESET,
+    };
+    init.max_send_wr = 0;
+    init.max_send_sge = 0;
+    init.max_inline_data = 0;
+    init.max_recv_wr = 0;
+    init.max_recv_sge = 0;
+    let qp = Qp::new(dev, hw, qpn, init, env, 0, (0, 0, 0), live, QpMem::NoQueues)?;
     let b: KBox<dyn IbQp> = KBox::new(qp, GFP_KERNEL)?;
     Ok((b, qpn, 0))
 }
@@ -646,6 +768,7 @@ impl Qp {
             QpMem::Kernel { pages, dbr } => {
                 hw.keep(dev, &e, pages.len() + 1, (pages, dbr));
             }
+            QpMem::NoQueues => {}
         }
     }
 

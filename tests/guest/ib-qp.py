@@ -7,8 +7,10 @@
                         their own QPN and the port's LID), query it after each step
                         (the attributes read back must equal what was set), try
                         transitions the verbs forbid (upstream's errno: EINVAL),
-                        move it to ERR and RESET, destroy it; prints one
-                        "name: PASS|FAIL (detail)" line per check
+                        move it to ERR and RESET, destroy it; then an XRC target
+                        (to RTR) and initiator (to RTS) connected to each other
+                        (xrc_walk); prints one "name: PASS|FAIL (detail)" line per
+                        check
   ib-qp.py hold IBDEV   create one RC QP, print "ready qpn N", wait for a signal
   ib-qp.py raw UVERBS   the same walk for an RC QP through the raw uverbs write
                         commands on /dev/infiniband/UVERBS (a context with static
@@ -403,6 +405,109 @@ def raw(uverbs):
     return 1 if FAILED else 0
 
 
+def xrc_walk(ctx, pd, cq, lid):
+    """An XRC domain, an XRC SRQ, a target (XRC_RECV, created by the kernel on the
+    domain) and an initiator (XRC_SEND, libmlx5's send queue): the target to RTR and
+    the initiator to RTS, connected to each other on the port's LID, read back, to
+    ERR / RESET, destroyed."""
+    import tempfile
+    from pyverbs.qp import QPInitAttrEx
+    from pyverbs.srq import SRQ, SrqInitAttrEx
+    from pyverbs.xrcd import XRCD, XRCDInitAttr
+    tmp = tempfile.NamedTemporaryFile()
+    fd = os.open(tmp.name, os.O_RDONLY | os.O_CREAT)
+    xrcd = XRCD(ctx, XRCDInitAttr(e.IBV_XRCD_INIT_ATTR_FD | e.IBV_XRCD_INIT_ATTR_OFLAGS,
+                                  os.O_CREAT, fd))
+    check("xrc.xrcd", True)
+    sa = SrqInitAttrEx(max_wr=16)
+    sa.srq_type = e.IBV_SRQT_XRC
+    sa.pd = pd
+    sa.xrcd = xrcd
+    sa.cq = cq
+    sa.comp_mask = (e.IBV_SRQ_INIT_ATTR_TYPE | e.IBV_SRQ_INIT_ATTR_PD |
+                    e.IBV_SRQ_INIT_ATTR_CQ | e.IBV_SRQ_INIT_ATTR_XRCD)
+    srq = SRQ(ctx, sa)
+    check("xrc.srq", srq.get_srq_num() != 0, "srqn %#x" % srq.get_srq_num())
+    tgt = QP(ctx, QPInitAttrEx(qp_type=e.IBV_QPT_XRC_RECV, comp_mask=e.IBV_QP_INIT_ATTR_XRCD,
+                               xrcd=xrcd))
+    check("xrc.tgt.created", tgt.qp_num != 0, "qpn %#x" % tgt.qp_num)
+    check("xrc.tgt.reset", state_of(tgt) == e.IBV_QPS_RESET, "state %d" % state_of(tgt))
+    cap = QPCap(max_send_wr=16, max_send_sge=1, max_recv_wr=0, max_recv_sge=0)
+    ini = QP(ctx, QPInitAttrEx(qp_type=e.IBV_QPT_XRC_SEND, comp_mask=e.IBV_QP_INIT_ATTR_PD,
+                               pd=pd, scq=cq, cap=cap))
+    check("xrc.ini.created", ini.qp_num != 0 and ini.qp_num != tgt.qp_num,
+          "qpn %#x" % ini.qp_num)
+    check("xrc.ini.reset", state_of(ini) == e.IBV_QPS_RESET, "state %d" % state_of(ini))
+    init_mask = e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS
+    for name, qp, acc in (("tgt", tgt, e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ),
+                          ("ini", ini, 0)):
+        a = QPAttr(qp_state=e.IBV_QPS_INIT)
+        a.pkey_index = 0
+        a.port_num = 1
+        a.qp_access_flags = acc
+        got = errno_of(lambda: qp.modify(a, init_mask))
+        check("xrc.%s.to-init" % name, got == 0, "errno %d" % got)
+        check("xrc.%s.init.state" % name, state_of(qp) == e.IBV_QPS_INIT,
+              "state %d" % state_of(qp))
+    # An initiator has no responder: RTR without the RC-only attributes.
+    rtr = e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN
+    for name, qp, peer, extra in (
+            ("tgt", tgt, ini, e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER),
+            ("ini", ini, tgt, 0)):
+        a = QPAttr(qp_state=e.IBV_QPS_RTR)
+        a.path_mtu = e.IBV_MTU_1024
+        a.dest_qp_num = peer.qp_num
+        a.rq_psn = 0x456
+        a.ah_attr = AHAttr(dlid=lid, sl=0, port_num=1)
+        a.max_dest_rd_atomic = 1
+        a.min_rnr_timer = 12
+        got = errno_of(lambda: qp.modify(a, rtr | extra))
+        check("xrc.%s.to-rtr" % name, got == 0, "errno %d" % got)
+        q, _ = qp.query(e.IBV_QP_STATE | e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN)
+        check("xrc.%s.rtr.state" % name, q.qp_state == e.IBV_QPS_RTR, "state %d" % q.qp_state)
+        check("xrc.%s.rtr.dest-qpn" % name, q.dest_qp_num == peer.qp_num,
+              "dest %#x peer %#x" % (q.dest_qp_num, peer.qp_num))
+        check("xrc.%s.rtr.rq-psn" % name, q.rq_psn == 0x456, "rq_psn %#x" % q.rq_psn)
+    a = QPAttr(qp_state=e.IBV_QPS_RTS)
+    a.sq_psn = 0x456
+    a.timeout = 14
+    a.retry_cnt = 7
+    a.rnr_retry = 7
+    a.max_rd_atomic = 1
+    got = errno_of(lambda: ini.modify(a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN | e.IBV_QP_TIMEOUT |
+                                      e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY |
+                                      e.IBV_QP_MAX_QP_RD_ATOMIC))
+    check("xrc.ini.to-rts", got == 0, "errno %d" % got)
+    q, _ = ini.query(e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
+    check("xrc.ini.rts.state", q.qp_state == e.IBV_QPS_RTS, "state %d" % q.qp_state)
+    check("xrc.ini.rts.sq-psn", q.sq_psn == 0x456, "sq_psn %#x" % q.sq_psn)
+    for name, qp, want in (("tgt", tgt, e.IBV_QPT_XRC_RECV), ("ini", ini, e.IBV_QPT_XRC_SEND)):
+        _, qi = qp.query(e.IBV_QP_STATE)
+        check("xrc.%s.query.type" % name, qi.qp_type == want, "type %d" % qi.qp_type)
+    # RTS -> RTR is no transition.
+    got = errno_of(lambda: ini.modify(QPAttr(qp_state=e.IBV_QPS_RTR), e.IBV_QP_STATE))
+    check("xrc.ini.rts-to-rtr-refused", got == errno.EINVAL, "errno %d" % got)
+    for name, qp in (("tgt", tgt), ("ini", ini)):
+        got = errno_of(lambda: qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE))
+        check("xrc.%s.to-err" % name, got == 0 and state_of(qp) == e.IBV_QPS_ERR,
+              "errno %d" % got)
+        got = errno_of(lambda: qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE))
+        check("xrc.%s.to-reset-again" % name, got == 0 and state_of(qp) == e.IBV_QPS_RESET,
+              "errno %d" % got)
+    # A target created again and destroyed out of RTR, then everything closed.
+    tgt2 = QP(ctx, QPInitAttrEx(qp_type=e.IBV_QPT_XRC_RECV, comp_mask=e.IBV_QP_INIT_ATTR_XRCD,
+                                xrcd=xrcd))
+    check("xrc.tgt2.created", tgt2.qp_num not in (0, tgt.qp_num), "qpn %#x" % tgt2.qp_num)
+    qpns = (tgt.qp_num, ini.qp_num, tgt2.qp_num)
+    before = [emu_qp_state(n) for n in qpns]
+    for o in (tgt2, ini, tgt, srq, xrcd):
+        o.close()
+    os.close(fd)
+    after = [emu_qp_state(n) for n in qpns]
+    check("xrc.destroyed", None not in before and after == [None] * 3,
+          "emulator QPs %s: %s before, %s after" % (qpns, before, after))
+
+
 def main():
     cmd, dev = sys.argv[1], sys.argv[2]
     if cmd == "raw":
@@ -421,6 +526,10 @@ def main():
             walk(ctx, pd, cq, name, qpt, lid)
         except Exception as ex:  # a verb that should have worked raised
             check(name + ".no-exception", False, repr(ex))
+    try:
+        xrc_walk(ctx, pd, cq, lid)
+    except Exception as ex:  # a verb that should have worked raised
+        check("xrc.no-exception", False, repr(ex))
     # Ten QPs at once, then none.
     qps = []
     got = errno_of(lambda: [qps.append(create(ctx, pd, cq, e.IBV_QPT_RC)) for _ in range(10)])

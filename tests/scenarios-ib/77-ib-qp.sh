@@ -2,7 +2,9 @@
 # mlx5-rs's mlx5_N, walks each RESET -> INIT -> RTR -> RTS (connected ones loop back to
 # their own QPN and the port's LID), reads the attributes back after each step, has the
 # transitions the verbs forbid refused with upstream's errno (EINVAL), moves them to ERR
-# and RESET and destroys them (tests/guest/ib-qp.py walk). A process holding a QP shows
+# and RESET and destroys them; then an XRC target (created by the kernel on an XRC
+# domain, upstream create_xrc_tgt_qp) to RTR and an XRC initiator to RTS, connected
+# to each other, the same way (tests/guest/ib-qp.py walk). A process holding a QP shows
 # it in `rdma res show qp` and the emulator, and it goes when the process exits. No
 # warning or error line, no emulator violation, the emulator's QP count back to zero,
 # no kmemleak report.
