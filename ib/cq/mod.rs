@@ -27,7 +27,11 @@
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod commands;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod cqe;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod plan;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod wc_status;
 
 use core::sync::atomic::{AtomicU32, Ordering};
 

@@ -32,6 +32,10 @@ pub(crate) mod create;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod modify;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod recv_wqe;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod send_wqe;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod size;
 
 use kernel::{

@@ -11,7 +11,7 @@
 //! then the first 8 bytes of the last control segment to the UAR / BlueFlame
 //! register) is the caller's, after a batch.
 //!
-//! Pure `core` code, host-tested; not yet part of the kernel module's tree.
+//! Pure `core` code, host-tested and run as a KUnit suite.
 
 use crate::errno::Errno;
 use crate::ib::qp::modify::QpType;
@@ -430,7 +430,8 @@ pub fn sq_doorbell_record(cur_post: u16) -> [u8; 4] {
     u32::from(cur_post).to_be_bytes()
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_qp_send_wqe))]
 mod tests {
     use super::*;
     use zerocopy::byteorder::big_endian::U16;
