@@ -89,6 +89,7 @@ use device::Provider;
 use port::attr::{gid_table_len, pkey_table_len, PortCaps};
 use port::commands::{node_info_of, MadIfcGet, QueryHcaVportContext, QueryVendorId, ReadNodeDesc};
 use port::PortAccess;
+use qp::kdp::KqpTable;
 
 /// Name of the provider's fatal-error consumer (log and removal key).
 const FATAL_CONSUMER: &str = "ib (IB_EVENT_DEVICE_FATAL)";
@@ -285,13 +286,16 @@ impl IbStage {
             is_vf: core.is_vf,
         };
         // Kernel QPs ring on the core's UAR too (QP verbs).
-        let core_uar = core.cq.uar;
+        let core_uar = (core.cq.uar, core.cq.uar_bar_off);
+        // Kernel QPs by number, for their CQs' pollers.
+        let kqps = KqpTable::new()?;
         let cqs = CqVerbs::new(
             dev,
             hw.clone(),
             CqCaps::from_caps(caps, page::PAGE_SHIFT as u32),
             caps.get(gen_cap::CQ_MODERATION),
             core.cq,
+            kqps.clone(),
         );
         let provider = Arc::new(
             Provider::new(
@@ -305,6 +309,7 @@ impl IbStage {
                 cqs,
                 core_uar,
                 core.rscs.clone(),
+                kqps,
             ),
             GFP_KERNEL,
         )?;

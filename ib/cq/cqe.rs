@@ -37,6 +37,22 @@ impl CqGeometry {
     pub fn bytes(&self) -> usize {
         self.nent as usize * self.cqe_sz as usize
     }
+
+    /// Byte offset in the buffer of the 64 bytes of entry `n` (consumer counter) that
+    /// carry the CQE: the entry's slot, for 128-byte entries its second half.
+    pub fn cqe_offset(&self, n: u32) -> usize {
+        let slot = (n & (self.nent - 1)) as usize * self.cqe_sz as usize;
+        slot + self.cqe_sz as usize - 64
+    }
+
+    /// Whether software owns the entry at counter `n` whose `op_own` byte is `op_own`
+    /// (upstream `get_sw_cqe`: opcode not `MLX5_CQE_INVALID` and the owner bit equal
+    /// to the counter's wrap bit `n & nent`).
+    pub fn sw_owned(&self, op_own: u8, n: u32) -> bool {
+        let owner = op_own & vals::CQE_OWNER_MASK != 0;
+        let wrap = n & self.nent != 0;
+        op_own >> 4 != vals::CQE_INVALID && owner == wrap
+    }
 }
 
 /// The 64 bytes of entry `n` (consumer counter) that carry the CQE, if software owns
@@ -47,12 +63,9 @@ pub fn sw_cqe(geo: &CqGeometry, buf: &[u8], n: u32) -> Option<Cqe64> {
     if buf.len() != geo.bytes() {
         return None;
     }
-    let slot = (n & (geo.nent - 1)) as usize * geo.cqe_sz as usize;
-    let off = slot + geo.cqe_sz as usize - 64;
+    let off = geo.cqe_offset(n);
     let cqe = Cqe64::read_from_bytes(buf.get(off..off + 64)?).ok()?;
-    let owner = cqe.op_own & vals::CQE_OWNER_MASK != 0;
-    let wrap = n & geo.nent != 0;
-    (cqe.op_own >> 4 != vals::CQE_INVALID && owner == wrap).then_some(cqe)
+    geo.sw_owned(cqe.op_own, n).then_some(cqe)
 }
 
 /// What a requester completion completed (`handle_good_req`).
@@ -150,6 +163,18 @@ pub enum Completion {
     },
     /// `MLX5_CQE_RESIZE_CQ`: the resize completed (no work completion).
     Resize,
+}
+
+impl Completion {
+    /// The QP number the CQE names (`None` for a resize).
+    pub fn qpn(&self) -> Option<u32> {
+        match *self {
+            Completion::Req { qpn, .. }
+            | Completion::Resp { qpn, .. }
+            | Completion::Error { qpn, .. } => Some(qpn),
+            Completion::Resize => None,
+        }
+    }
 }
 
 /// Why a software-owned CQE is not followed.
@@ -442,6 +467,7 @@ mod tests {
                 vendor_err: 0x99,
             })
         );
+        assert_eq!(parse_cqe(&cqe(&b)).map(|c| c.qpn()), Ok(Some(0x1234)));
         // Responder error, a syndrome upstream's table lacks: IB_WC_GENERAL_ERR, the
         // syndrome and vendor syndrome kept.
         b[0x3f] = 0xe0;
@@ -461,6 +487,7 @@ mod tests {
     #[test]
     fn malformed_and_other_opcodes() {
         assert_eq!(parse_cqe(&cqe(&raw(0x5, 0))), Ok(Completion::Resize));
+        assert_eq!(Completion::Resize.qpn(), None);
         assert_eq!(parse_cqe(&cqe(&raw(0xc, 0))), Err(Malformed::SigErr));
         for op in [0x6u8, 0x7, 0x8, 0x9, 0xa, 0xb, 0xf] {
             assert_eq!(parse_cqe(&cqe(&raw(op, 0))), Err(Malformed::Opcode(op)));

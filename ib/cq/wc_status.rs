@@ -13,7 +13,6 @@ use crate::ifc::wqe::vals;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WcStatus {
     /// `IB_WC_SUCCESS`.
-    #[cfg_attr(CONFIG_RUST, expect(dead_code, reason = "poll_cq's, next"))]
     Success,
     /// `IB_WC_LOC_LEN_ERR`.
     LocLenErr,
