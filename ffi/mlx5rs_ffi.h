@@ -572,4 +572,9 @@ int mlx5rs_ib_rs_poll_cq(void *cq_rust, struct mlx5rs_ib_wc *wc, __u32 n);
  * when completions may have arrived before the arm (IB_CQ_REPORT_MISSED_EVENTS). */
 int mlx5rs_ib_rs_req_notify_cq(void *cq_rust, __u8 solicited, __u8 report_missed);
 
+/* Implemented in Rust (ffi/rdma/ib_port.rs): process_mad of the 256-byte MAD @in on
+ * @port; IB_MAD_RESULT_* bits, @out the response when they say REPLY. */
+int mlx5rs_ib_rs_process_mad(const void *rust, __u32 port, int flags, __u8 has_wc, __u16 slid,
+			     const void *in, void *out);
+
 #endif /* MLX5RS_FFI_H */
