@@ -487,6 +487,10 @@ enum {
  * MLX5RS_SEND_INLINE each entry's addr is a kernel virtual address of @length bytes).
  * @imm: be32_to_cpu() of the immediate, or the key to invalidate. UD-type QPs: @av
  * the address handle's address vector (@has_ah), @remote_qpn, @remote_qkey.
+ * IB_WR_REG_MR (@reg_descs non-zero for an MR of alloc_mr): the MR's IOVA, length
+ * and page shift, its translation list (@reg_ndescs entries of 8 bytes at the kernel
+ * address @reg_descs, DMA address @reg_desc_map, read with @reg_desc_lkey), the new
+ * key and access.
  */
 struct mlx5rs_ib_send_wr {
 	__u64 wr_id;
@@ -504,8 +508,18 @@ struct mlx5rs_ib_send_wr {
 	__u8 has_ah;
 	__u8 rsvd[3];
 	__u8 av[MLX5RS_IB_AV_SIZE];
+	__u64 reg_iova;
+	__u64 reg_len;
+	__u64 reg_desc_map;
+	__u64 reg_descs;
+	__u32 reg_key;
+	__u32 reg_access;
+	__u32 reg_ndescs;
+	__u32 reg_desc_lkey;
+	__u8 reg_page_shift;
+	__u8 reg_rsvd[7];
 };
-#define MLX5RS_IB_SEND_WR_SIZE 120
+#define MLX5RS_IB_SEND_WR_SIZE 176
 
 /* One receive work request: @sg the core's struct ib_sge array of @num_sge entries. */
 struct mlx5rs_ib_recv_wr {
@@ -571,6 +585,12 @@ int mlx5rs_ib_rs_poll_cq(void *cq_rust, struct mlx5rs_ib_wc *wc, __u32 n);
 /* Arms CQ @cq_rust (@solicited: solicited completions only); with @report_missed, 1
  * when completions may have arrived before the arm (IB_CQ_REPORT_MISSED_EVENTS). */
 int mlx5rs_ib_rs_req_notify_cq(void *cq_rust, __u8 solicited, __u8 report_missed);
+
+/* Implemented in Rust (ffi/rdma/ib_mr.rs): the free mkey of a fast-registration MR
+ * with room for @ndescs entries of pages of 1 << @page_shift bytes. */
+struct mlx5rs_ib_mr_keys;
+int mlx5rs_ib_rs_alloc_mr(const void *rust, __u32 pdn, __u32 ndescs, __u32 page_shift,
+			  struct mlx5rs_ib_mr_keys *k, void **mr);
 
 /* Implemented in Rust (ffi/rdma/ib_port.rs): process_mad of the 256-byte MAD @in on
  * @port; IB_MAD_RESULT_* bits, @out the response when they say REPLY. */

@@ -32,7 +32,8 @@
 //! - [`cq`]: kernel and user CQs, resize, moderation, completion and CQ error events
 //!   through the EQ stage's [`CqAccess`];
 //! - [`qp`]: user and kernel QPs (create, modify, query, destroy) over
-//!   `qp/{create,modify,size}.rs`;
+//!   `qp/{create,modify,size}.rs`; kernel QPs' post_send / post_recv over
+//!   `qp/{send_wqe,recv_wqe}.rs`, their completions' bookkeeping in `qp/kdp.rs`;
 //! - [`mr`]: DMA and user MRs (CREATE_MKEY with the translation inline, rereg, dereg);
 //! - [`srq`]: SRQs and XRC domains;
 //! - [`umem`]: doorbell records of user objects, and the arithmetic of pinned user
@@ -41,9 +42,13 @@
 //! Layering: `device` above `srq`, `qp` and `cq`, which use `uctx`, which uses
 //! `pd`; `abi`, `port` and `umem` at the bottom. `uctx` does not import `qp`.
 //!
-//! Not there yet: the data path (post_send, post_recv, poll_cq, req_notify_cq);
-//! without it the RDMA core treats the device as no kverbs provider and attaches no
-//! MAD/SA/CM client.
+//! The kernel verbs data path (post_send, post_recv, poll_cq, req_notify_cq) and
+//! process_mad make the device a kverbs provider: the RDMA core attaches its MAD, SA,
+//! CM and multicast clients, and the MAD layer runs QP0 and QP1 through our queues.
+//! Fast registration: alloc_mr (`IB_MR_TYPE_MEM_REG`), map_mr_sg and IB_WR_REG_MR /
+//! IB_WR_LOCAL_INV. Not there yet: post_srq_recv, drain_sq / drain_rq of our own (the
+//! core's generic drain serves; upstream's own adds software flushes after a fatal
+//! error).
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod abi;

@@ -336,10 +336,6 @@ pub mod vals {
     pub const FENCE_MODE_STRONG_ORDERING: u8 = 3 << 5;
     /// Fence mode: small and fence (`MLX5_FENCE_MODE_SMALL_AND_FENCE`).
     pub const FENCE_MODE_SMALL_AND_FENCE: u8 = 4 << 5;
-    /// The key that ends a receive scatter list shorter than the queue's `max_gs`
-    /// unless QUERY_SPECIAL_CONTEXTS names another (`qp.h`
-    /// `MLX5_TERMINATE_SCATTER_LIST_LKEY`).
-    pub const TERMINATE_SCATTER_LIST_LKEY: u32 = 0x100;
     /// `qpn_ds`: the size field (`MLX5_WQE_CTRL_DS_MASK`).
     pub const CTRL_DS_MASK: u32 = 0x3f;
     /// Most basic blocks of one send WQE (`MLX5_SEND_WQE_MAX_WQEBBS`).

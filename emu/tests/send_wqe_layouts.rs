@@ -192,8 +192,4 @@ fn ctrl_flags_match_qp_h() {
     );
     assert_eq!(value(&q, "MLX5_SEND_WQE_DS") as usize, vals::SEND_WQE_DS);
     assert_eq!(value(&q, "MLX5_SEND_WQE_BB") as usize, vals::SEND_WQE_BB);
-    assert_eq!(
-        value(&q, "MLX5_TERMINATE_SCATTER_LIST_LKEY"),
-        u64::from(vals::TERMINATE_SCATTER_LIST_LKEY)
-    );
 }

@@ -52,8 +52,27 @@ pub(crate) struct SendWrC {
     pub(crate) rsvd: [u8; 3],
     /// UD: the address vector (`struct mlx5_av`).
     pub(crate) av: [u8; 48],
+    /// REG_MR: the MR's IOVA.
+    pub(crate) reg_iova: u64,
+    /// REG_MR: its length.
+    pub(crate) reg_len: u64,
+    /// REG_MR: DMA address of its translation list.
+    pub(crate) reg_desc_map: u64,
+    /// REG_MR: kernel address of the list (0: not an MR of alloc_mr).
+    pub(crate) reg_descs: u64,
+    /// REG_MR: the new key.
+    pub(crate) reg_key: u32,
+    /// REG_MR: `IB_ACCESS_*`.
+    pub(crate) reg_access: u32,
+    /// REG_MR: entries in the list.
+    pub(crate) reg_ndescs: u32,
+    /// REG_MR: the key the device reads the list with.
+    pub(crate) reg_desc_lkey: u32,
+    /// REG_MR: log2 of the MR's page size.
+    pub(crate) reg_page_shift: u8,
+    pub(crate) reg_rsvd: [u8; 7],
 }
-const _: () = assert!(size_of::<SendWrC>() == 120);
+const _: () = assert!(size_of::<SendWrC>() == 176);
 
 /// `struct mlx5rs_ib_recv_wr`: one receive work request.
 #[repr(C)]
@@ -134,7 +153,7 @@ pub(crate) mod wc_op {
     pub(crate) const COMP_SWAP: u32 = 3;
     pub(crate) const FETCH_ADD: u32 = 4;
     pub(crate) const LOCAL_INV: u32 = 5;
-    // 6: `MLX5RS_WC_REG_MR`, once fast registration is served.
+    pub(crate) const REG_MR: u32 = 6;
     pub(crate) const MASKED_COMP_SWAP: u32 = 7;
     pub(crate) const MASKED_FETCH_ADD: u32 = 8;
     pub(crate) const RECV: u32 = 9;

@@ -19,6 +19,7 @@
  */
 #include <linux/build_bug.h>
 #include <linux/errno.h>
+#include <linux/log2.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <rdma/ib_verbs.h>
@@ -345,6 +346,19 @@ static void mlx5rs_send_wr_to_rs(struct ib_qp *ibqp, const struct ib_send_wr *wr
 		break;
 	default:
 		break;
+	}
+	if (wr->opcode == IB_WR_REG_MR) {
+		struct mlx5rs_ib_mr *mr = container_of(reg_wr(wr)->mr, struct mlx5rs_ib_mr, ibmr);
+
+		o->reg_key = reg_wr(wr)->key;
+		o->reg_access = reg_wr(wr)->access;
+		o->reg_iova = mr->ibmr.iova;
+		o->reg_len = mr->ibmr.length;
+		o->reg_page_shift = mr->ibmr.page_size ? ilog2(mr->ibmr.page_size) : 0;
+		o->reg_desc_map = mr->desc_map;
+		o->reg_descs = (u64)(uintptr_t)mr->descs;
+		o->reg_ndescs = mr->ndescs;
+		o->reg_desc_lkey = ibqp->pd->local_dma_lkey;
 	}
 	switch (ibqp->qp_type) {
 	case IB_QPT_UD:

@@ -79,8 +79,9 @@ pub(crate) trait IbQp: Send + Sync {
 /// The send work requests of one post_send call, with their gather lists.
 ///
 /// INVARIANT: the `sg` of each request points to `num_sge` readable `struct ib_sge`
-/// (or is not read when `num_sge` is 0), and an inline request's entries name
-/// readable kernel memory of their length, for `'a`.
+/// (or is not read when `num_sge` is 0), an inline request's entries name readable
+/// kernel memory of their length, and a REG_MR request's `reg_descs` (when not 0)
+/// its MR's translation list of `reg_ndescs` 8-byte entries, for `'a`.
 pub(crate) struct SendBatch<'a>(&'a [SendWrC]);
 
 impl<'a> SendBatch<'a> {
@@ -97,6 +98,20 @@ impl<'a> SendBatch<'a> {
         // SAFETY: by the type invariant `sg` names `num_sge` readable entries for `'a`
         // (a `u32` count; the core's `int num_sge` was non-negative).
         unsafe { core::slice::from_raw_parts(wr.sg as *const IbSge, wr.num_sge as usize) }
+    }
+
+    /// The translation list of a REG_MR request (`reg_ndescs` entries of 8 bytes),
+    /// empty when the request names none.
+    pub(crate) fn reg_list(&self, wr: &SendWrC) -> &'a [u8] {
+        if wr.reg_descs == 0 || wr.reg_ndescs == 0 {
+            return &[];
+        }
+        // SAFETY: by the type invariant a REG_MR request's `reg_descs` names its MR's
+        // list of `reg_ndescs` entries, readable for `'a` (the shim's MR, held by the
+        // consumer across the post).
+        unsafe {
+            core::slice::from_raw_parts(wr.reg_descs as *const u8, wr.reg_ndescs as usize * 8)
+        }
     }
 
     /// The bytes an inline request's entry `e` names.

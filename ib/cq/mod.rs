@@ -13,6 +13,11 @@
 //! A user CQ's request is checked by [`crate::ib::abi::cq`], its UAR page chosen by
 //! [`crate::ib::cq::plan::resolve_uar`].
 //!
+//! A kernel CQ is polled here (poll_cq: upstream `mlx5_poll_one`, the CQE parsed by
+//! [`crate::ib::cq::cqe`] as untrusted input and its work request found through the
+//! device's kernel QP table, [`crate::ib::qp::kdp`]) and armed here (req_notify_cq:
+//! the arm word to the doorbell record, then with the CQN to the UAR's CQ doorbell).
+//!
 //! Events: after CREATE_CQ the CQ subscribes its [`CqEvents`] to the completion
 //! EQs' handler table ([`CqTable`]); destroy_cq unsubscribes it and then clears it
 //! (waiting for a handler call in flight) before DESTROY_CQ, so the core never sees
@@ -58,11 +63,11 @@ use crate::ib::{
         check_moderation, CqBuf, CreateCq, DestroyCq, ModerationError, ModifyCqModeration, ResizeCq,
     },
     cq::cqe::{parse_cqe, Completion, CqGeometry, Malformed},
-    cq::wc_status::syndrome_is_dumped,
-    qp::kdp::{KqpTable, Stray},
     cq::plan::{
         eqn_of, kernel_cq_plan, op_own_offset, quantized_pgoff, resolve_uar, INVALID_OP_OWN,
     },
+    cq::wc_status::syndrome_is_dumped,
+    qp::kdp::{KqpTable, Stray},
     uctx::{uabi_err, UarHold},
     umem::plan::{access, queue_page_sizes},
     umem::UserDb,

@@ -36,7 +36,7 @@ use crate::ib::{
 use crate::{
     ffi::rdma::ib_port::{IbPortOps, PortAttr},
     hw::Hw,
-    ifc::mad::{mgmt_class, method, smp_attr},
+    ifc::mad::{method, mgmt_class, smp_attr},
 };
 
 /// `IB_MAD_RESULT_*` (`ib_verbs.h`; the shim returns them as they are).
@@ -165,7 +165,11 @@ impl IbPortOps for PortVerbs {
         let Ok(p) = self.port(port) else {
             return MAD_RESULT_FAILURE;
         };
-        match self.hw.run(MadIfc { port: p, op_mod, mad }) {
+        match self.hw.run(MadIfc {
+            port: p,
+            op_mod,
+            mad,
+        }) {
             Ok(r) => *out = r,
             Err(_) => return MAD_RESULT_FAILURE,
         }

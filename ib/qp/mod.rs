@@ -22,8 +22,21 @@
 //! send QPs since cap `set_deth_sqpn` is not used): queue sizes as upstream
 //! ([`crate::ib::qp::size`]), work queues in 4 KiB pages of coherent DMA memory (RQ then
 //! SQ, `log_page_size` 0), a coherent doorbell record, the core's UAR page (as
-//! upstream rings kernel QPs on the core's bfreg). They have no data path yet
-//! (post_send, post_recv): the queues are sized and owned, nothing is posted.
+//! upstream rings kernel QPs on the core's bfreg). Their work queues are one
+//! coherent allocation (RQ then SQ), so each queue is one slice for the WQE builders.
+//!
+//! Kernel data path: post_send builds each request's WQE with
+//! [`crate::ib::qp::send_wqe`] at the producer counter under the send queue's lock,
+//! records its `wr_id` and position ([`crate::ib::qp::kdp`]), and rings once per batch
+//! as upstream's `mlx5r_ring_db` (write barrier, doorbell record, write barrier, the
+//! first 8 bytes of the last WQE to the UAR's BlueFlame register, halves alternating);
+//! post_recv builds receive WQEs with [`crate::ib::qp::recv_wqe`] and writes the
+//! doorbell record after a write barrier. Each kernel QP is in the device's
+//! [`kdp::KqpTable`] from CREATE_QP to before DESTROY_QP, where its CQs' pollers find
+//! it. A QP moved to ERR gets its flush completions from the device; one moved to
+//! RESET starts both queues over. IB_WR_REG_MR registers an MR of alloc_mr with the
+//! translation list map_mr_sg wrote (inline up to 64 bytes, as upstream). Not served:
+//! atomics (EOPNOTSUPP, as upstream), post_srq_recv.
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod commands;
@@ -71,11 +84,11 @@ use crate::ib::{
         Rtr2RtsQp, Rts2RtsQp, SqErr2RtsQp, Sqd2RtsQp,
     },
     qp::create::{create_qpc, rx_type, scatter_to_cqe, CreateQpc, WqSizes},
+    qp::kdp::{KernelWq, KqpTable, SqSide},
     qp::modify::{
         after_modify, atomic_mode, ib_state, mask, plan_modify, query_attr, ModifyCaps, ModifyPlan,
         QpShadow, QpType,
     },
-    qp::kdp::{KernelWq, KqpTable, SqSide},
     qp::recv_wqe::{build_recv, rq_doorbell_record, RqGeometry},
     qp::send_wqe::{
         build_send, sq_doorbell_record, Payload, SendOp, SendWr, Sge, SqGeometry, UdDest,
@@ -96,8 +109,7 @@ use crate::{
     ffi::rdma::{
         ib_dp_abi::{send_flag, wc_op, wr_op},
         ib_qp::{
-            modify_qp_is_ok, IbQp, IbQpOps, QpAttr, QpInit, QpShim, RecvBatch, SendBatch,
-            SendWrC,
+            modify_qp_is_ok, IbQp, IbQpOps, QpAttr, QpInit, QpShim, RecvBatch, SendBatch, SendWrC,
         },
         ib_uctx::IbUcontext,
         udata::UserData,
@@ -108,7 +120,10 @@ use crate::{
         av::Av,
         opcodes::Opcode,
         wqe::{
-            vals::{SEND_WQE_BB as SEND_WQE_BB_BYTES, TERMINATE_SCATTER_LIST_LKEY, UAR_BF_OFFSET},
+            vals::{
+                FENCE_MODE_INITIATOR_SMALL, FENCE_MODE_NONE, FENCE_MODE_STRONG_ORDERING,
+                SEND_WQE_BB as SEND_WQE_BB_BYTES, UAR_BF_OFFSET,
+            },
             WqeCtrlSeg,
         },
     },
@@ -145,6 +160,8 @@ pub(crate) struct QpEnv {
     /// Bytes of one half of a BlueFlame register (upstream `bf->buf_size`: half of
     /// `1 << log_bf_reg_size`); kernel QPs' doorbells alternate between the halves.
     pub(crate) bf_half: usize,
+    /// Fence mode of REG_MR WQEs (upstream `mlx5_get_umr_fence` of cap `umr_fence`).
+    pub(crate) umr_fence: u8,
 }
 
 impl QpEnv {
@@ -179,6 +196,12 @@ impl QpEnv {
             },
             kernel_uar,
             bf_half: (1usize << caps.get(gen_cap::LOG_BF_REG_SIZE).min(16)) / 2,
+            // `MLX5_CAP_UMR_FENCE_NONE` 0, `_SMALL` 1, else strong ordering.
+            umr_fence: match caps.get(gen_cap::UMR_FENCE) {
+                0 => FENCE_MODE_NONE,
+                1 => FENCE_MODE_INITIATOR_SMALL,
+                _ => FENCE_MODE_STRONG_ORDERING,
+            },
         }
     }
 }
@@ -357,9 +380,17 @@ fn send_op(wr: &SendWrC) -> Result<SendOp> {
             add: wr.compare_add,
         },
         wr_op::LOCAL_INV => SendOp::LocalInv { rkey: wr.imm },
-        // Fast registration needs alloc_mr and map_mr_sg, which this provider does not
-        // offer yet: no MR of the consumer can be named.
-        wr_op::REG_MR => return Err(EOPNOTSUPP),
+        // Only an MR of alloc_mr has a translation list.
+        wr_op::REG_MR if wr.reg_descs == 0 => return Err(EINVAL),
+        wr_op::REG_MR => SendOp::RegMr {
+            key: wr.reg_key,
+            access: wr.reg_access,
+            iova: wr.reg_iova,
+            length: wr.reg_len,
+            page_shift: wr.reg_page_shift,
+            desc_addr: wr.reg_desc_map,
+            desc_lkey: wr.reg_desc_lkey,
+        },
         // Upstream: an opcode outside its table is -EINVAL.
         _ => return Err(EINVAL),
     })
@@ -705,14 +736,7 @@ pub(crate) fn create_kernel_qp(
     let mem = QpMem::Kernel { buf, dbr };
     let mut qp = Qp::new(dev, hw, qpn, init, env, rq_gs, sq_cap, live, mem)?;
     // From here on a failure drops `qp`, which destroys the QP.
-    let wq = KernelWq::new(
-        qpn,
-        ibqp,
-        port,
-        ty == QpType::Gsi,
-        sq.sq_wqe_cnt,
-        rq_cnt,
-    )?;
+    let wq = KernelWq::new(qpn, ibqp, port, ty == QpType::Gsi, sq.sq_wqe_cnt, rq_cnt)?;
     kqps.insert(wq.clone())?;
     qp.kdp = Some(KernelDp {
         table: kqps.clone(),
@@ -725,13 +749,17 @@ pub(crate) fn create_kernel_qp(
             max_gs: sq.sq_max_gs,
             max_inline: sq.max_inline,
             sig_all: init.sq_sig_all != 0,
+            umr_fence: env.umr_fence,
         },
         rq: RqGeometry {
             wqe_cnt: rq_cnt,
             wqe_shift: rq_shift,
             max_gs: rq_gs,
             max_post: rq_cnt,
-            terminate_lkey: TERMINATE_SCATTER_LIST_LKEY,
+            // QUERY_SPECIAL_CONTEXTS is not read: the default key (upstream uses the
+            // device's `terminate_scatter_list_mkey` when cap
+            // `terminate_scatter_list_mkey` says it has one).
+            terminate_lkey: crate::ifc::umr::vals::TERMINATE_SCATTER_LIST_LKEY,
         },
         rq_bytes,
         uar_bar_off,
@@ -938,10 +966,10 @@ impl IbQp for Qp {
     /// For the first request not posted, as upstream in its order
     /// (`send_wqe::build_send`): `EINVAL` for more gather entries than the QP's, an
     /// opcode upstream has no WQE for, one the QP's type does not carry, a UD-type
-    /// request without an address handle; `ENOMEM` for a full queue or inline data
-    /// beyond the QP's; `EOPNOTSUPP` for atomics (upstream: "not supported yet") and
-    /// for fast registration (no MR of this provider can be fast-registered). `EINVAL`
-    /// for a user QP.
+    /// request without an address handle, a REG_MR of an MR without a translation
+    /// list (not of alloc_mr) or with IB_SEND_INLINE; `ENOMEM` for a full queue or
+    /// inline data beyond the QP's; `EOPNOTSUPP` for atomics (upstream: "not supported
+    /// yet"). `EINVAL` for a user QP.
     fn post_send(&self, batch: &SendBatch<'_>) -> (usize, Result) {
         let (Some(k), Some(QpMem::Kernel { buf, dbr })) = (&self.kdp, &self.mem) else {
             return (0, Err(EINVAL));
@@ -1092,11 +1120,12 @@ impl Qp {
             solicited: wr.send_flags & send_flag::SOLICITED != 0,
             fence: wr.send_flags & send_flag::FENCE != 0,
             ud,
+            reg_list: batch.reg_list(wr),
         };
-        let umr = if matches!(op, SendOp::LocalInv { .. }) {
-            wc_op::LOCAL_INV as u8
-        } else {
-            0
+        let umr = match op {
+            SendOp::LocalInv { .. } => wc_op::LOCAL_INV as u8,
+            SendOp::RegMr { .. } => wc_op::REG_MR as u8,
+            _ => 0,
         };
         let head = sq.st.head;
         let p = build_send(&k.sq, &mut sq.st, &swr, ring).map_err(Error::from)?;

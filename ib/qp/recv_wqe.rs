@@ -13,7 +13,7 @@
 
 use crate::errno::Errno;
 use crate::ib::qp::send_wqe::Sge;
-use crate::ifc::wqe::{vals::TERMINATE_SCATTER_LIST_LKEY, WqeDataSeg};
+use crate::ifc::wqe::WqeDataSeg;
 use zerocopy::byteorder::big_endian::{U32, U64};
 use zerocopy::IntoBytes;
 
@@ -31,8 +31,9 @@ pub struct RqGeometry {
     pub max_gs: u32,
     /// Work requests the queue holds (`rq.max_post`).
     pub max_post: u32,
-    /// The key of the terminating segment ([`TERMINATE_SCATTER_LIST_LKEY`] unless the
-    /// device has its own).
+    /// The key of the terminating segment
+    /// ([`crate::ifc::umr::vals::TERMINATE_SCATTER_LIST_LKEY`] unless the device has
+    /// its own).
     pub terminate_lkey: u32,
 }
 
@@ -97,6 +98,7 @@ pub fn rq_doorbell_record(head: u32) -> [u8; 4] {
 #[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_qp_recv_wqe))]
 mod tests {
     use super::*;
+    use crate::ifc::umr::vals::TERMINATE_SCATTER_LIST_LKEY;
 
     // `mlx5_wqe_data_seg`: byte_count @0, lkey @4, addr @8, big-endian (`qp.h`);
     // `MLX5_TERMINATE_SCATTER_LIST_LKEY` 0x100 (`qp.h`).
