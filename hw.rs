@@ -13,6 +13,7 @@
 use kernel::{
     device,
     device::Bound,
+    io::Io,
     pci,
     prelude::*,
     sync::{new_mutex, Arc, Mutex},
@@ -179,6 +180,22 @@ impl Hw {
     /// The command queue.
     pub(crate) fn cmd(&self) -> &CmdQueue {
         &self.cmd
+    }
+
+    /// Writes the 8 bytes `bytes`, in memory order, to BAR 0 at `off` with one 64-bit
+    /// access (upstream `mlx5_write64`: a UAR doorbell, the CQ arm word and CQN or a
+    /// send WQE's first 8 bytes, reaches the device as one write). A failure means the
+    /// BAR is gone (unbind or surprise removal).
+    #[cfg_attr(
+        not(CONFIG_MLX5_RS_INFINIBAND),
+        expect(dead_code, reason = "the InfiniBand provider's kernel queues ring")
+    )]
+    pub(crate) fn doorbell64(&self, off: usize, bytes: [u8; 8]) -> Result {
+        // `writeq` stores the value little-endian: its memory bytes are `bytes`.
+        let v = u64::from_le_bytes(bytes);
+        self.bar
+            .try_access_with(|bar| bar.try_write64(v, off))
+            .unwrap_or(Err(ENODEV))
     }
 }
 

@@ -319,6 +319,8 @@ impl Drop for EventMode {
 struct Uar {
     hw: Arc<Hw>,
     index: u32,
+    /// Byte offset of the UAR in BAR 0 (set once the geometry placed it).
+    bar_off: usize,
 }
 
 impl Drop for Uar {
@@ -362,6 +364,8 @@ pub(crate) struct CqAccess {
     pub(crate) comp_eqns: KVec<u8>,
     /// The core's UAR page index.
     pub(crate) uar: u32,
+    /// Byte offset of that UAR in BAR 0 (kernel CQ arm and kernel QP send doorbells).
+    pub(crate) uar_bar_off: usize,
     /// The completion handler table.
     pub(crate) table: Arc<CqTable>,
 }
@@ -379,13 +383,15 @@ impl<'bound> Events<'bound> {
         let mut irqs = Irqs::alloc(pdev, cpus.saturating_add(1))?;
         let vectors = irqs.len();
         let ncomp = comp_eq_count(cpus, vectors, caps.max_eqs);
-        let uar = Uar {
+        let mut uar = Uar {
             index: hw.run(AllocUar)?,
             hw: hw.clone(),
+            bar_off: 0,
         };
+        uar.bar_off = usize::try_from(caps.uar_geom.uar_offset(uar.index)).map_err(|_| EINVAL)?;
         let eq_uar = ring::EqUar {
             index: uar.index,
-            bar_off: usize::try_from(caps.uar_geom.uar_offset(uar.index)).map_err(|_| EINVAL)?,
+            bar_off: uar.bar_off,
         };
 
         let cmd = Eq::new(
@@ -584,6 +590,7 @@ impl<'bound> Events<'bound> {
         Ok(CqAccess {
             comp_eqns,
             uar: self.uar.index,
+            uar_bar_off: self.uar.bar_off,
             table: self.cqs.clone(),
         })
     }

@@ -460,4 +460,148 @@ int mlx5rs_ib_rs_resize_cq(const void *rust, void *cq_rust, __u32 cqe,
 			   struct mlx5rs_ib_udata *udata, int *ncqe, void *ibdev);
 int mlx5rs_ib_rs_modify_cq(const void *rust, void *cq_rust, __u16 count, __u16 period);
 
+/*
+ * The kernel verbs data path (ffi/rdma/ib_qp.c, ffi/rdma/ib_cq.c; Rust mirrors in
+ * ffi/rdma/ib_abi.rs). The trampolines walk the core's work request chains and copy
+ * each request into one of these; poll_cq's work completions come back in
+ * struct mlx5rs_ib_wc and are copied into struct ib_wc. Opcodes and flags are this
+ * shim's own numbers (MLX5RS_WR_*, MLX5RS_SEND_*, MLX5RS_WC_*), translated by the C
+ * side; a completion's status is enum ib_wc_status (checked in ib_cq.c).
+ */
+enum {
+	MLX5RS_WR_RDMA_WRITE = 0,
+	MLX5RS_WR_RDMA_WRITE_IMM = 1,
+	MLX5RS_WR_SEND = 2,
+	MLX5RS_WR_SEND_IMM = 3,
+	MLX5RS_WR_RDMA_READ = 4,
+	MLX5RS_WR_ATOMIC_CMP_AND_SWP = 5,
+	MLX5RS_WR_ATOMIC_FETCH_AND_ADD = 6,
+	MLX5RS_WR_LOCAL_INV = 7,
+	MLX5RS_WR_REG_MR = 8,
+	/* Any other opcode of the core's. */
+	MLX5RS_WR_OTHER = 9,
+};
+
+enum {
+	MLX5RS_SEND_FENCE = 1 << 0,
+	MLX5RS_SEND_SIGNALED = 1 << 1,
+	MLX5RS_SEND_SOLICITED = 1 << 2,
+	MLX5RS_SEND_INLINE = 1 << 3,
+};
+
+/*
+ * One send work request. @sg: the core's struct ib_sge array (@num_sge entries; with
+ * MLX5RS_SEND_INLINE each entry's addr is a kernel virtual address of @length bytes).
+ * @imm: be32_to_cpu() of the immediate, or the key to invalidate. UD-type QPs: @av
+ * the address handle's address vector (@has_ah), @remote_qpn, @remote_qkey.
+ * IB_WR_REG_MR (@reg_descs non-zero for an MR of alloc_mr): the MR's IOVA, length
+ * and page shift, its translation list (@reg_ndescs entries of 8 bytes at the kernel
+ * address @reg_descs, DMA address @reg_desc_map, read with @reg_desc_lkey), the new
+ * key and access.
+ */
+struct mlx5rs_ib_send_wr {
+	__u64 wr_id;
+	__u64 sg;
+	__u64 remote_addr;
+	__u64 compare_add;
+	__u64 swap;
+	__u32 opcode;
+	__u32 send_flags;
+	__u32 num_sge;
+	__u32 imm;
+	__u32 rkey;
+	__u32 remote_qpn;
+	__u32 remote_qkey;
+	__u8 has_ah;
+	__u8 rsvd[3];
+	__u8 av[MLX5RS_IB_AV_SIZE];
+	__u64 reg_iova;
+	__u64 reg_len;
+	__u64 reg_desc_map;
+	__u64 reg_descs;
+	__u32 reg_key;
+	__u32 reg_access;
+	__u32 reg_ndescs;
+	__u32 reg_desc_lkey;
+	__u8 reg_page_shift;
+	__u8 reg_rsvd[7];
+};
+#define MLX5RS_IB_SEND_WR_SIZE 176
+
+/* One receive work request: @sg the core's struct ib_sge array of @num_sge entries. */
+struct mlx5rs_ib_recv_wr {
+	__u64 wr_id;
+	__u64 sg;
+	__u32 num_sge;
+	__u32 rsvd;
+};
+#define MLX5RS_IB_RECV_WR_SIZE 24
+
+enum {
+	MLX5RS_WC_SEND = 0,
+	MLX5RS_WC_RDMA_WRITE = 1,
+	MLX5RS_WC_RDMA_READ = 2,
+	MLX5RS_WC_COMP_SWAP = 3,
+	MLX5RS_WC_FETCH_ADD = 4,
+	MLX5RS_WC_LOCAL_INV = 5,
+	MLX5RS_WC_REG_MR = 6,
+	MLX5RS_WC_MASKED_COMP_SWAP = 7,
+	MLX5RS_WC_MASKED_FETCH_ADD = 8,
+	MLX5RS_WC_RECV = 9,
+	MLX5RS_WC_RECV_RDMA_WITH_IMM = 10,
+};
+
+enum {
+	MLX5RS_WC_F_GRH = 1 << 0,
+	MLX5RS_WC_F_WITH_IMM = 1 << 1,
+	MLX5RS_WC_F_WITH_INVALIDATE = 1 << 2,
+	/* A QP1 receive: the C side looks @pkey up in the port's table (pkey_index). */
+	MLX5RS_WC_F_QP1 = 1 << 3,
+};
+
+/*
+ * One work completion. @qp: the struct ib_qp * it belongs to. @ex: the immediate
+ * (be32_to_cpu() of the wire's) or the invalidated key. @status: enum ib_wc_status.
+ */
+struct mlx5rs_ib_wc {
+	__u64 wr_id;
+	__u64 qp;
+	__u32 status;
+	__u32 opcode;
+	__u32 flags;
+	__u32 byte_len;
+	__u32 ex;
+	__u32 src_qp;
+	__u32 vendor_err;
+	__u16 slid;
+	__u16 pkey;
+	__u8 sl;
+	__u8 dlid_path_bits;
+	__u8 port;
+	__u8 rsvd[5];
+};
+#define MLX5RS_IB_WC_SIZE 56
+
+/* Implemented in Rust (ffi/rdma/ib_qp.rs): posts @n requests of @wrs; returns 0 or the
+ * errno of request *@done (the number posted before it). */
+int mlx5rs_ib_rs_post_send(void *qp, const struct mlx5rs_ib_send_wr *wrs, __u32 n, __u32 *done);
+int mlx5rs_ib_rs_post_recv(void *qp, const struct mlx5rs_ib_recv_wr *wrs, __u32 n, __u32 *done);
+/* Implemented in Rust (ffi/rdma/ib_cq.rs): up to @n completions into @wc; their number
+ * or a negative errno. */
+int mlx5rs_ib_rs_poll_cq(void *cq_rust, struct mlx5rs_ib_wc *wc, __u32 n);
+/* Arms CQ @cq_rust (@solicited: solicited completions only); with @report_missed, 1
+ * when completions may have arrived before the arm (IB_CQ_REPORT_MISSED_EVENTS). */
+int mlx5rs_ib_rs_req_notify_cq(void *cq_rust, __u8 solicited, __u8 report_missed);
+
+/* Implemented in Rust (ffi/rdma/ib_mr.rs): the free mkey of a fast-registration MR
+ * with room for @ndescs entries of pages of 1 << @page_shift bytes. */
+struct mlx5rs_ib_mr_keys;
+int mlx5rs_ib_rs_alloc_mr(const void *rust, __u32 pdn, __u32 ndescs, __u32 page_shift,
+			  struct mlx5rs_ib_mr_keys *k, void **mr);
+
+/* Implemented in Rust (ffi/rdma/ib_port.rs): process_mad of the 256-byte MAD @in on
+ * @port; IB_MAD_RESULT_* bits, @out the response when they say REPLY. */
+int mlx5rs_ib_rs_process_mad(const void *rust, __u32 port, int flags, __u8 has_wc, __u16 slid,
+			     const void *in, void *out);
+
 #endif /* MLX5RS_FFI_H */

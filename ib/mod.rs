@@ -32,7 +32,8 @@
 //! - [`cq`]: kernel and user CQs, resize, moderation, completion and CQ error events
 //!   through the EQ stage's [`CqAccess`];
 //! - [`qp`]: user and kernel QPs (create, modify, query, destroy) over
-//!   `qp/{create,modify,size}.rs`;
+//!   `qp/{create,modify,size}.rs`; kernel QPs' post_send / post_recv over
+//!   `qp/{send_wqe,recv_wqe}.rs`, their completions' bookkeeping in `qp/kdp.rs`;
 //! - [`mr`]: DMA and user MRs (CREATE_MKEY with the translation inline, rereg, dereg);
 //! - [`srq`]: SRQs and XRC domains;
 //! - [`umem`]: doorbell records of user objects, and the arithmetic of pinned user
@@ -41,9 +42,13 @@
 //! Layering: `device` above `srq`, `qp` and `cq`, which use `uctx`, which uses
 //! `pd`; `abi`, `port` and `umem` at the bottom. `uctx` does not import `qp`.
 //!
-//! Not there yet: the data path (post_send, post_recv, poll_cq, req_notify_cq);
-//! without it the RDMA core treats the device as no kverbs provider and attaches no
-//! MAD/SA/CM client.
+//! The kernel verbs data path (post_send, post_recv, poll_cq, req_notify_cq) and
+//! process_mad make the device a kverbs provider: the RDMA core attaches its MAD, SA,
+//! CM and multicast clients, and the MAD layer runs QP0 and QP1 through our queues.
+//! Fast registration: alloc_mr (`IB_MR_TYPE_MEM_REG`), map_mr_sg and IB_WR_REG_MR /
+//! IB_WR_LOCAL_INV. Not there yet: post_srq_recv, drain_sq / drain_rq of our own (the
+//! core's generic drain serves; upstream's own adds software flushes after a fatal
+//! error).
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod abi;
@@ -89,6 +94,7 @@ use device::Provider;
 use port::attr::{gid_table_len, pkey_table_len, PortCaps};
 use port::commands::{node_info_of, MadIfcGet, QueryHcaVportContext, QueryVendorId, ReadNodeDesc};
 use port::PortAccess;
+use qp::kdp::KqpTable;
 
 /// Name of the provider's fatal-error consumer (log and removal key).
 const FATAL_CONSUMER: &str = "ib (IB_EVENT_DEVICE_FATAL)";
@@ -287,13 +293,16 @@ impl IbStage {
             is_vf: core.is_vf,
         };
         // Kernel QPs ring on the core's UAR too (QP verbs).
-        let core_uar = core.cq.uar;
+        let core_uar = (core.cq.uar, core.cq.uar_bar_off);
+        // Kernel QPs by number, for their CQs' pollers.
+        let kqps = KqpTable::new()?;
         let cqs = CqVerbs::new(
             dev,
             hw.clone(),
             CqCaps::from_caps(caps, page::PAGE_SHIFT as u32),
             caps.get(gen_cap::CQ_MODERATION),
             core.cq,
+            kqps.clone(),
         );
         let provider = Arc::new(
             Provider::new(
@@ -308,6 +317,7 @@ impl IbStage {
                 cqs,
                 core_uar,
                 core.rscs.clone(),
+                kqps,
             ),
             GFP_KERNEL,
         )?;

@@ -30,7 +30,7 @@ use crate::{
     ffi::{
         self,
         rdma::ib_abi::IbEvent,
-        rdma::ib_qp::{IbQp, QpAttr, QpShim},
+        rdma::ib_qp::{IbQp, QpAttr, QpShim, RecvBatch, SendBatch},
         rdma::ib_srq::{IbSrq, SrqAttr, SrqShim},
         rdma::udata::UserData,
     },
@@ -254,6 +254,14 @@ impl IbQp for QpWithEvents {
 
     fn query(&self) -> Result<QpAttr> {
         self.qp.query()
+    }
+
+    fn post_send(&self, wrs: &SendBatch<'_>) -> (usize, Result) {
+        self.qp.post_send(wrs)
+    }
+
+    fn post_recv(&self, wrs: &RecvBatch<'_>) -> (usize, Result) {
+        self.qp.post_recv(wrs)
     }
 }
 

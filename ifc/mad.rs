@@ -100,8 +100,8 @@ pub const SM_CLASS_VERSION: u8 = 1;
 
 /// Management classes (`IB_MGMT_CLASS_*`).
 #[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
+    expect(dead_code, reason = "used by the emulator and the IB provider")
 )]
 pub mod mgmt_class {
     /// Subnet management, LID routed.

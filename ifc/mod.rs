@@ -53,14 +53,10 @@ pub mod srq;
 // SRQ / XRC / AH slice (issue 11): the AH's address vector, the SRQ WQE's first
 // segment.
 pub mod av;
-// Host crates only until the driver's data path reads CQEs and writes WQEs (then
-// drop the cfg: the zerocopy structs there carry no dead-code expectation, which
-// their derives would leave unfulfilled in the kernel build).
-#[cfg(not(CONFIG_RUST))]
+// CQEs and the send / receive WQE segments (the kernel verbs data path).
 pub mod wqe;
-// UMR segments and translation entries (issue 22, data path memory keys): host crates
-// only for the same reason as `wqe`.
-#[cfg(not(CONFIG_RUST))]
+// UMR segments and translation entries (issue 22, data path memory keys; the kernel's
+// fast-registration work request writes them).
 pub mod umr;
 
 /// Fields `device.h` names inside bits `mlx5_ifc.h` reserves (structure, field): the

@@ -21,10 +21,11 @@
  * user pointer, and the response goes back through _ib_respond_udata() (truncated to
  * what user space asked for, the rest of its buffer zeroed).
  *
- * Ops the provider does not implement stay NULL: without the data-path ops
- * (post_send, poll_cq, ...) the device is not a kverbs provider and the core
- * attaches no MAD/SA/CM client, the intended state until the provider implements
- * them.
+ * Ops the provider does not implement stay NULL. With the kernel data-path ops
+ * (post_send, post_recv, poll_cq, req_notify_cq in ib_qp.c / ib_cq.c) every op the
+ * core calls mandatory is set, so the device is a kverbs provider: the core attaches
+ * its MAD, SA, CM and multicast clients, and the MAD layer sends and receives on
+ * QP0/QP1 and hands local MADs to process_mad (ib_port.c).
  */
 #include <linux/build_bug.h>
 #include <linux/device.h>

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The InfiniBand shim's CQ verbs: create_cq (kernel consumers), create_user_cq
- * (libmlx5), destroy_cq, resize_user_cq and modify_cq, each a trampoline into
- * ffi/rdma/ib_cq.rs. The Rust side owns the CQ's memory, its device CQ and its event
+ * (libmlx5), destroy_cq, resize_user_cq, modify_cq, and for kernel CQs poll_cq and
+ * req_notify_cq, each a trampoline into ffi/rdma/ib_cq.rs (poll_cq copies Rust's
+ * plain struct mlx5rs_ib_wc into the core's struct ib_wc). The Rust side owns the CQ's memory, its device CQ and its event
  * subscription; this file only stages udata (mlx5rs_ib_stage()), copies numbers
  * into struct ib_cq and calls the core's handlers when Rust reports an event.
  *
@@ -12,6 +13,7 @@
  */
 #include <linux/errno.h>
 #include <linux/slab.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 #include "ib_priv.h"
@@ -122,11 +124,102 @@ static int mlx5rs_ib_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
 				      cq_period);
 }
 
+/* Work completions copied per call out of Rust. */
+#define MLX5RS_POLL_BATCH 16
+
+static const u8 mlx5rs_wc_opcodes[] = {
+	[MLX5RS_WC_SEND] = IB_WC_SEND,
+	[MLX5RS_WC_RDMA_WRITE] = IB_WC_RDMA_WRITE,
+	[MLX5RS_WC_RDMA_READ] = IB_WC_RDMA_READ,
+	[MLX5RS_WC_COMP_SWAP] = IB_WC_COMP_SWAP,
+	[MLX5RS_WC_FETCH_ADD] = IB_WC_FETCH_ADD,
+	[MLX5RS_WC_LOCAL_INV] = IB_WC_LOCAL_INV,
+	[MLX5RS_WC_REG_MR] = IB_WC_REG_MR,
+	[MLX5RS_WC_MASKED_COMP_SWAP] = IB_WC_MASKED_COMP_SWAP,
+	[MLX5RS_WC_MASKED_FETCH_ADD] = IB_WC_MASKED_FETCH_ADD,
+	[MLX5RS_WC_RECV] = IB_WC_RECV,
+	[MLX5RS_WC_RECV_RDMA_WITH_IMM] = IB_WC_RECV_RDMA_WITH_IMM,
+};
+
+/* One completion of Rust's into the core's struct ib_wc. */
+static void mlx5rs_wc_from_rs(struct ib_device *ibdev, const struct mlx5rs_ib_wc *w,
+			      struct ib_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = w->wr_id;
+	wc->qp = (struct ib_qp *)(uintptr_t)w->qp;
+	wc->status = w->status;
+	wc->opcode = w->opcode < ARRAY_SIZE(mlx5rs_wc_opcodes) ? mlx5rs_wc_opcodes[w->opcode] :
+								 IB_WC_SEND;
+	wc->vendor_err = w->vendor_err;
+	wc->byte_len = w->byte_len;
+	wc->src_qp = w->src_qp;
+	wc->slid = w->slid;
+	wc->sl = w->sl;
+	wc->dlid_path_bits = w->dlid_path_bits;
+	if (w->flags & MLX5RS_WC_F_GRH)
+		wc->wc_flags |= IB_WC_GRH;
+	if (w->flags & MLX5RS_WC_F_WITH_IMM) {
+		wc->wc_flags |= IB_WC_WITH_IMM;
+		wc->ex.imm_data = cpu_to_be32(w->ex);
+	}
+	if (w->flags & MLX5RS_WC_F_WITH_INVALIDATE) {
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+		wc->ex.invalidate_rkey = w->ex;
+	}
+	/* Upstream handle_responder: QP1 reports the P_Key's index in the port's table. */
+	if (w->flags & MLX5RS_WC_F_QP1)
+		ib_find_cached_pkey(ibdev, w->port, w->pkey, &wc->pkey_index);
+}
+
+/* poll_cq: up to @num_entries completions, MLX5RS_POLL_BATCH at a time. */
+static int mlx5rs_ib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct mlx5rs_ib_cq *cq = container_of(ibcq, struct mlx5rs_ib_cq, ibcq);
+	struct mlx5rs_ib_wc batch[MLX5RS_POLL_BATCH];
+	int total = 0, n, i;
+
+	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_wc) != MLX5RS_IB_WC_SIZE);
+	while (total < num_entries) {
+		n = mlx5rs_ib_rs_poll_cq(cq->rust, batch,
+					 min_t(int, num_entries - total, MLX5RS_POLL_BATCH));
+		if (n < 0)
+			return total ? total : n;
+		for (i = 0; i < n; i++)
+			mlx5rs_wc_from_rs(ibcq->device, &batch[i], &wc[total + i]);
+		total += n;
+		if (n < MLX5RS_POLL_BATCH)
+			break;
+	}
+	return total;
+}
+
+/* req_notify_cq: arm the CQ; with IB_CQ_REPORT_MISSED_EVENTS, 1 if completions wait. */
+static int mlx5rs_ib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct mlx5rs_ib_cq *cq = container_of(ibcq, struct mlx5rs_ib_cq, ibcq);
+
+	return mlx5rs_ib_rs_req_notify_cq(cq->rust,
+					  (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED,
+					  !!(flags & IB_CQ_REPORT_MISSED_EVENTS));
+}
+
+/* The statuses ib/cq/wc_status.rs numbers as the core's enum. */
+static_assert(IB_WC_SUCCESS == 0 && IB_WC_LOC_LEN_ERR == 1 && IB_WC_LOC_QP_OP_ERR == 2 &&
+	      IB_WC_LOC_PROT_ERR == 4 && IB_WC_WR_FLUSH_ERR == 5 && IB_WC_MW_BIND_ERR == 6 &&
+	      IB_WC_BAD_RESP_ERR == 7 && IB_WC_LOC_ACCESS_ERR == 8 &&
+	      IB_WC_REM_INV_REQ_ERR == 9 && IB_WC_REM_ACCESS_ERR == 10 &&
+	      IB_WC_REM_OP_ERR == 11 && IB_WC_RETRY_EXC_ERR == 12 &&
+	      IB_WC_RNR_RETRY_EXC_ERR == 13 && IB_WC_REM_ABORT_ERR == 16 &&
+	      IB_WC_GENERAL_ERR == 21);
+
 const struct ib_device_ops mlx5rs_ib_cq_ops = {
 	.create_cq = mlx5rs_ib_create_cq,
 	.create_user_cq = mlx5rs_ib_create_user_cq,
 	.destroy_cq = mlx5rs_ib_destroy_cq,
 	.modify_cq = mlx5rs_ib_modify_cq,
+	.poll_cq = mlx5rs_ib_poll_cq,
+	.req_notify_cq = mlx5rs_ib_req_notify_cq,
 	.resize_user_cq = mlx5rs_ib_resize_user_cq,
 	INIT_RDMA_OBJ_SIZE(ib_cq, mlx5rs_ib_cq, ibcq),
 };

@@ -16,6 +16,7 @@ use kernel::{
 use super::ib::{errno, IbOps};
 pub(crate) use super::ib_abi::CqInit;
 use super::ib_abi::Udata;
+pub(crate) use super::ib_dp_abi::Wc;
 use super::ib_uctx::{ucontext_ref, IbUcontext};
 use super::udata::{set_resp_len, user_data, UserData};
 use super::umem::IbDev;
@@ -72,6 +73,11 @@ pub(crate) trait IbCq: Send + Sync {
     fn resize(&self, cqe: u32, dev: IbDev<'_>, u: UserData<'_>) -> Result<u32>;
     /// modify_cq: moderation of `count` CQEs or `period` µs.
     fn modify(&self, count: u16, period: u16) -> Result;
+    /// poll_cq of a kernel CQ: up to `out.len()` completions, how many were written.
+    fn poll(&self, out: &mut [Wc]) -> Result<usize>;
+    /// req_notify_cq of a kernel CQ: arms it (`solicited`: for solicited completions
+    /// only); with `report_missed`, whether completions may already be waiting.
+    fn arm(&self, solicited: bool, report_missed: bool) -> Result<bool>;
 }
 
 /// A CQ as the shim holds it: a thin pointer to this box is the `rust` pointer of
@@ -284,6 +290,53 @@ unsafe extern "C" fn mlx5rs_ib_rs_modify_cq(
     // SAFETY: the shim passes its CQ's live `rust` pointer.
     match unsafe { cq_of(cq_rust) }.modify(count, period) {
         Ok(()) => 0,
+        Err(e) => errno(e),
+    }
+}
+
+/// `poll_cq` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]); `wc` points to
+/// `n` writable entries.
+#[no_mangle]
+unsafe extern "C" fn mlx5rs_ib_rs_poll_cq(cq_rust: *mut c_void, wc: *mut Wc, n: u32) -> c_int {
+    if cq_rust.is_null() || wc.is_null() {
+        return errno(EINVAL);
+    }
+    let Ok(n) = usize::try_from(n) else {
+        return errno(EINVAL);
+    };
+    // SAFETY: the shim passes an array of `n` entries of its stack frame, exclusive for
+    // the call.
+    let out = unsafe { core::slice::from_raw_parts_mut(wc, n) };
+    // SAFETY: the shim passes its CQ's live `rust` pointer (the core polls a CQ only
+    // between create and destroy).
+    match unsafe { cq_of(cq_rust) }.poll(out) {
+        // At most `n`, a `u32` the shim passed as an `int` count.
+        Ok(k) => c_int::try_from(k).unwrap_or(0),
+        Err(e) => errno(e),
+    }
+}
+
+/// `req_notify_cq` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
+#[no_mangle]
+unsafe extern "C" fn mlx5rs_ib_rs_req_notify_cq(
+    cq_rust: *mut c_void,
+    solicited: u8,
+    report_missed: u8,
+) -> c_int {
+    if cq_rust.is_null() {
+        return errno(EINVAL);
+    }
+    // SAFETY: the shim passes its CQ's live `rust` pointer.
+    match unsafe { cq_of(cq_rust) }.arm(solicited != 0, report_missed != 0) {
+        Ok(missed) => c_int::from(missed),
         Err(e) => errno(e),
     }
 }

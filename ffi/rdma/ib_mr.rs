@@ -69,6 +69,9 @@ pub(crate) trait IbMrOps: Send + Sync {
     ) -> Result<Option<KBox<Mr>>>;
     /// dereg_mr: destroys the mkey; the caller frees `mr` on success.
     fn dereg_mr(&self, mr: &mut Mr) -> Result;
+    /// alloc_mr of type `IB_MR_TYPE_MEM_REG` on PD `pdn` with room for `ndescs`
+    /// translation entries of pages of `1 << page_shift` bytes.
+    fn alloc_mr(&self, pdn: u32, ndescs: u32, page_shift: u8) -> Result<KBox<Mr>>;
 }
 
 /// Hands a new MR to the shim: its keys into `*k`, the MR itself into `*out`.
@@ -241,5 +244,34 @@ unsafe extern "C" fn mlx5rs_ib_rs_dereg_mr(rust: *const c_void, mr: *mut c_void)
             let _ = KBox::into_raw(m);
             errno(e)
         }
+    }
+}
+
+/// `alloc_mr` trampoline target (the shim owns the translation list).
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
+#[no_mangle]
+unsafe extern "C" fn mlx5rs_ib_rs_alloc_mr(
+    rust: *const c_void,
+    pdn: u32,
+    ndescs: u32,
+    page_shift: u32,
+    k: *mut MrKeys,
+    mr: *mut *mut c_void,
+) -> c_int {
+    let Ok(shift) = u8::try_from(page_shift) else {
+        return errno(EINVAL);
+    };
+    // SAFETY: the shim passes the `rust` pointer of a registered device.
+    let o = unsafe { mr_ops(rust) };
+    match o.alloc_mr(pdn, ndescs, shift) {
+        Ok(m) => {
+            // SAFETY: the trampoline contract: `k` and `mr` are the shim's outputs.
+            unsafe { give(m, k, mr) };
+            0
+        }
+        Err(e) => errno(e),
     }
 }

@@ -85,9 +85,27 @@ static int mlx5rs_ib_query_gid(struct ib_device *ibdev, u32 port, int index, uni
 	return 0;
 }
 
+/*
+ * process_mad: the MAD layer's local MADs (SMPs for the port's SMA, PerfMgmt for its
+ * PMA) to the firmware, as upstream mlx5_ib_process_mad: Rust decides and runs
+ * MAD_IFC; the source LID is the work completion's, or the permissive LID without one.
+ */
+static int mlx5rs_ib_process_mad(struct ib_device *ibdev, int mad_flags, u32 port_num,
+				 const struct ib_wc *in_wc, const struct ib_grh *in_grh,
+				 const struct ib_mad *in, struct ib_mad *out,
+				 size_t *out_mad_size, u16 *out_mad_pkey_index)
+{
+	u16 slid = in_wc ? ib_lid_cpu16(in_wc->slid) : be16_to_cpu(IB_LID_PERMISSIVE);
+
+	BUILD_BUG_ON(sizeof(*in) != 256 || sizeof(*out) != 256);
+	return mlx5rs_ib_rs_process_mad(to_rsdev(ibdev)->rust, port_num, mad_flags, !!in_wc, slid,
+					in, out);
+}
+
 const struct ib_device_ops mlx5rs_ib_port_ops = {
 	.get_link_layer = mlx5rs_ib_get_link_layer,
 	.get_port_immutable = mlx5rs_ib_get_port_immutable,
+	.process_mad = mlx5rs_ib_process_mad,
 	.query_gid = mlx5rs_ib_query_gid,
 	.query_pkey = mlx5rs_ib_query_pkey,
 	.query_port = mlx5rs_ib_query_port,

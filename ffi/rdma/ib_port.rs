@@ -22,6 +22,18 @@ pub(crate) trait IbPortOps: Send + Sync {
     fn query_pkey(&self, port: u32, index: u16) -> Result<u16>;
     /// `query_gid`: entry `index` of the GID table of `port`.
     fn query_gid(&self, port: u32, index: u32) -> Result<[u8; 16]>;
+    /// `process_mad` of `mad` on `port` (`flags` the MAD layer's `IB_MAD_IGNORE_*`,
+    /// `slid` the source LID, `has_wc` whether a work completion brought it): the
+    /// `IB_MAD_RESULT_*` bits, `out` the response when they say REPLY.
+    fn process_mad(
+        &self,
+        port: u32,
+        flags: u32,
+        has_wc: bool,
+        slid: u16,
+        mad: &[u8; 256],
+        out: &mut [u8; 256],
+    ) -> u32;
 }
 
 /// The port verbs behind the shim's `rust` pointer.
@@ -105,4 +117,39 @@ unsafe extern "C" fn mlx5rs_ib_rs_query_gid(
         }
         Err(e) => errno(e),
     }
+}
+
+/// `process_mad` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]); `inp` and `out` are
+/// the core's 256-byte MADs (readable, and writable and not aliased, for the call).
+#[no_mangle]
+unsafe extern "C" fn mlx5rs_ib_rs_process_mad(
+    rust: *const c_void,
+    port: u32,
+    flags: c_int,
+    has_wc: u8,
+    slid: u16,
+    inp: *const c_void,
+    out: *mut c_void,
+) -> c_int {
+    if inp.is_null() || out.is_null() {
+        return 0;
+    }
+    // SAFETY: by the function's contract, 256 readable bytes.
+    let mad = unsafe { &*inp.cast::<[u8; 256]>() };
+    // SAFETY: by the function's contract, 256 writable bytes no one else accesses.
+    let resp = unsafe { &mut *out.cast::<[u8; 256]>() };
+    // SAFETY: the shim passes the `rust` pointer of a registered device.
+    let r = unsafe { port_ops(rust) }.process_mad(
+        port,
+        u32::try_from(flags).unwrap_or(0),
+        has_wc != 0,
+        slid,
+        mad,
+        resp,
+    );
+    c_int::try_from(r).unwrap_or(0)
 }

@@ -161,10 +161,20 @@ struct mlx5rs_ib_xrcd {
  * struct mlx5rs_ib_mr - a memory region (allocated by the driver, not the core)
  * @ibmr: the core's MR
  * @rust: the Rust MR state (the mkey, the pinned memory), freed by dereg_mr
+ * @descs_alloc: a fast-registration MR's (alloc_mr) translation list as allocated
+ * @descs: the list (struct mlx5_mtt entries, big-endian), 2048-byte aligned
+ * @desc_map: its DMA address (mapped to the device)
+ * @max_descs: entries it holds
+ * @ndescs: entries map_mr_sg wrote
  */
 struct mlx5rs_ib_mr {
 	struct ib_mr ibmr;
 	void *rust;
+	void *descs_alloc;
+	__be64 *descs;
+	dma_addr_t desc_map;
+	u32 max_descs;
+	u32 ndescs;
 };
 
 struct mlx5rs_ib_stage *mlx5rs_ib_stage_tail(struct ib_udata *udata, int tail_err, int *err);

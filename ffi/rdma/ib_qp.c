@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The QP verbs of the InfiniBand shim: create_qp, modify_qp, query_qp and
- * destroy_qp trampolines into Rust (ffi/rdma/ib_qp.rs).
+ * The QP verbs of the InfiniBand shim: create_qp, modify_qp, query_qp,
+ * destroy_qp, post_send and post_recv trampolines into Rust (ffi/rdma/ib_qp.rs).
+ * post_send and post_recv walk the core's work request chain and copy each request
+ * into the shim's plain struct mlx5rs_ib_send_wr / mlx5rs_ib_recv_wr (a UD request's
+ * address vector taken from its address handle), a batch at a time, and answer
+ * bad_wr as upstream does.
  *
  * Each trampoline copies the core's structures into the shim's plain ones
  * (struct mlx5rs_ib_qp_init, struct mlx5rs_ib_qp_attr, mlx5rs_ffi.h) and back: the
@@ -15,6 +19,7 @@
  */
 #include <linux/build_bug.h>
 #include <linux/errno.h>
+#include <linux/log2.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <rdma/ib_verbs.h>
@@ -294,10 +299,168 @@ out:
 	return err;
 }
 
+/* Work requests copied per call into Rust (one doorbell each). */
+#define MLX5RS_POST_BATCH 8
+
+static u32 mlx5rs_wr_opcode(enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_RDMA_WRITE: return MLX5RS_WR_RDMA_WRITE;
+	case IB_WR_RDMA_WRITE_WITH_IMM: return MLX5RS_WR_RDMA_WRITE_IMM;
+	case IB_WR_SEND: return MLX5RS_WR_SEND;
+	case IB_WR_SEND_WITH_IMM: return MLX5RS_WR_SEND_IMM;
+	case IB_WR_RDMA_READ: return MLX5RS_WR_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP: return MLX5RS_WR_ATOMIC_CMP_AND_SWP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD: return MLX5RS_WR_ATOMIC_FETCH_AND_ADD;
+	case IB_WR_LOCAL_INV: return MLX5RS_WR_LOCAL_INV;
+	case IB_WR_REG_MR: return MLX5RS_WR_REG_MR;
+	default: return MLX5RS_WR_OTHER;
+	}
+}
+
+/* One core send work request as the plain structure Rust reads. */
+static void mlx5rs_send_wr_to_rs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+				 struct mlx5rs_ib_send_wr *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->wr_id = wr->wr_id;
+	o->sg = (u64)(uintptr_t)wr->sg_list;
+	o->num_sge = wr->num_sge > 0 ? wr->num_sge : 0;
+	o->opcode = mlx5rs_wr_opcode(wr->opcode);
+	o->send_flags = (wr->send_flags & IB_SEND_FENCE ? MLX5RS_SEND_FENCE : 0) |
+			(wr->send_flags & IB_SEND_SIGNALED ? MLX5RS_SEND_SIGNALED : 0) |
+			(wr->send_flags & IB_SEND_SOLICITED ? MLX5RS_SEND_SOLICITED : 0) |
+			(wr->send_flags & IB_SEND_INLINE ? MLX5RS_SEND_INLINE : 0);
+	switch (wr->opcode) {
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		o->imm = be32_to_cpu(wr->ex.imm_data);
+		break;
+	case IB_WR_LOCAL_INV:
+		o->imm = wr->ex.invalidate_rkey;
+		break;
+	default:
+		break;
+	}
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		o->remote_addr = rdma_wr(wr)->remote_addr;
+		o->rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		o->remote_addr = atomic_wr(wr)->remote_addr;
+		o->rkey = atomic_wr(wr)->rkey;
+		o->compare_add = atomic_wr(wr)->compare_add;
+		o->swap = atomic_wr(wr)->swap;
+		break;
+	default:
+		break;
+	}
+	if (wr->opcode == IB_WR_REG_MR) {
+		struct mlx5rs_ib_mr *mr = container_of(reg_wr(wr)->mr, struct mlx5rs_ib_mr, ibmr);
+
+		o->reg_key = reg_wr(wr)->key;
+		o->reg_access = reg_wr(wr)->access;
+		o->reg_iova = mr->ibmr.iova;
+		o->reg_len = mr->ibmr.length;
+		o->reg_page_shift = mr->ibmr.page_size ? ilog2(mr->ibmr.page_size) : 0;
+		o->reg_desc_map = mr->desc_map;
+		o->reg_descs = (u64)(uintptr_t)mr->descs;
+		o->reg_ndescs = mr->ndescs;
+		o->reg_desc_lkey = ibqp->pd->local_dma_lkey;
+	}
+	switch (ibqp->qp_type) {
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+	case IB_QPT_SMI:
+		if (ud_wr(wr)->ah) {
+			struct mlx5rs_ib_ah *ah = container_of(ud_wr(wr)->ah, struct mlx5rs_ib_ah,
+							       ibah);
+
+			o->has_ah = 1;
+			memcpy(o->av, ah->av, sizeof(o->av));
+		}
+		o->remote_qpn = ud_wr(wr)->remote_qpn;
+		o->remote_qkey = ud_wr(wr)->remote_qkey;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * post_send: the chain in batches of MLX5RS_POST_BATCH, each posted by Rust with one
+ * doorbell; on error *bad_wr is the request that failed (those before it are posted),
+ * as upstream's mlx5_ib_post_send.
+ */
+static int mlx5rs_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			       const struct ib_send_wr **bad_wr)
+{
+	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
+	struct mlx5rs_ib_send_wr batch[MLX5RS_POST_BATCH];
+	const struct ib_send_wr *first;
+	u32 n, done;
+	int err;
+
+	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_send_wr) != MLX5RS_IB_SEND_WR_SIZE);
+	BUILD_BUG_ON(sizeof(struct ib_sge) != 16 || offsetof(struct ib_sge, length) != 8 ||
+		     offsetof(struct ib_sge, lkey) != 12);
+	while (wr) {
+		first = wr;
+		for (n = 0; wr && n < MLX5RS_POST_BATCH; n++, wr = wr->next)
+			mlx5rs_send_wr_to_rs(ibqp, wr, &batch[n]);
+		done = 0;
+		err = mlx5rs_ib_rs_post_send(qp->rust, batch, n, &done);
+		if (err) {
+			for (wr = first; done && wr; done--)
+				wr = wr->next;
+			*bad_wr = wr;
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* post_recv: as post_send, for receive work requests. */
+static int mlx5rs_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			       const struct ib_recv_wr **bad_wr)
+{
+	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
+	struct mlx5rs_ib_recv_wr batch[MLX5RS_POST_BATCH];
+	const struct ib_recv_wr *first;
+	u32 n, done;
+	int err;
+
+	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_recv_wr) != MLX5RS_IB_RECV_WR_SIZE);
+	while (wr) {
+		first = wr;
+		for (n = 0; wr && n < MLX5RS_POST_BATCH; n++, wr = wr->next) {
+			batch[n].wr_id = wr->wr_id;
+			batch[n].sg = (u64)(uintptr_t)wr->sg_list;
+			batch[n].num_sge = wr->num_sge > 0 ? wr->num_sge : 0;
+			batch[n].rsvd = 0;
+		}
+		done = 0;
+		err = mlx5rs_ib_rs_post_recv(qp->rust, batch, n, &done);
+		if (err) {
+			for (wr = first; done && wr; done--)
+				wr = wr->next;
+			*bad_wr = wr;
+			return err;
+		}
+	}
+	return 0;
+}
+
 const struct ib_device_ops mlx5rs_ib_qp_ops = {
 	.create_qp = mlx5rs_ib_create_qp,
 	.destroy_qp = mlx5rs_ib_destroy_qp,
 	.modify_qp = mlx5rs_ib_modify_qp,
+	.post_recv = mlx5rs_ib_post_recv,
+	.post_send = mlx5rs_ib_post_send,
 	.query_qp = mlx5rs_ib_query_qp,
 	INIT_RDMA_OBJ_SIZE(ib_qp, mlx5rs_ib_qp, ibqp),
 };

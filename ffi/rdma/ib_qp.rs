@@ -16,6 +16,7 @@ use kernel::{
 
 use super::ib::{errno, IbOps};
 use super::ib_abi::{IbEvent, Udata};
+pub(crate) use super::ib_dp_abi::{IbSge, RecvWrC, SendWrC};
 pub(crate) use super::ib_qp_abi::{QpAttr, QpInit};
 use super::ib_uctx::{ucontext_ref, IbUcontext};
 use super::udata::{set_resp_len, user_data, UserData};
@@ -37,6 +38,11 @@ unsafe impl Send for QpShim {}
 unsafe impl Sync for QpShim {}
 
 impl QpShim {
+    /// The core's `struct ib_qp *`, as a work completion names its QP.
+    pub(crate) fn handle(&self) -> u64 {
+        self.0.as_ptr() as u64
+    }
+
     /// Raises `event` (a QP event) to the QP's event handler, if it has one.
     ///
     /// # Safety
@@ -58,6 +64,86 @@ pub(crate) trait IbQp: Send + Sync {
     fn modify(&self, attr: &QpAttr, udata: Option<UserData<'_>>) -> Result<usize>;
     /// `query_qp`.
     fn query(&self) -> Result<QpAttr>;
+    /// `post_send` of the requests of `wrs` in order, one doorbell for those posted:
+    /// how many were posted, and the error of the next one if any.
+    fn post_send(&self, _wrs: &SendBatch<'_>) -> (usize, Result) {
+        // A user QP's queues are libmlx5's.
+        (0, Err(EINVAL))
+    }
+    /// `post_recv`, as `post_send`.
+    fn post_recv(&self, _wrs: &RecvBatch<'_>) -> (usize, Result) {
+        (0, Err(EINVAL))
+    }
+}
+
+/// The send work requests of one post_send call, with their gather lists.
+///
+/// INVARIANT: the `sg` of each request points to `num_sge` readable `struct ib_sge`
+/// (or is not read when `num_sge` is 0), an inline request's entries name readable
+/// kernel memory of their length, and a REG_MR request's `reg_descs` (when not 0)
+/// its MR's translation list of `reg_ndescs` 8-byte entries, for `'a`.
+pub(crate) struct SendBatch<'a>(&'a [SendWrC]);
+
+impl<'a> SendBatch<'a> {
+    /// The requests.
+    pub(crate) fn wrs(&self) -> &'a [SendWrC] {
+        self.0
+    }
+
+    /// The gather list of `wr` (one of [`Self::wrs`]).
+    pub(crate) fn sg(&self, wr: &SendWrC) -> &'a [IbSge] {
+        if wr.num_sge == 0 || wr.sg == 0 {
+            return &[];
+        }
+        // SAFETY: by the type invariant `sg` names `num_sge` readable entries for `'a`
+        // (a `u32` count; the core's `int num_sge` was non-negative).
+        unsafe { core::slice::from_raw_parts(wr.sg as *const IbSge, wr.num_sge as usize) }
+    }
+
+    /// The translation list of a REG_MR request (`reg_ndescs` entries of 8 bytes),
+    /// empty when the request names none.
+    pub(crate) fn reg_list(&self, wr: &SendWrC) -> &'a [u8] {
+        if wr.reg_descs == 0 || wr.reg_ndescs == 0 {
+            return &[];
+        }
+        // SAFETY: by the type invariant a REG_MR request's `reg_descs` names its MR's
+        // list of `reg_ndescs` entries, readable for `'a` (the shim's MR, held by the
+        // consumer across the post).
+        unsafe {
+            core::slice::from_raw_parts(wr.reg_descs as *const u8, wr.reg_ndescs as usize * 8)
+        }
+    }
+
+    /// The bytes an inline request's entry `e` names.
+    pub(crate) fn inline_bytes(&self, e: &IbSge) -> &'a [u8] {
+        if e.length == 0 || e.addr == 0 {
+            return &[];
+        }
+        // SAFETY: by the type invariant an inline entry names `length` readable bytes
+        // of kernel memory for `'a` (the consumer's buffer, `IB_SEND_INLINE`).
+        unsafe { core::slice::from_raw_parts(e.addr as *const u8, e.length as usize) }
+    }
+}
+
+/// The receive work requests of one post_recv call.
+///
+/// INVARIANT: as [`SendBatch`]'s for the scatter lists.
+pub(crate) struct RecvBatch<'a>(&'a [RecvWrC]);
+
+impl<'a> RecvBatch<'a> {
+    /// The requests.
+    pub(crate) fn wrs(&self) -> &'a [RecvWrC] {
+        self.0
+    }
+
+    /// The scatter list of `wr`.
+    pub(crate) fn sg(&self, wr: &RecvWrC) -> &'a [IbSge] {
+        if wr.num_sge == 0 || wr.sg == 0 {
+            return &[];
+        }
+        // SAFETY: by the type invariant `sg` names `num_sge` readable entries for `'a`.
+        unsafe { core::slice::from_raw_parts(wr.sg as *const IbSge, wr.num_sge as usize) }
+    }
 }
 
 /// A QP as the shim holds it: a thin pointer to this box is the `rust` pointer of
@@ -241,4 +327,70 @@ unsafe extern "C" fn mlx5rs_ib_rs_query_qp(
         }
         Err(e) => errno(e),
     }
+}
+
+/// The result of a post: 0, or the errno with the count posted before it.
+///
+/// # Safety
+///
+/// `done` is a writable `u32`.
+unsafe fn post_result(done: *mut u32, (n, r): (usize, Result)) -> c_int {
+    // SAFETY: by the function's contract.
+    unsafe { done.write(u32::try_from(n).unwrap_or(0)) };
+    match r {
+        Ok(()) => 0,
+        Err(e) => errno(e),
+    }
+}
+
+/// `post_send` trampoline target.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]); `wrs` points to `n`
+/// requests whose gather lists (and inline data) are readable for the call.
+#[no_mangle]
+unsafe extern "C" fn mlx5rs_ib_rs_post_send(
+    qp: *mut c_void,
+    wrs: *const SendWrC,
+    n: u32,
+    done: *mut u32,
+) -> c_int {
+    // SAFETY: the core posts only between create and destroy.
+    let Some(q) = (unsafe { qp_ref(qp) }) else {
+        // SAFETY: the shim passes a local `u32`.
+        return unsafe { post_result(done, (0, Err(EINVAL))) };
+    };
+    // SAFETY: the shim passes its batch array of `n` entries.
+    let list = unsafe { core::slice::from_raw_parts(wrs, n as usize) };
+    // INVARIANT: the shim copied each request's `sg_list` and count from the core's
+    // chain, whose lists the consumer keeps readable for the call.
+    let batch = SendBatch(list);
+    // SAFETY: the shim passes a local `u32`.
+    unsafe { post_result(done, q.post_send(&batch)) }
+}
+
+/// `post_recv` trampoline target.
+///
+/// # Safety
+///
+/// As [`mlx5rs_ib_rs_post_send`].
+#[no_mangle]
+unsafe extern "C" fn mlx5rs_ib_rs_post_recv(
+    qp: *mut c_void,
+    wrs: *const RecvWrC,
+    n: u32,
+    done: *mut u32,
+) -> c_int {
+    // SAFETY: the core posts only between create and destroy.
+    let Some(q) = (unsafe { qp_ref(qp) }) else {
+        // SAFETY: the shim passes a local `u32`.
+        return unsafe { post_result(done, (0, Err(EINVAL))) };
+    };
+    // SAFETY: the shim passes its batch array of `n` entries.
+    let list = unsafe { core::slice::from_raw_parts(wrs, n as usize) };
+    // INVARIANT: as in `mlx5rs_ib_rs_post_send`.
+    let batch = RecvBatch(list);
+    // SAFETY: the shim passes a local `u32`.
+    unsafe { post_result(done, q.post_recv(&batch)) }
 }

@@ -15,6 +15,7 @@ pub(crate) mod ib_ah;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod ib_ah_abi;
 pub(crate) mod ib_cq;
+pub(crate) mod ib_dp_abi;
 pub(crate) mod ib_mr;
 pub(crate) mod ib_pd;
 pub(crate) mod ib_port;

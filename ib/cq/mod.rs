@@ -13,6 +13,11 @@
 //! A user CQ's request is checked by [`crate::ib::abi::cq`], its UAR page chosen by
 //! [`crate::ib::cq::plan::resolve_uar`].
 //!
+//! A kernel CQ is polled here (poll_cq: upstream `mlx5_poll_one`, the CQE parsed by
+//! [`crate::ib::cq::cqe`] as untrusted input and its work request found through the
+//! device's kernel QP table, [`crate::ib::qp::kdp`]) and armed here (req_notify_cq:
+//! the arm word to the doorbell record, then with the CQN to the UAR's CQ doorbell).
+//!
 //! Events: after CREATE_CQ the CQ subscribes its [`CqEvents`] to the completion
 //! EQs' handler table ([`CqTable`]); destroy_cq unsubscribes it and then clears it
 //! (waiting for a handler call in flight) before DESTROY_CQ, so the core never sees
@@ -27,18 +32,26 @@
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod commands;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod cqe;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod plan;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod wc_status;
 
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use kernel::{
     device,
     dma::Coherent,
     prelude::*,
-    sync::{aref::ARef, new_mutex, Arc, Mutex},
+    sync::{
+        aref::ARef,
+        barrier::{mb, Read, Write},
+        new_mutex, new_spinlock_irq, Arc, Mutex, SpinLockIrq,
+    },
 };
 
-use zerocopy::IntoBytes;
+use zerocopy::{FromBytes, IntoBytes};
 
 use crate::ib::{
     abi::{
@@ -49,9 +62,12 @@ use crate::ib::{
     cq::commands::{
         check_moderation, CqBuf, CreateCq, DestroyCq, ModerationError, ModifyCqModeration, ResizeCq,
     },
+    cq::cqe::{parse_cqe, Completion, CqGeometry, Malformed},
     cq::plan::{
         eqn_of, kernel_cq_plan, op_own_offset, quantized_pgoff, resolve_uar, INVALID_OP_OWN,
     },
+    cq::wc_status::syndrome_is_dumped,
+    qp::kdp::{KqpTable, Stray},
     uctx::{uabi_err, UarHold},
     umem::plan::{access, queue_page_sizes},
     umem::UserDb,
@@ -64,12 +80,16 @@ use crate::{
         CqAccess,
     },
     ffi::rdma::{
-        ib_cq::{CqCreated, CqInit, CqShim, IbCq, IbCqOps},
+        ib_cq::{CqCreated, CqInit, CqShim, IbCq, IbCqOps, Wc},
         ib_uctx::IbUcontext,
         udata::UserData,
         umem::{BlockSize, IbDev, Umem},
     },
     hw::Hw,
+    ifc::wqe::{
+        vals::{CQ_DB_REQ_NOT_SOL, UAR_CQ_DOORBELL},
+        Cqe64,
+    },
 };
 
 /// Bytes of one page of a kernel CQ's ring.
@@ -124,16 +144,20 @@ pub(crate) struct CqVerbs {
     /// Cap `cq_moderation`.
     moderation: bool,
     access: CqAccess,
+    /// The device's kernel QPs, whose CQEs kernel CQs turn into work completions.
+    kqps: Arc<KqpTable>,
 }
 
 impl CqVerbs {
-    /// The verbs over `hw` with the CQ caps and the EQ stage's [`CqAccess`].
+    /// The verbs over `hw` with the CQ caps and the EQ stage's [`CqAccess`]; kernel
+    /// CQs find their QPs in `kqps`.
     pub(crate) fn new(
         dev: &device::Device,
         hw: Arc<Hw>,
         caps: CqCaps,
         moderation: bool,
         access: CqAccess,
+        kqps: Arc<KqpTable>,
     ) -> Self {
         Self {
             dev: dev.into(),
@@ -141,6 +165,7 @@ impl CqVerbs {
             caps,
             moderation,
             access,
+            kqps,
         }
     }
 
@@ -179,8 +204,27 @@ impl CqVerbs {
         for p in pages.iter() {
             pas.push(p.dma_address(), GFP_KERNEL)?;
         }
-        let mem = CqMem::Kernel(KernelMem { pages, _dbr: dbr });
-        let cq = self.new_cq(mem, plan.entries - 1, shim, false, cqe_bytes(plan.cqe_sz))?;
+        let geo = CqGeometry::new(plan.entries, cqe_bytes(plan.cqe_sz)).ok_or(EINVAL)?;
+        let ring = Arc::pin_init(
+            pin_init!(KernelRing {
+                pages,
+                dbr,
+                geo,
+                poll <- new_spinlock_irq!(PollState::default()),
+                malformed: AtomicU64::new(0),
+                stale: AtomicU64::new(0),
+            }),
+            GFP_KERNEL,
+        )?;
+        let mem = CqMem::Kernel(KernelMem { ring: ring.clone() });
+        let cq = self.new_cq(
+            mem,
+            plan.entries - 1,
+            shim,
+            false,
+            cqe_bytes(plan.cqe_sz),
+            Some(ring),
+        )?;
         let cmd = CreateCq {
             buf: CqBuf {
                 log_size: plan.log_size,
@@ -242,6 +286,7 @@ impl CqVerbs {
             shim,
             plan.cqe_sz == 2,
             cqe_bytes(plan.cqe_sz),
+            None,
         )?;
         let cmd = CreateCq {
             buf,
@@ -270,9 +315,10 @@ impl CqVerbs {
         shim: CqShim,
         pad: bool,
         cqe_bytes: u32,
+        kring: Option<Arc<KernelRing>>,
     ) -> Result<Arc<Cq>> {
         let events = Arc::pin_init(
-            pin_init!(CqEvents { shim <- new_mutex!(Some(shim)) }),
+            pin_init!(CqEvents { shim <- new_mutex!(Some(shim)), arm_sn: AtomicU32::new(0) }),
             GFP_KERNEL,
         )?;
         Arc::pin_init(
@@ -285,6 +331,9 @@ impl CqVerbs {
                 caps: self.caps,
                 moderation: self.moderation,
                 pad,
+                kring,
+                kqps: self.kqps.clone(),
+                uar_bar_off: self.access.uar_bar_off,
                 state <- new_mutex!(CqState {
                     mem: Some(mem),
                     ncqe,
@@ -359,11 +408,38 @@ impl IbCqOps for CqVerbs {
     }
 }
 
-/// The memory of a kernel CQ: ring pages and doorbell record (for the poller; this
-/// file only initialises them).
+/// The memory of a kernel CQ: its ring, shared with the CQ's poller.
 struct KernelMem {
+    ring: Arc<KernelRing>,
+}
+
+/// Where a kernel CQ's poller is (upstream `mcq.cons_index`).
+#[derive(Default)]
+struct PollState {
+    /// Consumer counter.
+    ci: u32,
+    /// A malformed CQE was logged (once per CQ).
+    logged: bool,
+}
+
+/// A kernel CQ's ring, doorbell record and poller.
+#[pin_data]
+struct KernelRing {
+    /// The ring's 4 KiB pages, in order.
     pages: KVec<Coherent<[u8]>>,
-    _dbr: Coherent<[u8]>,
+    /// The doorbell record: consumer counter (bytes 0..4), arm word (4..8).
+    dbr: Coherent<[u8]>,
+    geo: CqGeometry,
+    /// Lock order: taken by poll_cq and req_notify_cq (upstream `cq->lock`); the
+    /// kernel QP table's lock and a kernel QP's queue locks are taken under it.
+    #[pin]
+    poll: SpinLockIrq<PollState>,
+    /// CQEs not followed: malformed (opcode, format, signature error), or naming a
+    /// WQE of a kernel QP that is not in flight.
+    malformed: AtomicU64,
+    /// CQEs of a QP number that is no kernel QP of the device (one destroyed before
+    /// its CQEs were polled, or a number the device made up).
+    stale: AtomicU64,
 }
 
 /// The memory of a user CQ: its pinned ring and its doorbell record's mapping.
@@ -411,10 +487,14 @@ struct CqEvents {
     /// clearing it waits for a call in flight.
     #[pin]
     shim: Mutex<Option<CqShim>>,
+    /// Completion events seen (upstream `arm_sn`, incremented before the handler
+    /// runs); the arm doorbell carries its low two bits.
+    arm_sn: AtomicU32,
 }
 
 impl CqHandler for CqEvents {
     fn completion(&self, _cqn: u32) {
+        self.arm_sn.fetch_add(1, Ordering::Relaxed);
         let g = self.shim.lock();
         if let Some(s) = g.as_ref() {
             // SAFETY: `shim` is set only between create_cq and the start of
@@ -445,6 +525,12 @@ struct Cq {
     moderation: bool,
     /// 128-byte CQEs padded (`cqe_sz` 2), kept on resize.
     pad: bool,
+    /// A kernel CQ's ring and poller (`None` for a user CQ).
+    kring: Option<Arc<KernelRing>>,
+    /// The device's kernel QPs.
+    kqps: Arc<KqpTable>,
+    /// Offset in BAR 0 of the UAR a kernel CQ is armed on.
+    uar_bar_off: usize,
     /// Lock order: taken by resize_cq (held across pinning the new buffer and the
     /// resize MODIFY_CQ, as upstream's `resize_mutex`), when a failed create buries (then
     /// `Hw::graveyard` under it) and to read the size; so `CmdQueue::state` is taken
@@ -465,7 +551,7 @@ impl Cq {
         let mem = self.state.lock().mem.take();
         match mem {
             Some(CqMem::Kernel(k)) => {
-                let n = k.pages.len() + 1;
+                let n = k.ring.pages.len() + 1;
                 self.hw.keep(&self.dev, err, n, k);
             }
             Some(CqMem::User(UserMem {
@@ -588,5 +674,167 @@ impl IbCq for Cq {
             dev_warn!(self.dev, "MODIFY_CQ of CQ {} failed ({:?})\n", cqn, e);
         }
         r
+    }
+
+    /// poll_cq of a kernel CQ (upstream `mlx5_ib_poll_cq` / `mlx5_poll_one`): the
+    /// software-owned CQEs from the consumer counter on, each read after the owner
+    /// check and a read barrier, parsed as untrusted input ([`parse_cqe`]), its QP
+    /// looked up in the provider's table and its work request in that QP's
+    /// bookkeeping; then the consumer counter to the doorbell record. A CQE that is
+    /// malformed or names no WQE in flight is counted, logged once per CQ with the
+    /// reason, and skipped; one of an unknown QP is counted and skipped.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for a user CQ (libmlx5 polls its own ring).
+    fn poll(&self, out: &mut [Wc]) -> Result<usize> {
+        let Some(r) = &self.kring else {
+            return Err(EINVAL);
+        };
+        let mut ps = r.poll.lock();
+        let start = ps.ci;
+        let mut n = 0;
+        while n < out.len() {
+            let ci = ps.ci;
+            let off = r.geo.cqe_offset(ci);
+            let Some(page) = r.pages.get(off / RING_PAGE) else {
+                break;
+            };
+            let at = off % RING_PAGE;
+            let Ok(op_own) = coherent_io::read_u8(page, at + 63) else {
+                break;
+            };
+            if !r.geo.sw_owned(op_own, ci) {
+                break;
+            }
+            // The entry's contents after its ownership (upstream `rmb()`).
+            mb(Read);
+            let mut raw = [0u8; 64];
+            if coherent_io::read_bytes(page, at, &mut raw).is_err() {
+                break;
+            }
+            ps.ci = ci.wrapping_add(1);
+            let Ok(cqe) = Cqe64::read_from_bytes(&raw) else {
+                continue;
+            };
+            let c = match parse_cqe(&cqe) {
+                Ok(c) => c,
+                Err(m) => {
+                    self.malformed(r, &mut ps, Bad::Cqe(m));
+                    continue;
+                }
+            };
+            // Kernel CQs are never resized: a resize CQE is the device's invention.
+            let Some(qpn) = c.qpn() else {
+                self.malformed(r, &mut ps, Bad::Cqe(Malformed::Opcode(op_own >> 4)));
+                continue;
+            };
+            let Some(wq) = self.kqps.get(qpn) else {
+                r.stale.fetch_add(1, Ordering::Relaxed);
+                continue;
+            };
+            match wq.complete(&c) {
+                Ok(Some(wc)) => {
+                    if let Completion::Error {
+                        syndrome,
+                        vendor_err,
+                        ..
+                    } = c
+                    {
+                        if syndrome_is_dumped(syndrome) {
+                            dev_warn!(
+                                self.dev,
+                                "WC error: {}, QP {:#x}, vendor syndrome {:#x}\n",
+                                syndrome,
+                                qpn,
+                                vendor_err
+                            );
+                        }
+                    }
+                    out[n] = wc;
+                    n += 1;
+                }
+                Ok(None) => {}
+                Err(s) => self.malformed(r, &mut ps, Bad::Stray(qpn, s)),
+            }
+        }
+        if ps.ci != start {
+            // Upstream `mlx5_cq_set_ci`.
+            let _ = coherent_io::write_bytes(&r.dbr, 0, &(ps.ci & 0x00ff_ffff).to_be_bytes());
+        }
+        Ok(n)
+    }
+
+    /// req_notify_cq of a kernel CQ (upstream `mlx5_ib_arm_cq` / `mlx5_cq_arm`): the
+    /// arm word (sequence, solicited-only, consumer counter) to the doorbell record,
+    /// then with the CQN to the UAR's CQ doorbell in one 64-bit write. The device
+    /// raises an event at once when CQEs past the counter are already there, so, as
+    /// upstream (which answers 1 only for its software flush completions, none here),
+    /// `report_missed` never answers `true`.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for a user CQ.
+    fn arm(&self, solicited: bool, report_missed: bool) -> Result<bool> {
+        let Some(r) = &self.kring else {
+            return Err(EINVAL);
+        };
+        let _ = report_missed;
+        let ps = r.poll.lock();
+        let sn = self.events.arm_sn.load(Ordering::Relaxed) & 3;
+        let cmd = if solicited { CQ_DB_REQ_NOT_SOL } else { 0 };
+        let word = (sn << 28) | cmd | (ps.ci & 0x00ff_ffff);
+        coherent_io::write_bytes(&r.dbr, 4, &word.to_be_bytes())?;
+        // The record before the doorbell.
+        mb(Write);
+        let mut db = [0u8; 8];
+        db[..4].copy_from_slice(&word.to_be_bytes());
+        db[4..].copy_from_slice(&self.cqn().to_be_bytes());
+        // A failure means the BAR is gone: no event will come, as on a dead device.
+        let _ = self.hw.doorbell64(self.uar_bar_off + UAR_CQ_DOORBELL, db);
+        drop(ps);
+        Ok(false)
+    }
+}
+
+/// Why poll_cq skipped a CQE.
+#[derive(Clone, Copy)]
+enum Bad {
+    /// [`parse_cqe`] refused it.
+    Cqe(Malformed),
+    /// A CQE of this QP naming no WQE in flight.
+    Stray(u32, Stray),
+}
+
+impl Bad {
+    /// The reason in words, and the value it names.
+    fn reason(self) -> (&'static str, u32) {
+        match self {
+            Bad::Cqe(Malformed::Opcode(o)) => ("CQE opcode", u32::from(o)),
+            Bad::Cqe(Malformed::SendOpcode(o)) => ("send opcode", u32::from(o)),
+            Bad::Cqe(Malformed::Format(f)) => ("compressed CQE format", u32::from(f)),
+            Bad::Cqe(Malformed::SigErr) => ("signature error CQE", 0),
+            Bad::Stray(q, Stray::SendSlot) => ("send WQE not in flight on QP", q),
+            Bad::Stray(q, Stray::NoReceive) => ("no receive in flight on QP", q),
+        }
+    }
+}
+
+impl Cq {
+    /// Counts a skipped CQE; the first of the CQ is logged with its reason.
+    fn malformed(&self, r: &KernelRing, ps: &mut PollState, why: Bad) {
+        r.malformed.fetch_add(1, Ordering::Relaxed);
+        if !ps.logged {
+            ps.logged = true;
+            let (what, v) = why.reason();
+            dev_warn!(
+                self.dev,
+                "CQ {:#x}: malformed CQE at consumer index {} ({} {:#x}), skipped; later ones are counted only\n",
+                self.cqn(),
+                ps.ci.wrapping_sub(1),
+                what,
+                v
+            );
+        }
     }
 }

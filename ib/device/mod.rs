@@ -26,7 +26,7 @@ use crate::ib::{
     mr::MrVerbs,
     pd::PdVerbs,
     port::{attr::PortCaps, PortAccess, PortVerbs},
-    qp::{QpEnv, QpVerbs},
+    qp::{kdp::KqpTable, QpEnv, QpVerbs},
     srq::SrqVerbs,
     uctx::{uabi_err, UctxVerbs},
 };
@@ -83,8 +83,9 @@ impl Provider {
         num_ports: u8,
         port_caps: PortCaps,
         cqs: CqVerbs,
-        core_uar: u32,
+        core_uar: (u32, usize),
         rscs: Arc<RscTable>,
+        kqps: Arc<KqpTable>,
     ) -> Self {
         let qp_env = QpEnv::new(
             &caps,
@@ -103,7 +104,7 @@ impl Provider {
             pd: PdVerbs::new(hw.clone()),
             ah: AhVerbs::new(&caps),
             cqs,
-            qp: QpVerbs::new(dev, hw.clone(), qp_env, rscs.clone()),
+            qp: QpVerbs::new(dev, hw.clone(), qp_env, rscs.clone(), kqps),
             srq: SrqVerbs::new(dev, hw.clone(), caps.clone(), rscs),
             mr: MrVerbs::new(dev, hw, &caps),
             caps,

@@ -256,6 +256,53 @@ impl Command for CreateDmaMkey {
     }
 }
 
+/// CREATE_MKEY of a fast-registration MR (upstream `mlx5_set_umr_free_mkey` for
+/// `IB_MR_TYPE_MEM_REG`): free, `umr_en`, MTT mode, room for `ndescs` entries, pages
+/// of `1 << page_shift`; the access bits upstream gives it (relaxed ordering where the
+/// caps allow, local read). An `IB_WR_REG_MR` later gives it a translation and its
+/// access. Replies the mkey index.
+#[derive(Clone, Copy, Debug)]
+pub struct CreateFreeMttMkey {
+    /// The PD.
+    pub pdn: u32,
+    /// Access bits.
+    pub access: MkeyAccess,
+    /// `mkey_7_0`.
+    pub key: u8,
+    /// Translation entries (upstream writes the count as `translations_octword_size`).
+    pub ndescs: u32,
+    /// log2 of the page size.
+    pub page_shift: u8,
+    /// Cap `ats`.
+    pub ats: bool,
+}
+
+impl Command for CreateFreeMttMkey {
+    const OPCODE: Opcode = Opcode::CREATE_MKEY;
+    type In = create_mkey_in::Layout;
+    type Out = create_mkey_out::Layout;
+    type Reply = u32;
+
+    fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
+        let mut c = mkc_of(i)?;
+        set_access(&mut c, &self.access)?;
+        c.set(mkc::PD, self.pdn)?;
+        c.set(mkc::QPN, ANY_QPN)?;
+        c.set(mkc::MKEY_7_0, self.key)?;
+        c.set(mkc::FREE, true)?;
+        c.set(mkc::TRANSLATIONS_OCTWORD_SIZE, self.ndescs)?;
+        c.set(mkc::ACCESS_MODE_1_0, ACCESS_MODE_MTT)?;
+        c.set(mkc::UMR_EN, true)?;
+        c.set(mkc::LOG_PAGE_SIZE, self.page_shift)?;
+        c.set(mkc::MA_TRANSLATION_MODE, u8::from(self.ats))?;
+        Ok(())
+    }
+
+    fn parse(self, o: Msg<'_, Self::Out>) -> Result<u32, CodecError> {
+        Ok(o.get(create_mkey_out::MKEY_INDEX))
+    }
+}
+
 /// CREATE_MKEY of a user MR with its translation table inline (upstream
 /// `reg_create` with `populate`): MTT mode, `umr_en`, start = IOVA, the length,
 /// `log_page_size`, `nblocks` entries (rounded up to octwords), with the present

@@ -37,7 +37,7 @@ use kernel::{
 use crate::ib::{
     mr::commands::{
         access_writable, check_reg, check_rereg, mkey_access, mkey_of, octo_len, BlockSource,
-        CreateDmaMkey, CreateMttMkey, DestroyMkey, MrCaps, MrError,
+        CreateDmaMkey, CreateFreeMttMkey, CreateMttMkey, DestroyMkey, MrCaps, MrError,
     },
     umem::plan::{access, mkey_page_sizes},
 };
@@ -312,5 +312,37 @@ impl IbMrOps for MrVerbs {
         // On failure the MR stays with the core (upstream returns the error too), its
         // pages in the graveyard; a later dereg retries DESTROY_MKEY.
         mr.destroy().map_err(|e| e.errno().into())
+    }
+
+    /// alloc_mr (`IB_MR_TYPE_MEM_REG`, upstream `mlx5_alloc_mem_reg_descs`): a free
+    /// MTT mkey with `umr_en`, for IB_WR_REG_MR to fill; its translation list is the
+    /// shim's (`map_mr_sg`).
+    ///
+    /// # Errors
+    ///
+    /// CREATE_MKEY's errno ([`Hw::exec_cmd`]); `ENOMEM`.
+    fn alloc_mr(&self, pdn: u32, ndescs: u32, page_shift: u8) -> Result<KBox<Mr>> {
+        let key = self.next_variant();
+        let index = self.hw.run(CreateFreeMttMkey {
+            pdn,
+            access: mkey_access(access::RELAXED_ORDERING, &self.caps),
+            key,
+            ndescs,
+            page_shift,
+            ats: self.caps.ats,
+        })?;
+        let mr = Mr {
+            dev: self.dev.clone(),
+            mkey: Mkey {
+                hw: self.hw.clone(),
+                index: Some(index),
+            },
+            umem: None,
+            key: mkey_of(index, key),
+            access: 0,
+            iova: 0,
+            writable: false,
+        };
+        Ok(KBox::new(mr, GFP_KERNEL)?)
     }
 }

@@ -468,3 +468,174 @@ impl Command for QueryVendorId {
         Ok(blk.get(query_adapter_param_block::IEEE_VENDOR_ID))
     }
 }
+/// MAD_IFC of a whole MAD (upstream `mlx5_cmd_mad_ifc`, what `process_mad` hands the
+/// firmware's SMA and PMA): the 256-byte request in, the 256-byte response out. The
+/// response is the device's and goes to the MAD layer, which parses it.
+pub struct MadIfc<'a> {
+    /// 1-based port.
+    pub port: u8,
+    /// `IGNORE_MKEY` / `IGNORE_BKEY` ([`mad_ifc_op_mod`]).
+    pub op_mod: u16,
+    /// The MAD.
+    pub mad: &'a [u8; 256],
+}
+
+impl Command for MadIfc<'_> {
+    const OPCODE: Opcode = Opcode::MAD_IFC;
+    type In = mad_ifc_in::Layout;
+    type Out = mad_ifc_out::Layout;
+    type Reply = [u8; 256];
+
+    fn op_mod(&self) -> u16 {
+        self.op_mod
+    }
+
+    fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
+        i.set(mad_ifc_in::PORT, self.port)?;
+        let m = i.bytes_mut(mad_ifc_in::MAD);
+        if m.len() != self.mad.len() {
+            return Err(CodecError::Short);
+        }
+        m.copy_from_slice(self.mad);
+        Ok(())
+    }
+
+    fn parse(self, o: Msg<'_, Self::Out>) -> Result<Self::Reply, CodecError> {
+        let mut r = [0u8; 256];
+        let b = o.bytes(mad_ifc_out::RESPONSE_MAD_PACKET);
+        if b.len() != r.len() {
+            return Err(CodecError::BadOutput);
+        }
+        r.copy_from_slice(b);
+        Ok(r)
+    }
+}
+
+/// `MLX5_IB_VENDOR_CLASS1` / `MLX5_IB_VENDOR_CLASS2` (`mlx5_ib.h`).
+const VENDOR_CLASS1: u8 = 0x09;
+const VENDOR_CLASS2: u8 = 0x0a;
+
+/// What `process_mad` does with one MAD (upstream `mlx5_ib_process_mad`, with cap
+/// `vport_counters` 0: PerfMgmt goes to the firmware too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MadPlan {
+    /// Not the device's: `IB_MAD_RESULT_SUCCESS`.
+    Pass,
+    /// A trap from LID 0: `IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_CONSUMED`.
+    Consume,
+    /// MAD_IFC with this op_mod, then the reply (a directed-route response with the
+    /// direction bit; a trap repress consumed, no reply).
+    Ifc(u16),
+}
+
+/// The plan for a MAD of `class`, `method` and `attr_id` from `slid` (the permissive
+/// LID 0xffff without a work completion, `has_wc` false), with the MAD layer's
+/// `ignore_mkey` / `ignore_bkey` flags.
+pub fn plan_mad(
+    class: u8,
+    method_: u8,
+    attr_id: u16,
+    slid: u16,
+    has_wc: bool,
+    ignore_mkey: bool,
+    ignore_bkey: bool,
+) -> MadPlan {
+    if method_ == method::TRAP && slid == 0 {
+        return MadPlan::Consume;
+    }
+    match class {
+        mgmt_class::SUBN_LID_ROUTED | mgmt_class::SUBN_DIRECTED_ROUTE => {
+            if !matches!(method_, method::GET | method::SET | method::TRAP_REPRESS) {
+                return MadPlan::Pass;
+            }
+            // "Don't process SMInfo queries -- the SMA can't handle them."
+            if attr_id == SM_INFO_ATTR {
+                return MadPlan::Pass;
+            }
+        }
+        mgmt_class::PERF_MGMT | VENDOR_CLASS1 | VENDOR_CLASS2 | mgmt_class::CONG_MGMT => {
+            if !matches!(method_, method::GET | method::SET) {
+                return MadPlan::Pass;
+            }
+        }
+        _ => return MadPlan::Pass,
+    }
+    // `mlx5_MAD_IFC`: key checks only with a work completion to send a trap to.
+    let mut op_mod = 0;
+    if ignore_mkey || !has_wc {
+        op_mod |= mad_ifc_op_mod::IGNORE_MKEY;
+    }
+    if ignore_bkey || !has_wc {
+        op_mod |= mad_ifc_op_mod::IGNORE_BKEY;
+    }
+    MadPlan::Ifc(op_mod)
+}
+
+/// SMInfo (`IB_SMP_ATTR_SM_INFO`).
+const SM_INFO_ATTR: u16 = 0x0020;
+
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_port_commands))]
+mod tests {
+    use super::*;
+
+    // Classes, methods and attributes written out from `ib_mad.h` / `ib_smi.h`:
+    // SubnLID 0x01, SubnDR 0x81, PerfMgmt 0x04, CongMgmt 0x21, Get 0x01, Set 0x02,
+    // Trap 0x05, TrapRepress 0x07, GetResp 0x81, SMInfo 0x0020, NodeInfo 0x0011.
+
+    #[test]
+    fn smps_and_pma_go_to_the_firmware() {
+        // From a work completion: the MAD layer's flags decide the key checks.
+        assert_eq!(
+            plan_mad(0x01, 0x01, 0x0011, 5, true, false, false),
+            MadPlan::Ifc(0)
+        );
+        assert_eq!(
+            plan_mad(0x81, 0x02, 0x0015, 5, true, true, false),
+            MadPlan::Ifc(1)
+        );
+        // Locally generated (no work completion): both keys ignored.
+        assert_eq!(
+            plan_mad(0x81, 0x01, 0x0011, 0xffff, false, false, false),
+            MadPlan::Ifc(3)
+        );
+        assert_eq!(
+            plan_mad(0x04, 0x01, 0x0012, 7, true, true, true),
+            MadPlan::Ifc(3)
+        );
+        assert_eq!(
+            plan_mad(0x01, 0x07, 0x0002, 7, true, false, false),
+            MadPlan::Ifc(0)
+        );
+    }
+
+    #[test]
+    fn what_upstream_passes_or_consumes() {
+        // A trap from LID 0 is consumed.
+        assert_eq!(
+            plan_mad(0x01, 0x05, 0x0002, 0, true, false, false),
+            MadPlan::Consume
+        );
+        // SMInfo, a response, an unknown class, PerfMgmt TrapRepress: not the device's.
+        assert_eq!(
+            plan_mad(0x01, 0x01, 0x0020, 3, true, false, false),
+            MadPlan::Pass
+        );
+        assert_eq!(
+            plan_mad(0x81, 0x81, 0x0011, 3, true, false, false),
+            MadPlan::Pass
+        );
+        assert_eq!(
+            plan_mad(0x03, 0x01, 0x0011, 3, true, false, false),
+            MadPlan::Pass
+        );
+        assert_eq!(
+            plan_mad(0x04, 0x07, 0x0001, 3, true, false, false),
+            MadPlan::Pass
+        );
+        assert_eq!(
+            plan_mad(0x21, 0x02, 0x0001, 3, true, false, false),
+            MadPlan::Ifc(0)
+        );
+    }
+}

@@ -28,15 +28,32 @@ use kernel::{
 use crate::ib::{
     port::attr::{check_port, from_hca_vport, from_port_info, BadPort, PortCaps, PortRegs},
     port::commands::{
-        gid_prefix_of, guid_of_block, pkey_of_block, port_info_of, MadIfcGet, QueryHcaVportContext,
-        QueryHcaVportGid, QueryHcaVportPkey, ReadPmtu, ReadPtys, ReadPvlc,
+        gid_prefix_of, guid_of_block, pkey_of_block, plan_mad, port_info_of, MadIfc, MadIfcGet,
+        MadPlan, QueryHcaVportContext, QueryHcaVportGid, QueryHcaVportPkey, ReadPmtu, ReadPtys,
+        ReadPvlc,
     },
 };
 use crate::{
     ffi::rdma::ib_port::{IbPortOps, PortAttr},
     hw::Hw,
-    ifc::mad::smp_attr,
+    ifc::mad::{method, mgmt_class, smp_attr},
 };
+
+/// `IB_MAD_RESULT_*` (`ib_verbs.h`; the shim returns them as they are).
+const MAD_RESULT_FAILURE: u32 = 0;
+const MAD_RESULT_SUCCESS: u32 = 1 << 0;
+const MAD_RESULT_REPLY: u32 = 1 << 1;
+const MAD_RESULT_CONSUMED: u32 = 1 << 2;
+/// `IB_MAD_IGNORE_MKEY` / `IB_MAD_IGNORE_BKEY`.
+const MAD_IGNORE_MKEY: u32 = 1;
+const MAD_IGNORE_BKEY: u32 = 2;
+/// Byte offsets in a MAD (IBTA 13.4.2): management class, method, status, attribute id.
+const MAD_CLASS: usize = 1;
+const MAD_METHOD: usize = 3;
+const MAD_STATUS: usize = 4;
+const MAD_ATTR_ID: usize = 16;
+/// The direction bit of a directed-route response's status (`IB_SMP_DIRECTION`).
+const SMP_DIRECTION: u16 = 0x8000;
 
 /// How the port is read (upstream `mlx5_get_vport_access_method` for an IB port).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,6 +133,57 @@ impl PortVerbs {
 }
 
 impl IbPortOps for PortVerbs {
+    /// process_mad (upstream `mlx5_ib_process_mad`): the plan ([`plan_mad`]), MAD_IFC
+    /// to the firmware's SMA or PMA, the direction bit on a directed-route response.
+    /// A port the device lacks or a failed MAD_IFC: `IB_MAD_RESULT_FAILURE`.
+    fn process_mad(
+        &self,
+        port: u32,
+        flags: u32,
+        has_wc: bool,
+        slid: u16,
+        mad: &[u8; 256],
+        out: &mut [u8; 256],
+    ) -> u32 {
+        let class = mad[MAD_CLASS];
+        let meth = mad[MAD_METHOD];
+        let attr = u16::from_be_bytes([mad[MAD_ATTR_ID], mad[MAD_ATTR_ID + 1]]);
+        let plan = plan_mad(
+            class,
+            meth,
+            attr,
+            slid,
+            has_wc,
+            flags & MAD_IGNORE_MKEY != 0,
+            flags & MAD_IGNORE_BKEY != 0,
+        );
+        let op_mod = match plan {
+            MadPlan::Pass => return MAD_RESULT_SUCCESS,
+            MadPlan::Consume => return MAD_RESULT_SUCCESS | MAD_RESULT_CONSUMED,
+            MadPlan::Ifc(m) => m,
+        };
+        let Ok(p) = self.port(port) else {
+            return MAD_RESULT_FAILURE;
+        };
+        match self.hw.run(MadIfc {
+            port: p,
+            op_mod,
+            mad,
+        }) {
+            Ok(r) => *out = r,
+            Err(_) => return MAD_RESULT_FAILURE,
+        }
+        if class == mgmt_class::SUBN_DIRECTED_ROUTE {
+            let st = u16::from_be_bytes([out[MAD_STATUS], out[MAD_STATUS + 1]]) | SMP_DIRECTION;
+            out[MAD_STATUS..MAD_STATUS + 2].copy_from_slice(&st.to_be_bytes());
+        }
+        if meth == method::TRAP_REPRESS {
+            // No response to a trap repress.
+            return MAD_RESULT_SUCCESS | MAD_RESULT_CONSUMED;
+        }
+        MAD_RESULT_SUCCESS | MAD_RESULT_REPLY
+    }
+
     /// The port's attributes: PortInfo through MAD_IFC, or the HCA vport context and
     /// the PTYS, PMTU and PVLC registers (`PortAccess`).
     ///

@@ -33,15 +33,33 @@
 //! send QPs since cap `set_deth_sqpn` is not used): queue sizes as upstream
 //! ([`crate::ib::qp::size`]), work queues in 4 KiB pages of coherent DMA memory (RQ then
 //! SQ, `log_page_size` 0), a coherent doorbell record, the core's UAR page (as
-//! upstream rings kernel QPs on the core's bfreg). They have no data path yet
-//! (post_send, post_recv): the queues are sized and owned, nothing is posted.
+//! upstream rings kernel QPs on the core's bfreg). Their work queues are one
+//! coherent allocation (RQ then SQ), so each queue is one slice for the WQE builders.
+//!
+//! Kernel data path: post_send builds each request's WQE with
+//! [`crate::ib::qp::send_wqe`] at the producer counter under the send queue's lock,
+//! records its `wr_id` and position ([`crate::ib::qp::kdp`]), and rings once per batch
+//! as upstream's `mlx5r_ring_db` (write barrier, doorbell record, write barrier, the
+//! first 8 bytes of the last WQE to the UAR's BlueFlame register, halves alternating);
+//! post_recv builds receive WQEs with [`crate::ib::qp::recv_wqe`] and writes the
+//! doorbell record after a write barrier. Each kernel QP is in the device's
+//! [`kdp::KqpTable`] from CREATE_QP to before DESTROY_QP, where its CQs' pollers find
+//! it. A QP moved to ERR gets its flush completions from the device; one moved to
+//! RESET starts both queues over. IB_WR_REG_MR registers an MR of alloc_mr with the
+//! translation list map_mr_sg wrote (inline up to 64 bytes, as upstream). Not served:
+//! atomics (EOPNOTSUPP, as upstream), post_srq_recv.
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod commands;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod create;
+pub(crate) mod kdp;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod modify;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod recv_wqe;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod send_wqe;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod size;
 
@@ -50,9 +68,13 @@ use kernel::{
     dma::Coherent,
     new_mutex,
     prelude::*,
-    sync::{aref::ARef, Arc, Mutex},
+    sync::{
+        aref::ARef,
+        barrier::{mb, Write},
+        Arc, Mutex,
+    },
 };
-use zerocopy::IntoBytes;
+use zerocopy::{FromBytes, IntoBytes};
 
 use crate::ib::{
     abi::{
@@ -73,9 +95,14 @@ use crate::ib::{
         Rtr2RtsQp, Rts2RtsQp, SqErr2RtsQp, Sqd2RtsQp,
     },
     qp::create::{create_qpc, rx_type, scatter_to_cqe, xrc_tgt_qpc, CreateQpc, WqSizes, XrcDevRes},
+    qp::kdp::{KernelWq, KqpTable, SqSide},
     qp::modify::{
         after_modify, atomic_mode, ib_qpt, ib_state, mask, plan_modify, query_attr, ModifyCaps,
         ModifyPlan, QpShadow, QpType,
+    },
+    qp::recv_wqe::{build_recv, rq_doorbell_record, RqGeometry},
+    qp::send_wqe::{
+        build_send, sq_doorbell_record, Payload, SendOp, SendWr, Sge, SqGeometry, UdDest,
     },
     qp::size::{kernel_rq_size, kernel_sq_size, QpCap, SizeCaps},
     uctx::uar::BfregRef,
@@ -91,13 +118,26 @@ use crate::{
     coherent_io,
     eq::rsc::RscTable,
     ffi::rdma::{
-        ib_qp::{modify_qp_is_ok, IbQp, IbQpOps, QpAttr, QpInit, QpShim},
+        ib_dp_abi::{send_flag, wc_op, wr_op},
+        ib_qp::{
+            modify_qp_is_ok, IbQp, IbQpOps, QpAttr, QpInit, QpShim, RecvBatch, SendBatch, SendWrC,
+        },
         ib_uctx::IbUcontext,
         udata::UserData,
         umem::{BlockSize, IbDev, Umem},
     },
     hw::Hw,
-    ifc::opcodes::Opcode,
+    ifc::{
+        av::Av,
+        opcodes::Opcode,
+        wqe::{
+            vals::{
+                FENCE_MODE_INITIATOR_SMALL, FENCE_MODE_NONE, FENCE_MODE_STRONG_ORDERING,
+                SEND_WQE_BB as SEND_WQE_BB_BYTES, UAR_BF_OFFSET,
+            },
+            WqeCtrlSeg,
+        },
+    },
 };
 
 /// `qpc.log_page_size` bits, counted from 4 KiB (`mlx5_ifc.h`).
@@ -109,6 +149,10 @@ const PAGE_OFFSET_MAX: u64 = 63;
 const WQ_PAGE: usize = 4096;
 /// A doorbell record (receive and send counters, 4 bytes each; one cache line).
 const DBR_BYTES: usize = 64;
+/// The receive counter's offset in the doorbell record (upstream `MLX5_RCV_DBR`).
+const RCV_DBR: usize = 0;
+/// The send counter's offset in the doorbell record (upstream `MLX5_SND_DBR`).
+const SND_DBR: usize = 4;
 
 /// What the device offers QPs, read once.
 #[derive(Clone, Copy)]
@@ -121,8 +165,14 @@ pub(crate) struct QpEnv {
     pub(crate) cqe_v1: bool,
     /// For kernel QPs' queue sizes.
     pub(crate) size: SizeCaps,
-    /// The core's UAR page, which kernel QPs ring (`None`: no kernel QPs).
-    pub(crate) kernel_uar: Option<u32>,
+    /// The core's UAR page, which kernel QPs ring, and its offset in BAR 0 (`None`: no
+    /// kernel QPs).
+    pub(crate) kernel_uar: Option<(u32, usize)>,
+    /// Bytes of one half of a BlueFlame register (upstream `bf->buf_size`: half of
+    /// `1 << log_bf_reg_size`); kernel QPs' doorbells alternate between the halves.
+    pub(crate) bf_half: usize,
+    /// Fence mode of REG_MR WQEs (upstream `mlx5_get_umr_fence` of cap `umr_fence`).
+    pub(crate) umr_fence: u8,
     /// Cap `xrc`: XRC QPs are created (upstream `check_qp_type`).
     pub(crate) xrc: bool,
 }
@@ -139,7 +189,7 @@ impl QpEnv {
         num_ports: u8,
         pkey_tbl_len: u16,
         gid_tbl_len: u32,
-        kernel_uar: Option<u32>,
+        kernel_uar: Option<(u32, usize)>,
     ) -> Self {
         Self {
             create: QpCaps::from_caps(caps, page_shift),
@@ -162,6 +212,13 @@ impl QpEnv {
             },
             kernel_uar,
             xrc: caps.get(gen_cap::XRC),
+            bf_half: (1usize << caps.get(gen_cap::LOG_BF_REG_SIZE).min(16)) / 2,
+            // `MLX5_CAP_UMR_FENCE_NONE` 0, `_SMALL` 1, else strong ordering.
+            umr_fence: match caps.get(gen_cap::UMR_FENCE) {
+                0 => FENCE_MODE_NONE,
+                1 => FENCE_MODE_INITIATOR_SMALL,
+                _ => FENCE_MODE_STRONG_ORDERING,
+            },
         }
     }
 }
@@ -174,21 +231,26 @@ pub(crate) struct QpVerbs {
     qp_env: QpEnv,
     /// Where QPs register for their async events.
     rscs: Arc<RscTable>,
+    /// Where kernel QPs register for their CQs' pollers.
+    kqps: Arc<KqpTable>,
 }
 
 impl QpVerbs {
-    /// The verbs of `dev` over `hw`, offering `qp_env`; QPs register in `rscs`.
+    /// The verbs of `dev` over `hw`, offering `qp_env`; QPs register in `rscs`,
+    /// kernel QPs in `kqps` too.
     pub(crate) fn new(
         dev: &device::Device,
         hw: Arc<Hw>,
         qp_env: QpEnv,
         rscs: Arc<RscTable>,
+        kqps: Arc<KqpTable>,
     ) -> Self {
         Self {
             dev: dev.into(),
             hw,
             qp_env,
             rscs,
+            kqps,
         }
     }
 }
@@ -233,7 +295,14 @@ impl IbQpOps for QpVerbs {
                 create_xrc_tgt_qp(&self.dev, &self.hw, &self.qp_env, init)
             }
             Some((c, u)) => create_user_qp(&self.dev, &self.hw, &self.qp_env, dev, c, init, u),
-            None => create_kernel_qp(&self.dev, &self.hw, &self.qp_env, init),
+            None => create_kernel_qp(
+                &self.dev,
+                &self.hw,
+                &self.qp_env,
+                init,
+                &self.kqps,
+                shim.handle(),
+            ),
         }?;
         // As upstream's `create_resource_common`: in the event table after CREATE_QP.
         let qp = QpWithEvents::wrap(&self.dev, &self.rscs, qpn, qp, shim)?;
@@ -259,13 +328,102 @@ enum QpMem {
         /// The UAR object's UAR the QP names (UAR_PAGE_INDEX), kept until it goes.
         _uar: Option<UarHold>,
     },
-    /// A kernel QP's pages and doorbell record.
+    /// A kernel QP's work queues (RQ then SQ, one allocation of whole 4 KiB pages)
+    /// and doorbell record.
     Kernel {
-        pages: KVec<Coherent<[u8]>>,
+        buf: Coherent<[u8]>,
         dbr: Coherent<[u8]>,
     },
     /// No work queue and no doorbell record (an XRC target).
     NoQueues,
+}
+
+/// What a kernel QP posts with.
+struct KernelDp {
+    /// The table the QP is in (left on drop).
+    table: Arc<KqpTable>,
+    /// Its bookkeeping, shared with its CQs' pollers.
+    wq: Arc<KernelWq>,
+    /// The send queue as created.
+    sq: SqGeometry,
+    /// The receive queue as created.
+    rq: RqGeometry,
+    /// Bytes of the receive queue (the send queue starts there).
+    rq_bytes: usize,
+    /// Offset in BAR 0 of the UAR the QP rings.
+    uar_bar_off: usize,
+    /// Bytes of one BlueFlame register half.
+    bf_half: usize,
+}
+
+/// Gather or scatter entries one work request may carry here: a send WQE is at most
+/// `MLX5_SEND_WQE_MAX_WQEBBS` × 64 bytes, so at most 63 data segments of 16.
+const MAX_SGE: usize = 64;
+
+/// The bytes `off..off + len` of a kernel QP's work queue buffer, for the WQE builders.
+///
+/// # Safety
+///
+/// The caller holds the lock of the queue the range is (the QP's `sq` or `rq` lock),
+/// and the range is that queue's: no other reference to these bytes exists while the
+/// slice lives. The device reads them concurrently (DMA), which the protocol orders
+/// (a WQE is handed over by the doorbell record, after the barrier).
+unsafe fn wq_slice(buf: &Coherent<[u8]>, off: usize, len: usize) -> Option<&mut [u8]> {
+    let end = off.checked_add(len)?;
+    if end > buf.size() {
+        return None;
+    }
+    let base = buf.as_mut_ptr().cast::<u8>();
+    // SAFETY: `off..end` lies in the allocation (checked above), which lives as long as
+    // `buf`; by the function's contract the caller's lock makes this the only
+    // reference to the range.
+    Some(unsafe { core::slice::from_raw_parts_mut(base.add(off), len) })
+}
+
+/// The send WQE a work request asks for; `Err` as upstream refuses it at post.
+fn send_op(wr: &SendWrC) -> Result<SendOp> {
+    Ok(match wr.opcode {
+        wr_op::SEND => SendOp::Send,
+        wr_op::SEND_IMM => SendOp::SendImm(wr.imm),
+        wr_op::RDMA_WRITE => SendOp::RdmaWrite {
+            raddr: wr.remote_addr,
+            rkey: wr.rkey,
+        },
+        wr_op::RDMA_WRITE_IMM => SendOp::RdmaWriteImm {
+            raddr: wr.remote_addr,
+            rkey: wr.rkey,
+            imm: wr.imm,
+        },
+        wr_op::RDMA_READ => SendOp::RdmaRead {
+            raddr: wr.remote_addr,
+            rkey: wr.rkey,
+        },
+        wr_op::ATOMIC_CMP_AND_SWP => SendOp::CmpSwap {
+            raddr: wr.remote_addr,
+            rkey: wr.rkey,
+            compare: wr.compare_add,
+            swap: wr.swap,
+        },
+        wr_op::ATOMIC_FETCH_AND_ADD => SendOp::FetchAdd {
+            raddr: wr.remote_addr,
+            rkey: wr.rkey,
+            add: wr.compare_add,
+        },
+        wr_op::LOCAL_INV => SendOp::LocalInv { rkey: wr.imm },
+        // Only an MR of alloc_mr has a translation list.
+        wr_op::REG_MR if wr.reg_descs == 0 => return Err(EINVAL),
+        wr_op::REG_MR => SendOp::RegMr {
+            key: wr.reg_key,
+            access: wr.reg_access,
+            iova: wr.reg_iova,
+            length: wr.reg_len,
+            page_shift: wr.reg_page_shift,
+            desc_addr: wr.reg_desc_map,
+            desc_lkey: wr.reg_desc_lkey,
+        },
+        // Upstream: an opcode outside its table is -EINVAL.
+        _ => return Err(EINVAL),
+    })
 }
 
 /// A QP of the provider.
@@ -287,6 +445,8 @@ pub(crate) struct Qp {
     live: Arc<Mutex<Live>>,
     /// `None` once handed away (a failed destroy).
     mem: Option<QpMem>,
+    /// Kernel QPs: the data path.
+    kdp: Option<KernelDp>,
 }
 
 /// Picks the buffer's page size and offset as `mlx5_umem_find_best_quantized_pgoff`
@@ -497,9 +657,11 @@ pub(crate) fn create_kernel_qp(
     hw: &Arc<Hw>,
     env: &QpEnv,
     init: &mut QpInit,
+    kqps: &Arc<KqpTable>,
+    ibqp: u64,
 ) -> Result<(KBox<dyn IbQp>, u32, usize)> {
     let ty = QpType::from_ib(init.qp_type).ok_or(EOPNOTSUPP)?;
-    let uar = env.kernel_uar.ok_or(EOPNOTSUPP)?;
+    let (uar, uar_bar_off) = env.kernel_uar.ok_or(EOPNOTSUPP)?;
     if matches!(ty, QpType::XrcIni | QpType::XrcTgt) {
         return Err(EOPNOTSUPP);
     }
@@ -541,13 +703,13 @@ pub(crate) fn create_kernel_qp(
     // the memory is freed before the stage ends (the core destroys every QP before
     // unregistration returns) or buried in `Hw` until bus mastering is off.
     let bound = unsafe { dev.as_bound() };
+    // One allocation, so that each queue is one slice the WQE builders write into
+    // (upstream uses a fragmented buffer and writes across fragment edges instead).
     let npages = bytes.div_ceil(WQ_PAGE);
-    let mut pages = KVec::with_capacity(npages, GFP_KERNEL)?;
+    let buf = Coherent::<u8>::zeroed_slice(bound, npages * WQ_PAGE, GFP_KERNEL)?;
     let mut pas = KVec::with_capacity(npages, GFP_KERNEL)?;
-    for _ in 0..npages {
-        let p = Coherent::<u8>::zeroed_slice(bound, WQ_PAGE, GFP_KERNEL)?;
-        pas.push(p.dma_address(), GFP_KERNEL)?;
-        pages.push(p, GFP_KERNEL)?;
+    for i in 0..npages {
+        pas.push(buf.dma_address() + (i * WQ_PAGE) as u64, GFP_KERNEL)?;
     }
     let dbr = Coherent::<u8>::zeroed_slice(bound, DBR_BYTES, GFP_KERNEL)?;
     let db_dma = dbr.dma_address();
@@ -588,7 +750,7 @@ pub(crate) fn create_kernel_qp(
             // A CREATE_QP of unknown outcome may have made the QP: the device may
             // own the pages.
             if create_outcome_unknown(e.kind) {
-                hw.keep(dev, &e, pages.len() + 1, (pages, dbr));
+                hw.keep(dev, &e, npages + 1, (buf, dbr));
             }
             return Err(e.errno().into());
         }
@@ -618,8 +780,38 @@ pub(crate) fn create_kernel_qp(
         init.max_recv_sge = 0;
     }
     let sq_cap = (sq.sq_max_post, sq.sq_max_gs, sq.max_inline);
-    let mem = QpMem::Kernel { pages, dbr };
-    let qp = Qp::new(dev, hw, qpn, init, env, rq_gs, sq_cap, live, mem)?;
+    let mem = QpMem::Kernel { buf, dbr };
+    let mut qp = Qp::new(dev, hw, qpn, init, env, rq_gs, sq_cap, live, mem)?;
+    // From here on a failure drops `qp`, which destroys the QP.
+    let wq = KernelWq::new(qpn, ibqp, port, ty == QpType::Gsi, sq.sq_wqe_cnt, rq_cnt)?;
+    kqps.insert(wq.clone())?;
+    qp.kdp = Some(KernelDp {
+        table: kqps.clone(),
+        wq,
+        sq: SqGeometry {
+            qp_type: ty,
+            qpn,
+            wqe_cnt: sq.sq_wqe_cnt,
+            max_post: sq.sq_max_post,
+            max_gs: sq.sq_max_gs,
+            max_inline: sq.max_inline,
+            sig_all: init.sq_sig_all != 0,
+            umr_fence: env.umr_fence,
+        },
+        rq: RqGeometry {
+            wqe_cnt: rq_cnt,
+            wqe_shift: rq_shift,
+            max_gs: rq_gs,
+            max_post: rq_cnt,
+            // QUERY_SPECIAL_CONTEXTS is not read: the default key (upstream uses the
+            // device's `terminate_scatter_list_mkey` when cap
+            // `terminate_scatter_list_mkey` says it has one).
+            terminate_lkey: crate::ifc::umr::vals::TERMINATE_SCATTER_LIST_LKEY,
+        },
+        rq_bytes,
+        uar_bar_off,
+        bf_half: env.bf_half,
+    });
     let b: KBox<dyn IbQp> = KBox::new(qp, GFP_KERNEL)?;
     Ok((b, qpn, 0))
 }
@@ -732,6 +924,7 @@ impl Qp {
             sq_sig_all: init.sq_sig_all != 0,
             live,
             mem: Some(mem),
+            kdp: None,
         })
     }
 
@@ -765,8 +958,9 @@ impl Qp {
                 // for good. A device object cannot ring a doorbell by itself.
                 drop(_uar);
             }
-            QpMem::Kernel { pages, dbr } => {
-                hw.keep(dev, &e, pages.len() + 1, (pages, dbr));
+            QpMem::Kernel { buf, dbr } => {
+                let n = buf.size().div_ceil(WQ_PAGE) + 1;
+                hw.keep(dev, &e, n, (buf, dbr));
             }
             QpMem::NoQueues => {}
         }
@@ -842,8 +1036,11 @@ impl IbQp for Qp {
             self.run_plan(&p)?;
         }
         // A kernel QP back in RESET starts its queues over (upstream clears the
-        // doorbell records; its CQs have no entries of it: nothing was posted).
+        // doorbell records and the queues' counters).
         if new == ib_state::RESET {
+            if let Some(k) = &self.kdp {
+                k.wq.reset();
+            }
             if let Some(QpMem::Kernel { dbr, .. }) = &self.mem {
                 coherent_io::write_bytes(dbr, 0, &[0u8; 8])?;
             }
@@ -881,10 +1078,201 @@ impl IbQp for Qp {
         a.sq_sig_all = u8::from(self.sq_sig_all);
         Ok(a)
     }
+
+    /// post_send of a kernel QP (upstream `mlx5_ib_post_send`): each request's WQE
+    /// written at the producer counter, then one doorbell for the batch: the
+    /// doorbell record, then the first 8 bytes of the last WQE to the UAR's
+    /// BlueFlame register (`mlx5r_ring_db`), under the send queue's lock.
+    ///
+    /// # Errors
+    ///
+    /// For the first request not posted, as upstream in its order
+    /// (`send_wqe::build_send`): `EINVAL` for more gather entries than the QP's, an
+    /// opcode upstream has no WQE for, one the QP's type does not carry, a UD-type
+    /// request without an address handle, a REG_MR of an MR without a translation
+    /// list (not of alloc_mr) or with IB_SEND_INLINE; `ENOMEM` for a full queue or
+    /// inline data beyond the QP's; `EOPNOTSUPP` for atomics (upstream: "not supported
+    /// yet"). `EINVAL` for a user QP.
+    fn post_send(&self, batch: &SendBatch<'_>) -> (usize, Result) {
+        let (Some(k), Some(QpMem::Kernel { buf, dbr })) = (&self.kdp, &self.mem) else {
+            return (0, Err(EINVAL));
+        };
+        let sq_bytes = k.sq.wqe_cnt as usize * SEND_WQE_BB_BYTES;
+        let mut sq = k.wq.sq.lock();
+        // SAFETY: the send queue's lock is held, and `rq_bytes..+sq_bytes` is the send
+        // queue's range of the buffer.
+        let Some(ring) = (unsafe { wq_slice(buf, k.rq_bytes, sq_bytes) }) else {
+            return (0, Err(EINVAL));
+        };
+        let mut posted = 0;
+        let mut last = None;
+        let mut res = Ok(());
+        for wr in batch.wrs() {
+            match Self::post_one_send(k, &mut sq, batch, wr, ring) {
+                Ok(c) => {
+                    posted += 1;
+                    last = Some(c);
+                }
+                Err(e) => {
+                    res = Err(e);
+                    break;
+                }
+            }
+        }
+        if let Some(ctrl) = last {
+            // The WQEs before the doorbell record, the record before the doorbell.
+            mb(Write);
+            let _ = coherent_io::write_bytes(dbr, SND_DBR, &sq_doorbell_record(sq.st.cur_post));
+            mb(Write);
+            let mut first8 = [0u8; 8];
+            first8.copy_from_slice(&ctrl.as_bytes()[..8]);
+            let off = k.uar_bar_off + UAR_BF_OFFSET + sq.bf_half * k.bf_half;
+            // A failure means the BAR is gone: the WQEs stay unexecuted, as on a dead
+            // device (their flush is the device's error path).
+            let _ = self.hw.doorbell64(off, first8);
+            sq.bf_half ^= 1;
+        }
+        (posted, res)
+    }
+
+    /// post_recv of a kernel QP (upstream `mlx5_ib_post_recv`): each request's WQE
+    /// written at `head`, then the doorbell record once for the batch.
+    ///
+    /// # Errors
+    ///
+    /// For the first request not posted, as upstream (`recv_wqe::build_recv`):
+    /// `ENOMEM` for a full queue, `EINVAL` for more scatter entries than the QP's;
+    /// `EINVAL` for a QP without a receive queue of its own (SRQ) and a user QP.
+    fn post_recv(&self, batch: &RecvBatch<'_>) -> (usize, Result) {
+        let (Some(k), Some(QpMem::Kernel { buf, dbr })) = (&self.kdp, &self.mem) else {
+            return (0, Err(EINVAL));
+        };
+        if k.rq.wqe_cnt == 0 {
+            return (0, Err(EINVAL));
+        }
+        let mut rq = k.wq.rq.lock();
+        // SAFETY: the receive queue's lock is held, and `0..rq_bytes` is the receive
+        // queue's range of the buffer.
+        let Some(ring) = (unsafe { wq_slice(buf, 0, k.rq_bytes) }) else {
+            return (0, Err(EINVAL));
+        };
+        let mut posted = 0;
+        let mut res = Ok(());
+        for wr in batch.wrs() {
+            let list = batch.sg(wr);
+            if list.len() > MAX_SGE {
+                res = Err(EINVAL);
+                break;
+            }
+            let mut sges = [Sge::default(); MAX_SGE];
+            for (i, e) in list.iter().enumerate() {
+                sges[i] = Sge {
+                    addr: e.addr,
+                    length: e.length,
+                    lkey: e.lkey,
+                };
+            }
+            match build_recv(&k.rq, rq.head, rq.tail, &sges[..list.len()], ring) {
+                Ok(slot) => {
+                    if let Some(w) = rq.wrid.get_mut(slot as usize) {
+                        *w = wr.wr_id;
+                    }
+                    rq.head = rq.head.wrapping_add(1);
+                    posted += 1;
+                }
+                Err(e) => {
+                    res = Err(Error::from(e));
+                    break;
+                }
+            }
+        }
+        if posted != 0 {
+            // The WQEs before the doorbell record.
+            mb(Write);
+            let _ = coherent_io::write_bytes(dbr, RCV_DBR, &rq_doorbell_record(rq.head));
+        }
+        (posted, res)
+    }
+}
+
+impl Qp {
+    /// Builds one send WQE of `wr` into `ring` and records it; its control segment.
+    fn post_one_send(
+        k: &KernelDp,
+        sq: &mut SqSide,
+        batch: &SendBatch<'_>,
+        wr: &SendWrC,
+        ring: &mut [u8],
+    ) -> Result<WqeCtrlSeg> {
+        let op = send_op(wr)?;
+        let list = batch.sg(wr);
+        if list.len() > MAX_SGE {
+            return Err(EINVAL);
+        }
+        let mut sges = [Sge::default(); MAX_SGE];
+        let mut inl: [&[u8]; MAX_SGE] = [&[]; MAX_SGE];
+        let inline = wr.send_flags & send_flag::INLINE != 0;
+        for (i, e) in list.iter().enumerate() {
+            sges[i] = Sge {
+                addr: e.addr,
+                length: e.length,
+                lkey: e.lkey,
+            };
+            if inline {
+                inl[i] = batch.inline_bytes(e);
+            }
+        }
+        let payload = if inline {
+            Payload::Inline(&inl[..list.len()])
+        } else {
+            Payload::Gather(&sges[..list.len()])
+        };
+        let ud = if wr.has_ah != 0 {
+            Some(UdDest {
+                av: Av::read_from_bytes(&wr.av).map_err(|_| EINVAL)?,
+                remote_qpn: wr.remote_qpn,
+                remote_qkey: wr.remote_qkey,
+            })
+        } else {
+            None
+        };
+        let swr = SendWr {
+            op,
+            payload,
+            signaled: wr.send_flags & send_flag::SIGNALED != 0,
+            solicited: wr.send_flags & send_flag::SOLICITED != 0,
+            fence: wr.send_flags & send_flag::FENCE != 0,
+            ud,
+            reg_list: batch.reg_list(wr),
+        };
+        let umr = match op {
+            SendOp::LocalInv { .. } => wc_op::LOCAL_INV as u8,
+            SendOp::RegMr { .. } => wc_op::REG_MR as u8,
+            _ => 0,
+        };
+        let head = sq.st.head;
+        let p = build_send(&k.sq, &mut sq.st, &swr, ring).map_err(Error::from)?;
+        let idx = p.idx as usize;
+        if let (Some(w), Some(h), Some(u)) = (
+            sq.wrid.get_mut(idx),
+            sq.wqe_head.get_mut(idx),
+            sq.umr_op.get_mut(idx),
+        ) {
+            *w = wr.wr_id;
+            *h = head;
+            *u = umr;
+        }
+        Ok(p.ctrl)
+    }
 }
 
 impl Drop for Qp {
     fn drop(&mut self) {
+        // Out of the pollers' table first: a CQE of the QP polled later is counted as
+        // one of an unknown QP.
+        if let Some(k) = self.kdp.take() {
+            k.table.remove(self.qpn);
+        }
         let state = self.live.lock().state;
         if let Some(m) = self.mem.take() {
             Self::teardown(&self.hw, &self.dev, self.qpn, m, state != ib_state::RESET);

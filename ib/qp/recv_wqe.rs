@@ -3,22 +3,19 @@
 //! Receive WQE building for kernel `post_recv`, as upstream `mlx5_ib_post_recv`
 //! (`qp.c`) builds one: the scatter list as data segments (`ifc::wqe::WqeDataSeg`)
 //! and, when it is shorter than the queue's `max_gs`, a terminating segment of 0
-//! bytes with the terminating mkey (`MLX5_INVALID_LKEY`, or the device's
-//! `terminate_scatter_list_mkey` where the cap says it has one).
+//! bytes with the terminating mkey (`MLX5_TERMINATE_SCATTER_LIST_LKEY`, or the
+//! device's `terminate_scatter_list_mkey` where the cap says it has one).
 //!
 //! The doorbell record after a batch is `head & 0xffff` (upstream writes
 //! `cpu_to_be32(qp->rq.head & 0xffff)`); that is the caller's.
 //!
-//! Pure `core` code, host-tested; not yet part of the kernel module's tree.
+//! Pure `core` code, host-tested and run as a KUnit suite.
 
 use crate::errno::Errno;
 use crate::ib::qp::send_wqe::Sge;
 use crate::ifc::wqe::WqeDataSeg;
 use zerocopy::byteorder::big_endian::{U32, U64};
 use zerocopy::IntoBytes;
-
-/// `MLX5_INVALID_LKEY` (`device.h`): the key that ends a scatter list.
-pub const INVALID_LKEY: u32 = 0x100;
 
 /// Bytes of one data segment.
 const DATA_SEG: usize = core::mem::size_of::<WqeDataSeg>();
@@ -34,7 +31,8 @@ pub struct RqGeometry {
     pub max_gs: u32,
     /// Work requests the queue holds (`rq.max_post`).
     pub max_post: u32,
-    /// The key of the terminating segment ([`INVALID_LKEY`] unless the device has
+    /// The key of the terminating segment
+    /// ([`crate::ifc::umr::vals::TERMINATE_SCATTER_LIST_LKEY`] unless the device has
     /// its own).
     pub terminate_lkey: u32,
 }
@@ -96,12 +94,14 @@ pub fn rq_doorbell_record(head: u32) -> [u8; 4] {
     (head & 0xffff).to_be_bytes()
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_qp_recv_wqe))]
 mod tests {
     use super::*;
+    use crate::ifc::umr::vals::TERMINATE_SCATTER_LIST_LKEY;
 
     // `mlx5_wqe_data_seg`: byte_count @0, lkey @4, addr @8, big-endian (`qp.h`);
-    // `MLX5_INVALID_LKEY` 0x100 (`device.h`).
+    // `MLX5_TERMINATE_SCATTER_LIST_LKEY` 0x100 (`qp.h`).
 
     fn be32(b: &[u8], off: usize) -> u32 {
         u32::from_be_bytes(b[off..off + 4].try_into().unwrap())
@@ -112,7 +112,7 @@ mod tests {
         wqe_shift: 6,
         max_gs: 4,
         max_post: 4,
-        terminate_lkey: INVALID_LKEY,
+        terminate_lkey: TERMINATE_SCATTER_LIST_LKEY,
     };
 
     const SG: Sge = Sge {
@@ -130,7 +130,7 @@ mod tests {
         assert_eq!((be32(w, 0), be32(w, 4)), (4096, 0x55));
         assert_eq!(&w[8..16], &[1, 2, 3, 4, 5, 6, 7, 8]);
         assert_eq!(be32(w, 16), 4096);
-        // Terminator: 0 bytes, MLX5_INVALID_LKEY, address 0.
+        // Terminator: 0 bytes, MLX5_TERMINATE_SCATTER_LIST_LKEY, address 0.
         assert_eq!((be32(w, 32), be32(w, 36)), (0, 0x100));
         assert!(w[40..48].iter().all(|&x| x == 0));
         // The fourth segment is left as it was; other slots untouched.

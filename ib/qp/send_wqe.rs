@@ -11,16 +11,17 @@
 //! then the first 8 bytes of the last control segment to the UAR / BlueFlame
 //! register) is the caller's, after a batch.
 //!
-//! Pure `core` code, host-tested; not yet part of the kernel module's tree.
+//! Pure `core` code, host-tested and run as a KUnit suite.
 
 use crate::errno::Errno;
+use crate::ib::mr::commands::ACCESS_MODE_MTT;
 use crate::ib::qp::modify::QpType;
 use crate::ifc::av::Av;
 use crate::ifc::umr::{vals as umr_vals, MkeySeg, UmrCtrlSeg};
 use crate::ifc::wqe::{
     opcode, vals, WqeCtrlSeg, WqeDataSeg, WqeDatagramSeg, WqeInlineSeg, WqeRaddrSeg,
 };
-use zerocopy::byteorder::big_endian::{U32, U64};
+use zerocopy::byteorder::big_endian::{U16, U32, U64};
 use zerocopy::IntoBytes;
 
 /// One gather entry (`struct ib_sge`).
@@ -90,7 +91,42 @@ pub enum SendOp {
         /// The key to invalidate.
         rkey: u32,
     },
+    /// `IB_WR_REG_MR` of a fast-registration MR (MTT mode; upstream `set_reg_wr`):
+    /// the translation entries are [`SendWr::reg_list`], inline in the WQE when they
+    /// take at most 64 bytes, else read by the device from `desc_addr`.
+    RegMr {
+        /// The key the MR gets (`reg_wr->key`: its low byte is the new variant).
+        key: u32,
+        /// `IB_ACCESS_*` bits it gets.
+        access: u32,
+        /// IOVA of its first byte.
+        iova: u64,
+        /// Its length.
+        length: u64,
+        /// log2 of its page size.
+        page_shift: u8,
+        /// DMA address of the translation list (when not inline).
+        desc_addr: u64,
+        /// The key the device reads the list with (the PD's `local_dma_lkey`).
+        desc_lkey: u32,
+    },
 }
+
+/// `IB_ACCESS_*` bits a registration reads (`ib_verbs.h`).
+pub mod ib_access {
+    /// `IB_ACCESS_LOCAL_WRITE`.
+    pub const LOCAL_WRITE: u32 = 1 << 0;
+    /// `IB_ACCESS_REMOTE_WRITE`.
+    pub const REMOTE_WRITE: u32 = 1 << 1;
+    /// `IB_ACCESS_REMOTE_READ`.
+    pub const REMOTE_READ: u32 = 1 << 2;
+    /// `IB_ACCESS_REMOTE_ATOMIC`.
+    pub const REMOTE_ATOMIC: u32 = 1 << 3;
+}
+
+/// Most bytes of translation entries a REG_MR WQE carries inline (upstream
+/// `MLX5_IB_SQ_UMR_INLINE_THRESHOLD`).
+pub const UMR_INLINE_THRESHOLD: usize = 64;
 
 /// The payload of a send work request.
 #[derive(Clone, Copy, Debug)]
@@ -127,6 +163,9 @@ pub struct SendWr<'a> {
     pub fence: bool,
     /// Destination (UD / GSI / SMI QPs; ignored on connected QPs).
     pub ud: Option<UdDest>,
+    /// [`SendOp::RegMr`]: the MR's translation entries (`struct mlx5_mtt`, big-endian
+    /// page addresses with their read / write bits), empty otherwise.
+    pub reg_list: &'a [u8],
 }
 
 /// The send queue as created (`mlx5_ib_wq` and the QP's fixed fields).
@@ -146,6 +185,8 @@ pub struct SqGeometry {
     pub max_inline: u32,
     /// `IB_SIGNAL_ALL_WR` (upstream's `sq_signal_bits`).
     pub sig_all: bool,
+    /// Fence mode of a REG_MR WQE (upstream `dev->umr_fence`, from cap `umr_fence`).
+    pub umr_fence: u8,
 }
 
 /// The send queue's counters (`mlx5_ib_wq`).
@@ -209,8 +250,45 @@ fn device_opcode(op: &SendOp) -> u8 {
         SendOp::RdmaRead { .. } => opcode::RDMA_READ,
         SendOp::CmpSwap { .. } => opcode::ATOMIC_CS,
         SendOp::FetchAdd { .. } => opcode::ATOMIC_FA,
-        SendOp::LocalInv { .. } => opcode::UMR,
+        SendOp::LocalInv { .. } | SendOp::RegMr { .. } => opcode::UMR,
     }
+}
+
+/// `get_umr_flags`: the mkey segment's permission bits for `IB_ACCESS_*` `access`.
+fn umr_perm(access: u32) -> u8 {
+    let mut f = umr_vals::PERM_LOCAL_READ;
+    if access & ib_access::REMOTE_ATOMIC != 0 {
+        f |= umr_vals::PERM_ATOMIC;
+    }
+    if access & ib_access::REMOTE_WRITE != 0 {
+        f |= umr_vals::PERM_REMOTE_WRITE;
+    }
+    if access & ib_access::REMOTE_READ != 0 {
+        f |= umr_vals::PERM_REMOTE_READ;
+    }
+    if access & ib_access::LOCAL_WRITE != 0 {
+        f |= umr_vals::PERM_LOCAL_WRITE;
+    }
+    f
+}
+
+/// `frwr_mkey_mask`: what a REG_MR WQE changes in the mkey.
+fn frwr_mkey_mask(atomic: bool) -> u64 {
+    let mut m = umr_vals::MKEY_MASK_LEN
+        | umr_vals::MKEY_MASK_PAGE_SIZE
+        | umr_vals::MKEY_MASK_START_ADDR
+        | umr_vals::MKEY_MASK_EN_RINVAL
+        | umr_vals::MKEY_MASK_KEY
+        | umr_vals::MKEY_MASK_LR
+        | umr_vals::MKEY_MASK_LW
+        | umr_vals::MKEY_MASK_RR
+        | umr_vals::MKEY_MASK_RW
+        | umr_vals::MKEY_MASK_SMALL_FENCE
+        | umr_vals::MKEY_MASK_FREE;
+    if atomic {
+        m |= umr_vals::MKEY_MASK_A;
+    }
+    m
 }
 
 /// Whether the QP type carries the opcode: RDMA on RC / UC / XRC (read: not UC),
@@ -225,7 +303,8 @@ fn op_allowed(t: QpType, op: &SendOp) -> bool {
         SendOp::RdmaRead { .. }
         | SendOp::CmpSwap { .. }
         | SendOp::FetchAdd { .. }
-        | SendOp::LocalInv { .. } => matches!(t, QpType::Rc | QpType::XrcIni),
+        | SendOp::LocalInv { .. }
+        | SendOp::RegMr { .. } => matches!(t, QpType::Rc | QpType::XrcIni),
     }
 }
 
@@ -277,8 +356,14 @@ pub fn build_send(
     if inline_len > geo.max_inline as usize {
         return Err(Errno::ENOMEM);
     }
-    // LOCAL_INV carries no data (upstream sets `num_sge = 0`).
-    let linv = matches!(wr.op, SendOp::LocalInv { .. });
+    let reg = matches!(wr.op, SendOp::RegMr { .. });
+    // `set_reg_wr`: "Invalid IB_SEND_INLINE send flag".
+    if reg && matches!(wr.payload, Payload::Inline(_)) {
+        return Err(Errno::EINVAL);
+    }
+    let reg_inline = reg && wr.reg_list.len() <= UMR_INLINE_THRESHOLD;
+    // LOCAL_INV and REG_MR carry no data (upstream sets `num_sge = 0`).
+    let linv = matches!(wr.op, SendOp::LocalInv { .. }) || reg;
 
     // Size in 16-byte units, before writing: the WQE must fit the ds field and
     // `MLX5_SEND_WQE_MAX_WQEBBS`.
@@ -288,6 +373,17 @@ pub fn build_send(
         SendOp::LocalInv { .. } => {
             (core::mem::size_of::<UmrCtrlSeg>() + core::mem::size_of::<MkeySeg>())
                 / vals::SEND_WQE_DS
+        }
+        SendOp::RegMr { .. } => {
+            let segs = (core::mem::size_of::<UmrCtrlSeg>() + core::mem::size_of::<MkeySeg>())
+                / vals::SEND_WQE_DS;
+            if reg_inline {
+                // The entries, then the WQE padded to whole basic blocks.
+                let n = 1 + segs + wr.reg_list.len().div_ceil(vals::SEND_WQE_DS);
+                n.next_multiple_of(vals::SEND_WQE_BB / vals::SEND_WQE_DS) - 1
+            } else {
+                segs + 1
+            }
         }
         _ => 0,
     };
@@ -338,6 +434,61 @@ pub fn build_send(
             w.put(umr.as_bytes());
             w.put(mkey.as_bytes());
         }
+        SendOp::RegMr {
+            key,
+            access,
+            iova,
+            length,
+            page_shift,
+            desc_addr,
+            desc_lkey,
+        } => {
+            let atomic = access & ib_access::REMOTE_ATOMIC != 0;
+            let list = wr.reg_list.len();
+            // `set_reg_umr_seg`: the list in octowords, rounded to 64 bytes.
+            let xlt = list.next_multiple_of(umr_vals::UMR_FLEX_ALIGNMENT) / umr_vals::UMR_OCTOWORD;
+            let mut flags = umr_vals::UMR_CHECK_NOT_FREE;
+            if reg_inline {
+                flags |= umr_vals::UMR_INLINE;
+            }
+            let umr = UmrCtrlSeg {
+                flags,
+                xlt_octowords: U16::new(u16::try_from(xlt).map_err(|_| Errno::EINVAL)?),
+                mkey_mask: U64::new(frwr_mkey_mask(atomic)),
+                ..Default::default()
+            };
+            // `set_reg_mkey_seg`: MTT entries, two per octoword, rounded to 8.
+            let entries = list / core::mem::size_of::<u64>();
+            let mkey = MkeySeg {
+                flags: umr_perm(access) | ACCESS_MODE_MTT,
+                qpn_mkey7_0: U32::new((key & 0xff) | 0xffff_ff00),
+                flags_pd: U32::new(umr_vals::MKEY_REMOTE_INVAL),
+                start_addr: U64::new(iova),
+                len: U64::new(length),
+                xlt_oct_size: U32::new((entries.next_multiple_of(8) >> 1) as u32),
+                log2_page_size: page_shift,
+                ..Default::default()
+            };
+            w.put(umr.as_bytes());
+            w.put(mkey.as_bytes());
+            if reg_inline {
+                w.put(wr.reg_list);
+                // Zeros up to the end of the last basic block.
+                let pad = (vals::SEND_WQE_BB - w.off % vals::SEND_WQE_BB) % vals::SEND_WQE_BB;
+                w.put(&[0u8; vals::SEND_WQE_BB][..pad]);
+            } else {
+                // `set_reg_data_seg`.
+                let seg = WqeDataSeg {
+                    byte_count: U32::new(
+                        u32::try_from(list.next_multiple_of(umr_vals::UMR_FLEX_ALIGNMENT))
+                            .map_err(|_| Errno::EINVAL)?,
+                    ),
+                    lkey: U32::new(desc_lkey),
+                    addr: U64::new(desc_addr),
+                };
+                w.put(seg.as_bytes());
+            }
+        }
         _ => {}
     }
     if let (true, Some(ud)) = (datagram, wr.ud) {
@@ -376,9 +527,11 @@ pub fn build_send(
         }
     }
 
-    // Fence: upstream `mlx5_ib_post_send` (REG_MR, the only setter of `next_fence`,
-    // is not built here, so the next WQE inherits none).
-    let fence = if wr.fence {
+    // Fence: upstream `mlx5_ib_post_send`: a REG_MR WQE has the device's UMR fence
+    // and makes the next WQE wait for it (initiator small fence).
+    let fence = if reg {
+        geo.umr_fence
+    } else if wr.fence {
         if st.next_fence != 0 {
             vals::FENCE_MODE_SMALL_AND_FENCE
         } else {
@@ -391,6 +544,7 @@ pub fn build_send(
         SendOp::SendImm(i) => i,
         SendOp::RdmaWriteImm { imm, .. } => imm,
         SendOp::LocalInv { rkey } => rkey,
+        SendOp::RegMr { key, .. } => key,
         _ => 0,
     };
     let mut fm_ce_se = fence;
@@ -413,7 +567,11 @@ pub fn build_send(
     w.off = 0;
     w.put(ctrl.as_bytes());
 
-    st.next_fence = 0;
+    st.next_fence = if reg {
+        vals::FENCE_MODE_INITIATOR_SMALL
+    } else {
+        0
+    };
     // `bbs <= 16`, checked above.
     st.cur_post = st.cur_post.wrapping_add(bbs as u16);
     st.head = st.head.wrapping_add(1);
@@ -430,10 +588,10 @@ pub fn sq_doorbell_record(cur_post: u16) -> [u8; 4] {
     u32::from(cur_post).to_be_bytes()
 }
 
-#[cfg(test)]
+#[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
+#[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_ib_qp_send_wqe))]
 mod tests {
     use super::*;
-    use zerocopy::byteorder::big_endian::U16;
 
     // Expected bytes are written from the C structures (`qp.h`: `mlx5_wqe_ctrl_seg`
     // is opmod_idx_opcode @0, qpn_ds @4, signature @8, fm_ce_se @11, imm @12;
@@ -458,6 +616,7 @@ mod tests {
             max_gs: 4,
             max_inline: 64,
             sig_all: false,
+            umr_fence: 0,
         }
     }
 
@@ -469,6 +628,7 @@ mod tests {
             solicited: false,
             fence: false,
             ud: None,
+            reg_list: &[],
         }
     }
 
@@ -985,5 +1145,79 @@ mod tests {
     fn doorbell_record_is_the_producer_counter() {
         assert_eq!(sq_doorbell_record(0x1234), [0, 0, 0x12, 0x34]);
         assert_eq!(sq_doorbell_record(0xffff), [0, 0, 0xff, 0xff]);
+    }
+
+    #[test]
+    fn reg_mr_inline_and_by_reference() {
+        // `set_reg_wr` (wr.c): UMR ctrl seg (48 bytes: flags @0, xlt_octowords @4,
+        // mkey_mask @8), mkey seg (64 bytes: flags @2, qpn_mkey7_0 @4, flags_pd @12,
+        // start_addr @16, len @24, xlt_oct_size @52, log2_page_size @59), then the
+        // MTTs inline (at most 64 bytes) padded to the basic block, or a data segment.
+        let mut g = geo(QpType::Rc);
+        g.umr_fence = 3 << 5;
+        let mut st = SqState::default();
+        let mtt = 0x1234_5000u64 | 3;
+        let list = mtt.to_be_bytes();
+        let op = SendOp::RegMr {
+            key: 0x0000_4507,
+            access: 0xf,
+            iova: 0x1234_5000,
+            length: 4096,
+            page_shift: 12,
+            desc_addr: 0xdead_0000,
+            desc_lkey: 0x77,
+        };
+        let mut w = wr(op, Payload::Gather(&[]));
+        w.reg_list = &list;
+        w.signaled = true;
+        let mut ring = [0xeeu8; 8 * 64];
+        let p = build_send(&g, &mut st, &w, &mut ring).unwrap();
+        // 1 + 3 + 4 + 1 descriptors, padded to 12: 3 basic blocks.
+        assert_eq!((p.idx, p.bbs), (0, 3));
+        assert_eq!(be32(&ring, 0), 0x25);
+        assert_eq!(be32(&ring, 4), (0x12_3456 << 8) | 12);
+        // Fence: the device's UMR fence; CQE requested; imm: the key.
+        assert_eq!(ring[11], (3 << 5) | 8);
+        assert_eq!(be32(&ring, 12), 0x0000_4507);
+        // UMR control: CHECK_NOT_FREE | INLINE, 64 bytes of list = 4 octowords.
+        assert_eq!(ring[16], (1 << 5) | (1 << 7));
+        assert_eq!(u16::from_be_bytes([ring[20], ring[21]]), 4);
+        assert_eq!(be64(&ring, 24) & (1 << 21), 1 << 21);
+        assert_eq!(be64(&ring, 24) & (1 << 29), 1 << 29);
+        // Mkey: permissions (atomic, remote write and read, local write and read) |
+        // MTT mode, the key's variant, remote invalidation, the range, 4 octowords.
+        let m = 64;
+        assert_eq!(ring[m + 2], 0x7c | 1);
+        assert_eq!(be32(&ring, m + 4), 0xffff_ff07);
+        assert_eq!(be32(&ring, m + 12), 1 << 24);
+        assert_eq!(be64(&ring, m + 16), 0x1234_5000);
+        assert_eq!(be64(&ring, m + 24), 4096);
+        assert_eq!(be32(&ring, m + 52), 4);
+        assert_eq!(ring[m + 59], 12);
+        // The MTT inline, zeros to the end of the third basic block.
+        assert_eq!(be64(&ring, 128), mtt);
+        assert!(ring[136..192].iter().all(|b| *b == 0));
+        assert_eq!(ring[192], 0xee);
+        assert_eq!(st.next_fence, 1 << 5);
+
+        // Nine entries (72 bytes): by reference, through a data segment.
+        let long = [0u8; 72];
+        w.reg_list = &long;
+        let p = build_send(&g, &mut st, &w, &mut ring).unwrap();
+        assert_eq!((p.idx, p.bbs), (3, 3));
+        let d = 3 * 64 + 16 + 48 + 64;
+        assert_eq!(be32(&ring, d), 128);
+        assert_eq!(be32(&ring, d + 4), 0x77);
+        assert_eq!(be64(&ring, d + 8), 0xdead_0000);
+        assert_eq!(ring[3 * 64 + 16], 1 << 5);
+
+        // An inline REG_MR is refused, as upstream.
+        let data = [0u8; 4];
+        let ins: [&[u8]; 1] = [&data];
+        let w2 = SendWr {
+            payload: Payload::Inline(&ins),
+            ..w
+        };
+        assert_eq!(build_send(&g, &mut st, &w2, &mut ring), Err(Errno::EINVAL));
     }
 }

@@ -43,7 +43,9 @@
 #     toolbox gains the package with this part (tests/vm/toolbox.sh PACKAGES).
 # Then the driver unloads with every object destroyed and every page back, and no
 # kmemleak report. Missing tools are failures naming them, never skips. Each part's
-# seconds are printed ("dp: <driver> part <part> secs=N").
+# seconds are printed ("dp: <driver> part <part> secs=N"). DP_KVERBS_PARTS (default
+# "1 2 3 4 5") names the parts to run, e.g. "4 5" for the kernel consumer and the MAD
+# layer alone (part 3 goes with parts 1 and 2, whose runs it checks).
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 . "$MLX5RS_REPO/tests/guest/kclient.sh"
 . "$MLX5RS_REPO/tests/guest/dp-traffic.sh"
@@ -237,28 +239,37 @@ diags() { # P
 	diag $_p ibnetdiscover ibnetdiscover "$_guid" -C "$D0" -P 1
 }
 
+part() { case " ${DP_KVERBS_PARTS:-1 2 3 4 5} " in *" $1 "*) return 0 ;; esac; return 1; }
 for drv in ${DP_DRIVERS:-upstream}; do
 	P=dp.$drv
 	load "$drv"
-	t=$(now_ms)
-	dp_tools_present "$P.examples.tools" ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ibv_xsrq_pingpong
-	examples "$P" "$D0" "$D0" loopback
-	if [ $WIRED = 1 ]; then
-		examples "$P" "$D0" "$D1" wired
-	else
-		echo "dp: $drv: across devices not run: this guest has $(emu_count) emulator(s) and no wired pair (tests/vm/vm.sh --wired runs it)"
+	if part 1; then
+		t=$(now_ms)
+		dp_tools_present "$P.examples.tools" ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ibv_xsrq_pingpong
+		examples "$P" "$D0" "$D0" loopback
+		if [ $WIRED = 1 ]; then
+			examples "$P" "$D0" "$D1" wired
+		else
+			echo "dp: $drv: across devices not run: this guest has $(emu_count) emulator(s) and no wired pair (tests/vm/vm.sh --wired runs it)"
+		fi
+		echo "dp: $drv part examples secs=$((($(now_ms) - t) / 1000))"
 	fi
-	echo "dp: $drv part examples secs=$((($(now_ms) - t) / 1000))"
-	t=$(now_ms)
-	dp_tools_present "$P.perftest.tools" ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat
-	perftests "$P"
-	echo "dp: $drv part perftest secs=$((($(now_ms) - t) / 1000))"
-	t=$(now_ms)
-	kclient_traffic "$P"
-	echo "dp: $drv part kclient secs=$((($(now_ms) - t) / 1000))"
-	t=$(now_ms)
-	diags "$P"
-	echo "dp: $drv part diags secs=$((($(now_ms) - t) / 1000))"
+	if part 2; then
+		t=$(now_ms)
+		dp_tools_present "$P.perftest.tools" ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat
+		perftests "$P"
+		echo "dp: $drv part perftest secs=$((($(now_ms) - t) / 1000))"
+	fi
+	if part 4; then
+		t=$(now_ms)
+		kclient_traffic "$P"
+		echo "dp: $drv part kclient secs=$((($(now_ms) - t) / 1000))"
+	fi
+	if part 5; then
+		t=$(now_ms)
+		diags "$P"
+		echo "dp: $drv part diags secs=$((($(now_ms) - t) / 1000))"
+	fi
 	dmesg_since | grep -a -E 'mlx5|infiniband|ib_kclient' | grep -a -i -E 'error|fail|timeout|WARNING' | head -n 20
 	unload "$drv"
 	emu_heal

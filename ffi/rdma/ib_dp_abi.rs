@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The kernel verbs data path's structures shared with the shim (`ffi/rdma/ib_qp.c`,
+//! `ffi/rdma/ib_cq.c`): `#[repr(C)]` mirrors of `struct mlx5rs_ib_send_wr`,
+//! `mlx5rs_ib_recv_wr`, `mlx5rs_ib_wc` and the core's `struct ib_sge` (the shim checks
+//! the same sizes with `BUILD_BUG_ON`), and the shim's opcode and flag numbers
+//! (`MLX5RS_WR_*`, `MLX5RS_SEND_*`, `MLX5RS_WC_*` in `mlx5rs_ffi.h`).
+
+/// The core's `struct ib_sge`, read in place from a work request's `sg_list`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct IbSge {
+    /// Address in the key's space (inline sends: a kernel virtual address).
+    pub(crate) addr: u64,
+    /// Bytes.
+    pub(crate) length: u32,
+    /// Local key.
+    pub(crate) lkey: u32,
+}
+const _: () = assert!(size_of::<IbSge>() == 16);
+
+/// `struct mlx5rs_ib_send_wr`: one send work request as the shim copied it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SendWrC {
+    /// `wr_id`.
+    pub(crate) wr_id: u64,
+    /// The `struct ib_sge` array (`num_sge` entries).
+    pub(crate) sg: u64,
+    /// RDMA and atomic remote address.
+    pub(crate) remote_addr: u64,
+    /// Atomic compare or add operand.
+    pub(crate) compare_add: u64,
+    /// Atomic swap operand.
+    pub(crate) swap: u64,
+    /// [`wr_op`].
+    pub(crate) opcode: u32,
+    /// [`send_flag`] bits.
+    pub(crate) send_flags: u32,
+    /// Entries of `sg`.
+    pub(crate) num_sge: u32,
+    /// `be32_to_cpu` of the immediate, or the key to invalidate.
+    pub(crate) imm: u32,
+    /// RDMA and atomic remote key.
+    pub(crate) rkey: u32,
+    /// UD: remote QPN.
+    pub(crate) remote_qpn: u32,
+    /// UD: remote Q_Key.
+    pub(crate) remote_qkey: u32,
+    /// UD: `av` holds the address handle's address vector.
+    pub(crate) has_ah: u8,
+    pub(crate) rsvd: [u8; 3],
+    /// UD: the address vector (`struct mlx5_av`).
+    pub(crate) av: [u8; 48],
+    /// REG_MR: the MR's IOVA.
+    pub(crate) reg_iova: u64,
+    /// REG_MR: its length.
+    pub(crate) reg_len: u64,
+    /// REG_MR: DMA address of its translation list.
+    pub(crate) reg_desc_map: u64,
+    /// REG_MR: kernel address of the list (0: not an MR of alloc_mr).
+    pub(crate) reg_descs: u64,
+    /// REG_MR: the new key.
+    pub(crate) reg_key: u32,
+    /// REG_MR: `IB_ACCESS_*`.
+    pub(crate) reg_access: u32,
+    /// REG_MR: entries in the list.
+    pub(crate) reg_ndescs: u32,
+    /// REG_MR: the key the device reads the list with.
+    pub(crate) reg_desc_lkey: u32,
+    /// REG_MR: log2 of the MR's page size.
+    pub(crate) reg_page_shift: u8,
+    pub(crate) reg_rsvd: [u8; 7],
+}
+const _: () = assert!(size_of::<SendWrC>() == 176);
+
+/// `struct mlx5rs_ib_recv_wr`: one receive work request.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RecvWrC {
+    /// `wr_id`.
+    pub(crate) wr_id: u64,
+    /// The `struct ib_sge` array (`num_sge` entries).
+    pub(crate) sg: u64,
+    /// Entries of `sg`.
+    pub(crate) num_sge: u32,
+    pub(crate) rsvd: u32,
+}
+const _: () = assert!(size_of::<RecvWrC>() == 24);
+
+/// `struct mlx5rs_ib_wc`: one work completion for the shim to copy into `ib_wc`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Wc {
+    /// `wr_id`.
+    pub(crate) wr_id: u64,
+    /// The `struct ib_qp *` of the QP.
+    pub(crate) qp: u64,
+    /// `enum ib_wc_status`.
+    pub(crate) status: u32,
+    /// [`wc_op`].
+    pub(crate) opcode: u32,
+    /// [`wc_flag`] bits.
+    pub(crate) flags: u32,
+    /// Bytes.
+    pub(crate) byte_len: u32,
+    /// Immediate (host order of the wire's big-endian word) or invalidated key.
+    pub(crate) ex: u32,
+    /// Source QPN.
+    pub(crate) src_qp: u32,
+    /// Vendor syndrome.
+    pub(crate) vendor_err: u32,
+    /// Source LID.
+    pub(crate) slid: u16,
+    /// The packet's P_Key (QP1 receives).
+    pub(crate) pkey: u16,
+    /// Service level.
+    pub(crate) sl: u8,
+    /// DLID path bits.
+    pub(crate) dlid_path_bits: u8,
+    /// The QP's port (QP1 receives: the port whose P_Key table is searched).
+    pub(crate) port: u8,
+    pub(crate) rsvd: [u8; 5],
+}
+const _: () = assert!(size_of::<Wc>() == 56);
+
+/// `MLX5RS_WR_*`: send opcodes.
+pub(crate) mod wr_op {
+    pub(crate) const RDMA_WRITE: u32 = 0;
+    pub(crate) const RDMA_WRITE_IMM: u32 = 1;
+    pub(crate) const SEND: u32 = 2;
+    pub(crate) const SEND_IMM: u32 = 3;
+    pub(crate) const RDMA_READ: u32 = 4;
+    pub(crate) const ATOMIC_CMP_AND_SWP: u32 = 5;
+    pub(crate) const ATOMIC_FETCH_AND_ADD: u32 = 6;
+    pub(crate) const LOCAL_INV: u32 = 7;
+    pub(crate) const REG_MR: u32 = 8;
+}
+
+/// `MLX5RS_SEND_*`: send flags.
+pub(crate) mod send_flag {
+    pub(crate) const FENCE: u32 = 1 << 0;
+    pub(crate) const SIGNALED: u32 = 1 << 1;
+    pub(crate) const SOLICITED: u32 = 1 << 2;
+    pub(crate) const INLINE: u32 = 1 << 3;
+}
+
+/// `MLX5RS_WC_*`: completion opcodes.
+pub(crate) mod wc_op {
+    pub(crate) const SEND: u32 = 0;
+    pub(crate) const RDMA_WRITE: u32 = 1;
+    pub(crate) const RDMA_READ: u32 = 2;
+    pub(crate) const COMP_SWAP: u32 = 3;
+    pub(crate) const FETCH_ADD: u32 = 4;
+    pub(crate) const LOCAL_INV: u32 = 5;
+    pub(crate) const REG_MR: u32 = 6;
+    pub(crate) const MASKED_COMP_SWAP: u32 = 7;
+    pub(crate) const MASKED_FETCH_ADD: u32 = 8;
+    pub(crate) const RECV: u32 = 9;
+    pub(crate) const RECV_RDMA_WITH_IMM: u32 = 10;
+}
+
+/// `MLX5RS_WC_F_*`: completion flags.
+pub(crate) mod wc_flag {
+    pub(crate) const GRH: u32 = 1 << 0;
+    pub(crate) const WITH_IMM: u32 = 1 << 1;
+    pub(crate) const WITH_INVALIDATE: u32 = 1 << 2;
+    pub(crate) const QP1: u32 = 1 << 3;
+}
