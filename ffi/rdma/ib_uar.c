@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The driver's uverbs API (driver_def): the device object's mlx5 method QUERY_PORT and
- * attribute of QUERY_CONTEXT (below), and
+ * attribute of QUERY_CONTEXT, the PD object's PD_QUERY (below), and
  * UAR objects of the InfiniBand shim: the driver's uverbs object MLX5_IB_OBJECT_UAR,
  * which libmlx5 uses for the UAR pages of a context with dynamic UARs
  * (MLX5_LIB_CAP_DYN_UAR): its CQs and QPs ring doorbells on pages it allocates here.
@@ -147,6 +147,26 @@ DECLARE_UVERBS_NAMED_METHOD(
 			    UA_MANDATORY));
 
 /*
+ * MLX5_IB_METHOD_PD_QUERY (libmlx5's ibv_import_pd): the PD's number, as upstream
+ * (std_types.c).
+ */
+static int UVERBS_HANDLER(MLX5_IB_METHOD_PD_QUERY)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_pd *ibpd = uverbs_attr_get_obj(attrs, MLX5_IB_ATTR_QUERY_PD_HANDLE);
+	struct mlx5rs_ib_pd *pd = container_of(ibpd, struct mlx5rs_ib_pd, ibpd);
+
+	return uverbs_copy_to(attrs, MLX5_IB_ATTR_QUERY_PD_RESP_PDN, &pd->pdn, sizeof(pd->pdn));
+}
+
+DECLARE_UVERBS_NAMED_METHOD(
+	MLX5_IB_METHOD_PD_QUERY,
+	UVERBS_ATTR_IDR(MLX5_IB_ATTR_QUERY_PD_HANDLE, UVERBS_OBJECT_PD, UVERBS_ACCESS_READ,
+			UA_MANDATORY),
+	UVERBS_ATTR_PTR_OUT(MLX5_IB_ATTR_QUERY_PD_RESP_PDN, UVERBS_ATTR_TYPE(u32), UA_MANDATORY));
+
+ADD_UVERBS_METHODS(mlx5rs_ib_pd, UVERBS_OBJECT_PD, &UVERBS_METHOD(MLX5_IB_METHOD_PD_QUERY));
+
+/*
  * The driver's attribute of the core's UVERBS_METHOD_QUERY_CONTEXT (its handler calls
  * query_ucontext, ffi/rdma/ib_uctx.c): the alloc_ucontext response, as upstream
  * declares it (ADD_UVERBS_ATTRIBUTES_SIMPLE spelled out, to share the device object's
@@ -173,6 +193,7 @@ ADD_UVERBS_METHODS(mlx5rs_ib_device,
 const struct uapi_definition mlx5rs_ib_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE_NAMED(MLX5_IB_OBJECT_UAR),
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DEVICE, &mlx5rs_ib_device),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_PD, &mlx5rs_ib_pd),
 	{},
 };
 

@@ -15,8 +15,8 @@
                               bad types and mappings, destroy with and without a
                               mapping left; the same output
   ib-uverbs.py query UVERBS   QUERY_CONTEXT (the GET_CONTEXT response again),
-                              ibv_import_device on that file, mlx5's QUERY_PORT;
-                              the same output
+                              ibv_import_device on that file, mlx5's PD_QUERY and
+                              QUERY_PORT; the same output
   ib-uverbs.py uarhold UVERBS a CQ and a QP naming a UAR object's UAR
                               (UAR_PAGE_INDEX): the UAR stays allocated in the
                               emulator after the object is destroyed, until the last
@@ -275,6 +275,19 @@ def query_port(fd, port):
     return e, out.raw
 
 
+# MLX5_IB_METHOD_PD_QUERY of UVERBS_OBJECT_PD, its attributes.
+OBJ_PD, METHOD_PD_QUERY, PD_QUERY_HANDLE, PD_QUERY_RESP_PDN = 1, 1 << 12, 1 << 12, (1 << 12) + 1
+
+
+def query_pd(fd, handle):
+    """(errno or 0, the PD number) of mlx5's PD_QUERY for PD `handle`."""
+    out = ctypes.c_uint32()
+    e, _ = ioctl(fd, OBJ_PD, METHOD_PD_QUERY,
+                 [(PD_QUERY_HANDLE, 0, handle),
+                  (PD_QUERY_RESP_PDN, 4, ctypes.addressof(out))])
+    return e, out.value
+
+
 def query(uverbs):
     PREFIX[0] = "uctx.query."
     path = "/dev/infiniband/" + uverbs
@@ -305,6 +318,13 @@ def query(uverbs):
             pd = v.ibv_alloc_pd(ctx)
             case("import-device.alloc-pd", en(0 if pd else ctypes.get_errno() or errno.EIO), "0")
             if pd:
+                # mlx5's PD_QUERY (libmlx5's ibv_import_pd): the PD number libmlx5
+                # keeps (struct mlx5_pd: the ibv_pd, context pointer and handle, then
+                # pdn at byte 16) for the PD's handle (struct ibv_pd, byte 8).
+                handle = ctypes.c_uint32.from_address(pd + 8).value
+                e, pdn = query_pd(fd, handle)
+                case("pd-query", (en(e), pdn), ("0", ctypes.c_uint32.from_address(pd + 16).value))
+                case("pd-query.no-such-handle", en(query_pd(fd, handle + 1000)[0]), "ENOENT")
                 case("import-device.dealloc-pd", en(v.ibv_dealloc_pd(pd)), "0")
             v.ibv_close_device(ctx)
         else:

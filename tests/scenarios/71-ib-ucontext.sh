@@ -10,8 +10,8 @@
 # bad types and mappings refused, every UAR released (ib-uverbs.py uarobj). Unbind
 # under a process that has the device open completes, and the process sees
 # IB_EVENT_DEVICE_FATAL. QUERY_CONTEXT answers the GET_CONTEXT response again, and
-# ibv_import_device builds a working libmlx5 context from it; mlx5dv_query_port answers
-# (ib-uverbs.py query). No warning or error line, no emulator violation, every object
+# ibv_import_device builds a working libmlx5 context from it; mlx5's PD_QUERY
+# (ibv_import_pd) and QUERY_PORT (mlx5dv_query_port) answer (ib-uverbs.py query). No warning or error line, no emulator violation, every object
 # destroyed, no kmemleak report. The udata and uarobj cases run on upstream mlx5_core
 # + mlx5_ib first, on the same port: each passes there too and both drivers print the
 # same cases (tests/guest/ib-oracle.sh); so do the query cases.
@@ -86,7 +86,7 @@ python3 "$UV" uarhold "$uv" >/tmp/uctx-uarhold.out 2>&1
 case_lines /tmp/uctx-uarhold.out "$CASES/uctx-uarhold.cases" $?
 check uctx.uarhold.uars-balanced test "$(($(cmds_ok ALLOC_UAR) - ua0))" = "$(($(cmds_ok DEALLOC_UAR) - ud0))"
 
-# --- QUERY_CONTEXT, ibv_import_device, mlx5's QUERY_PORT ----------------------------------
+# --- QUERY_CONTEXT, ibv_import_device, mlx5's PD_QUERY and QUERY_PORT --------------------
 ua0=$(cmds_ok ALLOC_UAR)
 ud0=$(cmds_ok DEALLOC_UAR)
 python3 "$UV" query "$uv" >/tmp/uctx-query.out 2>&1
