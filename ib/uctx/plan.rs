@@ -25,9 +25,12 @@
 //! The clock info page (MLX5_IB_MMAP_CLOCK_INFO) is not served (`EOPNOTSUPP`) and not
 //! advertised (`clock_info_versions` 0): upstream's is mlx5_core's PTP clock state
 //! (`mlx5_init_clock_info`, kept current by its overflow work), which this driver
-//! does not keep; libmlx5 maps it only when advertised, and reads the device clock
-//! through the core clock page instead. DEVX is not served: a DEVX context is refused
-//! with `EINVAL` (upstream with `log_max_uctx` 0), and libmlx5 retries without.
+//! does not keep. libmlx5 maps it only when advertised; without it the raw device
+//! clock is still read through the core clock page, but converting it or completion
+//! timestamps to nanoseconds (`mlx5dv_get_clock_info`, real-time CQ timestamps) is
+//! refused: pyverbs' `test_mlx5_timestamp` differences (tests/guest/pyverbs.differences).
+//! DEVX is not served: a DEVX context is refused with `EINVAL` (upstream with
+//! `log_max_uctx` 0), and libmlx5 retries without.
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
 
