@@ -213,6 +213,9 @@ int mlx5rs_ib_rs_alloc_ucontext(const void *rust, struct mlx5rs_ib_udata *udata,
 void mlx5rs_ib_rs_dealloc_ucontext(const void *rust, void *uctx);
 int mlx5rs_ib_rs_mmap(const void *rust, const void *uctx, const struct mlx5rs_ib_mmap_req *req,
 		      struct mlx5rs_ib_mmap_map *map);
+/* The alloc_ucontext response of @uctx again, for a user buffer of @outlen bytes. */
+int mlx5rs_ib_rs_query_ucontext(const void *rust, const void *uctx, int outlen, __u8 *out,
+				size_t size);
 /* The Rust context of the user context a verb's @udata belongs to (NULL: none). */
 void *mlx5rs_ib_udata_uctx(struct ib_udata *udata);
 /* UAR objects (ffi/rdma/ib_uar.c): allocate one of @alloc_type for context @uctx, free it. */

@@ -13,6 +13,9 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/mlx5-abi.h>
+#include <rdma/mlx5_user_ioctl_cmds.h>
+#include <rdma/uverbs_ioctl.h>
 #include "ib_priv.h"
 
 /**
@@ -134,7 +137,30 @@ static int mlx5rs_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	return mlx5rs_ib_mmap_bar(ibuc, vma, map.bar_offset, map.write_combining, NULL);
 }
 
+/*
+ * UVERBS_METHOD_QUERY_CONTEXT (libibverbs' ibv_import_device): the alloc_ucontext
+ * response again, in the driver attribute upstream adds to the method
+ * (MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, ffi/rdma/ib_uar.c), as mlx5_ib_query_ucontext.
+ */
+static int mlx5rs_ib_query_ucontext(struct ib_ucontext *ibuc, struct uverbs_attr_bundle *attrs)
+{
+	struct mlx5rs_ib_ucontext *uc = container_of(ibuc, struct mlx5rs_ib_ucontext, ibuc);
+	struct mlx5_ib_alloc_ucontext_resp resp = {};
+	int len, err;
+
+	len = uverbs_attr_get_len(attrs, MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX);
+	if (len < 0)
+		return len;
+	err = mlx5rs_ib_rs_query_ucontext(to_rsdev(ibuc->device)->rust, uc->rust, len,
+					  (__u8 *)&resp, sizeof(resp));
+	if (err)
+		return err;
+	return uverbs_copy_to_struct_or_zero(attrs, MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, &resp,
+					     sizeof(resp));
+}
+
 const struct ib_device_ops mlx5rs_ib_uctx_ops = {
+	.query_ucontext = mlx5rs_ib_query_ucontext,
 	.alloc_ucontext = mlx5rs_ib_alloc_ucontext,
 	.dealloc_ucontext = mlx5rs_ib_dealloc_ucontext,
 	.disassociate_ucontext = mlx5rs_ib_disassociate_ucontext,

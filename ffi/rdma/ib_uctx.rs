@@ -26,6 +26,10 @@ use crate::ib::umem::DbPages;
 pub(crate) trait IbUcontext: Send + Sync {
     /// `mmap` of the context: the page of BAR 0 `req` maps.
     fn mmap(&self, req: &MmapReq) -> Result<MmapMap>;
+    /// `query_ucontext` (UVERBS_METHOD_QUERY_CONTEXT, libmlx5's `ibv_import_device`):
+    /// the alloc_ucontext response again, for a user buffer of `outlen` bytes, written
+    /// into `out` as `ib_respond_udata` would (zeros after it).
+    fn query(&self, outlen: usize, out: &mut [u8]);
     /// The context's doorbell-record pages (user CQs, QPs, SRQs map their records
     /// through it, [`crate::ib::umem`]).
     fn db_pages(&self) -> &Arc<DbPages>;
@@ -192,6 +196,35 @@ unsafe extern "C" fn mlx5rs_ib_rs_mmap(
         }
         Err(e) => errno(e),
     }
+}
+
+/// `query_ucontext` trampoline target: the context's alloc_ucontext response for a
+/// user buffer of `outlen` bytes, into the shim's `size` bytes at `out`.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]); `out` is valid
+/// for writes of `size` bytes.
+#[no_mangle]
+unsafe extern "C" fn mlx5rs_ib_rs_query_ucontext(
+    _rust: *const c_void,
+    uctx: *const c_void,
+    outlen: c_int,
+    out: *mut u8,
+    size: usize,
+) -> c_int {
+    let Ok(outlen) = usize::try_from(outlen) else {
+        return errno(EINVAL);
+    };
+    if uctx.is_null() || out.is_null() {
+        return errno(EINVAL);
+    }
+    // SAFETY: the shim passes its buffer of `size` bytes, exclusive for the call.
+    let out = unsafe { core::slice::from_raw_parts_mut(out, size) };
+    // SAFETY: the core calls query_ucontext on the context of the ioctl's file, which
+    // it keeps alive for the call (ib_uverbs_get_ucontext).
+    unsafe { live_ucontext(uctx) }.query(outlen, out);
+    0
 }
 
 /// The Rust context behind a shim's `rust` pointer.

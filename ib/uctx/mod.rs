@@ -28,7 +28,7 @@ use kernel::{
 use crate::ib::{
     abi::{
         mmap::decode,
-        ucontext::{build_response, is_devx_refusal, parse_request, UctxPlan},
+        ucontext::{build_response, is_devx_refusal, parse_request, UctxPlan, UctxRespCaps},
         udata, UabiError,
     },
     pd::commands::{AllocTransportDomain, DeallocTransportDomain},
@@ -151,6 +151,8 @@ pub(crate) struct UserContext {
     hw: Arc<Hw>,
     plan: UctxPlan,
     host: UctxHost,
+    /// What the response reports of the device (alloc_ucontext and query_ucontext).
+    resp_caps: UctxRespCaps,
     /// Where the device's UARs are in BAR 0.
     geom: UarGeom,
     /// UAR index of each static system page.
@@ -199,6 +201,7 @@ impl UserContext {
             hw: hw.clone(),
             plan,
             host,
+            resp_caps: host.resp_caps(caps),
             // Checked at probe already (device.rs): cannot fail here.
             geom: UarGeom::from_caps(caps, host.page_shift).map_err(|_| EINVAL)?,
             uars: KVec::with_capacity(pages, GFP_KERNEL)?,
@@ -225,7 +228,7 @@ impl UserContext {
         if wants_transport_domain(caps) {
             ctx.tdn = Some(hw.run(AllocTransportDomain)?);
         }
-        let resp = build_response(&host.resp_caps(caps), &ctx.plan, outlen);
+        let resp = build_response(&ctx.resp_caps, &ctx.plan, outlen);
         udata::write_response(&resp, out);
         Ok((ctx, udata::response(&resp, out.len()).len()))
     }
@@ -247,6 +250,13 @@ impl IbUcontext for UserContext {
         let t = decode(&vma_of(req), &self.host.mmap_caps(), &self.plan.bfregs)
             .map_err(|e| uabi_err(&self.dev, "mmap", e))?;
         map_target(t, &self.uars, &self.geom).map_err(|e| uabi_err(&self.dev, "mmap", e))
+    }
+
+    /// query_ucontext: the response alloc_ucontext gave, as upstream
+    /// `mlx5_ib_query_ucontext` rebuilds it (`set_ucontext_resp`, `response_length`
+    /// the smaller of the user's buffer and the structure).
+    fn query(&self, outlen: usize, out: &mut [u8]) {
+        udata::write_response(&build_response(&self.resp_caps, &self.plan, outlen), out);
     }
 
     fn db_pages(&self) -> &Arc<DbPages> {

@@ -3,13 +3,34 @@
 //! User contexts on top of the uverbs ABI logic ([`crate::ib::abi`]): what the device
 //! and the host offer a context, and which page of BAR 0 an mmap of it maps.
 //!
-//! Write combining is reported absent ([`WRITE_COMBINING`]): upstream finds out by
-//! posting a blue-flame send on a test QP (`mlx5_wc_support_get`), which needs the data
-//! path this provider does not have yet. So the alloc_ucontext response has
-//! `bf_reg_size` 0, the WC_PAGE and ALLOC_WC mmaps are `EPERM` (as upstream without
-//! write combining) and REGULAR_PAGE, which upstream maps write-combining "as best
-//! effort", is mapped uncached. DEVX is not served: a DEVX context is refused with
-//! `EINVAL` (upstream with `log_max_uctx` 0), and libmlx5 retries without.
+//! Write combining, as upstream `mlx5_ib` decides and maps it:
+//! - whether the device is *known* to write-combine ([`WC_SUPPORT`], upstream
+//!   `mlx5_wc_support_get`, `core/wc.c`) gates `bf_reg_size` in the alloc_ucontext
+//!   response (libmlx5 copies WQEs into BlueFlame registers only when it is not 0), the
+//!   WC_PAGE and ALLOC_WC mmaps (`EPERM` without) and UAR objects of type BF
+//!   (`EOPNOTSUPP` without: libmlx5 then rings on its NC UAR). Upstream answers no
+//!   without cap `bf` or cap `log_max_sq` (its test posts a NOP on an Ethernet SQ
+//!   through the BlueFlame register and waits for the CQE), and runs that test only
+//!   otherwise. The emulated ConnectX has no SQ (`log_max_sq` 0, an InfiniBand-only
+//!   function): upstream answers no there, with `bf_reg_size` 0, and so do we. We run
+//!   no such test, so we answer no on every device;
+//! - a REGULAR_PAGE mmap is mapped write-combining whatever that answer ("best effort
+//!   WC", upstream `uar_mmap`: `pgprot_writecombine`), as is a WC_PAGE or ALLOC_WC one
+//!   when it is allowed; NC_PAGE and UAR objects of type NC are mapped uncached.
+//!   On x86 the request does not take effect yet: the kernel crate's `pci::Bar`
+//!   ioremaps all of BAR 0 uncached at probe, and PAT gives any later mapping of a
+//!   page of it that memory type (UC-); upstream ioremaps only the init segment and
+//!   the UAR pages it uses itself (scenario 71 prints what each mapping got).
+//!
+//! The clock info page (MLX5_IB_MMAP_CLOCK_INFO) is not served (`EOPNOTSUPP`) and not
+//! advertised (`clock_info_versions` 0): upstream's is mlx5_core's PTP clock state
+//! (`mlx5_init_clock_info`, kept current by its overflow work), which this driver
+//! does not keep. libmlx5 maps it only when advertised; without it the raw device
+//! clock is still read through the core clock page, but converting it or completion
+//! timestamps to nanoseconds (`mlx5dv_get_clock_info`, real-time CQ timestamps) is
+//! refused: pyverbs' `test_mlx5_timestamp` differences (tests/guest/pyverbs.differences).
+//! DEVX is not served: a DEVX context is refused with `EINVAL` (upstream with
+//! `log_max_uctx` 0), and libmlx5 retries without.
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
 
@@ -26,8 +47,10 @@ use crate::{
     ifc::init_seg::INTERNAL_TIMER_H,
 };
 
-/// Write combining is known to work (see the module doc): never, for now.
-pub const WRITE_COMBINING: bool = false;
+/// The device is known to write-combine (upstream `mlx5_wc_support_get`; see the
+/// module doc): never, as upstream on a device without an SQ, since we do not run
+/// upstream's test.
+pub const WC_SUPPORT: bool = false;
 
 /// What the host contributes to a context.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,7 +68,7 @@ impl UctxHost {
         HostInfo {
             page_shift: self.page_shift,
             cache_line_size: self.cache_line_size,
-            wc: WRITE_COMBINING,
+            wc: WC_SUPPORT,
             devx: false,
         }
     }
@@ -73,7 +96,7 @@ impl UctxHost {
     pub fn mmap_caps(&self) -> MmapCaps {
         MmapCaps {
             page_shift: self.page_shift,
-            wc: WRITE_COMBINING,
+            wc: WC_SUPPORT,
             clock_info: false,
         }
     }
@@ -116,9 +139,11 @@ pub fn map_target(target: MmapTarget, uars: &[u32], geom: &UarGeom) -> Result<Mm
                 .get(sys_page as usize)
                 .copied()
                 .ok_or(UabiError::inval(Reason::OutOfRange("UAR page index")))?;
+            // `decode` lets WC_PAGE through only with WC_SUPPORT; REGULAR_PAGE is
+            // write-combining regardless, as upstream's "best effort WC".
             Ok(MmapMap {
                 bar_offset: geom.sys_page_offset(uar),
-                write_combining: u32::from(WRITE_COMBINING && caching == Caching::WriteCombining),
+                write_combining: u32::from(caching == Caching::WriteCombining),
                 ..Default::default()
             })
         }
@@ -145,10 +170,10 @@ pub fn map_target(target: MmapTarget, uars: &[u32], geom: &UarGeom) -> Result<Mm
 
 /// A UAR object of `alloc_type` (UAR_OBJ_ALLOC's TYPE) over UAR `uar`: its page in BAR
 /// 0 and caching. Blue flame needs write combining, which is absent
-/// ([`WRITE_COMBINING`]): `EOPNOTSUPP` as upstream without it, and libmlx5 then uses
+/// ([`WC_SUPPORT`]): `EOPNOTSUPP` as upstream without it, and libmlx5 then uses
 /// its non-cached UAR; unknown types are `EOPNOTSUPP` too.
 pub fn uar_obj(alloc_type: u32, uar: u32, geom: &UarGeom) -> Result<UarObj, UabiError> {
-    let caching = uar_alloc_type(alloc_type, WRITE_COMBINING)?;
+    let caching = uar_alloc_type(alloc_type, WC_SUPPORT)?;
     Ok(UarObj {
         bar_offset: geom.sys_page_offset(uar),
         uar_index: uar,
@@ -159,7 +184,7 @@ pub fn uar_obj(alloc_type: u32, uar: u32, geom: &UarGeom) -> Result<UarObj, Uabi
 /// The UAR objects' checks of the allocation type, before any command: as
 /// [`uar_obj`], for a caller that has no UAR yet.
 pub fn check_uar_alloc_type(alloc_type: u32) -> Result<(), UabiError> {
-    uar_alloc_type(alloc_type, WRITE_COMBINING).map(|_| ())
+    uar_alloc_type(alloc_type, WC_SUPPORT).map(|_| ())
 }
 
 /// A UAR object's UAR as the context keeps it: the CQs and QPs that name it (their
@@ -304,16 +329,19 @@ mod tests {
     }
 
     #[test]
-    fn uar_pages_map_their_uar_uncached() {
+    fn uar_pages_map_their_uar_regular_best_effort_wc() {
         let b = BfregInfo::plan_static(2, true, true, 12, 4, 0).unwrap();
         assert_eq!(b.num_static_sys_pages, 2);
         let uars = [5u32, 9];
-        for cmd in [MMAP_REGULAR_PAGE, MMAP_NC_PAGE] {
+        // REGULAR: write-combining though WC is not known to work (upstream's "best
+        // effort WC"); NC: uncached.
+        for (cmd, wc) in [(MMAP_REGULAR_PAGE, 1), (MMAP_NC_PAGE, 0)] {
             let m = map(pgoff(cmd, 1).unwrap(), true, &b, &uars).unwrap();
             assert_eq!(
                 m,
                 MmapMap {
                     bar_offset: 9 << 12,
+                    write_combining: wc,
                     ..Default::default()
                 }
             );

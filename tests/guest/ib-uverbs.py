@@ -14,6 +14,9 @@
                               ioctl) on a raw dynamic-UAR context: allocate, map,
                               bad types and mappings, destroy with and without a
                               mapping left; the same output
+  ib-uverbs.py query UVERBS   QUERY_CONTEXT (the GET_CONTEXT response again),
+                              ibv_import_device on that file, mlx5's PD_QUERY and
+                              QUERY_PORT; the same output
   ib-uverbs.py uarhold UVERBS a CQ and a QP naming a UAR object's UAR
                               (UAR_PAGE_INDEX): the UAR stays allocated in the
                               emulator after the object is destroyed, until the last
@@ -29,7 +32,7 @@ import os
 import struct
 import sys
 
-from uverbs_ioctl import UAR_TYPE_BF, UAR_TYPE_NC, uar_alloc, uar_destroy
+from uverbs_ioctl import UAR_TYPE_BF, UAR_TYPE_NC, ioctl, uar_alloc, uar_destroy
 
 PAGE = mmap.PAGESIZE
 GET_CONTEXT = 0  # IB_USER_VERBS_CMD_GET_CONTEXT
@@ -100,6 +103,32 @@ def try_mmap(fd, cmd, index, prot=mmap.PROT_READ | mmap.PROT_WRITE):
         return e.errno
     m.close()
     return 0
+
+
+PAT_LIST = "/sys/kernel/debug/x86/pat_memtype_list"
+
+
+def memtype_of_mmap(fd, cmd, index):
+    """Maps page `index` of mmap command `cmd` and returns (errno or 0, the memory types
+    of the PAT entries the mapping added: x86 PAT tracks every remap_pfn_range, one
+    entry per mapping with the cache mode it got), or (errno, None) without the PAT's
+    debugfs list."""
+    def entries():
+        with open(PAT_LIST) as f:
+            return set(line.strip() for line in f if line.startswith("PAT: "))
+    if not os.path.exists(PAT_LIST):
+        return 0, None
+    before = entries()
+    try:
+        m = mmap.mmap(fd, PAGE, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE,
+                      offset=((cmd << 8) | index) * PAGE)
+    except OSError as e:
+        return e.errno, []
+    try:
+        new = entries() - before
+    finally:
+        m.close()
+    return 0, sorted(line.rsplit(" ", 1)[1] for line in new)
 
 
 RESULTS = []
@@ -177,15 +206,135 @@ def udata(uverbs):
             case("mmap.clock-info.mlx5_rs", e, en(errno.EOPNOTSUPP))
     os.close(fd)
 
-    # v0 with static UARs: 4 bfregs = 2 UAR pages, mapped uncached; page 2 does not exist.
+    # v0 with static UARs: 4 bfregs = 2 UAR pages; page 2 does not exist.
     fd = fresh()
     e, r = get_context(fd, struct.pack("<II", 4, 0), 80)
     case("v0-static-ok", en(e), "0")
     if e == 0:
         case("v0-tot-bfregs", struct.unpack_from("<I", r, 8)[0], 4)
+        # bf_reg_size: 1 << log_bf_reg_size only where write combining is proven
+        # (upstream mlx5_wc_support_get, which answers no without cap log_max_sq, as
+        # on the emulated InfiniBand-only function); libmlx5 then writes no WQE body
+        # to a BlueFlame register.
+        case("resp.bf-reg-size", struct.unpack_from("<I", r, 4)[0], 0)
+        # clock_info_versions: upstream advertises (and maps, above) mlx5_core's
+        # clock info page; mlx5_rs keeps no such page.
+        civ = r[47]
+        if DRIVER == "upstream":
+            case("resp.clock-info-versions.upstream", civ, 1)
+        else:
+            case("resp.clock-info-versions.mlx5_rs", civ, 0)
         case("mmap.static-page-0", en(try_mmap(fd, REGULAR, 0)), "0")
         case("mmap.static-page-1-nc", en(try_mmap(fd, NC, 1)), "0")
         case("mmap.static-page-2", en(try_mmap(fd, NC, 2)), "EINVAL")
+        # The cache mode each mapping got (x86 PAT): NC uncached (UC-); REGULAR
+        # write-combining whether or not write combining is proven (upstream
+        # uar_mmap's "best effort WC"). One page each.
+        e, types = memtype_of_mmap(fd, NC, 1)
+        case("mmap.static-page-1-nc.memtype", (en(e), types), ("0", ["uncached-minus"]))
+        e, types = memtype_of_mmap(fd, REGULAR, 0)
+        if DRIVER == "upstream":
+            case("mmap.static-page-0.memtype.upstream", (en(e), types), ("0", ["write-combining"]))
+        else:
+            # Not a case on mlx5_rs yet: it asks for write-combining (ib/uctx/plan.rs)
+            # but the kernel crate's pci::Bar ioremaps all of BAR 0 uncached at probe,
+            # and PAT gives a later mapping of any page of it that type (UC-); upstream
+            # ioremaps only the init segment and the UAR pages it uses itself.
+            print("%smmap.static-page-0.memtype.mlx5_rs: not checked: got %s %s, upstream "
+                  "write-combining (BAR 0 ioremapped whole)" % (PREFIX[0], en(e), types),
+                  flush=True)
+    os.close(fd)
+    return 0 if all(RESULTS) else 1
+
+
+# UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT; the driver's attribute
+# MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX (mlx5_user_ioctl_cmds.h).
+OBJ_DEVICE, METHOD_QUERY_CONTEXT, QUERY_CONTEXT_RESP_UCTX = 0, 4, 1 << 12
+
+
+def query_context(fd, outlen):
+    """(errno or 0, the driver's `outlen` response bytes) of QUERY_CONTEXT."""
+    out = ctypes.create_string_buffer(outlen)
+    e, _ = ioctl(fd, OBJ_DEVICE, METHOD_QUERY_CONTEXT,
+                 [(QUERY_CONTEXT_RESP_UCTX, outlen, ctypes.addressof(out))])
+    return e, out.raw
+
+
+# MLX5_IB_METHOD_QUERY_PORT of UVERBS_OBJECT_DEVICE, its attributes; the size of
+# struct mlx5_ib_uapi_query_port (mlx5_user_ioctl_verbs.h).
+METHOD_QUERY_PORT, QUERY_PORT_PORT_NUM, QUERY_PORT_RESP = 1 << 12, 1 << 12, (1 << 12) + 1
+QUERY_PORT_SIZE = 40
+
+
+def query_port(fd, port):
+    """(errno or 0, the answer's bytes) of mlx5's QUERY_PORT for `port`."""
+    out = ctypes.create_string_buffer(QUERY_PORT_SIZE)
+    e, _ = ioctl(fd, OBJ_DEVICE, METHOD_QUERY_PORT,
+                 [(QUERY_PORT_PORT_NUM, 4, port),
+                  (QUERY_PORT_RESP, QUERY_PORT_SIZE, ctypes.addressof(out))])
+    return e, out.raw
+
+
+# MLX5_IB_METHOD_PD_QUERY of UVERBS_OBJECT_PD, its attributes.
+OBJ_PD, METHOD_PD_QUERY, PD_QUERY_HANDLE, PD_QUERY_RESP_PDN = 1, 1 << 12, 1 << 12, (1 << 12) + 1
+
+
+def query_pd(fd, handle):
+    """(errno or 0, the PD number) of mlx5's PD_QUERY for PD `handle`."""
+    out = ctypes.c_uint32()
+    e, _ = ioctl(fd, OBJ_PD, METHOD_PD_QUERY,
+                 [(PD_QUERY_HANDLE, 0, handle),
+                  (PD_QUERY_RESP_PDN, 4, ctypes.addressof(out))])
+    return e, out.value
+
+
+def query(uverbs):
+    PREFIX[0] = "uctx.query."
+    path = "/dev/infiniband/" + uverbs
+    # The response again (UVERBS_METHOD_QUERY_CONTEXT with the driver's attribute,
+    # upstream mlx5_ib_query_ucontext), then ibv_import_device on the same file:
+    # libmlx5 builds its context from that response and drives it (a PD).
+    fd = os.open(path, os.O_RDWR)
+    e, r = get_context(fd, req_v2(), 80)
+    case("get-context", en(e), "0")
+    if e == 0:
+        e, q = query_context(fd, 80)
+        case("context", en(e), "0")
+        # Both: response_length (bytes 40..44) min(80, the structure's 72).
+        case("same-response", q == r, True)
+        v = ctypes.CDLL("libibverbs.so.1", use_errno=True)
+        v.ibv_import_device.restype = ctypes.c_void_p
+        v.ibv_import_device.argtypes = [ctypes.c_int]
+        v.ibv_alloc_pd.restype = ctypes.c_void_p
+        v.ibv_alloc_pd.argtypes = [ctypes.c_void_p]
+        v.ibv_dealloc_pd.argtypes = [ctypes.c_void_p]
+        v.ibv_close_device.argtypes = [ctypes.c_void_p]
+        # On a duplicate of the file (the same context): closing the imported
+        # context closes its descriptor.
+        dup = os.dup(fd)
+        ctx = v.ibv_import_device(dup)
+        case("import-device", en(0 if ctx else ctypes.get_errno() or errno.EIO), "0")
+        if ctx:
+            pd = v.ibv_alloc_pd(ctx)
+            case("import-device.alloc-pd", en(0 if pd else ctypes.get_errno() or errno.EIO), "0")
+            if pd:
+                # mlx5's PD_QUERY (libmlx5's ibv_import_pd): the PD number libmlx5
+                # keeps (struct mlx5_pd: the ibv_pd, context pointer and handle, then
+                # pdn at byte 16) for the PD's handle (struct ibv_pd, byte 8).
+                handle = ctypes.c_uint32.from_address(pd + 8).value
+                e, pdn = query_pd(fd, handle)
+                case("pd-query", (en(e), pdn), ("0", ctypes.c_uint32.from_address(pd + 16).value))
+                case("pd-query.no-such-handle", en(query_pd(fd, handle + 1000)[0]), "ENOENT")
+                case("import-device.dealloc-pd", en(v.ibv_dealloc_pd(pd)), "0")
+            v.ibv_close_device(ctx)
+        else:
+            os.close(dup)
+        # mlx5dv_query_port: all zeros for a valid port of a function without an
+        # e-switch in offloads mode or multiport (upstream std_types.c), EINVAL for
+        # another port.
+        for port, want in ((1, ("0", True)), (0, ("EINVAL", False)), (2, ("EINVAL", False))):
+            e, b = query_port(fd, port)
+            case("port.%d" % port, (en(e), e == 0 and b == bytes(len(b))), want)
     os.close(fd)
     return 0 if all(RESULTS) else 1
 
@@ -318,7 +467,8 @@ def uarhold(uverbs):
 
 
 if __name__ == "__main__":
-    modes = {"hold": hold, "udata": udata, "uarobj": uarobj, "uarhold": uarhold}
+    modes = {"hold": hold, "udata": udata, "uarobj": uarobj, "uarhold": uarhold,
+             "query": query}
     if len(sys.argv) != 3 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     sys.exit(modes[sys.argv[1]](sys.argv[2]))

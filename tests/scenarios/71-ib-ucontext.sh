@@ -9,10 +9,12 @@
 # (MLX5_IB_OBJECT_UAR through the uverbs ioctl) are allocated, mapped and destroyed,
 # bad types and mappings refused, every UAR released (ib-uverbs.py uarobj). Unbind
 # under a process that has the device open completes, and the process sees
-# IB_EVENT_DEVICE_FATAL. No warning or error line, no emulator violation, every object
+# IB_EVENT_DEVICE_FATAL. QUERY_CONTEXT answers the GET_CONTEXT response again, and
+# ibv_import_device builds a working libmlx5 context from it; mlx5's PD_QUERY
+# (ibv_import_pd) and QUERY_PORT (mlx5dv_query_port) answer (ib-uverbs.py query). No warning or error line, no emulator violation, every object
 # destroyed, no kmemleak report. The udata and uarobj cases run on upstream mlx5_core
 # + mlx5_ib first, on the same port: each passes there too and both drivers print the
-# same cases (tests/guest/ib-oracle.sh).
+# same cases (tests/guest/ib-oracle.sh); so do the query cases.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 CASES=$MLX5RS_REPO/tests/guest/cases
 . "$MLX5RS_REPO/tests/guest/ib-oracle.sh"
@@ -25,6 +27,7 @@ ib_scenario_start
 upstream_load uctx
 upstream_cases /tmp/uctx-udata.upstream env IB_DRIVER=upstream timeout 300 python3 "$UV" udata "$uv"
 upstream_cases /tmp/uctx-uarobj.upstream env IB_DRIVER=upstream timeout 300 python3 "$UV" uarobj "$uv"
+upstream_cases /tmp/uctx-query.upstream env IB_DRIVER=upstream timeout 300 python3 "$UV" query "$uv"
 upstream_unload uctx
 ib_scenario_start
 
@@ -82,6 +85,15 @@ ud0=$(cmds_ok DEALLOC_UAR)
 python3 "$UV" uarhold "$uv" >/tmp/uctx-uarhold.out 2>&1
 case_lines /tmp/uctx-uarhold.out "$CASES/uctx-uarhold.cases" $?
 check uctx.uarhold.uars-balanced test "$(($(cmds_ok ALLOC_UAR) - ua0))" = "$(($(cmds_ok DEALLOC_UAR) - ud0))"
+
+# --- QUERY_CONTEXT, ibv_import_device, mlx5's PD_QUERY and QUERY_PORT --------------------
+ua0=$(cmds_ok ALLOC_UAR)
+ud0=$(cmds_ok DEALLOC_UAR)
+python3 "$UV" query "$uv" >/tmp/uctx-query.out 2>&1
+case_lines /tmp/uctx-query.out "$CASES/uctx-query.cases" $?
+cases_agree uctx.query.same-cases-as-upstream /tmp/uctx-query.upstream /tmp/uctx-query.out
+# The imported context's UAR objects (libmlx5's) all released with the file.
+check uctx.query.uars-balanced test "$(($(cmds_ok ALLOC_UAR) - ua0))" = "$(($(cmds_ok DEALLOC_UAR) - ud0))"
 
 # --- unbind while a process has the device open ------------------------------------------
 python3 "$UV" hold "$dev" >/tmp/uctx-hold2.out 2>&1 &
