@@ -27,11 +27,24 @@
 #    exchange; once the emulator counts its SENDs growing, both get SIGKILL. They are
 #    gone within 10 s, uverbs' cleanup destroys what they made (the emulator's object
 #    count back to what it was before), and a fresh ibv_rc_pingpong -c pair passes.
+# 3. Malformed CQEs on the kernel poll path (the emulator's test faults bad_cqe_*,
+#    emu/README.md "Faults on demand"): for each, the fault set on the next CQE of the
+#    device, then the kernel consumer tests/modules/ib_kclient loaded with traffic=1
+#    (its first completion is the one made malformed); <case>.hit: the fault hit one
+#    CQE. bad_cqe_wqe_counter (+ 0x8000): upstream's mlx5_poll_one masks the counter
+#    to the queue, so every traffic step passes (the expectation, on both drivers).
+#    bad_cqe_opcode, bad_cqe_qpn: upstream follows no check (an unknown opcode returns
+#    a work completion it did not fill; an unknown QPN dereferences the NULL its QP
+#    table returns, cq.c: not run on upstream, it would oops), so what the consumer
+#    sees is printed, not compared; on mlx5_rs the CQE is skipped and counted (the
+#    once-per-CQ "malformed CQE" line for the opcode). After each, no splat; at the
+#    end, the consumer's traffic passes whole again (the device still works).
 # Then: the helper did not hang, no kernel splat, unload destroys every object and
 # returns every page, no emulator violation, no kmemleak report. Each driver's seconds
 # are printed ("dpf: <driver> secs=N").
 DPF_DRIVERS=${DPF_DRIVERS:-upstream mlx5_rs}
 . "$MLX5RS_REPO/tests/guest/lib.sh"
+. "$MLX5RS_REPO/tests/guest/kclient.sh"
 . "$MLX5RS_REPO/tests/guest/dp-traffic.sh"
 bdf=$(mlx_bdf) || { fail dp-faults.device-present "no 15b3 function"; exit 1; }
 ib_scenario_start
@@ -112,6 +125,48 @@ killed() {
 	dp_pair "$_p.pingpong-after" ibv_rc_pingpong "-d $D0 -i 1 -s 4096 -n 5 -r 16 -c" "-d $D0 -i 1 -s 4096 -n 5 -r 16 -c" ' iters in '
 }
 
+# kc_traffic NAME: ib_kclient loaded with traffic=1, its results in /tmp/NAME.results
+# (the module stays loaded).
+kc_traffic() {
+	check "$1.insmod" insmod "$KCLIENT_KO" traffic=1
+	cat "$KCLIENT_DIR/results" >"/tmp/$1.results" 2>/dev/null
+	grep -a -E '^not ok [0-9]+ 1\.traffic' "/tmp/$1.results"
+}
+
+# malformed P: part 3 above.
+malformed() {
+	_p=$1.malformed
+	if [ ! -e "$KCLIENT_KO" ]; then
+		fail "$_p.module" "no $KCLIENT_KO (tests/vm/module.sh builds it)"
+		return
+	fi
+	for _bf in bad_cqe_wqe_counter bad_cqe_opcode bad_cqe_qpn; do
+		if [ "$drv" = upstream ] && [ $_bf = bad_cqe_qpn ]; then
+			echo "dpf: $_p.$_bf not run on upstream: mlx5_poll_one dereferences the NULL QP of an unknown QPN (cq.c)"
+			continue
+		fi
+		dmesg_mark
+		_h0=$(emu_stat "d['dp']['faults']['$_bf']")
+		emuctl "{\"cmd\":\"dp_fault\",\"fault\":\"$_bf\"}" >/dev/null
+		kc_traffic "$_p.$_bf"
+		check "$_p.$_bf.hit" test "$(emu_stat "d['dp']['faults']['$_bf']")" = $((_h0 + 1))
+		case $_bf in
+		bad_cqe_wqe_counter) kclient_steps "$_p.$_bf" "/tmp/$_p.$_bf.results" 1 "$KCLIENT_TRAFFIC_STEPS" ;;
+		*) echo "dpf: $_p.$_bf: the consumer saw: $(grep -a -c '^ok [0-9]* 1\.traffic' "/tmp/$_p.$_bf.results") traffic steps ok, $(grep -a -c '^not ok [0-9]* 1\.traffic' "/tmp/$_p.$_bf.results") not ok" ;;
+		esac
+		if [ "$drv" = mlx5_rs ] && [ $_bf = bad_cqe_opcode ]; then
+			check "$_p.$_bf.counted" sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q 'malformed CQE'"
+		fi
+		check "$_p.$_bf.rmmod" rmmod ib_kclient
+		emuctl '{"cmd":"clear_injections"}' >/dev/null
+		dmesg_since | grep -a -E 'mlx5|ib_kclient' | grep -a -v -E 'KTAP|# |\] +ok [0-9]' | tail -n 8
+		check "$_p.$_bf.no-kernel-warning" sh -c "! dmesg | tail -n +$((MARK + 1)) | grep -a -q -E 'WARNING:|BUG:|Call Trace'"
+	done
+	kc_traffic "$_p.after"
+	kclient_steps "$_p.after" "/tmp/$_p.after.results" 1 "$KCLIENT_TRAFFIC_STEPS"
+	check "$_p.after.rmmod" rmmod ib_kclient
+}
+
 for drv in $DPF_DRIVERS; do
 	t=$(now_ms)
 	viol0=$(violations)
@@ -129,6 +184,7 @@ for drv in $DPF_DRIVERS; do
 	emu_stat 'json.dumps(d["dp"]["faults"], sort_keys=True)'
 	emuctl '{"cmd":"clear_injections"}' >/dev/null
 	killed "dp-faults.$drv"
+	malformed "dp-faults.$drv"
 	echo "---- $drv printed ----"
 	# (Not the KUnit report of mlx5_rs's first load: its suites are named mlx5_rs_*.)
 	dmesg_since | grep -a -E 'mlx5|infiniband' | grep -a -v -E 'KTAP|# |\] +ok [0-9]' | tail -n 30
