@@ -18,8 +18,9 @@
 //! - `{"cmd":"dp_fault","fault":F,"qpn":N|"cqn":N,"count":C,"syndrome":S,"vendor":V}`:
 //!   the data path fails as hardware can, C times (default 1), on QP N, CQ N or (no
 //!   target) any: F one of `"cqe_error"` (+`syndrome`, default 0x02 local QP
-//!   operation, `vendor`), `"lost_cqe"`, `"cq_overrun"`, `"wqe_dma"`, `"rkey"` (see
-//!   [`crate::fw::dp::fault`]).
+//!   operation, `vendor`), `"lost_cqe"`, `"cq_overrun"`, `"wqe_dma"`, `"rkey"`, or
+//!   the test faults `"bad_cqe_opcode"`, `"bad_cqe_wqe_counter"`, `"bad_cqe_qpn"` (a
+//!   CQE written with that field malformed; see [`crate::fw::dp::fault`]).
 //! - `{"cmd":"clear_injections"}`: command and data-path fault rules dropped.
 //! - `{"cmd":"health","syndrome":N,"ext_syndrome":N,"rfr":B,"severity":N}`: FW fatal
 //!   error (health counter stops).

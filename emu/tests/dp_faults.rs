@@ -205,6 +205,74 @@ fn lost_cqes_leave_a_gap_and_expire_after_their_count() {
 }
 
 #[test]
+fn bad_cqe_test_faults_write_one_field_malformed_and_change_nothing_else() {
+    let mut p = pair();
+    // Opcode on A's send CQ: the requester CQE with opcode 0x9, QPN and counter kept.
+    ok(ctl(
+        &p.d,
+        json!({"cmd": "dp_fault", "fault": "bad_cqe_opcode", "cqn": p.a.scq}),
+    ));
+    p.send();
+    let s = scqe(&p.d, &mut p.a).expect("A's CQE");
+    assert_eq!(fields(&s).0, 0x9);
+    assert_eq!((qpn_of(&s), fields(&s).3), (p.a.qpn, 0));
+    assert_eq!(s[56], opcode::SEND, "the send opcode kept");
+    // The SEND executed and B's CQE is untouched; both QPs still in RTS.
+    let r = rcqe(&p.d, &mut p.b).expect("B's CQE");
+    assert_eq!(r[63] >> 4, vals::CQE_RESP_SEND);
+    assert_eq!(state_of(&p.d, p.a.qpn), state::RTS);
+    // The WQE counter, on A's QP: its own counter + 0x8000.
+    ok(ctl(
+        &p.d,
+        json!({"cmd": "dp_fault", "fault": "bad_cqe_wqe_counter", "qpn": p.a.qpn}),
+    ));
+    p.nop();
+    let s = scqe(&p.d, &mut p.a).expect("A's CQE");
+    assert_eq!(fields(&s).0, vals::CQE_REQ);
+    assert_eq!((qpn_of(&s), fields(&s).3), (p.a.qpn, 0x8001));
+    // The QPN, on a flush CQE: an error CQE first (A to ERR), then the flush of the
+    // next WQE with an unknown QPN, its syndrome and counter kept.
+    ok(ctl(
+        &p.d,
+        json!({"cmd": "dp_fault", "fault": "cqe_error", "qpn": p.a.qpn}),
+    ));
+    p.nop();
+    let s = scqe(&p.d, &mut p.a).expect("A's error CQE");
+    assert_eq!((qpn_of(&s), fields(&s).3), (p.a.qpn, 2));
+    assert_eq!(state_of(&p.d, p.a.qpn), state::ERR);
+    ok(ctl(
+        &p.d,
+        json!({"cmd": "dp_fault", "fault": "bad_cqe_qpn", "cqn": p.a.scq}),
+    ));
+    p.nop();
+    let f = scqe(&p.d, &mut p.a).expect("A's flush CQE");
+    assert_eq!(qpn_of(&f), 0xff_fffe);
+    assert_eq!(
+        fields(&f),
+        (vals::CQE_REQ_ERR, vals::SYNDROME_WR_FLUSH_ERR, 0, 3)
+    );
+    // Expired: the next CQE is whole.
+    p.nop();
+    let f = scqe(&p.d, &mut p.a).expect("flush CQE");
+    assert_eq!(qpn_of(&f), p.a.qpn);
+    assert_eq!(
+        fields(&f),
+        (vals::CQE_REQ_ERR, vals::SYNDROME_WR_FLUSH_ERR, 0, 4)
+    );
+    let st = faults(&p.d);
+    assert_eq!(
+        (
+            st["bad_cqe_opcode"].clone(),
+            st["bad_cqe_wqe_counter"].clone(),
+            st["bad_cqe_qpn"].clone(),
+            st["total"].clone()
+        ),
+        (json!(1), json!(1), json!(1), json!(4))
+    );
+    p.no_violations();
+}
+
+#[test]
 fn cq_overrun_on_demand_raises_the_cq_error_event() {
     let mut p = pair();
     ok(ctl(

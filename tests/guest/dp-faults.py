@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Guest helper of scenario 94: device faults on the data path under upstream mlx5_ib.
+"""Guest helper of scenario 94: device faults and bad input on the data path.
 
   dp-faults.py IBDEV    for each fault of the emulator's control request `dp_fault`
                         (emu/README.md "Faults on demand"), a fresh pair of RC QPs
@@ -9,12 +9,16 @@
                         SEND (or RDMA WRITE) posted, and what user space then sees:
                         the work completions' status and vendor syndrome, the QP
                         states, the async events; every wait is bounded. Then a
-                        fresh pair moves data again. Prints one
-                        "name: PASS|FAIL (detail)" line per check.
+                        fresh pair moves data again. Then bad input with no
+                        fault set: an rkey never granted, a remote address past
+                        the MR's end, an MR of another PD (remote and local), a
+                        SEND to a peer with no receive posted and rnr_retry 0.
+                        Prints one "name: PASS|FAIL (detail)" line per check.
 
 The expectations are what upstream (mlx5_ib, libmlx5 `mlx5_handle_error_cqe`,
 uverbs async events from mlx5_ib's `mlx5_ib_handle_qp_event` / `mlx5_ib_cq_event`)
-makes of what the device reports.
+makes of what the device reports (scenario 94 runs it on upstream first, then on
+mlx5_rs with the same expectations).
 """
 import os
 import select
@@ -118,15 +122,16 @@ ACCESS = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REM
 class Side:
     """One RC QP with its own send and receive CQs and a registered buffer."""
 
-    def __init__(self, ctx, pd):
+    def __init__(self, ctx, pd, mr_pd=None):
         self.scq = CQ(ctx, 16)
         self.rcq = CQ(ctx, 16)
         cap = QPCap(max_send_wr=8, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)
         self.qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.scq, rcq=self.rcq, cap=cap))
-        self.mr = MR(pd, 4096, ACCESS)
+        self.mr = MR(mr_pd or pd, 4096, ACCESS)
+        self.mr.write(bytes(4096), 4096)
         self.wr_id = 0
 
-    def connect(self, remote, lid):
+    def connect(self, remote, lid, rnr_retry=7):
         a = QPAttr(qp_state=e.IBV_QPS_INIT)
         a.pkey_index = 0
         a.port_num = 1
@@ -146,7 +151,7 @@ class Side:
         a = QPAttr(qp_state=e.IBV_QPS_RTS)
         a.timeout = 14
         a.retry_cnt = 7
-        a.rnr_retry = 7
+        a.rnr_retry = rnr_retry
         a.sq_psn = 0
         a.max_rd_atomic = 1
         self.qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT |
@@ -164,12 +169,14 @@ class Side:
         self.qp.post_send(SendWR(wr_id=self.wr_id, opcode=e.IBV_WR_SEND, num_sge=1,
                                  sg=[sge], send_flags=e.IBV_SEND_SIGNALED))
 
-    def write(self, peer):
+    def write(self, peer, rkey=None, addr=None, byte=0x77):
         self.wr_id += 1
+        self.mr.write(bytes([byte]) * MSG, MSG)
         sge = SGE(self.mr.buf, MSG, self.mr.lkey)
         wr = SendWR(wr_id=self.wr_id, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[sge],
                     send_flags=e.IBV_SEND_SIGNALED)
-        wr.set_wr_rdma(peer.mr.rkey, peer.mr.buf)
+        wr.set_wr_rdma(peer.mr.rkey if rkey is None else rkey,
+                       peer.mr.buf if addr is None else addr)
         self.qp.post_send(wr)
 
     def close(self):
@@ -177,10 +184,10 @@ class Side:
             o.close()
 
 
-def pair(ctx, pd, lid):
-    a, b = Side(ctx, pd), Side(ctx, pd)
-    a.connect(b.qp.qp_num, lid)
-    b.connect(a.qp.qp_num, lid)
+def pair(ctx, pd, lid, rnr_retry=7, b_mr_pd=None):
+    a, b = Side(ctx, pd), Side(ctx, pd, b_mr_pd)
+    a.connect(b.qp.qp_num, lid, rnr_retry)
+    b.connect(a.qp.qp_num, lid, rnr_retry)
     return a, b
 
 
@@ -205,11 +212,99 @@ def moves_data(ctx, pd, lid, tag):
     b.close()
 
 
+def remote_refused(ctx, afd, tag, a, b):
+    """A's RDMA WRITE to B was refused by B's checks (IBTA 9.7.4.1.3, 10.6.3.2): NAK
+    remote access at A (IBV_WC_REM_ACCESS_ERR), B's bytes untouched, B's posted
+    receive flushed with B in ERR and IBV_EVENT_QP_ACCESS_ERR (a local access
+    violation WQ error, 11.6.3), A in ERR."""
+    wa = poll(a.scq, 10)
+    check(tag + ".status", status_is(wa, e.IBV_WC_REM_ACCESS_ERR), wc_str(wa))
+    got = b.mr.read(MSG * 2, 4096 - MSG * 2)
+    check(tag + ".bytes-untouched", got == bytes(MSG * 2), "%r" % got[-8:])
+    wb = poll(b.rcq, 10)
+    check(tag + ".peer-recv-flushed", status_is(wb, e.IBV_WC_WR_FLUSH_ERR), wc_str(wb))
+    ev = events(ctx, afd, 10)
+    check(tag + ".access-err-event", e.IBV_EVENT_QP_ACCESS_ERR in ev, "events %s" % ev)
+    check(tag + ".both-err", state_of(a.qp) == e.IBV_QPS_ERR and state_of(b.qp) == e.IBV_QPS_ERR,
+          "states %d %d" % (state_of(a.qp), state_of(b.qp)))
+
+
+def bad_input(ctx, pd, lid):
+    """Work requests the device refuses by its own checks (no fault set)."""
+    # An rkey never granted: B's MR's key with another index (the 24 bits above the
+    # variant byte), no MR of this context has it.
+    a, b = pair(ctx, pd, lid)
+    bad = (b.mr.rkey + 0x5500) & 0xffffffff
+    b.recv()
+    a.write(b, rkey=bad, addr=b.mr.buf + 4096 - MSG)
+    remote_refused(ctx, afd_global, "bad-rkey", a, b)
+    a.close()
+    b.close()
+
+    # A remote address out of the MR's bounds: the last 64 bytes of the WRITE land
+    # past the end of B's 4 KiB MR (starting MSG/2 before it).
+    a, b = pair(ctx, pd, lid)
+    b.recv()
+    a.write(b, addr=b.mr.buf + 4096 - MSG // 2)
+    remote_refused(ctx, afd_global, "out-of-bounds", a, b)
+    a.close()
+    b.close()
+
+    # An MR of the wrong PD: B's MR is registered on another PD than B's QP, so its
+    # rkey does not pass B's check.
+    pd2 = PD(ctx)
+    a, b = pair(ctx, pd, lid, b_mr_pd=pd2)
+    b.recv()
+    a.write(b, addr=b.mr.buf + 4096 - MSG)
+    remote_refused(ctx, afd_global, "wrong-pd-rkey", a, b)
+    a.close()
+    b.close()
+
+    # The same locally: A gathers a SEND through the lkey of an MR of another PD:
+    # IBV_WC_LOC_PROT_ERR (the device's lkey check, IBTA 10.6.3.1), A in ERR, nothing
+    # sent.
+    a, b = pair(ctx, pd, lid)
+    other = MR(pd2, 4096, ACCESS)
+    b.recv()
+    a.wr_id += 1
+    a.qp.post_send(SendWR(wr_id=a.wr_id, opcode=e.IBV_WR_SEND, num_sge=1,
+                          sg=[SGE(other.buf, MSG, other.lkey)],
+                          send_flags=e.IBV_SEND_SIGNALED))
+    wa = poll(a.scq, 10)
+    check("wrong-pd-lkey.status", status_is(wa, e.IBV_WC_LOC_PROT_ERR), wc_str(wa))
+    check("wrong-pd-lkey.qp-err", state_of(a.qp) == e.IBV_QPS_ERR, "state %d" % state_of(a.qp))
+    wb = poll(b.rcq, 2)
+    check("wrong-pd-lkey.nothing-received", wb is None, wc_str(wb))
+    a.close()
+    b.close()
+    other.close()
+    pd2.close()
+
+    # A receive queue with nothing posted, rnr_retry 0: B answers the SEND with an RNR
+    # NAK and A may not retry (IBTA 9.7.5.2.8, C9-145): IBV_WC_RNR_RETRY_EXC_ERR, A in
+    # ERR; B stays in RTS and has no completion.
+    a, b = pair(ctx, pd, lid, rnr_retry=0)
+    a.send(9)
+    wa = poll(a.scq, 20)
+    check("rnr.status", status_is(wa, e.IBV_WC_RNR_RETRY_EXC_ERR), wc_str(wa))
+    check("rnr.qp-err", state_of(a.qp) == e.IBV_QPS_ERR, "state %d" % state_of(a.qp))
+    check("rnr.peer-still-rts", state_of(b.qp) == e.IBV_QPS_RTS, "state %d" % state_of(b.qp))
+    wb = poll(b.rcq, 1)
+    check("rnr.peer-no-completion", wb is None, wc_str(wb))
+    a.close()
+    b.close()
+
+
+afd_global = None
+
+
 def main():
+    global afd_global
     ctx = Context(name=sys.argv[1])
     pd = PD(ctx)
     lid = ctx.query_port(1).lid
     afd = async_fd()
+    afd_global = afd
     check("async-fd", afd is not None, "fd %s" % afd)
     emuctl({"cmd": "clear_injections"})
     total0 = ib_mr_lib.emu_get(["dp", "faults", "total"]) or 0
@@ -303,6 +398,11 @@ def main():
 
     total = ib_mr_lib.emu_get(["dp", "faults", "total"])
     check("emu-counted-each", total == total0 + 5, "dp.faults.total %s (was %s)" % (total, total0))
+
+    bad_input(ctx, pd, lid)
+    total = ib_mr_lib.emu_get(["dp", "faults", "total"])
+    check("bad-input-no-fault-hit", total == total0 + 5,
+          "dp.faults.total %s (was %s)" % (total, total0))
     moves_data(ctx, pd, lid, "after")
     pd.close()
     ctx.close()

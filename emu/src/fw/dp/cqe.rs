@@ -10,7 +10,7 @@
 //! Rules and sources: emu/README.md, "Data path" → "Completions".
 
 use super::super::{eq, Env, Firmware};
-use super::fault::CqeFault;
+use super::fault::{mangle_cqe, BadCqeField, CqeFault};
 use crate::ifc::caps::cmd_hca_cap as g;
 use crate::ifc::cq::cqc;
 use crate::ifc::eqe::{event_type, Eqe, EqeComp, EqeCqErr};
@@ -302,18 +302,26 @@ impl Firmware {
         // written (the device reports it written), or an error CQE is written instead
         // and the QP goes to ERR.
         match self.fault_cqe(cqn, d) {
-            CqeFault::None => self.cqe_write(env, cqn, d),
+            CqeFault::None => self.cqe_write(env, cqn, d, None),
             CqeFault::Lost => CqPost::Written,
+            CqeFault::Malformed(f) => self.cqe_write(env, cqn, d, Some(f)),
             CqeFault::Error(e) => {
-                let r = self.cqe_write(env, cqn, &e);
+                let r = self.cqe_write(env, cqn, &e, None);
                 self.fault_cqe_done(env, e.qpn);
                 r
             }
         }
     }
 
-    /// [`Self::cqe_post`] without the faults.
-    fn cqe_write(&mut self, env: &Env<'_>, cqn: u32, d: &CqeDesc) -> CqPost {
+    /// [`Self::cqe_post`] without the faults, except `mangle` (fault `bad_cqe_*`: that
+    /// field of the CQE written malformed; counted as the CQE it was).
+    fn cqe_write(
+        &mut self,
+        env: &Env<'_>,
+        cqn: u32,
+        d: &CqeDesc,
+        mangle: Option<BadCqeField>,
+    ) -> CqPost {
         let Some(cq) = self.objs.cqs.get(&cqn) else {
             self.dp.cqe.dma_errors += 1;
             self.stats.violation(format!(
@@ -356,7 +364,10 @@ impl Firmware {
             return CqPost::Overrun;
         }
         let owner = ((cq.pi >> cq.log_size) & 1) as u8;
-        let cqe = self.cqe_bytes(d, owner);
+        let mut cqe = self.cqe_bytes(d, owner);
+        if let Some(f) = mangle {
+            cqe = mangle_cqe(cqe, f);
+        }
         if let Err(p) = self.cq_write_entry(env, cqn, &cqe) {
             // The buffer is not where the CQ says: the CQ fails (PRM CQ error, access
             // violation).

@@ -10,7 +10,10 @@
 //! - [`DpFaultKind::WqeDma`]: the next send WQE fetch fails as a DMA (IOMMU / PCIe)
 //!   error would (hook: `sq_execute`, dp/send/doorbell.rs);
 //! - [`DpFaultKind::RkeyViolation`]: the next remote access a QP's responder checks
-//!   is refused as a remote access error (hook: the responder's rkey checks).
+//!   is refused as a remote access error (hook: the responder's rkey checks);
+//! - [`DpFaultKind::BadCqe`]: a test fault, not a failure of real hardware: a CQE is
+//!   written with one field out of what the PRM allows ([`BadCqeField`]), to prove a
+//!   driver's poll path treats CQEs as untrusted input (hook: `cqe_post`).
 //!
 //! What the device then does, with its sources: emu/README.md, "Data path" →
 //! "Faults on demand". Rules are dropped by `clear_injections` and `reset`; the
@@ -39,12 +42,59 @@ pub enum DpFaultKind {
     WqeDma,
     /// The next remote access at the responder is refused (remote access error).
     RkeyViolation,
+    /// A CQE is written with one field malformed (a test fault).
+    BadCqe(BadCqeField),
+}
+
+/// The field a [`DpFaultKind::BadCqe`] fault writes out of range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BadCqeField {
+    /// `op_own` 7:4 = [`BAD_CQE_OPCODE`], an opcode `cq.h` does not define.
+    Opcode,
+    /// `wqe_counter` + 0x8000 (mod 2^16): the same slot of any queue of at most 32768
+    /// entries, but a counter of no WQE in flight.
+    WqeCounter,
+    /// `sop_drop_qpn` 23:0 = [`BAD_CQE_QPN`], a QPN no QP has.
+    Qpn,
+}
+
+/// The opcode of fault `bad_cqe_opcode`: none of `cq.h`'s `MLX5_CQE_*` (0-5, 12-15).
+pub const BAD_CQE_OPCODE: u8 = 0x9;
+/// The QPN of fault `bad_cqe_qpn`: above every QPN the emulator gives (`log_max_qp`
+/// 18).
+pub const BAD_CQE_QPN: u32 = 0x00ff_fffe;
+
+/// Fault `bad_cqe_*`: the 64-byte CQE `cqe` (`struct mlx5_cqe64` or
+/// `struct mlx5_err_cqe`: the same offsets for the QPN, the WQE counter and
+/// `op_own`) with field `f` malformed, the owner bit and the rest kept.
+pub fn mangle_cqe(mut cqe: [u8; 64], f: BadCqeField) -> [u8; 64] {
+    match f {
+        BadCqeField::Opcode => cqe[63] = (BAD_CQE_OPCODE << 4) | (cqe[63] & 0x0f),
+        BadCqeField::WqeCounter => {
+            let c = u16::from_be_bytes([cqe[60], cqe[61]]).wrapping_add(0x8000);
+            cqe[60..62].copy_from_slice(&c.to_be_bytes());
+        }
+        BadCqeField::Qpn => {
+            let w = u32::from_be_bytes([cqe[56], cqe[57], cqe[58], cqe[59]]);
+            let w = (w & 0xff00_0000) | BAD_CQE_QPN;
+            cqe[56..60].copy_from_slice(&w.to_be_bytes());
+        }
+    }
+    cqe
 }
 
 impl DpFaultKind {
     /// Control-socket names.
-    pub const NAMES: &'static [&'static str] =
-        &["cqe_error", "lost_cqe", "cq_overrun", "wqe_dma", "rkey"];
+    pub const NAMES: &'static [&'static str] = &[
+        "cqe_error",
+        "lost_cqe",
+        "cq_overrun",
+        "wqe_dma",
+        "rkey",
+        "bad_cqe_opcode",
+        "bad_cqe_wqe_counter",
+        "bad_cqe_qpn",
+    ];
 
     /// The control-socket name.
     pub fn name(self) -> &'static str {
@@ -54,6 +104,9 @@ impl DpFaultKind {
             DpFaultKind::CqOverrun => "cq_overrun",
             DpFaultKind::WqeDma => "wqe_dma",
             DpFaultKind::RkeyViolation => "rkey",
+            DpFaultKind::BadCqe(BadCqeField::Opcode) => "bad_cqe_opcode",
+            DpFaultKind::BadCqe(BadCqeField::WqeCounter) => "bad_cqe_wqe_counter",
+            DpFaultKind::BadCqe(BadCqeField::Qpn) => "bad_cqe_qpn",
         }
     }
 
@@ -69,6 +122,9 @@ impl DpFaultKind {
             "cq_overrun" => DpFaultKind::CqOverrun,
             "wqe_dma" => DpFaultKind::WqeDma,
             "rkey" => DpFaultKind::RkeyViolation,
+            "bad_cqe_opcode" => DpFaultKind::BadCqe(BadCqeField::Opcode),
+            "bad_cqe_wqe_counter" => DpFaultKind::BadCqe(BadCqeField::WqeCounter),
+            "bad_cqe_qpn" => DpFaultKind::BadCqe(BadCqeField::Qpn),
             _ => return None,
         })
     }
@@ -81,6 +137,9 @@ impl DpFaultKind {
             DpFaultKind::CqOverrun => 2,
             DpFaultKind::WqeDma => 3,
             DpFaultKind::RkeyViolation => 4,
+            DpFaultKind::BadCqe(BadCqeField::Opcode) => 5,
+            DpFaultKind::BadCqe(BadCqeField::WqeCounter) => 6,
+            DpFaultKind::BadCqe(BadCqeField::Qpn) => 7,
         }
     }
 }
@@ -125,7 +184,7 @@ pub struct DpFaults {
     /// Rules in insertion order; the first live match wins.
     pub rules: Vec<DpFaultRule>,
     /// Faults applied, per kind (see [`DpFaultKind::NAMES`]).
-    pub applied: [u64; 5],
+    pub applied: [u64; 8],
 }
 
 impl DpFaults {
@@ -217,6 +276,8 @@ pub(crate) enum CqeFault {
     Lost,
     /// Fault `cqe_error`: write this error CQE instead, then move the QP to ERR.
     Error(CqeDesc),
+    /// Fault `bad_cqe_*`: write the CQE with this field malformed.
+    Malformed(BadCqeField),
 }
 
 impl Firmware {
@@ -237,6 +298,16 @@ impl Firmware {
                 d.wqe_counter
             );
             return CqeFault::Lost;
+        }
+        let bad = |k| matches!(k, DpFaultKind::BadCqe(_));
+        if let Some(DpFaultKind::BadCqe(field)) = f.take(bad, Some(d.qpn), Some(cqn)) {
+            log::warn!(
+                "fault {}: CQE of QP {:#x} WQE {} written malformed to CQ {cqn:#x}",
+                DpFaultKind::BadCqe(field).name(),
+                d.qpn,
+                d.wqe_counter
+            );
+            return CqeFault::Malformed(field);
         }
         if d.op.is_error() {
             return CqeFault::None;
@@ -347,5 +418,42 @@ mod tests {
             })
         );
         assert_eq!(DpFaultKind::from_name("nope", None, None), None);
+    }
+
+    #[test]
+    fn every_name_round_trips_to_its_own_slot() {
+        let mut slots = Vec::new();
+        for n in DpFaultKind::NAMES {
+            let k = DpFaultKind::from_name(n, None, None).unwrap();
+            assert_eq!(k.name(), *n);
+            slots.push(k.slot());
+        }
+        assert_eq!(slots, (0..DpFaultKind::NAMES.len()).collect::<Vec<_>>());
+        assert_eq!(DpFaults::default().applied.len(), DpFaultKind::NAMES.len());
+    }
+
+    #[test]
+    fn bad_cqe_fields_are_out_of_range_and_the_rest_kept() {
+        let mut cqe = [0u8; 64];
+        for (i, b) in cqe.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        // A requester CQE: opcode REQ, owner 1, send opcode 0x0a, QPN 0x123, WQE 7.
+        cqe[56..60].copy_from_slice(&0x0a00_0123u32.to_be_bytes());
+        cqe[60..62].copy_from_slice(&7u16.to_be_bytes());
+        cqe[63] = 0x01;
+        let o = mangle_cqe(cqe, BadCqeField::Opcode);
+        assert_eq!(o[63], 0x91);
+        assert_eq!(o[..63], cqe[..63]);
+        let w = mangle_cqe(cqe, BadCqeField::WqeCounter);
+        assert_eq!(u16::from_be_bytes([w[60], w[61]]), 0x8007);
+        assert_eq!((&w[..60], &w[62..]), (&cqe[..60], &cqe[62..]));
+        let q = mangle_cqe(cqe, BadCqeField::Qpn);
+        assert_eq!(q[56..60], 0x0aff_fffeu32.to_be_bytes());
+        assert_eq!((&q[..56], &q[60..]), (&cqe[..56], &cqe[60..]));
+        // The counter wraps.
+        cqe[60..62].copy_from_slice(&0x9000u16.to_be_bytes());
+        let w = mangle_cqe(cqe, BadCqeField::WqeCounter);
+        assert_eq!(u16::from_be_bytes([w[60], w[61]]), 0x1000);
     }
 }
