@@ -6,7 +6,7 @@
 //! |---|---|
 //! | `cmd_stats` | per opcode: count, errors, timeouts, mean and max latency |
 //! | `pages` | firmware pages held, given, reclaimed; unknown returns; host memory blocks mapped and block allocations that fell back to a smaller size |
-//! | `eqs` | per EQ: number, vector, EQEs, malformed, drains, arms, IRQ latency; command events; page requests; CQ dispatch |
+//! | `eqs` | per EQ: number, vector, EQEs, malformed, drains, arms, IRQ latency; command events; page requests; CQ dispatch; CQEs the kernel CQ pollers skipped (`cqe_malformed`, `cqe_stale`) |
 //!
 //! Test hooks, built only with `CONFIG_MLX5_RS_TEST_HOOKS` (the test and benchmark
 //! build; see `Kconfig`):

@@ -34,13 +34,24 @@ pub(crate) struct CqTable {
     map: Mutex<RBTree<u32, Arc<dyn CqHandler>>>,
     dispatched: AtomicU64,
     unknown: AtomicU64,
+    /// CQEs the IB provider's kernel CQ pollers did not follow: malformed, or naming
+    /// no work request in flight (debugfs `eqs`: `cqe_malformed`).
+    cqe_malformed: AtomicU64,
+    /// CQEs of a QP number no live kernel QP has (`cqe_stale`).
+    cqe_stale: AtomicU64,
 }
 
 impl CqTable {
     /// An empty table.
     pub(crate) fn new() -> Result<Arc<Self>> {
         Arc::pin_init(
-            pin_init!(Self { map <- new_mutex!(RBTree::new()), dispatched: AtomicU64::new(0), unknown: AtomicU64::new(0) }),
+            pin_init!(Self {
+                map <- new_mutex!(RBTree::new()),
+                dispatched: AtomicU64::new(0),
+                unknown: AtomicU64::new(0),
+                cqe_malformed: AtomicU64::new(0),
+                cqe_stale: AtomicU64::new(0),
+            }),
             GFP_KERNEL,
         )
     }
@@ -97,6 +108,29 @@ impl CqTable {
                 false
             }
         }
+    }
+
+    /// Counts a CQE a kernel CQ's poller skipped: `malformed` (or naming no work
+    /// request in flight), else of an unknown QP.
+    #[cfg_attr(
+        not(CONFIG_MLX5_RS_INFINIBAND),
+        expect(dead_code, reason = "the InfiniBand provider's kernel CQs poll")
+    )]
+    pub(crate) fn note_skipped_cqe(&self, malformed: bool) {
+        let c = if malformed {
+            &self.cqe_malformed
+        } else {
+            &self.cqe_stale
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// (malformed, stale) CQEs the kernel CQ pollers skipped.
+    pub(crate) fn skipped_cqes(&self) -> (u64, u64) {
+        (
+            self.cqe_malformed.load(Ordering::Relaxed),
+            self.cqe_stale.load(Ordering::Relaxed),
+        )
     }
 
     /// (dispatched, unknown CQN) counts.

@@ -237,6 +237,8 @@ impl EqInfo {
         }
         let (hit, unknown) = self.rscs.counts();
         writeln!(f, "rsc_dispatched {} rsc_unknown {}", hit, unknown)?;
+        let (malformed, stale) = self.cqs.skipped_cqes();
+        writeln!(f, "cqe_malformed {} cqe_stale {}", malformed, stale)?;
         let (hit, unknown) = self.cqs.counts();
         write!(f, "cq_dispatched {} cq_unknown {}", hit, unknown)?;
         #[cfg(CONFIG_MLX5_RS_TEST_HOOKS)]

@@ -46,9 +46,9 @@
 //! process_mad make the device a kverbs provider: the RDMA core attaches its MAD, SA,
 //! CM and multicast clients, and the MAD layer runs QP0 and QP1 through our queues.
 //! Fast registration: alloc_mr (`IB_MR_TYPE_MEM_REG`), map_mr_sg and IB_WR_REG_MR /
-//! IB_WR_LOCAL_INV. Not there yet: post_srq_recv, drain_sq / drain_rq of our own (the
-//! core's generic drain serves; upstream's own adds software flushes after a fatal
-//! error).
+//! IB_WR_LOCAL_INV. Not there yet: post_srq_recv (EOPNOTSUPP), drain_sq / drain_rq of
+//! our own (the core's generic drain serves; upstream's own adds software flushes
+//! after a fatal error).
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod abi;

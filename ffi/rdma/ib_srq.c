@@ -151,12 +151,25 @@ static int mlx5rs_ib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 static_assert(IB_SRQT_BASIC == 0 && IB_SRQT_XRC == 1 && IB_SRQT_TM == 2);
 static_assert(IB_SRQ_MAX_WR == 1 && IB_SRQ_LIMIT == 2);
 
+/*
+ * post_srq_recv: not served yet (upstream mlx5_ib_post_srq_recv builds the SRQ's
+ * WQEs). The op is set so that a kernel consumer of our SRQs gets -EOPNOTSUPP from
+ * ib_post_srq_recv(), which calls it unchecked, rather than a NULL call.
+ */
+static int mlx5rs_ib_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+				   const struct ib_recv_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
 const struct ib_device_ops mlx5rs_ib_srq_ops = {
 	.alloc_xrcd = mlx5rs_ib_alloc_xrcd,
 	.create_srq = mlx5rs_ib_create_srq,
 	.dealloc_xrcd = mlx5rs_ib_dealloc_xrcd,
 	.destroy_srq = mlx5rs_ib_destroy_srq,
 	.modify_srq = mlx5rs_ib_modify_srq,
+	.post_srq_recv = mlx5rs_ib_post_srq_recv,
 	.query_srq = mlx5rs_ib_query_srq,
 	INIT_RDMA_OBJ_SIZE(ib_srq, mlx5rs_ib_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_xrcd, mlx5rs_ib_xrcd, ibxrcd),

@@ -61,7 +61,10 @@ impl CqGeometry {
 /// `None` too when `buf` is not the geometry's size.
 #[cfg_attr(
     all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
-    expect(dead_code, reason = "for a contiguous buffer: the kernel CQ's is in pages")
+    expect(
+        dead_code,
+        reason = "for a contiguous buffer: the kernel CQ's is in pages"
+    )
 )]
 pub fn sw_cqe(geo: &CqGeometry, buf: &[u8], n: u32) -> Option<Cqe64> {
     if buf.len() != geo.bytes() {

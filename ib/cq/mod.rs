@@ -38,7 +38,7 @@ pub(crate) mod plan;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod wc_status;
 
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, Ordering};
 
 use kernel::{
     device,
@@ -211,8 +211,6 @@ impl CqVerbs {
                 dbr,
                 geo,
                 poll <- new_spinlock_irq!(PollState::default()),
-                malformed: AtomicU64::new(0),
-                stale: AtomicU64::new(0),
             }),
             GFP_KERNEL,
         )?;
@@ -434,12 +432,6 @@ struct KernelRing {
     /// kernel QP table's lock and a kernel QP's queue locks are taken under it.
     #[pin]
     poll: SpinLockIrq<PollState>,
-    /// CQEs not followed: malformed (opcode, format, signature error), or naming a
-    /// WQE of a kernel QP that is not in flight.
-    malformed: AtomicU64,
-    /// CQEs of a QP number that is no kernel QP of the device (one destroyed before
-    /// its CQEs were polled, or a number the device made up).
-    stale: AtomicU64,
 }
 
 /// The memory of a user CQ: its pinned ring and its doorbell record's mapping.
@@ -720,17 +712,19 @@ impl IbCq for Cq {
             let c = match parse_cqe(&cqe) {
                 Ok(c) => c,
                 Err(m) => {
-                    self.malformed(r, &mut ps, Bad::Cqe(m));
+                    self.malformed(&mut ps, Bad::Cqe(m));
                     continue;
                 }
             };
             // Kernel CQs are never resized: a resize CQE is the device's invention.
             let Some(qpn) = c.qpn() else {
-                self.malformed(r, &mut ps, Bad::Cqe(Malformed::Opcode(op_own >> 4)));
+                self.malformed(&mut ps, Bad::Cqe(Malformed::Opcode(op_own >> 4)));
                 continue;
             };
             let Some(wq) = self.kqps.get(qpn) else {
-                r.stale.fetch_add(1, Ordering::Relaxed);
+                // A QP destroyed before its CQEs were polled, or a number the device
+                // made up: counted (debugfs `eqs`, `cqe_stale`).
+                self.table.note_skipped_cqe(false);
                 continue;
             };
             match wq.complete(&c) {
@@ -755,7 +749,7 @@ impl IbCq for Cq {
                     n += 1;
                 }
                 Ok(None) => {}
-                Err(s) => self.malformed(r, &mut ps, Bad::Stray(qpn, s)),
+                Err(s) => self.malformed(&mut ps, Bad::Stray(qpn, s)),
             }
         }
         if ps.ci != start {
@@ -821,9 +815,10 @@ impl Bad {
 }
 
 impl Cq {
-    /// Counts a skipped CQE; the first of the CQ is logged with its reason.
-    fn malformed(&self, r: &KernelRing, ps: &mut PollState, why: Bad) {
-        r.malformed.fetch_add(1, Ordering::Relaxed);
+    /// Counts a skipped CQE (debugfs `eqs`, `cqe_malformed`); the first of the CQ is
+    /// logged with its reason.
+    fn malformed(&self, ps: &mut PollState, why: Bad) {
+        self.table.note_skipped_cqe(true);
         if !ps.logged {
             ps.logged = true;
             let (what, v) = why.reason();

@@ -47,7 +47,8 @@
 //! it. A QP moved to ERR gets its flush completions from the device; one moved to
 //! RESET starts both queues over. IB_WR_REG_MR registers an MR of alloc_mr with the
 //! translation list map_mr_sg wrote (inline up to 64 bytes, as upstream). Not served:
-//! atomics (EOPNOTSUPP, as upstream), post_srq_recv.
+//! atomics (EOPNOTSUPP, as upstream), post_srq_recv (EOPNOTSUPP from the shim,
+//! `ffi/rdma/ib_srq.c`).
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod commands;

@@ -46,6 +46,8 @@
 #     mlx5_ib refuses atomics from kernel consumers (wr.c, -EOPNOTSUPP at post): that
 #     answer is accepted, and then both words must be untouched; the device's atomics
 #     are proven from user space (part 2's ib_atomic_bw, 73-pyverbs' test_atomic).
+#     On mlx5_rs also: its kernel CQ pollers skipped no CQE as malformed (debugfs eqs
+#     cqe_malformed 0).
 #  5. diags: infiniband-diags against the local port (ibstat, smpquery by directed
 #     route and by LID, perfquery, ibnetdiscover): the MAD QPs carry real MADs. The
 #     toolbox gains the package with this part (tests/vm/toolbox.sh PACKAGES).
@@ -212,6 +214,12 @@ kclient_traffic() { # P
 	kclient_steps "$_p" $_r 1 "$KCLIENT_ADD_STEPS $KCLIENT_TRAFFIC_STEPS"
 	echo "ib_kclient summary: $(kclient_summary)"
 	check "$_p.rmmod" rmmod ib_kclient
+	# Ours: the device wrote no CQE the kernel CQ pollers had to skip as malformed or
+	# naming no work request in flight (debugfs eqs, cqe_malformed).
+	if [ "$drv" = mlx5_rs ]; then
+		_m=$(tr ' ' '\n' <"/sys/kernel/debug/mlx5_rs/$bdf/eqs" | sed -n '/^cqe_malformed$/{n;p;}')
+		check "$_p.no-malformed-cqe" test "$_m" = 0
+	fi
 }
 
 # Part 5: infiniband-diags on the local port of D0.
