@@ -161,8 +161,9 @@ if [ "$REPORT_ONLY" = 0 ]; then
 	if want upfast && [ "${MLX5RS_BENCH_UPFAST_BIG:-1}" != 0 ]; then
 		run_vm upfast 600 tests/bench/guest-upfast.sh --emu-arg --init-pages --emu-arg "$PAGES"
 	fi
-	# ib: 202 s with its data path (35 s) at a load average of 3.4, 774 s (168 s) at 12.7
-	# (2026-12-05).
+	# ib: 202 s with upstream's data path (35 s) at a load average of 3.4, 774 s (168 s)
+	# at 12.7 (2026-12-05); both drivers' data path and kernel loops took 176-309 s as a
+	# boot of their own (guest-dp.sh) at a load average of 2-6 (2026-12-05).
 	if want ib; then run_vm ib 3000 tests/bench/guest-ib.sh; fi
 	echo "$(($(date +%s) - T_START))" >"$OUT/total.secs"
 fi
