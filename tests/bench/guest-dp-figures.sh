@@ -62,7 +62,7 @@ dp_figures() {
 	bench "$1.dp.iters_bw" "$_nb"
 	bench "$1.dp.iters_lat" "$_nl"
 	python3 - "$1" "$DP_BENCH_OUT" "$DP_OUT" <<'PY'
-import json, sys
+import json, math, sys
 who, d, out = sys.argv[1:4]
 
 def load(p):
@@ -73,10 +73,13 @@ def load(p):
         return None
 
 def num(x):
+    # perftest's own clock under TCG sometimes yields 0.00 or inf for a run that
+    # completed (seen on both drivers, 2026-12-05): not a measurement, so `?`.
     try:
-        return float(x)
+        v = float(x)
     except ValueError:
         return None
+    return v if math.isfinite(v) and v > 0 else None
 
 def row(case, side="client"):
     # perftest's result row: the first line of numbers under its "#bytes" header. The
@@ -94,7 +97,14 @@ def row(case, side="client"):
                     h = True
                 elif h and len(w) >= 5 and w[0].isdigit() and w[1].isdigit():
                     # positional: a column that is not a number is None, not skipped
-                    return [num(x) for x in w[:9]]
+                    r = [num(x) for x in w[:9]]
+                    # the columns the figures use: BW average, MsgRate / typical,
+                    # average, 99 %
+                    used = (3, 4) if "_bw_" in case else (4, 5, 7)
+                    if any(i >= len(r) or r[i] is None for i in used):
+                        print("BENCH-NOTE dp: %s %s %s: perftest's row has 0, inf or nan where a figure is read: %s"
+                              % (who, case, side, " ".join(w[2:9])))
+                    return r
     except OSError:
         pass
     return None
@@ -155,4 +165,50 @@ if last is not None:
         b("all.%s_p99_ns" % n, last[k]["p99_ns"])
         b("all.%s_count" % n, last[k]["count"])
 PY
+}
+
+# kbench_figures WHO: the driver's own cost through the kernel verbs, from the test
+# module tests/modules/ib_kclient loaded with bench=$MLX5RS_BENCH_KV_WRS (default
+# 20000) in chains of bench_batch=$MLX5RS_BENCH_KV_BATCH (default 32): per work request
+# posted (ib_post_send / ib_post_recv of one chain, one doorbell), per completion
+# polled (ib_poll_cq calls that returned CQEs), and ib_post_send returned → completion
+# handler (see its bench.c). Its steps bench.{setup,run,exact,teardown} must all be
+# "ok" (a note otherwise; the figures are then `?`).
+# BENCH keys: WHO.kv.{wrs,batch,post_send_ns,post_recv_ns,poll_send_ns,poll_recv_ns,
+# empty_polls,irq_early,irq_n,irq_ns_p50,irq_ns_mean,irq_ns_min,irq_ns_max,secs,steps_ok,
+# emu_wqes,emu_doorbells}.
+KV_WRS=${MLX5RS_BENCH_KV_WRS:-20000}
+KV_BATCH=${MLX5RS_BENCH_KV_BATCH:-32}
+kbench_figures() {
+	_ko=$MLX5RS_REPO/tests/modules/ib_kclient/ib_kclient.ko
+	_e0=$(emu_stat '"%d %d" % (d["dp"]["send"]["wqes"], d["dp"]["send"]["doorbells"])') || _e0=""
+	_t=$(now_ms)
+	if ! timeout 900 insmod "$_ko" bench="$KV_WRS" bench_batch="$KV_BATCH"; then
+		note "kv: insmod ib_kclient bench=$KV_WRS failed"
+		return
+	fi
+	bench "$1.kv.secs" $((($(now_ms) - _t) / 1000))
+	# The emulator's send WQEs and doorbells over the load (the walk posts none).
+	_e1=$(emu_stat '"%d %d" % (d["dp"]["send"]["wqes"], d["dp"]["send"]["doorbells"])') || _e1=""
+	if [ -n "$_e0" ] && [ -n "$_e1" ]; then
+		bench "$1.kv.emu_wqes" $((${_e1% *} - ${_e0% *}))
+		bench "$1.kv.emu_doorbells" $((${_e1#* } - ${_e0#* }))
+	else
+		bench "$1.kv.emu_wqes" "?"
+		bench "$1.kv.emu_doorbells" "?"
+	fi
+	_r=/tmp/ib_kclient.bench.$1
+	cat /sys/kernel/debug/ib_kclient/results >"$_r"
+	grep -a -E '^(not ok [0-9]+ 1\.|# 1\.bench)' "$_r"
+	_ok=0
+	for _s in setup run exact teardown; do
+		if grep -a -q -E "^ok [0-9]+ 1\\.bench\\.$_s\$" "$_r"; then
+			_ok=$((_ok + 1))
+		else
+			note "kv: $1 step bench.$_s: $(grep -a -E "^(not )?ok [0-9]+ 1\\.bench\\.$_s( |\$)" "$_r" | tail -n 1 || echo 'no result line')"
+		fi
+	done
+	bench "$1.kv.steps_ok" "$_ok"
+	sed -n 's/^# 1\.bench wrs=/wrs=/p' "$_r" | tr ' ' '\n' | awk -F= -v w="$1" 'NF == 2 { print "BENCH " w ".kv." $1 " " $2 }'
+	rmmod ib_kclient || note "kv: rmmod ib_kclient failed"
 }

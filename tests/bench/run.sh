@@ -13,9 +13,11 @@
 #   4. upfast: upstream loaded with 1 GiB and left bound          (guest-upfast.sh)
 #   5. ib: InfiniBand figures of upstream mlx5_ib and ours: registration, ibv_open_device,
 #      MR registration 4 KiB / 1 MiB / 1 GiB, QP create + RESET → RTS  (guest-ib.sh),
-#      and upstream's data path: perftest ib_write_bw / ib_send_bw at 64 B, 4 KiB and
+#      and the data path of both: perftest ib_write_bw / ib_send_bw at 64 B, 4 KiB and
 #      64 KiB, ib_write_lat / ib_send_lat, with the emulator's own time per WQE and per
-#      doorbell (guest-dp-figures.sh; mlx5_rs's column: issue 23)
+#      doorbell, and the kernel verbs' own cost per work request posted, per CQE
+#      polled and doorbell → completion handler (tests/modules/ib_kclient bench=N)
+#      (guest-dp-figures.sh)
 # Upstream's fast teardown runs only from its PCI shutdown callback: VMs 1, 2 and 4 end
 # with upstream bound (first point, last small point, 1 GiB), and this script times the
 # teardown at power-off from the emulator's final stats (its log, see emu/README.md).
@@ -34,7 +36,8 @@
 # MLX5RS_BENCH_UPFAST_BIG=0 (skip VM 4), MLX5RS_BENCH_IB_REPS (driver loads timed in VM 5,
 # default 3), MLX5RS_BENCH_DP_ITERS_BW / MLX5RS_BENCH_DP_ITERS_LAT (perftest iterations
 # in VM 5, default 2000, 64 KiB a quarter, / 1000), MLX5RS_BENCH_DP_TIMEOUT (each
-# perftest run's limit in s, default 600), MLX5RS_BENCH_VMS (the VMs to boot, a subset of
+# perftest run's limit in s, default 600), MLX5RS_BENCH_KV_WRS / MLX5RS_BENCH_KV_BATCH
+# (the kernel-verbs loop's SENDs, default 20000, and chain length, default 32), MLX5RS_BENCH_VMS (the VMs to boot, a subset of
 # "probe-nop teardown reclaim upfast ib"; default all; the others' figures are then "not run"),
 # MLX5RS_BENCH_REV=<git revision>: benchmark that commit instead of the working tree
 # (exported to $MLX5RS_CACHE/bench/src-<rev>, built there; immune to concurrent edits).
@@ -99,7 +102,7 @@ echo "$TD_POINTS" >"$OUT/td_points"
 # Knobs for the guests (they see the cache at its host path; tests/bench/lib-guest.sh).
 {
 	printf 'TD_BIG=%q\nTD_POINTS=%q\nTD_FIRST=%q\n' "$PAGES" "$TD_POINTS" "${TD_POINTS%% *}"
-	for k in REPS NOPS1 NOPS32 IRQ_REQS IRQ_NOPS IB_REPS DP_ITERS_BW DP_ITERS_LAT DP_TIMEOUT; do
+	for k in REPS NOPS1 NOPS32 IRQ_REQS IRQ_NOPS IB_REPS DP_ITERS_BW DP_ITERS_LAT DP_TIMEOUT KV_WRS KV_BATCH; do
 		v=$(eval "echo \${MLX5RS_BENCH_$k:-}")
 		[ -z "$v" ] || printf 'MLX5RS_BENCH_%s=%q\n' "$k" "$v"
 	done
@@ -158,8 +161,9 @@ if [ "$REPORT_ONLY" = 0 ]; then
 	if want upfast && [ "${MLX5RS_BENCH_UPFAST_BIG:-1}" != 0 ]; then
 		run_vm upfast 600 tests/bench/guest-upfast.sh --emu-arg --init-pages --emu-arg "$PAGES"
 	fi
-	# ib: 202 s with its data path (35 s) at a load average of 3.4, 774 s (168 s) at 12.7
-	# (2026-12-05).
+	# ib: 202 s with upstream's data path (35 s) at a load average of 3.4, 774 s (168 s)
+	# at 12.7 (2026-12-05); both drivers' data path and kernel loops took 176-309 s as a
+	# boot of their own (guest-dp.sh) at a load average of 2-6 (2026-12-05).
 	if want ib; then run_vm ib 3000 tests/bench/guest-ib.sh; fi
 	echo "$(($(date +%s) - T_START))" >"$OUT/total.secs"
 fi

@@ -88,3 +88,5 @@ traffic.fetch-add traffic.fetch-add-bytes traffic.fetch-add-returned
 traffic.local-inv traffic.write-after-inv traffic.write-after-inv-bytes
 traffic.teardown.qp-a traffic.teardown.mr-a traffic.teardown.qp-b traffic.teardown.mr-b
 traffic.teardown.pd-unused traffic.teardown.pd"
+# The steps of the bench loop (ib_kclient loaded with bench=N, its bench.c).
+KCLIENT_BENCH_STEPS="bench.setup bench.run bench.exact bench.teardown"

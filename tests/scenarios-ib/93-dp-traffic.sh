@@ -37,7 +37,8 @@
 #     is sent by both sides), with no error CQE, malformed WQE or violation. What the
 #     counters cannot tell is where the bytes went; the example programs' -c and the
 #     kernel client's byte comparisons do.
-#  4. kclient: the kernel consumer (tests/modules/ib_kclient loaded with traffic=1):
+#  4. kclient: the kernel consumer (tests/modules/ib_kclient loaded with traffic=1
+#     bench=$DP_KCLIENT_WRS, default 1000):
 #     an RC QP pair in loopback, MRs by fast registration (ib_alloc_mr, ib_map_mr_sg,
 #     IB_WR_REG_MR), SEND/RECV, RDMA WRITE, RDMA READ, compare-and-swap, fetch-and-add,
 #     each followed by a comparison of the bytes, then IB_WR_LOCAL_INV and a WRITE
@@ -48,6 +49,11 @@
 #     are proven from user space (part 2's ib_atomic_bw, 73-pyverbs' test_atomic).
 #     On mlx5_rs also: its kernel CQ pollers skipped no CQE as malformed (debugfs eqs
 #     cqe_malformed 0).
+#     Then its bench loop: DP_KCLIENT_WRS SENDs in chains of 32 through another RC
+#     pair, every completion successful and in order, and exactly as many send and
+#     receive completions as requests, both CQs empty after (bench.exact: a request
+#     or a completion lost or doubled fails it; `make soak` runs 1,000,000,
+#     tests/guest/dp-endurance.sh).
 #  5. diags: infiniband-diags against the local port (ibstat, smpquery by directed
 #     route and by LID, perfquery, ibnetdiscover): the MAD QPs carry real MADs. The
 #     toolbox gains the package with this part (tests/vm/toolbox.sh PACKAGES).
@@ -207,11 +213,11 @@ kclient_traffic() { # P
 		fail "$_p.module" "no $KCLIENT_KO (tests/vm/module.sh builds it)"
 		return
 	fi
-	check "$_p.insmod" insmod "$KCLIENT_KO" traffic=1
+	check "$_p.insmod" insmod "$KCLIENT_KO" traffic=1 bench="${DP_KCLIENT_WRS:-1000}"
 	_r=/tmp/ib_kclient.traffic
 	cat "$KCLIENT_DIR/results" >$_r
 	grep -a -E '^(# 1[ .]|not ok [0-9]+ 1\.)' $_r
-	kclient_steps "$_p" $_r 1 "$KCLIENT_ADD_STEPS $KCLIENT_TRAFFIC_STEPS"
+	kclient_steps "$_p" $_r 1 "$KCLIENT_ADD_STEPS $KCLIENT_TRAFFIC_STEPS $KCLIENT_BENCH_STEPS"
 	echo "ib_kclient summary: $(kclient_summary)"
 	check "$_p.rmmod" rmmod ib_kclient
 	# Ours: the device wrote no CQE the kernel CQ pollers had to skip as malformed or

@@ -26,6 +26,8 @@
  *   traffic   only with the module parameter traffic=1 (traffic.c): data moved
  *             between two RC QPs in loopback through fast-registered MRs, the bytes
  *             checked after each operation; without it the walk is the one above
+ *   bench     only with the module parameter bench=N (bench.c): N SENDs through one
+ *             RC QP pair in chains of bench_batch, timed and counted exactly
  *
  * Then it takes a second set (PD, CQ, an RC QP in RTS) that it keeps until the core
  * removes the device from the client (the device unregisters, or this module is
@@ -696,6 +698,7 @@ static int kc_add(struct ib_device *dev)
 			pa.lid, pa.active_mtu, dev->num_comp_vectors);
 		kc_walk(&r, dev, port, &pa);
 		kc_traffic(&r, dev, port, &pa);
+		kc_bench(&r, dev, port, &pa);
 		kc_hold(&r, d, dev, port, &pa);
 	}
 	ib_set_client_data(dev, &kc_client, d);

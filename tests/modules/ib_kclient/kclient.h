@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the parts of ib_kclient share: the result lines (kclient.c) and the traffic
- * step (traffic.c).
+ * What the parts of ib_kclient share: the result lines (kclient.c), the traffic
+ * step (traffic.c) and the bench step (bench.c).
  */
 #ifndef KCLIENT_H
 #define KCLIENT_H
@@ -28,5 +28,8 @@ void kc_event(struct ib_event *ev, void *ctx);
 /* The traffic step (traffic.c): runs only with the module parameter traffic=1. */
 void kc_traffic(struct kc_run *r, struct ib_device *dev, u32 port,
 		const struct ib_port_attr *pa);
+/* The bench step (bench.c): runs only with the module parameter bench=N. */
+void kc_bench(struct kc_run *r, struct ib_device *dev, u32 port,
+	      const struct ib_port_attr *pa);
 
 #endif

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The bench step of ib_kclient: the driver's own cost through the kernel verbs, and
+ * an exact count of every work request and completion (tests/bench/guest-kbench.sh,
+ * `make bench`; tests/scenarios-ib/94-kclient-loop.sh, `make check` and `make soak`).
+ * Off by default; with the module parameter bench=N (work requests), after the walk
+ * of each add:
+ *
+ *   bench.setup     a PD, a send CQ and a receive CQ (ib_create_cq with this file's
+ *                   completion handler) and two RC QPs A and B in loopback, as
+ *                   traffic.c connects them; one page DMA-mapped, addressed through
+ *                   the PD's local_dma_lkey
+ *   bench.run       N SENDs of KB_LEN bytes from A to B, in rounds of bench_batch
+ *                   (default 32): B's receives posted as one chain (one
+ *                   ib_post_recv), the send CQ armed (IB_CQ_NEXT_COMP), A's sends
+ *                   posted as one chain of signalled work requests (one
+ *                   ib_post_send: one doorbell), the handler awaited, then both CQs
+ *                   polled until the round's completions are all in. Each completion
+ *                   must be IB_WC_SUCCESS with its opcode, in order (wr_id), a
+ *                   receive's byte_len KB_LEN
+ *   bench.exact     exactly N send and N receive completions, and both CQs empty
+ *                   after the last round (one request or completion too many or too
+ *                   few fails it)
+ *   bench.teardown  QPs, CQs and PD destroyed, each status checked (a CQ's destroy
+ *                   returns none)
+ *
+ * Figures (ktime_get_ns), one line "# G.bench k=v ...":
+ *   post_send_ns / post_recv_ns   the ib_post_send / ib_post_recv calls' time over the
+ *                                 work requests they posted (per work request)
+ *   poll_send_ns / poll_recv_ns   the ib_poll_cq calls that returned completions,
+ *                                 their time over those completions (per CQE; a call
+ *                                 that found the CQ empty is counted in empty_polls,
+ *                                 not timed: the wait for the device is not the
+ *                                 driver's cost)
+ *   irq_ns_{p50,mean,min,max}     ib_post_send returned (the doorbell is rung) → the
+ *                                 completion handler runs, each round (the device's
+ *                                 work on the round's first WQE is in it; the same
+ *                                 emulator serves both drivers); a round whose
+ *                                 handler ran before ib_post_send returned (the
+ *                                 device completed a WQE of the chain while the
+ *                                 driver still posted) is counted in irq_early, not
+ *                                 sampled
+ */
+#include <linux/completion.h>
+#include <linux/jiffies.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <rdma/ib_verbs.h>
+
+#include "kclient.h"
+
+static unsigned int bench;
+module_param(bench, uint, 0444);
+MODULE_PARM_DESC(bench, "After the walk, time N SEND work requests through one RC QP pair (default 0: off)");
+static unsigned int bench_batch = 32;
+module_param(bench_batch, uint, 0444);
+MODULE_PARM_DESC(bench_batch, "Work requests per ib_post_send chain of the bench (1..256, default 32)");
+
+#define KB_LEN 64
+#define KB_BUF 4096
+#define KB_PSN 0x3456
+#define KB_WAIT_MS 5000
+#define KB_MAX_BATCH 256
+#define KB_IRQ_SAMPLES 4096
+
+/* A check that prints only when it fails (the step's "ok" line comes once, at its end). */
+#define kb_chk(r, ok, step, ...) ((ok) || kc_ok(r, false, step, __VA_ARGS__))
+
+struct kb {
+	struct kc_run *r;
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *scq, *rcq;
+	struct ib_qp *a, *b;
+	u8 *buf;
+	u64 dma;
+	bool mapped;
+	struct completion done;
+	u64 t_irq;		/* ktime of the handler's last run (0: not since armed) */
+	unsigned int nb;	/* batch */
+	struct ib_send_wr *swr;
+	struct ib_recv_wr *rwr;
+	struct ib_sge sge;
+	struct ib_wc *wc;
+	u64 *irq;		/* samples of doorbell → handler, ns */
+	unsigned int nirq;
+	unsigned int irq_early;	/* rounds whose handler ran before ib_post_send returned */
+	/* totals */
+	u64 post_send_ns, post_recv_ns, poll_send_ns, poll_recv_ns;
+	u64 sends, recvs, empty_polls;
+};
+
+static void kb_comp(struct ib_cq *cq, void *ctx)
+{
+	struct kb *b = ctx;
+
+	WRITE_ONCE(b->t_irq, ktime_get_ns());
+	complete(&b->done);
+}
+
+static struct ib_qp *kb_qp(struct kb *b, const char *step)
+{
+	struct ib_qp_init_attr init = {
+		.event_handler = kc_event,
+		.send_cq = b->scq,
+		.recv_cq = b->rcq,
+		.cap = { .max_send_wr = b->nb, .max_recv_wr = b->nb, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	struct ib_qp *qp = ib_create_qp(b->pd, &init);
+
+	if (IS_ERR(qp)) {
+		kc_ok(b->r, false, step, "create_qp err %ld", PTR_ERR(qp));
+		return NULL;
+	}
+	return qp;
+}
+
+/* @qp to RTS towards @remote over the port's own LID, as traffic.c's kt_connect. */
+static bool kb_connect(struct kb *b, struct ib_qp *qp, u32 remote, u32 port,
+		       const struct ib_port_attr *pa)
+{
+	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT, .port_num = port };
+
+	if (!kc_modify(b->r, qp, "bench.setup.init", &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+		       IB_QP_PORT | IB_QP_ACCESS_FLAGS, 0))
+		return false;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTR;
+	a.path_mtu = pa->active_mtu;
+	a.dest_qp_num = remote;
+	a.rq_psn = KB_PSN;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.type = rdma_ah_find_type(b->dev, port);
+	rdma_ah_set_dlid(&a.ah_attr, pa->lid);
+	rdma_ah_set_port_num(&a.ah_attr, port);
+	if (!kc_modify(b->r, qp, "bench.setup.rtr", &a, IB_QP_STATE | IB_QP_AV |
+		       IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+		       IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER, 0))
+		return false;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = KB_PSN;
+	a.max_rd_atomic = 1;
+	return kc_modify(b->r, qp, "bench.setup.rts", &a, IB_QP_STATE | IB_QP_TIMEOUT |
+			 IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			 IB_QP_MAX_QP_RD_ATOMIC, 0);
+}
+
+/*
+ * kb_reap: poll @cq until @n completions are in (within KB_WAIT_MS), each checked:
+ * success, @opcode, wr_id @first, @first + 1, ... (and a receive's length). The
+ * calls that returned completions are timed into *@ns.
+ */
+static bool kb_reap(struct kb *b, struct ib_cq *cq, unsigned int n, u64 first,
+		    enum ib_wc_opcode opcode, u64 *ns, u64 *count)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(KB_WAIT_MS);
+	unsigned int got = 0, i;
+	u64 t;
+	int k;
+
+	while (got < n) {
+		t = ktime_get_ns();
+		k = ib_poll_cq(cq, n - got, b->wc + got);
+		t = ktime_get_ns() - t;
+		if (k < 0)
+			return kc_ok(b->r, false, "bench.run", "poll_cq err %d", k);
+		if (k > 0) {
+			*ns += t;
+			got += k;
+			continue;
+		}
+		b->empty_polls++;
+		if (time_after(jiffies, end))
+			return kc_ok(b->r, false, "bench.run", "%u of %u %s completions in %d ms",
+				     got, n, opcode == IB_WC_RECV ? "receive" : "send",
+				     KB_WAIT_MS);
+		cond_resched();
+	}
+	for (i = 0; i < n; i++) {
+		struct ib_wc *wc = &b->wc[i];
+
+		if (wc->status != IB_WC_SUCCESS || wc->opcode != opcode ||
+		    wc->wr_id != first + i ||
+		    (opcode == IB_WC_RECV && wc->byte_len != KB_LEN))
+			return kc_ok(b->r, false, "bench.run",
+				     "completion %llu: wr_id %llu status %d (%s, vendor 0x%x) opcode %d byte_len %u, want wr_id %llu opcode %d",
+				     *count + i, wc->wr_id, wc->status,
+				     ib_wc_status_msg(wc->status), wc->vendor_err, wc->opcode,
+				     wc->byte_len, first + i, opcode);
+	}
+	*count += n;
+	return true;
+}
+
+/* One round: @n receives on B, @n sends from A (wr_ids from @seq), reaped. */
+static bool kb_round(struct kb *b, unsigned int n, u64 seq)
+{
+	const struct ib_send_wr *sbad;
+	const struct ib_recv_wr *rbad;
+	unsigned int i;
+	u64 t, t1;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		b->rwr[i].wr_id = seq + i;
+		b->rwr[i].next = i + 1 < n ? &b->rwr[i + 1] : NULL;
+		b->swr[i].wr_id = seq + i;
+		b->swr[i].next = i + 1 < n ? &b->swr[i + 1] : NULL;
+	}
+	t = ktime_get_ns();
+	err = ib_post_recv(b->b, b->rwr, &rbad);
+	b->post_recv_ns += ktime_get_ns() - t;
+	if (err)
+		return kc_ok(b->r, false, "bench.run", "post_recv err %d at wr %llu", err, seq);
+	reinit_completion(&b->done);
+	WRITE_ONCE(b->t_irq, 0);
+	err = ib_req_notify_cq(b->scq, IB_CQ_NEXT_COMP);
+	if (err < 0)
+		return kc_ok(b->r, false, "bench.run", "req_notify_cq err %d", err);
+	t = ktime_get_ns();
+	err = ib_post_send(b->a, b->swr, &sbad);
+	t1 = ktime_get_ns();
+	b->post_send_ns += t1 - t;
+	if (err)
+		return kc_ok(b->r, false, "bench.run", "post_send err %d at wr %llu", err, seq);
+	if (!wait_for_completion_timeout(&b->done, msecs_to_jiffies(KB_WAIT_MS)))
+		return kc_ok(b->r, false, "bench.run", "no completion event in %d ms (wr %llu)",
+			     KB_WAIT_MS, seq);
+	t = READ_ONCE(b->t_irq);
+	if (t <= t1)
+		b->irq_early++;
+	else if (b->nirq < KB_IRQ_SAMPLES)
+		b->irq[b->nirq++] = t - t1;
+	return kb_reap(b, b->scq, n, seq, IB_WC_SEND, &b->poll_send_ns, &b->sends) &&
+	       kb_reap(b, b->rcq, n, seq, IB_WC_RECV, &b->poll_recv_ns, &b->recvs);
+}
+
+static int kb_cmp(const void *x, const void *y)
+{
+	u64 a = *(const u64 *)x, b = *(const u64 *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static void kb_figures(struct kb *b)
+{
+	u64 sum = 0, lo = U64_MAX, hi = 0;
+	unsigned int i;
+
+	for (i = 0; i < b->nirq; i++) {
+		sum += b->irq[i];
+		lo = min(lo, b->irq[i]);
+		hi = max(hi, b->irq[i]);
+	}
+	sort(b->irq, b->nirq, sizeof(*b->irq), kb_cmp, NULL);
+	kc_line("# %u.bench wrs=%u batch=%u sends=%llu recvs=%llu post_send_ns=%llu post_recv_ns=%llu poll_send_ns=%llu poll_recv_ns=%llu empty_polls=%llu irq_early=%u irq_n=%u irq_ns_p50=%llu irq_ns_mean=%llu irq_ns_min=%llu irq_ns_max=%llu",
+		b->r->gen, bench, b->nb, b->sends, b->recvs,
+		div64_u64(b->post_send_ns, max_t(u64, b->sends, 1)),
+		div64_u64(b->post_recv_ns, max_t(u64, b->recvs, 1)),
+		div64_u64(b->poll_send_ns, max_t(u64, b->sends, 1)),
+		div64_u64(b->poll_recv_ns, max_t(u64, b->recvs, 1)),
+		b->empty_polls, b->irq_early, b->nirq, b->nirq ? b->irq[b->nirq / 2] : 0,
+		b->nirq ? div64_u64(sum, b->nirq) : 0, b->nirq ? lo : 0, hi);
+}
+
+static void kb_run(struct kb *b, u32 port, const struct ib_port_attr *pa)
+{
+	struct ib_cq_init_attr ca = { .cqe = b->nb };
+	struct kc_run *r = b->r;
+	u64 seq = 0;
+	unsigned int i, n, left;
+
+	b->scq = ib_create_cq(b->dev, kb_comp, NULL, b, &ca);
+	if (!kb_chk(r, !IS_ERR(b->scq), "bench.setup", "create_cq err %d", PTR_ERR_OR_ZERO(b->scq))) {
+		b->scq = NULL;
+		return;
+	}
+	b->rcq = ib_create_cq(b->dev, kb_comp, NULL, b, &ca);
+	if (!kb_chk(r, !IS_ERR(b->rcq), "bench.setup", "create_cq err %d", PTR_ERR_OR_ZERO(b->rcq))) {
+		b->rcq = NULL;
+		return;
+	}
+	b->a = kb_qp(b, "bench.setup");
+	b->b = b->a ? kb_qp(b, "bench.setup") : NULL;
+	if (!b->b || !kb_connect(b, b->a, b->b->qp_num, port, pa) ||
+	    !kb_connect(b, b->b, b->a->qp_num, port, pa))
+		return;
+	b->buf = kzalloc(KB_BUF, GFP_KERNEL);
+	if (!kb_chk(r, b->buf != NULL, "bench.setup", "no memory"))
+		return;
+	b->dma = ib_dma_map_single(b->dev, b->buf, KB_BUF, DMA_BIDIRECTIONAL);
+	if (!kb_chk(r, !ib_dma_mapping_error(b->dev, b->dma), "bench.setup", "dma map failed"))
+		return;
+	b->mapped = true;
+	/* Every send reads, every receive writes, the same KB_LEN bytes of the page. */
+	b->sge = (struct ib_sge){ .addr = b->dma, .length = KB_LEN, .lkey = b->pd->local_dma_lkey };
+	for (i = 0; i < b->nb; i++) {
+		b->swr[i] = (struct ib_send_wr){ .sg_list = &b->sge, .num_sge = 1,
+						 .opcode = IB_WR_SEND,
+						 .send_flags = IB_SEND_SIGNALED };
+		b->rwr[i] = (struct ib_recv_wr){ .sg_list = &b->sge, .num_sge = 1 };
+	}
+	if (!kc_ok(r, true, "bench.setup", " "))
+		return;
+	kc_line("# %u.bench qp a %u b %u", r->gen, b->a->qp_num, b->b->qp_num);
+	for (left = bench; left > 0; left -= n) {
+		n = min_t(unsigned int, left, b->nb);
+		if (!kb_round(b, n, seq))
+			break;
+		seq += n;
+		cond_resched();
+	}
+	if (left > 0)
+		return;
+	kc_ok(r, true, "bench.run", " ");
+	kb_figures(b);
+	/* Nothing more on either CQ: no completion too many. */
+	i = ib_poll_cq(b->scq, 1, b->wc);
+	n = ib_poll_cq(b->rcq, 1, b->wc);
+	kc_ok(r, b->sends == bench && b->recvs == bench && i == 0 && n == 0, "bench.exact",
+	      "send completions %llu receive completions %llu of %u, then %u / %u more",
+	      b->sends, b->recvs, bench, i, n);
+}
+
+void kc_bench(struct kc_run *r, struct ib_device *dev, u32 port, const struct ib_port_attr *pa)
+{
+	struct kb b = { .r = r, .dev = dev, .nb = clamp(bench_batch, 1U, KB_MAX_BATCH) };
+	bool ok = true;
+	int err;
+
+	if (!bench)
+		return;
+	init_completion(&b.done);
+	b.swr = kcalloc(b.nb, sizeof(*b.swr), GFP_KERNEL);
+	b.rwr = kcalloc(b.nb, sizeof(*b.rwr), GFP_KERNEL);
+	b.wc = kcalloc(b.nb, sizeof(*b.wc), GFP_KERNEL);
+	b.irq = kvcalloc(KB_IRQ_SAMPLES, sizeof(*b.irq), GFP_KERNEL);
+	b.pd = ib_alloc_pd(dev, 0);
+	if (kb_chk(r, b.swr && b.rwr && b.wc && b.irq, "bench.setup", "no memory") &&
+	    kb_chk(r, !IS_ERR(b.pd), "bench.setup", "alloc_pd err %d", PTR_ERR_OR_ZERO(b.pd)))
+		kb_run(&b, port, pa);
+	if (b.a) {
+		err = ib_destroy_qp(b.a);
+		ok &= kb_chk(r, !err, "bench.teardown", "destroy qp a err %d", err);
+	}
+	if (b.b) {
+		err = ib_destroy_qp(b.b);
+		ok &= kb_chk(r, !err, "bench.teardown", "destroy qp b err %d", err);
+	}
+	/* (ib_destroy_cq returns nothing: the core WARNs if a CQ is still in use.) */
+	if (b.scq)
+		ib_destroy_cq(b.scq);
+	if (b.rcq)
+		ib_destroy_cq(b.rcq);
+	if (b.mapped)
+		ib_dma_unmap_single(dev, b.dma, KB_BUF, DMA_BIDIRECTIONAL);
+	kfree(b.buf);
+	if (!IS_ERR_OR_NULL(b.pd)) {
+		err = ib_dealloc_pd_user(b.pd, NULL);
+		ok &= kb_chk(r, !err, "bench.teardown", "dealloc pd err %d", err);
+	}
+	if (ok)
+		kc_ok(r, true, "bench.teardown", " ");
+	kvfree(b.irq);
+	kfree(b.wc);
+	kfree(b.rwr);
+	kfree(b.swr);
+}
