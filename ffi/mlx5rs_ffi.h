@@ -587,7 +587,8 @@ struct mlx5rs_ib_wc {
 
 /* Implemented in Rust (ffi/rdma/ib_qp.rs): posts @n requests of @wrs; returns 0 or the
  * errno of request *@done (the number posted before it). */
-int mlx5rs_ib_rs_post_send(void *qp, const struct mlx5rs_ib_send_wr *wrs, __u32 n, __u32 *done);
+int mlx5rs_ib_rs_post_send(void *qp, const struct mlx5rs_ib_send_wr *wrs, __u32 n, __u32 more,
+			   __u32 *done);
 int mlx5rs_ib_rs_post_recv(void *qp, const struct mlx5rs_ib_recv_wr *wrs, __u32 n, __u32 *done);
 /* Implemented in Rust (ffi/rdma/ib_cq.rs): up to @n completions into @wc; their number
  * or a negative errno. */

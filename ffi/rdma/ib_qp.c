@@ -299,7 +299,7 @@ out:
 	return err;
 }
 
-/* Work requests copied per call into Rust (one doorbell each). */
+/* Work requests copied per call into Rust (the doorbell rings after the last). */
 #define MLX5RS_POST_BATCH 8
 
 static u32 mlx5rs_wr_opcode(enum ib_wr_opcode op)
@@ -392,8 +392,8 @@ static void mlx5rs_send_wr_to_rs(struct ib_qp *ibqp, const struct ib_send_wr *wr
 }
 
 /*
- * post_send: the chain in batches of MLX5RS_POST_BATCH, each posted by Rust with one
- * doorbell; on error *bad_wr is the request that failed (those before it are posted),
+ * post_send: the chain in batches of MLX5RS_POST_BATCH, posted by Rust, which rings
+ * the doorbell once, with the last batch or at the first error; on error *bad_wr is the request that failed (those before it are posted),
  * as upstream's mlx5_ib_post_send.
  */
 static int mlx5rs_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -413,7 +413,7 @@ static int mlx5rs_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		for (n = 0; wr && n < MLX5RS_POST_BATCH; n++, wr = wr->next)
 			mlx5rs_send_wr_to_rs(ibqp, wr, &batch[n]);
 		done = 0;
-		err = mlx5rs_ib_rs_post_send(qp->rust, batch, n, &done);
+		err = mlx5rs_ib_rs_post_send(qp->rust, batch, n, wr != NULL, &done);
 		if (err) {
 			for (wr = first; done && wr; done--)
 				wr = wr->next;

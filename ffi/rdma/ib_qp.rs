@@ -64,8 +64,9 @@ pub(crate) trait IbQp: Send + Sync {
     fn modify(&self, attr: &QpAttr, udata: Option<UserData<'_>>) -> Result<usize>;
     /// `query_qp`.
     fn query(&self) -> Result<QpAttr>;
-    /// `post_send` of the requests of `wrs` in order, one doorbell for those posted:
-    /// how many were posted, and the error of the next one if any.
+    /// `post_send` of the requests of `wrs` in order, one doorbell for those of the
+    /// chain posted, rung with its last batch ([`SendBatch::more`] false) or at the
+    /// first error: how many were posted, and the error of the next one if any.
     fn post_send(&self, _wrs: &SendBatch<'_>) -> (usize, Result) {
         // A user QP's queues are libmlx5's.
         (0, Err(EINVAL))
@@ -82,12 +83,19 @@ pub(crate) trait IbQp: Send + Sync {
 /// (or is not read when `num_sge` is 0), an inline request's entries name readable
 /// kernel memory of their length, and a REG_MR request's `reg_descs` (when not 0)
 /// its MR's translation list of `reg_ndescs` 8-byte entries, for `'a`.
-pub(crate) struct SendBatch<'a>(&'a [SendWrC]);
+pub(crate) struct SendBatch<'a>(&'a [SendWrC], bool);
 
 impl<'a> SendBatch<'a> {
     /// The requests.
     pub(crate) fn wrs(&self) -> &'a [SendWrC] {
         self.0
+    }
+
+    /// Whether the core's chain goes on after this batch: the shim calls again with
+    /// the next requests unless this call fails, so the doorbell can wait for the
+    /// chain's last batch.
+    pub(crate) fn more(&self) -> bool {
+        self.1
     }
 
     /// The gather list of `wr` (one of [`Self::wrs`]).
@@ -348,12 +356,15 @@ unsafe fn post_result(done: *mut u32, (n, r): (usize, Result)) -> c_int {
 /// # Safety
 ///
 /// The shim's trampoline contract (*Trampolines* in [`super::ib`]); `wrs` points to `n`
-/// requests whose gather lists (and inline data) are readable for the call.
+/// requests whose gather lists (and inline data) are readable for the call; `more` is
+/// not 0 only if the shim calls again with the rest of the chain when this call
+/// succeeds.
 #[no_mangle]
 unsafe extern "C" fn mlx5rs_ib_rs_post_send(
     qp: *mut c_void,
     wrs: *const SendWrC,
     n: u32,
+    more: u32,
     done: *mut u32,
 ) -> c_int {
     // SAFETY: the core posts only between create and destroy.
@@ -365,7 +376,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_post_send(
     let list = unsafe { core::slice::from_raw_parts(wrs, n as usize) };
     // INVARIANT: the shim copied each request's `sg_list` and count from the core's
     // chain, whose lists the consumer keeps readable for the call.
-    let batch = SendBatch(list);
+    let batch = SendBatch(list, more != 0);
     // SAFETY: the shim passes a local `u32`.
     unsafe { post_result(done, q.post_send(&batch)) }
 }

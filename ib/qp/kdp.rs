@@ -58,6 +58,10 @@ pub(crate) struct SqSide {
     /// Which half of the BlueFlame register the next doorbell writes (upstream
     /// `bf->offset`, flipped after each doorbell).
     pub(crate) bf_half: usize,
+    /// The first 8 bytes of the control segment of the last WQE written and not yet
+    /// rung: a chain longer than the shim's batch rings once, after its last batch
+    /// (upstream `mlx5_ib_post_send` rings once per call).
+    pub(crate) unrung: Option<[u8; 8]>,
 }
 
 /// The receive queue's side (upstream `rq`).
@@ -123,6 +127,7 @@ impl KernelWq {
             wqe_head: KVec::from_elem(0u32, sq, GFP_KERNEL)?,
             umr_op: KVec::from_elem(0u8, sq, GFP_KERNEL)?,
             bf_half: 0,
+            unrung: None,
         };
         let rq_side = RqSide {
             head: 0,

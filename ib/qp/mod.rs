@@ -1106,13 +1106,14 @@ impl IbQp for Qp {
             return (0, Err(EINVAL));
         };
         let mut posted = 0;
-        let mut last = None;
         let mut res = Ok(());
         for wr in batch.wrs() {
             match Self::post_one_send(k, &mut sq, batch, wr, ring) {
-                Ok(c) => {
+                Ok(ctrl) => {
                     posted += 1;
-                    last = Some(c);
+                    let mut first8 = [0u8; 8];
+                    first8.copy_from_slice(&ctrl.as_bytes()[..8]);
+                    sq.unrung = Some(first8);
                 }
                 Err(e) => {
                     res = Err(e);
@@ -1120,13 +1121,17 @@ impl IbQp for Qp {
                 }
             }
         }
-        if let Some(ctrl) = last {
+        // The chain's doorbell waits for its last batch. Another poster's doorbell
+        // in between (the lock is dropped between batches) rings these WQEs too: the
+        // record it writes counts them.
+        if batch.more() && res.is_ok() {
+            return (posted, res);
+        }
+        if let Some(first8) = sq.unrung.take() {
             // The WQEs before the doorbell record, the record before the doorbell.
             mb(Write);
             let _ = coherent_io::write_bytes(dbr, SND_DBR, &sq_doorbell_record(sq.st.cur_post));
             mb(Write);
-            let mut first8 = [0u8; 8];
-            first8.copy_from_slice(&ctrl.as_bytes()[..8]);
             let off = k.uar_bar_off + UAR_BF_OFFSET + sq.bf_half * k.bf_half;
             // A failure means the BAR is gone: the WQEs stay unexecuted, as on a dead
             // device (their flush is the device's error path).
