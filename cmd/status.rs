@@ -123,6 +123,15 @@ pub struct CmdError {
 pub const DEAD_DEVICE_SYNDROME: u32 = 0xbadd_00de;
 
 impl CmdError {
+    /// Whether the object this failed command was to release is gone as far as the
+    /// RDMA core is concerned: the device is dead and the command only releases
+    /// resources (upstream `mlx5_internal_err_ret_value` answers those with success
+    /// once the device is in its internal error state). The caller still keeps the
+    /// object's memory until the function stops DMA.
+    pub fn gone_with_dead_device(&self) -> bool {
+        self.kind == ErrorKind::DeviceDead && releases_resources(self.opcode)
+    }
+
     /// An error of `kind` for (`opcode`, `op_mod`) without syndrome.
     pub fn new(opcode: u16, op_mod: u16, kind: ErrorKind) -> Self {
         Self {

@@ -572,7 +572,7 @@ impl IbCq for Cq {
     ///
     /// # Errors
     ///
-    /// DESTROY_CQ's errno ([`Hw::exec_cmd`]; a dead device reports success); the
+    /// DESTROY_CQ's errno ([`Hw::exec_cmd`]; 0 when the device is dead, as upstream); the
     /// CQ's memory then goes to the graveyard, as the CQ may still exist.
     fn destroy(&self) -> Result {
         let cqn = self.cqn();
@@ -580,12 +580,20 @@ impl IbCq for Cq {
         // command; a later event for the CQN is counted as unknown.
         drop(self.table.unregister(cqn));
         *self.events.shim.lock() = None;
-        // On failure the CQ stays with the core (upstream returns the error too) and
-        // its memory goes to the graveyard: the CQ may still exist.
-        self.hw.exec_cmd(DestroyCq { cqn }).map_err(|e| {
-            self.bury(&e);
-            e.errno().into()
-        })
+        // On failure the CQ's memory goes to the graveyard: the CQ may still exist. It
+        // stays with the core (upstream returns the error too) unless the device is
+        // dead, where upstream's destroy succeeds.
+        match self.hw.exec_cmd(DestroyCq { cqn }) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.bury(&e);
+                if e.gone_with_dead_device() {
+                    Ok(())
+                } else {
+                    Err(e.errno().into())
+                }
+            }
+        }
     }
 
     /// resize_cq of a user CQ to at least `cqe` entries over the request's new buffer;

@@ -306,12 +306,16 @@ impl IbMrOps for MrVerbs {
     ///
     /// # Errors
     ///
-    /// DESTROY_MKEY's errno ([`Hw::exec_cmd`]; a dead device reports success); the
+    /// DESTROY_MKEY's errno ([`Hw::exec_cmd`]; 0 when the device is dead, as upstream); the
     /// MR stays with the core and its pages in the graveyard.
     fn dereg_mr(&self, mr: &mut Mr) -> Result {
-        // On failure the MR stays with the core (upstream returns the error too), its
-        // pages in the graveyard; a later dereg retries DESTROY_MKEY.
-        mr.destroy().map_err(|e| e.errno().into())
+        // On failure the pages go to the graveyard and the MR stays with the core
+        // (upstream returns the error too; a later dereg retries DESTROY_MKEY), unless
+        // the device is dead, where upstream's dereg succeeds.
+        match mr.destroy() {
+            Err(e) if !e.gone_with_dead_device() => Err(e.errno().into()),
+            _ => Ok(()),
+        }
     }
 
     /// alloc_mr (`IB_MR_TYPE_MEM_REG`, upstream `mlx5_alloc_mem_reg_descs`): a free

@@ -49,8 +49,11 @@ impl IbPdOps for PdVerbs {
     ///
     /// # Errors
     ///
-    /// The command's errno ([`Hw::exec_cmd`]; a dead device reports success).
+    /// The command's errno ([`Hw::exec_cmd`]; 0 when the device is dead, as upstream).
     fn dealloc_pd(&self, pdn: u32) -> Result {
-        self.hw.run(DeallocPd { pdn })
+        match self.hw.exec_cmd(DeallocPd { pdn }) {
+            Err(e) if !e.gone_with_dead_device() => Err(e.errno().into()),
+            _ => Ok(()),
+        }
     }
 }

@@ -238,12 +238,16 @@ impl IbSrq for KernelSrq {
     ///
     /// # Errors
     ///
-    /// The command's errno ([`Hw::exec_cmd`]; a dead device reports success); the
+    /// The command's errno ([`Hw::exec_cmd`]; 0 when the device is dead, as upstream); the
     /// memory then goes to the graveyard.
     fn destroy(&self) -> Result {
-        // On failure the SRQ stays with the core (upstream returns the error too), its
-        // memory in the graveyard.
-        self.destroy_cmd().map_err(|e| e.errno().into())
+        // On failure the memory goes to the graveyard and the SRQ stays with the core
+        // (upstream returns the error too), unless the device is dead, where
+        // upstream's destroy succeeds.
+        match self.destroy_cmd() {
+            Err(e) if !e.gone_with_dead_device() => Err(e.errno().into()),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -472,9 +476,12 @@ impl IbSrqOps for SrqVerbs {
     ///
     /// # Errors
     ///
-    /// The command's errno ([`Hw::exec_cmd`]; a dead device reports success).
+    /// The command's errno ([`Hw::exec_cmd`]; 0 when the device is dead, as upstream).
     fn dealloc_xrcd(&self, xrcdn: u32) -> Result {
-        self.hw().run(DeallocXrcd { xrcdn })
+        match self.hw().exec_cmd(DeallocXrcd { xrcdn }) {
+            Err(e) if !e.gone_with_dead_device() => Err(e.errno().into()),
+            _ => Ok(()),
+        }
     }
 
     /// create_srq: a basic SRQ (an RMP) or an XRC SRQ, in kernel memory or over the
