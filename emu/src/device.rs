@@ -121,14 +121,18 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Device {
     /// Creates a device over `mem` and `irq`.
     pub fn new(cfg: EmuConfig, mem: Arc<dyn GuestMemory>, irq: Arc<dyn IrqSink>) -> Arc<Self> {
+        let regs = Regs::new(&cfg);
+        let mut fw = Firmware::new(&cfg);
+        // One timer: CQE timestamps count with the init segment's internal timer.
+        fw.timer = regs.internal_timer();
         Arc::new(Device {
             pci: Mutex::new(PciConfig::with_msix(cfg.msix_vectors)),
-            regs: Mutex::new(Regs::new(&cfg)),
+            regs: Mutex::new(regs),
             inbox: Mutex::new(Inbox::default()),
             wake: Condvar::new(),
             room: Condvar::new(),
             doorbells: DoorbellCost::default(),
-            fw: Mutex::new(Firmware::new(&cfg)),
+            fw: Mutex::new(fw),
             cfg,
             mem,
             irq,

@@ -97,6 +97,32 @@ pub struct SegKnobs {
     pub initializing_after_cmdq: Option<InitHold>,
 }
 
+/// The device's free-running internal timer: it counts at `device_frequency_khz` from
+/// the device's start. The init segment reads it (`internal_timer_h`/`_l`, PRM "Initialization
+/// Segment") and the firmware stamps each CQE with it (PRM CQE `timestamp`, the
+/// free-running format upstream's `mlx5_timecounter` converts with the same frequency).
+#[derive(Clone, Copy, Debug)]
+pub struct InternalTimer {
+    start: Instant,
+    khz: u32,
+}
+
+impl InternalTimer {
+    /// A timer at zero now, counting at `khz`.
+    pub fn new(khz: u32) -> Self {
+        InternalTimer {
+            start: Instant::now(),
+            khz,
+        }
+    }
+
+    /// Ticks since the start.
+    pub fn now(&self) -> u64 {
+        let ns = self.start.elapsed().as_nanos();
+        (ns * u128::from(self.khz) / 1_000_000) as u64
+    }
+}
+
 /// Init segment state.
 pub struct Regs {
     /// Fault knobs.
@@ -108,6 +134,7 @@ pub struct Regs {
     pub reads_while_initializing: std::collections::BTreeMap<&'static str, u64>,
     cfg: EmuConfig,
     start: Instant,
+    timer: InternalTimer,
     boot_deadline: Instant,
     /// Command queue address high.
     pub cmdq_addr_h: u32,
@@ -145,6 +172,10 @@ impl Regs {
             reads_while_initializing: std::collections::BTreeMap::new(),
             cfg: cfg.clone(),
             start: now,
+            timer: InternalTimer {
+                start: now,
+                khz: cfg.device_frequency_khz,
+            },
             boot_deadline: now + std::time::Duration::from_millis(cfg.boot_delay_ms),
             cmdq_addr_h: 0,
             cmdq_addr_l: 0,
@@ -269,8 +300,12 @@ impl Regs {
     }
 
     fn timer(&self) -> u64 {
-        let ns = self.start.elapsed().as_nanos();
-        (ns * u128::from(self.cfg.device_frequency_khz) / 1_000_000) as u64
+        self.timer.now()
+    }
+
+    /// The internal timer, for the firmware's CQE timestamps.
+    pub fn internal_timer(&self) -> InternalTimer {
+        self.timer
     }
 
     /// Reads the dword at byte offset `off` (aligned), host order.

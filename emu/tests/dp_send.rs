@@ -1016,3 +1016,31 @@ fn mads_cross_between_two_wired_ports_on_qp1() {
     no_violations(&da);
     no_violations(&db);
 }
+
+/// The init segment's internal timer (`internal_timer_h`/`_l`), as a driver reads it.
+fn internal_timer(d: &Dev) -> u64 {
+    use mlx5_emu::ifc::init_seg as is;
+    (u64::from(d.h.read32(is::INTERNAL_TIMER_H)) << 32) | u64::from(d.h.read32(is::INTERNAL_TIMER_L))
+}
+
+#[test]
+fn cqes_carry_the_internal_timer_as_their_timestamp() {
+    // PRM CQE `timestamp` (free-running): the internal timer at the completion, the
+    // clock upstream's mlx5_timecounter and libmlx5's clock info page convert.
+    let mut p = pair();
+    let (lk, src) = mr(&mut p.d, p.pd, 4096, false);
+    let (rk, dst) = mr(&mut p.d, p.pd, 4096, false);
+    post_recv(&p.d, &mut p.b, &[dseg(64, rk, dst)]);
+    let before = internal_timer(&p.d);
+    std::thread::sleep(Duration::from_millis(2));
+    post(&p.d, &mut p.a, opcode::SEND, true, 0, dseg(64, lk, src).as_bytes());
+    let r = rcqe(&p.d, &mut p.b).expect("receive CQE");
+    let s = scqe(&p.d, &mut p.a).expect("send CQE");
+    std::thread::sleep(Duration::from_millis(2));
+    let after = internal_timer(&p.d);
+    let ts = |c: &[u8; 64]| (u64::from(be32(c, 0x30)) << 32) | u64::from(be32(c, 0x34));
+    for (what, t) in [("receive", ts(&r)), ("send", ts(&s))] {
+        assert!(before < t && t < after, "{what} CQE timestamp {t} not in ({before}, {after})");
+    }
+    no_violations(&p.d);
+}

@@ -178,6 +178,8 @@ pub struct Firmware {
     /// The InfiniBand port as the subnet manager configured it (kept across
     /// function-level resets, like the subnet; the control `reset` restores it).
     pub ib_port: port::IbPort,
+    /// The internal timer CQEs are stamped with (the init segment's: `Device::new`).
+    pub timer: crate::regs::InternalTimer,
     rng: u64,
 }
 
@@ -208,6 +210,7 @@ impl Firmware {
             knobs: FwKnobs::default(),
             observed: Observed::default(),
             ib_port: port::IbPort::new(0, 0, cfg.ib_virt),
+            timer: crate::regs::InternalTimer::new(cfg.device_frequency_khz),
             rng: 0x9e37_79b9_7f4a_7c15,
         };
         fw.ib_port = fw.default_ib_port();

@@ -264,6 +264,13 @@ impl Firmware {
                 e.wqe_counter.set(d.wqe_counter);
                 e.op_own = op_own;
                 e.byte_cnt.set(d.byte_cnt);
+                // PRM CQE `timestamp` (64 bits at 0x30): the internal timer when the
+                // completion was generated, in the free-running format of a CQ created
+                // without a real-time `cq_timestamp_format` (upstream converts it with
+                // the clock of `device_frequency_khz`; libmlx5 `read_timestamp`).
+                let ts = self.timer.now();
+                e.timestamp_h.set((ts >> 32) as u32);
+                e.timestamp_l.set(ts as u32);
                 match op {
                     // Requester: `sop_drop_qpn` = WQE opcode and QPN (mlx5_ib
                     // `handle_good_req`; byte_cnt for RDMA read and atomics).
