@@ -12,6 +12,7 @@
 //! | [`FwPages`] | boot and init pages (QUERY/MANAGE_PAGES) | reclaim, free what came back |
 //! | [`InitializedHca`] | caps, INIT_HCA | TEARDOWN_HCA graceful → force |
 //! | `Events`, `DebugFs` | EQs on MSI-X, debugfs | destroyed, removed |
+//! | [`ClockStage`] | the clock info page, its overflow work | work stopped, page freed |
 //! | `ib::IbStage` | `mlx5_N` registered with the RDMA core | unregistered (first) |
 //!
 //! [`Mlx5Device::bring_up`] creates them as locals in that order: if a step fails, the
@@ -37,6 +38,7 @@ use crate::eq::{
     EqCaps, Events,
 };
 use crate::{
+    clock::ClockStage,
     cmd::{
         commands::{
             gen_cap, AtomicCaps, GeneralCaps, QueryAtomicCaps, QueryBoardId, QueryGeneralCaps,
@@ -127,6 +129,8 @@ struct Stages<'bound> {
     // while every command still works. `None` when the provider did not register.
     #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
     ib: Option<crate::ib::IbStage>,
+    // The clock and its info page (after the IB device, which maps the page, is gone).
+    _clock: Option<ClockStage>,
     // Stopped first: no health check runs while the function is torn down.
     _health: HealthStage,
     // Shared with the health poll, the stages and the shutdown callback; the IB
@@ -382,6 +386,15 @@ impl<'bound> Stages<'bound> {
         let page_work = PageWork::new(pdev.as_ref(), pages.clone())?;
         let events = Events::new(pdev, hw.clone(), page_work, &eq_caps)?;
         let debugfs = DebugFs::new(dev.name(), hw.clone(), pages.clone(), events.info())?;
+        // The clock, as upstream's `mlx5_init_clock` in `mlx5_load`: a device that cannot
+        // keep one loses only the clock info page (warned), as upstream.
+        let clock = match ClockStage::start(life.clone(), caps.get(gen_cap::DEVICE_FREQUENCY_KHZ)) {
+            Ok(c) => c,
+            Err(e) => {
+                dev_warn!(pdev, "no device clock ({:?}): no clock info page\n", e);
+                None
+            }
+        };
         #[cfg(not(CONFIG_MLX5_RS_INFINIBAND))]
         let _ = atomic;
         #[cfg(not(CONFIG_MLX5_RS_INFINIBAND))]
@@ -403,6 +416,7 @@ impl<'bound> Stages<'bound> {
                 life: &life,
                 cq: events.cq_access()?,
                 rscs: events.rsc_table(),
+                clock: clock.as_ref().map(ClockStage::page),
             },
         ) {
             Ok(s) => Some(s),
@@ -421,6 +435,7 @@ impl<'bound> Stages<'bound> {
             ib,
             pdev,
             info,
+            _clock: clock,
             _health: health,
             _life: life,
             _debugfs: debugfs,

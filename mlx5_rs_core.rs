@@ -19,6 +19,7 @@
 //! - [`ffi`]: small documented wrappers over C the kernel crate does not offer;
 //! - [`coherent_io`]: bounds-checked access to the coherent buffers shared with the device.
 
+mod clock;
 mod cmd;
 mod coherent_io;
 mod debugfs;

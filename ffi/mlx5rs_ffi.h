@@ -15,6 +15,24 @@ void mlx5rs_pci_clear_master(struct pci_dev *pdev);
 
 unsigned int mlx5rs_num_online_cpus(void);
 
+/* The clock info page (ffi/core/clock.c): what mlx5rs_clock_page_publish() writes. */
+struct mlx5rs_clock_vals {
+	__u64 cycles;
+	__u64 nsec;
+	__u64 frac;
+	__u64 mask;
+	__u64 overflow_period;
+	__u32 mult;
+	__u32 shift;
+};
+#define MLX5RS_CLOCK_VALS_SIZE 48
+
+void *mlx5rs_clock_page_alloc(void);
+void mlx5rs_clock_page_free(void *page);
+void mlx5rs_clock_page_publish(void *page, const struct mlx5rs_clock_vals *v);
+__u64 mlx5rs_clock_real_ns(void);
+unsigned long mlx5rs_clock_hz(void);
+
 int mlx5rs_nth_online_cpu(unsigned int n);
 int mlx5rs_irq_set_cpu_hint(unsigned int irq, unsigned int cpu);
 void mlx5rs_irq_clear_hint(unsigned int irq);
@@ -56,6 +74,8 @@ struct ib_udata;
 /* What the device shows from its allocation on (GUIDs in host order). */
 struct mlx5rs_ib_init {
 	__u64 node_guid;
+	/* The core's clock info page (ffi/core/clock.c), NULL without a clock. */
+	void *clock_info;
 	__u32 phys_port_cnt;
 	__u32 num_comp_vectors;
 	__u32 local_dma_lkey;
@@ -65,7 +85,7 @@ struct mlx5rs_ib_init {
 	char board_id[MLX5RS_IB_STR_LEN];
 	char hca_type[MLX5RS_IB_STR_LEN];
 };
-#define MLX5RS_IB_INIT_SIZE 248
+#define MLX5RS_IB_INIT_SIZE 256
 
 /* query_device (struct ib_device_attr's fields the provider sets). */
 struct mlx5rs_ib_device_attr {
@@ -170,14 +190,15 @@ struct mlx5rs_ib_mmap_req {
 
 /*
  * What it maps: one page of BAR 0, or (@entry 1) the mmap entry of key @entry_key
- * (a UAR object's page, whose address and caching the entry holds).
+ * (a UAR object's page, whose address and caching the entry holds), or (@clock_info
+ * 1) the core's clock info page, read-only.
  */
 struct mlx5rs_ib_mmap_map {
 	__u64 bar_offset;
 	__u32 write_combining;
 	__u32 read_only;
 	__u32 entry;
-	__u32 rsvd;
+	__u32 clock_info;
 	__u64 entry_key;
 };
 #define MLX5RS_IB_MMAP_MAP_SIZE 32

@@ -123,6 +123,8 @@ pub(crate) struct IbCore<'a> {
     pub(crate) cq: CqAccess,
     /// The QP / SRQ event handler table of the async EQ.
     pub(crate) rscs: &'a Arc<RscTable>,
+    /// The core's clock info page (`None`: no clock), which outlives this stage.
+    pub(crate) clock: Option<&'a crate::ffi::ClockPage>,
 }
 
 /// Events logged in full before the log thins out (then every 1000th), as the EQ layer
@@ -274,6 +276,9 @@ impl IbStage {
         let fw = (core.fw.major, core.fw.minor, core.fw.subminor);
         let init = IbInit {
             node_guid,
+            clock_info: core
+                .clock
+                .map_or(core::ptr::null_mut(), crate::ffi::ClockPage::addr),
             phys_port_cnt: u32::from(num_ports),
             num_comp_vectors: core.comp_vectors.max(1),
             // Upstream mlx5_ib: "not supported for now".
@@ -318,6 +323,7 @@ impl IbStage {
                 core_uar,
                 core.rscs.clone(),
                 kqps,
+                core.clock.is_some(),
             ),
             GFP_KERNEL,
         )?;

@@ -27,16 +27,8 @@ pub const CMD_EXEC_TO: usize = 0xff8;
 /// FW-provided FW-init timeout; non-zero means timeouts are supported.
 pub const CMD_Q_INIT_TO: usize = 0xffc;
 /// Internal timer high 32 bits.
-#[cfg_attr(
-    all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
-    expect(dead_code, reason = "used by the emulator and the IB provider")
-)]
 pub const INTERNAL_TIMER_H: usize = 0x1000;
 /// Internal timer low 32 bits.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
-)]
 pub const INTERNAL_TIMER_L: usize = 0x1004;
 /// health_syndrome, health_counter.
 pub const HEALTH_COUNTER: usize = reg::HEALTH_COUNTER.off;

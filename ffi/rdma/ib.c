@@ -247,6 +247,7 @@ struct mlx5rs_ib_dev *mlx5rs_ib_alloc(const void *rust, const struct mlx5rs_ib_i
 	if (!dev)
 		return NULL;
 	dev->rust = rust;
+	dev->clock_info = init->clock_info;
 	mutex_init(&dev->devr.lock);
 	dev->hw_rev = init->hw_rev;
 	strscpy(dev->fw_ver, init->fw_ver, sizeof(dev->fw_ver));

@@ -16,6 +16,8 @@
 pub struct IbInit {
     /// Node GUID, host order.
     pub node_guid: u64,
+    /// The core's clock info page (`crate::clock`), null without a clock.
+    pub clock_info: *mut core::ffi::c_void,
     /// Ports (`phys_port_cnt`), at least 1.
     pub phys_port_cnt: u32,
     /// Completion vectors (`num_comp_vectors`).
@@ -33,7 +35,7 @@ pub struct IbInit {
     /// sysfs `hca_type`, NUL-terminated.
     pub hca_type: [u8; 64],
 }
-const _: () = assert!(size_of::<IbInit>() == 248);
+const _: () = assert!(size_of::<IbInit>() == 256);
 
 /// `struct mlx5rs_ib_device_attr`: the answer to `query_device` (fields named as in
 /// `struct ib_device_attr`).
@@ -211,8 +213,8 @@ pub struct MmapMap {
     /// 1: map the mmap entry of key `entry_key` (a UAR object's page) instead; the
     /// fields above are then unused.
     pub entry: u32,
-    /// Zero.
-    pub rsvd: u32,
+    /// 1: map the core's clock info page (read-only) instead of a page of BAR 0.
+    pub clock_info: u32,
     /// With `entry`: the entry's key (`command << 16 | extended index`).
     pub entry_key: u64,
 }

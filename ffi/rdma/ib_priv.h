@@ -47,10 +47,12 @@ struct mlx5rs_ib_devres {
  * @hca_type: sysfs hca_type
  * @hw_rev: sysfs hw_rev
  * @devr: the XRC QPs' device resources
+ * @clock_info: the core's clock info page (NULL: none), which outlives the device
  */
 struct mlx5rs_ib_dev {
 	struct ib_device ib;
 	const void *rust;
+	void *clock_info;
 	char fw_ver[IB_FW_VERSION_NAME_MAX];
 	char board_id[MLX5RS_IB_STR_LEN];
 	char hca_type[MLX5RS_IB_STR_LEN];

@@ -113,6 +113,19 @@ static int mlx5rs_ib_mmap_entry(struct ib_ucontext *ibuc, struct vm_area_struct 
 	return err;
 }
 
+/*
+ * The core's clock info page, as upstream's mlx5_ib_mmap_clock_info_page: the Rust
+ * side checked length, sharing, version and write/exec (ib/abi/mmap.rs decode) and
+ * that a page exists. The mapping takes its own reference to the page, so it outlives
+ * the device; the core does not zap it at disassociate (upstream's neither).
+ */
+static int mlx5rs_ib_mmap_clock_info(struct mlx5rs_ib_dev *dev, struct vm_area_struct *vma)
+{
+	if (!dev->clock_info)
+		return -EOPNOTSUPP;
+	return vm_insert_page(vma, vma->vm_start, virt_to_page(dev->clock_info));
+}
+
 static int mlx5rs_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct mlx5rs_ib_ucontext *uc = container_of(ibuc, struct mlx5rs_ib_ucontext, ibuc);
@@ -134,6 +147,8 @@ static int mlx5rs_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 		return mlx5rs_ib_mmap_entry(ibuc, vma, map.entry_key);
 	if (map.read_only)
 		vm_flags_clear(vma, VM_MAYWRITE);
+	if (map.clock_info)
+		return mlx5rs_ib_mmap_clock_info(to_rsdev(ibuc->device), vma);
 	return mlx5rs_ib_mmap_bar(ibuc, vma, map.bar_offset, map.write_combining, NULL);
 }
 

@@ -144,6 +144,12 @@ pub mod ib {
     }
 }
 
+/// The device clock's arithmetic (`clock/`).
+#[path = "../../clock"]
+pub mod clock {
+    pub mod calc;
+}
+
 /// Teardown sequencing decisions (`teardown/`).
 #[path = "../../teardown"]
 pub mod teardown {

@@ -86,6 +86,7 @@ impl Provider {
         core_uar: (u32, usize),
         rscs: Arc<RscTable>,
         kqps: Arc<KqpTable>,
+        clock_info: bool,
     ) -> Self {
         let qp_env = QpEnv::new(
             &caps,
@@ -100,7 +101,7 @@ impl Provider {
             dev: dev.into(),
             pkey_tbl_len: port_caps.pkey_tbl_len,
             port: PortVerbs::new(dev, hw.clone(), access, num_ports, port_caps),
-            uctx: UctxVerbs::new(dev, hw.clone(), caps.clone(), num_ports),
+            uctx: UctxVerbs::new(dev, hw.clone(), caps.clone(), num_ports, clock_info),
             pd: PdVerbs::new(hw.clone()),
             ah: AhVerbs::new(&caps),
             cqs,

@@ -68,12 +68,22 @@ pub(crate) struct UctxVerbs {
     hw: Arc<Hw>,
     caps: GeneralCaps,
     num_ports: u8,
+    /// The core keeps a clock info page.
+    clock_info: bool,
 }
 
 impl UctxVerbs {
-    /// The verbs of `dev` over `hw`, with its general caps and `num_ports` ports.
-    pub(crate) fn new(dev: &device::Device, hw: Arc<Hw>, caps: GeneralCaps, num_ports: u8) -> Self {
+    /// The verbs of `dev` over `hw`, with its general caps, `num_ports` ports and the
+    /// core's clock info page if `clock_info`.
+    pub(crate) fn new(
+        dev: &device::Device,
+        hw: Arc<Hw>,
+        caps: GeneralCaps,
+        num_ports: u8,
+        clock_info: bool,
+    ) -> Self {
         Self {
+            clock_info,
             dev: dev.into(),
             hw,
             caps,
@@ -97,6 +107,7 @@ impl IbUctxOps for UctxVerbs {
             page_shift: page::PAGE_SHIFT as u32,
             cache_line_size,
             num_ports: u16::from(self.num_ports),
+            clock_info: self.clock_info,
         };
         let (ctx, n) = UserContext::alloc(
             &self.dev, &self.hw, &self.caps, host, u.req, u.outlen, u.out,

@@ -22,13 +22,12 @@
 //!   page of it that memory type (UC-); upstream ioremaps only the init segment and
 //!   the UAR pages it uses itself (scenario 71 prints what each mapping got).
 //!
-//! The clock info page (MLX5_IB_MMAP_CLOCK_INFO) is not served (`EOPNOTSUPP`) and not
-//! advertised (`clock_info_versions` 0): upstream's is mlx5_core's PTP clock state
-//! (`mlx5_init_clock_info`, kept current by its overflow work), which this driver
-//! does not keep. libmlx5 maps it only when advertised; without it the raw device
-//! clock is still read through the core clock page, but converting it or completion
-//! timestamps to nanoseconds (`mlx5dv_get_clock_info`, real-time CQ timestamps) is
-//! refused: pyverbs' `test_mlx5_timestamp` differences (tests/guest/pyverbs.differences).
+//! The clock info page (MLX5_IB_MMAP_CLOCK_INFO) is the core's ([`crate::clock`], as
+//! upstream maps mlx5_core's `clock_info`, `mlx5_ib_mmap_clock_info_page`): advertised
+//! (`clock_info_versions` bit `MLX5_IB_CLOCK_INFO_V1`) and mapped read-only when the
+//! core keeps a clock (cap `device_frequency_khz` not 0); otherwise neither, and the
+//! mmap is `EOPNOTSUPP`. libmlx5 converts completion timestamps and
+//! `ibv_query_rt_values_ex`'s raw clock with it (`mlx5dv_get_clock_info`).
 //! DEVX is not served: a DEVX context is refused with `EINVAL` (upstream with
 //! `log_max_uctx` 0), and libmlx5 retries without.
 //!
@@ -61,6 +60,8 @@ pub struct UctxHost {
     pub cache_line_size: u32,
     /// Ports of the device.
     pub num_ports: u16,
+    /// The core keeps a clock info page.
+    pub clock_info: bool,
 }
 
 impl UctxHost {
@@ -79,11 +80,12 @@ impl UctxHost {
     }
 
     /// The values the response reports. No dump-fill mkey (QUERY_SPECIAL_CONTEXTS is
-    /// not read), no clock info page, no real-time timestamps, InfiniBand (no minimum
-    /// inline mode).
+    /// not read), the clock info page when the core keeps one, no real-time timestamps,
+    /// InfiniBand (no minimum inline mode).
     pub fn resp_caps(&self, caps: &GeneralCaps) -> UctxRespCaps {
         let extra = UctxExtra {
             num_ports: self.num_ports,
+            clock_info: self.clock_info,
             ..UctxExtra::default()
         };
         UctxRespCaps {
@@ -97,7 +99,7 @@ impl UctxHost {
         MmapCaps {
             page_shift: self.page_shift,
             wc: WC_SUPPORT,
-            clock_info: false,
+            clock_info: self.clock_info,
         }
     }
 }
@@ -125,8 +127,11 @@ pub fn vma_of(req: &MmapReq) -> Vma {
 /// An mmap entry (a UAR object's page) is passed on by its key: the shim looks it up
 /// among the context's entries (a key never handed out is `EINVAL` there).
 ///
+/// The clock info page (which `decode` lets through only when the core keeps one) is
+/// passed on as `clock_info`: the shim inserts the core's page.
+///
 /// Errors: a static page the context does not have or a dynamic page (only with write
-/// combining, which is absent) → `EINVAL`; the clock info page → `EOPNOTSUPP`.
+/// combining, which is absent) → `EINVAL`.
 pub fn map_target(target: MmapTarget, uars: &[u32], geom: &UarGeom) -> Result<MmapMap, UabiError> {
     match target {
         MmapTarget::Uar {
@@ -158,7 +163,11 @@ pub fn map_target(target: MmapTarget, uars: &[u32], geom: &UarGeom) -> Result<Mm
                 ..Default::default()
             })
         }
-        MmapTarget::ClockInfo => Err(UabiError::notsupp(Reason::Unsupported("clock info page"))),
+        MmapTarget::ClockInfo => Ok(MmapMap {
+            clock_info: 1,
+            read_only: 1,
+            ..Default::default()
+        }),
         // The shim looks the key up: one never inserted is `EINVAL` there.
         MmapTarget::Entry { key } => Ok(MmapMap {
             entry: 1,
@@ -269,7 +278,10 @@ mod tests {
     use crate::errno::Errno;
     use crate::ib::abi::{
         bfreg::BfregInfo,
-        consts::{MMAP_ALLOC_WC, MMAP_CORE_CLOCK, MMAP_NC_PAGE, MMAP_REGULAR_PAGE, MMAP_WC_PAGE},
+        consts::{
+            CLOCK_INFO_V1, MMAP_ALLOC_WC, MMAP_CLOCK_INFO, MMAP_CORE_CLOCK, MMAP_NC_PAGE,
+            MMAP_REGULAR_PAGE, MMAP_WC_PAGE,
+        },
         mmap::{decode, pgoff},
     };
 
@@ -287,6 +299,7 @@ mod tests {
         page_shift: 12,
         cache_line_size: 64,
         num_ports: 1,
+        clock_info: false,
     };
 
     fn map(pgoff: u64, write: bool, b: &BfregInfo, uars: &[u32]) -> Result<MmapMap, UabiError> {
@@ -389,6 +402,8 @@ mod tests {
             map(pgoff(4, 0).unwrap(), false, &d, &[]).unwrap_err().errno,
             Errno::EINVAL
         );
+        // No clock kept: the clock info page is refused as upstream without
+        // `mdev->clock_info`.
         assert_eq!(
             map(pgoff(7, 0).unwrap(), false, &d, &[]).unwrap_err().errno,
             Errno::EOPNOTSUPP
@@ -403,6 +418,41 @@ mod tests {
             map_target(t, &[1], &geom(12, true)).unwrap_err().errno,
             Errno::EINVAL
         );
+    }
+
+    #[test]
+    fn the_clock_info_page_maps_read_only_when_the_core_keeps_one() {
+        let host = UctxHost {
+            clock_info: true,
+            ..HOST
+        };
+        let d = BfregInfo::dynamic(2, 0);
+        let ci = pgoff(MMAP_CLOCK_INFO, CLOCK_INFO_V1).unwrap();
+        let m = map_target(
+            decode(&vma_of(&req(ci, false)), &host.mmap_caps(), &d).unwrap(),
+            &[],
+            &geom(12, false),
+        )
+        .unwrap();
+        assert_eq!(
+            m,
+            MmapMap {
+                clock_info: 1,
+                read_only: 1,
+                ..Default::default()
+            }
+        );
+        // upstream `mlx5_ib_mmap_clock_info_page`: writable → EPERM, another version
+        // → EOPNOTSUPP.
+        let e = decode(&vma_of(&req(ci, true)), &host.mmap_caps(), &d).unwrap_err();
+        assert_eq!(e.errno, Errno::EPERM);
+        let v2 = pgoff(MMAP_CLOCK_INFO, CLOCK_INFO_V1 + 1).unwrap();
+        let e = decode(&vma_of(&req(v2, false)), &host.mmap_caps(), &d).unwrap_err();
+        assert_eq!(e.errno, Errno::EOPNOTSUPP);
+        // The response advertises version 1 only with the page.
+        let caps = GeneralCaps::from_bytes(&[0; crate::ifc::caps::cmd_hca_cap::BYTES]).unwrap();
+        assert!(host.resp_caps(&caps).clock_info);
+        assert!(!HOST.resp_caps(&caps).clock_info);
     }
 
     #[test]
