@@ -623,6 +623,14 @@ int mlx5rs_ib_rs_req_notify_cq(void *cq_rust, __u8 solicited, __u8 report_missed
 struct mlx5rs_ib_mr_keys;
 int mlx5rs_ib_rs_alloc_mr(const void *rust, __u32 pdn, __u32 ndescs, __u32 page_shift,
 			  struct mlx5rs_ib_mr_keys *k, void **mr);
+/*
+ * Memory windows (ffi/rdma/ib_mw.c, ffi/rdma/ib_mw.rs): alloc_mw of @type (enum
+ * ib_mw_type) on PD @pdn, the driver data staged in @udata; the rkey into *@rkey, the
+ * window into *@mw. dealloc_mw destroys the window's mkey and, on success, its state.
+ */
+int mlx5rs_ib_rs_alloc_mw(const void *rust, __u32 pdn, __u32 type, struct mlx5rs_ib_udata *udata,
+			  __u32 *rkey, void **mw);
+int mlx5rs_ib_rs_dealloc_mw(const void *rust, void *mw);
 
 /* Implemented in Rust (ffi/rdma/ib_port.rs): process_mad of the 256-byte MAD @in on
  * @port; IB_MAD_RESULT_* bits, @out the response when they say REPLY. */

@@ -9,7 +9,9 @@ mod common;
 mod verbs;
 
 use common::input;
-use mlx5_emu::fw::dp::umr::{SYNDROME_LOCAL_PROT_ERR, SYNDROME_LOCAL_QP_OP_ERR};
+use mlx5_emu::fw::dp::umr::{
+    SYNDROME_LOCAL_PROT_ERR, SYNDROME_LOCAL_QP_OP_ERR, SYNDROME_MW_BIND_ERR,
+};
 use mlx5_emu::fw::dp::xlate::{Access, XlateError, ANY_PD};
 use mlx5_emu::fw::Env;
 use mlx5_emu::ifc::field::MsgMut;
@@ -997,14 +999,11 @@ fn memory_window_bind_and_unbind() {
         xl(&d, rkey, a + 4096, 16, Access::REMOTE_READ, pd),
         Err(XlateError::Access)
     );
-    // Type 2 binding again: "must be free".
-    assert_eq!(umr(&d, qp, rkey, &body), Err(SYNDROME_LOCAL_PROT_ERR));
+    // Type 2 binding again: "must be free", a memory window bind error.
+    assert_eq!(umr(&d, qp, rkey, &body), Err(SYNDROME_MW_BIND_ERR));
     // Unbind from another QP: the QPN check refuses; from the bound QP it frees.
     let unbind = bind_wqe(true, qp, rkey, 0, 0, 0);
-    assert_eq!(
-        umr(&d, other_qp, rkey, &unbind),
-        Err(SYNDROME_LOCAL_PROT_ERR)
-    );
+    assert_eq!(umr(&d, other_qp, rkey, &unbind), Err(SYNDROME_MW_BIND_ERR));
     assert_eq!(umr(&d, qp, rkey, &unbind), Ok(()));
     assert_eq!(
         xl(&d, rkey, a + 4096, 16, Access::REMOTE_WRITE, pd),
@@ -1131,4 +1130,256 @@ fn remote_invalidation_needs_en_rinval_and_the_pd() {
     assert_eq!(fw.remote_invalidate(k1, pd), Err(XlateError::Key));
     drop(fw);
     assert_eq!(xl(&d, k1, 0, 8, RL, pd), Err(XlateError::Key));
+}
+
+/// DESTROY_MKEY of `key`'s index.
+fn destroy_mkey(d: &mut Dev, key: u32) {
+    let inp = input(
+        16,
+        Opcode::DESTROY_MKEY as u16,
+        0,
+        &[(
+            mlx5_emu::ifc::mkey::destroy_mkey_in::MKEY_INDEX.raw(),
+            u64::from(key >> 8),
+        )],
+    );
+    d.h.ok(&inp, 16);
+}
+
+/// A PD with an RC QP, an MR with local and remote write over 8 KiB, and a window of
+/// `mlx5_ib_alloc_mw` (free, KLM, `umr_en`, 4 octowords; `en_rinval` is not read by
+/// a bind).
+struct MwWorld {
+    d: Dev,
+    pd: u32,
+    qp: u32,
+    mem: u64,
+    mr: u32,
+    mw: u32,
+}
+
+fn mw_world() -> MwWorld {
+    let mut d = Dev::new();
+    let pd = d.pd();
+    let cq = d.cq();
+    let qp = d.qp(st::RC, pd, cq);
+    let mem = d.h.alloc(8192, 4096);
+    let mr = mkey(
+        &mut d,
+        &Spec {
+            start: mem,
+            len: 8192,
+            rw: true,
+            ..Spec::new(PA, pd)
+        },
+    );
+    let mw = mkey(
+        &mut d,
+        &Spec {
+            free: true,
+            umr_en: true,
+            lw: false,
+            oct_size: 4,
+            key_byte: 0x10,
+            ..Spec::new(KLM, pd)
+        },
+    );
+    MwWorld {
+        d,
+        pd,
+        qp,
+        mem,
+        mr,
+        mw,
+    }
+}
+
+#[test]
+fn type_2_bind_names_the_posting_qp_of_the_windows_pd() {
+    // IBTA 10.6.7.2: a type 2 window is bound to one QP of its PD; libmlx5 writes
+    // the posting QP's number. Refusals are memory window bind errors (IBTA 11.6.2).
+    let mut w = mw_world();
+    let cq = w.d.cq();
+    let other_pd = w.d.pd();
+    let foreign_qp = w.d.qp(st::RC, other_pd, cq);
+    let same_pd_qp = w.d.qp(st::RC, w.pd, cq);
+    let rkey = (w.mw & !0xff) | 0x11;
+    // Naming another QP than the one posting.
+    let body = bind_wqe(true, same_pd_qp, rkey, w.mr, w.mem, 64);
+    assert_eq!(umr(&w.d, w.qp, w.mw, &body), Err(SYNDROME_MW_BIND_ERR));
+    // Posted (and named) by a QP of another PD.
+    let body = bind_wqe(true, foreign_qp, rkey, w.mr, w.mem, 64);
+    assert_eq!(
+        umr(&w.d, foreign_qp, w.mw, &body),
+        Err(SYNDROME_MW_BIND_ERR)
+    );
+    // Nothing applied: the window is still free.
+    assert_eq!(
+        xl(&w.d, rkey, w.mem, 8, Access::REMOTE_WRITE, w.pd),
+        Err(XlateError::Key)
+    );
+    assert_eq!(w.d.h.dev.fw().dp.xlate.umr_failed, 2);
+    // The right QP binds it.
+    let body = bind_wqe(true, w.qp, rkey, w.mr, w.mem, 64);
+    assert_eq!(umr(&w.d, w.qp, w.mw, &body), Ok(()));
+    assert_eq!(
+        xl(&w.d, rkey, w.mem, 8, Access::REMOTE_WRITE, w.pd),
+        Ok(vec![(w.mem, 8)])
+    );
+}
+
+#[test]
+fn type_1_window_rebinds_and_a_zero_length_bind_invalidates() {
+    // libmlx5 `mlx5_bind_mw` (type 1): no free check, qpn 0xffffff, a new key byte
+    // each bind (`ibv_inc_rkey`); a bind of length 0 frees the window
+    // (pyverbs `invalidate_mw_type1`). Failures of a type 1 bind stay local
+    // protection errors: it is not told apart from a fast registration.
+    let w = mw_world();
+    let k1 = (w.mw & !0xff) | 0x11;
+    let k2 = (w.mw & !0xff) | 0x12;
+    assert_eq!(
+        umr(&w.d, w.qp, w.mw, &bind_wqe(false, 0, k1, w.mr, w.mem, 4096)),
+        Ok(())
+    );
+    assert_eq!(
+        xl(&w.d, k1, w.mem + 4000, 96, Access::REMOTE_WRITE, w.pd),
+        Ok(vec![(w.mem + 4000, 96)])
+    );
+    // Rebound (no check) to the second page under a new key: the old key is gone.
+    assert_eq!(
+        umr(
+            &w.d,
+            w.qp,
+            k1,
+            &bind_wqe(false, 0, k2, w.mr, w.mem + 4096, 4096)
+        ),
+        Ok(())
+    );
+    assert_eq!(
+        xl(&w.d, k1, w.mem + 4096, 8, Access::REMOTE_WRITE, w.pd),
+        Err(XlateError::Key)
+    );
+    assert_eq!(
+        xl(&w.d, k2, w.mem + 4096, 8, Access::REMOTE_WRITE, w.pd),
+        Ok(vec![(w.mem + 4096, 8)])
+    );
+    // Before the window: outside its range.
+    assert_eq!(
+        xl(&w.d, k2, w.mem + 4000, 8, Access::REMOTE_WRITE, w.pd),
+        Err(XlateError::Bounds)
+    );
+    // Any QP may use a type 1 window.
+    let env = Env {
+        mem: &*w.d.h.dev.mem,
+        irq: &*w.d.h.dev.irq,
+        msix_ok: true,
+    };
+    assert!(w
+        .d
+        .h
+        .dev
+        .fw()
+        .translate_for(
+            &env,
+            k2,
+            w.mem + 4096,
+            8,
+            Access::REMOTE_WRITE,
+            w.pd,
+            Some(0x7777)
+        )
+        .is_ok());
+    // Zero-length bind: free.
+    assert_eq!(
+        umr(&w.d, w.qp, k2, &bind_wqe(false, 0, k2, 0, 0, 0)),
+        Ok(())
+    );
+    assert_eq!(
+        xl(&w.d, k2, w.mem + 4096, 8, Access::REMOTE_WRITE, w.pd),
+        Err(XlateError::Key)
+    );
+    // A window without umr_en (not an alloc_mw mkey) refuses the bind.
+    let mut w2 = mw_world();
+    let plain = dma_mr(&mut w2.d, w2.pd);
+    assert_eq!(
+        umr(
+            &w2.d,
+            w2.qp,
+            plain,
+            &bind_wqe(false, 0, plain, w2.mr, w2.mem, 64)
+        ),
+        Err(SYNDROME_LOCAL_PROT_ERR)
+    );
+}
+
+#[test]
+fn a_bound_window_goes_with_its_mkey_and_with_its_mr() {
+    // Dealloc of a bound window (DESTROY_MKEY): its key reaches nothing
+    // (pyverbs `test_mw_type2_invalidate_dealloc` expects a remote access error).
+    let mut w = mw_world();
+    let rkey = (w.mw & !0xff) | 0x11;
+    let body = bind_wqe(true, w.qp, rkey, w.mr, w.mem, 256);
+    assert_eq!(umr(&w.d, w.qp, w.mw, &body), Ok(()));
+    destroy_mkey(&mut w.d, rkey);
+    assert_eq!(
+        xl(&w.d, rkey, w.mem, 8, Access::REMOTE_WRITE, w.pd),
+        Err(XlateError::Key)
+    );
+    // A window whose MR is deregistered: the access fails on the MR's key (PRM
+    // indirect mkeys: each KLM entry's key is translated at the access).
+    let mut w = mw_world();
+    let rkey = (w.mw & !0xff) | 0x11;
+    let body = bind_wqe(true, w.qp, rkey, w.mr, w.mem, 256);
+    assert_eq!(umr(&w.d, w.qp, w.mw, &body), Ok(()));
+    destroy_mkey(&mut w.d, w.mr);
+    assert_eq!(
+        xl(&w.d, rkey, w.mem, 8, Access::REMOTE_WRITE, w.pd),
+        Err(XlateError::Key)
+    );
+}
+
+#[test]
+fn window_rights_are_the_binds_and_need_the_mrs_local_write() {
+    // The window grants what its bind gave (pyverbs `test_qp_ex_rc_bind_mw` binds
+    // local write only and expects a remote write through it to fail); a window
+    // granting remote write over an MR without local write fails at the access
+    // (IBTA 10.6.7.2: remote write through a window needs local write on the MR).
+    let mut w = mw_world();
+    let rkey = (w.mw & !0xff) | 0x11;
+    let mut body = bind_wqe(true, w.qp, rkey, w.mr, w.mem, 256);
+    // Rights byte of the mkey segment (`MkeySeg::flags`): local write only.
+    let at = std::mem::size_of::<UmrCtrlSeg>() + std::mem::offset_of!(MkeySeg, flags);
+    body[at] = v::PERM_LOCAL_WRITE;
+    assert_eq!(umr(&w.d, w.qp, w.mw, &body), Ok(()));
+    assert_eq!(
+        xl(&w.d, rkey, w.mem, 8, Access::REMOTE_WRITE, w.pd),
+        Err(XlateError::Access)
+    );
+    let ro = mkey(
+        &mut w.d,
+        &Spec {
+            start: w.mem,
+            len: 8192,
+            lw: false,
+            rr: true,
+            ..Spec::new(PA, w.pd)
+        },
+    );
+    let mw2 = mkey(
+        &mut w.d,
+        &Spec {
+            free: true,
+            umr_en: true,
+            lw: false,
+            oct_size: 4,
+            key_byte: 0x20,
+            ..Spec::new(KLM, w.pd)
+        },
+    );
+    let body = bind_wqe(true, w.qp, mw2, ro, w.mem, 256);
+    assert_eq!(umr(&w.d, w.qp, mw2, &body), Ok(()));
+    assert_eq!(
+        xl(&w.d, mw2, w.mem, 8, Access::REMOTE_WRITE, w.pd),
+        Err(XlateError::Access)
+    );
 }

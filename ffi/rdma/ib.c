@@ -218,6 +218,7 @@ static const struct ib_device_ops *const mlx5rs_ib_family_ops[] = {
 	&mlx5rs_ib_qp_ops,
 	&mlx5rs_ib_srq_ops,
 	&mlx5rs_ib_mr_ops,
+	&mlx5rs_ib_mw_ops,
 #if IS_ENABLED(CONFIG_INFINIBAND_USER_ACCESS)
 	&mlx5rs_ib_uar_ops,
 #endif

@@ -53,8 +53,8 @@ use super::ib_abi::Udata;
 pub(crate) use super::ib_abi::{DeviceAttr, IbEvent, IbInit};
 use super::udata::{set_resp_len, user_data, UserData};
 use super::{
-    ib_ah::IbAhOps, ib_cq::IbCqOps, ib_mr::IbMrOps, ib_pd::IbPdOps, ib_port::IbPortOps,
-    ib_qp::IbQpOps, ib_srq::IbSrqOps, ib_uctx::IbUctxOps,
+    ib_ah::IbAhOps, ib_cq::IbCqOps, ib_mr::IbMrOps, ib_mw::IbMwOps, ib_pd::IbPdOps,
+    ib_port::IbPortOps, ib_qp::IbQpOps, ib_srq::IbSrqOps, ib_uctx::IbUctxOps,
 };
 
 /// What the core asks of the provider: the device family's verbs, and the ops of
@@ -83,6 +83,8 @@ pub(crate) trait IbOps: Send + Sync {
     fn srq_ops(&self) -> &dyn IbSrqOps;
     /// The memory-region verbs ([`super::ib_mr`]).
     fn mr_ops(&self) -> &dyn IbMrOps;
+    /// The memory-window verbs ([`super::ib_mw`]).
+    fn mw_ops(&self) -> &dyn IbMwOps;
 }
 
 /// The provider as the shim holds it: a thin pointer to this box is the `rust`

@@ -179,6 +179,16 @@ struct mlx5rs_ib_mr {
 	u32 ndescs;
 };
 
+/**
+ * struct mlx5rs_ib_mw - a memory window (allocated by the core)
+ * @ibmw: the core's window
+ * @rust: the Rust window state (its mkey), freed by dealloc_mw
+ */
+struct mlx5rs_ib_mw {
+	struct ib_mw ibmw;
+	void *rust;
+};
+
 struct mlx5rs_ib_stage *mlx5rs_ib_stage_tail(struct ib_udata *udata, int tail_err, int *err);
 struct mlx5rs_ib_stage *mlx5rs_ib_stage(struct ib_udata *udata, int *err);
 
@@ -258,6 +268,7 @@ extern const struct ib_device_ops mlx5rs_ib_cq_ops;
 extern const struct ib_device_ops mlx5rs_ib_qp_ops;
 extern const struct ib_device_ops mlx5rs_ib_srq_ops;
 extern const struct ib_device_ops mlx5rs_ib_mr_ops;
+extern const struct ib_device_ops mlx5rs_ib_mw_ops;
 /* mmap_free of the UAR objects' mmap entries. */
 extern const struct ib_device_ops mlx5rs_ib_uar_ops;
 

@@ -17,6 +17,7 @@ pub(crate) mod ib_ah_abi;
 pub(crate) mod ib_cq;
 pub(crate) mod ib_dp_abi;
 pub(crate) mod ib_mr;
+pub(crate) mod ib_mw;
 pub(crate) mod ib_pd;
 pub(crate) mod ib_port;
 pub(crate) mod ib_qp;

@@ -296,3 +296,70 @@ fn destroy_mkey_encoding() {
     let mut m = MsgMut::<destroy_mkey_in::Layout>::new(&mut x).unwrap();
     assert!(m.set(destroy_mkey_in::MKEY_INDEX, 1 << 24).is_err());
 }
+
+#[test]
+fn memory_window_mkey_as_upstream_alloc_mw() {
+    // mlx5_ib_alloc_mw: free, 4-entry KLM table, the PD, umr_en, lr only, en_rinval
+    // for type 2 only, qpn 0xffffff, the key variant.
+    for (type2, rinval) in [(false, false), (true, true)] {
+        let b = input(&CreateMwMkey {
+            pdn: 0x12,
+            key: 0x5a,
+            ndescs: 4,
+            type2,
+        });
+        let c = mkc_of(&b);
+        assert!(c.get(mkc::FREE));
+        assert_eq!(c.get(mkc::TRANSLATIONS_OCTWORD_SIZE), 4);
+        assert_eq!(c.get(mkc::PD), 0x12);
+        assert!(c.get(mkc::UMR_EN));
+        assert!(c.get(mkc::LR));
+        assert!(!c.get(mkc::LW) && !c.get(mkc::RR) && !c.get(mkc::RW) && !c.get(mkc::A));
+        assert_eq!(c.get(mkc::ACCESS_MODE_1_0), ACCESS_MODE_KLM);
+        assert_eq!(c.get(mkc::ACCESS_MODE_4_2), 0);
+        assert_eq!(c.get(mkc::EN_RINVAL), rinval);
+        assert_eq!(c.get(mkc::QPN), 0xff_ffff);
+        assert_eq!(c.get(mkc::MKEY_7_0), 0x5a);
+        assert_eq!(c.get(mkc::START_ADDR), 0);
+        assert_eq!(c.get(mkc::LEN), 0);
+        // No translation entries in the command.
+        assert_eq!(b.len(), XLT);
+    }
+}
+
+#[test]
+fn alloc_mw_request_and_response_as_upstream() {
+    use mlx5_rs_pure::errno::Errno;
+    // libmlx5 sends no driver data: 4 entries.
+    assert_eq!(parse_alloc_mw(&[]), Ok(4));
+    // num_klms rounded up to 4; 0 means one.
+    let req = |cm: u32, n: u8, r1: u8, r2: u16| {
+        let mut b = cm.to_ne_bytes().to_vec();
+        b.extend([n, r1]);
+        b.extend(r2.to_ne_bytes());
+        b
+    };
+    assert_eq!(parse_alloc_mw(&req(0, 0, 0, 0)), Ok(4));
+    assert_eq!(parse_alloc_mw(&req(0, 5, 0, 0)), Ok(8));
+    assert_eq!(parse_alloc_mw(&req(0, 255, 0, 0)), Ok(256));
+    let errno = |b: &[u8]| parse_alloc_mw(b).map_err(|e| e.errno);
+    // Shorter than the structure (minimum offsetofend(reserved2)): EINVAL.
+    assert_eq!(errno(&req(0, 1, 0, 0)[..5]), Err(Errno::EINVAL));
+    // comp_mask bits, reserved fields, non-zero bytes past it: EOPNOTSUPP.
+    assert_eq!(errno(&req(1, 1, 0, 0)), Err(Errno::EOPNOTSUPP));
+    assert_eq!(errno(&req(0, 1, 1, 0)), Err(Errno::EOPNOTSUPP));
+    assert_eq!(errno(&req(0, 1, 0, 1)), Err(Errno::EOPNOTSUPP));
+    let mut long = req(0, 1, 0, 0);
+    long.extend([0, 0, 0, 0]);
+    assert_eq!(parse_alloc_mw(&long), Ok(4));
+    long.push(7);
+    assert_eq!(errno(&long), Err(Errno::EOPNOTSUPP));
+    // Response: comp_mask 0, response_length min(outlen, 8); none without room.
+    let mut out = [0xffu8; 16];
+    assert_eq!(alloc_mw_response(0, &mut out), 0);
+    assert_eq!(alloc_mw_response(64, &mut out), 8);
+    assert_eq!(out[..4], [0, 0, 0, 0]);
+    assert_eq!(u32::from_ne_bytes(out[4..8].try_into().unwrap()), 8);
+    assert_eq!(alloc_mw_response(6, &mut out), 8);
+    assert_eq!(u32::from_ne_bytes(out[4..8].try_into().unwrap()), 6);
+}

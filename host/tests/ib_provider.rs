@@ -534,7 +534,8 @@ fn device_attributes_follow_the_caps() {
 #[test]
 fn device_attributes_advertise_only_what_the_provider_serves() {
     // A ConnectX-5's caps: XRC, memory windows, UMR, multicast loopback blocking and
-    // IPoIB offloads. Upstream advertises each; the provider serves XRC only.
+    // IPoIB offloads. Upstream advertises each; the provider serves XRC and memory
+    // windows.
     let mut g = GeneralCaps::from_bytes(&[0u8; cmd_hca_cap::BYTES]).unwrap();
     for f in [
         cmd_hca_cap::XRC,
@@ -560,8 +561,6 @@ fn device_attributes_advertise_only_what_the_provider_serves() {
     };
     let a = device_attr(&g, None, &ids, 128);
     for (bit, what) in [
-        (dev_cap::MEM_WINDOW, "memory windows: no alloc_mw"),
-        (dev_cap::MEM_WINDOW_TYPE_2B, "type 2B windows"),
         (
             dev_cap::MEM_MGT_EXTENSIONS,
             "fast registration: no alloc_mr",
@@ -577,16 +576,20 @@ fn device_attributes_advertise_only_what_the_provider_serves() {
     ] {
         assert_eq!(a.kernel_cap_flags & bit, 0, "{what}");
     }
-    assert_eq!(a.max_mw, 0, "no memory windows");
+    // Memory windows (alloc_mw) as upstream reports them with `imaicl`.
+    assert_eq!(a.max_mw, 1 << 24, "max_mw = 1 << log_max_mkey");
     // Limits of verbs the provider lacks: none (upstream reports them from the caps).
     assert_eq!(a.max_fast_reg_page_list_len, 0, "no alloc_mr");
     assert_eq!(a.max_pi_fast_reg_page_list_len, 0, "no alloc_mr_integrity");
     assert_eq!(a.max_mcast_grp, 0, "no attach_mcast");
     assert_eq!(a.max_mcast_qp_attach, 0, "no attach_mcast");
     assert_eq!(a.max_total_mcast_qp_attach, 0, "no attach_mcast");
-    // What is served stays advertised (XRC: domains, XRC SRQs and XRC QPs).
+    // What is served stays advertised (XRC: domains, XRC SRQs and XRC QPs; memory
+    // windows of type 1 and 2B).
     for bit in [
         dev_cap::XRC,
+        dev_cap::MEM_WINDOW,
+        dev_cap::MEM_WINDOW_TYPE_2B,
         dev_cap::BAD_PKEY_CNTR,
         dev_cap::AUTO_PATH_MIG,
         dev_cap::CHANGE_PHY_PORT,
@@ -734,4 +737,27 @@ fn atomic_cap_as_upstream_get_atomic_caps_qp() {
         ib_atomic::HCA
     );
     assert_eq!(device_attr(&g, None, &ids, 128).atomic_cap, ib_atomic::NONE);
+}
+
+#[test]
+fn memory_windows_only_with_imaicl() {
+    // Upstream main.c: MEM_WINDOW, MEM_WINDOW_TYPE_2B and max_mw only with `imaicl`.
+    let ids = DeviceIds {
+        fw: (16, 35, 1012),
+        sys_image_guid: 1,
+        vendor_id: 0x02c9,
+        device_id: 0x1017,
+        revision: 0,
+        is_vf: false,
+    };
+    let mut g = GeneralCaps::from_bytes(&[0u8; cmd_hca_cap::BYTES]).unwrap();
+    g.set(cmd_hca_cap::LOG_MAX_MKEY, 20u8).unwrap();
+    let a = device_attr(&g, None, &ids, 128);
+    let mw = dev_cap::MEM_WINDOW | dev_cap::MEM_WINDOW_TYPE_2B;
+    assert_eq!(a.device_cap_flags & mw, 0);
+    assert_eq!(a.max_mw, 0);
+    g.set(cmd_hca_cap::IMAICL, true).unwrap();
+    let a = device_attr(&g, None, &ids, 128);
+    assert_eq!(a.device_cap_flags & mw, mw);
+    assert_eq!(a.max_mw, 1 << 20);
 }

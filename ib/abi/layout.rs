@@ -342,6 +342,21 @@ uabi_struct! {
 }
 
 uabi_struct! {
+    /// alloc_mw request (libmlx5 56.1 sends none: `mlx5_alloc_mw` passes the bare
+    /// `ibv_alloc_mw` command).
+    pub struct AllocMw = "mlx5_ib_alloc_mw" {
+        /// No bit is known (upstream validates it against 0).
+        pub comp_mask: u32,
+        /// KLM entries the window may hold (0: one).
+        pub num_klms: u8,
+        /// Reserved, zero.
+        pub reserved1: u8,
+        /// Reserved, zero.
+        pub reserved2: u16,
+    }
+}
+
+uabi_struct! {
     /// create_srq request.
     pub struct CreateSrq = "mlx5_ib_create_srq" {
         /// SRQ buffer.
@@ -503,6 +518,7 @@ pub const ALL_ABI_STRUCTS: &[AbiStruct] = &[
     CreateCq::TABLE,
     CreateCqResp::TABLE,
     ResizeCq::TABLE,
+    AllocMw::TABLE,
     CreateSrq::TABLE,
     CreateSrqResp::TABLE,
     CreateQpDciStreams::TABLE,

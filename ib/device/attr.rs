@@ -11,13 +11,14 @@
 //! are never reported (upstream sets `masked_atomic_cap` to none whatever the caps).
 //!
 //! What is advertised is what the provider implements, whatever the device could do
-//! ([`NOT_SERVED`], [`NOT_SERVED_KERNEL`]): memory windows (no `alloc_mw`), the memory
-//! management extensions and gappy registration (no `alloc_mr` / fast registration),
-//! UD checksum and TSO offloads (no send path) and multicast loopback blocking (the
-//! create flag is refused). Upstream reports each from its cap; the limits that only
-//! mean something with the feature are 0 with it: `max_mw`, the fast-registration
-//! page list lengths, and the multicast limits (no `attach_mcast` / `detach_mcast`;
-//! upstream reports `log_max_mcg` / `max_qp_mcg` whatever the verbs).
+//! ([`NOT_SERVED`], [`NOT_SERVED_KERNEL`]): the memory management extensions and
+//! gappy registration (no `alloc_mr` / fast registration), UD checksum and TSO
+//! offloads (no send path) and multicast loopback blocking (the create flag is
+//! refused). Upstream reports each from its cap; the limits that only mean something
+//! with the feature are 0 with it: the fast-registration page list lengths, and the
+//! multicast limits (no `attach_mcast` / `detach_mcast`; upstream reports
+//! `log_max_mcg` / `max_qp_mcg` whatever the verbs). Memory windows (type 1 and 2B,
+//! `alloc_mw`) are advertised with cap `imaicl`, as upstream does, with `max_mw`.
 //!
 //! Pure `core` code, compiled into the module and into the host test crate.
 
@@ -71,10 +72,7 @@ pub mod kernel_cap {
 
 /// `device_cap_flags` upstream derives from the caps that this provider does not serve
 /// (the verbs behind them are absent or refuse): never advertised.
-pub const NOT_SERVED: u64 = dev_cap::MEM_WINDOW
-    | dev_cap::MEM_WINDOW_TYPE_2B
-    | dev_cap::MEM_MGT_EXTENSIONS
-    | dev_cap::UD_IP_CSUM;
+pub const NOT_SERVED: u64 = dev_cap::MEM_MGT_EXTENSIONS | dev_cap::UD_IP_CSUM;
 
 /// `kernel_cap_flags` upstream derives from the caps that this provider does not serve.
 pub const NOT_SERVED_KERNEL: u64 =
@@ -164,9 +162,6 @@ pub fn device_attr(
     a.atomic_cap = atomic_cap(atomic);
     a.device_cap_flags &= !NOT_SERVED;
     a.kernel_cap_flags &= !NOT_SERVED_KERNEL;
-    if a.device_cap_flags & dev_cap::MEM_WINDOW == 0 {
-        a.max_mw = 0;
-    }
     if a.device_cap_flags & dev_cap::MEM_MGT_EXTENSIONS == 0 {
         a.max_fast_reg_page_list_len = 0;
         a.max_pi_fast_reg_page_list_len = 0;

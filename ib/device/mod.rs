@@ -38,6 +38,7 @@ use crate::{
         ib_ah::IbAhOps,
         ib_cq::IbCqOps,
         ib_mr::IbMrOps,
+        ib_mw::IbMwOps,
         ib_pd::IbPdOps,
         ib_port::IbPortOps,
         ib_qp::IbQpOps,
@@ -177,6 +178,10 @@ impl IbOps for Provider {
     }
 
     fn mr_ops(&self) -> &dyn IbMrOps {
+        &self.mr
+    }
+
+    fn mw_ops(&self) -> &dyn IbMwOps {
         &self.mr
     }
 }

@@ -12,6 +12,11 @@
 
 use core::cell::RefCell;
 
+use crate::ib::abi::{
+    error::{Reason, UabiError},
+    layout::AllocMw,
+    udata,
+};
 use crate::ib::umem::plan::access;
 use crate::{
     cmd::command::{CodecError, Command},
@@ -28,6 +33,12 @@ use crate::{
 pub const ACCESS_MODE_PA: u8 = 0;
 /// `MLX5_MKC_ACCESS_MODE_MTT`.
 pub const ACCESS_MODE_MTT: u8 = 1;
+/// `MLX5_MKC_ACCESS_MODE_KLMS`.
+pub const ACCESS_MODE_KLM: u8 = 2;
+/// `IB_MW_TYPE_1` (`enum ib_mw_type`).
+pub const MW_TYPE_1: u32 = 1;
+/// `IB_MW_TYPE_2`.
+pub const MW_TYPE_2: u32 = 2;
 /// MTT entry bits with cap `pg` (`MLX5_IB_MTT_PRESENT` = read | write).
 pub const MTT_PRESENT: u64 = 3;
 /// `qpn` of an mkey usable by any QP.
@@ -417,5 +428,80 @@ impl Command for DestroyMkey {
 
     fn parse(self, _: Msg<'_, Self::Out>) -> Result<(), CodecError> {
         Ok(())
+    }
+}
+
+/// The window's translation table size of an alloc_mw request (upstream
+/// `mlx5_ib_alloc_mw`): `num_klms` rounded up to 4 entries, 4 when it is 0. An empty
+/// request (libmlx5's) asks for nothing; a non-empty one is at least the whole
+/// structure (`EINVAL`), with no `comp_mask` bit, reserved fields zero and bytes past
+/// it zero (`EOPNOTSUPP`: `ib_copy_validate_udata_in_cm(udata, req, reserved2, 0)`).
+pub fn parse_alloc_mw(inbuf: &[u8]) -> Result<u32, UabiError> {
+    if inbuf.is_empty() {
+        return Ok(4);
+    }
+    let req: AllocMw = udata::copy_validate_in(inbuf, core::mem::size_of::<AllocMw>())?;
+    if req.comp_mask != 0 {
+        return Err(UabiError::notsupp(Reason::UnknownCompMask {
+            bits: req.comp_mask.into(),
+        }));
+    }
+    if req.reserved1 != 0 || req.reserved2 != 0 {
+        return Err(UabiError::notsupp(Reason::ReservedNotZero));
+    }
+    Ok(u32::from(req.num_klms.max(1)).next_multiple_of(4))
+}
+
+/// The alloc_mw response upstream writes when user space gave room for any of it
+/// (`comp_mask` 0, `response_length` = the bytes of it user space reads): its bytes
+/// in `out`, their count (0: no response).
+pub fn alloc_mw_response(outlen: usize, out: &mut [u8]) -> usize {
+    let len = outlen.min(8);
+    if len == 0 {
+        return 0;
+    }
+    let mut b = [0u8; 8];
+    b[4..].copy_from_slice(&(len as u32).to_ne_bytes());
+    udata::put(out, &b)
+}
+
+/// CREATE_MKEY of a memory window (upstream `mlx5_ib_alloc_mw`): free, `umr_en`,
+/// local read only, KLM mode with room for `ndescs` entries, any QP, `en_rinval` for
+/// a type 2 window (a send with invalidate may free it). A bind (a UMR WQE libmlx5
+/// posts) gives it a range, rights and one KLM entry. Replies the mkey index.
+#[derive(Clone, Copy, Debug)]
+pub struct CreateMwMkey {
+    /// The PD.
+    pub pdn: u32,
+    /// `mkey_7_0`.
+    pub key: u8,
+    /// Translation entries (`translations_octword_size`).
+    pub ndescs: u32,
+    /// A type 2 window.
+    pub type2: bool,
+}
+
+impl Command for CreateMwMkey {
+    const OPCODE: Opcode = Opcode::CREATE_MKEY;
+    type In = create_mkey_in::Layout;
+    type Out = create_mkey_out::Layout;
+    type Reply = u32;
+
+    fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
+        let mut c = mkc_of(i)?;
+        c.set(mkc::FREE, true)?;
+        c.set(mkc::TRANSLATIONS_OCTWORD_SIZE, self.ndescs)?;
+        c.set(mkc::PD, self.pdn)?;
+        c.set(mkc::UMR_EN, true)?;
+        c.set(mkc::LR, true)?;
+        c.set(mkc::ACCESS_MODE_1_0, ACCESS_MODE_KLM)?;
+        c.set(mkc::EN_RINVAL, self.type2)?;
+        c.set(mkc::QPN, ANY_QPN)?;
+        c.set(mkc::MKEY_7_0, self.key)?;
+        Ok(())
+    }
+
+    fn parse(self, o: Msg<'_, Self::Out>) -> Result<u32, CodecError> {
+        Ok(o.get(create_mkey_out::MKEY_INDEX))
     }
 }

@@ -22,6 +22,7 @@
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod commands;
+pub(crate) mod mw;
 
 use core::{
     cell::RefCell,
@@ -130,6 +131,8 @@ pub(crate) struct MrVerbs {
     page_sizes: u64,
     /// The next `mkey_7_0` variant (upstream `dev->mkey_var`).
     variant: AtomicU8,
+    /// Cap `imaicl`: memory windows (upstream serves `alloc_mw` only with it).
+    mw: bool,
 }
 
 impl MrVerbs {
@@ -148,6 +151,7 @@ impl MrVerbs {
             // upstream takes as 4 KiB … 2 GiB.
             page_sizes: mkey_page_sizes(0, 0, false),
             variant: AtomicU8::new(0),
+            mw: caps.get(gen_cap::IMAICL),
         }
     }
 

@@ -142,6 +142,11 @@ impl Caps {
             (g::UD.raw(), 1),
             (g::XRC.raw(), 1),
             (g::ATOMIC.raw(), 1),
+            // Memory windows (cap `imaicl`), as a ConnectX-5 reports them (its
+            // `ibv_devinfo -v` lists MEM_WINDOW and MEM_WINDOW_TYPE_2B): upstream
+            // mlx5_ib then serves `alloc_mw` and advertises both (main.c). The windows
+            // are UMR-bound KLM mkeys (fw/dp/umr.rs, fw/dp/xlate.rs).
+            (g::IMAICL.raw(), 1),
             // Multicast loopback blocking of UD QPs (qpc `block_lb_mc`), as a
             // ConnectX-5 reports it; no multicast is modelled, so nothing loops back.
             (g::BLOCK_LB_MC.raw(), 1),

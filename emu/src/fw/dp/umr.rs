@@ -32,6 +32,9 @@ use zerocopy::FromBytes;
 pub const SYNDROME_LOCAL_QP_OP_ERR: u8 = 0x02;
 /// CQE syndrome: a memory-key check failed (`MLX5_CQE_SYNDROME_LOCAL_PROT_ERR`).
 pub const SYNDROME_LOCAL_PROT_ERR: u8 = 0x04;
+/// CQE syndrome: a memory-window bind or invalidate failed
+/// (`MLX5_CQE_SYNDROME_MW_BIND_ERR`, `IB_WC_MW_BIND_ERR`).
+pub const SYNDROME_MW_BIND_ERR: u8 = crate::ifc::wqe::vals::SYNDROME_MW_BIND_ERR;
 
 /// Bytes of the UMR control and mkey segments.
 const SEGS: usize = std::mem::size_of::<UmrCtrlSeg>() + std::mem::size_of::<MkeySeg>();
@@ -152,39 +155,79 @@ impl Firmware {
             Some(q) => (q.pd, q.st),
             None => return Err(qp_op("no such QP")),
         };
+        let mask = umr.mkey_mask.get();
+        // A memory-window operation: a UMR that sets the mkey's QPN. rdma-core's
+        // `set_umr_control_seg` sets `MLX5_WQE_UMR_CTRL_MKEY_MASK_QPN` on every type 2
+        // window bind, unbind and local invalidate; upstream's kernel UMRs never do
+        // (`umr.c`, `wr.c`). Its refusals are memory window bind errors (IBTA 11.6.2
+        // "Memory Window Bind Error"; `MLX5_CQE_SYNDROME_MW_BIND_ERR`), the other
+        // UMRs' local protection errors. A type 1 bind sets no QPN and is not told
+        // apart from a fast registration.
+        let window = mask & v::MKEY_MASK_QPN != 0;
+        let deny = |why: String| {
+            if window {
+                (SYNDROME_MW_BIND_ERR, why)
+            } else {
+                prot(why)
+            }
+        };
         // The mkey is named by `imm` (upstream `mlx5r_begin_wqe` general_id,
         // `handle_reg_mr` / `handle_local_inv` imm): its index; a fast registration
         // names the key it is about to give the mkey, so the key byte is not checked.
         let key = ctrl.imm.get();
         let idx = key >> 8;
         let Some(m) = self.objs.mkeys.get(&idx) else {
-            return Err(prot(format!("no mkey index {idx:#x}")));
+            return Err(deny(format!("no mkey index {idx:#x}")));
         };
         let mut ctx = m.ctx.clone();
         let cur = Msg::<mkc::Layout>::new(&m.ctx).ok_or_else(|| prot("mkey context missing"))?;
         // PRM `mkc.umr_en`: only such mkeys may be changed by UMR (upstream sets it on
         // every mkey it posts UMRs for: the MR cache, `alloc_mr`, `alloc_mw`).
         if !cur.get(mkc::UMR_EN) {
-            return Err(prot("mkey without umr_en"));
+            return Err(deny("mkey without umr_en".into()));
         }
         let flags = umr.flags;
         let free = cur.get(mkc::FREE);
         match flags & v::UMR_CHECK_MASK {
             0 => {}
-            v::UMR_CHECK_NOT_FREE if !free => return Err(prot("check (must be free): mkey valid")),
-            v::UMR_CHECK_FREE if free => return Err(prot("check (must not be free): mkey free")),
+            v::UMR_CHECK_NOT_FREE if !free => {
+                return Err(deny("check (must be free): mkey valid".into()))
+            }
+            v::UMR_CHECK_FREE if free => {
+                return Err(deny("check (must not be free): mkey free".into()))
+            }
             v::UMR_CHECK_NOT_FREE | v::UMR_CHECK_FREE => {}
             _ => return Err(qp_op("reserved check_free value 3")),
         }
         // rdma-core `MLX5_WQE_UMR_CTRL_FLAG_CHECK_QPN` (type 2 window unbind): the
         // mkey's QPN must be the posting QP's.
         if flags & v::UMR_CHECK_QPN != 0 && cur.get(mkc::QPN) != qpn {
-            return Err(prot(format!(
+            return Err(deny(format!(
                 "check: mkey bound to QP {:#x}",
                 cur.get(mkc::QPN)
             )));
         }
-        let mask = umr.mkey_mask.get();
+        // A type 2 bind (a QPN other than 0xffffff) binds the window to the posting
+        // QP, which must be in the window's PD (IBTA 10.6.7.2: a type 2 window is
+        // bound to one QP of its PD; libmlx5 `set_umr_mkey_seg` writes its own QPN).
+        if window {
+            let new_qpn = mkc::QPN.raw().get(seg.as_bytes()).unwrap_or(0) as u32;
+            let window_pd = if mask & v::MKEY_MASK_PD != 0 {
+                mkc::PD.raw().get(seg.as_bytes()).unwrap_or(0) as u32
+            } else {
+                cur.get(mkc::PD)
+            };
+            if new_qpn != 0xff_ffff && new_qpn != qpn {
+                return Err(deny(format!(
+                    "type 2 bind to QP {new_qpn:#x} posted on QP {qpn:#x}"
+                )));
+            }
+            if new_qpn != 0xff_ffff && qp_st != st::REG_UMR && window_pd != qp_pd {
+                return Err(deny(format!(
+                    "type 2 bind: window PD {window_pd}, QP PD {qp_pd}"
+                )));
+            }
+        }
         for (bit, f) in masked_fields() {
             if mask & bit != 0 {
                 let val = f.get(seg.as_bytes()).unwrap_or(0);
