@@ -179,7 +179,7 @@ grep -q '^BETTER ' "$T/pv-better.out" && pass=$((pass + 1)) || { fail=$((fail + 
 python3 "$PV" markdown "$T/pv-same.up" "$T/pv-same.ours" | sed 's/^PYVDOC //' >"$T/doc.md"
 pvc pv-doc-current 0 doc "$A$E" "$A$E" "$(cat "$T/doc.md")\n"
 pvc pv-doc-stale 1 doc "$A$E" "$A$A" "$(cat "$T/doc.md")\n"
-# A set run on upstream alone (OURS `-`, 95-pyverbs-upstream) has its own markers; its
+# A set run on upstream alone (OURS `-`, PYVERBS_DRIVERS=upstream) has its own markers; its
 # block names each skip and error with its reason, and a changed reason is a changed
 # table. Another set's block does not stand in for it.
 printf '%b' "$A$E" >"$T/pvu.up"

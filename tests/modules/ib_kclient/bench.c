@@ -24,6 +24,15 @@
  *   bench.teardown  QPs, CQs and PD destroyed, each status checked (a CQ's destroy
  *                   returns none)
  *
+ * With bench_bg=1 instead (tests/scenarios/73-dp-teardown.sh: the provider unloads
+ * or its function unbinds while a kernel consumer's traffic runs), bench.setup runs in
+ * the add, then a kernel thread posts rounds of bench_batch SENDs, each checked as
+ * above, until the core removes the device from the client (it unregisters, or this
+ * module unloads). The remove stops the thread after its round, then reports
+ * bench.run ("# G.bench-bg rounds R sends S recvs V": every round complete),
+ * bench.exact (S = V = R x batch, both CQs empty) and bench.teardown: the consumer
+ * drains and frees its objects before the unregistration goes on, as a ULP does.
+ *
  * Figures (ktime_get_ns), one line "# G.bench k=v ...":
  *   post_send_ns / post_recv_ns   the ib_post_send / ib_post_recv calls' time over the
  *                                 work requests they posted (per work request)
@@ -43,6 +52,7 @@
  */
 #include <linux/completion.h>
 #include <linux/jiffies.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -57,6 +67,9 @@ MODULE_PARM_DESC(bench, "After the walk, time N SEND work requests through one R
 static unsigned int bench_batch = 32;
 module_param(bench_batch, uint, 0444);
 MODULE_PARM_DESC(bench_batch, "Work requests per ib_post_send chain of the bench (1..256, default 32)");
+static bool bench_bg;
+module_param(bench_bg, bool, 0444);
+MODULE_PARM_DESC(bench_bg, "Run the bench's SEND rounds in a kernel thread from the add until the device's remove (default off)");
 
 #define KB_LEN 64
 #define KB_BUF 4096
@@ -70,6 +83,10 @@ MODULE_PARM_DESC(bench_batch, "Work requests per ib_post_send chain of the bench
 
 struct kb {
 	struct kc_run *r;
+	struct kc_run run;	/* the add's, kept for a background run */
+	struct task_struct *task;	/* the background run (bench_bg) */
+	bool failed;		/* a background round failed (reported there) */
+	u64 rounds;		/* background rounds complete */
 	struct ib_device *dev;
 	struct ib_pd *pd;
 	struct ib_cq *scq, *rcq;
@@ -273,34 +290,34 @@ static void kb_figures(struct kb *b)
 		b->nirq ? div64_u64(sum, b->nirq) : 0, b->nirq ? lo : 0, hi);
 }
 
-static void kb_run(struct kb *b, u32 port, const struct ib_port_attr *pa)
+/* bench.setup: the CQs, the connected QP pair, the mapped page and the requests. */
+static bool kb_setup(struct kb *b, u32 port, const struct ib_port_attr *pa)
 {
 	struct ib_cq_init_attr ca = { .cqe = b->nb };
 	struct kc_run *r = b->r;
-	u64 seq = 0;
-	unsigned int i, n, left;
+	unsigned int i;
 
 	b->scq = ib_create_cq(b->dev, kb_comp, NULL, b, &ca);
 	if (!kb_chk(r, !IS_ERR(b->scq), "bench.setup", "create_cq err %d", PTR_ERR_OR_ZERO(b->scq))) {
 		b->scq = NULL;
-		return;
+		return false;
 	}
 	b->rcq = ib_create_cq(b->dev, kb_comp, NULL, b, &ca);
 	if (!kb_chk(r, !IS_ERR(b->rcq), "bench.setup", "create_cq err %d", PTR_ERR_OR_ZERO(b->rcq))) {
 		b->rcq = NULL;
-		return;
+		return false;
 	}
 	b->a = kb_qp(b, "bench.setup");
 	b->b = b->a ? kb_qp(b, "bench.setup") : NULL;
 	if (!b->b || !kb_connect(b, b->a, b->b->qp_num, port, pa) ||
 	    !kb_connect(b, b->b, b->a->qp_num, port, pa))
-		return;
+		return false;
 	b->buf = kzalloc(KB_BUF, GFP_KERNEL);
 	if (!kb_chk(r, b->buf != NULL, "bench.setup", "no memory"))
-		return;
+		return false;
 	b->dma = ib_dma_map_single(b->dev, b->buf, KB_BUF, DMA_BIDIRECTIONAL);
 	if (!kb_chk(r, !ib_dma_mapping_error(b->dev, b->dma), "bench.setup", "dma map failed"))
-		return;
+		return false;
 	b->mapped = true;
 	/* Every send reads, every receive writes, the same KB_LEN bytes of the page. */
 	b->sge = (struct ib_sge){ .addr = b->dma, .length = KB_LEN, .lkey = b->pd->local_dma_lkey };
@@ -310,9 +327,29 @@ static void kb_run(struct kb *b, u32 port, const struct ib_port_attr *pa)
 						 .send_flags = IB_SEND_SIGNALED };
 		b->rwr[i] = (struct ib_recv_wr){ .sg_list = &b->sge, .num_sge = 1 };
 	}
-	if (!kc_ok(r, true, "bench.setup", " "))
-		return;
+	kc_ok(r, true, "bench.setup", " ");
 	kc_line("# %u.bench qp a %u b %u", r->gen, b->a->qp_num, b->b->qp_num);
+	return true;
+}
+
+/* bench.exact: @want completions of each kind, and nothing more on either CQ. */
+static void kb_exact(struct kb *b, u64 want)
+{
+	int i = ib_poll_cq(b->scq, 1, b->wc);
+	int n = ib_poll_cq(b->rcq, 1, b->wc);
+
+	kc_ok(b->r, b->sends == want && b->recvs == want && i == 0 && n == 0, "bench.exact",
+	      "send completions %llu receive completions %llu of %llu, then %d / %d more",
+	      b->sends, b->recvs, want, i, n);
+}
+
+static void kb_run(struct kb *b, u32 port, const struct ib_port_attr *pa)
+{
+	u64 seq = 0;
+	unsigned int n, left;
+
+	if (!kb_setup(b, port, pa))
+		return;
 	for (left = bench; left > 0; left -= n) {
 		n = min_t(unsigned int, left, b->nb);
 		if (!kb_round(b, n, seq))
@@ -322,57 +359,123 @@ static void kb_run(struct kb *b, u32 port, const struct ib_port_attr *pa)
 	}
 	if (left > 0)
 		return;
-	kc_ok(r, true, "bench.run", " ");
+	kc_ok(b->r, true, "bench.run", " ");
 	kb_figures(b);
-	/* Nothing more on either CQ: no completion too many. */
-	i = ib_poll_cq(b->scq, 1, b->wc);
-	n = ib_poll_cq(b->rcq, 1, b->wc);
-	kc_ok(r, b->sends == bench && b->recvs == bench && i == 0 && n == 0, "bench.exact",
-	      "send completions %llu receive completions %llu of %u, then %u / %u more",
-	      b->sends, b->recvs, bench, i, n);
+	kb_exact(b, bench);
 }
 
-void kc_bench(struct kc_run *r, struct ib_device *dev, u32 port, const struct ib_port_attr *pa)
+/* The background run (bench_bg): full rounds until the remove stops it. */
+static int kb_thread(void *arg)
 {
-	struct kb b = { .r = r, .dev = dev, .nb = clamp(bench_batch, 1U, KB_MAX_BATCH) };
+	struct kb *b = arg;
+	u64 seq = 0;
+
+	while (!kthread_should_stop()) {
+		if (b->failed) {
+			/* Reported by kb_round; wait for the stop (the thread may not exit first). */
+			schedule_timeout_interruptible(HZ / 10);
+			continue;
+		}
+		if (!kb_round(b, b->nb, seq)) {
+			b->failed = true;
+			continue;
+		}
+		seq += b->nb;
+		b->rounds++;
+		cond_resched();
+	}
+	return 0;
+}
+
+/* Everything kc_bench made, each destroy's status checked, and @b itself. */
+static void kb_teardown(struct kb *b)
+{
+	struct kc_run *r = b->r;
 	bool ok = true;
 	int err;
 
-	if (!bench)
-		return;
-	init_completion(&b.done);
-	b.swr = kcalloc(b.nb, sizeof(*b.swr), GFP_KERNEL);
-	b.rwr = kcalloc(b.nb, sizeof(*b.rwr), GFP_KERNEL);
-	b.wc = kcalloc(b.nb, sizeof(*b.wc), GFP_KERNEL);
-	b.irq = kvcalloc(KB_IRQ_SAMPLES, sizeof(*b.irq), GFP_KERNEL);
-	b.pd = ib_alloc_pd(dev, 0);
-	if (kb_chk(r, b.swr && b.rwr && b.wc && b.irq, "bench.setup", "no memory") &&
-	    kb_chk(r, !IS_ERR(b.pd), "bench.setup", "alloc_pd err %d", PTR_ERR_OR_ZERO(b.pd)))
-		kb_run(&b, port, pa);
-	if (b.a) {
-		err = ib_destroy_qp(b.a);
+	if (b->a) {
+		err = ib_destroy_qp(b->a);
 		ok &= kb_chk(r, !err, "bench.teardown", "destroy qp a err %d", err);
 	}
-	if (b.b) {
-		err = ib_destroy_qp(b.b);
+	if (b->b) {
+		err = ib_destroy_qp(b->b);
 		ok &= kb_chk(r, !err, "bench.teardown", "destroy qp b err %d", err);
 	}
 	/* (ib_destroy_cq returns nothing: the core WARNs if a CQ is still in use.) */
-	if (b.scq)
-		ib_destroy_cq(b.scq);
-	if (b.rcq)
-		ib_destroy_cq(b.rcq);
-	if (b.mapped)
-		ib_dma_unmap_single(dev, b.dma, KB_BUF, DMA_BIDIRECTIONAL);
-	kfree(b.buf);
-	if (!IS_ERR_OR_NULL(b.pd)) {
-		err = ib_dealloc_pd_user(b.pd, NULL);
+	if (b->scq)
+		ib_destroy_cq(b->scq);
+	if (b->rcq)
+		ib_destroy_cq(b->rcq);
+	if (b->mapped)
+		ib_dma_unmap_single(b->dev, b->dma, KB_BUF, DMA_BIDIRECTIONAL);
+	kfree(b->buf);
+	if (!IS_ERR_OR_NULL(b->pd)) {
+		err = ib_dealloc_pd_user(b->pd, NULL);
 		ok &= kb_chk(r, !err, "bench.teardown", "dealloc pd err %d", err);
 	}
 	if (ok)
 		kc_ok(r, true, "bench.teardown", " ");
-	kvfree(b.irq);
-	kfree(b.wc);
-	kfree(b.rwr);
-	kfree(b.swr);
+	kvfree(b->irq);
+	kfree(b->wc);
+	kfree(b->rwr);
+	kfree(b->swr);
+	kfree(b);
+}
+
+struct kb *kc_bench(struct kc_run *r, struct ib_device *dev, u32 port,
+		    const struct ib_port_attr *pa)
+{
+	struct kb *b;
+
+	if (!bench && !bench_bg)
+		return NULL;
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	if (!kb_chk(r, b != NULL, "bench.setup", "no memory"))
+		return NULL;
+	b->run = *r;
+	b->r = &b->run;
+	b->dev = dev;
+	b->nb = clamp(bench_batch, 1U, KB_MAX_BATCH);
+	init_completion(&b->done);
+	b->swr = kcalloc(b->nb, sizeof(*b->swr), GFP_KERNEL);
+	b->rwr = kcalloc(b->nb, sizeof(*b->rwr), GFP_KERNEL);
+	b->wc = kcalloc(b->nb, sizeof(*b->wc), GFP_KERNEL);
+	b->irq = kvcalloc(KB_IRQ_SAMPLES, sizeof(*b->irq), GFP_KERNEL);
+	b->pd = ib_alloc_pd(dev, 0);
+	if (!kb_chk(r, b->swr && b->rwr && b->wc && b->irq, "bench.setup", "no memory") ||
+	    !kb_chk(r, !IS_ERR(b->pd), "bench.setup", "alloc_pd err %d", PTR_ERR_OR_ZERO(b->pd))) {
+		kb_teardown(b);
+		return NULL;
+	}
+	if (!bench_bg) {
+		kb_run(b, port, pa);
+		kb_teardown(b);
+		return NULL;
+	}
+	if (!kb_setup(b, port, pa)) {
+		kb_teardown(b);
+		return NULL;
+	}
+	b->task = kthread_run(kb_thread, b, "ib_kclient_bg");
+	if (!kb_chk(r, !IS_ERR(b->task), "bench.run", "kthread_run err %ld", PTR_ERR(b->task))) {
+		kb_teardown(b);
+		return NULL;
+	}
+	kc_line("# %u.bench-bg started", r->gen);
+	return b;
+}
+
+void kc_bench_stop(struct kb *b)
+{
+	if (!b)
+		return;
+	kthread_stop(b->task);
+	kc_line("# %u.bench-bg rounds %llu sends %llu recvs %llu batch %u", b->r->gen, b->rounds,
+		b->sends, b->recvs, b->nb);
+	if (!b->failed) {
+		kc_ok(b->r, b->rounds > 0, "bench.run", "no round completed");
+		kb_exact(b, b->rounds * b->nb);
+	}
+	kb_teardown(b);
 }

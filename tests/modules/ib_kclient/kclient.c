@@ -27,7 +27,8 @@
  *             between two RC QPs in loopback through fast-registered MRs, the bytes
  *             checked after each operation; without it the walk is the one above
  *   bench     only with the module parameter bench=N (bench.c): N SENDs through one
- *             RC QP pair in chains of bench_batch, timed and counted exactly
+ *             RC QP pair in chains of bench_batch, timed and counted exactly; with
+ *             bench_bg=1 the rounds run in a kernel thread until the remove
  *
  * Then it takes a second set (PD, CQ, an RC QP in RTS) that it keeps until the core
  * removes the device from the client (the device unregisters, or this module is
@@ -90,6 +91,7 @@ struct kc_dev {
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
+	struct kb *bg;		/* the bench's background run (bench_bg) */
 };
 
 void kc_line(const char *fmt, ...)
@@ -698,7 +700,7 @@ static int kc_add(struct ib_device *dev)
 			pa.lid, pa.active_mtu, dev->num_comp_vectors);
 		kc_walk(&r, dev, port, &pa);
 		kc_traffic(&r, dev, port, &pa);
-		kc_bench(&r, dev, port, &pa);
+		d->bg = kc_bench(&r, dev, port, &pa);
 		kc_hold(&r, d, dev, port, &pa);
 	}
 	ib_set_client_data(dev, &kc_client, d);
@@ -719,6 +721,8 @@ static void kc_remove(struct ib_device *dev, void *client_data)
 	kc_removes++;
 	mutex_unlock(&kc_lock);
 	kc_line("# remove %u %s", r.gen, dev_name(&dev->dev));
+	/* The background traffic first: stopped after its round, drained, freed. */
+	kc_bench_stop(d->bg);
 	if (d->qp)
 		kc_destroy_qp(&r, d->qp, "remove.qp-destroy");
 	if (d->cq)

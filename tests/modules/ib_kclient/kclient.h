@@ -28,8 +28,13 @@ void kc_event(struct ib_event *ev, void *ctx);
 /* The traffic step (traffic.c): runs only with the module parameter traffic=1. */
 void kc_traffic(struct kc_run *r, struct ib_device *dev, u32 port,
 		const struct ib_port_attr *pa);
-/* The bench step (bench.c): runs only with the module parameter bench=N. */
-void kc_bench(struct kc_run *r, struct ib_device *dev, u32 port,
-	      const struct ib_port_attr *pa);
+/*
+ * The bench step (bench.c): runs only with the module parameter bench=N, or with
+ * bench_bg=1 in a kernel thread, returned, that kc_bench_stop ends (at the remove).
+ */
+struct kb;
+struct kb *kc_bench(struct kc_run *r, struct ib_device *dev, u32 port,
+		    const struct ib_port_attr *pa);
+void kc_bench_stop(struct kb *b);
 
 #endif
