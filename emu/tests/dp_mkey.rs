@@ -1383,3 +1383,95 @@ fn window_rights_are_the_binds_and_need_the_mrs_local_write() {
         Err(XlateError::Access)
     );
 }
+
+/// The driver's MR-cache WQEs (`ib/mr/umr.rs`) executed by the emulator: a cache mkey
+/// of the driver's bucket size enabled as a user MR, its PD and rights changed in
+/// place with the key kept, revoked, and enabled again from the cache.
+#[test]
+fn driver_mr_cache_wqes_enable_rereg_in_place_revoke_and_reuse() {
+    use mlx5_rs_pure::ib::mr::commands::MkeyAccess;
+    use mlx5_rs_pure::ib::mr::umr as drv;
+    let caps = drv::UmrCaps {
+        atomic: true,
+        ..Default::default()
+    };
+    let mut d = Dev::new();
+    let pd1 = d.pd();
+    let pd2 = d.pd();
+    let pages = spaced_pages(&mut d, 3);
+    let entries = drv::bucket(pages.len() as u64, 16).unwrap();
+    let c = cache(&mut d, drv::mkc_octo_size(entries));
+    let body = |w: &drv::UmrWqe| {
+        let mut b = vec![0u8; w.len()];
+        w.write(&mut b).unwrap();
+        b
+    };
+    // The MTTs in a buffer of the 64-byte units the WQE names (tail zeroed).
+    let table = mtts(&pages, v::MTT_READ | v::MTT_WRITE);
+    let xlt = drv::Xlt {
+        addr: d.h.alloc(64, 64),
+        lkey: c.umr_lkey,
+        entries: pages.len() as u32,
+        page_shift: 12,
+    };
+    d.h.mem.write(xlt.addr, &table).unwrap();
+    let rw = MkeyAccess {
+        lw: true,
+        rw: true,
+        ..Default::default()
+    };
+    let iova = 0x7f00_0000_0000u64;
+    let len = 3 * 4096;
+    let w = drv::enable(c.key, pd1, &rw, iova, len, &xlt, &caps).unwrap();
+    assert_eq!(umr(&d, c.umr_qp, c.key, &body(&w)), Ok(()));
+    assert_eq!(
+        xl(&d, c.key, iova + 4096, 8, Access::REMOTE_WRITE, pd1),
+        Ok(vec![(pages[1], 8)])
+    );
+    assert_eq!(
+        xl(&d, c.key, iova, 8, Access::REMOTE_READ, pd1),
+        Err(XlateError::Access)
+    );
+    assert_eq!(
+        xl(&d, c.key, iova + len, 1, RL, pd1),
+        Err(XlateError::Bounds)
+    );
+    // rereg of PD and access: same key, read-only in PD 2.
+    let ro = MkeyAccess {
+        rr: true,
+        ..Default::default()
+    };
+    let w = drv::rereg_pd_access(c.key, pd2, &ro, &caps).unwrap();
+    assert_eq!(umr(&d, c.umr_qp, c.key, &body(&w)), Ok(()));
+    assert_eq!(
+        xl(&d, c.key, iova + 2 * 4096, 8, Access::REMOTE_READ, pd2),
+        Ok(vec![(pages[2], 8)])
+    );
+    assert_eq!(
+        xl(&d, c.key, iova, 8, Access::REMOTE_WRITE, pd2),
+        Err(XlateError::Access)
+    );
+    assert_eq!(xl(&d, c.key, iova, 8, RL, pd1), Err(XlateError::Pd));
+    // Revoke: the key reaches nothing; a second enable must find it free.
+    let w = drv::revoke(c.key, c.umr_pd).unwrap();
+    assert_eq!(umr(&d, c.umr_qp, c.key, &body(&w)), Ok(()));
+    assert_eq!(xl(&d, c.key, iova, 8, RL, pd2), Err(XlateError::Key));
+    // rereg of a revoked (free) mkey: "fail if free".
+    let w = drv::rereg_pd_access(c.key, pd2, &ro, &caps).unwrap();
+    assert_eq!(
+        umr(&d, c.umr_qp, c.key, &body(&w)),
+        Err(SYNDROME_LOCAL_PROT_ERR)
+    );
+    // Reuse from the cache with the next key byte, one page at a new address.
+    let key2 = (c.key & !0xff) | ((c.key + 1) & 0xff);
+    let one = drv::Xlt { entries: 1, ..xlt };
+    let w = drv::enable(key2, pd1, &ro, 0x1000, 4096, &one, &caps).unwrap();
+    assert_eq!(umr(&d, c.umr_qp, key2, &body(&w)), Ok(()));
+    assert_eq!(
+        xl(&d, key2, 0x1000, 8, Access::REMOTE_READ, pd1),
+        Ok(vec![(pages[0], 8)])
+    );
+    assert_eq!(xl(&d, c.key, 0x1000, 8, RL, pd1), Err(XlateError::Key));
+    let x = &d.h.dev.fw().dp.xlate;
+    assert_eq!((x.umr_ok, x.umr_failed), (4, 1));
+}

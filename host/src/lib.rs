@@ -109,6 +109,7 @@ pub mod ib {
     /// Memory regions.
     pub mod mr {
         pub mod commands;
+        pub mod umr;
     }
     /// Protection and transport domains.
     pub mod pd {
