@@ -55,7 +55,9 @@ impl ClockParams {
         let k = u64::from(khz);
         // `mlx5_ptp_shift_constant`: (U32_MAX / NSEC_PER_MSEC) * khz is computed in
         // 64 bits there (NSEC_PER_MSEC is a long).
-        let shift = (ilog2(k) + 16).min(ilog2((u64::from(u32::MAX) / NSEC_PER_MSEC).saturating_mul(k)));
+        let shift = (ilog2(k) + 16).min(ilog2(
+            (u64::from(u32::MAX) / NSEC_PER_MSEC).saturating_mul(k),
+        ));
         // `clocksource_khz2mult`: (1e6 << shift + khz / 2) / khz, truncated to 32
         // bits. shift <= 44 (4294 * khz < 2^45), so 1e6 << shift fits 64 bits. No
         // operation here can panic (the checked ones cannot fail).
@@ -71,7 +73,9 @@ impl ClockParams {
     /// `cyclecounter_cyc2ns`: nanoseconds of `cycles`, carrying the fractional
     /// nanoseconds in `frac` (the low `shift` bits).
     pub fn cyc2ns(&self, cycles: u64, frac: &mut u64) -> u64 {
-        let ns = cycles.wrapping_mul(u64::from(self.mult)).wrapping_add(*frac);
+        let ns = cycles
+            .wrapping_mul(u64::from(self.mult))
+            .wrapping_add(*frac);
         *frac = ns & 1u64.checked_shl(self.shift).map_or(u64::MAX, |b| b - 1);
         ns.checked_shr(self.shift).unwrap_or(0)
     }
@@ -239,8 +243,14 @@ mod tests {
         let at = tc.nsec;
         // A completion 1,562,500 cycles (10 ms) after the last read, and one 10 ms
         // before it: the clock's nanoseconds ± 10 ms.
-        assert_eq!(ts_to_ns(&p, &tc, tc.cycle_last + 1_562_500), at + 10_000_000);
-        assert_eq!(ts_to_ns(&p, &tc, tc.cycle_last - 1_562_500), at - 10_000_000);
+        assert_eq!(
+            ts_to_ns(&p, &tc, tc.cycle_last + 1_562_500),
+            at + 10_000_000
+        );
+        assert_eq!(
+            ts_to_ns(&p, &tc, tc.cycle_last - 1_562_500),
+            at - 10_000_000
+        );
         // Converting and reading the timecounter agree.
         let mut later = tc;
         assert_eq!(later.read(&p, tc.cycle_last + 1_562_500), at + 10_000_000);
@@ -258,7 +268,12 @@ mod tests {
         assert_eq!((t, reads.get()), (Ok((7 << 32) | 0x1234), 3));
         // The low half wrapped between the reads: the high half read second goes with
         // a fresh low read.
-        let seq = [(INTERNAL_TIMER_H, 7u32), (INTERNAL_TIMER_L, 0xffff_fff0), (INTERNAL_TIMER_H, 8), (INTERNAL_TIMER_L, 3)];
+        let seq = [
+            (INTERNAL_TIMER_H, 7u32),
+            (INTERNAL_TIMER_L, 0xffff_fff0),
+            (INTERNAL_TIMER_H, 8),
+            (INTERNAL_TIMER_L, 3),
+        ];
         let i = Cell::new(0);
         let t = read_timer(|off| -> Result<u32, ()> {
             let (want, v) = seq[i.get()];
