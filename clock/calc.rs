@@ -2,8 +2,7 @@
 
 //! The arithmetic of the device clock, as upstream mlx5_core's `lib/clock.c` and the
 //! kernel's cyclecounter / timecounter (`include/linux/timecounter.h`,
-//! `kernel/time/timecounter.c`) do it, and libmlx5's conversion of a device timestamp
-//! with the clock info page (`mlx5dv_ts_to_ns`), for the host tests.
+//! `kernel/time/timecounter.c`) do it.
 //!
 //! - [`ClockParams::from_khz`]: the cyclecounter of a device counting at
 //!   `device_frequency_khz` (`mlx5_timecounter_init`): shift
@@ -16,6 +15,9 @@
 //!   (`timecounter_init` / `timecounter_read`), what the clock info page publishes;
 //! - [`read_timer`]: the internal timer's two halves read high, low, high again
 //!   (`mlx5_read_time`).
+//!
+//! The tests convert device timestamps with what the page would hold as libmlx5 does
+//! (`mlx5dv_ts_to_ns`).
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
 
@@ -131,22 +133,6 @@ impl Timecounter {
     }
 }
 
-/// libmlx5's `mlx5dv_ts_to_ns` over what the clock info page holds (`tc` and `p`): a
-/// device timestamp less than half the mask ahead of `cycle_last` is later, else
-/// earlier.
-pub fn ts_to_ns(p: &ClockParams, tc: &Timecounter, ts: u64) -> u64 {
-    let mult = u64::from(p.mult);
-    let delta = ts.wrapping_sub(tc.cycle_last) & p.mask;
-    if delta > p.mask / 2 {
-        let back = tc.cycle_last.wrapping_sub(ts) & p.mask;
-        let ns = back.wrapping_mul(mult).wrapping_sub(tc.frac);
-        tc.nsec.wrapping_sub(ns.checked_shr(p.shift).unwrap_or(0))
-    } else {
-        let ns = delta.wrapping_mul(mult).wrapping_add(tc.frac);
-        tc.nsec.wrapping_add(ns.checked_shr(p.shift).unwrap_or(0))
-    }
-}
-
 /// `mlx5_read_time` (free-running): the high half, the low half, the high half again;
 /// if the high half changed (the low one wrapped) the low half is read once more and
 /// goes with the second high half.
@@ -171,6 +157,22 @@ mod tests {
 
     /// The emulated ConnectX's frequency (cap `device_frequency_khz`).
     const KHZ: u32 = 156_250;
+
+    /// libmlx5's `mlx5dv_ts_to_ns` over what the clock info page holds (`tc` and `p`): a
+    /// device timestamp less than half the mask ahead of `cycle_last` is later, else
+    /// earlier.
+    fn ts_to_ns(p: &ClockParams, tc: &Timecounter, ts: u64) -> u64 {
+        let mult = u64::from(p.mult);
+        let delta = ts.wrapping_sub(tc.cycle_last) & p.mask;
+        if delta > p.mask / 2 {
+            let back = tc.cycle_last.wrapping_sub(ts) & p.mask;
+            let ns = back.wrapping_mul(mult).wrapping_sub(tc.frac);
+            tc.nsec.wrapping_sub(ns.checked_shr(p.shift).unwrap_or(0))
+        } else {
+            let ns = delta.wrapping_mul(mult).wrapping_add(tc.frac);
+            tc.nsec.wrapping_add(ns.checked_shr(p.shift).unwrap_or(0))
+        }
+    }
 
     #[test]
     fn params_as_upstream_computes_them() {
