@@ -2,8 +2,7 @@
 
 //! The arithmetic of the device clock, as upstream mlx5_core's `lib/clock.c` and the
 //! kernel's cyclecounter / timecounter (`include/linux/timecounter.h`,
-//! `kernel/time/timecounter.c`) do it, and libmlx5's conversion of a device timestamp
-//! with the clock info page (`mlx5dv_ts_to_ns`), for the host tests.
+//! `kernel/time/timecounter.c`) do it.
 //!
 //! - [`ClockParams::from_khz`]: the cyclecounter of a device counting at
 //!   `device_frequency_khz` (`mlx5_timecounter_init`): shift
@@ -16,6 +15,9 @@
 //!   (`timecounter_init` / `timecounter_read`), what the clock info page publishes;
 //! - [`read_timer`]: the internal timer's two halves read high, low, high again
 //!   (`mlx5_read_time`).
+//!
+//! The tests convert device timestamps with what the page would hold as libmlx5 does
+//! (`mlx5dv_ts_to_ns`).
 //!
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
 
@@ -55,7 +57,9 @@ impl ClockParams {
         let k = u64::from(khz);
         // `mlx5_ptp_shift_constant`: (U32_MAX / NSEC_PER_MSEC) * khz is computed in
         // 64 bits there (NSEC_PER_MSEC is a long).
-        let shift = (ilog2(k) + 16).min(ilog2((u64::from(u32::MAX) / NSEC_PER_MSEC).saturating_mul(k)));
+        let shift = (ilog2(k) + 16).min(ilog2(
+            (u64::from(u32::MAX) / NSEC_PER_MSEC).saturating_mul(k),
+        ));
         // `clocksource_khz2mult`: (1e6 << shift + khz / 2) / khz, truncated to 32
         // bits. shift <= 44 (4294 * khz < 2^45), so 1e6 << shift fits 64 bits. No
         // operation here can panic (the checked ones cannot fail).
@@ -71,7 +75,9 @@ impl ClockParams {
     /// `cyclecounter_cyc2ns`: nanoseconds of `cycles`, carrying the fractional
     /// nanoseconds in `frac` (the low `shift` bits).
     pub fn cyc2ns(&self, cycles: u64, frac: &mut u64) -> u64 {
-        let ns = cycles.wrapping_mul(u64::from(self.mult)).wrapping_add(*frac);
+        let ns = cycles
+            .wrapping_mul(u64::from(self.mult))
+            .wrapping_add(*frac);
         *frac = ns & 1u64.checked_shl(self.shift).map_or(u64::MAX, |b| b - 1);
         ns.checked_shr(self.shift).unwrap_or(0)
     }
@@ -127,22 +133,6 @@ impl Timecounter {
     }
 }
 
-/// libmlx5's `mlx5dv_ts_to_ns` over what the clock info page holds (`tc` and `p`): a
-/// device timestamp less than half the mask ahead of `cycle_last` is later, else
-/// earlier.
-pub fn ts_to_ns(p: &ClockParams, tc: &Timecounter, ts: u64) -> u64 {
-    let mult = u64::from(p.mult);
-    let delta = ts.wrapping_sub(tc.cycle_last) & p.mask;
-    if delta > p.mask / 2 {
-        let back = tc.cycle_last.wrapping_sub(ts) & p.mask;
-        let ns = back.wrapping_mul(mult).wrapping_sub(tc.frac);
-        tc.nsec.wrapping_sub(ns.checked_shr(p.shift).unwrap_or(0))
-    } else {
-        let ns = delta.wrapping_mul(mult).wrapping_add(tc.frac);
-        tc.nsec.wrapping_add(ns.checked_shr(p.shift).unwrap_or(0))
-    }
-}
-
 /// `mlx5_read_time` (free-running): the high half, the low half, the high half again;
 /// if the high half changed (the low one wrapped) the low half is read once more and
 /// goes with the second high half.
@@ -167,6 +157,22 @@ mod tests {
 
     /// The emulated ConnectX's frequency (cap `device_frequency_khz`).
     const KHZ: u32 = 156_250;
+
+    /// libmlx5's `mlx5dv_ts_to_ns` over what the clock info page holds (`tc` and `p`): a
+    /// device timestamp less than half the mask ahead of `cycle_last` is later, else
+    /// earlier.
+    fn ts_to_ns(p: &ClockParams, tc: &Timecounter, ts: u64) -> u64 {
+        let mult = u64::from(p.mult);
+        let delta = ts.wrapping_sub(tc.cycle_last) & p.mask;
+        if delta > p.mask / 2 {
+            let back = tc.cycle_last.wrapping_sub(ts) & p.mask;
+            let ns = back.wrapping_mul(mult).wrapping_sub(tc.frac);
+            tc.nsec.wrapping_sub(ns.checked_shr(p.shift).unwrap_or(0))
+        } else {
+            let ns = delta.wrapping_mul(mult).wrapping_add(tc.frac);
+            tc.nsec.wrapping_add(ns.checked_shr(p.shift).unwrap_or(0))
+        }
+    }
 
     #[test]
     fn params_as_upstream_computes_them() {
@@ -239,8 +245,14 @@ mod tests {
         let at = tc.nsec;
         // A completion 1,562,500 cycles (10 ms) after the last read, and one 10 ms
         // before it: the clock's nanoseconds ± 10 ms.
-        assert_eq!(ts_to_ns(&p, &tc, tc.cycle_last + 1_562_500), at + 10_000_000);
-        assert_eq!(ts_to_ns(&p, &tc, tc.cycle_last - 1_562_500), at - 10_000_000);
+        assert_eq!(
+            ts_to_ns(&p, &tc, tc.cycle_last + 1_562_500),
+            at + 10_000_000
+        );
+        assert_eq!(
+            ts_to_ns(&p, &tc, tc.cycle_last - 1_562_500),
+            at - 10_000_000
+        );
         // Converting and reading the timecounter agree.
         let mut later = tc;
         assert_eq!(later.read(&p, tc.cycle_last + 1_562_500), at + 10_000_000);
@@ -258,7 +270,12 @@ mod tests {
         assert_eq!((t, reads.get()), (Ok((7 << 32) | 0x1234), 3));
         // The low half wrapped between the reads: the high half read second goes with
         // a fresh low read.
-        let seq = [(INTERNAL_TIMER_H, 7u32), (INTERNAL_TIMER_L, 0xffff_fff0), (INTERNAL_TIMER_H, 8), (INTERNAL_TIMER_L, 3)];
+        let seq = [
+            (INTERNAL_TIMER_H, 7u32),
+            (INTERNAL_TIMER_L, 0xffff_fff0),
+            (INTERNAL_TIMER_H, 8),
+            (INTERNAL_TIMER_L, 3),
+        ];
         let i = Cell::new(0);
         let t = read_timer(|off| -> Result<u32, ()> {
             let (want, v) = seq[i.get()];

@@ -31,7 +31,7 @@ void *mlx5rs_clock_page_alloc(void);
 void mlx5rs_clock_page_free(void *page);
 void mlx5rs_clock_page_publish(void *page, const struct mlx5rs_clock_vals *v);
 __u64 mlx5rs_clock_real_ns(void);
-unsigned long mlx5rs_clock_hz(void);
+__u64 mlx5rs_clock_hz(void);
 
 int mlx5rs_nth_online_cpu(unsigned int n);
 int mlx5rs_irq_set_cpu_hint(unsigned int irq, unsigned int cpu);

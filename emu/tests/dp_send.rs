@@ -1020,7 +1020,8 @@ fn mads_cross_between_two_wired_ports_on_qp1() {
 /// The init segment's internal timer (`internal_timer_h`/`_l`), as a driver reads it.
 fn internal_timer(d: &Dev) -> u64 {
     use mlx5_emu::ifc::init_seg as is;
-    (u64::from(d.h.read32(is::INTERNAL_TIMER_H)) << 32) | u64::from(d.h.read32(is::INTERNAL_TIMER_L))
+    (u64::from(d.h.read32(is::INTERNAL_TIMER_H)) << 32)
+        | u64::from(d.h.read32(is::INTERNAL_TIMER_L))
 }
 
 #[test]
@@ -1033,14 +1034,24 @@ fn cqes_carry_the_internal_timer_as_their_timestamp() {
     post_recv(&p.d, &mut p.b, &[dseg(64, rk, dst)]);
     let before = internal_timer(&p.d);
     std::thread::sleep(Duration::from_millis(2));
-    post(&p.d, &mut p.a, opcode::SEND, true, 0, dseg(64, lk, src).as_bytes());
+    post(
+        &p.d,
+        &mut p.a,
+        opcode::SEND,
+        true,
+        0,
+        dseg(64, lk, src).as_bytes(),
+    );
     let r = rcqe(&p.d, &mut p.b).expect("receive CQE");
     let s = scqe(&p.d, &mut p.a).expect("send CQE");
     std::thread::sleep(Duration::from_millis(2));
     let after = internal_timer(&p.d);
     let ts = |c: &[u8; 64]| (u64::from(be32(c, 0x30)) << 32) | u64::from(be32(c, 0x34));
     for (what, t) in [("receive", ts(&r)), ("send", ts(&s))] {
-        assert!(before < t && t < after, "{what} CQE timestamp {t} not in ({before}, {after})");
+        assert!(
+            before < t && t < after,
+            "{what} CQE timestamp {t} not in ({before}, {after})"
+        );
     }
     no_violations(&p.d);
 }

@@ -73,7 +73,7 @@ u64 mlx5rs_clock_real_ns(void)
 /**
  * mlx5rs_clock_hz() - HZ (jiffies per second)
  */
-unsigned long mlx5rs_clock_hz(void)
+u64 mlx5rs_clock_hz(void)
 {
 	return HZ;
 }

@@ -35,7 +35,7 @@ extern "C" {
     fn mlx5rs_clock_page_free(page: *mut c_void);
     fn mlx5rs_clock_page_publish(page: *mut c_void, v: *const ClockVals);
     fn mlx5rs_clock_real_ns() -> u64;
-    fn mlx5rs_clock_hz() -> core::ffi::c_ulong;
+    fn mlx5rs_clock_hz() -> u64;
 }
 
 /// One zeroed kernel page holding `struct mlx5_ib_clock_info`; freed on drop (a user
@@ -93,5 +93,5 @@ pub(crate) fn real_ns() -> u64 {
 /// `HZ`.
 pub(crate) fn hz() -> u64 {
     // SAFETY: no preconditions.
-    u64::from(unsafe { mlx5rs_clock_hz() })
+    unsafe { mlx5rs_clock_hz() }
 }

@@ -30,6 +30,7 @@ import errno
 import mmap
 import os
 import struct
+import time
 import sys
 
 from uverbs_ioctl import UAR_TYPE_BF, UAR_TYPE_NC, ioctl, uar_alloc, uar_destroy
@@ -96,13 +97,48 @@ def req_v2(total=0, low=0, flags=0, comp_mask=0, cqe=1, r0=0, r1=0, r2=0,
     return struct.pack("<IIIIBBHIQ", total, low, flags, comp_mask, cqe, r0, r1, r2, caps)
 
 
-def try_mmap(fd, cmd, index, prot=mmap.PROT_READ | mmap.PROT_WRITE):
+def try_mmap(fd, cmd, index, prot=mmap.PROT_READ | mmap.PROT_WRITE, flags=mmap.MAP_SHARED):
     try:
-        m = mmap.mmap(fd, PAGE, mmap.MAP_SHARED, prot, offset=((cmd << 8) | index) * PAGE)
+        m = mmap.mmap(fd, PAGE, flags, prot, offset=((cmd << 8) | index) * PAGE)
     except OSError as e:
         return e.errno
     m.close()
     return 0
+
+
+def clock_info_page(fd):
+    """The clock info page's contents (struct mlx5_ib_clock_info, mlx5-abi.h), as
+    upstream mlx5_core fills it (lib/clock.c): `sign` even (no update in progress),
+    the cyclecounter of cap device_frequency_khz (156,250 kHz on the emulator: shift
+    29, mult 3,435,973,837 by mlx5_ptp_shift_constant and clocksource_khz2mult), mask
+    CLOCKSOURCE_MASK(41), the wall clock in `nsec` (started at ktime_get_real, so within
+    a day of now), the overflow period of that counter; with CLOCK_INFO_WAIT set, updated
+    by the overflow work: after that period `nsec` and `cycles` moved on."""
+    try:
+        m = mmap.mmap(fd, PAGE, mmap.MAP_SHARED, mmap.PROT_READ, offset=(7 << 8) * PAGE)
+    except OSError as e:
+        case("clock-info.mapped", en(e.errno), "0")
+        return
+
+    def fields():
+        sign, _, nsec, cycles, frac, mult, shift, mask, period = struct.unpack_from(
+            "<IIQQQIIQQ", m, 0)
+        return sign, nsec, cycles, frac, mult, shift, mask, period
+    sign, nsec, cycles, _, mult, shift, mask, period = fields()
+    print("%sclock-info: sign %d nsec %d cycles %d mult %d shift %d mask %#x period %d"
+          % (PREFIX[0], sign, nsec, cycles, mult, shift, mask, period), flush=True)
+    case("clock-info.sign-even", sign % 2, 0)
+    case("clock-info.shift-mult", (shift, mult), (29, 3435973837))
+    case("clock-info.mask", mask, (1 << 41) - 1)
+    case("clock-info.nsec-near-now", abs(nsec - time.time_ns()) < 86400 * 10**9, True)
+    # In jiffies: 17,179 at HZ 1000 (about 17 s: `mlx5_init_overflow_period`). The
+    # update after it is not waited for here (it would cost the scenario 2 x 17 s).
+    case("clock-info.overflow-period", period, 17179)
+    if os.environ.get("CLOCK_INFO_WAIT"):
+        time.sleep(period / 1000 + 1.5)
+        _, nsec2, cycles2, _, _, _, _, _ = fields()
+        case("clock-info.updated", (nsec2 > nsec, cycles2 != cycles), (True, True))
+    m.close()
 
 
 PAT_LIST = "/sys/kernel/debug/x86/pat_memtype_list"
@@ -194,16 +230,15 @@ def udata(uverbs):
         case("mmap.wc-without-wc", en(try_mmap(fd, WC, 0)), "EPERM")
         case("mmap.entry-never-inserted", en(try_mmap(fd, 9, 0)), "EINVAL")
         case("mmap.command-4", en(try_mmap(fd, 4, 0)), "EINVAL")
-        # The clock info page. Both: mapped or EOPNOTSUPP. Driver-specific: upstream
-        # maps the one mlx5_core keeps when the device has a clock frequency
-        # (mlx5_ib_mmap_clock_info_page); mlx5_rs has none (EOPNOTSUPP; libmlx5 reads
-        # the clock through the core clock page).
-        e = en(try_mmap(fd, 7, 0, mmap.PROT_READ))
-        case("mmap.clock-info", e in ("0", en(errno.EOPNOTSUPP)), True)
-        if DRIVER == "upstream":
-            case("mmap.clock-info.upstream", e, "0")
-        else:
-            case("mmap.clock-info.mlx5_rs", e, en(errno.EOPNOTSUPP))
+        # The clock info page mlx5_core keeps when the device has a clock frequency,
+        # mapped read-only (upstream mlx5_ib_mmap_clock_info_page): writable → EPERM,
+        # another version → EOPNOTSUPP, private → EINVAL.
+        case("mmap.clock-info", en(try_mmap(fd, 7, 0, mmap.PROT_READ)), "0")
+        case("mmap.clock-info-write", en(try_mmap(fd, 7, 0)), "EPERM")
+        case("mmap.clock-info-v2", en(try_mmap(fd, 7, 1, mmap.PROT_READ)), "EOPNOTSUPP")
+        case("mmap.clock-info-private",
+             en(try_mmap(fd, 7, 0, mmap.PROT_READ, mmap.MAP_PRIVATE)), "EINVAL")
+        clock_info_page(fd)
     os.close(fd)
 
     # v0 with static UARs: 4 bfregs = 2 UAR pages; page 2 does not exist.
@@ -217,13 +252,8 @@ def udata(uverbs):
         # on the emulated InfiniBand-only function); libmlx5 then writes no WQE body
         # to a BlueFlame register.
         case("resp.bf-reg-size", struct.unpack_from("<I", r, 4)[0], 0)
-        # clock_info_versions: upstream advertises (and maps, above) mlx5_core's
-        # clock info page; mlx5_rs keeps no such page.
-        civ = r[47]
-        if DRIVER == "upstream":
-            case("resp.clock-info-versions.upstream", civ, 1)
-        else:
-            case("resp.clock-info-versions.mlx5_rs", civ, 0)
+        # clock_info_versions: bit MLX5_IB_CLOCK_INFO_V1, the page mapped above.
+        case("resp.clock-info-versions", r[47], 1)
         case("mmap.static-page-0", en(try_mmap(fd, REGULAR, 0)), "0")
         case("mmap.static-page-1-nc", en(try_mmap(fd, NC, 1)), "0")
         case("mmap.static-page-2", en(try_mmap(fd, NC, 2)), "EINVAL")
