@@ -12,7 +12,9 @@
                         fresh pair moves data again. Then bad input with no
                         fault set: an rkey never granted, a remote address past
                         the MR's end, an MR of another PD (remote and local), a
-                        SEND to a peer with no receive posted and rnr_retry 0.
+                        SEND to a peer with no receive posted and rnr_retry 0;
+                        memory windows used from another QP, past their range, a
+                        bound type 2 window bound again.
                         Prints one "name: PASS|FAIL (detail)" line per check.
 
 The expectations are what upstream (mlx5_ib, libmlx5 `mlx5_handle_error_cqe`,
@@ -295,6 +297,65 @@ def bad_input(ctx, pd, lid):
     b.close()
 
 
+def windows(ctx, pd, lid):
+    """Memory windows the device refuses (no fault set): type 2 windows bound by B
+    over 128 bytes of an MR of B's with remote write (pyverbs' MWTest binds the same
+    way), then used or bound wrongly (IBTA 10.6.7.2: a type 2 window is bound to one
+    QP and must be free to be bound; 10.6.7.3: an access through a window stays in
+    its range; 11.6.2: a failed bind completes with Memory Window Bind Error)."""
+    from pyverbs.mr import MW, MWBindInfo
+
+    span = MSG * 2
+
+    def bind(side, mr, mw):
+        side.wr_id += 1
+        wr = SendWR(wr_id=side.wr_id, opcode=e.IBV_WR_BIND_MW,
+                    send_flags=e.IBV_SEND_SIGNALED)
+        wr.set_bind_wr(mw, MWBindInfo(mr, mr.buf, span, e.IBV_ACCESS_REMOTE_WRITE))
+        side.qp.post_send(wr)
+        return wr.rkey, poll(side.scq, 10)
+
+    a, b = pair(ctx, pd, lid)
+    mr = MR(pd, 4096, ACCESS | e.IBV_ACCESS_MW_BIND)
+    mr.write(bytes(4096), 4096)
+    mw = MW(pd, e.IBV_MW_TYPE_2)
+    rkey, wb = bind(b, mr, mw)
+    check("mw.bind", status_is(wb, e.IBV_WC_SUCCESS), wc_str(wb))
+    # Through the window, in its range: the bytes land in the MR.
+    a.write(b, rkey=rkey, addr=mr.buf, byte=0x3C)
+    wa = poll(a.scq, 10)
+    check("mw.write", status_is(wa, e.IBV_WC_SUCCESS), wc_str(wa))
+    got = mr.read(MSG, 0)
+    check("mw.write-data", got == bytes([0x3C]) * MSG, "%r" % got[:8])
+    # From another QP pair: the window serves B's QP only.
+    c, d = pair(ctx, pd, lid)
+    c.write(d, rkey=rkey, addr=mr.buf, byte=0x4D)
+    wc = poll(c.scq, 10)
+    check("mw.other-qp.status", status_is(wc, e.IBV_WC_REM_ACCESS_ERR), wc_str(wc))
+    # Across the window's end (the MR goes on): refused, nothing written.
+    a.write(b, rkey=rkey, addr=mr.buf + span - MSG // 2, byte=0x5E)
+    wa = poll(a.scq, 10)
+    check("mw.out-of-range.status", status_is(wa, e.IBV_WC_REM_ACCESS_ERR), wc_str(wa))
+    got = mr.read(MSG * 2, MSG)
+    check("mw.bytes-untouched", got == bytes(MSG * 2), "%r" % got[:8])
+    mw.close()
+    for s in (a, b, c, d):
+        s.close()
+
+    # Binding a bound type 2 window again: Memory Window Bind Error, B in ERR.
+    a, b = pair(ctx, pd, lid)
+    mw = MW(pd, e.IBV_MW_TYPE_2)
+    _, wb = bind(b, mr, mw)
+    check("mw-rebind.first", status_is(wb, e.IBV_WC_SUCCESS), wc_str(wb))
+    _, wb = bind(b, mr, mw)
+    check("mw-rebind.status", status_is(wb, e.IBV_WC_MW_BIND_ERR), wc_str(wb))
+    check("mw-rebind.qp-err", state_of(b.qp) == e.IBV_QPS_ERR, "state %d" % state_of(b.qp))
+    mw.close()
+    a.close()
+    b.close()
+    mr.close()
+
+
 afd_global = None
 
 
@@ -400,6 +461,7 @@ def main():
     check("emu-counted-each", total == total0 + 5, "dp.faults.total %s (was %s)" % (total, total0))
 
     bad_input(ctx, pd, lid)
+    windows(ctx, pd, lid)
     total = ib_mr_lib.emu_get(["dp", "faults", "total"])
     check("bad-input-no-fault-hit", total == total0 + 5,
           "dp.faults.total %s (was %s)" % (total, total0))

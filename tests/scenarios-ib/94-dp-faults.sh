@@ -21,7 +21,11 @@
 #    peer's MR, one through the rkey of an MR of another PD -> IBV_WC_REM_ACCESS_ERR,
 #    the peer's bytes untouched, IBV_EVENT_QP_ACCESS_ERR for the responder; a SEND
 #    gathering through the lkey of another PD's MR -> IBV_WC_LOC_PROT_ERR; a SEND to a
-#    peer with no receive posted and rnr_retry 0 -> IBV_WC_RNR_RETRY_EXC_ERR.
+#    peer with no receive posted and rnr_retry 0 -> IBV_WC_RNR_RETRY_EXC_ERR. Memory
+#    windows (IBTA 10.6.7.2, 10.6.7.3, 11.6.2): a type 2 window bound by the responder's
+#    QP takes a WRITE in its range; from another QP pair, or across the window's end
+#    (inside the MR) -> IBV_WC_REM_ACCESS_ERR, nothing written; a bound type 2 window
+#    bound again -> IBV_WC_MW_BIND_ERR, the QP in ERR.
 #    Before and after, a fresh pair moves data.
 # 2. A process killed mid-traffic: ibv_rc_pingpong (a server and a client) runs a long
 #    exchange; once the emulator counts its SENDs growing, both get SIGKILL. They are
