@@ -113,6 +113,16 @@ impl Hw {
         })
     }
 
+    /// Whether the device was declared dead: commands fail at once, and nothing the
+    /// device was asked to do will complete.
+    #[cfg_attr(
+        not(CONFIG_MLX5_RS_INFINIBAND),
+        expect(dead_code, reason = "only the IB provider's MR cache asks")
+    )]
+    pub(crate) fn is_dead(&self) -> bool {
+        self.cmd.is_dead()
+    }
+
     /// [`Hw::exec_cmd`] for callers that only propagate the error: the command error
     /// (already logged by the command layer) as its kernel error.
     ///

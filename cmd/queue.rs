@@ -253,6 +253,11 @@ impl CmdQueue {
         }
     }
 
+    /// Whether the device was marked dead ([`CmdQueue::mark_dead`]).
+    pub(crate) fn is_dead(&self) -> bool {
+        self.state.lock().dead
+    }
+
     /// Marks the device dead: every waiting and future command fails at once.
     pub(crate) fn mark_dead(&self) {
         self.state.lock().dead = true;

@@ -365,7 +365,13 @@ int mlx5rs_ib_rs_reg_user_mr(const void *rust, struct ib_device *ibdev, __u32 pd
 int mlx5rs_ib_rs_rereg_user_mr(const void *rust, struct ib_device *ibdev, void *old, int flags,
 			       __u64 start, __u64 length, __u64 iova, int acc, __u32 pdn,
 			       struct mlx5rs_ib_mr_keys *k, void **mr);
-int mlx5rs_ib_rs_dereg_mr(const void *rust, void *mr);
+int mlx5rs_ib_rs_dereg_mr(const void *rust, struct ib_device *ibdev, void *mr);
+/* Implemented in Rust (ib/mr/mod.rs): destroys the MR cache's free mkeys; called once
+ * every MR is gone, before the UMR QP's PD is. */
+void mlx5rs_ib_rs_mr_cache_flush(const void *rust);
+/* Implemented in C (ffi/rdma/ib_umr.c), called by the MR cache. */
+int mlx5rs_ib_umr_res(struct ib_device *ibdev, __u32 *pdn, __u32 *lkey);
+int mlx5rs_ib_umr_run(struct ib_device *ibdev, __u32 key, const void *segs, __u32 len);
 
 /*
  * QP verbs (ffi/rdma/ib_qp.c; Rust mirrors in ffi/rdma/ib_qp_abi.rs). Enum fields hold the
@@ -504,6 +510,12 @@ enum {
 	MLX5RS_WR_REG_MR = 8,
 	/* Any other opcode of the core's. */
 	MLX5RS_WR_OTHER = 9,
+	/*
+	 * The provider's own UMR WQE, only on its UMR QP (ffi/rdma/ib_umr.c):
+	 * @imm the mkey, @reg_descs the kernel address of the segments after the control
+	 * segment, @reg_ndescs their length in 8-byte units.
+	 */
+	MLX5RS_WR_UMR = 10,
 };
 
 enum {

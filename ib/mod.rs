@@ -95,6 +95,7 @@ use port::attr::{gid_table_len, pkey_table_len, PortCaps};
 use port::commands::{node_info_of, MadIfcGet, QueryHcaVportContext, QueryVendorId, ReadNodeDesc};
 use port::PortAccess;
 use qp::kdp::KqpTable;
+use mr::MrCache;
 
 /// Name of the provider's fatal-error consumer (log and removal key).
 const FATAL_CONSUMER: &str = "ib (IB_EVENT_DEVICE_FATAL)";
@@ -324,6 +325,7 @@ impl IbStage {
                 core.rscs.clone(),
                 kqps,
                 core.clock.is_some(),
+                MrCache::new()?,
             ),
             GFP_KERNEL,
         )?;

@@ -1402,7 +1402,7 @@ fn driver_mr_cache_wqes_enable_rereg_in_place_revoke_and_reuse() {
     let entries = drv::bucket(pages.len() as u64, 16).unwrap();
     let c = cache(&mut d, drv::mkc_octo_size(entries));
     let body = |w: &drv::UmrWqe| {
-        let mut b = vec![0u8; w.len()];
+        let mut b = vec![0u8; w.size()];
         w.write(&mut b).unwrap();
         b
     };

@@ -250,6 +250,7 @@ struct mlx5rs_ib_dev *mlx5rs_ib_alloc(const void *rust, const struct mlx5rs_ib_i
 	dev->rust = rust;
 	dev->clock_info = init->clock_info;
 	mutex_init(&dev->devr.lock);
+	mutex_init(&dev->umr.lock);
 	dev->hw_rev = init->hw_rev;
 	strscpy(dev->fw_ver, init->fw_ver, sizeof(dev->fw_ver));
 	strscpy(dev->board_id, init->board_id, sizeof(dev->board_id));
@@ -288,14 +289,22 @@ int mlx5rs_ib_register(struct mlx5rs_ib_dev *dev, struct device *dma_device)
  * mlx5rs_ib_unregister() - undo mlx5rs_ib_register()
  * @dev: a registered device
  *
- * Every client is removed, then the device resources of XRC QPs are destroyed
- * (through the ops); no op is called any more when this returns.
+ * Every client is removed, then the device resources of XRC QPs, the MR cache and
+ * the UMR QP are destroyed (through the ops); no op is called any more when this
+ * returns.
  */
 void mlx5rs_ib_unregister(struct mlx5rs_ib_dev *dev)
 {
 	ib_unregister_device(&dev->ib);
 	/* As upstream's mlx5_ib_dev_res_cleanup() after its IB_REG stage. */
 	mlx5rs_ib_devres_cleanup(dev);
+	/*
+	 * Every MR is gone: the cache's free mkeys are destroyed, then the UMR QP and
+	 * its PD (upstream: mlx5r_frmr_pools_cleanup(), mlx5r_umr_resource_cleanup(),
+	 * mlx5r_umr_cleanup()).
+	 */
+	mlx5rs_ib_rs_mr_cache_flush(dev->rust);
+	mlx5rs_ib_umr_cleanup(dev);
 }
 
 /**

@@ -135,6 +135,8 @@ pub(crate) mod wr_op {
     pub(crate) const ATOMIC_FETCH_AND_ADD: u32 = 6;
     pub(crate) const LOCAL_INV: u32 = 7;
     pub(crate) const REG_MR: u32 = 8;
+    /// The provider's own UMR WQE on its UMR QP (`ffi/rdma/ib_umr.c`).
+    pub(crate) const UMR: u32 = 10;
 }
 
 /// `MLX5RS_SEND_*`: send flags.

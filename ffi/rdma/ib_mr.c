@@ -128,7 +128,7 @@ static int mlx5rs_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct mlx5rs_ib_mr *mr = container_of(ibmr, struct mlx5rs_ib_mr, ibmr);
 	int err;
 
-	err = mlx5rs_ib_rs_dereg_mr(to_rsdev(ibmr->device)->rust, mr->rust);
+	err = mlx5rs_ib_rs_dereg_mr(to_rsdev(ibmr->device)->rust, ibmr->device, mr->rust);
 	if (err)
 		return err;
 	/* The mkey is gone: the device reads the list no more. */

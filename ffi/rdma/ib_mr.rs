@@ -10,6 +10,7 @@
 //! device destroyed the mkey (upstream keeps the MR when DESTROY_MKEY fails).
 
 use kernel::{
+    error::to_result,
     ffi::{c_int, c_void},
     prelude::*,
 };
@@ -67,8 +68,12 @@ pub(crate) trait IbMrOps: Send + Sync {
         old: &mut Mr,
         req: ReregReq,
     ) -> Result<Option<KBox<Mr>>>;
-    /// dereg_mr: destroys the mkey; the caller frees `mr` on success.
-    fn dereg_mr(&self, mr: &mut Mr) -> Result;
+    /// dereg_mr: revokes the mkey back to the MR cache or destroys it; the caller frees
+    /// `mr` on success.
+    fn dereg_mr(&self, dev: IbDev<'_>, mr: &mut Mr) -> Result;
+    /// Destroys the MR cache's free mkeys and stops caching: every MR is gone and the
+    /// UMR QP's PD is destroyed next.
+    fn flush_cache(&self);
     /// alloc_mr of type `IB_MR_TYPE_MEM_REG` on PD `pdn` with room for `ndescs`
     /// translation entries of pages of `1 << page_shift` bytes.
     fn alloc_mr(&self, pdn: u32, ndescs: u32, page_shift: u8) -> Result<KBox<Mr>>;
@@ -225,16 +230,24 @@ unsafe extern "C" fn mlx5rs_ib_rs_rereg_user_mr(
 ///
 /// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
 #[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_dereg_mr(rust: *const c_void, mr: *mut c_void) -> c_int {
+unsafe extern "C" fn mlx5rs_ib_rs_dereg_mr(
+    rust: *const c_void,
+    ibdev: *mut c_void,
+    mr: *mut c_void,
+) -> c_int {
     if mr.is_null() {
         return 0;
     }
+    // SAFETY: the shim passes the MR's `struct ib_device`, valid for the call.
+    let Some(dev) = (unsafe { IbDev::from_raw(ibdev) }) else {
+        return errno(EINVAL);
+    };
     // SAFETY: `mr` came from `KBox::into_raw` in `give`; the core deregisters an MR
     // once, with no other verb on it running.
     let mut m = unsafe { KBox::from_raw(mr.cast::<Mr>()) };
     // SAFETY: the shim passes the `rust` pointer of a registered device.
     let o = unsafe { mr_ops(rust) };
-    match o.dereg_mr(&mut m) {
+    match o.dereg_mr(dev, &mut m) {
         Ok(()) => {
             drop(m);
             0
@@ -244,6 +257,67 @@ unsafe extern "C" fn mlx5rs_ib_rs_dereg_mr(rust: *const c_void, mr: *mut c_void)
             let _ = KBox::into_raw(m);
             errno(e)
         }
+    }
+}
+
+/// Called by the shim once the device is unregistered: the MR cache's free mkeys go.
+///
+/// # Safety
+///
+/// `rust` is the `rust` pointer of a device being unregistered, whose MRs are all
+/// gone; no other verb runs.
+#[no_mangle]
+unsafe extern "C" fn mlx5rs_ib_rs_mr_cache_flush(rust: *const c_void) {
+    // SAFETY: by the function's contract, the provider behind `rust` is alive (it is
+    // dropped only after unregistration returned).
+    let o = unsafe { mr_ops(rust) };
+    o.flush_cache();
+}
+
+extern "C" {
+    fn mlx5rs_ib_umr_res(ibdev: *mut c_void, pdn: *mut u32, lkey: *mut u32) -> c_int;
+    fn mlx5rs_ib_umr_run(ibdev: *mut c_void, key: u32, segs: *const c_void, len: u32) -> c_int;
+}
+
+/// The device's UMR QP (`ffi/rdma/ib_umr.c`), which the MR cache posts its UMR WQEs on.
+#[derive(Clone, Copy)]
+pub(crate) struct UmrQp<'a>(IbDev<'a>);
+
+impl<'a> UmrQp<'a> {
+    /// The UMR QP of the device a verb was called on.
+    pub(crate) fn of(dev: IbDev<'a>) -> Self {
+        Self(dev)
+    }
+
+    /// Its PD's number and local DMA lkey; the QP is made on first use.
+    ///
+    /// # Errors
+    ///
+    /// `EIO` when UMR is broken (logged once by the shim), or the error of the verb
+    /// that could not make the QP (UMR broken from then on).
+    pub(crate) fn res(&self) -> Result<(u32, u32)> {
+        let (mut pdn, mut lkey) = (0u32, 0u32);
+        // SAFETY: `IbDev`'s invariant: a registered device of this driver, valid for
+        // the call; the outputs are ours.
+        to_result(unsafe { mlx5rs_ib_umr_res(self.0.as_raw(), &mut pdn, &mut lkey) })?;
+        Ok((pdn, lkey))
+    }
+
+    /// Posts one UMR WQE of mkey `key` (`segs`: what follows its control segment,
+    /// from `ib/mr/umr.rs`) and waits for its completion.
+    ///
+    /// # Errors
+    ///
+    /// `EIO`: UMR broken, or completed in error (the mkey unchanged, logged with the
+    /// syndrome); `ETIMEDOUT`: no completion in time (the mkey's state unknown, UMR
+    /// broken from then on); `EINVAL` for a length other than 112 or 128; post_send's
+    /// errors (nothing posted).
+    pub(crate) fn run(&self, key: u32, segs: &[u8]) -> Result {
+        let len = u32::try_from(segs.len()).map_err(|_| EINVAL)?;
+        // SAFETY: `IbDev`'s invariant; `segs` is readable for the call, which waits for
+        // the WQE's completion (or gives up on it: the shim copies the bytes into the
+        // send queue before it returns from posting).
+        to_result(unsafe { mlx5rs_ib_umr_run(self.0.as_raw(), key, segs.as_ptr().cast(), len) })
     }
 }
 

@@ -39,6 +39,25 @@ struct mlx5rs_ib_devres {
 };
 
 /**
+ * struct mlx5rs_ib_umr - the provider's UMR QP, as upstream's struct umr_common
+ * (ffi/rdma/ib_umr.c)
+ * @lock: serializes creation, posting and teardown (one UMR in flight)
+ * @pd: its PD (upstream umrc.pd): the MR cache's free mkeys are in it, and its
+ *      local_dma_lkey reads translation tables
+ * @cq: its CQ, polled directly
+ * @qp: an RC QP in RTS, connected to itself
+ * @broken: a UMR did not complete in time or the resources could not be made: no
+ *          more UMR (the MR verbs use commands)
+ */
+struct mlx5rs_ib_umr {
+	struct mutex lock;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	bool broken;
+};
+
+/**
  * struct mlx5rs_ib_dev - the driver's IB device
  * @ib: the core's device; at offset 0 (ib_alloc_device(), rdma_device_to_drv_device())
  * @rust: the Rust provider the ops call into (ffi/rdma/ib.rs, valid until unregistered)
@@ -48,6 +67,7 @@ struct mlx5rs_ib_devres {
  * @hw_rev: sysfs hw_rev
  * @devr: the XRC QPs' device resources
  * @clock_info: the core's clock info page (NULL: none), which outlives the device
+ * @umr: the UMR QP of the MR cache
  */
 struct mlx5rs_ib_dev {
 	struct ib_device ib;
@@ -58,10 +78,16 @@ struct mlx5rs_ib_dev {
 	char hca_type[MLX5RS_IB_STR_LEN];
 	u32 hw_rev;
 	struct mlx5rs_ib_devres devr;
+	struct mlx5rs_ib_umr umr;
 };
 
 int mlx5rs_ib_devres_get(struct mlx5rs_ib_dev *dev, struct mlx5rs_ib_qp_init *init);
 void mlx5rs_ib_devres_cleanup(struct mlx5rs_ib_dev *dev);
+void mlx5rs_ib_umr_cleanup(struct mlx5rs_ib_dev *dev);
+bool mlx5rs_ib_is_umr_qp(struct ib_qp *ibqp);
+/* The provider's private send opcode of a UMR work request (ffi/rdma/ib_umr.c). */
+#define MLX5RS_IB_WR_UMR IB_WR_RESERVED1
+void mlx5rs_ib_umr_wr_to_rs(const struct ib_send_wr *wr, struct mlx5rs_ib_send_wr *o);
 
 /**
  * struct mlx5rs_ib_ucontext - a user context

@@ -372,6 +372,9 @@ static void mlx5rs_send_wr_to_rs(struct ib_qp *ibqp, const struct ib_send_wr *wr
 		o->reg_ndescs = mr->ndescs;
 		o->reg_desc_lkey = ibqp->pd->local_dma_lkey;
 	}
+	/* The provider's own UMR, only on its UMR QP (any other QP: MLX5RS_WR_OTHER). */
+	if (wr->opcode == MLX5RS_IB_WR_UMR && mlx5rs_ib_is_umr_qp(ibqp))
+		mlx5rs_ib_umr_wr_to_rs(wr, o);
 	switch (ibqp->qp_type) {
 	case IB_QPT_UD:
 	case IB_QPT_GSI:

@@ -82,7 +82,8 @@ pub(crate) trait IbQp: Send + Sync {
 /// INVARIANT: the `sg` of each request points to `num_sge` readable `struct ib_sge`
 /// (or is not read when `num_sge` is 0), an inline request's entries name readable
 /// kernel memory of their length, and a REG_MR request's `reg_descs` (when not 0)
-/// its MR's translation list of `reg_ndescs` 8-byte entries, for `'a`.
+/// its MR's translation list of `reg_ndescs` 8-byte entries (a UMR request's: its
+/// segments, `reg_ndescs` units of 8 bytes), for `'a`.
 pub(crate) struct SendBatch<'a>(&'a [SendWrC], bool);
 
 impl<'a> SendBatch<'a> {
@@ -116,7 +117,8 @@ impl<'a> SendBatch<'a> {
         }
         // SAFETY: by the type invariant a REG_MR request's `reg_descs` names its MR's
         // list of `reg_ndescs` entries, readable for `'a` (the shim's MR, held by the
-        // consumer across the post).
+        // consumer across the post); a UMR request's, its segments (the UMR caller's
+        // buffer, held across the post).
         unsafe {
             core::slice::from_raw_parts(wr.reg_descs as *const u8, wr.reg_ndescs as usize * 8)
         }

@@ -82,6 +82,11 @@ impl IbDev<'_> {
             _call: PhantomData,
         })
     }
+
+    /// The `struct ib_device` pointer, for the shim's functions.
+    pub(crate) fn as_raw(&self) -> *mut c_void {
+        self.ptr.as_ptr()
+    }
 }
 
 /// A page size a [`Umem`] may be iterated in: at most the CPU page, or what

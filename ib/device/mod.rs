@@ -14,7 +14,7 @@ pub(crate) mod attr;
 use kernel::{
     device, page,
     prelude::*,
-    sync::{aref::ARef, Arc},
+    sync::{aref::ARef, Arc, Mutex},
 };
 use zerocopy::IntoBytes;
 
@@ -23,7 +23,7 @@ use crate::ib::{
     ah::AhVerbs,
     cq::CqVerbs,
     device::attr::{device_attr, DeviceIds},
-    mr::MrVerbs,
+    mr::{MrCache, MrVerbs},
     pd::PdVerbs,
     port::{attr::PortCaps, PortAccess, PortVerbs},
     qp::{kdp::KqpTable, QpEnv, QpVerbs},
@@ -88,6 +88,7 @@ impl Provider {
         rscs: Arc<RscTable>,
         kqps: Arc<KqpTable>,
         clock_info: bool,
+        mr_cache: Arc<Mutex<MrCache>>,
     ) -> Self {
         let qp_env = QpEnv::new(
             &caps,
@@ -108,7 +109,7 @@ impl Provider {
             cqs,
             qp: QpVerbs::new(dev, hw.clone(), qp_env, rscs.clone(), kqps),
             srq: SrqVerbs::new(dev, hw.clone(), caps.clone(), rscs),
-            mr: MrVerbs::new(dev, hw, &caps),
+            mr: MrVerbs::new(dev, hw, &caps, mr_cache),
             caps,
             atomic,
             ids,

@@ -20,8 +20,8 @@
 //! its caps ([`UmrCaps`], upstream `get_umr_update_access_mask`,
 //! `get_umr_update_translation_mask`, `umr_check_mkey_mask`).
 //!
-//! Pure `core` code for the host tests; the kernel UMR QP that posts these WQEs is not
-//! in the module yet (Documentation/architecture.md, "MR registration").
+//! Pure `core` code, compiled into the kernel module (the MR cache of `ib/mr/mod.rs`
+//! posts these on the UMR QP of `ffi/rdma/ib_umr.c`) and into the host test crate.
 
 use zerocopy::byteorder::big_endian::{U16, U32, U64};
 use zerocopy::IntoBytes;
@@ -33,13 +33,9 @@ use crate::{
         field::{MsgMut, Overflow},
         mkey::mkc,
         umr::{vals, MkeySeg, UmrCtrlSeg},
-        wqe::{vals as wqe_vals, WqeDataSeg},
+        wqe::WqeDataSeg,
     },
 };
-
-/// Fence mode of an MR-cache UMR WQE's control segment: upstream `mlx5r_umr_post_send`
-/// finishes it with `MLX5_FENCE_MODE_INITIATOR_SMALL`.
-pub const UMR_FENCE: u8 = wqe_vals::FENCE_MODE_INITIATOR_SMALL;
 
 /// Translation-table bytes are sent in units of [`vals::UMR_FLEX_ALIGNMENT`]
 /// (upstream `mlx5r_umr_get_xlt_octo`, `MLX5_IB_UMR_XLT_ALIGNMENT`): the octowords
@@ -118,21 +114,16 @@ pub struct UmrWqe {
 
 impl UmrWqe {
     /// Bytes after the generic control segment: 112, or 128 with the data segment.
-    pub fn len(&self) -> usize {
+    pub fn size(&self) -> usize {
         core::mem::size_of::<UmrCtrlSeg>()
             + core::mem::size_of::<MkeySeg>()
             + self.data.map_or(0, |_| core::mem::size_of::<WqeDataSeg>())
     }
 
-    /// Always false: a UMR WQE has at least its two segments.
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
-    /// Writes the segments into `out` (at least [`UmrWqe::len`] bytes); `None` if it
+    /// Writes the segments into `out` (at least [`UmrWqe::size`] bytes); `None` if it
     /// is too short.
     pub fn write(&self, out: &mut [u8]) -> Option<usize> {
-        let n = self.len();
+        let n = self.size();
         let out = out.get_mut(..n)?;
         let (c, rest) = out.split_at_mut(core::mem::size_of::<UmrCtrlSeg>());
         c.copy_from_slice(self.ctrl.as_bytes());
@@ -142,13 +133,6 @@ impl UmrWqe {
             rest.copy_from_slice(d.as_bytes());
         }
         Some(n)
-    }
-
-    /// Data segments of 16 bytes the WQE takes with its generic control segment (the
-    /// `ds` count of the control segment).
-    pub fn ds(&self) -> u8 {
-        // 48 + 64 (+ 16) + 16 bytes: 8 or 9.
-        ((self.len() + 16) / 16) as u8
     }
 }
 

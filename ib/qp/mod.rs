@@ -422,6 +422,9 @@ fn send_op(wr: &SendWrC) -> Result<SendOp> {
             desc_addr: wr.reg_desc_map,
             desc_lkey: wr.reg_desc_lkey,
         },
+        // The shim passes it only on the device's UMR QP, with the segments.
+        wr_op::UMR if wr.reg_descs == 0 => return Err(EINVAL),
+        wr_op::UMR => SendOp::Umr { key: wr.imm },
         // Upstream: an opcode outside its table is -EINVAL.
         _ => return Err(EINVAL),
     })
@@ -1253,7 +1256,7 @@ impl Qp {
         };
         let umr = match op {
             SendOp::LocalInv { .. } => wc_op::LOCAL_INV as u8,
-            SendOp::RegMr { .. } => wc_op::REG_MR as u8,
+            SendOp::RegMr { .. } | SendOp::Umr { .. } => wc_op::REG_MR as u8,
             _ => 0,
         };
         let head = sq.st.head;

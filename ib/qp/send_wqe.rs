@@ -110,6 +110,13 @@ pub enum SendOp {
         /// The key the device reads the list with (the PD's `local_dma_lkey`).
         desc_lkey: u32,
     },
+    /// The provider's own UMR WQE on its UMR QP (upstream `mlx5r_umr_post_send`): the
+    /// segments after the control segment are [`SendWr::reg_list`] as built by
+    /// `ib/mr/umr.rs` (112 or 128 bytes), with the initiator small fence.
+    Umr {
+        /// The mkey the WQE changes (the control segment's `imm`).
+        key: u32,
+    },
 }
 
 /// `IB_ACCESS_*` bits a registration reads (`ib_verbs.h`).
@@ -127,6 +134,11 @@ pub mod ib_access {
 /// Most bytes of translation entries a REG_MR WQE carries inline (upstream
 /// `MLX5_IB_SQ_UMR_INLINE_THRESHOLD`).
 pub const UMR_INLINE_THRESHOLD: usize = 64;
+
+/// Bytes of a UMR control segment and an mkey segment (an inline UMR without entries).
+pub const UMR_SEGS: usize = 112;
+/// [`UMR_SEGS`] and a data segment pointing to translation entries.
+pub const UMR_SEGS_DATA: usize = 128;
 
 /// The payload of a send work request.
 #[derive(Clone, Copy, Debug)]
@@ -164,7 +176,8 @@ pub struct SendWr<'a> {
     /// Destination (UD / GSI / SMI QPs; ignored on connected QPs).
     pub ud: Option<UdDest>,
     /// [`SendOp::RegMr`]: the MR's translation entries (`struct mlx5_mtt`, big-endian
-    /// page addresses with their read / write bits), empty otherwise.
+    /// page addresses with their read / write bits); [`SendOp::Umr`]: the WQE's
+    /// segments after the control segment; empty otherwise.
     pub reg_list: &'a [u8],
 }
 
@@ -250,7 +263,7 @@ fn device_opcode(op: &SendOp) -> u8 {
         SendOp::RdmaRead { .. } => opcode::RDMA_READ,
         SendOp::CmpSwap { .. } => opcode::ATOMIC_CS,
         SendOp::FetchAdd { .. } => opcode::ATOMIC_FA,
-        SendOp::LocalInv { .. } | SendOp::RegMr { .. } => opcode::UMR,
+        SendOp::LocalInv { .. } | SendOp::RegMr { .. } | SendOp::Umr { .. } => opcode::UMR,
     }
 }
 
@@ -305,6 +318,7 @@ fn op_allowed(t: QpType, op: &SendOp) -> bool {
         | SendOp::FetchAdd { .. }
         | SendOp::LocalInv { .. }
         | SendOp::RegMr { .. } => matches!(t, QpType::Rc | QpType::XrcIni),
+        SendOp::Umr { .. } => t == QpType::Rc,
     }
 }
 
@@ -362,8 +376,16 @@ pub fn build_send(
         return Err(Errno::EINVAL);
     }
     let reg_inline = reg && wr.reg_list.len() <= UMR_INLINE_THRESHOLD;
+    let umr = matches!(wr.op, SendOp::Umr { .. });
+    // The provider's UMR: its two or three segments, whole 16-byte units, no data.
+    if umr
+        && (!matches!(wr.reg_list.len(), UMR_SEGS | UMR_SEGS_DATA)
+            || !matches!(wr.payload, Payload::Gather(&[])))
+    {
+        return Err(Errno::EINVAL);
+    }
     // LOCAL_INV and REG_MR carry no data (upstream sets `num_sge = 0`).
-    let linv = matches!(wr.op, SendOp::LocalInv { .. }) || reg;
+    let linv = matches!(wr.op, SendOp::LocalInv { .. }) || reg || umr;
 
     // Size in 16-byte units, before writing: the WQE must fit the ds field and
     // `MLX5_SEND_WQE_MAX_WQEBBS`.
@@ -385,6 +407,7 @@ pub fn build_send(
                 segs + 1
             }
         }
+        SendOp::Umr { .. } => wr.reg_list.len() / vals::SEND_WQE_DS,
         _ => 0,
     };
     if datagram {
@@ -434,6 +457,7 @@ pub fn build_send(
             w.put(umr.as_bytes());
             w.put(mkey.as_bytes());
         }
+        SendOp::Umr { .. } => w.put(wr.reg_list),
         SendOp::RegMr {
             key,
             access,
@@ -531,6 +555,9 @@ pub fn build_send(
     // and makes the next WQE wait for it (initiator small fence).
     let fence = if reg {
         geo.umr_fence
+    } else if umr {
+        // `mlx5r_umr_post_send`: `MLX5_FENCE_MODE_INITIATOR_SMALL`.
+        vals::FENCE_MODE_INITIATOR_SMALL
     } else if wr.fence {
         if st.next_fence != 0 {
             vals::FENCE_MODE_SMALL_AND_FENCE
@@ -544,7 +571,7 @@ pub fn build_send(
         SendOp::SendImm(i) => i,
         SendOp::RdmaWriteImm { imm, .. } => imm,
         SendOp::LocalInv { rkey } => rkey,
-        SendOp::RegMr { key, .. } => key,
+        SendOp::RegMr { key, .. } | SendOp::Umr { key } => key,
         _ => 0,
     };
     let mut fm_ce_se = fence;
@@ -812,6 +839,50 @@ mod tests {
             &mut ring,
         );
         assert_eq!(r, Err(Errno::EINVAL));
+    }
+
+    #[test]
+    fn provider_umr_wqe_copies_its_segments_with_the_small_fence() {
+        let mut ring = [0u8; 8 * 64];
+        let mut st = SqState::default();
+        let body: [u8; UMR_SEGS_DATA] = core::array::from_fn(|i| i as u8 + 1);
+        let mut w = wr(SendOp::Umr { key: 0x4217 }, Payload::Gather(&[]));
+        w.reg_list = &body;
+        w.signaled = true;
+        let p = build_send(&geo(QpType::Rc), &mut st, &w, &mut ring).unwrap();
+        // ctrl 16 + 128 bytes: ds 9, three basic blocks (upstream: the WQE with its
+        // data segment).
+        assert_eq!((p.bbs, p.ctrl.qpn_ds.get() & 0x3f), (3, 9));
+        assert_eq!(be32(&ring, 0) & 0xff, 0x25);
+        assert_eq!(be32(&ring, 12), 0x4217);
+        // MLX5_FENCE_MODE_INITIATOR_SMALL | MLX5_WQE_CTRL_CQ_UPDATE.
+        assert_eq!(ring[11], (1 << 5) | (2 << 2));
+        assert_eq!(&ring[16..16 + UMR_SEGS_DATA], &body[..]);
+        assert_eq!(st.cur_post, 3);
+        // Without the data segment: 112 bytes, ds 8.
+        let mut w = wr(SendOp::Umr { key: 1 }, Payload::Gather(&[]));
+        w.reg_list = &body[..UMR_SEGS];
+        let p = build_send(&geo(QpType::Rc), &mut st, &w, &mut ring).unwrap();
+        assert_eq!(p.ctrl.qpn_ds.get() & 0x3f, 8);
+        // Any other length, a gather list, or a QP other than RC: refused, nothing
+        // changes.
+        let before = st;
+        for (len, sg, t) in [
+            (UMR_SEGS - 16, &[][..], QpType::Rc),
+            (UMR_SEGS_DATA + 16, &[][..], QpType::Rc),
+            (UMR_SEGS, &SG[..1], QpType::Rc),
+            (UMR_SEGS, &[][..], QpType::Uc),
+            (UMR_SEGS, &[][..], QpType::XrcIni),
+        ] {
+            let big = [0u8; UMR_SEGS_DATA + 16];
+            let mut w = wr(SendOp::Umr { key: 1 }, Payload::Gather(sg));
+            w.reg_list = &big[..len];
+            assert_eq!(
+                build_send(&geo(t), &mut st, &w, &mut ring),
+                Err(Errno::EINVAL)
+            );
+            assert_eq!(st, before);
+        }
     }
 
     #[test]
