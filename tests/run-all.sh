@@ -65,14 +65,14 @@ phase_end
 #   lane 1: vm      the main boot: KUnit + tests/scenarios/ (the longest by far)
 #           vm-wire two emulated devices whose ports are wired to each other (vm.sh
 #                   --wired, tests/scenarios-wire/): both ports up, the cable pulled,
-#                   MADs and traffic across the devices, upstream mlx5_core + mlx5_ib
-#                   only (no mlx5_rs, so no KUnit: the boot is not held to its cases)
+#                   MADs across the devices under upstream mlx5_core + mlx5_ib, traffic
+#                   across them under upstream and then mlx5_rs (30-wire-traffic)
 #   lane 2: vm-2fn  two emulated functions (tests/scenarios-2fn/), function 1 offering
 #                   only 2 MSI-X vectors (tests/guest/msix-few.sh: mlx5_rs and upstream
 #                   mlx5_core bind with fewer completion EQs; QEMU fixes the table size
 #                   when it realizes the device)
 #           vm-ib   tests/scenarios-ib/: page requests against both drivers (54), pyverbs
-#                   against both (73) and its traffic files on upstream alone (95), the
+#                   against both (73) and its traffic files against both (95), the
 #                   verbs storm, MRs, CQs, QPs and SRQs from user space, upstream mlx5_ib's
 #                   oracles
 # vm and vm-2fn end with their driver(s) left bound for the power-off's shutdown callback.
@@ -101,7 +101,7 @@ lane_boot() {
 		return
 	fi
 	t0=$(date +%s)
-	# Every make check boot but vm-wire loads mlx5_rs, so KUnit runs in each: the judge
+	# Every make check boot loads mlx5_rs, so KUnit runs in each: the judge
 	# holds its cases to tests/vm/kunit-cases.sh's list, and a boot where none ran fails.
 	MLX5RS_KUNIT_REQUIRED=${LANE_KUNIT:-1} "$REPO/tests/vm/vm.sh" --timeout "$tmo" "$@" >"$logf" 2>&1
 	rc=$?
@@ -141,7 +141,7 @@ T_LANES=$(date +%s)
 (
 	d=$((T_LANES + 4200 + 1200))
 	lane_boot $d vm 4200 --run tests/guest/check.sh,tests/guest/shutdown-handoff.sh
-	LANE_KUNIT=0 lane_boot $d vm-wire 1200 --wired --run tests/guest/check-wire.sh
+	lane_boot $d vm-wire 1200 --wired --run tests/guest/check-wire.sh
 ) &
 LANE1=$!
 (

@@ -1,10 +1,13 @@
 # Scenario: traffic between two emulated devices wired to each other (issue 22,
 # "Checks": the example programs, perftest and infiniband-diags against "the other
-# emulated port"), on upstream mlx5_core + mlx5_ib, with programs no one here wrote.
+# emulated port"), on upstream mlx5_core + mlx5_ib, with programs no one here wrote,
+# then on mlx5_rs with the same cases, unchanged (issue 23: every check of issue 22 on
+# ours too). Knob: WIRE_DP_DRIVERS, the drivers in order (default "upstream mlx5_rs");
+# the cases are wire-dp.<driver>.<part>.<name>.
 # What tests/scenarios-ib/93-dp-traffic.sh does in loopback on one port, across the
 # wire: every pair of processes has its server on D0 (function 0, emulator 0, LID 2) and
 # its client on D1 (function 1, emulator 1, LID 3), so every packet crosses the wire.
-# Each part a group of cases wire-dp.<part>.<name> (tests/guest/dp-traffic.sh runs each
+# Each part a group of cases wire-dp.<driver>.<part>.<name> (tests/guest/dp-traffic.sh runs each
 # pair under a timeout, DP_TIMEOUT, its output printed on failure):
 #  1. examples: ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong, ibv_srq_pingpong with
 #     their validation on (-c, 93's part 1 says what it proves), ibv_xsrq_pingpong
@@ -33,10 +36,11 @@
 #     port 1; PortXmitData at least what the peer's sysfs counted before, as the traffic
 #     of parts 1 and 2 moved), ibnetdiscover from D0 finding both CAs (two "Ca" nodes,
 #     both node GUIDs).
-# Then the drivers unload with every object destroyed and every page back on both
+# Then the driver unloads with every object destroyed and every page back on both
 # emulators, no kernel warning and no kmemleak report. Missing tools are failures
-# naming them, never skips. Each part's seconds are printed ("wire-dp: part <part>
-# secs=N").
+# naming them, never skips. Each part's seconds are printed ("wire-dp.<driver>: part
+# <part> secs=N").
+WIRE_DP_DRIVERS=${WIRE_DP_DRIVERS:-upstream mlx5_rs}
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 . "$MLX5RS_REPO/tests/guest/dp-traffic.sh"
 P=wire-dp
@@ -62,24 +66,6 @@ ibdev_of() { # BDF: its IB device
 	done
 	return 1
 }
-
-timeout 300 modprobe mlx5_core
-timeout 300 modprobe mlx5_ib
-D0=$(ibdev_of "$(mlx_bdf_n 0)")
-D1=$(ibdev_of "$(mlx_bdf_n 1)")
-check $P.fn0-device test -n "$D0"
-check $P.fn1-device test -n "$D1"
-for d in $D0 $D1; do
-	check $P.$d.active wait_for "/sys/class/infiniband/$d/ports/1/state" "4: ACTIVE"
-done
-# What the ports are, from sysfs (upstream's reading of the devices).
-LID0=$(($(cat "/sys/class/infiniband/$D0/ports/1/lid")))
-LID1=$(($(cat "/sys/class/infiniband/$D1/ports/1/lid")))
-GUID0=$(sed 's/://g' "/sys/class/infiniband/$D0/node_guid")
-GUID1=$(sed 's/://g' "/sys/class/infiniband/$D1/node_guid")
-echo "$P: server $D0 (LID $LID0, node GUID $GUID0), client $D1 (LID $LID1, node GUID $GUID1)"
-check $P.distinct-lids test "$LID0" != "$LID1"
-check $P.distinct-guids test "$GUID0" != "$GUID1"
 
 # The counters of both emulators (dp_counters 0 1: one Python for both) in C0 and C1;
 # both empty if either emulator gave none.
@@ -161,72 +147,104 @@ xdiag() {
 	fi
 }
 
-t=$(now_ms)
-dp_tools_present $P.examples.tools ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ibv_xsrq_pingpong
-# Sizes as 93's: rc, uc and srq 2 pages (8 KiB, -c checks both, 8 packets of the 1 KiB
-# path MTU); ud one message within the port MTU; -r 16 receives posted at a time.
-xexample rc_pingpong ibv_rc_pingpong 10 8192 "-s 8192 -n 10 -r 16 -c" ' iters in '
-xexample uc_pingpong ibv_uc_pingpong 10 8192 "-s 8192 -n 10 -r 16 -c" ' iters in '
-xexample ud_pingpong ibv_ud_pingpong 10 1024 "-s 1024 -n 10 -r 16 -c" ' iters in '
-# 2 QPs on the SRQ; -n counts the exchanges of all QPs together: at least 10 each way.
-xexample srq_pingpong ibv_srq_pingpong 10 8192 "-s 8192 -q 2 -n 10 -r 16 -c" ' iters in '
-# One client, 5 tests: 5 messages each way.
-xexample xsrq_pingpong ibv_xsrq_pingpong 5 4096 "-s 4096 -n 5" '^success'
-echo "$P: part examples secs=$((($(now_ms) - t) / 1000))"
+for drv in $WIRE_DP_DRIVERS; do
+	P=wire-dp.$drv
+	dmesg_mark
+	case $drv in
+	upstream)
+		timeout 300 modprobe mlx5_core
+		timeout 300 modprobe mlx5_ib ;;
+	mlx5_rs) check $P.insmod insmod "$KO" ;;
+	esac
+	D0=$(ibdev_of "$(mlx_bdf_n 0)")
+	D1=$(ibdev_of "$(mlx_bdf_n 1)")
+	check $P.fn0-device test -n "$D0"
+	check $P.fn1-device test -n "$D1"
+	for d in $D0 $D1; do
+		check $P.$d.active wait_for "/sys/class/infiniband/$d/ports/1/state" "4: ACTIVE"
+	done
+	# What the ports are, from sysfs (upstream's reading of the devices).
+	LID0=$(($(cat "/sys/class/infiniband/$D0/ports/1/lid")))
+	LID1=$(($(cat "/sys/class/infiniband/$D1/ports/1/lid")))
+	GUID0=$(sed 's/://g' "/sys/class/infiniband/$D0/node_guid")
+	GUID1=$(sed 's/://g' "/sys/class/infiniband/$D1/node_guid")
+	echo "$P: server $D0 (LID $LID0, node GUID $GUID0), client $D1 (LID $LID1, node GUID $GUID1)"
+	check $P.distinct-lids test "$LID0" != "$LID1"
+	check $P.distinct-guids test "$GUID0" != "$GUID1"
 
-t=$(now_ms)
-dp_tools_present $P.perftest.tools ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat
-xperf send_bw ib_send_bw op0a 1 1 "-n 5 -s 4096"
-xperf write_bw ib_write_bw op08 1 0 "-n 5 -s 4096"
-xperf read_bw ib_read_bw op10 1 0 "-n 5 -s 4096"
-xperf atomic_bw.fetch_add ib_atomic_bw op12 1 0 "-n 5 -A FETCH_AND_ADD"
-xperf atomic_bw.cmp_swap ib_atomic_bw op11 1 0 "-n 5 -A CMP_AND_SWAP"
-xperf send_lat ib_send_lat op0a "0 1" 1 "-n 5 -s 64"
-xperf write_lat ib_write_lat op08 "0 1" 0 "-n 5 -s 64"
-xperf read_lat ib_read_lat op10 1 0 "-n 5 -s 64"
-echo "$P: part perftest secs=$((($(now_ms) - t) / 1000))"
+	t=$(now_ms)
+	dp_tools_present $P.examples.tools ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ibv_xsrq_pingpong
+	# Sizes as 93's: rc, uc and srq 2 pages (8 KiB, -c checks both, 8 packets of the 1 KiB
+	# path MTU); ud one message within the port MTU; -r 16 receives posted at a time.
+	xexample rc_pingpong ibv_rc_pingpong 10 8192 "-s 8192 -n 10 -r 16 -c" ' iters in '
+	xexample uc_pingpong ibv_uc_pingpong 10 8192 "-s 8192 -n 10 -r 16 -c" ' iters in '
+	xexample ud_pingpong ibv_ud_pingpong 10 1024 "-s 1024 -n 10 -r 16 -c" ' iters in '
+	# 2 QPs on the SRQ; -n counts the exchanges of all QPs together: at least 10 each way.
+	xexample srq_pingpong ibv_srq_pingpong 10 8192 "-s 8192 -q 2 -n 10 -r 16 -c" ' iters in '
+	# One client, 5 tests: 5 messages each way.
+	xexample xsrq_pingpong ibv_xsrq_pingpong 5 4096 "-s 4096 -n 5" '^success'
+	echo "$P: part examples secs=$((($(now_ms) - t) / 1000))"
 
-t=$(now_ms)
-mkdir -p "$DP_OUT"
-dp_tools_present $P.diags.tools smpquery perfquery ibnetdiscover
-# NodeInfo of the peer by its LID: its node GUID; NodeType 1, a channel adapter.
-xdiag smpquery-nodeinfo-peer-lid smpquery "^Guid:\.*0x0*$GUID1\$" -C "$D0" -P 1 nodeinfo "$LID1"
-check $P.diags.smpquery-nodeinfo-peer-lid.ca grep -q -E '^NodeType:\.*Channel Adapter$' "$DP_OUT/smpquery-nodeinfo-peer-lid.diag"
-# By directed route: one hop out of port 1 reaches the peer.
-xdiag smpquery-nodeinfo-peer-dr smpquery "^Guid:\.*0x0*$GUID1\$" -C "$D0" -P 1 -D nodeinfo 0,1
-# The other way: D1 asks D0.
-xdiag smpquery-nodeinfo-reverse smpquery "^Guid:\.*0x0*$GUID0\$" -C "$D1" -P 1 nodeinfo "$LID0"
-xdiag smpquery-portinfo-peer-lid smpquery "^Lid:\.*$LID1\$" -C "$D0" -P 1 portinfo "$LID1" 1
-# The peer's PMA (through its host's QP1): the peer's port 1, and at least the data
-# its sysfs counted before (the counter only grows; 32 bits of 4-byte words are far
-# from saturating here).
-xmit1=$(cat "/sys/class/infiniband/$D1/ports/1/counters/port_xmit_data")
-echo "$P: $D1 sysfs port_xmit_data before perfquery: $xmit1"
-xdiag perfquery-peer perfquery "^# Port counters: Lid $LID1 port 1" -C "$D0" -P 1 "$LID1" 1
-pq=$(sed -n 's/^PortXmitData:\.*\([0-9]*\)$/\1/p' "$DP_OUT/perfquery-peer.diag")
-check $P.diags.perfquery-peer.xmit-data test "${pq:-0}" -ge "$xmit1" -a "${pq:-0}" -gt 0
-# The fabric from D0: two channel adapters, both node GUIDs.
-xdiag ibnetdiscover-both-cas ibnetdiscover "$GUID1" -C "$D0" -P 1
-check $P.diags.ibnetdiscover-both-cas.count test "$(grep -c '^Ca' "$DP_OUT/ibnetdiscover-both-cas.diag")" = 2
-check $P.diags.ibnetdiscover-both-cas.own grep -q "$GUID0" "$DP_OUT/ibnetdiscover-both-cas.diag"
-echo "$P: part diags secs=$((($(now_ms) - t) / 1000))"
+	t=$(now_ms)
+	dp_tools_present $P.perftest.tools ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_write_lat ib_read_lat
+	xperf send_bw ib_send_bw op0a 1 1 "-n 5 -s 4096"
+	xperf write_bw ib_write_bw op08 1 0 "-n 5 -s 4096"
+	xperf read_bw ib_read_bw op10 1 0 "-n 5 -s 4096"
+	xperf atomic_bw.fetch_add ib_atomic_bw op12 1 0 "-n 5 -A FETCH_AND_ADD"
+	xperf atomic_bw.cmp_swap ib_atomic_bw op11 1 0 "-n 5 -A CMP_AND_SWAP"
+	xperf send_lat ib_send_lat op0a "0 1" 1 "-n 5 -s 64"
+	xperf write_lat ib_write_lat op08 "0 1" 0 "-n 5 -s 64"
+	xperf read_lat ib_read_lat op10 1 0 "-n 5 -s 64"
+	echo "$P: part perftest secs=$((($(now_ms) - t) / 1000))"
 
-for i in 0 1; do
-	echo "$P: fn$i wire: $(emu_stat_n $i 'json.dumps(d["dp"]["wire"], sort_keys=True)')"
-	echo "$P: fn$i transport: $(emu_stat_n $i 'json.dumps(d["dp"]["send"]["transport"], sort_keys=True)')"
+	t=$(now_ms)
+	mkdir -p "$DP_OUT"
+	dp_tools_present $P.diags.tools smpquery perfquery ibnetdiscover
+	# NodeInfo of the peer by its LID: its node GUID; NodeType 1, a channel adapter.
+	xdiag smpquery-nodeinfo-peer-lid smpquery "^Guid:\.*0x0*$GUID1\$" -C "$D0" -P 1 nodeinfo "$LID1"
+	check $P.diags.smpquery-nodeinfo-peer-lid.ca grep -q -E '^NodeType:\.*Channel Adapter$' "$DP_OUT/smpquery-nodeinfo-peer-lid.diag"
+	# By directed route: one hop out of port 1 reaches the peer.
+	xdiag smpquery-nodeinfo-peer-dr smpquery "^Guid:\.*0x0*$GUID1\$" -C "$D0" -P 1 -D nodeinfo 0,1
+	# The other way: D1 asks D0.
+	xdiag smpquery-nodeinfo-reverse smpquery "^Guid:\.*0x0*$GUID0\$" -C "$D1" -P 1 nodeinfo "$LID0"
+	xdiag smpquery-portinfo-peer-lid smpquery "^Lid:\.*$LID1\$" -C "$D0" -P 1 portinfo "$LID1" 1
+	# The peer's PMA (through its host's QP1): the peer's port 1, and at least the data
+	# its sysfs counted before (the counter only grows; 32 bits of 4-byte words are far
+	# from saturating here).
+	xmit1=$(cat "/sys/class/infiniband/$D1/ports/1/counters/port_xmit_data")
+	echo "$P: $D1 sysfs port_xmit_data before perfquery: $xmit1"
+	xdiag perfquery-peer perfquery "^# Port counters: Lid $LID1 port 1" -C "$D0" -P 1 "$LID1" 1
+	pq=$(sed -n 's/^PortXmitData:\.*\([0-9]*\)$/\1/p' "$DP_OUT/perfquery-peer.diag")
+	check $P.diags.perfquery-peer.xmit-data test "${pq:-0}" -ge "$xmit1" -a "${pq:-0}" -gt 0
+	# The fabric from D0: two channel adapters, both node GUIDs.
+	xdiag ibnetdiscover-both-cas ibnetdiscover "$GUID1" -C "$D0" -P 1
+	check $P.diags.ibnetdiscover-both-cas.count test "$(grep -c '^Ca' "$DP_OUT/ibnetdiscover-both-cas.diag")" = 2
+	check $P.diags.ibnetdiscover-both-cas.own grep -q "$GUID0" "$DP_OUT/ibnetdiscover-both-cas.diag"
+	echo "$P: part diags secs=$((($(now_ms) - t) / 1000))"
+
+	for i in 0 1; do
+		echo "$P: fn$i wire: $(emu_stat_n $i 'json.dumps(d["dp"]["wire"], sort_keys=True)')"
+		echo "$P: fn$i transport: $(emu_stat_n $i 'json.dumps(d["dp"]["send"]["transport"], sort_keys=True)')"
+	done
+	echo "---- $drv printed ----"
+	dmesg_since | grep -a -E 'mlx5|infiniband' | grep -a -i -E 'error|fail|timeout|WARNING' | head -n 20
+	case $drv in
+	upstream)
+		check $P.rmmod-mlx5_ib modprobe -r mlx5_ib
+		for b in $(mlx_bdfs); do
+			[ -e "/sys/bus/pci/devices/$b/driver" ] && echo "$b" >"/sys/bus/pci/devices/$b/driver/unbind"
+		done
+		check $P.rmmod-mlx5_core modprobe -r mlx5_core ;;
+	mlx5_rs) check $P.rmmod rmmod mlx5_rs ;;
+	esac
+	for i in 0 1; do
+		check $P.fn$i.objects-destroyed test "$(emu_stat_n $i 'd["objects"]["total"]')" = 0
+		check $P.fn$i.pages-returned test "$(emu_stat_n $i 'd["pages"]["held"]')" = 0
+		check $P.fn$i.no-violations test "$(emu_stat_n $i 'd["violations"]')" = 0
+	done
+	check $P.no-kernel-warning sh -c "! dmesg | tail -n +$((MARK + 1)) | grep -a -q -E 'WARNING:|BUG:|Call Trace'"
+	emu_heal_n 0
+	emu_heal_n 1
 done
-echo "---- upstream printed ----"
-dmesg | tail -n +$((START + 1)) | grep -a -E 'mlx5|infiniband' | grep -a -i -E 'error|fail|timeout|WARNING' | head -n 20
-check $P.rmmod-mlx5_ib modprobe -r mlx5_ib
-for b in $(mlx_bdfs); do
-	[ -e "/sys/bus/pci/devices/$b/driver" ] && echo "$b" >"/sys/bus/pci/devices/$b/driver/unbind"
-done
-check $P.rmmod-mlx5_core modprobe -r mlx5_core
-for i in 0 1; do
-	check $P.fn$i.objects-destroyed test "$(emu_stat_n $i 'd["objects"]["total"]')" = 0
-	check $P.fn$i.pages-returned test "$(emu_stat_n $i 'd["pages"]["held"]')" = 0
-	check $P.fn$i.no-violations test "$(emu_stat_n $i 'd["violations"]')" = 0
-done
-check $P.no-kernel-warning sh -c "! dmesg | tail -n +$((START + 1)) | grep -a -q -E 'WARNING:|BUG:|Call Trace'"
-check_kmemleak $P.no-leaks
+check_kmemleak wire-dp.no-leaks
 [ "$FAILED" = 0 ]
