@@ -693,11 +693,15 @@ impl IbMrOps for MrVerbs {
     fn flush_cache(&self) {
         let mut c = self.cache.lock();
         c.closed = true;
+        // A dead device's mkeys went with it (nothing is sent then).
+        let dead = self.hw.is_dead();
         for v in c.free.iter_mut() {
             while let Some(key) = v.pop() {
-                // Failures are logged by the command layer (a dead device: none is
-                // sent); a free mkey reaches nothing.
-                let _ = self.hw.exec_cmd(DestroyMkey { index: key >> 8 });
+                if !dead {
+                    // Failures are logged by the command layer; a free mkey reaches
+                    // nothing.
+                    let _ = self.hw.exec_cmd(DestroyMkey { index: key >> 8 });
+                }
             }
         }
         c.xlt = None;
