@@ -268,8 +268,7 @@ impl MrVerbs {
             },
             // Upstream `get_umr_update_access_mask` / `umr_check_mkey_mask`.
             umr_caps: UmrCaps {
-                atomic: caps.get(gen_cap::ATOMIC)
-                    && !caps.get(gen_cap::UMR_MODIFY_ATOMIC_DISABLED),
+                atomic: caps.get(gen_cap::ATOMIC) && !caps.get(gen_cap::UMR_MODIFY_ATOMIC_DISABLED),
                 ro_write_umr: caps.get(gen_cap::RELAXED_ORDERING_WRITE_UMR),
                 ro_read_umr: caps.get(gen_cap::RELAXED_ORDERING_READ_UMR),
                 // cmd_hca_cap_2 is not queried (below).
