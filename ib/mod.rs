@@ -91,11 +91,11 @@ use abi::cq::CqCaps;
 use cq::CqVerbs;
 use device::attr::{board_id_text, fw_ver_text, hca_type_text, DeviceIds};
 use device::Provider;
+use mr::MrCache;
 use port::attr::{gid_table_len, pkey_table_len, PortCaps};
 use port::commands::{node_info_of, MadIfcGet, QueryHcaVportContext, QueryVendorId, ReadNodeDesc};
 use port::PortAccess;
 use qp::kdp::KqpTable;
-use mr::MrCache;
 
 /// Name of the provider's fatal-error consumer (log and removal key).
 const FATAL_CONSUMER: &str = "ib (IB_EVENT_DEVICE_FATAL)";

@@ -281,8 +281,15 @@ struct mlx5rs_ib_dev *mlx5rs_ib_alloc(const void *rust, const struct mlx5rs_ib_i
  */
 int mlx5rs_ib_register(struct mlx5rs_ib_dev *dev, struct device *dma_device)
 {
+	int err;
+
 	dev->ib.dev.parent = dma_device;
-	return ib_register_device(&dev->ib, "mlx5_%d", dma_device);
+	/* The UMR QP's PD first, as upstream's UMR stage before its IB_REG stage. */
+	mlx5rs_ib_umr_init(dev);
+	err = ib_register_device(&dev->ib, "mlx5_%d", dma_device);
+	if (err)
+		mlx5rs_ib_umr_cleanup(dev);
+	return err;
 }
 
 /**

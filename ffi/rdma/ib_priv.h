@@ -83,6 +83,7 @@ struct mlx5rs_ib_dev {
 
 int mlx5rs_ib_devres_get(struct mlx5rs_ib_dev *dev, struct mlx5rs_ib_qp_init *init);
 void mlx5rs_ib_devres_cleanup(struct mlx5rs_ib_dev *dev);
+void mlx5rs_ib_umr_init(struct mlx5rs_ib_dev *dev);
 void mlx5rs_ib_umr_cleanup(struct mlx5rs_ib_dev *dev);
 bool mlx5rs_ib_is_umr_qp(struct ib_qp *ibqp);
 /* The provider's private send opcode of a UMR work request (ffi/rdma/ib_umr.c). */

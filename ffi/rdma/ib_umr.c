@@ -2,9 +2,9 @@
 /*
  * The provider's UMR QP, which the MR cache (ib/mr/mod.rs) posts its UMR WQEs on, as
  * upstream mlx5_ib's umrc (umr.c mlx5r_umr_init(), mlx5r_umr_resource_init(),
- * mlx5r_umr_post_send_wait()): a PD, a CQ and a QP made through the RDMA core on
- * this very device, on first use, and destroyed after the device is unregistered
- * (mlx5rs_ib_umr_cleanup()). Upstream's QP is of its private type REG_UMR; ours is an
+ * mlx5r_umr_post_send_wait()): a PD made before the device is registered, a CQ and a
+ * QP made on first use, all through the RDMA core on this very device, and destroyed
+ * after the device is unregistered (mlx5rs_ib_umr_cleanup()). Upstream's QP is of its private type REG_UMR; ours is an
  * RC QP connected to itself, a type the provider already serves (a UMR WQE does not
  * leave the QP's send queue).
  *
@@ -107,7 +107,29 @@ static void rsumr_destroy(struct mlx5rs_ib_umr *u)
 	u->pd = NULL;
 }
 
-/* Makes the PD, CQ and QP; on failure none is left. Called under @dev->umr.lock. */
+/**
+ * mlx5rs_ib_umr_init() - make the UMR QP's PD, as upstream's mlx5r_umr_init() at load
+ * @dev: a device not yet registered
+ *
+ * Without it UMR is broken (logged) and the MR verbs use commands; registration goes on.
+ */
+void mlx5rs_ib_umr_init(struct mlx5rs_ib_dev *dev)
+{
+	struct mlx5rs_ib_umr *u = &dev->umr;
+	struct ib_pd *pd = ib_alloc_pd(&dev->ib, 0);
+
+	mutex_lock(&u->lock);
+	if (IS_ERR(pd)) {
+		u->broken = true;
+		dev_warn(dev->ib.dev.parent, "no PD for the UMR QP (%pe): MRs are registered by commands\n",
+			 pd);
+	} else {
+		u->pd = pd;
+	}
+	mutex_unlock(&u->lock);
+}
+
+/* Makes the CQ and QP in the PD; on failure neither is left. Called under @dev->umr.lock. */
 static int rsumr_create(struct mlx5rs_ib_dev *dev)
 {
 	struct mlx5rs_ib_umr *u = &dev->umr;
@@ -115,17 +137,13 @@ static int rsumr_create(struct mlx5rs_ib_dev *dev)
 	struct ib_qp *qp;
 	int err;
 
-	u->pd = ib_alloc_pd(&dev->ib, 0);
-	if (IS_ERR(u->pd)) {
-		err = PTR_ERR(u->pd);
-		u->pd = NULL;
-		return err;
-	}
+	if (!u->pd)
+		return -EIO;
 	u->cq = ib_alloc_cq(&dev->ib, NULL, MLX5RS_UMR_WR, 0, IB_POLL_DIRECT);
 	if (IS_ERR(u->cq)) {
 		err = PTR_ERR(u->cq);
 		u->cq = NULL;
-		goto fail;
+		return err;
 	}
 	init.send_cq = u->cq;
 	init.recv_cq = u->cq;
@@ -146,12 +164,14 @@ static int rsumr_create(struct mlx5rs_ib_dev *dev)
 	WRITE_ONCE(u->qp, qp);
 	return 0;
 fail:
-	rsumr_destroy(u);
+	ib_free_cq(u->cq);
+	u->cq = NULL;
 	return err;
 }
 
 /**
- * mlx5rs_ib_umr_res() - the UMR QP's PD, made with the QP on first use
+ * mlx5rs_ib_umr_res() - the UMR QP's PD; the QP is made on first use, as upstream's
+ * mlx5r_umr_resource_init()
  * @ibdev: a registered device of this driver
  * @pdn: its PD number
  * @lkey: its local_dma_lkey (reads translation tables)

@@ -271,8 +271,7 @@ impl MrVerbs {
             },
             // Upstream `get_umr_update_access_mask` / `umr_check_mkey_mask`.
             umr_caps: UmrCaps {
-                atomic: caps.get(gen_cap::ATOMIC)
-                    && !caps.get(gen_cap::UMR_MODIFY_ATOMIC_DISABLED),
+                atomic: caps.get(gen_cap::ATOMIC) && !caps.get(gen_cap::UMR_MODIFY_ATOMIC_DISABLED),
                 ro_write_umr: caps.get(gen_cap::RELAXED_ORDERING_WRITE_UMR),
                 ro_read_umr: caps.get(gen_cap::RELAXED_ORDERING_READ_UMR),
                 // cmd_hca_cap_2 is not queried (below).
@@ -697,11 +696,15 @@ impl IbMrOps for MrVerbs {
     fn flush_cache(&self) {
         let mut c = self.cache.lock();
         c.closed = true;
+        // A dead device's mkeys went with it (nothing is sent then).
+        let dead = self.hw.is_dead();
         for v in c.free.iter_mut() {
             while let Some(key) = v.pop() {
-                // Failures are logged by the command layer (a dead device: none is
-                // sent); a free mkey reaches nothing.
-                let _ = self.hw.exec_cmd(DestroyMkey { index: key >> 8 });
+                if !dead {
+                    // Failures are logged by the command layer; a free mkey reaches
+                    // nothing.
+                    let _ = self.hw.exec_cmd(DestroyMkey { index: key >> 8 });
+                }
             }
         }
         c.xlt = None;
