@@ -102,9 +102,7 @@ use crate::ib::{
         ModifyPlan, QpShadow, QpType,
     },
     qp::recv_wqe::{build_recv, rq_doorbell_record, RqGeometry},
-    qp::send_wqe::{
-        build_send, sq_doorbell_record, Payload, SendOp, SendWr, SqGeometry, UdDest,
-    },
+    qp::send_wqe::{build_send, sq_doorbell_record, Payload, SendOp, SendWr, SqGeometry, UdDest},
     qp::size::{kernel_rq_size, kernel_sq_size, QpCap, SizeCaps},
     uctx::uar::BfregRef,
     uctx::{uabi_err, UarHold},
@@ -121,7 +119,8 @@ use crate::{
     ffi::rdma::{
         ib_dp_abi::{send_flag, wc_op, wr_op},
         ib_qp::{
-            modify_qp_is_ok, IbQp, IbQpOps, QpAttr, QpInit, QpShim, RecvChain, RecvWrC, SendChain, SendWrC,
+            modify_qp_is_ok, IbQp, IbQpOps, QpAttr, QpInit, QpShim, RecvChain, RecvWrC, SendChain,
+            SendWrC,
         },
         ib_uctx::IbUcontext,
         udata::UserData,
