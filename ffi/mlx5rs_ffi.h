@@ -618,11 +618,17 @@ struct mlx5rs_ib_wc {
 };
 #define MLX5RS_IB_WC_SIZE 56
 
-/* Implemented in Rust (ffi/rdma/ib_qp.rs): posts @n requests of @wrs; returns 0 or the
- * errno of request *@done (the number posted before it). */
-int mlx5rs_ib_rs_post_send(void *qp, const struct mlx5rs_ib_send_wr *wrs, __u32 n, __u32 more,
-			   __u32 *done);
-int mlx5rs_ib_rs_post_recv(void *qp, const struct mlx5rs_ib_recv_wr *wrs, __u32 n, __u32 *done);
+/* Implemented in Rust (ffi/rdma/ib_qp.rs): posts the chain of work requests from @wr
+ * (a const struct ib_send_wr / ib_recv_wr of the core's QP @ibqp), each read through
+ * mlx5rs_ib_send_wr_next() / mlx5rs_ib_recv_wr_next() under the queue's lock; returns
+ * 0 or the errno of request *@done (the number posted before it). */
+int mlx5rs_ib_rs_post_send(void *qp, const void *ibqp, const void *wr, __u32 *done);
+int mlx5rs_ib_rs_post_recv(void *qp, const void *wr, __u32 *done);
+/* Implemented in ffi/rdma/ib_qp.c, called by Rust's post: request @wr (of the core's
+ * QP @ibqp) into @o; returns the next request of the chain, NULL after the last. */
+const void *mlx5rs_ib_send_wr_next(const void *ibqp, const void *wr,
+				   struct mlx5rs_ib_send_wr *o);
+const void *mlx5rs_ib_recv_wr_next(const void *wr, struct mlx5rs_ib_recv_wr *o);
 /* Implemented in Rust (ffi/rdma/ib_cq.rs): up to @n completions into @wc; their number
  * or a negative errno. */
 int mlx5rs_ib_rs_poll_cq(void *cq_rust, struct mlx5rs_ib_wc *wc, __u32 n);

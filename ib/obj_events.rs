@@ -30,7 +30,7 @@ use crate::{
     ffi::{
         self,
         rdma::ib_abi::IbEvent,
-        rdma::ib_qp::{IbQp, QpAttr, QpShim, RecvBatch, SendBatch},
+        rdma::ib_qp::{IbQp, QpAttr, QpShim, RecvChain, SendChain},
         rdma::ib_srq::{IbSrq, SrqAttr, SrqShim},
         rdma::udata::UserData,
     },
@@ -256,11 +256,11 @@ impl IbQp for QpWithEvents {
         self.qp.query()
     }
 
-    fn post_send(&self, wrs: &SendBatch<'_>) -> (usize, Result) {
+    fn post_send(&self, wrs: &mut SendChain<'_>) -> (usize, Result) {
         self.qp.post_send(wrs)
     }
 
-    fn post_recv(&self, wrs: &RecvBatch<'_>) -> (usize, Result) {
+    fn post_recv(&self, wrs: &mut RecvChain<'_>) -> (usize, Result) {
         self.qp.post_recv(wrs)
     }
 }

@@ -6,22 +6,21 @@
 //! the same sizes with `BUILD_BUG_ON`), and the shim's opcode and flag numbers
 //! (`MLX5RS_WR_*`, `MLX5RS_SEND_*`, `MLX5RS_WC_*` in `mlx5rs_ffi.h`).
 
-/// The core's `struct ib_sge`, read in place from a work request's `sg_list`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct IbSge {
-    /// Address in the key's space (inline sends: a kernel virtual address).
-    pub(crate) addr: u64,
-    /// Bytes.
-    pub(crate) length: u32,
-    /// Local key.
-    pub(crate) lkey: u32,
-}
-const _: () = assert!(size_of::<IbSge>() == 16);
+/// The core's `struct ib_sge`, read in place from a work request's `sg_list`: the
+/// WQE builders' own gather entry, whose `#[repr(C)]` layout is `struct ib_sge`'s
+/// (the shim checks the size and offsets with `BUILD_BUG_ON`, this file below), so a
+/// request's list reaches them without a copy.
+pub(crate) use crate::ib::qp::send_wqe::Sge as IbSge;
+const _: () = assert!(
+    size_of::<IbSge>() == 16
+        && core::mem::offset_of!(IbSge, addr) == 0
+        && core::mem::offset_of!(IbSge, length) == 8
+        && core::mem::offset_of!(IbSge, lkey) == 12
+);
 
 /// `struct mlx5rs_ib_send_wr`: one send work request as the shim copied it.
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, zerocopy_derive::FromZeros)]
 pub(crate) struct SendWrC {
     /// `wr_id`.
     pub(crate) wr_id: u64,
@@ -76,7 +75,7 @@ const _: () = assert!(size_of::<SendWrC>() == 176);
 
 /// `struct mlx5rs_ib_recv_wr`: one receive work request.
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, zerocopy_derive::FromZeros)]
 pub(crate) struct RecvWrC {
     /// `wr_id`.
     pub(crate) wr_id: u64,

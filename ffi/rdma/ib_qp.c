@@ -2,10 +2,11 @@
 /*
  * The QP verbs of the InfiniBand shim: create_qp, modify_qp, query_qp,
  * destroy_qp, post_send and post_recv trampolines into Rust (ffi/rdma/ib_qp.rs).
- * post_send and post_recv walk the core's work request chain and copy each request
- * into the shim's plain struct mlx5rs_ib_send_wr / mlx5rs_ib_recv_wr (a UD request's
- * address vector taken from its address handle), a batch at a time, and answer
- * bad_wr as upstream does.
+ * post_send and post_recv hand the core's work request chain to Rust, which walks it
+ * under the queue's lock, each request copied into the shim's plain struct
+ * mlx5rs_ib_send_wr / mlx5rs_ib_recv_wr (a UD request's address vector taken from its
+ * address handle) by mlx5rs_ib_send_wr_next() / _recv_wr_next(); bad_wr is answered
+ * as upstream does.
  *
  * Each trampoline copies the core's structures into the shim's plain ones
  * (struct mlx5rs_ib_qp_init, struct mlx5rs_ib_qp_attr, mlx5rs_ffi.h) and back: the
@@ -299,9 +300,6 @@ out:
 	return err;
 }
 
-/* Work requests copied per call into Rust (the doorbell rings after the last). */
-#define MLX5RS_POST_BATCH 8
-
 static u32 mlx5rs_wr_opcode(enum ib_wr_opcode op)
 {
 	switch (op) {
@@ -319,7 +317,7 @@ static u32 mlx5rs_wr_opcode(enum ib_wr_opcode op)
 }
 
 /* One core send work request as the plain structure Rust reads. */
-static void mlx5rs_send_wr_to_rs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+static void mlx5rs_send_wr_to_rs(const struct ib_qp *ibqp, const struct ib_send_wr *wr,
 				 struct mlx5rs_ib_send_wr *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -395,67 +393,81 @@ static void mlx5rs_send_wr_to_rs(struct ib_qp *ibqp, const struct ib_send_wr *wr
 }
 
 /*
- * post_send: the chain in batches of MLX5RS_POST_BATCH, posted by Rust, which rings
- * the doorbell once, with the last batch or at the first error; on error *bad_wr is the request that failed (those before it are posted),
- * as upstream's mlx5_ib_post_send.
+ * post_send: Rust walks the chain under the send queue's lock, one request at a time
+ * through mlx5rs_ib_send_wr_next(), and rings the doorbell once after the last one
+ * posted (upstream's mlx5_ib_post_send: one lock, one doorbell a call); on error
+ * *bad_wr is the request that failed (those before it are posted), as upstream's.
  */
 static int mlx5rs_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			       const struct ib_send_wr **bad_wr)
 {
 	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
-	struct mlx5rs_ib_send_wr batch[MLX5RS_POST_BATCH];
-	const struct ib_send_wr *first;
-	u32 n, done;
+	u32 done = 0;
 	int err;
 
 	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_send_wr) != MLX5RS_IB_SEND_WR_SIZE);
 	BUILD_BUG_ON(sizeof(struct ib_sge) != 16 || offsetof(struct ib_sge, length) != 8 ||
 		     offsetof(struct ib_sge, lkey) != 12);
-	while (wr) {
-		first = wr;
-		for (n = 0; wr && n < MLX5RS_POST_BATCH; n++, wr = wr->next)
-			mlx5rs_send_wr_to_rs(ibqp, wr, &batch[n]);
-		done = 0;
-		err = mlx5rs_ib_rs_post_send(qp->rust, batch, n, wr != NULL, &done);
-		if (err) {
-			for (wr = first; done && wr; done--)
-				wr = wr->next;
-			*bad_wr = wr;
-			return err;
-		}
+	err = mlx5rs_ib_rs_post_send(qp->rust, ibqp, wr, &done);
+	if (err) {
+		for (; done && wr; done--)
+			wr = wr->next;
+		*bad_wr = wr;
 	}
-	return 0;
+	return err;
 }
 
-/* post_recv: as post_send, for receive work requests. */
+/* post_recv: as post_send, for receive work requests (mlx5rs_ib_recv_wr_next()). */
 static int mlx5rs_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			       const struct ib_recv_wr **bad_wr)
 {
 	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
-	struct mlx5rs_ib_recv_wr batch[MLX5RS_POST_BATCH];
-	const struct ib_recv_wr *first;
-	u32 n, done;
+	u32 done = 0;
 	int err;
 
 	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_recv_wr) != MLX5RS_IB_RECV_WR_SIZE);
-	while (wr) {
-		first = wr;
-		for (n = 0; wr && n < MLX5RS_POST_BATCH; n++, wr = wr->next) {
-			batch[n].wr_id = wr->wr_id;
-			batch[n].sg = (u64)(uintptr_t)wr->sg_list;
-			batch[n].num_sge = wr->num_sge > 0 ? wr->num_sge : 0;
-			batch[n].rsvd = 0;
-		}
-		done = 0;
-		err = mlx5rs_ib_rs_post_recv(qp->rust, batch, n, &done);
-		if (err) {
-			for (wr = first; done && wr; done--)
-				wr = wr->next;
-			*bad_wr = wr;
-			return err;
-		}
+	err = mlx5rs_ib_rs_post_recv(qp->rust, wr, &done);
+	if (err) {
+		for (; done && wr; done--)
+			wr = wr->next;
+		*bad_wr = wr;
 	}
-	return 0;
+	return err;
+}
+
+/**
+ * mlx5rs_ib_send_wr_next() - one send work request as Rust reads it
+ * @ibqp: the core's QP posted to (const struct ib_qp *)
+ * @wr: a request of the chain passed to post_send (const struct ib_send_wr *)
+ * @o: filled in
+ *
+ * Return: the next request of the chain, NULL after the last.
+ */
+const void *mlx5rs_ib_send_wr_next(const void *ibqp, const void *wr,
+				   struct mlx5rs_ib_send_wr *o)
+{
+	const struct ib_send_wr *w = wr;
+
+	mlx5rs_send_wr_to_rs(ibqp, w, o);
+	return w->next;
+}
+
+/**
+ * mlx5rs_ib_recv_wr_next() - one receive work request as Rust reads it
+ * @wr: a request of the chain passed to post_recv (const struct ib_recv_wr *)
+ * @o: filled in
+ *
+ * Return: the next request of the chain, NULL after the last.
+ */
+const void *mlx5rs_ib_recv_wr_next(const void *wr, struct mlx5rs_ib_recv_wr *o)
+{
+	const struct ib_recv_wr *w = wr;
+
+	o->wr_id = w->wr_id;
+	o->sg = (u64)(uintptr_t)w->sg_list;
+	o->num_sge = w->num_sge > 0 ? w->num_sge : 0;
+	o->rsvd = 0;
+	return w->next;
 }
 
 const struct ib_device_ops mlx5rs_ib_qp_ops = {

@@ -7,7 +7,7 @@
 //! [`modify_qp_is_ok`]. A QP's async events go back to the core's handler through
 //! [`QpShim`].
 
-use core::ptr::NonNull;
+use core::{marker::PhantomData, ptr::NonNull};
 
 use kernel::{
     ffi::{c_int, c_void},
@@ -24,6 +24,12 @@ use super::umem::IbDev;
 
 extern "C" {
     fn mlx5rs_ib_qp_event(ibqp: *mut c_void, event: u32);
+    fn mlx5rs_ib_send_wr_next(
+        ibqp: *const c_void,
+        wr: *const c_void,
+        out: *mut SendWrC,
+    ) -> *const c_void;
+    fn mlx5rs_ib_recv_wr_next(wr: *const c_void, out: *mut RecvWrC) -> *const c_void;
 }
 
 /// The core's `struct ib_qp` of one QP, for raising its async events.
@@ -65,47 +71,53 @@ pub(crate) trait IbQp: Send + Sync {
     /// `query_qp`.
     fn query(&self) -> Result<QpAttr>;
     /// `post_send` of the requests of `wrs` in order, one doorbell for those of the
-    /// chain posted, rung with its last batch ([`SendBatch::more`] false) or at the
-    /// first error: how many were posted, and the error of the next one if any.
-    fn post_send(&self, _wrs: &SendBatch<'_>) -> (usize, Result) {
+    /// chain posted, rung after the last one or at the first error: how many were
+    /// posted, and the error of the next one if any.
+    fn post_send(&self, _wrs: &mut SendChain<'_>) -> (usize, Result) {
         // A user QP's queues are libmlx5's.
         (0, Err(EINVAL))
     }
     /// `post_recv`, as `post_send`.
-    fn post_recv(&self, _wrs: &RecvBatch<'_>) -> (usize, Result) {
+    fn post_recv(&self, _wrs: &mut RecvChain<'_>) -> (usize, Result) {
         (0, Err(EINVAL))
     }
 }
 
-/// The send work requests of one post_send call, with their gather lists.
+/// The send work request chain of one post_send call, walked in order by
+/// [`SendChain::next_into`] (the caller holds the send queue's lock across the walk:
+/// one lock and one doorbell a call, as upstream).
 ///
-/// INVARIANT: the `sg` of each request points to `num_sge` readable `struct ib_sge`
-/// (or is not read when `num_sge` is 0), an inline request's entries name readable
-/// kernel memory of their length, and a REG_MR request's `reg_descs` (when not 0)
-/// its MR's translation list of `reg_ndescs` 8-byte entries (a UMR request's: its
-/// segments, `reg_ndescs` units of 8 bytes), for `'a`.
-pub(crate) struct SendBatch<'a>(&'a [SendWrC], bool);
+/// INVARIANT: `next` is null or a request (`const struct ib_send_wr *`) of the chain
+/// the core passed to post_send on its QP `ibqp`; every request of the chain, with its
+/// gather list (and an inline request's data, a REG_MR request's MR translation list, a UMR
+/// request's segments), stays readable for `'a` (the consumer's, across the call).
+pub(crate) struct SendChain<'a> {
+    ibqp: *const c_void,
+    next: *const c_void,
+    _chain: PhantomData<&'a ()>,
+}
 
-impl<'a> SendBatch<'a> {
-    /// The requests.
-    pub(crate) fn wrs(&self) -> &'a [SendWrC] {
-        self.0
+impl<'a> SendChain<'a> {
+    /// The next request of the chain into `out` (as the shim copies it); `false` after
+    /// the last.
+    pub(crate) fn next_into(&mut self, out: &mut SendWrC) -> bool {
+        if self.next.is_null() {
+            return false;
+        }
+        // SAFETY: by the type invariant `next` is a request of the chain of `ibqp`; the
+        // shim only reads it and writes `out`, a valid `struct mlx5rs_ib_send_wr`.
+        self.next = unsafe { mlx5rs_ib_send_wr_next(self.ibqp, self.next, out) };
+        true
     }
 
-    /// Whether the core's chain goes on after this batch: the shim calls again with
-    /// the next requests unless this call fails, so the doorbell can wait for the
-    /// chain's last batch.
-    pub(crate) fn more(&self) -> bool {
-        self.1
-    }
-
-    /// The gather list of `wr` (one of [`Self::wrs`]).
+    /// The gather list of `wr` (one [`Self::next_into`] gave).
     pub(crate) fn sg(&self, wr: &SendWrC) -> &'a [IbSge] {
         if wr.num_sge == 0 || wr.sg == 0 {
             return &[];
         }
-        // SAFETY: by the type invariant `sg` names `num_sge` readable entries for `'a`
-        // (a `u32` count; the core's `int num_sge` was non-negative).
+        // SAFETY: the shim copied `sg` and `num_sge` from a request of the chain (a
+        // non-negative `int` count), whose list is readable for `'a` (type invariant);
+        // `IbSge` is `struct ib_sge`'s layout (checked on both sides).
         unsafe { core::slice::from_raw_parts(wr.sg as *const IbSge, wr.num_sge as usize) }
     }
 
@@ -115,10 +127,10 @@ impl<'a> SendBatch<'a> {
         if wr.reg_descs == 0 || wr.reg_ndescs == 0 {
             return &[];
         }
-        // SAFETY: by the type invariant a REG_MR request's `reg_descs` names its MR's
-        // list of `reg_ndescs` entries, readable for `'a` (the shim's MR, held by the
-        // consumer across the post); a UMR request's, its segments (the UMR caller's
-        // buffer, held across the post).
+        // SAFETY: the shim copied a REG_MR request's `reg_descs` and `reg_ndescs` from
+        // its MR (the shim's, held by the consumer across the post): its list of
+        // `reg_ndescs` entries; a UMR request's, its segments (the UMR caller's buffer,
+        // held across the post); readable for `'a` (type invariant).
         unsafe {
             core::slice::from_raw_parts(wr.reg_descs as *const u8, wr.reg_ndescs as usize * 8)
         }
@@ -135,23 +147,34 @@ impl<'a> SendBatch<'a> {
     }
 }
 
-/// The receive work requests of one post_recv call.
+/// The receive work request chain of one post_recv call, as [`SendChain`].
 ///
-/// INVARIANT: as [`SendBatch`]'s for the scatter lists.
-pub(crate) struct RecvBatch<'a>(&'a [RecvWrC]);
+/// INVARIANT: `next` is null or a request (`const struct ib_recv_wr *`) of the chain
+/// the core passed to post_recv; every request, with its scatter list, stays readable
+/// for `'a`.
+pub(crate) struct RecvChain<'a> {
+    next: *const c_void,
+    _chain: PhantomData<&'a ()>,
+}
 
-impl<'a> RecvBatch<'a> {
-    /// The requests.
-    pub(crate) fn wrs(&self) -> &'a [RecvWrC] {
-        self.0
+impl<'a> RecvChain<'a> {
+    /// The next request of the chain into `out`; `false` after the last.
+    pub(crate) fn next_into(&mut self, out: &mut RecvWrC) -> bool {
+        if self.next.is_null() {
+            return false;
+        }
+        // SAFETY: by the type invariant `next` is a request of the chain; the shim only
+        // reads it and writes `out`, a valid `struct mlx5rs_ib_recv_wr`.
+        self.next = unsafe { mlx5rs_ib_recv_wr_next(self.next, out) };
+        true
     }
 
-    /// The scatter list of `wr`.
+    /// The scatter list of `wr` (one [`Self::next_into`] gave).
     pub(crate) fn sg(&self, wr: &RecvWrC) -> &'a [IbSge] {
         if wr.num_sge == 0 || wr.sg == 0 {
             return &[];
         }
-        // SAFETY: by the type invariant `sg` names `num_sge` readable entries for `'a`.
+        // SAFETY: as in `SendChain::sg`.
         unsafe { core::slice::from_raw_parts(wr.sg as *const IbSge, wr.num_sge as usize) }
     }
 }
@@ -357,16 +380,14 @@ unsafe fn post_result(done: *mut u32, (n, r): (usize, Result)) -> c_int {
 ///
 /// # Safety
 ///
-/// The shim's trampoline contract (*Trampolines* in [`super::ib`]); `wrs` points to `n`
-/// requests whose gather lists (and inline data) are readable for the call; `more` is
-/// not 0 only if the shim calls again with the rest of the chain when this call
-/// succeeds.
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]); `wr` is null or the
+/// first request of the chain the core passed to post_send on its QP `ibqp`, readable
+/// with its gather lists (and inline data) for the call; `done` a writable `u32`.
 #[no_mangle]
 unsafe extern "C" fn mlx5rs_ib_rs_post_send(
     qp: *mut c_void,
-    wrs: *const SendWrC,
-    n: u32,
-    more: u32,
+    ibqp: *const c_void,
+    wr: *const c_void,
     done: *mut u32,
 ) -> c_int {
     // SAFETY: the core posts only between create and destroy.
@@ -374,25 +395,25 @@ unsafe extern "C" fn mlx5rs_ib_rs_post_send(
         // SAFETY: the shim passes a local `u32`.
         return unsafe { post_result(done, (0, Err(EINVAL))) };
     };
-    // SAFETY: the shim passes its batch array of `n` entries.
-    let list = unsafe { core::slice::from_raw_parts(wrs, n as usize) };
-    // INVARIANT: the shim copied each request's `sg_list` and count from the core's
-    // chain, whose lists the consumer keeps readable for the call.
-    let batch = SendBatch(list, more != 0);
+    // INVARIANT: by the function's contract.
+    let mut chain = SendChain {
+        ibqp,
+        next: wr,
+        _chain: PhantomData,
+    };
     // SAFETY: the shim passes a local `u32`.
-    unsafe { post_result(done, q.post_send(&batch)) }
+    unsafe { post_result(done, q.post_send(&mut chain)) }
 }
 
 /// `post_recv` trampoline target.
 ///
 /// # Safety
 ///
-/// As [`mlx5rs_ib_rs_post_send`].
+/// As [`mlx5rs_ib_rs_post_send`], for the chain passed to post_recv.
 #[no_mangle]
 unsafe extern "C" fn mlx5rs_ib_rs_post_recv(
     qp: *mut c_void,
-    wrs: *const RecvWrC,
-    n: u32,
+    wr: *const c_void,
     done: *mut u32,
 ) -> c_int {
     // SAFETY: the core posts only between create and destroy.
@@ -400,10 +421,11 @@ unsafe extern "C" fn mlx5rs_ib_rs_post_recv(
         // SAFETY: the shim passes a local `u32`.
         return unsafe { post_result(done, (0, Err(EINVAL))) };
     };
-    // SAFETY: the shim passes its batch array of `n` entries.
-    let list = unsafe { core::slice::from_raw_parts(wrs, n as usize) };
-    // INVARIANT: as in `mlx5rs_ib_rs_post_send`.
-    let batch = RecvBatch(list);
+    // INVARIANT: by the function's contract.
+    let mut chain = RecvChain {
+        next: wr,
+        _chain: PhantomData,
+    };
     // SAFETY: the shim passes a local `u32`.
-    unsafe { post_result(done, q.post_recv(&batch)) }
+    unsafe { post_result(done, q.post_recv(&mut chain)) }
 }

@@ -67,7 +67,7 @@ use crate::ib::{
         eqn_of, kernel_cq_plan, op_own_offset, quantized_pgoff, resolve_uar, INVALID_OP_OWN,
     },
     cq::wc_status::syndrome_is_dumped,
-    qp::kdp::{KqpTable, Stray},
+    qp::kdp::{Held, KqpTable, Stray},
     uctx::{uabi_err, UarHold},
     umem::plan::{access, queue_page_sizes},
     umem::UserDb,
@@ -679,8 +679,10 @@ impl IbCq for Cq {
     /// poll_cq of a kernel CQ (upstream `mlx5_ib_poll_cq` / `mlx5_poll_one`): the
     /// software-owned CQEs from the consumer counter on, each read after the owner
     /// check and a read barrier, parsed as untrusted input ([`parse_cqe`]), its QP
-    /// looked up in the provider's table and its work request in that QP's
-    /// bookkeeping; then the consumer counter to the doorbell record. A CQE that is
+    /// looked up in the provider's table (once for a run of CQEs of one QP, as
+    /// upstream's `cur_qp`) and its work request in that QP's bookkeeping (the queue's
+    /// lock taken once for the run); then the consumer counter to the doorbell
+    /// record. A CQE that is
     /// malformed or names no WQE in flight is counted, logged once per CQ with the
     /// reason, and skipped; one of an unknown QP is counted and skipped.
     ///
@@ -694,70 +696,57 @@ impl IbCq for Cq {
         let mut ps = r.poll.lock();
         let start = ps.ci;
         let mut n = 0;
-        while n < out.len() {
-            let ci = ps.ci;
-            let off = r.geo.cqe_offset(ci);
-            let Some(page) = r.pages.get(off / RING_PAGE) else {
+        // A CQE read whose QP is not the current run's: the first of the next run.
+        let mut pending = None;
+        'runs: while n < out.len() {
+            let Some((qpn, mut c)) = pending.take().or_else(|| self.next_cqe(r, &mut ps)) else {
                 break;
             };
-            let at = off % RING_PAGE;
-            let Ok(op_own) = coherent_io::read_u8(page, at + 63) else {
-                break;
-            };
-            if !r.geo.sw_owned(op_own, ci) {
-                break;
-            }
-            // The entry's contents after its ownership (upstream `rmb()`).
-            mb(Read);
-            let mut raw = [0u8; 64];
-            if coherent_io::read_bytes(page, at, &mut raw).is_err() {
-                break;
-            }
-            ps.ci = ci.wrapping_add(1);
-            let Ok(cqe) = Cqe64::read_from_bytes(&raw) else {
-                continue;
-            };
-            let c = match parse_cqe(&cqe) {
-                Ok(c) => c,
-                Err(m) => {
-                    self.malformed(&mut ps, Bad::Cqe(m));
-                    continue;
-                }
-            };
-            // Kernel CQs are never resized: a resize CQE is the device's invention.
-            let Some(qpn) = c.qpn() else {
-                self.malformed(&mut ps, Bad::Cqe(Malformed::Opcode(op_own >> 4)));
-                continue;
-            };
+            // As upstream's `cur_qp`: the QP is looked up once for a run of its CQEs in
+            // a row, and the queue lock they need taken once for the run (`held`).
             let Some(wq) = self.kqps.get(qpn) else {
                 // A QP destroyed before its CQEs were polled, or a number the device
                 // made up: counted (debugfs `eqs`, `cqe_stale`).
                 self.table.note_skipped_cqe(false);
                 continue;
             };
-            match wq.complete(&c) {
-                Ok(Some(wc)) => {
-                    if let Completion::Error {
-                        syndrome,
-                        vendor_err,
-                        ..
-                    } = c
-                    {
-                        if syndrome_is_dumped(syndrome) {
-                            dev_warn!(
-                                self.dev,
-                                "WC error: {}, QP {:#x}, vendor syndrome {:#x}\n",
-                                syndrome,
-                                qpn,
-                                vendor_err
-                            );
+            let mut held = Held::None;
+            loop {
+                match wq.complete(&c, &mut held) {
+                    Ok(Some(wc)) => {
+                        if let Completion::Error {
+                            syndrome,
+                            vendor_err,
+                            ..
+                        } = c
+                        {
+                            if syndrome_is_dumped(syndrome) {
+                                dev_warn!(
+                                    self.dev,
+                                    "WC error: {}, QP {:#x}, vendor syndrome {:#x}\n",
+                                    syndrome,
+                                    qpn,
+                                    vendor_err
+                                );
+                            }
                         }
+                        out[n] = wc;
+                        n += 1;
                     }
-                    out[n] = wc;
-                    n += 1;
+                    Ok(None) => {}
+                    Err(s) => self.malformed(&mut ps, Bad::Stray(qpn, s)),
                 }
-                Ok(None) => {}
-                Err(s) => self.malformed(&mut ps, Bad::Stray(qpn, s)),
+                if n == out.len() {
+                    break 'runs;
+                }
+                match self.next_cqe(r, &mut ps) {
+                    Some((q, next)) if q == qpn => c = next,
+                    Some(other) => {
+                        pending = Some(other);
+                        break;
+                    }
+                    None => break 'runs,
+                }
             }
         }
         if ps.ci != start {
@@ -823,6 +812,45 @@ impl Bad {
 }
 
 impl Cq {
+    /// The next software-owned CQE of the ring from the consumer counter on, read
+    /// after the owner check and a read barrier and parsed as untrusted input
+    /// ([`parse_cqe`]), with the QP it names; the counter advanced past it and past
+    /// every malformed one before it (each counted, the first of the CQ logged).
+    /// `None` when the device owns the next entry.
+    fn next_cqe(&self, r: &KernelRing, ps: &mut PollState) -> Option<(u32, Completion)> {
+        loop {
+            let ci = ps.ci;
+            let off = r.geo.cqe_offset(ci);
+            let page = r.pages.get(off / RING_PAGE)?;
+            let at = off % RING_PAGE;
+            let op_own = coherent_io::read_u8(page, at + 63).ok()?;
+            if !r.geo.sw_owned(op_own, ci) {
+                return None;
+            }
+            // The entry's contents after its ownership (upstream `rmb()`).
+            mb(Read);
+            let mut raw = [0u8; 64];
+            coherent_io::read_bytes(page, at, &mut raw).ok()?;
+            ps.ci = ci.wrapping_add(1);
+            let Ok(cqe) = Cqe64::read_from_bytes(&raw) else {
+                continue;
+            };
+            let c = match parse_cqe(&cqe) {
+                Ok(c) => c,
+                Err(m) => {
+                    self.malformed(ps, Bad::Cqe(m));
+                    continue;
+                }
+            };
+            // Kernel CQs are never resized: a resize CQE is the device's invention.
+            let Some(qpn) = c.qpn() else {
+                self.malformed(ps, Bad::Cqe(Malformed::Opcode(op_own >> 4)));
+                continue;
+            };
+            return Some((qpn, c));
+        }
+    }
+
     /// Counts a skipped CQE (debugfs `eqs`, `cqe_malformed`); the first of the CQ is
     /// logged with its reason.
     fn malformed(&self, ps: &mut PollState, why: Bad) {

@@ -14,7 +14,7 @@
 use kernel::{
     prelude::*,
     rbtree::{RBTree, RBTreeNode},
-    sync::{new_spinlock_irq, Arc, SpinLockIrq},
+    sync::{lock::spinlock::SpinLockIrqGuard, new_spinlock_irq, Arc, SpinLockIrq},
 };
 
 use crate::ffi::rdma::ib_dp_abi::{wc_flag, wc_op, Wc};
@@ -58,10 +58,6 @@ pub(crate) struct SqSide {
     /// Which half of the BlueFlame register the next doorbell writes (upstream
     /// `bf->offset`, flipped after each doorbell).
     pub(crate) bf_half: usize,
-    /// The first 8 bytes of the control segment of the last WQE written and not yet
-    /// rung: a chain longer than the shim's batch rings once, after its last batch
-    /// (upstream `mlx5_ib_post_send` rings once per call).
-    pub(crate) unrung: Option<[u8; 8]>,
 }
 
 /// The receive queue's side (upstream `rq`).
@@ -127,7 +123,6 @@ impl KernelWq {
             wqe_head: KVec::from_elem(0u32, sq, GFP_KERNEL)?,
             umr_op: KVec::from_elem(0u8, sq, GFP_KERNEL)?,
             bf_half: 0,
-            unrung: None,
         };
         let rq_side = RqSide {
             head: 0,
@@ -164,7 +159,17 @@ impl KernelWq {
     /// The work completion of `c`, a parsed CQE naming this QP (upstream
     /// `mlx5_poll_one`: the send queue's slot from the CQE's WQE counter masked to the
     /// queue, the receive queue's from its `tail`). `None` for a resize CQE.
-    pub(crate) fn complete(&self, c: &Completion) -> Result<Option<Wc>, Stray> {
+    ///
+    /// The queue lock the CQE needs is taken into `held` (the other one released
+    /// first: the two are never held together) and kept there for the next CQE of a
+    /// run of this QP's polled in a row, so that a run of one queue's completions
+    /// takes its lock once (upstream's poll takes no queue lock: its `tail` is the CQ
+    /// lock's).
+    pub(crate) fn complete<'a>(
+        &'a self,
+        c: &Completion,
+        held: &mut Held<'a>,
+    ) -> Result<Option<Wc>, Stray> {
         let mut wc = Wc {
             qp: self.ibqp,
             ..Wc::default()
@@ -177,7 +182,7 @@ impl KernelWq {
                 byte_len,
                 ..
             } => {
-                let umr = self.take_send(wqe_counter, &mut wc)?;
+                let umr = self.take_send(held, wqe_counter, &mut wc)?;
                 wc.status = ib_status(WcStatus::Success);
                 wc.opcode = match op {
                     ReqOp::Send => wc_op::SEND,
@@ -205,7 +210,7 @@ impl KernelWq {
                 pkey,
                 ..
             } => {
-                self.take_recv(&mut wc)?;
+                self.take_recv(held, &mut wc)?;
                 wc.status = ib_status(WcStatus::Success);
                 wc.byte_len = byte_len;
                 (wc.opcode, wc.flags, wc.ex) = match op {
@@ -235,9 +240,9 @@ impl KernelWq {
                 ..
             } => {
                 if requester {
-                    self.take_send(wqe_counter, &mut wc)?;
+                    self.take_send(held, wqe_counter, &mut wc)?;
                 } else {
-                    self.take_recv(&mut wc)?;
+                    self.take_recv(held, &mut wc)?;
                 }
                 wc.status = ib_status(status);
                 wc.vendor_err = u32::from(vendor_err);
@@ -250,12 +255,24 @@ impl KernelWq {
     /// The send WQE of `wqe_counter` completed: its `wr_id` into `wc`, `tail` past
     /// it; returns its UMR completion opcode. `SendSlot` unless the slot holds a WQE
     /// in flight.
-    fn take_send(&self, wqe_counter: u16, wc: &mut Wc) -> Result<u8, Stray> {
+    fn take_send<'a>(
+        &'a self,
+        held: &mut Held<'a>,
+        wqe_counter: u16,
+        wc: &mut Wc,
+    ) -> Result<u8, Stray> {
         if self.sq_cnt == 0 {
             return Err(Stray::SendSlot);
         }
         let idx = (u32::from(wqe_counter) & (self.sq_cnt - 1)) as usize;
-        let mut sq = self.sq.lock();
+        if !matches!(held, Held::Sq(_)) {
+            // The receive queue's lock (if held) released before the send queue's.
+            *held = Held::None;
+            *held = Held::Sq(self.sq.lock());
+        }
+        let Held::Sq(sq) = held else {
+            return Err(Stray::SendSlot);
+        };
         let head = sq.wqe_head.get(idx).copied().ok_or(Stray::SendSlot)?;
         // In flight: tail <= head of the slot < head.
         let in_flight = sq.st.head.wrapping_sub(sq.st.tail);
@@ -268,11 +285,18 @@ impl KernelWq {
     }
 
     /// The oldest receive in flight completed: its `wr_id` into `wc`.
-    fn take_recv(&self, wc: &mut Wc) -> Result<(), Stray> {
+    fn take_recv<'a>(&'a self, held: &mut Held<'a>, wc: &mut Wc) -> Result<(), Stray> {
         if self.rq_cnt == 0 {
             return Err(Stray::NoReceive);
         }
-        let mut rq = self.rq.lock();
+        if !matches!(held, Held::Rq(_)) {
+            // The send queue's lock (if held) released before the receive queue's.
+            *held = Held::None;
+            *held = Held::Rq(self.rq.lock());
+        }
+        let Held::Rq(rq) = held else {
+            return Err(Stray::NoReceive);
+        };
         if rq.tail == rq.head {
             return Err(Stray::NoReceive);
         }
@@ -281,6 +305,17 @@ impl KernelWq {
         rq.tail = rq.tail.wrapping_add(1);
         Ok(())
     }
+}
+
+/// The queue lock a poller holds across a run of CQEs of one QP
+/// ([`KernelWq::complete`]): at most one of the two at a time.
+pub(crate) enum Held<'a> {
+    /// None.
+    None,
+    /// The send queue's.
+    Sq(SpinLockIrqGuard<'a, SqSide>),
+    /// The receive queue's.
+    Rq(SpinLockIrqGuard<'a, RqSide>),
 }
 
 /// QP number → the bookkeeping of each kernel QP of one device.

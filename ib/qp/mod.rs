@@ -75,7 +75,7 @@ use kernel::{
         Arc, Mutex,
     },
 };
-use zerocopy::{FromBytes, IntoBytes};
+use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
 use crate::ib::{
     abi::{
@@ -102,9 +102,7 @@ use crate::ib::{
         ModifyPlan, QpShadow, QpType,
     },
     qp::recv_wqe::{build_recv, rq_doorbell_record, RqGeometry},
-    qp::send_wqe::{
-        build_send, sq_doorbell_record, Payload, SendOp, SendWr, Sge, SqGeometry, UdDest,
-    },
+    qp::send_wqe::{build_send, sq_doorbell_record, Payload, SendOp, SendWr, SqGeometry, UdDest},
     qp::size::{kernel_rq_size, kernel_sq_size, QpCap, SizeCaps},
     uctx::uar::BfregRef,
     uctx::{uabi_err, UarHold},
@@ -121,7 +119,8 @@ use crate::{
     ffi::rdma::{
         ib_dp_abi::{send_flag, wc_op, wr_op},
         ib_qp::{
-            modify_qp_is_ok, IbQp, IbQpOps, QpAttr, QpInit, QpShim, RecvBatch, SendBatch, SendWrC,
+            modify_qp_is_ok, IbQp, IbQpOps, QpAttr, QpInit, QpShim, RecvChain, RecvWrC, SendChain,
+            SendWrC,
         },
         ib_uctx::IbUcontext,
         udata::UserData,
@@ -1097,7 +1096,7 @@ impl IbQp for Qp {
     /// list (not of alloc_mr) or with IB_SEND_INLINE; `ENOMEM` for a full queue or
     /// inline data beyond the QP's; `EOPNOTSUPP` for atomics (upstream: "not supported
     /// yet"). `EINVAL` for a user QP.
-    fn post_send(&self, batch: &SendBatch<'_>) -> (usize, Result) {
+    fn post_send(&self, chain: &mut SendChain<'_>) -> (usize, Result) {
         let (Some(k), Some(QpMem::Kernel { buf, dbr })) = (&self.kdp, &self.mem) else {
             return (0, Err(EINVAL));
         };
@@ -1110,13 +1109,13 @@ impl IbQp for Qp {
         };
         let mut posted = 0;
         let mut res = Ok(());
-        for wr in batch.wrs() {
-            match Self::post_one_send(k, &mut sq, batch, wr, ring) {
+        let mut last = None;
+        let mut wr = SendWrC::new_zeroed();
+        while chain.next_into(&mut wr) {
+            match Self::post_one_send(k, &mut sq, chain, &wr, ring) {
                 Ok(ctrl) => {
                     posted += 1;
-                    let mut first8 = [0u8; 8];
-                    first8.copy_from_slice(&ctrl.as_bytes()[..8]);
-                    sq.unrung = Some(first8);
+                    last = Some(ctrl);
                 }
                 Err(e) => {
                     res = Err(e);
@@ -1124,13 +1123,9 @@ impl IbQp for Qp {
                 }
             }
         }
-        // The chain's doorbell waits for its last batch. Another poster's doorbell
-        // in between (the lock is dropped between batches) rings these WQEs too: the
-        // record it writes counts them.
-        if batch.more() && res.is_ok() {
-            return (posted, res);
-        }
-        if let Some(first8) = sq.unrung.take() {
+        if let Some(ctrl) = last {
+            let mut first8 = [0u8; 8];
+            first8.copy_from_slice(&ctrl.as_bytes()[..8]);
             // The WQEs before the doorbell record, the record before the doorbell.
             mb(Write);
             let _ = coherent_io::write_bytes(dbr, SND_DBR, &sq_doorbell_record(sq.st.cur_post));
@@ -1145,14 +1140,14 @@ impl IbQp for Qp {
     }
 
     /// post_recv of a kernel QP (upstream `mlx5_ib_post_recv`): each request's WQE
-    /// written at `head`, then the doorbell record once for the batch.
+    /// written at `head`, then the doorbell record once for the call.
     ///
     /// # Errors
     ///
     /// For the first request not posted, as upstream (`recv_wqe::build_recv`):
     /// `ENOMEM` for a full queue, `EINVAL` for more scatter entries than the QP's;
     /// `EINVAL` for a QP without a receive queue of its own (SRQ) and a user QP.
-    fn post_recv(&self, batch: &RecvBatch<'_>) -> (usize, Result) {
+    fn post_recv(&self, chain: &mut RecvChain<'_>) -> (usize, Result) {
         let (Some(k), Some(QpMem::Kernel { buf, dbr })) = (&self.kdp, &self.mem) else {
             return (0, Err(EINVAL));
         };
@@ -1167,21 +1162,9 @@ impl IbQp for Qp {
         };
         let mut posted = 0;
         let mut res = Ok(());
-        for wr in batch.wrs() {
-            let list = batch.sg(wr);
-            if list.len() > MAX_SGE {
-                res = Err(EINVAL);
-                break;
-            }
-            let mut sges = [Sge::default(); MAX_SGE];
-            for (i, e) in list.iter().enumerate() {
-                sges[i] = Sge {
-                    addr: e.addr,
-                    length: e.length,
-                    lkey: e.lkey,
-                };
-            }
-            match build_recv(&k.rq, rq.head, rq.tail, &sges[..list.len()], ring) {
+        let mut wr = RecvWrC::new_zeroed();
+        while chain.next_into(&mut wr) {
+            match build_recv(&k.rq, rq.head, rq.tail, chain.sg(&wr), ring) {
                 Ok(slot) => {
                     if let Some(w) = rq.wrid.get_mut(slot as usize) {
                         *w = wr.wr_id;
@@ -1209,32 +1192,22 @@ impl Qp {
     fn post_one_send(
         k: &KernelDp,
         sq: &mut SqSide,
-        batch: &SendBatch<'_>,
+        chain: &SendChain<'_>,
         wr: &SendWrC,
         ring: &mut [u8],
     ) -> Result<WqeCtrlSeg> {
         let op = send_op(wr)?;
-        let list = batch.sg(wr);
-        if list.len() > MAX_SGE {
-            return Err(EINVAL);
-        }
-        let mut sges = [Sge::default(); MAX_SGE];
-        let mut inl: [&[u8]; MAX_SGE] = [&[]; MAX_SGE];
-        let inline = wr.send_flags & send_flag::INLINE != 0;
-        for (i, e) in list.iter().enumerate() {
-            sges[i] = Sge {
-                addr: e.addr,
-                length: e.length,
-                lkey: e.lkey,
-            };
-            if inline {
-                inl[i] = batch.inline_bytes(e);
+        let list = chain.sg(wr);
+        // The inline entries' bytes, gathered only for an inline request.
+        let inl: [&[u8]; MAX_SGE];
+        let payload = if wr.send_flags & send_flag::INLINE != 0 {
+            if list.len() > MAX_SGE {
+                return Err(EINVAL);
             }
-        }
-        let payload = if inline {
+            inl = core::array::from_fn(|i| list.get(i).map_or(&[][..], |e| chain.inline_bytes(e)));
             Payload::Inline(&inl[..list.len()])
         } else {
-            Payload::Gather(&sges[..list.len()])
+            Payload::Gather(list)
         };
         let ud = if wr.has_ah != 0 {
             Some(UdDest {
@@ -1252,7 +1225,7 @@ impl Qp {
             solicited: wr.send_flags & send_flag::SOLICITED != 0,
             fence: wr.send_flags & send_flag::FENCE != 0,
             ud,
-            reg_list: batch.reg_list(wr),
+            reg_list: chain.reg_list(wr),
         };
         let umr = match op {
             SendOp::LocalInv { .. } => wc_op::LOCAL_INV as u8,

@@ -24,7 +24,9 @@ use crate::ifc::wqe::{
 use zerocopy::byteorder::big_endian::{U16, U32, U64};
 use zerocopy::IntoBytes;
 
-/// One gather entry (`struct ib_sge`).
+/// One gather entry, laid out as `struct ib_sge` (the kernel post path reads the
+/// consumer's list as these in place).
+#[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sge {
     /// Address in the key's space.
