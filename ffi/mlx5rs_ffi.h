@@ -586,10 +586,23 @@ struct mlx5rs_ib_wc {
 #define MLX5RS_IB_WC_SIZE 56
 
 /* Implemented in Rust (ffi/rdma/ib_qp.rs): posts @n requests of @wrs; returns 0 or the
- * errno of request *@done (the number posted before it). */
+ * errno of request *@done (the number posted before it). @more: MLX5RS_POST_MORE when the
+ * chain goes on after this batch, MLX5RS_POST_DRAIN for a drain's request (posted after
+ * a fatal error too); post_recv's @drain likewise. */
+#define MLX5RS_POST_MORE 1
+#define MLX5RS_POST_DRAIN 2
 int mlx5rs_ib_rs_post_send(void *qp, const struct mlx5rs_ib_send_wr *wrs, __u32 n, __u32 more,
 			   __u32 *done);
-int mlx5rs_ib_rs_post_recv(void *qp, const struct mlx5rs_ib_recv_wr *wrs, __u32 n, __u32 *done);
+int mlx5rs_ib_rs_post_recv(void *qp, const struct mlx5rs_ib_recv_wr *wrs, __u32 n, __u32 drain,
+			   __u32 *done);
+/* Implemented in Rust (ffi/rdma/ib_qp.rs): 1 when the QP's device met a fatal error. */
+int mlx5rs_ib_rs_qp_internal_error(void *qp);
+/* Implemented in Rust (ffi/rdma/ib_cq.rs): a drain's notification of a kernel CQ after a
+ * fatal error; 1 if the CQ was notified before. */
+int mlx5rs_ib_rs_cq_reset_notify(void *cq_rust);
+/* Implemented in Rust (ffi/rdma/ib_srq.rs): as mlx5rs_ib_rs_post_recv, on an SRQ. */
+int mlx5rs_ib_rs_post_srq_recv(const void *srq, const struct mlx5rs_ib_recv_wr *wrs, __u32 n,
+			       __u32 *done);
 /* Implemented in Rust (ffi/rdma/ib_cq.rs): up to @n completions into @wc; their number
  * or a negative errno. */
 int mlx5rs_ib_rs_poll_cq(void *cq_rust, struct mlx5rs_ib_wc *wc, __u32 n);

@@ -75,6 +75,11 @@ pub(crate) trait IbQp: Send + Sync {
     fn post_recv(&self, _wrs: &RecvBatch<'_>) -> (usize, Result) {
         (0, Err(EINVAL))
     }
+    /// Whether the QP's device met a fatal error (the kernel data path's internal
+    /// error state; a drain goes on then when the move to ERR fails).
+    fn internal_error(&self) -> bool {
+        false
+    }
 }
 
 /// The send work requests of one post_send call, with their gather lists.
@@ -83,7 +88,7 @@ pub(crate) trait IbQp: Send + Sync {
 /// (or is not read when `num_sge` is 0), an inline request's entries name readable
 /// kernel memory of their length, and a REG_MR request's `reg_descs` (when not 0)
 /// its MR's translation list of `reg_ndescs` 8-byte entries, for `'a`.
-pub(crate) struct SendBatch<'a>(&'a [SendWrC], bool);
+pub(crate) struct SendBatch<'a>(&'a [SendWrC], bool, bool);
 
 impl<'a> SendBatch<'a> {
     /// The requests.
@@ -96,6 +101,12 @@ impl<'a> SendBatch<'a> {
     /// chain's last batch.
     pub(crate) fn more(&self) -> bool {
         self.1
+    }
+
+    /// A drain's request (`ffi/rdma/ib_qp.c`'s drain_sq), posted even after the
+    /// device's fatal error (upstream `mlx5_ib_post_send_drain`).
+    pub(crate) fn drain(&self) -> bool {
+        self.2
     }
 
     /// The gather list of `wr` (one of [`Self::wrs`]).
@@ -136,9 +147,25 @@ impl<'a> SendBatch<'a> {
 /// The receive work requests of one post_recv call.
 ///
 /// INVARIANT: as [`SendBatch`]'s for the scatter lists.
-pub(crate) struct RecvBatch<'a>(&'a [RecvWrC]);
+pub(crate) struct RecvBatch<'a>(&'a [RecvWrC], bool);
 
 impl<'a> RecvBatch<'a> {
+    /// The shim's copy of a core receive chain (post_srq_recv's, `ffi/rdma/ib_srq.rs`).
+    ///
+    /// # Safety
+    ///
+    /// Every request's `sg` names `num_sge` readable `struct ib_sge` for `'a`.
+    pub(super) unsafe fn from_shim(list: &'a [RecvWrC]) -> Self {
+        // INVARIANT: by the function's contract.
+        Self(list, false)
+    }
+
+    /// A drain's request (drain_rq), posted even after the device's fatal error
+    /// (upstream `mlx5_ib_post_recv_drain`).
+    pub(crate) fn drain(&self) -> bool {
+        self.1
+    }
+
     /// The requests.
     pub(crate) fn wrs(&self) -> &'a [RecvWrC] {
         self.0
@@ -356,9 +383,9 @@ unsafe fn post_result(done: *mut u32, (n, r): (usize, Result)) -> c_int {
 /// # Safety
 ///
 /// The shim's trampoline contract (*Trampolines* in [`super::ib`]); `wrs` points to `n`
-/// requests whose gather lists (and inline data) are readable for the call; `more` is
-/// not 0 only if the shim calls again with the rest of the chain when this call
-/// succeeds.
+/// requests whose gather lists (and inline data) are readable for the call; `more`'s
+/// bit 0 is set only if the shim calls again with the rest of the chain when this
+/// call succeeds, its bit 1 for a drain's request.
 #[no_mangle]
 unsafe extern "C" fn mlx5rs_ib_rs_post_send(
     qp: *mut c_void,
@@ -376,12 +403,12 @@ unsafe extern "C" fn mlx5rs_ib_rs_post_send(
     let list = unsafe { core::slice::from_raw_parts(wrs, n as usize) };
     // INVARIANT: the shim copied each request's `sg_list` and count from the core's
     // chain, whose lists the consumer keeps readable for the call.
-    let batch = SendBatch(list, more != 0);
+    let batch = SendBatch(list, more & 1 != 0, more & 2 != 0);
     // SAFETY: the shim passes a local `u32`.
     unsafe { post_result(done, q.post_send(&batch)) }
 }
 
-/// `post_recv` trampoline target.
+/// `post_recv` trampoline target; `drain` not 0 for a drain's request.
 ///
 /// # Safety
 ///
@@ -391,6 +418,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_post_recv(
     qp: *mut c_void,
     wrs: *const RecvWrC,
     n: u32,
+    drain: u32,
     done: *mut u32,
 ) -> c_int {
     // SAFETY: the core posts only between create and destroy.
@@ -401,7 +429,21 @@ unsafe extern "C" fn mlx5rs_ib_rs_post_recv(
     // SAFETY: the shim passes its batch array of `n` entries.
     let list = unsafe { core::slice::from_raw_parts(wrs, n as usize) };
     // INVARIANT: as in `mlx5rs_ib_rs_post_send`.
-    let batch = RecvBatch(list);
+    let batch = RecvBatch(list, drain != 0);
     // SAFETY: the shim passes a local `u32`.
     unsafe { post_result(done, q.post_recv(&batch)) }
+}
+
+/// Whether the QP's device met a fatal error (a drain's question, `ffi/rdma/ib_qp.c`).
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
+#[no_mangle]
+unsafe extern "C" fn mlx5rs_ib_rs_qp_internal_error(qp: *mut c_void) -> c_int {
+    // SAFETY: the core drains a QP only between create and destroy.
+    match unsafe { qp_ref(qp) } {
+        Some(q) => c_int::from(q.internal_error()),
+        None => 0,
+    }
 }

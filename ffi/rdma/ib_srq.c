@@ -151,16 +151,42 @@ static int mlx5rs_ib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 static_assert(IB_SRQT_BASIC == 0 && IB_SRQT_XRC == 1 && IB_SRQT_TM == 2);
 static_assert(IB_SRQ_MAX_WR == 1 && IB_SRQ_LIMIT == 2);
 
+/* Work requests copied per call into Rust (as post_recv's, ib_qp.c). */
+#define MLX5RS_SRQ_POST_BATCH 8
+
 /*
- * post_srq_recv: not served yet (upstream mlx5_ib_post_srq_recv builds the SRQ's
- * WQEs). The op is set so that a kernel consumer of our SRQs gets -EOPNOTSUPP from
- * ib_post_srq_recv(), which calls it unchecked, rather than a NULL call.
+ * post_srq_recv: the chain in batches, posted by Rust (ib/srq/kdp.rs, upstream's
+ * mlx5_ib_post_srq_recv: the WQEs at the SRQ's free list, the WQE counter to the
+ * doorbell record); on error *bad_wr is the request that failed (those before it
+ * are posted). A user SRQ answers -EINVAL.
  */
 static int mlx5rs_ib_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 				   const struct ib_recv_wr **bad_wr)
 {
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
+	struct mlx5rs_ib_recv_wr batch[MLX5RS_SRQ_POST_BATCH];
+	struct mlx5rs_ib_srq *srq = to_rssrq(ibsrq);
+	const struct ib_recv_wr *first;
+	u32 n, done;
+	int err;
+
+	while (wr) {
+		first = wr;
+		for (n = 0; wr && n < MLX5RS_SRQ_POST_BATCH; n++, wr = wr->next) {
+			batch[n].wr_id = wr->wr_id;
+			batch[n].sg = (u64)(uintptr_t)wr->sg_list;
+			batch[n].num_sge = wr->num_sge > 0 ? wr->num_sge : 0;
+			batch[n].rsvd = 0;
+		}
+		done = 0;
+		err = mlx5rs_ib_rs_post_srq_recv(srq->rust, batch, n, &done);
+		if (err) {
+			for (wr = first; done && wr; done--)
+				wr = wr->next;
+			*bad_wr = wr;
+			return err;
+		}
+	}
+	return 0;
 }
 
 const struct ib_device_ops mlx5rs_ib_srq_ops = {

@@ -17,6 +17,7 @@ use kernel::{
 
 use super::ib::{errno, ops, IbOps};
 use super::ib_abi::{IbEvent, Udata};
+use super::ib_qp::{RecvBatch, RecvWrC};
 pub(crate) use super::ib_srq_abi::{SrqAttr, SrqInit};
 use super::ib_uctx::{ucontext_ref, uctx_of_udata, IbUcontext};
 use super::udata::{set_resp_len, user_data, UserData};
@@ -61,6 +62,11 @@ pub(crate) trait IbSrq: Send + Sync {
     /// `destroy_srq`'s command; the queue's memory goes when the box is dropped, which
     /// the trampoline does only after this succeeded.
     fn destroy(&self) -> Result;
+    /// `post_srq_recv`: the requests posted, and the error of the first one not
+    /// posted.
+    fn post_recv(&self, _wrs: &RecvBatch<'_>) -> (usize, Result) {
+        (0, Err(EOPNOTSUPP))
+    }
 }
 
 /// An SRQ as the shim holds it: a thin pointer to this box.
@@ -288,4 +294,38 @@ unsafe extern "C" fn mlx5rs_ib_rs_destroy_srq(_rust: *const c_void, srq: *mut c_
     // return the shim forgets it.
     drop(unsafe { SrqBox::from_raw(srq.cast::<KBox<dyn IbSrq>>()) });
     0
+}
+
+/// `post_srq_recv` trampoline target: posts the `n` requests of `wrs`; 0, or the
+/// errno of request `*done` (the number posted before it).
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]); `wrs` points to `n`
+/// requests whose scatter lists are readable for the call; `done` is writable.
+#[no_mangle]
+unsafe extern "C" fn mlx5rs_ib_rs_post_srq_recv(
+    srq: *const c_void,
+    wrs: *const RecvWrC,
+    n: u32,
+    done: *mut u32,
+) -> c_int {
+    // SAFETY: the core posts only between create and destroy.
+    let (posted, r) = match unsafe { srq_of(srq) } {
+        Some(q) => {
+            // SAFETY: the shim passes its batch array of `n` entries.
+            let list = unsafe { core::slice::from_raw_parts(wrs, n as usize) };
+            // SAFETY: the shim copied each request's `sg_list` and count from the
+            // core's chain, whose lists the consumer keeps readable for the call.
+            let batch = unsafe { RecvBatch::from_shim(list) };
+            q.post_recv(&batch)
+        }
+        None => (0, Err(EINVAL)),
+    };
+    // SAFETY: the shim passes a local `u32`.
+    unsafe { done.write(u32::try_from(posted).unwrap_or(0)) };
+    match r {
+        Ok(()) => 0,
+        Err(e) => errno(e),
+    }
 }

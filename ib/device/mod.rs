@@ -26,7 +26,7 @@ use crate::ib::{
     mr::MrVerbs,
     pd::PdVerbs,
     port::{attr::PortCaps, PortAccess, PortVerbs},
-    qp::{kdp::KqpTable, QpEnv, QpVerbs},
+    qp::{kdp::KqpTable, KernelObjs, QpEnv, QpVerbs},
     srq::SrqVerbs,
     uctx::{uabi_err, UctxVerbs},
 };
@@ -86,6 +86,7 @@ impl Provider {
         core_uar: (u32, usize),
         rscs: Arc<RscTable>,
         kqps: Arc<KqpTable>,
+        kobjs: KernelObjs,
     ) -> Self {
         let qp_env = QpEnv::new(
             &caps,
@@ -104,8 +105,8 @@ impl Provider {
             pd: PdVerbs::new(hw.clone()),
             ah: AhVerbs::new(&caps),
             cqs,
-            qp: QpVerbs::new(dev, hw.clone(), qp_env, rscs.clone(), kqps),
-            srq: SrqVerbs::new(dev, hw.clone(), caps.clone(), rscs),
+            srq: SrqVerbs::new(dev, hw.clone(), caps.clone(), rscs.clone(), kobjs.clone()),
+            qp: QpVerbs::new(dev, hw.clone(), qp_env, rscs, kqps, kobjs),
             mr: MrVerbs::new(dev, hw, &caps),
             caps,
             atomic,
