@@ -621,14 +621,23 @@ struct mlx5rs_ib_wc {
 /* Implemented in Rust (ffi/rdma/ib_qp.rs): posts the chain of work requests from @wr
  * (a const struct ib_send_wr / ib_recv_wr of the core's QP @ibqp), each read through
  * mlx5rs_ib_send_wr_next() / mlx5rs_ib_recv_wr_next() under the queue's lock; returns
- * 0 or the errno of request *@done (the number posted before it). */
-int mlx5rs_ib_rs_post_send(void *qp, const void *ibqp, const void *wr, __u32 *done);
-int mlx5rs_ib_rs_post_recv(void *qp, const void *wr, __u32 *done);
+ * 0 or the errno of request *@done (the number posted before it). @drain not 0 for a
+ * drain's request (posted after a fatal error too). */
+int mlx5rs_ib_rs_post_send(void *qp, const void *ibqp, const void *wr, __u32 drain,
+			   __u32 *done);
+int mlx5rs_ib_rs_post_recv(void *qp, const void *wr, __u32 drain, __u32 *done);
 /* Implemented in ffi/rdma/ib_qp.c, called by Rust's post: request @wr (of the core's
  * QP @ibqp) into @o; returns the next request of the chain, NULL after the last. */
 const void *mlx5rs_ib_send_wr_next(const void *ibqp, const void *wr,
 				   struct mlx5rs_ib_send_wr *o);
 const void *mlx5rs_ib_recv_wr_next(const void *wr, struct mlx5rs_ib_recv_wr *o);
+/* Implemented in Rust (ffi/rdma/ib_qp.rs): 1 when the QP's device met a fatal error. */
+int mlx5rs_ib_rs_qp_internal_error(void *qp);
+/* Implemented in Rust (ffi/rdma/ib_cq.rs): a drain's notification of a kernel CQ after a
+ * fatal error; 1 if the CQ was notified before. */
+int mlx5rs_ib_rs_cq_reset_notify(void *cq_rust);
+/* Implemented in Rust (ffi/rdma/ib_srq.rs): as mlx5rs_ib_rs_post_recv, on an SRQ. */
+int mlx5rs_ib_rs_post_srq_recv(const void *srq, const void *wr, __u32 *done);
 /* Implemented in Rust (ffi/rdma/ib_cq.rs): up to @n completions into @wc; their number
  * or a negative errno. */
 int mlx5rs_ib_rs_poll_cq(void *cq_rust, struct mlx5rs_ib_wc *wc, __u32 n);

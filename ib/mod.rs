@@ -88,6 +88,7 @@ use crate::{
     lifecycle::{FatalCause, FatalConsumer, FatalHandler, Lifecycle},
 };
 use abi::cq::CqCaps;
+use cq::kclean::KcqTable;
 use cq::CqVerbs;
 use device::attr::{board_id_text, fw_ver_text, hca_type_text, DeviceIds};
 use device::Provider;
@@ -95,7 +96,8 @@ use mr::MrCache;
 use port::attr::{gid_table_len, pkey_table_len, PortCaps};
 use port::commands::{node_info_of, MadIfcGet, QueryHcaVportContext, QueryVendorId, ReadNodeDesc};
 use port::PortAccess;
-use qp::kdp::KqpTable;
+use qp::{kdp::KqpTable, KernelObjs};
+use srq::kdp::KsrqTable;
 
 /// Name of the provider's fatal-error consumer (log and removal key).
 const FATAL_CONSUMER: &str = "ib (IB_EVENT_DEVICE_FATAL)";
@@ -143,6 +145,8 @@ struct EventSink {
     /// while the device is unregistered.
     #[pin]
     reg: Mutex<Option<IbRegistration>>,
+    /// The kernel CQs, told of a fatal error before the core is.
+    kcqs: Arc<KcqTable>,
 }
 
 impl EventSink {
@@ -189,6 +193,11 @@ impl FatalHandler for EventSink {
             );
             return;
         }
+        // As upstream's `mlx5_ib_handle_sys_error_event` runs
+        // `mlx5_ib_handle_internal_error` before dispatching: kernel posts fail from
+        // now on, kernel CQs flush in software, and the handlers of the CQs with
+        // outstanding work run.
+        self.kcqs.internal_error();
         // Device events name port 1 (upstream mlx5_ib does the same).
         self.dispatch("fatal error", &[IbEvent::DeviceFatal], 1);
     }
@@ -302,6 +311,11 @@ impl IbStage {
         let core_uar = (core.cq.uar, core.cq.uar_bar_off);
         // Kernel QPs by number, for their CQs' pollers.
         let kqps = KqpTable::new()?;
+        // Kernel SRQs and CQs by number, for the kernel QPs on them.
+        let kobjs = KernelObjs {
+            srqs: KsrqTable::new()?,
+            cqs: KcqTable::new()?,
+        };
         let cqs = CqVerbs::new(
             dev,
             hw.clone(),
@@ -309,6 +323,7 @@ impl IbStage {
             caps.get(gen_cap::CQ_MODERATION),
             core.cq,
             kqps.clone(),
+            kobjs.cqs.clone(),
         );
         let provider = Arc::new(
             Provider::new(
@@ -326,6 +341,7 @@ impl IbStage {
                 kqps,
                 core.clock.is_some(),
                 MrCache::new()?,
+                kobjs.clone(),
             ),
             GFP_KERNEL,
         )?;
@@ -345,6 +361,7 @@ impl IbStage {
                 dev: plain.into(),
                 dispatched: AtomicU64::new(0),
                 reg <- new_mutex!(Some(reg)),
+                kcqs: kobjs.cqs,
             }),
             GFP_KERNEL,
         )?;

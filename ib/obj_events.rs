@@ -260,6 +260,10 @@ impl IbQp for QpWithEvents {
         self.qp.post_send(wrs)
     }
 
+    fn internal_error(&self) -> bool {
+        self.qp.internal_error()
+    }
+
     fn post_recv(&self, wrs: &mut RecvChain<'_>) -> (usize, Result) {
         self.qp.post_recv(wrs)
     }
@@ -305,6 +309,10 @@ impl IbSrq for SrqWithEvents {
 
     fn query(&self) -> Result<SrqAttr> {
         self.srq.query()
+    }
+
+    fn post_recv(&self, wrs: &mut RecvChain<'_>) -> (usize, Result) {
+        self.srq.post_recv(wrs)
     }
 
     fn destroy(&self) -> Result {

@@ -78,6 +78,11 @@ pub(crate) trait IbCq: Send + Sync {
     /// req_notify_cq of a kernel CQ: arms it (`solicited`: for solicited completions
     /// only); with `report_missed`, whether completions may already be waiting.
     fn arm(&self, solicited: bool, report_missed: bool) -> Result<bool>;
+    /// A drain after the device's fatal error: marks the CQ notified; whether it was
+    /// already (its completion handler may be running).
+    fn reset_notify(&self) -> bool {
+        false
+    }
 }
 
 /// A CQ as the shim holds it: a thin pointer to this box is the `rust` pointer of
@@ -339,4 +344,20 @@ unsafe extern "C" fn mlx5rs_ib_rs_req_notify_cq(
         Ok(missed) => c_int::from(missed),
         Err(e) => errno(e),
     }
+}
+
+/// The drain's CQ notification after the device's fatal error (`ffi/rdma/ib_qp.c`):
+/// 1 if the CQ was already notified.
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
+#[no_mangle]
+unsafe extern "C" fn mlx5rs_ib_rs_cq_reset_notify(cq_rust: *mut c_void) -> c_int {
+    if cq_rust.is_null() {
+        return 0;
+    }
+    // SAFETY: the shim passes its CQ's live `rust` pointer (a drain runs between the
+    // QP's create and destroy, and the QP holds its CQs).
+    c_int::from(unsafe { cq_of(cq_rust) }.reset_notify())
 }

@@ -19,7 +19,9 @@
  * (ib_modify_qp_is_ok()) are offered to Rust by mlx5rs_ib_modify_qp_is_ok().
  */
 #include <linux/build_bug.h>
+#include <linux/completion.h>
 #include <linux/errno.h>
+#include <linux/irq_poll.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -408,7 +410,7 @@ static int mlx5rs_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_send_wr) != MLX5RS_IB_SEND_WR_SIZE);
 	BUILD_BUG_ON(sizeof(struct ib_sge) != 16 || offsetof(struct ib_sge, length) != 8 ||
 		     offsetof(struct ib_sge, lkey) != 12);
-	err = mlx5rs_ib_rs_post_send(qp->rust, ibqp, wr, &done);
+	err = mlx5rs_ib_rs_post_send(qp->rust, ibqp, wr, 0, &done);
 	if (err) {
 		for (; done && wr; done--)
 			wr = wr->next;
@@ -426,7 +428,7 @@ static int mlx5rs_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int err;
 
 	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_recv_wr) != MLX5RS_IB_RECV_WR_SIZE);
-	err = mlx5rs_ib_rs_post_recv(qp->rust, wr, &done);
+	err = mlx5rs_ib_rs_post_recv(qp->rust, wr, 0, &done);
 	if (err) {
 		for (; done && wr; done--)
 			wr = wr->next;
@@ -470,9 +472,123 @@ const void *mlx5rs_ib_recv_wr_next(const void *wr, struct mlx5rs_ib_recv_wr *o)
 	return w->next;
 }
 
+/*
+ * Draining, as upstream's mlx5_ib_drain_sq/rq (qp.c): the QP to ERR, then a drain work
+ * request whose completion the consumer's CQ reports. After a fatal error (Rust's
+ * internal-error state: the move to ERR may fail, posts fail with -EIO but for this
+ * request, the kernel CQs give flush completions of every outstanding request in
+ * software) the drain goes on and makes the CQ's handler run, so that ib_drain_qp
+ * returns on a dead device.
+ */
+struct mlx5rs_drain_cqe {
+	struct ib_cqe cqe;
+	struct completion done;
+};
+
+static void mlx5rs_drain_qp_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct mlx5rs_drain_cqe *d = container_of(wc->wr_cqe, struct mlx5rs_drain_cqe, cqe);
+
+	complete(&d->done);
+}
+
+/* Upstream's handle_drain_completion. */
+static void mlx5rs_drain_wait(struct ib_cq *cq, struct mlx5rs_drain_cqe *d, bool dead)
+{
+	struct mlx5rs_ib_cq *rcq = container_of(cq, struct mlx5rs_ib_cq, ibcq);
+
+	if (cq->poll_ctx == IB_POLL_DIRECT) {
+		while (wait_for_completion_timeout(&d->done, HZ / 10) <= 0)
+			ib_process_cq_direct(cq, -1);
+		return;
+	}
+	if (dead) {
+		/* The handler may have been scheduled by the fatal error: let it end. */
+		if (mlx5rs_ib_rs_cq_reset_notify(rcq->rust)) {
+			switch (cq->poll_ctx) {
+			case IB_POLL_SOFTIRQ:
+				irq_poll_disable(&cq->iop);
+				irq_poll_enable(&cq->iop);
+				break;
+			case IB_POLL_WORKQUEUE:
+			case IB_POLL_UNBOUND_WORKQUEUE:
+				cancel_work_sync(&cq->work);
+				break;
+			default:
+				WARN_ON_ONCE(1);
+			}
+		}
+		/* The handler runs, so the drain request's flush is polled. */
+		if (cq->comp_handler)
+			cq->comp_handler(cq, cq->cq_context);
+	}
+	wait_for_completion(&d->done);
+}
+
+static void mlx5rs_ib_drain_sq(struct ib_qp *ibqp)
+{
+	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct mlx5rs_drain_cqe sdrain;
+	struct ib_rdma_wr swr = {
+		.wr = {
+			.next = NULL,
+			{ .wr_cqe = &sdrain.cqe, },
+			.opcode = IB_WR_RDMA_WRITE,
+		},
+	};
+	u32 done = 0;
+	bool dead;
+	int ret;
+
+	ret = ib_modify_qp(ibqp, &attr, IB_QP_STATE);
+	dead = mlx5rs_ib_rs_qp_internal_error(qp->rust);
+	if (ret && !dead) {
+		WARN_ONCE(ret, "failed to drain send queue: %d\n", ret);
+		return;
+	}
+	sdrain.cqe.done = mlx5rs_drain_qp_done;
+	init_completion(&sdrain.done);
+	ret = mlx5rs_ib_rs_post_send(qp->rust, ibqp, &swr.wr, 1, &done);
+	if (ret) {
+		WARN_ONCE(ret, "failed to drain send queue: %d\n", ret);
+		return;
+	}
+	mlx5rs_drain_wait(ibqp->send_cq, &sdrain, dead);
+}
+
+static void mlx5rs_ib_drain_rq(struct ib_qp *ibqp)
+{
+	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct mlx5rs_drain_cqe rdrain;
+	struct ib_recv_wr rwr = {};
+	u32 done = 0;
+	bool dead;
+	int ret;
+
+	ret = ib_modify_qp(ibqp, &attr, IB_QP_STATE);
+	dead = mlx5rs_ib_rs_qp_internal_error(qp->rust);
+	if (ret && !dead) {
+		WARN_ONCE(ret, "failed to drain recv queue: %d\n", ret);
+		return;
+	}
+	rdrain.cqe.done = mlx5rs_drain_qp_done;
+	init_completion(&rdrain.done);
+	rwr.wr_cqe = &rdrain.cqe;
+	ret = mlx5rs_ib_rs_post_recv(qp->rust, &rwr, 1, &done);
+	if (ret) {
+		WARN_ONCE(ret, "failed to drain recv queue: %d\n", ret);
+		return;
+	}
+	mlx5rs_drain_wait(ibqp->recv_cq, &rdrain, dead);
+}
+
 const struct ib_device_ops mlx5rs_ib_qp_ops = {
 	.create_qp = mlx5rs_ib_create_qp,
 	.destroy_qp = mlx5rs_ib_destroy_qp,
+	.drain_rq = mlx5rs_ib_drain_rq,
+	.drain_sq = mlx5rs_ib_drain_sq,
 	.modify_qp = mlx5rs_ib_modify_qp,
 	.post_recv = mlx5rs_ib_post_recv,
 	.post_send = mlx5rs_ib_post_send,

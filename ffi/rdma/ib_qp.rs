@@ -81,6 +81,11 @@ pub(crate) trait IbQp: Send + Sync {
     fn post_recv(&self, _wrs: &mut RecvChain<'_>) -> (usize, Result) {
         (0, Err(EINVAL))
     }
+    /// Whether the QP's device met a fatal error (the kernel data path's internal
+    /// error state; a drain goes on then when the move to ERR fails).
+    fn internal_error(&self) -> bool {
+        false
+    }
 }
 
 /// The send work request chain of one post_send call, walked in order by
@@ -89,15 +94,22 @@ pub(crate) trait IbQp: Send + Sync {
 ///
 /// INVARIANT: `next` is null or a request (`const struct ib_send_wr *`) of the chain
 /// the core passed to post_send on its QP `ibqp`; every request of the chain, with its
-/// gather list (and an inline request's data, a REG_MR request's MR translation list, a UMR
-/// request's segments), stays readable for `'a` (the consumer's, across the call).
+/// gather list (and an inline request's data, a REG_MR request's MR translation list, a
+/// UMR request's segments), stays readable for `'a` (the consumer's, across the call).
 pub(crate) struct SendChain<'a> {
     ibqp: *const c_void,
     next: *const c_void,
+    drain: bool,
     _chain: PhantomData<&'a ()>,
 }
 
 impl<'a> SendChain<'a> {
+    /// A drain's request (`ffi/rdma/ib_qp.c`'s drain_sq), posted even after the
+    /// device's fatal error (upstream `mlx5_ib_post_send_drain`).
+    pub(crate) fn drain(&self) -> bool {
+        self.drain
+    }
+
     /// The next request of the chain into `out` (as the shim copies it); `false` after
     /// the last.
     pub(crate) fn next_into(&mut self, out: &mut SendWrC) -> bool {
@@ -154,10 +166,32 @@ impl<'a> SendChain<'a> {
 /// for `'a`.
 pub(crate) struct RecvChain<'a> {
     next: *const c_void,
+    drain: bool,
     _chain: PhantomData<&'a ()>,
 }
 
 impl<'a> RecvChain<'a> {
+    /// The chain from `wr` (post_srq_recv's, `ffi/rdma/ib_srq.rs`).
+    ///
+    /// # Safety
+    ///
+    /// `wr` is null or the first request of a chain the core passed to a receive
+    /// post, readable with its scatter lists for `'a`.
+    pub(super) unsafe fn from_core(wr: *const c_void) -> Self {
+        // INVARIANT: by the function's contract.
+        Self {
+            next: wr,
+            drain: false,
+            _chain: PhantomData,
+        }
+    }
+
+    /// A drain's request (drain_rq), posted even after the device's fatal error
+    /// (upstream `mlx5_ib_post_recv_drain`).
+    pub(crate) fn drain(&self) -> bool {
+        self.drain
+    }
+
     /// The next request of the chain into `out`; `false` after the last.
     pub(crate) fn next_into(&mut self, out: &mut RecvWrC) -> bool {
         if self.next.is_null() {
@@ -382,12 +416,14 @@ unsafe fn post_result(done: *mut u32, (n, r): (usize, Result)) -> c_int {
 ///
 /// The shim's trampoline contract (*Trampolines* in [`super::ib`]); `wr` is null or the
 /// first request of the chain the core passed to post_send on its QP `ibqp`, readable
-/// with its gather lists (and inline data) for the call; `done` a writable `u32`.
+/// with its gather lists (and inline data) for the call; `done` a writable `u32`;
+/// `drain` not 0 for a drain's request.
 #[no_mangle]
 unsafe extern "C" fn mlx5rs_ib_rs_post_send(
     qp: *mut c_void,
     ibqp: *const c_void,
     wr: *const c_void,
+    drain: u32,
     done: *mut u32,
 ) -> c_int {
     // SAFETY: the core posts only between create and destroy.
@@ -399,13 +435,14 @@ unsafe extern "C" fn mlx5rs_ib_rs_post_send(
     let mut chain = SendChain {
         ibqp,
         next: wr,
+        drain: drain != 0,
         _chain: PhantomData,
     };
     // SAFETY: the shim passes a local `u32`.
     unsafe { post_result(done, q.post_send(&mut chain)) }
 }
 
-/// `post_recv` trampoline target.
+/// `post_recv` trampoline target; `drain` not 0 for a drain's request.
 ///
 /// # Safety
 ///
@@ -414,6 +451,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_post_send(
 unsafe extern "C" fn mlx5rs_ib_rs_post_recv(
     qp: *mut c_void,
     wr: *const c_void,
+    drain: u32,
     done: *mut u32,
 ) -> c_int {
     // SAFETY: the core posts only between create and destroy.
@@ -424,8 +462,23 @@ unsafe extern "C" fn mlx5rs_ib_rs_post_recv(
     // INVARIANT: by the function's contract.
     let mut chain = RecvChain {
         next: wr,
+        drain: drain != 0,
         _chain: PhantomData,
     };
     // SAFETY: the shim passes a local `u32`.
     unsafe { post_result(done, q.post_recv(&mut chain)) }
+}
+
+/// Whether the QP's device met a fatal error (a drain's question, `ffi/rdma/ib_qp.c`).
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]).
+#[no_mangle]
+unsafe extern "C" fn mlx5rs_ib_rs_qp_internal_error(qp: *mut c_void) -> c_int {
+    // SAFETY: the core drains a QP only between create and destroy.
+    match unsafe { qp_ref(qp) } {
+        Some(q) => c_int::from(q.internal_error()),
+        None => 0,
+    }
 }

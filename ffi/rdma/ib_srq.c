@@ -152,15 +152,25 @@ static_assert(IB_SRQT_BASIC == 0 && IB_SRQT_XRC == 1 && IB_SRQT_TM == 2);
 static_assert(IB_SRQ_MAX_WR == 1 && IB_SRQ_LIMIT == 2);
 
 /*
- * post_srq_recv: not served yet (upstream mlx5_ib_post_srq_recv builds the SRQ's
- * WQEs). The op is set so that a kernel consumer of our SRQs gets -EOPNOTSUPP from
- * ib_post_srq_recv(), which calls it unchecked, rather than a NULL call.
+ * post_srq_recv: the chain walked by Rust (mlx5rs_ib_recv_wr_next()) and posted
+ * (ib/srq/kdp.rs, upstream's mlx5_ib_post_srq_recv: the WQEs at the SRQ's free list,
+ * the WQE counter to the doorbell record); on error *bad_wr is the request that
+ * failed (those before it are posted). A user SRQ answers -EINVAL.
  */
 static int mlx5rs_ib_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 				   const struct ib_recv_wr **bad_wr)
 {
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
+	struct mlx5rs_ib_srq *srq = to_rssrq(ibsrq);
+	u32 done = 0;
+	int err;
+
+	err = mlx5rs_ib_rs_post_srq_recv(srq->rust, wr, &done);
+	if (err) {
+		for (; done && wr; done--)
+			wr = wr->next;
+		*bad_wr = wr;
+	}
+	return err;
 }
 
 const struct ib_device_ops mlx5rs_ib_srq_ops = {

@@ -17,6 +17,7 @@ use kernel::{
 
 use super::ib::{errno, ops, IbOps};
 use super::ib_abi::{IbEvent, Udata};
+use super::ib_qp::{RecvChain, RecvWrC};
 pub(crate) use super::ib_srq_abi::{SrqAttr, SrqInit};
 use super::ib_uctx::{ucontext_ref, uctx_of_udata, IbUcontext};
 use super::udata::{set_resp_len, user_data, UserData};
@@ -61,6 +62,11 @@ pub(crate) trait IbSrq: Send + Sync {
     /// `destroy_srq`'s command; the queue's memory goes when the box is dropped, which
     /// the trampoline does only after this succeeded.
     fn destroy(&self) -> Result;
+    /// `post_srq_recv`: the requests posted, and the error of the first one not
+    /// posted.
+    fn post_recv(&self, _wrs: &mut RecvChain<'_>) -> (usize, Result) {
+        (0, Err(EOPNOTSUPP))
+    }
 }
 
 /// An SRQ as the shim holds it: a thin pointer to this box.
@@ -288,4 +294,35 @@ unsafe extern "C" fn mlx5rs_ib_rs_destroy_srq(_rust: *const c_void, srq: *mut c_
     // return the shim forgets it.
     drop(unsafe { SrqBox::from_raw(srq.cast::<KBox<dyn IbSrq>>()) });
     0
+}
+
+/// `post_srq_recv` trampoline target: posts the chain from `wr`; 0, or the errno of
+/// request `*done` (the number posted before it).
+///
+/// # Safety
+///
+/// The shim's trampoline contract (*Trampolines* in [`super::ib`]); `wr` is null or the
+/// first request of the chain the core passed to post_srq_recv, readable with its
+/// scatter lists for the call; `done` is writable.
+#[no_mangle]
+unsafe extern "C" fn mlx5rs_ib_rs_post_srq_recv(
+    srq: *const c_void,
+    wr: *const c_void,
+    done: *mut u32,
+) -> c_int {
+    // SAFETY: the core posts only between create and destroy.
+    let (posted, r) = match unsafe { srq_of(srq) } {
+        Some(q) => {
+            // SAFETY: by the function's contract.
+            let mut chain = unsafe { RecvChain::from_core(wr) };
+            q.post_recv(&mut chain)
+        }
+        None => (0, Err(EINVAL)),
+    };
+    // SAFETY: the shim passes a local `u32`.
+    unsafe { done.write(u32::try_from(posted).unwrap_or(0)) };
+    match r {
+        Ok(()) => 0,
+        Err(e) => errno(e),
+    }
 }

@@ -97,6 +97,7 @@ pub mod ib {
     }
     /// Completion queues.
     pub mod cq {
+        pub mod clean;
         pub mod commands;
         pub mod cqe;
         pub mod plan;
@@ -125,6 +126,7 @@ pub mod ib {
     pub mod qp {
         pub mod commands;
         pub mod create;
+        pub mod flush;
         pub mod modify;
         pub mod recv_wqe;
         pub mod send_wqe;
@@ -133,6 +135,7 @@ pub mod ib {
     /// Shared receive queues and XRC domains.
     pub mod srq {
         pub mod commands;
+        pub mod kwqe;
         pub mod plan;
     }
     /// User contexts.

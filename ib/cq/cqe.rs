@@ -33,6 +33,16 @@ impl CqGeometry {
         (nent.is_power_of_two() && (cqe_sz == 64 || cqe_sz == 128)).then_some(Self { nent, cqe_sz })
     }
 
+    /// Entries.
+    pub fn entries(&self) -> u32 {
+        self.nent
+    }
+
+    /// Bytes of one entry (64 or 128).
+    pub fn entry_bytes(&self) -> u32 {
+        self.cqe_sz
+    }
+
     /// Bytes of the buffer.
     pub fn bytes(&self) -> usize {
         self.nent as usize * self.cqe_sz as usize

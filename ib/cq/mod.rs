@@ -13,6 +13,11 @@
 //! A user CQ's request is checked by [`crate::ib::abi::cq`], its UAR page chosen by
 //! [`crate::ib::cq::plan::resolve_uar`].
 //!
+//! A kernel CQ is in the device's [`kclean::KcqTable`] while it exists, where its
+//! kernel QPs find it to remove their CQEs when they move to RESET or are destroyed
+//! (upstream `__mlx5_ib_cq_clean`, [`clean`]); a CQE that still names a destroyed QP
+//! (one the device wrote after the cleaning) is counted and skipped by the poller.
+//!
 //! A kernel CQ is polled here (poll_cq: upstream `mlx5_poll_one`, the CQE parsed by
 //! [`crate::ib::cq::cqe`] as untrusted input and its work request found through the
 //! device's kernel QP table, [`crate::ib::qp::kdp`]) and armed here (req_notify_cq:
@@ -30,9 +35,13 @@
 //! error too) and its memory in the graveyard.
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod clean;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod commands;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod cqe;
+pub(crate) mod kclean;
+mod kflush;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod plan;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
@@ -63,6 +72,7 @@ use crate::ib::{
         check_moderation, CqBuf, CreateCq, DestroyCq, ModerationError, ModifyCqModeration, ResizeCq,
     },
     cq::cqe::{parse_cqe, Completion, CqGeometry, Malformed},
+    cq::kclean::KcqTable,
     cq::plan::{
         eqn_of, kernel_cq_plan, op_own_offset, quantized_pgoff, resolve_uar, INVALID_OP_OWN,
     },
@@ -146,11 +156,13 @@ pub(crate) struct CqVerbs {
     access: CqAccess,
     /// The device's kernel QPs, whose CQEs kernel CQs turn into work completions.
     kqps: Arc<KqpTable>,
+    /// The device's kernel CQs, for their QPs' cleaning.
+    kcqs: Arc<KcqTable>,
 }
 
 impl CqVerbs {
     /// The verbs over `hw` with the CQ caps and the EQ stage's [`CqAccess`]; kernel
-    /// CQs find their QPs in `kqps`.
+    /// CQs find their QPs in `kqps` and are in `kcqs`.
     pub(crate) fn new(
         dev: &device::Device,
         hw: Arc<Hw>,
@@ -158,6 +170,7 @@ impl CqVerbs {
         moderation: bool,
         access: CqAccess,
         kqps: Arc<KqpTable>,
+        kcqs: Arc<KcqTable>,
     ) -> Self {
         Self {
             dev: dev.into(),
@@ -166,6 +179,7 @@ impl CqVerbs {
             moderation,
             access,
             kqps,
+            kcqs,
         }
     }
 
@@ -331,6 +345,7 @@ impl CqVerbs {
                 pad,
                 kring,
                 kqps: self.kqps.clone(),
+                kcqs: self.kcqs.clone(),
                 uar_bar_off: self.access.uar_bar_off,
                 state <- new_mutex!(CqState {
                     mem: Some(mem),
@@ -360,7 +375,20 @@ impl CqVerbs {
         };
         cq.cqn.store(cqn, Ordering::Relaxed);
         let h: Arc<dyn CqHandler> = cq.events.clone();
-        if let Err(e) = self.access.table.register(cqn, h) {
+        let kcq = match &cq.kring {
+            Some(r) => self
+                .kcqs
+                .insert(cqn, r.clone(), cq.events.clone())
+                .map(|_| ()),
+            None => Ok(()),
+        };
+        if let Err(e) = kcq.and_then(|()| {
+            self.access.table.register(cqn, h).inspect_err(|_| {
+                if let Some(r) = &cq.kring {
+                    self.kcqs.remove(cqn, r);
+                }
+            })
+        }) {
             if let Err(d) = self.hw.exec_cmd(DestroyCq { cqn }) {
                 cq.bury(&d);
             }
@@ -521,6 +549,8 @@ struct Cq {
     kring: Option<Arc<KernelRing>>,
     /// The device's kernel QPs.
     kqps: Arc<KqpTable>,
+    /// The device's kernel CQs (a kernel CQ leaves at destroy).
+    kcqs: Arc<KcqTable>,
     /// Offset in BAR 0 of the UAR a kernel CQ is armed on.
     uar_bar_off: usize,
     /// Lock order: taken by resize_cq (held across pinning the new buffer and the
@@ -579,6 +609,9 @@ impl IbCq for Cq {
         // As upstream `mlx5_core_destroy_cq`: out of the EQ tables first, then the
         // command; a later event for the CQN is counted as unknown.
         drop(self.table.unregister(cqn));
+        if let Some(r) = &self.kring {
+            self.kcqs.remove(cqn, r);
+        }
         *self.events.shim.lock() = None;
         // On failure the CQ's memory goes to the graveyard: the CQ may still exist. It
         // stays with the core (upstream returns the error too) unless the device is
@@ -677,7 +710,9 @@ impl IbCq for Cq {
     }
 
     /// poll_cq of a kernel CQ (upstream `mlx5_ib_poll_cq` / `mlx5_poll_one`): the
-    /// software-owned CQEs from the consumer counter on, each read after the owner
+    /// software-owned CQEs from the consumer counter on (after the device's fatal
+    /// error: flush completions of every outstanding work request of its QPs,
+    /// [`kflush`]), each read after the owner
     /// check and a read barrier, parsed as untrusted input ([`parse_cqe`]), its QP
     /// looked up in the provider's table (once for a run of CQEs of one QP, as
     /// upstream's `cur_qp`) and its work request in that QP's bookkeeping (the queue's
@@ -693,6 +728,9 @@ impl IbCq for Cq {
         let Some(r) = &self.kring else {
             return Err(EINVAL);
         };
+        if self.kcqs.dead() {
+            return Ok(self.sw_flush(out));
+        }
         let mut ps = r.poll.lock();
         let start = ps.ci;
         let mut n = 0;
@@ -754,6 +792,10 @@ impl IbCq for Cq {
             let _ = coherent_io::write_bytes(&r.dbr, 0, &(ps.ci & 0x00ff_ffff).to_be_bytes());
         }
         Ok(n)
+    }
+
+    fn reset_notify(&self) -> bool {
+        self.drain_notify()
     }
 
     /// req_notify_cq of a kernel CQ (upstream `mlx5_ib_arm_cq` / `mlx5_cq_arm`): the

@@ -26,7 +26,7 @@ use crate::ib::{
     mr::{MrCache, MrVerbs},
     pd::PdVerbs,
     port::{attr::PortCaps, PortAccess, PortVerbs},
-    qp::{kdp::KqpTable, QpEnv, QpVerbs},
+    qp::{kdp::KqpTable, KernelObjs, QpEnv, QpVerbs},
     srq::SrqVerbs,
     uctx::{uabi_err, UctxVerbs},
 };
@@ -89,6 +89,7 @@ impl Provider {
         kqps: Arc<KqpTable>,
         clock_info: bool,
         mr_cache: Arc<Mutex<MrCache>>,
+        kobjs: KernelObjs,
     ) -> Self {
         let qp_env = QpEnv::new(
             &caps,
@@ -107,8 +108,8 @@ impl Provider {
             pd: PdVerbs::new(hw.clone()),
             ah: AhVerbs::new(&caps),
             cqs,
-            qp: QpVerbs::new(dev, hw.clone(), qp_env, rscs.clone(), kqps),
-            srq: SrqVerbs::new(dev, hw.clone(), caps.clone(), rscs),
+            srq: SrqVerbs::new(dev, hw.clone(), caps.clone(), rscs.clone(), kobjs.clone()),
+            qp: QpVerbs::new(dev, hw.clone(), qp_env, rscs, kqps, kobjs),
             mr: MrVerbs::new(dev, hw, &caps, mr_cache),
             caps,
             atomic,

@@ -21,9 +21,10 @@ use crate::ffi::rdma::ib_dp_abi::{wc_flag, wc_op, Wc};
 use crate::ib::cq::cqe::{Completion, RecvOp, ReqOp};
 use crate::ib::cq::wc_status::WcStatus;
 use crate::ib::qp::send_wqe::SqState;
+use crate::ib::srq::kdp::KSrq;
 
 /// `enum ib_wc_status` of a status (the shim checks the numbers).
-fn ib_status(s: WcStatus) -> u32 {
+pub(super) fn ib_status(s: WcStatus) -> u32 {
     match s {
         WcStatus::Success => 0,
         WcStatus::LocLenErr => 1,
@@ -75,8 +76,8 @@ pub(crate) struct RqSide {
 pub(crate) enum Stray {
     /// A send completion whose WQE counter names no WQE in flight.
     SendSlot,
-    /// A receive completion with no receive in flight, or on a QP without a
-    /// receive queue of its own (SRQ receives are not served here).
+    /// A receive completion with no receive in flight, on a QP without a receive
+    /// queue, or (a QP on an SRQ) whose WQE counter names no SRQ WQE posted.
     NoReceive,
 }
 
@@ -95,6 +96,8 @@ pub(crate) struct KernelWq {
     pub(crate) sq_cnt: u32,
     /// WQEs of the receive queue (a power of two; 0: none).
     pub(crate) rq_cnt: u32,
+    /// The kernel SRQ the QP receives on (its receive completions name its WQEs).
+    pub(crate) srq: Option<Arc<KSrq>>,
     /// Lock order: taken by post_send with no other lock of the QP held, and by
     /// poll_cq under the CQ's poll lock; held across the doorbell write (upstream
     /// `sq.lock`, so doorbells reach the device in order). A leaf otherwise.
@@ -107,7 +110,7 @@ pub(crate) struct KernelWq {
 
 impl KernelWq {
     /// The bookkeeping of QP `qpn` (`ibqp` the core's QP) with `sq_cnt` basic blocks
-    /// and `rq_cnt` receive WQEs.
+    /// and `rq_cnt` receive WQEs, or receiving on `srq`.
     pub(crate) fn new(
         qpn: u32,
         ibqp: u64,
@@ -115,6 +118,7 @@ impl KernelWq {
         qp1: bool,
         sq_cnt: u32,
         rq_cnt: u32,
+        srq: Option<Arc<KSrq>>,
     ) -> Result<Arc<Self>> {
         let sq = sq_cnt as usize;
         let sq_side = SqSide {
@@ -137,6 +141,7 @@ impl KernelWq {
                 qp1,
                 sq_cnt,
                 rq_cnt,
+                srq,
                 sq <- new_spinlock_irq!(sq_side),
                 rq <- new_spinlock_irq!(rq_side),
             }),
@@ -150,6 +155,8 @@ impl KernelWq {
         {
             let mut sq = self.sq.lock();
             sq.st = SqState::default();
+            // No slot starts a request of the new count (the software flush's walk).
+            sq.wqe_head.fill(crate::ib::qp::flush::NO_WQE);
         }
         let mut rq = self.rq.lock();
         rq.head = 0;
@@ -200,6 +207,7 @@ impl KernelWq {
                 wc.byte_len = byte_len.unwrap_or(0);
             }
             Completion::Resp {
+                wqe_counter,
                 op,
                 byte_len,
                 src_qp,
@@ -210,7 +218,7 @@ impl KernelWq {
                 pkey,
                 ..
             } => {
-                self.take_recv(held, &mut wc)?;
+                self.take_recv(held, wqe_counter, &mut wc)?;
                 wc.status = ib_status(WcStatus::Success);
                 wc.byte_len = byte_len;
                 (wc.opcode, wc.flags, wc.ex) = match op {
@@ -242,7 +250,7 @@ impl KernelWq {
                 if requester {
                     self.take_send(held, wqe_counter, &mut wc)?;
                 } else {
-                    self.take_recv(held, &mut wc)?;
+                    self.take_recv(held, wqe_counter, &mut wc)?;
                 }
                 wc.status = ib_status(status);
                 wc.vendor_err = u32::from(vendor_err);
@@ -284,8 +292,20 @@ impl KernelWq {
         Ok(sq.umr_op.get(idx).copied().unwrap_or(0))
     }
 
-    /// The oldest receive in flight completed: its `wr_id` into `wc`.
-    fn take_recv<'a>(&'a self, held: &mut Held<'a>, wc: &mut Wc) -> Result<(), Stray> {
+    /// The oldest receive in flight completed (on an SRQ: the SRQ's WQE
+    /// `wqe_counter`, upstream `handle_responder`): its `wr_id` into `wc`.
+    fn take_recv<'a>(
+        &'a self,
+        held: &mut Held<'a>,
+        wqe_counter: u16,
+        wc: &mut Wc,
+    ) -> Result<(), Stray> {
+        if let Some(s) = &self.srq {
+            // No queue lock of the QP is held while the SRQ's is taken.
+            *held = Held::None;
+            wc.wr_id = s.complete(wqe_counter).ok_or(Stray::NoReceive)?;
+            return Ok(());
+        }
         if self.rq_cnt == 0 {
             return Err(Stray::NoReceive);
         }

@@ -54,7 +54,10 @@
 pub(crate) mod commands;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod create;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod flush;
 pub(crate) mod kdp;
+mod kflush;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod modify;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
@@ -90,6 +93,7 @@ use crate::ib::{
         },
         udata::{self, put},
     },
+    cq::kclean::{CqCleaner, KcqTable},
     obj_events::QpWithEvents,
     qp::commands::{
         CreateQp, DestroyQp, Init2InitQp, Init2RtrQp, QpToErr, QpToRst, QueryQp, Rst2InitQp,
@@ -104,6 +108,7 @@ use crate::ib::{
     qp::recv_wqe::{build_recv, rq_doorbell_record, RqGeometry},
     qp::send_wqe::{build_send, sq_doorbell_record, Payload, SendOp, SendWr, SqGeometry, UdDest},
     qp::size::{kernel_rq_size, kernel_sq_size, QpCap, SizeCaps},
+    srq::kdp::KsrqTable,
     uctx::uar::BfregRef,
     uctx::{uabi_err, UarHold},
     umem::plan::queue_page_sizes,
@@ -233,17 +238,29 @@ pub(crate) struct QpVerbs {
     rscs: Arc<RscTable>,
     /// Where kernel QPs register for their CQs' pollers.
     kqps: Arc<KqpTable>,
+    /// Kernel SRQs and CQs, which kernel QPs name.
+    kobjs: KernelObjs,
+}
+
+/// The kernel SRQs and CQs of a device, by number.
+#[derive(Clone)]
+pub(crate) struct KernelObjs {
+    /// Kernel SRQs.
+    pub(crate) srqs: Arc<KsrqTable>,
+    /// Kernel CQs.
+    pub(crate) cqs: Arc<KcqTable>,
 }
 
 impl QpVerbs {
     /// The verbs of `dev` over `hw`, offering `qp_env`; QPs register in `rscs`,
-    /// kernel QPs in `kqps` too.
+    /// kernel QPs in `kqps` too, and find their SRQ and CQs in `kobjs`.
     pub(crate) fn new(
         dev: &device::Device,
         hw: Arc<Hw>,
         qp_env: QpEnv,
         rscs: Arc<RscTable>,
         kqps: Arc<KqpTable>,
+        kobjs: KernelObjs,
     ) -> Self {
         Self {
             dev: dev.into(),
@@ -251,6 +268,7 @@ impl QpVerbs {
             qp_env,
             rscs,
             kqps,
+            kobjs,
         }
     }
 }
@@ -301,6 +319,7 @@ impl IbQpOps for QpVerbs {
                 &self.qp_env,
                 init,
                 &self.kqps,
+                &self.kobjs,
                 shim.handle(),
             ),
         }?;
@@ -354,6 +373,35 @@ struct KernelDp {
     uar_bar_off: usize,
     /// Bytes of one BlueFlame register half.
     bf_half: usize,
+    /// Its send and receive CQs, whose CQEs of the QP are removed when it moves to
+    /// RESET or is destroyed; the QP is on their lists of QPs until its drop.
+    cqs: [Option<CqCleaner>; 2],
+    /// The device's kernel CQs, and whether it met a fatal error.
+    kcqs: Arc<KcqTable>,
+}
+
+impl KernelDp {
+    /// Removes the QP's CQEs from its CQs, the receive CQ's first (freeing the SRQ
+    /// WQEs of removed receives), as upstream `destroy_qp_common` and
+    /// `__mlx5_ib_modify_qp` to RESET call `__mlx5_ib_cq_clean`.
+    fn clean_cqs(&self, qpn: u32) {
+        let [snd, rcv] = &self.cqs;
+        if let Some(c) = rcv {
+            c.clean(qpn, self.wq.srq.as_deref());
+        }
+        if let Some(c) = snd {
+            if !rcv.as_ref().is_some_and(|r| r.same(c)) {
+                c.clean(qpn, None);
+            }
+        }
+    }
+
+    /// Takes the QP off its CQs' lists of QPs.
+    fn detach(&self) {
+        for c in self.cqs.iter().flatten() {
+            c.detach(&self.wq);
+        }
+    }
 }
 
 /// Gather or scatter entries one work request may carry here: a send WQE is at most
@@ -661,6 +709,7 @@ pub(crate) fn create_kernel_qp(
     env: &QpEnv,
     init: &mut QpInit,
     kqps: &Arc<KqpTable>,
+    kobjs: &KernelObjs,
     ibqp: u64,
 ) -> Result<(KBox<dyn IbQp>, u32, usize)> {
     let ty = QpType::from_ib(init.qp_type).ok_or(EOPNOTSUPP)?;
@@ -691,6 +740,12 @@ pub(crate) fn create_kernel_qp(
         max_inline_data: init.max_inline_data,
     };
     let srq = init.has_srq != 0;
+    // The kernel SRQ the QP receives on (its receive completions name its WQEs).
+    let ksrq = if srq {
+        Some(kobjs.srqs.get(init.srqn).ok_or(EINVAL)?)
+    } else {
+        None
+    };
     let has_rq = !srq && init.max_recv_wr != 0;
     let (rq_cnt, rq_shift, rq_gs) = kernel_rq_size(&cap, has_rq, false, &env.size)?;
     let sq = kernel_sq_size(ty, &cap, &env.size)?;
@@ -786,8 +841,33 @@ pub(crate) fn create_kernel_qp(
     let mem = QpMem::Kernel { buf, dbr };
     let mut qp = Qp::new(dev, hw, qpn, init, env, rq_gs, sq_cap, live, mem)?;
     // From here on a failure drops `qp`, which destroys the QP.
-    let wq = KernelWq::new(qpn, ibqp, port, ty == QpType::Gsi, sq.sq_wqe_cnt, rq_cnt)?;
+    let wq = KernelWq::new(
+        qpn,
+        ibqp,
+        port,
+        ty == QpType::Gsi,
+        sq.sq_wqe_cnt,
+        rq_cnt,
+        ksrq,
+    )?;
+    let cqs = [
+        p.cqn_snd.and_then(|n| kobjs.cqs.get(n)),
+        p.cqn_rcv.and_then(|n| kobjs.cqs.get(n)),
+    ];
     kqps.insert(wq.clone())?;
+    // On its CQs' lists (upstream `list_send_qp` / `list_recv_qp`) for the software
+    // flush after a fatal error; off them at the drop.
+    for (i, c) in cqs.iter().enumerate() {
+        if let Some(c) = c {
+            if let Err(e) = c.attach(&wq, i == 0) {
+                for d in cqs.iter().flatten() {
+                    d.detach(&wq);
+                }
+                kqps.remove(qpn);
+                return Err(e);
+            }
+        }
+    }
     qp.kdp = Some(KernelDp {
         table: kqps.clone(),
         wq,
@@ -814,6 +894,8 @@ pub(crate) fn create_kernel_qp(
         rq_bytes,
         uar_bar_off,
         bf_half: env.bf_half,
+        cqs,
+        kcqs: kobjs.cqs.clone(),
     });
     let b: KBox<dyn IbQp> = KBox::new(qp, GFP_KERNEL)?;
     Ok((b, qpn, 0))
@@ -1042,6 +1124,7 @@ impl IbQp for Qp {
         // doorbell records and the queues' counters).
         if new == ib_state::RESET {
             if let Some(k) = &self.kdp {
+                k.clean_cqs(self.qpn);
                 k.wq.reset();
             }
             if let Some(QpMem::Kernel { dbr, .. }) = &self.mem {
@@ -1095,13 +1178,19 @@ impl IbQp for Qp {
     /// request without an address handle, a REG_MR of an MR without a translation
     /// list (not of alloc_mr) or with IB_SEND_INLINE; `ENOMEM` for a full queue or
     /// inline data beyond the QP's; `EOPNOTSUPP` for atomics (upstream: "not supported
-    /// yet"). `EINVAL` for a user QP.
+    /// yet"). `EINVAL` for a user QP; `EIO` after the device's fatal error but for a
+    /// drain's request (upstream's internal-error state).
     fn post_send(&self, chain: &mut SendChain<'_>) -> (usize, Result) {
         let (Some(k), Some(QpMem::Kernel { buf, dbr })) = (&self.kdp, &self.mem) else {
             return (0, Err(EINVAL));
         };
         let sq_bytes = k.sq.wqe_cnt as usize * SEND_WQE_BB_BYTES;
         let mut sq = k.wq.sq.lock();
+        // After a fatal error only a drain's request (upstream: `-EIO` unless
+        // `drain`), checked under the lock the fatal error's walk takes.
+        if k.kcqs.dead() && !chain.drain() {
+            return (0, Err(EIO));
+        }
         // SAFETY: the send queue's lock is held, and `rq_bytes..+sq_bytes` is the send
         // queue's range of the buffer.
         let Some(ring) = (unsafe { wq_slice(buf, k.rq_bytes, sq_bytes) }) else {
@@ -1146,7 +1235,8 @@ impl IbQp for Qp {
     ///
     /// For the first request not posted, as upstream (`recv_wqe::build_recv`):
     /// `ENOMEM` for a full queue, `EINVAL` for more scatter entries than the QP's;
-    /// `EINVAL` for a QP without a receive queue of its own (SRQ) and a user QP.
+    /// `EINVAL` for a QP without a receive queue of its own (SRQ) and a user QP;
+    /// `EIO` after the device's fatal error but for a drain's request.
     fn post_recv(&self, chain: &mut RecvChain<'_>) -> (usize, Result) {
         let (Some(k), Some(QpMem::Kernel { buf, dbr })) = (&self.kdp, &self.mem) else {
             return (0, Err(EINVAL));
@@ -1155,6 +1245,9 @@ impl IbQp for Qp {
             return (0, Err(EINVAL));
         }
         let mut rq = k.wq.rq.lock();
+        if k.kcqs.dead() && !chain.drain() {
+            return (0, Err(EIO));
+        }
         // SAFETY: the receive queue's lock is held, and `0..rq_bytes` is the receive
         // queue's range of the buffer.
         let Some(ring) = (unsafe { wq_slice(buf, 0, k.rq_bytes) }) else {
@@ -1184,6 +1277,10 @@ impl IbQp for Qp {
             let _ = coherent_io::write_bytes(dbr, RCV_DBR, &rq_doorbell_record(rq.head));
         }
         (posted, res)
+    }
+
+    fn internal_error(&self) -> bool {
+        self.kdp.as_ref().is_some_and(|k| k.kcqs.dead())
     }
 }
 
@@ -1250,14 +1347,21 @@ impl Qp {
 
 impl Drop for Qp {
     fn drop(&mut self) {
-        // Out of the pollers' table first: a CQE of the QP polled later is counted as
-        // one of an unknown QP.
+        let mut to_reset = self.live.lock().state != ib_state::RESET;
+        // A kernel QP, as upstream `destroy_qp_common`: to RESET, its CQEs out of its
+        // CQs, then out of the pollers' table (a CQE of the QP the device still
+        // writes is counted as one of an unknown QP), then destroyed.
         if let Some(k) = self.kdp.take() {
+            if to_reset {
+                let _ = self.hw.exec_cmd(QpToRst { qpn: self.qpn });
+                to_reset = false;
+            }
+            k.clean_cqs(self.qpn);
+            k.detach();
             k.table.remove(self.qpn);
         }
-        let state = self.live.lock().state;
         if let Some(m) = self.mem.take() {
-            Self::teardown(&self.hw, &self.dev, self.qpn, m, state != ib_state::RESET);
+            Self::teardown(&self.hw, &self.dev, self.qpn, m, to_reset);
         }
     }
 }

@@ -18,11 +18,18 @@
 //! object's box) leaves no queue in the device.
 //!
 //! The SRQ's async events (limit reached, catastrophic error) reach its handler
-//! through the QP/SRQ event table (`crate::eq::rsc`, `crate::ib::obj_events`). Not
-//! here yet: `post_srq_recv` (the data path).
+//! through the QP/SRQ event table (`crate::eq::rsc`, `crate::ib::obj_events`).
+//!
+//! A kernel SRQ's data path is [`kdp::KSrq`] (post_srq_recv, and the receive
+//! completions of its QPs, which find it in the device's [`kdp::KsrqTable`]); its
+//! list of free WQEs is [`kwqe`]'s. post_srq_recv of a user SRQ answers `EINVAL`
+//! (libmlx5 posts to its own ring).
 
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod commands;
+pub(crate) mod kdp;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod kwqe;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod plan;
 
@@ -37,6 +44,7 @@ use kernel::{
 };
 use zerocopy::FromZeros;
 
+use self::kdp::{KSrq, KsrqTable};
 use crate::ib::{
     abi::{
         srq::{parse_create_srq, SrqCaps, SrqKind},
@@ -54,6 +62,7 @@ use crate::ib::{
     uctx::uabi_err,
     umem::UserDb,
 };
+use crate::ib::{cq::kclean::KcqTable, qp::KernelObjs};
 use crate::{
     cmd::{
         commands::{gen_cap, GeneralCaps},
@@ -61,6 +70,7 @@ use crate::{
     },
     coherent_io,
     eq::rsc::RscTable,
+    ffi::rdma::ib_qp::RecvChain,
     ffi::rdma::ib_srq::{IbSrq, IbSrqOps, NewSrq, SrqAttr, SrqInit, SrqShim},
     ffi::rdma::ib_uctx::IbUcontext,
     ffi::rdma::udata::UserData,
@@ -119,8 +129,8 @@ struct UserMem {
 
 /// Where an SRQ's WQEs and doorbell record live.
 enum SrqMem {
-    /// Coherent DMA memory of ours.
-    Kernel { _mem: KernelMem },
+    /// Coherent DMA memory of ours, with the data path over it.
+    Kernel { _mem: Arc<KSrq> },
     /// Pinned user memory.
     User { _mem: UserMem },
 }
@@ -129,7 +139,7 @@ impl SrqMem {
     /// Pages it holds (for logs).
     fn pages(&self) -> usize {
         match self {
-            Self::Kernel { _mem } => _mem.pages.len() + 1,
+            Self::Kernel { _mem } => _mem.pages(),
             Self::User { _mem } => _mem._umem.pages(),
         }
     }
@@ -160,6 +170,8 @@ struct KernelSrq {
     /// Whether the destroy command succeeded.
     gone: AtomicBool,
     mem: MemCell,
+    /// A kernel SRQ's data path, in `ksrqs` under `srqn` until the drop.
+    kdp: Option<(Arc<KSrq>, Arc<KsrqTable>)>,
 }
 
 impl KernelSrq {
@@ -184,6 +196,9 @@ impl KernelSrq {
 
 impl Drop for KernelSrq {
     fn drop(&mut self) {
+        if let Some((q, t)) = &self.kdp {
+            t.remove(self.srqn, q);
+        }
         if !self.gone.load(Ordering::Relaxed) {
             // Failures are logged by the command layer and `Hw::keep`.
             let _ = self.destroy_cmd();
@@ -249,6 +264,20 @@ impl IbSrq for KernelSrq {
             _ => Ok(()),
         }
     }
+
+    /// post_srq_recv of a kernel SRQ ([`KSrq::post`]).
+    ///
+    /// # Errors
+    ///
+    /// For the first request not posted: `EINVAL` for more scatter entries than the
+    /// SRQ's, `ENOMEM` for a full queue (upstream's order), `EIO` for a list the WQE
+    /// memory no longer holds; `EINVAL` for a user SRQ.
+    fn post_recv(&self, batch: &mut RecvChain<'_>) -> (usize, Result) {
+        match &self.kdp {
+            Some((q, _)) => q.post(batch),
+            None => (0, Err(EINVAL)),
+        }
+    }
 }
 
 /// The SRQ and XRC domain verbs of one function.
@@ -258,21 +287,29 @@ pub(crate) struct SrqVerbs {
     caps: GeneralCaps,
     /// Where SRQs register for their async events.
     rscs: Arc<RscTable>,
+    /// Kernel SRQs by number, for create_qp of kernel QPs on them.
+    ksrqs: Arc<KsrqTable>,
+    /// The device's kernel CQs, and whether it met a fatal error.
+    kcqs: Arc<KcqTable>,
 }
 
 impl SrqVerbs {
-    /// The verbs of `dev` over `hw`, with its general caps; SRQs register in `rscs`.
+    /// The verbs of `dev` over `hw`, with its general caps; SRQs register in `rscs`,
+    /// kernel SRQs in `kobjs` too.
     pub(crate) fn new(
         dev: &device::Device,
         hw: Arc<Hw>,
         caps: GeneralCaps,
         rscs: Arc<RscTable>,
+        kobjs: KernelObjs,
     ) -> Self {
         Self {
             dev: dev.into(),
             hw,
             caps,
             rscs,
+            ksrqs: kobjs.srqs,
+            kcqs: kobjs.cqs,
         }
     }
 
@@ -326,9 +363,15 @@ impl SrqVerbs {
             xrc,
             lim.cqe_version,
         );
-        let mem = Arc::pin_init(new_mutex!(Some(SrqMem::Kernel { _mem: mem })), GFP_KERNEL)?;
+        let ksrq = KSrq::new(s, mem, self.kcqs.clone())?;
+        let mem = Arc::pin_init(
+            new_mutex!(Some(SrqMem::Kernel { _mem: ksrq.clone() })),
+            GFP_KERNEL,
+        )?;
         let srqn = self.create_cmd(t, ctx, &pas, &mem)?;
-        let q = self.srq_object(t, srqn, s, mem)?;
+        let q = self.srq_object(t, srqn, s, mem, Some(ksrq.clone()))?;
+        // In the table once the object exists (its drop takes it out again).
+        self.ksrqs.insert(srqn, ksrq)?;
         Ok(NewSrq {
             srq: q,
             srqn,
@@ -360,6 +403,7 @@ impl SrqVerbs {
         srqn: u32,
         s: SrqShape,
         mem: MemCell,
+        kdp: Option<Arc<KSrq>>,
     ) -> Result<KBox<dyn IbSrq>> {
         let q = KernelSrq {
             dev: self.dev().into(),
@@ -369,6 +413,7 @@ impl SrqVerbs {
             shape: s,
             gone: AtomicBool::new(false),
             mem,
+            kdp: kdp.map(|k| (k, self.ksrqs.clone())),
         };
         Ok(KBox::new(q, GFP_KERNEL)?)
     }
@@ -447,7 +492,7 @@ impl SrqVerbs {
         };
         let mem = Arc::pin_init(new_mutex!(Some(mem)), GFP_KERNEL)?;
         let srqn = self.create_cmd(t, ctx, &pas, &mem)?;
-        let q = self.srq_object(t, srqn, plan.shape, mem)?;
+        let q = self.srq_object(t, srqn, plan.shape, mem, None)?;
         let resp = create_srq_response(srqn);
         let resp_len = udata::put(u.out, udata::response(&resp, u.outlen));
         Ok(NewSrq {

@@ -88,5 +88,15 @@ traffic.fetch-add traffic.fetch-add-bytes traffic.fetch-add-returned
 traffic.local-inv traffic.write-after-inv traffic.write-after-inv-bytes
 traffic.teardown.qp-a traffic.teardown.mr-a traffic.teardown.qp-b traffic.teardown.mr-b
 traffic.teardown.pd-unused traffic.teardown.pd"
+# The steps of the kernel verbs step (ib_kclient loaded with kverbs=1, its kverbs.c),
+# after the traffic step's.
+KCLIENT_KVERBS_STEPS="kverbs.qp-c.init kverbs.qp-c.rtr kverbs.qp-c.rts
+kverbs.qp-d.init kverbs.qp-d.rtr kverbs.qp-d.rts kverbs.setup
+kverbs.srq.full kverbs.srq.round-1 kverbs.srq.round-2 kverbs.srq.round-3
+kverbs.reset-clean.reset-c kverbs.reset-clean
+kverbs.reset-reuse.reset-d kverbs.reset-reuse.qp-c.rts kverbs.reset-reuse.qp-d.rts
+kverbs.reset-reuse kverbs.reset-reuse.only
+kverbs.destroy-clean.destroy-c kverbs.destroy-clean kverbs.srq-refill kverbs.srq-refill.full
+kverbs.teardown.qp-d kverbs.teardown.srq kverbs.teardown.pd-unused kverbs.teardown.pd"
 # The steps of the bench loop (ib_kclient loaded with bench=N, its bench.c).
 KCLIENT_BENCH_STEPS="bench.setup bench.run bench.exact bench.teardown"

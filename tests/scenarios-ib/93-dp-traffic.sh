@@ -38,7 +38,7 @@
 #     counters cannot tell is where the bytes went; the example programs' -c and the
 #     kernel client's byte comparisons do.
 #  4. kclient: the kernel consumer (tests/modules/ib_kclient loaded with traffic=1
-#     bench=$DP_KCLIENT_WRS, default 1000):
+#     kverbs=1 bench=$DP_KCLIENT_WRS, default 1000):
 #     an RC QP pair in loopback, MRs by fast registration (ib_alloc_mr, ib_map_mr_sg,
 #     IB_WR_REG_MR), SEND/RECV, RDMA WRITE, RDMA READ, compare-and-swap, fetch-and-add,
 #     each followed by a comparison of the bytes, then IB_WR_LOCAL_INV and a WRITE
@@ -47,8 +47,14 @@
 #     mlx5_ib refuses atomics from kernel consumers (wr.c, -EOPNOTSUPP at post): that
 #     answer is accepted, and then both words must be untouched; the device's atomics
 #     are proven from user space (part 2's ib_atomic_bw, 73-pyverbs' test_atomic).
+#     Its kverbs step (kverbs.c, KCLIENT_KVERBS_STEPS): receives through a kernel SRQ
+#     (post_srq_recv, each completion naming its SRQ WQE, the WQEs reused over three
+#     rounds, a full SRQ refusing with -ENOMEM), and a QP's completions removed from
+#     its CQ when it is moved to RESET or destroyed before they were polled
+#     (upstream's __mlx5_ib_cq_clean), the SRQ WQEs of removed receives given back.
 #     On mlx5_rs also: its kernel CQ pollers skipped no CQE as malformed (debugfs eqs
-#     cqe_malformed 0).
+#     cqe_malformed 0) and found none of a destroyed QP left (cqe_stale unchanged
+#     over the module's run: the cleaning removed them).
 #     Then its bench loop: DP_KCLIENT_WRS SENDs in chains of 32 through another RC
 #     pair, every completion successful and in order, and exactly as many send and
 #     receive completions as requests, both CQs empty after (bench.exact: a request
@@ -213,19 +219,25 @@ kclient_traffic() { # P
 		fail "$_p.module" "no $KCLIENT_KO (tests/vm/module.sh builds it)"
 		return
 	fi
-	check "$_p.insmod" insmod "$KCLIENT_KO" traffic=1 bench="${DP_KCLIENT_WRS:-1000}"
+	[ "$drv" = mlx5_rs ] && _s0=$(cqe_count cqe_stale)
+	check "$_p.insmod" insmod "$KCLIENT_KO" traffic=1 kverbs=1 bench="${DP_KCLIENT_WRS:-1000}"
 	_r=/tmp/ib_kclient.traffic
 	cat "$KCLIENT_DIR/results" >$_r
 	grep -a -E '^(# 1[ .]|not ok [0-9]+ 1\.)' $_r
-	kclient_steps "$_p" $_r 1 "$KCLIENT_ADD_STEPS $KCLIENT_TRAFFIC_STEPS $KCLIENT_BENCH_STEPS"
+	kclient_steps "$_p" $_r 1 "$KCLIENT_ADD_STEPS $KCLIENT_TRAFFIC_STEPS $KCLIENT_KVERBS_STEPS $KCLIENT_BENCH_STEPS"
 	echo "ib_kclient summary: $(kclient_summary)"
 	check "$_p.rmmod" rmmod ib_kclient
 	# Ours: the device wrote no CQE the kernel CQ pollers had to skip as malformed or
 	# naming no work request in flight (debugfs eqs, cqe_malformed).
 	if [ "$drv" = mlx5_rs ]; then
-		_m=$(tr ' ' '\n' <"/sys/kernel/debug/mlx5_rs/$bdf/eqs" | sed -n '/^cqe_malformed$/{n;p;}')
-		check "$_p.no-malformed-cqe" test "$_m" = 0
+		check "$_p.no-malformed-cqe" test "$(cqe_count cqe_malformed)" = 0
+		check "$_p.no-stale-cqe" test "$(cqe_count cqe_stale)" = "$_s0"
 	fi
+}
+
+# cqe_count NAME: ours' counter NAME of skipped CQEs (debugfs eqs).
+cqe_count() {
+	tr ' ' '\n' <"/sys/kernel/debug/mlx5_rs/$bdf/eqs" | sed -n "/^$1\$/{n;p;}"
 }
 
 # Part 5: infiniband-diags on the local port of D0.

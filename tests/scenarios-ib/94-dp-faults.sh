@@ -44,8 +44,19 @@
 #    once-per-CQ "malformed CQE" line for the opcode). After each, no splat; at the
 #    end, the consumer's traffic passes whole again (the device still works).
 # Then: the helper did not hang, no kernel splat, unload destroys every object and
-# returns every page, no emulator violation, no kmemleak report. Each driver's seconds
-# are printed ("dpf: <driver> secs=N").
+# returns every page, no emulator violation.
+# 4. A drain after the device's fatal error, on a fresh load: ib_kclient loaded with
+#    drain=1 arms a QP with SENDs (RNR forever) and receives outstanding on a CQ polled
+#    from a work queue (tests/modules/ib_kclient/drain.c), the emulator's fatal health
+#    syndrome is set (as 60-health-fatal does), and once the driver logged the fatal
+#    error the module is unloaded: its remove drains the QP. Upstream's
+#    internal-error state is the expectation (main.c mlx5_ib_handle_internal_error,
+#    cq.c mlx5_ib_poll_sw_comp, qp.c mlx5_ib_drain_sq/rq): ib_drain_qp returns, every
+#    outstanding request completes with IB_WC_WR_FLUSH_ERR (3 sends, 5 receives),
+#    posts fail with -EIO, a drain with nothing outstanding returns, the objects are
+#    destroyed; the module and then the driver unload (bounded), no splat.
+# At the end no kmemleak report. Each driver's seconds are printed ("dpf: <driver>
+# secs=N").
 DPF_DRIVERS=${DPF_DRIVERS:-upstream mlx5_rs}
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 . "$MLX5RS_REPO/tests/guest/kclient.sh"
@@ -171,6 +182,45 @@ malformed() {
 	check "$_p.after.rmmod" rmmod ib_kclient
 }
 
+# fatal_drain P: part 4 above.
+fatal_drain() {
+	_p=$1.drain
+	if [ ! -e "$KCLIENT_KO" ]; then
+		fail "$_p.module" "no $KCLIENT_KO (tests/vm/module.sh builds it)"
+		return
+	fi
+	load "$drv"
+	dmesg_mark
+	_m=$MARK
+	check "$_p.insmod" insmod "$KCLIENT_KO" drain=1
+	kclient_steps "$_p" "$KCLIENT_DIR/results" 1 "drain.qp-x.rts drain.qp-y.rts drain.armed"
+	emuctl '{"cmd":"health","syndrome":7,"ext_syndrome":4660,"rfr":true,"severity":2}' >/dev/null
+	# Both drivers log "Fatal error N detected" from their health poll (2 s).
+	_i=0
+	until dmesg | tail -n +$((_m + 1)) | grep -a -q 'Fatal error'; do
+		[ $_i -ge 60 ] && break
+		sleep 1
+		_i=$((_i + 1))
+	done
+	check "$_p.fatal-detected" sh -c "dmesg | tail -n +$((_m + 1)) | grep -a -q 'Fatal error'"
+	# The IB device's internal-error handling follows in the driver's event work.
+	sleep 5
+	check "$_p.rmmod-kclient" timeout 200 rmmod ib_kclient
+	dmesg | tail -n +$((_m + 1)) >"/tmp/$_p.log"
+	grep -a -E 'ib_kclient: (# 1\.drain|(not )?ok [0-9]+ 1\.drain)' "/tmp/$_p.log"
+	kclient_steps "$_p" "/tmp/$_p.log" 1 "drain.returned drain.flushed drain.post-eio drain.idle-returned drain.teardown.qp-x drain.teardown.qp-y drain.teardown.pd"
+	case $drv in
+	upstream)
+		check "$_p.rmmod-mlx5_ib" timeout 200 modprobe -r mlx5_ib
+		[ -e "/sys/bus/pci/devices/$bdf/driver" ] && timeout 200 sh -c "echo $bdf >/sys/bus/pci/devices/$bdf/driver/unbind"
+		check "$_p.rmmod-mlx5_core" timeout 200 modprobe -r mlx5_core ;;
+	mlx5_rs) check "$_p.rmmod" timeout 200 rmmod mlx5_rs ;;
+	esac
+	dmesg | tail -n +$((_m + 1)) | grep -a -E 'mlx5|ib_kclient|infiniband' | grep -a -v -E 'KTAP|# |\] +ok [0-9]' | tail -n 20
+	check "$_p.no-kernel-warning" sh -c "! dmesg | tail -n +$((_m + 1)) | grep -a -q -E 'WARNING:|BUG:|Call Trace'"
+	emu_heal
+}
+
 for drv in $DPF_DRIVERS; do
 	t=$(now_ms)
 	viol0=$(violations)
@@ -193,6 +243,7 @@ for drv in $DPF_DRIVERS; do
 	# (Not the KUnit report of mlx5_rs's first load: its suites are named mlx5_rs_*.)
 	dmesg_since | grep -a -E 'mlx5|infiniband' | grep -a -v -E 'KTAP|# |\] +ok [0-9]' | tail -n 30
 	unload "$drv"
+	fatal_drain "dp-faults.$drv"
 	echo "dpf: $drv secs=$((($(now_ms) - t) / 1000))"
 	emu_heal
 done

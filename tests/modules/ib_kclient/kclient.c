@@ -29,6 +29,12 @@
  *   bench     only with the module parameter bench=N (bench.c): N SENDs through one
  *             RC QP pair in chains of bench_batch, timed and counted exactly; with
  *             bench_bg=1 the rounds run in a kernel thread until the remove
+ *   kverbs    only with the module parameter kverbs=1 (kverbs.c): receives through a
+ *             kernel SRQ, a QP's completions removed from its CQ when it is reset
+ *             or destroyed
+ *   drain     only with the module parameter drain=1 (drain.c): a QP with work
+ *             requests outstanding, armed at the first add and drained (ib_drain_qp)
+ *             when that device is removed, after the scenario's fatal error
  *
  * Then it takes a second set (PD, CQ, an RC QP in RTS) that it keeps until the core
  * removes the device from the client (the device unregisters, or this module is
@@ -700,7 +706,9 @@ static int kc_add(struct ib_device *dev)
 			pa.lid, pa.active_mtu, dev->num_comp_vectors);
 		kc_walk(&r, dev, port, &pa);
 		kc_traffic(&r, dev, port, &pa);
+		kc_kverbs(&r, dev, port, &pa);
 		d->bg = kc_bench(&r, dev, port, &pa);
+		kc_drain_arm(&r, dev, port, &pa);
 		kc_hold(&r, d, dev, port, &pa);
 	}
 	ib_set_client_data(dev, &kc_client, d);
@@ -714,6 +722,7 @@ static void kc_remove(struct ib_device *dev, void *client_data)
 	struct kc_dev *d = client_data;
 	struct kc_run r;
 
+	kc_drain_remove(dev);
 	if (!d)
 		return;
 	r.gen = d->gen;

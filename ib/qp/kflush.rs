@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The software flush of a kernel QP's outstanding work requests after a fatal error
+//! (kernel shell), as upstream's `sw_comp` (`cq.c`): each request from `tail` to
+//! `head` gets a work completion with `IB_WC_WR_FLUSH_ERR` and the vendor syndrome
+//! `MLX5_CQE_SYNDROME_WR_FLUSH_ERR`, and `tail` moves past it; the send queue's in
+//! order ([`super::flush::send_slot`]), the receive queue's by its ring. A QP on an
+//! SRQ flushes no receive (upstream neither).
+
+use super::flush::send_slot;
+use super::kdp::{ib_status, KernelWq};
+use crate::ffi::rdma::ib_dp_abi::Wc;
+use crate::ib::cq::wc_status::WcStatus;
+use crate::ifc::wqe::vals::SYNDROME_WR_FLUSH_ERR;
+
+impl KernelWq {
+    /// A flush completion of this QP for `wr_id`.
+    fn flushed(&self, wr_id: u64) -> Wc {
+        Wc {
+            wr_id,
+            qp: self.ibqp,
+            status: ib_status(WcStatus::WrFlushErr),
+            vendor_err: u32::from(SYNDROME_WR_FLUSH_ERR),
+            ..Wc::default()
+        }
+    }
+
+    /// Flush completions of the outstanding requests of the send queue (`send`) or
+    /// the receive queue into `out`; how many were written.
+    pub(crate) fn flush(&self, send: bool, out: &mut [Wc]) -> usize {
+        let mut n = 0;
+        if send {
+            let mut sq = self.sq.lock();
+            while n < out.len() && sq.st.tail != sq.st.head {
+                let k = sq.st.tail;
+                // A request no slot records (it cannot be: each post records its
+                // start) ends the walk rather than completing with a wrong id.
+                let Some(slot) = send_slot(&sq.wqe_head, k) else {
+                    break;
+                };
+                let id = sq.wrid.get(slot).copied().unwrap_or(0);
+                out[n] = self.flushed(id);
+                n += 1;
+                sq.st.tail = k.wrapping_add(1);
+            }
+        } else if self.srq.is_none() && self.rq_cnt != 0 {
+            let mut rq = self.rq.lock();
+            while n < out.len() && rq.tail != rq.head {
+                let idx = (rq.tail & (self.rq_cnt - 1)) as usize;
+                let id = rq.wrid.get(idx).copied().unwrap_or(0);
+                out[n] = self.flushed(id);
+                n += 1;
+                rq.tail = rq.tail.wrapping_add(1);
+            }
+        }
+        n
+    }
+}
