@@ -85,7 +85,7 @@ int mlx5rs_ib_devres_get(struct mlx5rs_ib_dev *dev, struct mlx5rs_ib_qp_init *in
 void mlx5rs_ib_devres_cleanup(struct mlx5rs_ib_dev *dev);
 void mlx5rs_ib_umr_init(struct mlx5rs_ib_dev *dev);
 void mlx5rs_ib_umr_cleanup(struct mlx5rs_ib_dev *dev);
-bool mlx5rs_ib_is_umr_qp(struct ib_qp *ibqp);
+bool mlx5rs_ib_is_umr_qp(const struct ib_qp *ibqp);
 /* The provider's private send opcode of a UMR work request (ffi/rdma/ib_umr.c). */
 #define MLX5RS_IB_WR_UMR IB_WR_RESERVED1
 void mlx5rs_ib_umr_wr_to_rs(const struct ib_send_wr *wr, struct mlx5rs_ib_send_wr *o);

@@ -17,7 +17,7 @@ use kernel::{
 
 use super::ib::{errno, ops, IbOps};
 use super::ib_abi::{IbEvent, Udata};
-use super::ib_qp::{RecvChain, RecvWrC};
+use super::ib_qp::RecvChain;
 pub(crate) use super::ib_srq_abi::{SrqAttr, SrqInit};
 use super::ib_uctx::{ucontext_ref, uctx_of_udata, IbUcontext};
 use super::udata::{set_resp_len, user_data, UserData};

@@ -40,7 +40,7 @@ struct mlx5rs_umr_wr {
 	u32 len;
 };
 
-bool mlx5rs_ib_is_umr_qp(struct ib_qp *ibqp)
+bool mlx5rs_ib_is_umr_qp(const struct ib_qp *ibqp)
 {
 	return READ_ONCE(to_rsdev(ibqp->device)->umr.qp) == ibqp;
 }
