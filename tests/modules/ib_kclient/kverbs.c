@@ -9,9 +9,9 @@
  *
  *   setup        PD, two CQs polled directly (send, C's receives), the SRQ (3 WRs of
  *                1 entry: upstream's ring of 4 WQEs holds 3), C on it, D, both to RTS
- *   srq.round-N  (N = 1..3) a chain of max_wr receives posted to the SRQ; in round 1
- *                one more fails with -ENOMEM (the queue is full, bad_wr the extra
- *                one); D sends max_wr messages in a chain: each send completes, each
+ *   srq.round-N  (N = 1..3) a chain of max_wr receives posted to the SRQ (round 1:
+ *                a chain of max_wr + 1, whose last fails with -ENOMEM, bad_wr naming
+ *                it, the others posted: srq.full); D sends max_wr messages in a chain: each send completes, each
  *                receive completes on C's CQ, in the order posted, with its length,
  *                IB_WC_RECV and C's QP, and the bytes landed in its buffer. Rounds 2
  *                and 3 post only because the completions gave the WQEs back
@@ -92,12 +92,17 @@ static int kv_quiet(struct ib_cq *cq, struct ib_wc *wc)
 	return ib_poll_cq(cq, 1, wc);
 }
 
-/* A chain of @n receives on the SRQ, ids @id0.., buffers 0..@n-1; 0 or the error. */
-static int kv_post_srq(struct kv *v, u64 id0, unsigned int n, const struct ib_recv_wr **bad)
+/*
+ * A chain of @n receives on the SRQ, ids @id0.., buffers 0..@n-1; 0 or the error, and
+ * then *@bad the index in the chain of the request bad_wr named (-1: none).
+ */
+static int kv_post_srq(struct kv *v, u64 id0, unsigned int n, int *bad)
 {
+	const struct ib_recv_wr *bw = NULL;
 	struct ib_sge sge[KV_SRQ_WR + 1];
 	struct ib_recv_wr wr[KV_SRQ_WR + 1];
 	unsigned int i;
+	int err;
 
 	if (n > KV_SRQ_WR + 1)
 		return -EINVAL;
@@ -111,8 +116,9 @@ static int kv_post_srq(struct kv *v, u64 id0, unsigned int n, const struct ib_re
 		wr[i].num_sge = 1;
 		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
 	}
-	*bad = NULL;
-	return ib_post_srq_recv(v->srq, wr, bad);
+	err = ib_post_srq_recv(v->srq, wr, &bw);
+	*bad = bw ? (int)(bw - wr) : -1;
+	return err;
 }
 
 /* A chain of @n signalled SENDs of KV_MSG bytes from offset 0 of the page. */
@@ -164,7 +170,7 @@ static void kv_fill(u8 *p, unsigned int len, u8 seed)
 /* One round: max_wr receives, max_wr sends, every completion and buffer checked. */
 static bool kv_round(struct kv *v, unsigned int round)
 {
-	const struct ib_recv_wr *bad;
+	int bad;
 	struct ib_wc wc[KV_SRQ_WR];
 	u64 rid = KV_RECV_ID + round * 16, sid = KV_SEND_ID + round * 16;
 	char step[32];
@@ -175,14 +181,17 @@ static bool kv_round(struct kv *v, unsigned int round)
 	memset(v->buf + KV_RECV_OFF, 0, KV_BUF - KV_RECV_OFF);
 	kv_fill(v->buf, KV_MSG, 0x30 + round);
 	ib_dma_sync_single_for_device(v->dev, v->dma, KV_BUF, DMA_BIDIRECTIONAL);
-	err = kv_post_srq(v, rid, v->max_wr, &bad);
-	if (err)
-		return kc_ok(v->r, false, step, "post_srq_recv of %u err %d", v->max_wr, err);
 	if (round == 1) {
-		err = kv_post_srq(v, rid + 8, 1, &bad);
-		kc_ok(v->r, err == -ENOMEM && bad && bad->wr_id == rid + 8, "kverbs.srq.full",
-		      "post_srq_recv on a full SRQ err %d (bad_wr %s) want %d", err,
-		      bad ? "set" : "NULL", -ENOMEM);
+		/* One more than the SRQ holds in one chain: all but the last posted. */
+		err = kv_post_srq(v, rid, v->max_wr + 1, &bad);
+		if (!kc_ok(v->r, err == -ENOMEM && bad == (int)v->max_wr, "kverbs.srq.full",
+			   "post_srq_recv of %u on an empty SRQ err %d bad_wr request %d want %d, request %u",
+			   v->max_wr + 1, err, bad, -ENOMEM, v->max_wr))
+			return false;
+	} else {
+		err = kv_post_srq(v, rid, v->max_wr, &bad);
+		if (err)
+			return kc_ok(v->r, false, step, "post_srq_recv of %u err %d", v->max_wr, err);
 	}
 	err = kv_send(v, sid, v->max_wr);
 	if (err)
@@ -249,7 +258,7 @@ static bool kv_reconnect(struct kv *v)
 static void kv_reset(struct kv *v)
 {
 	struct ib_qp_attr a = { .qp_state = IB_QPS_RESET };
-	const struct ib_recv_wr *bad;
+	int bad;
 	u64 rid = KV_RECV_ID + 0x100, sid = KV_SEND_ID + 0x100;
 	struct ib_wc wc;
 	int err, n;
@@ -288,7 +297,7 @@ static void kv_reset(struct kv *v)
 /* destroy-clean and srq-refill (module doc). */
 static void kv_destroy(struct kv *v)
 {
-	const struct ib_recv_wr *bad;
+	int bad;
 	u64 rid = KV_RECV_ID + 0x200, sid = KV_SEND_ID + 0x200;
 	struct ib_wc wc;
 	int err, n;
