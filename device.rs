@@ -238,7 +238,7 @@ impl<'bound> Stages<'bound> {
         // SAFETY: no DMA mapping or allocation exists yet for this device.
         unsafe { pdev.dma_set_max_seg_size(2 << 30) };
 
-        let bar = pdev.iomap_region_sized::<{ seg::MAPPED_SIZE }>(0, c"mlx5_rs/bar0")?;
+        let bar = crate::init_seg_io::Bar0::new(pdev, 0, c"mlx5_rs/bar0")?;
         let is = InitSeg::new(&bar);
         // Nothing but `initializing` is read before the firmware cleared it: upstream's
         // `mlx5_function_enable` (main.c) waits ("pre-initializing", FW_PRE_INIT_TIMEOUT

@@ -3,9 +3,13 @@
 //! The function's hardware access shared by every bring-up stage: BAR0 (init segment,
 //! doorbells) and the command queue.
 //!
-//! BAR0 is held as a device-managed resource ([`pci::DevresBar`]): every access goes
-//! through a revocable guard taken for that access only (never across a sleep), and
-//! fails with `ENODEV` once the device is unbound. That makes [`Hw`] `'static`, so
+//! BAR0 is held as device-managed resources: the init segment
+//! ([`ffi::DevresRequestedBar`]) and the UAR page the kernel rings
+//! ([`Hw::map_kernel_uar`], [`ffi::DevresBarRange`]); nothing else of the BAR is mapped
+//! in the kernel, so that a user mapping of a UAR page gets the write-combining memory
+//! type it asks for (`ffi/core/bar.rs`). Every access goes through a revocable guard
+//! taken for that access only (never across a sleep), and fails with `ENODEV` once the
+//! device is unbound. That makes [`Hw`] `'static`, so
 //! stages that issue commands when they are undone (DISABLE_HCA, TEARDOWN_HCA, page
 //! reclaim), debugfs files and work items can each hold an `Arc<Hw>` instead of
 //! borrowing a sibling field.
@@ -14,9 +18,10 @@ use kernel::{
     device,
     device::Bound,
     io::Io,
+    page::PAGE_SIZE,
     pci,
     prelude::*,
-    sync::{new_mutex, Arc, Mutex},
+    sync::{new_mutex, Arc, Mutex, SetOnce},
 };
 
 use crate::{
@@ -27,7 +32,7 @@ use crate::{
         status::{CmdError, ErrorKind},
         timeout::Timeouts,
     },
-    ffi::StopDmaOnDrop,
+    ffi::{self, StopDmaOnDrop},
     ifc::init_seg as seg,
     init_seg_io::{Bar0, InitSeg, Regs},
     kfmt::Show,
@@ -46,7 +51,11 @@ pub(crate) struct Hw {
     /// the contents are dropped with `Hw`, under no lock.
     #[pin]
     graveyard: Mutex<KVec<KBox<dyn Send>>>,
-    bar: pci::DevresBar<{ seg::MAPPED_SIZE }>,
+    /// The UAR system page the kernel rings (EQ, kernel CQ and QP doorbells), mapped
+    /// once the EQ stage has its UAR: its byte offset in BAR 0 and the mapping.
+    /// Registered after `bar`, so revoked (unmapped) before it at unbind.
+    uar: SetOnce<(usize, ffi::DevresBarRange<PAGE_SIZE>)>,
+    bar: ffi::DevresRequestedBar<{ seg::MAPPED_SIZE }>,
     #[pin]
     cmd: CmdQueue,
 }
@@ -63,7 +72,13 @@ impl Hw {
         let bar = bar.into_devres()?;
         let stop = StopDmaOnDrop::new(pdev);
         Arc::pin_init(
-            try_pin_init!(Self { _stop_dma: stop, graveyard <- new_mutex!(KVec::new()), bar, cmd <- cmd }),
+            try_pin_init!(Self {
+                _stop_dma: stop,
+                graveyard <- new_mutex!(KVec::new()),
+                uar: SetOnce::new(),
+                bar,
+                cmd <- cmd
+            }),
             GFP_KERNEL,
         )
     }
@@ -203,12 +218,32 @@ impl Hw {
     pub(crate) fn doorbell64(&self, off: usize, bytes: [u8; 8]) -> Result {
         // `writeq` stores the value little-endian: its memory bytes are `bytes`.
         let v = u64::from_le_bytes(bytes);
-        self.bar
-            .try_access_with(|bar| bar.try_write64(v, off))
+        let (base, uar) = self.uar.as_ref().ok_or(EINVAL)?;
+        let rel = off.checked_sub(*base).ok_or(EINVAL)?;
+        uar.try_access_with(|p| p.try_write64(v, rel))
             .unwrap_or(Err(ENODEV))
+    }
+
+    /// Maps the system page of BAR 0 holding the UAR at byte offset `uar_off`, the one
+    /// the kernel rings (upstream `mlx5_get_uars_page`: `ioremap` of that page, never
+    /// write-combining for the kernel's own doorbells). Once per function.
+    ///
+    /// # Errors
+    ///
+    /// `EBUSY` when a page is already mapped; as [`ffi::BarRange::new`].
+    pub(crate) fn map_kernel_uar(&self, pdev: &pci::Device<Bound>, uar_off: usize) -> Result {
+        let base = uar_off & !(PAGE_SIZE - 1);
+        let range = ffi::BarRange::<PAGE_SIZE>::new(pdev, 0, u64::try_from(base)?, PAGE_SIZE)?;
+        if self.uar.populate((base, range.into_devres()?)) {
+            Ok(())
+        } else {
+            Err(EBUSY)
+        }
     }
 }
 
+/// The init segment, and (writes at or above [`seg::MAPPED_SIZE`]) the kernel's UAR
+/// page: its EQ doorbells are big-endian 32-bit words too.
 impl Regs for Hw {
     fn read(&self, off: usize) -> Result<u32> {
         self.bar
@@ -217,8 +252,15 @@ impl Regs for Hw {
     }
 
     fn write(&self, off: usize, val: u32) -> Result {
-        self.bar
-            .try_access_with(|bar| InitSeg::new(bar).write(off, val))
+        if off < seg::MAPPED_SIZE {
+            return self
+                .bar
+                .try_access_with(|bar| InitSeg::new(bar).write(off, val))
+                .unwrap_or(Err(ENODEV));
+        }
+        let (base, uar) = self.uar.as_ref().ok_or(EINVAL)?;
+        let rel = off.checked_sub(*base).ok_or(EINVAL)?;
+        uar.try_access_with(|p| p.try_write32(val.swap_bytes(), rel))
             .unwrap_or(Err(ENODEV))
     }
 }

@@ -16,8 +16,10 @@ use kernel::{
 
 use crate::ifc::init_seg as seg;
 
-/// BAR0 mapped at least over the initialization segment.
-pub(crate) type Bar0<'bound> = pci::Bar<'bound, { seg::MAPPED_SIZE }>;
+/// BAR 0 requested, mapped over the initialization segment only (upstream maps
+/// `sizeof(struct mlx5_init_seg)`; the rest of the BAR is the UAR pages, which user
+/// space maps write-combining: `ffi/core/bar.rs`).
+pub(crate) type Bar0<'bound> = crate::ffi::RequestedBar<'bound, { seg::MAPPED_SIZE }>;
 
 /// Firmware version as the init segment reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

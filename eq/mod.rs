@@ -391,6 +391,9 @@ impl<'bound> Events<'bound> {
             bar_off: 0,
         };
         uar.bar_off = usize::try_from(caps.uar_geom.uar_offset(uar.index)).map_err(|_| EINVAL)?;
+        // The kernel's doorbells go to this UAR's page only: map it (the rest of BAR 0
+        // stays unmapped in the kernel, `hw.rs`).
+        hw.map_kernel_uar(pdev, uar.bar_off)?;
         let eq_uar = ring::EqUar {
             index: uar.index,
             bar_off: uar.bar_off,

@@ -14,6 +14,7 @@ mod core;
 #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
 pub(crate) mod rdma;
 
+pub(crate) use self::core::bar::{BarRange, DevresBarRange, DevresRequestedBar, RequestedBar};
 pub(crate) use self::core::clock::{hz, real_ns, ClockPage, ClockVals};
 pub(crate) use self::core::irq::{nth_online_cpu, AffinityHint};
 pub(crate) use self::core::mm::{gfp_kernel_noretry_nowarn, mem_available_pages, random_bytes};

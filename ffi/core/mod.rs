@@ -3,6 +3,7 @@
 //! The core driver's shims: PCI disable and shutdown, IRQ affinity hints, online
 //! CPUs, workqueue calls, memory and random bytes.
 
+pub(crate) mod bar;
 pub(crate) mod clock;
 pub(crate) mod irq;
 pub(crate) mod mm;

@@ -17,10 +17,9 @@
 //! - a REGULAR_PAGE mmap is mapped write-combining whatever that answer ("best effort
 //!   WC", upstream `uar_mmap`: `pgprot_writecombine`), as is a WC_PAGE or ALLOC_WC one
 //!   when it is allowed; NC_PAGE and UAR objects of type NC are mapped uncached.
-//!   On x86 the request does not take effect yet: the kernel crate's `pci::Bar`
-//!   ioremaps all of BAR 0 uncached at probe, and PAT gives any later mapping of a
-//!   page of it that memory type (UC-); upstream ioremaps only the init segment and
-//!   the UAR pages it uses itself (scenario 71 prints what each mapping got).
+//!   On x86 PAT grants it because the kernel maps none of those pages itself: only
+//!   the init segment and the kernel's own UAR page are ioremapped (`hw.rs`,
+//!   `ffi/core/bar.rs`), as upstream (scenario 71 checks what each mapping got).
 //!
 //! The clock info page (MLX5_IB_MMAP_CLOCK_INFO) is the core's ([`crate::clock`], as
 //! upstream maps mlx5_core's `clock_info`, `mlx5_ib_mmap_clock_info_page`): advertised
