@@ -327,6 +327,13 @@ impl MrVerbs {
         if self.hw.is_dead() {
             return Cached::Fallback(umem);
         }
+        // The MR's memory before a free mkey is taken, as upstream's
+        // `alloc_cacheable_mr` allocates before it takes from the cache: a failure here
+        // leaves the cache as it was.
+        let slot = match KBox::<Mr>::new_uninit(GFP_KERNEL) {
+            Ok(slot) => slot,
+            Err(e) => return Cached::Failed(e.into()),
+        };
         let qp = UmrQp::of(dev);
         let mut c = self.cache.lock();
         if c.closed {
@@ -437,11 +444,7 @@ impl MrVerbs {
             umem: Some(umem),
             cached: Some(entries),
         };
-        match KBox::new(mr, GFP_KERNEL) {
-            Ok(b) => Cached::Done(b),
-            // The MR was dropped: its mkey destroyed, then its pages unpinned.
-            Err(e) => Cached::Failed(e.into()),
-        }
+        Cached::Done(slot.write(mr))
     }
 
     /// Puts free mkey `key` back in bucket `bi`, or destroys it when the cache is

@@ -68,6 +68,10 @@ G=$REPO/tests/guest
 bdf=$(mlx_bdf) || { fail pyverbs.device-present "no 15b3 function"; exit 1; }
 emu_heal
 [ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs
+# The emulator's violation count is the boot's: each driver's run is judged by what it
+# added (94-dp-faults, before 95 in the same boot, leaves the violations of its fatal
+# error, which the emulator's data path keeps counting, as 94 reports).
+VIOL0=$(violations)
 
 # A writable copy of the tests package with only FILES among its test_*.py: its
 # __init__ imports every test file present, and each costs seconds under TCG. The
@@ -115,7 +119,8 @@ run() {
 unload_checks() { # DRIVER
 	check "pyverbs.$1.emu-objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
 	check "pyverbs.$1.emu-pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
-	check "pyverbs.$1.emu-no-violations" test "$(violations)" = 0
+	check "pyverbs.$1.emu-no-violations" test "$(violations)" = "$VIOL0"
+	VIOL0=$(violations)
 }
 
 # --- upstream mlx5_ib, the oracle --------------------------------------------------
