@@ -4,12 +4,13 @@
 # Phases: toolbox, cold toolbox check (toolbox.sh --cold-check), kernel, module (cached, rebuilt only when inputs change;
 # with the test modules of tests/modules/),
 # lint (tests/lint.sh: rustfmt, clippy, production build without test hooks), host
-# tests (cargo test), harness self-test, then the VM runs in two lanes side by side:
-# lane 1 the main VM run (KUnit suites + guest scenarios) and then the wired VM run (two
-# emulated devices joined by the wire, tests/scenarios-wire/, upstream mlx5_ib), lane 2
-# the VM run with two emulated functions (tests/scenarios-2fn/, 2 MSI-X vectors on one)
-# and then the InfiniBand VM run (tests/scenarios-ib/: pyverbs, the verbs storm, the
-# user-space verbs scenarios and the upstream mlx5_ib oracles).
+# tests (cargo test), harness self-test, then the VM runs in three lanes side by side:
+# lane 1 the main VM run (KUnit suites + guest scenarios), lane 2 the VM run with two
+# emulated functions (tests/scenarios-2fn/, 2 MSI-X vectors on one) and then the
+# InfiniBand VM run (tests/scenarios-ib/ below 93: pyverbs, the verbs storm, the
+# user-space verbs scenarios and the upstream mlx5_ib oracles), lane 3 the wired VM run
+# (two emulated devices joined by the wire, tests/scenarios-wire/) and then the
+# data-path VM run (tests/scenarios-ib/ from 93: traffic on both drivers).
 set -u
 . "$(dirname "$0")/vm/lib.sh"
 
@@ -59,25 +60,28 @@ phase_start selftest
 st=$("$REPO/tests/vm/judge-selftest.sh" 2>&1 | tail -n1); echo "$st" >&2; add_counts "$st"
 phase_end
 
-# The VM boots run in two lanes side by side (the host has 2 cores; a TCG guest spends
-# much of its time in sleeps and waits on its emulator, so two guests cost less than
-# one after the other):
+# The VM boots run in three lanes side by side (the host has 2 cores; a TCG guest spends
+# much of its time in sleeps and waits on its emulator, so guests side by side cost
+# less than one after the other; Documentation/testing.md "The VM lanes"):
 #   lane 1: vm      the main boot: KUnit + tests/scenarios/ (the longest by far)
-#           vm-wire two emulated devices whose ports are wired to each other (vm.sh
-#                   --wired, tests/scenarios-wire/): both ports up, the cable pulled,
-#                   MADs across the devices under upstream mlx5_core + mlx5_ib, traffic
-#                   across them under upstream and then mlx5_rs (30-wire-traffic)
 #   lane 2: vm-2fn  two emulated functions (tests/scenarios-2fn/), function 1 offering
 #                   only 2 MSI-X vectors (tests/guest/msix-few.sh: mlx5_rs and upstream
 #                   mlx5_core bind with fewer completion EQs; QEMU fixes the table size
 #                   when it realizes the device)
-#           vm-ib   tests/scenarios-ib/: page requests against both drivers (54), pyverbs
-#                   against both (73) and its traffic files against both (95), the
-#                   verbs storm, MRs, CQs, QPs and SRQs from user space, upstream mlx5_ib's
-#                   oracles
+#           vm-ib   tests/scenarios-ib/ below 93 (tests/guest/check-ib.sh): page
+#                   requests against both drivers (54), pyverbs against both (73), the
+#                   verbs storm, MRs, CQs, QPs and SRQs from user space, upstream
+#                   mlx5_ib's oracles
+#   lane 3: vm-wire two emulated devices whose ports are wired to each other (vm.sh
+#                   --wired, tests/scenarios-wire/): both ports up, the cable pulled,
+#                   MADs across the devices under upstream mlx5_core + mlx5_ib, traffic
+#                   across them under upstream and then mlx5_rs (30-wire-traffic)
+#           vm-dp   tests/scenarios-ib/ from 93 (tests/guest/check-dp.sh): traffic on
+#                   both drivers (93), faults under traffic (94), pyverbs' traffic
+#                   files on both (95)
 # vm and vm-2fn end with their driver(s) left bound for the power-off's shutdown callback.
 # Each boot's console goes to $CACHE/runs/last-check-<boot>.log, not to the terminal; a
-# progress line a minute shows both lanes, and each boot's failures print when it ends.
+# progress line a minute shows every lane, and each boot's failures print when it ends.
 # A lane has a time budget: each boot's --timeout is cut to what the lane has left, and
 # a boot with less than a minute left is not started (counted as one failure).
 # The counts are each boot's judge line, added up as before; a boot that failed without
@@ -139,9 +143,8 @@ phase_start vm-lanes
 T_LANES=$(date +%s)
 # Lane budgets: the boots' own timeouts, added up.
 (
-	d=$((T_LANES + 4200 + 1200))
+	d=$((T_LANES + 4200))
 	lane_boot $d vm 4200 --run tests/guest/check.sh,tests/guest/shutdown-handoff.sh
-	lane_boot $d vm-wire 1200 --wired --run tests/guest/check-wire.sh
 ) &
 LANE1=$!
 (
@@ -151,19 +154,34 @@ LANE1=$!
 	lane_boot $d vm-ib 2700 --run tests/guest/check-ib.sh
 ) &
 LANE2=$!
-# Progress once a minute until both lanes are done (a lane ends by itself: every boot
+(
+	d=$((T_LANES + 1200 + 2400))
+	lane_boot $d vm-wire 1200 --wired --run tests/guest/check-wire.sh
+	lane_boot $d vm-dp 2400 --run tests/guest/check-dp.sh
+) &
+LANE3=$!
+# Progress once a minute until every lane is done (a lane ends by itself: every boot
 # has a timeout, and vm.sh kills QEMU and the emulators on every exit path).
-while kill -0 "$LANE1" 2>/dev/null || kill -0 "$LANE2" 2>/dev/null; do
+LANE_PIDS=("$LANE1" "$LANE2" "$LANE3")
+lanes_running() {
+	local p
+	for p in "${LANE_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done
+	return 1
+}
+while lanes_running; do
 	for _ in $(seq 60); do
-		kill -0 "$LANE1" 2>/dev/null || kill -0 "$LANE2" 2>/dev/null || break
+		lanes_running || break
 		sleep 1
 	done
-	s1="lane 1 done"; kill -0 "$LANE1" 2>/dev/null && s1="lane 1 $(lane_status "$LANE1")"
-	s2="lane 2 done"; kill -0 "$LANE2" 2>/dev/null && s2="lane 2 $(lane_status "$LANE2")"
-	log "vm lanes, $(($(date +%s) - T_LANES)) s: $s1 | $s2"
+	st=""
+	for l in 0 1 2; do
+		p=${LANE_PIDS[$l]}
+		if kill -0 "$p" 2>/dev/null; then st="$st | lane $((l + 1)) $(lane_status "$p")"; else st="$st | lane $((l + 1)) done"; fi
+	done
+	log "vm lanes, $(($(date +%s) - T_LANES)) s: ${st# | }"
 done
-wait "$LANE1" "$LANE2"
-for b in vm vm-wire vm-2fn vm-ib; do boot_counts "$b"; done
+wait "$LANE1" "$LANE2" "$LANE3"
+for b in vm vm-2fn vm-ib vm-wire vm-dp; do boot_counts "$b"; done
 phase_end
 
 finish

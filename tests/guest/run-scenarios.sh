@@ -1,9 +1,10 @@
-# The scenario runner of every boot: run-scenarios.sh [--functions N] PATH...
+# The scenario runner of every boot: run-scenarios.sh [--functions N] [--tag TAG] PATH...
 # Runs the scenarios of each PATH, a folder (tests/scenarios, tests/scenarios-ib,
 # tests/scenarios-2fn, tests/scenarios-wire: every script in name order) or one script,
 # in a boot with at least N emulated functions (default 1). tests/guest/check.sh,
-# check-ib.sh, check-2fn.sh, check-wire.sh and soak.sh name theirs and call it (the
-# guest's init runs scripts without arguments).
+# check-ib.sh, check-dp.sh, check-2fn.sh, check-wire.sh and soak.sh name theirs and call
+# it (the guest's init runs scripts without arguments). TAG names the boot's own checks
+# (default: the first PATH's folder).
 #
 # Around each scenario it prints
 #   == scenario (<folder>) <name>.sh                  for the reader and run-all's progress line
@@ -19,7 +20,9 @@
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 want=1
 [ "${1:-}" = --functions ] && { want=$2; shift 2; }
-[ $# -gt 0 ] || { echo "usage: run-scenarios.sh [--functions N] PATH..." >&2; exit 2; }
+tag=""
+[ "${1:-}" = --tag ] && { tag=$2; shift 2; }
+[ $# -gt 0 ] || { echo "usage: run-scenarios.sh [--functions N] [--tag TAG] PATH..." >&2; exit 2; }
 # The scripts, as REPO-relative paths.
 list=""
 for p; do
@@ -30,9 +33,12 @@ for p; do
 		list="$list $p"
 	fi
 done
-# The name of the last kmemleak check: the first PATH's folder.
-tag=$1; [ -d "$REPO/${tag%/}" ] || tag=$(dirname "$tag")
-tag=$(basename "$tag")
+# The name of the boot's own checks (the last kmemleak scan): TAG, or the first PATH's
+# folder.
+if [ -z "$tag" ]; then
+	tag=$1; [ -d "$REPO/${tag%/}" ] || tag=$(dirname "$tag")
+	tag=$(basename "$tag")
+fi
 rc=0
 n=$(emu_count)
 if [ "$n" -lt "$want" ]; then
