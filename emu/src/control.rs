@@ -7,7 +7,10 @@
 //! - `{"cmd":"get","path":["pages","held"]}`: one value of the `stats` reply, as
 //!   `{"ok":true,"value":V,"text":"..."}`; `text` is the value as a guest shell compares
 //!   it (numbers in decimal, booleans `True`/`False`, strings bare, other values JSON).
-//!   Array elements are addressed by index (`["eqs",0,"eqn"]`).
+//!   Array elements are addressed by index (`["eqs",0,"eqn"]`). With
+//!   `"paths":[path, ...]` instead (each an array, or `{"path":[...],"default":V}` for a
+//!   counter that may not exist yet): several values of one `stats` snapshot, as
+//!   `{"ok":true,"values":[...],"text":"t1 t2 ..."}`.
 //! - `{"cmd":"inject","opcode":"INIT_HCA"|"0x102"|258|"all","action":A,"count":N}`
 //!   with A one of `"delay"` (+`"ms"`), `"never"`, `"status"` (+`"status"`,
 //!   `"syndrome"`), `"delivery"` (+`"status"`), `"bad_output_signature"`, `"corrupt"`
@@ -402,11 +405,48 @@ fn state_fail(v: Option<&Value>) -> Result<Option<bool>, String> {
 
 /// `get`: one value of the stats tree, found by a path of keys and array indices.
 fn get(dev: &Device, req: &Value) -> Value {
-    let Some(path) = req.get("path").and_then(Value::as_array) else {
-        return err("get needs \"path\": [key or index, ...]");
-    };
     let root = stats(dev);
-    let mut v = &root;
+    if let Some(paths) = req.get("paths").and_then(Value::as_array) {
+        return get_many(&root, paths);
+    }
+    let Some(path) = req.get("path").and_then(Value::as_array) else {
+        return err("get needs \"path\": [key or index, ...] or \"paths\": [path, ...]");
+    };
+    match lookup(&root, path) {
+        Ok(v) => json!({"ok": true, "value": v, "text": shell_text(v)}),
+        Err(e) => err(e),
+    }
+}
+
+/// `get` with `"paths"`: several values of one `stats` reply (one snapshot, built
+/// once), each path an array as `path` or `{"path":[...],"default":V}` (V when the
+/// path's last key is absent from an object that exists: a counter never counted). The
+/// reply's `text` is the values' texts separated by single spaces.
+fn get_many(root: &Value, paths: &[Value]) -> Value {
+    let mut values = Vec::with_capacity(paths.len());
+    for (n, p) in paths.iter().enumerate() {
+        let (path, default) = match p {
+            Value::Array(a) => (a.as_slice(), None),
+            Value::Object(o) => match o.get("path").and_then(Value::as_array) {
+                Some(a) => (a.as_slice(), o.get("default")),
+                None => return err(format!("get: paths[{n}] has no \"path\" array")),
+            },
+            _ => return err(format!("get: paths[{n}] is neither an array nor an object")),
+        };
+        let v = match (lookup(root, path), default) {
+            (Ok(v), _) => v.clone(),
+            (Err(_), Some(d)) if path_parent_exists(root, path) => d.clone(),
+            (Err(e), _) => return err(format!("get: paths[{n}]: {e}")),
+        };
+        values.push(v);
+    }
+    let text = values.iter().map(shell_text).collect::<Vec<_>>().join(" ");
+    json!({"ok": true, "values": values, "text": text})
+}
+
+/// The value at `path` (keys and array indices) in `root`.
+fn lookup<'a>(root: &'a Value, path: &[Value]) -> Result<&'a Value, String> {
+    let mut v = root;
     for (i, step) in path.iter().enumerate() {
         let next = match step {
             Value::String(k) => v.get(k.as_str()),
@@ -418,10 +458,19 @@ fn get(dev: &Device, req: &Value) -> Value {
         };
         match next {
             Some(n) => v = n,
-            None => return err(format!("get: no {} at path position {i}", step)),
+            None => return Err(format!("get: no {step} at path position {i}")),
         }
     }
-    json!({"ok": true, "value": v, "text": shell_text(v)})
+    Ok(v)
+}
+
+/// Whether all of `path` but its last step leads to an object (so only the last key
+/// is absent).
+fn path_parent_exists(root: &Value, path: &[Value]) -> bool {
+    match path.split_last() {
+        Some((Value::String(_), parent)) => lookup(root, parent).is_ok_and(Value::is_object),
+        _ => false,
+    }
 }
 
 /// A value as a guest shell compares it (the same text as Python's `print`, which

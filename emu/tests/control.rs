@@ -254,3 +254,36 @@ fn get_returns_one_stats_value_as_shell_text() {
     assert_eq!(req(&h, json!({"cmd":"get","path":[["x"]]}))["ok"], false);
     assert_eq!(req(&h, json!({"cmd":"get"}))["ok"], false);
 }
+
+#[test]
+fn get_paths_returns_several_values_of_one_snapshot() {
+    let mut h = Host::new();
+    h.ok(&input(16, Opcode::ENABLE_HCA as u16, 0, &[]), 16);
+    let s = req(&h, json!({"cmd":"stats"}));
+    let r = req(
+        &h,
+        json!({"cmd":"get","paths":[["pages","held"],["function","enabled"],
+            {"path":["dp","send","per_opcode","0x7f"],"default":0}]}),
+    );
+    assert_eq!(r["ok"], true);
+    assert_eq!(r["values"], json!([s["pages"]["held"], true, 0]));
+    assert_eq!(r["text"], format!("{} True 0", s["pages"]["held"]));
+    // A default covers only a last key absent from an object that exists.
+    assert_eq!(
+        req(
+            &h,
+            json!({"cmd":"get","paths":[{"path":["nope","held"],"default":0}]})
+        )["ok"],
+        false
+    );
+    // Without a default a missing key is an error; a malformed entry too.
+    assert_eq!(
+        req(&h, json!({"cmd":"get","paths":[["pages","nope"]]}))["ok"],
+        false
+    );
+    assert_eq!(req(&h, json!({"cmd":"get","paths":[7]}))["ok"], false);
+    assert_eq!(
+        req(&h, json!({"cmd":"get","paths":[{"default":0}]}))["ok"],
+        false
+    );
+}

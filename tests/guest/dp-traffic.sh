@@ -36,8 +36,8 @@ dp_listening() {
 
 # dp_counters I [I...]: the emulator I's data-path counters as one line of words
 # "key=value" (0 for an opcode never executed), a line per emulator named, from one
-# `stats` request each read by one Python (a process, ~1 s under TCG; eleven plain `get`
-# requests cost ~3 s, each building the whole stats reply). Keys: wqes bytes (stats dp
+# `get` request with all the paths each (one snapshot; no process: a Python start costs
+# ~1 s under TCG, and every run reads the counters twice). Keys: wqes bytes (stats dp
 # send: WQEs executed, payload bytes sent or requested), op08 op0a op10 op11 op12 (WQEs
 # per PRM opcode: RDMA_WRITE, SEND, RDMA_READ, ATOMIC_CS, ATOMIC_FA), errors malformed
 # (error CQEs, malformed WQEs), scattered (stats dp recv: bytes scattered into receive
@@ -45,27 +45,35 @@ dp_listening() {
 # wire_in (frames queued for the peer device, frames taken from it), drop_dlid (frames
 # from the peer for a DLID not the port's). Fails (and says why) if an emulator has no
 # data-path counters.
+DP_KEYS="wqes bytes errors malformed op08 op0a op10 op11 op12 scattered violations wire_out wire_in drop_dlid"
+DP_PATHS='["dp","send","wqes"],["dp","send","bytes"],["dp","send","errors"],["dp","send","malformed"]'
+for _o in 08 0a 10 11 12; do
+	DP_PATHS="$DP_PATHS,{\"path\":[\"dp\",\"send\",\"per_opcode\",\"0x$_o\"],\"default\":0}"
+done
+DP_PATHS="$DP_PATHS"',["dp","recv","scattered"],["violations"],["dp","wire","frames_out"],["dp","wire","frames_in"],["dp","send","transport","drop_dlid"]'
 dp_counters() {
-	for _dci; do emuctl_n "$_dci" '{"cmd":"stats"}'; done | python3 -c '
-import json, sys
-out = []
-for line in sys.stdin:
-    d = json.loads(line)
-    try:
-        s, r = d["dp"]["send"], d["dp"]["recv"]
-        w = ["%s=%d" % (k, s[k]) for k in ("wqes", "bytes", "errors", "malformed")]
-        w += ["op%s=%d" % (o, s["per_opcode"].get("0x" + o, 0)) for o in ("08", "0a", "10", "11", "12")]
-        w += ["scattered=%d" % r["scattered"], "violations=%d" % d["violations"]]
-        wi = d["dp"]["wire"]
-        w += ["wire_out=%d" % wi["frames_out"], "wire_in=%d" % wi["frames_in"]]
-        w += ["drop_dlid=%d" % s["transport"]["drop_dlid"]]
-    except (KeyError, TypeError) as e:
-        sys.exit("dp_counters: no data-path counter %s in the stats" % e)
-    out.append(" ".join(w))
-if len(out) != int(sys.argv[1]):
-    sys.exit("dp_counters: %d stats replies, want %s" % (len(out), sys.argv[1]))
-print("\n".join(out))
-' $#
+	_dcsave=${EMUCTL_DEV-}
+	for _dci; do
+		EMUCTL_DEV=$(emuctl_dev "$_dci")
+		emuctl_r "{\"cmd\":\"get\",\"paths\":[$DP_PATHS]}"
+		_dcrc=$?
+		EMUCTL_DEV=$_dcsave
+		[ $_dcrc = 0 ] || return 1
+		case "$EMU_REPLY" in
+		*'"ok":true'*'"text":"'*) ;;
+		*) echo "dp_counters: emulator $_dci: no data-path counters: $EMU_REPLY" >&2; return 1 ;;
+		esac
+		_t=${EMU_REPLY#*'"text":"'}
+		_t=${_t%%'"'*}
+		_line=""
+		for _k in $DP_KEYS; do
+			_v=${_t%% *}
+			case "$_v" in '' | *[!0-9]*) echo "dp_counters: emulator $_dci: $_k is '$_v'" >&2; return 1 ;; esac
+			_line="$_line $_k=$_v"
+			_t=${_t#"$_v"}; _t=${_t# }
+		done
+		echo "${_line# }"
+	done
 }
 # dp_delta BEFORE AFTER KEY: AFTER's KEY minus BEFORE's (counter lines of dp_counters;
 # a key a line lacks counts 0). In the shell alone: a process costs ~0.1 s in the TCG
