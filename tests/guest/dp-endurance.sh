@@ -21,8 +21,8 @@
 . "$MLX5RS_REPO/tests/guest/dp-traffic.sh"
 PERF_WRS=${ENDURE_PERF_WRS:-10000000}
 KC_WRS=${ENDURE_KC_WRS:-1000000}
-# A run's limit (s): 10 M WRITEs, estimated ~4,000 s on mlx5_rs and ~1,500 s on
-# upstream (20,000 took 12 s and 7 s, perftest's start included, 2026-12-05, load ~5).
+# A run's limit (s): 10 M WRITEs took 156 s on mlx5_rs and 223 s on upstream in the
+# first make soak (2026-12-05, host load ~10-13), so 9,000 s is a hang, not a slow run.
 DP_TIMEOUT=${ENDURE_TIMEOUT:-9000}
 bdf=$(mlx_bdf) || { fail endure.device-present "no 15b3 function"; exit 1; }
 ib_scenario_start
