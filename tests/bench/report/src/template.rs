@@ -129,8 +129,14 @@ mod tests {
         assert_eq!(e("{freed:nope,held}"), " (freed ? of 10)");
         // `?` is a value but not a number; the ratio of the medians (2000 / 7).
         assert_eq!(e("{n:a} {num:a} {num:q} {num:nope}"), "3 2 0 0");
-        assert_eq!(e("{medus:a} | {rangeus:a} | {medus:q}"), "2.0 | 1.5 … 2.5 | not measured");
-        assert_eq!(e("{ratio:a,h} {ratio:h,a} {ratio:a,z} {ratio:a,q}"), "285.71× 0.00× ?× ?×");
+        assert_eq!(
+            e("{medus:a} | {rangeus:a} | {medus:q}"),
+            "2.0 | 1.5 … 2.5 | not measured"
+        );
+        assert_eq!(
+            e("{ratio:a,h} {ratio:h,a} {ratio:a,z} {ratio:a,q}"),
+            "285.71× 0.00× ?× ?×"
+        );
     }
 
     #[test]

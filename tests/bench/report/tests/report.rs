@@ -75,7 +75,12 @@ fn full_run_markdown() {
     // clock under TCG; the guest notes each), and the counters and dp-dv comparison
     // this capture predates; every other figure was measured.
     let missing: Vec<&str> = md.lines().filter(|l| l.contains("not measured")).collect();
-    assert!(missing.iter().all(|l| l.starts_with("| ib_") || l.starts_with("| what libmlx5")), "{missing:#?}");
+    assert!(
+        missing
+            .iter()
+            .all(|l| l.starts_with("| ib_") || l.starts_with("| what libmlx5")),
+        "{missing:#?}"
+    );
     assert!(md.contains("- dp: up send_lat_64 client: perftest's row has 0, inf or nan where a figure is read: inf inf inf inf -nan inf inf"));
     // The `ib` VM: ours has no MR or QP verbs yet.
     assert!(md.contains("| MR registration, 1 GiB, once | n/a (verb missing) | 6212.9 | ms |"));
