@@ -275,30 +275,32 @@ dp_dv_compare() {
 # bound, if any); at each driver's first load also dp_dv and kbench_figures. Leaves
 # nothing bound.
 dp_interleaved() {
-	_cur=${1:-} _r=1 _first=${1:-rs}
-	_other=up; [ "$_first" = up ] && _other=rs
+	# Names of their own: the functions called here (lib.sh's insmod wrapper, emu_stat,
+	# kbench_figures) set _r, _s, _t and more in the one shell namespace.
+	dpi_cur=${1:-} dpi_round=1 dpi_first=${1:-rs}
+	dpi_other=up; [ "$dpi_first" = up ] && dpi_other=rs
 	rm -rf "$DP_DV"
 	bench dp.rounds "$DP_ROUNDS"
-	while [ "$_r" -le "$DP_ROUNDS" ]; do
-		_order="$_first $_other"
-		[ $((_r % 2)) = 0 ] && _order="$_other $_first"
-		for _w in $_order; do
-			if [ "$_w" != "$_cur" ]; then
-				[ -n "$_cur" ] && dp_unload "$_cur"
-				dp_load "$_w"
-				_cur=$_w
+	while [ "$dpi_round" -le "$DP_ROUNDS" ]; do
+		dpi_order="$dpi_first $dpi_other"
+		[ $((dpi_round % 2)) = 0 ] && dpi_order="$dpi_other $dpi_first"
+		for dpi_w in $dpi_order; do
+			if [ "$dpi_w" != "$dpi_cur" ]; then
+				[ -n "$dpi_cur" ] && dp_unload "$dpi_cur"
+				dp_load "$dpi_w"
+				dpi_cur=$dpi_w
 			fi
-			echo "dp: round $_r of $DP_ROUNDS: $_w ($(cut -d' ' -f1-3 /proc/loadavg))"
-			bench "$_w.dp.round" "$_r"
-			dp_figures "$_w"
-			if [ ! -e "$DP_DV/$_w" ]; then
-				dp_dv "$_w"
-				kbench_figures "$_w"
+			echo "dp: round $dpi_round of $DP_ROUNDS: $dpi_w ($(cut -d' ' -f1-3 /proc/loadavg))"
+			bench "$dpi_w.dp.round" "$dpi_round"
+			dp_figures "$dpi_w"
+			if [ ! -e "$DP_DV/$dpi_w" ]; then
+				dp_dv "$dpi_w"
+				kbench_figures "$dpi_w"
 			fi
 		done
-		_r=$((_r + 1))
+		dpi_round=$((dpi_round + 1))
 	done
-	[ -n "$_cur" ] && dp_unload "$_cur"
+	[ -n "$dpi_cur" ] && dp_unload "$dpi_cur"
 	dp_dv_compare
 }
 
