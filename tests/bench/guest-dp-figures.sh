@@ -1,5 +1,11 @@
 # Data-path figures of the benchmark (issue 22, "Figures"; sourced by guest-ib.sh and
 # guest-dp.sh after tests/guest/lib.sh and lib-guest.sh; defines functions only).
+# dp_interleaved runs dp_figures DP_ROUNDS times per driver (MLX5RS_BENCH_DP_ROUNDS,
+# default 4: an even count balances ABBA), the drivers alternating ABBA (rs up, up rs,
+# rs up, ...: a driver loaded for two rounds in a row stays loaded), so that a steady
+# drift of the host's load falls on both alike; every round prints the same BENCH keys again and the report takes their
+# median and spread (one run under TCG on a loaded host decides nothing: two runs of
+# one commit gave ratios of 0.52x to 3.3x, 2026-12-05).
 # perftest, unmodified, in loopback on mlx5_0 (a server and a client process, the
 # pairs of tests/guest/dp-traffic.sh; -F: a TCG guest's CPU frequency reads
 # inconsistent): ib_write_bw and ib_send_bw at 64 B, 4 KiB and 64 KiB (message rate
@@ -13,18 +19,26 @@
 # responses included) over the run, from the histograms' count and mean before and
 # after it (the histograms are cumulative; their p50 / p99 are printed once, after the
 # last run: every send WQE and doorbell since the emulator started). Iterations:
-# DP_BENCH_ITERS_BW (default 2000; 64 KiB: a quarter) and DP_BENCH_ITERS_LAT (default
-# 1000): all eight runs took 168-375 s under TCG with a load average of 10-13.
+# DP_BENCH_ITERS_BW (default 1000; 64 KiB: a quarter) and DP_BENCH_ITERS_LAT (default
+# 500), times DP_ROUNDS per driver (with 2000 / 1000 the eight runs of one round took
+# 168-375 s under TCG with a load average of 10-13).
+# Per run also the emulator's counters over it, to show whether libmlx5 took the same
+# path on both drivers: UAR write messages (a BlueFlame copy is several per WQE, a
+# doorbell one), CQEs written (and how many 128-byte), CQ arms, completion events,
+# interrupts, memory-key translations.
 # Per run also the emulator's doorbell time per message (a bw run's iterations, a lat
 # run's twice: one message each way) against the guest's time per message (1 / message
 # rate; the mean one-way latency), and the emulator's share of it in percent.
 # BENCH keys: WHO.dp.<case>.{mb_per_sec,msg_per_sec,lat_typ_us,lat_p99_us,wqes,
-# doorbells,wqe_mean_ns,db_mean_ns,emu_ns_per_msg,msg_ns,emu_pct}, send_bw_*.rx_msg_per_sec,
-# WHO.dp.all.{wqe,db}_{p50,p99,count}, WHO.dp.{secs,iters_bw,iters_lat}.
+# doorbells,wqe_mean_ns,db_mean_ns,emu_ns_per_msg,msg_ns,emu_pct,uar_msgs,uar_writes,
+# cqes,cqes_wide,arms,comp_events,irqs,xlates}, send_bw_*.rx_msg_per_sec,
+# WHO.dp.all.{wqe,db}_{p50,p99,count}, WHO.dp.{secs,iters_bw,iters_lat,round}, once per
+# round; dp.{rounds,dv_fields,dv_differ} once.
 . "$MLX5RS_REPO/tests/guest/dp-traffic.sh"
 DP_BENCH_OUT=/tmp/dp-bench
-DP_BENCH_ITERS_BW=${MLX5RS_BENCH_DP_ITERS_BW:-2000}
-DP_BENCH_ITERS_LAT=${MLX5RS_BENCH_DP_ITERS_LAT:-1000}
+DP_BENCH_ITERS_BW=${MLX5RS_BENCH_DP_ITERS_BW:-1000}
+DP_BENCH_ITERS_LAT=${MLX5RS_BENCH_DP_ITERS_LAT:-500}
+DP_ROUNDS=${MLX5RS_BENCH_DP_ROUNDS:-4}
 # Each run's limit (s): ib_send_lat is the longest (149 s with a load average of 10-13,
 # 2026-12-05; 1,000 round trips at 47 ms one way).
 DP_TIMEOUT=${MLX5RS_BENCH_DP_TIMEOUT:-600}
@@ -65,11 +79,42 @@ dp_figures() {
 import json, math, sys
 who, d, out = sys.argv[1:4]
 
-def load(p):
+def load_all(p):
     try:
         with open(p) as f:
-            return json.load(f)["dp"]["send"]
-    except (OSError, ValueError, KeyError, TypeError):
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+def load(p):
+    try:
+        return load_all(p)["dp"]["send"]
+    except (KeyError, TypeError):
+        return None
+
+# The emulator's counters of one run (after - before): what the device saw libmlx5 do.
+COUNTERS = (
+    ("uar_msgs", ("dp", "doorbells", "uar_messages")),
+    ("uar_writes", ("dp", "doorbells", "uar_writes")),
+    ("cqes", ("dp", "cqes", "written")),
+    ("cqes_wide", ("dp", "cqes", "wide")),
+    ("arms", ("dp", "cqes", "arms")),
+    ("comp_events", ("dp", "cqes", "completion_events")),
+    ("xlates", ("dp", "mkeys", "translated")),
+)
+
+def counter(d, path):
+    try:
+        for k in path:
+            d = d[k]
+        return int(d)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+def irqs(d):
+    try:
+        return sum(int(n) for n in d["interrupts"].values())
+    except (KeyError, TypeError, ValueError, AttributeError):
         return None
 
 def num(x):
@@ -134,6 +179,10 @@ for case in open(d + "/cases").read().split():
         # #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% [usec]
         b(case + ".lat_typ_us", f(4, "%.2f"))
         b(case + ".lat_p99_us", f(7, "%.2f"))
+    fa, fz = load_all("%s/%s.before" % (d, case)), load_all("%s/%s.after" % (d, case))
+    for k, path in COUNTERS + (("irqs", None),):
+        x, y = (irqs(fa), irqs(fz)) if path is None else (counter(fa, path), counter(fz, path))
+        b(case + "." + k, "?" if x is None or y is None else y - x)
     a, z = load("%s/%s.before" % (d, case)), load("%s/%s.after" % (d, case))
     if a is None or z is None:
         b(case + ".wqes", "?")
@@ -165,6 +214,94 @@ if last is not None:
         b("all.%s_p99_ns" % n, last[k]["p99_ns"])
         b("all.%s_count" % n, last[k]["count"])
 PY
+}
+
+# dp_load WHO / dp_unload WHO: bind or unbind mlx5_rs (rs) or upstream mlx5_core +
+# mlx5_ib (up) on the emulated function, port 1 ACTIVE after a load (60 s at most);
+# after an unload the function is reset if the driver left pages with the firmware.
+dp_load() {
+	case $1 in
+	rs) insmod "$KO" || note "insmod mlx5_rs failed" ;;
+	up) timeout 300 modprobe mlx5_ib || note "modprobe mlx5_ib failed" ;;
+	esac
+	for _ in $(seq 60); do
+		grep -q ACTIVE /sys/class/infiniband/mlx5_0/ports/1/state 2>/dev/null && return 0
+		sleep 1
+	done
+	note "$1: mlx5_0 port 1 not ACTIVE in 60 s"
+}
+dp_unload() {
+	case $1 in
+	rs) rmmod mlx5_rs ;;
+	up)
+		modprobe -r mlx5_ib
+		[ -e "/sys/bus/pci/devices/$bdf/driver" ] && echo "$bdf" >"/sys/bus/pci/devices/$bdf/driver/unbind"
+		modprobe -r mlx5_core
+		;;
+	esac
+	reset_if_pages_left "$1"
+}
+
+# dp_dv WHO: tests/guest/dp-dv.c (what libmlx5 made of the driver's answers: mlx5dv
+# context flags, CQE size, queue strides, the BlueFlame register and bfreg, inline
+# size) under WHO, its lines kept in $DP_DV/WHO; built once per boot.
+DP_DV=/tmp/dp-dv.out
+dp_dv() {
+	mkdir -p "$DP_DV"
+	[ -x /tmp/dp-dv ] || gcc -O2 -Wall -o /tmp/dp-dv "$MLX5RS_REPO/tests/guest/dp-dv.c" \
+		/usr/lib/x86_64-linux-gnu/libibverbs.so.1 /usr/lib/x86_64-linux-gnu/libmlx5.so.1 ||
+		note "dv: dp-dv.c did not build"
+	/tmp/dp-dv mlx5_0 >"$DP_DV/$1" 2>&1 || note "dv: $1: $(tail -n 1 "$DP_DV/$1")"
+	sed "s/^/dv-$1: /" "$DP_DV/$1"
+}
+
+# dp_dv_compare: the two drivers' dp-dv lines side by side; every field that differs is
+# a note, BENCH dp.dv_fields (fields of upstream's list) and dp.dv_differ (of them, how
+# many differ or are missing on ours).
+dp_dv_compare() {
+	[ -s "$DP_DV/up" ] && [ -s "$DP_DV/rs" ] || { bench dp.dv_fields "?"; bench dp.dv_differ "?"; return; }
+	awk 'NR == FNR { up[$2] = substr($0, length($1 $2) + 3); n++; next }
+		{ rs[$2] = substr($0, length($1 $2) + 3) }
+		END {
+			for (k in up) if (!(k in rs) || rs[k] != up[k]) {
+				d++; print "BENCH-NOTE dv: " k ": upstream " up[k] ", mlx5_rs " (k in rs ? rs[k] : "missing")
+			}
+			print "BENCH dp.dv_fields " n + 0; print "BENCH dp.dv_differ " d + 0
+		}' "$DP_DV/up" "$DP_DV/rs"
+}
+
+# dp_interleaved [LOADED]: DP_ROUNDS rounds of dp_figures of each driver, ABBA (round 1
+# rs then up, round 2 up then rs, ...; starting with LOADED, the driver the caller left
+# bound, if any); at each driver's first load also dp_dv and kbench_figures. Leaves
+# nothing bound.
+dp_interleaved() {
+	# Names of their own: the functions called here (lib.sh's insmod wrapper, emu_stat,
+	# kbench_figures) set _r, _s, _t and more in the one shell namespace.
+	dpi_cur=${1:-} dpi_round=1 dpi_first=${1:-rs}
+	dpi_other=up; [ "$dpi_first" = up ] && dpi_other=rs
+	rm -rf "$DP_DV"
+	bench dp.rounds "$DP_ROUNDS"
+	while [ "$dpi_round" -le "$DP_ROUNDS" ]; do
+		dpi_order="$dpi_first $dpi_other"
+		[ $((dpi_round % 2)) = 0 ] && dpi_order="$dpi_other $dpi_first"
+		for dpi_w in $dpi_order; do
+			if [ "$dpi_w" != "$dpi_cur" ]; then
+				[ -n "$dpi_cur" ] && dp_unload "$dpi_cur"
+				dp_load "$dpi_w"
+				dpi_cur=$dpi_w
+			fi
+			echo "dp: round $dpi_round of $DP_ROUNDS: $dpi_w ($(cut -d' ' -f1-3 /proc/loadavg))"
+			bench "$dpi_w.dp.round" "$dpi_round"
+			dp_figures "$dpi_w"
+			if [ ! -e "$DP_DV/$dpi_w" ]; then
+				dp_dv "$dpi_w"
+				kbench_figures "$dpi_w"
+			fi
+		done
+		dpi_round=$((dpi_round + 1))
+	done
+	[ -n "$dpi_cur" ] && dp_unload "$dpi_cur"
+	dp_dv_compare
 }
 
 # kbench_figures WHO: the driver's own cost through the kernel verbs, from the test

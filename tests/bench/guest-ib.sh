@@ -7,10 +7,12 @@
 #   - ibv_open_device / close, MR registration of 4 KiB, 1 MiB and 1 GiB
 #     (tests/guest/ib-bench.py), QP create + RESET → RTS + destroy
 #     (tests/guest/ib-qp-bench.py), with the driver loaded once more;
-#   - the data path of both, ours first (tests/bench/guest-dp-figures.sh;
+#   - the data path of both, interleaved (dp_interleaved, tests/bench/guest-dp-figures.sh;
 #     tests/bench/guest-dp.sh boots for these alone): perftest in loopback and the
-#     emulator's own time per WQE and per doorbell (dp_figures), and the kernel verbs'
-#     own cost from the test module ib_kclient's bench mode (kbench_figures).
+#     emulator's own time per WQE and per doorbell (dp_figures, DP_ROUNDS rounds per
+#     driver, ABBA), what libmlx5 made of each driver's answers (dp_dv), and the kernel
+#     verbs' own cost from the test module ib_kclient's bench mode (kbench_figures, once
+#     per driver).
 # A verb mlx5_rs does not have yet prints `na` (the table: `n/a (verb missing)`).
 # Prints BENCH lines (see tests/bench/lib-guest.sh); tests/bench/run.sh tabulates them.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
@@ -97,8 +99,6 @@ while [ $i -le "$IB_REPS" ]; do
 	i=$((i + 1))
 done
 figures rs
-dp_figures rs
-kbench_figures rs
 rmmod mlx5_rs
 reset_if_pages_left mlx5_rs
 # ---- upstream ---------------------------------------------------------------------
@@ -109,9 +109,7 @@ while [ $i -le "$IB_REPS" ]; do
 	i=$((i + 1))
 done
 figures up
-dp_figures up
-kbench_figures up
-unload_up
-reset_if_pages_left upstream
+# The data path, both drivers interleaved (upstream is bound: its rounds go first).
+dp_interleaved up
 
 echo "BENCH-DONE"

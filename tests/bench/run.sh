@@ -102,7 +102,7 @@ echo "$TD_POINTS" >"$OUT/td_points"
 # Knobs for the guests (they see the cache at its host path; tests/bench/lib-guest.sh).
 {
 	printf 'TD_BIG=%q\nTD_POINTS=%q\nTD_FIRST=%q\n' "$PAGES" "$TD_POINTS" "${TD_POINTS%% *}"
-	for k in REPS NOPS1 NOPS32 IRQ_REQS IRQ_NOPS IB_REPS DP_ITERS_BW DP_ITERS_LAT DP_TIMEOUT KV_WRS KV_BATCH; do
+	for k in REPS NOPS1 NOPS32 IRQ_REQS IRQ_NOPS IB_REPS DP_ITERS_BW DP_ITERS_LAT DP_ROUNDS DP_TIMEOUT KV_WRS KV_BATCH; do
 		v=$(eval "echo \${MLX5RS_BENCH_$k:-}")
 		[ -z "$v" ] || printf 'MLX5RS_BENCH_%s=%q\n' "$k" "$v"
 	done

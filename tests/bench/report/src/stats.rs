@@ -68,7 +68,7 @@ impl Values {
     }
 
     /// The numeric values of `key` (`-?[0-9.]+`), sorted.
-    fn sorted_numbers(&self, key: &str) -> Vec<f64> {
+    pub(crate) fn sorted_numbers(&self, key: &str) -> Vec<f64> {
         let mut n: Vec<f64> = self
             .all(key)
             .iter()
@@ -82,13 +82,23 @@ impl Values {
     /// Median of the numeric values of `key` (mean of the middle two if even), one
     /// decimal; `None` without any.
     pub fn median(&self, key: &str) -> Option<String> {
+        self.median_value(key).map(|m| format!("{m:.1}"))
+    }
+
+    /// Median of the numeric values of `key` (mean of the middle two if even); `None`
+    /// without any.
+    pub fn median_value(&self, key: &str) -> Option<f64> {
         let n = self.sorted_numbers(key);
-        let m = match n.len() {
+        Some(match n.len() {
             0 => return None,
             l if l % 2 == 1 => n[l / 2],
             l => (n[l / 2 - 1] + n[l / 2]) / 2.0,
-        };
-        Some(format!("{m:.1}"))
+        })
+    }
+
+    /// How many of `key`'s values are numbers (a run whose figure was `?` is not).
+    pub fn count_numbers(&self, key: &str) -> usize {
+        self.sorted_numbers(key).len()
     }
 
     /// `min … max` of the numeric values of `key`, one decimal; `None` without any.

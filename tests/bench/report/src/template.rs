@@ -7,6 +7,10 @@
 //! | `{n:K}` | how many values K has |
 //! | `{med:K}` | median of K's values, 1 decimal |
 //! | `{range:K}` | `min … max` of K's values, 1 decimal |
+//! | `{num:K}` | how many of K's values are numbers |
+//! | `{medus:K}` | median of K's values / 1000 (ns → µs), 1 decimal |
+//! | `{rangeus:K}` | `min … max` of K's values / 1000, 1 decimal |
+//! | `{ratio:A,B}` | median of A / median of B, 2 decimals and `×` (`?×` when either has no number or B's is 0) |
 //! | `{f1:K}` / `{f3:K}` | K's first value, 1 / 3 decimals |
 //! | `{int:K}` | K's first value, whole number |
 //! | `{us:K}` | K's first value / 1000 (ns → µs, µs → ms), 1 decimal |
@@ -46,6 +50,28 @@ fn figure(spec: &str, v: &Values) -> Result<String, String> {
         "n" => v.count(key).to_string(),
         "med" => nz(v.median(key).as_deref()),
         "range" => nz(v.range(key).as_deref()),
+        "num" => v.count_numbers(key).to_string(),
+        "medus" => fmt(
+            v.median_value(key).map(|m| m.to_string()).as_deref(),
+            Format::Fixed(1),
+            1000.0,
+        ),
+        "rangeus" => {
+            let n = v.sorted_numbers(key);
+            match (n.first(), n.last()) {
+                (Some(a), Some(b)) => format!("{:.1} … {:.1}", a / 1000.0, b / 1000.0),
+                _ => nz(None),
+            }
+        }
+        "ratio" => {
+            let (a, b) = key
+                .split_once(',')
+                .ok_or_else(|| format!("{{{spec}}}: ratio takes two keys"))?;
+            match (v.median_value(a), v.median_value(b)) {
+                (Some(x), Some(y)) if y != 0.0 => format!("{:.2}×", x / y),
+                _ => "?×".to_string(),
+            }
+        }
         "f1" => fmt(v.first(key), Format::Fixed(1), 1.0),
         "f3" => fmt(v.first(key), Format::Fixed(3), 1.0),
         "int" => fmt(v.first(key), Format::Int, 1.0),
@@ -101,6 +127,16 @@ mod tests {
         assert_eq!(e("{freed:f,held}"), "");
         assert_eq!(e("{freed:f,h}"), " (freed 10 of 7)");
         assert_eq!(e("{freed:nope,held}"), " (freed ? of 10)");
+        // `?` is a value but not a number; the ratio of the medians (2000 / 7).
+        assert_eq!(e("{n:a} {num:a} {num:q} {num:nope}"), "3 2 0 0");
+        assert_eq!(
+            e("{medus:a} | {rangeus:a} | {medus:q}"),
+            "2.0 | 1.5 … 2.5 | not measured"
+        );
+        assert_eq!(
+            e("{ratio:a,h} {ratio:h,a} {ratio:a,z} {ratio:a,q}"),
+            "285.71× 0.00× ?× ?×"
+        );
     }
 
     #[test]
@@ -111,5 +147,6 @@ mod tests {
         assert!(expand("{get}", &v).is_err());
         assert!(expand("{get:}", &v).is_err());
         assert!(expand("{freed:f}", &v).is_err());
+        assert!(expand("{ratio:a}", &v).is_err());
     }
 }
