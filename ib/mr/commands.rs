@@ -23,7 +23,7 @@ use crate::{
     errno::Errno,
     ifc::{
         cmds::mbox_out,
-        field::{Msg, MsgMut},
+        field::{Msg, MsgMut, Overflow},
         mkey::{create_mkey_in, create_mkey_out, destroy_mkey_in, mkc},
         opcodes::Opcode,
     },
@@ -212,15 +212,17 @@ impl BlockSource for SliceBlocks<'_> {
     }
 }
 
-fn set_access(c: &mut MsgMut<'_, mkc::Layout>, a: &MkeyAccess) -> Result<(), CodecError> {
+/// The access bits `a` into an mkey context, `lr` always set (upstream
+/// `set_mkc_access_pd_addr_fields`; `mlx5r_umr_set_access_flags` for a UMR's mkey
+/// segment, which has the context's layout).
+pub(crate) fn set_access(c: &mut MsgMut<'_, mkc::Layout>, a: &MkeyAccess) -> Result<(), Overflow> {
     c.set(mkc::A, a.a)?;
     c.set(mkc::RW, a.rw)?;
     c.set(mkc::RR, a.rr)?;
     c.set(mkc::LW, a.lw)?;
     c.set(mkc::LR, true)?;
     c.set(mkc::RELAXED_ORDERING_WRITE, a.ro_write)?;
-    c.set(mkc::RELAXED_ORDERING_READ, a.ro_read)?;
-    Ok(())
+    c.set(mkc::RELAXED_ORDERING_READ, a.ro_read)
 }
 
 fn mkc_of<'b>(
