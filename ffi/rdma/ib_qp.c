@@ -525,18 +525,25 @@ static void mlx5rs_drain_wait(struct ib_cq *cq, struct mlx5rs_drain_cqe *d, bool
 	wait_for_completion(&d->done);
 }
 
-static void mlx5rs_ib_drain_sq(struct ib_qp *ibqp)
+/*
+ * One body for both queues (@sq: the send queue, else the receive queue), as upstream's
+ * mlx5_ib_drain_sq/rq: the QP to ERR, the drain request posted (an RDMA write without
+ * data on the send queue, an empty receive), its completion waited for.
+ */
+static void mlx5rs_drain_queue(struct ib_qp *ibqp, bool sq)
 {
 	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-	struct mlx5rs_drain_cqe sdrain;
+	struct mlx5rs_drain_cqe drain;
 	struct ib_rdma_wr swr = {
 		.wr = {
 			.next = NULL,
-			{ .wr_cqe = &sdrain.cqe, },
+			{ .wr_cqe = &drain.cqe, },
 			.opcode = IB_WR_RDMA_WRITE,
 		},
 	};
+	struct ib_recv_wr rwr = { .wr_cqe = &drain.cqe };
+	const char *q = sq ? "send" : "recv";
 	u32 done = 0;
 	bool dead;
 	int ret;
@@ -544,44 +551,30 @@ static void mlx5rs_ib_drain_sq(struct ib_qp *ibqp)
 	ret = ib_modify_qp(ibqp, &attr, IB_QP_STATE);
 	dead = mlx5rs_ib_rs_qp_internal_error(qp->rust);
 	if (ret && !dead) {
-		WARN_ONCE(ret, "failed to drain send queue: %d\n", ret);
+		WARN_ONCE(ret, "failed to drain %s queue: %d\n", q, ret);
 		return;
 	}
-	sdrain.cqe.done = mlx5rs_drain_qp_done;
-	init_completion(&sdrain.done);
-	ret = mlx5rs_ib_rs_post_send(qp->rust, ibqp, &swr.wr, 1, &done);
+	drain.cqe.done = mlx5rs_drain_qp_done;
+	init_completion(&drain.done);
+	if (sq)
+		ret = mlx5rs_ib_rs_post_send(qp->rust, ibqp, &swr.wr, 1, &done);
+	else
+		ret = mlx5rs_ib_rs_post_recv(qp->rust, &rwr, 1, &done);
 	if (ret) {
-		WARN_ONCE(ret, "failed to drain send queue: %d\n", ret);
+		WARN_ONCE(ret, "failed to drain %s queue: %d\n", q, ret);
 		return;
 	}
-	mlx5rs_drain_wait(ibqp->send_cq, &sdrain, dead);
+	mlx5rs_drain_wait(sq ? ibqp->send_cq : ibqp->recv_cq, &drain, dead);
+}
+
+static void mlx5rs_ib_drain_sq(struct ib_qp *ibqp)
+{
+	mlx5rs_drain_queue(ibqp, true);
 }
 
 static void mlx5rs_ib_drain_rq(struct ib_qp *ibqp)
 {
-	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-	struct mlx5rs_drain_cqe rdrain;
-	struct ib_recv_wr rwr = {};
-	u32 done = 0;
-	bool dead;
-	int ret;
-
-	ret = ib_modify_qp(ibqp, &attr, IB_QP_STATE);
-	dead = mlx5rs_ib_rs_qp_internal_error(qp->rust);
-	if (ret && !dead) {
-		WARN_ONCE(ret, "failed to drain recv queue: %d\n", ret);
-		return;
-	}
-	rdrain.cqe.done = mlx5rs_drain_qp_done;
-	init_completion(&rdrain.done);
-	rwr.wr_cqe = &rdrain.cqe;
-	ret = mlx5rs_ib_rs_post_recv(qp->rust, &rwr, 1, &done);
-	if (ret) {
-		WARN_ONCE(ret, "failed to drain recv queue: %d\n", ret);
-		return;
-	}
-	mlx5rs_drain_wait(ibqp->recv_cq, &rdrain, dead);
+	mlx5rs_drain_queue(ibqp, false);
 }
 
 const struct ib_device_ops mlx5rs_ib_qp_ops = {

@@ -302,11 +302,12 @@ fn memory_window_mkey_as_upstream_alloc_mw() {
     // mlx5_ib_alloc_mw: free, 4-entry KLM table, the PD, umr_en, lr only, en_rinval
     // for type 2 only, qpn 0xffffff, the key variant.
     for (type2, rinval) in [(false, false), (true, true)] {
-        let b = input(&CreateMwMkey {
+        let b = input(&CreateFreeMkey {
             pdn: 0x12,
+            access: MkeyAccess::default(),
             key: 0x5a,
             ndescs: 4,
-            type2,
+            xlt: FreeXlt::Klm { en_rinval: type2 },
         });
         let c = mkc_of(&b);
         assert!(c.get(mkc::FREE));
@@ -318,11 +319,55 @@ fn memory_window_mkey_as_upstream_alloc_mw() {
         assert_eq!(c.get(mkc::ACCESS_MODE_1_0), ACCESS_MODE_KLM);
         assert_eq!(c.get(mkc::ACCESS_MODE_4_2), 0);
         assert_eq!(c.get(mkc::EN_RINVAL), rinval);
+        // No page size or ATS translation mode (upstream sets neither for a window).
+        assert_eq!(c.get(mkc::LOG_PAGE_SIZE), 0);
+        assert_eq!(c.get(mkc::MA_TRANSLATION_MODE), 0);
+        assert!(!c.get(mkc::RELAXED_ORDERING_WRITE) && !c.get(mkc::RELAXED_ORDERING_READ));
         assert_eq!(c.get(mkc::QPN), 0xff_ffff);
         assert_eq!(c.get(mkc::MKEY_7_0), 0x5a);
         assert_eq!(c.get(mkc::START_ADDR), 0);
         assert_eq!(c.get(mkc::LEN), 0);
         // No translation entries in the command.
+        assert_eq!(b.len(), XLT);
+    }
+}
+
+#[test]
+fn free_mtt_mkey_as_upstream_set_umr_free_mkey() {
+    // mlx5_set_umr_free_mkey (alloc_mr's IB_MR_TYPE_MEM_REG, MTT): the access of
+    // set_mkc_access_pd_addr_fields (lr, relaxed ordering as given), free, the entries
+    // as translations_octword_size, MTT mode, umr_en, log_page_size, the PD, qpn
+    // 0xffffff, ma_translation_mode = cap ats (MTT and PA modes only), the key variant.
+    for (ats, shift) in [(false, 12u8), (true, 21)] {
+        let b = input(&CreateFreeMkey {
+            pdn: 0x34,
+            access: MkeyAccess {
+                ro_write: true,
+                ..Default::default()
+            },
+            key: 0xa5,
+            ndescs: 64,
+            xlt: FreeXlt::Mtt {
+                page_shift: shift,
+                ats,
+            },
+        });
+        let c = mkc_of(&b);
+        assert!(c.get(mkc::FREE));
+        assert!(c.get(mkc::UMR_EN));
+        assert_eq!(c.get(mkc::TRANSLATIONS_OCTWORD_SIZE), 64);
+        assert_eq!(c.get(mkc::ACCESS_MODE_1_0), ACCESS_MODE_MTT);
+        assert_eq!(c.get(mkc::ACCESS_MODE_4_2), 0);
+        assert_eq!(c.get(mkc::LOG_PAGE_SIZE), shift);
+        assert_eq!(c.get(mkc::MA_TRANSLATION_MODE), u8::from(ats));
+        assert_eq!(c.get(mkc::PD), 0x34);
+        assert_eq!(c.get(mkc::QPN), 0xff_ffff);
+        assert_eq!(c.get(mkc::MKEY_7_0), 0xa5);
+        assert!(c.get(mkc::LR) && c.get(mkc::RELAXED_ORDERING_WRITE));
+        assert!(!c.get(mkc::LW) && !c.get(mkc::RR) && !c.get(mkc::RW) && !c.get(mkc::A));
+        assert!(!c.get(mkc::RELAXED_ORDERING_READ));
+        // Not a window: no remote invalidation.
+        assert!(!c.get(mkc::EN_RINVAL));
         assert_eq!(b.len(), XLT);
     }
 }

@@ -23,7 +23,7 @@ use crate::{
     errno::Errno,
     ifc::{
         cmds::mbox_out,
-        field::{Msg, MsgMut},
+        field::{Msg, MsgMut, Overflow},
         mkey::{create_mkey_in, create_mkey_out, destroy_mkey_in, mkc},
         opcodes::Opcode,
     },
@@ -212,15 +212,17 @@ impl BlockSource for SliceBlocks<'_> {
     }
 }
 
-fn set_access(c: &mut MsgMut<'_, mkc::Layout>, a: &MkeyAccess) -> Result<(), CodecError> {
+/// The access bits `a` into an mkey context, `lr` always set (upstream
+/// `set_mkc_access_pd_addr_fields`; `mlx5r_umr_set_access_flags` for a UMR's mkey
+/// segment, which has the context's layout).
+pub(crate) fn set_access(c: &mut MsgMut<'_, mkc::Layout>, a: &MkeyAccess) -> Result<(), Overflow> {
     c.set(mkc::A, a.a)?;
     c.set(mkc::RW, a.rw)?;
     c.set(mkc::RR, a.rr)?;
     c.set(mkc::LW, a.lw)?;
     c.set(mkc::LR, true)?;
     c.set(mkc::RELAXED_ORDERING_WRITE, a.ro_write)?;
-    c.set(mkc::RELAXED_ORDERING_READ, a.ro_read)?;
-    Ok(())
+    c.set(mkc::RELAXED_ORDERING_READ, a.ro_read)
 }
 
 fn mkc_of<'b>(
@@ -267,28 +269,53 @@ impl Command for CreateDmaMkey {
     }
 }
 
-/// CREATE_MKEY of a fast-registration MR (upstream `mlx5_set_umr_free_mkey` for
-/// `IB_MR_TYPE_MEM_REG`): free, `umr_en`, MTT mode, room for `ndescs` entries, pages
-/// of `1 << page_shift`; the access bits upstream gives it (relaxed ordering where the
-/// caps allow, local read). An `IB_WR_REG_MR` later gives it a translation and its
-/// access. Replies the mkey index.
+/// The translation a free mkey ([`CreateFreeMkey`]) is made for: what a UMR WQE
+/// fills in later.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FreeXlt {
+    /// MTT entries (`MLX5_MKC_ACCESS_MODE_MTT`) of pages of `1 << page_shift`;
+    /// `ats`: cap `ats` (`ma_translation_mode`, which upstream sets for PA and MTT
+    /// modes only).
+    Mtt {
+        /// log2 of the page size.
+        page_shift: u8,
+        /// Cap `ats`.
+        ats: bool,
+    },
+    /// KLM entries of a memory window (`MLX5_MKC_ACCESS_MODE_KLMS`); `en_rinval` for
+    /// a type 2 window (a send with invalidate may free it).
+    Klm {
+        /// A type 2 window.
+        en_rinval: bool,
+    },
+}
+
+/// CREATE_MKEY of a free mkey with `umr_en` and room for `ndescs` translation entries
+/// (`translations_octword_size`), in PD `pdn`, usable by any QP:
+/// - [`FreeXlt::Mtt`]: a fast-registration MR or an MR-cache mkey (upstream
+///   `mlx5_set_umr_free_mkey`, `mlx5r_create_mkeys`), with the access bits upstream
+///   gives it; an `IB_WR_REG_MR` or the cache's UMR later gives it a translation and
+///   its access;
+/// - [`FreeXlt::Klm`]: a memory window (upstream `mlx5_ib_alloc_mw`), local read only
+///   (`access` all clear); a bind (a UMR WQE libmlx5 posts) gives it a range, rights
+///   and one KLM entry.
+///
+/// Replies the mkey index.
 #[derive(Clone, Copy, Debug)]
-pub struct CreateFreeMttMkey {
+pub struct CreateFreeMkey {
     /// The PD.
     pub pdn: u32,
-    /// Access bits.
+    /// Access bits (`lr` is always set).
     pub access: MkeyAccess,
     /// `mkey_7_0`.
     pub key: u8,
     /// Translation entries (upstream writes the count as `translations_octword_size`).
     pub ndescs: u32,
-    /// log2 of the page size.
-    pub page_shift: u8,
-    /// Cap `ats`.
-    pub ats: bool,
+    /// The translation's kind.
+    pub xlt: FreeXlt,
 }
 
-impl Command for CreateFreeMttMkey {
+impl Command for CreateFreeMkey {
     const OPCODE: Opcode = Opcode::CREATE_MKEY;
     type In = create_mkey_in::Layout;
     type Out = create_mkey_out::Layout;
@@ -302,10 +329,18 @@ impl Command for CreateFreeMttMkey {
         c.set(mkc::MKEY_7_0, self.key)?;
         c.set(mkc::FREE, true)?;
         c.set(mkc::TRANSLATIONS_OCTWORD_SIZE, self.ndescs)?;
-        c.set(mkc::ACCESS_MODE_1_0, ACCESS_MODE_MTT)?;
         c.set(mkc::UMR_EN, true)?;
-        c.set(mkc::LOG_PAGE_SIZE, self.page_shift)?;
-        c.set(mkc::MA_TRANSLATION_MODE, u8::from(self.ats))?;
+        match self.xlt {
+            FreeXlt::Mtt { page_shift, ats } => {
+                c.set(mkc::ACCESS_MODE_1_0, ACCESS_MODE_MTT)?;
+                c.set(mkc::LOG_PAGE_SIZE, page_shift)?;
+                c.set(mkc::MA_TRANSLATION_MODE, u8::from(ats))?;
+            }
+            FreeXlt::Klm { en_rinval } => {
+                c.set(mkc::ACCESS_MODE_1_0, ACCESS_MODE_KLM)?;
+                c.set(mkc::EN_RINVAL, en_rinval)?;
+            }
+        }
         Ok(())
     }
 
@@ -463,45 +498,4 @@ pub fn alloc_mw_response(outlen: usize, out: &mut [u8]) -> usize {
     let mut b = [0u8; 8];
     b[4..].copy_from_slice(&(len as u32).to_ne_bytes());
     udata::put(out, &b)
-}
-
-/// CREATE_MKEY of a memory window (upstream `mlx5_ib_alloc_mw`): free, `umr_en`,
-/// local read only, KLM mode with room for `ndescs` entries, any QP, `en_rinval` for
-/// a type 2 window (a send with invalidate may free it). A bind (a UMR WQE libmlx5
-/// posts) gives it a range, rights and one KLM entry. Replies the mkey index.
-#[derive(Clone, Copy, Debug)]
-pub struct CreateMwMkey {
-    /// The PD.
-    pub pdn: u32,
-    /// `mkey_7_0`.
-    pub key: u8,
-    /// Translation entries (`translations_octword_size`).
-    pub ndescs: u32,
-    /// A type 2 window.
-    pub type2: bool,
-}
-
-impl Command for CreateMwMkey {
-    const OPCODE: Opcode = Opcode::CREATE_MKEY;
-    type In = create_mkey_in::Layout;
-    type Out = create_mkey_out::Layout;
-    type Reply = u32;
-
-    fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
-        let mut c = mkc_of(i)?;
-        c.set(mkc::FREE, true)?;
-        c.set(mkc::TRANSLATIONS_OCTWORD_SIZE, self.ndescs)?;
-        c.set(mkc::PD, self.pdn)?;
-        c.set(mkc::UMR_EN, true)?;
-        c.set(mkc::LR, true)?;
-        c.set(mkc::ACCESS_MODE_1_0, ACCESS_MODE_KLM)?;
-        c.set(mkc::EN_RINVAL, self.type2)?;
-        c.set(mkc::QPN, ANY_QPN)?;
-        c.set(mkc::MKEY_7_0, self.key)?;
-        Ok(())
-    }
-
-    fn parse(self, o: Msg<'_, Self::Out>) -> Result<u32, CodecError> {
-        Ok(o.get(create_mkey_out::MKEY_INDEX))
-    }
 }

@@ -56,8 +56,8 @@ use kernel::{
 use crate::ib::{
     mr::commands::{
         access_writable, check_reg, check_rereg, mkey_access, mkey_of, octo_len, BlockSource,
-        CreateDmaMkey, CreateFreeMttMkey, CreateMttMkey, DestroyMkey, MkeyAccess, MrCaps, MrError,
-        MTT_PRESENT,
+        CreateDmaMkey, CreateFreeMkey, CreateMttMkey, DestroyMkey, FreeXlt, MkeyAccess, MrCaps,
+        MrError, MTT_PRESENT,
     },
     mr::umr::{UmrCaps, Xlt},
     umem::plan::{access, mkey_page_sizes},
@@ -367,13 +367,15 @@ impl MrVerbs {
                 let variant = self.next_variant();
                 // Upstream `mlx5r_create_mkeys`: free, `umr_en`, MTT, in the UMR PD,
                 // room for the bucket's entries.
-                match self.hw.exec_cmd(CreateFreeMttMkey {
+                match self.hw.exec_cmd(CreateFreeMkey {
                     pdn: umr_pdn,
                     access: MkeyAccess::default(),
                     key: variant,
                     ndescs: umr::mkc_octo_size(entries),
-                    page_shift: BlockSize::PAGE.shift() as u8,
-                    ats: false,
+                    xlt: FreeXlt::Mtt {
+                        page_shift: BlockSize::PAGE.shift() as u8,
+                        ats: false,
+                    },
                 }) {
                     Ok(index) => mkey_of(index, variant),
                     Err(_) => return Cached::Fallback(umem),
@@ -723,13 +725,15 @@ impl IbMrOps for MrVerbs {
     /// CREATE_MKEY's errno ([`Hw::exec_cmd`]); `ENOMEM`.
     fn alloc_mr(&self, pdn: u32, ndescs: u32, page_shift: u8) -> Result<KBox<Mr>> {
         let key = self.next_variant();
-        let index = self.hw.run(CreateFreeMttMkey {
+        let index = self.hw.run(CreateFreeMkey {
             pdn,
             access: mkey_access(access::RELAXED_ORDERING, &self.caps),
             key,
             ndescs,
-            page_shift,
-            ats: self.caps.ats,
+            xlt: FreeXlt::Mtt {
+                page_shift,
+                ats: self.caps.ats,
+            },
         })?;
         let mr = Mr {
             dev: self.dev.clone(),

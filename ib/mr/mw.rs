@@ -16,7 +16,10 @@
 use kernel::prelude::*;
 
 use super::{
-    commands::{alloc_mw_response, mkey_of, parse_alloc_mw, CreateMwMkey, MW_TYPE_1, MW_TYPE_2},
+    commands::{
+        alloc_mw_response, mkey_of, parse_alloc_mw, CreateFreeMkey, FreeXlt, MkeyAccess, MW_TYPE_1,
+        MW_TYPE_2,
+    },
     Mkey, MrVerbs,
 };
 use crate::ffi::rdma::{ib_mw::IbMwOps, udata::UserData};
@@ -66,11 +69,14 @@ impl IbMwOps for MrVerbs {
         let req: &[u8] = u.as_ref().map_or(&[], |u| u.req);
         let ndescs = parse_alloc_mw(req).map_err(|e| Error::from(e.errno))?;
         let key = self.next_variant();
-        let index = self.hw.run(CreateMwMkey {
+        let index = self.hw.run(CreateFreeMkey {
             pdn,
+            access: MkeyAccess::default(),
             key,
             ndescs,
-            type2: mw_type == MW_TYPE_2,
+            xlt: FreeXlt::Klm {
+                en_rinval: mw_type == MW_TYPE_2,
+            },
         })?;
         let mw = KBox::new(
             Mw {

@@ -26,7 +26,7 @@
 use zerocopy::byteorder::big_endian::{U16, U32, U64};
 use zerocopy::IntoBytes;
 
-use crate::ib::mr::commands::{MkeyAccess, ANY_QPN};
+use crate::ib::mr::commands::{set_access, MkeyAccess, ANY_QPN};
 use crate::{
     errno::Errno,
     ifc::{
@@ -136,23 +136,35 @@ impl UmrWqe {
     }
 }
 
+/// The mkey segment of `key` in PD `pdn`, usable by any QP, with the fields `f` sets.
 fn mkey_seg(
+    key: u32,
+    pdn: u32,
     f: impl FnOnce(&mut MsgMut<'_, mkc::Layout>) -> Result<(), Overflow>,
 ) -> Result<MkeySeg, Errno> {
     let mut b = [0u8; 64];
-    f(&mut MsgMut::<mkc::Layout>::of_array(&mut b)).map_err(|_| Errno::EINVAL)?;
+    let mut s = MsgMut::<mkc::Layout>::of_array(&mut b);
+    f(&mut s)
+        .and_then(|()| s.put(mkc::PD, pdn))
+        .and_then(|()| s.put(mkc::QPN, ANY_QPN))
+        .and_then(|()| s.put(mkc::MKEY_7_0, variant(key)))
+        .map_err(|_| Errno::EINVAL)?;
     Ok(zerocopy::transmute!(b))
 }
 
-/// `mlx5r_umr_set_access_flags` (`lr` always set).
-fn set_rights(s: &mut MsgMut<'_, mkc::Layout>, a: &MkeyAccess) -> Result<(), Overflow> {
-    s.set(mkc::A, a.a)?;
-    s.set(mkc::RW, a.rw)?;
-    s.set(mkc::RR, a.rr)?;
-    s.set(mkc::LW, a.lw)?;
-    s.set(mkc::LR, true)?;
-    s.set(mkc::RELAXED_ORDERING_WRITE, a.ro_write)?;
-    s.set(mkc::RELAXED_ORDERING_READ, a.ro_read)
+/// An inline WQE (no translation entries): UMR control `flags` (with `UMR_INLINE`),
+/// `mask` the mkey fields it applies from `mkey`.
+fn inline(flags: u8, mask: u64, mkey: MkeySeg) -> UmrWqe {
+    let ctrl = UmrCtrlSeg {
+        flags: vals::UMR_INLINE | flags,
+        mkey_mask: U64::new(mask),
+        ..Default::default()
+    };
+    UmrWqe {
+        ctrl,
+        mkey,
+        data: None,
+    }
 }
 
 /// The translation of an [`enable`]: `entries` MTT entries of `page_shift` at DMA
@@ -219,17 +231,14 @@ pub fn enable(
         ),
         ..Default::default()
     };
-    let mkey = mkey_seg(|s| {
-        set_rights(s, a)?;
-        s.put(mkc::PD, pdn)?;
+    let mkey = mkey_seg(key, pdn, |s| {
+        set_access(s, a)?;
         s.put(mkc::START_ADDR, iova)?;
         s.put(mkc::LEN, len)?;
         if len == 0 {
             s.set(mkc::LENGTH64, true)?;
         }
-        s.put(mkc::LOG_PAGE_SIZE, xlt.page_shift)?;
-        s.put(mkc::QPN, ANY_QPN)?;
-        s.put(mkc::MKEY_7_0, variant(key))
+        s.put(mkc::LOG_PAGE_SIZE, xlt.page_shift)
     })?;
     let data = WqeDataSeg {
         byte_count: U32::new(u32::try_from(bytes).map_err(|_| Errno::EINVAL)?),
@@ -247,22 +256,8 @@ pub fn enable(
 /// `mlx5r_umr_revoke_mr`). Once it completed, no access through the key reaches the
 /// MR's pages and DMA through it has finished.
 pub fn revoke(key: u32, umr_pdn: u32) -> Result<UmrWqe, Errno> {
-    let ctrl = UmrCtrlSeg {
-        flags: vals::UMR_INLINE,
-        mkey_mask: U64::new(vals::MKEY_MASK_PD | vals::MKEY_MASK_FREE),
-        ..Default::default()
-    };
-    let mkey = mkey_seg(|s| {
-        s.set(mkc::FREE, true)?;
-        s.put(mkc::PD, umr_pdn)?;
-        s.put(mkc::QPN, ANY_QPN)?;
-        s.put(mkc::MKEY_7_0, variant(key))
-    })?;
-    Ok(UmrWqe {
-        ctrl,
-        mkey,
-        data: None,
-    })
+    let mkey = mkey_seg(key, umr_pdn, |s| s.set(mkc::FREE, true))?;
+    Ok(inline(0, vals::MKEY_MASK_PD | vals::MKEY_MASK_FREE, mkey))
 }
 
 /// New PD `pdn` and rights `a` for live MR `key`, in place: the key stays (upstream
@@ -276,22 +271,12 @@ pub fn rereg_pd_access(key: u32, pdn: u32, a: &MkeyAccess, c: &UmrCaps) -> Resul
     if !rights_fit(a, c) {
         return Err(Errno::EINVAL);
     }
-    let ctrl = UmrCtrlSeg {
-        flags: vals::UMR_CHECK_FREE | vals::UMR_INLINE,
-        mkey_mask: U64::new(access_mask(c) | vals::MKEY_MASK_PD),
-        ..Default::default()
-    };
-    let mkey = mkey_seg(|s| {
-        set_rights(s, a)?;
-        s.put(mkc::PD, pdn)?;
-        s.put(mkc::QPN, ANY_QPN)?;
-        s.put(mkc::MKEY_7_0, variant(key))
-    })?;
-    Ok(UmrWqe {
-        ctrl,
+    let mkey = mkey_seg(key, pdn, |s| set_access(s, a))?;
+    Ok(inline(
+        vals::UMR_CHECK_FREE,
+        access_mask(c) | vals::MKEY_MASK_PD,
         mkey,
-        data: None,
-    })
+    ))
 }
 
 /// The cache bucket of an MR of `ndescs` translation entries: the entries of the cache

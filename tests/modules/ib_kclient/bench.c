@@ -7,8 +7,8 @@
  * of each add:
  *
  *   bench.setup     a PD, a send CQ and a receive CQ (ib_create_cq with this file's
- *                   completion handler) and two RC QPs A and B in loopback, as
- *                   traffic.c connects them; one page DMA-mapped, addressed through
+ *                   completion handler) and two RC QPs A and B in loopback,
+ *                   connected by kc_rc_connect; one page DMA-mapped, addressed through
  *                   the PD's local_dma_lkey
  *   bench.run       N SENDs of KB_LEN bytes from A to B, in rounds of bench_batch
  *                   (default 32): B's receives posted as one chain (one
@@ -73,7 +73,6 @@ MODULE_PARM_DESC(bench_bg, "Run the bench's SEND rounds in a kernel thread from 
 
 #define KB_LEN 64
 #define KB_BUF 4096
-#define KB_PSN 0x3456
 #define KB_WAIT_MS 5000
 #define KB_MAX_BATCH 256
 #define KB_IRQ_SAMPLES 4096
@@ -135,41 +134,6 @@ static struct ib_qp *kb_qp(struct kb *b, const char *step)
 		return NULL;
 	}
 	return qp;
-}
-
-/* @qp to RTS towards @remote over the port's own LID, as traffic.c's kt_connect. */
-static bool kb_connect(struct kb *b, struct ib_qp *qp, u32 remote, u32 port,
-		       const struct ib_port_attr *pa)
-{
-	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT, .port_num = port };
-
-	if (!kc_modify(b->r, qp, "bench.setup.init", &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
-		       IB_QP_PORT | IB_QP_ACCESS_FLAGS, 0))
-		return false;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTR;
-	a.path_mtu = pa->active_mtu;
-	a.dest_qp_num = remote;
-	a.rq_psn = KB_PSN;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.type = rdma_ah_find_type(b->dev, port);
-	rdma_ah_set_dlid(&a.ah_attr, pa->lid);
-	rdma_ah_set_port_num(&a.ah_attr, port);
-	if (!kc_modify(b->r, qp, "bench.setup.rtr", &a, IB_QP_STATE | IB_QP_AV |
-		       IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-		       IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER, 0))
-		return false;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = KB_PSN;
-	a.max_rd_atomic = 1;
-	return kc_modify(b->r, qp, "bench.setup.rts", &a, IB_QP_STATE | IB_QP_TIMEOUT |
-			 IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-			 IB_QP_MAX_QP_RD_ATOMIC, 0);
 }
 
 /*
@@ -309,8 +273,9 @@ static bool kb_setup(struct kb *b, u32 port, const struct ib_port_attr *pa)
 	}
 	b->a = kb_qp(b, "bench.setup");
 	b->b = b->a ? kb_qp(b, "bench.setup") : NULL;
-	if (!b->b || !kb_connect(b, b->a, b->b->qp_num, port, pa) ||
-	    !kb_connect(b, b->b, b->a->qp_num, port, pa))
+	if (!b->b ||
+	    !kc_rc_connect(r, "bench.setup", b->a, b->b->qp_num, port, pa) ||
+	    !kc_rc_connect(r, "bench.setup", b->b, b->a->qp_num, port, pa))
 		return false;
 	b->buf = kzalloc(KB_BUF, GFP_KERNEL);
 	if (!kb_chk(r, b->buf != NULL, "bench.setup", "no memory"))

@@ -155,8 +155,8 @@ void kc_drain_arm(struct kc_run *r, struct ib_device *dev, u32 port,
 	kd.y = kd.x ? kd_qp("drain.armed") : NULL;
 	if (!kd.y)
 		return;
-	if (!kc_rc_connect(r, dev, "drain.qp-x", kd.x, kd.y->qp_num, port, pa) ||
-	    !kc_rc_connect(r, dev, "drain.qp-y", kd.y, kd.x->qp_num, port, pa))
+	if (!kc_rc_connect(r, "drain.qp-x", kd.x, kd.y->qp_num, port, pa) ||
+	    !kc_rc_connect(r, "drain.qp-y", kd.y, kd.x->qp_num, port, pa))
 		return;
 	kd.armed = kd_post();
 	if (kd.armed)

@@ -79,6 +79,8 @@
 #define KC_QKEY 0x11111111
 #define KC_AH_SL 3
 #define KC_RC_ACCESS (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)
+/* kc_rc_connect's QPs: the traffic step's RDMA and atomics reach them. */
+#define KC_CONNECT_ACCESS (KC_RC_ACCESS | IB_ACCESS_REMOTE_ATOMIC)
 
 static DEFINE_MUTEX(kc_lock);	/* guards everything below */
 static char *kc_log;		/* the results, KC_LOG_SIZE bytes */
@@ -292,13 +294,13 @@ static bool kc_query_state(struct kc_run *r, struct ib_qp *qp, const char *step,
 	return kc_cmp_ok(r, &c, step);
 }
 
-static void kc_rc_init_attr(struct ib_qp_attr *a, u32 port)
+static void kc_rc_init_attr(struct ib_qp_attr *a, u32 port, int access)
 {
 	memset(a, 0, sizeof(*a));
 	a->qp_state = IB_QPS_INIT;
 	a->pkey_index = 0;
 	a->port_num = port;
-	a->qp_access_flags = KC_RC_ACCESS;
+	a->qp_access_flags = access;
 }
 
 #define KC_RC_INIT_MASK (IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_ACCESS_FLAGS)
@@ -307,14 +309,14 @@ static void kc_rc_init_attr(struct ib_qp_attr *a, u32 port)
 #define KC_RC_RTS_MASK (IB_QP_STATE | IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | \
 			IB_QP_SQ_PSN | IB_QP_MAX_QP_RD_ATOMIC)
 
-/* Loopback: the QP's remote is itself, through the port's own LID. */
-static void kc_rc_rtr_attr(struct ib_qp_attr *a, struct ib_qp *qp, u32 port,
+/* Loopback: the QP's remote @remote (itself, or another QP) through the port's own LID. */
+static void kc_rc_rtr_attr(struct ib_qp_attr *a, struct ib_qp *qp, u32 remote, u32 port,
 			   const struct ib_port_attr *pa)
 {
 	memset(a, 0, sizeof(*a));
 	a->qp_state = IB_QPS_RTR;
 	a->path_mtu = pa->active_mtu;
-	a->dest_qp_num = qp->qp_num;
+	a->dest_qp_num = remote;
 	a->rq_psn = KC_PSN;
 	a->max_dest_rd_atomic = 1;
 	a->min_rnr_timer = 12;
@@ -336,6 +338,30 @@ static void kc_rc_rts_attr(struct ib_qp_attr *a)
 	a->max_rd_atomic = 1;
 }
 
+/*
+ * kc_rc_connect: the RC QP @qp to RTS, connected to @remote through the port's own
+ * LID (steps @prefix.init, .rtr, .rts): the walk's attributes, with remote access
+ * KC_CONNECT_ACCESS.
+ */
+bool kc_rc_connect(struct kc_run *r, const char *prefix, struct ib_qp *qp, u32 remote,
+		   u32 port, const struct ib_port_attr *pa)
+{
+	struct ib_qp_attr a;
+	char step[48];
+
+	kc_rc_init_attr(&a, port, KC_CONNECT_ACCESS);
+	snprintf(step, sizeof(step), "%s.init", prefix);
+	if (!kc_modify(r, qp, step, &a, KC_RC_INIT_MASK, 0))
+		return false;
+	kc_rc_rtr_attr(&a, qp, remote, port, pa);
+	snprintf(step, sizeof(step), "%s.rtr", prefix);
+	if (!kc_modify(r, qp, step, &a, KC_RC_RTR_MASK, 0))
+		return false;
+	kc_rc_rts_attr(&a);
+	snprintf(step, sizeof(step), "%s.rts", prefix);
+	return kc_modify(r, qp, step, &a, KC_RC_RTS_MASK, 0);
+}
+
 /* The RC QP's walk through its states, each step read back. */
 static void kc_rc_walk(struct kc_run *r, struct ib_qp *qp, u32 port, const struct ib_port_attr *pa)
 {
@@ -348,11 +374,11 @@ static void kc_rc_walk(struct kc_run *r, struct ib_qp *qp, u32 port, const struc
 	kc_rc_rts_attr(&a);
 	kc_modify(r, qp, "rc.reset-to-rts-rejected", &a, KC_RC_RTS_MASK, -EINVAL);
 	/* RESET -> INIT requires the P_Key index, the port and the access flags. */
-	kc_rc_init_attr(&a, port);
+	kc_rc_init_attr(&a, port, KC_RC_ACCESS);
 	kc_modify(r, qp, "rc.init-without-port-rejected", &a, IB_QP_STATE, -EINVAL);
 	kc_query_state(r, qp, "rc.still-reset", IB_QPS_RESET);
 
-	kc_rc_init_attr(&a, port);
+	kc_rc_init_attr(&a, port, KC_RC_ACCESS);
 	if (!kc_modify(r, qp, "rc.init", &a, KC_RC_INIT_MASK, 0))
 		return;
 	if (kc_query(r, qp, "rc.query-init", &q)) {
@@ -368,7 +394,7 @@ static void kc_rc_walk(struct kc_run *r, struct ib_qp *qp, u32 port, const struc
 		kc_cmp_ok(r, &c, "rc.query-init");
 	}
 
-	kc_rc_rtr_attr(&a, qp, port, pa);
+	kc_rc_rtr_attr(&a, qp, qp->qp_num, port, pa);
 	if (!kc_modify(r, qp, "rc.rtr", &a, KC_RC_RTR_MASK, 0))
 		return;
 	if (kc_query(r, qp, "rc.query-rtr", &q)) {
@@ -641,8 +667,6 @@ static void kc_walk(struct kc_run *r, struct ib_device *dev, u32 port,
 static void kc_hold(struct kc_run *r, struct kc_dev *d, struct ib_device *dev, u32 port,
 		    const struct ib_port_attr *pa)
 {
-	struct ib_qp_attr a;
-
 	if (!kc_op(r, dev->ops.alloc_pd, "hold.pd", "alloc_pd"))
 		return;
 	/* Without a reserved lkey the core takes a DMA MR for the local DMA lkey. */
@@ -664,14 +688,7 @@ static void kc_hold(struct kc_run *r, struct kc_dev *d, struct ib_device *dev, u
 	d->qp = kc_create_qp(r, "hold.qp", d->pd, d->cq, d->cq, NULL, IB_QPT_RC);
 	if (!d->qp)
 		return;
-	kc_rc_init_attr(&a, port);
-	if (!kc_modify(r, d->qp, "hold.qp.init", &a, KC_RC_INIT_MASK, 0))
-		return;
-	kc_rc_rtr_attr(&a, d->qp, port, pa);
-	if (!kc_modify(r, d->qp, "hold.qp.rtr", &a, KC_RC_RTR_MASK, 0))
-		return;
-	kc_rc_rts_attr(&a);
-	if (kc_modify(r, d->qp, "hold.qp.rts", &a, KC_RC_RTS_MASK, 0))
+	if (kc_rc_connect(r, "hold.qp", d->qp, d->qp->qp_num, port, pa))
 		kc_line("# %u.hold qpn %u", r->gen, d->qp->qp_num);
 }
 

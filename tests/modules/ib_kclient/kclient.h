@@ -25,9 +25,9 @@ bool kc_modify(struct kc_run *r, struct ib_qp *qp, const char *step, struct ib_q
 /* The event handler of the client's QPs, SRQs and CQs (debugfs ib_kclient/events). */
 void kc_event(struct ib_event *ev, void *ctx);
 
-/* An RC QP to RTS in loopback to @remote (traffic.c; steps @prefix.init/.rtr/.rts). */
-bool kc_rc_connect(struct kc_run *r, struct ib_device *dev, const char *prefix,
-		   struct ib_qp *qp, u32 remote, u32 port, const struct ib_port_attr *pa);
+/* An RC QP to RTS in loopback to @remote (kclient.c; steps @prefix.init/.rtr/.rts). */
+bool kc_rc_connect(struct kc_run *r, const char *prefix, struct ib_qp *qp, u32 remote,
+		   u32 port, const struct ib_port_attr *pa);
 /* The kernel verbs step (kverbs.c): runs only with the module parameter kverbs=1. */
 void kc_kverbs(struct kc_run *r, struct ib_device *dev, u32 port,
 	       const struct ib_port_attr *pa);

@@ -248,10 +248,10 @@ static bool kv_reconnect(struct kv *v)
 	struct ib_qp_attr a = { .qp_state = IB_QPS_RESET };
 
 	return kc_modify(v->r, v->d, "kverbs.reset-reuse.reset-d", &a, IB_QP_STATE, 0) &&
-	       kc_rc_connect(v->r, v->dev, "kverbs.reset-reuse.qp-c", v->c, v->d->qp_num,
-			     v->port, v->pa) &&
-	       kc_rc_connect(v->r, v->dev, "kverbs.reset-reuse.qp-d", v->d, v->c->qp_num,
-			     v->port, v->pa);
+	       kc_rc_connect(v->r, "kverbs.reset-reuse.qp-c", v->c, v->d->qp_num, v->port,
+			     v->pa) &&
+	       kc_rc_connect(v->r, "kverbs.reset-reuse.qp-d", v->d, v->c->qp_num, v->port,
+			     v->pa);
 }
 
 /* reset-clean and reset-reuse (module doc). */
@@ -370,8 +370,8 @@ static bool kv_setup(struct kv *v)
 		return false;
 	kc_line("# %u.kverbs qp c %u d %u srq max_wr %u", r->gen, v->c->qp_num, v->d->qp_num,
 		v->max_wr);
-	return kc_rc_connect(r, v->dev, "kverbs.qp-c", v->c, v->d->qp_num, v->port, v->pa) &&
-	       kc_rc_connect(r, v->dev, "kverbs.qp-d", v->d, v->c->qp_num, v->port, v->pa) &&
+	return kc_rc_connect(r, "kverbs.qp-c", v->c, v->d->qp_num, v->port, v->pa) &&
+	       kc_rc_connect(r, "kverbs.qp-d", v->d, v->c->qp_num, v->port, v->pa) &&
 	       kc_ok(r, true, "kverbs.setup", " ");
 }
 

@@ -54,8 +54,6 @@ MODULE_PARM_DESC(traffic, "After the walk, move data between two RC QPs in loopb
 #define KT_BUF 4096		/* one page per QP; kmalloc aligns a power-of-two size */
 #define KT_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
 		   IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
-#define KT_QP_ACCESS (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
-#define KT_PSN 0x2345
 #define KT_POLL_MS 5000
 #define KT_SEND_LEN 256
 #define KT_WRITE_OFF 1024
@@ -188,52 +186,6 @@ static struct ib_qp *kt_qp(struct kt *t, const char *step)
 	return qp;
 }
 
-/*
- * kc_rc_connect: the RC QP @qp to RTS, connected to @remote through the port's own
- * LID (steps @prefix.init, .rtr, .rts).
- */
-bool kc_rc_connect(struct kc_run *r, struct ib_device *dev, const char *prefix,
-		   struct ib_qp *qp, u32 remote, u32 port, const struct ib_port_attr *pa)
-{
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_INIT,
-		.port_num = port,
-		.qp_access_flags = KT_QP_ACCESS,
-	};
-	char step[48];
-
-	snprintf(step, sizeof(step), "%s.init", prefix);
-	if (!kc_modify(r, qp, step, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
-		       IB_QP_PORT | IB_QP_ACCESS_FLAGS, 0))
-		return false;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTR;
-	a.path_mtu = pa->active_mtu;
-	a.dest_qp_num = remote;
-	a.rq_psn = KT_PSN;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.type = rdma_ah_find_type(dev, port);
-	rdma_ah_set_dlid(&a.ah_attr, pa->lid);
-	rdma_ah_set_port_num(&a.ah_attr, port);
-	snprintf(step, sizeof(step), "%s.rtr", prefix);
-	if (!kc_modify(r, qp, step, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-		       IB_QP_DEST_QPN | IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC |
-		       IB_QP_MIN_RNR_TIMER, 0))
-		return false;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = KT_PSN;
-	a.max_rd_atomic = 1;
-	snprintf(step, sizeof(step), "%s.rts", prefix);
-	return kc_modify(r, qp, step, &a, IB_QP_STATE | IB_QP_TIMEOUT |
-			 IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-			 IB_QP_MAX_QP_RD_ATOMIC, 0);
-}
-
 /* @qp to RTS, connected to @remote (steps traffic.qp-@n.*). */
 static bool kt_connect(struct kt *t, const char *n, struct ib_qp *qp, u32 remote, u32 port,
 		       const struct ib_port_attr *pa)
@@ -241,7 +193,7 @@ static bool kt_connect(struct kt *t, const char *n, struct ib_qp *qp, u32 remote
 	char prefix[32];
 
 	snprintf(prefix, sizeof(prefix), "traffic.qp-%s", n);
-	return kc_rc_connect(t->r, t->dev, prefix, qp, remote, port, pa);
+	return kc_rc_connect(t->r, prefix, qp, remote, port, pa);
 }
 
 /* A page, DMA-mapped, and a fast-registration MR mapped over it (not yet valid). */
