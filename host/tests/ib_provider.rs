@@ -533,15 +533,16 @@ fn device_attributes_follow_the_caps() {
 
 #[test]
 fn device_attributes_advertise_only_what_the_provider_serves() {
-    // A ConnectX-5's caps: XRC, memory windows, UMR, multicast loopback blocking and
-    // IPoIB offloads. Upstream advertises each; the provider serves XRC and memory
-    // windows.
+    // A ConnectX-5's caps: XRC, memory windows, UMR, multicast loopback blocking,
+    // IPoIB offloads and end padding. Upstream advertises each; the provider serves XRC,
+    // memory windows, fast registration and multicast loopback blocking.
     let mut g = GeneralCaps::from_bytes(&[0u8; cmd_hca_cap::BYTES]).unwrap();
     for f in [
         cmd_hca_cap::XRC,
         cmd_hca_cap::IMAICL,
         cmd_hca_cap::BLOCK_LB_MC,
         cmd_hca_cap::IPOIB_BASIC_OFFLOADS,
+        cmd_hca_cap::END_PAD,
         cmd_hca_cap::PKV,
         cmd_hca_cap::APM,
     ] {
@@ -561,25 +562,30 @@ fn device_attributes_advertise_only_what_the_provider_serves() {
     };
     let a = device_attr(&g, None, &ids, 128);
     for (bit, what) in [
-        (
-            dev_cap::MEM_MGT_EXTENSIONS,
-            "fast registration: no alloc_mr",
-        ),
         (dev_cap::UD_IP_CSUM, "UD checksum offload: no send path"),
+        (
+            dev_cap::PCI_WRITE_END_PADDING,
+            "end padding: the create flag is refused",
+        ),
     ] {
         assert_eq!(a.device_cap_flags & bit, 0, "{what}");
     }
     for (bit, what) in [
-        (kernel_cap::SG_GAPS_REG, "gappy registration: no alloc_mr"),
-        (kernel_cap::BLOCK_MULTICAST_LOOPBACK, "create flag refused"),
+        (kernel_cap::SG_GAPS_REG, "gappy registration: no SG_GAPS alloc_mr"),
         (kernel_cap::UD_TSO, "UD TSO: no send path"),
     ] {
         assert_eq!(a.kernel_cap_flags & bit, 0, "{what}");
     }
     // Memory windows (alloc_mw) as upstream reports them with `imaicl`.
     assert_eq!(a.max_mw, 1 << 24, "max_mw = 1 << log_max_mkey");
+    // Fast registration as upstream reports it: 1 << log_max_klm_list_size.
+    assert_eq!(a.max_fast_reg_page_list_len, 1 << 16);
+    assert_ne!(
+        a.kernel_cap_flags & kernel_cap::BLOCK_MULTICAST_LOOPBACK,
+        0,
+        "the create flag is taken with block_lb_mc"
+    );
     // Limits of verbs the provider lacks: none (upstream reports them from the caps).
-    assert_eq!(a.max_fast_reg_page_list_len, 0, "no alloc_mr");
     assert_eq!(a.max_pi_fast_reg_page_list_len, 0, "no alloc_mr_integrity");
     assert_eq!(a.max_mcast_grp, 0, "no attach_mcast");
     assert_eq!(a.max_mcast_qp_attach, 0, "no attach_mcast");
@@ -588,6 +594,7 @@ fn device_attributes_advertise_only_what_the_provider_serves() {
     // windows of type 1 and 2B).
     for bit in [
         dev_cap::XRC,
+        dev_cap::MEM_MGT_EXTENSIONS,
         dev_cap::MEM_WINDOW,
         dev_cap::MEM_WINDOW_TYPE_2B,
         dev_cap::BAD_PKEY_CNTR,

@@ -8,7 +8,8 @@ use mlx5_rs_pure::errno::Errno;
 use mlx5_rs_pure::ffi::rdma::{ib_ah_abi::AhAttr, ib_qp_abi::QpAttr};
 use mlx5_rs_pure::ib::ah::av::{self, AH_TYPE_IB};
 use mlx5_rs_pure::ib::qp::create::{
-    create_qpc, rq_type, rx_type, scat, scatter_to_cqe, xrc_tgt_qpc, CreateQpc, WqSizes, XrcDevRes,
+    create_flags, create_qpc, rq_type, rx_type, scat, scatter_to_cqe, xrc_tgt_qpc, CreateQpc,
+    WqSizes, XrcDevRes,
 };
 use mlx5_rs_pure::ib::qp::modify::{
     access, after_modify, allowed_optpar, atomic_mode, ib_state, mask, mask_to_optpar, plan_modify,
@@ -264,6 +265,21 @@ fn create_context_names_every_object() {
 }
 
 #[test]
+fn create_flags_as_upstream_process_create_flags() {
+    // ib_qp_create_flags: IPOIB_UD_LSO 1 << 0, BLOCK_MULTICAST_LOOPBACK 1 << 1,
+    // CROSS_CHANNEL 1 << 2, INTEGRITY_EN 1 << 4, PCI_WRITE_END_PADDING 1 << 11.
+    assert_eq!(create_flags(0, false), Ok(false));
+    assert_eq!(create_flags(0, true), Ok(false));
+    assert_eq!(create_flags(1 << 1, true), Ok(true), "with cap block_lb_mc");
+    let eopnotsupp = Err(Errno::EOPNOTSUPP);
+    assert_eq!(create_flags(1 << 1, false), eopnotsupp, "without the cap");
+    for other in [1 << 0, 1 << 2, 1 << 4, 1 << 11, 1 << 31] {
+        assert_eq!(create_flags(other, true), eopnotsupp, "{other:#x}");
+        assert_eq!(create_flags(other | 1 << 1, true), eopnotsupp, "{other:#x}");
+    }
+}
+
+#[test]
 fn xrc_target_context_as_upstream_create_xrc_tgt_qp() {
     let d = XrcDevRes {
         pdn: 3,
@@ -271,7 +287,7 @@ fn xrc_target_context_as_upstream_create_xrc_tgt_qp() {
         srqn: 5,
         xrcdn: 6,
     };
-    let c = xrc_tgt_qpc(&d, 9, Some(0xff_ffff)).unwrap();
+    let c = xrc_tgt_qpc(&d, 9, Some(0xff_ffff), false).unwrap();
     assert_eq!(get(&c, qpc::ST), 3, "MLX5_QP_ST_XRC");
     assert_eq!(get(&c, qpc::PM_STATE), 3, "migrated");
     assert_eq!(get(&c, qpc::PD), 3, "devr->p0");
@@ -295,10 +311,12 @@ fn xrc_target_context_as_upstream_create_xrc_tgt_qp() {
         (0, 0, 0, 0),
         "no queue, no doorbell"
     );
-    let c = xrc_tgt_qpc(&d, 9, None).unwrap();
+    assert_eq!(get(&c, qpc::BLOCK_LB_MC), 0);
+    let c = xrc_tgt_qpc(&d, 9, None, true).unwrap();
     assert_eq!(get(&c, qpc::USER_INDEX), 0, "CQE version 0");
+    assert_eq!(get(&c, qpc::BLOCK_LB_MC), 1, "the create flag");
     assert!(
-        xrc_tgt_qpc(&d, 1 << 24, None).is_err(),
+        xrc_tgt_qpc(&d, 1 << 24, None, false).is_err(),
         "domain wider than 24 bits"
     );
 }

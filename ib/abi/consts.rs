@@ -342,6 +342,10 @@ pub const UVERBS_ID_DRIVER_NS_WITH_UHW: u16 = NS + 2;
 )]
 pub const IB_ATTR_CREATE_CQ_UAR_INDEX: u16 = UVERBS_ID_DRIVER_NS_WITH_UHW;
 
+/// create_qp `create_flags` (`ib_uverbs_qp_create_flags`, the bits of the kernel's
+/// `ib_qp_create_flags` too): block multicast loopback (`qpc.block_lb_mc`).
+pub const QP_CREATE_BLOCK_MULTICAST_LOOPBACK: u32 = 1 << 1;
+
 /// Builds [`ALL_ABI_CONSTS`] from `header C_NAME = VALUE;` lines.
 #[cfg(not(CONFIG_RUST))]
 macro_rules! abi_consts {
@@ -358,6 +362,7 @@ macro_rules! abi_consts {
 #[cfg(not(CONFIG_RUST))]
 pub const ALL_ABI_CONSTS: &[(&str, &str, u64)] = abi_consts! {
     abi MLX5_IB_UVERBS_ABI_VERSION = UVERBS_ABI_VERSION;
+    ioverbs IB_UVERBS_QP_CREATE_BLOCK_MULTICAST_LOOPBACK = QP_CREATE_BLOCK_MULTICAST_LOOPBACK;
     abi MLX5_IB_ALLOC_UCTX_DEVX = ALLOC_UCTX_DEVX;
     abi MLX5_LIB_CAP_4K_UAR = LIB_CAP_4K_UAR;
     abi MLX5_LIB_CAP_DYN_UAR = LIB_CAP_DYN_UAR;

@@ -11,13 +11,16 @@
 //! are never reported (upstream sets `masked_atomic_cap` to none whatever the caps).
 //!
 //! What is advertised is what the provider implements, whatever the device could do
-//! ([`NOT_SERVED`], [`NOT_SERVED_KERNEL`]): the memory management extensions and
-//! gappy registration (no `alloc_mr` / fast registration), UD checksum and TSO
-//! offloads (no send path) and multicast loopback blocking (the create flag is
-//! refused). Upstream reports each from its cap; the limits that only mean something
-//! with the feature are 0 with it: the fast-registration page list lengths, and the
-//! multicast limits (no `attach_mcast` / `detach_mcast`; upstream reports
-//! `log_max_mcg` / `max_qp_mcg` whatever the verbs). Memory windows (type 1 and 2B,
+//! ([`NOT_SERVED`], [`NOT_SERVED_KERNEL`]): gappy registration (`alloc_mr` serves
+//! `IB_MR_TYPE_MEM_REG` only, no KLM-based `SG_GAPS` MR), UD checksum and TSO offloads
+//! (no send path) and PCI write end padding (the create flag is refused). Upstream
+//! reports each from its cap; the limits that only mean something with the feature are
+//! 0 without it: the protection-information page list length (no integrity MRs), and
+//! the multicast limits (no `attach_mcast` / `detach_mcast`; upstream reports
+//! `log_max_mcg` / `max_qp_mcg` whatever the verbs). The memory management extensions
+//! (`alloc_mr`, `map_mr_sg`, the REG_MR and LOCAL_INV work requests) and multicast
+//! loopback blocking (the create flag, `qpc.block_lb_mc`) are advertised from their
+//! caps, as upstream does. Memory windows (type 1 and 2B,
 //! `alloc_mw`) are advertised with cap `imaicl`, as upstream does, with `max_mw`.
 //!
 //! Pure `core` code, compiled into the module and into the host test crate.
@@ -72,11 +75,10 @@ pub mod kernel_cap {
 
 /// `device_cap_flags` upstream derives from the caps that this provider does not serve
 /// (the verbs behind them are absent or refuse): never advertised.
-pub const NOT_SERVED: u64 = dev_cap::MEM_MGT_EXTENSIONS | dev_cap::UD_IP_CSUM;
+pub const NOT_SERVED: u64 = dev_cap::UD_IP_CSUM | dev_cap::PCI_WRITE_END_PADDING;
 
 /// `kernel_cap_flags` upstream derives from the caps that this provider does not serve.
-pub const NOT_SERVED_KERNEL: u64 =
-    kernel_cap::SG_GAPS_REG | kernel_cap::BLOCK_MULTICAST_LOOPBACK | kernel_cap::UD_TSO;
+pub const NOT_SERVED_KERNEL: u64 = kernel_cap::SG_GAPS_REG | kernel_cap::UD_TSO;
 
 /// Bytes of one send/receive WQE segment (`struct mlx5_wqe_data_seg`, also the control
 /// and remote-address segments).
@@ -164,8 +166,9 @@ pub fn device_attr(
     a.kernel_cap_flags &= !NOT_SERVED_KERNEL;
     if a.device_cap_flags & dev_cap::MEM_MGT_EXTENSIONS == 0 {
         a.max_fast_reg_page_list_len = 0;
-        a.max_pi_fast_reg_page_list_len = 0;
     }
+    // No integrity MRs (`IB_MR_TYPE_INTEGRITY`): no protection-information limit.
+    a.max_pi_fast_reg_page_list_len = 0;
     // No multicast verbs: no group can be attached.
     a.max_mcast_grp = 0;
     a.max_mcast_qp_attach = 0;

@@ -22,6 +22,7 @@
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
 
 use crate::errno::Errno;
+use crate::ib::abi::consts::QP_CREATE_BLOCK_MULTICAST_LOOPBACK;
 use crate::ib::qp::modify::{QpType, QPC_BYTES};
 use crate::ifc::{
     field::{MsgMut, Overflow},
@@ -148,6 +149,22 @@ pub struct CreateQpc {
     pub cs_res: u8,
 }
 
+/// The create flags of a QP, as upstream's `process_create_flags` takes them for the
+/// QP types this provider creates: multicast loopback blocking, with cap `block_lb_mc`
+/// (then `qpc.block_lb_mc`). Returns whether multicast loopback is blocked.
+///
+/// # Errors
+///
+/// `EOPNOTSUPP` for any other flag, or for that one without the cap (upstream's
+/// answer to a flag it does not serve).
+pub fn create_flags(flags: u32, block_lb_mc_cap: bool) -> Result<bool, Errno> {
+    let block = flags & QP_CREATE_BLOCK_MULTICAST_LOOPBACK != 0;
+    if flags & !QP_CREATE_BLOCK_MULTICAST_LOOPBACK != 0 || (block && !block_lb_mc_cap) {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    Ok(block)
+}
+
 /// `qpc.rq_type` of a QP (`get_rx_type`).
 pub fn rx_type(ty: QpType, srq: bool, has_rq: bool) -> u8 {
     if srq || matches!(ty, QpType::XrcIni | QpType::XrcTgt) {
@@ -230,7 +247,8 @@ pub struct XrcDevRes {
 
 /// The context of an XRC target as upstream `create_xrc_tgt_qp` builds it: service
 /// type XRC, PD `p0`, SRQ receive from `s0` with `c0` as both CQs, no send queue and
-/// no buffer, the target's `xrcd`, the default user index with CQE version 1.
+/// no buffer, the target's `xrcd`, the default user index with CQE version 1, and
+/// multicast loopback blocked if asked ([`create_flags`]).
 ///
 /// # Errors
 ///
@@ -239,6 +257,7 @@ pub fn xrc_tgt_qpc(
     devr: &XrcDevRes,
     xrcd: u32,
     user_index: Option<u32>,
+    block_lb_mc: bool,
 ) -> Result<[u8; QPC_BYTES], Errno> {
     create_qpc(&CreateQpc {
         st: QpType::XrcTgt.st(),
@@ -249,6 +268,7 @@ pub fn xrc_tgt_qpc(
         srqn: Some(devr.srqn),
         xrcd: Some(xrcd),
         user_index,
+        block_lb_mc,
         ..CreateQpc::default()
     })
 }

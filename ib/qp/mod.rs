@@ -99,7 +99,10 @@ use crate::ib::{
         CreateQp, DestroyQp, Init2InitQp, Init2RtrQp, QpToErr, QpToRst, QueryQp, Rst2InitQp,
         Rtr2RtsQp, Rts2RtsQp, SqErr2RtsQp, Sqd2RtsQp,
     },
-    qp::create::{create_qpc, rx_type, scatter_to_cqe, xrc_tgt_qpc, CreateQpc, WqSizes, XrcDevRes},
+    qp::create::{
+        create_flags, create_qpc, rx_type, scatter_to_cqe, xrc_tgt_qpc, CreateQpc, WqSizes,
+        XrcDevRes,
+    },
     qp::kdp::{KernelWq, KqpTable, SqSide},
     qp::modify::{
         after_modify, atomic_mode, ib_qpt, ib_state, mask, plan_modify, query_attr, ModifyCaps,
@@ -180,6 +183,8 @@ pub(crate) struct QpEnv {
     pub(crate) umr_fence: u8,
     /// Cap `xrc`: XRC QPs are created (upstream `check_qp_type`).
     pub(crate) xrc: bool,
+    /// Cap `block_lb_mc`: the create flag that blocks multicast loopback is taken.
+    pub(crate) block_lb_mc: bool,
 }
 
 impl QpEnv {
@@ -217,6 +222,7 @@ impl QpEnv {
             },
             kernel_uar,
             xrc: caps.get(gen_cap::XRC),
+            block_lb_mc: caps.get(gen_cap::BLOCK_LB_MC),
             bf_half: (1usize << caps.get(gen_cap::LOG_BF_REG_SIZE).min(16)) / 2,
             // `MLX5_CAP_UMR_FENCE_NONE` 0, `_SMALL` 1, else strong ordering.
             umr_fence: match caps.get(gen_cap::UMR_FENCE) {
@@ -282,7 +288,8 @@ impl IbQpOps for QpVerbs {
     ///
     /// - `EOPNOTSUPP` for a QP type this provider does not create (raw packet, driver
     ///   QPs; special QPs from user space, kernel XRC initiators, XRC without cap
-    ///   `xrc`) and for any create flag;
+    ///   `xrc`) and for a create flag other than multicast loopback blocking (that one
+    ///   too without cap `block_lb_mc`: [`create_flags`]);
     /// - `EINVAL` for an XRC target with user data (the core passes none), without a
     ///   domain or the device resources; without a send and a receive CQ (an XRC
     ///   initiator: a send CQ), a user context without user data
@@ -540,11 +547,8 @@ pub(crate) fn create_user_qp(
         QpType::XrcIni if env.xrc => QpKind::XrcIni,
         _ => return Err(EOPNOTSUPP),
     };
-    // No create flag is served (upstream's process_create_flags refuses what the
-    // device or the type does not take with EOPNOTSUPP).
-    if init.create_flags != 0 {
-        return Err(EOPNOTSUPP);
-    }
+    // The create flags upstream's process_create_flags takes (EOPNOTSUPP for the rest).
+    let block_lb_mc = create_flags(init.create_flags, env.block_lb_mc)?;
     // An XRC initiator has a send CQ only (the core gives it no receive CQ).
     let xrc_ini = ty == QpType::XrcIni;
     if init.has_send_cq == 0 || (init.has_recv_cq == 0 && !xrc_ini) {
@@ -623,7 +627,7 @@ pub(crate) fn create_user_qp(
         log_page_size,
         page_offset,
         wq_signature: plan.flags & QP_FLAG_SIGNATURE != 0,
-        block_lb_mc: false,
+        block_lb_mc,
         packet_based_credit: plan.flags & QP_FLAG_PACKET_BASED_CREDIT_MODE != 0,
         cs_req,
         cs_res,
@@ -717,10 +721,8 @@ pub(crate) fn create_kernel_qp(
     if matches!(ty, QpType::XrcIni | QpType::XrcTgt) {
         return Err(EOPNOTSUPP);
     }
-    // No create flag is served (IPoIB LSO, integrity, multicast loopback block).
-    if init.create_flags != 0 {
-        return Err(EOPNOTSUPP);
-    }
+    // Multicast loopback blocking only (IPoIB LSO, integrity, ...: EOPNOTSUPP).
+    let block_lb_mc = create_flags(init.create_flags, env.block_lb_mc)?;
     if init.has_send_cq == 0 || init.has_recv_cq == 0 {
         return Err(EINVAL);
     }
@@ -793,7 +795,7 @@ pub(crate) fn create_kernel_qp(
         log_page_size: 0,
         page_offset: 0,
         wq_signature: false,
-        block_lb_mc: false,
+        block_lb_mc,
         packet_based_credit: false,
         cs_req: 0,
         cs_res: 0,
@@ -925,7 +927,8 @@ fn xrc_devres(init: &QpInit) -> Result<XrcDevRes> {
 ///
 /// # Errors
 ///
-/// `EOPNOTSUPP` without cap `xrc` and for any create flag; `EINVAL` without a domain
+/// `EOPNOTSUPP` without cap `xrc` and for a create flag [`create_flags`] refuses;
+/// `EINVAL` without a domain
 /// or the device resources; CREATE_QP's errno ([`Hw::exec_cmd`]).
 pub(crate) fn create_xrc_tgt_qp(
     dev: &device::Device,
@@ -933,14 +936,20 @@ pub(crate) fn create_xrc_tgt_qp(
     env: &QpEnv,
     init: &mut QpInit,
 ) -> Result<(KBox<dyn IbQp>, u32, usize)> {
-    if !env.xrc || init.create_flags != 0 {
+    if !env.xrc {
         return Err(EOPNOTSUPP);
     }
+    let block_lb_mc = create_flags(init.create_flags, env.block_lb_mc)?;
     let devr = xrc_devres(init)?;
     if init.xrcdn == 0 {
         return Err(EINVAL);
     }
-    let ctx = xrc_tgt_qpc(&devr, init.xrcdn, env.cqe_v1.then_some(IB_DEFAULT_UIDX))?;
+    let ctx = xrc_tgt_qpc(
+        &devr,
+        init.xrcdn,
+        env.cqe_v1.then_some(IB_DEFAULT_UIDX),
+        block_lb_mc,
+    )?;
     // No memory of the QP's own: nothing to keep whatever CREATE_QP's outcome.
     let qpn = hw
         .exec_cmd(CreateQp {

@@ -33,7 +33,7 @@ status 0 once every file ran, whatever the outcomes (tests/guest/pyverbs_compare
 judges them).
 
 pyverbs draws some attributes at random (QP caps, UD create flags such as
-BLOCK_SELF_MCAST_LB, which neither driver serves here: EOPNOTSUPP, the test skips).
+BLOCK_SELF_MCAST_LB, which both drivers take with the emulator's cap block_lb_mc).
 Each test starts from Python's random generator seeded with a hash of its id, so both
 drivers get the same draws and a run repeats the one before: the outcomes compare.
 """
