@@ -4,7 +4,8 @@
 # VM (guest-ib.sh); this boot is for them alone:
 #   tests/vm/vm.sh --timeout 5400 --run tests/bench/guest-dp.sh
 # (2026-12-05, host load 13-17: 205-380 s per driver's round of eight runs, 3,300 s
-# were not enough for the 8th pass; at a load of 2-3 a round is ~40 s).
+# were not enough for the 8th pass; at a load of 5-6 a round with twice the iterations
+# took 76-83 s).
 # Prints BENCH lines (tests/bench/lib-guest.sh).
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 . "$MLX5RS_REPO/tests/bench/lib-guest.sh"
