@@ -25,13 +25,15 @@
 # Per run also the emulator's counters over it, to show whether libmlx5 took the same
 # path on both drivers: UAR write messages (a BlueFlame copy is several per WQE, a
 # doorbell one), CQEs written (and how many 128-byte), CQ arms, completion events,
-# interrupts, memory-key translations.
+# interrupts, memory-key translations; and the guest's vCPUs over it (/proc/stat: busy
+# share, and the kernel's share: a driver's background work competing with perftest).
 # Per run also the emulator's doorbell time per message (a bw run's iterations, a lat
 # run's twice: one message each way) against the guest's time per message (1 / message
 # rate; the mean one-way latency), and the emulator's share of it in percent.
 # BENCH keys: WHO.dp.<case>.{mb_per_sec,msg_per_sec,lat_typ_us,lat_p99_us,wqes,
 # doorbells,wqe_mean_ns,db_mean_ns,emu_ns_per_msg,msg_ns,emu_pct,uar_msgs,uar_writes,
-# cqes,cqes_wide,arms,comp_events,irqs,xlates}, send_bw_*.rx_msg_per_sec,
+# cqes,cqes_wide,arms,comp_events,irqs,xlates,guest_busy_pct,guest_kernel_pct},
+# send_bw_*.rx_msg_per_sec,
 # WHO.dp.all.{wqe,db}_{p50,p99,count}, WHO.dp.{secs,iters_bw,iters_lat,round}, once per
 # round; dp.{rounds,dv_fields,dv_differ} once.
 . "$MLX5RS_REPO/tests/guest/dp-traffic.sh"
@@ -48,8 +50,10 @@ DP_TIMEOUT=${MLX5RS_BENCH_DP_TIMEOUT:-600}
 # $DP_OUT/dpbench.CASE.{client,server} (dp_pair).
 dp_bench_run() {
 	emuctl '{"cmd":"stats"}' >"$DP_BENCH_OUT/$1.before" || note "dp: no stats before $1"
+	head -n 1 /proc/stat >"$DP_BENCH_OUT/$1.cpu-before"
 	dp_pair "dpbench.$1" "$2" "-d mlx5_0 -i 1 -F $3" "-d mlx5_0 -i 1 -F $3" ||
 		note "dp: $1 failed: $(tail -n 2 "$DP_OUT/dpbench.$1.client" 2>/dev/null | tr '\n' ' ')"
+	head -n 1 /proc/stat >"$DP_BENCH_OUT/$1.cpu-after"
 	emuctl '{"cmd":"stats"}' >"$DP_BENCH_OUT/$1.after" || note "dp: no stats after $1"
 	# perftest's result rows of both sides, for the record (the console keeps them).
 	for _s in client server; do
@@ -109,6 +113,16 @@ def counter(d, path):
             d = d[k]
         return int(d)
     except (KeyError, TypeError, ValueError):
+        return None
+
+def cpu(p):
+    # /proc/stat's "cpu" line: user nice system idle iowait irq softirq steal (jiffies,
+    # both vCPUs together).
+    try:
+        with open(p) as f:
+            w = f.readline().split()
+        return [int(x) for x in w[1:9]] if w and w[0] == "cpu" else None
+    except (OSError, ValueError):
         return None
 
 def irqs(d):
@@ -183,6 +197,13 @@ for case in open(d + "/cases").read().split():
     for k, path in COUNTERS + (("irqs", None),):
         x, y = (irqs(fa), irqs(fz)) if path is None else (counter(fa, path), counter(fz, path))
         b(case + "." + k, "?" if x is None or y is None else y - x)
+    # The guest's vCPUs over the run: busy share (not idle, not iowait) and of it the
+    # kernel's (system, irq, softirq): a driver's background work shows here.
+    ca, cz = cpu("%s/%s.cpu-before" % (d, case)), cpu("%s/%s.cpu-after" % (d, case))
+    dl = [y - x for x, y in zip(ca, cz)] if ca and cz else None
+    tot = sum(dl) if dl else 0
+    b(case + ".guest_busy_pct", "%.1f" % (100.0 * (tot - dl[3] - dl[4]) / tot) if tot else "?")
+    b(case + ".guest_kernel_pct", "%.1f" % (100.0 * (dl[2] + dl[5] + dl[6]) / tot) if tot else "?")
     a, z = load("%s/%s.before" % (d, case)), load("%s/%s.after" % (d, case))
     if a is None or z is None:
         b(case + ".wqes", "?")

@@ -164,7 +164,11 @@ if [ "$REPORT_ONLY" = 0 ]; then
 	# ib: 202 s with upstream's data path (35 s) at a load average of 3.4, 774 s (168 s)
 	# at 12.7 (2026-12-05); both drivers' data path and kernel loops took 176-309 s as a
 	# boot of their own (guest-dp.sh) at a load average of 2-6 (2026-12-05).
-	if want ib; then run_vm ib 3000 tests/bench/guest-ib.sh; fi
+	# The data path in 4 interleaved rounds per driver (guest-dp-figures.sh): 8 passes of
+	# the eight perftest runs, 205-380 s each at a host load of 13-17 (2026-12-05: the
+	# data-path boot alone hit 3,300 s in its last pass); at a load of 5-6 one pass with twice
+	# the iterations took 76-83 s.
+	if want ib; then run_vm ib 5400 tests/bench/guest-ib.sh; fi
 	echo "$(($(date +%s) - T_START))" >"$OUT/total.secs"
 fi
 # ---- report ----------------------------------------------------------------------
