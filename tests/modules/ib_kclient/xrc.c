@@ -302,8 +302,10 @@ void kc_xrc(struct kc_run *r, struct ib_device *dev, u32 port, const struct ib_p
 	if (!xrc)
 		return;
 	x = kzalloc(sizeof(*x), GFP_KERNEL);
-	if (!kc_ok(r, x, "xrc.setup", "no memory"))
+	if (!x) {
+		kc_ok(r, false, "xrc.setup", "no memory");
 		return;
+	}
 	x->r = r;
 	x->dev = dev;
 	if (kx_setup(x) && kx_create(x) &&
