@@ -8,7 +8,8 @@ use mlx5_rs_pure::errno::Errno;
 use mlx5_rs_pure::ffi::rdma::{ib_ah_abi::AhAttr, ib_qp_abi::QpAttr};
 use mlx5_rs_pure::ib::ah::av::{self, AH_TYPE_IB};
 use mlx5_rs_pure::ib::qp::create::{
-    create_qpc, rq_type, rx_type, scat, scatter_to_cqe, xrc_tgt_qpc, kernel_xrc_ini_srq, CreateQpc, WqSizes, XrcDevRes,
+    create_qpc, kernel_xrc_ini_srq, rq_type, rx_type, scat, scatter_to_cqe, xrc_tgt_qpc, CreateQpc,
+    WqSizes, XrcDevRes,
 };
 use mlx5_rs_pure::ib::qp::modify::{
     access, after_modify, allowed_optpar, atomic_mode, ib_state, mask, mask_to_optpar, plan_modify,
@@ -275,7 +276,11 @@ fn kernel_xrc_initiator_names_upstream_create_kernel_qp_srq() {
         xrcdn0: 8,
     };
     assert_eq!(kernel_xrc_ini_srq(&d, None), (7, 6), "s1 in xrcdn1");
-    assert_eq!(kernel_xrc_ini_srq(&d, Some(11)), (11, 8), "the SRQ in xrcdn0");
+    assert_eq!(
+        kernel_xrc_ini_srq(&d, Some(11)),
+        (11, 8),
+        "the SRQ in xrcdn0"
+    );
 }
 
 #[test]

@@ -694,8 +694,13 @@ mod tests {
         let mut st = SqState::default();
         // A ring holding an earlier WQE's bytes: the segment still names SRQ 0.
         let mut ring = [0xffu8; 8 * 64];
-        let p = build_send(&g, &mut st, &wr(SendOp::Send, Payload::Gather(&SG[..1])), &mut ring)
-            .unwrap();
+        let p = build_send(
+            &g,
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&SG[..1])),
+            &mut ring,
+        )
+        .unwrap();
         assert_eq!((p.idx, p.bbs), (0, 1));
         let b = &ring[..64];
         // SEND.
