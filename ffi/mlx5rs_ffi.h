@@ -433,14 +433,17 @@ struct mlx5rs_ib_qp_init {
 	__u8 recv_cqe_128;
 	__u8 rsvd[2];
 	/* XRC: the target's XRC domain (XRC_TGT), and the device resources upstream
-	 * names in an XRC QP's context (mlx5_ib_resources: p0, c0, s0, xrcdn1). */
+	 * names in an XRC QP's context (mlx5_ib_resources: p0, c0, s0, xrcdn1; a
+	 * kernel initiator's s1 or xrcdn0). */
 	__u32 xrcdn;
 	__u32 devr_pdn;
 	__u32 devr_cqn;
 	__u32 devr_srqn;
 	__u32 devr_xrcdn;
+	__u32 devr_srqn1;
+	__u32 devr_xrcdn0;
 };
-#define MLX5RS_IB_QP_INIT_SIZE 76
+#define MLX5RS_IB_QP_INIT_SIZE 84
 
 bool mlx5rs_ib_modify_qp_is_ok(__u32 cur, __u32 next, __u32 type, __u32 mask);
 /* Implemented in Rust (ffi/rdma/ib_qp.rs): @ibdev the core's struct ib_device, @uctx the

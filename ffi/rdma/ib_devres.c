@@ -4,9 +4,10 @@
  * the context of an XRC QP names, made through the RDMA core on this very device as
  * upstream mlx5_ib makes its struct mlx5_ib_resources (main.c
  * mlx5_ib_dev_res_cq_init(), mlx5_ib_dev_res_srq_init(), mlx5_ib_dev_res_init()): a
- * PD (p0), a one-entry CQ (c0), two XRC domains (xrcdn0, xrcdn1) and an XRC SRQ in
- * the first with c0 (s0). Upstream's basic SRQ s1, which its other QPs name when they
- * have no SRQ, is not made: this provider's other QPs name none (ib/qp/create.rs).
+ * PD (p0), a one-entry CQ (c0), two XRC domains (xrcdn0, xrcdn1), an XRC SRQ in
+ * the first with c0 (s0) and a basic SRQ (s1). Upstream's other QPs name s1 when
+ * they have no SRQ; this provider's name none (ib/qp/create.rs) except a kernel XRC
+ * initiator, whose context names s1 as upstream's create_kernel_qp() does.
  *
  * They are made on the first XRC create_qp (upstream: on the first create_qp or
  * create_srq), all or none under a mutex, and destroyed by mlx5rs_ib_devres_cleanup()
@@ -20,6 +21,8 @@
 
 static void rsdevres_destroy(struct mlx5rs_ib_devres *r)
 {
+	if (r->s1)
+		ib_destroy_srq(r->s1);
 	if (r->s0)
 		ib_destroy_srq(r->s0);
 	if (r->x1)
@@ -30,6 +33,7 @@ static void rsdevres_destroy(struct mlx5rs_ib_devres *r)
 		ib_destroy_cq(r->c0);
 	if (r->p0)
 		ib_dealloc_pd(r->p0);
+	r->s1 = NULL;
 	r->s0 = NULL;
 	r->x1 = NULL;
 	r->x0 = NULL;
@@ -82,6 +86,17 @@ static int rsdevres_create(struct mlx5rs_ib_dev *dev)
 		goto fail;
 	}
 	r->s0 = s;
+	/* Upstream mlx5_ib_dev_res_srq_init()'s s1: basic, one WQE of one entry. */
+	memset(&srq_attr, 0, sizeof(srq_attr));
+	srq_attr.attr.max_sge = 1;
+	srq_attr.attr.max_wr = 1;
+	srq_attr.srq_type = IB_SRQT_BASIC;
+	s = ib_create_srq(r->p0, &srq_attr);
+	if (IS_ERR(s)) {
+		err = PTR_ERR(s);
+		goto fail;
+	}
+	r->s1 = s;
 	return 0;
 fail:
 	/* Without cap xrc the domains are refused: no XRC QP, nothing to report. */
@@ -105,13 +120,15 @@ int mlx5rs_ib_devres_get(struct mlx5rs_ib_dev *dev, struct mlx5rs_ib_qp_init *in
 	int err = 0;
 
 	mutex_lock(&r->lock);
-	if (!r->s0)
+	if (!r->s1)
 		err = rsdevres_create(dev);
 	if (!err) {
 		init->devr_pdn = container_of(r->p0, struct mlx5rs_ib_pd, ibpd)->pdn;
 		init->devr_cqn = container_of(r->c0, struct mlx5rs_ib_cq, ibcq)->cqn;
 		init->devr_srqn = container_of(r->s0, struct mlx5rs_ib_srq, ibsrq)->srqn;
 		init->devr_xrcdn = container_of(r->x1, struct mlx5rs_ib_xrcd, ibxrcd)->xrcdn;
+		init->devr_srqn1 = container_of(r->s1, struct mlx5rs_ib_srq, ibsrq)->srqn;
+		init->devr_xrcdn0 = container_of(r->x0, struct mlx5rs_ib_xrcd, ibxrcd)->xrcdn;
 	}
 	mutex_unlock(&r->lock);
 	return err;

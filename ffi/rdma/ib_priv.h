@@ -25,6 +25,8 @@
  * @x0: the XRC domain of @s0 (upstream xrcdn0)
  * @x1: the XRC domain of XRC initiators (upstream xrcdn1)
  * @s0: an XRC SRQ (the SRQ XRC QPs' contexts name)
+ * @s1: a basic SRQ (the SRQ a kernel XRC initiator's context names, upstream
+ *	create_kernel_qp())
  *
  * Created on the first XRC create_qp, all or none, and destroyed after the device
  * is unregistered (every QP naming them is gone then).
@@ -36,6 +38,7 @@ struct mlx5rs_ib_devres {
 	struct ib_xrcd *x0;
 	struct ib_xrcd *x1;
 	struct ib_srq *s0;
+	struct ib_srq *s1;
 };
 
 /**

@@ -139,9 +139,13 @@ pub struct QpInit {
     pub devr_srqn: u32,
     /// XRC QPs: the device resources' XRC domain (upstream `devr->xrcdn1`).
     pub devr_xrcdn: u32,
+    /// XRC QPs: the device resources' basic SRQ (upstream `devr->s1`).
+    pub devr_srqn1: u32,
+    /// XRC QPs: the device resources' other XRC domain (upstream `devr->xrcdn0`).
+    pub devr_xrcdn0: u32,
 }
 
 // The sizes `mlx5rs_ffi.h` declares (MLX5RS_IB_QP_ATTR_SIZE, MLX5RS_IB_QP_INIT_SIZE),
 // which ffi/rdma/ib_qp.c checks on its side.
 const _: () = assert!(core::mem::size_of::<QpAttr>() == 156);
-const _: () = assert!(core::mem::size_of::<QpInit>() == 76);
+const _: () = assert!(core::mem::size_of::<QpInit>() == 84);

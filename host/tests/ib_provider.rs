@@ -571,7 +571,10 @@ fn device_attributes_advertise_only_what_the_provider_serves() {
         assert_eq!(a.device_cap_flags & bit, 0, "{what}");
     }
     for (bit, what) in [
-        (kernel_cap::SG_GAPS_REG, "gappy registration: no SG_GAPS alloc_mr"),
+        (
+            kernel_cap::SG_GAPS_REG,
+            "gappy registration: no SG_GAPS alloc_mr",
+        ),
         (kernel_cap::UD_TSO, "UD TSO: no send path"),
     ] {
         assert_eq!(a.kernel_cap_flags & bit, 0, "{what}");

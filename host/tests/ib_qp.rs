@@ -8,8 +8,8 @@ use mlx5_rs_pure::errno::Errno;
 use mlx5_rs_pure::ffi::rdma::{ib_ah_abi::AhAttr, ib_qp_abi::QpAttr};
 use mlx5_rs_pure::ib::ah::av::{self, AH_TYPE_IB};
 use mlx5_rs_pure::ib::qp::create::{
-    create_flags, create_qpc, rq_type, rx_type, scat, scatter_to_cqe, xrc_tgt_qpc, CreateQpc,
-    WqSizes, XrcDevRes,
+    create_flags, create_qpc, kernel_xrc_ini_srq, rq_type, rx_type, scat, scatter_to_cqe,
+    xrc_tgt_qpc, CreateQpc, WqSizes, XrcDevRes,
 };
 use mlx5_rs_pure::ib::qp::modify::{
     access, after_modify, allowed_optpar, atomic_mode, ib_state, mask, mask_to_optpar, plan_modify,
@@ -280,12 +280,33 @@ fn create_flags_as_upstream_process_create_flags() {
 }
 
 #[test]
+fn kernel_xrc_initiator_names_upstream_create_kernel_qp_srq() {
+    // Upstream `create_kernel_qp`: `attr->srq` ? (xrcdn0, its SRQ) : (xrcdn1, s1).
+    let d = XrcDevRes {
+        pdn: 3,
+        cqn: 4,
+        srqn: 5,
+        xrcdn: 6,
+        srqn1: 7,
+        xrcdn0: 8,
+    };
+    assert_eq!(kernel_xrc_ini_srq(&d, None), (7, 6), "s1 in xrcdn1");
+    assert_eq!(
+        kernel_xrc_ini_srq(&d, Some(11)),
+        (11, 8),
+        "the SRQ in xrcdn0"
+    );
+}
+
+#[test]
 fn xrc_target_context_as_upstream_create_xrc_tgt_qp() {
     let d = XrcDevRes {
         pdn: 3,
         cqn: 4,
         srqn: 5,
         xrcdn: 6,
+        srqn1: 7,
+        xrcdn0: 8,
     };
     let c = xrc_tgt_qpc(&d, 9, Some(0xff_ffff), false).unwrap();
     assert_eq!(get(&c, qpc::ST), 3, "MLX5_QP_ST_XRC");

@@ -13,9 +13,11 @@
 //! (`create_user_qp`, `create_xrc_tgt_qp`: the receive CQ `devr->c0`, the XRC SRQ
 //! `devr->s0`, for an initiator the domain `devr->xrcdn1`, for a target its own
 //! domain, `devr->p0` as its PD and `c0` as its send CQ too; see [`xrc_tgt_qpc`]).
-//! The XRC domains and the default SRQ upstream names for other QPs without an SRQ
-//! (`devr->xrcdn0` / `xrcdn1`, `devr->s1`) are not used: such a QP names none
-//! (`xrcd` 0, `srqn` 0). The timestamp
+//! A kernel XRC initiator names what upstream's `create_kernel_qp` names for it
+//! ([`kernel_xrc_ini_srq`]: the basic SRQ `devr->s1` in domain `xrcdn1`, or the
+//! consumer's SRQ in `xrcdn0`). The XRC domains and the default SRQ upstream names
+//! for other QPs without an SRQ (`devr->xrcdn0` / `xrcdn1`, `devr->s1`) are not
+//! used: such a QP names none (`xrcd` 0, `srqn` 0). The timestamp
 //! format is 0 (free running), what upstream picks when the RoCE caps' `qp_ts_format`
 //! is 0, as on an InfiniBand function.
 //!
@@ -243,6 +245,21 @@ pub struct XrcDevRes {
     pub srqn: u32,
     /// XRC domain `xrcdn1` (initiators).
     pub xrcdn: u32,
+    /// Basic SRQ `s1` (kernel initiators).
+    pub srqn1: u32,
+    /// XRC domain `xrcdn0` (kernel initiators with an SRQ).
+    pub xrcdn0: u32,
+}
+
+/// The SRQ and XRC domain a kernel XRC initiator's context names, as upstream
+/// `create_kernel_qp`: with the consumer's SRQ that SRQ and `devr->xrcdn0`, else
+/// the basic SRQ `devr->s1` and `devr->xrcdn1` (the initiator never receives: upstream
+/// names them as for every kernel QP). Returns `(srqn, xrcd)`.
+pub fn kernel_xrc_ini_srq(devr: &XrcDevRes, srq: Option<u32>) -> (u32, u32) {
+    match srq {
+        Some(n) => (n, devr.xrcdn0),
+        None => (devr.srqn1, devr.xrcdn),
+    }
 }
 
 /// The context of an XRC target as upstream `create_xrc_tgt_qp` builds it: service

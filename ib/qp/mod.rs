@@ -11,8 +11,11 @@
 //! (receive CQ `c0`, domain `xrcdn1`, SRQ `s0` in its context, as upstream
 //! `create_user_qp`); a target, which the core always creates without user data,
 //! has no queue and no doorbell record ([`create_xrc_tgt_qp`], upstream
-//! `create_xrc_tgt_qp`: its own domain, PD `p0`, `c0`, `s0`). Kernel XRC initiators
-//! are refused (`EOPNOTSUPP`; upstream creates them).
+//! `create_xrc_tgt_qp`: its own domain, PD `p0`, `c0`, `s0`). A kernel XRC initiator
+//! is a kernel QP with a send queue only, as upstream's `create_kernel_qp` makes it
+//! (domain `xrcdn1`, the basic SRQ `s1`); its send WQEs carry the XRC segment
+//! upstream reserves and never fills (a kernel work request cannot name a remote
+//! SRQ: [`send_wqe`]).
 //!
 //! create_qp checks the request ([`crate::ib::abi::qp::parse_create_qp`]: sizes, flags,
 //! user index, addresses), picks the doorbell's UAR ([`crate::ib::uctx::uar`]), pins the
@@ -100,7 +103,8 @@ use crate::ib::{
         Rtr2RtsQp, Rts2RtsQp, SqErr2RtsQp, Sqd2RtsQp,
     },
     qp::create::{
-        create_flags, create_qpc, rx_type, scatter_to_cqe, xrc_tgt_qpc, CreateQpc, WqSizes,
+        create_flags, create_qpc, kernel_xrc_ini_srq, rx_type, scatter_to_cqe, xrc_tgt_qpc,
+        CreateQpc, WqSizes,
         XrcDevRes,
     },
     qp::kdp::{KernelWq, KqpTable, SqSide},
@@ -280,16 +284,16 @@ impl QpVerbs {
 }
 
 impl IbQpOps for QpVerbs {
-    /// create_qp: a kernel consumer's QP (RC, UC, UD, GSI/SMI; queues in coherent
+    /// create_qp: a kernel consumer's QP (RC, UC, UD, XRC initiator, GSI/SMI; queues in coherent
     /// memory), a user QP (RC, UC, UD, XRC initiator) over the request's pinned
     /// buffer, or an XRC target (no queues).
     ///
     /// # Errors
     ///
     /// - `EOPNOTSUPP` for a QP type this provider does not create (raw packet, driver
-    ///   QPs; special QPs from user space, kernel XRC initiators, XRC without cap
-    ///   `xrc`) and for a create flag other than multicast loopback blocking (that one
-    ///   too without cap `block_lb_mc`: [`create_flags`]);
+    ///   QPs; special QPs from user space, XRC without cap `xrc`) and for a create
+    ///   flag other than multicast loopback blocking (that one too without cap
+    ///   `block_lb_mc`: [`create_flags`]);
     /// - `EINVAL` for an XRC target with user data (the core passes none), without a
     ///   domain or the device resources; without a send and a receive CQ (an XRC
     ///   initiator: a send CQ), a user context without user data
@@ -718,14 +722,19 @@ pub(crate) fn create_kernel_qp(
 ) -> Result<(KBox<dyn IbQp>, u32, usize)> {
     let ty = QpType::from_ib(init.qp_type).ok_or(EOPNOTSUPP)?;
     let (uar, uar_bar_off) = env.kernel_uar.ok_or(EOPNOTSUPP)?;
-    if matches!(ty, QpType::XrcIni | QpType::XrcTgt) {
+    // A target is create_xrc_tgt_qp's; an initiator needs cap `xrc` (upstream
+    // `check_qp_type`).
+    let xrc_ini = ty == QpType::XrcIni;
+    if ty == QpType::XrcTgt || (xrc_ini && !env.xrc) {
         return Err(EOPNOTSUPP);
     }
     // Multicast loopback blocking only (IPoIB LSO, integrity, ...: EOPNOTSUPP).
     let block_lb_mc = create_flags(init.create_flags, env.block_lb_mc)?;
-    if init.has_send_cq == 0 || init.has_recv_cq == 0 {
+    // An XRC initiator needs no receive CQ (upstream `get_cqs` names none for it).
+    if init.has_send_cq == 0 || (init.has_recv_cq == 0 && !xrc_ini) {
         return Err(EINVAL);
     }
+    let devr = xrc_ini.then(|| xrc_devres(init)).transpose()?;
     let port = if ty.is_sqp() {
         match u8::try_from(init.port_num) {
             Ok(p) if p != 0 && p <= env.modify.num_ports => p,
@@ -748,7 +757,8 @@ pub(crate) fn create_kernel_qp(
     } else {
         None
     };
-    let has_rq = !srq && init.max_recv_wr != 0;
+    // Upstream `qp_has_rq`: never for an XRC initiator.
+    let has_rq = !srq && !xrc_ini && init.max_recv_wr != 0;
     let (rq_cnt, rq_shift, rq_gs) = kernel_rq_size(&cap, has_rq, false, &env.size)?;
     let sq = kernel_sq_size(ty, &cap, &env.size)?;
     let rq_bytes = usize::try_from(u64::from(rq_cnt) << rq_shift).map_err(|_| EINVAL)?;
@@ -780,15 +790,24 @@ pub(crate) fn create_kernel_qp(
         ..sq
     };
     let (snd, rcv) = ty.has_cqs();
+    // Upstream `create_kernel_qp` names an initiator's receive CQ when the consumer
+    // gave one, and its SRQ and domain by [`kernel_xrc_ini_srq`].
+    let (srqn, xrcd) = match devr {
+        Some(d) => {
+            let (n, x) = kernel_xrc_ini_srq(&d, srq.then_some(init.srqn));
+            (Some(n), Some(x))
+        }
+        None => (srq.then_some(init.srqn), None),
+    };
     let p = CreateQpc {
         st: ty.st(),
         pdn: init.pdn,
         wq,
         rq_type: rx_type(ty, srq, has_rq),
         cqn_snd: snd.then_some(init.send_cqn),
-        cqn_rcv: rcv.then_some(init.recv_cqn),
-        srqn: srq.then_some(init.srqn),
-        xrcd: None,
+        cqn_rcv: (rcv || (xrc_ini && init.has_recv_cq != 0)).then_some(init.recv_cqn),
+        srqn,
+        xrcd,
         dbr_addr: db_dma,
         user_index: env.cqe_v1.then_some(IB_DEFAULT_UIDX),
         uar_page: uar,
@@ -824,7 +843,8 @@ pub(crate) fn create_kernel_qp(
         alt_port: 0,
         pdn: init.pdn,
         cqn_snd: p.cqn_snd,
-        cqn_rcv: p.cqn_rcv,
+        // The CQs upstream's `get_cqs` gives (none to receive for an initiator).
+        cqn_rcv: rcv.then_some(init.recv_cqn),
         rq_wqe_cnt: rq_cnt,
         db_dma,
     };
@@ -854,7 +874,7 @@ pub(crate) fn create_kernel_qp(
     )?;
     let cqs = [
         p.cqn_snd.and_then(|n| kobjs.cqs.get(n)),
-        p.cqn_rcv.and_then(|n| kobjs.cqs.get(n)),
+        rcv.then(|| kobjs.cqs.get(init.recv_cqn)).flatten(),
     ];
     kqps.insert(wq.clone())?;
     // On its CQs' lists (upstream `list_send_qp` / `list_recv_qp`) for the software
@@ -914,8 +934,10 @@ fn xrc_devres(init: &QpInit) -> Result<XrcDevRes> {
         cqn: init.devr_cqn,
         srqn: init.devr_srqn,
         xrcdn: init.devr_xrcdn,
+        srqn1: init.devr_srqn1,
+        xrcdn0: init.devr_xrcdn0,
     };
-    if d.pdn == 0 || d.cqn == 0 || d.srqn == 0 || d.xrcdn == 0 {
+    if d.pdn == 0 || d.cqn == 0 || d.srqn == 0 || d.xrcdn == 0 || d.srqn1 == 0 || d.xrcdn0 == 0 {
         return Err(EINVAL);
     }
     Ok(d)

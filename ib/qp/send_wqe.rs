@@ -5,6 +5,12 @@
 //! opcode and QP type (`ifc::wqe` / `ifc::umr` layouts), the control segment
 //! (`mlx5r_begin_wqe` / `mlx5r_finish_wqe`) and the new producer counter.
 //!
+//! An XRC initiator's WQE has the XRC segment after the control segment, whatever
+//! the opcode, as upstream's `case IB_QPT_XRC_INI` reserves it. Upstream never writes
+//! it: `struct ib_send_wr` has no remote SRQ number, so a kernel XRC send names the
+//! SRQ number its (zeroed) buffer holds there, 0. Written here as zeros, so that a
+//! wrapped queue names 0 as a fresh one does.
+//!
 //! The WQE is written straight into the ring, 16 bytes at a time, wrapping at the
 //! ring's end as upstream's `handle_post_send_edge` does; the control segment goes
 //! last, once `ds` is known. Ringing the doorbell (record = [`SqState::cur_post`],
@@ -19,7 +25,7 @@ use crate::ib::qp::modify::QpType;
 use crate::ifc::av::Av;
 use crate::ifc::umr::{vals as umr_vals, MkeySeg, UmrCtrlSeg};
 use crate::ifc::wqe::{
-    opcode, vals, WqeCtrlSeg, WqeDataSeg, WqeDatagramSeg, WqeInlineSeg, WqeRaddrSeg,
+    opcode, vals, WqeCtrlSeg, WqeDataSeg, WqeDatagramSeg, WqeInlineSeg, WqeRaddrSeg, WqeXrcSeg,
 };
 use zerocopy::byteorder::big_endian::{U16, U32, U64};
 use zerocopy::IntoBytes;
@@ -390,8 +396,10 @@ pub fn build_send(
     let linv = matches!(wr.op, SendOp::LocalInv { .. }) || reg || umr;
 
     // Size in 16-byte units, before writing: the WQE must fit the ds field and
-    // `MLX5_SEND_WQE_MAX_WQEBBS`.
-    let mut ds = 1usize;
+    // `MLX5_SEND_WQE_MAX_WQEBBS`. The control segment, and an initiator's XRC segment.
+    let xrc = geo.qp_type == QpType::XrcIni;
+    let head = 1 + usize::from(xrc);
+    let mut ds = head;
     ds += match wr.op {
         SendOp::RdmaWrite { .. } | SendOp::RdmaWriteImm { .. } | SendOp::RdmaRead { .. } => 1,
         SendOp::LocalInv { .. } => {
@@ -403,8 +411,8 @@ pub fn build_send(
                 / vals::SEND_WQE_DS;
             if reg_inline {
                 // The entries, then the WQE padded to whole basic blocks.
-                let n = 1 + segs + wr.reg_list.len().div_ceil(vals::SEND_WQE_DS);
-                n.next_multiple_of(vals::SEND_WQE_BB / vals::SEND_WQE_DS) - 1
+                let n = head + segs + wr.reg_list.len().div_ceil(vals::SEND_WQE_DS);
+                n.next_multiple_of(vals::SEND_WQE_BB / vals::SEND_WQE_DS) - head
             } else {
                 segs + 1
             }
@@ -433,6 +441,10 @@ pub fn build_send(
         start: idx * vals::SEND_WQE_BB,
         off: core::mem::size_of::<WqeCtrlSeg>(),
     };
+    if xrc {
+        // Upstream's `xrc = seg; seg += sizeof(*xrc)`: reserved, remote SRQ 0.
+        w.put(WqeXrcSeg::default().as_bytes());
+    }
     match wr.op {
         SendOp::RdmaWrite { raddr, rkey }
         | SendOp::RdmaWriteImm { raddr, rkey, .. }
@@ -673,6 +685,55 @@ mod tests {
             lkey: 0xbeef,
         },
     ];
+
+    #[test]
+    fn xrc_initiator_wqes_carry_a_zero_xrc_segment() {
+        // Upstream `mlx5_ib_post_send`: `case IB_QPT_XRC_INI` takes 16 bytes
+        // (`struct mlx5_wqe_xrc_seg`) after the control segment, then RC's segments.
+        let g = geo(QpType::XrcIni);
+        let mut st = SqState::default();
+        // A ring holding an earlier WQE's bytes: the segment still names SRQ 0.
+        let mut ring = [0xffu8; 8 * 64];
+        let p = build_send(
+            &g,
+            &mut st,
+            &wr(SendOp::Send, Payload::Gather(&SG[..1])),
+            &mut ring,
+        )
+        .unwrap();
+        assert_eq!((p.idx, p.bbs), (0, 1));
+        let b = &ring[..64];
+        // SEND.
+        assert_eq!(be32(b, 0), 0x0a);
+        // ds: ctrl + xrc + data.
+        assert_eq!(be32(b, 4), (0x12_3456 << 8) | 3);
+        // xrc_srqn 0, reserved 0.
+        assert_eq!(&b[16..32], &[0u8; 16]);
+        assert_eq!(
+            (be32(b, 32), be32(b, 36), be64(b, 40)),
+            (100, 0xabcd, 0x1111_2222_3333_4444)
+        );
+        let w = wr(
+            SendOp::RdmaWrite {
+                raddr: 0x9000,
+                rkey: 0x77,
+            },
+            Payload::Gather(&SG[..1]),
+        );
+        let p = build_send(&g, &mut st, &w, &mut ring).unwrap();
+        assert_eq!((p.idx, p.bbs), (1, 1));
+        let b = &ring[64..128];
+        // ds: ctrl + xrc + raddr + data.
+        assert_eq!(be32(b, 4), (0x12_3456 << 8) | 4);
+        assert_eq!(&b[16..32], &[0u8; 16]);
+        assert_eq!((be64(b, 32), be32(b, 40)), (0x9000, 0x77));
+        assert_eq!(be32(b, 48), 100);
+        // An RC WQE of the same request has no such segment.
+        let mut st = SqState::default();
+        build_send(&geo(QpType::Rc), &mut st, &w, &mut ring).unwrap();
+        assert_eq!(be32(&ring, 4), (0x12_3456 << 8) | 3);
+        assert_eq!((be64(&ring, 16), be32(&ring, 24)), (0x9000, 0x77));
+    }
 
     #[test]
     fn signaled_send_with_two_sges() {

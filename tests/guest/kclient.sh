@@ -98,5 +98,10 @@ kverbs.reset-reuse.reset-d kverbs.reset-reuse.qp-c.rts kverbs.reset-reuse.qp-d.r
 kverbs.reset-reuse kverbs.reset-reuse.only
 kverbs.destroy-clean.destroy-c kverbs.destroy-clean kverbs.srq-refill kverbs.srq-refill.full
 kverbs.teardown.qp-d kverbs.teardown.srq kverbs.teardown.pd-unused kverbs.teardown.pd"
+# The steps of the kernel XRC step (ib_kclient loaded with xrc=1, its xrc.c).
+KCLIENT_XRC_STEPS="xrc.setup xrc.tgt.create xrc.ini.create xrc.ini.caps
+xrc.tgt.init xrc.tgt.rtr xrc.tgt.rts xrc.ini.init xrc.ini.rtr xrc.ini.rts
+xrc.send.post xrc.send.cqe xrc.send.ini-err xrc.send.no-recv
+xrc.teardown.ini xrc.teardown.tgt xrc.teardown.srq xrc.teardown.xrcd xrc.teardown"
 # The steps of the bench loop (ib_kclient loaded with bench=N, its bench.c).
 KCLIENT_BENCH_STEPS="bench.setup bench.run bench.exact bench.teardown"

@@ -43,6 +43,14 @@
 #    sees is printed, not compared; on mlx5_rs the CQE is skipped and counted (the
 #    once-per-CQ "malformed CQE" line for the opcode). After each, no splat; at the
 #    end, the consumer's traffic passes whole again (the device still works).
+# 3b. Kernel XRC QPs: ib_kclient loaded with xrc=1 (tests/modules/ib_kclient/xrc.c)
+#    creates an XRC target (with its XRC domain) and an XRC initiator as a kernel
+#    consumer, connects them, posts one SEND and destroys everything. A kernel work
+#    request cannot name the remote XRC SRQ; upstream's WQE names SRQ 0 (wr.c), the
+#    target NAKs it: the send completes with IB_WC_REM_OP_ERR, nothing is received.
+#    The emulator counts that request as a violation (no XRC SRQ 0 in the target's
+#    domain, emu/README.md): ours must add exactly as many as upstream's run did;
+#    they are then left out of the unload's no-violation check.
 # Then: the helper did not hang, no kernel splat, unload destroys every object and
 # returns every page, no emulator violation.
 # 4. A drain after the device's fatal error, on a fresh load: ib_kclient loaded with
@@ -193,6 +201,29 @@ malformed() {
 	check "$_p.after.rmmod" rmmod ib_kclient
 }
 
+# kxrc P: part 3b above (XRC_VIOL: upstream's violations, when it ran first).
+kxrc() {
+	_p=$1.xrc
+	if [ ! -e "$KCLIENT_KO" ]; then
+		fail "$_p.module" "no $KCLIENT_KO (tests/vm/module.sh builds it)"
+		return
+	fi
+	_v=$(violations)
+	check "$_p.insmod" insmod "$KCLIENT_KO" xrc=1
+	cat "$KCLIENT_DIR/results" >"/tmp/$_p.results" 2>/dev/null
+	grep -a -E '^# 1\.xrc|^not ok [0-9]+ 1\.xrc' "/tmp/$_p.results"
+	kclient_steps "$_p" "/tmp/$_p.results" 1 "$KCLIENT_XRC_STEPS"
+	check "$_p.rmmod" rmmod ib_kclient
+	_dv=$(($(violations) - _v))
+	echo "dpf: $_p: emulator violations: $_dv"
+	if [ "$drv" = upstream ]; then
+		XRC_VIOL=$_dv
+	elif [ -n "${XRC_VIOL:-}" ]; then
+		check "$_p.violations-as-upstream" test "$_dv" = "$XRC_VIOL"
+	fi
+	viol0=$((viol0 + _dv))
+}
+
 # fatal_drain P: part 4 above.
 fatal_drain() {
 	_p=$1.drain
@@ -260,6 +291,7 @@ for drv in $DPF_DRIVERS; do
 	emuctl '{"cmd":"clear_injections"}' >/dev/null
 	killed "dp-faults.$drv"
 	malformed "dp-faults.$drv"
+	kxrc "dp-faults.$drv"
 	echo "---- $drv printed ----"
 	# (Not the KUnit report of mlx5_rs's first load: its suites are named mlx5_rs_*.)
 	dmesg_since | grep -a -E 'mlx5|infiniband' | grep -a -v -E 'KTAP|# |\] +ok [0-9]' | tail -n 30

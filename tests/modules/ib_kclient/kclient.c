@@ -32,6 +32,8 @@
  *   kverbs    only with the module parameter kverbs=1 (kverbs.c): receives through a
  *             kernel SRQ, a QP's completions removed from its CQ when it is reset
  *             or destroyed
+ *   xrc       only with the module parameter xrc=1 (xrc.c): a kernel XRC initiator
+ *             and target, created, connected, a send posted, destroyed, as upstream
  *   drain     only with the module parameter drain=1 (drain.c): a QP with work
  *             requests outstanding, armed at the first add and drained (ib_drain_qp)
  *             when that device is removed, after the scenario's fatal error
@@ -724,6 +726,7 @@ static int kc_add(struct ib_device *dev)
 		kc_walk(&r, dev, port, &pa);
 		kc_traffic(&r, dev, port, &pa);
 		kc_kverbs(&r, dev, port, &pa);
+		kc_xrc(&r, dev, port, &pa);
 		d->bg = kc_bench(&r, dev, port, &pa);
 		kc_drain_arm(&r, dev, port, &pa);
 		kc_hold(&r, d, dev, port, &pa);

@@ -31,6 +31,8 @@ bool kc_rc_connect(struct kc_run *r, const char *prefix, struct ib_qp *qp, u32 r
 /* The kernel verbs step (kverbs.c): runs only with the module parameter kverbs=1. */
 void kc_kverbs(struct kc_run *r, struct ib_device *dev, u32 port,
 	       const struct ib_port_attr *pa);
+/* The kernel XRC step (xrc.c): runs only with the module parameter xrc=1. */
+void kc_xrc(struct kc_run *r, struct ib_device *dev, u32 port, const struct ib_port_attr *pa);
 /* The drain step (drain.c, module parameter drain=1): armed at the first add, run at
  * that device's remove. */
 void kc_drain_arm(struct kc_run *r, struct ib_device *dev, u32 port,
