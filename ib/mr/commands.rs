@@ -225,11 +225,23 @@ pub(crate) fn set_access(c: &mut MsgMut<'_, mkc::Layout>, a: &MkeyAccess) -> Res
     c.set(mkc::RELAXED_ORDERING_READ, a.ro_read)
 }
 
+/// The mkey context of CREATE_MKEY `i` with what every mkey here has: access bits `a`,
+/// PD `pdn`, any QP, key variant `key` (upstream `set_mkc_access_pd_addr_fields`,
+/// `assign_mkey_variant`).
 fn mkc_of<'b>(
     i: &'b mut MsgMut<'_, create_mkey_in::Layout>,
+    a: &MkeyAccess,
+    pdn: u32,
+    key: u8,
 ) -> Result<MsgMut<'b, mkc::Layout>, CodecError> {
-    i.nested::<mkc::Layout>(create_mkey_in::MEMORY_KEY_MKEY_ENTRY)
-        .ok_or(CodecError::Short)
+    let mut c = i
+        .nested::<mkc::Layout>(create_mkey_in::MEMORY_KEY_MKEY_ENTRY)
+        .ok_or(CodecError::Short)?;
+    set_access(&mut c, a)?;
+    c.set(mkc::PD, pdn)?;
+    c.set(mkc::QPN, ANY_QPN)?;
+    c.set(mkc::MKEY_7_0, key)?;
+    Ok(c)
 }
 
 /// CREATE_MKEY of a DMA MR (upstream `mlx5_ib_get_dma_mr`): PA mode, `length64`,
@@ -253,13 +265,9 @@ impl Command for CreateDmaMkey {
     type Reply = u32;
 
     fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
-        let mut c = mkc_of(i)?;
+        let mut c = mkc_of(i, &self.access, self.pdn, self.key)?;
         c.set(mkc::ACCESS_MODE_1_0, ACCESS_MODE_PA)?;
         c.set(mkc::LENGTH64, true)?;
-        set_access(&mut c, &self.access)?;
-        c.set(mkc::PD, self.pdn)?;
-        c.set(mkc::QPN, ANY_QPN)?;
-        c.set(mkc::MKEY_7_0, self.key)?;
         c.set(mkc::MA_TRANSLATION_MODE, u8::from(self.ats))?;
         Ok(())
     }
@@ -322,11 +330,7 @@ impl Command for CreateFreeMkey {
     type Reply = u32;
 
     fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
-        let mut c = mkc_of(i)?;
-        set_access(&mut c, &self.access)?;
-        c.set(mkc::PD, self.pdn)?;
-        c.set(mkc::QPN, ANY_QPN)?;
-        c.set(mkc::MKEY_7_0, self.key)?;
+        let mut c = mkc_of(i, &self.access, self.pdn, self.key)?;
         c.set(mkc::FREE, true)?;
         c.set(mkc::TRANSLATIONS_OCTWORD_SIZE, self.ndescs)?;
         c.set(mkc::UMR_EN, true)?;
@@ -403,13 +407,9 @@ impl<B: BlockSource> Command for CreateMttMkey<'_, B> {
         i.set(create_mkey_in::PG_ACCESS, self.pg)?;
         i.set(create_mkey_in::TRANSLATIONS_OCTWORD_ACTUAL_SIZE, octwords)?;
         {
-            let mut c = mkc_of(i)?;
+            let mut c = mkc_of(i, &self.access, self.pdn, self.key)?;
             c.set(mkc::ACCESS_MODE_1_0, ACCESS_MODE_MTT)?;
             c.set(mkc::UMR_EN, true)?;
-            set_access(&mut c, &self.access)?;
-            c.set(mkc::PD, self.pdn)?;
-            c.set(mkc::QPN, ANY_QPN)?;
-            c.set(mkc::MKEY_7_0, self.key)?;
             c.set(mkc::START_ADDR, self.iova)?;
             c.set(mkc::LEN, self.len)?;
             c.set(mkc::TRANSLATIONS_OCTWORD_SIZE, octwords)?;
