@@ -244,6 +244,23 @@ impl Firmware {
         self.drop_objects("");
     }
 
+    /// Firmware restart (a software reset, PRM / upstream `reset_fw_if_needed`: "The
+    /// health buffer is shared between all functions, and will be cleared during a
+    /// reset"): everything the driver set up is gone as at power-on, the pages it gave
+    /// with it (upstream frees them itself, without MANAGE_PAGES, once it sees the
+    /// error state). The UARs the driver had count as stopped (an EQ arm racing the
+    /// reset is counted as after a teardown); strict rules and injections stay (they
+    /// are the test's, not the function's).
+    pub fn restart(&mut self) {
+        let strict = self.strict;
+        self.stop_uars();
+        let stopped = std::mem::take(&mut self.stopped_uars);
+        self.reset();
+        self.strict = strict;
+        self.stopped_uars = stopped;
+        self.stats.fw_restarts += 1;
+    }
+
     /// Runs command slot `slot` of the queue at `queue`.
     pub fn process_slot(&mut self, env: &Env<'_>, queue: u64, slot: usize) {
         self.stats.doorbells += 1;
