@@ -238,9 +238,7 @@ impl Regs {
     /// nic_interface as it reads now.
     fn nic_interface_now(&self) -> u32 {
         match self.sw_reset_until {
-            Some(t) if Instant::now() < t => {
-                crate::ifc::init_seg::NicInterface::SwReset as u32
-            }
+            Some(t) if Instant::now() < t => crate::ifc::init_seg::NicInterface::SwReset as u32,
             _ => self.nic_interface,
         }
     }

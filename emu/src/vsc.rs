@@ -182,7 +182,7 @@ impl Vsc {
         if self.semaphore == 0 {
             self.stats.unlocked_ops += 1;
         }
-        let in_space = self.space == SPACE_SEMAPHORE && a % 4 == 0 && a < SEM_SPACE_SIZE;
+        let in_space = self.space == SPACE_SEMAPHORE && a.is_multiple_of(4) && a < SEM_SPACE_SIZE;
         if !in_space {
             self.stats.bad_addresses += 1;
             // Done (flag flipped) with the syndrome set; nothing read or written.

@@ -39,7 +39,8 @@ fn vsc_read(h: &Host, off: usize) -> u32 {
 }
 
 fn vsc_write(h: &Host, off: usize, v: u32) {
-    h.dev.config_write(find_vsc(h) + off as u64, &v.to_le_bytes());
+    h.dev
+        .config_write(find_vsc(h) + off as u64, &v.to_le_bytes());
 }
 
 /// `mlx5_vsc_gw_lock` (without the sleeps): Ok, or Err after its retries.
@@ -185,7 +186,12 @@ fn upstream_sw_reset_recovers_the_firmware() {
     assert_eq!(enable_hca(&mut h), 0);
     give_pages(&mut h, 48);
     h.ok(&input(32, Opcode::INIT_HCA as u16, 0, &[]), 16);
-    assert_eq!(stat(&h, &["violations"]), 0, "{}", stat(&h, &["recent_violations"]));
+    assert_eq!(
+        stat(&h, &["violations"]),
+        0,
+        "{}",
+        stat(&h, &["recent_violations"])
+    );
 }
 
 #[test]
@@ -273,4 +279,34 @@ fn a_restart_that_takes_time() {
     std::thread::sleep(std::time::Duration::from_millis(400));
     assert_eq!(nic_state(&h), 1);
     assert_eq!(h.read32(is::INITIALIZING) >> 31, 0);
+}
+
+#[test]
+fn doorbells_racing_the_restart_reach_nothing() {
+    // mlx5_ib's internal-error handling runs its kernel CQs' completion handlers; their
+    // consumers re-arm on the UAR of a function the restart forgot.
+    let mut h = fatal_host();
+    let uar = h.alloc_uar();
+    let arm = u64::from(uar) * 4096 + mlx5_emu::ifc::wqe::vals::UAR_CQ_DOORBELL as u64;
+    let ring = |h: &Host| {
+        let mut b = [0u8; 8];
+        b[..4].copy_from_slice(&(1u32 << 28).to_be_bytes());
+        b[4..].copy_from_slice(&1u32.to_be_bytes());
+        h.dev.bar0_write(arm, &b);
+        h.dev.step();
+    };
+    // Before the restart the page is the function's: an unknown CQ is a violation.
+    ring(&h);
+    assert_eq!(stat(&h, &["violations"]), 1);
+    assert_eq!(lock_sem_sw_reset(&h, true), Ok(()));
+    set_nic_state(&h, 7);
+    h.dev.step();
+    ring(&h);
+    assert_eq!(
+        stat(&h, &["violations"]),
+        1,
+        "{}",
+        stat(&h, &["recent_violations"])
+    );
+    assert_eq!(stat(&h, &["uar_doorbells_after_stop"]), 1);
 }

@@ -64,6 +64,7 @@ unload() { # NAME
 	[ -e /sys/bus/pci/devices/$bdf/driver ] && echo "$bdf" >/sys/bus/pci/devices/$bdf/driver/unbind
 	check "$T.$1.rmmod-mlx5_core" modprobe -r mlx5_core
 	check "$T.$1.all-pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
+	echo "$T.$1: emulator: $(emu_stat 'd["uar_doorbells_after_stop"]') UAR doorbells after the restart, violations: $(emu_stat 'd["recent_violations"]')"
 	check "$T.$1.no-violations" test "$(violations)" = 0
 	check "$T.$1.dma-errors-0" test "$(emu_stat 'd["dma_errors"]')" = 0
 }

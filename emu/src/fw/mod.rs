@@ -598,6 +598,16 @@ impl Firmware {
             .is_some_and(|&b| l.in_alloc(b, idx))
     }
 
+    /// Whether UAR page `idx` belonged to the function a teardown or a firmware
+    /// restart stopped (see `eq_doorbell_unallocated`).
+    pub fn uar_stopped(&self, idx: u32) -> bool {
+        let l = self.caps.uar_layout();
+        self.stopped_uars
+            .range(..=idx)
+            .next_back()
+            .is_some_and(|&b| l.in_alloc(b, idx))
+    }
+
     /// Records a teardown's UAR pages as stopped (see `eq_doorbell_unallocated`).
     pub fn stop_uars(&mut self) {
         self.stopped_uars = std::mem::take(&mut self.uars);
@@ -610,13 +620,7 @@ impl Firmware {
     /// has no effect, so the permissive default is to ignore it), a violation only
     /// with the strict rule `eq_doorbell_after_stop`; on any other page a violation.
     pub fn eq_doorbell_unallocated(&mut self, page: u32) {
-        let l = self.caps.uar_layout();
-        let stopped = self
-            .stopped_uars
-            .range(..=page)
-            .next_back()
-            .is_some_and(|&b| l.in_alloc(b, page));
-        if stopped {
+        if self.uar_stopped(page) {
             self.stats.eq_doorbells_after_stop += 1;
             if !self.strict.eq_doorbell_after_stop {
                 return;

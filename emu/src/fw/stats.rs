@@ -23,6 +23,10 @@ pub struct Stats {
     /// DISABLED after prepare-fast) dropped: an interrupt handler's last arm racing the
     /// stop. Counted, not a violation unless the strict rule `eq_doorbell_after_stop`.
     pub eq_doorbells_after_stop: u64,
+    /// CQ arm and send doorbells on a UAR page a teardown or a firmware restart
+    /// dropped: counted and ignored (never a violation: nothing documents firmware
+    /// reacting to them).
+    pub uar_doorbells_after_stop: u64,
     /// The most recent violation messages.
     pub recent_violations: VecDeque<String>,
     /// Firmware restarts (software resets the driver asked for, control `fw_reset`).
