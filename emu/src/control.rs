@@ -28,6 +28,11 @@
 //! - `{"cmd":"health","syndrome":N,"ext_syndrome":N,"rfr":B,"severity":N}`: FW fatal
 //!   error (health counter stops).
 //! - `{"cmd":"stop_health_counter"}`, `{"cmd":"clear_health"}`
+//! - `{"cmd":"fw_reset"}`: the firmware restarts as after a software reset another
+//!   function asked for: health cleared, every function's state and pages gone,
+//!   nic_interface reading DISABLED (`init_seg` `sw_reset_ms` after SW_RESET).
+//! - `{"cmd":"vsc","sw_reset_holder":N}`: the VSC software-reset semaphore held with
+//!   value N as another function would hold it (0 frees it); replies with the holders.
 //! - `{"cmd":"surprise_removal","enable":B}`: BAR reads return all ones, BAR writes
 //!   (doorbells included) are dropped.
 //! - `{"cmd":"page_request","num_pages":N,"release_all":B}`
@@ -351,8 +356,9 @@ fn init_hold(v: &Value) -> Result<crate::regs::InitHold, String> {
 /// all in effect from now on; `while_initializing: {same keys}` in effect only while
 /// `initializing` is set; `initializing_ms: N|"forever"` sets `initializing` from now
 /// (0 clears it); `initializing_after_cmdq_ms: N|"forever"` sets it again whenever the
-/// driver writes the command queue address; `clear: true` first removes every
-/// override. Replies with the knobs in effect.
+/// driver writes the command queue address; `fw_reset_supported: B` sets or clears
+/// `initializing` bit 30; `sw_reset_ms: N` how long a firmware restart lasts;
+/// `clear: true` first removes every override. Replies with the knobs in effect.
 fn init_seg(dev: &Device, req: &Value) -> Value {
     let mut r = dev.regs();
     if req.get("clear").and_then(Value::as_bool).unwrap_or(false) {
@@ -387,6 +393,18 @@ fn init_seg(dev: &Device, req: &Value) -> Value {
             crate::regs::InitHold::Ms(0) => None,
             a => Some(a),
         };
+    }
+    if let Some(v) = req.get("fw_reset_supported") {
+        let Some(v) = v.as_bool() else {
+            return err("fw_reset_supported: true or false");
+        };
+        r.knobs.fw_reset_unsupported = !v;
+    }
+    if let Some(v) = req.get("sw_reset_ms") {
+        let Some(v) = num(v) else {
+            return err("sw_reset_ms: milliseconds");
+        };
+        r.knobs.sw_reset_ms = v;
     }
     if let Some(h) = hold {
         r.hold_initializing(h);
@@ -512,6 +530,21 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             dev.regs().clear_health();
             json!({"ok": true})
         }
+        "fw_reset" => {
+            let mut fw = dev.fw();
+            dev.restart_firmware(&mut fw);
+            json!({"ok": true})
+        }
+        "vsc" => {
+            let mut pci = dev.pci.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(h) = req.get("sw_reset_holder") {
+                let Some(h) = h.as_u64().and_then(|h| u32::try_from(h).ok()) else {
+                    return err("sw_reset_holder: a number below 2^32 (0 = free)");
+                };
+                pci.vsc.set_sw_reset_holder(h);
+            }
+            json!({"ok": true, "sw_reset_holder": pci.vsc.sw_reset_holder(), "gw_holder": pci.vsc.gw_holder()})
+        }
         "stop_health_counter" => {
             dev.regs().stop_health_counter();
             json!({"ok": true})
@@ -563,6 +596,7 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
         "reset" => {
             dev.reset();
             dev.regs().clear_knobs();
+            dev.pci.lock().unwrap_or_else(|e| e.into_inner()).vsc = crate::vsc::Vsc::new();
             let mut fw = dev.fw();
             fw.objs.cost.objects_per_page = crate::fw::rsc::DEFAULT_OBJECTS_PER_PAGE;
             fw.knobs = crate::fw::FwKnobs::default();

@@ -10,7 +10,7 @@ use crate::config::EmuConfig;
 use crate::fw::dp::wire::{WireEndpoint, WireLink, WireSink, RX_INBOX_FRAMES};
 use crate::fw::{Env, Firmware};
 use crate::ifc::eq::{UAR_EQ_DB_ARM, UAR_EQ_DB_UPDATE};
-use crate::ifc::init_seg as is;
+use crate::ifc::init_seg::{self as is, NicInterface};
 use crate::irq::IrqSink;
 use crate::mem::GuestMemory;
 use crate::pci_config::PciConfig;
@@ -342,6 +342,9 @@ impl Device {
         let mut fw = self.fw();
         for p in inbox.posted {
             match p {
+                Posted::Nic(v) if v == NicInterface::SwReset as u32 => {
+                    self.sw_reset_request(&mut fw);
+                }
                 Posted::Nic(v) => {
                     if let Some(readback) = fw.nic_interface_write(v) {
                         self.regs().nic_interface = readback;
@@ -445,6 +448,32 @@ impl Device {
             fw.page_request(&env, 0, n, release_all)?;
         }
         Ok(())
+    }
+
+    /// The driver wrote nic_interface SW_RESET (upstream `reset_fw_if_needed`, after
+    /// `lock_sem_sw_reset`): the firmware restarts when the init segment advertises fw
+    /// reset support; otherwise the write is a violation and ignored.
+    fn sw_reset_request(&self, fw: &mut Firmware) {
+        fw.stats.sw_reset_requests += 1;
+        if lock(&self.pci).vsc.sw_reset_holder() == 0 {
+            fw.stats.sw_reset_without_semaphore += 1;
+        }
+        if !self.regs().fw_reset_supported() {
+            fw.stats.sw_reset_unsupported += 1;
+            fw.stats.violation(
+                "nic_interface SW_RESET written while the init segment does not advertise fw reset support".into(),
+            );
+            return;
+        }
+        self.restart_firmware(fw);
+    }
+
+    /// The firmware restarts ([`Firmware::restart`], [`Regs::restart`]): after a
+    /// software reset the driver asked for, or one another function started (control
+    /// `fw_reset`). The VSC gateway's semaphores are the PCI side's and stay.
+    pub fn restart_firmware(&self, fw: &mut Firmware) {
+        fw.restart();
+        self.regs().restart();
     }
 
     /// Function-level reset (vfio reset). Posted writes are dropped, and frames from

@@ -20,3 +20,4 @@ pub mod pci_config;
 pub mod regs;
 pub mod report;
 pub mod vfio;
+pub mod vsc;

@@ -1,9 +1,9 @@
 //! PCI configuration space of the emulated ConnectX-5 (4 KiB, PCIe).
 //!
 //! Capabilities: power management (0x40), PCI Express v2 endpoint (0x60), MSI-X
-//! (0x9c, table and PBA in BAR0) and a vendor-specific capability (0xc0). Writes are
-//! filtered through a per-byte writable mask; BAR0 is a 64-bit prefetchable memory
-//! BAR whose size-probe reads back the size mask.
+//! (0x9c, table and PBA in BAR0) and a vendor-specific capability (0xc0, the gateway of
+//! [`crate::vsc`]). Writes are filtered through a per-byte writable mask; BAR0 is a
+//! 64-bit prefetchable memory BAR whose size-probe reads back the size mask.
 
 /// Mellanox vendor id.
 pub const VENDOR_ID: u16 = 0x15b3;
@@ -30,8 +30,9 @@ pub const CONFIG_SIZE: usize = 4096;
 const CAP_PM: usize = 0x40;
 const CAP_EXP: usize = 0x60;
 const CAP_MSIX: usize = 0x9c;
-const CAP_VNDR: usize = 0xc0;
-const VNDR_LEN: usize = 0x18;
+/// Offset of the vendor-specific capability (the VSC gateway).
+pub const CAP_VNDR: usize = 0xc0;
+const VNDR_LEN: usize = crate::vsc::CAP_LEN;
 
 /// The configuration space.
 pub struct PciConfig {
@@ -46,6 +47,8 @@ pub struct PciConfig {
     pub msix_disabled_at: Option<std::time::Instant>,
     /// See [`PciConfig::msix_disabled_at`].
     pub master_cleared_at: Option<std::time::Instant>,
+    /// The vendor-specific capability's registers (after its 4-byte header).
+    pub vsc: crate::vsc::Vsc,
 }
 
 impl Default for PciConfig {
@@ -70,6 +73,7 @@ impl PciConfig {
             w1c: [0; CONFIG_SIZE],
             msix_disabled_at: None,
             master_cleared_at: None,
+            vsc: crate::vsc::Vsc::new(),
         };
         c.put16(0x00, VENDOR_ID);
         c.put16(0x02, DEVICE_ID);
@@ -127,13 +131,11 @@ impl PciConfig {
         c.put32(CAP_MSIX + 4, MSIX_TABLE_OFF); // BIR 0
         c.put32(CAP_MSIX + 8, MSIX_PBA_OFF); // BIR 0
 
-        // Vendor-specific capability (the gateway the driver looks for).
+        // Vendor-specific capability (the gateway upstream's `mlx5_pci_vsc_init` looks
+        // for): its registers are those of `crate::vsc`, not bytes of this array.
         c.bytes[CAP_VNDR] = 0x09;
         c.bytes[CAP_VNDR + 1] = 0x00;
         c.bytes[CAP_VNDR + 2] = VNDR_LEN as u8;
-        for i in CAP_VNDR + 4..CAP_VNDR + VNDR_LEN {
-            c.wmask[i] = 0xff;
-        }
         c
     }
 
@@ -153,19 +155,70 @@ impl PciConfig {
         self.w1c[off..off + 2].copy_from_slice(&v.to_le_bytes());
     }
 
-    /// Reads `buf.len()` bytes at `off` (out-of-range bytes read as 0xff).
-    pub fn read(&self, off: u64, buf: &mut [u8]) {
+    /// The VSC register (offset from the capability) holding config byte `o`, if any.
+    fn vsc_reg(o: usize) -> Option<usize> {
+        (CAP_VNDR + 4..CAP_VNDR + VNDR_LEN)
+            .contains(&o)
+            .then(|| (o - CAP_VNDR) & !3)
+    }
+
+    /// Reads `buf.len()` bytes at `off` (out-of-range bytes read as 0xff). A VSC
+    /// register is read once per access (its counter moves on at each read).
+    pub fn read(&mut self, off: u64, buf: &mut [u8]) {
+        let mut vsc_read: Option<(usize, [u8; 4])> = None;
         for (i, b) in buf.iter_mut().enumerate() {
-            *b = usize::try_from(off)
-                .ok()
-                .and_then(|o| o.checked_add(i))
-                .and_then(|o| self.bytes.get(o).copied())
-                .unwrap_or(0xff);
+            let Some(o) = usize::try_from(off).ok().and_then(|o| o.checked_add(i)) else {
+                *b = 0xff;
+                continue;
+            };
+            *b = match Self::vsc_reg(o) {
+                Some(r) => {
+                    let dw = match vsc_read {
+                        Some((rr, dw)) if rr == r => dw,
+                        _ => {
+                            let dw = self.vsc.read32(r).to_le_bytes();
+                            vsc_read = Some((r, dw));
+                            dw
+                        }
+                    };
+                    dw[(o - CAP_VNDR) & 3]
+                }
+                None => self.bytes.get(o).copied().unwrap_or(0xff),
+            };
         }
     }
 
-    /// Writes through the writable / write-1-to-clear masks.
+    /// Writes through the writable / write-1-to-clear masks; bytes of a VSC register
+    /// are merged into it (one register write per register touched).
     pub fn write(&mut self, off: u64, data: &[u8]) {
+        let Ok(start) = usize::try_from(off) else {
+            return;
+        };
+        let mut i = 0;
+        while i < data.len() {
+            let Some(o) = start.checked_add(i) else {
+                return;
+            };
+            let Some(r) = Self::vsc_reg(o) else {
+                // A run of ordinary bytes up to the next VSC register.
+                let mut j = i + 1;
+                while j < data.len() && Self::vsc_reg(start + j).is_none() {
+                    j += 1;
+                }
+                self.write_plain(o as u64, &data[i..j]);
+                i = j;
+                continue;
+            };
+            let mut dw = self.vsc.peek32(r).to_le_bytes();
+            while i < data.len() && Self::vsc_reg(start + i) == Some(r) {
+                dw[(start + i - CAP_VNDR) & 3] = data[i];
+                i += 1;
+            }
+            self.vsc.write32(r, u32::from_le_bytes(dw));
+        }
+    }
+
+    fn write_plain(&mut self, off: u64, data: &[u8]) {
         let (msix, master) = (self.msix_enabled(), self.bus_master());
         self.write_masked(off, data);
         let now = std::time::Instant::now();
@@ -251,7 +304,7 @@ mod tests {
 
     #[test]
     fn capability_chain() {
-        let c = PciConfig::new();
+        let mut c = PciConfig::new();
         let mut ids = vec![];
         let mut p = [0u8; 1];
         c.read(0x34, &mut p);

@@ -95,6 +95,14 @@ pub struct SegKnobs {
     /// queue address (upstream waits a second time, FW_INIT budget, after
     /// `mlx5_cmd_enable`).
     pub initializing_after_cmdq: Option<InitHold>,
+    /// `initializing` bit 30 (fw reset supported, upstream's
+    /// `MLX5_FW_RESET_SUPPORTED_OFFSET`) clear: upstream then never asks for a software
+    /// reset and waits for another function's (control `fw_reset`).
+    pub fw_reset_unsupported: bool,
+    /// How long a firmware restart lasts: nic_interface reads SW_RESET (7) and
+    /// `initializing` stays set for this long before nic_interface reads DISABLED
+    /// (0 = at once).
+    pub sw_reset_ms: u64,
 }
 
 /// The device's free-running internal timer: it counts at `device_frequency_khz` from
@@ -150,6 +158,8 @@ pub struct Regs {
     pub all_ones: bool,
     /// Sync-reset state bits 15:12 and reset ack bit 22 of 0x1fc.
     pub reset_bits: u32,
+    /// End of a firmware restart in progress (nic_interface reads SW_RESET until then).
+    pub sw_reset_until: Option<Instant>,
 }
 
 impl Regs {
@@ -184,6 +194,7 @@ impl Regs {
             health_frozen: None,
             all_ones: false,
             reset_bits: 0,
+            sw_reset_until: None,
         };
         r.reset_health();
         r
@@ -197,8 +208,39 @@ impl Regs {
         self.cmdq_addr_l = 0;
         self.nic_interface = 0;
         self.reset_bits = 0;
+        self.sw_reset_until = None;
         self.health_frozen = None;
         self.reset_health();
+    }
+
+    /// Whether `initializing` advertises fw reset support (bit 30).
+    pub fn fw_reset_supported(&self) -> bool {
+        !self.knobs.fw_reset_unsupported
+    }
+
+    /// The firmware restarts (software reset): the health buffer cleared and its
+    /// counter running again, the command queue address forgotten, `initializing` set
+    /// for the boot delay, nic_interface reading DISABLED once the restart is over
+    /// (upstream's `mlx5_error_sw_reset` waits for DISABLED; its comment on
+    /// `MLX5_INITIAL_SEG_NIC_INTERFACE_SW_RESET`: the driver "can be reloaded to recover
+    /// after the mode switches to MLX5_INITIAL_SEG_NIC_INTERFACE_DISABLED").
+    pub fn restart(&mut self) {
+        self.reset();
+        self.nic_interface = crate::ifc::init_seg::NicInterface::Disabled as u32;
+        let ms = self.knobs.sw_reset_ms;
+        if ms > 0 {
+            let until = Instant::now() + std::time::Duration::from_millis(ms);
+            self.sw_reset_until = Some(until);
+            self.boot_deadline = self.boot_deadline.max(until);
+        }
+    }
+
+    /// nic_interface as it reads now.
+    fn nic_interface_now(&self) -> u32 {
+        match self.sw_reset_until {
+            Some(t) if Instant::now() < t => crate::ifc::init_seg::NicInterface::SwReset as u32,
+            _ => self.nic_interface,
+        }
     }
 
     fn reset_health(&mut self) {
@@ -331,7 +373,7 @@ impl Regs {
                 // Values wider than their field are cut to it, as a register would.
                 let field = |f: RegField<u8>, v: u32| (v << f.shift()) & f.bits_mask();
                 (self.cmdq_addr_l & is::reg::CMDQ_PHY_ADDR_31_12.bits_mask())
-                    | field(is::reg::NIC_INTERFACE, self.nic_interface)
+                    | field(is::reg::NIC_INTERFACE, self.nic_interface_now())
                     | field(
                         is::reg::LOG_CMDQ_SIZE,
                         f.log_cmdq_size.unwrap_or(LOG_CMDQ_SIZE),
@@ -344,6 +386,9 @@ impl Regs {
             is::CMD_DBELL => 0,
             is::INITIALIZING => {
                 let mut v = self.reset_bits;
+                if self.fw_reset_supported() {
+                    v |= is::FW_RESET_SUPPORTED_BIT;
+                }
                 if self.initializing() {
                     v |= is::reg::INITIALIZING.bits_mask();
                 }
@@ -395,6 +440,11 @@ impl Regs {
                 if nic != 0 {
                     RegWrite::NicInterface(nic)
                 } else {
+                    // The driver selects FULL_DRIVER with its queue address: a
+                    // DISABLED left by a teardown or a firmware restart reads as such no
+                    // more (upstream's health poll takes DISABLED for a fatal sensor,
+                    // `MLX5_SENSOR_NIC_DISABLED`, so a reloaded function must not read it).
+                    self.nic_interface = 0;
                     RegWrite::None
                 }
             }

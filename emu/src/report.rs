@@ -46,6 +46,32 @@ fn pci_state(dev: &Device, t: &Timeline) -> Value {
     })
 }
 
+/// The VSC gateway (`crate::vsc`): semaphore holders (0 = free) and what the driver did.
+fn vsc_state(dev: &Device) -> Value {
+    let pci = dev.pci.lock().unwrap_or_else(|e| e.into_inner());
+    let v = &pci.vsc;
+    let s = &v.stats;
+    let spaces: Map<String, Value> = s
+        .space_selects
+        .iter()
+        .map(|(k, n)| (format!("{k:#x}"), json!(n)))
+        .collect();
+    json!({
+        "gw_holder": v.gw_holder(),
+        "sw_reset_holder": v.sw_reset_holder(),
+        "gw_locks": s.gw_locks,
+        "gw_unlocks": s.gw_unlocks,
+        "space_selects": spaces,
+        "unsupported_spaces": s.unsupported_spaces,
+        "reads": s.reads,
+        "writes": s.writes,
+        "bad_addresses": s.bad_addresses,
+        "unlocked_ops": s.unlocked_ops,
+        "sw_reset_sem_takes": s.sw_reset_sem_takes,
+        "sw_reset_sem_releases": s.sw_reset_sem_releases,
+    })
+}
+
 /// Init-segment knobs and what the driver read while `initializing` was set.
 fn init_seg_state(dev: &Device) -> Value {
     let r = dev.regs();
@@ -187,6 +213,13 @@ pub fn stats(dev: &Device) -> Value {
         "timeline": timeline(&fw.timeline),
         "pci": pci_state(dev, &fw.timeline),
         "init_seg": init_seg_state(dev),
+        "vsc": vsc_state(dev),
+        "fw_reset": {
+            "restarts": fw.stats.fw_restarts,
+            "sw_reset_requests": fw.stats.sw_reset_requests,
+            "without_semaphore": fw.stats.sw_reset_without_semaphore,
+            "unsupported": fw.stats.sw_reset_unsupported,
+        },
         "observed": {
             "set_general_caps": fw.observed.set_general_caps,
             "set_cap_nonzero_tail": fw.observed.set_cap_nonzero_tail,
@@ -201,6 +234,7 @@ pub fn stats(dev: &Device) -> Value {
         },
         "violations": fw.stats.violations,
         "eq_doorbells_after_stop": fw.stats.eq_doorbells_after_stop,
+        "uar_doorbells_after_stop": fw.stats.uar_doorbells_after_stop,
         "recent_violations": fw.stats.recent_violations.iter().collect::<Vec<_>>(),
     })
 }

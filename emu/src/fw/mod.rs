@@ -244,6 +244,23 @@ impl Firmware {
         self.drop_objects("");
     }
 
+    /// Firmware restart (a software reset, PRM / upstream `reset_fw_if_needed`: "The
+    /// health buffer is shared between all functions, and will be cleared during a
+    /// reset"): everything the driver set up is gone as at power-on, the pages it gave
+    /// with it (upstream frees them itself, without MANAGE_PAGES, once it sees the
+    /// error state). The UARs the driver had count as stopped (an EQ arm racing the
+    /// reset is counted as after a teardown); strict rules and injections stay (they
+    /// are the test's, not the function's).
+    pub fn restart(&mut self) {
+        let strict = self.strict;
+        self.stop_uars();
+        let stopped = std::mem::take(&mut self.stopped_uars);
+        self.reset();
+        self.strict = strict;
+        self.stopped_uars = stopped;
+        self.stats.fw_restarts += 1;
+    }
+
     /// Runs command slot `slot` of the queue at `queue`.
     pub fn process_slot(&mut self, env: &Env<'_>, queue: u64, slot: usize) {
         self.stats.doorbells += 1;
@@ -581,6 +598,16 @@ impl Firmware {
             .is_some_and(|&b| l.in_alloc(b, idx))
     }
 
+    /// Whether UAR page `idx` belonged to the function a teardown or a firmware
+    /// restart stopped (see `eq_doorbell_unallocated`).
+    pub fn uar_stopped(&self, idx: u32) -> bool {
+        let l = self.caps.uar_layout();
+        self.stopped_uars
+            .range(..=idx)
+            .next_back()
+            .is_some_and(|&b| l.in_alloc(b, idx))
+    }
+
     /// Records a teardown's UAR pages as stopped (see `eq_doorbell_unallocated`).
     pub fn stop_uars(&mut self) {
         self.stopped_uars = std::mem::take(&mut self.uars);
@@ -593,13 +620,7 @@ impl Firmware {
     /// has no effect, so the permissive default is to ignore it), a violation only
     /// with the strict rule `eq_doorbell_after_stop`; on any other page a violation.
     pub fn eq_doorbell_unallocated(&mut self, page: u32) {
-        let l = self.caps.uar_layout();
-        let stopped = self
-            .stopped_uars
-            .range(..=page)
-            .next_back()
-            .is_some_and(|&b| l.in_alloc(b, page));
-        if stopped {
+        if self.uar_stopped(page) {
             self.stats.eq_doorbells_after_stop += 1;
             if !self.strict.eq_doorbell_after_stop {
                 return;

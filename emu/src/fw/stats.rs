@@ -23,8 +23,22 @@ pub struct Stats {
     /// DISABLED after prepare-fast) dropped: an interrupt handler's last arm racing the
     /// stop. Counted, not a violation unless the strict rule `eq_doorbell_after_stop`.
     pub eq_doorbells_after_stop: u64,
+    /// CQ arm and send doorbells on a UAR page a teardown or a firmware restart
+    /// dropped: counted and ignored (never a violation: nothing documents firmware
+    /// reacting to them).
+    pub uar_doorbells_after_stop: u64,
     /// The most recent violation messages.
     pub recent_violations: VecDeque<String>,
+    /// Firmware restarts (software resets the driver asked for, control `fw_reset`).
+    pub fw_restarts: u64,
+    /// nic_interface SW_RESET written by the driver.
+    pub sw_reset_requests: u64,
+    /// ... of them while the VSC software-reset semaphore was free (upstream takes it
+    /// first, and writes anyway when the gateway fails with anything but busy).
+    pub sw_reset_without_semaphore: u64,
+    /// ... of them refused: the init segment did not advertise fw reset support
+    /// (init_seg knob `fw_reset_supported: false`); a violation.
+    pub sw_reset_unsupported: u64,
     /// Commands whose completion was swallowed by injection.
     pub never_completed: u64,
     /// Completion fields written wrong by injection: field name → count

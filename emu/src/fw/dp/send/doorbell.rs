@@ -25,6 +25,21 @@ impl Firmware {
     /// doorbell (first 8 bytes of a BlueFlame half, +0x800 …). Other offsets (the
     /// rest of a BlueFlame copy) are ignored.
     pub fn uar_write(&mut self, env: &Env<'_>, page: u32, off: usize, val: u32) {
+        // A CQ arm or send doorbell on a UAR page of the function a teardown or a
+        // firmware restart stopped reaches nothing: counted, ignored (as the EQ
+        // doorbells after a stop; upstream mlx5_ib's `mlx5_ib_handle_internal_error`
+        // calls its kernel CQs' completion handlers, whose consumers poll and re-arm
+        // after the firmware went away).
+        let send = (vals::UAR_BF_OFFSET..vals::UAR_BF_OFFSET + vals::BFREGS_PER_UAR * 2 * BF_HALF)
+            .contains(&off)
+            && (off - vals::UAR_BF_OFFSET) % BF_HALF == 4;
+        if !self.uar_owned(page) && self.uar_stopped(page) {
+            // One count per doorbell: the CQN dword of a CQ arm, the QPN dword of a send.
+            if send || off == vals::UAR_CQ_DOORBELL + 4 {
+                self.stats.uar_doorbells_after_stop += 1;
+            }
+            return;
+        }
         if off == vals::UAR_CQ_DOORBELL {
             self.objs.cq_arm_words.insert(page, val);
         } else if off == vals::UAR_CQ_DOORBELL + 4 {
@@ -34,10 +49,7 @@ impl Firmware {
                     .stats
                     .violation(format!("CQ doorbell on UAR {page} without its arm word")),
             }
-        } else if (vals::UAR_BF_OFFSET..vals::UAR_BF_OFFSET + vals::BFREGS_PER_UAR * 2 * BF_HALF)
-            .contains(&off)
-            && (off - vals::UAR_BF_OFFSET) % BF_HALF == 4
-        {
+        } else if send {
             // The second dword of the control segment's first 8 bytes: QPN in 31:8.
             self.send_doorbell(env, page, val >> 8);
         }
