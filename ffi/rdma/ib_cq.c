@@ -124,9 +124,6 @@ static int mlx5rs_ib_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
 				      cq_period);
 }
 
-/* Work completions copied per call out of Rust. */
-#define MLX5RS_POLL_BATCH 16
-
 static const u8 mlx5rs_wc_opcodes[] = {
 	[MLX5RS_WC_SEND] = IB_WC_SEND,
 	[MLX5RS_WC_RDMA_WRITE] = IB_WC_RDMA_WRITE,
@@ -172,26 +169,32 @@ static void mlx5rs_wc_from_rs(struct ib_device *ibdev, const struct mlx5rs_ib_wc
 		ib_find_cached_pkey(ibdev, w->port, w->pkey, &wc->pkey_index);
 }
 
-/* poll_cq: up to @num_entries completions, MLX5RS_POLL_BATCH at a time. */
+/*
+ * poll_cq: up to @num_entries completions in one call into Rust (one CQ lock, as
+ * upstream's mlx5_ib_poll_cq). Rust writes its plain struct mlx5rs_ib_wc entries at
+ * the start of the caller's array, which are then turned into struct ib_wc from the
+ * last one down: entry i of Rust's lies in bytes [i * 56, i * 56 + 56), below ib_wc
+ * i + 1 (which starts at (i + 1) * sizeof(struct ib_wc)), so each entry is read
+ * (copied out first: ib_wc i overlaps it) before any ib_wc written over it.
+ */
 static int mlx5rs_ib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
 	struct mlx5rs_ib_cq *cq = container_of(ibcq, struct mlx5rs_ib_cq, ibcq);
-	struct mlx5rs_ib_wc batch[MLX5RS_POLL_BATCH];
-	int total = 0, n, i;
+	struct mlx5rs_ib_wc *rs = (struct mlx5rs_ib_wc *)wc;
+	struct mlx5rs_ib_wc w;
+	int n, i;
 
 	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_wc) != MLX5RS_IB_WC_SIZE);
-	while (total < num_entries) {
-		n = mlx5rs_ib_rs_poll_cq(cq->rust, batch,
-					 min_t(int, num_entries - total, MLX5RS_POLL_BATCH));
-		if (n < 0)
-			return total ? total : n;
-		for (i = 0; i < n; i++)
-			mlx5rs_wc_from_rs(ibcq->device, &batch[i], &wc[total + i]);
-		total += n;
-		if (n < MLX5RS_POLL_BATCH)
-			break;
+	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_wc) > sizeof(struct ib_wc));
+	BUILD_BUG_ON(__alignof__(struct mlx5rs_ib_wc) > __alignof__(struct ib_wc));
+	if (num_entries <= 0)
+		return 0;
+	n = mlx5rs_ib_rs_poll_cq(cq->rust, rs, num_entries);
+	for (i = n - 1; i >= 0; i--) {
+		w = rs[i];
+		mlx5rs_wc_from_rs(ibcq->device, &w, &wc[i]);
 	}
-	return total;
+	return n;
 }
 
 /* req_notify_cq: arm the CQ; with IB_CQ_REPORT_MISSED_EVENTS, 1 if completions wait. */

@@ -304,7 +304,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_modify_cq(
 /// # Safety
 ///
 /// The shim's trampoline contract (*Trampolines* in [`super::ib`]); `wc` points to
-/// `n` writable entries.
+/// `n` writable entries, aligned for [`Wc`].
 #[no_mangle]
 unsafe extern "C" fn mlx5rs_ib_rs_poll_cq(cq_rust: *mut c_void, wc: *mut Wc, n: u32) -> c_int {
     if cq_rust.is_null() || wc.is_null() {
@@ -313,8 +313,9 @@ unsafe extern "C" fn mlx5rs_ib_rs_poll_cq(cq_rust: *mut c_void, wc: *mut Wc, n: 
     let Ok(n) = usize::try_from(n) else {
         return errno(EINVAL);
     };
-    // SAFETY: the shim passes an array of `n` entries of its stack frame, exclusive for
-    // the call.
+    // SAFETY: the shim passes the core's array of `n` `struct ib_wc`, each at least as
+    // large and as aligned as a `Wc` (checked at its build), exclusive for the call;
+    // `Wc` is plain integers.
     let out = unsafe { core::slice::from_raw_parts_mut(wc, n) };
     // SAFETY: the shim passes its CQ's live `rust` pointer (the core polls a CQ only
     // between create and destroy).

@@ -150,10 +150,14 @@ impl CqCleaner {
         Ok(())
     }
 
-    /// Takes `wq` off the CQ's list of QPs.
+    /// Takes `wq` off the CQ's list of QPs, and out of its poller's memory (the last
+    /// QP polled).
     pub(crate) fn detach(&self, wq: &Arc<KernelWq>) {
         let mut l = self.0.qps.lock();
         l.retain(|(q, _)| !Arc::ptr_eq(q, wq));
+        drop(l);
+        // Not the poller's last QP any more (its number may be reused after this).
+        self.0.ring.poll.lock().forget(wq.qpn);
     }
 
     /// Removes QP `qpn`'s CQEs from the CQ (freeing their WQEs of `srq`), under the
@@ -161,6 +165,7 @@ impl CqCleaner {
     pub(crate) fn clean(&self, qpn: u32, srq: Option<&KSrq>) {
         let r = &*self.0.ring;
         let mut ps = r.poll.lock();
+        ps.forget(qpn);
         let ncqe = r.geo.entries() - 1;
         let mut ring = Ring { r, srq };
         let n = clean(&mut ring, ps.ci, ncqe, qpn);

@@ -77,7 +77,7 @@ use crate::ib::{
         eqn_of, kernel_cq_plan, op_own_offset, quantized_pgoff, resolve_uar, INVALID_OP_OWN,
     },
     cq::wc_status::syndrome_is_dumped,
-    qp::kdp::{Held, KqpTable, Stray},
+    qp::kdp::{Held, KernelWq, KqpTable, Stray},
     uctx::{uabi_err, UarHold},
     umem::plan::{access, queue_page_sizes},
     umem::UserDb,
@@ -446,6 +446,32 @@ struct PollState {
     ci: u32,
     /// A malformed CQE was logged (once per CQ).
     logged: bool,
+    /// The kernel QP the last CQE polled named (upstream's `cur_qp`, kept across calls):
+    /// found again without the kernel QP table's lock. Forgotten when the QP's CQEs are
+    /// cleaned out of the CQ (its move to RESET, its destroy) and when it leaves the
+    /// CQ's list of QPs, both under this lock and before DESTROY_QP can free its
+    /// number for another QP.
+    last: Option<Arc<KernelWq>>,
+}
+
+impl PollState {
+    /// The kernel QP `qpn`: the last one polled, else the one in `table` (then kept as
+    /// the last one); `None` for a number not in the table.
+    fn qp(&mut self, table: &KqpTable, qpn: u32) -> Option<Arc<KernelWq>> {
+        if let Some(w) = self.last.as_ref().filter(|w| w.qpn == qpn) {
+            return Some(w.clone());
+        }
+        let w = table.get(qpn)?;
+        self.last = Some(w.clone());
+        Some(w)
+    }
+
+    /// Forgets the last QP polled if it is QP `qpn`.
+    fn forget(&mut self, qpn: u32) {
+        if self.last.as_ref().is_some_and(|w| w.qpn == qpn) {
+            self.last = None;
+        }
+    }
 }
 
 /// A kernel CQ's ring, doorbell record and poller.
@@ -456,8 +482,9 @@ struct KernelRing {
     /// The doorbell record: consumer counter (bytes 0..4), arm word (4..8).
     dbr: Coherent<[u8]>,
     geo: CqGeometry,
-    /// Lock order: taken by poll_cq and req_notify_cq (upstream `cq->lock`); the
-    /// kernel QP table's lock and a kernel QP's queue locks are taken under it.
+    /// Lock order: taken by poll_cq and req_notify_cq (upstream `cq->lock`), and by
+    /// a kernel QP's clean and detach ([`kclean`]); the kernel QP table's lock and a
+    /// kernel QP's queue locks are taken under it.
     #[pin]
     poll: SpinLockIrq<PollState>,
 }
@@ -741,8 +768,9 @@ impl IbCq for Cq {
                 break;
             };
             // As upstream's `cur_qp`: the QP is looked up once for a run of its CQEs in
-            // a row, and the queue lock they need taken once for the run (`held`).
-            let Some(wq) = self.kqps.get(qpn) else {
+            // a row (in the table only when it is not the last one polled), and the
+            // queue lock they need taken once for the run (`held`).
+            let Some(wq) = ps.qp(&self.kqps, qpn) else {
                 // A QP destroyed before its CQEs were polled, or a number the device
                 // made up: counted (debugfs `eqs`, `cqe_stale`).
                 self.table.note_skipped_cqe(false);

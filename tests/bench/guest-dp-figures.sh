@@ -334,7 +334,8 @@ dp_interleaved() {
 # "ok" (a note otherwise; the figures are then `?`).
 # BENCH keys: WHO.kv.{wrs,batch,post_send_ns,post_recv_ns,poll_send_ns,poll_recv_ns,
 # empty_polls,irq_early,irq_n,irq_ns_p50,irq_ns_mean,irq_ns_min,irq_ns_max,secs,steps_ok,
-# emu_wqes,emu_doorbells}.
+# emu_wqes,emu_doorbells,empty_send_polls,send_polls,recv_polls,post_send_p50_ns,
+# post_recv_p50_ns,poll_send_p50_ns,poll_recv_p50_ns}.
 KV_WRS=${MLX5RS_BENCH_KV_WRS:-20000}
 KV_BATCH=${MLX5RS_BENCH_KV_BATCH:-32}
 kbench_figures() {
@@ -367,6 +368,6 @@ kbench_figures() {
 		fi
 	done
 	bench "$1.kv.steps_ok" "$_ok"
-	sed -n 's/^# 1\.bench wrs=/wrs=/p' "$_r" | tr ' ' '\n' | awk -F= -v w="$1" 'NF == 2 { print "BENCH " w ".kv." $1 " " $2 }'
+	sed -n -e 's/^# 1\.bench wrs=/wrs=/p' -e 's/^# 1\.bench calls //p' "$_r" | tr ' ' '\n' | awk -F= -v w="$1" 'NF == 2 { print "BENCH " w ".kv." $1 " " $2 }'
 	rmmod ib_kclient || note "kv: rmmod ib_kclient failed"
 }

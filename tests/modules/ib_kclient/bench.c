@@ -33,14 +33,24 @@
  * bench.exact (S = V = R x batch, both CQs empty) and bench.teardown: the consumer
  * drains and frees its objects before the unregistration goes on, as a ULP does.
  *
- * Figures (ktime_get_ns), one line "# G.bench k=v ...":
+ * Figures (ktime_get_ns), two lines "# G.bench k=v ..." (wrs= first) and
+ * "# G.bench calls k=v ..." (the poll counts and the medians):
  *   post_send_ns / post_recv_ns   the ib_post_send / ib_post_recv calls' time over the
  *                                 work requests they posted (per work request)
  *   poll_send_ns / poll_recv_ns   the ib_poll_cq calls that returned completions,
  *                                 their time over those completions (per CQE; a call
  *                                 that found the CQ empty is counted in empty_polls,
  *                                 not timed: the wait for the device is not the
- *                                 driver's cost)
+ *                                 driver's cost; empty_send_polls: those of the
+ *                                 send CQ)
+ *   send_polls / recv_polls       the ib_poll_cq calls that returned completions
+ *                                 (32 CQEs per round in one call each, at best)
+ *   {post_send,post_recv,poll_send,poll_recv}_p50_ns
+ *                                 the median over the calls (the first 4096) of one
+ *                                 call's time over its requests or CQEs: the figures
+ *                                 above are means, which a host that stalls the
+ *                                 guest's vCPU now and then (a loaded TCG host)
+ *                                 inflates; the median mostly misses the stalls
  *   irq_ns_{p50,mean,min,max}     ib_post_send returned (the doorbell is rung) → the
  *                                 completion handler runs, each round (the device's
  *                                 work on the round's first WQE is in it; the same
@@ -76,6 +86,8 @@ MODULE_PARM_DESC(bench_bg, "Run the bench's SEND rounds in a kernel thread from 
 #define KB_WAIT_MS 5000
 #define KB_MAX_BATCH 256
 #define KB_IRQ_SAMPLES 4096
+/* The per-call samples (median per request / CQE): kb_per() indices. */
+enum { KB_POST_SEND, KB_POST_RECV, KB_POLL_SEND, KB_POLL_RECV, KB_NPER };
 
 /* A check that prints only when it fails (the step's "ok" line comes once, at its end). */
 #define kb_chk(r, ok, step, ...) ((ok) || kc_ok(r, false, step, __VA_ARGS__))
@@ -102,11 +114,23 @@ struct kb {
 	struct ib_wc *wc;
 	u64 *irq;		/* samples of doorbell → handler, ns */
 	unsigned int nirq;
+	/* per call, its time over its requests or CQEs, ns (KB_POST_SEND..KB_POLL_RECV) */
+	u64 *per[KB_NPER];
+	unsigned int nper[KB_NPER];
 	unsigned int irq_early;	/* rounds whose handler ran before ib_post_send returned */
 	/* totals */
 	u64 post_send_ns, post_recv_ns, poll_send_ns, poll_recv_ns;
 	u64 sends, recvs, empty_polls;
+	u64 send_polls, recv_polls;	/* ib_poll_cq calls that returned completions */
+	u64 empty_send_polls;		/* of empty_polls, those of the send CQ */
 };
+
+/* One call's time @ns over its @n requests or CQEs, as sample @k (the first 4096). */
+static void kb_per(struct kb *b, unsigned int k, u64 ns, unsigned int n)
+{
+	if (b->nper[k] < KB_IRQ_SAMPLES && n)
+		b->per[k][b->nper[k]++] = div_u64(ns, n);
+}
 
 static void kb_comp(struct ib_cq *cq, void *ctx)
 {
@@ -142,7 +166,8 @@ static struct ib_qp *kb_qp(struct kb *b, const char *step)
  * calls that returned completions are timed into *@ns.
  */
 static bool kb_reap(struct kb *b, struct ib_cq *cq, unsigned int n, u64 first,
-		    enum ib_wc_opcode opcode, u64 *ns, u64 *count)
+		    enum ib_wc_opcode opcode, u64 *ns, u64 *count, u64 *calls,
+		    unsigned int per)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(KB_WAIT_MS);
 	unsigned int got = 0, i;
@@ -158,9 +183,13 @@ static bool kb_reap(struct kb *b, struct ib_cq *cq, unsigned int n, u64 first,
 		if (k > 0) {
 			*ns += t;
 			got += k;
+			(*calls)++;
+			kb_per(b, per, t, k);
 			continue;
 		}
 		b->empty_polls++;
+		if (cq == b->scq)
+			b->empty_send_polls++;
 		if (time_after(jiffies, end))
 			return kc_ok(b->r, false, "bench.run", "%u of %u %s completions in %d ms",
 				     got, n, opcode == IB_WC_RECV ? "receive" : "send",
@@ -200,7 +229,9 @@ static bool kb_round(struct kb *b, unsigned int n, u64 seq)
 	}
 	t = ktime_get_ns();
 	err = ib_post_recv(b->b, b->rwr, &rbad);
-	b->post_recv_ns += ktime_get_ns() - t;
+	t = ktime_get_ns() - t;
+	b->post_recv_ns += t;
+	kb_per(b, KB_POST_RECV, t, n);
 	if (err)
 		return kc_ok(b->r, false, "bench.run", "post_recv err %d at wr %llu", err, seq);
 	reinit_completion(&b->done);
@@ -212,6 +243,7 @@ static bool kb_round(struct kb *b, unsigned int n, u64 seq)
 	err = ib_post_send(b->a, b->swr, &sbad);
 	t1 = ktime_get_ns();
 	b->post_send_ns += t1 - t;
+	kb_per(b, KB_POST_SEND, t1 - t, n);
 	if (err)
 		return kc_ok(b->r, false, "bench.run", "post_send err %d at wr %llu", err, seq);
 	if (!wait_for_completion_timeout(&b->done, msecs_to_jiffies(KB_WAIT_MS)))
@@ -222,8 +254,10 @@ static bool kb_round(struct kb *b, unsigned int n, u64 seq)
 		b->irq_early++;
 	else if (b->nirq < KB_IRQ_SAMPLES)
 		b->irq[b->nirq++] = t - t1;
-	return kb_reap(b, b->scq, n, seq, IB_WC_SEND, &b->poll_send_ns, &b->sends) &&
-	       kb_reap(b, b->rcq, n, seq, IB_WC_RECV, &b->poll_recv_ns, &b->recvs);
+	return kb_reap(b, b->scq, n, seq, IB_WC_SEND, &b->poll_send_ns, &b->sends,
+		       &b->send_polls, KB_POLL_SEND) &&
+	       kb_reap(b, b->rcq, n, seq, IB_WC_RECV, &b->poll_recv_ns, &b->recvs,
+		       &b->recv_polls, KB_POLL_RECV);
 }
 
 static int kb_cmp(const void *x, const void *y)
@@ -231,6 +265,11 @@ static int kb_cmp(const void *x, const void *y)
 	u64 a = *(const u64 *)x, b = *(const u64 *)y;
 
 	return a < b ? -1 : a > b;
+}
+
+static u64 kb_p50(const struct kb *b, unsigned int k)
+{
+	return b->nper[k] ? b->per[k][b->nper[k] / 2] : 0;
 }
 
 static void kb_figures(struct kb *b)
@@ -244,6 +283,8 @@ static void kb_figures(struct kb *b)
 		hi = max(hi, b->irq[i]);
 	}
 	sort(b->irq, b->nirq, sizeof(*b->irq), kb_cmp, NULL);
+	for (i = 0; i < KB_NPER; i++)
+		sort(b->per[i], b->nper[i], sizeof(*b->per[i]), kb_cmp, NULL);
 	kc_line("# %u.bench wrs=%u batch=%u sends=%llu recvs=%llu post_send_ns=%llu post_recv_ns=%llu poll_send_ns=%llu poll_recv_ns=%llu empty_polls=%llu irq_early=%u irq_n=%u irq_ns_p50=%llu irq_ns_mean=%llu irq_ns_min=%llu irq_ns_max=%llu",
 		b->r->gen, bench, b->nb, b->sends, b->recvs,
 		div64_u64(b->post_send_ns, max_t(u64, b->sends, 1)),
@@ -252,6 +293,11 @@ static void kb_figures(struct kb *b)
 		div64_u64(b->poll_recv_ns, max_t(u64, b->recvs, 1)),
 		b->empty_polls, b->irq_early, b->nirq, b->nirq ? b->irq[b->nirq / 2] : 0,
 		b->nirq ? div64_u64(sum, b->nirq) : 0, b->nirq ? lo : 0, hi);
+	/* A second line: kc_line's 256 bytes hold no more than the first's. */
+	kc_line("# %u.bench calls empty_send_polls=%llu send_polls=%llu recv_polls=%llu post_send_p50_ns=%llu post_recv_p50_ns=%llu poll_send_p50_ns=%llu poll_recv_p50_ns=%llu",
+		b->r->gen, b->empty_send_polls, b->send_polls, b->recv_polls,
+		kb_p50(b, KB_POST_SEND), kb_p50(b, KB_POST_RECV), kb_p50(b, KB_POLL_SEND),
+		kb_p50(b, KB_POLL_RECV));
 }
 
 /* bench.setup: the CQs, the connected QP pair, the mapped page and the requests. */
@@ -357,6 +403,7 @@ static void kb_teardown(struct kb *b)
 {
 	struct kc_run *r = b->r;
 	bool ok = true;
+	unsigned int i;
 	int err;
 
 	if (b->a) {
@@ -382,6 +429,8 @@ static void kb_teardown(struct kb *b)
 	if (ok)
 		kc_ok(r, true, "bench.teardown", " ");
 	kvfree(b->irq);
+	for (i = 0; i < KB_NPER; i++)
+		kvfree(b->per[i]);
 	kfree(b->wc);
 	kfree(b->rwr);
 	kfree(b->swr);
@@ -392,6 +441,7 @@ struct kb *kc_bench(struct kc_run *r, struct ib_device *dev, u32 port,
 		    const struct ib_port_attr *pa)
 {
 	struct kb *b;
+	unsigned int i;
 
 	if (!bench && !bench_bg)
 		return NULL;
@@ -407,8 +457,12 @@ struct kb *kc_bench(struct kc_run *r, struct ib_device *dev, u32 port,
 	b->rwr = kcalloc(b->nb, sizeof(*b->rwr), GFP_KERNEL);
 	b->wc = kcalloc(b->nb, sizeof(*b->wc), GFP_KERNEL);
 	b->irq = kvcalloc(KB_IRQ_SAMPLES, sizeof(*b->irq), GFP_KERNEL);
+	for (i = 0; i < KB_NPER; i++)
+		b->per[i] = kvcalloc(KB_IRQ_SAMPLES, sizeof(*b->per[i]), GFP_KERNEL);
 	b->pd = ib_alloc_pd(dev, 0);
-	if (!kb_chk(r, b->swr && b->rwr && b->wc && b->irq, "bench.setup", "no memory") ||
+	if (!kb_chk(r, b->swr && b->rwr && b->wc && b->irq && b->per[KB_POST_SEND] &&
+		    b->per[KB_POST_RECV] && b->per[KB_POLL_SEND] && b->per[KB_POLL_RECV],
+		    "bench.setup", "no memory") ||
 	    !kb_chk(r, !IS_ERR(b->pd), "bench.setup", "alloc_pd err %d", PTR_ERR_OR_ZERO(b->pd))) {
 		kb_teardown(b);
 		return NULL;
