@@ -78,7 +78,7 @@ phase_end
 #                   across them under upstream and then mlx5_rs (30-wire-traffic)
 #           vm-dp   tests/scenarios-ib/ from 93 (tests/guest/check-dp.sh): traffic on
 #                   both drivers (93), faults under traffic (94), pyverbs' traffic
-#                   files on both (95)
+#                   files on both (95), upstream's recovery from a fatal error (96)
 # vm and vm-2fn end with their driver(s) left bound for the power-off's shutdown callback.
 # Each boot's console goes to $CACHE/runs/last-check-<boot>.log, not to the terminal; a
 # progress line a minute shows every lane, and each boot's failures print when it ends.
