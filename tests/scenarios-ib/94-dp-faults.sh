@@ -109,6 +109,11 @@ unload() { # DRIVER
 	check "dp-faults.$1.no-violations" test "$(violations)" = "$viol0"
 }
 
+# objects_but_mkeys: the device's live objects other than memory keys.
+objects_but_mkeys() {
+	echo $(($(emu_stat 'd["objects"]["total"]') - $(live mkey)))
+}
+
 # killed P: part 2 above.
 killed() {
 	_p=$1.killed
@@ -118,12 +123,16 @@ killed() {
 	fi
 	mkdir -p "$DP_OUT"
 	# The baseline once the device's object count has settled: the previous case's
-	# processes are released by uverbs asynchronously (up to 30 s).
-	_o0=$(emu_stat 'd["objects"]["total"]')
+	# processes are released by uverbs asynchronously (up to 30 s). Memory keys are
+	# left out: both drivers' MR caches keep a deregistered MR's mkey, and upstream's
+	# shrinks its cache later by itself (a run of 2026-12-05 on upstream counted 17
+	# objects after the kill against a baseline of 22: fewer, not more, as a cache
+	# releasing mkeys meanwhile would make it).
+	_o0=$(objects_but_mkeys)
 	_i=0
 	while [ $_i -lt 30 ]; do
 		sleep 1; _i=$((_i + 1))
-		_o1=$(emu_stat 'd["objects"]["total"]')
+		_o1=$(objects_but_mkeys)
 		[ "$_o1" = "$_o0" ] && break
 		_o0=$_o1
 	done
@@ -154,8 +163,8 @@ killed() {
 	# The processes' objects are destroyed by uverbs' release of their files (bounded:
 	# 60 s, a killed process's release under TCG on a loaded host took more than 30).
 	_i=0
-	while [ "$(emu_stat 'd["objects"]["total"]')" != "$_o0" ] && [ $_i -lt 60 ]; do sleep 1; _i=$((_i + 1)); done
-	check "$_p.objects-back" test "$(emu_stat 'd["objects"]["total"]')" = "$_o0"
+	while [ "$(objects_but_mkeys)" != "$_o0" ] && [ $_i -lt 60 ]; do sleep 1; _i=$((_i + 1)); done
+	check "$_p.objects-back" test "$(objects_but_mkeys)" = "$_o0"
 	dp_pair "$_p.pingpong-after" ibv_rc_pingpong "-d $D0 -i 1 -s 4096 -n 5 -r 16 -c" "-d $D0 -i 1 -s 4096 -n 5 -r 16 -c" ' iters in '
 }
 
