@@ -11,15 +11,21 @@ module_deps() { [ -e /sys/module/ib_uverbs ] || modprobe ib_uverbs 2>/dev/null |
 # Every scenario loads the module with `insmod "$KO" ...`: its dependencies first, and
 # where it went is remembered (page_owner windows, lib/pages.sh).
 # KUnit runs the module's suites (mlx5_rs_*) at every load; after the first load of
-# the boot, kunit's filter (writable at run time) is set to match no suite, so that the
-# other loads of the boot do not run them again (about 18 s each under TCG).
+# mlx5_rs in the boot, kunit's filter (writable at run time) is set to match no suite,
+# so that the other loads of the boot do not run them again (about 18 s each under
+# TCG). Another module loaded first (a test module such as ib_kclient, after an
+# upstream part of a scenario) leaves the filter alone: mlx5_rs's first load still
+# runs the suites, which every boot's judge requires.
 insmod() {
 	module_deps
 	command insmod "$@"
 	_rc=$?
 	[ $_rc = 0 ] && po_note_module mlx5_rs
-	[ $_rc = 0 ] && [ -w /sys/module/kunit/parameters/filter_glob ] &&
-		echo none >/sys/module/kunit/parameters/filter_glob
+	case "$1" in
+	*/mlx5_rs.ko | mlx5_rs.ko)
+		[ $_rc = 0 ] && [ -w /sys/module/kunit/parameters/filter_glob ] &&
+			echo none >/sys/module/kunit/parameters/filter_glob ;;
+	esac
 	return $_rc
 }
 
