@@ -70,7 +70,10 @@ if [ "$WIRED" = 1 ]; then
 fi
 # Keep the last 20 run directories, and every one whose vm.sh still runs (its pid
 # names it): other clones boot VMs too, and a long run's directory must outlive theirs.
-ls -1dt "$CACHE"/runs/vm-* 2>/dev/null | tail -n +21 | while read -r d; do
+# Boots that start together (make check's lanes) prune at once: a directory another
+# one removed makes `ls` fail, which under pipefail would end this boot before it
+# printed a line (exit 2), so the listing's status is not this script's.
+{ ls -1dt "$CACHE"/runs/vm-* 2>/dev/null || true; } | tail -n +21 | while read -r d; do
 	kill -0 "${d##*/vm-}" 2>/dev/null || rm -rf "$d"
 done
 [ -n "$LOGF" ] || LOGF=$RUNDIR/console.log
