@@ -246,6 +246,12 @@ fatal_drain() {
 	_v0=$(violations)
 	check "$_p.insmod" insmod "$KCLIENT_KO" drain=1
 	kclient_steps "$_p" "$KCLIENT_DIR/results" 1 "drain.qp-x.rts drain.qp-y.rts drain.armed"
+	# This part is about the dead device (drain, flush, -EIO, unload). Where the
+	# firmware offers a reset, upstream recovers by itself (96-upstream-recover) and the
+	# heal below would then pull the recovered function from under it: here the
+	# firmware offers none (init segment bit 30 clear, as on firmware without reset
+	# support), so upstream's recovery fails and the function stays in error.
+	emuctl '{"cmd":"init_seg","fw_reset_supported":false}' >/dev/null
 	emuctl '{"cmd":"health","syndrome":7,"ext_syndrome":4660,"rfr":true,"severity":2}' >/dev/null
 	# Both drivers log "Fatal error N detected" from their health poll (2 s).
 	_i=0
@@ -264,6 +270,7 @@ fatal_drain() {
 	# what it counted meanwhile.
 	echo "dpf: $_p: emulator violations during the fatal error: $(($(violations) - _v0))"
 	emu_heal
+	emuctl '{"cmd":"init_seg","fw_reset_supported":true}' >/dev/null
 	_v1=$(violations)
 	dmesg | tail -n +$((_m + 1)) >"/tmp/$_p.log"
 	grep -a -E 'ib_kclient: (# 1\.drain|(not )?ok [0-9]+ 1\.drain)' "/tmp/$_p.log"
