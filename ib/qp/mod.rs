@@ -104,8 +104,7 @@ use crate::ib::{
     },
     qp::create::{
         create_flags, create_qpc, kernel_xrc_ini_srq, rx_type, scatter_to_cqe, xrc_tgt_qpc,
-        CreateQpc, WqSizes,
-        XrcDevRes,
+        CreateQpc, WqSizes, XrcDevRes,
     },
     qp::kdp::{KernelWq, KqpTable, SqSide},
     qp::modify::{
