@@ -154,6 +154,7 @@ static struct ib_mr *mlx5rs_ib_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type
 	size_t size;
 	int err;
 
+	/* 1 << 20: ib/device/attr.rs ALLOC_MR_MAX_SG, the list length query_device reports. */
 	if (type != IB_MR_TYPE_MEM_REG || !max_num_sg || max_num_sg > (1U << 20))
 		return ERR_PTR(-EINVAL);
 	ndescs = ALIGN(max_num_sg, 4);

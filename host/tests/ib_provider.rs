@@ -581,8 +581,13 @@ fn device_attributes_advertise_only_what_the_provider_serves() {
     }
     // Memory windows (alloc_mw) as upstream reports them with `imaicl`.
     assert_eq!(a.max_mw, 1 << 24, "max_mw = 1 << log_max_mkey");
-    // Fast registration as upstream reports it: 1 << log_max_klm_list_size.
+    // Fast registration as upstream reports it: 1 << log_max_klm_list_size, but no
+    // more than alloc_mr takes.
     assert_eq!(a.max_fast_reg_page_list_len, 1 << 16);
+    let mut big = g.clone();
+    big.set(cmd_hca_cap::LOG_MAX_KLM_LIST_SIZE, 24u8).unwrap();
+    let b = device_attr(&big, None, &ids, 128);
+    assert_eq!(b.max_fast_reg_page_list_len, ALLOC_MR_MAX_SG);
     assert_ne!(
         a.kernel_cap_flags & kernel_cap::BLOCK_MULTICAST_LOOPBACK,
         0,

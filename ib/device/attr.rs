@@ -77,6 +77,10 @@ pub mod kernel_cap {
 /// (the verbs behind them are absent or refuse): never advertised.
 pub const NOT_SERVED: u64 = dev_cap::UD_IP_CSUM | dev_cap::PCI_WRITE_END_PADDING;
 
+/// The most entries `alloc_mr` gives an MR (`ffi/rdma/ib_mr.c` refuses a larger
+/// `max_num_sg`): the fast-registration list length is reported no larger.
+pub const ALLOC_MR_MAX_SG: u32 = 1 << 20;
+
 /// `kernel_cap_flags` upstream derives from the caps that this provider does not serve.
 pub const NOT_SERVED_KERNEL: u64 = kernel_cap::SG_GAPS_REG | kernel_cap::UD_TSO;
 
@@ -166,6 +170,9 @@ pub fn device_attr(
     a.kernel_cap_flags &= !NOT_SERVED_KERNEL;
     if a.device_cap_flags & dev_cap::MEM_MGT_EXTENSIONS == 0 {
         a.max_fast_reg_page_list_len = 0;
+    } else {
+        // No more than alloc_mr takes (upstream: 1 << log_max_klm_list_size alone).
+        a.max_fast_reg_page_list_len = a.max_fast_reg_page_list_len.min(ALLOC_MR_MAX_SG);
     }
     // No integrity MRs (`IB_MR_TYPE_INTEGRITY`): no protection-information limit.
     a.max_pi_fast_reg_page_list_len = 0;
