@@ -14,6 +14,12 @@
 //! | `Events`, `DebugFs` | EQs on MSI-X, debugfs | destroyed, removed |
 //! | [`ClockStage`] | the clock info page, its overflow work | work stopped, page freed |
 //! | `ib::IbStage` | `mlx5_N` registered with the RDMA core | unregistered (first) |
+//! | [`Attachment`] | the function attached to its devlink instance | detached |
+//!
+//! The devlink instance ([`DevlinkStage`]) is the PCI function's, not a stage: allocated
+//! before the bring-up, registered after it, unregistered first at unbind and freed
+//! after the teardown, so that it outlives a recovery of the function (whose bring-up
+//! attaches again).
 //!
 //! [`Mlx5Device::bring_up`] creates them as locals in that order: if a step fails, the
 //! locals created so far are dropped in reverse order, which unwinds exactly what
@@ -48,9 +54,10 @@ use crate::{
         timeout::Timeouts,
     },
     debugfs::DebugFs,
+    devlink::{Attachment, DevlinkStage},
     ffi,
     hca::{EnabledHca, InitializedHca},
-    health::HealthStage,
+    health::{report::DevlinkInfo, HealthStage},
     hw::Hw,
     ifc::{field::Overflow, init_seg as seg, opcodes::query_pages_op_mod},
     init_seg_io::{InitSeg, Regs},
@@ -110,6 +117,9 @@ pub(crate) struct Mlx5Driver;
 #[pin_data(PinnedDrop)]
 pub(crate) struct Mlx5Device<'bound> {
     info: &'bound FunctionInfo,
+    /// The function's devlink instance: unregistered first at unbind, freed after the
+    /// stages (it outlives their recovery).
+    devlink: Arc<DevlinkStage>,
     /// `None` once a PCI shutdown unloaded the function.
     ///
     /// Lock order: the outermost lock; the shutdown callback holds it across fast
@@ -125,6 +135,8 @@ pub(crate) struct Mlx5Device<'bound> {
 struct Stages<'bound> {
     pdev: &'bound pci::Device,
     info: &'bound FunctionInfo,
+    // Detached first: the devlink instance never reads a torn-down function.
+    _devlink: Attachment,
     // The last stage: unregistered first (in `unload`, before the health poll stops),
     // while every command still works. `None` when the provider did not register.
     #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
@@ -164,11 +176,21 @@ impl pci::Driver for Mlx5Driver {
         pdev: &'bound pci::Device<Core<'_>>,
         info: Option<&'bound Self::IdInfo>,
     ) -> impl PinInit<Self::Data<'bound>, Error> + 'bound {
-        let stages = Stages::bring_up(pdev, info);
+        // As upstream's `devlink_alloc` before the bring-up and `devl_register` after
+        // it; a failed probe frees the instance, never registered.
+        let devlink = DevlinkStage::new(pdev);
+        let stages = devlink
+            .as_ref()
+            .map_err(|e| *e)
+            .and_then(|dl| Stages::bring_up(pdev, info, dl));
         pin_init::pin_init_scope(move || {
+            let devlink = devlink?;
             let stages = stages?;
+            devlink.register()?;
             let info = stages.info;
-            Ok(try_pin_init!(Mlx5Device { info, stages <- new_mutex!(Some(stages)) }? Error))
+            Ok(
+                try_pin_init!(Mlx5Device { info, devlink, stages <- new_mutex!(Some(stages)) }? Error),
+            )
         })
     }
 
@@ -192,6 +214,8 @@ impl pci::Driver for Mlx5Driver {
 #[pinned_drop]
 impl PinnedDrop for Mlx5Device<'_> {
     fn drop(self: Pin<&mut Self>) {
+        // As upstream's remove: no devlink request or report runs during the teardown.
+        self.devlink.unregister();
         let stages = self.stages.lock().take();
         if let Some(s) = stages {
             s.unload();
@@ -222,6 +246,7 @@ impl<'bound> Stages<'bound> {
     fn bring_up(
         pdev: &'bound pci::Device<Core<'_>>,
         info: Option<&'bound FunctionInfo>,
+        devlink: &Arc<DevlinkStage>,
     ) -> Result<Self> {
         // Every entry of the ID table carries info; a missing one is reported, not unwrapped.
         let info = info.ok_or(ENODEV)?;
@@ -286,7 +311,8 @@ impl<'bound> Stages<'bound> {
         // bring-up marks the device dead, so every later command fails at once instead
         // of each costing a command timeout. Dropped (stopped) when the probe unwinds,
         // after the pages and before DISABLE_HCA, as `mlx5_function_disable` orders it.
-        let health = HealthStage::start(life.clone(), crate::health_poll_ms())?;
+        let health =
+            HealthStage::start(life.clone(), crate::health_poll_ms(), Some(devlink.clone()))?;
         Self::set_issi(pdev, &hw)?;
 
         let pages = FwPages::new(dev, hw.clone(), embedded_cpu)?;
@@ -430,11 +456,16 @@ impl<'bound> Stages<'bound> {
                 None
             }
         };
+        let devlink = devlink.attach(
+            hw.clone(),
+            DevlinkInfo::new(&board_raw, (fw.major, fw.minor, fw.subminor), !info.is_vf),
+        );
         Ok(Self {
             #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
             ib,
             pdev,
             info,
+            _devlink: devlink,
             _clock: clock,
             _health: health,
             _life: life,

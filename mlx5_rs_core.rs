@@ -24,6 +24,7 @@ mod cmd;
 mod coherent_io;
 mod debugfs;
 mod device;
+mod devlink;
 mod eq;
 mod errno;
 mod ffi;

@@ -33,6 +33,52 @@ void mlx5rs_clock_page_publish(void *page, const struct mlx5rs_clock_vals *v);
 __u64 mlx5rs_clock_real_ns(void);
 __u64 mlx5rs_clock_hz(void);
 
+/*
+ * devlink shim (ffi/core/devlink.c). The structures are this shim's own: Rust fills
+ * them (#[repr(C)] mirrors in health/report.rs, which check the same sizes).
+ */
+struct devlink;
+
+#define MLX5RS_DEVLINK_STR_LEN 32
+/* `devlink dev info`: strings NUL-terminated; an empty firmware version is absent. */
+struct mlx5rs_devlink_info {
+	char psid[MLX5RS_DEVLINK_STR_LEN];
+	char fw_running[MLX5RS_DEVLINK_STR_LEN];
+	char fw_stored[MLX5RS_DEVLINK_STR_LEN];
+	__u32 is_pf;
+};
+#define MLX5RS_DEVLINK_INFO_SIZE 100
+
+/* The health buffer as the reporters print it (values as upstream derives them). */
+struct mlx5rs_health_buf {
+	__u32 assert_var[6];
+	__u32 assert_exit_ptr;
+	__u32 assert_callra;
+	__u32 time;
+	__u32 hw_id;
+	__u32 ext_synd;
+	__u32 raw_fw_ver;
+	__u8 rfr;
+	__u8 severity;
+	__u8 irisc_index;
+	__u8 synd;
+	char synd_name[MLX5RS_DEVLINK_STR_LEN];
+};
+#define MLX5RS_HEALTH_BUF_SIZE 84
+
+/* A report's context: the syndrome and the health-counter misses. */
+struct mlx5rs_fw_report {
+	__u32 synd;
+	__u32 miss_counter;
+};
+
+struct devlink *mlx5rs_devlink_alloc(struct pci_dev *pdev, const void *rust);
+int mlx5rs_devlink_register(struct devlink *devlink);
+int mlx5rs_devlink_report(struct devlink *devlink, int fatal, const char *msg,
+			  const struct mlx5rs_fw_report *r);
+void mlx5rs_devlink_unregister(struct devlink *devlink);
+void mlx5rs_devlink_free(struct devlink *devlink);
+
 int mlx5rs_nth_online_cpu(unsigned int n);
 int mlx5rs_irq_set_cpu_hint(unsigned int irq, unsigned int cpu);
 void mlx5rs_irq_clear_hint(unsigned int irq);

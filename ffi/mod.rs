@@ -3,7 +3,7 @@
 //! Safe wrappers over the C shim in this folder (and over raw bindings).
 //!
 //! The kernel crate of Linux 7.3 lacks a few things this driver needs (PCI disable,
-//! PCI shutdown, affinity hints, ib_core (`rdma/ib.c`, `rdma/ib.rs`), and later devlink,
+//! PCI shutdown, affinity hints, ib_core (`rdma/ib.c`, `rdma/ib.rs`), devlink,
 //! ...). Each one is a small C function, the core's in `ffi/core/*.c` and the RDMA
 //! core's in `ffi/rdma/*.c`, with its prototype in `mlx5rs_ffi.h`,
 //! declared here once and
@@ -16,6 +16,7 @@ pub(crate) mod rdma;
 
 pub(crate) use self::core::bar::{BarRange, DevresBarRange, DevresRequestedBar, RequestedBar};
 pub(crate) use self::core::clock::{hz, real_ns, ClockPage, ClockVals};
+pub(crate) use self::core::devlink::{Devlink, DevlinkOps};
 pub(crate) use self::core::irq::{nth_online_cpu, AffinityHint};
 pub(crate) use self::core::mm::{gfp_kernel_noretry_nowarn, mem_available_pages, random_bytes};
 pub(crate) use self::core::pci::{PciEnabled, StopDmaOnDrop};

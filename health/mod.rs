@@ -16,6 +16,10 @@
 //!   logged once per stall with the buffer;
 //! - a new non-fatal syndrome: logged with the buffer.
 //!
+//! The last two are reported to devlink's `fw` reporter, a fatal sensor to `fw_fatal`
+//! (through a [`HealthReporter`], after the checks, with no lock of the poll held), as
+//! upstream's `poll_health` queues its report works.
+//!
 //! [`HealthStage`] stops the poll (cancel and wait) when dropped; the device object
 //! drops it first.
 
@@ -23,6 +27,8 @@
 pub(crate) mod buffer;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod monitor;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod report;
 
 use kernel::{
     prelude::*,
@@ -38,6 +44,19 @@ use crate::{
 };
 use buffer::{synd_name, HealthBuffer};
 use monitor::{HealthEvent, HealthMonitor, HealthSample};
+use report::FwReport;
+
+/// Told by the health poll what upstream tells its devlink reporters: `fw` (`fatal`
+/// false) on a new non-fatal syndrome or a stalled health counter, with the syndrome
+/// and the counter's misses at the report; `fw_fatal` once the function is declared
+/// dead. Called from the health work with no lock of the poll held; may sleep.
+pub(crate) trait HealthReporter: Send + Sync {
+    /// One report.
+    fn report(&self, fatal: bool, r: FwReport);
+}
+
+/// A report one poll leaves for after its checks.
+type Pending = Option<(bool, FwReport)>;
 
 /// Shortest accepted poll period.
 const MIN_PERIOD_MS: u32 = 10;
@@ -52,6 +71,7 @@ struct PollState {
 pub(crate) struct HealthPoller {
     life: Arc<Lifecycle>,
     period_ms: u32,
+    reporter: Option<Arc<dyn HealthReporter>>,
     /// Lock order: held across one check, so it is taken before `Lifecycle::state`
     /// (and, through it, the command queue's lock).
     #[pin]
@@ -68,7 +88,11 @@ impl WorkItem for HealthPoller {
     type Pointer = Arc<HealthPoller>;
 
     fn run(this: Arc<HealthPoller>) {
-        if this.tick() == PollOutcome::Continue {
+        let (outcome, pending) = this.tick();
+        if let (Some(rep), Some((fatal, r))) = (&this.reporter, pending) {
+            rep.report(fatal, r);
+        }
+        if outcome == PollOutcome::Continue {
             let delay = msecs_to_jiffies(this.period_ms);
             // Fails only while being cancelled: then it must not run again anyway.
             let _ = workqueue::system_power_efficient().enqueue_delayed(this, delay);
@@ -77,20 +101,27 @@ impl WorkItem for HealthPoller {
 }
 
 impl HealthPoller {
-    /// One poll. Serialized with [`HealthStage`]'s stop by the poll state lock.
-    fn tick(&self) -> PollOutcome {
+    /// One poll, and what it leaves to report. Serialized with [`HealthStage`]'s stop
+    /// by the poll state lock.
+    fn tick(&self) -> (PollOutcome, Pending) {
         let mut st = self.state.lock();
         if st.stopped {
-            return PollOutcome::Stop;
+            return (PollOutcome::Stop, None);
         }
         let life = &self.life;
-        life.poll_while_running(|| {
+        let mut pending = None;
+        let outcome = life.poll_while_running(|| {
             let (sample, buf) = match read_sample(life.hw().as_ref()) {
                 Ok(s) => s,
                 // BAR revoked: the device is being unbound; nothing to decide.
                 Err(_) => return None,
             };
-            match st.monitor.poll(&sample) {
+            let event = st.monitor.poll(&sample);
+            let r = FwReport {
+                synd: u32::from(buf.synd),
+                miss_counter: st.monitor.misses(),
+            };
+            match event {
                 HealthEvent::Healthy => None,
                 HealthEvent::Fatal(sensor) => {
                     dev_err!(
@@ -100,6 +131,7 @@ impl HealthPoller {
                         buffer::sensor_name(sensor)
                     );
                     log_buffer(life, &buf, sample.nic_interface);
+                    pending = Some((true, r));
                     Some(FatalCause {
                         code: sensor as u8,
                         name: buffer::sensor_name(sensor),
@@ -113,21 +145,29 @@ impl HealthPoller {
                         sample.counter
                     );
                     log_buffer(life, &buf, sample.nic_interface);
+                    pending = Some((false, r));
                     None
                 }
                 HealthEvent::SyndromeChanged(s) => {
                     dev_warn!(life.dev(), "health syndrome 0x{:x} ({}) reported\n", s, synd_name(s));
                     log_buffer(life, &buf, sample.nic_interface);
+                    pending = Some((false, r));
                     None
                 }
             }
-        })
+        });
+        (outcome, pending)
     }
 }
 
 /// Reads what one poll needs ([`monitor::read_sample`]: the order of the reads matters).
 fn read_sample(hw: &dyn Regs) -> Result<(HealthSample, HealthBuffer)> {
     monitor::read_sample(|off| hw.read(off))
+}
+
+/// The health buffer as it reads now (devlink's diagnose and dump).
+pub(crate) fn read_buffer(hw: &dyn Regs) -> Result<HealthBuffer> {
+    Ok(read_sample(hw)?.1)
 }
 
 /// Logs every health-buffer field by name.
@@ -159,14 +199,19 @@ pub(crate) struct HealthStage {
 }
 
 impl HealthStage {
-    /// Starts polling every `period_ms` (at least [`MIN_PERIOD_MS`]); the first poll
-    /// runs one period from now.
-    pub(crate) fn start(life: Arc<Lifecycle>, period_ms: u32) -> Result<Self> {
+    /// Starts polling every `period_ms` (at least [`MIN_PERIOD_MS`]), reporting to
+    /// `reporter`; the first poll runs one period from now.
+    pub(crate) fn start(
+        life: Arc<Lifecycle>,
+        period_ms: u32,
+        reporter: Option<Arc<dyn HealthReporter>>,
+    ) -> Result<Self> {
         let period_ms = period_ms.max(MIN_PERIOD_MS);
         let poller = Arc::pin_init(
             pin_init!(HealthPoller {
                 life,
                 period_ms,
+                reporter,
                 state <- new_mutex!(PollState { monitor: HealthMonitor::new(), stopped: false }),
                 work <- new_delayed_work!("mlx5_rs::health"),
             }),

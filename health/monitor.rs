@@ -147,10 +147,6 @@ impl HealthMonitor {
     }
 
     /// Consecutive misses so far.
-    #[cfg_attr(
-        all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
-        expect(dead_code, reason = "host-tested, not used by the driver yet")
-    )]
     pub fn misses(&self) -> u32 {
         self.misses
     }

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The core driver's shims: PCI disable and shutdown, IRQ affinity hints, online
+//! The core driver's shims: devlink, PCI disable and shutdown, IRQ affinity hints, online
 //! CPUs, workqueue calls, memory and random bytes.
 
 pub(crate) mod bar;
 pub(crate) mod clock;
+pub(crate) mod devlink;
 pub(crate) mod irq;
 pub(crate) mod mm;
 pub(crate) mod pci;

@@ -1,8 +1,9 @@
 # Guest side of `make check`'s data-path boot (lane 3 of tests/run-all.sh, after the
 # wired boot): the scenarios of tests/scenarios-ib/ from 93 up, which move data on both
 # drivers (rdma-core's examples, perftest, the kernel consumer and infiniband-diags
-# (93), the faults under traffic (94), pyverbs' traffic files (95)), and upstream's
-# recovery from a fatal error (96; here for the lanes' balance). The others of that
+# (93), the faults under traffic (94), pyverbs' traffic files (95)), upstream's
+# recovery from a fatal error (96; here for the lanes' balance) and devlink on both
+# drivers (97, here for the same reason). The others of that
 # folder run in the InfiniBand boot (tests/guest/check-ib.sh). The runner and its
 # isolation between scenarios: tests/guest/run-scenarios.sh.
 list=""

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * devlink for the core driver: the kernel crate of Linux 7.3 has no devlink bindings.
+ *
+ * One devlink instance per PCI function, allocated before the bring-up and freed at
+ * unbind (so it outlives a recovery of the function). It answers `devlink dev info`
+ * and carries the health reporters `fw` (diagnose, dump) and `fw_fatal` (dump), as
+ * upstream mlx5_core's devlink.c and health.c name and lay them out. The values come
+ * from Rust through two trampolines (mlx5rs_devlink_rs_info, mlx5rs_devlink_rs_health,
+ * in ffi/core/devlink.rs), called with the `rust` pointer given at allocation; this
+ * file only formats them.
+ *
+ * Not advertised (the driver does not do them yet): reporter recovery (no .recover,
+ * so no auto-recover and no grace period), `devlink dev reload` (no reload actions),
+ * parameters, flash update, traps.
+ */
+#include <linux/pci.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <net/devlink.h>
+#include "mlx5rs_ffi.h"
+
+/* What the devlink instance carries (devlink_priv()). */
+struct mlx5rs_devlink_priv {
+	struct pci_dev *pdev;
+	const void *rust;
+	struct devlink_health_reporter *fw;
+	struct devlink_health_reporter *fw_fatal;
+};
+
+/* Implemented in Rust (ffi/core/devlink.rs). */
+int mlx5rs_devlink_rs_info(const void *rust, struct mlx5rs_devlink_info *out);
+int mlx5rs_devlink_rs_health(const void *rust, struct mlx5rs_health_buf *out);
+
+static struct mlx5rs_devlink_priv *priv_of(struct devlink *devlink)
+{
+	return devlink_priv(devlink);
+}
+
+/*
+ * The board serial number (VPD keyword SN, up to its first space) and the serial
+ * number (VPD keyword V3), when the function has a VPD that holds them; nothing
+ * otherwise, as upstream's mlx5_devlink_serial_numbers_put() does.
+ */
+static int serial_numbers_put(struct pci_dev *pdev, struct devlink_info_req *req)
+{
+	unsigned int size, len;
+	char *str;
+	u8 *vpd;
+	int off, err = 0;
+
+	vpd = pci_vpd_alloc(pdev, &size);
+	if (IS_ERR(vpd))
+		return 0;
+	off = pci_vpd_find_ro_info_keyword(vpd, size, PCI_VPD_RO_KEYWORD_SERIALNO, &len);
+	if (off >= 0) {
+		str = kstrndup(vpd + off, len, GFP_KERNEL);
+		if (!str) {
+			err = -ENOMEM;
+			goto out;
+		}
+		*strchrnul(str, ' ') = '\0';
+		err = devlink_info_board_serial_number_put(req, str);
+		kfree(str);
+		if (err)
+			goto out;
+	}
+	off = pci_vpd_find_ro_info_keyword(vpd, size, "V3", &len);
+	if (off >= 0) {
+		str = kstrndup(vpd + off, len, GFP_KERNEL);
+		if (!str) {
+			err = -ENOMEM;
+			goto out;
+		}
+		err = devlink_info_serial_number_put(req, str);
+		kfree(str);
+	}
+out:
+	kfree(vpd);
+	return err;
+}
+
+static int mlx5rs_devlink_info_get(struct devlink *devlink, struct devlink_info_req *req,
+				   struct netlink_ext_ack *extack)
+{
+	struct mlx5rs_devlink_info info = {};
+	int err;
+
+	BUILD_BUG_ON(sizeof(info) != MLX5RS_DEVLINK_INFO_SIZE);
+	err = mlx5rs_devlink_rs_info(priv_of(devlink)->rust, &info);
+	if (err)
+		return err;
+	/* Upstream reports nothing but the driver name for a VF. */
+	if (!info.is_pf)
+		return 0;
+	err = serial_numbers_put(priv_of(devlink)->pdev, req);
+	if (err)
+		return err;
+	info.psid[sizeof(info.psid) - 1] = '\0';
+	info.fw_running[sizeof(info.fw_running) - 1] = '\0';
+	info.fw_stored[sizeof(info.fw_stored) - 1] = '\0';
+	err = devlink_info_version_fixed_put(req, "fw.psid", info.psid);
+	if (err)
+		return err;
+	if (info.fw_running[0]) {
+		err = devlink_info_version_running_put(req, "fw.version", info.fw_running);
+		if (!err)
+			err = devlink_info_version_running_put(req, DEVLINK_INFO_VERSION_GENERIC_FW,
+							       info.fw_running);
+		if (err)
+			return err;
+	}
+	if (info.fw_stored[0]) {
+		err = devlink_info_version_stored_put(req, "fw.version", info.fw_stored);
+		if (!err)
+			err = devlink_info_version_stored_put(req, DEVLINK_INFO_VERSION_GENERIC_FW,
+							      info.fw_stored);
+	}
+	return err;
+}
+
+static const struct devlink_ops mlx5rs_devlink_ops = {
+	.info_get = mlx5rs_devlink_info_get,
+};
+
+/* The health buffer, or an error when the function's registers cannot be read. */
+static int health_read(struct devlink_health_reporter *reporter, struct mlx5rs_health_buf *h)
+{
+	struct mlx5rs_devlink_priv *priv = devlink_health_reporter_priv(reporter);
+
+	BUILD_BUG_ON(sizeof(*h) != MLX5RS_HEALTH_BUF_SIZE);
+	memset(h, 0, sizeof(*h));
+	return mlx5rs_devlink_rs_health(priv->rust, h);
+}
+
+/* `fw` diagnose: the syndrome, and its description when there is one. */
+static int fw_diagnose(struct devlink_health_reporter *reporter, struct devlink_fmsg *fmsg,
+		       struct netlink_ext_ack *extack)
+{
+	struct mlx5rs_health_buf h;
+	int err;
+
+	err = health_read(reporter, &h);
+	if (err)
+		return err;
+	devlink_fmsg_u8_pair_put(fmsg, "Syndrome", h.synd);
+	if (h.synd) {
+		h.synd_name[sizeof(h.synd_name) - 1] = '\0';
+		devlink_fmsg_string_pair_put(fmsg, "Description", h.synd_name);
+	}
+	return 0;
+}
+
+/* The report's context: the syndrome and the health-counter misses at the report. */
+static void ctx_put(struct devlink_fmsg *fmsg, const struct mlx5rs_fw_report *r)
+{
+	devlink_fmsg_u8_pair_put(fmsg, "syndrome", r->synd);
+	devlink_fmsg_u32_pair_put(fmsg, "fw_miss_counter", r->miss_counter);
+}
+
+/* The health buffer, field by field, when it holds a syndrome. */
+static void buffer_put(struct devlink_fmsg *fmsg, const struct mlx5rs_health_buf *h)
+{
+	int i;
+
+	if (!h->synd)
+		return;
+	devlink_fmsg_pair_nest_start(fmsg, "health buffer");
+	devlink_fmsg_obj_nest_start(fmsg);
+	devlink_fmsg_arr_pair_nest_start(fmsg, "assert_var");
+	for (i = 0; i < ARRAY_SIZE(h->assert_var); i++)
+		devlink_fmsg_u32_put(fmsg, h->assert_var[i]);
+	devlink_fmsg_arr_pair_nest_end(fmsg);
+	devlink_fmsg_u32_pair_put(fmsg, "assert_exit_ptr", h->assert_exit_ptr);
+	devlink_fmsg_u32_pair_put(fmsg, "assert_callra", h->assert_callra);
+	devlink_fmsg_u32_pair_put(fmsg, "time", h->time);
+	devlink_fmsg_u32_pair_put(fmsg, "hw_id", h->hw_id);
+	devlink_fmsg_u8_pair_put(fmsg, "rfr", h->rfr);
+	devlink_fmsg_u8_pair_put(fmsg, "severity", h->severity);
+	devlink_fmsg_u8_pair_put(fmsg, "irisc_index", h->irisc_index);
+	devlink_fmsg_u8_pair_put(fmsg, "synd", h->synd);
+	devlink_fmsg_u32_pair_put(fmsg, "ext_synd", h->ext_synd);
+	devlink_fmsg_u32_pair_put(fmsg, "raw_fw_ver", h->raw_fw_ver);
+	devlink_fmsg_obj_nest_end(fmsg);
+	devlink_fmsg_pair_nest_end(fmsg);
+}
+
+/* `fw` and `fw_fatal` dump: the report's context (none on a dump asked for by a user
+ * with no stored one), then the health buffer. */
+static int fw_dump(struct devlink_health_reporter *reporter, struct devlink_fmsg *fmsg,
+		   void *priv_ctx, struct netlink_ext_ack *extack)
+{
+	struct mlx5rs_health_buf h;
+	int err;
+
+	err = health_read(reporter, &h);
+	if (err)
+		return err;
+	if (priv_ctx)
+		ctx_put(fmsg, priv_ctx);
+	buffer_put(fmsg, &h);
+	return 0;
+}
+
+static const struct devlink_health_reporter_ops fw_ops = {
+	.name = "fw",
+	.diagnose = fw_diagnose,
+	.dump = fw_dump,
+};
+
+static const struct devlink_health_reporter_ops fw_fatal_ops = {
+	.name = "fw_fatal",
+	.dump = fw_dump,
+};
+
+/* Destroys the reporters that exist; the instance lock is held. */
+static void destroy_reporters(struct mlx5rs_devlink_priv *priv)
+{
+	if (priv->fw_fatal)
+		devl_health_reporter_destroy(priv->fw_fatal);
+	if (priv->fw)
+		devl_health_reporter_destroy(priv->fw);
+	priv->fw = NULL;
+	priv->fw_fatal = NULL;
+}
+
+/**
+ * mlx5rs_devlink_alloc() - a devlink instance for a PCI function, not registered
+ * @pdev: the PCI function (bound to this driver: probe is running)
+ * @rust: what the trampolines get back; must stay valid until mlx5rs_devlink_free()
+ *
+ * Return: the instance, or NULL when out of memory.
+ */
+struct devlink *mlx5rs_devlink_alloc(struct pci_dev *pdev, const void *rust)
+{
+	struct mlx5rs_devlink_priv *priv;
+	struct devlink *devlink;
+
+	devlink = devlink_alloc(&mlx5rs_devlink_ops, sizeof(*priv), &pdev->dev);
+	if (!devlink)
+		return NULL;
+	priv = devlink_priv(devlink);
+	priv->pdev = pdev;
+	priv->rust = rust;
+	return devlink;
+}
+
+/**
+ * mlx5rs_devlink_register() - create the health reporters and register the instance
+ * @devlink: from mlx5rs_devlink_alloc(), not registered
+ *
+ * A reporter that cannot be created is missing (warned), as upstream's
+ * mlx5_fw_reporters_create() leaves it; the instance registers anyway.
+ *
+ * Return: 0, or devl_register()'s error (then no reporter is left).
+ */
+int mlx5rs_devlink_register(struct devlink *devlink)
+{
+	struct mlx5rs_devlink_priv *priv = devlink_priv(devlink);
+	struct devlink_health_reporter *r;
+	int err;
+
+	devl_lock(devlink);
+	r = devl_health_reporter_create(devlink, &fw_ops, priv);
+	if (IS_ERR(r))
+		dev_warn(&priv->pdev->dev, "no fw health reporter: %pe\n", r);
+	priv->fw = IS_ERR(r) ? NULL : r;
+	r = devl_health_reporter_create(devlink, &fw_fatal_ops, priv);
+	if (IS_ERR(r))
+		dev_warn(&priv->pdev->dev, "no fw_fatal health reporter: %pe\n", r);
+	priv->fw_fatal = IS_ERR(r) ? NULL : r;
+	err = devl_register(devlink);
+	if (err)
+		destroy_reporters(priv);
+	devl_unlock(devlink);
+	return err;
+}
+
+/**
+ * mlx5rs_devlink_report() - report an error to a health reporter
+ * @devlink: registered by mlx5rs_devlink_register(), not yet unregistered
+ * @fatal: 0 for `fw`, else `fw_fatal`
+ * @msg: the report's message
+ * @r: the report's context (what a dump shows first)
+ *
+ * The caller serializes this with mlx5rs_devlink_unregister() (a report must not
+ * reach an unregistered instance). Sleeps (the reporter takes the instance lock to
+ * store its dump). Return: devlink_health_report()'s, or -ENOENT without the reporter.
+ */
+int mlx5rs_devlink_report(struct devlink *devlink, int fatal, const char *msg,
+			  const struct mlx5rs_fw_report *r)
+{
+	struct mlx5rs_devlink_priv *priv = devlink_priv(devlink);
+	struct devlink_health_reporter *rep = fatal ? priv->fw_fatal : priv->fw;
+	struct mlx5rs_fw_report copy = *r;
+
+	if (!rep)
+		return -ENOENT;
+	return devlink_health_report(rep, msg, &copy);
+}
+
+/**
+ * mlx5rs_devlink_unregister() - unregister the instance and destroy its reporters
+ * @devlink: registered by mlx5rs_devlink_register()
+ *
+ * Waits for the user requests under way (they hold the instance lock); none runs after.
+ */
+void mlx5rs_devlink_unregister(struct devlink *devlink)
+{
+	struct mlx5rs_devlink_priv *priv = devlink_priv(devlink);
+
+	devl_lock(devlink);
+	devl_unregister(devlink);
+	destroy_reporters(priv);
+	devl_unlock(devlink);
+}
+
+/**
+ * mlx5rs_devlink_free() - free an instance that is not registered
+ * @devlink: from mlx5rs_devlink_alloc()
+ */
+void mlx5rs_devlink_free(struct devlink *devlink)
+{
+	devlink_free(devlink);
+}
