@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Field-by-field comparison of devlink's answers for two drivers on the same emulated
-function (scenario 97: upstream mlx5_core + mlx5_ib against mlx5_rs).
+function (scenario 82-devlink: upstream mlx5_core + mlx5_ib against mlx5_rs).
 
 Usage: devlink_diff.py UPSTREAM_DIR OURS_DIR TABLE.md [--rows]
 
