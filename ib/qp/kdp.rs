@@ -9,7 +9,7 @@
 //! naming a QP number that is not in the table (a QP already destroyed, or a number
 //! the device made up) is counted by its CQ and skipped: the table is the provider's
 //! own, a CQE is never trusted to name a live QP. The WQE rings themselves are the
-//! QP's (`ib/qp/mod.rs`); the table holds no DMA memory.
+//! QP's (`ib/qp/kernel_qp.rs`); the table holds no DMA memory.
 
 use kernel::{
     prelude::*,

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The kernel data path of a QP: post_send and post_recv of a kernel QP, as upstream
+//! `mlx5_ib_post_send` / `mlx5_ib_post_recv` (`wr.c`).
+//!
+//! post_send builds each request's WQE with [`crate::ib::qp::send_wqe`] at the
+//! producer counter under the send queue's lock, records its `wr_id` and position
+//! ([`crate::ib::qp::kdp`]), and rings once per batch as upstream's `mlx5r_ring_db`
+//! (write barrier, doorbell record, write barrier, the first 8 bytes of the last WQE
+//! to the UAR's BlueFlame register, halves alternating); post_recv builds receive
+//! WQEs with [`crate::ib::qp::recv_wqe`] and writes the doorbell record after a write
+//! barrier. A QP moved to ERR gets its flush completions from the device; one moved
+//! to RESET starts both queues over. IB_WR_REG_MR registers an MR of alloc_mr with
+//! the translation list map_mr_sg wrote (inline up to 64 bytes, as upstream). Not
+//! served: atomics (EOPNOTSUPP, as upstream), post_srq_recv (EOPNOTSUPP from the
+//! shim, `ffi/rdma/ib_srq.c`).
+
+use kernel::{
+    dma::Coherent,
+    prelude::*,
+    sync::barrier::{mb, Write},
+};
+use zerocopy::{FromBytes, FromZeros, IntoBytes};
+
+use super::kernel_qp::KernelDp;
+use super::object::{Qp, QpMem};
+use crate::coherent_io;
+use crate::ffi::rdma::{
+    ib_dp_abi::{send_flag, wc_op, wr_op},
+    ib_qp::{RecvChain, RecvWrC, SendChain, SendWrC},
+};
+use crate::ib::qp::kdp::SqSide;
+use crate::ib::qp::recv_wqe::{build_recv, rq_doorbell_record};
+use crate::ib::qp::send_wqe::{build_send, sq_doorbell_record, Payload, SendOp, SendWr, UdDest};
+use crate::ifc::{
+    av::Av,
+    wqe::{
+        vals::{SEND_WQE_BB as SEND_WQE_BB_BYTES, UAR_BF_OFFSET},
+        WqeCtrlSeg,
+    },
+};
+
+/// The receive counter's offset in the doorbell record (upstream `MLX5_RCV_DBR`).
+const RCV_DBR: usize = 0;
+/// The send counter's offset in the doorbell record (upstream `MLX5_SND_DBR`).
+const SND_DBR: usize = 4;
+
+/// Gather or scatter entries one work request may carry here: a send WQE is at most
+/// `MLX5_SEND_WQE_MAX_WQEBBS` × 64 bytes, so at most 63 data segments of 16.
+const MAX_SGE: usize = 64;
+
+/// The bytes `off..off + len` of a kernel QP's work queue buffer, for the WQE builders.
+///
+/// # Safety
+///
+/// The caller holds the lock of the queue the range is (the QP's `sq` or `rq` lock),
+/// and the range is that queue's: no other reference to these bytes exists while the
+/// slice lives. The device reads them concurrently (DMA), which the protocol orders
+/// (a WQE is handed over by the doorbell record, after the barrier).
+unsafe fn wq_slice(buf: &Coherent<[u8]>, off: usize, len: usize) -> Option<&mut [u8]> {
+    let end = off.checked_add(len)?;
+    if end > buf.size() {
+        return None;
+    }
+    let base = buf.as_mut_ptr().cast::<u8>();
+    // SAFETY: `off..end` lies in the allocation (checked above), which lives as long as
+    // `buf`; by the function's contract the caller's lock makes this the only
+    // reference to the range.
+    Some(unsafe { core::slice::from_raw_parts_mut(base.add(off), len) })
+}
+
+/// The send WQE a work request asks for; `Err` as upstream refuses it at post.
+fn send_op(wr: &SendWrC) -> Result<SendOp> {
+    Ok(match wr.opcode {
+        wr_op::SEND => SendOp::Send,
+        wr_op::SEND_IMM => SendOp::SendImm(wr.imm),
+        wr_op::RDMA_WRITE => SendOp::RdmaWrite {
+            raddr: wr.remote_addr,
+            rkey: wr.rkey,
+        },
+        wr_op::RDMA_WRITE_IMM => SendOp::RdmaWriteImm {
+            raddr: wr.remote_addr,
+            rkey: wr.rkey,
+            imm: wr.imm,
+        },
+        wr_op::RDMA_READ => SendOp::RdmaRead {
+            raddr: wr.remote_addr,
+            rkey: wr.rkey,
+        },
+        wr_op::ATOMIC_CMP_AND_SWP => SendOp::CmpSwap {
+            raddr: wr.remote_addr,
+            rkey: wr.rkey,
+            compare: wr.compare_add,
+            swap: wr.swap,
+        },
+        wr_op::ATOMIC_FETCH_AND_ADD => SendOp::FetchAdd {
+            raddr: wr.remote_addr,
+            rkey: wr.rkey,
+            add: wr.compare_add,
+        },
+        wr_op::LOCAL_INV => SendOp::LocalInv { rkey: wr.imm },
+        // Only an MR of alloc_mr has a translation list.
+        wr_op::REG_MR if wr.reg_descs == 0 => return Err(EINVAL),
+        wr_op::REG_MR => SendOp::RegMr {
+            key: wr.reg_key,
+            access: wr.reg_access,
+            iova: wr.reg_iova,
+            length: wr.reg_len,
+            page_shift: wr.reg_page_shift,
+            desc_addr: wr.reg_desc_map,
+            desc_lkey: wr.reg_desc_lkey,
+        },
+        // The shim passes it only on the device's UMR QP, with the segments.
+        wr_op::UMR if wr.reg_descs == 0 => return Err(EINVAL),
+        wr_op::UMR => SendOp::Umr { key: wr.imm },
+        // Upstream: an opcode outside its table is -EINVAL.
+        _ => return Err(EINVAL),
+    })
+}
+
+impl Qp {
+    /// post_send of a kernel QP (upstream `mlx5_ib_post_send`): each request's WQE
+    /// written at the producer counter, then one doorbell for the batch: the
+    /// doorbell record, then the first 8 bytes of the last WQE to the UAR's
+    /// BlueFlame register (`mlx5r_ring_db`), under the send queue's lock.
+    ///
+    /// # Errors
+    ///
+    /// For the first request not posted, as upstream in its order
+    /// (`send_wqe::build_send`): `EINVAL` for more gather entries than the QP's, an
+    /// opcode upstream has no WQE for, one the QP's type does not carry, a UD-type
+    /// request without an address handle, a REG_MR of an MR without a translation
+    /// list (not of alloc_mr) or with IB_SEND_INLINE; `ENOMEM` for a full queue or
+    /// inline data beyond the QP's; `EOPNOTSUPP` for atomics (upstream: "not supported
+    /// yet"). `EINVAL` for a user QP; `EIO` after the device's fatal error but for a
+    /// drain's request (upstream's internal-error state).
+    pub(super) fn kernel_post_send(&self, chain: &mut SendChain<'_>) -> (usize, Result) {
+        let (Some(k), Some(QpMem::Kernel { buf, dbr })) = (&self.kdp, &self.mem) else {
+            return (0, Err(EINVAL));
+        };
+        let sq_bytes = k.sq.wqe_cnt as usize * SEND_WQE_BB_BYTES;
+        let mut sq = k.wq.sq.lock();
+        // After a fatal error only a drain's request (upstream: `-EIO` unless
+        // `drain`), checked under the lock the fatal error's walk takes.
+        if k.kcqs.dead() && !chain.drain() {
+            return (0, Err(EIO));
+        }
+        // SAFETY: the send queue's lock is held, and `rq_bytes..+sq_bytes` is the send
+        // queue's range of the buffer.
+        let Some(ring) = (unsafe { wq_slice(buf, k.rq_bytes, sq_bytes) }) else {
+            return (0, Err(EINVAL));
+        };
+        let mut posted = 0;
+        let mut res = Ok(());
+        let mut last = None;
+        let mut wr = SendWrC::new_zeroed();
+        while chain.next_into(&mut wr) {
+            match Self::post_one_send(k, &mut sq, chain, &wr, ring) {
+                Ok(ctrl) => {
+                    posted += 1;
+                    last = Some(ctrl);
+                }
+                Err(e) => {
+                    res = Err(e);
+                    break;
+                }
+            }
+        }
+        if let Some(ctrl) = last {
+            let mut first8 = [0u8; 8];
+            first8.copy_from_slice(&ctrl.as_bytes()[..8]);
+            // The WQEs before the doorbell record, the record before the doorbell.
+            mb(Write);
+            let _ = coherent_io::write_bytes(dbr, SND_DBR, &sq_doorbell_record(sq.st.cur_post));
+            mb(Write);
+            let off = k.uar_bar_off + UAR_BF_OFFSET + sq.bf_half * k.bf_half;
+            // A failure means the BAR is gone: the WQEs stay unexecuted, as on a dead
+            // device (their flush is the device's error path).
+            let _ = self.hw.doorbell64(off, first8);
+            sq.bf_half ^= 1;
+        }
+        (posted, res)
+    }
+
+    /// post_recv of a kernel QP (upstream `mlx5_ib_post_recv`): each request's WQE
+    /// written at `head`, then the doorbell record once for the call.
+    ///
+    /// # Errors
+    ///
+    /// For the first request not posted, as upstream (`recv_wqe::build_recv`):
+    /// `ENOMEM` for a full queue, `EINVAL` for more scatter entries than the QP's;
+    /// `EINVAL` for a QP without a receive queue of its own (SRQ) and a user QP;
+    /// `EIO` after the device's fatal error but for a drain's request.
+    pub(super) fn kernel_post_recv(&self, chain: &mut RecvChain<'_>) -> (usize, Result) {
+        let (Some(k), Some(QpMem::Kernel { buf, dbr })) = (&self.kdp, &self.mem) else {
+            return (0, Err(EINVAL));
+        };
+        if k.rq.wqe_cnt == 0 {
+            return (0, Err(EINVAL));
+        }
+        let mut rq = k.wq.rq.lock();
+        if k.kcqs.dead() && !chain.drain() {
+            return (0, Err(EIO));
+        }
+        // SAFETY: the receive queue's lock is held, and `0..rq_bytes` is the receive
+        // queue's range of the buffer.
+        let Some(ring) = (unsafe { wq_slice(buf, 0, k.rq_bytes) }) else {
+            return (0, Err(EINVAL));
+        };
+        let mut posted = 0;
+        let mut res = Ok(());
+        let mut wr = RecvWrC::new_zeroed();
+        while chain.next_into(&mut wr) {
+            match build_recv(&k.rq, rq.head, rq.tail, chain.sg(&wr), ring) {
+                Ok(slot) => {
+                    if let Some(w) = rq.wrid.get_mut(slot as usize) {
+                        *w = wr.wr_id;
+                    }
+                    rq.head = rq.head.wrapping_add(1);
+                    posted += 1;
+                }
+                Err(e) => {
+                    res = Err(Error::from(e));
+                    break;
+                }
+            }
+        }
+        if posted != 0 {
+            // The WQEs before the doorbell record.
+            mb(Write);
+            let _ = coherent_io::write_bytes(dbr, RCV_DBR, &rq_doorbell_record(rq.head));
+        }
+        (posted, res)
+    }
+
+    /// Builds one send WQE of `wr` into `ring` and records it; its control segment.
+    fn post_one_send(
+        k: &KernelDp,
+        sq: &mut SqSide,
+        chain: &SendChain<'_>,
+        wr: &SendWrC,
+        ring: &mut [u8],
+    ) -> Result<WqeCtrlSeg> {
+        let op = send_op(wr)?;
+        let list = chain.sg(wr);
+        // The inline entries' bytes, gathered only for an inline request.
+        let inl: [&[u8]; MAX_SGE];
+        let payload = if wr.send_flags & send_flag::INLINE != 0 {
+            if list.len() > MAX_SGE {
+                return Err(EINVAL);
+            }
+            inl = core::array::from_fn(|i| list.get(i).map_or(&[][..], |e| chain.inline_bytes(e)));
+            Payload::Inline(&inl[..list.len()])
+        } else {
+            Payload::Gather(list)
+        };
+        let ud = if wr.has_ah != 0 {
+            Some(UdDest {
+                av: Av::read_from_bytes(&wr.av).map_err(|_| EINVAL)?,
+                remote_qpn: wr.remote_qpn,
+                remote_qkey: wr.remote_qkey,
+            })
+        } else {
+            None
+        };
+        let swr = SendWr {
+            op,
+            payload,
+            signaled: wr.send_flags & send_flag::SIGNALED != 0,
+            solicited: wr.send_flags & send_flag::SOLICITED != 0,
+            fence: wr.send_flags & send_flag::FENCE != 0,
+            ud,
+            reg_list: chain.reg_list(wr),
+        };
+        let umr = match op {
+            SendOp::LocalInv { .. } => wc_op::LOCAL_INV as u8,
+            SendOp::RegMr { .. } | SendOp::Umr { .. } => wc_op::REG_MR as u8,
+            _ => 0,
+        };
+        let head = sq.st.head;
+        let p = build_send(&k.sq, &mut sq.st, &swr, ring).map_err(Error::from)?;
+        let idx = p.idx as usize;
+        if let (Some(w), Some(h), Some(u)) = (
+            sq.wrid.get_mut(idx),
+            sq.wqe_head.get_mut(idx),
+            sq.umr_op.get_mut(idx),
+        ) {
+            *w = wr.wr_id;
+            *h = head;
+            *u = umr;
+        }
+        Ok(p.ctrl)
+    }
+}
