@@ -23,6 +23,8 @@
 pub(crate) mod buffer;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod monitor;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod recover;
 
 use kernel::{
     prelude::*,
