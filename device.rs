@@ -283,7 +283,10 @@ pub(crate) enum RecoverWhy {
     /// `devlink_health_report` with auto-recover).
     Fatal,
     /// On request (devlink `health recover`, `dev reload`): no grace period.
-    #[expect(dead_code, reason = "for devlink's health recover and dev reload (issue 24)")]
+    #[expect(
+        dead_code,
+        reason = "for devlink's health recover and dev reload (issue 24)"
+    )]
     Request,
 }
 
@@ -701,11 +704,16 @@ impl<'bound> Mlx5Device<'bound> {
         let name = self.info.name;
         let mut g = self.stages.lock();
         let Some(s) = g.take() else {
-            dev_err!(pdev, "{}: recovery: no function loaded (a previous recovery failed, or shut down)\n", name);
+            dev_err!(
+                pdev,
+                "{}: recovery: no function loaded (a previous recovery failed, or shut down)\n",
+                name
+            );
             return Err(ENODEV);
         };
         let now = || u64::try_from(self.born.elapsed().as_millis()).unwrap_or(0);
-        let grace_ms = crate::recovery_grace_ms().unwrap_or(recover::default_grace_ms(self.info.is_vf));
+        let grace_ms =
+            crate::recovery_grace_ms().unwrap_or(recover::default_grace_ms(self.info.is_vf));
         if why == RecoverWhy::Fatal {
             let refused = match self.grace.lock().decide(now(), grace_ms) {
                 Decision::Recover => None,
@@ -731,9 +739,19 @@ impl<'bound> Mlx5Device<'bound> {
         let start = Instant::<Monotonic>::now();
         let work = self.recovery.work();
         let stop = || work.stopping() || crate::exiting();
-        dev_err!(pdev, "{}: starting health recovery flow ({:?})\n", name, why);
+        dev_err!(
+            pdev,
+            "{}: starting health recovery flow ({:?})\n",
+            name,
+            why
+        );
         s.recover_down(&stop);
-        let r = Stages::bring_up(pdev, Some(self.info), work, BringUp::Recovery { stop: &stop });
+        let r = Stages::bring_up(
+            pdev,
+            Some(self.info),
+            work,
+            BringUp::Recovery { stop: &stop },
+        );
         let ms = start.elapsed().as_millis();
         let ok = r.is_ok();
         self.grace.lock().done(now(), ok);

@@ -257,17 +257,15 @@ enum SwReset {
 /// supports it); then, for every fatal state, nic_interface DISABLED is waited for (the
 /// firmware stopped the function), and the semaphore freed. `stop` ends the wait early
 /// (the function is being unbound).
-pub(crate) fn error_sw_reset(
-    pdev: &kernel::pci::Device,
-    hw: &dyn Regs,
-    stop: &dyn Fn() -> bool,
-) {
+pub(crate) fn error_sw_reset(pdev: &kernel::pci::Device, hw: &dyn Regs, stop: &dyn Fn() -> bool) {
     use crate::ifc::init_seg as seg;
     use crate::teardown::plan;
     use kernel::time::{delay::fsleep, Delta, Instant, Monotonic};
 
     dev_err!(pdev, "recovery: software reset: start\n");
-    let sensor = read_sample(hw).ok().and_then(|(s, _)| monitor::fatal_sensor(&s));
+    let sensor = read_sample(hw)
+        .ok()
+        .and_then(|(s, _)| monitor::fatal_sensor(&s));
     let vsc = ffi::pci_vsc_cap(pdev);
     let mut locked = false;
     let mut what = SwReset::NotNeeded;
@@ -298,9 +296,16 @@ pub(crate) fn error_sw_reset(
                     )
                 });
                 if let Err(e) = r {
-                    dev_err!(pdev, "recovery: writing nic_interface SW_RESET failed ({:?})\n", e);
+                    dev_err!(
+                        pdev,
+                        "recovery: writing nic_interface SW_RESET failed ({:?})\n",
+                        e
+                    );
                 }
-                dev_warn!(pdev, "recovery: issuing firmware reset (nic_interface SW_RESET)\n");
+                dev_warn!(
+                    pdev,
+                    "recovery: issuing firmware reset (nic_interface SW_RESET)\n"
+                );
                 SwReset::Issued
             } else {
                 dev_warn!(
@@ -328,7 +333,12 @@ pub(crate) fn error_sw_reset(
             }
         }
         if stop() || start.elapsed().as_millis() > budget_ms as i64 {
-            dev_err!(pdev, "recovery: NIC IFC still {} after {} ms\n", nic, start.elapsed().as_millis());
+            dev_err!(
+                pdev,
+                "recovery: NIC IFC still {} after {} ms\n",
+                nic,
+                start.elapsed().as_millis()
+            );
             break;
         }
         fsleep(Delta::from_millis(20));
@@ -336,7 +346,11 @@ pub(crate) fn error_sw_reset(
     if locked {
         if let Some(cap) = vsc {
             if let Err(e) = recover::Vsc(&mut CfgVsc { pdev, cap }).sw_reset_sem(false) {
-                dev_warn!(pdev, "recovery: freeing the software-reset semaphore failed ({:?})\n", e);
+                dev_warn!(
+                    pdev,
+                    "recovery: freeing the software-reset semaphore failed ({:?})\n",
+                    e
+                );
             }
         }
     }

@@ -242,7 +242,8 @@ impl<T: VscIo> Vsc<'_, T> {
     /// Selects `space`; a status of 0 read back means the device has no such space.
     pub fn set_space(&mut self, space: u16) -> Result<(), VscError> {
         let v = self.0.read(vsc_reg::CTRL)?;
-        self.0.write(vsc_reg::CTRL, (v & !0xffff) | u32::from(space))?;
+        self.0
+            .write(vsc_reg::CTRL, (v & !0xffff) | u32::from(space))?;
         if self.0.read(vsc_reg::CTRL)? >> 29 == 0 {
             return Err(VscError::Invalid);
         }
@@ -335,7 +336,10 @@ mod tests {
                 since_ms: PF_GRACE_MS - 1
             }
         );
-        assert_eq!(g.decide(5_000 + PF_GRACE_MS, PF_GRACE_MS), Decision::Recover);
+        assert_eq!(
+            g.decide(5_000 + PF_GRACE_MS, PF_GRACE_MS),
+            Decision::Recover
+        );
         // A grace period of 0 never refuses.
         assert_eq!(g.decide(5_000, 0), Decision::Recover);
     }
@@ -344,10 +348,16 @@ mod tests {
     fn failed_recovery_refuses_until_one_succeeds() {
         let mut g = Grace::new();
         g.done(10, false);
-        assert_eq!(g.decide(1_000_000, PF_GRACE_MS), Decision::PreviousNotRecovered);
+        assert_eq!(
+            g.decide(1_000_000, PF_GRACE_MS),
+            Decision::PreviousNotRecovered
+        );
         // A requested recovery (which does not ask) that succeeds clears it.
         g.done(2_000_000, true);
-        assert_eq!(g.decide(2_000_000 + PF_GRACE_MS, PF_GRACE_MS), Decision::Recover);
+        assert_eq!(
+            g.decide(2_000_000 + PF_GRACE_MS, PF_GRACE_MS),
+            Decision::Recover
+        );
     }
 
     #[test]

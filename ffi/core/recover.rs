@@ -61,7 +61,9 @@ fn raw_pci(pdev: &pci::Device) -> *mut c_void {
 }
 
 fn raw_dev(pdev: &pci::Device) -> *mut bindings::device {
-    let p = core::ptr::from_ref(pdev).cast_mut().cast::<bindings::pci_dev>();
+    let p = core::ptr::from_ref(pdev)
+        .cast_mut()
+        .cast::<bindings::pci_dev>();
     // SAFETY: `p` is a valid `struct pci_dev` (borrowed); only the address of its
     // embedded `dev` is computed.
     unsafe { core::ptr::addr_of_mut!((*p).dev) }
