@@ -754,11 +754,21 @@ impl<'bound> Mlx5Device<'bound> {
         );
         let ms = start.elapsed().as_millis();
         let ok = r.is_ok();
-        self.grace.lock().done(now(), ok);
+        let count = {
+            let mut grace = self.grace.lock();
+            grace.done(now(), ok);
+            grace.count()
+        };
         match r {
             Ok(s) => {
                 *g = Some(s);
-                dev_info!(pdev, "{}: health recovery succeeded in {} ms\n", name, ms);
+                dev_info!(
+                    pdev,
+                    "{}: health recovery succeeded in {} ms ({} recoveries of this binding)\n",
+                    name,
+                    ms,
+                    count
+                );
                 Ok(())
             }
             Err(e) => {
