@@ -25,7 +25,11 @@
 #              mastering went off;
 #   rmmod-wait the firmware restart lasts 10 minutes (init_seg sw_reset_ms): the
 #              recovery waits for it (pre-initializing); rmmod during that wait
-#              returns within 30 s, the recovery says it stopped waiting.
+#              returns within 30 s, the recovery says it stopped waiting;
+#   unbind-wait the firmware restart lasts 15 s: a sysfs unbind during the recovery's
+#              wait does not deadlock: it waits for the recovery (which holds the
+#              device lock; the time is printed), then unloads the recovered function
+#              (every object destroyed, every page returned); binding again works.
 # At the end of each case: no kernel warning; kmemleak is the runner's.
 REC_DRIVERS=${REC_DRIVERS:-upstream mlx5_rs}
 . "$MLX5RS_REPO/tests/guest/lib.sh"
@@ -163,6 +167,28 @@ rmmod_wait() {
 	emu_heal
 }
 
+unbind_wait() {
+	p=$T.mlx5_rs.unbind-wait
+	dmesg_mark
+	load "$p"
+	emuctl '{"cmd":"init_seg","sw_reset_ms":15000}' >/dev/null
+	fatal
+	check "$p.waiting" wait_long 'firmware pre-initializing' 60
+	t0=$(now_ms)
+	check "$p.unbind" timeout 240 sh -c "echo $bdf >/sys/bus/pci/devices/$bdf/driver/unbind"
+	t1=$(now_ms)
+	echo "rec: unbind during the recovery's firmware wait: $((t1 - t0)) ms (it waits for the recovery, which holds the device lock)"
+	check "$p.recovery-ended-first" logged 'health recovery succeeded'
+	check "$p.unbound" test ! -e "/sys/bus/pci/devices/$bdf/driver"
+	check "$p.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
+	check "$p.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
+	check "$p.rebind" sh -c "echo $bdf >/sys/bus/pci/drivers/mlx5_rs/bind"
+	check "$p.rebound-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+	no_warning "$p"
+	unload "$p"
+	emu_heal
+}
+
 for drv in $REC_DRIVERS; do
 	t=$(now_ms)
 	shared
@@ -170,6 +196,7 @@ for drv in $REC_DRIVERS; do
 		grace
 		no_fw
 		rmmod_wait
+		unbind_wait
 	fi
 	echo "rec: $drv secs=$((($(now_ms) - t) / 1000))"
 done
