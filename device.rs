@@ -283,10 +283,6 @@ pub(crate) enum RecoverWhy {
     /// `devlink_health_report` with auto-recover).
     Fatal,
     /// On request (devlink `health recover`, `dev reload`): no grace period.
-    #[expect(
-        dead_code,
-        reason = "for devlink's health recover and dev reload (issue 24)"
-    )]
     Request,
 }
 
@@ -688,8 +684,11 @@ impl<'bound> Mlx5Device<'bound> {
     /// Recovers the function now: unload every stage, reset the firmware where the
     /// fatal state asks for it, wait for the firmware, bring the function up again
     /// (module doc, "Recovery"). The entry point of the automatic recovery (the
-    /// recovery work, [`ffi::PciRecover`]) and of a recovery on request (devlink's
-    /// `health recover` / `dev reload`, which hold the device lock the same way).
+    /// recovery work, [`ffi::PciRecover`]) and of a recovery on request: a caller that
+    /// holds the device lock calls it with [`RecoverWhy::Request`]; one that does not
+    /// (devlink's `health recover` / `dev reload` callbacks) queues the recovery work
+    /// with [`ffi::RecoveryWork::queue_requested`] (`self.recovery.work()`), which runs
+    /// this with [`RecoverWhy::Request`].
     ///
     /// `pdev` in the core context: the caller holds the device lock. An automatic
     /// recovery ([`RecoverWhy::Fatal`]) is refused within the grace period, or after
@@ -835,8 +834,13 @@ impl<'bound> Mlx5Device<'bound> {
 
 impl ffi::PciRecover for Mlx5Driver {
     fn recover<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&'bound Mlx5Device<'bound>>) {
+        let why = if this.recovery.work().take_requested() {
+            RecoverWhy::Request
+        } else {
+            RecoverWhy::Fatal
+        };
         // Refusals and failures are logged by `recover`.
-        let _ = this.recover(pdev, RecoverWhy::Fatal);
+        let _ = this.recover(pdev, why);
     }
 }
 

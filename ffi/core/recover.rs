@@ -81,6 +81,9 @@ pub(crate) trait PciRecover: pci::Driver {
 pub(crate) struct RecoveryWork {
     pdev: ARef<pci::Device>,
     stop: AtomicBool,
+    /// The next run was asked for ([`RecoveryWork::queue_requested`]), not by a fatal
+    /// error.
+    requested: AtomicBool,
     /// `recover_callback::<T>` of the driver that armed it.
     callback: unsafe fn(&pci::Device),
     #[pin]
@@ -152,6 +155,22 @@ impl RecoveryWork {
         self.stop.load(Ordering::Acquire)
     }
 
+    /// Queues a recovery on request (devlink `health recover`, `dev reload`, from a
+    /// context without the device lock); `false` when stopping or already queued.
+    #[expect(
+        dead_code,
+        reason = "for devlink's health recover and dev reload (issue 24)"
+    )]
+    pub(crate) fn queue_requested(self: &Arc<Self>) -> bool {
+        self.requested.store(true, Ordering::Release);
+        self.queue()
+    }
+
+    /// Whether this run was asked for by [`RecoveryWork::queue_requested`]; clears it.
+    pub(crate) fn take_requested(&self) -> bool {
+        self.requested.swap(false, Ordering::AcqRel)
+    }
+
     /// Queues the recovery; `false` when stopping or already queued.
     pub(crate) fn queue(self: &Arc<Self>) -> bool {
         if self.stopping() {
@@ -172,6 +191,7 @@ impl RecoveryHandle {
             pin_init!(RecoveryWork {
                 pdev: pdev.into(),
                 stop: AtomicBool::new(false),
+                requested: AtomicBool::new(false),
                 callback: recover_callback::<T>,
                 work <- new_work!("mlx5_rs::recovery"),
             }),
