@@ -23,10 +23,42 @@
 //!
 //! [`Mlx5Device::bring_up`] creates them as locals in that order: if a step fails, the
 //! locals created so far are dropped in reverse order, which unwinds exactly what
-//! succeeded. The device object declares them as fields from the *last* acquired to
-//! the *first*, so unbind (field drop order) tears down in the same reverse order:
+//! succeeded (a recovery, [`Mlx5Device::recover`], drops every stage and runs the same
+//! `bring_up` again: "Recovery" below). The device object declares them as fields from
+//! the *last* acquired to the *first*, so unbind (field drop order) tears down in the same reverse order:
 //! TEARDOWN_HCA → reclaim pages → DISABLE_HCA → bus mastering off, PCI disabled →
 //! command queue and parked mailboxes freed, BAR unmapped.
+//!
+//! # Recovery
+//!
+//! What lives for the PCI binding is [`Mlx5Device`] itself: the function's identity, its
+//! recovery work ([`ffi::RecoveryHandle`]) and devlink's recovery bookkeeping ([`Grace`]);
+//! every bring-up stage, PCI enable included, belongs to one *incarnation* of the function
+//! ([`Stages`]), and a recovery rebuilds them all, as upstream's `mlx5_health_try_recover`
+//! does (`mlx5_error_sw_reset`, `mlx5_unload_one`, then `mlx5_recover_device`:
+//! `mlx5_pci_disable_device`, `mlx5_pci_slot_reset` (enable, bus mastering, `wait_vital`),
+//! `mlx5_load_one`):
+//!
+//! 1. the health poll declares the function dead; its consumers are told in order: the IB
+//!    device raises IB_EVENT_DEVICE_FATAL, then the recovery consumer queues the recovery
+//!    work (when `auto_recover` is on);
+//! 2. the work takes the device lock ([`ffi::PciRecover`]) and runs
+//!    [`Mlx5Device::recover`]: devlink's grace-period rule ([`Grace::decide`]), then the
+//!    firmware reset where the sensor asks for one ([`health::error_sw_reset`]: VSC
+//!    software-reset semaphore, nic_interface SW_RESET, DISABLED waited for), then
+//!    [`Stages::unload`] (the IB device unregistered, its user contexts disassociated; a
+//!    dead function's pages parked and freed once bus mastering is off, PCI disabled,
+//!    command queue freed, BAR released);
+//! 3. [`Stages::bring_up`] in recovery mode: BAR mapped again, the health counter waited
+//!    for (`wait_vital`: the PCI reads are back and the firmware runs), then the same
+//!    stages as at probe, ending with a new `mlx5_N`.
+//!
+//! A recovery that fails leaves no stage (the function is failed; unbind or rmmod has
+//! nothing to undo) and says why. Unbind, rmmod and shutdown stop the recovery work before
+//! anything else ([`ffi::RecoveryHandle::stop`]): a recovery waiting for the device lock
+//! gives up, and one running gives up at its next firmware wait (rmmod sets
+//! [`crate::exiting`] before unregistering the driver, whose unbind needs the device lock
+//! the recovery holds).
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
@@ -36,7 +68,7 @@ use kernel::{
     pci,
     prelude::*,
     sync::{new_mutex, Arc, Mutex},
-    time::Delta,
+    time::{Delta, Instant, Monotonic},
 };
 
 use crate::eq::{
@@ -57,11 +89,16 @@ use crate::{
     devlink::{Attachment, DevlinkStage},
     ffi,
     hca::{EnabledHca, InitializedHca},
-    health::{report::DevlinkInfo, HealthStage},
+    health::{
+        self,
+        recover::{self, Decision, Grace, Vital, VitalStep},
+        report::DevlinkInfo,
+        HealthStage,
+    },
     hw::Hw,
     ifc::{field::Overflow, init_seg as seg, opcodes::query_pages_op_mod},
     init_seg_io::{InitSeg, Regs},
-    lifecycle::Lifecycle,
+    lifecycle::{Lifecycle, Mode},
     pagealloc::{
         fw_pages::{FwPages, Supply},
         page_work::PageWork,
@@ -73,6 +110,11 @@ use crate::{
 /// How long to wait for the firmware to clear `initializing` before the command
 /// interface is up (upstream's FW pre-init budget).
 const FW_PRE_INIT_TIMEOUT: Delta = Delta::from_secs(120);
+/// The same wait in a recovery. Upstream allows FW_PRE_INIT_ON_RECOVERY_TIMEOUT (2 h);
+/// ours keeps the probe's budget: the wait holds the device lock (which unbind and
+/// shutdown need), and a firmware that does not come back within 2 minutes is reported
+/// as a failed recovery; a reload tries again.
+const FW_PRE_INIT_ON_RECOVERY_TIMEOUT: Delta = FW_PRE_INIT_TIMEOUT;
 /// Default FW_INIT budget once the command queue is set (the device may override).
 const FW_INIT_TIMEOUT_DEFAULT_MS: u64 = 2000;
 /// log_max_qp we request (upstream profile 2), clamped to the device maximum.
@@ -120,11 +162,22 @@ pub(crate) struct Mlx5Device<'bound> {
     /// The function's devlink instance: unregistered first at unbind, freed after the
     /// stages (it outlives their recovery).
     devlink: Arc<DevlinkStage>,
-    /// `None` once a PCI shutdown unloaded the function.
+    /// The recovery work; stopped first when the device object is dropped and at
+    /// shutdown.
+    recovery: ffi::RecoveryHandle,
+    /// devlink's bookkeeping of automatic recoveries. Lock order: a leaf, taken under
+    /// `stages`.
+    #[pin]
+    grace: Mutex<Grace>,
+    /// When this binding's clock started (the grace period's time base).
+    born: Instant<Monotonic>,
+    /// `None` once a PCI shutdown unloaded the function, and after a recovery failed.
     ///
-    /// Lock order: the outermost lock; the shutdown callback holds it across fast
-    /// teardown and stopping the health poll, so it is taken before every other lock of
-    /// the function (Documentation/architecture.md, "Lock order").
+    /// Lock order: the outermost lock of the driver (inside the device lock, which every
+    /// holder has: bus callbacks and the recovery work); the shutdown callback holds it
+    /// across fast teardown and stopping the health poll, a recovery across the whole
+    /// unload and bring-up, so it is taken before every other lock of the function
+    /// (Documentation/architecture.md, "Lock order").
     #[pin]
     stages: Mutex<Option<Stages<'bound>>>,
 }
@@ -176,21 +229,32 @@ impl pci::Driver for Mlx5Driver {
         pdev: &'bound pci::Device<Core<'_>>,
         info: Option<&'bound Self::IdInfo>,
     ) -> impl PinInit<Self::Data<'bound>, Error> + 'bound {
+        let born = Instant::<Monotonic>::now();
         // As upstream's `devlink_alloc` before the bring-up and `devl_register` after
         // it; a failed probe frees the instance, never registered.
         let devlink = DevlinkStage::new(pdev);
-        let stages = devlink
+        let armed = devlink
             .as_ref()
             .map_err(|e| *e)
-            .and_then(|dl| Stages::bring_up(pdev, info, dl));
+            .and_then(|_| ffi::RecoveryHandle::new::<Mlx5Driver>(pdev));
+        let stages = armed.and_then(|recovery| {
+            let dl = devlink.as_ref().map_err(|e| *e)?;
+            let stages = Stages::bring_up(pdev, info, dl, recovery.work(), BringUp::Probe)?;
+            Ok((recovery, stages))
+        });
         pin_init::pin_init_scope(move || {
             let devlink = devlink?;
-            let stages = stages?;
+            let (recovery, stages) = stages?;
             devlink.register()?;
             let info = stages.info;
-            Ok(
-                try_pin_init!(Mlx5Device { info, devlink, stages <- new_mutex!(Some(stages)) }? Error),
-            )
+            Ok(try_pin_init!(Mlx5Device {
+                info,
+                devlink,
+                recovery,
+                grace <- new_mutex!(Grace::new()),
+                born,
+                stages <- new_mutex!(Some(stages)),
+            }? Error))
         })
     }
 
@@ -214,13 +278,38 @@ impl pci::Driver for Mlx5Driver {
 #[pinned_drop]
 impl PinnedDrop for Mlx5Device<'_> {
     fn drop(self: Pin<&mut Self>) {
-        // As upstream's remove: no devlink request or report runs during the teardown.
+        // As upstream's remove: no devlink request or report runs during the teardown
+        // (and none can ask for a recovery from now on).
         self.devlink.unregister();
+        // Before the stages: no recovery runs or starts while they are undone (the
+        // device lock is held here, so a recovery is at most waiting for it, and gives
+        // up).
+        self.recovery.stop();
         let stages = self.stages.lock().take();
         if let Some(s) = stages {
             s.unload();
         }
     }
+}
+
+/// Why [`Stages::bring_up`] runs.
+#[derive(Clone, Copy)]
+enum BringUp<'a> {
+    /// At probe.
+    Probe,
+    /// In a recovery: the firmware is waited for first, and `stop` ends every wait (the
+    /// function is being removed).
+    Recovery { stop: &'a dyn Fn() -> bool },
+}
+
+/// Why a recovery runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RecoverWhy {
+    /// A fatal error, automatically: refused within the grace period (devlink's
+    /// `devlink_health_report` with auto-recover).
+    Fatal,
+    /// On request (devlink `health recover`, `dev reload`): no grace period.
+    Request,
 }
 
 impl<'bound> Stages<'bound> {
@@ -247,6 +336,8 @@ impl<'bound> Stages<'bound> {
         pdev: &'bound pci::Device<Core<'_>>,
         info: Option<&'bound FunctionInfo>,
         devlink: &Arc<DevlinkStage>,
+        recovery: &Arc<ffi::RecoveryWork>,
+        mode: BringUp<'_>,
     ) -> Result<Self> {
         // Every entry of the ID table carries info; a missing one is reported, not unwrapped.
         let info = info.ok_or(ENODEV)?;
@@ -265,12 +356,19 @@ impl<'bound> Stages<'bound> {
 
         let bar = crate::init_seg_io::Bar0::new(pdev, 0, c"mlx5_rs/bar0")?;
         let is = InitSeg::new(&bar);
+        let (pre_init, brk) = match mode {
+            BringUp::Probe => (FW_PRE_INIT_TIMEOUT, &(|| false) as &dyn Fn() -> bool),
+            BringUp::Recovery { stop } => {
+                Self::wait_vital(pdev, &is, stop)?;
+                (FW_PRE_INIT_ON_RECOVERY_TIMEOUT, stop)
+            }
+        };
         // Nothing but `initializing` is read before the firmware cleared it: upstream's
         // `mlx5_function_enable` (main.c) waits ("pre-initializing", FW_PRE_INIT_TIMEOUT
         // 120 s) before `mlx5_cmd_enable` reads the command-interface revision and the
         // queue geometry, then reads the init-segment timeouts
         // (`mlx5_tout_query_iseg`) and waits again with the FW_INIT budget.
-        crate::init_seg_io::wait_fw_ready(&is, pdev, FW_PRE_INIT_TIMEOUT, "pre-initializing")?;
+        crate::init_seg_io::wait_fw_ready(&is, pdev, pre_init, "pre-initializing", brk)?;
         let fw = is.fw_version()?;
         let cmdif = is.cmdif_revision()?;
         dev_info!(
@@ -301,7 +399,7 @@ impl<'bound> Stages<'bound> {
         let hw = Hw::new(pdev, bar, timeouts)?;
         let is = hw.as_ref();
         let fw_init = Delta::from_millis(i64::try_from(fw_init_ms).unwrap_or(i64::MAX));
-        crate::init_seg_io::wait_fw_ready(is, pdev, fw_init, "initializing")?;
+        crate::init_seg_io::wait_fw_ready(is, pdev, fw_init, "initializing", brk)?;
         let embedded_cpu = seg::reg::EMBEDDED_CPU.get(is.read(seg::reg::EMBEDDED_CPU.off)?);
 
         let life = Lifecycle::new(dev, hw.clone())?;
@@ -460,6 +558,8 @@ impl<'bound> Stages<'bound> {
             hw.clone(),
             DevlinkInfo::new(&board_raw, (fw.major, fw.minor, fw.subminor), !info.is_vf),
         );
+        // The last consumer: the IB device raised DEVICE_FATAL before the recovery runs.
+        life.add_consumer(health::recovery_consumer(recovery.clone())?)?;
         Ok(Self {
             #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
             ib,
@@ -479,6 +579,73 @@ impl<'bound> Stages<'bound> {
             _free_after_stop: free_after_stop,
             _hw: hw,
         })
+    }
+
+    /// The first half of a recovery: the firmware reset a dead function's fatal state
+    /// asks for ([`health::error_sw_reset`], while the BAR is still mapped), then the
+    /// normal unload (which, for a dead function, sends no command and frees its pages
+    /// once bus mastering is off). A function that is not dead (a requested recovery)
+    /// is unloaded normally, without a reset, as upstream's `mlx5_error_sw_reset` does
+    /// nothing outside the error state.
+    fn recover_down(self, stop: &dyn Fn() -> bool) {
+        if self._life.mode() == Mode::Dead {
+            health::error_sw_reset(self.pdev, self._hw.as_ref(), stop);
+        }
+        self.unload();
+    }
+
+    /// After the function was unloaded in a recovery, on the BAR mapped again: waits
+    /// while the PCI reads are all ones (upstream `mlx5_health_wait_pci_up`, up to
+    /// FW_RESET), then for the health counter to move (upstream `wait_vital`, 100 reads
+    /// 50 ms apart): the firmware runs again. `stop` gives up (the function is being
+    /// removed).
+    fn wait_vital(pdev: &pci::Device, is: &InitSeg<'_, '_>, stop: &dyn Fn() -> bool) -> Result {
+        let start = Instant::<Monotonic>::now();
+        let pause = Delta::from_millis(recover::VITAL_PERIOD_MS as i64);
+        loop {
+            let v = is.read(seg::HEALTH_COUNTER)?;
+            if v != u32::MAX {
+                break;
+            }
+            if stop() {
+                return Err(ECANCELED);
+            }
+            if start.elapsed().as_millis() > recover::PCI_UP_BUDGET_MS as i64 {
+                dev_err!(
+                    pdev,
+                    "recovery: PCI reads still all ones after {} ms\n",
+                    recover::PCI_UP_BUDGET_MS
+                );
+                return Err(EIO);
+            }
+            kernel::time::delay::fsleep(Delta::from_millis(100));
+        }
+        let mut vital = Vital::new();
+        loop {
+            let count = is.read(seg::HEALTH_COUNTER)?;
+            match vital.step(count) {
+                VitalStep::Alive => {
+                    dev_info!(
+                        pdev,
+                        "wait vital counter value 0x{:x} after {} iterations\n",
+                        count,
+                        vital.reads()
+                    );
+                    return Ok(());
+                }
+                VitalStep::TimedOut => {
+                    dev_err!(
+                        pdev,
+                        "recovery: wait vital failed: the health counter did not move in {} reads {} ms apart (firmware not running)\n",
+                        vital.reads(),
+                        recover::VITAL_PERIOD_MS
+                    );
+                    return Err(ETIMEDOUT);
+                }
+                VitalStep::Wait if stop() => return Err(ECANCELED),
+                VitalStep::Wait => kernel::time::delay::fsleep(pause),
+            }
+        }
     }
 
     /// The atomic caps, as upstream `handle_hca_cap_atomic` (mlx5_core main.c) reads
@@ -546,7 +713,110 @@ impl<'bound> Stages<'bound> {
     }
 }
 
-impl Mlx5Device<'_> {
+impl<'bound> Mlx5Device<'bound> {
+    /// Recovers the function now: unload every stage, reset the firmware where the
+    /// fatal state asks for it, wait for the firmware, bring the function up again
+    /// (module doc, "Recovery"). The entry point of the automatic recovery (the
+    /// recovery work, [`ffi::PciRecover`]) and of a recovery on request: a caller that
+    /// holds the device lock calls it with [`RecoverWhy::Request`]; one that does not
+    /// (devlink's `health recover` / `dev reload` callbacks) queues the recovery work
+    /// with [`ffi::RecoveryWork::queue_requested`] (`self.recovery.work()`), which runs
+    /// this with [`RecoverWhy::Request`].
+    ///
+    /// `pdev` in the core context: the caller holds the device lock. An automatic
+    /// recovery ([`RecoverWhy::Fatal`]) is refused within the grace period, or after
+    /// a recovery that failed, as devlink's `fw_fatal` reporter does; the function then
+    /// stays in its error state until reloaded.
+    ///
+    /// # Errors
+    ///
+    /// `ENODEV` with no function loaded, `EBUSY` refused, else the error of the stage
+    /// or wait that failed (the function is then left without any stage).
+    pub(crate) fn recover(&self, pdev: &'bound pci::Device<Core<'_>>, why: RecoverWhy) -> Result {
+        let name = self.info.name;
+        let mut g = self.stages.lock();
+        let Some(s) = g.take() else {
+            dev_err!(
+                pdev,
+                "{}: recovery: no function loaded (a previous recovery failed, or shut down)\n",
+                name
+            );
+            return Err(ENODEV);
+        };
+        let now = || u64::try_from(self.born.elapsed().as_millis()).unwrap_or(0);
+        let grace_ms =
+            crate::recovery_grace_ms().unwrap_or(recover::default_grace_ms(self.info.is_vf));
+        if why == RecoverWhy::Fatal {
+            let refused = match self.grace.lock().decide(now(), grace_ms) {
+                Decision::Recover => None,
+                Decision::InGrace { since_ms } => Some(since_ms),
+                Decision::PreviousNotRecovered => Some(u64::MAX),
+            };
+            if let Some(since) = refused {
+                if since == u64::MAX {
+                    dev_err!(pdev, "{}: recovery refused: the previous error was not recovered; the function stays in error state until reloaded\n", name);
+                } else {
+                    dev_err!(
+                        pdev,
+                        "{}: recovery refused: the last one succeeded {} ms ago, within the grace period of {} ms; the function stays in error state until reloaded\n",
+                        name,
+                        since,
+                        grace_ms
+                    );
+                }
+                *g = Some(s);
+                return Err(EBUSY);
+            }
+        }
+        let start = Instant::<Monotonic>::now();
+        let work = self.recovery.work();
+        let stop = || work.stopping() || crate::exiting();
+        dev_err!(
+            pdev,
+            "{}: starting health recovery flow ({:?})\n",
+            name,
+            why
+        );
+        s.recover_down(&stop);
+        let r = Stages::bring_up(
+            pdev,
+            Some(self.info),
+            &self.devlink,
+            work,
+            BringUp::Recovery { stop: &stop },
+        );
+        let ms = start.elapsed().as_millis();
+        let ok = r.is_ok();
+        let count = {
+            let mut grace = self.grace.lock();
+            grace.done(now(), ok);
+            grace.count()
+        };
+        match r {
+            Ok(s) => {
+                *g = Some(s);
+                dev_info!(
+                    pdev,
+                    "{}: health recovery succeeded in {} ms ({} recoveries of this binding)\n",
+                    name,
+                    ms,
+                    count
+                );
+                Ok(())
+            }
+            Err(e) => {
+                dev_err!(
+                    pdev,
+                    "{}: health recovery failed after {} ms ({:?}): the function stays unloaded; unbind or rmmod, then load again\n",
+                    name,
+                    ms,
+                    e
+                );
+                Err(e)
+            }
+        }
+    }
+
     /// PCI shutdown (reboot, kexec, poweroff), as upstream's `shutdown` (main.c): fast
     /// teardown, else force close (`mlx5_try_fast_unload`); after either, the device
     /// is left in error state and its IRQs are freed with MSI-X disabled
@@ -555,6 +825,9 @@ impl Mlx5Device<'_> {
     /// is dead), the normal unload runs instead (`mlx5_unload_one`). Either way the
     /// PCI device is disabled at the end (`mlx5_pci_disable_device`).
     fn shutdown(&self) {
+        // No recovery starts or goes on while the device goes down (the device lock is
+        // held: one waiting for it gives up).
+        self.recovery.stop();
         let mut g = self.stages.lock();
         let Some(s) = Option::as_mut(&mut *g) else {
             return;
@@ -590,6 +863,18 @@ impl Mlx5Device<'_> {
                 }
             }
         }
+    }
+}
+
+impl ffi::PciRecover for Mlx5Driver {
+    fn recover<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&'bound Mlx5Device<'bound>>) {
+        let why = if this.recovery.work().take_requested() {
+            RecoverWhy::Request
+        } else {
+            RecoverWhy::Fatal
+        };
+        // Refusals and failures are logged by `recover`.
+        let _ = this.recover(pdev, why);
     }
 }
 

@@ -98,12 +98,15 @@ impl<'a, 'bound> InitSeg<'a, 'bound> {
 /// When the first read finds the bit set, says so once and, when it clears, how long
 /// it took; a progress line every 10 s of waiting; `ETIMEDOUT` with a clear message
 /// when the budget runs out, `ENODEV` if the device reads all-ones (gone from the bus).
-/// Polls every 2 ms (upstream's FW_PRE_INIT_WAIT).
+/// Polls every 2 ms (upstream's FW_PRE_INIT_WAIT). `stop` returning true ends the wait
+/// with `ECANCELED` (a recovery whose function is being removed: upstream's
+/// `MLX5_BREAK_FW_WAIT`).
 pub(crate) fn wait_fw_ready(
     regs: &dyn Regs,
     dev: &pci::Device,
     timeout: Delta,
     what: &str,
+    stop: &dyn Fn() -> bool,
 ) -> Result {
     let start = Instant::<Monotonic>::now();
     let mut next_report = Delta::from_secs(10);
@@ -137,6 +140,15 @@ pub(crate) fn wait_fw_ready(
             );
         }
         let waited = start.elapsed();
+        if stop() {
+            dev_err!(
+                dev,
+                "firmware still {} after {} ms; stop waiting: the device is being removed\n",
+                what,
+                waited.as_millis()
+            );
+            return Err(ECANCELED);
+        }
         if waited > timeout {
             dev_err!(
                 dev,

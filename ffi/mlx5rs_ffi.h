@@ -12,6 +12,12 @@ struct pci_dev;
 
 void mlx5rs_pci_disable(struct pci_dev *pdev);
 void mlx5rs_pci_clear_master(struct pci_dev *pdev);
+struct device;
+int mlx5rs_device_trylock(struct device *dev);
+void mlx5rs_device_unlock(struct device *dev);
+int mlx5rs_pci_vsc_cap(struct pci_dev *pdev);
+int mlx5rs_pci_cfg_read(struct pci_dev *pdev, int off, u32 *val);
+int mlx5rs_pci_cfg_write(struct pci_dev *pdev, int off, u32 val);
 
 unsigned int mlx5rs_num_online_cpus(void);
 

@@ -28,6 +28,8 @@ pub(crate) mod buffer;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod monitor;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod recover;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod report;
 
 use kernel::{
@@ -257,5 +259,176 @@ pub(crate) fn ib_placeholder_consumer() -> Result<FatalConsumer> {
     Ok(FatalConsumer {
         name: "ib (IB_EVENT_DEVICE_FATAL)",
         handler: kernel::sync::Arc::new(Placeholder, GFP_KERNEL)?,
+    })
+}
+
+/// The VSC gateway in `pdev`'s configuration space ([`recover::VscIo`]).
+struct CfgVsc<'a> {
+    pdev: &'a kernel::pci::Device,
+    cap: u8,
+}
+
+impl recover::VscIo for CfgVsc<'_> {
+    fn read(&mut self, off: u8) -> Result<u32, recover::VscError> {
+        ffi::pci_cfg_read(self.pdev, u16::from(self.cap) + u16::from(off))
+            .map_err(|_| recover::VscError::Io)
+    }
+    fn write(&mut self, off: u8, v: u32) -> Result<(), recover::VscError> {
+        ffi::pci_cfg_write(self.pdev, u16::from(self.cap) + u16::from(off), v)
+            .map_err(|_| recover::VscError::Io)
+    }
+    fn pause(&mut self) {
+        kernel::time::delay::fsleep(kernel::time::Delta::from_micros(1000));
+    }
+}
+
+/// Why the firmware was, or was not, asked for a software reset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SwReset {
+    /// The fatal state does not ask for one (or the device is not in error).
+    NotNeeded,
+    /// Another function holds the software-reset semaphore: it resets the firmware.
+    OtherFunction,
+    /// Asked for (nic_interface SW_RESET written).
+    Issued,
+    /// The firmware does not support it (`initializing` bit 30 clear).
+    Unsupported,
+}
+
+/// After a fatal error, before the function is unloaded: the firmware reset as
+/// upstream's `mlx5_error_sw_reset` performs it (see [`recover`] for the sources): for
+/// a firmware syndrome with reset-required, the software-reset semaphore is taken
+/// through the VSC gateway and nic_interface SW_RESET is written (when the firmware
+/// supports it); then, for every fatal state, nic_interface DISABLED is waited for (the
+/// firmware stopped the function), and the semaphore freed. `stop` ends the wait early
+/// (the function is being unbound).
+pub(crate) fn error_sw_reset(pdev: &kernel::pci::Device, hw: &dyn Regs, stop: &dyn Fn() -> bool) {
+    use crate::ifc::init_seg as seg;
+    use crate::teardown::plan;
+    use kernel::time::{delay::fsleep, Delta, Instant, Monotonic};
+
+    dev_err!(pdev, "recovery: software reset: start\n");
+    let sensor = read_sample(hw)
+        .ok()
+        .and_then(|(s, _)| monitor::fatal_sensor(&s));
+    let vsc = ffi::pci_vsc_cap(pdev);
+    let mut locked = false;
+    let mut what = SwReset::NotNeeded;
+    if recover::wants_fw_reset(sensor) {
+        let lock = match vsc {
+            Some(cap) => recover::Vsc(&mut CfgVsc { pdev, cap }).sw_reset_sem(true),
+            None => Err(recover::VscError::Invalid),
+        };
+        match lock {
+            Ok(()) => locked = true,
+            Err(recover::VscError::Busy) => what = SwReset::OtherFunction,
+            Err(e) => dev_warn!(
+                pdev,
+                "recovery: software-reset semaphore not taken ({:?}, VSC capability {:?}); resetting without it\n",
+                e,
+                vsc
+            ),
+        }
+        if what != SwReset::OtherFunction {
+            let supported = hw
+                .read(seg::INITIALIZING)
+                .is_ok_and(|v| v & seg::FW_RESET_SUPPORTED_BIT != 0);
+            what = if supported {
+                let r = hw.read(seg::CMDQ_ADDR_L_SZ).and_then(|v| {
+                    hw.write(
+                        seg::CMDQ_ADDR_L_SZ,
+                        plan::with_nic_interface(v, seg::NicInterface::SwReset as u32),
+                    )
+                });
+                if let Err(e) = r {
+                    dev_err!(
+                        pdev,
+                        "recovery: writing nic_interface SW_RESET failed ({:?})\n",
+                        e
+                    );
+                }
+                dev_warn!(
+                    pdev,
+                    "recovery: issuing firmware reset (nic_interface SW_RESET)\n"
+                );
+                SwReset::Issued
+            } else {
+                dev_warn!(
+                    pdev,
+                    "recovery: the firmware does not support a software reset (initializing bit 30 clear)\n"
+                );
+                SwReset::Unsupported
+            };
+        }
+    }
+    // Another function's reset may take a full crash dump first (upstream FULL_CRDUMP).
+    let budget_ms = if what == SwReset::OtherFunction {
+        60_000
+    } else {
+        recover::NIC_DISABLED_BUDGET_MS
+    };
+    let start = Instant::<Monotonic>::now();
+    let disabled = seg::NicInterface::Disabled as u32;
+    let mut nic = u32::MAX;
+    loop {
+        if let Ok(v) = hw.read(seg::CMDQ_ADDR_L_SZ) {
+            nic = plan::nic_interface(v);
+            if nic == disabled {
+                break;
+            }
+        }
+        if stop() || start.elapsed().as_millis() > budget_ms as i64 {
+            dev_err!(
+                pdev,
+                "recovery: NIC IFC still {} after {} ms\n",
+                nic,
+                start.elapsed().as_millis()
+            );
+            break;
+        }
+        fsleep(Delta::from_millis(20));
+    }
+    if locked {
+        if let Some(cap) = vsc {
+            if let Err(e) = recover::Vsc(&mut CfgVsc { pdev, cap }).sw_reset_sem(false) {
+                dev_warn!(
+                    pdev,
+                    "recovery: freeing the software-reset semaphore failed ({:?})\n",
+                    e
+                );
+            }
+        }
+    }
+    dev_err!(
+        pdev,
+        "recovery: software reset: end ({:?}, sensor {:?}, nic_interface {})\n",
+        what,
+        sensor,
+        nic
+    );
+}
+
+/// The last fatal-error consumer of a function: queues its recovery (when
+/// `auto_recover` is on; the recovery itself decides on the grace period).
+pub(crate) fn recovery_consumer(work: Arc<ffi::RecoveryWork>) -> Result<FatalConsumer> {
+    struct Trigger(Arc<ffi::RecoveryWork>);
+    impl FatalHandler for Trigger {
+        fn fatal(&self, dev: &kernel::device::Device, cause: FatalCause) {
+            if !crate::auto_recover() {
+                dev_err!(
+                    dev,
+                    "automatic recovery off (auto_recover=0): the function stays in error state (sensor {}) until it is reloaded\n",
+                    cause.code
+                );
+                return;
+            }
+            if self.0.queue() {
+                dev_err!(dev, "recovery queued (sensor {})\n", cause.code);
+            }
+        }
+    }
+    Ok(FatalConsumer {
+        name: "recovery",
+        handler: Arc::new(Trigger(work), GFP_KERNEL)?,
     })
 }

@@ -50,10 +50,6 @@ pub const CMD_IF_REV: u16 = 5;
 
 /// FW reset supported bit of the dword at [`INITIALIZING`] (reserved in `mlx5_ifc.h`'s
 /// `initial_seg`; upstream's `MLX5_FW_RESET_SUPPORTED_OFFSET`).
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
-)]
 pub const FW_RESET_SUPPORTED_BIT: u32 = 1 << 30;
 
 /// The fields of [`initial_seg`] as 32-bit registers: each one's register offset and

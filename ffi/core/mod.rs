@@ -9,6 +9,7 @@ pub(crate) mod devlink;
 pub(crate) mod irq;
 pub(crate) mod mm;
 pub(crate) mod pci;
+pub(crate) mod recover;
 pub(crate) mod sched;
 pub(crate) mod shutdown;
 pub(crate) mod work;

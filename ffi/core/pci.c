@@ -33,3 +33,60 @@ void mlx5rs_pci_clear_master(struct pci_dev *pdev)
 {
 	pci_clear_master(pdev);
 }
+
+/**
+ * mlx5rs_device_trylock() - try to take a device's lock (device_trylock())
+ * @dev: a device the caller holds a reference on
+ *
+ * Return: 1 when taken (release with mlx5rs_device_unlock()), 0 when held elsewhere.
+ */
+int mlx5rs_device_trylock(struct device *dev)
+{
+	return device_trylock(dev);
+}
+
+/**
+ * mlx5rs_device_unlock() - release a lock mlx5rs_device_trylock() took
+ * @dev: that device
+ */
+void mlx5rs_device_unlock(struct device *dev)
+{
+	device_unlock(dev);
+}
+
+/**
+ * mlx5rs_pci_vsc_cap() - offset of the function's vendor-specific capability
+ * @pdev: a PCI function
+ *
+ * Return: its configuration-space offset, 0 when it has none.
+ */
+int mlx5rs_pci_vsc_cap(struct pci_dev *pdev)
+{
+	return pci_find_capability(pdev, PCI_CAP_ID_VNDR);
+}
+
+/**
+ * mlx5rs_pci_cfg_read() - read a configuration-space dword
+ * @pdev: a PCI function
+ * @off: byte offset
+ * @val: the value read
+ *
+ * Return: 0 or a negative errno.
+ */
+int mlx5rs_pci_cfg_read(struct pci_dev *pdev, int off, u32 *val)
+{
+	return pcibios_err_to_errno(pci_read_config_dword(pdev, off, val));
+}
+
+/**
+ * mlx5rs_pci_cfg_write() - write a configuration-space dword
+ * @pdev: a PCI function
+ * @off: byte offset
+ * @val: the value
+ *
+ * Return: 0 or a negative errno.
+ */
+int mlx5rs_pci_cfg_write(struct pci_dev *pdev, int off, u32 val)
+{
+	return pcibios_err_to_errno(pci_write_config_dword(pdev, off, val));
+}

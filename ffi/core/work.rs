@@ -55,3 +55,28 @@ where
     }
     was_pending
 }
+
+/// Cancels the pending (not delayed) work of `this` and waits for a running instance
+/// of it to finish. Returns whether it was pending (its reference is then dropped
+/// here, as [`cancel_delayed_work_sync`] does).
+pub(crate) fn cancel_work_sync<T>(this: &Arc<T>) -> bool
+where
+    T: WorkItem<Pointer = Arc<T>> + kernel::workqueue::HasWork<T> + Send + Sync,
+{
+    let ptr = Arc::as_ptr(this).cast_mut();
+    // SAFETY: `ptr` points into a live `Arc<T>`; `raw_get_work` only computes the
+    // address of its `Work` field.
+    let work: *mut Work<T> = unsafe { <T as kernel::workqueue::HasWork<T>>::raw_get_work(ptr) };
+    // SAFETY: `work` points to a valid `Work<T>` (just above).
+    let ws: *mut bindings::work_struct = unsafe { Work::raw_get(work) };
+    // SAFETY: `ws` is an initialized `work_struct` that lives as long as `this`, which
+    // the caller holds for the whole call.
+    let was_pending = unsafe { bindings::cancel_work_sync(ws) };
+    if was_pending {
+        // SAFETY: the item was queued with `Arc::into_raw` of a clone of `this` (the
+        // only way `enqueue` queues an `Arc<T>`), and the cancel guarantees its work
+        // function, which would have taken that reference back, will not run.
+        drop(unsafe { Arc::from_raw(ptr.cast_const()) });
+    }
+    was_pending
+}

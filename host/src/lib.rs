@@ -72,6 +72,7 @@ pub mod eq {
 pub mod health {
     pub mod buffer;
     pub mod monitor;
+    pub mod recover;
     pub mod report;
 }
 

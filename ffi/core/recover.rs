@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the recovery of a bound function needs and the kernel crate of 7.3 lacks: a
+//! work item that runs a driver callback with the device in the same state as a bus
+//! callback (device lock held, device bound), and dword access to the function's
+//! vendor-specific capability in configuration space (the VSC gateway).
+//!
+//! # The recovery work
+//!
+//! [`RecoveryWork`] runs [`PciRecover::recover`] from the default unbound system
+//! workqueue. A bus callback gets `&'bound pci::Device<Core>` and its driver data
+//! because the PCI core holds the device lock and the device is bound for the call;
+//! a work item has neither, so it takes them:
+//!
+//! 1. it takes the device lock with `device_trylock`, retrying every 10 ms, and gives up
+//!    as soon as [`RecoveryHandle::stop`] was called. It never *blocks* on the lock:
+//!    `remove` (unbind, rmmod) and `shutdown` run with the device lock held and call
+//!    [`RecoveryHandle::stop`], which cancels the work and waits for it; a blocking
+//!    lock would deadlock against that wait;
+//! 2. with the lock held, it checks the stop flag again and reads the driver data: the
+//!    PCI core sets it after a successful probe and the driver core takes it back in
+//!    `post_unbind` (after `remove`), both under the device lock, so a non-null
+//!    pointer read under the lock is the pinned driver data of a bound device, and it
+//!    stays so until the lock is released (unbinding needs that lock).
+//!
+//! The callback therefore runs with the guarantees of a bus callback, and gets them as
+//! such: `&pci::Device<Core>` and `Pin<&Data>`, the data's `'bound` lifetime being the
+//! binding (the driver data may keep references to the device for that long: the
+//! device stays bound for as long as the data exists, which is what the PCI
+//! abstraction's probe relies on too).
+//!
+//! Lock order: the device lock is outside every lock of the driver (as for a bus
+//! callback); [`RecoveryHandle::stop`] is called with the device lock held and no
+//! driver lock held, and waits for the work, which only *tries* the device lock.
+
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use kernel::{
+    bindings,
+    device::Core,
+    ffi::{c_int, c_void},
+    pci,
+    prelude::*,
+    sync::{aref::ARef, Arc},
+    time::{delay::fsleep, Delta},
+    workqueue::{impl_has_work, new_work, Work, WorkItem},
+};
+
+extern "C" {
+    // `struct device *` / `struct pci_dev *` on the C side, opaque here (see pci.rs).
+    fn mlx5rs_device_trylock(dev: *mut c_void) -> c_int;
+    fn mlx5rs_device_unlock(dev: *mut c_void);
+    fn mlx5rs_pci_vsc_cap(pdev: *mut c_void) -> c_int;
+    fn mlx5rs_pci_cfg_read(pdev: *mut c_void, off: c_int, val: *mut u32) -> c_int;
+    fn mlx5rs_pci_cfg_write(pdev: *mut c_void, off: c_int, val: u32) -> c_int;
+}
+
+fn raw_pci(pdev: &pci::Device) -> *mut c_void {
+    // `pci::Device` is `#[repr(transparent)]` over `Opaque<bindings::pci_dev>`.
+    core::ptr::from_ref(pdev).cast_mut().cast::<c_void>()
+}
+
+fn raw_dev(pdev: &pci::Device) -> *mut bindings::device {
+    let p = core::ptr::from_ref(pdev)
+        .cast_mut()
+        .cast::<bindings::pci_dev>();
+    // SAFETY: `p` is a valid `struct pci_dev` (borrowed); only the address of its
+    // embedded `dev` is computed.
+    unsafe { core::ptr::addr_of_mut!((*p).dev) }
+}
+
+/// A PCI driver whose bound functions can be recovered from a work item.
+pub(crate) trait PciRecover: pci::Driver {
+    /// Recovers `pdev`, bound to this driver with driver data `this`, with the device
+    /// lock held (as in a bus callback).
+    fn recover<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&'bound Self::Data<'bound>>);
+}
+
+/// The work item of one function's recovery (see the module doc).
+#[pin_data]
+pub(crate) struct RecoveryWork {
+    pdev: ARef<pci::Device>,
+    stop: AtomicBool,
+    /// The next run was asked for ([`RecoveryWork::queue_requested`]), not by a fatal
+    /// error.
+    requested: AtomicBool,
+    /// `recover_callback::<T>` of the driver that armed it.
+    callback: unsafe fn(&pci::Device),
+    #[pin]
+    work: Work<RecoveryWork>,
+}
+
+impl_has_work! {
+    impl HasWork<Self> for RecoveryWork { self.work }
+}
+
+impl WorkItem for RecoveryWork {
+    type Pointer = Arc<RecoveryWork>;
+
+    fn run(this: Arc<RecoveryWork>) {
+        let dev = raw_dev(&this.pdev).cast::<c_void>();
+        loop {
+            if this.stopping() {
+                return;
+            }
+            // SAFETY: `dev` is the `struct device` of a PCI device we hold a reference
+            // on; `device_trylock` does not sleep.
+            if unsafe { mlx5rs_device_trylock(dev) } != 0 {
+                break;
+            }
+            fsleep(Delta::from_millis(10));
+        }
+        // The device lock is held.
+        if !this.stopping() {
+            // SAFETY: the device lock is held (just taken) and `callback` is
+            // `recover_callback::<T>` of the driver this item was armed for, the one
+            // `pdev` is (or was) bound to: its contract is met.
+            unsafe { (this.callback)(&this.pdev) };
+        }
+        // SAFETY: taken above by this thread.
+        unsafe { mlx5rs_device_unlock(dev) };
+    }
+}
+
+/// Runs `T::recover` for `pdev` if it is bound.
+///
+/// # Safety
+///
+/// The caller holds `pdev`'s device lock, and `T` is the driver `pdev` is bound to
+/// whenever its driver data is set.
+unsafe fn recover_callback<T: PciRecover>(pdev: &pci::Device) {
+    // SAFETY: `raw_dev` is a valid `struct device` (we hold a reference on it).
+    let data = unsafe { bindings::dev_get_drvdata(raw_dev(pdev)) };
+    if data.is_null() {
+        // Not bound (any more), or the probe has not finished: nothing to recover.
+        return;
+    }
+    // SAFETY: with the device lock held (caller's contract) and the driver data set, the
+    // device is bound to `T` and stays so until the lock is released (module doc), so
+    // the device may be seen in the core context of a bus callback; `pci::Device<Ctx>`
+    // is a transparent wrapper of `struct pci_dev` for every context.
+    let core = unsafe { &*core::ptr::from_ref(pdev).cast::<pci::Device<Core<'_>>>() };
+    // SAFETY: the PCI abstraction's probe stored the `into_foreign()` pointer of a
+    // `Pin<KBox<T::Data>>`, the address of the pinned data, which only `post_unbind`
+    // takes back, under the device lock the caller holds: the shared, pinned borrow is
+    // valid for this call.
+    let this = unsafe { Pin::new_unchecked(&*data.cast::<T::Data<'_>>()) };
+    T::recover(core, this);
+}
+
+impl RecoveryWork {
+    /// Whether [`RecoveryHandle::stop`] was called: the function is being unbound or
+    /// shut down; a recovery under way gives up at its next wait.
+    pub(crate) fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+
+    /// Queues a recovery on request (devlink `health recover`, `dev reload`, from a
+    /// context without the device lock); `false` when stopping or already queued.
+    #[expect(
+        dead_code,
+        reason = "for devlink's health recover and dev reload (issue 24)"
+    )]
+    pub(crate) fn queue_requested(self: &Arc<Self>) -> bool {
+        self.requested.store(true, Ordering::Release);
+        self.queue()
+    }
+
+    /// Whether this run was asked for by [`RecoveryWork::queue_requested`]; clears it.
+    pub(crate) fn take_requested(&self) -> bool {
+        self.requested.swap(false, Ordering::AcqRel)
+    }
+
+    /// Queues the recovery; `false` when stopping or already queued.
+    pub(crate) fn queue(self: &Arc<Self>) -> bool {
+        if self.stopping() {
+            return false;
+        }
+        super::work::system_dfl().enqueue(self.clone()).is_ok()
+    }
+}
+
+/// The recovery work of one bound function, owned by its driver data; stopped (no new
+/// run, the running one given up and waited for) on [`RecoveryHandle::stop`] or drop.
+pub(crate) struct RecoveryHandle(Arc<RecoveryWork>);
+
+impl RecoveryHandle {
+    /// Arms the recovery of `pdev` by driver `T`.
+    pub(crate) fn new<T: PciRecover>(pdev: &pci::Device) -> Result<Self> {
+        let w = Arc::pin_init(
+            pin_init!(RecoveryWork {
+                pdev: pdev.into(),
+                stop: AtomicBool::new(false),
+                requested: AtomicBool::new(false),
+                callback: recover_callback::<T>,
+                work <- new_work!("mlx5_rs::recovery"),
+            }),
+            GFP_KERNEL,
+        )?;
+        Ok(Self(w))
+    }
+
+    /// The work, for whoever queues it (the fatal-error consumer).
+    pub(crate) fn work(&self) -> &Arc<RecoveryWork> {
+        &self.0
+    }
+
+    /// Stops the recovery: none starts any more, one waiting for the device lock gives
+    /// up, one running gives up at its next wait; returns once none runs. Idempotent.
+    /// Called with the device lock held (remove, shutdown) or not at all held.
+    pub(crate) fn stop(&self) {
+        self.0.stop.store(true, Ordering::Release);
+        super::work::cancel_work_sync(&self.0);
+    }
+}
+
+impl Drop for RecoveryHandle {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Configuration-space offset of `pdev`'s vendor-specific capability, if it has one.
+pub(crate) fn pci_vsc_cap(pdev: &pci::Device) -> Option<u8> {
+    // SAFETY: `pdev` is a valid PCI device (borrowed); the lookup only reads its
+    // configuration space.
+    let off = unsafe { mlx5rs_pci_vsc_cap(raw_pci(pdev)) };
+    u8::try_from(off).ok().filter(|o| *o != 0)
+}
+
+/// Reads the configuration-space dword at `off`.
+pub(crate) fn pci_cfg_read(pdev: &pci::Device, off: u16) -> Result<u32> {
+    let mut v = 0u32;
+    // SAFETY: `pdev` is a valid PCI device (borrowed) and `v` a valid `u32` to write.
+    let r = unsafe { mlx5rs_pci_cfg_read(raw_pci(pdev), c_int::from(off), &mut v) };
+    kernel::error::to_result(r).map(|()| v)
+}
+
+/// Writes the configuration-space dword at `off`.
+pub(crate) fn pci_cfg_write(pdev: &pci::Device, off: u16, v: u32) -> Result {
+    // SAFETY: `pdev` is a valid PCI device (borrowed).
+    kernel::error::to_result(unsafe { mlx5rs_pci_cfg_write(raw_pci(pdev), c_int::from(off), v) })
+}
