@@ -95,7 +95,9 @@ fi
 declare -A REPORTS=(
 	[oops]='Oops:|general protection fault|unable to handle'
 	[BUG]='BUG:|kernel BUG at'
-	[WARNING]='WARNING:|------------\[ cut here \]'
+	# A kernel WARN starts its line ("WARNING: CPU: ..."); upstream mlx5_core's health
+	# print ends "severity(4) WARNING:" mid-line (a syndrome's severity name).
+	[WARNING]='^WARNING:|------------\[ cut here \]'
 	[panic]='Kernel panic'
 	[lockdep]='possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|sleeping function called from invalid context|INFO: lockdep is turned off|possible irq lock inversion|lock held when returning'
 	[KASAN]='KASAN:'
