@@ -23,6 +23,7 @@ mod vport;
 mod reg;
 pub mod stats;
 pub mod strict;
+pub mod sync_reset;
 pub mod syndrome;
 pub mod timeline;
 pub mod uar;
@@ -180,6 +181,9 @@ pub struct Firmware {
     pub ib_port: port::IbPort,
     /// The internal timer CQEs are stamped with (the init segment's: `Device::new`).
     pub timer: crate::regs::InternalTimer,
+    /// Sync reset (MFRL and its handshake, `sync_reset.rs`): the device's, not the
+    /// function's, so a function-level reset keeps it.
+    pub sync: sync_reset::SyncReset,
     rng: u64,
 }
 
@@ -211,6 +215,7 @@ impl Firmware {
             observed: Observed::default(),
             ib_port: port::IbPort::new(0, 0, cfg.ib_virt),
             timer: crate::regs::InternalTimer::new(cfg.device_frequency_khz),
+            sync: sync_reset::SyncReset::default(),
             rng: 0x9e37_79b9_7f4a_7c15,
         };
         fw.ib_port = fw.default_ib_port();
