@@ -2,7 +2,8 @@
 //!
 //! The register data is echoed from the input (so index fields such as the PCAM/MCAM
 //! feature group come back as asked) with device-owned fields filled in. Feature
-//! masks read back zero: nothing optional is supported.
+//! masks read back zero (nothing optional is supported) except MCAM's `mfrl` and its
+//! `reset_state`: the sync reset of `sync_reset.rs`, whose MFRL register is here.
 //!
 //! Sources: op_mod 0 write / 1 read (mlx5_ifc.h `MLX5_ACCESS_REGISTER_IN_OP_MOD_*`,
 //! anything else BAD_PARAM); registers outside the model fail
