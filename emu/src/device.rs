@@ -505,7 +505,14 @@ impl Device {
         self.regs().reset();
         let mut fw = self.fw();
         let activated = fw.sync_reset_pci_reset();
-        fw.reset();
+        if activated {
+            // The new firmware boots: a restart (the UARs the driver had count as
+            // stopped: upstream mlx5_ib's CQ handlers re-arm on them after the error
+            // state, as after a software reset).
+            fw.restart();
+        } else {
+            fw.reset();
+        }
         activated
     }
 

@@ -260,6 +260,11 @@ fn fw_activate_as_upstream_does_it() {
     assert!(h.dev.reset(), "the PCI reset activates the firmware");
     assert_eq!(sync(&h, "activations"), 1);
     assert_eq!(sync(&h, "phase"), "idle");
+    assert_eq!(
+        stat(&h, &["fw_reset", "restarts"]),
+        1,
+        "the new firmware boots"
+    );
     // The firmware at its power-on state: nothing held, the function to enable again.
     assert_eq!(stat(&h, &["pages", "held"]), 0);
     assert_eq!(stat(&h, &["function", "enabled"]), false);
