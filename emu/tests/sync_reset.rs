@@ -31,6 +31,7 @@ const BAD_SYS_STATE: u8 = CmdStatus::BAD_SYS_STATE_ERR as u8;
 struct Async {
     buf: u64,
     next: u32,
+    uar: u32,
 }
 
 fn stat(h: &Host, path: &[&str]) -> Value {
@@ -128,7 +129,7 @@ fn bring_up(h: &mut Host, sync: bool) -> Async {
     let mask = 1u64 << event_type::GENERAL_EVENT | 1u64 << event_type::PORT_CHANGE;
     let (eqn, buf) = create_eq(h, uar, 6, mask, 0);
     assert_ne!(eqn, 0xff);
-    Async { buf, next: 0 }
+    Async { buf, next: 0, uar }
 }
 
 /// The sync-reset states of the PCI_SYNC_FOR_FW_UPDATE events written since the last
@@ -265,6 +266,12 @@ fn fw_activate_as_upstream_does_it() {
         1,
         "the new firmware boots"
     );
+    // Upstream mlx5_ib's kernel CQ consumers re-arm on the old UAR once the error state
+    // runs their handlers (mlx5_ib_handle_internal_error): counted, not a violation.
+    let db = u64::from(q.uar) * 4096 + 0x20;
+    h.dev.bar0_write(db, &[0, 0, 0, 0, 0, 0, 0, 1]);
+    h.dev.step();
+    assert_eq!(stat(&h, &["uar_doorbells_after_stop"]), 1);
     // The firmware at its power-on state: nothing held, the function to enable again.
     assert_eq!(stat(&h, &["pages", "held"]), 0);
     assert_eq!(stat(&h, &["function", "enabled"]), false);

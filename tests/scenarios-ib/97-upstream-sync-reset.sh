@@ -77,6 +77,7 @@ check "$T.remote.loaded-again" wait_stat init_hcas $((init0 + 1))
 check "$T.remote.mlx5_0-back" wait_for "$d/ports/1/state" "4: ACTIVE"
 t2=$(now_ms)
 echo "$T.remote: request -> mlx5_0 port ACTIVE after $((t2 - t0)) ms"
+echo "$T.remote: emulator: violations $(violations) (boot's before: $viol0) $(emu_stat 'd["recent_violations"]'), UAR doorbells after the reset $(emu_stat 'd["uar_doorbells_after_stop"]'), UARs $(emu_stat 'd["uars"]'), CQs $(emu_stat 'd["objects"]["cq"]' 2>/dev/null)"
 after_reset remote
 
 # 2. Remote resets disabled (devlink param): upstream refuses, nothing is reset.

@@ -613,9 +613,12 @@ impl Firmware {
             .is_some_and(|&b| l.in_alloc(b, idx))
     }
 
-    /// Records a teardown's UAR pages as stopped (see `eq_doorbell_unallocated`).
+    /// Records a teardown's UAR pages as stopped (see `eq_doorbell_unallocated`), on
+    /// top of those an earlier stop recorded (a fast teardown, then the restart of a
+    /// sync reset's activation).
     pub fn stop_uars(&mut self) {
-        self.stopped_uars = std::mem::take(&mut self.uars);
+        let uars = std::mem::take(&mut self.uars);
+        self.stopped_uars.extend(uars);
     }
 
     /// An EQ doorbell on UAR page `page`, which is not allocated: after a stop it is
