@@ -299,6 +299,30 @@ pub mod rsc_type {
     pub const DCT: u8 = 6;
 }
 
+/// General event sub-types (`MLX5_GENERAL_SUBTYPE_*`, device.h) and the sync-reset
+/// states a PCI_SYNC_FOR_FW_UPDATE event carries in data byte 3 (`struct
+/// mlx5_eqe_sync_fw_update` `sync_rst_state`, `enum sync_rst_state_type`).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
+pub mod general_sub {
+    /// Firmware live patch done.
+    pub const FW_LIVE_PATCH: u8 = 0x7;
+    /// PCI sync for firmware update (sync reset).
+    pub const PCI_SYNC_FOR_FW_UPDATE: u8 = 0x8;
+    /// Byte of the EQE's data holding `sync_rst_state` (low 4 bits).
+    pub const SYNC_RST_STATE_BYTE: usize = 3;
+    /// Sync reset requested: each function answers through MFRL.
+    pub const RST_REQUEST: u8 = 0x0;
+    /// Reset now: every function acknowledged.
+    pub const RST_NOW: u8 = 0x1;
+    /// The sync reset was aborted.
+    pub const RST_ABORT: u8 = 0x2;
+    /// Unload the function (sync reset with driver unload).
+    pub const RST_UNLOAD: u8 = 0x3;
+}
+
 /// Port change event sub-types (`MLX5_PORT_CHANGE_SUBTYPE_*`, device.h).
 pub mod port_change_sub {
     /// The port went down.

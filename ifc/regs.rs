@@ -30,6 +30,8 @@ pub mod reg_id {
     pub const PVLC: u16 = 0x500f;
     /// IB NodeDescription (`MLX5_REG_NODE_DESC`, driver.h).
     pub const NODE_DESC: u16 = 0x6001;
+    /// Management firmware reset level (`MLX5_REG_MFRL`, driver.h): sync reset.
+    pub const MFRL: u16 = 0x9028;
 }
 
 /// Byte offset of `register_data` in ACCESS_REG input and output.
@@ -81,6 +83,100 @@ prm_struct! {
         RECLAIM_PAGES_TO: "reclaim_pages_to" @ 0x180, 0x20 => u32;
         RECLAIM_VFS_PAGES_TO: "reclaim_vfs_pages_to" @ 0x1a0, 0x20 => u32;
         RESET_UNLOAD_TO: "reset_unload_to" @ 0x1c0, 0x20 => u32;
+    }
+}
+
+prm_struct! {
+    /// MFRL: management firmware reset level (`mlx5_ifc_mfrl_reg_bits`). Read: the reset
+    /// levels and types the firmware supports, the state of the last sync reset and the
+    /// PCI reset method it asks for; write: a reset level, with the sync-reset start or a
+    /// function's answer (upstream `fw_reset.c`).
+    pub mod mfrl_reg / MFRL_REG = "mfrl_reg", 0x40 {
+        PCI_SYNC_FOR_FW_UPDATE_START: "pci_sync_for_fw_update_start" @ 0x22, 0x1 => bool;
+        PCI_SYNC_FOR_FW_UPDATE_RESP: "pci_sync_for_fw_update_resp" @ 0x23, 0x2 => u8;
+        RST_TYPE_SEL: "rst_type_sel" @ 0x25, 0x3 => u8;
+        PCI_RESET_REQ_METHOD: "pci_reset_req_method" @ 0x28, 0x3 => u8;
+        RESET_STATE: "reset_state" @ 0x2c, 0x4 => u8;
+        RESET_TYPE: "reset_type" @ 0x30, 0x8 => u8;
+        RESET_LEVEL: "reset_level" @ 0x38, 0x8 => u8;
+    }
+}
+
+/// MFRL values (`MLX5_MFRL_REG_*`, mlx5_ifc.h; the response values as upstream's
+/// `mlx5_fw_reset_set_reset_sync_ack` / `_nack` write them).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
+pub mod mfrl {
+    /// Reset level 0: live patch (no reset).
+    pub const LEVEL0: u8 = 1 << 0;
+    /// Reset level 3: firmware reset on the next PCI reset (`fw_activate`).
+    pub const LEVEL3: u8 = 1 << 3;
+    /// Reset level 6: warm reboot.
+    pub const LEVEL6: u8 = 1 << 6;
+    /// Reset type: full chip.
+    pub const TYPE_FULL_CHIP: u8 = 1 << 0;
+    /// Reset type: the network port stays alive.
+    pub const TYPE_NET_PORT_ALIVE: u8 = 1 << 1;
+    /// Reset state: idle.
+    pub const STATE_IDLE: u8 = 0;
+    /// Reset state: negotiation with the functions in progress.
+    pub const STATE_IN_NEGOTIATION: u8 = 1;
+    /// Reset state: reset in progress (waiting for the PCI reset).
+    pub const STATE_RESET_IN_PROGRESS: u8 = 2;
+    /// Reset state: a function did not answer in time.
+    pub const STATE_NEG_TIMEOUT: u8 = 3;
+    /// Reset state: a function refused.
+    pub const STATE_NACK: u8 = 4;
+    /// Reset state: a function did not unload in time.
+    pub const STATE_UNLOAD_TIMEOUT: u8 = 5;
+    /// PCI reset method: link toggle through the upstream bridge.
+    pub const METHOD_LINK_TOGGLE: u8 = 0;
+    /// PCI reset method: hot reset (secondary bus reset).
+    pub const METHOD_HOT_RESET: u8 = 1;
+    /// Function response: acknowledge.
+    pub const RESP_ACK: u8 = 1;
+    /// Function response: refuse.
+    pub const RESP_NACK: u8 = 2;
+}
+
+prm_struct! {
+    /// MCAM: management capability mask (`mlx5_ifc_mcam_reg_bits`): the groups asked.
+    /// Its capability unions are checked member by member below (the header's union
+    /// of four register groups is not sized by the header check).
+    pub mod mcam_reg / MCAM_REG = "mcam_reg", 0x240 {
+        FEATURE_GROUP: "feature_group" @ 0x8, 0x8 => u8;
+        ACCESS_REG_GROUP: "access_reg_group" @ 0x18, 0x8 => u8;
+    }
+}
+
+/// Byte offsets in MCAM of `mng_access_reg_cap_mask` and `mng_feature_cap_mask` (bits
+/// 0x40 and 0x140 of `mlx5_ifc_mcam_reg_bits`).
+#[cfg_attr(
+    CONFIG_RUST,
+    expect(dead_code, reason = "used by the emulator, not the driver")
+)]
+pub mod mcam_off {
+    /// `mng_access_reg_cap_mask`.
+    pub const ACCESS_REG_CAP_MASK: usize = 0x40 / 8;
+    /// `mng_feature_cap_mask`.
+    pub const FEATURE_CAP_MASK: usize = 0x140 / 8;
+}
+
+prm_struct! {
+    /// MCAM access-register group 0 (`mlx5_ifc_mcam_access_reg_bits`): `mfrl` is what
+    /// upstream's `mlx5_fw_reset_init` checks before offering `fw_activate`.
+    pub mod mcam_access_reg / MCAM_ACCESS_REG = "mcam_access_reg", 0x80 {
+        MFRL: "mfrl" @ 0x57, 0x1 => bool;
+    }
+}
+
+prm_struct! {
+    /// MCAM enhanced features (`mlx5_ifc_mcam_enhanced_features_bits`): `reset_state`
+    /// lets upstream read why a sync reset failed (`mlx5_fw_reset_set_reset_sync`).
+    pub mod mcam_features / MCAM_FEATURES = "mcam_enhanced_features", 0x80 {
+        RESET_STATE: "reset_state" @ 0x6a, 0x1 => bool;
     }
 }
 

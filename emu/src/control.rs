@@ -31,6 +31,11 @@
 //! - `{"cmd":"fw_reset"}`: the firmware restarts as after a software reset another
 //!   function asked for: health cleared, every function's state and pages gone,
 //!   nic_interface reading DISABLED (`init_seg` `sw_reset_ms` after SW_RESET).
+//! - `{"cmd":"sync_reset","action":"request"|"abort"|"status","method":M,"timeout_ms":N}`:
+//!   a firmware-initiated reset as another function's tool (`mlxfwreset`) starts it:
+//!   RESET_REQUEST to the function (default action); `abort` ends the one in progress
+//!   (RESET_ABORT to the function if it acked); `method` (`"hot_reset"`,
+//!   `"link_toggle"`) and `timeout_ms` (negotiation) set before acting, until `reset`.
 //! - `{"cmd":"vsc","sw_reset_holder":N}`: the VSC software-reset semaphore held with
 //!   value N as another function would hold it (0 frees it); replies with the holders.
 //! - `{"cmd":"surprise_removal","enable":B}`: BAR reads return all ones, BAR writes
@@ -80,6 +85,61 @@ use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixListener;
 use std::sync::Arc;
+
+/// Control `sync_reset` (module doc).
+fn sync_reset(dev: &Device, req: &Value) -> Value {
+    use crate::ifc::regs::mfrl;
+    let method = match req.get("method").map(|m| m.as_str()) {
+        None => None,
+        Some(Some("hot_reset")) => Some(mfrl::METHOD_HOT_RESET),
+        Some(Some("link_toggle")) => Some(mfrl::METHOD_LINK_TOGGLE),
+        Some(_) => return err("method: \"hot_reset\" or \"link_toggle\""),
+    };
+    let timeout = match req.get("timeout_ms") {
+        None => None,
+        Some(v) => match v.as_u64().filter(|&ms| (1..=600_000).contains(&ms)) {
+            Some(ms) => Some(ms),
+            None => return err("timeout_ms: 1 to 600000"),
+        },
+    };
+    {
+        let mut fw = dev.fw();
+        if let Some(m) = method {
+            fw.sync.method = m;
+        }
+        if let Some(ms) = timeout {
+            fw.sync.negotiation = std::time::Duration::from_millis(ms);
+        }
+    }
+    let reply = |dev: &Device, extra: Value| {
+        let fw = dev.fw();
+        let mut v = json!({
+            "ok": true,
+            "phase": fw.sync.phase_name(),
+            "reset_state": fw.sync.reset_state,
+        });
+        if let (Some(o), Value::Object(e)) = (v.as_object_mut(), extra) {
+            o.extend(e);
+        }
+        v
+    };
+    match req
+        .get("action")
+        .and_then(Value::as_str)
+        .unwrap_or("request")
+    {
+        "request" => match dev.sync_reset_request() {
+            Ok(()) => reply(dev, json!({})),
+            Err(e) => err(e.as_str()),
+        },
+        "abort" => {
+            let aborted = dev.sync_reset_abort();
+            reply(dev, json!({"aborted": aborted}))
+        }
+        "status" => reply(dev, json!({})),
+        a => err(format!("action {a}: request, abort or status")),
+    }
+}
 
 fn err(msg: impl Into<String>) -> Value {
     json!({"ok": false, "error": msg.into()})
@@ -535,6 +595,7 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             dev.restart_firmware(&mut fw);
             json!({"ok": true})
         }
+        "sync_reset" => sync_reset(dev, req),
         "vsc" => {
             let mut pci = dev.pci.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(h) = req.get("sw_reset_holder") {
@@ -602,6 +663,7 @@ pub fn handle(dev: &Device, req: &Value) -> Value {
             fw.knobs = crate::fw::FwKnobs::default();
             fw.observed = crate::fw::Observed::default();
             fw.dp.faults.clear();
+            fw.sync = crate::fw::sync_reset::SyncReset::default();
             drop(fw);
             crate::control_port::reset(dev);
             json!({"ok": true})

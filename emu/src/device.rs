@@ -112,6 +112,9 @@ pub struct Device {
     stop: AtomicBool,
     /// DMA_MAP sections that came without an fd (unreachable guest memory).
     pub dma_maps_without_fd: std::sync::atomic::AtomicU64,
+    /// PCI resets that reached the device ([`Device::reset`]: vfio-user DEVICE_RESET,
+    /// which QEMU sends for a function-level or bus reset; control `reset` too).
+    pub pci_resets: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -138,6 +141,7 @@ impl Device {
             irq,
             stop: AtomicBool::new(false),
             dma_maps_without_fd: std::sync::atomic::AtomicU64::new(0),
+            pci_resets: AtomicU64::new(0),
         })
     }
 
@@ -384,6 +388,13 @@ impl Device {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        // Sync reset: the negotiation's timer, then the events commands raised
+        // (after their completions: upstream's answer is a command it waits for).
+        let next = match (next, fw.sync_reset_tick(Instant::now())) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        fw.sync_reset_flush(&env);
         // Strict eq_overrun_fatal: a lost event (here or from the control socket since
         // the last step) is a firmware fatal error, health syndrome 0x0c.
         if fw.eqs.lost_total != fw.overruns_seen {
@@ -478,8 +489,13 @@ impl Device {
 
     /// Function-level reset (vfio reset). Posted writes are dropped, and frames from
     /// the peer with them; the peer's comings and goings are kept (the cable is not
-    /// part of the function).
-    pub fn reset(&self) {
+    /// part of the function). While a sync reset waits for it (after RESET_NOW), this
+    /// is the PCI reset that activates the firmware: the device comes back at its
+    /// power-on state as after any reset here (QEMU sends DEVICE_RESET for a bus reset
+    /// of the root port above the device; a link toggle does not reach it:
+    /// emu/README.md "Sync reset"). True when it activated a sync reset.
+    pub fn reset(&self) -> bool {
+        self.pci_resets.fetch_add(1, Ordering::Relaxed);
         {
             let mut inbox = lock(&self.inbox);
             inbox.posted.retain(|p| matches!(p, Posted::WireLink(_)));
@@ -487,7 +503,47 @@ impl Device {
         }
         self.room.notify_all();
         self.regs().reset();
-        self.fw().reset();
+        let mut fw = self.fw();
+        let activated = fw.sync_reset_pci_reset();
+        if activated {
+            // The new firmware boots: a restart (the UARs the driver had count as
+            // stopped: upstream mlx5_ib's CQ handlers re-arm on them after the error
+            // state, as after a software reset).
+            fw.restart();
+        } else {
+            fw.reset();
+        }
+        activated
+    }
+
+    /// Raises a sync reset as another function or host's tool would (control
+    /// `sync_reset`): RESET_REQUEST to the function at once.
+    pub fn sync_reset_request(&self) -> Result<(), crate::fw::sync_reset::Refused> {
+        let (msix_ok,) = self.env();
+        let env = Env {
+            mem: &*self.mem,
+            irq: &*self.irq,
+            msix_ok,
+        };
+        let mut fw = self.fw();
+        fw.sync_reset_start(crate::fw::sync_reset::Initiator::Other)?;
+        fw.sync_reset_flush(&env);
+        Ok(())
+    }
+
+    /// Aborts the sync reset in progress (control `sync_reset` `abort`): RESET_ABORT to
+    /// the function if it acked. False when none was in progress.
+    pub fn sync_reset_abort(&self) -> bool {
+        let (msix_ok,) = self.env();
+        let env = Env {
+            mem: &*self.mem,
+            irq: &*self.irq,
+            msix_ok,
+        };
+        let mut fw = self.fw();
+        let r = fw.sync_reset_abort();
+        fw.sync_reset_flush(&env);
+        r
     }
 
     /// Runs the firmware loop until [`Device::shutdown`].

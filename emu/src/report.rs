@@ -72,6 +72,33 @@ fn vsc_state(dev: &Device) -> Value {
     })
 }
 
+/// Sync reset (`fw/sync_reset.rs`): where the handshake is, MFRL's state and method,
+/// the counters, and the PCI resets that reached the device.
+fn sync_reset_state(dev: &Device, s: &crate::fw::sync_reset::SyncReset) -> Value {
+    let c = &s.stats;
+    json!({
+        "phase": s.phase_name(),
+        "reset_state": s.reset_state,
+        "method": if s.method == crate::ifc::regs::mfrl::METHOD_HOT_RESET { "hot_reset" } else { "link_toggle" },
+        "timeout_ms": s.negotiation.as_millis() as u64,
+        "requests_function": c.requests_function,
+        "requests_other": c.requests_other,
+        "requests_refused": c.requests_refused,
+        "request_events": c.request_events,
+        "acks": c.acks,
+        "nacks": c.nacks,
+        "late_responses": c.late_responses,
+        "reset_now_events": c.reset_now_events,
+        "abort_events": c.abort_events,
+        "timeouts": c.timeouts,
+        "aborts_requested": c.aborts_requested,
+        "activations": c.activations,
+        "queries": c.queries,
+        "events_lost": c.events_lost,
+        "pci_resets": dev.pci_resets.load(std::sync::atomic::Ordering::Relaxed),
+    })
+}
+
 /// Init-segment knobs and what the driver read while `initializing` was set.
 fn init_seg_state(dev: &Device) -> Value {
     let r = dev.regs();
@@ -220,6 +247,7 @@ pub fn stats(dev: &Device) -> Value {
             "without_semaphore": fw.stats.sw_reset_without_semaphore,
             "unsupported": fw.stats.sw_reset_unsupported,
         },
+        "sync_reset": sync_reset_state(dev, &fw.sync),
         "observed": {
             "set_general_caps": fw.observed.set_general_caps,
             "set_cap_nonzero_tail": fw.observed.set_cap_nonzero_tail,

@@ -148,7 +148,9 @@ impl ServerBackend for Backend {
     }
 
     fn reset(&mut self) -> Result<(), std::io::Error> {
-        self.dev.reset();
+        if self.dev.reset() {
+            log::info!("PCI reset: sync reset activated, firmware at power-on");
+        }
         Ok(())
     }
 

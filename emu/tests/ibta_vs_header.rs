@@ -323,6 +323,51 @@ fn smp_constants_match_ib_headers() {
 }
 
 #[test]
+fn sync_reset_values_match_mlx5_headers() {
+    use ifc::eqe::general_sub as g;
+    use ifc::regs::{mfrl, reg_id};
+    let drv = enum_values(&read("linux/mlx5/driver.h"), "MLX5_REG_");
+    assert_eq!(drv.get("MFRL"), Some(&u64::from(reg_id::MFRL)));
+    assert_eq!(drv.get("MCAM"), Some(&u64::from(reg_id::MCAM)));
+    let dev_h = read("linux/mlx5/device.h");
+    let sub = enum_values(&dev_h, "MLX5_GENERAL_SUBTYPE_");
+    assert_eq!(
+        sub.get("FW_LIVE_PATCH_EVENT"),
+        Some(&u64::from(g::FW_LIVE_PATCH))
+    );
+    assert_eq!(
+        sub.get("PCI_SYNC_FOR_FW_UPDATE_EVENT"),
+        Some(&u64::from(g::PCI_SYNC_FOR_FW_UPDATE))
+    );
+    let st = enum_values(&dev_h, "MLX5_SYNC_RST_STATE_");
+    for (n, v) in [
+        ("RESET_REQUEST", g::RST_REQUEST),
+        ("RESET_NOW", g::RST_NOW),
+        ("RESET_ABORT", g::RST_ABORT),
+        ("RESET_UNLOAD", g::RST_UNLOAD),
+    ] {
+        assert_eq!(st.get(n), Some(&u64::from(v)), "MLX5_SYNC_RST_STATE_{n}");
+    }
+    let ifc_h = read("linux/mlx5/mlx5_ifc.h");
+    let m = enum_values(&ifc_h, "MLX5_MFRL_REG_");
+    for (n, v) in [
+        ("PCI_RESET_METHOD_LINK_TOGGLE", mfrl::METHOD_LINK_TOGGLE),
+        ("PCI_RESET_METHOD_HOT_RESET", mfrl::METHOD_HOT_RESET),
+        ("RESET_STATE_IDLE", mfrl::STATE_IDLE),
+        ("RESET_STATE_IN_NEGOTIATION", mfrl::STATE_IN_NEGOTIATION),
+        (
+            "RESET_STATE_RESET_IN_PROGRESS",
+            mfrl::STATE_RESET_IN_PROGRESS,
+        ),
+        ("RESET_STATE_NEG_TIMEOUT", mfrl::STATE_NEG_TIMEOUT),
+        ("RESET_STATE_NACK", mfrl::STATE_NACK),
+        ("RESET_STATE_UNLOAD_TIMEOUT", mfrl::STATE_UNLOAD_TIMEOUT),
+    ] {
+        assert_eq!(m.get(n), Some(&u64::from(v)), "MLX5_MFRL_REG_{n}");
+    }
+}
+
+#[test]
 fn port_registers_and_events_match_mlx5_headers() {
     use ifc::eqe::port_change_sub as sub;
     use ifc::regs::reg_id;

@@ -159,7 +159,13 @@ if [ "$NO_EMU" = 0 ]; then
 	# reads its speed); the control channels share one virtio-serial controller.
 	for ((i = 0; i < FUNCTIONS; i++)); do
 		x=$(fn_sfx $i)
-		DEV_ARGS+=(-device "pcie-root-port,id=rp$i,chassis=$((i + 1))"
+		# x-speed=5: a root port of at most 5 GT/s, so that Linux's wait after a
+		# secondary bus reset (upstream's sync reset, 99-upstream-sync-reset) reads the
+		# device below instead of waiting for Data Link Layer Link Active, which QEMU's
+		# root port advertises (LNKCAP DLLLARC above 2.5 GT/s) but never sets for a
+		# device present at boot (measured: LNKSTA 0x0103; pci_bridge_wait_for_secondary_bus
+		# then fails the reset with "Link Active not set in 100 msec").
+		DEV_ARGS+=(-device "pcie-root-port,id=rp$i,chassis=$((i + 1)),x-speed=5"
 			-device "'{\"driver\":\"vfio-user-pci\",\"bus\":\"rp$i\",\"socket\":{\"type\":\"unix\",\"path\":\"$RUNDIR/emu$x.sock\"}}'")
 	done
 	DEV_ARGS+=(-device virtio-serial-pci)

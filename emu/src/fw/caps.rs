@@ -181,6 +181,13 @@ impl Caps {
             (g::SW_OWNER_ID.raw(), 1),
             (g::RELEASE_ALL_PAGES.raw(), 1),
             (g::IB_VIRT.raw(), u64::from(cfg.ib_virt)),
+            // General events (upstream subscribes to GENERAL_EVENT only with it) and
+            // sync reset: the event and the hot-reset method, both enabled by the
+            // driver (upstream `handle_hca_cap` sets them when the maximum offers
+            // them); emu/README.md "Sync reset".
+            (g::GENERAL_NOTIFICATION_EVENT.raw(), 1),
+            (g::PCI_SYNC_FOR_FW_UPDATE_EVENT.raw(), 1),
+            (g::PCIE_RESET_USING_HOTRESET_METHOD.raw(), 1),
         ];
         for &(f, v) in values {
             set(&mut m, f, v);
@@ -192,6 +199,8 @@ impl Caps {
         set(&mut c, g::CACHE_LINE_128BYTE.raw(), 0);
         set(&mut c, g::LOG_MAX_QP.raw(), 12);
         set(&mut c, g::RELEASE_ALL_PAGES.raw(), 0);
+        set(&mut c, g::PCI_SYNC_FOR_FW_UPDATE_EVENT.raw(), 0);
+        set(&mut c, g::PCIE_RESET_USING_HOTRESET_METHOD.raw(), 0);
         let mut am = [0u8; CAP_BYTES];
         set(
             &mut am,

@@ -23,6 +23,7 @@ mod vport;
 mod reg;
 pub mod stats;
 pub mod strict;
+pub mod sync_reset;
 pub mod syndrome;
 pub mod timeline;
 pub mod uar;
@@ -180,6 +181,9 @@ pub struct Firmware {
     pub ib_port: port::IbPort,
     /// The internal timer CQEs are stamped with (the init segment's: `Device::new`).
     pub timer: crate::regs::InternalTimer,
+    /// Sync reset (MFRL and its handshake, `sync_reset.rs`): the device's, not the
+    /// function's, so a function-level reset keeps it.
+    pub sync: sync_reset::SyncReset,
     rng: u64,
 }
 
@@ -211,6 +215,7 @@ impl Firmware {
             observed: Observed::default(),
             ib_port: port::IbPort::new(0, 0, cfg.ib_virt),
             timer: crate::regs::InternalTimer::new(cfg.device_frequency_khz),
+            sync: sync_reset::SyncReset::default(),
             rng: 0x9e37_79b9_7f4a_7c15,
         };
         fw.ib_port = fw.default_ib_port();
@@ -608,9 +613,12 @@ impl Firmware {
             .is_some_and(|&b| l.in_alloc(b, idx))
     }
 
-    /// Records a teardown's UAR pages as stopped (see `eq_doorbell_unallocated`).
+    /// Records a teardown's UAR pages as stopped (see `eq_doorbell_unallocated`), on
+    /// top of those an earlier stop recorded (a fast teardown, then the restart of a
+    /// sync reset's activation).
     pub fn stop_uars(&mut self) {
-        self.stopped_uars = std::mem::take(&mut self.uars);
+        let uars = std::mem::take(&mut self.uars);
+        self.stopped_uars.extend(uars);
     }
 
     /// An EQ doorbell on UAR page `page`, which is not allocated: after a stop it is

@@ -33,3 +33,5 @@ pub const BAD_CAP_TYPE: u32 = 0xca90_000d;
 pub const INJECTED: u32 = 0x1e1e_000e;
 /// A port number the device does not have (MAD_IFC, vport commands, port registers).
 pub const BAD_PORT: u32 = 0x9a70_000f;
+/// MFRL: a sync-reset start or answer the handshake's state does not allow.
+pub const SYNC_RESET_STATE: u32 = 0x5a7e_0010;

@@ -531,8 +531,9 @@ impl Firmware {
     /// again" relies on it).
     pub fn cq_arm_doorbell(&mut self, env: &Env<'_>, page: u32, cqn: u32, word: u32) {
         let Some(cq) = self.objs.cqs.get_mut(&cqn) else {
-            self.stats
-                .violation(format!("CQ arm doorbell for unknown CQ {cqn:#x}"));
+            self.stats.violation(format!(
+                "CQ arm doorbell for unknown CQ {cqn:#x} on UAR {page}"
+            ));
             return;
         };
         if cq.uar != page {
