@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: mlx5_rs next to upstream mlx5_core on the emulated ConnectX.
 #
-# Builds the module (tests/vm/module.sh, set-up included), then boots four VMs, one at
+# Builds the module (tests/vm/module.sh, set-up included), then boots six VMs, one at
 # a time (tests/vm/vm.sh; the emulator is built here):
 #   1. probe-nop: probe-to-ready over unbind/bind cycles, NOP storms (event mode and
 #      polling) and interrupt latency under a page-request + NOP load, of both drivers
@@ -18,6 +18,8 @@
 #      doorbell, and the kernel verbs' own cost per work request posted, per CQE
 #      polled and doorbell → completion handler (tests/modules/ib_kclient bench=N)
 #      (guest-dp-figures.sh)
+#   6. recover: recovery from a firmware fatal error, fatal → port ACTIVE again, of both
+#      drivers, MLX5RS_BENCH_REC_REPS times each (default 5)     (guest-recover.sh)
 # Upstream's fast teardown runs only from its PCI shutdown callback: VMs 1, 2 and 4 end
 # with upstream bound (first point, last small point, 1 GiB), and this script times the
 # teardown at power-off from the emulator's final stats (its log, see emu/README.md).
@@ -38,7 +40,7 @@
 # in VM 5, default 2000, 64 KiB a quarter, / 1000), MLX5RS_BENCH_DP_TIMEOUT (each
 # perftest run's limit in s, default 600), MLX5RS_BENCH_KV_WRS / MLX5RS_BENCH_KV_BATCH
 # (the kernel-verbs loop's SENDs, default 20000, and chain length, default 32), MLX5RS_BENCH_VMS (the VMs to boot, a subset of
-# "probe-nop teardown reclaim upfast ib"; default all; the others' figures are then "not run"),
+# "probe-nop teardown reclaim upfast ib recover"; default all; the others' figures are then "not run"),
 # MLX5RS_BENCH_REV=<git revision>: benchmark that commit instead of the working tree
 # (exported to $MLX5RS_CACHE/bench/src-<rev>, built there; immune to concurrent edits).
 # `run.sh --report` prints the tables again from the last run's logs.
@@ -70,7 +72,7 @@ TD_POINTS=${MLX5RS_BENCH_TD_POINTS:-16384 65536}
 OUT=$CACHE/bench
 mkdir -p "$OUT"
 REPORTER=$CARGO_TARGET_DIR/release/mlx5-bench-report
-VMS="probe-nop teardown reclaim upfast ib"
+VMS="probe-nop teardown reclaim upfast ib recover"
 T_START=$(date +%s)
 DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
 
@@ -102,7 +104,7 @@ echo "$TD_POINTS" >"$OUT/td_points"
 # Knobs for the guests (they see the cache at its host path; tests/bench/lib-guest.sh).
 {
 	printf 'TD_BIG=%q\nTD_POINTS=%q\nTD_FIRST=%q\n' "$PAGES" "$TD_POINTS" "${TD_POINTS%% *}"
-	for k in REPS NOPS1 NOPS32 IRQ_REQS IRQ_NOPS IB_REPS DP_ITERS_BW DP_ITERS_LAT DP_ROUNDS DP_TIMEOUT KV_WRS KV_BATCH; do
+	for k in REPS NOPS1 NOPS32 IRQ_REQS IRQ_NOPS IB_REPS REC_REPS DP_ITERS_BW DP_ITERS_LAT DP_ROUNDS DP_TIMEOUT KV_WRS KV_BATCH; do
 		v=$(eval "echo \${MLX5RS_BENCH_$k:-}")
 		[ -z "$v" ] || printf 'MLX5RS_BENCH_%s=%q\n' "$k" "$v"
 	done
@@ -169,6 +171,7 @@ if [ "$REPORT_ONLY" = 0 ]; then
 	# data-path boot alone hit 3,300 s in its last pass); at a load of 5-6 one pass with twice
 	# the iterations took 76-83 s.
 	if want ib; then run_vm ib 5400 tests/bench/guest-ib.sh; fi
+	if want recover; then run_vm recover 1800 tests/bench/guest-recover.sh; fi
 	echo "$(($(date +%s) - T_START))" >"$OUT/total.secs"
 fi
 # ---- report ----------------------------------------------------------------------

@@ -137,6 +137,10 @@ pub const ROWS: &[Row] = &[
     Row("emulator time per doorbell, p50 / p99 of its histogram after each driver's first round (n={get:rs.dp.all.db_count} / {get:up.dp.all.db_count}, every send doorbell since the emulator started)", T("{us:rs.dp.all.db_p50_ns} / {us:rs.dp.all.db_p99_ns}"), T("{us:up.dp.all.db_p50_ns} / {us:up.dp.all.db_p99_ns}"), "µs"),
     Row("data-path runs, wall time of one round of the eight (perftest pairs included), median of {n:rs.dp.secs} / {n:up.dp.secs} rounds (min … max)", T("{med:rs.dp.secs} ({range:rs.dp.secs})"), T("{med:up.dp.secs} ({range:up.dp.secs})"), "s"),
     Row("what libmlx5 made of the driver's answers (tests/guest/dp-dv.c: mlx5dv context flags, CQE size, queue strides, BlueFlame register and bfreg, inline size): fields that differ from upstream's, of {get:dp.dv_fields}", T("{get:dp.dv_differ}"), T("0"), "fields"),
+    // -- recovery (VM "recover", tests/bench/guest-recover.sh): the emulator's fatal health
+    // syndrome with reset-required → the new mlx5_0's port ACTIVE, no grace period
+    Row("recovery from a firmware fatal error: fatal → mlx5_0 port 1 ACTIVE again, median of {num:rs.rec.active_ms} / {num:up.rec.active_ms} (min … max; mlx5_rs / upstream of the medians; goal ≤ 0.5×)", T("{med:rs.rec.active_ms} ({range:rs.rec.active_ms}; {ratio:rs.rec.active_ms,up.rec.active_ms})"), T("{med:up.rec.active_ms} ({range:up.rec.active_ms})"), "ms"),
+    Row("recovery: fatal → the old mlx5_0's port no longer ACTIVE (detection and the IB device's removal), median", T("{med:rs.rec.gone_ms}"), T("{med:up.rec.gone_ms}"), "ms"),
     // -- kernel verbs, the driver's own cost (VM "ib", kbench_figures: the test module
     // ib_kclient with bench=N, tests/modules/ib_kclient/bench.c): SENDs of 64 B in chains
     Row("kernel verbs: ib_post_send, per work request (one call and one doorbell per chain of {get:rs.kv.batch} / {get:up.kv.batch}; {get:rs.kv.sends} / {get:up.kv.sends} SENDs; ib_kclient steps ok {get:rs.kv.steps_ok} / {get:up.kv.steps_ok} of 4)", T("{get:rs.kv.post_send_ns}"), T("{get:up.kv.post_send_ns}"), "ns"),

@@ -116,7 +116,7 @@ fn partial_run_markdown() {
     assert!(md.contains("| 7065.4 (freed ? of 65600) |"));
     assert!(md.contains("| 16953.1 (RECLAIM INCOMPLETE: 12 left) |"));
     assert!(md.contains(
-        "313 s, GUEST DID NOT FINISH; reclaim: no verdict, exit 0, 333 s; upfast: not run; ib: vm: 0 passed, 1 failed, exit 143, 1140 s, GUEST DID NOT FINISH ("
+        "313 s, GUEST DID NOT FINISH; reclaim: no verdict, exit 0, 333 s; upfast: not run; ib: vm: 0 passed, 1 failed, exit 143, 1140 s, GUEST DID NOT FINISH; recover: not run ("
     ));
     assert!(md.contains("after each VM: not recorded);"));
     // The `ib` VM: ours has no MR or QP verbs yet, upstream's run stopped before its
@@ -206,7 +206,7 @@ fn nothing_measured() {
         "| 16384 (not measured / not measured) | not measured (freed ? of ?) | not measured |"
     ));
     assert!(md.contains(
-        "VM runs: probe-nop: not run; teardown: not run; reclaim: not run; upfast: not run; ib: not run ("
+        "VM runs: probe-nop: not run; teardown: not run; reclaim: not run; upfast: not run; ib: not run; recover: not run ("
     ));
     assert!(md.contains("guest kernel  with lockdep"));
     assert!(!md.contains("Notes:"));
