@@ -1,6 +1,9 @@
 # Guest side of `make soak` (tests/vm/soak.sh): the endurance sizes that `make check`
 # cuts, run before an issue that touches them closes (Documentation/testing.md,
 # "make soak"). One boot, the same runner and isolation as make check's boots, in this order:
+#   recover-cycles.sh 100 fatal-error / recovery cycles of mlx5_rs with no grace period,
+#                     every one recovered, nothing accumulated, nothing lost (make
+#                     check: 97-recover's one recovery per driver)
 #   dp-endurance.sh   10,000,000 RDMA WRITEs from user space (ib_write_bw) and 1,000,000
 #                     SENDs from the kernel consumer (ib_kclient bench=) through one QP
 #                     pair, mlx5_rs and upstream, counted exactly, no leak (make check:
@@ -14,8 +17,8 @@
 #                     judged as there (tests/guest/pyverbs.upstream holds both sets)
 # The guest has no host environment: the sizes are set here.
 export STORM_FULL_CYCLES=100000 LOOP_CYCLES=100
-# The data-path endurance runs first: it is the newest part, and the one whose result an
-# open issue waits for.
-exec sh "$MLX5RS_REPO/tests/guest/run-scenarios.sh" tests/guest/dp-endurance.sh \
+# The recovery cycles and the data-path endurance run first: the newest parts, whose
+# results open issues wait for.
+exec sh "$MLX5RS_REPO/tests/guest/run-scenarios.sh" tests/guest/recover-cycles.sh tests/guest/dp-endurance.sh \
 	tests/scenarios-ib/74-ib-storm.sh tests/scenarios/15-probe-loop.sh tests/guest/page-drift.sh \
 	tests/guest/pyverbs-soak.sh
