@@ -3,16 +3,15 @@
 #   N passed, N failed
 # Phases: toolbox, cold toolbox check (toolbox.sh --cold-check), kernel, module (cached,
 # rebuilt only when inputs change; with the test modules of tests/modules/), emulator,
-# harness self-test, then the VM runs in four lanes side by side, with the lint
+# harness self-test, then the VM runs in three lanes side by side, with the lint
 # (tests/lint.sh: rustfmt, clippy, production build without test hooks) and the host
 # tests (cargo test) running beside them: lane 1 the main VM run (KUnit suites + guest
-# scenarios), lane 2 the InfiniBand VM run (tests/scenarios-ib/ below 93: pyverbs, the
-# verbs storm, the user-space verbs scenarios, upstream mlx5_ib's oracles, devlink),
-# lane 3 the wired VM run (two emulated devices joined by the wire,
-# tests/scenarios-wire/) and then the data-path VM run (tests/scenarios-ib/ 93 to 95:
-# traffic on both drivers), lane 4 the VM run with two emulated functions
-# (tests/scenarios-2fn/, 2 MSI-X vectors on one) and then the recovery VM run
-# (tests/scenarios-ib/ from 96: recovery from fatal errors on both drivers).
+# scenarios), lane 2 the VM run with two emulated functions (tests/scenarios-2fn/, 2
+# MSI-X vectors on one) and then the InfiniBand VM run (tests/scenarios-ib/ below 93:
+# pyverbs, the verbs storm, the user-space verbs scenarios, upstream mlx5_ib's oracles,
+# devlink), lane 3 the wired VM run (two emulated devices joined by the wire,
+# tests/scenarios-wire/) and then the data-path VM run (tests/scenarios-ib/ 93 to 95
+# and 97: traffic and recovery on both drivers).
 set -u
 . "$(dirname "$0")/vm/lib.sh"
 
@@ -58,13 +57,17 @@ phase_start selftest
 st=$("$REPO/tests/vm/judge-selftest.sh" 2>&1 | tail -n1); echo "$st" >&2; add_counts "$st"
 phase_end
 
-# The VM boots run in four lanes side by side (the host has 2 cores; a TCG guest spends
-# much of its time in sleeps and waits on its emulator, so guests side by side cost
-# less than one after the other; Documentation/testing.md "The VM lanes"):
+# The VM boots run in three lanes side by side (the host has 2 cores; Documentation/
+# testing.md "The VM lanes": the boots are CPU-bound there, so a fourth lane made every
+# boot slower, and the lanes are balanced by their work):
 #   lane 1: vm      the main boot: KUnit + tests/scenarios/ (the longest by far); the
 #                   only boot that runs the module's KUnit suites (the others boot
 #                   with MLX5RS_KUNIT=0: the same suites again would prove nothing)
-#   lane 2: vm-ib   tests/scenarios-ib/ below 93 (tests/guest/check-ib.sh): page
+#   lane 2: vm-2fn  two emulated functions (tests/scenarios-2fn/), function 1 offering
+#                   only 2 MSI-X vectors (tests/guest/msix-few.sh: mlx5_rs and upstream
+#                   mlx5_core bind with fewer completion EQs; QEMU fixes the table size
+#                   when it realizes the device)
+#           vm-ib   tests/scenarios-ib/ below 93 (tests/guest/check-ib.sh): page
 #                   requests against both drivers (54), pyverbs against both (73), the
 #                   verbs storm, MRs, CQs, QPs and SRQs from user space, upstream
 #                   mlx5_ib's oracles, devlink on both drivers (82)
@@ -72,16 +75,9 @@ phase_end
 #                   --wired, tests/scenarios-wire/): both ports up, the cable pulled,
 #                   MADs across the devices under upstream mlx5_core + mlx5_ib, traffic
 #                   across them under upstream and then mlx5_rs (30-wire-traffic)
-#           vm-dp   tests/scenarios-ib/ 93 to 95 (tests/guest/check-dp.sh): traffic on
-#                   both drivers (93), faults under traffic (94), pyverbs' traffic
-#                   files on both (95)
-#   lane 4: vm-2fn  two emulated functions (tests/scenarios-2fn/), function 1 offering
-#                   only 2 MSI-X vectors (tests/guest/msix-few.sh: mlx5_rs and upstream
-#                   mlx5_core bind with fewer completion EQs; QEMU fixes the table size
-#                   when it realizes the device)
-#           vm-rec  tests/scenarios-ib/ from 96 (tests/guest/check-rec.sh): upstream's
-#                   recovery (96), both drivers' recovery and ours when it cannot end
-#                   well (97); mostly waits on the firmware and the health poll
+#           vm-dp   tests/scenarios-ib/ 93 to 95 and 97 (tests/guest/check-dp.sh):
+#                   traffic on both drivers (93), faults under traffic (94), pyverbs'
+#                   traffic files on both (95), both drivers' recovery (97)
 # vm and vm-2fn end with their driver(s) left bound for the power-off's shutdown callback.
 # Each boot's console goes to $CACHE/runs/last-check-<boot>.log, not to the terminal; a
 # progress line a minute shows every lane, and each boot's failures print when it ends.
@@ -186,7 +182,9 @@ HOST_SIDE=$!
 ) &
 LANE1=$!
 (
-	d=$((T_LANES + 2700))
+	d=$((T_LANES + 1800 + 2700))
+	LANE_KUNIT=0 lane_boot $d vm-2fn 1800 --functions 2 --fn-emu-arg 1 --msix-vectors --fn-emu-arg 1 2 \
+		--run tests/guest/check-2fn.sh,tests/guest/msix-few.sh,tests/guest/shutdown-handoff.sh
 	LANE_KUNIT=0 lane_boot $d vm-ib 2700 --run tests/guest/check-ib.sh
 ) &
 LANE2=$!
@@ -196,16 +194,9 @@ LANE2=$!
 	LANE_KUNIT=0 lane_boot $d vm-dp 2400 --run tests/guest/check-dp.sh
 ) &
 LANE3=$!
-(
-	d=$((T_LANES + 1800 + 2400))
-	LANE_KUNIT=0 lane_boot $d vm-2fn 1800 --functions 2 --fn-emu-arg 1 --msix-vectors --fn-emu-arg 1 2 \
-		--run tests/guest/check-2fn.sh,tests/guest/msix-few.sh,tests/guest/shutdown-handoff.sh
-	LANE_KUNIT=0 lane_boot $d vm-rec 2400 --run tests/guest/check-rec.sh
-) &
-LANE4=$!
 # Progress once a minute until every lane is done (a lane ends by itself: every boot
 # has a timeout, and vm.sh kills QEMU and the emulators on every exit path).
-LANE_PIDS=("$LANE1" "$LANE2" "$LANE3" "$LANE4")
+LANE_PIDS=("$LANE1" "$LANE2" "$LANE3")
 lanes_running() {
 	local p
 	for p in "${LANE_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done
@@ -217,21 +208,21 @@ while lanes_running; do
 		sleep 1
 	done
 	st=""
-	for l in 0 1 2 3; do
+	for l in 0 1 2; do
 		p=${LANE_PIDS[$l]}
 		if kill -0 "$p" 2>/dev/null; then st="$st | lane $((l + 1)) $(lane_status "$p")"; else st="$st | lane $((l + 1)) done"; fi
 	done
 	if kill -0 "$HOST_SIDE" 2>/dev/null; then st="$st | lint+host running"; else st="$st | lint+host done"; fi
 	log "vm lanes, $(($(date +%s) - T_LANES)) s: ${st# | }"
 done
-wait "$LANE1" "$LANE2" "$LANE3" "$LANE4"
+wait "$LANE1" "$LANE2" "$LANE3"
 if kill -0 "$HOST_SIDE" 2>/dev/null; then log "lanes done; waiting for the lint and host tests"; fi
 wait "$HOST_SIDE"
 grep -E 'lint: FAIL|FAILED|panicked|did not' "$LANES/host-side.log" >&2
 log "lint and host tests: $(cat "$LANES/lint.counts" 2>/dev/null || echo 'no counts') (lint), $(cat "$LANES/host.counts" 2>/dev/null || echo 'no counts') (host); log: $LANES/host-side.log"
 host_side_counts lint
 host_side_counts host
-for b in vm vm-ib vm-wire vm-dp vm-2fn vm-rec; do boot_counts "$b"; done
+for b in vm vm-2fn vm-ib vm-wire vm-dp; do boot_counts "$b"; done
 phase_end
 
 finish

@@ -1,9 +1,8 @@
-# Guest side of `make check`'s InfiniBand boot (lane 2 of tests/run-all.sh): the
-# scenarios of tests/scenarios-ib/ below 93 (page requests against both drivers,
-# pyverbs, the verbs storm, the user-space verbs, upstream mlx5_ib's oracles, devlink
-# on both drivers). Those from 93 to 95 move data and run in their own boot
-# (tests/guest/check-dp.sh, lane 3), those from 96 up recover from fatal errors
-# (tests/guest/check-rec.sh, lane 4). The runner and its isolation between scenarios:
+# Guest side of `make check`'s InfiniBand boot (lane 2 of tests/run-all.sh, after the
+# two-function boot): the scenarios of tests/scenarios-ib/ below 93 (page requests
+# against both drivers, pyverbs, the verbs storm, the user-space verbs, upstream
+# mlx5_ib's oracles, devlink on both drivers). Those from 93 up run in the data-path
+# boot (tests/guest/check-dp.sh, lane 3) or in make soak / by hand (96, 99). The runner and its isolation between scenarios:
 # tests/guest/run-scenarios.sh.
 list=""
 for s in "$MLX5RS_REPO"/tests/scenarios-ib/*.sh; do

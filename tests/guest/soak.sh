@@ -4,6 +4,8 @@
 #   recover-cycles.sh 100 fatal-error / recovery cycles of mlx5_rs with no grace period,
 #                     every one recovered, nothing accumulated, nothing lost (make
 #                     check: 97-recover's one recovery per driver)
+#   96-upstream-recover upstream's recovery, twice, step by step by its log lines (make
+#                     check: 97-recover's upstream part)
 #   dp-endurance.sh   10,000,000 RDMA WRITEs from user space (ib_write_bw) and 1,000,000
 #                     SENDs from the kernel consumer (ib_kclient bench=) through one QP
 #                     pair, mlx5_rs and upstream, counted exactly, no leak (make check:
@@ -19,6 +21,7 @@
 export STORM_FULL_CYCLES=100000 LOOP_CYCLES=100
 # The recovery cycles and the data-path endurance run first: the newest parts, whose
 # results open issues wait for.
-exec sh "$MLX5RS_REPO/tests/guest/run-scenarios.sh" tests/guest/recover-cycles.sh tests/guest/dp-endurance.sh \
+exec sh "$MLX5RS_REPO/tests/guest/run-scenarios.sh" tests/guest/recover-cycles.sh \
+	tests/scenarios-ib/96-upstream-recover.sh tests/guest/dp-endurance.sh \
 	tests/scenarios-ib/74-ib-storm.sh tests/scenarios/15-probe-loop.sh tests/guest/page-drift.sh \
 	tests/guest/pyverbs-soak.sh

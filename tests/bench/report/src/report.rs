@@ -13,7 +13,14 @@ use crate::svg::{self, Plot};
 use crate::template::expand;
 
 /// The VMs of a run, in boot order.
-pub const VMS: [&str; 6] = ["probe-nop", "teardown", "reclaim", "upfast", "ib", "recover"];
+pub const VMS: [&str; 6] = [
+    "probe-nop",
+    "teardown",
+    "reclaim",
+    "upfast",
+    "ib",
+    "recover",
+];
 
 /// The line that opens the guests' excerpt of upstream's kernel log.
 const ERRORS_START: &str = "---- mlx5_core kernel log (errors/warnings) ----";
