@@ -66,7 +66,7 @@ timeout 300 modprobe mlx5_core && timeout 300 modprobe mlx5_ib
 if wait_active; then
 	devlink health set "pci/$bdf" reporter fw_fatal grace_period 0 ||
 		note "upstream: devlink health set grace_period 0 failed"
-	series up
+	if series up; then pass "bench.rec.upstream.every-recovery"; else fail "bench.rec.upstream.every-recovery" "see the BENCH-NOTE"; fi
 	devlink health show "pci/$bdf" reporter fw_fatal | sed 's/^/BENCH-NOTE upstream: /'
 else
 	note "upstream: mlx5_0 not ACTIVE after loading"
@@ -78,10 +78,15 @@ emu_heal
 
 # ---- mlx5_rs ----------------------------------------------------------------------
 if insmod "$KO" recovery_grace_ms=0 && wait_active; then
-	series rs
+	if series rs; then pass "bench.rec.mlx5_rs.every-recovery"; else fail "bench.rec.mlx5_rs.every-recovery" "see the BENCH-NOTE"; fi
 else
-	note "mlx5_rs: not loaded with recovery_grace_ms=0 or mlx5_0 not ACTIVE"
+	fail "bench.rec.mlx5_rs.loaded" "not loaded with recovery_grace_ms=0 or mlx5_0 not ACTIVE"
 fi
 rmmod mlx5_rs
 note "emulator after both: pages held $(held), objects $(emu_stat 'd["objects"]["total"]'), firmware restarts $(emu_stat 'd["fw_reset"]["restarts"]')"
+if [ "$(held)" = 0 ] && [ "$(emu_stat 'd["objects"]["total"]')" = 0 ]; then
+	pass "bench.rec.nothing-left"
+else
+	fail "bench.rec.nothing-left" "pages held $(held), objects $(emu_stat 'd["objects"]["total"]')"
+fi
 echo "BENCH-DONE"
