@@ -9,7 +9,8 @@
 # end; after each recovery the emulator's live objects and held pages are those of the
 # first load (nothing a recovery leaves behind accumulates); no recovery failed or was
 # refused, no kernel warning; rmmod destroys every object and returns every page, no
-# new violation or DMA error (kmemleak: the runner's). Prints each 10th cycle's time
+# new violation or DMA error (kmemleak: the runner's; kernel warnings: the judge's,
+# from the whole console). Prints each 10th cycle's time
 # from the fatal error to port ACTIVE and the median of all.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 N=${REC_CYCLES:-100}
@@ -23,33 +24,40 @@ wait_active() { # up to 120 s
 	for _ in $(seq 1200); do active && return 0; sleep 0.1; done
 	return 1
 }
-succeeded() { dmesg | grep -a -c 'health recovery succeeded'; }
+# Whether the driver logged a successful recovery after this cycle's marker (written to
+# the kernel log before the fault; a marker, not a line count: the kernel's log ring
+# wraps within 100 cycles).
+recovered_since_mark() { dmesg | sed -n "/$T: cycle $1 fault\$/,\$p" | grep -a -q 'health recovery succeeded'; }
 
-dmesg_mark
 check $T.insmod insmod "$KO" recovery_grace_ms=0
 check $T.mlx5_0-active wait_active
 sleep 2 # the first load's page requests settle
 objects0=$(emu_stat 'd["objects"]["total"]')
 pages0=$(emu_stat 'd["pages"]["held"]')
 restarts0=$(emu_stat 'd["fw_reset"]["restarts"]')
-ok0=$(succeeded)
 echo "$T: after the load: $objects0 emulator objects, $pages0 pages held"
 i=1 bad=0
 : >/tmp/rec-cycles.ms
 while [ $i -le "$N" ]; do
+	echo "$T: cycle $i fault" >/dev/kmsg
 	t0=$(now_ms)
 	emuctl '{"cmd":"health","syndrome":7,"ext_syndrome":4660,"rfr":true,"severity":2}' >/dev/null
 	# This cycle's success line, then the new device's port (the old one may still
 	# read ACTIVE until the recovery unregisters it).
 	_w=0
-	while [ "$(succeeded)" -lt $((ok0 + i)) ] && [ $_w -lt 1200 ]; do sleep 0.1; _w=$((_w + 1)); done
-	if [ "$(succeeded)" -lt $((ok0 + i)) ] || ! wait_active; then
+	while ! recovered_since_mark $i && [ $_w -lt 600 ]; do sleep 0.2; _w=$((_w + 1)); done
+	if ! recovered_since_mark $i || ! wait_active; then
 		fail "$T.cycle-$i" "no 'health recovery succeeded' and port ACTIVE within 120 s"
 		bad=1
 		break
 	fi
 	ms=$(($(now_ms) - t0))
 	echo "$ms" >>/tmp/rec-cycles.ms
+	if dmesg | tail -n 400 | grep -a -q -E 'health recovery failed|recovery refused'; then
+		fail "$T.cycle-$i.not-failed-or-refused" "$(dmesg | grep -a -E 'health recovery failed|recovery refused' | tail -n 1)"
+		bad=1
+		break
+	fi
 	# (Page requests of the new function may still be under way: up to 10 s.)
 	_w=0
 	while :; do
@@ -73,8 +81,7 @@ check $T.one-restart-per-cycle test "$(emu_stat 'd["fw_reset"]["restarts"]')" = 
 check $T.resets-under-semaphore test "$(emu_stat 'd["fw_reset"]["without_semaphore"]')" = 0
 check $T.semaphore-free test "$(emu_stat 'd["vsc"]["sw_reset_holder"]')" = 0
 check $T.gateway-free test "$(emu_stat 'd["vsc"]["gw_holder"]')" = 0
-check $T.none-failed-or-refused sh -c "! dmesg | tail -n +$((MARK + 1)) | grep -a -q -E 'health recovery failed|recovery refused'"
-check $T.no-kernel-warning sh -c "! dmesg | tail -n +$((MARK + 1)) | grep -a -q -E '^\[[ 0-9.]*\] WARNING:|BUG:|Call Trace'"
+# (Kernel warnings: the judge reads the whole console; the log ring has wrapped.)
 check $T.rmmod timeout 120 rmmod mlx5_rs
 check $T.objects-destroyed test "$(emu_stat 'd["objects"]["total"]')" = 0
 check $T.pages-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
