@@ -325,24 +325,25 @@ impl Device {
         }
     }
 
-    fn env(&self) -> (bool,) {
-        (lock(&self.pci).msix_deliverable(),)
+    /// What the firmware model reaches outside itself: guest memory, the interrupt
+    /// sink, and whether MSI-X delivers now (read at the call).
+    fn env(&self) -> Env<'_> {
+        Env {
+            mem: &*self.mem,
+            irq: &*self.irq,
+            msix_ok: lock(&self.pci).msix_deliverable(),
+        }
     }
 
     /// One firmware iteration: handles everything in the inbox and due delayed
     /// completions. Returns the next deadline of a delayed completion.
     pub fn step(&self) -> Option<Instant> {
-        let (msix_ok,) = self.env();
+        let env = self.env();
         let inbox = std::mem::take(&mut *lock(&self.inbox));
         if inbox.frames > 0 {
             self.room.notify_all();
         }
         let queue = self.regs().cmdq_addr();
-        let env = Env {
-            mem: &*self.mem,
-            irq: &*self.irq,
-            msix_ok,
-        };
         let mut fw = self.fw();
         for p in inbox.posted {
             match p {
@@ -448,12 +449,7 @@ impl Device {
     /// Raises page requests back to back, without waiting for answers (control
     /// socket); stops at the first one refused.
     pub fn page_requests(&self, num_pages: &[i32], release_all: bool) -> Result<(), String> {
-        let msix_ok = lock(&self.pci).msix_deliverable();
-        let env = Env {
-            mem: &*self.mem,
-            irq: &*self.irq,
-            msix_ok,
-        };
+        let env = self.env();
         let mut fw = self.fw();
         for &n in num_pages {
             fw.page_request(&env, 0, n, release_all)?;
@@ -519,12 +515,7 @@ impl Device {
     /// Raises a sync reset as another function or host's tool would (control
     /// `sync_reset`): RESET_REQUEST to the function at once.
     pub fn sync_reset_request(&self) -> Result<(), crate::fw::sync_reset::Refused> {
-        let (msix_ok,) = self.env();
-        let env = Env {
-            mem: &*self.mem,
-            irq: &*self.irq,
-            msix_ok,
-        };
+        let env = self.env();
         let mut fw = self.fw();
         fw.sync_reset_start(crate::fw::sync_reset::Initiator::Other)?;
         fw.sync_reset_flush(&env);
@@ -534,12 +525,7 @@ impl Device {
     /// Aborts the sync reset in progress (control `sync_reset` `abort`): RESET_ABORT to
     /// the function if it acked. False when none was in progress.
     pub fn sync_reset_abort(&self) -> bool {
-        let (msix_ok,) = self.env();
-        let env = Env {
-            mem: &*self.mem,
-            irq: &*self.irq,
-            msix_ok,
-        };
+        let env = self.env();
         let mut fw = self.fw();
         let r = fw.sync_reset_abort();
         fw.sync_reset_flush(&env);

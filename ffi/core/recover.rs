@@ -84,7 +84,9 @@ pub(crate) struct RecoveryWork {
     /// The next run was asked for ([`RecoveryWork::queue_requested`]), not by a fatal
     /// error.
     requested: AtomicBool,
-    /// `recover_callback::<T>` of the driver that armed it.
+    /// `recover_callback::<T>` of the driver that armed it. Its contract (its
+    /// `# Safety`): called only with the device lock held and `T`'s driver bound, as
+    /// the work's `run` calls it after taking the lock and checking that.
     callback: unsafe fn(&pci::Device),
     #[pin]
     work: Work<RecoveryWork>,
