@@ -32,33 +32,44 @@
 //! # Recovery
 //!
 //! What lives for the PCI binding is [`Mlx5Device`] itself: the function's identity, its
-//! recovery work ([`ffi::RecoveryHandle`]) and devlink's recovery bookkeeping ([`Grace`]);
-//! every bring-up stage, PCI enable included, belongs to one *incarnation* of the function
+//! recovery work ([`ffi::RecoveryHandle`]) and its devlink instance; every bring-up
+//! stage, PCI enable included, belongs to one *incarnation* of the function
 //! ([`Stages`]), and a recovery rebuilds them all, as upstream's `mlx5_health_try_recover`
 //! does (`mlx5_error_sw_reset`, `mlx5_unload_one`, then `mlx5_recover_device`:
 //! `mlx5_pci_disable_device`, `mlx5_pci_slot_reset` (enable, bus mastering, `wait_vital`),
 //! `mlx5_load_one`):
 //!
-//! 1. the health poll declares the function dead; its consumers are told in order: the IB
-//!    device raises IB_EVENT_DEVICE_FATAL, then the recovery consumer queues the recovery
-//!    work (when `auto_recover` is on);
-//! 2. the work takes the device lock ([`ffi::PciRecover`]) and runs
-//!    [`Mlx5Device::recover`]: devlink's grace-period rule ([`Grace::decide`]), then the
-//!    firmware reset where the sensor asks for one ([`health::error_sw_reset`]: VSC
-//!    software-reset semaphore, nic_interface SW_RESET, DISABLED waited for), then
-//!    [`Stages::unload`] (the IB device unregistered, its user contexts disassociated; a
-//!    dead function's pages parked and freed once bus mastering is off, PCI disabled,
-//!    command queue freed, BAR released);
-//! 3. [`Stages::bring_up`] in recovery mode: BAR mapped again, the health counter waited
+//! 1. the health poll declares the function dead; its consumers are told (the IB device
+//!    raises IB_EVENT_DEVICE_FATAL), then the poll reports to devlink's `fw_fatal`,
+//!    which queues the recovery work (`devlink.rs`);
+//! 2. the work takes the device lock ([`ffi::PciRecover`]) and reports the error to
+//!    `fw_fatal` ([`Mlx5Device::on_fatal`], upstream's `mlx5_fw_fatal_reporter_err_work`):
+//!    devlink stores the dump and decides (auto-recover, grace period, the previous
+//!    error recovered); when it recovers, it calls back into [`Mlx5Device::recover`]
+//!    within that report; when it refuses, the function is unloaded, as upstream's
+//!    "Driver is in error state. Unloading"; with auto-recover off the function stays
+//!    in error until `devlink health recover` or a reload;
+//! 3. [`Mlx5Device::recover`]: the firmware reset where the sensor asks for one
+//!    ([`health::error_sw_reset`]: VSC software-reset semaphore, nic_interface SW_RESET,
+//!    DISABLED waited for), then [`Stages::unload`] (the IB device unregistered, its user
+//!    contexts disassociated; a dead function's pages parked and freed once bus
+//!    mastering is off, PCI disabled, command queue freed, BAR released);
+//! 4. [`Stages::bring_up`] in recovery mode: BAR mapped again, the health counter waited
 //!    for (`wait_vital`: the PCI reads are back and the firmware runs), then the same
 //!    stages as at probe, ending with a new `mlx5_N`.
 //!
+//! A user's `devlink health recover` runs step 3 and 4 ([`RecoverWhy::Request`]), and
+//! `devlink dev reload` (driver_reinit) [`Mlx5Device::unload`] then
+//! [`Mlx5Device::load`], each through the recovery work's callback with the device
+//! lock held.
+//!
 //! A recovery that fails leaves no stage (the function is failed; unbind or rmmod has
-//! nothing to undo) and says why. Unbind, rmmod and shutdown stop the recovery work before
-//! anything else ([`ffi::RecoveryHandle::stop`]): a recovery waiting for the device lock
-//! gives up, and one running gives up at its next firmware wait (rmmod sets
-//! [`crate::exiting`] before unregistering the driver, whose unbind needs the device lock
-//! the recovery holds).
+//! nothing to undo, `devlink health recover` or a reload tries again) and says why.
+//! Unbind, rmmod and shutdown stop the recovery work before anything else
+//! ([`ffi::RecoveryHandle::stop`]): a recovery waiting for the device lock gives up,
+//! and one running gives up at its next firmware wait (rmmod sets [`crate::exiting`]
+//! before unregistering the driver, whose unbind needs the device lock the recovery
+//! holds).
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
@@ -91,7 +102,7 @@ use crate::{
     hca::{EnabledHca, InitializedHca},
     health::{
         self,
-        recover::{self, Decision, Grace, Vital, VitalStep},
+        recover::{self, Vital, VitalStep},
         report::DevlinkInfo,
         HealthStage,
     },
@@ -165,18 +176,16 @@ pub(crate) struct Mlx5Device<'bound> {
     /// The recovery work; stopped first when the device object is dropped and at
     /// shutdown.
     recovery: ffi::RecoveryHandle,
-    /// devlink's bookkeeping of automatic recoveries. Lock order: a leaf, taken under
-    /// `stages`.
-    #[pin]
-    grace: Mutex<Grace>,
-    /// When this binding's clock started (the grace period's time base).
-    born: Instant<Monotonic>,
-    /// `None` once a PCI shutdown unloaded the function, and after a recovery failed.
+    /// Recoveries of this binding that succeeded (for the log).
+    recoveries: AtomicU32,
+    /// `None` once a PCI shutdown unloaded the function, after a recovery failed or was
+    /// refused, and between the two halves of a reload.
     ///
-    /// Lock order: the outermost lock of the driver (inside the device lock, which every
-    /// holder has: bus callbacks and the recovery work); the shutdown callback holds it
-    /// across fast teardown and stopping the health poll, a recovery across the whole
-    /// unload and bring-up, so it is taken before every other lock of the function
+    /// Lock order: inside the device lock, which every holder has (bus callbacks, the
+    /// recovery work, devlink's reload), and inside devlink's instance lock (a recovery
+    /// decided on by devlink, a reload); before every other lock of the function. The
+    /// shutdown callback holds it across fast teardown and stopping the health poll, a
+    /// recovery or a reload across the whole unload and bring-up
     /// (Documentation/architecture.md, "Lock order").
     #[pin]
     stages: Mutex<Option<Stages<'bound>>>,
@@ -229,30 +238,30 @@ impl pci::Driver for Mlx5Driver {
         pdev: &'bound pci::Device<Core<'_>>,
         info: Option<&'bound Self::IdInfo>,
     ) -> impl PinInit<Self::Data<'bound>, Error> + 'bound {
-        let born = Instant::<Monotonic>::now();
+        // The recovery work first: the devlink instance queues it (`fw_fatal`) and runs
+        // it (`health recover`, `dev reload`).
+        let armed = ffi::RecoveryHandle::new::<Mlx5Driver>(pdev);
         // As upstream's `devlink_alloc` before the bring-up and `devl_register` after
         // it; a failed probe frees the instance, never registered.
-        let devlink = DevlinkStage::new(pdev);
-        let armed = devlink
+        let devlink = armed
             .as_ref()
             .map_err(|e| *e)
-            .and_then(|_| ffi::RecoveryHandle::new::<Mlx5Driver>(pdev));
-        let stages = armed.and_then(|recovery| {
-            let dl = devlink.as_ref().map_err(|e| *e)?;
-            let stages = Stages::bring_up(pdev, info, dl, recovery.work(), BringUp::Probe)?;
-            Ok((recovery, stages))
-        });
+            .and_then(|r| DevlinkStage::new(pdev, r.work().clone()));
+        let stages = devlink
+            .as_ref()
+            .map_err(|e| *e)
+            .and_then(|dl| Stages::bring_up(pdev, info, dl, BringUp::Probe));
         pin_init::pin_init_scope(move || {
+            let recovery = armed?;
             let devlink = devlink?;
-            let (recovery, stages) = stages?;
-            devlink.register()?;
+            let stages = stages?;
             let info = stages.info;
+            devlink.register(info.is_vf)?;
             Ok(try_pin_init!(Mlx5Device {
                 info,
                 devlink,
                 recovery,
-                grace <- new_mutex!(Grace::new()),
-                born,
+                recoveries: AtomicU32::new(0),
                 stages <- new_mutex!(Some(stages)),
             }? Error))
         })
@@ -278,13 +287,13 @@ impl pci::Driver for Mlx5Driver {
 #[pinned_drop]
 impl PinnedDrop for Mlx5Device<'_> {
     fn drop(self: Pin<&mut Self>) {
-        // As upstream's remove: no devlink request or report runs during the teardown
-        // (and none can ask for a recovery from now on).
-        self.devlink.unregister();
         // Before the stages: no recovery runs or starts while they are undone (the
         // device lock is held here, so a recovery is at most waiting for it, and gives
-        // up).
+        // up, as does a user's `devlink health recover` trying it under devlink's
+        // instance lock, which the unregistration below waits for).
         self.recovery.stop();
+        // As upstream's remove: no devlink request or report runs during the teardown.
+        self.devlink.unregister();
         let stages = self.stages.lock().take();
         if let Some(s) = stages {
             s.unload();
@@ -298,17 +307,24 @@ enum BringUp<'a> {
     /// At probe.
     Probe,
     /// In a recovery: the firmware is waited for first, and `stop` ends every wait (the
-    /// function is being removed).
-    Recovery { stop: &'a dyn Fn() -> bool },
+    /// function is being removed). With `sw_reset`, the firmware reset its fatal state
+    /// asks for comes first ([`health::error_sw_reset`]: the function was unloaded
+    /// without it, after a recovery devlink refused or one that failed).
+    Recovery {
+        stop: &'a dyn Fn() -> bool,
+        sw_reset: bool,
+    },
+    /// The up half of devlink's reload: as at probe, `stop` ends every wait.
+    Reload { stop: &'a dyn Fn() -> bool },
 }
 
 /// Why a recovery runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RecoverWhy {
-    /// A fatal error, automatically: refused within the grace period (devlink's
-    /// `devlink_health_report` with auto-recover).
+    /// A fatal error: devlink's `fw_fatal` reporter decided on it within the report
+    /// ([`Mlx5Device::on_fatal`]).
     Fatal,
-    /// On request (devlink `health recover`, `dev reload`): no grace period.
+    /// A user's `devlink health recover`.
     Request,
 }
 
@@ -336,7 +352,6 @@ impl<'bound> Stages<'bound> {
         pdev: &'bound pci::Device<Core<'_>>,
         info: Option<&'bound FunctionInfo>,
         devlink: &Arc<DevlinkStage>,
-        recovery: &Arc<ffi::RecoveryWork>,
         mode: BringUp<'_>,
     ) -> Result<Self> {
         // Every entry of the ID table carries info; a missing one is reported, not unwrapped.
@@ -358,10 +373,14 @@ impl<'bound> Stages<'bound> {
         let is = InitSeg::new(&bar);
         let (pre_init, brk) = match mode {
             BringUp::Probe => (FW_PRE_INIT_TIMEOUT, &(|| false) as &dyn Fn() -> bool),
-            BringUp::Recovery { stop } => {
+            BringUp::Recovery { stop, sw_reset } => {
+                if sw_reset {
+                    health::error_sw_reset(pdev, &is, stop);
+                }
                 Self::wait_vital(pdev, &is, stop)?;
                 (FW_PRE_INIT_ON_RECOVERY_TIMEOUT, stop)
             }
+            BringUp::Reload { stop } => (FW_PRE_INIT_TIMEOUT, stop),
         };
         // Nothing but `initializing` is read before the firmware cleared it: upstream's
         // `mlx5_function_enable` (main.c) waits ("pre-initializing", FW_PRE_INIT_TIMEOUT
@@ -558,8 +577,6 @@ impl<'bound> Stages<'bound> {
             hw.clone(),
             DevlinkInfo::new(&board_raw, (fw.major, fw.minor, fw.subminor), !info.is_vf),
         );
-        // The last consumer: the IB device raised DEVICE_FATAL before the recovery runs.
-        life.add_consumer(health::recovery_consumer(recovery.clone())?)?;
         Ok(Self {
             #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
             ib,
@@ -714,59 +731,74 @@ impl<'bound> Stages<'bound> {
 }
 
 impl<'bound> Mlx5Device<'bound> {
-    /// Recovers the function now: unload every stage, reset the firmware where the
-    /// fatal state asks for it, wait for the firmware, bring the function up again
-    /// (module doc, "Recovery"). The entry point of the automatic recovery (the
-    /// recovery work, [`ffi::PciRecover`]) and of a recovery on request: a caller that
-    /// holds the device lock calls it with [`RecoverWhy::Request`]; one that does not
-    /// (devlink's `health recover` / `dev reload` callbacks) queues the recovery work
-    /// with [`ffi::RecoveryWork::queue_requested`] (`self.recovery.work()`), which runs
-    /// this with [`RecoverWhy::Request`].
-    ///
-    /// `pdev` in the core context: the caller holds the device lock. An automatic
-    /// recovery ([`RecoverWhy::Fatal`]) is refused within the grace period, or after
-    /// a recovery that failed, as devlink's `fw_fatal` reporter does; the function then
-    /// stays in its error state until reloaded.
+    /// The recovery work after a fatal error, with the device lock held (upstream's
+    /// `mlx5_fw_fatal_reporter_err_work`): reports it to devlink's `fw_fatal`, which
+    /// stores the dump and decides on the recovery ([`Mlx5Device::recover`], run within
+    /// the report). Refused (grace period, previous recovery failed): the function is
+    /// unloaded. Without a `fw_fatal` reporter: recovered anyway, as upstream does.
     ///
     /// # Errors
     ///
-    /// `ENODEV` with no function loaded, `EBUSY` refused, else the error of the stage
-    /// or wait that failed (the function is then left without any stage).
+    /// `ECANCELED` refused, else the recovery's error.
+    fn on_fatal(&self, pdev: &'bound pci::Device<Core<'_>>) -> Result {
+        let name = self.info.name;
+        let decided = core::cell::Cell::new(false);
+        let r = self.devlink.report_fatal(&|| {
+            decided.set(true);
+            self.recover(pdev, RecoverWhy::Fatal)
+        });
+        match r {
+            Err(e) if e == ENOENT => {
+                dev_err!(
+                    pdev,
+                    "{}: no devlink fw_fatal reporter: recovering without it\n",
+                    name
+                );
+                self.recover(pdev, RecoverWhy::Fatal)
+            }
+            Err(e) if e == ECANCELED => {
+                dev_err!(
+                    pdev,
+                    "{}: recovery refused by devlink's fw_fatal reporter (within its grace period, or its last recovery failed). Driver is in error state. Unloading\n",
+                    name
+                );
+                self.unload(pdev);
+                Err(e)
+            }
+            Ok(()) if !decided.get() => {
+                dev_err!(
+                    pdev,
+                    "{}: automatic recovery off (devlink fw_fatal auto_recover false): the function stays in error state until devlink health recover or dev reload\n",
+                    name
+                );
+                Ok(())
+            }
+            // Recovered, or failed (logged by `recover`).
+            r => r,
+        }
+    }
+
+    /// Recovers the function now: unload every stage left, reset the firmware where
+    /// the fatal state asks for it, wait for the firmware, bring the function up again
+    /// (module doc, "Recovery"). `pdev` in the core context: the caller holds the
+    /// device lock. A requested recovery of a function left unloaded (a recovery that
+    /// failed or was refused) brings it up again.
+    ///
+    /// # Errors
+    ///
+    /// `ENODEV` after a fatal error with no function loaded, else the error of the
+    /// stage or wait that failed (the function is then left without any stage).
     pub(crate) fn recover(&self, pdev: &'bound pci::Device<Core<'_>>, why: RecoverWhy) -> Result {
         let name = self.info.name;
         let mut g = self.stages.lock();
-        let Some(s) = g.take() else {
+        let old = g.take();
+        if old.is_none() && why == RecoverWhy::Fatal {
             dev_err!(
                 pdev,
                 "{}: recovery: no function loaded (a previous recovery failed, or shut down)\n",
                 name
             );
             return Err(ENODEV);
-        };
-        let now = || u64::try_from(self.born.elapsed().as_millis()).unwrap_or(0);
-        let grace_ms =
-            crate::recovery_grace_ms().unwrap_or(recover::default_grace_ms(self.info.is_vf));
-        if why == RecoverWhy::Fatal {
-            let refused = match self.grace.lock().decide(now(), grace_ms) {
-                Decision::Recover => None,
-                Decision::InGrace { since_ms } => Some(since_ms),
-                Decision::PreviousNotRecovered => Some(u64::MAX),
-            };
-            if let Some(since) = refused {
-                if since == u64::MAX {
-                    dev_err!(pdev, "{}: recovery refused: the previous error was not recovered; the function stays in error state until reloaded\n", name);
-                } else {
-                    dev_err!(
-                        pdev,
-                        "{}: recovery refused: the last one succeeded {} ms ago, within the grace period of {} ms; the function stays in error state until reloaded\n",
-                        name,
-                        since,
-                        grace_ms
-                    );
-                }
-                *g = Some(s);
-                return Err(EBUSY);
-            }
         }
         let start = Instant::<Monotonic>::now();
         let work = self.recovery.work();
@@ -777,24 +809,24 @@ impl<'bound> Mlx5Device<'bound> {
             name,
             why
         );
-        s.recover_down(&stop);
+        let sw_reset = old.is_none();
+        if let Some(s) = old {
+            s.recover_down(&stop);
+        }
         let r = Stages::bring_up(
             pdev,
             Some(self.info),
             &self.devlink,
-            work,
-            BringUp::Recovery { stop: &stop },
+            BringUp::Recovery {
+                stop: &stop,
+                sw_reset,
+            },
         );
         let ms = start.elapsed().as_millis();
-        let ok = r.is_ok();
-        let count = {
-            let mut grace = self.grace.lock();
-            grace.done(now(), ok);
-            grace.count()
-        };
         match r {
             Ok(s) => {
                 *g = Some(s);
+                let count = self.recoveries.fetch_add(1, Ordering::Relaxed) + 1;
                 dev_info!(
                     pdev,
                     "{}: health recovery succeeded in {} ms ({} recoveries of this binding)\n",
@@ -807,7 +839,7 @@ impl<'bound> Mlx5Device<'bound> {
             Err(e) => {
                 dev_err!(
                     pdev,
-                    "{}: health recovery failed after {} ms ({:?}): the function stays unloaded; unbind or rmmod, then load again\n",
+                    "{}: health recovery failed after {} ms ({:?}): the function stays unloaded; devlink health recover, dev reload, or unbind and bind again\n",
                     name,
                     ms,
                     e
@@ -815,6 +847,48 @@ impl<'bound> Mlx5Device<'bound> {
                 Err(e)
             }
         }
+    }
+
+    /// Unloads the function's software state and keeps the binding (the down half of
+    /// devlink's reload; a recovery devlink refused). The caller holds the device lock.
+    fn unload(&self, pdev: &'bound pci::Device<Core<'_>>) {
+        let s = self.stages.lock().take();
+        match s {
+            Some(s) => s.unload(),
+            None => dev_info!(pdev, "{}: unload: nothing loaded\n", self.info.name),
+        }
+    }
+
+    /// Loads the function again after [`Mlx5Device::unload`] (the up half of devlink's
+    /// reload), through the probe's bring-up; nothing when it is loaded. The caller
+    /// holds the device lock.
+    ///
+    /// # Errors
+    ///
+    /// The error of the stage that failed (the function then stays unloaded).
+    fn load(&self, pdev: &'bound pci::Device<Core<'_>>) -> Result {
+        let mut g = self.stages.lock();
+        if g.is_some() {
+            return Ok(());
+        }
+        let work = self.recovery.work();
+        let stop = || work.stopping() || crate::exiting();
+        let s = Stages::bring_up(
+            pdev,
+            Some(self.info),
+            &self.devlink,
+            BringUp::Reload { stop: &stop },
+        )
+        .inspect_err(|e| {
+            dev_err!(
+                pdev,
+                "{}: load failed ({:?}): the function stays unloaded\n",
+                self.info.name,
+                e
+            )
+        })?;
+        *g = Some(s);
+        Ok(())
     }
 
     /// PCI shutdown (reboot, kexec, poweroff), as upstream's `shutdown` (main.c): fast
@@ -867,14 +941,21 @@ impl<'bound> Mlx5Device<'bound> {
 }
 
 impl ffi::PciRecover for Mlx5Driver {
-    fn recover<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&'bound Mlx5Device<'bound>>) {
-        let why = if this.recovery.work().take_requested() {
-            RecoverWhy::Request
-        } else {
-            RecoverWhy::Fatal
-        };
-        // Refusals and failures are logged by `recover`.
-        let _ = this.recover(pdev, why);
+    fn recover<'bound>(
+        pdev: &'bound pci::Device<Core<'_>>,
+        this: Pin<&'bound Mlx5Device<'bound>>,
+        kind: ffi::RecoverKind,
+    ) -> Result {
+        // Refusals and failures are logged where they happen.
+        match kind {
+            ffi::RecoverKind::Fatal => this.on_fatal(pdev),
+            ffi::RecoverKind::Request => this.recover(pdev, RecoverWhy::Request),
+            ffi::RecoverKind::Unload => {
+                this.unload(pdev);
+                Ok(())
+            }
+            ffi::RecoverKind::Load => this.load(pdev),
+        }
     }
 }
 

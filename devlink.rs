@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The function's devlink instance (`devlink dev info`, health reporters `fw` and
-//! `fw_fatal`), as upstream mlx5_core's devlink.c and health.c (the shim:
-//! `ffi/core/devlink.c`).
+//! `fw_fatal`, `devlink dev reload`), as upstream mlx5_core's devlink.c and health.c
+//! (the shim: `ffi/core/devlink.c`).
 //!
 //! [`DevlinkStage`] belongs to the PCI function, not to its bring-up: allocated at probe
 //! before the bring-up, registered once the function is up, unregistered first at
@@ -10,22 +10,37 @@
 //! attaches the running function to it ([`DevlinkStage::attach`], which gives the
 //! [`Attachment`] the stages hold and whose drop detaches it again), so that the
 //! instance reads the health buffer of the function that exists now and never holds
-//! a torn-down one's registers. The health poll reports to it ([`HealthReporter`]):
-//! `fw` on a new non-fatal syndrome or a stalled health counter, `fw_fatal` on a fatal
-//! error.
+//! a torn-down one's registers.
 //!
-//! Not advertised (the driver does not do them yet): `fw_fatal` recover (so no
-//! auto-recover, no grace period), `devlink dev reload`, parameters. The hook for the
-//! first two is [`DevlinkRecovery`].
+//! The health poll reports to it ([`HealthReporter`]), without waiting for devlink:
+//! - `fw` (a new non-fatal syndrome, a stalled health counter) from the instance's
+//!   report work, as upstream's `mlx5_fw_reporter_err_work`;
+//! - `fw_fatal` from the function's recovery work ([`ffi::RecoveryWork`], queued by the
+//!   report), as upstream's `mlx5_fw_fatal_reporter_err_work`: the device's
+//!   [`crate::device::Mlx5Device`] reports it with the device lock held
+//!   ([`DevlinkStage::report_fatal`]) and devlink decides on the recovery, which it runs
+//!   in that report: auto-recover (on by default), the grace period (upstream's: 60 s
+//!   on a PF, 30 s on a VF), no automatic recovery after one that failed. All three
+//!   are set with `devlink health set`.
+//!
+//! The poll never waits for the instance lock: a recovery or a reload runs under it
+//! and stops the poll.
+//!
+//! A user's `devlink health recover` and `devlink dev reload` (driver_reinit) run the
+//! same recovery work's callback ([`ffi::RecoveryWork::try_run`],
+//! [`ffi::RecoveryWork::run_locked`]).
+
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use kernel::{
     pci,
     prelude::*,
     sync::{new_mutex, Arc, Mutex},
+    workqueue::{impl_has_work, new_work, Work, WorkItem},
 };
 
 use crate::{
-    ffi::{self, DevlinkOps},
+    ffi::{self, DevlinkOps, RecoverKind, RecoveryWork},
     health::{
         self,
         report::{fw_report_msg, DevlinkInfo, FwReport, HealthOut, FW_FATAL_MSG},
@@ -34,40 +49,20 @@ use crate::{
     hw::Hw,
 };
 
-/// What a registered instance will call once the driver recovers a function by itself
-/// (issue 24's recovery): `fw_fatal`'s `recover` (and with it auto-recover and the
-/// grace period upstream's PF reporter has, 60 s) and `devlink dev reload` with the
-/// `driver_reinit` action. Not wired, so not advertised: the shim's `fw_fatal_ops` has
-/// no `.recover` and `mlx5rs_devlink_ops` no `.reload_actions`. Wiring it means: the
-/// implementation given to [`DevlinkStage::new`], a `.recover` in `fw_fatal_ops` and
-/// `.reload_actions = BIT(DEVLINK_RELOAD_ACTION_DRIVER_REINIT)` with `.reload_down` /
-/// `.reload_up` in `mlx5rs_devlink_ops`, each a trampoline to the methods below (as
-/// `mlx5rs_devlink_rs_health` is), and `devlink_health_reporter_recovery_done`-style
-/// state updates left to devlink (a successful `recover` marks the reporter healthy).
-#[expect(dead_code, reason = "the hook the recovery entry point is wired to")]
-pub(crate) trait DevlinkRecovery: Send + Sync {
-    /// `fw_fatal` recover: bring the failed function up again (upstream's
-    /// `mlx5_health_try_recover`); `Ok` once it runs.
-    fn recover(&self) -> Result;
-    /// `devlink dev reload action driver_reinit`: unload the function's software state
-    /// and load it again (upstream's `mlx5_unload_one_devl_locked` then
-    /// `mlx5_load_one_devl_locked`).
-    fn reload(&self) -> Result;
-}
-
 /// The running function the instance reads.
 struct Attached {
     hw: Arc<Hw>,
     info: DevlinkInfo,
 }
 
-/// The [`DevlinkOps`] of a function: what is attached now.
+/// The [`DevlinkOps`] of a function: what is attached now, and its recovery work.
 #[pin_data]
 struct Source {
     /// `None` while no function is up (before the bring-up, during a recovery, after
     /// the teardown). Lock order: a leaf (taken under the devlink instance lock).
     #[pin]
     cur: Mutex<Option<Attached>>,
+    recovery: Arc<RecoveryWork>,
 }
 
 impl DevlinkOps for Source {
@@ -84,6 +79,32 @@ impl DevlinkOps for Source {
             .ok_or(ENODEV)?;
         Ok(HealthOut::new(&health::read_buffer(&*hw)?))
     }
+
+    fn recover(&self) -> Result {
+        // devlink's instance lock is held: the device lock is only tried.
+        self.recovery.try_run(RecoverKind::Request)
+    }
+
+    fn reload(&self, up: bool) -> Result {
+        let kind = if up {
+            RecoverKind::Load
+        } else {
+            RecoverKind::Unload
+        };
+        // SAFETY: devlink runs `reload_down` and `reload_up` with the device lock held
+        // (its netlink layer takes it for DEVLINK_CMD_RELOAD and `devlink_reload`
+        // asserts it), and `recovery` was armed for this instance's function.
+        unsafe { self.recovery.run_locked(kind) }
+    }
+}
+
+/// What the health poll left for the report work and the recovery work.
+#[derive(Default)]
+struct Pending {
+    /// The next `fw` report.
+    fw: Option<FwReport>,
+    /// The context of the next `fw_fatal` report.
+    fatal: Option<FwReport>,
 }
 
 /// The devlink instance of one PCI function.
@@ -91,28 +112,75 @@ impl DevlinkOps for Source {
 pub(crate) struct DevlinkStage {
     source: Arc<Source>,
     /// Serializes reports with the unregistration (a report must not reach an
-    /// unregistered instance). Lock order: before the devlink instance lock.
+    /// unregistered instance). Lock order: after the device lock (the recovery work
+    /// reports with it held), before the devlink instance lock.
     #[pin]
     dl: Mutex<ffi::Devlink>,
+    /// Lock order: a leaf.
+    #[pin]
+    pending: Mutex<Pending>,
+    /// Set by [`DevlinkStage::unregister`]: no `fw` report is queued any more.
+    closed: AtomicBool,
+    /// Makes the `fw` reports ([`Pending::fw`]).
+    #[pin]
+    fw_work: Work<DevlinkStage>,
+}
+
+impl_has_work! {
+    impl HasWork<Self> for DevlinkStage { self.fw_work }
+}
+
+impl WorkItem for DevlinkStage {
+    type Pointer = Arc<DevlinkStage>;
+
+    fn run(this: Arc<DevlinkStage>) {
+        let Some(r) = this.pending.lock().fw.take() else {
+            return;
+        };
+        if let Some(msg) = fw_report_msg(&r) {
+            // devlink logs nothing itself; a failed report (no reporter) changes
+            // nothing for the function.
+            let _ = this.dl.lock().report(msg, &r, None);
+        }
+    }
 }
 
 impl DevlinkStage {
     /// Allocates the instance of `pdev` (probe is running), not registered, nothing
-    /// attached.
-    pub(crate) fn new(pdev: &pci::Device) -> Result<Arc<Self>> {
-        let source = Arc::pin_init(pin_init!(Source { cur <- new_mutex!(None) }), GFP_KERNEL)?;
+    /// attached; `recovery` is the function's recovery work, which a `fw_fatal` report
+    /// queues and a user's recover or reload runs.
+    pub(crate) fn new(pdev: &pci::Device, recovery: Arc<RecoveryWork>) -> Result<Arc<Self>> {
+        let source = Arc::pin_init(
+            pin_init!(Source { cur <- new_mutex!(None), recovery }),
+            GFP_KERNEL,
+        )?;
         let dl = ffi::Devlink::new(pdev, source.clone())?;
-        Arc::pin_init(pin_init!(Self { source, dl <- new_mutex!(dl) }), GFP_KERNEL)
+        Arc::pin_init(
+            pin_init!(Self {
+                source,
+                dl <- new_mutex!(dl),
+                pending <- new_mutex!(Pending::default()),
+                closed: AtomicBool::new(false),
+                fw_work <- new_work!("mlx5_rs::devlink_fw_report"),
+            }),
+            GFP_KERNEL,
+        )
     }
 
-    /// Registers the instance (`devlink dev` lists it) with its reporters.
-    pub(crate) fn register(&self) -> Result {
-        self.dl.lock().register()
+    /// Registers the instance (`devlink dev` lists it) with its reporters; `fw_fatal`'s
+    /// grace period is upstream's for a VF when `is_vf`, else for a PF.
+    pub(crate) fn register(&self, is_vf: bool) -> Result {
+        self.dl.lock().register(is_vf)
     }
 
-    /// Unregisters the instance (waits for the requests under way); reports after this
-    /// are dropped. The unbind calls it first, as upstream's remove does.
-    pub(crate) fn unregister(&self) {
+    /// Unregisters the instance (waits for the requests and the report under way);
+    /// reports after this are dropped. The unbind calls it once the recovery work is
+    /// stopped (a user's recover waiting for the device lock then gives up), before
+    /// the teardown, as upstream's remove does.
+    pub(crate) fn unregister(self: &Arc<Self>) {
+        self.closed.store(true, Ordering::Release);
+        // Not under `dl`: the report work takes it.
+        ffi::cancel_work_sync(self);
         self.dl.lock().unregister();
     }
 
@@ -122,21 +190,41 @@ impl DevlinkStage {
         *self.source.cur.lock() = Some(Attached { hw, info });
         Attachment(self.clone())
     }
+
+    /// Reports the fatal error the health poll left to `fw_fatal`; devlink stores the
+    /// dump and, when it decides on a recovery, runs `recover` for it in this thread.
+    /// Called by the recovery work with the device lock held.
+    ///
+    /// # Errors
+    ///
+    /// `ECANCELED` devlink refused to recover (within the grace period, or the
+    /// previous recovery failed), `ENOENT` no `fw_fatal` reporter (none could be
+    /// created, or the instance is unregistered), or `recover`'s error.
+    pub(crate) fn report_fatal(&self, recover: &dyn Fn() -> Result) -> Result {
+        let r = self.pending.lock().fatal.take().unwrap_or_default();
+        let dl = self.dl.lock();
+        if !dl.is_registered() {
+            return Err(ENOENT);
+        }
+        dl.report(FW_FATAL_MSG, &r, Some(recover))
+    }
 }
 
 impl HealthReporter for DevlinkStage {
-    fn report(&self, fatal: bool, r: FwReport) {
-        let msg = if fatal {
-            FW_FATAL_MSG
-        } else {
-            match fw_report_msg(&r) {
-                Some(m) => m,
-                None => return,
-            }
-        };
-        // devlink logs nothing itself; a failed report (no reporter) changes nothing
-        // for the function.
-        let _ = self.dl.lock().report(fatal, msg, &r);
+    fn report(self: Arc<Self>, fatal: bool, r: FwReport) {
+        if fatal {
+            self.pending.lock().fatal = Some(r);
+            // The recovery work reports it (`report_fatal`); a run already queued
+            // takes this context.
+            let _ = self.source.recovery.queue();
+            return;
+        }
+        if fw_report_msg(&r).is_none() || self.closed.load(Ordering::Acquire) {
+            return;
+        }
+        self.pending.lock().fw = Some(r);
+        // Already queued: that run reports this one.
+        let _ = ffi::system_dfl().enqueue(self.clone());
     }
 }
 

@@ -62,18 +62,6 @@ pub(crate) fn fast_unload() -> bool {
     module_parameters::fast_unload.value()
 }
 
-/// Whether a fatal error starts a recovery by itself (`auto_recover`), as devlink's
-/// `fw_fatal` reporter's auto-recover (on by default upstream).
-pub(crate) fn auto_recover() -> bool {
-    module_parameters::auto_recover.value()
-}
-
-/// The grace period between automatic recoveries in ms (`recovery_grace_ms`), `None`
-/// for upstream's default of the function's kind (negative value).
-pub(crate) fn recovery_grace_ms() -> Option<u64> {
-    u64::try_from(module_parameters::recovery_grace_ms.value()).ok()
-}
-
 /// Set once the module starts to exit: a recovery waiting for the firmware gives up
 /// (upstream's `MLX5_BREAK_FW_WAIT`), so that the driver's unregistration, which takes
 /// the device lock that recovery holds, does not wait for the firmware's budget.
@@ -136,14 +124,6 @@ module! {
         fast_unload: bool {
             default: false,
             description: "Use fast teardown (prepare, nic_interface disabled, no page reclaim) on unload",
-        },
-        auto_recover: bool {
-            default: true,
-            description: "Recover a function by itself after a fatal error (devlink fw_fatal auto-recover)",
-        },
-        recovery_grace_ms: i32 {
-            default: -1,
-            description: "Grace period between automatic recoveries in ms (-1: upstream's, 60000 PF / 30000 VF)",
         },
     },
 }

@@ -79,9 +79,9 @@ struct mlx5rs_fw_report {
 };
 
 struct devlink *mlx5rs_devlink_alloc(struct pci_dev *pdev, const void *rust);
-int mlx5rs_devlink_register(struct devlink *devlink);
+int mlx5rs_devlink_register(struct devlink *devlink, int is_vf);
 int mlx5rs_devlink_report(struct devlink *devlink, int fatal, const char *msg,
-			  const struct mlx5rs_fw_report *r);
+			  const struct mlx5rs_fw_report *r, const void *here);
 void mlx5rs_devlink_unregister(struct devlink *devlink);
 void mlx5rs_devlink_free(struct devlink *devlink);
 

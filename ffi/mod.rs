@@ -21,8 +21,8 @@ pub(crate) use self::core::irq::{nth_online_cpu, AffinityHint};
 pub(crate) use self::core::mm::{gfp_kernel_noretry_nowarn, mem_available_pages, random_bytes};
 pub(crate) use self::core::pci::{PciEnabled, StopDmaOnDrop};
 pub(crate) use self::core::recover::{
-    pci_cfg_read, pci_cfg_write, pci_vsc_cap, PciRecover, RecoveryHandle, RecoveryWork,
+    pci_cfg_read, pci_cfg_write, pci_vsc_cap, PciRecover, RecoverKind, RecoveryHandle, RecoveryWork,
 };
 pub(crate) use self::core::sched::{flush_work, num_online_cpus};
 pub(crate) use self::core::shutdown::{PciShutdown, ShutdownAdapter};
-pub(crate) use self::core::work::{cancel_delayed_work_sync, system_dfl};
+pub(crate) use self::core::work::{cancel_delayed_work_sync, cancel_work_sync, system_dfl};

@@ -18,7 +18,8 @@
 //!
 //! The last two are reported to devlink's `fw` reporter, a fatal sensor to `fw_fatal`
 //! (through a [`HealthReporter`], after the checks, with no lock of the poll held), as
-//! upstream's `poll_health` queues its report works.
+//! upstream's `poll_health` queues its report works; the `fw_fatal` report starts the
+//! function's recovery (`devlink.rs`).
 //!
 //! [`HealthStage`] stops the poll (cancel and wait) when dropped; the device object
 //! drops it first.
@@ -51,10 +52,12 @@ use report::FwReport;
 /// Told by the health poll what upstream tells its devlink reporters: `fw` (`fatal`
 /// false) on a new non-fatal syndrome or a stalled health counter, with the syndrome
 /// and the counter's misses at the report; `fw_fatal` once the function is declared
-/// dead. Called from the health work with no lock of the poll held; may sleep.
+/// dead (which starts its recovery: `devlink.rs`). Called from the health work with
+/// no lock of the poll held; must not wait for devlink (a recovery or a reload under
+/// devlink's instance lock stops the poll and waits for it).
 pub(crate) trait HealthReporter: Send + Sync {
     /// One report.
-    fn report(&self, fatal: bool, r: FwReport);
+    fn report(self: Arc<Self>, fatal: bool, r: FwReport);
 }
 
 /// A report one poll leaves for after its checks.
@@ -92,7 +95,7 @@ impl WorkItem for HealthPoller {
     fn run(this: Arc<HealthPoller>) {
         let (outcome, pending) = this.tick();
         if let (Some(rep), Some((fatal, r))) = (&this.reporter, pending) {
-            rep.report(fatal, r);
+            rep.clone().report(fatal, r);
         }
         if outcome == PollOutcome::Continue {
             let delay = msecs_to_jiffies(this.period_ms);
@@ -406,29 +409,4 @@ pub(crate) fn error_sw_reset(pdev: &kernel::pci::Device, hw: &dyn Regs, stop: &d
         sensor,
         nic
     );
-}
-
-/// The last fatal-error consumer of a function: queues its recovery (when
-/// `auto_recover` is on; the recovery itself decides on the grace period).
-pub(crate) fn recovery_consumer(work: Arc<ffi::RecoveryWork>) -> Result<FatalConsumer> {
-    struct Trigger(Arc<ffi::RecoveryWork>);
-    impl FatalHandler for Trigger {
-        fn fatal(&self, dev: &kernel::device::Device, cause: FatalCause) {
-            if !crate::auto_recover() {
-                dev_err!(
-                    dev,
-                    "automatic recovery off (auto_recover=0): the function stays in error state (sensor {}) until it is reloaded\n",
-                    cause.code
-                );
-                return;
-            }
-            if self.0.queue() {
-                dev_err!(dev, "recovery queued (sensor {})\n", cause.code);
-            }
-        }
-    }
-    Ok(FatalConsumer {
-        name: "recovery",
-        handler: Arc::new(Trigger(work), GFP_KERNEL)?,
-    })
 }

@@ -1,19 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Recovery decisions (pure `core` code, host-tested): when an automatic recovery may
-//! run (devlink's grace period, [`Grace`]), whether the firmware is asked for a software
-//! reset ([`wants_fw_reset`]), when it is alive again ([`Vital`]), and the VSC gateway
-//! protocol the software-reset semaphore is taken through ([`Vsc`]).
+//! Recovery decisions (pure `core` code, host-tested): whether the firmware is asked
+//! for a software reset ([`wants_fw_reset`]), when it is alive again ([`Vital`]), and
+//! the VSC gateway protocol the software-reset semaphore is taken through ([`Vsc`]).
+//! Whether an automatic recovery runs at all (auto-recover, the grace period) is
+//! devlink's `fw_fatal` reporter's decision (`devlink.rs`).
 //!
 //! Sources, upstream's (the oracle):
 //!
-//! - grace period: devlink's `devlink_health_report` / `devlink_health_recover_abort`
-//!   (net/devlink/health.c): with auto-recover on, a report is *not* recovered when the
-//!   previous error was not recovered, or when a recovery already succeeded less than
-//!   `graceful_period` ms ago; the time of a recovery is taken when it succeeded
-//!   (`devlink_health_reporter_recovery_done`). mlx5's `fw_fatal` reporter's periods
-//!   (health.c `MLX5_FW_REPORTER_{PF,VF}_GRACEFUL_PERIOD`): 60 s on a PF, 30 s on a
-//!   VF (and SF). The burst period is 0 for mlx5.
 //! - software reset: health.c `mlx5_error_sw_reset`: only the FW_SYND_RFR sensor takes
 //!   the semaphore and asks for the reset (`reset_fw_if_needed`, and only when
 //!   `initializing` bit 30 says the firmware supports it); every fatal state then waits
@@ -25,10 +19,6 @@
 
 use super::monitor::FatalSensor;
 
-/// `fw_fatal`'s grace period on a PF (upstream `MLX5_FW_REPORTER_PF_GRACEFUL_PERIOD`).
-pub const PF_GRACE_MS: u64 = 60_000;
-/// `fw_fatal`'s grace period on a VF (upstream `MLX5_FW_REPORTER_VF_GRACEFUL_PERIOD`).
-pub const VF_GRACE_MS: u64 = 30_000;
 /// How long the firmware may take to report nic_interface DISABLED after a fatal
 /// error (upstream's PCI_TOGGLE default).
 pub const NIC_DISABLED_BUDGET_MS: u64 = 2_000;
@@ -39,78 +29,6 @@ pub const PCI_UP_BUDGET_MS: u64 = 60_000;
 pub const VITAL_READS: u32 = 100;
 /// Time between two of them, in ms.
 pub const VITAL_PERIOD_MS: u64 = 50;
-
-/// The grace period of a function (upstream's default for its kind).
-pub fn default_grace_ms(is_vf: bool) -> u64 {
-    if is_vf {
-        VF_GRACE_MS
-    } else {
-        PF_GRACE_MS
-    }
-}
-
-/// What an automatic recovery request gets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Decision {
-    /// Recover now.
-    Recover,
-    /// Refused: the last recovery succeeded `since_ms` ago, within the grace period.
-    InGrace {
-        /// Time since the last successful recovery.
-        since_ms: u64,
-    },
-    /// Refused: the previous error was not recovered (its recovery failed).
-    PreviousNotRecovered,
-}
-
-/// devlink's per-reporter recovery bookkeeping.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Grace {
-    /// When the last recovery succeeded (ms, any monotonic clock), if one has.
-    last_ok_ms: Option<u64>,
-    /// Successful recoveries.
-    count: u32,
-    /// The last recovery failed: the reporter stays in the error state.
-    failed: bool,
-}
-
-impl Grace {
-    /// No recovery yet.
-    pub const fn new() -> Self {
-        Self {
-            last_ok_ms: None,
-            count: 0,
-            failed: false,
-        }
-    }
-
-    /// Whether an automatic recovery at `now_ms` may run with grace period `grace_ms`.
-    pub fn decide(&self, now_ms: u64, grace_ms: u64) -> Decision {
-        if self.failed {
-            return Decision::PreviousNotRecovered;
-        }
-        match self.last_ok_ms {
-            Some(t) if self.count > 0 && now_ms.saturating_sub(t) < grace_ms => Decision::InGrace {
-                since_ms: now_ms.saturating_sub(t),
-            },
-            _ => Decision::Recover,
-        }
-    }
-
-    /// A recovery (automatic or requested) ended at `now_ms`, successfully or not.
-    pub fn done(&mut self, now_ms: u64, ok: bool) {
-        if ok {
-            self.count = self.count.saturating_add(1);
-            self.last_ok_ms = Some(now_ms);
-        }
-        self.failed = !ok;
-    }
-
-    /// Successful recoveries so far.
-    pub fn count(&self) -> u32 {
-        self.count
-    }
-}
 
 /// Whether the fatal state `sensor` asks for a firmware software reset (under the VSC
 /// semaphore) before the function is unloaded: only a firmware syndrome with
@@ -323,48 +241,6 @@ impl<T: VscIo> Vsc<'_, T> {
 #[cfg_attr(CONFIG_RUST, kernel::macros::kunit_tests(mlx5_rs_health_recover))]
 mod tests {
     use super::*;
-
-    #[test]
-    fn first_recovery_runs_then_grace_refuses() {
-        let mut g = Grace::new();
-        assert_eq!(g.decide(1_000, PF_GRACE_MS), Decision::Recover);
-        g.done(5_000, true);
-        assert_eq!(g.count(), 1);
-        assert_eq!(
-            g.decide(5_000 + PF_GRACE_MS - 1, PF_GRACE_MS),
-            Decision::InGrace {
-                since_ms: PF_GRACE_MS - 1
-            }
-        );
-        assert_eq!(
-            g.decide(5_000 + PF_GRACE_MS, PF_GRACE_MS),
-            Decision::Recover
-        );
-        // A grace period of 0 never refuses.
-        assert_eq!(g.decide(5_000, 0), Decision::Recover);
-    }
-
-    #[test]
-    fn failed_recovery_refuses_until_one_succeeds() {
-        let mut g = Grace::new();
-        g.done(10, false);
-        assert_eq!(
-            g.decide(1_000_000, PF_GRACE_MS),
-            Decision::PreviousNotRecovered
-        );
-        // A requested recovery (which does not ask) that succeeds clears it.
-        g.done(2_000_000, true);
-        assert_eq!(
-            g.decide(2_000_000 + PF_GRACE_MS, PF_GRACE_MS),
-            Decision::Recover
-        );
-    }
-
-    #[test]
-    fn grace_defaults_are_upstreams() {
-        assert_eq!(default_grace_ms(false), 60_000);
-        assert_eq!(default_grace_ms(true), 30_000);
-    }
 
     #[test]
     fn only_rfr_syndrome_asks_for_a_reset() {

@@ -3,16 +3,23 @@
  * devlink for the core driver: the kernel crate of Linux 7.3 has no devlink bindings.
  *
  * One devlink instance per PCI function, allocated before the bring-up and freed at
- * unbind (so it outlives a recovery of the function). It answers `devlink dev info`
- * and carries the health reporters `fw` (diagnose, dump) and `fw_fatal` (dump), as
- * upstream mlx5_core's devlink.c and health.c name and lay them out. The values come
- * from Rust through two trampolines (mlx5rs_devlink_rs_info, mlx5rs_devlink_rs_health,
- * in ffi/core/devlink.rs), called with the `rust` pointer given at allocation; this
- * file only formats them.
+ * unbind (so it outlives a recovery of the function). It answers `devlink dev info`,
+ * carries the health reporters `fw` (diagnose, dump) and `fw_fatal` (dump, recover,
+ * with devlink's auto-recover and grace period: upstream's 60 s on a PF, 30 s on a
+ * VF), and reloads the function (`devlink dev reload`, action driver_reinit), as
+ * upstream mlx5_core's devlink.c and health.c name and lay them out. The values and
+ * the actions come from Rust through trampolines (mlx5rs_devlink_rs_*, in
+ * ffi/core/devlink.rs), called with the `rust` pointer given at allocation; this file
+ * only formats and dispatches.
  *
- * Not advertised (the driver does not do them yet): reporter recovery (no .recover,
- * so no auto-recover and no grace period), `devlink dev reload` (no reload actions),
- * parameters, flash update, traps.
+ * Locks, as devlink takes them: a reload runs with the device lock then the instance
+ * lock held (devlink's netlink layer takes both); a user's `health recover` with the
+ * instance lock only; a report's recover with the instance lock, taken inside
+ * devlink_health_report() (ours are made with the device lock held, see
+ * mlx5rs_devlink_report()).
+ *
+ * Not advertised (the driver does not do them): reload action fw_activate and limit
+ * no_reset, a network-namespace change on reload, parameters, flash update, traps.
  */
 #include <linux/pci.h>
 #include <linux/slab.h>
@@ -31,6 +38,18 @@ struct mlx5rs_devlink_priv {
 /* Implemented in Rust (ffi/core/devlink.rs). */
 int mlx5rs_devlink_rs_info(const void *rust, struct mlx5rs_devlink_info *out);
 int mlx5rs_devlink_rs_health(const void *rust, struct mlx5rs_health_buf *out);
+int mlx5rs_devlink_rs_recover(const void *rust);
+int mlx5rs_devlink_rs_recover_here(const void *here);
+int mlx5rs_devlink_rs_reload(const void *rust, int up);
+
+/*
+ * The context of a report made by mlx5rs_devlink_report(): what a dump shows first,
+ * and what a recover called from within that report runs (NULL: none).
+ */
+struct report_ctx {
+	struct mlx5rs_fw_report r;
+	const void *here;
+};
 
 static struct mlx5rs_devlink_priv *priv_of(struct devlink *devlink)
 {
@@ -119,8 +138,48 @@ static int mlx5rs_devlink_info_get(struct devlink *devlink, struct devlink_info_
 	return err;
 }
 
+/*
+ * `devlink dev reload` (action driver_reinit): the function's software state is
+ * unloaded here and loaded again in reload_up, as upstream's
+ * mlx5_devlink_reload_down/up do. devlink holds the device lock for both.
+ */
+static int mlx5rs_devlink_reload_down(struct devlink *devlink, bool netns_change,
+				      enum devlink_reload_action action,
+				      enum devlink_reload_limit limit,
+				      struct netlink_ext_ack *extack)
+{
+	struct mlx5rs_devlink_priv *priv = priv_of(devlink);
+
+	if (action != DEVLINK_RELOAD_ACTION_DRIVER_REINIT ||
+	    limit != DEVLINK_RELOAD_LIMIT_UNSPEC)
+		return -EOPNOTSUPP;
+	if (netns_change) {
+		NL_SET_ERR_MSG_MOD(extack, "changing the network namespace is not supported");
+		return -EOPNOTSUPP;
+	}
+	if (pci_num_vf(priv->pdev))
+		NL_SET_ERR_MSG_MOD(extack, "reload while VFs are present is unfavorable");
+	return mlx5rs_devlink_rs_reload(priv->rust, 0);
+}
+
+static int mlx5rs_devlink_reload_up(struct devlink *devlink, enum devlink_reload_action action,
+				    enum devlink_reload_limit limit, u32 *actions_performed,
+				    struct netlink_ext_ack *extack)
+{
+	int err;
+
+	*actions_performed = BIT(action);
+	err = mlx5rs_devlink_rs_reload(priv_of(devlink)->rust, 1);
+	if (err)
+		NL_SET_ERR_MSG_MOD(extack, "loading the function again failed (see the kernel log)");
+	return err;
+}
+
 static const struct devlink_ops mlx5rs_devlink_ops = {
 	.info_get = mlx5rs_devlink_info_get,
+	.reload_actions = BIT(DEVLINK_RELOAD_ACTION_DRIVER_REINIT),
+	.reload_down = mlx5rs_devlink_reload_down,
+	.reload_up = mlx5rs_devlink_reload_up,
 };
 
 /* The health buffer, or an error when the function's registers cannot be read. */
@@ -197,9 +256,32 @@ static int fw_dump(struct devlink_health_reporter *reporter, struct devlink_fmsg
 	if (err)
 		return err;
 	if (priv_ctx)
-		ctx_put(fmsg, priv_ctx);
+		ctx_put(fmsg, &((const struct report_ctx *)priv_ctx)->r);
 	buffer_put(fmsg, &h);
 	return 0;
+}
+
+/*
+ * `fw_fatal` recover. From within our own report (priv_ctx set: the recovery work,
+ * which holds the device lock) it runs what that report passed; from a user's
+ * `devlink health recover` (no context) it asks Rust to recover the function.
+ * devlink marks the reporter healthy when this returns 0.
+ */
+static int fw_fatal_recover(struct devlink_health_reporter *reporter, void *priv_ctx,
+			    struct netlink_ext_ack *extack)
+{
+	struct mlx5rs_devlink_priv *priv = devlink_health_reporter_priv(reporter);
+	const struct report_ctx *ctx = priv_ctx;
+	int err;
+
+	if (ctx)
+		return ctx->here ? mlx5rs_devlink_rs_recover_here(ctx->here) : -EOPNOTSUPP;
+	err = mlx5rs_devlink_rs_recover(priv->rust);
+	if (err == -EBUSY)
+		NL_SET_ERR_MSG_MOD(extack, "a recovery of this function is under way");
+	else if (err)
+		NL_SET_ERR_MSG_MOD(extack, "recovery failed (see the kernel log)");
+	return err;
 }
 
 static const struct devlink_health_reporter_ops fw_ops = {
@@ -208,9 +290,22 @@ static const struct devlink_health_reporter_ops fw_ops = {
 	.dump = fw_dump,
 };
 
-static const struct devlink_health_reporter_ops fw_fatal_ops = {
+/* Upstream's grace periods between automatic recoveries (health.c). */
+#define FW_FATAL_PF_GRACEFUL_PERIOD 60000
+#define FW_FATAL_VF_GRACEFUL_PERIOD 30000
+
+static const struct devlink_health_reporter_ops fw_fatal_pf_ops = {
 	.name = "fw_fatal",
+	.recover = fw_fatal_recover,
 	.dump = fw_dump,
+	.default_graceful_period = FW_FATAL_PF_GRACEFUL_PERIOD,
+};
+
+static const struct devlink_health_reporter_ops fw_fatal_vf_ops = {
+	.name = "fw_fatal",
+	.recover = fw_fatal_recover,
+	.dump = fw_dump,
+	.default_graceful_period = FW_FATAL_VF_GRACEFUL_PERIOD,
 };
 
 /* Destroys the reporters that exist; the instance lock is held. */
@@ -248,13 +343,14 @@ struct devlink *mlx5rs_devlink_alloc(struct pci_dev *pdev, const void *rust)
 /**
  * mlx5rs_devlink_register() - create the health reporters and register the instance
  * @devlink: from mlx5rs_devlink_alloc(), not registered
+ * @is_vf: the function is a VF (the `fw_fatal` grace period is then 30 s, else 60 s)
  *
  * A reporter that cannot be created is missing (warned), as upstream's
  * mlx5_fw_reporters_create() leaves it; the instance registers anyway.
  *
  * Return: 0, or devl_register()'s error (then no reporter is left).
  */
-int mlx5rs_devlink_register(struct devlink *devlink)
+int mlx5rs_devlink_register(struct devlink *devlink, int is_vf)
 {
 	struct mlx5rs_devlink_priv *priv = devlink_priv(devlink);
 	struct devlink_health_reporter *r;
@@ -265,7 +361,8 @@ int mlx5rs_devlink_register(struct devlink *devlink)
 	if (IS_ERR(r))
 		dev_warn(&priv->pdev->dev, "no fw health reporter: %pe\n", r);
 	priv->fw = IS_ERR(r) ? NULL : r;
-	r = devl_health_reporter_create(devlink, &fw_fatal_ops, priv);
+	r = devl_health_reporter_create(devlink, is_vf ? &fw_fatal_vf_ops : &fw_fatal_pf_ops,
+					priv);
 	if (IS_ERR(r))
 		dev_warn(&priv->pdev->dev, "no fw_fatal health reporter: %pe\n", r);
 	priv->fw_fatal = IS_ERR(r) ? NULL : r;
@@ -282,21 +379,26 @@ int mlx5rs_devlink_register(struct devlink *devlink)
  * @fatal: 0 for `fw`, else `fw_fatal`
  * @msg: the report's message
  * @r: the report's context (what a dump shows first)
+ * @here: for `fw_fatal`, what a recover devlink decides on within this report runs
+ *        (passed to mlx5rs_devlink_rs_recover_here(); the caller holds the device
+ *        lock); NULL for `fw`
  *
  * The caller serializes this with mlx5rs_devlink_unregister() (a report must not
- * reach an unregistered instance). Sleeps (the reporter takes the instance lock to
- * store its dump). Return: devlink_health_report()'s, or -ENOENT without the reporter.
+ * reach an unregistered instance). Sleeps (devlink takes the instance lock to store
+ * the dump and to recover). Return: devlink_health_report()'s (-ECANCELED: devlink
+ * refused to recover, within the grace period or after a recovery that failed), or
+ * -ENOENT without the reporter.
  */
 int mlx5rs_devlink_report(struct devlink *devlink, int fatal, const char *msg,
-			  const struct mlx5rs_fw_report *r)
+			  const struct mlx5rs_fw_report *r, const void *here)
 {
 	struct mlx5rs_devlink_priv *priv = devlink_priv(devlink);
 	struct devlink_health_reporter *rep = fatal ? priv->fw_fatal : priv->fw;
-	struct mlx5rs_fw_report copy = *r;
+	struct report_ctx ctx = { .r = *r, .here = fatal ? here : NULL };
 
 	if (!rep)
 		return -ENOENT;
-	return devlink_health_report(rep, msg, &copy);
+	return devlink_health_report(rep, msg, &ctx);
 }
 
 /**

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A devlink instance with the health reporters `fw` and `fw_fatal`
-//! (ffi/core/devlink.c): the kernel crate has no devlink bindings.
+//! A devlink instance with the health reporters `fw` and `fw_fatal` and the reload
+//! action driver_reinit (ffi/core/devlink.c): the kernel crate has no devlink bindings.
 //!
 //! [`Devlink::new`] allocates it for a PCI function at probe; [`Devlink::register`]
 //! makes it visible (`devlink dev`) with its reporters; dropping it unregisters it
-//! (waiting for the requests under way) and frees it. What the instance shows comes
-//! from a [`DevlinkOps`], called back through the shim's trampolines
-//! (`mlx5rs_devlink_rs_*` below) with the pointer given at allocation.
+//! (waiting for the requests under way) and frees it. What the instance shows and does
+//! comes from a [`DevlinkOps`], called back through the shim's trampolines
+//! (`mlx5rs_devlink_rs_*` below) with the pointer given at allocation, except for a
+//! recover devlink decides on within a `fw_fatal` report: that one runs what the
+//! report passed ([`Devlink::report`]).
 
 use core::ffi::{c_int, c_void};
 use core::ptr::NonNull;
@@ -16,27 +18,38 @@ use kernel::{error::to_result, ffi::c_char, pci, prelude::*, sync::Arc};
 
 use crate::health::report::{DevlinkInfo, FwReport, HealthOut};
 
-/// What a devlink instance shows. Called from user requests (`devlink dev info`,
-/// `devlink health diagnose|dump`) under the instance lock, and from
-/// [`Devlink::report`] (the dump stored with a report): must not take a lock held
-/// across a report or a registration.
+/// What a devlink instance shows and does. Called from user requests (`devlink dev
+/// info`, `devlink health diagnose|dump|recover`, `devlink dev reload`) under the
+/// instance lock, and from [`Devlink::report`] (the dump stored with a report): must
+/// not take a lock held across a report or a registration.
 pub(crate) trait DevlinkOps: Send + Sync {
     /// `devlink dev info`.
     fn info(&self) -> Result<DevlinkInfo>;
     /// The health buffer, as the reporters print it.
     fn health(&self) -> Result<HealthOut>;
+    /// A user's `devlink health recover` of `fw_fatal` (the reporter is in error
+    /// state): recover the function. The device lock is *not* held and must not be
+    /// waited for (devlink's order is the device lock before the instance lock).
+    fn recover(&self) -> Result;
+    /// `devlink dev reload` (driver_reinit): unload the function's software state
+    /// (`up` false), then load it again (`up` true). devlink holds the device lock.
+    fn reload(&self, up: bool) -> Result;
 }
+
+/// What a recover decided on within a `fw_fatal` report runs ([`Devlink::report`]).
+pub(crate) type RecoverHere<'a> = &'a dyn Fn() -> Result;
 
 extern "C" {
     // `struct pci_dev *` and `struct devlink *` on the C side; opaque here (the shim
     // only needs the pointers; see ffi/core/pci.rs for `struct pci_dev`).
     fn mlx5rs_devlink_alloc(pdev: *mut c_void, rust: *const c_void) -> *mut c_void;
-    fn mlx5rs_devlink_register(devlink: *mut c_void) -> c_int;
+    fn mlx5rs_devlink_register(devlink: *mut c_void, is_vf: c_int) -> c_int;
     fn mlx5rs_devlink_report(
         devlink: *mut c_void,
         fatal: c_int,
         msg: *const c_char,
         r: *const FwReport,
+        here: *const c_void,
     ) -> c_int;
     fn mlx5rs_devlink_unregister(devlink: *mut c_void);
     fn mlx5rs_devlink_free(devlink: *mut c_void);
@@ -86,29 +99,59 @@ impl Devlink {
         })
     }
 
-    /// Registers the instance with its health reporters.
-    pub(crate) fn register(&mut self) -> Result {
+    /// Registers the instance with its health reporters (`fw_fatal`'s grace period is
+    /// upstream's for a VF when `is_vf`, else for a PF).
+    pub(crate) fn register(&mut self, is_vf: bool) -> Result {
         if self.registered {
             return Ok(());
         }
         // SAFETY: by the type invariant `raw` is a live, unregistered instance.
-        to_result(unsafe { mlx5rs_devlink_register(self.raw.as_ptr()) })?;
+        to_result(unsafe { mlx5rs_devlink_register(self.raw.as_ptr(), c_int::from(is_vf)) })?;
         self.registered = true;
         Ok(())
     }
 
-    /// Reports an error to `fw` (`fatal` false) or `fw_fatal`; the reporter stores a
-    /// dump (its context `r`, then the health buffer read through the ops). Sleeps.
-    /// Nothing when not registered.
-    pub(crate) fn report(&self, fatal: bool, msg: &core::ffi::CStr, r: &FwReport) -> Result {
+    /// Whether the instance is registered.
+    pub(crate) fn is_registered(&self) -> bool {
+        self.registered
+    }
+
+    /// Reports an error to `fw` (`here` `None`) or `fw_fatal`; the reporter stores a
+    /// dump (its context `r`, then the health buffer read through the ops). For
+    /// `fw_fatal`, devlink then decides on a recovery (auto-recover on, outside the
+    /// grace period, the previous error recovered) and runs `here` for it, in this
+    /// thread, under the instance lock. Sleeps. Nothing when not registered.
+    ///
+    /// # Errors
+    ///
+    /// `ECANCELED` devlink refused to recover, `ENOENT` no such reporter, or `here`'s
+    /// error.
+    pub(crate) fn report(
+        &self,
+        msg: &core::ffi::CStr,
+        r: &FwReport,
+        here: Option<RecoverHere<'_>>,
+    ) -> Result {
         if !self.registered {
             return Ok(());
         }
+        let fatal = here.is_some();
+        let here_ptr = here.as_ref().map_or(core::ptr::null(), |h| {
+            core::ptr::from_ref(h).cast::<c_void>()
+        });
         // SAFETY: `raw` is registered (type invariant) and `&self` keeps the
         // unregistration (`&mut self` or the drop) from running meanwhile; `msg` is
-        // NUL-terminated and `r` valid for the call (the shim copies it).
+        // NUL-terminated and `r` valid for the call (the shim copies it); `here_ptr` is
+        // null or points to a `RecoverHere` on this stack frame, which the shim only
+        // passes to `mlx5rs_devlink_rs_recover_here` during this call.
         to_result(unsafe {
-            mlx5rs_devlink_report(self.raw.as_ptr(), c_int::from(fatal), msg.as_char_ptr(), r)
+            mlx5rs_devlink_report(
+                self.raw.as_ptr(),
+                c_int::from(fatal),
+                msg.as_char_ptr(),
+                r,
+                here_ptr,
+            )
         })
     }
 
@@ -175,6 +218,51 @@ unsafe extern "C" fn mlx5rs_devlink_rs_health(rust: *const c_void, out: *mut Hea
             unsafe { out.write(h) };
             0
         }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `fw_fatal` recover trampoline target for a user's `devlink health recover`.
+///
+/// # Safety
+///
+/// `rust` as [`ops`] requires.
+#[no_mangle]
+unsafe extern "C" fn mlx5rs_devlink_rs_recover(rust: *const c_void) -> c_int {
+    // SAFETY: the shim's contract (above).
+    match unsafe { ops(rust) }.recover() {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `fw_fatal` recover trampoline target within a report made by [`Devlink::report`]:
+/// runs what the report passed.
+///
+/// # Safety
+///
+/// `here` is the pointer [`Devlink::report`] gave the shim, during that call.
+#[no_mangle]
+unsafe extern "C" fn mlx5rs_devlink_rs_recover_here(here: *const c_void) -> c_int {
+    // SAFETY: by the contract `here` points to a live `RecoverHere` on the stack of the
+    // `Devlink::report` call under way.
+    let f = unsafe { *here.cast::<RecoverHere<'_>>() };
+    match f() {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `reload_down` (`up` 0) and `reload_up` trampoline target.
+///
+/// # Safety
+///
+/// `rust` as [`ops`] requires; devlink holds the device lock.
+#[no_mangle]
+unsafe extern "C" fn mlx5rs_devlink_rs_reload(rust: *const c_void, up: c_int) -> c_int {
+    // SAFETY: the shim's contract (above).
+    match unsafe { ops(rust) }.reload(up != 0) {
+        Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
 }

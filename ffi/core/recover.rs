@@ -2,15 +2,17 @@
 
 //! What the recovery of a bound function needs and the kernel crate of 7.3 lacks: a
 //! work item that runs a driver callback with the device in the same state as a bus
-//! callback (device lock held, device bound), and dword access to the function's
-//! vendor-specific capability in configuration space (the VSC gateway).
+//! callback (device lock held, device bound), the same callback run on request from
+//! contexts that hold the device lock (devlink's reload) or must not wait for it
+//! (devlink's `health recover`), and dword access to the function's vendor-specific
+//! capability in configuration space (the VSC gateway).
 //!
 //! # The recovery work
 //!
-//! [`RecoveryWork`] runs [`PciRecover::recover`] from the default unbound system
-//! workqueue. A bus callback gets `&'bound pci::Device<Core>` and its driver data
-//! because the PCI core holds the device lock and the device is bound for the call;
-//! a work item has neither, so it takes them:
+//! [`RecoveryWork`] runs [`PciRecover::recover`] with [`RecoverKind::Fatal`] from the
+//! default unbound system workqueue. A bus callback gets `&'bound pci::Device<Core>`
+//! and its driver data because the PCI core holds the device lock and the device is
+//! bound for the call; a work item has neither, so it takes them:
 //!
 //! 1. it takes the device lock with `device_trylock`, retrying every 10 ms, and gives up
 //!    as soon as [`RecoveryHandle::stop`] was called. It never *blocks* on the lock:
@@ -29,11 +31,17 @@
 //! device stays bound for as long as the data exists, which is what the PCI
 //! abstraction's probe relies on too).
 //!
+//! [`RecoveryWork::try_run`] runs the callback the same way from the caller's thread
+//! (a user's `devlink health recover`, which holds devlink's instance lock: it must
+//! not block on the device lock, which devlink orders first), and gives up with
+//! `EBUSY` while the work is queued or running; [`RecoveryWork::run_locked`] runs it
+//! for a caller that holds the device lock already (devlink's reload).
+//!
 //! Lock order: the device lock is outside every lock of the driver (as for a bus
 //! callback); [`RecoveryHandle::stop`] is called with the device lock held and no
 //! driver lock held, and waits for the work, which only *tries* the device lock.
 
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use kernel::{
     bindings,
@@ -69,25 +77,44 @@ fn raw_dev(pdev: &pci::Device) -> *mut bindings::device {
     unsafe { core::ptr::addr_of_mut!((*p).dev) }
 }
 
+/// What a run of [`PciRecover::recover`] is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RecoverKind {
+    /// The recovery work, queued after a fatal error ([`RecoveryWork::queue`]).
+    Fatal,
+    /// Recover now, on request (devlink's `health recover`).
+    Request,
+    /// Unload the function's software state (devlink's reload, its down half).
+    Unload,
+    /// Load it again (devlink's reload, its up half).
+    Load,
+}
+
 /// A PCI driver whose bound functions can be recovered from a work item.
 pub(crate) trait PciRecover: pci::Driver {
-    /// Recovers `pdev`, bound to this driver with driver data `this`, with the device
-    /// lock held (as in a bus callback).
-    fn recover<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&'bound Self::Data<'bound>>);
+    /// Runs `kind` for `pdev`, bound to this driver with driver data `this`, with the
+    /// device lock held (as in a bus callback).
+    fn recover<'bound>(
+        pdev: &'bound pci::Device<Core<'_>>,
+        this: Pin<&'bound Self::Data<'bound>>,
+        kind: RecoverKind,
+    ) -> Result;
 }
+
+/// How long [`RecoveryWork::try_run`] tries the device lock before it gives up.
+const TRY_RUN_MS: u32 = 30_000;
 
 /// The work item of one function's recovery (see the module doc).
 #[pin_data]
 pub(crate) struct RecoveryWork {
     pdev: ARef<pci::Device>,
     stop: AtomicBool,
-    /// The next run was asked for ([`RecoveryWork::queue_requested`]), not by a fatal
-    /// error.
-    requested: AtomicBool,
+    /// Runs queued and not finished yet (a run queued while one runs runs again).
+    queued: AtomicU32,
     /// `recover_callback::<T>` of the driver that armed it. Its contract (its
     /// `# Safety`): called only with the device lock held and `T`'s driver bound, as
     /// the work's `run` calls it after taking the lock and checking that.
-    callback: unsafe fn(&pci::Device),
+    callback: unsafe fn(&pci::Device, RecoverKind) -> Result,
     #[pin]
     work: Work<RecoveryWork>,
 }
@@ -100,27 +127,9 @@ impl WorkItem for RecoveryWork {
     type Pointer = Arc<RecoveryWork>;
 
     fn run(this: Arc<RecoveryWork>) {
-        let dev = raw_dev(&this.pdev).cast::<c_void>();
-        loop {
-            if this.stopping() {
-                return;
-            }
-            // SAFETY: `dev` is the `struct device` of a PCI device we hold a reference
-            // on; `device_trylock` does not sleep.
-            if unsafe { mlx5rs_device_trylock(dev) } != 0 {
-                break;
-            }
-            fsleep(Delta::from_millis(10));
-        }
-        // The device lock is held.
-        if !this.stopping() {
-            // SAFETY: the device lock is held (just taken) and `callback` is
-            // `recover_callback::<T>` of the driver this item was armed for, the one
-            // `pdev` is (or was) bound to: its contract is met.
-            unsafe { (this.callback)(&this.pdev) };
-        }
-        // SAFETY: taken above by this thread.
-        unsafe { mlx5rs_device_unlock(dev) };
+        // Refusals and failures are the driver's to log.
+        let _ = this.locked(RecoverKind::Fatal, None);
+        this.queued.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -130,12 +139,12 @@ impl WorkItem for RecoveryWork {
 ///
 /// The caller holds `pdev`'s device lock, and `T` is the driver `pdev` is bound to
 /// whenever its driver data is set.
-unsafe fn recover_callback<T: PciRecover>(pdev: &pci::Device) {
+unsafe fn recover_callback<T: PciRecover>(pdev: &pci::Device, kind: RecoverKind) -> Result {
     // SAFETY: `raw_dev` is a valid `struct device` (we hold a reference on it).
     let data = unsafe { bindings::dev_get_drvdata(raw_dev(pdev)) };
     if data.is_null() {
         // Not bound (any more), or the probe has not finished: nothing to recover.
-        return;
+        return Err(ENODEV);
     }
     // SAFETY: with the device lock held (caller's contract) and the driver data set, the
     // device is bound to `T` and stays so until the lock is released (module doc), so
@@ -147,7 +156,7 @@ unsafe fn recover_callback<T: PciRecover>(pdev: &pci::Device) {
     // takes back, under the device lock the caller holds: the shared, pinned borrow is
     // valid for this call.
     let this = unsafe { Pin::new_unchecked(&*data.cast::<T::Data<'_>>()) };
-    T::recover(core, this);
+    T::recover(core, this, kind)
 }
 
 impl RecoveryWork {
@@ -157,28 +166,74 @@ impl RecoveryWork {
         self.stop.load(Ordering::Acquire)
     }
 
-    /// Queues a recovery on request (devlink `health recover`, `dev reload`, from a
-    /// context without the device lock); `false` when stopping or already queued.
-    #[expect(
-        dead_code,
-        reason = "for devlink's health recover and dev reload (issue 24)"
-    )]
-    pub(crate) fn queue_requested(self: &Arc<Self>) -> bool {
-        self.requested.store(true, Ordering::Release);
-        self.queue()
-    }
-
-    /// Whether this run was asked for by [`RecoveryWork::queue_requested`]; clears it.
-    pub(crate) fn take_requested(&self) -> bool {
-        self.requested.swap(false, Ordering::AcqRel)
-    }
-
-    /// Queues the recovery; `false` when stopping or already queued.
+    /// Queues the recovery of a fatal error; `false` when stopping or already queued.
     pub(crate) fn queue(self: &Arc<Self>) -> bool {
         if self.stopping() {
             return false;
         }
-        super::work::system_dfl().enqueue(self.clone()).is_ok()
+        // Counted before the enqueue: the run may finish before it returns.
+        self.queued.fetch_add(1, Ordering::AcqRel);
+        if super::work::system_dfl().enqueue(self.clone()).is_ok() {
+            true
+        } else {
+            self.queued.fetch_sub(1, Ordering::AcqRel);
+            false
+        }
+    }
+
+    /// Runs `kind` now in this thread, with the device lock taken as the work takes it
+    /// (tried every 10 ms, never waited for: the caller may hold a lock the device
+    /// lock is ordered before, as devlink's instance lock is).
+    ///
+    /// # Errors
+    ///
+    /// `EBUSY` while the recovery work is queued or running, or when the device lock
+    /// stays taken for 30 s; `ENODEV` when stopping or not bound; else the callback's.
+    pub(crate) fn try_run(&self, kind: RecoverKind) -> Result {
+        self.locked(kind, Some(TRY_RUN_MS))
+    }
+
+    /// Runs `kind` now in this thread.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the device lock of the function this work was armed for.
+    pub(crate) unsafe fn run_locked(&self, kind: RecoverKind) -> Result {
+        if self.stopping() {
+            return Err(ENODEV);
+        }
+        // SAFETY: the caller holds the device lock (contract above) and `callback` is
+        // `recover_callback::<T>` of the driver this item was armed for.
+        unsafe { (self.callback)(&self.pdev, kind) }
+    }
+
+    /// Takes the device lock (tried every 10 ms; for at most `limit_ms` and not while
+    /// the work is queued when given: [`RecoveryWork::try_run`]) and runs `kind`.
+    fn locked(&self, kind: RecoverKind, limit_ms: Option<u32>) -> Result {
+        let dev = raw_dev(&self.pdev).cast::<c_void>();
+        let mut waited = 0u32;
+        loop {
+            if self.stopping() {
+                return Err(ENODEV);
+            }
+            if let Some(limit) = limit_ms {
+                if self.queued.load(Ordering::Acquire) != 0 || waited >= limit {
+                    return Err(EBUSY);
+                }
+            }
+            // SAFETY: `dev` is the `struct device` of a PCI device we hold a reference
+            // on; `device_trylock` does not sleep.
+            if unsafe { mlx5rs_device_trylock(dev) } != 0 {
+                break;
+            }
+            fsleep(Delta::from_millis(10));
+            waited = waited.saturating_add(10);
+        }
+        // SAFETY: the device lock is held (just taken).
+        let r = unsafe { self.run_locked(kind) };
+        // SAFETY: taken above by this thread.
+        unsafe { mlx5rs_device_unlock(dev) };
+        r
     }
 }
 
@@ -193,7 +248,7 @@ impl RecoveryHandle {
             pin_init!(RecoveryWork {
                 pdev: pdev.into(),
                 stop: AtomicBool::new(false),
-                requested: AtomicBool::new(false),
+                queued: AtomicU32::new(0),
                 callback: recover_callback::<T>,
                 work <- new_work!("mlx5_rs::recovery"),
             }),

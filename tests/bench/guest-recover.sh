@@ -3,8 +3,8 @@
 # figure): the time from the emulator's fatal health syndrome with reset-required (as
 # scenario 97-recover sets it) to the new mlx5_0's port 1 ACTIVE, MLX5RS_BENCH_REC_REPS
 # times per driver (default 5; the table takes the median). Both recover by themselves
-# with no grace period between recoveries: upstream's fw_fatal reporter set to
-# grace_period 0 through devlink, ours loaded with recovery_grace_ms=0. Each figure is
+# with no grace period between recoveries: each driver's fw_fatal reporter set to
+# grace_period 0 through devlink. Each figure is
 # measured by one Python process that sends the fatal error to the emulator's control
 # channel itself and polls sysfs every 2 ms (a process start would cost ~0.1 s in the
 # TCG guest): BENCH <who>.rec.active_ms, and <who>.rec.gone_ms (fatal → the old
@@ -77,10 +77,11 @@ modprobe -r mlx5_core
 emu_heal
 
 # ---- mlx5_rs ----------------------------------------------------------------------
-if insmod "$KO" recovery_grace_ms=0 && wait_active; then
+if insmod "$KO" && wait_active && devlink health set "pci/$bdf" reporter fw_fatal grace_period 0; then
 	if series rs; then pass "bench.rec.mlx5_rs.every-recovery"; else fail "bench.rec.mlx5_rs.every-recovery" "see the BENCH-NOTE"; fi
+	devlink health show "pci/$bdf" reporter fw_fatal | sed 's/^/BENCH-NOTE mlx5_rs: /'
 else
-	fail "bench.rec.mlx5_rs.loaded" "not loaded with recovery_grace_ms=0 or mlx5_0 not ACTIVE"
+	fail "bench.rec.mlx5_rs.loaded" "not loaded, mlx5_0 not ACTIVE, or devlink health set grace_period 0 failed"
 fi
 rmmod mlx5_rs
 note "emulator after both: pages held $(held), objects $(emu_stat 'd["objects"]["total"]'), firmware restarts $(emu_stat 'd["fw_reset"]["restarts"]')"

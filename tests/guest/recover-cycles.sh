@@ -1,6 +1,6 @@
 # Endurance of mlx5_rs's recovery (issue 24: "100 fatal-error/recovery cycles with
-# nothing lost"; make soak, tests/guest/soak.sh): mlx5_rs loaded with
-# recovery_grace_ms=0 (no grace period between automatic recoveries), then
+# nothing lost"; make soak, tests/guest/soak.sh): mlx5_rs loaded, its devlink fw_fatal
+# reporter set to grace_period 0 (no grace period between automatic recoveries), then
 # REC_CYCLES (default 100) times: the emulator's fatal health syndrome with
 # reset-required (as scenario 97 sets it), the driver's "health recovery succeeded"
 # line for that cycle, mlx5_0's port ACTIVE again. Asserted: every cycle recovered
@@ -29,8 +29,9 @@ wait_active() { # up to 120 s
 # wraps within 100 cycles).
 recovered_since_mark() { dmesg | sed -n "/$T: cycle $1 fault\$/,\$p" | grep -a -q 'health recovery succeeded'; }
 
-check $T.insmod insmod "$KO" recovery_grace_ms=0
+check $T.insmod insmod "$KO"
 check $T.mlx5_0-active wait_active
+check $T.no-grace-period devlink health set "pci/$bdf" reporter fw_fatal grace_period 0
 sleep 2 # the first load's page requests settle
 objects0=$(emu_stat 'd["objects"]["total"]')
 pages0=$(emu_stat 'd["pages"]["held"]')

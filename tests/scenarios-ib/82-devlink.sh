@@ -11,8 +11,8 @@
 #     must be a row of the table in Documentation/devlink-vs-upstream.md, with the
 #     values measured here, and every row a difference (the table cannot go stale).
 # Then mlx5_rs alone: the `fw` dump holds the syndrome (upstream's dump layout; upstream
-# has none on this device, see the table), a fatal syndrome is reported to `fw_fatal`
-# with its dump; the module unloads while devlink requests run and a `devlink monitor`
+# has none on this device, see the table), a fatal syndrome with `fw_fatal`'s
+# auto-recover off is reported to it with its dump and the function stays in error; the module unloads while devlink requests run and a `devlink monitor`
 # listens; probe failures (ENABLE_HCA, the first command after the instance is
 # allocated, and QUERY_ADAPTER, the last of the bring-up) leave no devlink instance;
 # no kernel warning, nothing left to kmemleak. Each driver's part prints its seconds.
@@ -53,9 +53,7 @@ part() { # DRIVER
 	upstream)
 		timeout 300 modprobe mlx5_core
 		timeout 300 modprobe mlx5_ib ;;
-	# auto_recover=0: the fatal part reads fw_fatal's dump of the dead function, as 60
-	# and 61 test the dead state; the recovery is 97's (devlink does not drive it yet).
-	mlx5_rs) check "$T.$drv.insmod" insmod "$KO" auto_recover=0 ;;
+	mlx5_rs) check "$T.$drv.insmod" insmod "$KO" ;;
 	esac
 	check "$T.$drv.instance" instance
 	ask "$res" info dev info "$H"
@@ -97,7 +95,11 @@ check "$T.mlx5_rs.dump-fw.assert-var" has $dump '"assert_var":\[[0-9]+(,[0-9]+){
 check "$T.mlx5_rs.dump-fw.buffer" has $dump '"rfr":0,"severity":4,"irisc_index":[0-9]+,"synd":16,"ext_synd":0,'
 
 echo "$T: mlx5_rs dump checked at $((($(now_ms) - t_rs) / 1000)) s"
-# Fatal: `fw_fatal` counts the error and its stored dump holds the syndrome.
+# Fatal: `fw_fatal` counts the error and its stored dump holds the syndrome. Its
+# auto-recover is turned off first: this part reads the dump of the dead function, as
+# 60 and 61 test the dead state (the recovery is 97's).
+no_auto_recover "$T.mlx5_rs.no-auto-recover" "$bdf"
+check "$T.mlx5_rs.auto-recover-shown-off" sh -c "devlink health show $H reporter fw_fatal | grep -q 'auto_recover false'"
 dmesg_mark
 emuctl '{"cmd":"health","syndrome":7,"ext_syndrome":4660,"rfr":true,"severity":2}' >/dev/null
 check "$T.mlx5_rs.fw_fatal-reported" wait_errors fw_fatal 1
@@ -106,8 +108,8 @@ devlink -j health dump show "$H" reporter fw_fatal >/tmp/devlink.fatal.json 2>&1
 head -c 600 /tmp/devlink.fatal.json; echo
 check "$T.mlx5_rs.dump-fw_fatal.context" has /tmp/devlink.fatal.json '^\{"syndrome":7,"fw_miss_counter":[0-9]+,"health buffer":\{'
 check "$T.mlx5_rs.dump-fw_fatal.buffer" has /tmp/devlink.fatal.json '"rfr":1,"severity":2,"irisc_index":[0-9]+,"synd":7,"ext_synd":4660,'
-check "$T.mlx5_rs.no-recover-advertised" sh -c "! devlink health show $H reporter fw_fatal | grep -q auto_recover"
-check "$T.mlx5_rs.no-reload-advertised" sh -c "! devlink dev reload $H action driver_reinit 2>/dev/null"
+check "$T.mlx5_rs.stays-in-error" sh -c "devlink health show $H reporter fw_fatal | grep -q 'state error'"
+check "$T.mlx5_rs.not-recovered" sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q 'automatic recovery off'"
 
 # The unload while devlink requests run and a monitor listens.
 devlink monitor >/tmp/devlink.monitor 2>&1 &

@@ -80,17 +80,14 @@ wait_for() { # FILE WANT: up to 60 s
 	return 1
 }
 
-load() { # DRIVER [mlx5_rs module parameters...]
-	_drv=$1
-	shift
-	case $_drv in
+load() { # DRIVER
+	case $1 in
 	upstream)
 		timeout 300 modprobe mlx5_core
-		check "dp-faults.$_drv.core-probe" test -e "/sys/bus/pci/devices/$bdf/driver"
+		check "dp-faults.$1.core-probe" test -e "/sys/bus/pci/devices/$bdf/driver"
 		timeout 300 modprobe mlx5_ib ;;
-	mlx5_rs) check "dp-faults.$_drv.insmod" insmod "$KO" "$@" ;;
+	mlx5_rs) check "dp-faults.$1.insmod" insmod "$KO" ;;
 	esac
-	set -- "$_drv"
 	D0=$(ibdev)
 	check "dp-faults.$1.device" test -n "$D0"
 	check "dp-faults.$1.$D0-active" wait_for "/sys/class/infiniband/$D0/ports/1/state" "4: ACTIVE"
@@ -248,12 +245,8 @@ fatal_drain() {
 	# Otherwise each recovers once the emulator is healed below, and upstream's
 	# recovery races that heal (a run of 2026-12-05: its ENABLE_HCA timed out and
 	# leaked the command's buffer, as its log says it does).
-	case $drv in
-	upstream)
-		load upstream
-		check "$_p.no-auto-recover" devlink health set "pci/$bdf" reporter fw_fatal auto_recover false ;;
-	mlx5_rs) load mlx5_rs auto_recover=0 ;;
-	esac
+	load "$drv"
+	no_auto_recover "$_p.no-auto-recover" "$bdf"
 	dmesg_mark
 	_m=$MARK
 	_v0=$(violations)

@@ -14,10 +14,16 @@
 #   mlx5_error_sw_reset); no kernel warning. Unload: every object destroyed, every
 #   page returned, no new violation or DMA error. The time from the fatal error to
 #   port ACTIVE is printed ("rec: <driver> fatal->ACTIVE N ms", the issue's figure).
-# Ours only (mlx5_rs; upstream has no such knob or takes 2 h to give up):
-#   grace      a second fatal error right after a recovery is refused within the
-#              grace period (devlink's fw_fatal rule, health/recover.rs): logged, no
-#              second firmware restart; rmmod works;
+# Per driver, devlink's part (shared): a second fatal error right after a recovery is
+#   refused within fw_fatal's grace period (devlink's rule; upstream's 60 s on a PF):
+#   the driver unloads the function ("Driver is in error state. Unloading", upstream's
+#   health.c line, which ours prints too), mlx5_0 goes, no second firmware restart,
+#   the reporter is in error state; `devlink health recover` then brings the function
+#   back (one firmware restart, mlx5_0 ACTIVE, the reporter healthy, ibv_devinfo
+#   works), and `devlink dev reload` (driver_reinit) unloads and loads it again
+#   (mlx5_0 ACTIVE, no firmware restart). Unload: every object destroyed, every page
+#   returned.
+# Ours only (mlx5_rs; upstream takes 2 h to give up):
 #   no-fw      the firmware does not support the software reset (init_seg
 #              fw_reset_supported false): the health counter stays stopped, the
 #              recovery fails at wait_vital, logged with that cause; no IB device is
@@ -115,22 +121,51 @@ shared() {
 	check "$p.no-new-dma-errors" test "$(emu_stat 'd["dma_errors"]')" = "$dma0"
 }
 
-# Ours only: each case ends with the emulator healed (its reset forgets the knobs).
-grace() {
-	p=$T.mlx5_rs.grace
+restarts() { emu_stat 'd["fw_reset"]["restarts"]'; }
+reporter_state() { # WANT: fw_fatal's state (healthy, error)
+	devlink health show "pci/$bdf" reporter fw_fatal | grep -q "state $1"
+}
+gone() { # PATH: up to 60 s
+	for _ in $(seq 60); do [ ! -e "$1" ] && return 0; sleep 1; done
+	echo "$1 still there"
+	return 1
+}
+
+# devlink's part, both drivers (the header). Ends with the emulator healed.
+refused() {
+	p=$T.$drv.refused
 	dmesg_mark
 	load "$p"
 	fatal
 	check "$p.first-recovered" wait_long 'health recovery succeeded' 180
 	check "$p.active" wait_for "$d/ports/1/state" "4: ACTIVE"
-	restarts0=$(emu_stat 'd["fw_reset"]["restarts"]')
+	restarts0=$(restarts)
 	fatal
-	check "$p.second-refused" wait_long 'recovery refused: the last one succeeded' 60
-	check "$p.no-second-restart" test "$(emu_stat 'd["fw_reset"]["restarts"]')" = "$restarts0"
+	check "$p.second-refused" wait_long 'Driver is in error state. Unloading' 60
+	check "$p.mlx5_0-gone" gone "$d"
+	check "$p.no-second-restart" test "$(restarts)" = "$restarts0"
+	check "$p.reporter-error" reporter_state error
+	t0=$(now_ms)
+	check "$p.recover" timeout 300 devlink health recover "pci/$bdf" reporter fw_fatal
+	check "$p.recovered-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+	echo "rec: $drv devlink health recover -> ACTIVE $(($(now_ms) - t0)) ms"
+	check "$p.recover-restarted-fw" test "$(restarts)" = $((restarts0 + 1))
+	check "$p.reporter-healthy" reporter_state healthy
+	check_ibv_devinfo "$p" mlx5_0
+	t0=$(now_ms)
+	check "$p.reload" timeout 300 devlink dev reload "pci/$bdf" action driver_reinit
+	check "$p.reloaded-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+	echo "rec: $drv devlink dev reload -> ACTIVE $(($(now_ms) - t0)) ms"
+	check "$p.reload-no-fw-restart" test "$(restarts)" = $((restarts0 + 1))
+	dmesg_since | grep -a -E 'mlx5|infiniband|devlink' | grep -a -v -E 'assert_var|KTAP' | tail -n 40
 	no_warning "$p"
 	unload "$p"
+	check "$p.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
+	check "$p.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
 	emu_heal
 }
+
+# Ours only: each case ends with the emulator healed (its reset forgets the knobs).
 
 no_fw() {
 	p=$T.mlx5_rs.no-fw
@@ -192,8 +227,8 @@ unbind_wait() {
 for drv in $REC_DRIVERS; do
 	t=$(now_ms)
 	shared
+	refused
 	if [ "$drv" = mlx5_rs ]; then
-		grace
 		no_fw
 		rmmod_wait
 		unbind_wait

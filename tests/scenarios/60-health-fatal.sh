@@ -2,9 +2,9 @@
 # the health poll, idle and during a NOP storm: the log names the sensor and every
 # health-buffer field, consumers are notified, every command waiter returns at once
 # (none waits for its command timeout; the time is printed), unload issues no command and frees the pages only after
-# bus mastering is off; the module reloads once the emulator is healthy again. Loaded
-# with auto_recover=0: this scenario is about the dead function (the recovery that
-# otherwise follows is 97-recover's).
+# bus mastering is off; the module reloads once the emulator is healthy again. devlink's
+# fw_fatal auto-recover is turned off after each load: this scenario is about the dead
+# function (the recovery that otherwise follows is 97-recover's).
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail fatal.device-present "no 15b3 function"; exit 1; }
 d=/sys/kernel/debug/mlx5_rs/$bdf
@@ -13,7 +13,8 @@ POLL=100
 emu_heal
 
 # 1. Idle: FW syndrome 0x7 (dead IRISC), rfr set.
-check fatal.idle.insmod insmod "$KO" health_poll_ms=$POLL auto_recover=0
+check fatal.idle.insmod insmod "$KO" health_poll_ms=$POLL
+no_auto_recover fatal.idle.no-auto-recover "$bdf"
 dmesg_mark
 emuctl '{"cmd":"health","syndrome":7,"ext_syndrome":4660,"rfr":true,"severity":2}' >/dev/null
 sleep 1
@@ -51,7 +52,8 @@ check fatal.idle.reload-pages-returned test "$(emu_stat 'd["pages"]["held"]')" =
 
 # 2. During a NOP storm of 32 callers: every waiter returns once the fatal error is
 #    detected, none waits for its command timeout.
-check fatal.storm.insmod insmod "$KO" health_poll_ms=$POLL auto_recover=0
+check fatal.storm.insmod insmod "$KO" health_poll_ms=$POLL
+no_auto_recover fatal.storm.no-auto-recover "$bdf"
 dmesg_mark
 rm -f /tmp/storm.done
 # 250,000 NOPs last far longer than the 2 s before the injection on TCG.

@@ -2,8 +2,9 @@
 # fatal sensor 1 and unload neither waits on nor talks to the device; a stalled health
 # counter is reported "compromised" exactly once and the device keeps working; a
 # non-fatal syndrome (no reset-required) is reported and not fatal. The module reloads
-# after each once the emulator is healthy again. The surprise removal is loaded with
-# auto_recover=0: it is about the dead function, not the recovery (97-recover).
+# after each once the emulator is healthy again. The surprise removal runs with devlink's
+# fw_fatal auto-recover off: it is about the dead function, not the recovery
+# (97-recover).
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail sensors.device-present "no 15b3 function"; exit 1; }
 d=/sys/kernel/debug/mlx5_rs/$bdf
@@ -12,7 +13,8 @@ POLL=200
 emu_heal
 
 # 1. Surprise removal.
-check sensors.surprise.insmod insmod "$KO" health_poll_ms=$POLL auto_recover=0
+check sensors.surprise.insmod insmod "$KO" health_poll_ms=$POLL
+no_auto_recover sensors.surprise.no-auto-recover "$bdf"
 dmesg_mark
 emuctl '{"cmd":"surprise_removal","enable":true}' >/dev/null
 sleep 1

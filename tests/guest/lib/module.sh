@@ -54,3 +54,10 @@ _kv_recs() {
 	}' "$_kv_file"
 }
 
+
+# no_auto_recover NAME BDF: devlink's fw_fatal reporter of function BDF stops
+# recovering it by itself (either driver): for a scenario about the dead function (the
+# recovery is 97-recover's).
+no_auto_recover() {
+	check "$1" devlink health set "pci/$2" reporter fw_fatal auto_recover false
+}
