@@ -2,7 +2,9 @@
 //!
 //! Capabilities: power management (0x40), PCI Express v2 endpoint (0x60), MSI-X
 //! (0x9c, table and PBA in BAR0) and a vendor-specific capability (0xc0, the gateway of
-//! [`crate::vsc`]). Writes are filtered through a per-byte writable mask; BAR0 is a
+//! [`crate::vsc`]); one extended capability, Advanced Error Reporting (0x100), which a
+//! ConnectX-5 has and Linux's AER service (and its `aer_inject`) needs on the function
+//! to report an error of it. Writes are filtered through a per-byte writable mask; BAR0 is a
 //! 64-bit prefetchable memory BAR whose size-probe reads back the size mask.
 
 /// Mellanox vendor id.
@@ -33,6 +35,23 @@ const CAP_MSIX: usize = 0x9c;
 /// Offset of the vendor-specific capability (the VSC gateway).
 pub const CAP_VNDR: usize = 0xc0;
 const VNDR_LEN: usize = crate::vsc::CAP_LEN;
+/// Offset of the Advanced Error Reporting extended capability (PCIe Base Spec r5.0
+/// §7.8.4; the first extended capability sits at 0x100).
+pub const CAP_AER: usize = 0x100;
+/// Uncorrectable errors a PCIe endpoint implements (status / mask / severity bits 4, 5,
+/// 12..=21: Data Link Protocol, Surprise Down, Poisoned TLP, Flow Control Protocol,
+/// Completion Timeout, Completer Abort, Unexpected Completion, Receiver Overflow,
+/// Malformed TLP, ECRC, Unsupported Request, ACS Violation).
+const AER_UNCOR_BITS: u32 = 0x003f_f030;
+/// Uncorrectable Error Severity's default (spec: DLP, SDES, FCP, RxOF, MalfTLP and
+/// Uncorrectable Internal Error are fatal).
+const AER_UNCOR_SEVER_DEFAULT: u32 = 0x0046_2030;
+/// Correctable errors (bits 0, 6..=8, 12..=15: Receiver Error, Bad TLP, Bad DLLP,
+/// REPLAY_NUM Rollover, Replay Timer Timeout, Advisory Non-Fatal, Corrected Internal,
+/// Header Log Overflow).
+const AER_COR_BITS: u32 = 0x0000_f1c1;
+/// Correctable Error Mask's default (spec: Advisory Non-Fatal masked).
+const AER_COR_MASK_DEFAULT: u32 = 0x0000_2000;
 
 /// The configuration space.
 pub struct PciConfig {
@@ -136,6 +155,19 @@ impl PciConfig {
         c.bytes[CAP_VNDR] = 0x09;
         c.bytes[CAP_VNDR + 1] = 0x00;
         c.bytes[CAP_VNDR + 2] = VNDR_LEN as u8;
+
+        // Advanced Error Reporting, version 1, last extended capability. Status
+        // registers are RW1CS, mask and severity RWS; no ECRC, no header-log contents
+        // (no error is ever detected by the device model itself: an error is injected
+        // by the host's aer_inject, which answers these reads itself).
+        c.put32(CAP_AER, 0x0001 | (1 << 16));
+        c.w1c32(CAP_AER + 0x04, AER_UNCOR_BITS);
+        c.mask32(CAP_AER + 0x08, AER_UNCOR_BITS);
+        c.put32(CAP_AER + 0x0c, AER_UNCOR_SEVER_DEFAULT);
+        c.mask32(CAP_AER + 0x0c, AER_UNCOR_BITS);
+        c.w1c32(CAP_AER + 0x10, AER_COR_BITS);
+        c.put32(CAP_AER + 0x14, AER_COR_MASK_DEFAULT);
+        c.mask32(CAP_AER + 0x14, AER_COR_BITS);
         c
     }
 
@@ -153,6 +185,9 @@ impl PciConfig {
     }
     fn w1c16(&mut self, off: usize, v: u16) {
         self.w1c[off..off + 2].copy_from_slice(&v.to_le_bytes());
+    }
+    fn w1c32(&mut self, off: usize, v: u32) {
+        self.w1c[off..off + 4].copy_from_slice(&v.to_le_bytes());
     }
 
     /// The VSC register (offset from the capability) holding config byte `o`, if any.
@@ -316,6 +351,30 @@ mod tests {
             ptr = h[1] as u64;
         }
         assert_eq!(ids, vec![0x01, 0x10, 0x11, 0x09]);
+    }
+
+    #[test]
+    fn aer_extended_capability() {
+        let mut c = PciConfig::new();
+        let rd = |c: &mut PciConfig, o: usize| {
+            let mut b = [0u8; 4];
+            c.read(o as u64, &mut b);
+            u32::from_le_bytes(b)
+        };
+        // Header: id 1 (AER), version 1, no next capability.
+        assert_eq!(rd(&mut c, CAP_AER), 0x0001_0001);
+        assert_eq!(rd(&mut c, CAP_AER + 0x0c), 0x0046_2030);
+        assert_eq!(rd(&mut c, CAP_AER + 0x14), 0x0000_2000);
+        // Masks take the implemented bits only; the header is read-only.
+        c.write(CAP_AER as u64 + 0x08, &[0xff; 4]);
+        assert_eq!(rd(&mut c, CAP_AER + 0x08), 0x003f_f030);
+        c.write(CAP_AER as u64, &[0; 4]);
+        assert_eq!(rd(&mut c, CAP_AER), 0x0001_0001);
+        // Status bits are write-1-to-clear: a write of ones to a clear status stays 0.
+        c.write(CAP_AER as u64 + 0x04, &[0xff; 4]);
+        c.write(CAP_AER as u64 + 0x10, &[0xff; 4]);
+        assert_eq!(rd(&mut c, CAP_AER + 0x04), 0);
+        assert_eq!(rd(&mut c, CAP_AER + 0x10), 0);
     }
 
     #[test]
