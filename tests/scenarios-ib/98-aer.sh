@@ -1,0 +1,148 @@
+# Scenario: PCI errors of the function reported through AER (issue 24, "PCI error
+# handling"), on both drivers with the same expectation (upstream mlx5_core + mlx5_ib
+# first: the oracle). The errors are injected with the kernel's aer_inject
+# (/dev/aer_inject, CONFIG_PCIEAER_INJECT): the function has an AER capability (the
+# emulator's config space, as a ConnectX-5's) and sits under QEMU's pcie-root-port rp0,
+# whose AER service (portdrv) takes the injected error as a real one: the root port's
+# error message, the function's status registers, pcie_do_recovery.
+# Knob (environment; the default is what make check runs):
+#  - AER_DRIVERS: the drivers, in order (default "upstream mlx5_rs").
+# Per driver (shared):
+#   correctable  Receiver Error (correctable status bit 0): logged by the AER service
+#                as corrected; the driver's handlers are not called: a process holding
+#                mlx5_0 sees no event, no PCI reset reaches the device, mlx5_0 stays
+#                ACTIVE.
+#   nonfatal     Completion Timeout (uncorrectable bit 14, non-fatal by the default
+#                severity): error_detected (io_normal) unloads the function and asks
+#                for a reset; the root port's secondary bus reset reaches the device
+#                (the emulator counts a PCI reset); slot_reset waits for the firmware,
+#                resume loads the function again. The holder sees DEVICE_FATAL (8) and
+#                ends, mlx5_0 is back ACTIVE ("device recovery successful", err.c's
+#                line), a new process opens it, ibv_devinfo works.
+#   fatal        Malformed TLP (bit 18, fatal by default): the same through io_frozen.
+#   Then no kernel warning; unload: every object destroyed, every page returned, no new
+#   violation or DMA error. The time from the injection to port ACTIVE is printed
+#   ("aer: <driver> <case> ->ACTIVE N ms").
+AER_DRIVERS=${AER_DRIVERS:-upstream mlx5_rs}
+. "$MLX5RS_REPO/tests/guest/lib.sh"
+bdf=$(mlx_bdf) || { fail aer.device-present "no 15b3 function"; exit 1; }
+H=$MLX5RS_REPO/tests/guest/ib-uverbs.py
+d=/sys/class/infiniband/mlx5_0
+T=aer
+ib_scenario_start
+viol0=$(violations)
+dma0=$(emu_stat 'd["dma_errors"]')
+
+check $T.inject-device test -c /dev/aer_inject
+# The function's AER capability is what aer_inject needs (dev->aer_cap).
+check $T.function-has-aer sh -c "lspci -s $bdf -vv 2>/dev/null | grep -q 'Advanced Error Reporting' || dmesg | grep -a -q 'AER: enabled'"
+
+wait_for() { # FILE WANT: up to 120 s
+	for _ in $(seq 120); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
+	echo "$1: $(cat "$1" 2>&1), wanted $2"
+	return 1
+}
+logged() { dmesg_since | grep -a -q "$1"; }
+wait_long() { # PATTERN SECONDS
+	for _ in $(seq "$2"); do logged "$1" && return 0; sleep 1; done
+	echo "no '$1' in the log"
+	return 1
+}
+no_warning() { check "$1.no-kernel-warning" sh -c "! dmesg | tail -n +$((M0 + 1)) | grep -a -E 'WARNING:|BUG:|Call Trace'"; }
+pci_resets() { emu_stat 'd["sync_reset"]["pci_resets"]'; }
+
+# inject UNCOR COR: one error of the function through /dev/aer_inject (struct
+# aer_error_inj: bus, dev, fn, pad, uncor_status, cor_status, header_log0..3, domain).
+inject() {
+	python3 - "$bdf" "$1" "$2" <<'EOF'
+import struct, sys
+dom, bus, df = sys.argv[1].split(":")
+dev, fn = df.split(".")
+b = struct.pack("<BBBxIIIIIII", int(bus, 16), int(dev, 16), int(fn, 16),
+                int(sys.argv[2], 0), int(sys.argv[3], 0), 0, 0, 0, 0, int(dom, 16))
+with open("/dev/aer_inject", "wb", buffering=0) as f:
+    f.write(b)
+EOF
+}
+
+load() { # PREFIX
+	case $drv in
+	upstream)
+		timeout 300 modprobe mlx5_core
+		timeout 300 modprobe mlx5_ib ;;
+	mlx5_rs) check "$1.insmod" insmod "$KO" ;;
+	esac
+	check "$1.mlx5_0-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+}
+
+unload() { # PREFIX
+	case $drv in
+	upstream)
+		check "$1.rmmod-mlx5_ib" timeout 120 modprobe -r mlx5_ib
+		check "$1.rmmod-mlx5_core" timeout 120 modprobe -r mlx5_core ;;
+	mlx5_rs) check "$1.rmmod" timeout 120 rmmod mlx5_rs ;;
+	esac
+}
+
+correctable() {
+	p=$T.$drv.correctable
+	python3 "$H" hold mlx5_0 >/tmp/aer.hold 2>&1 &
+	hp=$!
+	check "$p.holder-ready" wait_line /tmp/aer.hold '^ready'
+	r0=$(pci_resets)
+	check "$p.injected" inject 0 0x1
+	check "$p.logged" wait_long 'severity=Correctable' 30
+	sleep 2
+	check "$p.no-event" sh -c "! grep -q '^event' /tmp/aer.hold"
+	check "$p.holder-alive" kill -0 $hp
+	check "$p.no-pci-reset" test "$(pci_resets)" = "$r0"
+	check "$p.mlx5_0-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+	kill $hp 2>/dev/null
+	wait $hp 2>/dev/null
+}
+
+# uncorrectable CASE STATUS
+uncorrectable() {
+	p=$T.$drv.$1
+	dmesg_mark
+	python3 "$H" hold mlx5_0 >/tmp/aer.hold 2>&1 &
+	hp=$!
+	check "$p.holder-ready" wait_line /tmp/aer.hold '^ready'
+	r0=$(pci_resets)
+	t0=$(now_ms)
+	check "$p.injected" inject "$2" 0
+	check "$p.holder-sees-device-fatal" wait_line /tmp/aer.hold '^event 8$'
+	check "$p.recovered" wait_long 'device recovery successful' 180
+	check "$p.mlx5_0-back-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+	echo "aer: $drv $1 ->ACTIVE $(($(now_ms) - t0)) ms"
+	_i=0
+	while kill -0 $hp 2>/dev/null && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
+	check "$p.holder-exited" sh -c "! kill -0 $hp 2>/dev/null"
+	kill $hp 2>/dev/null
+	wait $hp 2>/dev/null
+	cat /tmp/aer.hold
+	dmesg_since | grep -a -E 'mlx5|infiniband|AER|pcieport|aer_inject' | grep -a -v -E 'assert_var|KTAP' | head -n 60
+	check "$p.one-pci-reset" test "$(pci_resets)" = $((r0 + 1))
+	python3 "$H" hold mlx5_0 >/tmp/aer.hold2 2>&1 &
+	hp=$!
+	check "$p.new-device-opens" wait_line /tmp/aer.hold2 '^ready'
+	kill $hp 2>/dev/null
+	wait $hp 2>/dev/null
+	check_ibv_devinfo "$p" mlx5_0
+}
+
+for drv in $AER_DRIVERS; do
+	dmesg_mark
+	M0=$MARK
+	load "$T.$drv"
+	correctable
+	uncorrectable nonfatal 0x4000
+	uncorrectable fatal 0x40000
+	no_warning "$T.$drv"
+	unload "$T.$drv"
+	check "$T.$drv.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
+	check "$T.$drv.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
+	check "$T.$drv.no-new-violations" test "$(violations)" = "$viol0"
+	check "$T.$drv.no-new-dma-errors" test "$(emu_stat 'd["dma_errors"]')" = "$dma0"
+	emuctl '{"cmd":"reset"}' >/dev/null
+done
