@@ -63,6 +63,14 @@
 //! [`Mlx5Device::load`], each through the recovery work's callback with the device
 //! lock held.
 //!
+//! A PCI error (AER, [`ffi::PciErrors`]) runs the same two halves from the PCI core's
+//! error handlers, as upstream's `mlx5_err_handler`: `error_detected` tells the
+//! consumers (DEVICE_FATAL) and unloads the stages (declared dead first when the
+//! channel is offline; the recovery work and devlink keep off until `resume`), the AER
+//! service resets the bus below the root port, `slot_reset` enables the function,
+//! restores the configuration its probe saved and waits for the firmware
+//! (`wait_vital`), `resume` runs step 4's bring-up.
+//!
 //! A recovery that fails leaves no stage (the function is failed; unbind or rmmod has
 //! nothing to undo, `devlink health recover` or a reload tries again) and says why.
 //! Unbind, rmmod and shutdown stop the recovery work before anything else
@@ -71,7 +79,7 @@
 //! before unregistering the driver, whose unbind needs the device lock the recovery
 //! holds).
 
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use kernel::{
     device::{self, Core},
@@ -178,6 +186,10 @@ pub(crate) struct Mlx5Device<'bound> {
     recovery: ffi::RecoveryHandle,
     /// Recoveries of this binding that succeeded (for the log).
     recoveries: AtomicU32,
+    /// A PCI error's recovery is under way (from `error_detected` to `resume`): the
+    /// recovery work and devlink's recover and reload keep off the function, which the
+    /// PCI core unloads, resets and loads again.
+    pci_error: AtomicBool,
     /// `None` once a PCI shutdown unloaded the function, after a recovery failed or was
     /// refused, and between the two halves of a reload.
     ///
@@ -257,11 +269,14 @@ impl pci::Driver for Mlx5Driver {
             let stages = stages?;
             let info = stages.info;
             devlink.register(info.is_vf)?;
+            // For a PCI error's slot reset (upstream's probe ends with it too).
+            ffi::pci_save_state(pdev);
             Ok(try_pin_init!(Mlx5Device {
                 info,
                 devlink,
                 recovery,
                 recoveries: AtomicU32::new(0),
+                pci_error: AtomicBool::new(false),
                 stages <- new_mutex!(Some(stages)),
             }? Error))
         })
@@ -742,6 +757,16 @@ impl<'bound> Mlx5Device<'bound> {
     /// `ECANCELED` refused, else the recovery's error.
     fn on_fatal(&self, pdev: &'bound pci::Device<Core<'_>>) -> Result {
         let name = self.info.name;
+        // Queued before a PCI error's recovery loaded the function again: that
+        // function is not the one that died.
+        if matches!(self.stages.lock().as_ref(), Some(s) if s._life.mode() == Mode::Running) {
+            dev_info!(
+                pdev,
+                "{}: recovery: the function runs (reloaded since the fatal error): nothing to recover\n",
+                name
+            );
+            return Ok(());
+        }
         let decided = core::cell::Cell::new(false);
         let r = self.devlink.report_fatal(&|| {
             decided.set(true);
@@ -891,6 +916,156 @@ impl<'bound> Mlx5Device<'bound> {
         Ok(())
     }
 
+    /// A PCI error (AER) was detected, as upstream's `mlx5_pci_err_detected`: the
+    /// consumers are told (the IB device raises IB_EVENT_DEVICE_FATAL) and the stages
+    /// unloaded; with the channel offline (frozen, permanent failure) the function is
+    /// declared dead first (every command fails at once, no command at unload, pages
+    /// freed once bus mastering is off), with I/O working (non-fatal) it unloads with
+    /// its commands, as upstream does when its fatal sensors read nothing. Asks for a
+    /// reset, or gives up on a permanent failure. The caller holds the device lock.
+    fn pci_error_detected(
+        &self,
+        pdev: &'bound pci::Device<Core<'_>>,
+        state: ffi::ChannelState,
+    ) -> ffi::ErsResult {
+        let name = self.info.name;
+        self.pci_error.store(true, Ordering::Release);
+        dev_err!(
+            pdev,
+            "{}: PCI error detected (channel {:?}): unloading the function\n",
+            name,
+            state
+        );
+        let s = self.stages.lock().take();
+        let sensor = health::monitor::FatalSensor::PciErr;
+        let cause = crate::lifecycle::FatalCause {
+            code: sensor as u8,
+            name: health::buffer::sensor_name(sensor),
+        };
+        match s {
+            // I/O still works: upstream's fatal sensors read nothing, so it does not
+            // enter the error state but still raises the system error (the IB device's
+            // DEVICE_FATAL), skips the firmware reset and unloads with commands.
+            Some(s) if state == ffi::ChannelState::Normal => {
+                s._life.notify_fatal(cause);
+                s.unload();
+            }
+            // The channel is offline: upstream's sensor PCI_ERR puts the function in
+            // the error state (commands fail at once); its firmware reset stops waiting
+            // at once ("PCI channel offline"); the unload sends no command.
+            Some(s) => {
+                s._life.declare_dead(cause);
+                s.unload();
+            }
+            None => dev_info!(pdev, "{}: PCI error: nothing loaded\n", name),
+        }
+        let r = match state {
+            ffi::ChannelState::PermFailure => ffi::ErsResult::Disconnect,
+            ffi::ChannelState::Normal | ffi::ChannelState::Frozen => ffi::ErsResult::NeedReset,
+        };
+        dev_info!(
+            pdev,
+            "{}: PCI error detected: function unloaded, result {:?}\n",
+            name,
+            r
+        );
+        r
+    }
+
+    /// The slot was reset, as upstream's `mlx5_pci_slot_reset`: the function enabled
+    /// (memory, bus mastering) and the firmware waited for (`wait_vital`: the PCI reads
+    /// back, the health counter moving). Recovered, or Disconnect when either fails
+    /// (logged with the step and the error). The caller holds the device lock.
+    fn pci_slot_reset(&self, pdev: &'bound pci::Device<Core<'_>>) -> ffi::ErsResult {
+        let name = self.info.name;
+        let work = self.recovery.work();
+        let stop = || work.stopping() || crate::exiting();
+        // The secondary bus reset cleared the function's BARs and command register:
+        // upstream's `mlx5_pci_slot_reset` enables, sets bus mastering and restores the
+        // state its probe saved.
+        let r = ffi::PciEnabled::new(pdev)
+            .map(|on| {
+                ffi::pci_restore_state(pdev);
+                on
+            })
+            .inspect_err(|e| {
+                dev_err!(
+                    pdev,
+                    "{}: PCI slot reset: enabling the function failed ({:?})\n",
+                    name,
+                    e
+                )
+            })
+            .and_then(|_on| {
+                let bar =
+                    crate::init_seg_io::Bar0::new(pdev, 0, c"mlx5_rs/bar0").inspect_err(|e| {
+                        dev_err!(
+                            pdev,
+                            "{}: PCI slot reset: mapping BAR0 failed ({:?})\n",
+                            name,
+                            e
+                        )
+                    })?;
+                Stages::wait_vital(pdev, &InitSeg::new(&bar), &stop).inspect_err(|e| {
+                    dev_err!(
+                        pdev,
+                        "{}: PCI slot reset: wait vital failed ({:?})\n",
+                        name,
+                        e
+                    )
+                })
+            });
+        let res = if r.is_ok() {
+            ffi::ErsResult::Recovered
+        } else {
+            ffi::ErsResult::Disconnect
+        };
+        dev_info!(pdev, "{}: PCI slot reset: result {:?}\n", name, res);
+        res
+    }
+
+    /// Recovery is over, as upstream's `mlx5_pci_resume`: the function is loaded again
+    /// through the recovery's bring-up (the firmware waited for, then every stage as at
+    /// probe, ending with a new `mlx5_N`). A failure is logged and leaves the function
+    /// unloaded (devlink health recover, dev reload, or unbind and bind again). The
+    /// caller holds the device lock.
+    fn pci_resume(&self, pdev: &'bound pci::Device<Core<'_>>) {
+        let name = self.info.name;
+        let start = Instant::<Monotonic>::now();
+        let mut g = self.stages.lock();
+        if g.is_none() {
+            let work = self.recovery.work();
+            let stop = || work.stopping() || crate::exiting();
+            match Stages::bring_up(
+                pdev,
+                Some(self.info),
+                &self.devlink,
+                BringUp::Recovery {
+                    stop: &stop,
+                    sw_reset: false,
+                },
+            ) {
+                Ok(s) => {
+                    *g = Some(s);
+                    dev_info!(
+                        pdev,
+                        "{}: PCI error recovery: function loaded again in {} ms\n",
+                        name,
+                        start.elapsed().as_millis()
+                    );
+                }
+                Err(e) => dev_err!(
+                    pdev,
+                    "{}: PCI resume: loading the function failed ({:?}): it stays unloaded; devlink health recover, dev reload, or unbind and bind again\n",
+                    name,
+                    e
+                ),
+            }
+        }
+        drop(g);
+        self.pci_error.store(false, Ordering::Release);
+    }
+
     /// PCI shutdown (reboot, kexec, poweroff), as upstream's `shutdown` (main.c): fast
     /// teardown, else force close (`mlx5_try_fast_unload`); after either, the device
     /// is left in error state and its IRQs are freed with MSI-X disabled
@@ -946,6 +1121,15 @@ impl ffi::PciRecover for Mlx5Driver {
         this: Pin<&'bound Mlx5Device<'bound>>,
         kind: ffi::RecoverKind,
     ) -> Result {
+        if this.pci_error.load(Ordering::Acquire) {
+            dev_info!(
+                pdev,
+                "{}: {:?}: a PCI error recovery is under way; not now\n",
+                this.info.name,
+                kind
+            );
+            return Err(EBUSY);
+        }
         // Refusals and failures are logged where they happen.
         match kind {
             ffi::RecoverKind::Fatal => this.on_fatal(pdev),
@@ -956,6 +1140,27 @@ impl ffi::PciRecover for Mlx5Driver {
             }
             ffi::RecoverKind::Load => this.load(pdev),
         }
+    }
+}
+
+impl ffi::PciErrors for Mlx5Driver {
+    fn error_detected<'bound>(
+        pdev: &'bound pci::Device<Core<'_>>,
+        this: Pin<&'bound Mlx5Device<'bound>>,
+        state: ffi::ChannelState,
+    ) -> ffi::ErsResult {
+        this.pci_error_detected(pdev, state)
+    }
+
+    fn slot_reset<'bound>(
+        pdev: &'bound pci::Device<Core<'_>>,
+        this: Pin<&'bound Mlx5Device<'bound>>,
+    ) -> ffi::ErsResult {
+        this.pci_slot_reset(pdev)
+    }
+
+    fn resume<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&'bound Mlx5Device<'bound>>) {
+        this.pci_resume(pdev);
     }
 }
 

@@ -141,6 +141,19 @@ impl Lifecycle {
         self.state.lock().mode
     }
 
+    /// Declares a running function dead from outside the health poll (a PCI error, as
+    /// upstream's `mlx5_pci_err_detected` enters the error state): as the poll's fatal
+    /// path, commands fail at once, then the consumers are told. False when it was not
+    /// running (already dead or torn down): nothing is done.
+    pub(crate) fn declare_dead(&self, cause: FatalCause) -> bool {
+        let mut declared = false;
+        self.poll_while_running(|| {
+            declared = true;
+            Some(cause)
+        });
+        declared
+    }
+
     /// Runs `f` (one health check) only while the function is running, serialized with
     /// teardown decisions. When `f` reports a fatal cause the device is declared dead:
     /// the command queue fails every waiter and every new command, then the consumers
@@ -156,6 +169,33 @@ impl Lifecycle {
         st.mode = Mode::Dead;
         // Fail every waiter before telling anybody: nobody may wait on the device.
         self.hw.cmd().mark_dead();
+        let consumers = self.copy_consumers(&st);
+        drop(st);
+        dev_err!(
+            self.dev,
+            "device is dead ({}): every pending and new command fails at once; page supply stopped\n",
+            cause.name
+        );
+        self.tell(&consumers, cause);
+        PollOutcome::Stop
+    }
+
+    /// Tells the consumers of a fatal error without declaring the function dead:
+    /// commands keep running (a non-fatal PCI error: upstream's
+    /// `mlx5_enter_error_state(dev, false)` with no fatal sensor still raises
+    /// MLX5_DEV_EVENT_SYS_ERROR, IB_EVENT_DEVICE_FATAL in mlx5_ib, and then unloads the
+    /// function with its commands).
+    pub(crate) fn notify_fatal(&self, cause: FatalCause) {
+        let consumers = self.copy_consumers(&self.state.lock());
+        dev_err!(
+            self.dev,
+            "{}: telling the consumers (commands still run)\n",
+            cause.name
+        );
+        self.tell(&consumers, cause);
+    }
+
+    fn copy_consumers(&self, st: &LifeState) -> KVec<FatalConsumer> {
         let mut consumers = KVec::new();
         for c in st.consumers.iter() {
             if consumers.push(c.clone(), GFP_KERNEL).is_err() {
@@ -166,17 +206,14 @@ impl Lifecycle {
                 );
             }
         }
-        drop(st);
-        dev_err!(
-            self.dev,
-            "device is dead ({}): every pending and new command fails at once; page supply stopped\n",
-            cause.name
-        );
+        consumers
+    }
+
+    fn tell(&self, consumers: &[FatalConsumer], cause: FatalCause) {
         for c in consumers.iter() {
             dev_err!(self.dev, "notifying {} of the fatal error\n", c.name);
             c.handler.fatal(&self.dev, cause);
         }
-        PollOutcome::Stop
     }
 
     /// Claims the function for a teardown decision: a running function becomes

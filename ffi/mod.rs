@@ -20,6 +20,10 @@ pub(crate) use self::core::devlink::{Devlink, DevlinkOps};
 pub(crate) use self::core::irq::{nth_online_cpu, AffinityHint};
 pub(crate) use self::core::mm::{gfp_kernel_noretry_nowarn, mem_available_pages, random_bytes};
 pub(crate) use self::core::pci::{PciEnabled, StopDmaOnDrop};
+pub(crate) use self::core::pci_err::{
+    restore_state as pci_restore_state, save_state as pci_save_state, ChannelState, ErsResult,
+    PciErrors,
+};
 pub(crate) use self::core::recover::{
     pci_cfg_read, pci_cfg_write, pci_vsc_cap, PciRecover, RecoverKind, RecoveryHandle, RecoveryWork,
 };

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The PCI `shutdown` callback, which `pci::Adapter` of 7.3 does not wire.
+//! The PCI `shutdown` callback and the error handlers, which `pci::Adapter` of 7.3
+//! does not wire.
 //!
 //! [`ShutdownAdapter`] registers the same `struct pci_driver` as `pci::Adapter<T>`
 //! (same probe, remove, ID table and driver data) and additionally sets its
 //! `.shutdown` before the driver is registered, pointing at a callback that hands the
-//! device and its driver data to [`PciShutdown::shutdown`].
+//! device and its driver data to [`PciShutdown::shutdown`], and its `.err_handler`
+//! ([`super::pci_err`]: AER's error_detected / slot_reset / resume).
 //!
 //! Lifetime argument: the PCI core calls `.shutdown` (`device_shutdown()` →
 //! `pci_device_shutdown()`) with the device lock held, and only for a device bound to
@@ -16,6 +18,7 @@
 
 use core::marker::PhantomData;
 
+use super::pci_err::{ErrHandlers, PciErrors};
 use kernel::{
     bindings,
     driver::{DriverLayout, RegistrationOps},
@@ -46,7 +49,9 @@ unsafe impl<T: pci::Driver + 'static> DriverLayout for ShutdownAdapter<T> {
 
 // SAFETY: `register` and `unregister` are `pci::Adapter<T>`'s, so a call to
 // `unregister` is valid after a successful `register` as for that type.
-unsafe impl<T: pci::Driver + PciShutdown + 'static> RegistrationOps for ShutdownAdapter<T> {
+unsafe impl<T: pci::Driver + PciShutdown + PciErrors + 'static> RegistrationOps
+    for ShutdownAdapter<T>
+{
     // SAFETY: (contract) callers uphold `RegistrationOps::register`'s requirements: `pdrv`
     // is pinned, valid and not registered.
     unsafe fn register(
@@ -58,6 +63,9 @@ unsafe impl<T: pci::Driver + PciShutdown + 'static> RegistrationOps for Shutdown
         // one before registration is what `pci::Adapter::register` does for the others
         // (it leaves `.shutdown` as we set it).
         unsafe { (*pdrv.get()).shutdown = Some(shutdown_callback::<T>) };
+        // SAFETY: as above (`.err_handler` is left alone by `pci::Adapter::register`);
+        // the table is a promoted constant, valid for `'static`.
+        unsafe { (*pdrv.get()).err_handler = &ErrHandlers::<T>::VTABLE };
         // SAFETY: forwarded from our caller (`pdrv` stays pinned and valid until
         // `unregister`).
         unsafe { <pci::Adapter<T> as RegistrationOps>::register(pdrv, name, module) }
