@@ -23,6 +23,12 @@
 #   works), and `devlink dev reload` (driver_reinit) unloads and loads it again
 #   (mlx5_0 ACTIVE, no firmware restart). Unload: every object destroyed, every page
 #   returned.
+# Per driver, a busy function (shared): a fatal error while two processes storm the
+#   command interface (tests/guest/ib-storm.c: PD, MR, CQ, QP created and destroyed in
+#   a loop) and the driver works through 200 page requests the emulator raised just
+#   before (give and take, 64 pages each): the function recovers (one firmware
+#   restart, mlx5_0 ACTIVE, ibv_devinfo works), the storm is stopped, no kernel
+#   warning; unload: every object destroyed, every page returned.
 # Ours only (mlx5_rs; upstream takes 2 h to give up):
 #   no-fw      the firmware does not support the software reset (init_seg
 #              fw_reset_supported false): the health counter stays stopped, the
@@ -44,8 +50,9 @@ H=$MLX5RS_REPO/tests/guest/ib-uverbs.py
 d=/sys/class/infiniband/mlx5_0
 T=recover
 ib_scenario_start
-viol0=$(violations)
-dma0=$(emu_stat 'd["dma_errors"]')
+module_deps
+STORM=/tmp/ib-storm
+check $T.storm-build gcc -O2 -Wall -o $STORM "$REPO/tests/guest/ib-storm.c" /usr/lib/x86_64-linux-gnu/libibverbs.so.1
 
 wait_for() { # FILE WANT: up to 120 s
 	for _ in $(seq 120); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
@@ -82,6 +89,9 @@ unload() { # PREFIX
 
 shared() {
 	p=$T.$drv
+	# The baseline of each driver's part (another part's fault may leave its own).
+	viol0=$(violations)
+	dma0=$(emu_stat 'd["dma_errors"]')
 	dmesg_mark
 	load "$p"
 	python3 "$H" hold mlx5_0 >/tmp/rec.hold 2>&1 &
@@ -165,6 +175,36 @@ refused() {
 	emu_heal
 }
 
+# The busy function, both drivers (the header). Ends with the emulator healed.
+busy() {
+	p=$T.$drv.busy
+	v0=$(violations)
+	dmesg_mark
+	load "$p"
+	restarts0=$(restarts)
+	timeout 900 "$STORM" mlx5_0 1000000 2 pd,mr,cq,qp >/tmp/rec.storm 2>&1 &
+	sp=$!
+	sleep 3
+	check "$p.storm-running" kill -0 $sp
+	emuctl '{"cmd":"page_requests","pattern":[64,-64],"count":200}' >/tmp/rec.preq
+	check "$p.page-requests-raised" grep -q '"ok":true' /tmp/rec.preq
+	fatal
+	check "$p.recovered" wait_long 'health recovery succeeded' 180
+	check "$p.active" wait_for "$d/ports/1/state" "4: ACTIVE"
+	kill $sp 2>/dev/null
+	wait $sp 2>/dev/null
+	head -n 5 /tmp/rec.storm
+	check "$p.one-fw-restart" test "$(restarts)" = $((restarts0 + 1))
+	check_ibv_devinfo "$p" mlx5_0
+	dmesg_since | grep -a -E 'mlx5|infiniband' | grep -a -v -E 'assert_var|KTAP' | tail -n 25
+	no_warning "$p"
+	unload "$p"
+	check "$p.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
+	check "$p.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
+	echo "rec: $drv busy: emulator violations $(($(violations) - v0)), page requests $(emu_stat 'd["pages"]["requests_outstanding"]') outstanding at the end"
+	emu_heal
+}
+
 # Ours only: each case ends with the emulator healed (its reset forgets the knobs).
 
 no_fw() {
@@ -228,6 +268,7 @@ for drv in $REC_DRIVERS; do
 	t=$(now_ms)
 	shared
 	refused
+	busy
 	if [ "$drv" = mlx5_rs ]; then
 		no_fw
 		rmmod_wait
