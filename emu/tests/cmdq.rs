@@ -302,7 +302,11 @@ fn queue_set_up_at_the_same_address_frees_a_never_completed_slot() {
     h.dev.step();
     let (st, _, _) = h.run(&nop(), 16);
     assert_eq!(st, 0, "slot 0 runs the new instance's command");
-    assert_eq!(mlx5_emu::control::stats(&h.dev)["violations"], 1, "no new violation");
+    assert_eq!(
+        mlx5_emu::control::stats(&h.dev)["violations"],
+        1,
+        "no new violation"
+    );
 }
 
 #[test]
