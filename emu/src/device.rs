@@ -40,6 +40,8 @@ enum Posted {
     Uar(UarWrite),
     /// Driver write of `nic_interface`.
     Nic(u32),
+    /// The driver set its command queue up (its address written).
+    QueueSetUp,
     /// A frame from the wired peer device.
     Frame(Vec<u8>),
     /// The wired peer came (true) or went (false).
@@ -225,6 +227,10 @@ impl Device {
                         lock(&self.inbox).posted.push_back(Posted::Nic(v));
                         self.wake.notify_all();
                     }
+                    RegWrite::QueueSetUp => {
+                        lock(&self.inbox).posted.push_back(Posted::QueueSetUp);
+                        self.wake.notify_all();
+                    }
                 }
             }
             return;
@@ -355,6 +361,7 @@ impl Device {
                         self.regs().nic_interface = readback;
                     }
                 }
+                Posted::QueueSetUp => fw.queue_set_up(),
                 Posted::Doorbell(bits) => {
                     for slot in 0..crate::ifc::cmd_layout::MAX_SLOTS {
                         if bits & (1 << slot) != 0 {

@@ -31,6 +31,9 @@ pub enum RegWrite {
     Doorbell(u32),
     /// nic_interface written with this value.
     NicInterface(u32),
+    /// The command queue's address written (nic_interface FULL_DRIVER): a new driver
+    /// instance sets its queue up.
+    QueueSetUp,
 }
 
 /// Fields of the init segment the control socket can override (`init_seg`). `None`
@@ -445,7 +448,11 @@ impl Regs {
                     // more (upstream's health poll takes DISABLED for a fatal sensor,
                     // `MLX5_SENSOR_NIC_DISABLED`, so a reloaded function must not read it).
                     self.nic_interface = 0;
-                    RegWrite::None
+                    if self.cmdq_addr_l != 0 {
+                        RegWrite::QueueSetUp
+                    } else {
+                        RegWrite::None
+                    }
                 }
             }
             is::CMD_DBELL => RegWrite::Doorbell(val),

@@ -7,6 +7,7 @@ mod common;
 use common::{input, Host};
 use mlx5_emu::fw::inject::{Action, CorruptField, Corruption};
 use mlx5_emu::ifc::cmd_layout::{self as cl, block_off, entry_off};
+use mlx5_emu::ifc::init_seg as is;
 use mlx5_emu::ifc::opcodes::Opcode;
 use mlx5_emu::ifc::regs::{access_register_in, reg_id};
 use mlx5_emu::ifc::status::DeliveryStatus as D;
@@ -275,6 +276,37 @@ fn delayed_command_completes_after_a_later_one() {
     assert_eq!(h.output(&a)[0x6c..0x70], [0, 0, 0, 3]);
     let s = mlx5_emu::control::stats(&h.dev);
     assert_eq!(s["violations"], 1);
+}
+
+/// A driver instance that sets its queue up again (a reload after a command never
+/// completed) finds every slot idle, even with its queue at the same DMA address as
+/// the previous instance's (emu/README.md, "queue address written").
+#[test]
+fn queue_set_up_at_the_same_address_frees_a_never_completed_slot() {
+    let mut h = enabled();
+    h.dev
+        .fw()
+        .inject
+        .add(Some(Opcode::NOP as u16), Action::Never, Some(1));
+    let a = h.prepare(0, &nop(), 16);
+    h.ring(0);
+    h.dev.step();
+    assert_eq!(h.status_own(&a), 1, "never completes");
+    // Re-ringing it before a set-up is a violation (the slot is hardware's).
+    h.ring(0);
+    h.dev.step();
+    assert_eq!(mlx5_emu::control::stats(&h.dev)["violations"], 1);
+    // The new instance writes the same address (nic_interface FULL_DRIVER).
+    h.write32(is::CMDQ_ADDR_H, (h.queue >> 32) as u32);
+    h.write32(is::CMDQ_ADDR_L_SZ, h.queue as u32);
+    h.dev.step();
+    let (st, _, _) = h.run(&nop(), 16);
+    assert_eq!(st, 0, "slot 0 runs the new instance's command");
+    assert_eq!(
+        mlx5_emu::control::stats(&h.dev)["violations"],
+        1,
+        "no new violation"
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 # Helpers for guest scripts (sourced by every scenario and runner). Sourcing it runs no
 # command: it sets the variables below and defines functions, by concern:
 #   lib/checks.sh   pass, fail, check, case_lines (helpers held to their case lists),
+#                   wait_for (a sysfs file reading a value),
 #                   kernel log marks and waits, kmemleak, now_ms
 #   lib/emu.sh      the emulator's control channel (emuctl, emu_stat, emu_heal, live,
 #                   cmds_ok ...), the emulated functions' PCI addresses

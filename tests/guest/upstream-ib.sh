@@ -27,10 +27,6 @@ if [ -d "$d" ]; then
 	# Port changes from the "subnet manager" (the emulator's ib_port request) reach
 	# the RDMA core through PORT_CHANGE EQEs: the GID cache is refreshed on the GUID
 	# event, the port goes DOWN and ACTIVE with the link.
-	wait_for() { # FILE WANT: up to 60 s
-		for _ in $(seq 60); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
-		echo "$1: $(cat "$1" 2>&1), wanted $2"; return 1
-	}
 	emuctl '{"cmd":"ib_port","port_guid":"0x0002c90300000042","lid":7}' >/dev/null
 	check upstream-ib.gid-follows-guid-event wait_for $d/ports/1/gids/0 fe80:0000:0000:0000:0002:c903:0000:0042
 	check upstream-ib.lid-follows wait_for $d/ports/1/lid 0x7

@@ -104,11 +104,6 @@ for _ in 1 2; do
 	done
 done
 
-wait_for() { # FILE WANT: up to 60 s
-	for _ in $(seq 60); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
-	echo "$1: $(cat "$1" 2>&1), wanted $2"
-	return 1
-}
 # run DRIVER: the files against mlx5_0, results in /tmp/pyv.DRIVER (and on the console).
 run() {
 	t0=$(now_ms)

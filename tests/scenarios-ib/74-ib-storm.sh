@@ -34,11 +34,6 @@ module_deps
 BIN=/tmp/ib-storm
 check storm.build gcc -O2 -Wall -o $BIN "$REPO/tests/guest/ib-storm.c" /usr/lib/x86_64-linux-gnu/libibverbs.so.1
 
-wait_for() { # FILE WANT: up to 60 s
-	for _ in $(seq 60); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
-	echo "$1: $(cat "$1" 2>&1), wanted $2"
-	return 1
-}
 res_count() { rdma res show "$1" dev mlx5_0 2>/dev/null | grep -c .; }
 objs() { emu_stat 'd["objects"]["total"]'; }
 

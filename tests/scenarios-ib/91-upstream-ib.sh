@@ -11,12 +11,6 @@
 bdf=$(mlx_bdf) || { fail upstream-ib.device-present "no 15b3 function"; exit 1; }
 d=/sys/class/infiniband/mlx5_0
 
-wait_for() { # FILE WANT: up to 60 s
-	for _ in $(seq 60); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
-	echo "$1: $(cat "$1" 2>&1), wanted $2"
-	return 1
-}
-
 # Failed commands per opcode, as "OPCODE:STATUS=N" words: earlier scenarios inject
 # failures on purpose, so a mode compares its counts with the ones before its load.
 failed_cmds() {

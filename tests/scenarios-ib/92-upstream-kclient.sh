@@ -16,12 +16,6 @@ bdf=$(mlx_bdf) || { fail upstream-kclient.device-present "no 15b3 function"; exi
 d=/sys/class/infiniband/mlx5_0
 START=$(dmesg | wc -l)
 
-wait_for() { # FILE WANT: up to 60 s
-	for _ in $(seq 60); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
-	echo "$1: $(cat "$1" 2>&1), wanted $2"
-	return 1
-}
-
 before=$(failed_cmds)
 timeout 300 modprobe mlx5_core
 check upstream-kclient.core-probe test -e "/sys/bus/pci/devices/$bdf/driver"

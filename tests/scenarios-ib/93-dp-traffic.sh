@@ -87,12 +87,6 @@ if [ "$(emu_count)" -ge 2 ] && [ "$(emu_stat 'd["dp"]["wire"]["link_up"]' 2>/dev
 	WIRED=1
 fi
 
-wait_for() { # FILE WANT: up to 60 s
-	for _ in $(seq 60); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
-	echo "$1: $(cat "$1" 2>&1), wanted $2"
-	return 1
-}
-
 # The IB devices, in the order of their functions: D0 on function 0 (emulator 0), D1
 # on function 1 when wired.
 ibdev_of() { # BDF

@@ -74,12 +74,6 @@ bdf=$(mlx_bdf) || { fail dp-faults.device-present "no 15b3 function"; exit 1; }
 ib_scenario_start
 ip link set lo up
 
-wait_for() { # FILE WANT: up to 60 s
-	for _ in $(seq 60); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
-	echo "$1: $(cat "$1" 2>&1), wanted $2"
-	return 1
-}
-
 load() { # DRIVER
 	case $1 in
 	upstream)

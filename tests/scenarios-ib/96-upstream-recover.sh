@@ -15,11 +15,6 @@ T=upstream-recover
 viol0=$(violations)
 dma0=$(emu_stat 'd["dma_errors"]')
 
-wait_for() { # FILE WANT: up to 120 s
-	for _ in $(seq 120); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
-	echo "$1: $(cat "$1" 2>&1), wanted $2"
-	return 1
-}
 logged() { dmesg | tail -n +$((MARK + 1)) | grep -a -q "$1"; }
 wait_log() { # PATTERN: up to 180 s
 	for _ in $(seq 180); do logged "$1" && return 0; sleep 1; done
@@ -30,7 +25,7 @@ wait_log() { # PATTERN: up to 180 s
 load() {
 	timeout 300 modprobe mlx5_core
 	timeout 300 modprobe mlx5_ib
-	check "$T.$1.mlx5_0-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+	check "$T.$1.mlx5_0-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 }
 
 recover() { # NAME
@@ -41,7 +36,7 @@ recover() { # NAME
 	emuctl '{"cmd":"health","syndrome":7,"ext_syndrome":4660,"rfr":true,"severity":2}' >/dev/null
 	check "$T.$n.recovered" wait_log 'health recovery succeeded'
 	t1=$(now_ms)
-	check "$T.$n.mlx5_0-back" wait_for "$d/ports/1/state" "4: ACTIVE"
+	check "$T.$n.mlx5_0-back" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 	t2=$(now_ms)
 	echo "$T.$n: fatal -> 'health recovery succeeded' $((t1 - t0)) ms, -> mlx5_0 port ACTIVE $((t2 - t0)) ms"
 	dmesg_since | grep -a -E 'mlx5|infiniband' | head -n 60

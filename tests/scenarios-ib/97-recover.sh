@@ -23,6 +23,12 @@
 #   works), and `devlink dev reload` (driver_reinit) unloads and loads it again
 #   (mlx5_0 ACTIVE, no firmware restart). Unload: every object destroyed, every page
 #   returned.
+# Per driver, a busy function (shared): a fatal error while two processes storm the
+#   command interface (tests/guest/ib-storm.c: PD, MR, CQ, QP created and destroyed in
+#   a loop) and the driver works through 200 page requests the emulator raised just
+#   before (give and take, 64 pages each): the function recovers (one firmware
+#   restart, mlx5_0 ACTIVE, ibv_devinfo works), the storm is stopped, no kernel
+#   warning; unload: every object destroyed, every page returned.
 # Ours only (mlx5_rs; upstream takes 2 h to give up):
 #   no-fw      the firmware does not support the software reset (init_seg
 #              fw_reset_supported false): the health counter stays stopped, the
@@ -44,14 +50,10 @@ H=$MLX5RS_REPO/tests/guest/ib-uverbs.py
 d=/sys/class/infiniband/mlx5_0
 T=recover
 ib_scenario_start
-viol0=$(violations)
-dma0=$(emu_stat 'd["dma_errors"]')
+module_deps
+STORM=/tmp/ib-storm
+check $T.storm-build gcc -O2 -Wall -o $STORM "$REPO/tests/guest/ib-storm.c" /usr/lib/x86_64-linux-gnu/libibverbs.so.1
 
-wait_for() { # FILE WANT: up to 120 s
-	for _ in $(seq 120); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
-	echo "$1: $(cat "$1" 2>&1), wanted $2"
-	return 1
-}
 logged() { dmesg_since | grep -a -q "$1"; }
 wait_long() { # PATTERN SECONDS
 	for _ in $(seq "$2"); do logged "$1" && return 0; sleep 1; done
@@ -68,7 +70,7 @@ load() { # PREFIX
 		timeout 300 modprobe mlx5_ib ;;
 	mlx5_rs) check "$1.insmod" insmod "$KO" ;;
 	esac
-	check "$1.mlx5_0-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+	check "$1.mlx5_0-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 }
 
 unload() { # PREFIX
@@ -82,6 +84,9 @@ unload() { # PREFIX
 
 shared() {
 	p=$T.$drv
+	# The baseline of each driver's part (another part's fault may leave its own).
+	viol0=$(violations)
+	dma0=$(emu_stat 'd["dma_errors"]')
 	dmesg_mark
 	load "$p"
 	python3 "$H" hold mlx5_0 >/tmp/rec.hold 2>&1 &
@@ -92,7 +97,7 @@ shared() {
 	fatal
 	check "$p.holder-sees-device-fatal" wait_line /tmp/rec.hold '^event 8$'
 	check "$p.recovered" wait_long 'health recovery succeeded' 180
-	check "$p.mlx5_0-back-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+	check "$p.mlx5_0-back-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 	t1=$(now_ms)
 	echo "rec: $drv fatal->ACTIVE $((t1 - t0)) ms"
 	_i=0
@@ -138,7 +143,7 @@ refused() {
 	load "$p"
 	fatal
 	check "$p.first-recovered" wait_long 'health recovery succeeded' 180
-	check "$p.active" wait_for "$d/ports/1/state" "4: ACTIVE"
+	check "$p.active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 	restarts0=$(restarts)
 	fatal
 	check "$p.second-refused" wait_long 'Driver is in error state. Unloading' 60
@@ -147,14 +152,14 @@ refused() {
 	check "$p.reporter-error" reporter_state error
 	t0=$(now_ms)
 	check "$p.recover" timeout 300 devlink health recover "pci/$bdf" reporter fw_fatal
-	check "$p.recovered-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+	check "$p.recovered-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 	echo "rec: $drv devlink health recover -> ACTIVE $(($(now_ms) - t0)) ms"
 	check "$p.recover-restarted-fw" test "$(restarts)" = $((restarts0 + 1))
 	check "$p.reporter-healthy" reporter_state healthy
 	check_ibv_devinfo "$p" mlx5_0
 	t0=$(now_ms)
 	check "$p.reload" timeout 300 devlink dev reload "pci/$bdf" action driver_reinit
-	check "$p.reloaded-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+	check "$p.reloaded-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 	echo "rec: $drv devlink dev reload -> ACTIVE $(($(now_ms) - t0)) ms"
 	check "$p.reload-no-fw-restart" test "$(restarts)" = $((restarts0 + 1))
 	dmesg_since | grep -a -E 'mlx5|infiniband|devlink' | grep -a -v -E 'assert_var|KTAP' | tail -n 40
@@ -162,6 +167,36 @@ refused() {
 	unload "$p"
 	check "$p.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
 	check "$p.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
+	emu_heal
+}
+
+# The busy function, both drivers (the header). Ends with the emulator healed.
+busy() {
+	p=$T.$drv.busy
+	v0=$(violations)
+	dmesg_mark
+	load "$p"
+	restarts0=$(restarts)
+	timeout 900 "$STORM" mlx5_0 1000000 2 pd,mr,cq,qp >/tmp/rec.storm 2>&1 &
+	sp=$!
+	sleep 3
+	check "$p.storm-running" kill -0 $sp
+	emuctl '{"cmd":"page_requests","pattern":[64,-64],"count":200}' >/tmp/rec.preq
+	check "$p.page-requests-raised" grep -q '"ok":true' /tmp/rec.preq
+	fatal
+	check "$p.recovered" wait_long 'health recovery succeeded' 180
+	check "$p.active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
+	kill $sp 2>/dev/null
+	wait $sp 2>/dev/null
+	head -n 5 /tmp/rec.storm
+	check "$p.one-fw-restart" test "$(restarts)" = $((restarts0 + 1))
+	check_ibv_devinfo "$p" mlx5_0
+	dmesg_since | grep -a -E 'mlx5|infiniband' | grep -a -v -E 'assert_var|KTAP' | tail -n 25
+	no_warning "$p"
+	unload "$p"
+	check "$p.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
+	check "$p.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
+	echo "rec: $drv busy: emulator violations $(($(violations) - v0)), page requests $(emu_stat 'd["pages"]["requests_outstanding"]') outstanding at the end"
 	emu_heal
 }
 
@@ -218,7 +253,7 @@ unbind_wait() {
 	check "$p.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
 	check "$p.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
 	check "$p.rebind" sh -c "echo $bdf >/sys/bus/pci/drivers/mlx5_rs/bind"
-	check "$p.rebound-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+	check "$p.rebound-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 	no_warning "$p"
 	unload "$p"
 	emu_heal
@@ -228,6 +263,7 @@ for drv in $REC_DRIVERS; do
 	t=$(now_ms)
 	shared
 	refused
+	busy
 	if [ "$drv" = mlx5_rs ]; then
 		no_fw
 		rmmod_wait

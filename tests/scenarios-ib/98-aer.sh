@@ -37,11 +37,6 @@ check $T.inject-device test -c /dev/aer_inject
 # The function's AER capability is what aer_inject needs (dev->aer_cap).
 check $T.function-has-aer sh -c "lspci -s $bdf -vv 2>/dev/null | grep -q 'Advanced Error Reporting' || dmesg | grep -a -q 'AER: enabled'"
 
-wait_for() { # FILE WANT: up to 120 s
-	for _ in $(seq 120); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
-	echo "$1: $(cat "$1" 2>&1), wanted $2"
-	return 1
-}
 logged() { dmesg_since | grep -a -q "$1"; }
 wait_long() { # PATTERN SECONDS
 	for _ in $(seq "$2"); do logged "$1" && return 0; sleep 1; done
@@ -72,7 +67,7 @@ load() { # PREFIX
 		timeout 300 modprobe mlx5_ib ;;
 	mlx5_rs) check "$1.insmod" insmod "$KO" ;;
 	esac
-	check "$1.mlx5_0-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+	check "$1.mlx5_0-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 }
 
 unload() { # PREFIX
@@ -96,7 +91,7 @@ correctable() {
 	check "$p.no-event" sh -c "! grep -q '^event' /tmp/aer.hold"
 	check "$p.holder-alive" kill -0 $hp
 	check "$p.no-pci-reset" test "$(pci_resets)" = "$r0"
-	check "$p.mlx5_0-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+	check "$p.mlx5_0-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 	kill $hp 2>/dev/null
 	wait $hp 2>/dev/null
 }
@@ -113,7 +108,7 @@ uncorrectable() {
 	check "$p.injected" inject "$2" 0
 	check "$p.holder-sees-device-fatal" wait_line /tmp/aer.hold '^event 8$'
 	check "$p.recovered" wait_long 'device recovery successful' 180
-	check "$p.mlx5_0-back-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+	check "$p.mlx5_0-back-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 	echo "aer: $drv $1 ->ACTIVE $(($(now_ms) - t0)) ms"
 	_i=0
 	while kill -0 $hp 2>/dev/null && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done

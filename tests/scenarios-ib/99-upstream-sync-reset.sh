@@ -18,11 +18,6 @@ T=upstream-sync-reset
 viol0=$(violations)
 dma0=$(emu_stat 'd["dma_errors"]')
 
-wait_for() { # FILE WANT: up to 120 s
-	for _ in $(seq 120); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
-	echo "$1: $(cat "$1" 2>&1), wanted $2"
-	return 1
-}
 logged() { dmesg | tail -n +$((MARK + 1)) | grep -a -q "$1"; }
 wait_log() { # PATTERN: up to 120 s
 	for _ in $(seq 120); do logged "$1" && return 0; sleep 1; done
@@ -61,7 +56,7 @@ marks() {
 
 timeout 300 modprobe mlx5_core
 timeout 300 modprobe mlx5_ib
-check "$T.load.mlx5_0-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+check "$T.load.mlx5_0-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 # Upstream offers the remote-reset parameter only with MCAM `mfrl` (mlx5_fw_reset_init).
 check "$T.load.remote-reset-param" sh -c "devlink dev param show pci/$bdf name enable_remote_dev_reset | grep -q 'value true'"
 
@@ -74,7 +69,7 @@ r=$(emuctl '{"cmd":"sync_reset"}')
 check "$T.remote.request" sh -c "echo '$r' | grep -q '\"ok\": *true'"
 check "$T.remote.activated" wait_stat "sync_stat activations" $((act0 + 1))
 check "$T.remote.loaded-again" wait_stat init_hcas $((init0 + 1))
-check "$T.remote.mlx5_0-back" wait_for "$d/ports/1/state" "4: ACTIVE"
+check "$T.remote.mlx5_0-back" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 t2=$(now_ms)
 echo "$T.remote: request -> mlx5_0 port ACTIVE after $((t2 - t0)) ms"
 echo "$T.remote: emulator: violations $(violations) (boot's before: $viol0) $(emu_stat 'd["recent_violations"]'), UAR doorbells after the reset $(emu_stat 'd["uar_doorbells_after_stop"]'), UARs $(emu_stat 'd["uars"]'), CQs $(emu_stat 'd["objects"]["cq"]' 2>/dev/null)"
@@ -93,7 +88,7 @@ check "$T.nack.state-nack" test "$(sync_stat reset_state)" = 4
 check "$T.nack.no-reset" test "$(sync_stat activations)" = "$act0"
 check "$T.nack.no-reset-now" test "$(sync_stat reset_now_events)" = "$now0"
 check "$T.nack.param-on" devlink dev param set "pci/$bdf" name enable_remote_dev_reset value true cmode runtime
-check "$T.nack.still-active" wait_for "$d/ports/1/state" "4: ACTIVE"
+check "$T.nack.still-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 
 check "$T.rmmod-mlx5_ib" modprobe -r mlx5_ib
 check "$T.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0

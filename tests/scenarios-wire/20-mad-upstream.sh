@@ -22,11 +22,6 @@ dmesg_mark
 timeout 300 modprobe mlx5_core
 timeout 300 modprobe mlx5_ib
 modprobe ib_umad 2>/dev/null
-wait_for() {
-	for _ in $(seq 60); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
-	echo "$1: $(cat "$1" 2>&1), wanted $2"
-	return 1
-}
 devs=$(ls /sys/class/infiniband 2>/dev/null | grep '^mlx5_' | sort)
 check mad.two-ib-devices test "$(echo $devs | wc -w)" = 2
 for d in $devs; do

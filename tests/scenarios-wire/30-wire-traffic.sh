@@ -55,11 +55,6 @@ for i in 0 1; do
 	check $P.fn$i.wire-up test "$(emu_stat_n $i 'd["dp"]["wire"]["link_up"]')" = True
 done
 
-wait_for() { # FILE WANT: up to 60 s
-	for _ in $(seq 60); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
-	echo "$1: $(cat "$1" 2>&1), wanted $2"
-	return 1
-}
 ibdev_of() { # BDF: its IB device
 	for _d in /sys/bus/pci/devices/$1/infiniband/*; do
 		[ -d "$_d" ] && { basename "$_d"; return 0; }

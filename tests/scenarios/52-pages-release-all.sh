@@ -16,8 +16,8 @@ emu() {
 	EH=$1 EMP=$2 ETK=$3 EOUT=$4 EVIOL=$5
 	echo "emulator: held $EH manage_pages $EMP taken $ETK outstanding $EOUT violations $EVIOL"
 }
-# wait_for CMD...: until CMD succeeds (up to 5 s).
-wait_for() {
+# wait_until CMD...: until CMD succeeds (up to 5 s).
+wait_until() {
 	i=0
 	until "$@"; do
 		i=$((i + 1)); [ $i -gt 100 ] && return 1; sleep 0.05
@@ -33,7 +33,7 @@ dmesg_mark
 check ra.insmod insmod "$KO"
 h0=$(drv_held)
 page_request 64 >/dev/null
-check ra.give-64 wait_for held_is $((h0 + 64))
+check ra.give-64 wait_until held_is $((h0 + 64))
 held=$(drv_held)
 emu
 check ra.ledger-exact-before test "$EH" = "$held"
@@ -41,7 +41,7 @@ mp0=$EMP; tk0=$ETK
 
 r=$(page_request 0 true); echo "release-all: $r"
 check ra.release-all-sent sh -c "echo '$r' | grep -q '\"ok\":true'"
-check ra.driver-ledger-zero wait_for held_is 0
+check ra.driver-ledger-zero wait_until held_is 0
 emu
 check ra.emu-ledger-zero test "$EH" = 0
 check ra.no-manage-pages test "$EMP" = "$mp0"
@@ -55,19 +55,19 @@ check ra.logged sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a 'PAGE_REQUEST re
 # pages only beyond what it still counts as needed, so a take may get fewer back;
 # the driver's ledger must match whatever came back.)
 page_request 32 >/dev/null
-check ra.later-give wait_for held_is 32
+check ra.later-give wait_until held_is 32
 takes=$(kv takes)
 page_request -8 >/dev/null
-check ra.later-take-answered wait_for kv_is takes $((takes + 1))
+check ra.later-take-answered wait_until kv_is takes $((takes + 1))
 emu
 check ra.ledger-exact-after test "$EH" = "$(drv_held)"
 check ra.no-request-outstanding test "$EOUT" = 0
 mp1=$EMP
 # Release what is held again, then once more with nothing held: no command either time.
 page_request 0 true >/dev/null
-check ra.second-release wait_for held_is 0
+check ra.second-release wait_until held_is 0
 page_request 0 true >/dev/null
-check ra.empty-release wait_for kv_is release_all 3
+check ra.empty-release wait_until kv_is release_all 3
 check ra.empty-release-logged sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a 'PAGE_REQUEST release-all' | grep -q 'freed 0 firmware pages'"
 
 # Unload with nothing held: no MANAGE_PAGES at all, no wait, nothing leaked.
@@ -88,9 +88,9 @@ check ra.emu-pages-zero test "$EH" = 0
 dmesg_mark
 check ra.reload insmod "$KO"
 page_request 0 true >/dev/null
-check ra.reload-release wait_for held_is 0
+check ra.reload-release wait_until held_is 0
 page_request 16 >/dev/null
-check ra.reload-give wait_for held_is 16
+check ra.reload-give wait_until held_is 16
 check ra.rmmod-again rmmod mlx5_rs
 check ra.reclaimed-only-new sh -c "dmesg | tail -n +$((MARK + 1)) | grep -a -q 'reclaimed 16 firmware pages'"
 emu

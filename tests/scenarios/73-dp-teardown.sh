@@ -42,11 +42,6 @@ ib_scenario_start
 P=dp-teardown
 H=$MLX5RS_REPO/tests/guest/dp-teardown.py
 
-wait_for() { # FILE WANT: up to 60 s
-	for _ in $(seq 60); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
-	echo "$1: $(cat "$1" 2>&1), wanted $2"
-	return 1
-}
 # wait_grep FILE PATTERN SECS: PATTERN (grep -E) in FILE within SECS seconds.
 wait_grep() {
 	_w=0

@@ -266,6 +266,13 @@ impl Firmware {
         self.stats.fw_restarts += 1;
     }
 
+    /// A driver instance set its command queue up (emu/README.md, "a queue address
+    /// written"): every slot idle, the previous queue's delayed completions dropped.
+    pub fn queue_set_up(&mut self) {
+        self.busy_slots = 0;
+        self.deferred.clear();
+    }
+
     /// Runs command slot `slot` of the queue at `queue`.
     pub fn process_slot(&mut self, env: &Env<'_>, queue: u64, slot: usize) {
         self.stats.doorbells += 1;

@@ -104,3 +104,12 @@ case_lines() {
 		fail "$_cn.helper-exit" "exit status $_cs with no failed case"
 	fi
 }
+
+# wait_for FILE WANT [SECONDS]: until FILE reads WANT (a sysfs attribute: a port's
+# state), once a second for up to SECONDS (default 60); says what it read when it gives
+# up.
+wait_for() {
+	for _ in $(seq "${3:-60}"); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
+	echo "$1: $(cat "$1" 2>&1), wanted $2"
+	return 1
+}
