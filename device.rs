@@ -984,10 +984,7 @@ impl<'bound> Mlx5Device<'bound> {
         // upstream's `mlx5_pci_slot_reset` enables, sets bus mastering and restores the
         // state its probe saved.
         let r = ffi::PciEnabled::new(pdev)
-            .map(|on| {
-                ffi::pci_restore_state(pdev);
-                on
-            })
+            .inspect(|_| ffi::pci_restore_state(pdev))
             .inspect_err(|e| {
                 dev_err!(
                     pdev,
