@@ -231,10 +231,16 @@ const struct ib_device_ops mlx5rs_ib_cq_ops = {
  * mlx5rs_ib_cq_comp() - a completion event of @cq: call the consumer's handler
  * @cq: a CQ between create and destroy
  *
- * Called from an EQ's interrupt thread (process context).
+ * Called from an EQ's interrupt thread and from the fatal-error path's notification
+ * of the CQs with work outstanding (process context). A CQ its owner polls directly
+ * (ib_alloc_cq() with IB_POLL_DIRECT: the driver's own UMR CQ, or a consumer's) gets
+ * no callback: the RDMA core's handler for it only warns ("got unsolicited
+ * completion"), and its owner sees the flushed work by polling.
  */
 void mlx5rs_ib_cq_comp(struct mlx5rs_ib_cq *cq)
 {
+	if (cq->ibcq.poll_ctx == IB_POLL_DIRECT)
+		return;
 	if (cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 }
