@@ -969,6 +969,13 @@ impl<'bound> Mlx5Device<'bound> {
             name,
             r
         );
+        // A permanent failure ends the PCI core's error handling of this function (no
+        // slot reset or resume follows: drivers/pci/pcie/err.c also reports it so when
+        // a recovery failed): recovery requests are answered again, and refused while
+        // the channel stays offline (`PciRecover::recover`).
+        if r == ffi::ErsResult::Disconnect {
+            self.pci_error.store(false, Ordering::Release);
+        }
         r
     }
 
@@ -1029,6 +1036,7 @@ impl<'bound> Mlx5Device<'bound> {
     fn pci_resume(&self, pdev: &'bound pci::Device<Core<'_>>) {
         let name = self.info.name;
         let start = Instant::<Monotonic>::now();
+        let mut loaded = false;
         let mut g = self.stages.lock();
         if g.is_none() {
             let work = self.recovery.work();
@@ -1044,6 +1052,7 @@ impl<'bound> Mlx5Device<'bound> {
             ) {
                 Ok(s) => {
                     *g = Some(s);
+                    loaded = true;
                     dev_info!(
                         pdev,
                         "{}: PCI error recovery: function loaded again in {} ms\n",
@@ -1060,7 +1069,52 @@ impl<'bound> Mlx5Device<'bound> {
             }
         }
         drop(g);
+        // As upstream's `mlx5_pci_resume`: the fatal error this PCI error may have
+        // reported is over (not under `stages`: devlink's locks come before it).
+        if loaded {
+            self.devlink.fatal_healthy();
+        }
         self.pci_error.store(false, Ordering::Release);
+    }
+
+    /// System suspend, as upstream's `mlx5_suspend`: the function's software state is
+    /// unloaded as devlink's reload unloads it (the IB device unregistered, the
+    /// firmware's pages reclaimed, the HCA disabled, the PCI function disabled), so
+    /// the firmware may lose power; the binding stays. The caller holds the device lock.
+    fn pm_suspend(&self, pdev: &'bound pci::Device<Core<'_>>) {
+        let start = Instant::<Monotonic>::now();
+        dev_info!(
+            pdev,
+            "{}: suspend: unloading the function\n",
+            self.info.name
+        );
+        self.unload(pdev);
+        dev_info!(
+            pdev,
+            "{}: suspend: unloaded in {} ms\n",
+            self.info.name,
+            start.elapsed().as_millis()
+        );
+    }
+
+    /// System resume, as upstream's `mlx5_resume`: the function is loaded again through
+    /// the probe's bring-up (the firmware waited for, every stage, a new `mlx5_N`). The
+    /// caller holds the device lock.
+    ///
+    /// # Errors
+    ///
+    /// The error of the stage that failed (logged; the function then stays unloaded:
+    /// devlink health recover, dev reload, or unbind and bind again).
+    fn pm_resume(&self, pdev: &'bound pci::Device<Core<'_>>) -> Result {
+        let start = Instant::<Monotonic>::now();
+        self.load(pdev)?;
+        dev_info!(
+            pdev,
+            "{}: resume: function loaded again in {} ms\n",
+            self.info.name,
+            start.elapsed().as_millis()
+        );
+        Ok(())
     }
 
     /// PCI shutdown (reboot, kexec, poweroff), as upstream's `shutdown` (main.c): fast
@@ -1127,6 +1181,17 @@ impl ffi::PciRecover for Mlx5Driver {
             );
             return Err(EBUSY);
         }
+        // As upstream's `mlx5_health_wait_pci_up`: nothing comes back through a channel
+        // a PCI error left offline (a failed PCI error recovery).
+        if kind != ffi::RecoverKind::Unload && ffi::pci_channel_offline(pdev) {
+            dev_err!(
+                pdev,
+                "{}: {:?}: the PCI channel is offline (a PCI error recovery failed): health recovery flow aborted\n",
+                this.info.name,
+                kind
+            );
+            return Err(EIO);
+        }
         // Refusals and failures are logged where they happen.
         match kind {
             ffi::RecoverKind::Fatal => this.on_fatal(pdev),
@@ -1158,6 +1223,23 @@ impl ffi::PciErrors for Mlx5Driver {
 
     fn resume<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&'bound Mlx5Device<'bound>>) {
         this.pci_resume(pdev);
+    }
+}
+
+impl ffi::PciPower for Mlx5Driver {
+    fn suspend<'bound>(
+        pdev: &'bound pci::Device<Core<'_>>,
+        this: Pin<&'bound Mlx5Device<'bound>>,
+    ) -> Result {
+        this.pm_suspend(pdev);
+        Ok(())
+    }
+
+    fn resume<'bound>(
+        pdev: &'bound pci::Device<Core<'_>>,
+        this: Pin<&'bound Mlx5Device<'bound>>,
+    ) -> Result {
+        this.pm_resume(pdev)
     }
 }
 

@@ -191,6 +191,13 @@ impl DevlinkStage {
         Attachment(self.clone())
     }
 
+    /// Marks `fw_fatal` healthy after a recovery devlink did not run (a PCI error's
+    /// resume), as upstream's `mlx5_pci_resume` does; nothing when unregistered or
+    /// without the reporter. Not called under `stages` (lock order).
+    pub(crate) fn fatal_healthy(&self) {
+        self.dl.lock().fatal_healthy();
+    }
+
     /// Reports the fatal error the health poll left to `fw_fatal`; devlink stores the
     /// dump and, when it decides on a recovery, runs `recover` for it in this thread.
     /// Called by the recovery work with the device lock held.

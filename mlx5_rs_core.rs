@@ -82,13 +82,13 @@ impl Drop for ExitFlag {
     }
 }
 
-/// The module: the PCI driver, with the `shutdown` callback (see [`ffi::ShutdownAdapter`]).
+/// The module: the PCI driver, with the `shutdown` callback (see [`ffi::PciDriverAdapter`]).
 #[pin_data]
 struct Mlx5Module {
     // Dropped first (fields drop in declaration order): see [`EXITING`].
     _exiting: ExitFlag,
     #[pin]
-    _driver: Registration<ffi::ShutdownAdapter<device::Mlx5Driver>>,
+    _driver: Registration<ffi::PciDriverAdapter<device::Mlx5Driver>>,
     // Module-wide debugfs root `mlx5_rs/`: created before the driver registration (so
     // a failed registration removes it again), dropped after it.
     _debugfs_root: debugfs::RootStorage,

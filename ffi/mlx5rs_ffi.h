@@ -82,6 +82,7 @@ struct devlink *mlx5rs_devlink_alloc(struct pci_dev *pdev, const void *rust);
 int mlx5rs_devlink_register(struct devlink *devlink, int is_vf);
 int mlx5rs_devlink_report(struct devlink *devlink, int fatal, const char *msg,
 			  const struct mlx5rs_fw_report *r, const void *here);
+void mlx5rs_devlink_fatal_healthy(struct devlink *devlink);
 void mlx5rs_devlink_unregister(struct devlink *devlink);
 void mlx5rs_devlink_free(struct devlink *devlink);
 

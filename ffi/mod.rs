@@ -14,6 +14,7 @@ mod core;
 #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
 pub(crate) mod rdma;
 
+pub(crate) use self::core::adapter::PciDriverAdapter;
 pub(crate) use self::core::bar::{BarRange, DevresBarRange, DevresRequestedBar, RequestedBar};
 pub(crate) use self::core::clock::{hz, real_ns, ClockPage, ClockVals};
 pub(crate) use self::core::devlink::{Devlink, DevlinkOps};
@@ -21,12 +22,13 @@ pub(crate) use self::core::irq::{nth_online_cpu, AffinityHint};
 pub(crate) use self::core::mm::{gfp_kernel_noretry_nowarn, mem_available_pages, random_bytes};
 pub(crate) use self::core::pci::{PciEnabled, StopDmaOnDrop};
 pub(crate) use self::core::pci_err::{
-    restore_state as pci_restore_state, save_state as pci_save_state, ChannelState, ErsResult,
-    PciErrors,
+    channel_offline as pci_channel_offline, restore_state as pci_restore_state,
+    save_state as pci_save_state, ChannelState, ErsResult, PciErrors,
 };
+pub(crate) use self::core::pm::PciPower;
 pub(crate) use self::core::recover::{
     pci_cfg_read, pci_cfg_write, pci_vsc_cap, PciRecover, RecoverKind, RecoveryHandle, RecoveryWork,
 };
 pub(crate) use self::core::sched::{flush_work, num_online_cpus};
-pub(crate) use self::core::shutdown::{PciShutdown, ShutdownAdapter};
+pub(crate) use self::core::shutdown::PciShutdown;
 pub(crate) use self::core::work::{cancel_delayed_work_sync, cancel_work_sync, system_dfl};

@@ -402,6 +402,22 @@ int mlx5rs_devlink_report(struct devlink *devlink, int fatal, const char *msg,
 }
 
 /**
+ * mlx5rs_devlink_fatal_healthy() - mark the fw_fatal reporter healthy
+ * @devlink: a registered instance
+ *
+ * After a recovery that did not go through the reporter (a PCI error's resume), as
+ * upstream's mlx5_pci_resume() does. Nothing without the reporter.
+ */
+void mlx5rs_devlink_fatal_healthy(struct devlink *devlink)
+{
+	struct mlx5rs_devlink_priv *priv = priv_of(devlink);
+
+	if (priv->fw_fatal)
+		devlink_health_reporter_state_update(priv->fw_fatal,
+						     DEVLINK_HEALTH_REPORTER_STATE_HEALTHY);
+}
+
+/**
  * mlx5rs_devlink_unregister() - unregister the instance and destroy its reporters
  * @devlink: registered by mlx5rs_devlink_register()
  *

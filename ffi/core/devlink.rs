@@ -51,6 +51,7 @@ extern "C" {
         r: *const FwReport,
         here: *const c_void,
     ) -> c_int;
+    fn mlx5rs_devlink_fatal_healthy(devlink: *mut c_void);
     fn mlx5rs_devlink_unregister(devlink: *mut c_void);
     fn mlx5rs_devlink_free(devlink: *mut c_void);
 }
@@ -153,6 +154,16 @@ impl Devlink {
                 here_ptr,
             )
         })
+    }
+
+    /// Marks the `fw_fatal` reporter healthy (a recovery that did not go through it);
+    /// nothing when not registered or without the reporter.
+    pub(crate) fn fatal_healthy(&self) {
+        if self.registered {
+            // SAFETY: `raw` is registered (type invariant, checked above) and `&self`
+            // keeps the unregistration from running meanwhile.
+            unsafe { mlx5rs_devlink_fatal_healthy(self.raw.as_ptr()) };
+        }
     }
 
     /// Unregisters the instance and destroys its reporters (waits for the user

@@ -12,12 +12,11 @@
 //! Lifetime argument: the PCI core calls each handler (drivers/pci/pcie/err.c
 //! `report_error_detected`, `report_slot_reset`, `report_resume`) with the device lock
 //! held, and only while a driver is bound (`pci_dev->driver` set and its handler
-//! non-null, checked under that lock). Probe and remove run under the same lock, so the
-//! driver data the PCI abstraction's probe stored stays valid for the call, and the
-//! device may be seen in the core context of a bus callback.
+//! non-null, checked under that lock), so [`with_bound`]'s contract holds for the call.
 
 use core::marker::PhantomData;
 
+use super::bound::with_bound;
 use kernel::{bindings, device::Core, pci, prelude::*};
 
 /// The PCI channel's state an error left (`pci_channel_state_t`).
@@ -97,40 +96,11 @@ impl<T: PciErrors + 'static> ErrHandlers<T> {
     };
 }
 
-/// Runs `f` with the device and driver data of `raw`, if the data is set.
-///
-/// # Safety
-///
-/// `raw` must be a valid `struct pci_dev` bound to driver `T`, its device lock held for
-/// the call (what the PCI core guarantees for an error handler).
-unsafe fn with_bound<T: PciErrors, R>(
-    raw: *mut bindings::pci_dev,
-    f: impl for<'b> FnOnce(&'b pci::Device<Core<'b>>, Pin<&'b T::Data<'b>>) -> R,
-) -> Option<R> {
-    // SAFETY: by the function's contract `raw` is a valid `struct pci_dev`, so its
-    // embedded `dev` is a valid `struct device` to read the driver data of.
-    let data = unsafe { bindings::dev_get_drvdata(core::ptr::addr_of_mut!((*raw).dev)) };
-    if data.is_null() {
-        return None;
-    }
-    // SAFETY: `raw` is valid for the call and bound with the device lock held (the
-    // function's contract), which is the core context of a bus callback;
-    // `pci::Device<Ctx>` is a transparent wrapper of `struct pci_dev` for every context.
-    let pdev = unsafe { &*raw.cast::<pci::Device<Core<'_>>>() };
-    // SAFETY: the device is bound, so `pci::Adapter::probe_callback` (whose probe this
-    // driver registers) stored the `into_foreign()` pointer of a `Pin<KBox<T::Data>>`,
-    // the address of the pinned data. Only `remove`'s `post_unbind` takes it back, which
-    // the device lock held for this call excludes, so the shared, pinned borrow is valid
-    // for the call.
-    let this = unsafe { Pin::new_unchecked(&*data.cast::<T::Data<'_>>()) };
-    Some(f(pdev, this))
-}
-
 /// `.error_detected`.
 ///
 /// # Safety
 ///
-/// As [`with_bound`]'s (the PCI core's guarantees for an error handler).
+/// As [`with_bound`]'s (the PCI core's guarantees for an error handler, module doc).
 unsafe extern "C" fn error_detected_callback<T: PciErrors>(
     raw: *mut bindings::pci_dev,
     state: bindings::pci_channel_state_t,
@@ -146,7 +116,7 @@ unsafe extern "C" fn error_detected_callback<T: PciErrors>(
 ///
 /// # Safety
 ///
-/// As [`with_bound`]'s (the PCI core's guarantees for an error handler).
+/// As [`with_bound`]'s (the PCI core's guarantees for an error handler, module doc).
 unsafe extern "C" fn slot_reset_callback<T: PciErrors>(
     raw: *mut bindings::pci_dev,
 ) -> bindings::pci_ers_result_t {
@@ -160,7 +130,7 @@ unsafe extern "C" fn slot_reset_callback<T: PciErrors>(
 ///
 /// # Safety
 ///
-/// As [`with_bound`]'s (the PCI core's guarantees for an error handler).
+/// As [`with_bound`]'s (the PCI core's guarantees for an error handler, module doc).
 unsafe extern "C" fn resume_callback<T: PciErrors>(raw: *mut bindings::pci_dev) {
     // SAFETY: forwarded from this function's contract.
     unsafe { with_bound::<T, _>(raw, |pdev, this| T::resume(pdev, this)) };
@@ -171,6 +141,15 @@ fn raw(pdev: &pci::Device<Core<'_>>) -> *mut bindings::pci_dev {
     core::ptr::from_ref(pdev)
         .cast_mut()
         .cast::<bindings::pci_dev>()
+}
+
+/// Whether `pdev`'s PCI channel is offline (`pci_channel_offline`: an error froze it
+/// or failed it for good), so that no recovery through it can work.
+pub(crate) fn channel_offline(pdev: &pci::Device<Core<'_>>) -> bool {
+    // SAFETY: `pdev` is a valid, bound PCI device (borrowed); `error_state` is a plain
+    // field the PCI core updates, read here as `pci_channel_offline` reads it.
+    let state = unsafe { (*raw(pdev)).error_state };
+    state != bindings::pci_channel_io_normal
 }
 
 /// Saves `pdev`'s configuration space (`pci_save_state`), for

@@ -140,23 +140,15 @@ impl WorkItem for RecoveryWork {
 /// The caller holds `pdev`'s device lock, and `T` is the driver `pdev` is bound to
 /// whenever its driver data is set.
 unsafe fn recover_callback<T: PciRecover>(pdev: &pci::Device, kind: RecoverKind) -> Result {
-    // SAFETY: `raw_dev` is a valid `struct device` (we hold a reference on it).
-    let data = unsafe { bindings::dev_get_drvdata(raw_dev(pdev)) };
-    if data.is_null() {
-        // Not bound (any more), or the probe has not finished: nothing to recover.
-        return Err(ENODEV);
-    }
-    // SAFETY: with the device lock held (caller's contract) and the driver data set, the
-    // device is bound to `T` and stays so until the lock is released (module doc), so
-    // the device may be seen in the core context of a bus callback; `pci::Device<Ctx>`
-    // is a transparent wrapper of `struct pci_dev` for every context.
-    let core = unsafe { &*core::ptr::from_ref(pdev).cast::<pci::Device<Core<'_>>>() };
-    // SAFETY: the PCI abstraction's probe stored the `into_foreign()` pointer of a
-    // `Pin<KBox<T::Data>>`, the address of the pinned data, which only `post_unbind`
-    // takes back, under the device lock the caller holds: the shared, pinned borrow is
-    // valid for this call.
-    let this = unsafe { Pin::new_unchecked(&*data.cast::<T::Data<'_>>()) };
-    T::recover(core, this, kind)
+    let raw = core::ptr::from_ref(pdev)
+        .cast_mut()
+        .cast::<bindings::pci_dev>();
+    // SAFETY: `raw` is a valid `struct pci_dev` (borrowed), its device lock held by the
+    // caller and `T` its driver whenever the driver data is set (this function's
+    // contract). Not bound (any more), or the probe has not finished: nothing to
+    // recover.
+    unsafe { super::bound::with_bound::<T, _>(raw, |core, this| T::recover(core, this, kind)) }
+        .unwrap_or(Err(ENODEV))
 }
 
 impl RecoveryWork {

@@ -54,33 +54,7 @@ module_deps
 STORM=/tmp/ib-storm
 check $T.storm-build gcc -O2 -Wall -o $STORM "$REPO/tests/guest/ib-storm.c" /usr/lib/x86_64-linux-gnu/libibverbs.so.1
 
-logged() { dmesg_since | grep -a -q "$1"; }
-wait_long() { # PATTERN SECONDS
-	for _ in $(seq "$2"); do logged "$1" && return 0; sleep 1; done
-	echo "no '$1' in the log"
-	return 1
-}
-no_warning() { check "$1.no-kernel-warning" sh -c "! dmesg | tail -n +$((MARK + 1)) | grep -a -E 'WARNING:|BUG:|Call Trace'"; }
 fatal() { emuctl '{"cmd":"health","syndrome":7,"ext_syndrome":4660,"rfr":true,"severity":2}' >/dev/null; }
-
-load() { # PREFIX
-	case $drv in
-	upstream)
-		timeout 300 modprobe mlx5_core
-		timeout 300 modprobe mlx5_ib ;;
-	mlx5_rs) check "$1.insmod" insmod "$KO" ;;
-	esac
-	check "$1.mlx5_0-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
-}
-
-unload() { # PREFIX
-	case $drv in
-	upstream)
-		check "$1.rmmod-mlx5_ib" timeout 120 modprobe -r mlx5_ib
-		check "$1.rmmod-mlx5_core" timeout 120 modprobe -r mlx5_core ;;
-	mlx5_rs) check "$1.rmmod" timeout 120 rmmod mlx5_rs ;;
-	esac
-}
 
 shared() {
 	p=$T.$drv
@@ -88,7 +62,7 @@ shared() {
 	viol0=$(violations)
 	dma0=$(emu_stat 'd["dma_errors"]')
 	dmesg_mark
-	load "$p"
+	load_driver "$drv" "$p"
 	python3 "$H" hold mlx5_0 >/tmp/rec.hold 2>&1 &
 	hp=$!
 	check "$p.holder-ready" wait_line /tmp/rec.hold '^ready'
@@ -96,7 +70,7 @@ shared() {
 	t0=$(now_ms)
 	fatal
 	check "$p.holder-sees-device-fatal" wait_line /tmp/rec.hold '^event 8$'
-	check "$p.recovered" wait_long 'health recovery succeeded' 180
+	check "$p.recovered" wait_log 'health recovery succeeded' 180
 	check "$p.mlx5_0-back-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 	t1=$(now_ms)
 	echo "rec: $drv fatal->ACTIVE $((t1 - t0)) ms"
@@ -118,8 +92,8 @@ shared() {
 	check "$p.reset-under-semaphore" test "$(emu_stat 'd["fw_reset"]["without_semaphore"]')" = 0
 	check "$p.semaphore-free" test "$(emu_stat 'd["vsc"]["sw_reset_holder"]')" = 0
 	check "$p.gateway-free" test "$(emu_stat 'd["vsc"]["gw_holder"]')" = 0
-	no_warning "$p"
-	unload "$p"
+	no_kernel_warning "$p"
+	unload_driver "$drv" "$p"
 	check "$p.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
 	check "$p.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
 	check "$p.no-new-violations" test "$(violations)" = "$viol0"
@@ -140,13 +114,13 @@ gone() { # PATH: up to 60 s
 refused() {
 	p=$T.$drv.refused
 	dmesg_mark
-	load "$p"
+	load_driver "$drv" "$p"
 	fatal
-	check "$p.first-recovered" wait_long 'health recovery succeeded' 180
+	check "$p.first-recovered" wait_log 'health recovery succeeded' 180
 	check "$p.active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 	restarts0=$(restarts)
 	fatal
-	check "$p.second-refused" wait_long 'Driver is in error state. Unloading' 60
+	check "$p.second-refused" wait_log 'Driver is in error state. Unloading' 60
 	check "$p.mlx5_0-gone" gone "$d"
 	check "$p.no-second-restart" test "$(restarts)" = "$restarts0"
 	check "$p.reporter-error" reporter_state error
@@ -163,8 +137,8 @@ refused() {
 	echo "rec: $drv devlink dev reload -> ACTIVE $(($(now_ms) - t0)) ms"
 	check "$p.reload-no-fw-restart" test "$(restarts)" = $((restarts0 + 1))
 	dmesg_since | grep -a -E 'mlx5|infiniband|devlink' | grep -a -v -E 'assert_var|KTAP' | tail -n 40
-	no_warning "$p"
-	unload "$p"
+	no_kernel_warning "$p"
+	unload_driver "$drv" "$p"
 	check "$p.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
 	check "$p.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
 	emu_heal
@@ -175,7 +149,7 @@ busy() {
 	p=$T.$drv.busy
 	v0=$(violations)
 	dmesg_mark
-	load "$p"
+	load_driver "$drv" "$p"
 	restarts0=$(restarts)
 	timeout 900 "$STORM" mlx5_0 1000000 2 pd,mr,cq,qp >/tmp/rec.storm 2>&1 &
 	sp=$!
@@ -184,7 +158,7 @@ busy() {
 	emuctl '{"cmd":"page_requests","pattern":[64,-64],"count":200}' >/tmp/rec.preq
 	check "$p.page-requests-raised" grep -q '"ok":true' /tmp/rec.preq
 	fatal
-	check "$p.recovered" wait_long 'health recovery succeeded' 180
+	check "$p.recovered" wait_log 'health recovery succeeded' 180
 	check "$p.active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 	kill $sp 2>/dev/null
 	wait $sp 2>/dev/null
@@ -192,8 +166,8 @@ busy() {
 	check "$p.one-fw-restart" test "$(restarts)" = $((restarts0 + 1))
 	check_ibv_devinfo "$p" mlx5_0
 	dmesg_since | grep -a -E 'mlx5|infiniband' | grep -a -v -E 'assert_var|KTAP' | tail -n 25
-	no_warning "$p"
-	unload "$p"
+	no_kernel_warning "$p"
+	unload_driver "$drv" "$p"
 	check "$p.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
 	check "$p.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
 	echo "rec: $drv busy: emulator violations $(($(violations) - v0)), page requests $(emu_stat 'd["pages"]["requests_outstanding"]') outstanding at the end"
@@ -205,45 +179,45 @@ busy() {
 no_fw() {
 	p=$T.mlx5_rs.no-fw
 	dmesg_mark
-	load "$p"
+	load_driver "$drv" "$p"
 	emuctl '{"cmd":"init_seg","fw_reset_supported":false}' >/dev/null
 	fatal
-	check "$p.failed" wait_long 'health recovery failed' 120
+	check "$p.failed" wait_log 'health recovery failed' 120
 	check "$p.cause-logged" logged 'wait vital failed'
 	check "$p.reset-not-supported-logged" logged 'does not support a software reset'
 	dmesg_since | grep -a -E 'mlx5|recovery' | grep -a -v assert_var | tail -n 20
 	check "$p.no-ib-device" test ! -e "$d"
 	check "$p.pages-freed-after-stop" logged 'firmware pages freed without reclaim'
-	no_warning "$p"
-	unload "$p"
+	no_kernel_warning "$p"
+	unload_driver "$drv" "$p"
 	emu_heal
 }
 
 rmmod_wait() {
 	p=$T.mlx5_rs.rmmod-wait
 	dmesg_mark
-	load "$p"
+	load_driver "$drv" "$p"
 	emuctl '{"cmd":"init_seg","sw_reset_ms":600000}' >/dev/null
 	fatal
-	check "$p.waiting" wait_long 'firmware pre-initializing' 60
+	check "$p.waiting" wait_log 'firmware pre-initializing' 60
 	t0=$(now_ms)
-	unload "$p"
+	unload_driver "$drv" "$p"
 	t1=$(now_ms)
 	echo "rec: rmmod during the recovery's firmware wait: $((t1 - t0)) ms"
 	check "$p.rmmod-fast" test $((t1 - t0)) -lt 30000
 	check "$p.stopped-waiting" logged 'stop waiting: the device is being removed'
 	check "$p.failed-logged" logged 'health recovery failed'
-	no_warning "$p"
+	no_kernel_warning "$p"
 	emu_heal
 }
 
 unbind_wait() {
 	p=$T.mlx5_rs.unbind-wait
 	dmesg_mark
-	load "$p"
+	load_driver "$drv" "$p"
 	emuctl '{"cmd":"init_seg","sw_reset_ms":15000}' >/dev/null
 	fatal
-	check "$p.waiting" wait_long 'firmware pre-initializing' 60
+	check "$p.waiting" wait_log 'firmware pre-initializing' 60
 	t0=$(now_ms)
 	check "$p.unbind" timeout 240 sh -c "echo $bdf >/sys/bus/pci/devices/$bdf/driver/unbind"
 	t1=$(now_ms)
@@ -254,8 +228,8 @@ unbind_wait() {
 	check "$p.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
 	check "$p.rebind" sh -c "echo $bdf >/sys/bus/pci/drivers/mlx5_rs/bind"
 	check "$p.rebound-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
-	no_warning "$p"
-	unload "$p"
+	no_kernel_warning "$p"
+	unload_driver "$drv" "$p"
 	emu_heal
 }
 

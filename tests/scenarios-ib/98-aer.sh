@@ -37,13 +37,6 @@ check $T.inject-device test -c /dev/aer_inject
 # The function's AER capability is what aer_inject needs (dev->aer_cap).
 check $T.function-has-aer sh -c "lspci -s $bdf -vv 2>/dev/null | grep -q 'Advanced Error Reporting' || dmesg | grep -a -q 'AER: enabled'"
 
-logged() { dmesg_since | grep -a -q "$1"; }
-wait_long() { # PATTERN SECONDS
-	for _ in $(seq "$2"); do logged "$1" && return 0; sleep 1; done
-	echo "no '$1' in the log"
-	return 1
-}
-no_warning() { check "$1.no-kernel-warning" sh -c "! dmesg | tail -n +$((M0 + 1)) | grep -a -E 'WARNING:|BUG:|Call Trace'"; }
 pci_resets() { emu_stat 'd["sync_reset"]["pci_resets"]'; }
 
 # inject UNCOR COR: one error of the function through /dev/aer_inject (struct
@@ -60,25 +53,6 @@ with open("/dev/aer_inject", "wb", buffering=0) as f:
 EOF
 }
 
-load() { # PREFIX
-	case $drv in
-	upstream)
-		timeout 300 modprobe mlx5_core
-		timeout 300 modprobe mlx5_ib ;;
-	mlx5_rs) check "$1.insmod" insmod "$KO" ;;
-	esac
-	check "$1.mlx5_0-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
-}
-
-unload() { # PREFIX
-	case $drv in
-	upstream)
-		check "$1.rmmod-mlx5_ib" timeout 120 modprobe -r mlx5_ib
-		check "$1.rmmod-mlx5_core" timeout 120 modprobe -r mlx5_core ;;
-	mlx5_rs) check "$1.rmmod" timeout 120 rmmod mlx5_rs ;;
-	esac
-}
-
 correctable() {
 	p=$T.$drv.correctable
 	python3 "$H" hold mlx5_0 >/tmp/aer.hold 2>&1 &
@@ -86,7 +60,7 @@ correctable() {
 	check "$p.holder-ready" wait_line /tmp/aer.hold '^ready'
 	r0=$(pci_resets)
 	check "$p.injected" inject 0 0x1
-	check "$p.logged" wait_long 'severity=Correctable' 30
+	check "$p.logged" wait_log 'severity=Correctable' 30
 	sleep 2
 	check "$p.no-event" sh -c "! grep -q '^event' /tmp/aer.hold"
 	check "$p.holder-alive" kill -0 $hp
@@ -107,7 +81,7 @@ uncorrectable() {
 	t0=$(now_ms)
 	check "$p.injected" inject "$2" 0
 	check "$p.holder-sees-device-fatal" wait_line /tmp/aer.hold '^event 8$'
-	check "$p.recovered" wait_long 'device recovery successful' 180
+	check "$p.recovered" wait_log 'device recovery successful' 180
 	check "$p.mlx5_0-back-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 	echo "aer: $drv $1 ->ACTIVE $(($(now_ms) - t0)) ms"
 	_i=0
@@ -129,12 +103,12 @@ uncorrectable() {
 for drv in $AER_DRIVERS; do
 	dmesg_mark
 	M0=$MARK
-	load "$T.$drv"
+	load_driver "$drv" "$T.$drv"
 	correctable
 	uncorrectable nonfatal 0x4000
 	uncorrectable fatal 0x40000
-	no_warning "$T.$drv"
-	unload "$T.$drv"
+	no_kernel_warning "$T.$drv" "$M0"
+	unload_driver "$drv" "$T.$drv"
 	check "$T.$drv.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
 	check "$T.$drv.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
 	check "$T.$drv.no-new-violations" test "$(violations)" = "$viol0"

@@ -5,7 +5,8 @@
 # tests/kernel/patches/ applied (kernel bugs the tests found; each patch says which).
 #
 # Cached by a hash of (source package version, patches, fragment, toolchain versions):
-# an unchanged input set is a no-op. Output: $CACHE/kernel/current -> build-<hash>/ with
+# an unchanged input set is a no-op. Output: $CACHE/kernel/current (and this
+# checkout's current-<tag>, which its scripts read: tests/vm/lib.sh) -> build-<hash>/ with
 # arch/x86/boot/bzImage, the object tree for out-of-tree modules, and mod-install/
 # (upstream mlx5_core/mlx5_ib/ib_core/rdma_rxe modules, installed for the guest).
 set -eu
@@ -36,6 +37,7 @@ OUT=$CACHE/kernel/build-$HASH
 
 if [ -f "$OUT/.mlx5rs-done" ]; then
 	ln -sfn "$OUT" "$CACHE/kernel/current"
+	ln -sfn "$OUT" "$CACHE/kernel/current-$(checkout_tag)"
 	log "test kernel up to date ($OUT)"
 	exit 0
 fi
@@ -110,4 +112,5 @@ kill $PROGRESS_PID 2>/dev/null || true
 grep -cE '^  (CC|RUSTC|AS|LD|AR)' "$OUT/build.log" >"$CACHE/kernel/build-steps" || true
 touch "$OUT/.mlx5rs-done"
 ln -sfn "$OUT" "$CACHE/kernel/current"
+ln -sfn "$OUT" "$CACHE/kernel/current-$(checkout_tag)"
 log "test kernel built in $(($(date +%s) - T0)) s: $OUT/arch/x86/boot/bzImage"

@@ -10,6 +10,8 @@
 #     kernel/src-<ver>[-p<hash>]/      unpacked linux-source tree (-p: with tests/kernel/patches/)
 #     kernel/build-<hash>/             kernel object tree (hash of source, patches, fragment)
 #     kernel/current                   symlink to the build the last `kernel.sh` made
+#     kernel/current-<checkout>        the same, per checkout (cksum of the repo's path):
+#                                      worktrees whose fragments differ share the cache
 #     runs/                            per-run scratch (sockets, logs), pruned
 #     cargo-target/<hash>/             cargo's build products of one clone (CARGO_TARGET_DIR)
 #
@@ -70,7 +72,16 @@ kernel_source_tarball() {
 	ls "$ROOTFS"/usr/src/linux-source-7.3*.tar.* 2>/dev/null | head -n1
 }
 
-# Path of the current test-kernel object tree (empty if none built yet).
+# The checkout's tag in the cache's per-checkout names (its path's cksum).
+checkout_tag() { printf '%s' "$REPO" | cksum | cut -d' ' -f1; }
+
+# Path of this checkout's test-kernel object tree: the build its last `kernel.sh` made
+# (another checkout with another fragment may have moved `current` since), else the
+# last one any checkout made; empty if none built yet.
 kernel_build_dir() {
-	readlink -f "$CACHE/kernel/current" 2>/dev/null || true
+	local l
+	for l in "$CACHE/kernel/current-$(checkout_tag)" "$CACHE/kernel/current"; do
+		[ -e "$l" ] && { readlink -f "$l"; return 0; }
+	done
+	return 0
 }

@@ -24,7 +24,7 @@ fi
 
 T0=$(date +%s)
 # The build logs are per checkout (other clones and worktrees build at the same time).
-tag=$(printf '%s' "$REPO" | cksum | cut -d' ' -f1)
+tag=$(checkout_tag)
 logf=$CACHE/runs/module-build-$tag.log
 mkdir -p "$CACHE/runs"
 if ! in_toolbox make -C "$KB" M="$REPO" CONFIG_MLX5_RS=m CONFIG_MLX5_RS_TEST_HOOKS=y CONFIG_MLX5_RS_KUNIT_TEST=y W=1 -j"$(nproc)" modules >"$logf" 2>&1; then

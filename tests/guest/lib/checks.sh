@@ -43,11 +43,19 @@ check_kmemleak() {
 # foll_pins: pages pinned with FOLL_PIN and not yet released, system-wide
 # (/proc/vmstat nr_foll_pin_acquired − released), exact: the per-CPU parts of the
 # counters are folded into the totals first (a write to vm.stat_refresh); /proc/vmstat
-# wait_log PATTERN: up to 10 s for PATTERN in the log since dmesg_mark.
+# logged PATTERN: PATTERN is in the log since dmesg_mark.
+logged() { dmesg_since | grep -a -q "$1"; }
+# wait_log PATTERN [SECONDS]: up to SECONDS (10) for PATTERN in the log since
+# dmesg_mark; says so when it never comes.
 wait_log() {
 	_i=0
-	while ! dmesg_since | grep -a -q "$1" && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
-	dmesg_since | grep -a -q "$1"
+	while ! logged "$1" && [ $_i -lt $((${2:-10} * 10)) ]; do sleep 0.1; _i=$((_i + 1)); done
+	logged "$1" || { echo "no '$1' in the log"; return 1; }
+}
+# no_kernel_warning PREFIX [LINE]: the check PREFIX.no-kernel-warning, that the log has
+# no warning, BUG or call trace after its line LINE (default: dmesg_mark's).
+no_kernel_warning() {
+	check "$1.no-kernel-warning" sh -c "! dmesg | tail -n +$((${2:-$MARK} + 1)) | grep -a -E 'WARNING:|BUG:|Call Trace'"
 }
 # wait_line FILE PATTERN: up to 30 s for PATTERN in FILE.
 wait_line() {

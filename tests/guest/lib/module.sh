@@ -61,3 +61,26 @@ _kv_recs() {
 no_auto_recover() {
 	check "$1" devlink health set "pci/$2" reporter fw_fatal auto_recover false
 }
+
+# load_driver DRIVER PREFIX: loads DRIVER (upstream: mlx5_core and mlx5_ib; mlx5_rs:
+# $KO), then the check PREFIX.mlx5_0-active (up to 120 s), for the scenarios that run
+# the same expectation on both drivers.
+load_driver() {
+	case $1 in
+	upstream)
+		timeout 300 modprobe mlx5_core
+		timeout 300 modprobe mlx5_ib ;;
+	mlx5_rs) check "$2.insmod" insmod "$KO" ;;
+	esac
+	check "$2.mlx5_0-active" wait_for /sys/class/infiniband/mlx5_0/ports/1/state "4: ACTIVE" 120
+}
+
+# unload_driver DRIVER PREFIX: unloads what load_driver loaded, each removal a check.
+unload_driver() {
+	case $1 in
+	upstream)
+		check "$2.rmmod-mlx5_ib" timeout 120 modprobe -r mlx5_ib
+		check "$2.rmmod-mlx5_core" timeout 120 modprobe -r mlx5_core ;;
+	mlx5_rs) check "$2.rmmod" timeout 120 rmmod mlx5_rs ;;
+	esac
+}
