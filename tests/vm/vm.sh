@@ -93,6 +93,13 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # qemu_cmd ACCEL APPEND [extra args...]: the QEMU command line (run inside the toolbox).
+# The root file system is the host's /, over virtio-9p, behind its own PCIe root port
+# (at slot 0x1e, after the functions' ports, so their bus numbers do not move: 01 for
+# the first function; the emulator's control channels sit at 0x1d the same way) with
+# the PM capability's No_Soft_Reset set: a system suspend (tests/scenarios/63-suspend.sh)
+# then leaves the device as it is (virtio_pci_suspend), where a device without it is
+# reset, and virtio-9p, which has no restore, would hang every file access after the
+# resume (seen: the guest stopped at "PM: suspend exit").
 qemu_cmd() {
 	local accel=$1 append=$2; shift 2
 	local cpu=max
@@ -102,7 +109,9 @@ qemu_cmd() {
 		-machine q35,memory-backend=mem \
 		-kernel "$KB/arch/x86/boot/bzImage" \
 		-append "'$append'" \
-		-virtfs local,path=/,mount_tag=rootfs,security_model=none,readonly=on \
+		-fsdev local,id=rootfs,path=/,security_model=none,readonly=on \
+		-device pcie-root-port,id=rp9p,chassis=99,addr=0x1e \
+		-device virtio-9p-pci,fsdev=rootfs,mount_tag=rootfs,bus=rp9p,x-pcie-pm-no-soft-reset=on \
 		-display none -no-reboot "$@"
 }
 
@@ -168,7 +177,11 @@ if [ "$NO_EMU" = 0 ]; then
 		DEV_ARGS+=(-device "pcie-root-port,id=rp$i,chassis=$((i + 1)),x-speed=5"
 			-device "'{\"driver\":\"vfio-user-pci\",\"bus\":\"rp$i\",\"socket\":{\"type\":\"unix\",\"path\":\"$RUNDIR/emu$x.sock\"}}'")
 	done
-	DEV_ARGS+=(-device virtio-serial-pci)
+	# Behind a root port with No_Soft_Reset, as the root file system's device (see
+	# qemu_cmd): a system suspend resets a device without it, and the control
+	# channels' next request after the resume then never got a reply.
+	DEV_ARGS+=(-device pcie-root-port,id=rpser,chassis=98,addr=0x1d
+		-device virtio-serial-pci,bus=rpser,x-pcie-pm-no-soft-reset=on)
 	for ((i = 0; i < FUNCTIONS; i++)); do
 		x=$(fn_sfx $i)
 		DEV_ARGS+=(-chardev "socket,id=emuctl$x,path=$RUNDIR/ctl$x.sock"
