@@ -46,7 +46,6 @@
 REC_DRIVERS=${REC_DRIVERS:-upstream mlx5_rs}
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail recover.device-present "no 15b3 function"; exit 1; }
-H=$MLX5RS_REPO/tests/guest/ib-uverbs.py
 d=/sys/class/infiniband/mlx5_0
 T=recover
 ib_scenario_start
@@ -63,41 +62,27 @@ shared() {
 	dma0=$(emu_stat 'd["dma_errors"]')
 	dmesg_mark
 	load_driver "$drv" "$p"
-	python3 "$H" hold mlx5_0 >/tmp/rec.hold 2>&1 &
-	hp=$!
-	check "$p.holder-ready" wait_line /tmp/rec.hold '^ready'
+	holder_start "$p"
 	restarts0=$(emu_stat 'd["fw_reset"]["restarts"]')
 	t0=$(now_ms)
 	fatal
-	check "$p.holder-sees-device-fatal" wait_line /tmp/rec.hold '^event 8$'
+	holder_sees_fatal "$p"
 	check "$p.recovered" wait_log 'health recovery succeeded' 180
 	check "$p.mlx5_0-back-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 	t1=$(now_ms)
 	echo "rec: $drv fatal->ACTIVE $((t1 - t0)) ms"
-	_i=0
-	while kill -0 $hp 2>/dev/null && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
-	check "$p.holder-exited" sh -c "! kill -0 $hp 2>/dev/null"
-	kill $hp 2>/dev/null
-	cat /tmp/rec.hold
+	holder_exited "$p"
 	dmesg_since | grep -a -E 'mlx5|infiniband' | grep -a -v -E 'assert_var|KTAP' | head -n 50
 	check "$p.fatal-detected" logged 'Fatal error 5 detected'
 	# A new process opens the new device and allocates from it.
-	python3 "$H" hold mlx5_0 >/tmp/rec.hold2 2>&1 &
-	hp=$!
-	check "$p.new-device-opens" wait_line /tmp/rec.hold2 '^ready'
-	kill $hp 2>/dev/null
-	wait $hp 2>/dev/null
-	check_ibv_devinfo "$p" mlx5_0
+	check_reopen "$p"
 	check "$p.one-fw-restart" test "$(emu_stat 'd["fw_reset"]["restarts"]')" = $((restarts0 + 1))
 	check "$p.reset-under-semaphore" test "$(emu_stat 'd["fw_reset"]["without_semaphore"]')" = 0
 	check "$p.semaphore-free" test "$(emu_stat 'd["vsc"]["sw_reset_holder"]')" = 0
 	check "$p.gateway-free" test "$(emu_stat 'd["vsc"]["gw_holder"]')" = 0
 	no_kernel_warning "$p"
 	unload_driver "$drv" "$p"
-	check "$p.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
-	check "$p.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
-	check "$p.no-new-violations" test "$(violations)" = "$viol0"
-	check "$p.no-new-dma-errors" test "$(emu_stat 'd["dma_errors"]')" = "$dma0"
+	check_emu_clean "$p" "$viol0" "$dma0"
 }
 
 restarts() { emu_stat 'd["fw_reset"]["restarts"]'; }

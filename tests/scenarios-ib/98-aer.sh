@@ -26,7 +26,6 @@
 AER_DRIVERS=${AER_DRIVERS:-upstream mlx5_rs}
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail aer.device-present "no 15b3 function"; exit 1; }
-H=$MLX5RS_REPO/tests/guest/ib-uverbs.py
 d=/sys/class/infiniband/mlx5_0
 T=aer
 ib_scenario_start
@@ -55,49 +54,34 @@ EOF
 
 correctable() {
 	p=$T.$drv.correctable
-	python3 "$H" hold mlx5_0 >/tmp/aer.hold 2>&1 &
-	hp=$!
-	check "$p.holder-ready" wait_line /tmp/aer.hold '^ready'
+	holder_start "$p"
 	r0=$(pci_resets)
 	check "$p.injected" inject 0 0x1
 	check "$p.logged" wait_log 'severity=Correctable' 30
 	sleep 2
-	check "$p.no-event" sh -c "! grep -q '^event' /tmp/aer.hold"
-	check "$p.holder-alive" kill -0 $hp
+	check "$p.no-event" sh -c "! grep -q '^event' $HOLD_OUT"
+	check "$p.holder-alive" kill -0 "$HOLD_PID"
 	check "$p.no-pci-reset" test "$(pci_resets)" = "$r0"
 	check "$p.mlx5_0-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
-	kill $hp 2>/dev/null
-	wait $hp 2>/dev/null
+	holder_stop
 }
 
 # uncorrectable CASE STATUS
 uncorrectable() {
 	p=$T.$drv.$1
 	dmesg_mark
-	python3 "$H" hold mlx5_0 >/tmp/aer.hold 2>&1 &
-	hp=$!
-	check "$p.holder-ready" wait_line /tmp/aer.hold '^ready'
+	holder_start "$p"
 	r0=$(pci_resets)
 	t0=$(now_ms)
 	check "$p.injected" inject "$2" 0
-	check "$p.holder-sees-device-fatal" wait_line /tmp/aer.hold '^event 8$'
+	holder_sees_fatal "$p"
 	check "$p.recovered" wait_log 'device recovery successful' 180
 	check "$p.mlx5_0-back-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 	echo "aer: $drv $1 ->ACTIVE $(($(now_ms) - t0)) ms"
-	_i=0
-	while kill -0 $hp 2>/dev/null && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
-	check "$p.holder-exited" sh -c "! kill -0 $hp 2>/dev/null"
-	kill $hp 2>/dev/null
-	wait $hp 2>/dev/null
-	cat /tmp/aer.hold
+	holder_exited "$p"
 	dmesg_since | grep -a -E 'mlx5|infiniband|AER|pcieport|aer_inject' | grep -a -v -E 'assert_var|KTAP' | head -n 60
 	check "$p.one-pci-reset" test "$(pci_resets)" = $((r0 + 1))
-	python3 "$H" hold mlx5_0 >/tmp/aer.hold2 2>&1 &
-	hp=$!
-	check "$p.new-device-opens" wait_line /tmp/aer.hold2 '^ready'
-	kill $hp 2>/dev/null
-	wait $hp 2>/dev/null
-	check_ibv_devinfo "$p" mlx5_0
+	check_reopen "$p"
 }
 
 for drv in $AER_DRIVERS; do
@@ -109,9 +93,6 @@ for drv in $AER_DRIVERS; do
 	uncorrectable fatal 0x40000
 	no_kernel_warning "$T.$drv" "$M0"
 	unload_driver "$drv" "$T.$drv"
-	check "$T.$drv.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
-	check "$T.$drv.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
-	check "$T.$drv.no-new-violations" test "$(violations)" = "$viol0"
-	check "$T.$drv.no-new-dma-errors" test "$(emu_stat 'd["dma_errors"]')" = "$dma0"
+	check_emu_clean "$T.$drv" "$viol0" "$dma0"
 	emuctl '{"cmd":"reset"}' >/dev/null
 done

@@ -25,7 +25,6 @@ PM_LEVEL=${PM_LEVEL:-platform}
 PM_DELAY=${PM_DELAY:-1}
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail pm.device-present "no 15b3 function"; exit 1; }
-H=$MLX5RS_REPO/tests/guest/ib-uverbs.py
 T=pm
 ib_scenario_start
 
@@ -44,9 +43,7 @@ for drv in $PM_DRIVERS; do
 	dmesg_mark
 	M0=$MARK
 	load_driver "$drv" "$p"
-	python3 "$H" hold mlx5_0 >/tmp/pm.hold 2>&1 &
-	hp=$!
-	check "$p.holder-ready" wait_line /tmp/pm.hold '^ready'
+	holder_start "$p"
 	enables0=$(cmds_ok ENABLE_HCA)
 	disables0=$(cmds_ok DISABLE_HCA)
 	restarts0=$(restarts)
@@ -55,33 +52,20 @@ for drv in $PM_DRIVERS; do
 	t0=$(now_ms)
 	check "$p.suspend-resume" sh -c 'echo mem >/sys/power/state'
 	echo none >/sys/power/pm_test
-	check "$p.holder-sees-device-fatal" wait_line /tmp/pm.hold '^event 8$'
+	holder_sees_fatal "$p"
 	check "$p.mlx5_0-back-active" wait_for /sys/class/infiniband/mlx5_0/ports/1/state "4: ACTIVE" 120
 	echo "pm: $drv suspend+resume->ACTIVE $(($(now_ms) - t0)) ms"
-	_i=0
-	while kill -0 $hp 2>/dev/null && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
-	check "$p.holder-exited" sh -c "! kill -0 $hp 2>/dev/null"
-	kill $hp 2>/dev/null
-	wait $hp 2>/dev/null
-	cat /tmp/pm.hold
+	holder_exited "$p"
 	dmesg_since | grep -a -E 'mlx5|infiniband|PM:|suspend|resume' | grep -a -v -E 'assert_var|KTAP' | head -n 60
 	check "$p.no-pm-failure" sh -c "! dmesg | tail -n +$((M0 + 1)) | grep -a -E 'failed to (suspend|resume)|dpm_run_callback|PM: Some devices failed'"
 	check "$p.hca-disabled-once" test "$(cmds_ok DISABLE_HCA)" = $((disables0 + 1))
 	check "$p.hca-enabled-once" test "$(cmds_ok ENABLE_HCA)" = $((enables0 + 1))
 	check "$p.no-fw-restart" test "$(restarts)" = "$restarts0"
 	check "$p.no-pci-reset" test "$(pci_resets)" = "$resets0"
-	python3 "$H" hold mlx5_0 >/tmp/pm.hold2 2>&1 &
-	hp=$!
-	check "$p.new-device-opens" wait_line /tmp/pm.hold2 '^ready'
-	kill $hp 2>/dev/null
-	wait $hp 2>/dev/null
-	check_ibv_devinfo "$p" mlx5_0
+	check_reopen "$p"
 	no_kernel_warning "$p" "$M0"
 	unload_driver "$drv" "$p"
-	check "$p.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
-	check "$p.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
-	check "$p.no-new-violations" test "$(violations)" = "$viol0"
-	check "$p.no-new-dma-errors" test "$(emu_stat 'd["dma_errors"]')" = "$dma0"
+	check_emu_clean "$p" "$viol0" "$dma0"
 	emuctl '{"cmd":"reset"}' >/dev/null
 done
 echo none >/sys/power/pm_test

@@ -97,3 +97,45 @@ check_open_no_task_leak() {
 	check "$1.open-no-task-leak" test $(($(task_structs) - _t0)) -lt 20
 }
 
+
+# A process holding mlx5_0 open across a fault, for the scenarios that run the same
+# expectation on both drivers (97, 98, 63):
+#   holder_start P       tests/guest/ib-uverbs.py hold (a PD, then it waits for an async
+#                        event and prints "event N") in the background; P.holder-ready.
+#                        Its output is in $HOLD_OUT, its pid in $HOLD_PID
+#   holder_sees_fatal P  P.holder-sees-device-fatal: it printed IB_EVENT_DEVICE_FATAL (8)
+#   holder_exited P      up to 10 s for it to end (it ends after the event);
+#                        P.holder-exited; its output shown
+#   check_reopen P       a new process opens mlx5_0 and allocates from it
+#                        (P.new-device-opens), and ibv_devinfo works (check_ibv_devinfo)
+#   check_emu_clean P V0 D0  after the unload: P.objects-destroyed, P.pages-returned,
+#                        P.no-new-violations (V0 before), P.no-new-dma-errors (D0 before)
+holder_start() {
+	HOLD_OUT=/tmp/holder.out
+	python3 "$MLX5RS_REPO/tests/guest/ib-uverbs.py" hold mlx5_0 >"$HOLD_OUT" 2>&1 &
+	HOLD_PID=$!
+	check "$1.holder-ready" wait_line "$HOLD_OUT" '^ready'
+}
+holder_sees_fatal() { check "$1.holder-sees-device-fatal" wait_line "$HOLD_OUT" '^event 8$'; }
+holder_exited() {
+	_i=0
+	while kill -0 "$HOLD_PID" 2>/dev/null && [ $_i -lt 100 ]; do sleep 0.1; _i=$((_i + 1)); done
+	check "$1.holder-exited" sh -c "! kill -0 $HOLD_PID 2>/dev/null"
+	holder_stop
+	cat "$HOLD_OUT"
+}
+holder_stop() { kill "$HOLD_PID" 2>/dev/null; wait "$HOLD_PID" 2>/dev/null; }
+check_reopen() {
+	python3 "$MLX5RS_REPO/tests/guest/ib-uverbs.py" hold mlx5_0 >/tmp/holder2.out 2>&1 &
+	_rp=$!
+	check "$1.new-device-opens" wait_line /tmp/holder2.out '^ready'
+	kill $_rp 2>/dev/null
+	wait $_rp 2>/dev/null
+	check_ibv_devinfo "$1" mlx5_0
+}
+check_emu_clean() {
+	check "$1.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
+	check "$1.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
+	check "$1.no-new-violations" test "$(violations)" = "$2"
+	check "$1.no-new-dma-errors" test "$(emu_stat 'd["dma_errors"]')" = "$3"
+}
