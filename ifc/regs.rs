@@ -106,7 +106,10 @@ prm_struct! {
 /// `mlx5_fw_reset_set_reset_sync_ack` / `_nack` write them).
 #[cfg_attr(
     CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
+    expect(
+        dead_code,
+        reason = "the driver answers requests; the other levels and states are the emulator's"
+    )
 )]
 pub mod mfrl {
     /// Reset level 0: live patch (no reset).
