@@ -619,7 +619,10 @@ impl<'bound> Stages<'bound> {
             hotreset: caps.get(gen_cap::PCIE_RESET_USING_HOTRESET_METHOD),
         };
         let sync_events: Option<Arc<dyn SyncResetHandler>> = if sync.on {
-            Some(Arc::new(SyncEvents(devlink.recovery().clone()), GFP_KERNEL)?)
+            Some(Arc::new(
+                SyncEvents(devlink.recovery().clone()),
+                GFP_KERNEL,
+            )?)
         } else {
             None
         };
@@ -1274,7 +1277,11 @@ impl<'bound> Mlx5Device<'bound> {
                 reset
             );
         } else {
-            dev_info!(pdev, "{}: sync reset: the bus below the bridge was reset\n", name);
+            dev_info!(
+                pdev,
+                "{}: sync reset: the bus below the bridge was reset\n",
+                name
+            );
         }
         let start = Instant::<Monotonic>::now();
         let mut g = self.stages.lock();

@@ -9,6 +9,7 @@
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
 
 use super::command::{CodecError, Command};
+use crate::health::sync_reset::MfrlState;
 use crate::ifc::{
     caps::{atomic_caps, cmd_hca_cap, query_hca_cap_in, query_hca_cap_out, set_hca_cap_in},
     cmds::{
@@ -24,7 +25,6 @@ use crate::ifc::{
         mfrl_reg, reg_id, REG_DATA_OFFSET,
     },
 };
-use crate::health::sync_reset::MfrlState;
 
 #[cfg(any(CONFIG_MLX5_RS_TEST_HOOKS, not(CONFIG_RUST)))]
 use crate::ifc::cmds::nop_in;

@@ -31,9 +31,9 @@ pub(crate) mod monitor;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod recover;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
-pub(crate) mod sync_reset;
-#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod report;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod sync_reset;
 
 use kernel::{
     prelude::*,
@@ -255,10 +255,8 @@ impl HealthStage {
         drop(st);
         // Fails only if already queued (a tick that had not started when stopped and
         // was not cancelled): that tick runs.
-        let _ = workqueue::system_power_efficient().enqueue_delayed(
-            self.poller.clone(),
-            msecs_to_jiffies(self.poller.period_ms),
-        );
+        let _ = workqueue::system_power_efficient()
+            .enqueue_delayed(self.poller.clone(), msecs_to_jiffies(self.poller.period_ms));
     }
 }
 
