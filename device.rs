@@ -1156,6 +1156,8 @@ impl<'bound> Mlx5Device<'bound> {
     /// device lock.
     fn sync_request(&self, pdev: &'bound pci::Device<Core<'_>>) {
         let name = self.info.name;
+        // Before the stages' lock: `DevlinkStage::dl` is ordered before it.
+        let remote_reset_allowed = self.devlink.remote_reset_allowed();
         let g = self.stages.lock();
         let Some(s) = g.as_ref() else {
             // Nothing to answer with; the firmware's negotiation times out.
@@ -1175,7 +1177,7 @@ impl<'bound> Mlx5Device<'bound> {
             None
         };
         let ctx = RequestContext {
-            remote_reset_allowed: self.devlink.remote_reset_allowed(),
+            remote_reset_allowed,
             running: s._life.mode() == Mode::Running,
             fast_teardown: s.sync.fast_teardown,
             hotreset_cap: s.sync.hotreset,
