@@ -35,10 +35,6 @@ pub mod reg_id {
 }
 
 /// Byte offset of `register_data` in ACCESS_REG input and output.
-#[cfg_attr(
-    all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
-    expect(dead_code, reason = "used by the emulator and the IB provider")
-)]
 pub const REG_DATA_OFFSET: usize = 0x10;
 
 prm_struct! {
