@@ -71,6 +71,15 @@
 //! restores the configuration its probe saved and waits for the firmware
 //! (`wait_vital`), `resume` runs step 4's bring-up.
 //!
+//! A sync reset (firmware-initiated reset, upstream's `fw_reset.c`) runs the same two
+//! halves from the recovery work ([`ffi::RecoveryWork::queue_sync`], queued by the
+//! async EQ's GENERAL_EVENT): on RESET_REQUEST the function acks through MFRL (health
+//! poll stopped) or nacks (devlink's `enable_remote_dev_reset` false, or the reset
+//! cannot be done: [`health::sync_reset::answer`]); on RESET_NOW it is torn down fast,
+//! the consumers told (DEVICE_FATAL) and the stages unloaded, the work resets the bus
+//! below the bridge without the device lock, then step 4's bring-up loads the function
+//! again and devlink counts the remote reload; on RESET_ABORT the health poll resumes.
+//!
 //! A recovery that fails leaves no stage (the function is failed; unbind or rmmod has
 //! nothing to undo, `devlink health recover` or a reload tries again) and says why.
 //! Unbind, rmmod and shutdown stop the recovery work before anything else
@@ -91,16 +100,17 @@ use kernel::{
 };
 
 use crate::eq::{
+    event::SyncRst,
     uar::{self, UarGeom},
-    EqCaps, Events,
+    EqCaps, Events, SyncResetHandler,
 };
 use crate::{
     clock::ClockStage,
     cmd::{
         commands::{
-            gen_cap, AtomicCaps, GeneralCaps, QueryAtomicCaps, QueryBoardId, QueryGeneralCaps,
-            QueryIssi, QueryPages, SetAtomicCaps, SetDriverVersion, SetGeneralCaps, SetIssi,
-            ATOMIC_REQ_MODE_HOST_ENDIANNESS,
+            gen_cap, AnswerMfrl, AtomicCaps, GeneralCaps, QueryAtomicCaps, QueryBoardId,
+            QueryGeneralCaps, QueryIssi, QueryMcamMfrl, QueryMfrl, QueryPages, SetAtomicCaps,
+            SetDriverVersion, SetGeneralCaps, SetIssi, ATOMIC_REQ_MODE_HOST_ENDIANNESS,
         },
         timeout::Timeouts,
     },
@@ -112,6 +122,7 @@ use crate::{
         self,
         recover::{self, Vital, VitalStep},
         report::DevlinkInfo,
+        sync_reset::{self, Answer, RequestContext},
         HealthStage,
     },
     hw::Hw,
@@ -190,6 +201,13 @@ pub(crate) struct Mlx5Device<'bound> {
     /// recovery work and devlink's recover and reload keep off the function, which the
     /// PCI core unloads, resets and loads again.
     pci_error: AtomicBool,
+    /// A sync reset's request was acked (the health poll stopped): RESET_NOW or
+    /// RESET_ABORT is expected (upstream's `MLX5_FW_RESET_FLAGS_RESET_REQUESTED`).
+    sync_requested: AtomicBool,
+    /// A sync reset's RESET_NOW tore the function down and its reload has not run yet
+    /// (the PCI reset runs without the device lock): the recovery work's other runs and
+    /// devlink's recover and reload keep off.
+    sync_busy: AtomicBool,
     /// `None` once a PCI shutdown unloaded the function, after a recovery failed or was
     /// refused, and between the two halves of a reload.
     ///
@@ -209,6 +227,8 @@ pub(crate) struct Mlx5Device<'bound> {
 struct Stages<'bound> {
     pdev: &'bound pci::Device,
     info: &'bound FunctionInfo,
+    // What the function offers for sync resets (plain data).
+    sync: SyncCaps,
     // Detached first: the devlink instance never reads a torn-down function.
     _devlink: Attachment,
     // The last stage: unregistered first (in `unload`, before the health poll stops),
@@ -268,7 +288,7 @@ impl pci::Driver for Mlx5Driver {
             let devlink = devlink?;
             let stages = stages?;
             let info = stages.info;
-            devlink.register(info.is_vf)?;
+            devlink.register(info.is_vf, stages.sync.mfrl)?;
             // For a PCI error's slot reset (upstream's probe ends with it too).
             ffi::pci_save_state(pdev);
             Ok(try_pin_init!(Mlx5Device {
@@ -277,6 +297,8 @@ impl pci::Driver for Mlx5Driver {
                 recovery,
                 recoveries: AtomicU32::new(0),
                 pci_error: AtomicBool::new(false),
+                sync_requested: AtomicBool::new(false),
+                sync_busy: AtomicBool::new(false),
                 stages <- new_mutex!(Some(stages)),
             }? Error))
         })
@@ -331,6 +353,41 @@ enum BringUp<'a> {
     },
     /// The up half of devlink's reload: as at probe, `stop` ends every wait.
     Reload { stop: &'a dyn Fn() -> bool },
+}
+
+/// What a function offers for sync resets, read at bring-up.
+#[derive(Clone, Copy, Debug, Default)]
+struct SyncCaps {
+    /// MCAM offers MFRL (upstream's `mlx5_fw_reset_init`: the devlink parameter, the
+    /// sync-reset events).
+    mfrl: bool,
+    /// The function takes part: MFRL, cap `general_notification_event` (GENERAL_EVENT
+    /// subscribed) and `pci_sync_for_fw_update_event` set by SET_HCA_CAP.
+    on: bool,
+    /// Cap `fast_teardown`.
+    fast_teardown: bool,
+    /// Cap `pcie_reset_using_hotreset_method` set by SET_HCA_CAP.
+    hotreset: bool,
+}
+
+/// The async EQ's sync-reset events, queued on the function's recovery work (upstream's
+/// `fw_reset_event_notifier` queues its work items the same way).
+struct SyncEvents(Arc<ffi::RecoveryWork>);
+
+impl SyncResetHandler for SyncEvents {
+    fn sync_reset(&self, state: SyncRst) {
+        let ev = match state {
+            SyncRst::Request => ffi::SyncEvent::Request,
+            SyncRst::Now => ffi::SyncEvent::Now,
+            SyncRst::Abort => ffi::SyncEvent::Abort,
+            // The flow with driver unload is only raised with cap
+            // `pci_sync_for_fw_update_with_driver_unload`, which the driver leaves 0
+            // (the EQ logged the event).
+            SyncRst::Unload => return,
+        };
+        // Already queued: that run takes it.
+        let _ = self.0.queue_sync(ev);
+    }
 }
 
 /// Why a recovery runs.
@@ -475,6 +532,15 @@ impl<'bound> Stages<'bound> {
             if max.get(gen_cap::RELEASE_ALL_PAGES) {
                 cur.set(gen_cap::RELEASE_ALL_PAGES, true)?;
             }
+            // Sync reset, as upstream's `handle_hca_cap`: the function takes part in the
+            // negotiation, and the PCI reset may be the hot reset. Not the flow with
+            // driver unload (this driver does not do it).
+            if max.get(gen_cap::PCI_SYNC_FOR_FW_UPDATE_EVENT) {
+                cur.set(gen_cap::PCI_SYNC_FOR_FW_UPDATE_EVENT, true)?;
+            }
+            if max.get(gen_cap::PCIE_RESET_USING_HOTRESET_METHOD) {
+                cur.set(gen_cap::PCIE_RESET_USING_HOTRESET_METHOD, true)?;
+            }
             Ok(())
         };
         choose(&mut cur).map_err(|_| EINVAL)?;
@@ -541,8 +607,27 @@ impl<'bound> Stages<'bound> {
             max_eqs,
             uar_geom,
         };
+        // MCAM's MFRL, as upstream's `mlx5_fw_reset_init` checks it (read with cap
+        // `mcam_reg`; a failed read, logged by the command layer, means none).
+        let mfrl = caps.get(gen_cap::MCAM_REG) && hw.run(QueryMcamMfrl).unwrap_or(false);
+        let sync = SyncCaps {
+            mfrl,
+            on: mfrl
+                && caps.get(gen_cap::GENERAL_NOTIFICATION_EVENT)
+                && caps.get(gen_cap::PCI_SYNC_FOR_FW_UPDATE_EVENT),
+            fast_teardown: caps.get(gen_cap::FAST_TEARDOWN),
+            hotreset: caps.get(gen_cap::PCIE_RESET_USING_HOTRESET_METHOD),
+        };
+        let sync_events: Option<Arc<dyn SyncResetHandler>> = if sync.on {
+            Some(Arc::new(
+                SyncEvents(devlink.recovery().clone()),
+                GFP_KERNEL,
+            )?)
+        } else {
+            None
+        };
         let page_work = PageWork::new(pdev.as_ref(), pages.clone())?;
-        let events = Events::new(pdev, hw.clone(), page_work, &eq_caps)?;
+        let events = Events::new(pdev, hw.clone(), page_work, &eq_caps, sync_events)?;
         let debugfs = DebugFs::new(dev.name(), hw.clone(), pages.clone(), events.info())?;
         // The clock, as upstream's `mlx5_init_clock` in `mlx5_load`: a device that cannot
         // keep one loses only the clock info page (warned), as upstream.
@@ -597,6 +682,7 @@ impl<'bound> Stages<'bound> {
             ib,
             pdev,
             info,
+            sync,
             _devlink: devlink,
             _clock: clock,
             _health: health,
@@ -1117,6 +1203,198 @@ impl<'bound> Mlx5Device<'bound> {
         Ok(())
     }
 
+    /// A sync reset's RESET_REQUEST, as upstream's `mlx5_sync_reset_request_event`: the
+    /// PCI reset method read from MFRL (with cap `pcie_reset_using_hotreset_method`),
+    /// then ack (the health poll stopped first: the firmware will stop answering) or
+    /// nack ([`sync_reset::answer`]) through an MFRL write. The caller holds the
+    /// device lock.
+    fn sync_request(&self, pdev: &'bound pci::Device<Core<'_>>) {
+        let name = self.info.name;
+        // Before the stages' lock: `DevlinkStage::dl` is ordered before it.
+        let remote_reset_allowed = self.devlink.remote_reset_allowed();
+        let g = self.stages.lock();
+        let Some(s) = g.as_ref() else {
+            // Nothing to answer with; the firmware's negotiation times out.
+            dev_warn!(
+                pdev,
+                "{}: sync reset request: no function loaded, no answer\n",
+                name
+            );
+            return;
+        };
+        let mfrl = if s.sync.hotreset {
+            s._hw
+                .run(QueryMfrl)
+                .inspect_err(|e| dev_warn!(pdev, "Failed reading MFRL, err {:?}\n", e))
+                .ok()
+        } else {
+            None
+        };
+        let ctx = RequestContext {
+            remote_reset_allowed,
+            running: s._life.mode() == Mode::Running,
+            fast_teardown: s.sync.fast_teardown,
+            hotreset_cap: s.sync.hotreset,
+            has_bridge: ffi::pci_has_bridge(pdev),
+            mfrl,
+        };
+        match sync_reset::answer(&ctx) {
+            Answer::Ack { method } => {
+                // As upstream's `mlx5_sync_reset_set_reset_requested`: no health poll
+                // while the firmware resets (its nic_interface reads DISABLED).
+                s._health.stop();
+                self.sync_requested.store(true, Ordering::Release);
+                match s._hw.run(AnswerMfrl { ack: true }) {
+                    Ok(()) => dev_warn!(
+                        pdev,
+                        "PCI Sync FW Update Reset Ack. Device reset is expected. (method {})\n",
+                        method
+                    ),
+                    Err(e) => {
+                        dev_warn!(
+                            pdev,
+                            "PCI Sync FW Update Reset Ack Failed. Error code: {:?}\n",
+                            e
+                        );
+                        // No RESET_NOW follows an answer the firmware did not take.
+                        self.sync_requested.store(false, Ordering::Release);
+                        s._health.resume();
+                    }
+                }
+            }
+            Answer::Nack(why) => {
+                dev_info!(pdev, "{}: sync reset request refused: {:?}\n", name, why);
+                let r = s._hw.run(AnswerMfrl { ack: false });
+                dev_warn!(
+                    pdev,
+                    "PCI Sync FW Update Reset Nack {}\n",
+                    if r.is_ok() { "Sent" } else { "Failed" }
+                );
+            }
+        }
+    }
+
+    /// A sync reset's RESET_NOW, as upstream's `mlx5_sync_reset_now_event` up to its
+    /// PCI reset: fast teardown (TEARDOWN_HCA prepare-fast, nic_interface DISABLED),
+    /// the consumers told (IB_EVENT_DEVICE_FATAL), the stages unloaded (no command: the
+    /// function is quiesced). `Ok`: the work resets the bus now, then runs
+    /// [`Mlx5Device::sync_reload`]. The caller holds the device lock.
+    ///
+    /// # Errors
+    ///
+    /// `EALREADY` no request was acked; `ENODEV` nothing loaded; `EIO` the fast
+    /// teardown failed (the function was then reloaded without a PCI reset, as
+    /// upstream's reset work does).
+    fn sync_now(&self, pdev: &'bound pci::Device<Core<'_>>) -> Result {
+        let name = self.info.name;
+        if !self.sync_requested.swap(false, Ordering::AcqRel) {
+            dev_warn!(pdev, "Reset request was already cleared\n");
+            return Err(EALREADY);
+        }
+        dev_warn!(pdev, "Sync Reset now. Device is going to reset.\n");
+        let mut g = self.stages.lock();
+        let Some(s) = g.take() else {
+            dev_err!(pdev, "{}: sync reset now: no function loaded\n", name);
+            return Err(ENODEV);
+        };
+        self.sync_busy.store(true, Ordering::Release);
+        let path = s._hca.fast_teardown("sync reset");
+        let cause = crate::lifecycle::FatalCause {
+            code: 0,
+            name: "sync reset",
+        };
+        s._life.notify_reset(cause);
+        s.unload();
+        if path != teardown::plan::Path::Fast {
+            dev_warn!(
+                pdev,
+                "Fast teardown failed, no reset done, err {:?}\n",
+                path
+            );
+            drop(g);
+            self.sync_reload(pdev, EIO.to_errno());
+            return Err(EIO);
+        }
+        Ok(())
+    }
+
+    /// After RESET_NOW's PCI reset (`reset`: 0 or the negative errno it failed with),
+    /// as upstream's `mlx5_fw_reset_complete_reload` for a reset another host started:
+    /// the function loaded again through the recovery's bring-up (PCI reads and the
+    /// health counter waited for, every stage as at probe, a new `mlx5_N`), then devlink
+    /// told of the remote reload (driver_reinit, fw_activate). The caller holds the
+    /// device lock.
+    fn sync_reload(&self, pdev: &'bound pci::Device<Core<'_>>, reset: i32) {
+        let name = self.info.name;
+        if reset != 0 {
+            dev_warn!(
+                pdev,
+                "mlx5_sync_pci_reset failed, no reset done, err {}\n",
+                reset
+            );
+        } else {
+            dev_info!(
+                pdev,
+                "{}: sync reset: the bus below the bridge was reset\n",
+                name
+            );
+        }
+        let start = Instant::<Monotonic>::now();
+        let mut g = self.stages.lock();
+        if self.pci_error.load(Ordering::Acquire) || ffi::pci_channel_offline(pdev) {
+            // The PCI error's handling loads the function again, or leaves it unloaded.
+            dev_warn!(
+                pdev,
+                "{}: sync reset: a PCI error is being handled or left the channel offline; the function is not loaded here\n",
+                name
+            );
+        } else if g.is_none() {
+            let work = self.recovery.work();
+            let stop = || work.stopping() || crate::exiting();
+            match Stages::bring_up(
+                pdev,
+                Some(self.info),
+                &self.devlink,
+                BringUp::Recovery {
+                    stop: &stop,
+                    sw_reset: false,
+                },
+            ) {
+                Ok(s) => {
+                    *g = Some(s);
+                    dev_info!(
+                        pdev,
+                        "{}: sync reset: function loaded again in {} ms\n",
+                        name,
+                        start.elapsed().as_millis()
+                    );
+                }
+                Err(e) => dev_err!(
+                    pdev,
+                    "{}: sync reset: load one failed ({:?}): the function stays unloaded; devlink health recover, dev reload, or unbind and bind again\n",
+                    name,
+                    e
+                ),
+            }
+        }
+        drop(g);
+        self.sync_busy.store(false, Ordering::Release);
+        self.devlink.remote_reload_done();
+    }
+
+    /// A sync reset's RESET_ABORT, as upstream's `mlx5_sync_reset_abort_event`: the
+    /// health poll runs again. The caller holds the device lock.
+    fn sync_abort(&self, pdev: &'bound pci::Device<Core<'_>>) {
+        if !self.sync_requested.swap(false, Ordering::AcqRel) {
+            dev_warn!(pdev, "Reset request was already cleared\n");
+            return;
+        }
+        if let Some(s) = self.stages.lock().as_ref() {
+            s._health.resume();
+        }
+        dev_warn!(pdev, "PCI Sync FW Update Reset Aborted.\n");
+    }
+
     /// PCI shutdown (reboot, kexec, poweroff), as upstream's `shutdown` (main.c): fast
     /// teardown, else force close (`mlx5_try_fast_unload`); after either, the device
     /// is left in error state and its IRQs are freed with MSI-X disabled
@@ -1172,7 +1450,11 @@ impl ffi::PciRecover for Mlx5Driver {
         this: Pin<&'bound Mlx5Device<'bound>>,
         kind: ffi::RecoverKind,
     ) -> Result {
-        if this.pci_error.load(Ordering::Acquire) {
+        // A sync reset's reload goes on: it ends the reset whatever happens (it leaves
+        // the function to the PCI error's handling).
+        if this.pci_error.load(Ordering::Acquire)
+            && !matches!(kind, ffi::RecoverKind::SyncReload { .. })
+        {
             dev_info!(
                 pdev,
                 "{}: {:?}: a PCI error recovery is under way; not now\n",
@@ -1183,7 +1465,11 @@ impl ffi::PciRecover for Mlx5Driver {
         }
         // As upstream's `mlx5_health_wait_pci_up`: nothing comes back through a channel
         // a PCI error left offline (a failed PCI error recovery).
-        if kind != ffi::RecoverKind::Unload && ffi::pci_channel_offline(pdev) {
+        if !matches!(
+            kind,
+            ffi::RecoverKind::Unload | ffi::RecoverKind::SyncReload { .. }
+        ) && ffi::pci_channel_offline(pdev)
+        {
             dev_err!(
                 pdev,
                 "{}: {:?}: the PCI channel is offline (a PCI error recovery failed): health recovery flow aborted\n",
@@ -1191,6 +1477,17 @@ impl ffi::PciRecover for Mlx5Driver {
                 kind
             );
             return Err(EIO);
+        }
+        if this.sync_busy.load(Ordering::Acquire)
+            && !matches!(kind, ffi::RecoverKind::SyncReload { .. })
+        {
+            dev_info!(
+                pdev,
+                "{}: {:?}: a sync reset's reload is under way; not now\n",
+                this.info.name,
+                kind
+            );
+            return Err(EBUSY);
         }
         // Refusals and failures are logged where they happen.
         match kind {
@@ -1201,6 +1498,19 @@ impl ffi::PciRecover for Mlx5Driver {
                 Ok(())
             }
             ffi::RecoverKind::Load => this.load(pdev),
+            ffi::RecoverKind::SyncRequest => {
+                this.sync_request(pdev);
+                Ok(())
+            }
+            ffi::RecoverKind::SyncNow => this.sync_now(pdev),
+            ffi::RecoverKind::SyncReload { reset } => {
+                this.sync_reload(pdev, reset);
+                Ok(())
+            }
+            ffi::RecoverKind::SyncAbort => {
+                this.sync_abort(pdev);
+                Ok(())
+            }
         }
     }
 }

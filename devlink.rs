@@ -167,10 +167,28 @@ impl DevlinkStage {
         )
     }
 
+    /// The function's recovery work (the sync-reset events are queued on it).
+    pub(crate) fn recovery(&self) -> &Arc<RecoveryWork> {
+        &self.source.recovery
+    }
+
     /// Registers the instance (`devlink dev` lists it) with its reporters; `fw_fatal`'s
-    /// grace period is upstream's for a VF when `is_vf`, else for a PF.
-    pub(crate) fn register(&self, is_vf: bool) -> Result {
-        self.dl.lock().register(is_vf)
+    /// grace period is upstream's for a VF when `is_vf`, else for a PF. With
+    /// `remote_reset` (MCAM offers MFRL: the function takes part in sync resets) the
+    /// parameter `enable_remote_dev_reset` too, as upstream's `mlx5_fw_reset_init`.
+    pub(crate) fn register(&self, is_vf: bool, remote_reset: bool) -> Result {
+        self.dl.lock().register(is_vf, remote_reset)
+    }
+
+    /// devlink's `enable_remote_dev_reset`: whether a sync reset's request is acked.
+    pub(crate) fn remote_reset_allowed(&self) -> bool {
+        self.dl.lock().remote_reset_allowed()
+    }
+
+    /// A sync reset reloaded the function: devlink counts the remote reload actions
+    /// (upstream's `mlx5_fw_reset_complete_reload`). Called with the device lock held.
+    pub(crate) fn remote_reload_done(&self) {
+        self.dl.lock().remote_reload_done();
     }
 
     /// Unregisters the instance (waits for the requests and the report under way);

@@ -195,6 +195,14 @@ impl Lifecycle {
         self.tell(&consumers, cause);
     }
 
+    /// Tells the consumers that the function is being reset under them (a sync reset,
+    /// after its fast teardown: upstream's `mlx5_enter_error_state(dev, true)` raises
+    /// MLX5_DEV_EVENT_SYS_ERROR, IB_EVENT_DEVICE_FATAL in mlx5_ib); the mode stays.
+    pub(crate) fn notify_reset(&self, cause: FatalCause) {
+        let consumers = self.copy_consumers(&self.state.lock());
+        self.tell(&consumers, cause);
+    }
+
     fn copy_consumers(&self, st: &LifeState) -> KVec<FatalConsumer> {
         let mut consumers = KVec::new();
         for c in st.consumers.iter() {

@@ -9,6 +9,7 @@
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
 
 use super::command::{CodecError, Command};
+use crate::health::sync_reset::MfrlState;
 use crate::ifc::{
     caps::{atomic_caps, cmd_hca_cap, query_hca_cap_in, query_hca_cap_out, set_hca_cap_in},
     cmds::{
@@ -17,8 +18,12 @@ use crate::ifc::{
         set_issi_in, teardown_hca_in, teardown_hca_out,
     },
     field::{be64_at, put_be64s, Msg, MsgMut, Overflow, Value, F},
-    opcodes::{cap_type, manage_pages_op_mod, Opcode, HCA_CAP_OPMOD_CUR},
+    opcodes::{access_reg_op_mod, cap_type, manage_pages_op_mod, Opcode, HCA_CAP_OPMOD_CUR},
     pages::{manage_pages_in, manage_pages_out, query_pages_in, query_pages_out},
+    regs::{
+        access_register_in, access_register_out, mcam_access_reg, mcam_off, mcam_reg, mfrl,
+        mfrl_reg, reg_id, REG_DATA_OFFSET,
+    },
 };
 
 #[cfg(any(CONFIG_MLX5_RS_TEST_HOOKS, not(CONFIG_RUST)))]
@@ -558,5 +563,129 @@ impl Command for QueryBoardId {
             *d = if s.is_ascii_graphic() { *s } else { 0 };
         }
         Ok(id)
+    }
+}
+
+/// ACCESS_REG read of MCAM, access-register group 0 (upstream `mlx5_query_mcam_reg`,
+/// `MLX5_CAP_MCAM_REG(dev, mfrl)`): whether the firmware offers MFRL, which upstream's
+/// `mlx5_fw_reset_init` needs before it takes part in sync resets.
+pub struct QueryMcamMfrl;
+
+impl Command for QueryMcamMfrl {
+    const OPCODE: Opcode = Opcode::ACCESS_REG;
+    type In = access_register_in::Layout;
+    type Out = access_register_out::Layout;
+    type Reply = bool;
+
+    fn op_mod(&self) -> u16 {
+        access_reg_op_mod::READ
+    }
+    fn in_len(&self) -> usize {
+        REG_DATA_OFFSET + mcam_reg::BYTES
+    }
+    fn out_len(&self) -> usize {
+        REG_DATA_OFFSET + mcam_reg::BYTES
+    }
+
+    fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
+        i.set(access_register_in::REGISTER_ID, reg_id::MCAM)?;
+        let mut r = i
+            .nested::<mcam_reg::Layout>(access_register_in::REGISTER_DATA)
+            .ok_or(CodecError::Short)?;
+        r.set(mcam_reg::FEATURE_GROUP, 0)?;
+        Ok(r.set(mcam_reg::ACCESS_REG_GROUP, 0)?)
+    }
+
+    fn parse(self, o: Msg<'_, Self::Out>) -> Result<bool, CodecError> {
+        let data = o.bytes(access_register_out::REGISTER_DATA);
+        // `mng_access_reg_cap_mask` of the register data (bounds checked: a short
+        // output is BadOutput).
+        let mask = data
+            .get(mcam_off::ACCESS_REG_CAP_MASK..)
+            .and_then(Msg::<mcam_access_reg::Layout>::new)
+            .ok_or(CodecError::BadOutput)?;
+        Ok(mask.get(mcam_access_reg::MFRL))
+    }
+}
+
+/// ACCESS_REG read of MFRL (upstream `mlx5_reg_mfrl_query`): the levels and types
+/// offered, the state of the last sync reset and the PCI reset method asked for.
+pub struct QueryMfrl;
+
+impl Command for QueryMfrl {
+    const OPCODE: Opcode = Opcode::ACCESS_REG;
+    type In = access_register_in::Layout;
+    type Out = access_register_out::Layout;
+    type Reply = MfrlState;
+
+    fn op_mod(&self) -> u16 {
+        access_reg_op_mod::READ
+    }
+    fn in_len(&self) -> usize {
+        REG_DATA_OFFSET + mfrl_reg::BYTES
+    }
+    fn out_len(&self) -> usize {
+        REG_DATA_OFFSET + mfrl_reg::BYTES
+    }
+
+    fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
+        Ok(i.set(access_register_in::REGISTER_ID, reg_id::MFRL)?)
+    }
+
+    fn parse(self, o: Msg<'_, Self::Out>) -> Result<MfrlState, CodecError> {
+        let r = o
+            .nested::<mfrl_reg::Layout>(access_register_out::REGISTER_DATA)
+            .ok_or(CodecError::BadOutput)?;
+        Ok(MfrlState {
+            reset_level: r.get(mfrl_reg::RESET_LEVEL),
+            reset_type: r.get(mfrl_reg::RESET_TYPE),
+            reset_state: r.get(mfrl_reg::RESET_STATE),
+            method: r.get(mfrl_reg::PCI_RESET_REQ_METHOD),
+        })
+    }
+}
+
+/// ACCESS_REG write of MFRL with a function's answer to a RESET_REQUEST: reset level 3
+/// and `pci_sync_for_fw_update_resp` (upstream `mlx5_fw_reset_set_reset_sync_ack` /
+/// `_nack`: `mlx5_reg_mfrl_set(dev, MLX5_MFRL_REG_RESET_LEVEL3, 0, 1 or 2, false)`).
+pub struct AnswerMfrl {
+    /// Ack, else nack.
+    pub ack: bool,
+}
+
+impl Command for AnswerMfrl {
+    const OPCODE: Opcode = Opcode::ACCESS_REG;
+    type In = access_register_in::Layout;
+    type Out = access_register_out::Layout;
+    type Reply = ();
+
+    fn op_mod(&self) -> u16 {
+        access_reg_op_mod::WRITE
+    }
+    fn in_len(&self) -> usize {
+        REG_DATA_OFFSET + mfrl_reg::BYTES
+    }
+    fn out_len(&self) -> usize {
+        REG_DATA_OFFSET + mfrl_reg::BYTES
+    }
+
+    fn build(&self, i: &mut MsgMut<'_, Self::In>) -> Result<(), CodecError> {
+        i.set(access_register_in::REGISTER_ID, reg_id::MFRL)?;
+        let mut r = i
+            .nested::<mfrl_reg::Layout>(access_register_in::REGISTER_DATA)
+            .ok_or(CodecError::Short)?;
+        r.set(mfrl_reg::RESET_LEVEL, mfrl::LEVEL3)?;
+        Ok(r.set(
+            mfrl_reg::PCI_SYNC_FOR_FW_UPDATE_RESP,
+            if self.ack {
+                mfrl::RESP_ACK
+            } else {
+                mfrl::RESP_NACK
+            },
+        )?)
+    }
+
+    fn parse(self, _: Msg<'_, Self::Out>) -> Result<(), CodecError> {
+        Ok(())
     }
 }

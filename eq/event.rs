@@ -13,7 +13,7 @@
 //! Pure `core` code, compiled into the kernel module and into the host test crate.
 
 use crate::ifc::eqe::{
-    event_type as et, rsc_type, Eqe, PAGE_REQ_EC_FUNCTION, PAGE_REQ_RELEASE_ALL,
+    event_type as et, general_sub, rsc_type, Eqe, PAGE_REQ_EC_FUNCTION, PAGE_REQ_RELEASE_ALL,
 };
 
 /// Size of an EQE.
@@ -28,6 +28,11 @@ pub const EQE_BYTES: usize = 64;
 /// (vport change, general/port-module/PPS/FPGA/DCT/temperature/tracer/monitor-counter/
 /// vhca-state/object-change events) belong to features this driver does not have.
 pub const ASYNC_MASK: u64 = 0x0000_0000_001F_02BE;
+/// GENERAL_EVENT (0x22), which upstream's `gather_async_events_mask` adds to the async
+/// EQ's mask when cap `general_notification_event` is set; this driver adds it when it
+/// takes part in sync resets (the only general event it handles: PCI sync for firmware
+/// update).
+pub const GENERAL_EVENT_BIT: u64 = 1 << et::GENERAL_EVENT;
 /// Command EQ: command completions only.
 pub const CMD_MASK: u64 = 1 << et::CMD;
 /// Pages EQ: page requests only.
@@ -109,6 +114,9 @@ pub enum Event {
         /// SRQ number (24 bits).
         srqn: u32,
     },
+    /// A sync-reset event (GENERAL_EVENT, sub-type PCI_SYNC_FOR_FW_UPDATE): the state
+    /// the firmware announces (`sync_rst_state`, low 4 bits of data byte 3).
+    SyncReset(SyncRst),
     /// Any other subscribed async event, logged by name.
     Async {
         /// Event type.
@@ -141,6 +149,8 @@ pub enum Malformed {
     BadPageCount(i32),
     /// Port number 0 or beyond the device's ports.
     BadPort(u8),
+    /// Sync-reset event with a `sync_rst_state` the PRM does not define.
+    BadSyncState(u8),
     /// QP event for a resource type that does not take it.
     NotAllowed {
         /// Event type.
@@ -148,6 +158,34 @@ pub enum Malformed {
         /// Resource type of the EQE.
         rsc_type: u8,
     },
+}
+
+/// The states of a sync-reset event (`enum sync_rst_state_type`, device.h).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncRst {
+    /// RESET_REQUEST: the firmware asks the function to ack or nack through MFRL.
+    Request,
+    /// RESET_NOW: every function acked; tear down and reset the PCI link.
+    Now,
+    /// RESET_ABORT: the firmware gave up (a nack elsewhere, a timeout).
+    Abort,
+    /// RESET_UNLOAD: the flow with driver unload (only offered with cap
+    /// `pci_sync_for_fw_update_with_driver_unload`, which this driver does not set).
+    Unload,
+}
+
+impl SyncRst {
+    /// The state of `sync_rst_state` (upstream masks it with `SYNC_RST_STATE_MASK`,
+    /// 0xf); `None` for a value the PRM does not define.
+    pub fn from_raw(v: u8) -> Option<Self> {
+        match v & 0xf {
+            general_sub::RST_REQUEST => Some(Self::Request),
+            general_sub::RST_NOW => Some(Self::Now),
+            general_sub::RST_ABORT => Some(Self::Abort),
+            general_sub::RST_UNLOAD => Some(Self::Unload),
+            _ => None,
+        }
+    }
 }
 
 /// Whether a QP event of type `t` may name a resource of type `rsc`: upstream
@@ -290,6 +328,13 @@ pub fn decode(raw: &[u8; EQE_BYTES], mask: &[u64; 4], lim: &Limits) -> Result<Ev
                 rsc_type: d.type_,
                 rsn,
             })
+        }
+        et::GENERAL_EVENT if sub == general_sub::PCI_SYNC_FOR_FW_UPDATE => {
+            // In bounds: the data area is 28 bytes.
+            let raw = e.data[general_sub::SYNC_RST_STATE_BYTE];
+            SyncRst::from_raw(raw)
+                .map(Event::SyncReset)
+                .ok_or(Malformed::BadSyncState(raw & 0xf))
         }
         et::SRQ_CATAS_ERROR | et::SRQ_RQ_LIMIT => Ok(Event::Srq {
             type_: t,
@@ -715,6 +760,48 @@ mod tests {
         assert!(!subscribed(&[ASYNC_MASK, 0, 0, 0], et::INTERNAL_ERROR));
         assert!(!subscribed(&[ASYNC_MASK, 0, 0, 0], et::CMD));
         assert!(!subscribed(&[ASYNC_MASK, 0, 0, 0], et::PAGE_REQUEST));
+    }
+
+    #[test]
+    fn sync_reset_events() {
+        let m = [ASYNC_MASK | GENERAL_EVENT_BIT, 0, 0, 0];
+        // Not subscribed without the general-event bit (upstream's mask without cap
+        // `general_notification_event`).
+        let e = eqe(et::GENERAL_EVENT, general_sub::PCI_SYNC_FOR_FW_UPDATE);
+        assert_eq!(
+            decode(&e, &[ASYNC_MASK, 0, 0, 0], &LIM),
+            Err(Malformed::NotSubscribed(et::GENERAL_EVENT))
+        );
+        for (raw, want) in [
+            (0x0u8, SyncRst::Request),
+            (0x1, SyncRst::Now),
+            (0x2, SyncRst::Abort),
+            (0x3, SyncRst::Unload),
+            // The high nibble is not the state (SYNC_RST_STATE_MASK).
+            (0xf1, SyncRst::Now),
+        ] {
+            let mut e = eqe(et::GENERAL_EVENT, general_sub::PCI_SYNC_FOR_FW_UPDATE);
+            edit(&mut e, |x| x.data[general_sub::SYNC_RST_STATE_BYTE] = raw);
+            assert_eq!(decode(&e, &m, &LIM), Ok(Event::SyncReset(want)));
+        }
+        // Another byte of the data does not carry the state.
+        let mut e = eqe(et::GENERAL_EVENT, general_sub::PCI_SYNC_FOR_FW_UPDATE);
+        edit(&mut e, |x| x.data[0] = 0x1);
+        assert_eq!(decode(&e, &m, &LIM), Ok(Event::SyncReset(SyncRst::Request)));
+        for raw in [0x4u8, 0x7, 0xf] {
+            let mut e = eqe(et::GENERAL_EVENT, general_sub::PCI_SYNC_FOR_FW_UPDATE);
+            edit(&mut e, |x| x.data[general_sub::SYNC_RST_STATE_BYTE] = raw);
+            assert_eq!(decode(&e, &m, &LIM), Err(Malformed::BadSyncState(raw)));
+        }
+        // Another general event (live patch) is only logged.
+        let e = eqe(et::GENERAL_EVENT, general_sub::FW_LIVE_PATCH);
+        assert_eq!(
+            decode(&e, &m, &LIM),
+            Ok(Event::Async {
+                type_: et::GENERAL_EVENT,
+                sub_type: general_sub::FW_LIVE_PATCH
+            })
+        );
     }
 
     #[test]

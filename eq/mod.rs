@@ -80,6 +80,15 @@ pub(crate) struct EqCaps {
     pub(crate) uar_geom: uar::UarGeom,
 }
 
+/// Receives the sync-reset events of the async EQ (GENERAL_EVENT, sub-type
+/// PCI_SYNC_FOR_FW_UPDATE), validated. Runs in the async EQ's interrupt thread, which
+/// also delivers command completions: it must not send a command or wait for one
+/// (it queues work, as upstream's `fw_reset_event_notifier` queues its work items).
+pub(crate) trait SyncResetHandler: Send + Sync {
+    /// A sync-reset event in state `state`.
+    fn sync_reset(&self, state: event::SyncRst);
+}
+
 /// What the EQ handlers dispatch to.
 pub(crate) struct Dispatch {
     dev: ARef<device::Device>,
@@ -87,6 +96,8 @@ pub(crate) struct Dispatch {
     cqs: Arc<CqTable>,
     ports: Arc<PortEvents>,
     rscs: Arc<RscTable>,
+    /// Sync-reset events; `None`: GENERAL_EVENT is not subscribed.
+    sync: Option<Arc<dyn SyncResetHandler>>,
     lim: Limits,
     unknown_logged: AtomicU64,
 }
@@ -106,6 +117,12 @@ impl Dispatch {
 
     fn port_change(&self, port: u8, sub_type: u8) {
         self.ports.deliver(port, sub_type);
+    }
+
+    fn sync_reset(&self, state: event::SyncRst) {
+        if let Some(h) = self.sync.as_ref() {
+            h.sync_reset(state);
+        }
     }
 
     fn cq_error(&self, eqn: u8, cqn: u32, syndrome: u8) {
@@ -373,12 +390,15 @@ pub(crate) struct CqAccess {
 }
 
 impl<'bound> Events<'bound> {
-    /// Brings the EQs up (see the module doc); page requests go to `pages`.
+    /// Brings the EQs up (see the module doc); page requests go to `pages`, and, with
+    /// `sync`, sync-reset events to it (the async EQ then subscribes GENERAL_EVENT, as
+    /// upstream's `gather_async_events_mask` does with cap `general_notification_event`).
     pub(crate) fn new(
         pdev: &'bound pci::Device<Bound>,
         hw: Arc<Hw>,
         pages: Arc<dyn PageRequestHandler>,
         caps: &EqCaps,
+        sync: Option<Arc<dyn SyncResetHandler>>,
     ) -> Result<Self> {
         let dev: &device::Device<Bound> = pdev.as_ref();
         let cpus = ffi::num_online_cpus();
@@ -409,6 +429,11 @@ impl<'bound> Events<'bound> {
             0,
             [CMD_MASK, 0, 0, 0],
         )?;
+        let async_mask = if sync.is_some() {
+            ASYNC_MASK | event::GENERAL_EVENT_BIT
+        } else {
+            ASYNC_MASK
+        };
         let asy = Eq::new(
             dev,
             hw.clone(),
@@ -417,7 +442,7 @@ impl<'bound> Events<'bound> {
             ASYNC_EQ_NENT,
             eq_uar,
             0,
-            [ASYNC_MASK, 0, 0, 0],
+            [async_mask, 0, 0, 0],
         )?;
         let pg = Eq::new(
             dev,
@@ -450,6 +475,7 @@ impl<'bound> Events<'bound> {
                 cqs: cqs.clone(),
                 ports: ports.clone(),
                 rscs: rscs.clone(),
+                sync,
                 lim,
                 unknown_logged: AtomicU64::new(0),
             },

@@ -432,6 +432,16 @@ impl Eq {
                 }
                 d.srq_event(eqn, type_, srqn);
             }
+            Event::SyncReset(state) => {
+                dev_info!(
+                    self.dev,
+                    "EQ {}: sync reset event {:?} ({} async events)\n",
+                    eqn,
+                    state,
+                    seen
+                );
+                d.sync_reset(state);
+            }
             Event::Async { type_, sub_type } => {
                 if chatty {
                     dev_warn!(

@@ -18,6 +18,8 @@ void mlx5rs_device_unlock(struct device *dev);
 int mlx5rs_pci_vsc_cap(struct pci_dev *pdev);
 int mlx5rs_pci_cfg_read(struct pci_dev *pdev, int off, u32 *val);
 int mlx5rs_pci_cfg_write(struct pci_dev *pdev, int off, u32 val);
+int mlx5rs_pci_has_bridge(struct pci_dev *pdev);
+int mlx5rs_pci_reset_bus(struct pci_dev *pdev);
 
 unsigned int mlx5rs_num_online_cpus(void);
 
@@ -79,7 +81,9 @@ struct mlx5rs_fw_report {
 };
 
 struct devlink *mlx5rs_devlink_alloc(struct pci_dev *pdev, const void *rust);
-int mlx5rs_devlink_register(struct devlink *devlink, int is_vf);
+int mlx5rs_devlink_register(struct devlink *devlink, int is_vf, int remote_reset);
+int mlx5rs_devlink_remote_reset_allowed(struct devlink *devlink);
+void mlx5rs_devlink_remote_reload_done(struct devlink *devlink);
 int mlx5rs_devlink_report(struct devlink *devlink, int fatal, const char *msg,
 			  const struct mlx5rs_fw_report *r, const void *here);
 void mlx5rs_devlink_fatal_healthy(struct devlink *devlink);

@@ -27,7 +27,8 @@ pub(crate) use self::core::pci_err::{
 };
 pub(crate) use self::core::pm::PciPower;
 pub(crate) use self::core::recover::{
-    pci_cfg_read, pci_cfg_write, pci_vsc_cap, PciRecover, RecoverKind, RecoveryHandle, RecoveryWork,
+    pci_cfg_read, pci_cfg_write, pci_has_bridge, pci_vsc_cap, PciRecover, RecoverKind,
+    RecoveryHandle, RecoveryWork, SyncEvent,
 };
 pub(crate) use self::core::sched::{flush_work, num_online_cpus};
 pub(crate) use self::core::shutdown::PciShutdown;

@@ -32,6 +32,8 @@ pub(crate) mod monitor;
 pub(crate) mod recover;
 #[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
 pub(crate) mod report;
+#[expect(unreachable_pub, reason = "pub API of the host crate (host/)")]
+pub(crate) mod sync_reset;
 
 use kernel::{
     prelude::*,
@@ -235,6 +237,26 @@ impl HealthStage {
         // After this no tick starts its checks; one running now finishes first.
         self.poller.state.lock().stopped = true;
         ffi::cancel_delayed_work_sync(&self.poller);
+    }
+}
+
+impl HealthStage {
+    /// Starts a stopped poll again (a sync reset's abort, as upstream's
+    /// `mlx5_sync_reset_clear_reset_requested(dev, true)` starts the health poll again);
+    /// the next poll runs one period from now. Nothing when it runs.
+    pub(crate) fn resume(&self) {
+        let mut st = self.poller.state.lock();
+        if !st.stopped {
+            return;
+        }
+        st.stopped = false;
+        // A new watch: the counter did not move while nobody looked.
+        st.monitor = HealthMonitor::new();
+        drop(st);
+        // Fails only if already queued (a tick that had not started when stopped and
+        // was not cancelled): that tick runs.
+        let _ = workqueue::system_power_efficient()
+            .enqueue_delayed(self.poller.clone(), msecs_to_jiffies(self.poller.period_ms));
     }
 }
 

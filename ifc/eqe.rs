@@ -303,8 +303,11 @@ pub mod rsc_type {
 /// states a PCI_SYNC_FOR_FW_UPDATE event carries in data byte 3 (`struct
 /// mlx5_eqe_sync_fw_update` `sync_rst_state`, `enum sync_rst_state_type`).
 #[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
+    all(CONFIG_RUST, not(CONFIG_MLX5_RS_KUNIT_TEST)),
+    expect(
+        dead_code,
+        reason = "the live-patch sub-type is the emulator's and the unit tests'"
+    )
 )]
 pub mod general_sub {
     /// Firmware live patch done.

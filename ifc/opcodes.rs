@@ -252,10 +252,6 @@ pub mod manage_pages_op_mod {
 }
 
 /// ACCESS_REG op_mods.
-#[cfg_attr(
-    CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
-)]
 pub mod access_reg_op_mod {
     /// Write the register.
     pub const WRITE: u16 = 0;

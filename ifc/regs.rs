@@ -35,10 +35,6 @@ pub mod reg_id {
 }
 
 /// Byte offset of `register_data` in ACCESS_REG input and output.
-#[cfg_attr(
-    all(CONFIG_RUST, not(CONFIG_MLX5_RS_INFINIBAND)),
-    expect(dead_code, reason = "used by the emulator and the IB provider")
-)]
 pub const REG_DATA_OFFSET: usize = 0x10;
 
 prm_struct! {
@@ -106,7 +102,10 @@ prm_struct! {
 /// `mlx5_fw_reset_set_reset_sync_ack` / `_nack` write them).
 #[cfg_attr(
     CONFIG_RUST,
-    expect(dead_code, reason = "used by the emulator, not the driver")
+    expect(
+        dead_code,
+        reason = "the driver answers requests; the other levels and states are the emulator's"
+    )
 )]
 pub mod mfrl {
     /// Reset level 0: live patch (no reset).

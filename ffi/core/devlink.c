@@ -18,8 +18,15 @@
  * devlink_health_report() (ours are made with the device lock held, see
  * mlx5rs_devlink_report()).
  *
+ * The generic parameter enable_remote_dev_reset (runtime, default true), registered
+ * only when the firmware offers MFRL (MCAM), as upstream's mlx5_fw_reset_init(): the
+ * driver reads it when a sync reset's request arrives (false: the request is nacked).
+ * A sync reset another host started ends with devlink_remote_reload_actions_performed()
+ * (driver_reinit and fw_activate), as upstream's mlx5_fw_reset_complete_reload().
+ *
  * Not advertised (the driver does not do them): reload action fw_activate and limit
- * no_reset, a network-namespace change on reload, parameters, flash update, traps.
+ * no_reset, a network-namespace change on reload, other parameters, flash update,
+ * traps.
  */
 #include <linux/pci.h>
 #include <linux/slab.h>
@@ -33,6 +40,10 @@ struct mlx5rs_devlink_priv {
 	const void *rust;
 	struct devlink_health_reporter *fw;
 	struct devlink_health_reporter *fw_fatal;
+	/* enable_remote_dev_reset is registered (MCAM offers MFRL). */
+	bool remote_reset_param;
+	/* Its value (READ_ONCE / WRITE_ONCE: read without the instance lock). */
+	bool remote_reset_allowed;
 };
 
 /* Implemented in Rust (ffi/core/devlink.rs). */
@@ -180,6 +191,26 @@ static const struct devlink_ops mlx5rs_devlink_ops = {
 	.reload_actions = BIT(DEVLINK_RELOAD_ACTION_DRIVER_REINIT),
 	.reload_down = mlx5rs_devlink_reload_down,
 	.reload_up = mlx5rs_devlink_reload_up,
+};
+
+/* enable_remote_dev_reset: upstream's mlx5_fw_reset_enable_remote_dev_reset_get/set. */
+static int remote_reset_get(struct devlink *devlink, u32 id, struct devlink_param_gset_ctx *ctx,
+			    struct netlink_ext_ack *extack)
+{
+	ctx->val.vbool = READ_ONCE(priv_of(devlink)->remote_reset_allowed);
+	return 0;
+}
+
+static int remote_reset_set(struct devlink *devlink, u32 id, struct devlink_param_gset_ctx *ctx,
+			    struct netlink_ext_ack *extack)
+{
+	WRITE_ONCE(priv_of(devlink)->remote_reset_allowed, ctx->val.vbool);
+	return 0;
+}
+
+static const struct devlink_param remote_reset_params[] = {
+	DEVLINK_PARAM_GENERIC(ENABLE_REMOTE_DEV_RESET, BIT(DEVLINK_PARAM_CMODE_RUNTIME),
+			      remote_reset_get, remote_reset_set, NULL),
 };
 
 /* The health buffer, or an error when the function's registers cannot be read. */
@@ -337,6 +368,7 @@ struct devlink *mlx5rs_devlink_alloc(struct pci_dev *pdev, const void *rust)
 	priv = devlink_priv(devlink);
 	priv->pdev = pdev;
 	priv->rust = rust;
+	priv->remote_reset_allowed = true;
 	return devlink;
 }
 
@@ -344,13 +376,17 @@ struct devlink *mlx5rs_devlink_alloc(struct pci_dev *pdev, const void *rust)
  * mlx5rs_devlink_register() - create the health reporters and register the instance
  * @devlink: from mlx5rs_devlink_alloc(), not registered
  * @is_vf: the function is a VF (the `fw_fatal` grace period is then 30 s, else 60 s)
+ * @remote_reset: register enable_remote_dev_reset (the firmware offers MFRL)
  *
  * A reporter that cannot be created is missing (warned), as upstream's
- * mlx5_fw_reporters_create() leaves it; the instance registers anyway.
+ * mlx5_fw_reporters_create() leaves it; the instance registers anyway. A parameter
+ * that cannot be registered fails the registration, as upstream's probe fails when
+ * mlx5_fw_reset_init() does.
  *
- * Return: 0, or devl_register()'s error (then no reporter is left).
+ * Return: 0, or devl_params_register()'s or devl_register()'s error (then no reporter
+ * and no parameter is left).
  */
-int mlx5rs_devlink_register(struct devlink *devlink, int is_vf)
+int mlx5rs_devlink_register(struct devlink *devlink, int is_vf, int remote_reset)
 {
 	struct mlx5rs_devlink_priv *priv = devlink_priv(devlink);
 	struct devlink_health_reporter *r;
@@ -366,11 +402,58 @@ int mlx5rs_devlink_register(struct devlink *devlink, int is_vf)
 	if (IS_ERR(r))
 		dev_warn(&priv->pdev->dev, "no fw_fatal health reporter: %pe\n", r);
 	priv->fw_fatal = IS_ERR(r) ? NULL : r;
+	if (remote_reset) {
+		err = devl_params_register(devlink, remote_reset_params,
+					   ARRAY_SIZE(remote_reset_params));
+		if (err) {
+			destroy_reporters(priv);
+			goto out;
+		}
+		priv->remote_reset_param = true;
+	}
 	err = devl_register(devlink);
-	if (err)
+	if (err) {
+		if (priv->remote_reset_param)
+			devl_params_unregister(devlink, remote_reset_params,
+					       ARRAY_SIZE(remote_reset_params));
+		priv->remote_reset_param = false;
 		destroy_reporters(priv);
+	}
+out:
 	devl_unlock(devlink);
 	return err;
+}
+
+/**
+ * mlx5rs_devlink_remote_reset_allowed() - the value of enable_remote_dev_reset
+ * @devlink: from mlx5rs_devlink_alloc()
+ *
+ * Takes no lock (a bool read once; devlink sets it under its instance lock).
+ *
+ * Return: 1 when a sync reset's request may be acked, else 0 (true by default).
+ */
+int mlx5rs_devlink_remote_reset_allowed(struct devlink *devlink)
+{
+	return READ_ONCE(priv_of(devlink)->remote_reset_allowed);
+}
+
+/**
+ * mlx5rs_devlink_remote_reload_done() - tell devlink a sync reset reloaded the function
+ * @devlink: registered by mlx5rs_devlink_register(), not yet unregistered (the caller
+ *           serializes this with mlx5rs_devlink_unregister())
+ *
+ * As upstream's mlx5_fw_reset_complete_reload() for a reset this host did not start:
+ * driver_reinit and fw_activate counted as remote reload actions (`devlink dev show
+ * -s` shows them) and a DEVLINK_CMD_NEW notification, under the instance lock.
+ * Sleeps.
+ */
+void mlx5rs_devlink_remote_reload_done(struct devlink *devlink)
+{
+	devl_lock(devlink);
+	devlink_remote_reload_actions_performed(devlink, DEVLINK_RELOAD_LIMIT_UNSPEC,
+						BIT(DEVLINK_RELOAD_ACTION_DRIVER_REINIT) |
+						BIT(DEVLINK_RELOAD_ACTION_FW_ACTIVATE));
+	devl_unlock(devlink);
 }
 
 /**
@@ -429,6 +512,10 @@ void mlx5rs_devlink_unregister(struct devlink *devlink)
 
 	devl_lock(devlink);
 	devl_unregister(devlink);
+	if (priv->remote_reset_param)
+		devl_params_unregister(devlink, remote_reset_params,
+				       ARRAY_SIZE(remote_reset_params));
+	priv->remote_reset_param = false;
 	destroy_reporters(priv);
 	devl_unlock(devlink);
 }

@@ -43,7 +43,9 @@ extern "C" {
     // `struct pci_dev *` and `struct devlink *` on the C side; opaque here (the shim
     // only needs the pointers; see ffi/core/pci.rs for `struct pci_dev`).
     fn mlx5rs_devlink_alloc(pdev: *mut c_void, rust: *const c_void) -> *mut c_void;
-    fn mlx5rs_devlink_register(devlink: *mut c_void, is_vf: c_int) -> c_int;
+    fn mlx5rs_devlink_register(devlink: *mut c_void, is_vf: c_int, remote_reset: c_int) -> c_int;
+    fn mlx5rs_devlink_remote_reset_allowed(devlink: *mut c_void) -> c_int;
+    fn mlx5rs_devlink_remote_reload_done(devlink: *mut c_void);
     fn mlx5rs_devlink_report(
         devlink: *mut c_void,
         fatal: c_int,
@@ -101,15 +103,41 @@ impl Devlink {
     }
 
     /// Registers the instance with its health reporters (`fw_fatal`'s grace period is
-    /// upstream's for a VF when `is_vf`, else for a PF).
-    pub(crate) fn register(&mut self, is_vf: bool) -> Result {
+    /// upstream's for a VF when `is_vf`, else for a PF) and, with `remote_reset` (the
+    /// firmware offers MFRL), the parameter `enable_remote_dev_reset`.
+    pub(crate) fn register(&mut self, is_vf: bool, remote_reset: bool) -> Result {
         if self.registered {
             return Ok(());
         }
         // SAFETY: by the type invariant `raw` is a live, unregistered instance.
-        to_result(unsafe { mlx5rs_devlink_register(self.raw.as_ptr(), c_int::from(is_vf)) })?;
+        to_result(unsafe {
+            mlx5rs_devlink_register(
+                self.raw.as_ptr(),
+                c_int::from(is_vf),
+                c_int::from(remote_reset),
+            )
+        })?;
         self.registered = true;
         Ok(())
+    }
+
+    /// The value of `enable_remote_dev_reset` (true by default, and when it is not
+    /// registered).
+    pub(crate) fn remote_reset_allowed(&self) -> bool {
+        // SAFETY: `raw` is a live instance (type invariant); the shim reads one bool.
+        unsafe { mlx5rs_devlink_remote_reset_allowed(self.raw.as_ptr()) != 0 }
+    }
+
+    /// Counts a reload a sync reset did (driver_reinit and fw_activate, as remote
+    /// reload actions) and notifies devlink's listeners. Sleeps (the instance lock).
+    /// Nothing when not registered.
+    pub(crate) fn remote_reload_done(&self) {
+        if !self.registered {
+            return;
+        }
+        // SAFETY: `raw` is registered (type invariant) and `&self` keeps the
+        // unregistration (`&mut self` or the drop) from running meanwhile.
+        unsafe { mlx5rs_devlink_remote_reload_done(self.raw.as_ptr()) };
     }
 
     /// Whether the instance is registered.

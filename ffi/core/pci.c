@@ -90,3 +90,38 @@ int mlx5rs_pci_cfg_write(struct pci_dev *pdev, int off, u32 val)
 {
 	return pcibios_err_to_errno(pci_write_config_dword(pdev, off, val));
 }
+
+/**
+ * mlx5rs_pci_has_bridge() - whether a bridge sits above the function
+ * @pdev: a PCI function
+ *
+ * A sync reset's hot reset resets the bus below that bridge (upstream
+ * mlx5_is_reset_now_capable(): "PCI bus bridge is not accessible" without one).
+ *
+ * Return: 1 or 0.
+ */
+int mlx5rs_pci_has_bridge(struct pci_dev *pdev)
+{
+	return pdev->bus->self != NULL;
+}
+
+/**
+ * mlx5rs_pci_reset_bus() - hot reset of the bus below the function's bridge
+ * @pdev: a PCI function whose driver is bound, with its device lock NOT held by the
+ *        caller
+ *
+ * A sync reset's PCI reset by the hot-reset method, as upstream mlx5_pci_reset_bus()
+ * (fw_reset.c) does it: pci_reset_bus() tries the device locks of the bridge and of
+ * every function below it, saves and disables each function, resets the secondary bus
+ * and restores the saved configuration. It only tries the locks: a caller holding the
+ * function's device lock would get -EAGAIN, and so does a caller racing another
+ * holder (unbind, a devlink reload); the caller then decides whether to try again.
+ * Sleeps.
+ *
+ * Return: 0, -EAGAIN (a device lock was held elsewhere), -ENOTTY (the bus cannot be
+ * reset), or another negative errno.
+ */
+int mlx5rs_pci_reset_bus(struct pci_dev *pdev)
+{
+	return pci_reset_bus(pdev);
+}

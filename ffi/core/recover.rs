@@ -37,6 +37,20 @@
 //! `EBUSY` while the work is queued or running; [`RecoveryWork::run_locked`] runs it
 //! for a caller that holds the device lock already (devlink's reload).
 //!
+//! # Sync reset
+//!
+//! The same work runs a sync reset's steps (upstream `fw_reset.c`'s request, reset-now
+//! and abort work items), queued from the async EQ ([`RecoveryWork::queue_sync`]): the
+//! event handler only records the event and queues. Each step runs as a
+//! [`RecoverKind`] under the device lock, except the PCI reset of RESET_NOW:
+//! [`RecoverKind::SyncNow`] tears the function down; then, *without* the device lock,
+//! the bus below the function's bridge is reset ([`pci_reset_bus`]: `pci_reset_bus`
+//! tries the device lock of every function below the bridge, ours included, as
+//! upstream's reset work does it holding no lock); then [`RecoverKind::SyncReload`]
+//! loads the function again under the lock. While the lock is released, unbind may
+//! run: it stops the work first, the reset gives up at its next try and the reload
+//! finds the work stopped.
+//!
 //! Lock order: the device lock is outside every lock of the driver (as for a bus
 //! callback); [`RecoveryHandle::stop`] is called with the device lock held and no
 //! driver lock held, and waits for the work, which only *tries* the device lock.
@@ -61,6 +75,8 @@ extern "C" {
     fn mlx5rs_pci_vsc_cap(pdev: *mut c_void) -> c_int;
     fn mlx5rs_pci_cfg_read(pdev: *mut c_void, off: c_int, val: *mut u32) -> c_int;
     fn mlx5rs_pci_cfg_write(pdev: *mut c_void, off: c_int, val: u32) -> c_int;
+    fn mlx5rs_pci_has_bridge(pdev: *mut c_void) -> c_int;
+    fn mlx5rs_pci_reset_bus(pdev: *mut c_void) -> c_int;
 }
 
 fn raw_pci(pdev: &pci::Device) -> *mut c_void {
@@ -88,7 +104,41 @@ pub(crate) enum RecoverKind {
     Unload,
     /// Load it again (devlink's reload, its up half).
     Load,
+    /// A sync reset's RESET_REQUEST: ack or nack through MFRL.
+    SyncRequest,
+    /// A sync reset's RESET_NOW: tear the function down for the PCI reset (`Ok`: the
+    /// work resets the bus, then runs [`RecoverKind::SyncReload`]).
+    SyncNow,
+    /// After the PCI reset of RESET_NOW (`reset`: its result, 0 or a negative errno):
+    /// load the function again.
+    SyncReload {
+        /// The PCI reset's result.
+        reset: i32,
+    },
+    /// A sync reset's RESET_ABORT: the health poll resumes.
+    SyncAbort,
 }
+
+/// A sync-reset event the async EQ hands to the work ([`RecoveryWork::queue_sync`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SyncEvent {
+    /// RESET_REQUEST.
+    Request,
+    /// RESET_NOW.
+    Now,
+    /// RESET_ABORT.
+    Abort,
+}
+
+/// Bits of [`RecoveryWork::pending`].
+const PENDING_FATAL: u32 = 1 << 0;
+const PENDING_SYNC_REQUEST: u32 = 1 << 1;
+const PENDING_SYNC_NOW: u32 = 1 << 2;
+const PENDING_SYNC_ABORT: u32 = 1 << 3;
+
+/// How long the PCI reset of RESET_NOW tries again while a device lock below the
+/// bridge is held elsewhere (`pci_reset_bus` only tries them).
+const RESET_BUS_TRY_MS: u32 = 5_000;
 
 /// A PCI driver whose bound functions can be recovered from a work item.
 pub(crate) trait PciRecover: pci::Driver {
@@ -111,6 +161,8 @@ pub(crate) struct RecoveryWork {
     stop: AtomicBool,
     /// Runs queued and not finished yet (a run queued while one runs runs again).
     queued: AtomicU32,
+    /// What the next run does (`PENDING_*`): a fatal error's recovery, sync-reset steps.
+    pending: AtomicU32,
     /// `recover_callback::<T>` of the driver that armed it. Its contract (its
     /// `# Safety`): called only with the device lock held and `T`'s driver bound, as
     /// the work's `run` calls it after taking the lock and checking that.
@@ -127,8 +179,22 @@ impl WorkItem for RecoveryWork {
     type Pointer = Arc<RecoveryWork>;
 
     fn run(this: Arc<RecoveryWork>) {
-        // Refusals and failures are the driver's to log.
-        let _ = this.locked(RecoverKind::Fatal, None);
+        let bits = this.pending.swap(0, Ordering::AcqRel);
+        // Refusals and failures are the driver's to log. The sync-reset steps in the
+        // order the firmware raises them (a request and its abort may both be pending).
+        if bits & PENDING_SYNC_REQUEST != 0 {
+            let _ = this.locked(RecoverKind::SyncRequest, None);
+        }
+        if bits & PENDING_SYNC_NOW != 0 && this.locked(RecoverKind::SyncNow, None).is_ok() {
+            let reset = this.reset_bus();
+            let _ = this.locked(RecoverKind::SyncReload { reset }, None);
+        }
+        if bits & PENDING_SYNC_ABORT != 0 {
+            let _ = this.locked(RecoverKind::SyncAbort, None);
+        }
+        if bits & PENDING_FATAL != 0 {
+            let _ = this.locked(RecoverKind::Fatal, None);
+        }
         this.queued.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -160,9 +226,25 @@ impl RecoveryWork {
 
     /// Queues the recovery of a fatal error; `false` when stopping or already queued.
     pub(crate) fn queue(self: &Arc<Self>) -> bool {
+        self.queue_bits(PENDING_FATAL)
+    }
+
+    /// Queues a sync-reset step (from the async EQ's handler: only records and
+    /// queues); `false` when stopping or a run is queued already (that run does it).
+    pub(crate) fn queue_sync(self: &Arc<Self>, ev: SyncEvent) -> bool {
+        self.queue_bits(match ev {
+            SyncEvent::Request => PENDING_SYNC_REQUEST,
+            SyncEvent::Now => PENDING_SYNC_NOW,
+            SyncEvent::Abort => PENDING_SYNC_ABORT,
+        })
+    }
+
+    fn queue_bits(self: &Arc<Self>, bits: u32) -> bool {
         if self.stopping() {
             return false;
         }
+        // Before the enqueue: a run that starts now sees it.
+        self.pending.fetch_or(bits, Ordering::AcqRel);
         // Counted before the enqueue: the run may finish before it returns.
         self.queued.fetch_add(1, Ordering::AcqRel);
         if super::work::system_dfl().enqueue(self.clone()).is_ok() {
@@ -197,6 +279,28 @@ impl RecoveryWork {
         // SAFETY: the caller holds the device lock (contract above) and `callback` is
         // `recover_callback::<T>` of the driver this item was armed for.
         unsafe { (self.callback)(&self.pdev, kind) }
+    }
+
+    /// The PCI reset of RESET_NOW, with the device lock not held: the hot reset of the
+    /// bus below the function's bridge, tried again every 10 ms for up to 5 s while a
+    /// device lock there is held elsewhere (`-EAGAIN`), given up at once when stopping
+    /// (unbind holds our device lock and waits for this work). Returns 0 or a
+    /// negative errno.
+    fn reset_bus(&self) -> i32 {
+        let mut waited = 0u32;
+        loop {
+            if self.stopping() {
+                return ENODEV.to_errno();
+            }
+            // SAFETY: `pdev` is a PCI device we hold a reference on; this thread holds
+            // no device lock (the shim's contract: `pci_reset_bus` tries them).
+            let r = unsafe { mlx5rs_pci_reset_bus(raw_pci(&self.pdev)) };
+            if r != EAGAIN.to_errno() || waited >= RESET_BUS_TRY_MS {
+                return r;
+            }
+            fsleep(Delta::from_millis(10));
+            waited = waited.saturating_add(10);
+        }
     }
 
     /// Takes the device lock (tried every 10 ms; for at most `limit_ms` and not while
@@ -241,6 +345,7 @@ impl RecoveryHandle {
                 pdev: pdev.into(),
                 stop: AtomicBool::new(false),
                 queued: AtomicU32::new(0),
+                pending: AtomicU32::new(0),
                 callback: recover_callback::<T>,
                 work <- new_work!("mlx5_rs::recovery"),
             }),
@@ -289,4 +394,11 @@ pub(crate) fn pci_cfg_read(pdev: &pci::Device, off: u16) -> Result<u32> {
 pub(crate) fn pci_cfg_write(pdev: &pci::Device, off: u16, v: u32) -> Result {
     // SAFETY: `pdev` is a valid PCI device (borrowed).
     kernel::error::to_result(unsafe { mlx5rs_pci_cfg_write(raw_pci(pdev), c_int::from(off), v) })
+}
+
+/// Whether a bridge sits above `pdev` (a sync reset's hot reset resets the bus below
+/// it).
+pub(crate) fn pci_has_bridge(pdev: &pci::Device) -> bool {
+    // SAFETY: `pdev` is a valid PCI device (borrowed); the shim reads `bus->self`.
+    unsafe { mlx5rs_pci_has_bridge(raw_pci(pdev)) != 0 }
 }

@@ -74,6 +74,7 @@ pub mod health {
     pub mod monitor;
     pub mod recover;
     pub mod report;
+    pub mod sync_reset;
 }
 
 /// Structures shared with the C shim (`ffi/rdma/*_abi.rs`).

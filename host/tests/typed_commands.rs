@@ -391,3 +391,52 @@ fn atomic_caps_query_and_set() {
     .build(&mut MsgMut::new(&mut vec![0u8; 0x10 + 4096]).unwrap())
     .is_err());
 }
+
+/// MFRL and MCAM through ACCESS_REG, at the offsets of `mlx5_ifc.h` (register data at
+/// byte 0x10; `mlx5_ifc_mfrl_reg_bits`: start bit 0x22, resp 0x23-0x24, method
+/// 0x28-0x2a, reset_state 0x2c-0x2f, reset_type byte 6, reset_level byte 7;
+/// `mlx5_ifc_mcam_reg_bits`: the access-register mask at bit 0x40, its `mfrl` bit 0x57).
+#[test]
+fn sync_reset_registers() {
+    use mlx5_rs_pure::health::sync_reset::MfrlState;
+    for (ack, resp) in [(true, 1u8), (false, 2u8)] {
+        let i = input(&AnswerMfrl { ack });
+        assert_eq!(be16(&i, 0), 0x805, "ACCESS_REG");
+        assert_eq!(be16(&i, 6), 0, "op_mod write");
+        assert_eq!(be16(&i, 10), 0x9028, "register MFRL");
+        assert_eq!(i[0x10 + 4], resp << 3, "response, no start");
+        assert_eq!(i[0x10 + 7], 0x08, "reset level 3");
+        assert_eq!(i.len(), 0x10 + 0x8);
+    }
+    let i = input(&QueryMfrl);
+    assert_eq!((be16(&i, 6), be16(&i, 10)), (1, 0x9028));
+    let mut o = vec![0u8; 0x10 + 8];
+    o[0x15] = (1 << 5) | 4;
+    o[0x16] = 0x01;
+    o[0x17] = 0x08;
+    assert_eq!(
+        command::decode(QueryMfrl, &o),
+        Ok(MfrlState {
+            reset_level: 0x08,
+            reset_type: 0x01,
+            reset_state: 4,
+            method: 1
+        })
+    );
+    assert_eq!(
+        command::decode(QueryMfrl, &o[..0x12]),
+        Err(CodecError::BadOutput),
+        "short output"
+    );
+    let i = input(&QueryMcamMfrl);
+    assert_eq!((be16(&i, 6), be16(&i, 10)), (1, 0x907f));
+    let mut o = vec![0u8; 0x10 + 72];
+    assert_eq!(command::decode(QueryMcamMfrl, &o), Ok(false));
+    o[0x10 + 8 + 0x57 / 8] = 1 << (7 - 0x57 % 8);
+    assert_eq!(command::decode(QueryMcamMfrl, &o), Ok(true));
+    assert_eq!(
+        command::decode(QueryMcamMfrl, &o[..0x10 + 8]),
+        Err(CodecError::BadOutput),
+        "short output"
+    );
+}

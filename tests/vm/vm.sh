@@ -169,7 +169,7 @@ if [ "$NO_EMU" = 0 ]; then
 	for ((i = 0; i < FUNCTIONS; i++)); do
 		x=$(fn_sfx $i)
 		# x-speed=5: a root port of at most 5 GT/s, so that Linux's wait after a
-		# secondary bus reset (upstream's sync reset, 99-upstream-sync-reset) reads the
+		# secondary bus reset (upstream's sync reset, 99-sync-reset) reads the
 		# device below instead of waiting for Data Link Layer Link Active, which QEMU's
 		# root port advertises (LNKCAP DLLLARC above 2.5 GT/s) but never sets for a
 		# device present at boot (measured: LNKSTA 0x0103; pci_bridge_wait_for_secondary_bus
