@@ -601,7 +601,11 @@ impl<'bound> Stages<'bound> {
             0 => 1u32 << caps.get(gen_cap::LOG_MAX_EQ),
             n => u32::from(n),
         };
+        // The driverinit parameters (defaults until a devlink reload applies others).
+        let init = devlink.driverinit();
         let eq_caps = EqCaps {
+            async_nent: init.event_eq_size,
+            comp_nent: init.io_eq_size,
             num_ports: caps.get(gen_cap::NUM_PORTS),
             log_max_cq: caps.get(gen_cap::LOG_MAX_CQ),
             max_eqs,
@@ -643,34 +647,45 @@ impl<'bound> Stages<'bound> {
         #[cfg(not(CONFIG_MLX5_RS_INFINIBAND))]
         life.add_consumer(crate::health::ib_placeholder_consumer()?)?;
         // The last stage. A provider that cannot register leaves the core bound (as
-        // upstream mlx5_core stays bound when mlx5_ib fails to probe).
+        // upstream mlx5_core stays bound when mlx5_ib fails to probe). devlink's
+        // `enable_rdma` false leaves it out, as upstream's `is_ib_enabled` does.
         #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
-        let ib = match crate::ib::IbStage::new(
-            pdev,
-            crate::ib::IbCore {
-                hw: &hw,
-                caps: &caps,
-                atomic,
-                fw,
-                board_id: &board_raw,
-                comp_vectors: events.comp_eqs(),
-                is_vf: info.is_vf,
-                port_events: events.port_events(),
-                life: &life,
-                cq: events.cq_access()?,
-                rscs: events.rsc_table(),
-                clock: clock.as_ref().map(ClockStage::page),
-            },
-        ) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                dev_err!(
+        let ib = if init.enable_rdma == 0 {
+            dev_info!(
+                pdev,
+                "{}: devlink enable_rdma is false: no IB device\n",
+                info.name
+            );
+            life.add_consumer(crate::health::ib_placeholder_consumer()?)?;
+            None
+        } else {
+            match crate::ib::IbStage::new(
+                pdev,
+                crate::ib::IbCore {
+                    hw: &hw,
+                    caps: &caps,
+                    atomic,
+                    fw,
+                    board_id: &board_raw,
+                    comp_vectors: events.comp_eqs(),
+                    is_vf: info.is_vf,
+                    port_events: events.port_events(),
+                    life: &life,
+                    cq: events.cq_access()?,
+                    rscs: events.rsc_table(),
+                    clock: clock.as_ref().map(ClockStage::page),
+                },
+            ) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    dev_err!(
                     pdev,
                     "InfiniBand provider not registered ({:?}); the core stays bound without an IB device\n",
                     e
                 );
-                life.add_consumer(crate::health::ib_placeholder_consumer()?)?;
-                None
+                    life.add_consumer(crate::health::ib_placeholder_consumer()?)?;
+                    None
+                }
             }
         };
         let devlink = devlink.attach(
@@ -1114,47 +1129,65 @@ impl<'bound> Mlx5Device<'bound> {
         res
     }
 
+    /// Loads the function again after a reset (a PCI error's, a sync reset's) into `g`
+    /// when nothing is loaded there, through the recovery's bring-up: the firmware
+    /// waited for (given up when the function is being removed), then every stage as at
+    /// probe, ending with a new `mlx5_N`. `what` names the reset in the log. A failure
+    /// is logged and leaves the function unloaded (devlink health recover, dev reload,
+    /// or unbind and bind again). Returns whether it loaded.
+    fn load_after_reset(
+        &self,
+        pdev: &'bound pci::Device<Core<'_>>,
+        g: &mut Option<Stages<'bound>>,
+        what: &str,
+    ) -> bool {
+        if g.is_some() {
+            return false;
+        }
+        let name = self.info.name;
+        let start = Instant::<Monotonic>::now();
+        let work = self.recovery.work();
+        let stop = || work.stopping() || crate::exiting();
+        match Stages::bring_up(
+            pdev,
+            Some(self.info),
+            &self.devlink,
+            BringUp::Recovery {
+                stop: &stop,
+                sw_reset: false,
+            },
+        ) {
+            Ok(s) => {
+                *g = Some(s);
+                dev_info!(
+                    pdev,
+                    "{}: {}: function loaded again in {} ms\n",
+                    name,
+                    what,
+                    start.elapsed().as_millis()
+                );
+                true
+            }
+            Err(e) => {
+                dev_err!(
+                    pdev,
+                    "{}: {}: loading the function failed ({:?}): it stays unloaded; devlink health recover, dev reload, or unbind and bind again\n",
+                    name,
+                    what,
+                    e
+                );
+                false
+            }
+        }
+    }
+
     /// Recovery is over, as upstream's `mlx5_pci_resume`: the function is loaded again
     /// through the recovery's bring-up (the firmware waited for, then every stage as at
     /// probe, ending with a new `mlx5_N`). A failure is logged and leaves the function
     /// unloaded (devlink health recover, dev reload, or unbind and bind again). The
     /// caller holds the device lock.
     fn pci_resume(&self, pdev: &'bound pci::Device<Core<'_>>) {
-        let name = self.info.name;
-        let start = Instant::<Monotonic>::now();
-        let mut loaded = false;
-        let mut g = self.stages.lock();
-        if g.is_none() {
-            let work = self.recovery.work();
-            let stop = || work.stopping() || crate::exiting();
-            match Stages::bring_up(
-                pdev,
-                Some(self.info),
-                &self.devlink,
-                BringUp::Recovery {
-                    stop: &stop,
-                    sw_reset: false,
-                },
-            ) {
-                Ok(s) => {
-                    *g = Some(s);
-                    loaded = true;
-                    dev_info!(
-                        pdev,
-                        "{}: PCI error recovery: function loaded again in {} ms\n",
-                        name,
-                        start.elapsed().as_millis()
-                    );
-                }
-                Err(e) => dev_err!(
-                    pdev,
-                    "{}: PCI resume: loading the function failed ({:?}): it stays unloaded; devlink health recover, dev reload, or unbind and bind again\n",
-                    name,
-                    e
-                ),
-            }
-        }
-        drop(g);
+        let loaded = self.load_after_reset(pdev, &mut self.stages.lock(), "PCI error recovery");
         // As upstream's `mlx5_pci_resume`: the fatal error this PCI error may have
         // reported is over (not under `stages`: devlink's locks come before it).
         if loaded {
@@ -1339,7 +1372,6 @@ impl<'bound> Mlx5Device<'bound> {
                 name
             );
         }
-        let start = Instant::<Monotonic>::now();
         let mut g = self.stages.lock();
         if self.pci_error.load(Ordering::Acquire) || ffi::pci_channel_offline(pdev) {
             // The PCI error's handling loads the function again, or leaves it unloaded.
@@ -1348,34 +1380,8 @@ impl<'bound> Mlx5Device<'bound> {
                 "{}: sync reset: a PCI error is being handled or left the channel offline; the function is not loaded here\n",
                 name
             );
-        } else if g.is_none() {
-            let work = self.recovery.work();
-            let stop = || work.stopping() || crate::exiting();
-            match Stages::bring_up(
-                pdev,
-                Some(self.info),
-                &self.devlink,
-                BringUp::Recovery {
-                    stop: &stop,
-                    sw_reset: false,
-                },
-            ) {
-                Ok(s) => {
-                    *g = Some(s);
-                    dev_info!(
-                        pdev,
-                        "{}: sync reset: function loaded again in {} ms\n",
-                        name,
-                        start.elapsed().as_millis()
-                    );
-                }
-                Err(e) => dev_err!(
-                    pdev,
-                    "{}: sync reset: load one failed ({:?}): the function stays unloaded; devlink health recover, dev reload, or unbind and bind again\n",
-                    name,
-                    e
-                ),
-            }
+        } else {
+            self.load_after_reset(pdev, &mut g, "sync reset");
         }
         drop(g);
         self.sync_busy.store(false, Ordering::Release);

@@ -29,6 +29,10 @@
 //! A user's `devlink health recover` and `devlink dev reload` (driver_reinit) run the
 //! same recovery work's callback ([`ffi::RecoveryWork::try_run`],
 //! [`ffi::RecoveryWork::run_locked`]).
+//!
+//! The driverinit parameters (`io_eq_size`, `event_eq_size`, `enable_rdma`) reach the
+//! bring-up through [`DevlinkStage::driverinit`]: the defaults, then the values
+//! devlink hands to the up half of each reload.
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
@@ -43,7 +47,7 @@ use crate::{
     ffi::{self, DevlinkOps, RecoverKind, RecoveryWork},
     health::{
         self,
-        report::{fw_report_msg, DevlinkInfo, FwReport, HealthOut, FW_FATAL_MSG},
+        report::{fw_report_msg, DevlinkInfo, DriverInit, FwReport, HealthOut, FW_FATAL_MSG},
         HealthReporter,
     },
     hw::Hw,
@@ -62,6 +66,11 @@ struct Source {
     /// the teardown). Lock order: a leaf (taken under the devlink instance lock).
     #[pin]
     cur: Mutex<Option<Attached>>,
+    /// The driverinit parameters' values the function's loads use: the defaults, then
+    /// those of the last `devlink dev reload`. Lock order: a leaf (taken under the
+    /// stages' lock at a bring-up).
+    #[pin]
+    init: Mutex<DriverInit>,
     recovery: Arc<RecoveryWork>,
 }
 
@@ -85,11 +94,14 @@ impl DevlinkOps for Source {
         self.recovery.try_run(RecoverKind::Request)
     }
 
-    fn reload(&self, up: bool) -> Result {
-        let kind = if up {
-            RecoverKind::Load
-        } else {
-            RecoverKind::Unload
+    fn reload(&self, init: Option<DriverInit>) -> Result {
+        let kind = match init {
+            Some(init) => {
+                // Before the load, which reads them.
+                *self.init.lock() = init.checked();
+                RecoverKind::Load
+            }
+            None => RecoverKind::Unload,
         };
         // SAFETY: devlink runs `reload_down` and `reload_up` with the device lock held
         // (its netlink layer takes it for DEVLINK_CMD_RELOAD and `devlink_reload`
@@ -151,7 +163,11 @@ impl DevlinkStage {
     /// queues and a user's recover or reload runs.
     pub(crate) fn new(pdev: &pci::Device, recovery: Arc<RecoveryWork>) -> Result<Arc<Self>> {
         let source = Arc::pin_init(
-            pin_init!(Source { cur <- new_mutex!(None), recovery }),
+            pin_init!(Source {
+                cur <- new_mutex!(None),
+                init <- new_mutex!(DriverInit::DEFAULT),
+                recovery,
+            }),
             GFP_KERNEL,
         )?;
         let dl = ffi::Devlink::new(pdev, source.clone())?;
@@ -173,11 +189,21 @@ impl DevlinkStage {
     }
 
     /// Registers the instance (`devlink dev` lists it) with its reporters; `fw_fatal`'s
-    /// grace period is upstream's for a VF when `is_vf`, else for a PF. With
-    /// `remote_reset` (MCAM offers MFRL: the function takes part in sync resets) the
-    /// parameter `enable_remote_dev_reset` too, as upstream's `mlx5_fw_reset_init`.
+    /// grace period is upstream's for a VF when `is_vf`, else for a PF. The driverinit
+    /// parameters `io_eq_size`, `event_eq_size` and, with the InfiniBand provider
+    /// built, `enable_rdma`, at upstream's defaults. With `remote_reset` (MCAM offers
+    /// MFRL: the function takes part in sync resets) the parameter
+    /// `enable_remote_dev_reset` too, as upstream's `mlx5_fw_reset_init`.
     pub(crate) fn register(&self, is_vf: bool, remote_reset: bool) -> Result {
-        self.dl.lock().register(is_vf, remote_reset)
+        let rdma = cfg!(CONFIG_MLX5_RS_INFINIBAND);
+        self.dl
+            .lock()
+            .register(is_vf, remote_reset, rdma, &DriverInit::DEFAULT)
+    }
+
+    /// The driverinit parameters' values a load of the function uses now.
+    pub(crate) fn driverinit(&self) -> DriverInit {
+        *self.source.init.lock()
     }
 
     /// devlink's `enable_remote_dev_reset`: whether a sync reset's request is acked.

@@ -59,19 +59,21 @@ use commands::{AllocUar, DeallocUar};
 
 /// Command EQ entries (upstream `MLX5_NUM_CMD_EQE`).
 const CMD_EQ_NENT: u32 = 32;
-/// Async EQ entries: upstream's `MLX5_NUM_ASYNC_EQE` (0x1000, include/linux/mlx5/eq.h,
-/// the default of the event-EQ-size devlink parameter in eq.c `create_async_eqs`).
-/// With the 128 spare entries the ring is 2^13 entries (512 KiB in 4 KiB pages), as
-/// upstream's `create_map_eq` sizes it; an overrun of the async EQ is fatal on real
-/// firmware (health syndrome 0xc).
-const ASYNC_EQ_NENT: u32 = 0x1000;
 /// Pages EQ entries.
 const PAGES_EQ_NENT: u32 = 1;
-/// Completion EQ entries.
-const COMP_EQ_NENT: u32 = 256;
 
-/// Device capabilities the EQ stage needs.
+/// What the EQ stage needs: device capabilities and the EQ depths.
 pub(crate) struct EqCaps {
+    /// Async EQ entries: devlink's driverinit `event_eq_size`, by default upstream's
+    /// `MLX5_NUM_ASYNC_EQE` (0x1000, include/linux/mlx5/eq.h, as eq.c
+    /// `create_async_eqs` reads the parameter). With the 128 spare entries the default
+    /// ring is 2^13 entries (512 KiB in 4 KiB pages), as upstream's `create_map_eq`
+    /// sizes it; an overrun of the async EQ is fatal on real firmware (health syndrome
+    /// 0xc).
+    pub(crate) async_nent: u32,
+    /// Entries of each completion EQ: devlink's driverinit `io_eq_size`, by default
+    /// upstream's `MLX5_COMP_EQ_SIZE` (1024).
+    pub(crate) comp_nent: u32,
     pub(crate) num_ports: u8,
     pub(crate) log_max_cq: u8,
     /// EQs the device allows.
@@ -439,7 +441,7 @@ impl<'bound> Events<'bound> {
             hw.clone(),
             "async",
             0,
-            ASYNC_EQ_NENT,
+            caps.async_nent,
             eq_uar,
             0,
             [async_mask, 0, 0, 0],
@@ -458,7 +460,16 @@ impl<'bound> Events<'bound> {
         for k in 0..ncomp {
             let v = u16::try_from(comp_vector(k, vectors)).map_err(|_| EINVAL)?;
             comps.push(
-                Eq::new(dev, hw.clone(), "comp", k, COMP_EQ_NENT, eq_uar, v, [0; 4])?,
+                Eq::new(
+                    dev,
+                    hw.clone(),
+                    "comp",
+                    k,
+                    caps.comp_nent,
+                    eq_uar,
+                    v,
+                    [0; 4],
+                )?,
                 GFP_KERNEL,
             )?;
         }

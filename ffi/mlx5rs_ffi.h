@@ -80,8 +80,23 @@ struct mlx5rs_fw_report {
 	__u32 miss_counter;
 };
 
+/*
+ * The driverinit parameters' values (io_eq_size, event_eq_size, enable_rdma): what a
+ * load of the function uses. EQ depths between the bounds below, as upstream's
+ * mlx5_devlink_eq_depth_validate().
+ */
+struct mlx5rs_devlink_driverinit {
+	__u32 io_eq_size;
+	__u32 event_eq_size;
+	__u32 enable_rdma;
+};
+#define MLX5RS_DEVLINK_DRIVERINIT_SIZE 12
+#define MLX5RS_EQ_DEPTH_MIN 64
+#define MLX5RS_EQ_DEPTH_MAX 4096
+
 struct devlink *mlx5rs_devlink_alloc(struct pci_dev *pdev, const void *rust);
-int mlx5rs_devlink_register(struct devlink *devlink, int is_vf, int remote_reset);
+int mlx5rs_devlink_register(struct devlink *devlink, int is_vf, int remote_reset, int rdma,
+			    const struct mlx5rs_devlink_driverinit *defaults);
 int mlx5rs_devlink_remote_reset_allowed(struct devlink *devlink);
 void mlx5rs_devlink_remote_reload_done(struct devlink *devlink);
 int mlx5rs_devlink_report(struct devlink *devlink, int fatal, const char *msg,

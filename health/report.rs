@@ -115,6 +115,52 @@ impl HealthOut {
     }
 }
 
+/// The smallest EQ depth the driverinit parameters `io_eq_size` and `event_eq_size`
+/// take (`MLX5RS_EQ_DEPTH_MIN`, upstream's `mlx5_devlink_eq_depth_validate`).
+pub const EQ_DEPTH_MIN: u32 = 64;
+/// The largest (`MLX5RS_EQ_DEPTH_MAX`).
+pub const EQ_DEPTH_MAX: u32 = 4096;
+
+/// `struct mlx5rs_devlink_driverinit`: the driverinit parameters' values, what a load
+/// of the function uses (set with `devlink dev param set ... cmode driverinit`, taken
+/// at the next `devlink dev reload`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DriverInit {
+    /// `io_eq_size`: entries of each completion EQ.
+    pub io_eq_size: u32,
+    /// `event_eq_size`: entries of the async EQ.
+    pub event_eq_size: u32,
+    /// `enable_rdma`: non-zero to register the IB device.
+    pub enable_rdma: u32,
+}
+const _: () = assert!(size_of::<DriverInit>() == 12);
+
+impl DriverInit {
+    /// Upstream's defaults: `MLX5_COMP_EQ_SIZE` (1024), `MLX5_NUM_ASYNC_EQE` (0x1000),
+    /// the IB device registered.
+    pub const DEFAULT: Self = Self {
+        io_eq_size: 1024,
+        event_eq_size: 0x1000,
+        enable_rdma: 1,
+    };
+
+    /// Whether `n` is an EQ depth the parameters take.
+    pub const fn eq_depth_ok(n: u32) -> bool {
+        n >= EQ_DEPTH_MIN && n <= EQ_DEPTH_MAX
+    }
+
+    /// These values if both EQ depths are within the bounds (the shim validates what a
+    /// user sets; this guards what reaches the EQs), else the defaults.
+    pub const fn checked(self) -> Self {
+        if Self::eq_depth_ok(self.io_eq_size) && Self::eq_depth_ok(self.event_eq_size) {
+            self
+        } else {
+            Self::DEFAULT
+        }
+    }
+}
+
 /// `struct mlx5rs_fw_report`: a report's context.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -169,6 +215,31 @@ impl core::fmt::Write for Fixed {
 mod tests {
     use super::*;
     use crate::health::buffer::DWORDS;
+
+    #[test]
+    fn driverinit_defaults_and_bounds() {
+        assert!(DriverInit::eq_depth_ok(DriverInit::DEFAULT.io_eq_size));
+        assert!(DriverInit::eq_depth_ok(DriverInit::DEFAULT.event_eq_size));
+        assert_ne!(DriverInit::DEFAULT.enable_rdma, 0);
+        assert!(DriverInit::eq_depth_ok(64) && DriverInit::eq_depth_ok(4096));
+        assert!(!DriverInit::eq_depth_ok(63) && !DriverInit::eq_depth_ok(4097));
+        let small = DriverInit {
+            io_eq_size: 64,
+            event_eq_size: 128,
+            enable_rdma: 0,
+        };
+        assert_eq!(small.checked(), small);
+        let bad = DriverInit {
+            io_eq_size: 0,
+            ..small
+        };
+        assert_eq!(bad.checked(), DriverInit::DEFAULT);
+        let bad = DriverInit {
+            event_eq_size: 1 << 20,
+            ..small
+        };
+        assert_eq!(bad.checked(), DriverInit::DEFAULT);
+    }
 
     fn text(b: &[u8]) -> &[u8] {
         &b[..b.iter().position(|c| *c == 0).unwrap_or(b.len())]

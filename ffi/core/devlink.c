@@ -24,6 +24,12 @@
  * A sync reset another host started ends with devlink_remote_reload_actions_performed()
  * (driver_reinit and fw_activate), as upstream's mlx5_fw_reset_complete_reload().
  *
+ * The generic driverinit parameters io_eq_size and event_eq_size, and enable_rdma when
+ * the InfiniBand provider is built, as upstream's mlx5_devlink_params and
+ * mlx5_devlink_rdma_params: a value set takes effect at the next `devlink dev reload`
+ * (devlink applies it before reload_up), which passes the values to Rust; every later
+ * load of the function (a recovery) uses them too.
+ *
  * Not advertised (the driver does not do them): reload action fw_activate and limit
  * no_reset, a network-namespace change on reload, other parameters, flash update,
  * traps.
@@ -44,6 +50,12 @@ struct mlx5rs_devlink_priv {
 	bool remote_reset_param;
 	/* Its value (READ_ONCE / WRITE_ONCE: read without the instance lock). */
 	bool remote_reset_allowed;
+	/* io_eq_size and event_eq_size are registered. */
+	bool eq_params;
+	/* enable_rdma is registered. */
+	bool rdma_param;
+	/* The driverinit values given at registration. */
+	struct mlx5rs_devlink_driverinit defaults;
 };
 
 /* Implemented in Rust (ffi/core/devlink.rs). */
@@ -51,7 +63,8 @@ int mlx5rs_devlink_rs_info(const void *rust, struct mlx5rs_devlink_info *out);
 int mlx5rs_devlink_rs_health(const void *rust, struct mlx5rs_health_buf *out);
 int mlx5rs_devlink_rs_recover(const void *rust);
 int mlx5rs_devlink_rs_recover_here(const void *here);
-int mlx5rs_devlink_rs_reload(const void *rust, int up);
+int mlx5rs_devlink_rs_reload(const void *rust, int up,
+			     const struct mlx5rs_devlink_driverinit *init);
 
 /*
  * The context of a report made by mlx5rs_devlink_report(): what a dump shows first,
@@ -170,17 +183,40 @@ static int mlx5rs_devlink_reload_down(struct devlink *devlink, bool netns_change
 	}
 	if (pci_num_vf(priv->pdev))
 		NL_SET_ERR_MSG_MOD(extack, "reload while VFs are present is unfavorable");
-	return mlx5rs_devlink_rs_reload(priv->rust, 0);
+	return mlx5rs_devlink_rs_reload(priv->rust, 0, NULL);
+}
+
+/*
+ * A driverinit value: devlink's (a value set since the last reload was applied before
+ * reload_up), else the default given at registration. The instance lock is held.
+ */
+static u32 driverinit_get(struct devlink *devlink, u32 id, bool registered, u32 dflt, bool vbool)
+{
+	union devlink_param_value val;
+
+	if (!registered || devl_param_driverinit_value_get(devlink, id, &val))
+		return dflt;
+	return vbool ? val.vbool : val.vu32;
 }
 
 static int mlx5rs_devlink_reload_up(struct devlink *devlink, enum devlink_reload_action action,
 				    enum devlink_reload_limit limit, u32 *actions_performed,
 				    struct netlink_ext_ack *extack)
 {
+	struct mlx5rs_devlink_priv *priv = priv_of(devlink);
+	struct mlx5rs_devlink_driverinit init = {
+		.io_eq_size = driverinit_get(devlink, DEVLINK_PARAM_GENERIC_ID_IO_EQ_SIZE,
+					     priv->eq_params, priv->defaults.io_eq_size, false),
+		.event_eq_size = driverinit_get(devlink, DEVLINK_PARAM_GENERIC_ID_EVENT_EQ_SIZE,
+						priv->eq_params, priv->defaults.event_eq_size,
+						false),
+		.enable_rdma = driverinit_get(devlink, DEVLINK_PARAM_GENERIC_ID_ENABLE_RDMA,
+					      priv->rdma_param, priv->defaults.enable_rdma, true),
+	};
 	int err;
 
 	*actions_performed = BIT(action);
-	err = mlx5rs_devlink_rs_reload(priv_of(devlink)->rust, 1);
+	err = mlx5rs_devlink_rs_reload(priv->rust, 1, &init);
 	if (err)
 		NL_SET_ERR_MSG_MOD(extack, "loading the function again failed (see the kernel log)");
 	return err;
@@ -212,6 +248,84 @@ static const struct devlink_param remote_reset_params[] = {
 	DEVLINK_PARAM_GENERIC(ENABLE_REMOTE_DEV_RESET, BIT(DEVLINK_PARAM_CMODE_RUNTIME),
 			      remote_reset_get, remote_reset_set, NULL),
 };
+
+/* io_eq_size and event_eq_size: upstream's mlx5_devlink_eq_depth_validate(). */
+static int eq_depth_validate(struct devlink *devlink, u32 id, union devlink_param_value *val,
+			     struct netlink_ext_ack *extack)
+{
+	if (val->vu32 >= MLX5RS_EQ_DEPTH_MIN && val->vu32 <= MLX5RS_EQ_DEPTH_MAX)
+		return 0;
+	NL_SET_ERR_MSG_MOD(extack, "an EQ depth is 64 to 4096 entries");
+	return -EINVAL;
+}
+
+static const struct devlink_param eq_params[] = {
+	DEVLINK_PARAM_GENERIC(IO_EQ_SIZE, BIT(DEVLINK_PARAM_CMODE_DRIVERINIT), NULL, NULL,
+			      eq_depth_validate),
+	DEVLINK_PARAM_GENERIC(EVENT_EQ_SIZE, BIT(DEVLINK_PARAM_CMODE_DRIVERINIT), NULL, NULL,
+			      eq_depth_validate),
+};
+
+static const struct devlink_param rdma_params[] = {
+	DEVLINK_PARAM_GENERIC(ENABLE_RDMA, BIT(DEVLINK_PARAM_CMODE_DRIVERINIT), NULL, NULL, NULL),
+};
+
+/* Unregisters the parameters that are registered; the instance lock is held. */
+static void params_unregister(struct devlink *devlink)
+{
+	struct mlx5rs_devlink_priv *priv = priv_of(devlink);
+
+	if (priv->rdma_param)
+		devl_params_unregister(devlink, rdma_params, ARRAY_SIZE(rdma_params));
+	if (priv->eq_params)
+		devl_params_unregister(devlink, eq_params, ARRAY_SIZE(eq_params));
+	if (priv->remote_reset_param)
+		devl_params_unregister(devlink, remote_reset_params,
+				       ARRAY_SIZE(remote_reset_params));
+	priv->rdma_param = false;
+	priv->eq_params = false;
+	priv->remote_reset_param = false;
+}
+
+/*
+ * Registers the parameters and sets the driverinit ones' defaults; the instance lock
+ * is held. Return: 0, or devl_params_register()'s error (then none is registered).
+ */
+static int params_register(struct devlink *devlink, bool remote_reset, bool rdma)
+{
+	struct mlx5rs_devlink_priv *priv = priv_of(devlink);
+	union devlink_param_value val;
+	int err;
+
+	if (remote_reset) {
+		err = devl_params_register(devlink, remote_reset_params,
+					   ARRAY_SIZE(remote_reset_params));
+		if (err)
+			return err;
+		priv->remote_reset_param = true;
+	}
+	err = devl_params_register(devlink, eq_params, ARRAY_SIZE(eq_params));
+	if (err)
+		goto fail;
+	priv->eq_params = true;
+	val.vu32 = priv->defaults.io_eq_size;
+	devl_param_driverinit_value_set(devlink, DEVLINK_PARAM_GENERIC_ID_IO_EQ_SIZE, &val);
+	val.vu32 = priv->defaults.event_eq_size;
+	devl_param_driverinit_value_set(devlink, DEVLINK_PARAM_GENERIC_ID_EVENT_EQ_SIZE, &val);
+	if (rdma) {
+		err = devl_params_register(devlink, rdma_params, ARRAY_SIZE(rdma_params));
+		if (err)
+			goto fail;
+		priv->rdma_param = true;
+		val.vbool = priv->defaults.enable_rdma;
+		devl_param_driverinit_value_set(devlink, DEVLINK_PARAM_GENERIC_ID_ENABLE_RDMA,
+						&val);
+	}
+	return 0;
+fail:
+	params_unregister(devlink);
+	return err;
+}
 
 /* The health buffer, or an error when the function's registers cannot be read. */
 static int health_read(struct devlink_health_reporter *reporter, struct mlx5rs_health_buf *h)
@@ -377,21 +491,31 @@ struct devlink *mlx5rs_devlink_alloc(struct pci_dev *pdev, const void *rust)
  * @devlink: from mlx5rs_devlink_alloc(), not registered
  * @is_vf: the function is a VF (the `fw_fatal` grace period is then 30 s, else 60 s)
  * @remote_reset: register enable_remote_dev_reset (the firmware offers MFRL)
+ * @rdma: register enable_rdma (the InfiniBand provider is built)
+ * @defaults: the driverinit parameters' defaults (EQ depths within the bounds)
  *
  * A reporter that cannot be created is missing (warned), as upstream's
  * mlx5_fw_reporters_create() leaves it; the instance registers anyway. A parameter
  * that cannot be registered fails the registration, as upstream's probe fails when
  * mlx5_fw_reset_init() does.
  *
- * Return: 0, or devl_params_register()'s or devl_register()'s error (then no reporter
- * and no parameter is left).
+ * Return: 0, -EINVAL for an EQ depth out of bounds, or devl_params_register()'s or
+ * devl_register()'s error (then no reporter and no parameter is left).
  */
-int mlx5rs_devlink_register(struct devlink *devlink, int is_vf, int remote_reset)
+int mlx5rs_devlink_register(struct devlink *devlink, int is_vf, int remote_reset, int rdma,
+			    const struct mlx5rs_devlink_driverinit *defaults)
 {
 	struct mlx5rs_devlink_priv *priv = devlink_priv(devlink);
 	struct devlink_health_reporter *r;
 	int err;
 
+	BUILD_BUG_ON(sizeof(*defaults) != MLX5RS_DEVLINK_DRIVERINIT_SIZE);
+	if (defaults->io_eq_size < MLX5RS_EQ_DEPTH_MIN ||
+	    defaults->io_eq_size > MLX5RS_EQ_DEPTH_MAX ||
+	    defaults->event_eq_size < MLX5RS_EQ_DEPTH_MIN ||
+	    defaults->event_eq_size > MLX5RS_EQ_DEPTH_MAX)
+		return -EINVAL;
+	priv->defaults = *defaults;
 	devl_lock(devlink);
 	r = devl_health_reporter_create(devlink, &fw_ops, priv);
 	if (IS_ERR(r))
@@ -402,21 +526,14 @@ int mlx5rs_devlink_register(struct devlink *devlink, int is_vf, int remote_reset
 	if (IS_ERR(r))
 		dev_warn(&priv->pdev->dev, "no fw_fatal health reporter: %pe\n", r);
 	priv->fw_fatal = IS_ERR(r) ? NULL : r;
-	if (remote_reset) {
-		err = devl_params_register(devlink, remote_reset_params,
-					   ARRAY_SIZE(remote_reset_params));
-		if (err) {
-			destroy_reporters(priv);
-			goto out;
-		}
-		priv->remote_reset_param = true;
+	err = params_register(devlink, remote_reset, rdma);
+	if (err) {
+		destroy_reporters(priv);
+		goto out;
 	}
 	err = devl_register(devlink);
 	if (err) {
-		if (priv->remote_reset_param)
-			devl_params_unregister(devlink, remote_reset_params,
-					       ARRAY_SIZE(remote_reset_params));
-		priv->remote_reset_param = false;
+		params_unregister(devlink);
 		destroy_reporters(priv);
 	}
 out:
@@ -512,10 +629,7 @@ void mlx5rs_devlink_unregister(struct devlink *devlink)
 
 	devl_lock(devlink);
 	devl_unregister(devlink);
-	if (priv->remote_reset_param)
-		devl_params_unregister(devlink, remote_reset_params,
-				       ARRAY_SIZE(remote_reset_params));
-	priv->remote_reset_param = false;
+	params_unregister(devlink);
 	destroy_reporters(priv);
 	devl_unlock(devlink);
 }

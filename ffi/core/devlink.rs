@@ -16,7 +16,7 @@ use core::ptr::NonNull;
 
 use kernel::{error::to_result, ffi::c_char, pci, prelude::*, sync::Arc};
 
-use crate::health::report::{DevlinkInfo, FwReport, HealthOut};
+use crate::health::report::{DevlinkInfo, DriverInit, FwReport, HealthOut};
 
 /// What a devlink instance shows and does. Called from user requests (`devlink dev
 /// info`, `devlink health diagnose|dump|recover`, `devlink dev reload`) under the
@@ -32,8 +32,10 @@ pub(crate) trait DevlinkOps: Send + Sync {
     /// waited for (devlink's order is the device lock before the instance lock).
     fn recover(&self) -> Result;
     /// `devlink dev reload` (driver_reinit): unload the function's software state
-    /// (`up` false), then load it again (`up` true). devlink holds the device lock.
-    fn reload(&self, up: bool) -> Result;
+    /// (`init` `None`), then load it again with the driverinit parameters' values
+    /// `init` (devlink applied those set since the last reload). devlink holds the
+    /// device lock.
+    fn reload(&self, init: Option<DriverInit>) -> Result;
 }
 
 /// What a recover decided on within a `fw_fatal` report runs ([`Devlink::report`]).
@@ -43,7 +45,13 @@ extern "C" {
     // `struct pci_dev *` and `struct devlink *` on the C side; opaque here (the shim
     // only needs the pointers; see ffi/core/pci.rs for `struct pci_dev`).
     fn mlx5rs_devlink_alloc(pdev: *mut c_void, rust: *const c_void) -> *mut c_void;
-    fn mlx5rs_devlink_register(devlink: *mut c_void, is_vf: c_int, remote_reset: c_int) -> c_int;
+    fn mlx5rs_devlink_register(
+        devlink: *mut c_void,
+        is_vf: c_int,
+        remote_reset: c_int,
+        rdma: c_int,
+        defaults: *const DriverInit,
+    ) -> c_int;
     fn mlx5rs_devlink_remote_reset_allowed(devlink: *mut c_void) -> c_int;
     fn mlx5rs_devlink_remote_reload_done(devlink: *mut c_void);
     fn mlx5rs_devlink_report(
@@ -103,9 +111,21 @@ impl Devlink {
     }
 
     /// Registers the instance with its health reporters (`fw_fatal`'s grace period is
-    /// upstream's for a VF when `is_vf`, else for a PF) and, with `remote_reset` (the
-    /// firmware offers MFRL), the parameter `enable_remote_dev_reset`.
-    pub(crate) fn register(&mut self, is_vf: bool, remote_reset: bool) -> Result {
+    /// upstream's for a VF when `is_vf`, else for a PF), the driverinit parameters
+    /// `io_eq_size` and `event_eq_size` and, with `rdma`, `enable_rdma` (their
+    /// defaults `defaults`), and, with `remote_reset` (the firmware offers MFRL), the
+    /// parameter `enable_remote_dev_reset`.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` an EQ depth of `defaults` out of bounds, or devlink's error.
+    pub(crate) fn register(
+        &mut self,
+        is_vf: bool,
+        remote_reset: bool,
+        rdma: bool,
+        defaults: &DriverInit,
+    ) -> Result {
         if self.registered {
             return Ok(());
         }
@@ -115,6 +135,8 @@ impl Devlink {
                 self.raw.as_ptr(),
                 c_int::from(is_vf),
                 c_int::from(remote_reset),
+                c_int::from(rdma),
+                defaults,
             )
         })?;
         self.registered = true;
@@ -292,15 +314,30 @@ unsafe extern "C" fn mlx5rs_devlink_rs_recover_here(here: *const c_void) -> c_in
     }
 }
 
-/// `reload_down` (`up` 0) and `reload_up` trampoline target.
+/// `reload_down` (`up` 0, `init` null) and `reload_up` (`init`: the driverinit
+/// parameters' values) trampoline target.
 ///
 /// # Safety
 ///
-/// `rust` as [`ops`] requires; devlink holds the device lock.
+/// `rust` as [`ops`] requires; `init` null or valid for the call; devlink holds the
+/// device lock.
 #[no_mangle]
-unsafe extern "C" fn mlx5rs_devlink_rs_reload(rust: *const c_void, up: c_int) -> c_int {
+unsafe extern "C" fn mlx5rs_devlink_rs_reload(
+    rust: *const c_void,
+    up: c_int,
+    init: *const DriverInit,
+) -> c_int {
+    let init = if up == 0 {
+        None
+    } else if init.is_null() {
+        // The shim always passes the values; the defaults rather than nothing.
+        Some(DriverInit::DEFAULT)
+    } else {
+        // SAFETY: by the contract `init` is valid for the call; copied out here.
+        Some(unsafe { *init })
+    };
     // SAFETY: the shim's contract (above).
-    match unsafe { ops(rust) }.reload(up != 0) {
+    match unsafe { ops(rust) }.reload(init) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }

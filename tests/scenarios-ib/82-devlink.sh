@@ -7,7 +7,9 @@
 #     errors, as upstream's poll_health reports them (the new syndrome, then the miss
 #     count reached), then `devlink health show`, `fw` diagnose and dump, and
 #     `fw_fatal` diagnose;
-#  3. tests/guest/devlink_diff.py compares the answers field by field: every difference
+#  3. the driverinit parameters io_eq_size, event_eq_size and enable_rdma applied by
+#     `devlink dev reload` (driverinit() below);
+#  4. tests/guest/devlink_diff.py compares the answers field by field: every difference
 #     must be a row of the table in Documentation/devlink-vs-upstream.md, with the
 #     values measured here, and every row a difference (the table cannot go stale).
 # Then mlx5_rs alone: the `fw` dump holds the syndrome (upstream's dump layout; upstream
@@ -71,6 +73,52 @@ part() { # DRIVER
 	emuctl '{"cmd":"clear_health"}' >/dev/null
 	echo "$T: $drv asked at $((($(now_ms) - t0) / 1000)) s"
 	for f in "$res"/*; do echo "-- $drv $(basename "$f"): $(head -c 600 "$f")"; done
+	driverinit "$drv"
+}
+
+# EQ log sizes on the emulator: comp_logs (the completion EQs': no event mask), one per
+# line, sorted and unique; event_log (the largest of the others: the async EQ's).
+comp_logs() { emu_stat '"\n".join(sorted({str(e["log_size"]) for e in d["eqs"] if all(int(m, 16) == 0 for m in e["mask"])}))'; }
+event_log() { emu_stat 'max(e["log_size"] for e in d["eqs"] if any(int(m, 16) for m in e["mask"]))'; }
+reload() { timeout 300 devlink dev reload "$H" action driver_reinit; }
+set_param() { devlink dev param set "$H" name "$1" value "$2" cmode driverinit; }
+# The ring of an EQ of N entries is N plus the 128 spare entries, rounded up to a
+# power of two (upstream's create_map_eq): 256 -> 2^9, 1024 -> 2^11, 4096 -> 2^13.
+has_ib() { ibdev >/dev/null; }
+no_ib() { ! ibdev >/dev/null; }
+ib_active() { d=$(ibdev) && wait_for "/sys/class/infiniband/$d/ports/1/state" "4: ACTIVE" 120; }
+
+# driverinit DRIVER: the driverinit parameters (upstream's mlx5_devlink_params and
+# enable_rdma) take effect at `devlink dev reload`: smaller EQs (io_eq_size 256,
+# event_eq_size 1024), then no IB device (enable_rdma false), then the defaults back
+# with the IB device; an EQ depth out of 64..4096 is refused.
+driverinit() {
+	p=$T.$1.driverinit
+	check "$p.io-default" sh -c "devlink dev param show $H name io_eq_size | grep -q 'driverinit value 1024'"
+	check "$p.event-default" sh -c "devlink dev param show $H name event_eq_size | grep -q 'driverinit value 4096'"
+	check "$p.comp-eqs-default" test "$(comp_logs)" = 11
+	check "$p.async-eq-default" test "$(event_log)" = 13
+	check "$p.refuses-63" sh -c "! devlink dev param set $H name io_eq_size value 63 cmode driverinit"
+	check "$p.refuses-4097" sh -c "! devlink dev param set $H name event_eq_size value 4097 cmode driverinit"
+	check "$p.set-io" set_param io_eq_size 256
+	check "$p.set-event" set_param event_eq_size 1024
+	check "$p.not-before-reload" test "$(comp_logs)" = 11
+	check "$p.reload-small" reload
+	check "$p.small-ib-active" ib_active
+	check "$p.comp-eqs-small" test "$(comp_logs)" = 9
+	check "$p.async-eq-small" test "$(event_log)" = 11
+	check "$p.set-no-rdma" set_param enable_rdma false
+	check "$p.reload-no-rdma" reload
+	check "$p.no-ib-device" no_ib
+	check "$p.no-rdma-shown" sh -c "devlink dev param show $H name enable_rdma | grep -q 'driverinit value false'"
+	check "$p.set-rdma" set_param enable_rdma true
+	check "$p.set-io-back" set_param io_eq_size 1024
+	check "$p.set-event-back" set_param event_eq_size 4096
+	check "$p.reload-defaults" reload
+	check "$p.ib-back" has_ib
+	check "$p.ib-active" ib_active
+	check "$p.comp-eqs-back" test "$(comp_logs)" = 11
+	check "$p.async-eq-back" test "$(event_log)" = 13
 }
 
 unload_upstream() {

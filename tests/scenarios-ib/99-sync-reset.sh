@@ -41,7 +41,7 @@ after_reset() { # NAME
 	n=$1
 	check "$T.$n.acked" logged 'PCI Sync FW Update Reset Ack. Device reset is expected'
 	check "$T.$n.reset-now" logged 'Sync Reset now. Device is going to reset'
-	check "$T.$n.no-failure" sh -c "! dmesg | tail -n +$((MARK + 1)) | grep -a -E 'Nack|Reset Timeout|sync reset timeout|Fast teardown failed|sync_pci_reset failed|reset_bus failed|did not complete|Sync reset failed|PCI reads still not working|load one failed'"
+	check "$T.$n.no-failure" sh -c "! dmesg | tail -n +$((MARK + 1)) | grep -a -E 'Nack|Reset Timeout|sync reset timeout|Fast teardown failed|sync_pci_reset failed|reset_bus failed|did not complete|Sync reset failed|PCI reads still not working|load one failed|loading the function failed'"
 	check "$T.$n.no-kernel-warning" sh -c "! dmesg | tail -n +$((MARK + 1)) | grep -a -E 'WARNING:|BUG:|Call Trace'"
 	check "$T.$n.one-activation" test "$(sync_stat activations)" = $((act0 + 1))
 	check "$T.$n.one-request-event" test "$(sync_stat request_events)" = $((req0 + 1))
