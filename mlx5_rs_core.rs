@@ -119,7 +119,7 @@ module! {
     params: {
         health_poll_ms: u32 {
             default: 2000,
-            description: "Health poll period in milliseconds (minimum 10)",
+            description: "Health poll period in milliseconds (minimum 10); the fatal sensors are checked every 250 ms in between",
         },
         fast_unload: bool {
             default: false,

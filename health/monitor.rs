@@ -25,6 +25,33 @@ use crate::ifc::init_seg::{self as seg, health_buffer as hb, NicInterface};
 /// Consecutive unchanged health counters that mean "compromised".
 pub const MAX_MISSES: u32 = 3;
 
+/// Between two polls, the fatal sensors alone are checked this often (ms), so that a
+/// fatal error is found within this time rather than within the poll period
+/// (upstream's 2 s): the recovery starts sooner. The health counter is still sampled
+/// once per poll period, so "compromised" keeps upstream's timing.
+pub const FATAL_CHECK_MS: u32 = 250;
+
+/// The fatal-sensor check's period for a poll period of `period_ms`: the shorter of
+/// the two ([`FATAL_CHECK_MS`]).
+pub const fn fatal_check_ms(period_ms: u32) -> u32 {
+    if period_ms < FATAL_CHECK_MS {
+        period_ms
+    } else {
+        FATAL_CHECK_MS
+    }
+}
+
+/// Checks per poll period (the last of them is the full poll): the period over the
+/// check's, rounded up, at least 1.
+pub const fn checks_per_poll(period_ms: u32) -> u32 {
+    let c = fatal_check_ms(period_ms);
+    if c == 0 {
+        1
+    } else {
+        period_ms.div_ceil(c)
+    }
+}
+
 /// A fatal condition (upstream sensor numbering).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -109,6 +136,39 @@ pub fn read_sample<E>(
     };
     Ok((sample, buf))
 }
+
+/// Reads only what the fatal sensors need, the check between two polls:
+/// `nic_interface`, the health buffer's dwords that hold `rfr` and `synd`, and
+/// `fw_ver` last (for the reason [`read_sample`] gives: a removal during the check
+/// reads as PCI_COMM_ERR). Returns the sensor that fires, if any; the poll that
+/// follows a hit reads everything.
+///
+/// # Errors
+///
+/// The first error of `read`.
+pub fn read_fatal<E>(
+    mut read: impl FnMut(usize) -> Result<u32, E>,
+) -> Result<Option<FatalSensor>, E> {
+    let nic = u32::from(seg::reg::NIC_INTERFACE.get(read(seg::CMDQ_ADDR_L_SZ)?));
+    let mut d = [0u32; DWORDS];
+    for i in [RFR_DWORD, SYND_DWORD] {
+        d[i] = read(seg::HEALTH_BUFFER_OFF + 4 * i)?;
+    }
+    let buf = HealthBuffer::from_dwords(&d);
+    let fw_ver = read(FW_VER_OFF)?;
+    Ok(fatal_sensor(&HealthSample {
+        fw_ver,
+        pci_offline: false,
+        nic_interface: nic,
+        rfr: buf.rfr,
+        synd: buf.synd,
+        counter: 0,
+    }))
+}
+
+/// The health buffer's dwords that hold `rfr` and `synd`.
+const RFR_DWORD: usize = hb::RFR.raw().byte_off() / 4;
+const SYND_DWORD: usize = hb::SYND.raw().byte_off() / 4;
 
 /// The fatal sensor that fires for `s`, if any (first match wins).
 pub fn fatal_sensor(s: &HealthSample) -> Option<FatalSensor> {
@@ -290,6 +350,97 @@ mod tests {
             if let Ok((s, _)) = got {
                 assert_eq!(fatal_sensor(&s), want);
             }
+        }
+    }
+
+    #[test]
+    fn quick_check_schedule() {
+        assert_eq!(fatal_check_ms(2000), 250);
+        assert_eq!(checks_per_poll(2000), 8);
+        // A period that is no multiple: the poll comes at the next check after it.
+        assert_eq!(checks_per_poll(1100), 5);
+        // Short periods: every check is a full poll.
+        assert_eq!(fatal_check_ms(100), 100);
+        assert_eq!(checks_per_poll(100), 1);
+        assert_eq!(checks_per_poll(250), 1);
+        assert_eq!(checks_per_poll(0), 1);
+    }
+
+    /// A healthy init segment with `nic` as `nic_interface`, the health buffer's dwords
+    /// from `buf`, counting the reads.
+    struct Seg {
+        nic: u8,
+        buf: [u32; DWORDS],
+        reads: usize,
+    }
+
+    impl Seg {
+        fn read(&mut self, off: usize) -> Result<u32, ()> {
+            self.reads += 1;
+            if off == seg::CMDQ_ADDR_L_SZ {
+                return Ok(seg::reg::NIC_INTERFACE.put(0, self.nic).unwrap_or(0));
+            }
+            let b = seg::HEALTH_BUFFER_OFF;
+            if (b..b + 4 * DWORDS).contains(&off) {
+                return Ok(self.buf[(off - b) / 4]);
+            }
+            Ok(0)
+        }
+    }
+
+    #[test]
+    fn quick_check_finds_what_the_poll_finds() {
+        // Healthy, then each sensor the quick check can see, as read_sample sees it.
+        let mut seg = Seg {
+            nic: 0,
+            buf: [0; DWORDS],
+            reads: 0,
+        };
+        seg.buf[FW_VER_OFF.wrapping_sub(seg::HEALTH_BUFFER_OFF) / 4] = 0x0010_0023;
+        assert_eq!(read_fatal(|o| seg.read(o)), Ok(None));
+        assert_eq!(seg.reads, 4);
+        // A syndrome with rfr, in the buffer's own layout.
+        let mut bytes = [0u8; 4 * DWORDS];
+        {
+            let mut m = crate::ifc::field::MsgMut::<hb::Layout>::of_array(&mut bytes);
+            assert!(m.set(hb::RFR, true).is_ok());
+            assert!(m.set(hb::SYND, 7).is_ok());
+            assert!(m.set(hb::FW_VERSION, 0x0010_0023).is_ok());
+        }
+        for (i, w) in seg.buf.iter_mut().enumerate() {
+            *w = u32::from_be_bytes([
+                bytes[4 * i],
+                bytes[4 * i + 1],
+                bytes[4 * i + 2],
+                bytes[4 * i + 3],
+            ]);
+        }
+        assert_eq!(
+            read_fatal(|o| seg.read(o)),
+            Ok(Some(FatalSensor::FwSyndRfr))
+        );
+        let full = read_sample(|o| seg.read(o)).map(|(s, _)| fatal_sensor(&s));
+        assert_eq!(full, Ok(Some(FatalSensor::FwSyndRfr)));
+        seg.nic = 7;
+        assert_eq!(
+            read_fatal(|o| seg.read(o)),
+            Ok(Some(FatalSensor::NicSwReset))
+        );
+        seg.nic = 1;
+        assert_eq!(
+            read_fatal(|o| seg.read(o)),
+            Ok(Some(FatalSensor::NicDisabled))
+        );
+    }
+
+    #[test]
+    fn removal_during_a_quick_check_is_pci_comm_err() {
+        for gone in 0..=4 {
+            let mut r = Removal { gone, reads: 0 };
+            let got = read_fatal(|off| r.read(off));
+            assert_eq!(r.reads, 4);
+            let want = (gone < 4).then_some(FatalSensor::PciCommErr);
+            assert_eq!(got, Ok(want));
         }
     }
 

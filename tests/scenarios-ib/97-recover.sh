@@ -35,6 +35,12 @@
 #              recovery fails at wait_vital, logged with that cause; no IB device is
 #              left, rmmod works, the dead function's pages were freed after bus
 #              mastering went off;
+#   stage-fails a bring-up stage of the recovery fails (the emulator answers the
+#              recovery's INIT_HCA with status BAD_PARAM, syndrome 0x5a5a01): the
+#              recovery fails, logged with the command, its status and syndrome; no
+#              IB device is left, fw_fatal is in error; `devlink health recover`
+#              then brings the function back (mlx5_0 ACTIVE, ibv_devinfo works) and
+#              its unload destroys every object and returns every page;
 #   rmmod-wait the firmware restart lasts 10 minutes (init_seg sw_reset_ms): the
 #              recovery waits for it (pre-initializing); rmmod during that wait
 #              returns within 30 s, the recovery says it stopped waiting;
@@ -178,6 +184,31 @@ no_fw() {
 	emu_heal
 }
 
+stage_fails() {
+	p=$T.mlx5_rs.stage-fails
+	dmesg_mark
+	load_driver "$drv" "$p"
+	# INIT_HCA is sent once per bring-up: the next one is the recovery's.
+	emuctl '{"cmd":"inject","opcode":"INIT_HCA","action":"status","status":3,"syndrome":5921281,"count":1}' >/dev/null
+	fatal
+	check "$p.failed" wait_log 'health recovery failed' 120
+	check "$p.command-logged" logged 'INIT_HCA(0x102) op_mod(0x0) failed, status BAD_PARAM_ERR(0x3), syndrome (0x5a5a01)'
+	dmesg_since | grep -a -E 'mlx5|recovery' | grep -a -v assert_var | tail -n 20
+	check "$p.no-ib-device" test ! -e "$d"
+	check "$p.reporter-error" reporter_state error
+	no_kernel_warning "$p"
+	emuctl '{"cmd":"clear_injections"}' >/dev/null
+	check "$p.recover" timeout 300 devlink health recover "pci/$bdf" reporter fw_fatal
+	check "$p.recovered-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
+	check "$p.reporter-healthy" reporter_state healthy
+	check_ibv_devinfo "$p" mlx5_0
+	no_kernel_warning "$p"
+	unload_driver "$drv" "$p"
+	check "$p.objects-destroyed" test "$(emu_stat 'd["objects"]["total"]')" = 0
+	check "$p.pages-returned" test "$(emu_stat 'd["pages"]["held"]')" = 0
+	emu_heal
+}
+
 rmmod_wait() {
 	p=$T.mlx5_rs.rmmod-wait
 	dmesg_mark
@@ -225,6 +256,7 @@ for drv in $REC_DRIVERS; do
 	busy
 	if [ "$drv" = mlx5_rs ]; then
 		no_fw
+		stage_fails
 		rmmod_wait
 		unbind_wait
 	fi
