@@ -29,6 +29,15 @@
 #   before (give and take, 64 pages each): the function recovers (one firmware
 #   restart, mlx5_0 ACTIVE, ibv_devinfo works), the storm is stopped, no kernel
 #   warning; unload: every object destroyed, every page returned.
+# Per driver, the device away and back (shared): every BAR read returns all ones
+#   (the emulator's surprise_removal) while a process holds mlx5_0: the health poll
+#   finds fatal sensor 1 (PCI_COMM_ERR), the process sees IB_EVENT_DEVICE_FATAL; 3 s
+#   later the firmware restarts (as a reset beyond the link would restart it) and the
+#   device answers again: the driver waits for PCI reads to work (upstream's
+#   mlx5_health_wait_pci_up), recovers ("health recovery succeeded"), mlx5_0 is back
+#   ACTIVE, a new process opens it, ibv_devinfo works; no kernel warning; unload:
+#   every object destroyed, every page returned, no new violation or DMA error
+#   (prints "rec: <driver> away->ACTIVE N ms").
 # Ours only (mlx5_rs; upstream takes 2 h to give up):
 #   no-fw      the firmware does not support the software reset (init_seg
 #              fw_reset_supported false): the health counter stays stopped, the
@@ -50,6 +59,9 @@
 #              (every object destroyed, every page returned); binding again works.
 # At the end of each case: no kernel warning; kmemleak is the runner's.
 REC_DRIVERS=${REC_DRIVERS:-upstream mlx5_rs}
+# REC_CASES: the cases to run (default all; a list of shared refused busy away no-fw
+# stage-fails rmmod-wait unbind-wait, to rerun some by hand).
+REC_CASES=${REC_CASES:-all}
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail recover.device-present "no 15b3 function"; exit 1; }
 d=/sys/class/infiniband/mlx5_0
@@ -99,6 +111,33 @@ gone() { # PATH: up to 60 s
 	for _ in $(seq 60); do [ ! -e "$1" ] && return 0; sleep 1; done
 	echo "$1 still there"
 	return 1
+}
+
+# The device away and back, both drivers (the header).
+away() {
+	p=$T.$drv.away
+	viol0=$(violations)
+	dma0=$(emu_stat 'd["dma_errors"]')
+	dmesg_mark
+	load_driver "$drv" "$p"
+	holder_start "$p"
+	t0=$(now_ms)
+	emuctl '{"cmd":"surprise_removal","enable":true}' >/dev/null
+	check "$p.detected" wait_log 'Fatal error 1 detected' 60
+	holder_sees_fatal "$p"
+	sleep 3
+	emuctl '{"cmd":"fw_reset"}' >/dev/null
+	emuctl '{"cmd":"surprise_removal","enable":false}' >/dev/null
+	check "$p.recovered" wait_log 'health recovery succeeded' 180
+	check "$p.mlx5_0-back-active" wait_for "$d/ports/1/state" "4: ACTIVE" 120
+	echo "rec: $drv away->ACTIVE $(($(now_ms) - t0)) ms (3 s away)"
+	holder_exited "$p"
+	dmesg_since | grep -a -E 'mlx5|infiniband' | grep -a -v -E 'assert_var|KTAP' | head -n 40
+	check_reopen "$p"
+	no_kernel_warning "$p"
+	unload_driver "$drv" "$p"
+	check_emu_clean "$p" "$viol0" "$dma0"
+	emu_heal
 }
 
 # devlink's part, both drivers (the header). Ends with the emulator healed.
@@ -249,16 +288,19 @@ unbind_wait() {
 	emu_heal
 }
 
+# want CASE: whether REC_CASES runs CASE.
+want() { [ "$REC_CASES" = all ] || case " $REC_CASES " in *" $1 "*) true ;; *) false ;; esac; }
 for drv in $REC_DRIVERS; do
 	t=$(now_ms)
-	shared
-	refused
-	busy
+	want shared && shared
+	want refused && refused
+	want busy && busy
+	want away && away
 	if [ "$drv" = mlx5_rs ]; then
-		no_fw
-		stage_fails
-		rmmod_wait
-		unbind_wait
+		want no-fw && no_fw
+		want stage-fails && stage_fails
+		want rmmod-wait && rmmod_wait
+		want unbind-wait && unbind_wait
 	fi
 	echo "rec: $drv secs=$((($(now_ms) - t) / 1000))"
 done
