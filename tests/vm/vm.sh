@@ -117,7 +117,13 @@ qemu_cmd() {
 
 KUNIT_GLOB='mlx5_rs*'
 [ "${MLX5RS_KUNIT:-1}" = 0 ] && KUNIT_GLOB=none
-BASE_APPEND="console=ttyS0 page_owner=on kunit.filter_glob=$KUNIT_GLOB root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro panic=-1 oops=panic mlx5rs.repo=$REPO mlx5rs.kbuild=$KB init=$REPO/tests/guest/init.sh"
+# log_buf_len: a kernel log ring that no boot fills (the config's is 256 KiB; the
+# data-path boot of make check logs more, make soak's 100 recovery cycles ~1 MB; 4 MiB
+# of text cost ~18 MiB of guest memory with the ring's metadata).
+# The scenarios read the log since a line count (dmesg_mark): once the ring wraps,
+# the count no longer points at the mark, and checks of what was logged fail (make
+# soak's 96-upstream-recover after the recovery cycles) or pass on nothing.
+BASE_APPEND="console=ttyS0 log_buf_len=4M page_owner=on kunit.filter_glob=$KUNIT_GLOB root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro panic=-1 oops=panic mlx5rs.repo=$REPO mlx5rs.kbuild=$KB init=$REPO/tests/guest/init.sh"
 
 choose_accel() {
 	if [ -n "${MLX5RS_ACCEL:-}" ]; then echo "$MLX5RS_ACCEL"; return; fi
