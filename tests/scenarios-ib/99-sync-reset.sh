@@ -51,7 +51,8 @@ after_reset() { # NAME
 	check "$T.$n.idle" test "$(sync_stat phase)" = idle
 	check "$T.$n.function-enabled" test "$(emu_stat 'd["function"]["enabled"]')" = True
 	check "$T.$n.rdma-link" sh -c "rdma link show mlx5_0/1 | grep -q 'state ACTIVE'"
-	check_ibv_devinfo "$T.$n" mlx5_0
+	# A new process opens the new device; ibv_devinfo works.
+	check_reopen "$T.$n"
 	# As upstream's mlx5_fw_reset_complete_reload: devlink counts the remote reload.
 	check "$T.$n.devlink-remote-fw-activate" test "$(remote_fw_activate)" = $((rfa0 + 1))
 }
@@ -107,6 +108,8 @@ part() {
 	marks
 	init0=$(init_hcas)
 	dmesg_mark
+	# A process holding mlx5_0 sees IB_EVENT_DEVICE_FATAL (the reset's error state) and ends.
+	holder_start "$T.remote"
 	t0=$(now_ms)
 	r=$(emuctl '{"cmd":"sync_reset"}')
 	check "$T.remote.request" sh -c "echo '$r' | grep -q '\"ok\": *true'"
@@ -114,6 +117,8 @@ part() {
 	check "$T.remote.loaded-again" wait_stat init_hcas $((init0 + 1))
 	check "$T.remote.mlx5_0-back" wait_for "$d/ports/1/state" "4: ACTIVE" 120
 	t2=$(now_ms)
+	holder_sees_fatal "$T.remote"
+	holder_exited "$T.remote"
 	echo "$T.remote: request -> mlx5_0 port ACTIVE after $((t2 - t0)) ms"
 	echo "$T.remote: emulator: violations $(violations) (boot's before: $viol0) $(emu_stat 'd["recent_violations"]'), UAR doorbells after the reset $(emu_stat 'd["uar_doorbells_after_stop"]'), UARs $(emu_stat 'd["uars"]'), CQs $(emu_stat 'd["objects"]["cq"]' 2>/dev/null)"
 	after_reset remote
