@@ -179,5 +179,12 @@ check ev.emu-pages-all-returned test "$(emu_stat 'd["pages"]["held"]')" = 0
 check ev.reload insmod "$KO"
 check ev.reload-events grep -q '^cmd_mode events' "$d/eqs"
 check ev.rmmod-again rmmod mlx5_rs
+# The async EQ's mask above is upstream's: the same check on upstream mlx5_core (its
+# async EQ is the one of 2^13 entries).
+emu_heal
+check ev.upstream.modprobe timeout 300 modprobe mlx5_core
+check ev.upstream.async-eq-mask test "$(emu_stat "[e['mask'][0] for e in d['eqs'] if e['log_size'] == 13][0]")" = 0x4001f02be
+check ev.upstream.rmmod modprobe -r mlx5_core
+emu_heal
 check_kmemleak ev.no-leaks
 [ "$FAILED" = 0 ]
