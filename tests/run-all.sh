@@ -75,9 +75,10 @@ phase_end
 #                   --wired, tests/scenarios-wire/): both ports up, the cable pulled,
 #                   MADs across the devices under upstream mlx5_core + mlx5_ib, traffic
 #                   across them under upstream and then mlx5_rs (30-wire-traffic)
-#           vm-dp   tests/scenarios-ib/ 93 to 95, 97 and 98 (tests/guest/check-dp.sh):
+#           vm-dp   tests/scenarios-ib/ 93 to 95 and 97 to 99 (tests/guest/check-dp.sh):
 #                   traffic on both drivers (93), faults under traffic (94), pyverbs'
-#                   traffic files on both (95), both drivers' recovery (97)
+#                   traffic files on both (95), both drivers' recovery from a fatal
+#                   error (97), a PCI error (98) and a sync reset (99)
 # vm and vm-2fn end with their driver(s) left bound for the power-off's shutdown callback.
 # Each boot's console goes to $CACHE/runs/last-check-<boot>.log, not to the terminal; a
 # progress line a minute shows every lane, and each boot's failures print when it ends.

@@ -2,7 +2,7 @@
 # two-function boot): the scenarios of tests/scenarios-ib/ below 93 (page requests
 # against both drivers, pyverbs, the verbs storm, the user-space verbs, upstream
 # mlx5_ib's oracles, devlink on both drivers). Those from 93 up run in the data-path
-# boot (tests/guest/check-dp.sh, lane 3) or in make soak / by hand (96, 99). The runner and its isolation between scenarios:
+# boot (tests/guest/check-dp.sh, lane 3) or in make soak (96). The runner and its isolation between scenarios:
 # tests/guest/run-scenarios.sh.
 list=""
 for s in "$MLX5RS_REPO"/tests/scenarios-ib/*.sh; do

@@ -58,6 +58,18 @@ expect dma-api-info-ok 0 "$OK[    0.5] DMA-API: preallocated 65536 debug entries
 expect oom 1 "$OK[    5.0] sh invoked oom-killer: gfp_mask=0x140cca\n$DONE"
 expect alloc-failure 1 "$OK[    5.0] insmod: page allocation failure: order:0\n$DONE"
 expect nothing 1 "$DONE"
+# A known upstream report (judge.sh KNOWN_*): excused only after its announcement in
+# the kernel log, only whole (header and every signature line), once per announcement.
+KA='[   60.0] MLX5RS-KNOWN-REPORT: upstream-7.3.4-fw-reset-cleanup\n'
+KR='[   63.6] ======================================================\n[   63.6] WARNING: possible circular locking dependency detected\n[   63.6] modprobe/508 is trying to acquire lock:\n[   63.6] ff46 ((wq_completion)mlx5_fw_reset_events){+.+.}-{0:0}, at: touch_wq_lockdep_map+0x21/0x80\n[   63.6] ff46 (&dev->lock_key){+.+.}-{4:4}, at: mlx5_uninit_one+0x2c/0xb0 [mlx5_core]\n[   63.6]        mlx5_sync_reset_now_event.cold+0xc6/0xc8 [mlx5_core]\n[   63.7]        mlx5_fw_reset_cleanup+0x37/0x50 [mlx5_core]\n[   63.7] Call Trace:\n[   63.7]  <TASK>\n[   63.7]  dump_stack_lvl+0x5d/0x80\n[   63.7]  </TASK>\n'
+expect known-report-announced 0 "$OK$KA$KR$DONE"
+expect known-report-unannounced 1 "$OK$KR$DONE"
+expect known-report-before-announcement 1 "$OK$KR$KA$DONE"
+expect known-report-twice 1 "$OK$KA$KR$KR$DONE"
+expect known-report-other-lockdep 1 "$OK$KA[   63.6] WARNING: possible circular locking dependency detected\n[   63.6] (&foo->lock){+.+.}\n[   63.7]  </TASK>\n$DONE"
+expect known-report-signature-missing 1 "$OK$KA$(printf '%s' "$KR" | sed 's/mlx5_fw_reset_cleanup/mlx5_other_cleanup/')$DONE"
+expect known-report-then-warning 1 "$OK$KA$KR[   70.0] WARNING: CPU: 0 PID: 1 at foo.c:1 bar\n$DONE"
+expect known-report-announced-absent 0 "$OK$KA$DONE"
 # Scripts and scenarios between MLX5RS-BEGIN / MLX5RS-END (tests/guest/stage2.sh,
 # run-scenarios.sh): a non-zero status or a missing END fails, whatever PASS lines.
 B='MLX5RS-BEGIN tests/guest/check.sh\nMLX5RS-BEGIN scenarios/10-a\n'
