@@ -702,7 +702,9 @@ int mlx5rs_ib_rs_post_send(void *qp, const void *ibqp, const void *wr, __u32 dra
 			   __u32 *done);
 int mlx5rs_ib_rs_post_recv(void *qp, const void *wr, __u32 drain, __u32 *done);
 /* Implemented in ffi/rdma/ib_qp.c, called by Rust's post: request @wr (of the core's
- * QP @ibqp) into @o; returns the next request of the chain, NULL after the last. */
+ * QP @ibqp) into @o; returns the next request of the chain, NULL after the last. @o is
+ * the caller's structure for the whole chain, zeroed once: every field is written but
+ * @av (only with @has_ah) and the reserved bytes, which are never written. */
 const void *mlx5rs_ib_send_wr_next(const void *ibqp, const void *wr,
 				   struct mlx5rs_ib_send_wr *o);
 const void *mlx5rs_ib_recv_wr_next(const void *wr, struct mlx5rs_ib_recv_wr *o);

@@ -111,7 +111,8 @@ impl<'a> SendChain<'a> {
     }
 
     /// The next request of the chain into `out` (as the shim copies it); `false` after
-    /// the last.
+    /// the last. `out` is one structure for the whole chain, zeroed by the caller: the
+    /// shim writes every field but `av` (only with `has_ah`) and the reserved bytes.
     pub(crate) fn next_into(&mut self, out: &mut SendWrC) -> bool {
         if self.next.is_null() {
             return false;
