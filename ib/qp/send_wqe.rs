@@ -353,6 +353,30 @@ fn op_allowed(t: QpType, op: &SendOp) -> bool {
     }
 }
 
+/// The fence mode of a consumer's request (upstream `mlx5_ib_post_send`): with
+/// IB_SEND_FENCE a full fence, combined with the small fence a REG_MR left; else what
+/// the last WQE left.
+fn consumer_fence(st: &SqState, fence: bool) -> u8 {
+    match (fence, st.next_fence != 0) {
+        (true, true) => vals::FENCE_MODE_SMALL_AND_FENCE,
+        (true, false) => vals::FENCE_MODE_FENCE,
+        (false, _) => st.next_fence,
+    }
+}
+
+/// The control segment's `fm_ce_se`: the fence mode, a completion when the request is
+/// signaled (or the QP signals all), solicited.
+fn fm_ce_se(geo: &SqGeometry, wr: &SendWr<'_>, fence: u8) -> u8 {
+    let mut f = fence;
+    if geo.sig_all || wr.signaled {
+        f |= vals::CTRL_CQ_UPDATE;
+    }
+    if wr.solicited {
+        f |= vals::CTRL_SOLICITED;
+    }
+    f
+}
+
 /// Builds one send WQE into `ring` (the SQ buffer, `wqe_cnt` basic blocks) at the
 /// producer counter and advances `st` (upstream `mlx5_ib_post_send`, one work request
 /// of a batch: `head` counts it at once, so the overflow check is `head - tail >=
@@ -609,14 +633,8 @@ fn build_general(
     } else if umr {
         // `mlx5r_umr_post_send`: `MLX5_FENCE_MODE_INITIATOR_SMALL`.
         vals::FENCE_MODE_INITIATOR_SMALL
-    } else if wr.fence {
-        if st.next_fence != 0 {
-            vals::FENCE_MODE_SMALL_AND_FENCE
-        } else {
-            vals::FENCE_MODE_FENCE
-        }
     } else {
-        st.next_fence
+        consumer_fence(st, wr.fence)
     };
     let imm = match wr.op {
         SendOp::SendImm(i) => i,
@@ -625,13 +643,7 @@ fn build_general(
         SendOp::RegMr { key, .. } | SendOp::Umr { key } => key,
         _ => 0,
     };
-    let mut fm_ce_se = fence;
-    if geo.sig_all || wr.signaled {
-        fm_ce_se |= vals::CTRL_CQ_UPDATE;
-    }
-    if wr.solicited {
-        fm_ce_se |= vals::CTRL_SOLICITED;
-    }
+    let fm_ce_se = fm_ce_se(geo, wr, fence);
     let ctrl = WqeCtrlSeg {
         opmod_idx_opcode: U32::new(
             (u32::from(st.cur_post) << 8) | u32::from(device_opcode(&wr.op)),
@@ -739,21 +751,7 @@ fn build_common(
         };
         put(seg.as_bytes());
     }
-    let mut fm_ce_se = if wr.fence {
-        if st.next_fence != 0 {
-            vals::FENCE_MODE_SMALL_AND_FENCE
-        } else {
-            vals::FENCE_MODE_FENCE
-        }
-    } else {
-        st.next_fence
-    };
-    if geo.sig_all || wr.signaled {
-        fm_ce_se |= vals::CTRL_CQ_UPDATE;
-    }
-    if wr.solicited {
-        fm_ce_se |= vals::CTRL_SOLICITED;
-    }
+    let fm_ce_se = fm_ce_se(geo, wr, consumer_fence(st, wr.fence));
     let ctrl = WqeCtrlSeg {
         opmod_idx_opcode: U32::new((u32::from(st.cur_post) << 8) | u32::from(opcode)),
         qpn_ds: U32::new(((geo.qpn & 0x00ff_ffff) << 8) | ds as u32),
