@@ -9,7 +9,9 @@
 # Around each scenario it prints
 #   == scenario (<folder>) <name>.sh                  for the reader and run-all's progress line
 #   MLX5RS-BEGIN <folder>/<name>                      before
-#   MLX5RS-END <folder>/<name> rc=<status> secs=<s>   after the script returned
+#   MLX5RS-END <folder>/<name> rc=<status> secs=<s> forks=<n>
+#                                                     after the script returned (forks:
+#                                                     processes it started, lib/checks.sh)
 # and the judge (tests/vm/judge.sh) fails the run for a BEGIN without its END (the
 # scenario crashed the guest, hung, or the runner died) and for a non-zero status that
 # no failed check of the scenario explains (it stopped before its last check).
@@ -51,10 +53,10 @@ for s in $list; do
 	name=$(basename "$s" .sh) folder=$(basename "$(dirname "$s")")
 	echo "== scenario ($folder) $name.sh"
 	echo "MLX5RS-BEGIN $folder/$name"
-	t0=$(now_ms)
+	t0=$(now_ms) f0=$(forks_now)
 	sh "$REPO/$s"
 	src=$?
-	echo "MLX5RS-END $folder/$name rc=$src secs=$((($(now_ms) - t0) / 1000))"
+	echo "MLX5RS-END $folder/$name rc=$src secs=$((($(now_ms) - t0) / 1000)) forks=$(($(forks_now) - f0))"
 	[ $src = 0 ] || rc=1
 	if grep -q '^mlx5_rs ' /proc/modules; then
 		fail "$name.left-module-loaded" "mlx5_rs still loaded"; rmmod mlx5_rs; rc=1

@@ -80,6 +80,8 @@ expect nonzero-exit-script 1 "MLX5RS-BEGIN tests/guest/msix-few.sh\n${OK}MLX5RS-
 expect missing-end 1 "${B}${OK}MLX5RS-BEGIN scenarios/20-b\n${OK}MLX5RS-END scenarios/10-a rc=0 secs=3\nMLX5RS-END tests/guest/check.sh rc=0 secs=9\n$DONE"
 expect missing-end-crash 1 "${B}${OK}"
 expect end-without-begin 1 "${OK}MLX5RS-END scenarios/10-a rc=0 secs=3\n$DONE"
+expect end-with-forks 0 "${B}${OK}MLX5RS-END scenarios/10-a rc=0 secs=3 forks=12\nMLX5RS-END tests/guest/check.sh rc=0 secs=9\n$DONE"
+expect end-with-forks-nonzero-exit 1 "${B}${OK}MLX5RS-END scenarios/10-a rc=1 secs=3 forks=12\nMLX5RS-END tests/guest/check.sh rc=1 secs=9\n$DONE"
 # counted once: a failed check explains its scenario's and its script's status.
 counts() { # counts NAME "N passed, M failed" LOG-CONTENT
 	printf '%b' "$3" >"$T/$1.log"
