@@ -52,11 +52,11 @@ endure_unload() { # DRIVER
 # endure_exact CASE BEFORE AFTER KEY N: counter KEY grew by exactly N, and no error CQE,
 # malformed WQE or violation.
 endure_exact() {
-	_d=$(dp_delta "$2" "$3" "$4")
+	dp_delta_to _d "$2" "$3" "$4"
 	_why=""
 	[ "$_d" = "$5" ] || _why="$4 grew by $_d, want exactly $5;"
 	for _k in errors malformed violations; do
-		_e=$(dp_delta "$2" "$3" $_k)
+		dp_delta_to _e "$2" "$3" $_k
 		[ "$_e" = 0 ] || _why="$_why $_k grew by $_e;"
 	done
 	echo "endure: $1: $4 +$_d"

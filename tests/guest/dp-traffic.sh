@@ -27,11 +27,18 @@ dp_tools_present() {
 	if [ -z "$_miss" ]; then pass "$_c"; else fail "$_c" "not installed:$_miss"; fi
 }
 
-# dp_listening PORT: a TCP socket listens on PORT (IPv4 or IPv6), read from /proc.
+# dp_listening PORT: a TCP socket listens on PORT (IPv4 or IPv6), read from /proc by
+# the shell itself (it is asked every 0.1 s while a server starts; a process costs
+# ~30 ms in the TCG guest). Local address ending in ":PORT" (hex), state 0A (LISTEN).
 dp_listening() {
-	_hex=$(printf '%04X' "$1")
-	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v p=":$_hex" '
-		{ n = length($2) } substr($2, n - 4) == p && $4 == "0A" { f = 1 } END { exit !f }'
+	[ "${_dl_port-}" = "$1" ] || { _dl_port=$1; _dl_hex=$(printf '%04X' "$1"); }
+	for _dlf in /proc/net/tcp /proc/net/tcp6; do
+		[ -r $_dlf ] || continue
+		while read -r _ _dla _ _dls _; do
+			case $_dla in *":$_dl_hex") [ "$_dls" = 0A ] && return 0 ;; esac
+		done <$_dlf
+	done
+	return 1
 }
 
 # dp_counters I [I...]: the emulator I's data-path counters as one line of words
@@ -75,14 +82,19 @@ dp_counters() {
 		echo "${_line# }"
 	done
 }
-# dp_delta BEFORE AFTER KEY: AFTER's KEY minus BEFORE's (counter lines of dp_counters;
-# a key a line lacks counts 0). In the shell alone: a process costs ~0.1 s in the TCG
-# guest, and a run's checks take a few dozen deltas.
-dp_delta() {
+# dp_delta_to VAR BEFORE AFTER KEY: sets VAR to AFTER's KEY minus BEFORE's (counter
+# lines of dp_counters; a key a line lacks counts 0). In the shell alone, not even a
+# subshell: a process costs ~30 ms in the TCG guest, and a run's checks take a few
+# dozen deltas. dp_delta BEFORE AFTER KEY prints it instead.
+dp_delta_to() {
 	_ddb=0 _dda=0
-	for _ddw in $1; do case $_ddw in "$3="*) _ddb=${_ddw#*=} ;; esac; done
-	for _ddw in $2; do case $_ddw in "$3="*) _dda=${_ddw#*=} ;; esac; done
-	echo $((_dda - _ddb))
+	for _ddw in $2; do case $_ddw in "$4="*) _ddb=${_ddw#*=} ;; esac; done
+	for _ddw in $3; do case $_ddw in "$4="*) _dda=${_ddw#*=} ;; esac; done
+	eval "$1=\$((_dda - _ddb))"
+}
+dp_delta() {
+	dp_delta_to _ddr "$@"
+	echo "$_ddr"
 }
 
 # dp_pair CASE PROG SERVER_ARGS CLIENT_ARGS [OKPAT]: PROG as a server (SERVER_ARGS) and a
@@ -159,13 +171,13 @@ dp_bytes_check() {
 	fi
 	_why="" _seen=""
 	while [ $# -ge 2 ]; do
-		_d=$(dp_delta "$_b" "$_a" "$1")
+		dp_delta_to _d "$_b" "$_a" "$1"
 		_seen="$_seen $1+$_d"
 		[ "$_d" -ge "$2" ] || _why="$_why $1 grew by $_d, want >= $2;"
 		shift 2
 	done
 	for _k in errors malformed violations; do
-		_d=$(dp_delta "$_b" "$_a" $_k)
+		dp_delta_to _d "$_b" "$_a" $_k
 		[ "$_d" = 0 ] || _why="$_why $_k grew by $_d;"
 	done
 	echo "dp: $_c counters:$_seen"
@@ -177,7 +189,9 @@ dp_bytes_check() {
 dp_sum() {
 	[ -n "$1" ] && [ -n "$2" ] || return 0
 	for _k in wqes bytes errors malformed op08 op0a op10 op11 op12 scattered violations; do
-		printf '%s=%s ' $_k $(($(dp_delta "" "$1" $_k) + $(dp_delta "" "$2" $_k)))
+		dp_delta_to _ds1 "" "$1" $_k
+		dp_delta_to _ds2 "" "$2" $_k
+		printf '%s=%s ' $_k $((_ds1 + _ds2))
 	done
 	echo
 }
@@ -194,7 +208,8 @@ dp_wire_check() {
 	fi
 	_why="" _seen=""
 	for _k in wire_out wire_in drop_dlid; do
-		_d0=$(dp_delta "$2" "$3" $_k) _d1=$(dp_delta "$4" "$5" $_k)
+		dp_delta_to _d0 "$2" "$3" $_k
+		dp_delta_to _d1 "$4" "$5" $_k
 		_seen="$_seen $_k fn0+$_d0 fn1+$_d1"
 		if [ $_k = drop_dlid ]; then
 			[ "$_d0" = 0 ] && [ "$_d1" = 0 ] || _why="$_why $_k grew;"
