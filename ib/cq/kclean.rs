@@ -126,8 +126,9 @@ pub(crate) struct KcqEntry {
     /// The kernel QPs on it, each with whether the CQ is its send CQ (a QP whose
     /// send and receive CQ this is is on it twice).
     ///
-    /// Lock order: taken under the CQ's poll lock by the software flush, then the
-    /// QPs' queue locks under it; alone by create_qp and the QP's drop.
+    /// Lock order: a leaf, taken under the CQ's poll lock by the software flush,
+    /// under the table's by the fatal error's walk, alone by create_qp and the QP's
+    /// drop.
     pub(super) qps: Pin<KBox<SpinLockIrq<QpList>>>,
     /// Its completion handler was called for the fatal error (upstream
     /// `reset_notify_added`).
@@ -184,7 +185,7 @@ impl CqCleaner {
 #[pin_data]
 pub(crate) struct KcqTable {
     /// Lock order: a leaf but for the fatal error's walk, which takes each CQ's list
-    /// of QPs and the QPs' queue locks under it; taken by create_cq, destroy_cq,
+    /// of QPs under it; taken by create_cq, destroy_cq,
     /// create_qp and (after a fatal error) poll_cq under the CQ's poll lock.
     #[pin]
     map: SpinLockIrq<RBTree<u32, Arc<KcqEntry>>>,
@@ -221,15 +222,7 @@ impl KcqTable {
         {
             let m = self.map.lock();
             for (_, e) in m.iter() {
-                let busy = e.qps.lock().iter().any(|(q, send)| {
-                    if *send {
-                        let sq = q.sq.lock();
-                        sq.st.tail != sq.st.head
-                    } else {
-                        let rq = q.rq.lock();
-                        q.srq.is_none() && rq.tail != rq.head
-                    }
-                });
+                let busy = e.qps.lock().iter().any(|(q, send)| q.busy(*send));
                 if busy && !e.reset_notified.swap(true, Ordering::AcqRel) {
                     // Best effort: a CQ not notified here is by the drain.
                     let _ = due.push(e.clone(), GFP_ATOMIC);

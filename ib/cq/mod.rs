@@ -77,7 +77,7 @@ use crate::ib::{
         eqn_of, kernel_cq_plan, op_own_offset, quantized_pgoff, resolve_uar, INVALID_OP_OWN,
     },
     cq::wc_status::syndrome_is_dumped,
-    qp::kdp::{Held, KernelWq, KqpTable, Stray},
+    qp::kdp::{KernelWq, KqpTable, Stray},
     uctx::{uabi_err, UarHold},
     umem::plan::{access, queue_page_sizes},
     umem::UserDb,
@@ -483,8 +483,9 @@ struct KernelRing {
     dbr: Coherent<[u8]>,
     geo: CqGeometry,
     /// Lock order: taken by poll_cq and req_notify_cq (upstream `cq->lock`), and by
-    /// a kernel QP's clean and detach ([`kclean`]); the kernel QP table's lock and a
-    /// kernel QP's queue locks are taken under it.
+    /// a kernel QP's clean and detach ([`kclean`]); the kernel QP table's lock and an
+    /// SRQ's are taken under it (a kernel QP's queue locks never: its queues' slots
+    /// are the poller's without them, `kdp`).
     #[pin]
     poll: SpinLockIrq<PollState>,
 }
@@ -742,9 +743,9 @@ impl IbCq for Cq {
     /// [`kflush`]), each read after the owner
     /// check and a read barrier, parsed as untrusted input ([`parse_cqe`]), its QP
     /// looked up in the provider's table (once for a run of CQEs of one QP, as
-    /// upstream's `cur_qp`) and its work request in that QP's bookkeeping (the queue's
-    /// lock taken once for the run); then the consumer counter to the doorbell
-    /// record. A CQE that is
+    /// upstream's `cur_qp`) and its work request in that QP's bookkeeping (no queue
+    /// lock: this CQ's poll lock makes the poller the queue's only one); then the
+    /// consumer counter to the doorbell record. A CQE that is
     /// malformed or names no WQE in flight is counted, logged once per CQ with the
     /// reason, and skipped; one of an unknown QP is counted and skipped.
     ///
@@ -768,17 +769,17 @@ impl IbCq for Cq {
                 break;
             };
             // As upstream's `cur_qp`: the QP is looked up once for a run of its CQEs in
-            // a row (in the table only when it is not the last one polled), and the
-            // queue lock they need taken once for the run (`held`).
+            // a row (in the table only when it is not the last one polled); its
+            // queues' slots are read without their locks (this lock makes this the
+            // queues' one poller, `kdp`).
             let Some(wq) = ps.qp(&self.kqps, qpn) else {
                 // A QP destroyed before its CQEs were polled, or a number the device
                 // made up: counted (debugfs `eqs`, `cqe_stale`).
                 self.table.note_skipped_cqe(false);
                 continue;
             };
-            let mut held = Held::None;
             loop {
-                match wq.complete(&c, &mut held) {
+                match wq.complete(&c) {
                     Ok(Some(wc)) => {
                         if let Completion::Error {
                             syndrome,

@@ -14,9 +14,10 @@
 /// What a slot records when no work request starts there (a queue reset).
 pub const NO_WQE: u32 = u32::MAX;
 
-/// The slot where send work request `k` starts, if one records it.
-pub fn send_slot(wqe_head: &[u32], k: u32) -> Option<usize> {
-    wqe_head.iter().position(|&h| h == k)
+/// The slot where send work request `k` starts, if one records it (`wqe_head`: what
+/// each slot records, in slot order).
+pub fn send_slot(wqe_head: impl IntoIterator<Item = u32>, k: u32) -> Option<usize> {
+    wqe_head.into_iter().position(|h| h == k)
 }
 
 #[cfg(any(test, CONFIG_MLX5_RS_KUNIT_TEST))]
@@ -29,16 +30,16 @@ mod tests {
         // 8 slots: requests 5 (slots 6, 7), 6 (slots 0-2), 7 (slot 3) outstanding;
         // slots 4, 5 hold requests 3 and 4, completed.
         let heads = [6, 6, 6, 7, 3, 4, 5, 5];
-        assert_eq!(send_slot(&heads, 5), Some(6));
-        assert_eq!(send_slot(&heads, 6), Some(0));
-        assert_eq!(send_slot(&heads, 7), Some(3));
-        assert_eq!(send_slot(&heads, 8), None);
+        assert_eq!(send_slot(heads, 5), Some(6));
+        assert_eq!(send_slot(heads, 6), Some(0));
+        assert_eq!(send_slot(heads, 7), Some(3));
+        assert_eq!(send_slot(heads, 8), None);
     }
 
     #[test]
     fn reset_slots_name_no_request() {
         let heads = [NO_WQE; 4];
-        assert_eq!(send_slot(&heads, 0), None);
-        assert_eq!(send_slot(&heads, NO_WQE - 1), None);
+        assert_eq!(send_slot(heads, 0), None);
+        assert_eq!(send_slot(heads, NO_WQE - 1), None);
     }
 }

@@ -5,21 +5,29 @@
 //! (`wrid`, `wqe_head`, `w_list`, `head`, `tail`): [`KernelWq`], one per kernel QP,
 //! found by QP number in the device's [`KqpTable`].
 //!
+//! What the poller reads and moves ([`SqSlots`], [`RqSlots`]) is atomic and taken
+//! without the queue's lock, as upstream's poll_cq reads its plain `wrid`, `head` and
+//! `tail` under the CQ's lock only: the queue's lock serializes posters, the CQ's poll
+//! lock the poller of each queue (a queue completes on one CQ).
+//!
 //! A kernel QP enters the table after CREATE_QP and leaves it before DESTROY_QP. A CQE
 //! naming a QP number that is not in the table (a QP already destroyed, or a number
 //! the device made up) is counted by its CQ and skipped: the table is the provider's
 //! own, a CQE is never trusted to name a live QP. The WQE rings themselves are the
 //! QP's (`ib/qp/kernel_qp.rs`); the table holds no DMA memory.
 
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+
 use kernel::{
     prelude::*,
     rbtree::{RBTree, RBTreeNode},
-    sync::{lock::spinlock::SpinLockIrqGuard, new_spinlock_irq, Arc, SpinLockIrq},
+    sync::{new_spinlock_irq, Arc, SpinLockIrq},
 };
 
 use crate::ffi::rdma::ib_dp_abi::{wc_flag, wc_op, Wc};
 use crate::ib::cq::cqe::{Completion, RecvOp, ReqOp};
 use crate::ib::cq::wc_status::WcStatus;
+use crate::ib::qp::flush::NO_WQE;
 use crate::ib::qp::send_wqe::SqState;
 use crate::ib::srq::kdp::KSrq;
 
@@ -44,31 +52,66 @@ pub(super) fn ib_status(s: WcStatus) -> u32 {
     }
 }
 
-/// The send queue's side: counters and what each posted WQE was, by the slot of its
-/// first basic block.
+/// The send queue's posting state, under its lock.
 pub(crate) struct SqSide {
-    /// Producer counter, work requests posted and completed, fence.
+    /// Producer counter, work requests posted, fence. Its `tail` is the poller's
+    /// ([`SqSlots::tail`]), read into it at each post for the overflow check.
     pub(crate) st: SqState,
-    /// `wr_id` of the WQE at each slot (upstream `sq.wrid`).
-    pub(crate) wrid: KVec<u64>,
-    /// The `head` count of the WQE at each slot (upstream `sq.wqe_head`): its
-    /// completion moves `tail` past it and every unsignalled one before.
-    pub(crate) wqe_head: KVec<u32>,
-    /// The completion opcode of a UMR WQE at each slot (upstream `sq.wr_data`).
-    pub(crate) umr_op: KVec<u8>,
     /// Which half of the BlueFlame register the next doorbell writes (upstream
     /// `bf->offset`, flipped after each doorbell).
     pub(crate) bf_half: usize,
 }
 
-/// The receive queue's side (upstream `rq`).
-pub(crate) struct RqSide {
-    /// Work requests posted.
-    pub(crate) head: u32,
+/// What each posted send WQE was, by the slot of its first basic block, and the
+/// counters the poller compares it with (upstream `sq.wrid`, `sq.wqe_head`,
+/// `sq.wr_data`, `sq.head`, `sq.tail`).
+///
+/// Ordering: post_send stores a request's slots, then `head` (release), before the
+/// write barrier and the doorbell; the device writes a CQE only for a WQE it was rung
+/// for, and the poller reads the slots after the CQE's ownership and the read barrier
+/// after it, so it sees the slots of every request a CQE can name (upstream's
+/// argument for its plain fields). `tail` is stored by the queue's poller (one at a
+/// time, under its CQ's poll lock) and by a reset (after the CQs were cleaned of the
+/// QP), and loaded by post_send: a value a concurrent poll has just passed only makes
+/// the queue look fuller, as upstream's first overflow check.
+pub(crate) struct SqSlots {
+    /// `wr_id` of the WQE at each slot.
+    pub(crate) wrid: KVec<AtomicU64>,
+    /// The `head` count of the WQE at each slot: its completion moves `tail` past it
+    /// and every unsignalled one before; [`NO_WQE`] after a reset.
+    pub(crate) wqe_head: KVec<AtomicU32>,
+    /// The completion opcode of a UMR WQE at each slot.
+    pub(crate) umr_op: KVec<AtomicU8>,
+    /// Work requests posted and rung for.
+    pub(crate) head: AtomicU32,
     /// Work requests completed.
-    pub(crate) tail: u32,
+    pub(crate) tail: AtomicU32,
+}
+
+/// The receive queue's posting state, under its lock.
+pub(crate) struct RqSide {
+    /// Work requests posted (published to [`RqSlots::head`] after each post).
+    pub(crate) head: u32,
+}
+
+/// What each posted receive was and the counters the poller moves (upstream `rq.wrid`,
+/// `rq.head`, `rq.tail`); ordered as [`SqSlots`].
+pub(crate) struct RqSlots {
     /// `wr_id` of each slot.
-    pub(crate) wrid: KVec<u64>,
+    pub(crate) wrid: KVec<AtomicU64>,
+    /// Work requests posted and handed to the device.
+    pub(crate) head: AtomicU32,
+    /// Work requests completed.
+    pub(crate) tail: AtomicU32,
+}
+
+/// `n` values of `f()`.
+fn vec_of<T>(n: usize, f: impl Fn() -> T) -> Result<KVec<T>> {
+    let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
+    for _ in 0..n {
+        v.push(f(), GFP_KERNEL)?;
+    }
+    Ok(v)
 }
 
 /// Why a CQE of a known QP is not followed.
@@ -98,14 +141,18 @@ pub(crate) struct KernelWq {
     pub(crate) rq_cnt: u32,
     /// The kernel SRQ the QP receives on (its receive completions name its WQEs).
     pub(crate) srq: Option<Arc<KSrq>>,
-    /// Lock order: taken by post_send with no other lock of the QP held, and by
-    /// poll_cq under the CQ's poll lock; held across the doorbell write (upstream
-    /// `sq.lock`, so doorbells reach the device in order). A leaf otherwise.
+    /// Lock order: a leaf, taken by post_send and a reset; held across the doorbell
+    /// write (upstream `sq.lock`, so doorbells reach the device in order). Never
+    /// taken by poll_cq.
     #[pin]
     pub(crate) sq: SpinLockIrq<SqSide>,
     /// Lock order: as `sq`, for post_recv (upstream `rq.lock`). Never taken with `sq`.
     #[pin]
     pub(crate) rq: SpinLockIrq<RqSide>,
+    /// The send queue's slots and counters (no lock: [`SqSlots`]).
+    pub(crate) sq_slots: SqSlots,
+    /// The receive queue's (no lock: [`RqSlots`]).
+    pub(crate) rq_slots: RqSlots,
 }
 
 impl KernelWq {
@@ -123,15 +170,19 @@ impl KernelWq {
         let sq = sq_cnt as usize;
         let sq_side = SqSide {
             st: SqState::default(),
-            wrid: KVec::from_elem(0u64, sq, GFP_KERNEL)?,
-            wqe_head: KVec::from_elem(0u32, sq, GFP_KERNEL)?,
-            umr_op: KVec::from_elem(0u8, sq, GFP_KERNEL)?,
             bf_half: 0,
         };
-        let rq_side = RqSide {
-            head: 0,
-            tail: 0,
-            wrid: KVec::from_elem(0u64, rq_cnt as usize, GFP_KERNEL)?,
+        let sq_slots = SqSlots {
+            wrid: vec_of(sq, || AtomicU64::new(0))?,
+            wqe_head: vec_of(sq, || AtomicU32::new(0))?,
+            umr_op: vec_of(sq, || AtomicU8::new(0))?,
+            head: AtomicU32::new(0),
+            tail: AtomicU32::new(0),
+        };
+        let rq_slots = RqSlots {
+            wrid: vec_of(rq_cnt as usize, || AtomicU64::new(0))?,
+            head: AtomicU32::new(0),
+            tail: AtomicU32::new(0),
         };
         Arc::pin_init(
             pin_init!(Self {
@@ -143,40 +194,53 @@ impl KernelWq {
                 rq_cnt,
                 srq,
                 sq <- new_spinlock_irq!(sq_side),
-                rq <- new_spinlock_irq!(rq_side),
+                rq <- new_spinlock_irq!(RqSide { head: 0 }),
+                sq_slots,
+                rq_slots,
             }),
             GFP_KERNEL,
         )
     }
 
     /// Both queues back to empty (a QP moved to RESET: upstream clears `head`,
-    /// `tail` and `cur_post` of a kernel QP there).
+    /// `tail` and `cur_post` of a kernel QP there, after its CQs were cleaned of the
+    /// QP's CQEs, so no poller reads the slots meanwhile).
     pub(crate) fn reset(&self) {
         {
             let mut sq = self.sq.lock();
             sq.st = SqState::default();
             // No slot starts a request of the new count (the software flush's walk).
-            sq.wqe_head.fill(crate::ib::qp::flush::NO_WQE);
+            for h in self.sq_slots.wqe_head.iter() {
+                h.store(NO_WQE, Ordering::Relaxed);
+            }
+            self.sq_slots.tail.store(0, Ordering::Relaxed);
+            self.sq_slots.head.store(0, Ordering::Release);
         }
         let mut rq = self.rq.lock();
         rq.head = 0;
-        rq.tail = 0;
+        self.rq_slots.tail.store(0, Ordering::Relaxed);
+        self.rq_slots.head.store(0, Ordering::Release);
+    }
+
+    /// Whether the send queue (`send`) or the receive queue has work requests in
+    /// flight (a QP on an SRQ: never its receive queue).
+    pub(crate) fn busy(&self, send: bool) -> bool {
+        if send {
+            let s = &self.sq_slots;
+            s.tail.load(Ordering::Relaxed) != s.head.load(Ordering::Acquire)
+        } else {
+            let s = &self.rq_slots;
+            self.srq.is_none() && s.tail.load(Ordering::Relaxed) != s.head.load(Ordering::Acquire)
+        }
     }
 
     /// The work completion of `c`, a parsed CQE naming this QP (upstream
     /// `mlx5_poll_one`: the send queue's slot from the CQE's WQE counter masked to the
     /// queue, the receive queue's from its `tail`). `None` for a resize CQE.
     ///
-    /// The queue lock the CQE needs is taken into `held` (the other one released
-    /// first: the two are never held together) and kept there for the next CQE of a
-    /// run of this QP's polled in a row, so that a run of one queue's completions
-    /// takes its lock once (upstream's poll takes no queue lock: its `tail` is the CQ
-    /// lock's).
-    pub(crate) fn complete<'a>(
-        &'a self,
-        c: &Completion,
-        held: &mut Held<'a>,
-    ) -> Result<Option<Wc>, Stray> {
+    /// The caller holds the poll lock of the CQ the CQE is on (one poller per queue):
+    /// no queue lock is taken.
+    pub(crate) fn complete(&self, c: &Completion) -> Result<Option<Wc>, Stray> {
         let mut wc = Wc {
             qp: self.ibqp,
             ..Wc::default()
@@ -189,7 +253,7 @@ impl KernelWq {
                 byte_len,
                 ..
             } => {
-                let umr = self.take_send(held, wqe_counter, &mut wc)?;
+                let umr = self.take_send(wqe_counter, &mut wc)?;
                 wc.status = ib_status(WcStatus::Success);
                 wc.opcode = match op {
                     ReqOp::Send => wc_op::SEND,
@@ -218,7 +282,7 @@ impl KernelWq {
                 pkey,
                 ..
             } => {
-                self.take_recv(held, wqe_counter, &mut wc)?;
+                self.take_recv(wqe_counter, &mut wc)?;
                 wc.status = ib_status(WcStatus::Success);
                 wc.byte_len = byte_len;
                 (wc.opcode, wc.flags, wc.ex) = match op {
@@ -248,9 +312,9 @@ impl KernelWq {
                 ..
             } => {
                 if requester {
-                    self.take_send(held, wqe_counter, &mut wc)?;
+                    self.take_send(wqe_counter, &mut wc)?;
                 } else {
-                    self.take_recv(held, wqe_counter, &mut wc)?;
+                    self.take_recv(wqe_counter, &mut wc)?;
                 }
                 wc.status = ib_status(status);
                 wc.vendor_err = u32::from(vendor_err);
@@ -263,86 +327,55 @@ impl KernelWq {
     /// The send WQE of `wqe_counter` completed: its `wr_id` into `wc`, `tail` past
     /// it; returns its UMR completion opcode. `SendSlot` unless the slot holds a WQE
     /// in flight.
-    fn take_send<'a>(
-        &'a self,
-        held: &mut Held<'a>,
-        wqe_counter: u16,
-        wc: &mut Wc,
-    ) -> Result<u8, Stray> {
+    fn take_send(&self, wqe_counter: u16, wc: &mut Wc) -> Result<u8, Stray> {
         if self.sq_cnt == 0 {
             return Err(Stray::SendSlot);
         }
+        let s = &self.sq_slots;
         let idx = (u32::from(wqe_counter) & (self.sq_cnt - 1)) as usize;
-        if !matches!(held, Held::Sq(_)) {
-            // The receive queue's lock (if held) released before the send queue's.
-            *held = Held::None;
-            *held = Held::Sq(self.sq.lock());
-        }
-        let Held::Sq(sq) = held else {
-            return Err(Stray::SendSlot);
-        };
-        let head = sq.wqe_head.get(idx).copied().ok_or(Stray::SendSlot)?;
-        // In flight: tail <= head of the slot < head.
-        let in_flight = sq.st.head.wrapping_sub(sq.st.tail);
-        if head.wrapping_sub(sq.st.tail) >= in_flight {
+        let head = s
+            .wqe_head
+            .get(idx)
+            .ok_or(Stray::SendSlot)?
+            .load(Ordering::Relaxed);
+        let tail = s.tail.load(Ordering::Relaxed);
+        // In flight: tail <= head of the slot < posted.
+        let in_flight = s.head.load(Ordering::Acquire).wrapping_sub(tail);
+        if head.wrapping_sub(tail) >= in_flight {
             return Err(Stray::SendSlot);
         }
-        wc.wr_id = sq.wrid.get(idx).copied().unwrap_or(0);
-        sq.st.tail = head.wrapping_add(1);
-        Ok(sq.umr_op.get(idx).copied().unwrap_or(0))
+        wc.wr_id = s.wrid.get(idx).map_or(0, |w| w.load(Ordering::Relaxed));
+        s.tail.store(head.wrapping_add(1), Ordering::Release);
+        Ok(s.umr_op.get(idx).map_or(0, |u| u.load(Ordering::Relaxed)))
     }
 
     /// The oldest receive in flight completed (on an SRQ: the SRQ's WQE
     /// `wqe_counter`, upstream `handle_responder`): its `wr_id` into `wc`.
-    fn take_recv<'a>(
-        &'a self,
-        held: &mut Held<'a>,
-        wqe_counter: u16,
-        wc: &mut Wc,
-    ) -> Result<(), Stray> {
+    fn take_recv(&self, wqe_counter: u16, wc: &mut Wc) -> Result<(), Stray> {
         if let Some(s) = &self.srq {
-            // No queue lock of the QP is held while the SRQ's is taken.
-            *held = Held::None;
             wc.wr_id = s.complete(wqe_counter).ok_or(Stray::NoReceive)?;
             return Ok(());
         }
         if self.rq_cnt == 0 {
             return Err(Stray::NoReceive);
         }
-        if !matches!(held, Held::Rq(_)) {
-            // The send queue's lock (if held) released before the receive queue's.
-            *held = Held::None;
-            *held = Held::Rq(self.rq.lock());
-        }
-        let Held::Rq(rq) = held else {
-            return Err(Stray::NoReceive);
-        };
-        if rq.tail == rq.head {
+        let s = &self.rq_slots;
+        let tail = s.tail.load(Ordering::Relaxed);
+        if tail == s.head.load(Ordering::Acquire) {
             return Err(Stray::NoReceive);
         }
-        let idx = (rq.tail & (self.rq_cnt - 1)) as usize;
-        wc.wr_id = rq.wrid.get(idx).copied().unwrap_or(0);
-        rq.tail = rq.tail.wrapping_add(1);
+        let idx = (tail & (self.rq_cnt - 1)) as usize;
+        wc.wr_id = s.wrid.get(idx).map_or(0, |w| w.load(Ordering::Relaxed));
+        s.tail.store(tail.wrapping_add(1), Ordering::Release);
         Ok(())
     }
-}
-
-/// The queue lock a poller holds across a run of CQEs of one QP
-/// ([`KernelWq::complete`]): at most one of the two at a time.
-pub(crate) enum Held<'a> {
-    /// None.
-    None,
-    /// The send queue's.
-    Sq(SpinLockIrqGuard<'a, SqSide>),
-    /// The receive queue's.
-    Rq(SpinLockIrqGuard<'a, RqSide>),
 }
 
 /// QP number → the bookkeeping of each kernel QP of one device.
 #[pin_data]
 pub(crate) struct KqpTable {
     /// Lock order: a leaf, taken by create and destroy of kernel QPs and by poll_cq
-    /// under a CQ's poll lock (released before the QP's own locks are taken).
+    /// under a CQ's poll lock.
     #[pin]
     map: SpinLockIrq<RBTree<u32, Arc<KernelWq>>>,
 }

@@ -7,6 +7,8 @@
 //! order ([`super::flush::send_slot`]), the receive queue's by its ring. A QP on an
 //! SRQ flushes no receive (upstream neither).
 
+use core::sync::atomic::Ordering;
+
 use super::flush::send_slot;
 use super::kdp::{ib_status, KernelWq};
 use crate::ffi::rdma::ib_dp_abi::Wc;
@@ -26,31 +28,38 @@ impl KernelWq {
     }
 
     /// Flush completions of the outstanding requests of the send queue (`send`) or
-    /// the receive queue into `out`; how many were written.
+    /// the receive queue into `out`; how many were written. The caller holds the poll
+    /// lock of the queue's CQ (the queue's one poller).
     pub(crate) fn flush(&self, send: bool, out: &mut [Wc]) -> usize {
         let mut n = 0;
         if send {
-            let mut sq = self.sq.lock();
-            while n < out.len() && sq.st.tail != sq.st.head {
-                let k = sq.st.tail;
+            let s = &self.sq_slots;
+            let head = s.head.load(Ordering::Acquire);
+            let mut tail = s.tail.load(Ordering::Relaxed);
+            while n < out.len() && tail != head {
                 // A request no slot records (it cannot be: each post records its
                 // start) ends the walk rather than completing with a wrong id.
-                let Some(slot) = send_slot(&sq.wqe_head, k) else {
+                let heads = s.wqe_head.iter().map(|h| h.load(Ordering::Relaxed));
+                let Some(slot) = send_slot(heads, tail) else {
                     break;
                 };
-                let id = sq.wrid.get(slot).copied().unwrap_or(0);
+                let id = s.wrid.get(slot).map_or(0, |w| w.load(Ordering::Relaxed));
                 out[n] = self.flushed(id);
                 n += 1;
-                sq.st.tail = k.wrapping_add(1);
+                tail = tail.wrapping_add(1);
+                s.tail.store(tail, Ordering::Release);
             }
         } else if self.srq.is_none() && self.rq_cnt != 0 {
-            let mut rq = self.rq.lock();
-            while n < out.len() && rq.tail != rq.head {
-                let idx = (rq.tail & (self.rq_cnt - 1)) as usize;
-                let id = rq.wrid.get(idx).copied().unwrap_or(0);
+            let s = &self.rq_slots;
+            let head = s.head.load(Ordering::Acquire);
+            let mut tail = s.tail.load(Ordering::Relaxed);
+            while n < out.len() && tail != head {
+                let idx = (tail & (self.rq_cnt - 1)) as usize;
+                let id = s.wrid.get(idx).map_or(0, |w| w.load(Ordering::Relaxed));
                 out[n] = self.flushed(id);
                 n += 1;
-                rq.tail = rq.tail.wrapping_add(1);
+                tail = tail.wrapping_add(1);
+                s.tail.store(tail, Ordering::Release);
             }
         }
         n

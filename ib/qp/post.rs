@@ -15,6 +15,8 @@
 //! served: atomics (EOPNOTSUPP, as upstream), post_srq_recv (EOPNOTSUPP from the
 //! shim, `ffi/rdma/ib_srq.c`).
 
+use core::sync::atomic::Ordering;
+
 use kernel::{
     dma::Coherent,
     prelude::*,
@@ -29,7 +31,7 @@ use crate::ffi::rdma::{
     ib_dp_abi::{send_flag, wc_op, wr_op},
     ib_qp::{RecvChain, RecvWrC, SendChain, SendWrC},
 };
-use crate::ib::qp::kdp::SqSide;
+use crate::ib::qp::kdp::{SqSide, SqSlots};
 use crate::ib::qp::recv_wqe::{build_recv, rq_doorbell_record};
 use crate::ib::qp::send_wqe::{build_send, sq_doorbell_record, Payload, SendOp, SendWr, UdDest};
 use crate::ifc::{
@@ -139,12 +141,15 @@ impl Qp {
             return (0, Err(EINVAL));
         };
         let sq_bytes = k.sq.wqe_cnt as usize * SEND_WQE_BB_BYTES;
+        let slots = &k.wq.sq_slots;
         let mut sq = k.wq.sq.lock();
         // After a fatal error only a drain's request (upstream: `-EIO` unless
-        // `drain`), checked under the lock the fatal error's walk takes.
+        // `drain`).
         if k.kcqs.dead() && !chain.drain() {
             return (0, Err(EIO));
         }
+        // The requests completed so far, for the overflow check.
+        sq.st.tail = slots.tail.load(Ordering::Acquire);
         // SAFETY: the send queue's lock is held, and `rq_bytes..+sq_bytes` is the send
         // queue's range of the buffer.
         let Some(ring) = (unsafe { wq_slice(buf, k.rq_bytes, sq_bytes) }) else {
@@ -155,7 +160,7 @@ impl Qp {
         let mut last = None;
         let mut wr = SendWrC::new_zeroed();
         while chain.next_into(&mut wr) {
-            match Self::post_one_send(k, &mut sq, chain, &wr, ring) {
+            match Self::post_one_send(k, &mut sq, slots, chain, &wr, ring) {
                 Ok(ctrl) => {
                     posted += 1;
                     last = Some(ctrl);
@@ -169,7 +174,9 @@ impl Qp {
         if let Some(ctrl) = last {
             let mut first8 = [0u8; 8];
             first8.copy_from_slice(&ctrl.as_bytes()[..8]);
-            // The WQEs before the doorbell record, the record before the doorbell.
+            // The requests' slots to the poller (then ordered with the WQEs), the WQEs
+            // before the doorbell record, the record before the doorbell.
+            slots.head.store(sq.st.head, Ordering::Release);
             mb(Write);
             let _ = coherent_io::write_bytes(dbr, SND_DBR, &sq_doorbell_record(sq.st.cur_post));
             mb(Write);
@@ -198,10 +205,13 @@ impl Qp {
         if k.rq.wqe_cnt == 0 {
             return (0, Err(EINVAL));
         }
+        let slots = &k.wq.rq_slots;
         let mut rq = k.wq.rq.lock();
         if k.kcqs.dead() && !chain.drain() {
             return (0, Err(EIO));
         }
+        // The requests completed so far, for the overflow check.
+        let tail = slots.tail.load(Ordering::Acquire);
         // SAFETY: the receive queue's lock is held, and `0..rq_bytes` is the receive
         // queue's range of the buffer.
         let Some(ring) = (unsafe { wq_slice(buf, 0, k.rq_bytes) }) else {
@@ -211,10 +221,10 @@ impl Qp {
         let mut res = Ok(());
         let mut wr = RecvWrC::new_zeroed();
         while chain.next_into(&mut wr) {
-            match build_recv(&k.rq, rq.head, rq.tail, chain.sg(&wr), ring) {
+            match build_recv(&k.rq, rq.head, tail, chain.sg(&wr), ring) {
                 Ok(slot) => {
-                    if let Some(w) = rq.wrid.get_mut(slot as usize) {
-                        *w = wr.wr_id;
+                    if let Some(w) = slots.wrid.get(slot as usize) {
+                        w.store(wr.wr_id, Ordering::Relaxed);
                     }
                     rq.head = rq.head.wrapping_add(1);
                     posted += 1;
@@ -226,7 +236,8 @@ impl Qp {
             }
         }
         if posted != 0 {
-            // The WQEs before the doorbell record.
+            // The requests' slots to the poller, the WQEs before the doorbell record.
+            slots.head.store(rq.head, Ordering::Release);
             mb(Write);
             let _ = coherent_io::write_bytes(dbr, RCV_DBR, &rq_doorbell_record(rq.head));
         }
@@ -237,6 +248,7 @@ impl Qp {
     fn post_one_send(
         k: &KernelDp,
         sq: &mut SqSide,
+        slots: &SqSlots,
         chain: &SendChain<'_>,
         wr: &SendWrC,
         ring: &mut [u8],
@@ -281,13 +293,13 @@ impl Qp {
         let p = build_send(&k.sq, &mut sq.st, &swr, ring).map_err(Error::from)?;
         let idx = p.idx as usize;
         if let (Some(w), Some(h), Some(u)) = (
-            sq.wrid.get_mut(idx),
-            sq.wqe_head.get_mut(idx),
-            sq.umr_op.get_mut(idx),
+            slots.wrid.get(idx),
+            slots.wqe_head.get(idx),
+            slots.umr_op.get(idx),
         ) {
-            *w = wr.wr_id;
-            *h = head;
-            *u = umr;
+            w.store(wr.wr_id, Ordering::Relaxed);
+            h.store(head, Ordering::Relaxed);
+            u.store(umr, Ordering::Relaxed);
         }
         Ok(p.ctrl)
     }
