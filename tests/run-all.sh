@@ -176,28 +176,42 @@ phase_start vm-lanes
 T_LANES=$(date +%s)
 host_side >"$LANES/host-side.log" 2>&1 &
 HOST_SIDE=$!
-# Lane budgets: the boots' own timeouts, added up.
-(
-	d=$((T_LANES + 4200))
-	lane_boot $d vm 4200 --run tests/guest/check.sh,tests/guest/shutdown-handoff.sh
-) &
-LANE1=$!
-(
-	d=$((T_LANES + 1800 + 2700))
-	LANE_KUNIT=0 lane_boot $d vm-2fn 1800 --functions 2 --fn-emu-arg 1 --msix-vectors --fn-emu-arg 1 2 \
+# The boots (lane_boot DEADLINE NAME TIMEOUT ...), each in a function the lanes call.
+boot_vm() { lane_boot "$1" vm 4200 --run tests/guest/check.sh,tests/guest/shutdown-handoff.sh; }
+boot_2fn() {
+	LANE_KUNIT=0 lane_boot "$1" vm-2fn 1800 --functions 2 --fn-emu-arg 1 --msix-vectors --fn-emu-arg 1 2 \
 		--run tests/guest/check-2fn.sh,tests/guest/msix-few.sh,tests/guest/shutdown-handoff.sh
-	LANE_KUNIT=0 lane_boot $d vm-ib 2700 --run tests/guest/check-ib.sh
-) &
-LANE2=$!
-(
-	d=$((T_LANES + 1200 + 2400))
-	LANE_KUNIT=0 lane_boot $d vm-wire 1200 --wired --run tests/guest/check-wire.sh
-	LANE_KUNIT=0 lane_boot $d vm-dp 2400 --run tests/guest/check-dp.sh
-) &
-LANE3=$!
+}
+boot_ib() { LANE_KUNIT=0 lane_boot "$1" vm-ib 2700 --run tests/guest/check-ib.sh; }
+boot_wire() { LANE_KUNIT=0 lane_boot "$1" vm-wire 1200 --wired --run tests/guest/check-wire.sh; }
+boot_dp() { LANE_KUNIT=0 lane_boot "$1" vm-dp 2400 --run tests/guest/check-dp.sh; }
+# MLX5RS_CHECK_LANES: 3 (the boots in three lanes side by side, the default) or 1 (one
+# boot after another); a lane's budget is its boots' own timeouts, added up.
+case ${MLX5RS_CHECK_LANES:-3} in
+1)
+	(
+		d=$((T_LANES + 4200 + 1800 + 2700 + 1200 + 2400))
+		boot_vm $d; boot_2fn $d; boot_ib $d; boot_wire $d; boot_dp $d
+	) &
+	LANE_PIDS=("$!")
+	;;
+*)
+	( boot_vm $((T_LANES + 4200)) ) &
+	LANE_PIDS=("$!")
+	(
+		d=$((T_LANES + 1800 + 2700))
+		boot_2fn $d; boot_ib $d
+	) &
+	LANE_PIDS+=("$!")
+	(
+		d=$((T_LANES + 1200 + 2400))
+		boot_wire $d; boot_dp $d
+	) &
+	LANE_PIDS+=("$!")
+	;;
+esac
 # Progress once a minute until every lane is done (a lane ends by itself: every boot
 # has a timeout, and vm.sh kills QEMU and the emulators on every exit path).
-LANE_PIDS=("$LANE1" "$LANE2" "$LANE3")
 lanes_running() {
 	local p
 	for p in "${LANE_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done
@@ -209,14 +223,14 @@ while lanes_running; do
 		sleep 1
 	done
 	st=""
-	for l in 0 1 2; do
+	for l in "${!LANE_PIDS[@]}"; do
 		p=${LANE_PIDS[$l]}
 		if kill -0 "$p" 2>/dev/null; then st="$st | lane $((l + 1)) $(lane_status "$p")"; else st="$st | lane $((l + 1)) done"; fi
 	done
 	if kill -0 "$HOST_SIDE" 2>/dev/null; then st="$st | lint+host running"; else st="$st | lint+host done"; fi
 	log "vm lanes, $(($(date +%s) - T_LANES)) s: ${st# | }"
 done
-wait "$LANE1" "$LANE2" "$LANE3"
+wait "${LANE_PIDS[@]}"
 if kill -0 "$HOST_SIDE" 2>/dev/null; then log "lanes done; waiting for the lint and host tests"; fi
 wait "$HOST_SIDE"
 grep -E 'lint: FAIL|FAILED|panicked|did not' "$LANES/host-side.log" >&2

@@ -52,12 +52,21 @@ check_kmemleak() {
 # (/proc/vmstat nr_foll_pin_acquired − released), exact: the per-CPU parts of the
 # counters are folded into the totals first (a write to vm.stat_refresh); /proc/vmstat
 # logged PATTERN: PATTERN is in the log since dmesg_mark.
-logged() { dmesg_since | grep -a -q "$1"; }
+logged() { dmesg | tail -n +"$((MARK + 1))" | grep -a -q "$1"; }
+# poll_pause N: the pause after a wait's Nth look (0-based), and its milliseconds in
+# POLL_MS: 0.1 s for the first 2 s, then 0.5 s. Each look and each pause is a process
+# or more (~30 ms each in the TCG guest), and a recovery's waits last seconds: polling
+# at 0.1 s throughout took more CPU than the recovery it waited for.
+poll_pause() {
+	if [ "$1" -lt 20 ]; then POLL_MS=100; sleep 0.1; else POLL_MS=500; sleep 0.5; fi
+}
 # wait_log PATTERN [SECONDS]: up to SECONDS (10) for PATTERN in the log since
 # dmesg_mark; says so when it never comes.
 wait_log() {
-	_i=0
-	while ! logged "$1" && [ $_i -lt $((${2:-10} * 10)) ]; do sleep 0.1; _i=$((_i + 1)); done
+	_i=0 _wms=0
+	while ! logged "$1" && [ $_wms -lt $((${2:-10} * 1000)) ]; do
+		poll_pause $_i; _i=$((_i + 1)) _wms=$((_wms + POLL_MS))
+	done
 	logged "$1" || { echo "no '$1' in the log"; return 1; }
 }
 # no_kernel_warning PREFIX [LINE]: the check PREFIX.no-kernel-warning, that the log has
@@ -67,8 +76,10 @@ no_kernel_warning() {
 }
 # wait_line FILE PATTERN: up to 30 s for PATTERN in FILE.
 wait_line() {
-	_i=0
-	while ! grep -q "$2" "$1" 2>/dev/null && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
+	_i=0 _wms=0
+	while ! grep -q "$2" "$1" 2>/dev/null && [ $_wms -lt 30000 ]; do
+		poll_pause $_i; _i=$((_i + 1)) _wms=$((_wms + POLL_MS))
+	done
 	grep -q "$2" "$1"
 }
 
