@@ -3,15 +3,14 @@
 #   N passed, N failed
 # Phases: toolbox, cold toolbox check (toolbox.sh --cold-check), kernel, module (cached,
 # rebuilt only when inputs change; with the test modules of tests/modules/), emulator,
-# harness self-test, then the VM runs in three lanes side by side, with the lint
-# (tests/lint.sh: rustfmt, clippy, production build without test hooks) and the host
-# tests (cargo test) running beside them: lane 1 the main VM run (KUnit suites + guest
-# scenarios), lane 2 the VM run with two emulated functions (tests/scenarios-2fn/, 2
-# MSI-X vectors on one) and then the InfiniBand VM run (tests/scenarios-ib/ below 93:
-# pyverbs, the verbs storm, the user-space verbs scenarios, upstream mlx5_ib's oracles,
-# devlink), lane 3 the wired VM run (two emulated devices joined by the wire,
-# tests/scenarios-wire/) and then the data-path VM run (tests/scenarios-ib/ 93 to 95
-# and 97: traffic and recovery on both drivers).
+# harness self-test, then the VM runs one after another, with the lint (tests/lint.sh:
+# rustfmt, clippy, production build without test hooks) and the host tests (cargo
+# test) running beside the first: the main VM run (KUnit suites + guest scenarios), the
+# VM run with two emulated functions (tests/scenarios-2fn/, 2 MSI-X vectors on one),
+# the InfiniBand VM run (tests/scenarios-ib/ below 93: pyverbs, the verbs storm, the
+# user-space verbs scenarios, upstream mlx5_ib's oracles, devlink), the wired VM run
+# (two emulated devices joined by the wire, tests/scenarios-wire/) and the data-path VM
+# run (tests/scenarios-ib/ 93 to 99: traffic, recovery and resets on both drivers).
 set -u
 . "$(dirname "$0")/vm/lib.sh"
 
@@ -57,13 +56,13 @@ phase_start selftest
 st=$("$REPO/tests/vm/judge-selftest.sh" 2>&1 | tail -n1); echo "$st" >&2; add_counts "$st"
 phase_end
 
-# The VM boots run in three lanes side by side (the host has 2 cores; Documentation/
-# testing.md "The VM lanes": the boots are CPU-bound there, so a fourth lane made every
-# boot slower, and the lanes are balanced by their work):
-#   lane 1: vm      the main boot: KUnit + tests/scenarios/ (the longest by far); the
+# The VM boots run one after another (the host has 2 cores, and a TCG guest with 2
+# vCPUs uses them: Documentation/testing.md "The VM lanes" measured one lane against
+# three side by side), in this order:
+#           vm      the main boot: KUnit + tests/scenarios/ (the longest by far); the
 #                   only boot that runs the module's KUnit suites (the others boot
 #                   with MLX5RS_KUNIT=0: the same suites again would prove nothing)
-#   lane 2: vm-2fn  two emulated functions (tests/scenarios-2fn/), function 1 offering
+#           vm-2fn  two emulated functions (tests/scenarios-2fn/), function 1 offering
 #                   only 2 MSI-X vectors (tests/guest/msix-few.sh: mlx5_rs and upstream
 #                   mlx5_core bind with fewer completion EQs; QEMU fixes the table size
 #                   when it realizes the device)
@@ -71,7 +70,7 @@ phase_end
 #                   requests against both drivers (54), pyverbs against both (73), the
 #                   verbs storm, MRs, CQs, QPs and SRQs from user space, upstream
 #                   mlx5_ib's oracles, devlink on both drivers (82)
-#   lane 3: vm-wire two emulated devices whose ports are wired to each other (vm.sh
+#           vm-wire two emulated devices whose ports are wired to each other (vm.sh
 #                   --wired, tests/scenarios-wire/): both ports up, the cable pulled,
 #                   MADs across the devices under upstream mlx5_core + mlx5_ib, traffic
 #                   across them under upstream and then mlx5_rs (30-wire-traffic)
@@ -81,7 +80,7 @@ phase_end
 #                   error (97), a PCI error (98) and a sync reset (99)
 # vm and vm-2fn end with their driver(s) left bound for the power-off's shutdown callback.
 # Each boot's console goes to $CACHE/runs/last-check-<boot>.log, not to the terminal; a
-# progress line a minute shows every lane, and each boot's failures print when it ends.
+# progress line a minute shows the lane, and each boot's failures print when it ends.
 # A lane has a time budget: each boot's --timeout is cut to what the lane has left, and
 # a boot with less than a minute left is not started (counted as one failure).
 # The counts are each boot's judge line, added up as before; a boot that failed without
@@ -185,17 +184,11 @@ boot_2fn() {
 boot_ib() { LANE_KUNIT=0 lane_boot "$1" vm-ib 2700 --run tests/guest/check-ib.sh; }
 boot_wire() { LANE_KUNIT=0 lane_boot "$1" vm-wire 1200 --wired --run tests/guest/check-wire.sh; }
 boot_dp() { LANE_KUNIT=0 lane_boot "$1" vm-dp 2400 --run tests/guest/check-dp.sh; }
-# MLX5RS_CHECK_LANES: 3 (the boots in three lanes side by side, the default) or 1 (one
-# boot after another); a lane's budget is its boots' own timeouts, added up.
-case ${MLX5RS_CHECK_LANES:-3} in
-1)
-	(
-		d=$((T_LANES + 4200 + 1800 + 2700 + 1200 + 2400))
-		boot_vm $d; boot_2fn $d; boot_ib $d; boot_wire $d; boot_dp $d
-	) &
-	LANE_PIDS=("$!")
-	;;
-*)
+# MLX5RS_CHECK_LANES: 1 (one boot after another, the default) or 3 (three lanes side by
+# side: vm; vm-2fn and vm-ib; vm-wire and vm-dp); a lane's budget is its boots' own
+# timeouts, added up.
+case ${MLX5RS_CHECK_LANES:-1} in
+3)
 	( boot_vm $((T_LANES + 4200)) ) &
 	LANE_PIDS=("$!")
 	(
@@ -208,6 +201,13 @@ case ${MLX5RS_CHECK_LANES:-3} in
 		boot_wire $d; boot_dp $d
 	) &
 	LANE_PIDS+=("$!")
+	;;
+*)
+	(
+		d=$((T_LANES + 4200 + 1800 + 2700 + 1200 + 2400))
+		boot_vm $d; boot_2fn $d; boot_ib $d; boot_wire $d; boot_dp $d
+	) &
+	LANE_PIDS=("$!")
 	;;
 esac
 # Progress once a minute until every lane is done (a lane ends by itself: every boot
