@@ -88,18 +88,13 @@ pub(crate) struct SqSlots {
     pub(crate) tail: AtomicU32,
 }
 
-/// The receive queue's posting state, under its lock.
-pub(crate) struct RqSide {
-    /// Work requests posted (published to [`RqSlots::head`] after each post).
-    pub(crate) head: u32,
-}
-
 /// What each posted receive was and the counters the poller moves (upstream `rq.wrid`,
 /// `rq.head`, `rq.tail`); ordered as [`SqSlots`].
 pub(crate) struct RqSlots {
     /// `wr_id` of each slot.
     pub(crate) wrid: KVec<AtomicU64>,
-    /// Work requests posted and handed to the device.
+    /// Work requests posted and handed to the device; stored by posters under the
+    /// queue's lock only.
     pub(crate) head: AtomicU32,
     /// Work requests completed.
     pub(crate) tail: AtomicU32,
@@ -147,8 +142,9 @@ pub(crate) struct KernelWq {
     #[pin]
     pub(crate) sq: SpinLockIrq<SqSide>,
     /// Lock order: as `sq`, for post_recv (upstream `rq.lock`). Never taken with `sq`.
+    /// Serializes the posters, whose state is [`RqSlots::head`].
     #[pin]
-    pub(crate) rq: SpinLockIrq<RqSide>,
+    pub(crate) rq: SpinLockIrq<()>,
     /// The send queue's slots and counters (no lock: [`SqSlots`]).
     pub(crate) sq_slots: SqSlots,
     /// The receive queue's (no lock: [`RqSlots`]).
@@ -194,7 +190,7 @@ impl KernelWq {
                 rq_cnt,
                 srq,
                 sq <- new_spinlock_irq!(sq_side),
-                rq <- new_spinlock_irq!(RqSide { head: 0 }),
+                rq <- new_spinlock_irq!(()),
                 sq_slots,
                 rq_slots,
             }),
@@ -216,8 +212,7 @@ impl KernelWq {
             self.sq_slots.tail.store(0, Ordering::Relaxed);
             self.sq_slots.head.store(0, Ordering::Release);
         }
-        let mut rq = self.rq.lock();
-        rq.head = 0;
+        let _rq = self.rq.lock();
         self.rq_slots.tail.store(0, Ordering::Relaxed);
         self.rq_slots.head.store(0, Ordering::Release);
     }

@@ -206,11 +206,13 @@ impl Qp {
             return (0, Err(EINVAL));
         }
         let slots = &k.wq.rq_slots;
-        let mut rq = k.wq.rq.lock();
+        let _rq = k.wq.rq.lock();
         if k.kcqs.dead() && !chain.drain() {
             return (0, Err(EIO));
         }
-        // The requests completed so far, for the overflow check.
+        // The requests posted (only posters, under this lock, store it) and completed
+        // so far, for the overflow check.
+        let mut head = slots.head.load(Ordering::Relaxed);
         let tail = slots.tail.load(Ordering::Acquire);
         // SAFETY: the receive queue's lock is held, and `0..rq_bytes` is the receive
         // queue's range of the buffer.
@@ -221,12 +223,12 @@ impl Qp {
         let mut res = Ok(());
         let mut wr = RecvWrC::new_zeroed();
         while chain.next_into(&mut wr) {
-            match build_recv(&k.rq, rq.head, tail, chain.sg(&wr), ring) {
+            match build_recv(&k.rq, head, tail, chain.sg(&wr), ring) {
                 Ok(slot) => {
                     if let Some(w) = slots.wrid.get(slot as usize) {
                         w.store(wr.wr_id, Ordering::Relaxed);
                     }
-                    rq.head = rq.head.wrapping_add(1);
+                    head = head.wrapping_add(1);
                     posted += 1;
                 }
                 Err(e) => {
@@ -237,9 +239,9 @@ impl Qp {
         }
         if posted != 0 {
             // The requests' slots to the poller, the WQEs before the doorbell record.
-            slots.head.store(rq.head, Ordering::Release);
+            slots.head.store(head, Ordering::Release);
             mb(Write);
-            let _ = coherent_io::write_bytes(dbr, RCV_DBR, &rq_doorbell_record(rq.head));
+            let _ = coherent_io::write_bytes(dbr, RCV_DBR, &rq_doorbell_record(head));
         }
         (posted, res)
     }
