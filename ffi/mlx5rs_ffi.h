@@ -567,11 +567,11 @@ int mlx5rs_ib_rs_modify_cq(const void *rust, void *cq_rust, __u16 count, __u16 p
 
 /*
  * The kernel verbs data path (ffi/rdma/ib_qp.c, ffi/rdma/ib_cq.c; Rust mirrors in
- * ffi/rdma/ib_abi.rs). The trampolines walk the core's work request chains and copy
- * each request into one of these; poll_cq's work completions come back in
- * struct mlx5rs_ib_wc and are copied into struct ib_wc. Opcodes and flags are this
- * shim's own numbers (MLX5RS_WR_*, MLX5RS_SEND_*, MLX5RS_WC_*), translated by the C
- * side; a completion's status is enum ib_wc_status (checked in ib_cq.c).
+ * ffi/rdma/ib_dp_abi.rs). The trampolines walk the core's work request chains and copy
+ * each request into one of these, whose opcodes and flags are this shim's own numbers
+ * (MLX5RS_WR_*, MLX5RS_SEND_*), translated by the C side. poll_cq's work completions
+ * are written by Rust into the core's struct ib_wc in place, with the core's status,
+ * opcode and flag numbers (their layout and values checked in ib_cq.c).
  */
 enum {
 	MLX5RS_WR_RDMA_WRITE = 0,
@@ -648,51 +648,6 @@ struct mlx5rs_ib_recv_wr {
 };
 #define MLX5RS_IB_RECV_WR_SIZE 24
 
-enum {
-	MLX5RS_WC_SEND = 0,
-	MLX5RS_WC_RDMA_WRITE = 1,
-	MLX5RS_WC_RDMA_READ = 2,
-	MLX5RS_WC_COMP_SWAP = 3,
-	MLX5RS_WC_FETCH_ADD = 4,
-	MLX5RS_WC_LOCAL_INV = 5,
-	MLX5RS_WC_REG_MR = 6,
-	MLX5RS_WC_MASKED_COMP_SWAP = 7,
-	MLX5RS_WC_MASKED_FETCH_ADD = 8,
-	MLX5RS_WC_RECV = 9,
-	MLX5RS_WC_RECV_RDMA_WITH_IMM = 10,
-};
-
-enum {
-	MLX5RS_WC_F_GRH = 1 << 0,
-	MLX5RS_WC_F_WITH_IMM = 1 << 1,
-	MLX5RS_WC_F_WITH_INVALIDATE = 1 << 2,
-	/* A QP1 receive: the C side looks @pkey up in the port's table (pkey_index). */
-	MLX5RS_WC_F_QP1 = 1 << 3,
-};
-
-/*
- * One work completion. @qp: the struct ib_qp * it belongs to. @ex: the immediate
- * (be32_to_cpu() of the wire's) or the invalidated key. @status: enum ib_wc_status.
- */
-struct mlx5rs_ib_wc {
-	__u64 wr_id;
-	__u64 qp;
-	__u32 status;
-	__u32 opcode;
-	__u32 flags;
-	__u32 byte_len;
-	__u32 ex;
-	__u32 src_qp;
-	__u32 vendor_err;
-	__u16 slid;
-	__u16 pkey;
-	__u8 sl;
-	__u8 dlid_path_bits;
-	__u8 port;
-	__u8 rsvd[5];
-};
-#define MLX5RS_IB_WC_SIZE 56
-
 /* Implemented in Rust (ffi/rdma/ib_qp.rs): posts the chain of work requests from @wr
  * (a const struct ib_send_wr / ib_recv_wr of the core's QP @ibqp), each read through
  * mlx5rs_ib_send_wr_next() / mlx5rs_ib_recv_wr_next() under the queue's lock; returns
@@ -715,9 +670,11 @@ int mlx5rs_ib_rs_qp_internal_error(void *qp);
 int mlx5rs_ib_rs_cq_reset_notify(void *cq_rust);
 /* Implemented in Rust (ffi/rdma/ib_srq.rs): as mlx5rs_ib_rs_post_recv, on an SRQ. */
 int mlx5rs_ib_rs_post_srq_recv(const void *srq, const void *wr, __u32 *done);
-/* Implemented in Rust (ffi/rdma/ib_cq.rs): up to @n completions into @wc; their number
- * or a negative errno. */
-int mlx5rs_ib_rs_poll_cq(void *cq_rust, struct mlx5rs_ib_wc *wc, __u32 n);
+/* Implemented in Rust (ffi/rdma/ib_cq.rs): up to @n completions written into the
+ * core's struct ib_wc array @wc (a layout both sides check); their number or a
+ * negative errno. *@qp1_recv set to 1 when one is a successful QP1 receive, whose
+ * pkey_index holds the packet's P_Key (the C side looks its index up). */
+int mlx5rs_ib_rs_poll_cq(void *cq_rust, void *wc, __u32 n, __u32 *qp1_recv);
 /* Arms CQ @cq_rust (@solicited: solicited completions only); with @report_missed, 1
  * when completions may have arrived before the arm (IB_CQ_REPORT_MISSED_EVENTS). */
 int mlx5rs_ib_rs_req_notify_cq(void *cq_rust, __u8 solicited, __u8 report_missed);

@@ -2,10 +2,11 @@
 /*
  * The InfiniBand shim's CQ verbs: create_cq (kernel consumers), create_user_cq
  * (libmlx5), destroy_cq, resize_user_cq, modify_cq, and for kernel CQs poll_cq and
- * req_notify_cq, each a trampoline into ffi/rdma/ib_cq.rs (poll_cq copies Rust's
- * plain struct mlx5rs_ib_wc into the core's struct ib_wc). The Rust side owns the CQ's memory, its device CQ and its event
- * subscription; this file only stages udata (mlx5rs_ib_stage()), copies numbers
- * into struct ib_cq and calls the core's handlers when Rust reports an event.
+ * req_notify_cq, each a trampoline into ffi/rdma/ib_cq.rs (poll_cq's Rust writes the
+ * core's struct ib_wc in place). The Rust side owns the CQ's memory, its device CQ
+ * and its event subscription; this file only stages udata (mlx5rs_ib_stage()),
+ * copies numbers into struct ib_cq and calls the core's handlers when Rust reports
+ * an event.
  *
  * Events: mlx5rs_ib_cq_comp() and mlx5rs_ib_cq_err() are called from the EQ's
  * interrupt thread through the CQ's subscription, which destroy_cq ends (waiting
@@ -124,75 +125,55 @@ static int mlx5rs_ib_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
 				      cq_period);
 }
 
-static const u8 mlx5rs_wc_opcodes[] = {
-	[MLX5RS_WC_SEND] = IB_WC_SEND,
-	[MLX5RS_WC_RDMA_WRITE] = IB_WC_RDMA_WRITE,
-	[MLX5RS_WC_RDMA_READ] = IB_WC_RDMA_READ,
-	[MLX5RS_WC_COMP_SWAP] = IB_WC_COMP_SWAP,
-	[MLX5RS_WC_FETCH_ADD] = IB_WC_FETCH_ADD,
-	[MLX5RS_WC_LOCAL_INV] = IB_WC_LOCAL_INV,
-	[MLX5RS_WC_REG_MR] = IB_WC_REG_MR,
-	[MLX5RS_WC_MASKED_COMP_SWAP] = IB_WC_MASKED_COMP_SWAP,
-	[MLX5RS_WC_MASKED_FETCH_ADD] = IB_WC_MASKED_FETCH_ADD,
-	[MLX5RS_WC_RECV] = IB_WC_RECV,
-	[MLX5RS_WC_RECV_RDMA_WITH_IMM] = IB_WC_RECV_RDMA_WITH_IMM,
-};
-
-/* One completion of Rust's into the core's struct ib_wc. */
-static void mlx5rs_wc_from_rs(struct ib_device *ibdev, const struct mlx5rs_ib_wc *w,
-			      struct ib_wc *wc)
-{
-	memset(wc, 0, sizeof(*wc));
-	wc->wr_id = w->wr_id;
-	wc->qp = (struct ib_qp *)(uintptr_t)w->qp;
-	wc->status = w->status;
-	wc->opcode = w->opcode < ARRAY_SIZE(mlx5rs_wc_opcodes) ? mlx5rs_wc_opcodes[w->opcode] :
-								 IB_WC_SEND;
-	wc->vendor_err = w->vendor_err;
-	wc->byte_len = w->byte_len;
-	wc->src_qp = w->src_qp;
-	wc->slid = w->slid;
-	wc->sl = w->sl;
-	wc->dlid_path_bits = w->dlid_path_bits;
-	if (w->flags & MLX5RS_WC_F_GRH)
-		wc->wc_flags |= IB_WC_GRH;
-	if (w->flags & MLX5RS_WC_F_WITH_IMM) {
-		wc->wc_flags |= IB_WC_WITH_IMM;
-		wc->ex.imm_data = cpu_to_be32(w->ex);
-	}
-	if (w->flags & MLX5RS_WC_F_WITH_INVALIDATE) {
-		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
-		wc->ex.invalidate_rkey = w->ex;
-	}
-	/* Upstream handle_responder: QP1 reports the P_Key's index in the port's table. */
-	if (w->flags & MLX5RS_WC_F_QP1)
-		ib_find_cached_pkey(ibdev, w->port, w->pkey, &wc->pkey_index);
-}
+/*
+ * struct ib_wc as ffi/rdma/ib_dp_abi.rs mirrors it (Rust writes the core's array in
+ * place): its size, alignment and every field's offset, and the opcode and flag
+ * numbers Rust writes.
+ */
+static_assert(sizeof(struct ib_wc) == 72 && __alignof__(struct ib_wc) == 8);
+static_assert(offsetof(struct ib_wc, wr_id) == 0 && offsetof(struct ib_wc, status) == 8 &&
+	      offsetof(struct ib_wc, opcode) == 12 && offsetof(struct ib_wc, vendor_err) == 16 &&
+	      offsetof(struct ib_wc, byte_len) == 20 && offsetof(struct ib_wc, qp) == 24 &&
+	      offsetof(struct ib_wc, ex) == 32 && offsetof(struct ib_wc, src_qp) == 36 &&
+	      offsetof(struct ib_wc, slid) == 40 && offsetof(struct ib_wc, wc_flags) == 44 &&
+	      offsetof(struct ib_wc, pkey_index) == 48 && offsetof(struct ib_wc, sl) == 50 &&
+	      offsetof(struct ib_wc, dlid_path_bits) == 51 &&
+	      offsetof(struct ib_wc, port_num) == 52 && offsetof(struct ib_wc, smac) == 56 &&
+	      offsetof(struct ib_wc, vlan_id) == 62 &&
+	      offsetof(struct ib_wc, network_hdr_type) == 64);
+static_assert(sizeof(enum ib_wc_status) == 4 && sizeof(enum ib_wc_opcode) == 4);
+static_assert(IB_WC_SEND == 0 && IB_WC_RDMA_WRITE == 1 && IB_WC_RDMA_READ == 2 &&
+	      IB_WC_COMP_SWAP == 3 && IB_WC_FETCH_ADD == 4 && IB_WC_LOCAL_INV == 6 &&
+	      IB_WC_REG_MR == 10 && IB_WC_MASKED_COMP_SWAP == 11 &&
+	      IB_WC_MASKED_FETCH_ADD == 12 && IB_WC_RECV == 128 &&
+	      IB_WC_RECV_RDMA_WITH_IMM == 129);
+static_assert(IB_WC_GRH == 1 && IB_WC_WITH_IMM == 2 && IB_WC_WITH_INVALIDATE == 4);
 
 /*
- * poll_cq: up to @num_entries completions in one call into Rust (one CQ lock, as
- * upstream's mlx5_ib_poll_cq). Rust writes its plain struct mlx5rs_ib_wc entries at
- * the start of the caller's array, which are then turned into struct ib_wc from the
- * last one down: entry i of Rust's lies in bytes [i * 56, i * 56 + 56), below ib_wc
- * i + 1 (which starts at (i + 1) * sizeof(struct ib_wc)), so each entry is read
- * (copied out first: ib_wc i overlaps it) before any ib_wc written over it.
+ * poll_cq: up to @num_entries completions written by Rust into @wc in one call (one
+ * CQ lock, as upstream's mlx5_ib_poll_cq). A successful QP1 receive carries the
+ * packet's P_Key in pkey_index; as upstream's handle_responder, it becomes the
+ * P_Key's index in the port's table (0 when the table has none).
  */
 static int mlx5rs_ib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
 	struct mlx5rs_ib_cq *cq = container_of(ibcq, struct mlx5rs_ib_cq, ibcq);
-	struct mlx5rs_ib_wc *rs = (struct mlx5rs_ib_wc *)wc;
-	struct mlx5rs_ib_wc w;
+	u32 qp1_recv = 0;
+	u16 pkey;
 	int n, i;
 
-	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_wc) != MLX5RS_IB_WC_SIZE);
-	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_wc) > sizeof(struct ib_wc));
-	BUILD_BUG_ON(__alignof__(struct mlx5rs_ib_wc) > __alignof__(struct ib_wc));
 	if (num_entries <= 0)
 		return 0;
-	n = mlx5rs_ib_rs_poll_cq(cq->rust, rs, num_entries);
-	for (i = n - 1; i >= 0; i--) {
-		w = rs[i];
-		mlx5rs_wc_from_rs(ibcq->device, &w, &wc[i]);
+	n = mlx5rs_ib_rs_poll_cq(cq->rust, wc, num_entries, &qp1_recv);
+	if (!qp1_recv)
+		return n;
+	for (i = 0; i < n; i++) {
+		if (wc[i].qp->qp_type != IB_QPT_GSI || !(wc[i].opcode & IB_WC_RECV) ||
+		    wc[i].status != IB_WC_SUCCESS)
+			continue;
+		pkey = wc[i].pkey_index;
+		wc[i].pkey_index = 0;
+		ib_find_cached_pkey(ibcq->device, wc[i].qp->port, pkey, &wc[i].pkey_index);
 	}
 	return n;
 }

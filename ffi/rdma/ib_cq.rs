@@ -16,7 +16,7 @@ use kernel::{
 use super::ib::{errno, IbOps};
 pub(crate) use super::ib_abi::CqInit;
 use super::ib_abi::Udata;
-pub(crate) use super::ib_dp_abi::Wc;
+pub(crate) use super::ib_dp_abi::IbWc;
 use super::ib_uctx::{ucontext_ref, IbUcontext};
 use super::udata::{set_resp_len, user_data, UserData};
 use super::umem::IbDev;
@@ -62,6 +62,16 @@ impl CqShim {
     }
 }
 
+/// What one poll_cq wrote.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Polled {
+    /// Completions written.
+    pub(crate) n: usize,
+    /// One of them at least is a successful QP1 receive, whose `pkey_index` holds the
+    /// packet's P_Key for the shim to turn into the index in its port's table.
+    pub(crate) qp1_recv: bool,
+}
+
 /// One CQ of the provider.
 pub(crate) trait IbCq: Send + Sync {
     /// Bytes of one of its CQEs (64 or 128), as the ring has them now.
@@ -73,8 +83,9 @@ pub(crate) trait IbCq: Send + Sync {
     fn resize(&self, cqe: u32, dev: IbDev<'_>, u: UserData<'_>) -> Result<u32>;
     /// modify_cq: moderation of `count` CQEs or `period` µs.
     fn modify(&self, count: u16, period: u16) -> Result;
-    /// poll_cq of a kernel CQ: up to `out.len()` completions, how many were written.
-    fn poll(&self, out: &mut [Wc]) -> Result<usize>;
+    /// poll_cq of a kernel CQ: up to `out.len()` completions written from the start
+    /// of `out`.
+    fn poll(&self, out: &mut [IbWc]) -> Result<Polled>;
     /// req_notify_cq of a kernel CQ: arms it (`solicited`: for solicited completions
     /// only); with `report_missed`, whether completions may already be waiting.
     fn arm(&self, solicited: bool, report_missed: bool) -> Result<bool>;
@@ -299,29 +310,42 @@ unsafe extern "C" fn mlx5rs_ib_rs_modify_cq(
     }
 }
 
-/// `poll_cq` trampoline target.
+/// `poll_cq` trampoline target: up to `n` completions into the core's `wc` array;
+/// `*qp1_recv` set to 1 when one of them is a successful QP1 receive (see
+/// [`Polled::qp1_recv`]), else left alone.
 ///
 /// # Safety
 ///
 /// The shim's trampoline contract (*Trampolines* in [`super::ib`]); `wc` points to
-/// `n` writable entries, aligned for [`Wc`].
+/// `n` writable `struct ib_wc`, `qp1_recv` to a writable `u32`.
 #[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_poll_cq(cq_rust: *mut c_void, wc: *mut Wc, n: u32) -> c_int {
-    if cq_rust.is_null() || wc.is_null() {
+unsafe extern "C" fn mlx5rs_ib_rs_poll_cq(
+    cq_rust: *mut c_void,
+    wc: *mut IbWc,
+    n: u32,
+    qp1_recv: *mut u32,
+) -> c_int {
+    if cq_rust.is_null() || wc.is_null() || qp1_recv.is_null() {
         return errno(EINVAL);
     }
     let Ok(n) = usize::try_from(n) else {
         return errno(EINVAL);
     };
-    // SAFETY: the shim passes the core's array of `n` `struct ib_wc`, each at least as
-    // large and as aligned as a `Wc` (checked at its build), exclusive for the call;
-    // `Wc` is plain integers.
+    // SAFETY: the shim passes the core's array of `n` `struct ib_wc`, exclusive for
+    // the call, whose layout `IbWc` mirrors (size, alignment and offsets checked on
+    // both sides at build time); `IbWc` is plain integers.
     let out = unsafe { core::slice::from_raw_parts_mut(wc, n) };
     // SAFETY: the shim passes its CQ's live `rust` pointer (the core polls a CQ only
     // between create and destroy).
     match unsafe { cq_of(cq_rust) }.poll(out) {
-        // At most `n`, a `u32` the shim passed as an `int` count.
-        Ok(k) => c_int::try_from(k).unwrap_or(0),
+        Ok(p) => {
+            if p.qp1_recv {
+                // SAFETY: `qp1_recv` is the shim's writable `u32` (checked non-null).
+                unsafe { qp1_recv.write(1) };
+            }
+            // At most `n`, a `u32` the shim passed as an `int` count.
+            c_int::try_from(p.n).unwrap_or(0)
+        }
         Err(e) => errno(e),
     }
 }

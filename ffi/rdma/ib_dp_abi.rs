@@ -2,9 +2,10 @@
 
 //! The kernel verbs data path's structures shared with the shim (`ffi/rdma/ib_qp.c`,
 //! `ffi/rdma/ib_cq.c`): `#[repr(C)]` mirrors of `struct mlx5rs_ib_send_wr`,
-//! `mlx5rs_ib_recv_wr`, `mlx5rs_ib_wc` and the core's `struct ib_sge` (the shim checks
-//! the same sizes with `BUILD_BUG_ON`), and the shim's opcode and flag numbers
-//! (`MLX5RS_WR_*`, `MLX5RS_SEND_*`, `MLX5RS_WC_*` in `mlx5rs_ffi.h`).
+//! `mlx5rs_ib_recv_wr` and the core's `struct ib_sge` and `struct ib_wc` (the shim
+//! checks the same sizes and offsets at its build), the shim's request opcode and
+//! flag numbers (`MLX5RS_WR_*`, `MLX5RS_SEND_*` in `mlx5rs_ffi.h`) and the core's
+//! completion opcode and flag numbers.
 
 /// The core's `struct ib_sge`, read in place from a work request's `sg_list`: the
 /// WQE builders' own gather entry, whose `#[repr(C)]` layout is `struct ib_sge`'s
@@ -87,41 +88,62 @@ pub(crate) struct RecvWrC {
 }
 const _: () = assert!(size_of::<RecvWrC>() == 24);
 
-/// `struct mlx5rs_ib_wc`: one work completion for the shim to copy into `ib_wc`.
+/// The core's `struct ib_wc`, written in place by poll_cq into the caller's array:
+/// a `#[repr(C)]` mirror whose size and every field's offset the shim checks against
+/// the kernel's header (`ffi/rdma/ib_cq.c`), as the offsets below.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Wc {
+pub(crate) struct IbWc {
     /// `wr_id`.
     pub(crate) wr_id: u64,
-    /// The `struct ib_qp *` of the QP.
-    pub(crate) qp: u64,
     /// `enum ib_wc_status`.
     pub(crate) status: u32,
-    /// [`wc_op`].
+    /// `enum ib_wc_opcode` ([`wc_op`]).
     pub(crate) opcode: u32,
-    /// [`wc_flag`] bits.
-    pub(crate) flags: u32,
+    /// Vendor syndrome.
+    pub(crate) vendor_err: u32,
     /// Bytes.
     pub(crate) byte_len: u32,
-    /// Immediate (host order of the wire's big-endian word) or invalidated key.
+    /// The `struct ib_qp *` of the QP.
+    pub(crate) qp: u64,
+    /// `ex`: the immediate as the wire's big-endian bytes (`imm_data`), or the
+    /// invalidated key (`invalidate_rkey`).
     pub(crate) ex: u32,
     /// Source QPN.
     pub(crate) src_qp: u32,
-    /// Vendor syndrome.
-    pub(crate) vendor_err: u32,
     /// Source LID.
-    pub(crate) slid: u16,
-    /// The packet's P_Key (QP1 receives).
-    pub(crate) pkey: u16,
+    pub(crate) slid: u32,
+    /// [`wc_flag`] bits (`int wc_flags`).
+    pub(crate) wc_flags: u32,
+    /// The P_Key's index (QP1 receives; see `mlx5rs_ib_rs_poll_cq`).
+    pub(crate) pkey_index: u16,
     /// Service level.
     pub(crate) sl: u8,
     /// DLID path bits.
     pub(crate) dlid_path_bits: u8,
-    /// The QP's port (QP1 receives: the port whose P_Key table is searched).
-    pub(crate) port: u8,
-    pub(crate) rsvd: [u8; 5],
+    /// `port_num`: switches only, 0.
+    pub(crate) port_num: u32,
+    /// `smac`: Ethernet only, 0.
+    pub(crate) smac: [u8; 6],
+    /// `vlan_id`: Ethernet only, 0.
+    pub(crate) vlan_id: u16,
+    /// `network_hdr_type`: RoCE only, 0.
+    pub(crate) network_hdr_type: u8,
+    /// The structure's tail padding, made explicit.
+    pub(crate) pad: [u8; 7],
 }
-const _: () = assert!(size_of::<Wc>() == 56);
+const _: () = {
+    use core::mem::offset_of;
+    assert!(size_of::<IbWc>() == 72 && align_of::<IbWc>() == 8);
+    assert!(offset_of!(IbWc, status) == 8 && offset_of!(IbWc, opcode) == 12);
+    assert!(offset_of!(IbWc, vendor_err) == 16 && offset_of!(IbWc, byte_len) == 20);
+    assert!(offset_of!(IbWc, qp) == 24 && offset_of!(IbWc, ex) == 32);
+    assert!(offset_of!(IbWc, src_qp) == 36 && offset_of!(IbWc, slid) == 40);
+    assert!(offset_of!(IbWc, wc_flags) == 44 && offset_of!(IbWc, pkey_index) == 48);
+    assert!(offset_of!(IbWc, sl) == 50 && offset_of!(IbWc, dlid_path_bits) == 51);
+    assert!(offset_of!(IbWc, port_num) == 52 && offset_of!(IbWc, smac) == 56);
+    assert!(offset_of!(IbWc, vlan_id) == 62 && offset_of!(IbWc, network_hdr_type) == 64);
+};
 
 /// `MLX5RS_WR_*`: send opcodes.
 pub(crate) mod wr_op {
@@ -146,25 +168,25 @@ pub(crate) mod send_flag {
     pub(crate) const INLINE: u32 = 1 << 3;
 }
 
-/// `MLX5RS_WC_*`: completion opcodes.
+/// `enum ib_wc_opcode`: completion opcodes (the shim checks each against the
+/// kernel's header).
 pub(crate) mod wc_op {
     pub(crate) const SEND: u32 = 0;
     pub(crate) const RDMA_WRITE: u32 = 1;
     pub(crate) const RDMA_READ: u32 = 2;
     pub(crate) const COMP_SWAP: u32 = 3;
     pub(crate) const FETCH_ADD: u32 = 4;
-    pub(crate) const LOCAL_INV: u32 = 5;
-    pub(crate) const REG_MR: u32 = 6;
-    pub(crate) const MASKED_COMP_SWAP: u32 = 7;
-    pub(crate) const MASKED_FETCH_ADD: u32 = 8;
-    pub(crate) const RECV: u32 = 9;
-    pub(crate) const RECV_RDMA_WITH_IMM: u32 = 10;
+    pub(crate) const LOCAL_INV: u32 = 6;
+    pub(crate) const REG_MR: u32 = 10;
+    pub(crate) const MASKED_COMP_SWAP: u32 = 11;
+    pub(crate) const MASKED_FETCH_ADD: u32 = 12;
+    pub(crate) const RECV: u32 = 1 << 7;
+    pub(crate) const RECV_RDMA_WITH_IMM: u32 = (1 << 7) + 1;
 }
 
-/// `MLX5RS_WC_F_*`: completion flags.
+/// `enum ib_wc_flags`: completion flags (checked by the shim as [`wc_op`]).
 pub(crate) mod wc_flag {
     pub(crate) const GRH: u32 = 1 << 0;
     pub(crate) const WITH_IMM: u32 = 1 << 1;
     pub(crate) const WITH_INVALIDATE: u32 = 1 << 2;
-    pub(crate) const QP1: u32 = 1 << 3;
 }

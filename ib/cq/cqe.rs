@@ -208,7 +208,9 @@ pub enum Malformed {
     SigErr,
 }
 
-/// Parses a software-owned CQE (from [`sw_cqe`]).
+/// Parses a software-owned CQE (from [`sw_cqe`]). Inlined: poll_cq calls it once per
+/// CQE (measured under TCG: 5 % of a polled CQE's time as a call).
+#[inline(always)]
 pub fn parse_cqe(cqe: &Cqe64) -> Result<Completion, Malformed> {
     let op = cqe.op_own >> 4;
     let format = (cqe.op_own >> 2) & 3;

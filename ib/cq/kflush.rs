@@ -12,7 +12,7 @@
 use core::sync::atomic::Ordering;
 
 use super::{Cq, CqEvents};
-use crate::ffi::rdma::ib_dp_abi::Wc;
+use crate::ffi::rdma::ib_dp_abi::IbWc;
 #[cfg(doc)]
 use crate::ib::qp::kdp::KernelWq;
 
@@ -31,7 +31,7 @@ impl CqEvents {
 
 impl Cq {
     /// poll_cq after the fatal error: flush completions into `out`, how many.
-    pub(super) fn sw_flush(&self, out: &mut [Wc]) -> usize {
+    pub(super) fn sw_flush(&self, out: &mut [IbWc]) -> usize {
         let (Some(r), Some(e)) = (&self.kring, self.kcqs.entry(self.cqn())) else {
             return 0;
         };

@@ -60,7 +60,7 @@ use kernel::{
     },
 };
 
-use zerocopy::{FromBytes, IntoBytes};
+use zerocopy::{FromZeros, IntoBytes};
 
 use crate::ib::{
     abi::{
@@ -90,7 +90,7 @@ use crate::{
         CqAccess,
     },
     ffi::rdma::{
-        ib_cq::{CqCreated, CqInit, CqShim, IbCq, IbCqOps, Wc},
+        ib_cq::{CqCreated, CqInit, CqShim, IbCq, IbCqOps, IbWc, Polled},
         ib_uctx::IbUcontext,
         udata::UserData,
         umem::{BlockSize, IbDev, Umem},
@@ -752,16 +752,20 @@ impl IbCq for Cq {
     /// # Errors
     ///
     /// `EINVAL` for a user CQ (libmlx5 polls its own ring).
-    fn poll(&self, out: &mut [Wc]) -> Result<usize> {
+    fn poll(&self, out: &mut [IbWc]) -> Result<Polled> {
         let Some(r) = &self.kring else {
             return Err(EINVAL);
         };
         if self.kcqs.dead() {
-            return Ok(self.sw_flush(out));
+            return Ok(Polled {
+                n: self.sw_flush(out),
+                qp1_recv: false,
+            });
         }
         let mut ps = r.poll.lock();
         let start = ps.ci;
         let mut n = 0;
+        let mut qp1_recv = false;
         // A CQE read whose QP is not the current run's: the first of the next run.
         let mut pending = None;
         'runs: while n < out.len() {
@@ -779,8 +783,11 @@ impl IbCq for Cq {
                 continue;
             };
             loop {
-                match wq.complete(&c) {
-                    Ok(Some(wc)) => {
+                let Some(slot) = out.get_mut(n) else {
+                    break 'runs;
+                };
+                match wq.complete(&c, slot) {
+                    Ok(true) => {
                         if let Completion::Error {
                             syndrome,
                             vendor_err,
@@ -797,10 +804,10 @@ impl IbCq for Cq {
                                 );
                             }
                         }
-                        out[n] = wc;
+                        qp1_recv |= wq.qp1 && matches!(c, Completion::Resp { .. });
                         n += 1;
                     }
-                    Ok(None) => {}
+                    Ok(false) => {}
                     Err(s) => self.malformed(&mut ps, Bad::Stray(qpn, s)),
                 }
                 if n == out.len() {
@@ -820,7 +827,7 @@ impl IbCq for Cq {
             // Upstream `mlx5_cq_set_ci`.
             let _ = coherent_io::write_bytes(&r.dbr, 0, &(ps.ci & 0x00ff_ffff).to_be_bytes());
         }
-        Ok(n)
+        Ok(Polled { n, qp1_recv })
     }
 
     fn reset_notify(&self) -> bool {
@@ -887,7 +894,9 @@ impl Cq {
     /// after the owner check and a read barrier and parsed as untrusted input
     /// ([`parse_cqe`]), with the QP it names; the counter advanced past it and past
     /// every malformed one before it (each counted, the first of the CQ logged).
-    /// `None` when the device owns the next entry.
+    /// `None` when the device owns the next entry. Inlined into poll_cq's loop, as
+    /// [`parse_cqe`].
+    #[inline(always)]
     fn next_cqe(&self, r: &KernelRing, ps: &mut PollState) -> Option<(u32, Completion)> {
         loop {
             let ci = ps.ci;
@@ -900,12 +909,9 @@ impl Cq {
             }
             // The entry's contents after its ownership (upstream `rmb()`).
             mb(Read);
-            let mut raw = [0u8; 64];
-            coherent_io::read_bytes(page, at, &mut raw).ok()?;
+            let mut cqe = Cqe64::new_zeroed();
+            coherent_io::read_bytes(page, at, cqe.as_mut_bytes()).ok()?;
             ps.ci = ci.wrapping_add(1);
-            let Ok(cqe) = Cqe64::read_from_bytes(&raw) else {
-                continue;
-            };
             let c = match parse_cqe(&cqe) {
                 Ok(c) => c,
                 Err(m) => {

@@ -24,7 +24,7 @@ use kernel::{
     sync::{new_spinlock_irq, Arc, SpinLockIrq},
 };
 
-use crate::ffi::rdma::ib_dp_abi::{wc_flag, wc_op, Wc};
+use crate::ffi::rdma::ib_dp_abi::{wc_flag, wc_op, IbWc};
 use crate::ib::cq::cqe::{Completion, RecvOp, ReqOp};
 use crate::ib::cq::wc_status::WcStatus;
 use crate::ib::qp::flush::NO_WQE;
@@ -126,8 +126,6 @@ pub(crate) struct KernelWq {
     pub(crate) qpn: u32,
     /// The core's `struct ib_qp *` (what a work completion names).
     pub(crate) ibqp: u64,
-    /// The QP's port (QP1 receives: the P_Key table searched), 0 if none.
-    pub(crate) port: u8,
     /// A QP1: receives report their P_Key index.
     pub(crate) qp1: bool,
     /// Basic blocks of the send queue (a power of two; 0: none).
@@ -157,7 +155,6 @@ impl KernelWq {
     pub(crate) fn new(
         qpn: u32,
         ibqp: u64,
-        port: u8,
         qp1: bool,
         sq_cnt: u32,
         rq_cnt: u32,
@@ -184,7 +181,6 @@ impl KernelWq {
             pin_init!(Self {
                 qpn,
                 ibqp,
-                port,
                 qp1,
                 sq_cnt,
                 rq_cnt,
@@ -229,18 +225,16 @@ impl KernelWq {
         }
     }
 
-    /// The work completion of `c`, a parsed CQE naming this QP (upstream
-    /// `mlx5_poll_one`: the send queue's slot from the CQE's WQE counter masked to the
-    /// queue, the receive queue's from its `tail`). `None` for a resize CQE.
+    /// The work completion of `c`, a parsed CQE naming this QP, written into `wc`
+    /// (upstream `mlx5_poll_one`: the send queue's slot from the CQE's WQE counter
+    /// masked to the queue, the receive queue's from its `tail`); `false`, `wc`
+    /// untouched, for a resize CQE. A QP1 receive's `pkey_index` holds the packet's
+    /// P_Key, for the shim to look up (`mlx5rs_ib_rs_poll_cq`).
     ///
     /// The caller holds the poll lock of the CQ the CQE is on (one poller per queue):
     /// no queue lock is taken.
-    pub(crate) fn complete(&self, c: &Completion) -> Result<Option<Wc>, Stray> {
-        let mut wc = Wc {
-            qp: self.ibqp,
-            ..Wc::default()
-        };
-        match *c {
+    pub(crate) fn complete(&self, c: &Completion, wc: &mut IbWc) -> Result<bool, Stray> {
+        *wc = match *c {
             Completion::Req {
                 wqe_counter,
                 op,
@@ -248,22 +242,25 @@ impl KernelWq {
                 byte_len,
                 ..
             } => {
-                let umr = self.take_send(wqe_counter, &mut wc)?;
-                wc.status = ib_status(WcStatus::Success);
-                wc.opcode = match op {
-                    ReqOp::Send => wc_op::SEND,
-                    ReqOp::RdmaWrite => wc_op::RDMA_WRITE,
-                    ReqOp::RdmaRead => wc_op::RDMA_READ,
-                    ReqOp::CmpSwap => wc_op::COMP_SWAP,
-                    ReqOp::FetchAdd => wc_op::FETCH_ADD,
-                    ReqOp::MaskedCmpSwap => wc_op::MASKED_COMP_SWAP,
-                    ReqOp::MaskedFetchAdd => wc_op::MASKED_FETCH_ADD,
-                    ReqOp::Umr => u32::from(umr),
-                };
-                if with_imm {
-                    wc.flags |= wc_flag::WITH_IMM;
+                let (wr_id, umr) = self.take_send(wqe_counter)?;
+                IbWc {
+                    wr_id,
+                    qp: self.ibqp,
+                    status: ib_status(WcStatus::Success),
+                    opcode: match op {
+                        ReqOp::Send => wc_op::SEND,
+                        ReqOp::RdmaWrite => wc_op::RDMA_WRITE,
+                        ReqOp::RdmaRead => wc_op::RDMA_READ,
+                        ReqOp::CmpSwap => wc_op::COMP_SWAP,
+                        ReqOp::FetchAdd => wc_op::FETCH_ADD,
+                        ReqOp::MaskedCmpSwap => wc_op::MASKED_COMP_SWAP,
+                        ReqOp::MaskedFetchAdd => wc_op::MASKED_FETCH_ADD,
+                        ReqOp::Umr => u32::from(umr),
+                    },
+                    wc_flags: if with_imm { wc_flag::WITH_IMM } else { 0 },
+                    byte_len: byte_len.unwrap_or(0),
+                    ..IbWc::default()
                 }
-                wc.byte_len = byte_len.unwrap_or(0);
             }
             Completion::Resp {
                 wqe_counter,
@@ -277,27 +274,31 @@ impl KernelWq {
                 pkey,
                 ..
             } => {
-                self.take_recv(wqe_counter, &mut wc)?;
-                wc.status = ib_status(WcStatus::Success);
-                wc.byte_len = byte_len;
-                (wc.opcode, wc.flags, wc.ex) = match op {
+                let wr_id = self.take_recv(wqe_counter)?;
+                let (opcode, flags, ex) = match op {
                     RecvOp::Recv => (wc_op::RECV, 0, 0),
-                    RecvOp::RecvImm(i) => (wc_op::RECV, wc_flag::WITH_IMM, i),
-                    RecvOp::RdmaWithImm(i) => (wc_op::RECV_RDMA_WITH_IMM, wc_flag::WITH_IMM, i),
+                    // `imm_data` is `__be32`: the wire's bytes in memory.
+                    RecvOp::RecvImm(i) => (wc_op::RECV, wc_flag::WITH_IMM, i.to_be()),
+                    RecvOp::RdmaWithImm(i) => {
+                        (wc_op::RECV_RDMA_WITH_IMM, wc_flag::WITH_IMM, i.to_be())
+                    }
                     RecvOp::RecvInv(k) => (wc_op::RECV, wc_flag::WITH_INVALIDATE, k),
                 };
-                wc.src_qp = src_qp;
-                wc.dlid_path_bits = dlid_path_bits;
-                if grh {
-                    wc.flags |= wc_flag::GRH;
+                IbWc {
+                    wr_id,
+                    qp: self.ibqp,
+                    status: ib_status(WcStatus::Success),
+                    opcode,
+                    byte_len,
+                    ex,
+                    src_qp,
+                    slid: u32::from(slid),
+                    wc_flags: if grh { flags | wc_flag::GRH } else { flags },
+                    pkey_index: if self.qp1 { pkey } else { 0 },
+                    sl,
+                    dlid_path_bits,
+                    ..IbWc::default()
                 }
-                if self.qp1 {
-                    wc.flags |= wc_flag::QP1;
-                    wc.pkey = pkey;
-                    wc.port = self.port;
-                }
-                wc.slid = slid;
-                wc.sl = sl;
             }
             Completion::Error {
                 requester,
@@ -306,23 +307,28 @@ impl KernelWq {
                 vendor_err,
                 ..
             } => {
-                if requester {
-                    self.take_send(wqe_counter, &mut wc)?;
+                let wr_id = if requester {
+                    self.take_send(wqe_counter)?.0
                 } else {
-                    self.take_recv(wqe_counter, &mut wc)?;
+                    self.take_recv(wqe_counter)?
+                };
+                IbWc {
+                    wr_id,
+                    qp: self.ibqp,
+                    status: ib_status(status),
+                    vendor_err: u32::from(vendor_err),
+                    ..IbWc::default()
                 }
-                wc.status = ib_status(status);
-                wc.vendor_err = u32::from(vendor_err);
             }
-            Completion::Resize => return Ok(None),
-        }
-        Ok(Some(wc))
+            Completion::Resize => return Ok(false),
+        };
+        Ok(true)
     }
 
-    /// The send WQE of `wqe_counter` completed: its `wr_id` into `wc`, `tail` past
-    /// it; returns its UMR completion opcode. `SendSlot` unless the slot holds a WQE
-    /// in flight.
-    fn take_send(&self, wqe_counter: u16, wc: &mut Wc) -> Result<u8, Stray> {
+    /// The send WQE of `wqe_counter` completed: `tail` past it; returns its `wr_id`
+    /// and its UMR completion opcode. `SendSlot` unless the slot holds a WQE in
+    /// flight.
+    fn take_send(&self, wqe_counter: u16) -> Result<(u64, u8), Stray> {
         if self.sq_cnt == 0 {
             return Err(Stray::SendSlot);
         }
@@ -339,17 +345,17 @@ impl KernelWq {
         if head.wrapping_sub(tail) >= in_flight {
             return Err(Stray::SendSlot);
         }
-        wc.wr_id = s.wrid.get(idx).map_or(0, |w| w.load(Ordering::Relaxed));
+        let wr_id = s.wrid.get(idx).map_or(0, |w| w.load(Ordering::Relaxed));
         s.tail.store(head.wrapping_add(1), Ordering::Release);
-        Ok(s.umr_op.get(idx).map_or(0, |u| u.load(Ordering::Relaxed)))
+        let umr = s.umr_op.get(idx).map_or(0, |u| u.load(Ordering::Relaxed));
+        Ok((wr_id, umr))
     }
 
     /// The oldest receive in flight completed (on an SRQ: the SRQ's WQE
-    /// `wqe_counter`, upstream `handle_responder`): its `wr_id` into `wc`.
-    fn take_recv(&self, wqe_counter: u16, wc: &mut Wc) -> Result<(), Stray> {
+    /// `wqe_counter`, upstream `handle_responder`): its `wr_id`.
+    fn take_recv(&self, wqe_counter: u16) -> Result<u64, Stray> {
         if let Some(s) = &self.srq {
-            wc.wr_id = s.complete(wqe_counter).ok_or(Stray::NoReceive)?;
-            return Ok(());
+            return s.complete(wqe_counter).ok_or(Stray::NoReceive);
         }
         if self.rq_cnt == 0 {
             return Err(Stray::NoReceive);
@@ -360,9 +366,9 @@ impl KernelWq {
             return Err(Stray::NoReceive);
         }
         let idx = (tail & (self.rq_cnt - 1)) as usize;
-        wc.wr_id = s.wrid.get(idx).map_or(0, |w| w.load(Ordering::Relaxed));
+        let wr_id = s.wrid.get(idx).map_or(0, |w| w.load(Ordering::Relaxed));
         s.tail.store(tail.wrapping_add(1), Ordering::Release);
-        Ok(())
+        Ok(wr_id)
     }
 }
 

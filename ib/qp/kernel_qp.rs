@@ -238,15 +238,7 @@ pub(super) fn create_kernel_qp(
     let mem = QpMem::Kernel { buf, dbr };
     let mut qp = Qp::new(dev, hw, qpn, init, env, rq_gs, sq_cap, live, mem)?;
     // From here on a failure drops `qp`, which destroys the QP.
-    let wq = KernelWq::new(
-        qpn,
-        ibqp,
-        port,
-        ty == QpType::Gsi,
-        sq.sq_wqe_cnt,
-        rq_cnt,
-        ksrq,
-    )?;
+    let wq = KernelWq::new(qpn, ibqp, ty == QpType::Gsi, sq.sq_wqe_cnt, rq_cnt, ksrq)?;
     let cqs = [
         p.cqn_snd.and_then(|n| kobjs.cqs.get(n)),
         rcv.then(|| kobjs.cqs.get(init.recv_cqn)).flatten(),

@@ -11,26 +11,26 @@ use core::sync::atomic::Ordering;
 
 use super::flush::send_slot;
 use super::kdp::{ib_status, KernelWq};
-use crate::ffi::rdma::ib_dp_abi::Wc;
+use crate::ffi::rdma::ib_dp_abi::IbWc;
 use crate::ib::cq::wc_status::WcStatus;
 use crate::ifc::wqe::vals::SYNDROME_WR_FLUSH_ERR;
 
 impl KernelWq {
     /// A flush completion of this QP for `wr_id`.
-    fn flushed(&self, wr_id: u64) -> Wc {
-        Wc {
+    fn flushed(&self, wr_id: u64) -> IbWc {
+        IbWc {
             wr_id,
             qp: self.ibqp,
             status: ib_status(WcStatus::WrFlushErr),
             vendor_err: u32::from(SYNDROME_WR_FLUSH_ERR),
-            ..Wc::default()
+            ..IbWc::default()
         }
     }
 
     /// Flush completions of the outstanding requests of the send queue (`send`) or
     /// the receive queue into `out`; how many were written. The caller holds the poll
     /// lock of the queue's CQ (the queue's one poller).
-    pub(crate) fn flush(&self, send: bool, out: &mut [Wc]) -> usize {
+    pub(crate) fn flush(&self, send: bool, out: &mut [IbWc]) -> usize {
         let mut n = 0;
         if send {
             let s = &self.sq_slots;
