@@ -859,8 +859,13 @@ impl IbCq for Cq {
         let mut db = [0u8; 8];
         db[..4].copy_from_slice(&word.to_be_bytes());
         db[4..].copy_from_slice(&self.cqn().to_be_bytes());
-        // A failure means the BAR is gone: no event will come, as on a dead device.
-        let _ = self.hw.doorbell64(self.uar_bar_off + UAR_CQ_DOORBELL, db);
+        // SAFETY: as in `create_kernel`: the core calls the verbs only while the IB
+        // device is registered, a stage of the PCI function's binding.
+        let bound = unsafe { self.dev.as_bound() };
+        // A failure cannot happen while bound; no event would come, as on a dead device.
+        let _ = self
+            .hw
+            .doorbell64(bound, self.uar_bar_off + UAR_CQ_DOORBELL, db);
         drop(ps);
         Ok(false)
     }

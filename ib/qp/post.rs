@@ -181,9 +181,15 @@ impl Qp {
             let _ = coherent_io::write_bytes(dbr, SND_DBR, &sq_doorbell_record(sq.st.cur_post));
             mb(Write);
             let off = k.uar_bar_off + UAR_BF_OFFSET + sq.bf_half * k.bf_half;
-            // A failure means the BAR is gone: the WQEs stay unexecuted, as on a dead
-            // device (their flush is the device's error path).
-            let _ = self.hw.doorbell64(off, first8);
+            // SAFETY: the function is bound for this call: the core calls the verbs
+            // only while the IB device is registered (a kernel consumer's QP is
+            // destroyed before unregistration returns), and the provider's own UMR QP
+            // is destroyed in remove after unregistration; both are stages of the PCI
+            // function's binding.
+            let bound = unsafe { self.dev.as_bound() };
+            // A failure cannot happen while bound (the kernel UAR is mapped before the
+            // IB device registers); the WQEs would stay unexecuted, as on a dead device.
+            let _ = self.hw.doorbell64(bound, off, first8);
             sq.bf_half ^= 1;
         }
         (posted, res)
