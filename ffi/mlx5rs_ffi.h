@@ -639,19 +639,11 @@ struct mlx5rs_ib_send_wr {
 };
 #define MLX5RS_IB_SEND_WR_SIZE 176
 
-/* One receive work request: @sg the core's struct ib_sge array of @num_sge entries. */
-struct mlx5rs_ib_recv_wr {
-	__u64 wr_id;
-	__u64 sg;
-	__u32 num_sge;
-	__u32 rsvd;
-};
-#define MLX5RS_IB_RECV_WR_SIZE 24
 
 /* Implemented in Rust (ffi/rdma/ib_qp.rs): posts the chain of work requests from @wr
- * (a const struct ib_send_wr / ib_recv_wr of the core's QP @ibqp), each read through
- * mlx5rs_ib_send_wr_next() / mlx5rs_ib_recv_wr_next() under the queue's lock; returns
- * 0 or the errno of request *@done (the number posted before it). @drain not 0 for a
+ * (a const struct ib_send_wr / ib_recv_wr of the core's QP @ibqp), each read under
+ * the queue's lock (a send request through mlx5rs_ib_send_wr_next(), a receive
+ * request in place); returns 0 or the errno of request *@done (the number posted before it). @drain not 0 for a
  * drain's request (posted after a fatal error too). */
 int mlx5rs_ib_rs_post_send(void *qp, const void *ibqp, const void *wr, __u32 drain,
 			   __u32 *done);
@@ -662,7 +654,6 @@ int mlx5rs_ib_rs_post_recv(void *qp, const void *wr, __u32 drain, __u32 *done);
  * @av (only with @has_ah) and the reserved bytes, which are never written. */
 const void *mlx5rs_ib_send_wr_next(const void *ibqp, const void *wr,
 				   struct mlx5rs_ib_send_wr *o);
-const void *mlx5rs_ib_recv_wr_next(const void *wr, struct mlx5rs_ib_recv_wr *o);
 /* Implemented in Rust (ffi/rdma/ib_qp.rs): 1 when the QP's device met a fatal error. */
 int mlx5rs_ib_rs_qp_internal_error(void *qp);
 /* Implemented in Rust (ffi/rdma/ib_cq.rs): a drain's notification of a kernel CQ after a

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The kernel verbs data path's structures shared with the shim (`ffi/rdma/ib_qp.c`,
-//! `ffi/rdma/ib_cq.c`): `#[repr(C)]` mirrors of `struct mlx5rs_ib_send_wr`,
-//! `mlx5rs_ib_recv_wr` and the core's `struct ib_sge` and `struct ib_wc` (the shim
-//! checks the same sizes and offsets at its build), the shim's request opcode and
+//! `ffi/rdma/ib_cq.c`): `#[repr(C)]` mirrors of `struct mlx5rs_ib_send_wr` and the
+//! core's `struct ib_sge`, `struct ib_recv_wr` and `struct ib_wc` (the shim checks
+//! the same sizes and offsets at its build), the shim's request opcode and
 //! flag numbers (`MLX5RS_WR_*`, `MLX5RS_SEND_*` in `mlx5rs_ffi.h`) and the core's
 //! completion opcode and flag numbers.
 
@@ -74,19 +74,38 @@ pub(crate) struct SendWrC {
 }
 const _: () = assert!(size_of::<SendWrC>() == 176);
 
-/// `struct mlx5rs_ib_recv_wr`: one receive work request.
+/// The core's `struct ib_recv_wr`, read in place while a receive chain is walked
+/// (`RecvChain`): a `#[repr(C)]` mirror whose size and offsets the shim checks against
+/// the kernel's header (`ffi/rdma/ib_qp.c`), as below.
 #[repr(C)]
+pub(crate) struct IbRecvWr {
+    /// The next request of the chain, null after the last.
+    pub(crate) next: *const IbRecvWr,
+    /// `wr_id` (or `wr_cqe`, the same 8 bytes).
+    pub(crate) wr_id: u64,
+    /// The `struct ib_sge` array (`num_sge` entries).
+    pub(crate) sg_list: *const IbSge,
+    /// Entries of `sg_list` (`int`).
+    pub(crate) num_sge: i32,
+}
+const _: () = assert!(
+    size_of::<IbRecvWr>() == 32
+        && core::mem::offset_of!(IbRecvWr, wr_id) == 8
+        && core::mem::offset_of!(IbRecvWr, sg_list) == 16
+        && core::mem::offset_of!(IbRecvWr, num_sge) == 24
+);
+
+/// One receive work request as the receive posts use it, read from the core's
+/// [`IbRecvWr`] (`RecvChain::next_into`).
 #[derive(Clone, Copy, Debug, zerocopy_derive::FromZeros)]
 pub(crate) struct RecvWrC {
     /// `wr_id`.
     pub(crate) wr_id: u64,
     /// The `struct ib_sge` array (`num_sge` entries).
     pub(crate) sg: u64,
-    /// Entries of `sg`.
+    /// Entries of `sg` (a negative count of the core's read as 0).
     pub(crate) num_sge: u32,
-    pub(crate) rsvd: u32,
 }
-const _: () = assert!(size_of::<RecvWrC>() == 24);
 
 /// The core's `struct ib_wc`, written in place by poll_cq into the caller's array:
 /// a `#[repr(C)]` mirror whose size and every field's offset the shim checks against

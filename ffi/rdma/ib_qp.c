@@ -3,10 +3,10 @@
  * The QP verbs of the InfiniBand shim: create_qp, modify_qp, query_qp,
  * destroy_qp, post_send and post_recv trampolines into Rust (ffi/rdma/ib_qp.rs).
  * post_send and post_recv hand the core's work request chain to Rust, which walks it
- * under the queue's lock, each request copied into the shim's plain struct
- * mlx5rs_ib_send_wr / mlx5rs_ib_recv_wr (a UD request's address vector taken from its
- * address handle) by mlx5rs_ib_send_wr_next() / _recv_wr_next(); bad_wr is answered
- * as upstream does.
+ * under the queue's lock: each send request copied into the shim's plain struct
+ * mlx5rs_ib_send_wr (a UD request's address vector taken from its address handle) by
+ * mlx5rs_ib_send_wr_next(), each receive request read in place (struct ib_recv_wr,
+ * whose layout Rust mirrors: checked below); bad_wr is answered as upstream does.
  *
  * Each trampoline copies the core's structures into the shim's plain ones
  * (struct mlx5rs_ib_qp_init, struct mlx5rs_ib_qp_attr, mlx5rs_ffi.h) and back: the
@@ -441,7 +441,7 @@ static int mlx5rs_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return err;
 }
 
-/* post_recv: as post_send, for receive work requests (mlx5rs_ib_recv_wr_next()). */
+/* post_recv: as post_send, for receive work requests (Rust reads each in place). */
 static int mlx5rs_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			       const struct ib_recv_wr **bad_wr)
 {
@@ -449,7 +449,6 @@ static int mlx5rs_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	u32 done = 0;
 	int err;
 
-	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_recv_wr) != MLX5RS_IB_RECV_WR_SIZE);
 	err = mlx5rs_ib_rs_post_recv(qp->rust, wr, 0, &done);
 	if (err) {
 		for (; done && wr; done--)
@@ -476,23 +475,11 @@ const void *mlx5rs_ib_send_wr_next(const void *ibqp, const void *wr,
 	return w->next;
 }
 
-/**
- * mlx5rs_ib_recv_wr_next() - one receive work request as Rust reads it
- * @wr: a request of the chain passed to post_recv (const struct ib_recv_wr *)
- * @o: filled in
- *
- * Return: the next request of the chain, NULL after the last.
- */
-const void *mlx5rs_ib_recv_wr_next(const void *wr, struct mlx5rs_ib_recv_wr *o)
-{
-	const struct ib_recv_wr *w = wr;
-
-	o->wr_id = w->wr_id;
-	o->sg = (u64)(uintptr_t)w->sg_list;
-	o->num_sge = w->num_sge > 0 ? w->num_sge : 0;
-	o->rsvd = 0;
-	return w->next;
-}
+/* struct ib_recv_wr as ffi/rdma/ib_dp_abi.rs mirrors it (Rust walks the chain in place). */
+static_assert(sizeof(struct ib_recv_wr) == 32 && offsetof(struct ib_recv_wr, next) == 0 &&
+	      offsetof(struct ib_recv_wr, wr_id) == 8 &&
+	      offsetof(struct ib_recv_wr, sg_list) == 16 &&
+	      offsetof(struct ib_recv_wr, num_sge) == 24);
 
 /*
  * Draining, as upstream's mlx5_ib_drain_sq/rq (qp.c): the QP to ERR, then a drain work

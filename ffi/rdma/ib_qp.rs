@@ -16,7 +16,7 @@ use kernel::{
 
 use super::ib::{errno, IbOps};
 use super::ib_abi::{IbEvent, Udata};
-pub(crate) use super::ib_dp_abi::{IbSge, RecvWrC, SendWrC};
+pub(crate) use super::ib_dp_abi::{IbRecvWr, IbSge, RecvWrC, SendWrC};
 pub(crate) use super::ib_qp_abi::{QpAttr, QpInit};
 use super::ib_uctx::{ucontext_ref, IbUcontext};
 use super::udata::{set_resp_len, user_data, UserData};
@@ -29,7 +29,6 @@ extern "C" {
         wr: *const c_void,
         out: *mut SendWrC,
     ) -> *const c_void;
-    fn mlx5rs_ib_recv_wr_next(wr: *const c_void, out: *mut RecvWrC) -> *const c_void;
 }
 
 /// The core's `struct ib_qp` of one QP, for raising its async events.
@@ -166,7 +165,7 @@ impl<'a> SendChain<'a> {
 /// the core passed to post_recv; every request, with its scatter list, stays readable
 /// for `'a`.
 pub(crate) struct RecvChain<'a> {
-    next: *const c_void,
+    next: *const IbRecvWr,
     drain: bool,
     _chain: PhantomData<&'a ()>,
 }
@@ -181,7 +180,7 @@ impl<'a> RecvChain<'a> {
     pub(super) unsafe fn from_core(wr: *const c_void) -> Self {
         // INVARIANT: by the function's contract.
         Self {
-            next: wr,
+            next: wr.cast(),
             drain: false,
             _chain: PhantomData,
         }
@@ -198,9 +197,14 @@ impl<'a> RecvChain<'a> {
         if self.next.is_null() {
             return false;
         }
-        // SAFETY: by the type invariant `next` is a request of the chain; the shim only
-        // reads it and writes `out`, a valid `struct mlx5rs_ib_recv_wr`.
-        self.next = unsafe { mlx5rs_ib_recv_wr_next(self.next, out) };
+        // SAFETY: by the type invariant `next` is a request of the chain, a `struct
+        // ib_recv_wr` (whose layout `IbRecvWr` mirrors, checked on both sides) the
+        // consumer does not change during the call: only read here.
+        let w = unsafe { &*self.next };
+        out.wr_id = w.wr_id;
+        out.sg = w.sg_list as u64;
+        out.num_sge = u32::try_from(w.num_sge).unwrap_or(0);
+        self.next = w.next;
         true
     }
 
@@ -462,7 +466,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_post_recv(
     };
     // INVARIANT: by the function's contract.
     let mut chain = RecvChain {
-        next: wr,
+        next: wr.cast(),
         drain: drain != 0,
         _chain: PhantomData,
     };

@@ -152,7 +152,7 @@ static_assert(IB_SRQT_BASIC == 0 && IB_SRQT_XRC == 1 && IB_SRQT_TM == 2);
 static_assert(IB_SRQ_MAX_WR == 1 && IB_SRQ_LIMIT == 2);
 
 /*
- * post_srq_recv: the chain walked by Rust (mlx5rs_ib_recv_wr_next()) and posted
+ * post_srq_recv: the chain walked by Rust (each request read in place) and posted
  * (ib/srq/kdp.rs, upstream's mlx5_ib_post_srq_recv: the WQEs at the SRQ's free list,
  * the WQE counter to the doorbell record); on error *bad_wr is the request that
  * failed (those before it are posted). A user SRQ answers -EINVAL.
