@@ -19,9 +19,11 @@
 # responses included) over the run, from the histograms' count and mean before and
 # after it (the histograms are cumulative; their p50 / p99 are printed once, after the
 # last run: every send WQE and doorbell since the emulator started). Iterations:
-# DP_BENCH_ITERS_BW (default 1000; 64 KiB: a quarter) and DP_BENCH_ITERS_LAT (default
-# 500), times DP_ROUNDS per driver (with 2000 / 1000 the eight runs of one round took
-# 168-375 s under TCG with a load average of 10-13).
+# DP_BENCH_ITERS_BW (default 400000; 64 KiB: a quarter) and DP_BENCH_ITERS_LAT (default
+# 500), times DP_ROUNDS per driver. A bw run of 1,000 or 8,000 iterations moves data for
+# 3-30 ms (64 B at ~300,000 messages/s) and its rate spread 2-4x between the runs of
+# one driver; with 400,000 (~1.5-4 s of transfer a run) the runs of one driver fell
+# within ~10-30 % of each other (2026-12-06, quiet host: a round of eight runs ~25 s).
 # Per run also the emulator's counters over it, to show whether libmlx5 took the same
 # path on both drivers: UAR write messages (a BlueFlame copy is several per WQE, a
 # doorbell one), CQEs written (and how many 128-byte), CQ arms, completion events,
@@ -38,7 +40,7 @@
 # round; dp.{rounds,dv_fields,dv_differ} once.
 . "$MLX5RS_REPO/tests/guest/dp-traffic.sh"
 DP_BENCH_OUT=/tmp/dp-bench
-DP_BENCH_ITERS_BW=${MLX5RS_BENCH_DP_ITERS_BW:-1000}
+DP_BENCH_ITERS_BW=${MLX5RS_BENCH_DP_ITERS_BW:-400000}
 DP_BENCH_ITERS_LAT=${MLX5RS_BENCH_DP_ITERS_LAT:-500}
 DP_ROUNDS=${MLX5RS_BENCH_DP_ROUNDS:-4}
 # Each run's limit (s): ib_send_lat is the longest (149 s with a load average of 10-13,
