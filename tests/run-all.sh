@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # `make check`: set up everything and run every test; the last line is
 #   N passed, N failed
-# Phases: toolbox, kernel, module (cached, rebuilt only when inputs change; with the
-# test modules of tests/modules/), emulator, then the VM runs one after another, with
-# the cold toolbox check (toolbox.sh --cold-check), the harness self-test, the lint
-# (tests/lint.sh: rustfmt, clippy, production build without test hooks) and the host
-# tests (cargo test) running beside them, in that order: the main VM run (KUnit suites + guest scenarios), the
+# Phases: toolbox, cold toolbox check (toolbox.sh --cold-check), kernel, module (cached,
+# rebuilt only when inputs change; with the test modules of tests/modules/), emulator,
+# harness self-test, then the VM runs one after another, with the lint (tests/lint.sh:
+# rustfmt, clippy, production build without test hooks) and the host tests (cargo
+# test) running beside the first: the main VM run (KUnit suites + guest scenarios), the
 # VM run with two emulated functions (tests/scenarios-2fn/, 2 MSI-X vectors on one),
 # the InfiniBand VM run (tests/scenarios-ib/ below 93: pyverbs, the verbs storm, the
 # user-space verbs scenarios, upstream mlx5_ib's oracles, devlink), the wired VM run
@@ -33,6 +33,11 @@ finish() {
 setup_failed() { FAILED=$((FAILED + 1)); log "set-up failed: $1"; phase_end; finish; }
 
 phase_start toolbox; "$REPO/tests/vm/toolbox.sh" || setup_failed toolbox; phase_end
+# The from-nothing toolbox path, in a scratch cache with a reduced package list: the
+# path a new machine takes, which the cached toolbox above no longer exercises.
+phase_start cold-tbox
+if "$REPO/tests/vm/toolbox.sh" --cold-check; then add_counts "1 passed, 0 failed"; else add_counts "0 passed, 1 failed"; fi
+phase_end
 phase_start kernel; "$REPO/tests/vm/kernel.sh" || setup_failed kernel; phase_end
 phase_start module; "$REPO/tests/vm/module.sh" || setup_failed "module build"; phase_end
 
@@ -45,6 +50,10 @@ if (cd "$REPO" && cargo build -q --release -p mlx5-emu); then
 else
 	setup_failed "emulator build"
 fi
+phase_end
+
+phase_start selftest
+st=$("$REPO/tests/vm/judge-selftest.sh" 2>&1 | tail -n1); echo "$st" >&2; add_counts "$st"
 phase_end
 
 # The VM boots run one after another (the host has 2 cores, and a TCG guest with 2
@@ -131,27 +140,14 @@ lane_status() {
 		"$(grep -a -o '^== scenario.*' "$logf" 2>/dev/null | tail -n1 | sed 's/^== scenario *//')"
 }
 
-# The cold toolbox check, the harness self-test, the lint and the host tests run beside
-# the VM lanes (they need nothing the boots use: the cold check builds in a scratch
-# cache, the self-test reads canned logs, the lint builds its modules in a scratch
-# copy, the host tests in cargo's target dir): a TCG guest leaves part of the two cores
-# idle while it waits on its emulator, and the four phases (~170 s one after the other)
-# fill it instead of delaying the first boot (the cold check and the self-test ran
-# before the lanes until 2026-12-06, 21 s of make check's ~30 minutes). Their output
-# goes to $LANES/host-side.log; their counts and times join the totals after the lanes.
+# Lint and host tests run beside the VM lanes (they need nothing the boots use: the
+# lint builds its modules in a scratch copy, the host tests in cargo's target dir): a
+# TCG guest leaves part of the two cores idle while it waits on its emulator, and the
+# two phases (~150 s one after the other) fill it instead of delaying the first boot.
+# Their output goes to $LANES/host-side.log; their counts and times join the totals
+# after the lanes.
 host_side() {
-	local t0 lo out rc hp hf st
-	# The from-nothing toolbox path, in a scratch cache with a reduced package list:
-	# the path a new machine takes, which the cached toolbox no longer exercises.
-	t0=$(date +%s)
-	if "$REPO/tests/vm/toolbox.sh" --cold-check; then st="1 passed, 0 failed"; else st="0 passed, 1 failed"; fi
-	echo "$st" >"$LANES/cold-tbox.counts"
-	echo $(($(date +%s) - t0)) >"$LANES/cold-tbox.secs"
-	# The harness self-test (the judge's cases).
-	t0=$(date +%s)
-	st=$("$REPO/tests/vm/judge-selftest.sh" 2>&1 | tail -n1)
-	case "$st" in *passed*) echo "$st" ;; *) echo "0 passed, 1 failed" ;; esac >"$LANES/selftest.counts"
-	echo $(($(date +%s) - t0)) >"$LANES/selftest.secs"
+	local t0 lo out rc hp hf
 	t0=$(date +%s)
 	lo=$("$REPO/tests/lint.sh" | tail -n1)
 	case "$lo" in *passed*) echo "$lo" >"$LANES/lint.counts" ;; *) echo "0 passed, 1 failed" >"$LANES/lint.counts"; log "lint: did not run" ;; esac
@@ -231,16 +227,14 @@ while lanes_running; do
 		p=${LANE_PIDS[$l]}
 		if kill -0 "$p" 2>/dev/null; then st="$st | lane $((l + 1)) $(lane_status "$p")"; else st="$st | lane $((l + 1)) done"; fi
 	done
-	if kill -0 "$HOST_SIDE" 2>/dev/null; then st="$st | host side running"; else st="$st | host side done"; fi
+	if kill -0 "$HOST_SIDE" 2>/dev/null; then st="$st | lint+host running"; else st="$st | lint+host done"; fi
 	log "vm lanes, $(($(date +%s) - T_LANES)) s: ${st# | }"
 done
 wait "${LANE_PIDS[@]}"
-if kill -0 "$HOST_SIDE" 2>/dev/null; then log "lanes done; waiting for the host side (cold toolbox check, self-test, lint, host tests)"; fi
+if kill -0 "$HOST_SIDE" 2>/dev/null; then log "lanes done; waiting for the lint and host tests"; fi
 wait "$HOST_SIDE"
 grep -E 'lint: FAIL|FAILED|panicked|did not' "$LANES/host-side.log" >&2
-log "host side: $(cat "$LANES/cold-tbox.counts" 2>/dev/null || echo 'no counts') (cold toolbox check), $(cat "$LANES/selftest.counts" 2>/dev/null || echo 'no counts') (self-test), $(cat "$LANES/lint.counts" 2>/dev/null || echo 'no counts') (lint), $(cat "$LANES/host.counts" 2>/dev/null || echo 'no counts') (host); log: $LANES/host-side.log"
-host_side_counts cold-tbox
-host_side_counts selftest
+log "lint and host tests: $(cat "$LANES/lint.counts" 2>/dev/null || echo 'no counts') (lint), $(cat "$LANES/host.counts" 2>/dev/null || echo 'no counts') (host); log: $LANES/host-side.log"
 host_side_counts lint
 host_side_counts host
 for b in vm vm-2fn vm-ib vm-wire vm-dp; do boot_counts "$b"; done
