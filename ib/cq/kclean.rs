@@ -20,11 +20,10 @@ use kernel::{
         new_spinlock_irq, Arc, SpinLockIrq,
     },
 };
-use zerocopy::FromBytes;
 
 use super::clean::{clean, moved_op_own, CleanRing};
 use super::cqe::{parse_cqe, Completion};
-use super::{CqEvents, KernelRing, RING_PAGE};
+use super::{read_cqe, CqEvents, KernelRing, RING_PAGE};
 use crate::coherent_io;
 use crate::ib::qp::kdp::KernelWq;
 use crate::ib::srq::kdp::KSrq;
@@ -53,9 +52,7 @@ impl Ring<'_> {
 
     fn cqe(&self, n: u32) -> Option<Cqe64> {
         let (p, at) = self.cqe_at(n)?;
-        let mut raw = [0u8; 64];
-        coherent_io::read_bytes(p, at, &mut raw).ok()?;
-        Cqe64::read_from_bytes(&raw).ok()
+        read_cqe(p, at)
     }
 }
 

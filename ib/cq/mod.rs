@@ -517,6 +517,15 @@ struct CqState {
 }
 
 /// Bytes of one CQE of context `cqe_sz` (0: 64, else 128).
+/// The 64-byte CQE at byte `at` of a kernel ring's `page`, copied out as it is (the
+/// caller orders the read after the entry's owner check); `None` out of the page.
+#[inline(always)]
+fn read_cqe(page: &Coherent<[u8]>, at: usize) -> Option<Cqe64> {
+    let mut cqe = Cqe64::new_zeroed();
+    coherent_io::read_bytes(page, at, cqe.as_mut_bytes()).ok()?;
+    Some(cqe)
+}
+
 fn cqe_bytes(cqe_sz: u8) -> u32 {
     if cqe_sz == 0 {
         64
@@ -914,8 +923,7 @@ impl Cq {
             }
             // The entry's contents after its ownership (upstream `rmb()`).
             mb(Read);
-            let mut cqe = Cqe64::new_zeroed();
-            coherent_io::read_bytes(page, at, cqe.as_mut_bytes()).ok()?;
+            let cqe = read_cqe(page, at)?;
             ps.ci = ci.wrapping_add(1);
             let c = match parse_cqe(&cqe) {
                 Ok(c) => c,
