@@ -19,3 +19,5 @@ FAILED=0
 . "$REPO/tests/guest/lib/module.sh"
 . "$REPO/tests/guest/lib/pages.sh"
 . "$REPO/tests/guest/lib/ib.sh"
+. "$REPO/tests/guest/lib/progs.sh"
+gap_mark

@@ -2,8 +2,24 @@
 # Each check prints one line the host's judge (tests/vm/judge.sh) counts:
 #   MLX5RS-TEST: PASS <name>   or   MLX5RS-TEST: FAIL <name> (<why>)
 
-pass() { echo "MLX5RS-TEST: PASS $1"; }
-fail() { echo "MLX5RS-TEST: FAIL $1 ($2)"; FAILED=1; }
+pass() { check_gap "$1"; echo "MLX5RS-TEST: PASS $1"; }
+fail() { check_gap "$1"; echo "MLX5RS-TEST: FAIL $1 ($2)"; FAILED=1; }
+# check_gap NAME: where the time goes in a scenario. A check that comes 1 s or more
+# after the one before it says so first ("MLX5RS-GAP <ms> <name>", read by no judge:
+# tests/vm/gaps.sh sums them from a console log). No process: /proc/uptime, as
+# now_ms below, read in this shell.
+# gap_mark: the next check's gap counts from now (a script's start, the runner after
+# a scenario).
+check_gap() {
+	_gt0=${_GAP_T:-}
+	gap_mark
+	[ -n "$_gt0" ] && [ $((_GAP_T - _gt0)) -ge 1000 ] && echo "MLX5RS-GAP $((_GAP_T - _gt0)) $1"
+	return 0
+}
+gap_mark() {
+	read -r _gup _ </proc/uptime
+	_GAP_T=$((${_gup%.*} * 1000 + 1${_gup#*.} * 10 - 1000))
+}
 
 # check NAME CMD...: PASS if CMD exits 0. A `test` runs in this shell (a process
 # costs ~0.1 s in the TCG guest) and fails with its operands, e.g. "(test 5 = 0)".
