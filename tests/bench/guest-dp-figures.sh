@@ -267,14 +267,13 @@ dp_unload() {
 
 # dp_dv WHO: tests/guest/dp-dv.c (what libmlx5 made of the driver's answers: mlx5dv
 # context flags, CQE size, queue strides, the BlueFlame register and bfreg, inline
-# size) under WHO, its lines kept in $DP_DV/WHO; built once per boot.
+# size) under WHO, its lines kept in $DP_DV/WHO (guest_prog: the host's build, or one
+# made once per boot).
 DP_DV=/tmp/dp-dv.out
 dp_dv() {
 	mkdir -p "$DP_DV"
-	[ -x /tmp/dp-dv ] || gcc -O2 -Wall -o /tmp/dp-dv "$MLX5RS_REPO/tests/guest/dp-dv.c" \
-		/usr/lib/x86_64-linux-gnu/libibverbs.so.1 /usr/lib/x86_64-linux-gnu/libmlx5.so.1 ||
-		note "dv: dp-dv.c did not build"
-	/tmp/dp-dv mlx5_0 >"$DP_DV/$1" 2>&1 || note "dv: $1: $(tail -n 1 "$DP_DV/$1")"
+	[ -n "${DP_DV_BIN:-}" ] || DP_DV_BIN=$(guest_prog dp-dv) || note "dv: dp-dv.c did not build"
+	"$DP_DV_BIN" mlx5_0 >"$DP_DV/$1" 2>&1 || note "dv: $1: $(tail -n 1 "$DP_DV/$1")"
 	sed "s/^/dv-$1: /" "$DP_DV/$1"
 }
 

@@ -1,7 +1,7 @@
 # Guest script: what one BAR0 access of the emulated ConnectX costs, seen from the guest
 # and from the emulator (emu/README.md "Doorbells"). No driver is bound (the function's
 # memory decoding is switched on through sysfs `enable`); tests/guest/bar-timing.c
-# (built here with the toolbox's gcc) times N 32- and 64-bit writes to a UAR page's
+# (built with the toolbox's gcc: guest_prog) times N 32- and 64-bit writes to a UAR page's
 # BlueFlame body (BAR0 UAR page 16, offset 0x808: past the control segment's first 8
 # bytes, so nothing is rung), N reads there and N init-segment reads; the emulator's
 # `stats` `dp` `doorbells` counts the UAR writes it received and its own time on them.
@@ -12,8 +12,8 @@ bdf=$(mlx_bdf) || { fail doorbell.device-present "no 15b3 function"; exit 1; }
 d=/sys/bus/pci/devices/$bdf
 [ -e "$d/driver" ] && echo "$bdf" >"$d/driver/unbind"
 echo 1 >"$d/enable" 2>/dev/null
-BIN=/tmp/bar-timing
-check doorbell.build gcc -O2 -Wall -o $BIN "$REPO/tests/guest/bar-timing.c"
+BIN=$(guest_prog bar-timing)
+check doorbell.build test -x "$BIN"
 before=$(emu_stat 'd["dp"]["doorbells"]["uar_writes"]' 2>/dev/null)
 ns_before=$(emu_stat 'd["dp"]["doorbells"]["mmio_ns"]' 2>/dev/null)
 out=$($BIN "$d/resource0" $((16 * 4096 + 0x808)) "$N" 2>&1)

@@ -83,11 +83,12 @@ VIOL0=$(violations)
 
 # A writable copy of the tests package with only FILES among its test_*.py: its
 # __init__ imports every test file present, and each costs seconds under TCG. The
-# toolbox ships most files gzipped.
+# toolbox ships most files gzipped. (The name is cut in the shell: a basename process
+# for each of the 59 files cost ~4 s in the TCG guest.)
 PV=/tmp/pv
 rm -rf $PV && mkdir -p $PV/tests
 for f in /usr/share/doc/rdma-core/tests/*; do
-	b=$(basename "$f" .gz)
+	b=${f##*/}; b=${b%.gz}
 	case "$b" in test_*.py) case " $FILES " in *" ${b%.py} "*) ;; *) continue ;; esac ;; esac
 	case "$f" in *.gz) gunzip -c "$f" >"$PV/tests/$b" ;; *) cp "$f" "$PV/tests/$b" ;; esac
 done

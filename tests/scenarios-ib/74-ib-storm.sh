@@ -1,5 +1,5 @@
 # Scenario: creation/destruction storm from user space. tests/guest/ib-storm.c, built
-# here with the toolbox's gcc against libibverbs.so.1, runs cycles of alloc PD, register
+# with the toolbox's gcc against libibverbs.so.1 (guest_prog), runs cycles of alloc PD, register
 # a 4 KiB MR, create a CQ and an RC QP, destroy all four, in STORM_WORKERS (default 2,
 # one per vCPU) processes on the device; the objects the driver does not have yet are
 # left out and reported (STORM-NA), those in STORM_REQUIRE must be in.
@@ -31,8 +31,8 @@ STORM_REQUIRE=${STORM_REQUIRE:-"pd mr cq qp"}
 bdf=$(mlx_bdf) || { fail storm.device-present "no 15b3 function"; exit 1; }
 emu_heal
 module_deps
-BIN=/tmp/ib-storm
-check storm.build gcc -O2 -Wall -o $BIN "$REPO/tests/guest/ib-storm.c" /usr/lib/x86_64-linux-gnu/libibverbs.so.1
+BIN=$(guest_prog ib-storm)
+check storm.build test -x "$BIN"
 
 res_count() { rdma res show "$1" dev mlx5_0 2>/dev/null | grep -c .; }
 objs() { emu_stat 'd["objects"]["total"]'; }

@@ -1,5 +1,5 @@
 # Scenario: async events of QPs and SRQs reach user space. tests/guest/ib-async.c
-# (built here with gcc against libibverbs.so.1) creates an RC QP and an SRQ; the
+# (built with the toolbox's gcc against libibverbs.so.1: guest_prog) creates an RC QP and an SRQ; the
 # emulated device raises each QP event (path migrated, communication established, SQ
 # drained, last WQE reached, WQ catastrophic / invalid request / access error, path
 # migration failed) on the QP and each SRQ event (limit reached, catastrophic error) on
@@ -15,10 +15,10 @@
 # kmemleak report.
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 bdf=$(mlx_bdf) || { fail async.device-present "no 15b3 function"; exit 1; }
-BIN=/tmp/ib-async
 d=/sys/kernel/debug/mlx5_rs/$bdf
 ib_scenario_start
-check async.build gcc -O2 -Wall -o $BIN "$MLX5RS_REPO/tests/guest/ib-async.c" /usr/lib/x86_64-linux-gnu/libibverbs.so.1
+BIN=$(guest_prog ib-async)
+check async.build test -x "$BIN"
 
 # Event raised, object, `enum ibv_event_type` expected (upstream's mapping).
 EVENTS="PATH_MIG:qp:6 COMM_EST:qp:4 SQ_DRAINED:qp:5 SRQ_LAST_WQE:qp:16

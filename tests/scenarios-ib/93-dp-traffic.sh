@@ -270,7 +270,10 @@ diags() { # P
 	diag $_p smpquery-portinfo-lid smpquery "^Lid:\.*$_lid\$" -C "$D0" -P 1 portinfo "$_lid" 1
 	# The PMA through QP1 (GSI), to the own LID.
 	diag $_p perfquery perfquery 'PortXmitData' -C "$D0" -P 1 "$_lid" 1
-	diag $_p ibnetdiscover ibnetdiscover "$_guid" -C "$D0" -P 1
+	# Its directed-route probe out of port 1 finds no cable and times out (libibmad's
+	# default: 1 s a try, ~4 s in all here): 250 ms a try; the port's own answers come
+	# through the local MAD path in milliseconds.
+	diag $_p ibnetdiscover ibnetdiscover "$_guid" -t 250 -C "$D0" -P 1
 }
 
 # dp_part DRIVER PART: whether PART runs on DRIVER (DP_PARTS_<driver>; says so if not).

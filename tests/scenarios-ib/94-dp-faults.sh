@@ -34,8 +34,9 @@
 # 3. Malformed CQEs on the kernel poll path (the emulator's test faults bad_cqe_*,
 #    emu/README.md "Faults on demand"): for each, the fault set on the next CQE of the
 #    device, then the kernel consumer tests/modules/ib_kclient loaded with traffic=1
-#    (its first completion is the one made malformed); <case>.hit: the fault hit one
-#    CQE. bad_cqe_wqe_counter (+ 0x8000): upstream's mlx5_poll_one masks the counter
+#    traffic_wait_ms=2000 (its first completion is the one made malformed, waited for
+#    2 s instead of 5); <case>.hit: the fault hit one CQE. bad_cqe_wqe_counter
+#    (+ 0x8000): upstream's mlx5_poll_one masks the counter
 #    to the queue, so every traffic step passes (the expectation, on both drivers).
 #    bad_cqe_opcode, bad_cqe_qpn: upstream follows no check (an unknown opcode returns
 #    a work completion it did not fill; an unknown QPN dereferences the NULL its QP
@@ -57,7 +58,8 @@
 #    drain=1 arms a QP with SENDs (RNR forever) and receives outstanding on a CQ polled
 #    from a work queue (tests/modules/ib_kclient/drain.c), the emulator's fatal health
 #    syndrome is set (as 60-health-fatal does), and once the driver logged the fatal
-#    error the module is unloaded: its remove drains the QP. Upstream's
+#    error and the module saw IB_EVENT_DEVICE_FATAL (which both drivers raise after
+#    their internal-error handling) the module is unloaded: its remove drains the QP. Upstream's
 #    internal-error state is the expectation (main.c mlx5_ib_handle_internal_error,
 #    cq.c mlx5_ib_poll_sw_comp, qp.c mlx5_ib_drain_sq/rq): ib_drain_qp returns, every
 #    outstanding request completes with IB_WC_WR_FLUSH_ERR (3 sends, 5 receives),
@@ -162,12 +164,13 @@ killed() {
 	dp_pair "$_p.pingpong-after" ibv_rc_pingpong "-d $D0 -i 1 -s 4096 -n 5 -r 16 -c" "-d $D0 -i 1 -s 4096 -n 5 -r 16 -c" ' iters in '
 }
 
-# kc_traffic NAME: ib_kclient loaded with traffic=1, its results in /tmp/NAME.results
-# (the module stays loaded).
+# kc_traffic NAME [ARG...]: ib_kclient loaded with traffic=1 (and ARGs), its results in
+# /tmp/NAME.results (the module stays loaded).
 kc_traffic() {
-	check "$1.insmod" insmod "$KCLIENT_KO" traffic=1
-	cat "$KCLIENT_DIR/results" >"/tmp/$1.results" 2>/dev/null
-	grep -a -E '^not ok [0-9]+ 1\.traffic' "/tmp/$1.results"
+	_kn=$1; shift
+	check "$_kn.insmod" insmod "$KCLIENT_KO" traffic=1 "$@"
+	cat "$KCLIENT_DIR/results" >"/tmp/$_kn.results" 2>/dev/null
+	grep -a -E '^not ok [0-9]+ 1\.traffic' "/tmp/$_kn.results"
 }
 
 # malformed P: part 3 above.
@@ -185,7 +188,9 @@ malformed() {
 		dmesg_mark
 		_h0=$(emu_stat "d['dp']['faults']['$_bf']")
 		emuctl "{\"cmd\":\"dp_fault\",\"fault\":\"$_bf\"}" >/dev/null
-		kc_traffic "$_p.$_bf"
+		# The step whose completion the fault makes malformed waits for it in vain:
+		# 2 s, not the module's 5 (the others complete in milliseconds).
+		kc_traffic "$_p.$_bf" traffic_wait_ms=2000
 		check "$_p.$_bf.hit" test "$(emu_stat "d['dp']['faults']['$_bf']")" = $((_h0 + 1))
 		case $_bf in
 		bad_cqe_wqe_counter) kclient_steps "$_p.$_bf" "/tmp/$_p.$_bf.results" 1 "$KCLIENT_TRAFFIC_STEPS" ;;
@@ -258,8 +263,9 @@ fatal_drain() {
 		_i=$((_i + 1))
 	done
 	check "$_p.fatal-detected" sh -c "dmesg | tail -n +$((_m + 1)) | grep -a -q 'Fatal error'"
-	# The IB device's internal-error handling follows in the driver's event work.
-	sleep 5
+	# The IB device's internal-error handling follows in the driver's event work, and
+	# then its IB_EVENT_DEVICE_FATAL (8), which the module logs (drain.c).
+	check "$_p.device-fatal-event" wait_log 'drain device event 8 ' 60
 	check "$_p.rmmod-kclient" timeout 200 rmmod ib_kclient
 	# The emulator's data path goes on after its fatal error (X answers Y's SENDs with
 	# RNR forever) and would read the queues' memory once the driver freed it: the

@@ -52,7 +52,7 @@ check proto.owner-new-per-load test "$id2" != "$id1"
 echo "$bdf" >$drv/unbind
 # While initializing, the other fields read garbage (revision 0, an impossible queue
 # size, no timeouts): a driver that reads them before the bit clears refuses the device.
-emuctl '{"cmd":"init_seg","clear":true,"initializing_ms":8000,"while_initializing":{"cmd_interface_rev":0,"log_cmdq_size":15,"cmd_exec_to":0,"cmd_q_init_to":0}}' >/dev/null
+emuctl '{"cmd":"init_seg","clear":true,"initializing_ms":3000,"while_initializing":{"cmd_interface_rev":0,"log_cmdq_size":15,"cmd_exec_to":0,"cmd_q_init_to":0}}' >/dev/null
 dmesg_mark
 echo "$bdf" >$drv/bind
 check proto.bound-after-initializing bound

@@ -118,13 +118,16 @@ check ib.pkey-change.event wait_log "PORT_CHANGE on port 1 -> IB_EVENT_PKEY_CHAN
 check ib.pkey-change.cache wait_quick $p/pkeys/1 0x8001
 emuctl '{"cmd":"ib_port","client_rereg":true}'
 check ib.client-rereg.event wait_log "PORT_CHANGE on port 1 -> IB_EVENT_CLIENT_REREGISTER"
-emuctl '{"cmd":"ib_port","defaults":true}' >/dev/null
 
-# Unbind removes the device (first stage down), bind brings it back.
+# Unbind removes the device (first stage down), bind brings it back. The port's
+# defaults come back while no driver is bound: set before the unbind, their three
+# PORT_CHANGE events (LID, P_Key, GUID) made the core refresh its caches three times
+# (128 GIDs each, queried through the device) and the unbind wait ~6 s for that.
 dmesg_mark
 echo "$bdf" >$drv/unbind
 check ib.unbind.gone test ! -e "/sys/class/infiniband/$dev"
 check ib.unbind.no-ib-device test -z "$(ibdev)"
+emuctl '{"cmd":"ib_port","defaults":true}' >/dev/null
 echo "$bdf" >$drv/bind
 check ib.rebind.back wait_log 'InfiniBand device registered'
 sysfs_view rebind

@@ -7,7 +7,9 @@
 # that the scenarios and the benchmark drive, and the KUnit suites (Kconfig
 # MLX5_RS_KUNIT_TEST); `make KDIR=...` builds without them.
 # Then the test modules under tests/modules/ (C modules that the benchmark and the
-# scenarios load next to upstream mlx5_core; not part of the driver), warning-free too.
+# scenarios load next to upstream mlx5_core; not part of the driver), warning-free too,
+# and the guest's C programs (tests/guest/*.c, into tests/guest/bin/ with the toolbox's
+# gcc: tests/guest/lib/progs.sh), warning-free too.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -19,6 +21,7 @@ TEST_MODULES=$(ls -d "$REPO"/tests/modules/*/ 2>/dev/null | sed 's,/$,,')
 if [ "${1:-}" = clean ]; then
 	in_toolbox make -s -C "$KB" M="$REPO" clean
 	for m in $TEST_MODULES; do in_toolbox make -s -C "$KB" M="$m" clean; done
+	rm -rf "$REPO/tests/guest/bin"
 	exit 0
 fi
 
@@ -50,3 +53,14 @@ for m in $TEST_MODULES; do
 	fi
 	log "built test module $(ls "$m"/*.ko | sed "s,^$REPO/,,") in $(($(date +%s) - T0)) s"
 done
+
+. "$REPO/tests/guest/lib/progs.sh"
+T0=$(date +%s)
+mkdir -p "$REPO/tests/guest/bin"
+for c in "$REPO"/tests/guest/*.c; do
+	n=$(basename "$c" .c)
+	# shellcheck disable=SC2046 # the libraries split on purpose
+	in_toolbox gcc -O2 -Wall -Werror -o "$REPO/tests/guest/bin/$n" "$c" $(guest_prog_libs "$n") ||
+		die "guest program build failed ($c)"
+done
+log "built the guest programs ($(cd "$REPO/tests/guest/bin" && echo *)) in $(($(date +%s) - T0)) s"

@@ -9,7 +9,9 @@
  *                  ULPs poll) and two RC QPs X and Y in loopback (rnr_retry 7)
  *   drain.armed    Y posts KD_RECVS receives (nothing ever sends to Y) and KD_SENDS
  *                  SENDs to X, which has no receive posted: X answers RNR forever, so
- *                  the sends stay outstanding; no completion came within 300 ms
+ *                  the sends stay outstanding; no completion came within 300 ms.
+ *                  From then on the device's events are logged
+ *                  ("# N.drain device event E (name) on DEV")
  *
  * Then the scenario injects the device's fatal error, and the core removes the
  * client from the device (the driver unregisters it, or the module is unloaded);
@@ -56,7 +58,8 @@ static struct {
 	struct ib_qp *x, *y;
 	u8 *buf;
 	u64 dma;
-	bool mapped, armed;
+	bool mapped, armed, handler;
+	struct ib_event_handler eh;
 	struct ib_cqe send_cqe, recv_cqe, late_cqe;
 	atomic_t send_flush, send_other, recv_flush, recv_other, late;
 } kd;
@@ -124,6 +127,18 @@ static bool kd_post(void)
 		     atomic_read(&kd.recv_flush), atomic_read(&kd.recv_other));
 }
 
+/*
+ * The armed device's own events (the core's event handlers, process context): the
+ * scenario waits for IB_EVENT_DEVICE_FATAL here before it unloads the module, since
+ * both drivers raise it once their internal-error handling is done (upstream
+ * mlx5_ib_handle_event runs mlx5_ib_handle_internal_error first).
+ */
+static void kd_dev_event(struct ib_event_handler *h, struct ib_event *ev)
+{
+	kc_line("# %u.drain device event %d (%s) on %s", kd.r.gen, ev->event,
+		ib_event_msg(ev->event), dev_name(&ev->device->dev));
+}
+
 void kc_drain_arm(struct kc_run *r, struct ib_device *dev, u32 port,
 		  const struct ib_port_attr *pa)
 {
@@ -159,9 +174,13 @@ void kc_drain_arm(struct kc_run *r, struct ib_device *dev, u32 port,
 	    !kc_rc_connect(r, "drain.qp-y", kd.y, kd.x->qp_num, port, pa))
 		return;
 	kd.armed = kd_post();
-	if (kd.armed)
-		kc_line("# %u.drain armed: qp x %u y %u, %d sends and %d receives outstanding",
-			r->gen, kd.x->qp_num, kd.y->qp_num, KD_SENDS, KD_RECVS);
+	if (!kd.armed)
+		return;
+	INIT_IB_EVENT_HANDLER(&kd.eh, dev, kd_dev_event);
+	ib_register_event_handler(&kd.eh);
+	kd.handler = true;
+	kc_line("# %u.drain armed: qp x %u y %u, %d sends and %d receives outstanding",
+		r->gen, kd.x->qp_num, kd.y->qp_num, KD_SENDS, KD_RECVS);
 }
 
 /* ib_drain_qp in a thread of its own, waited for at most KD_WAIT_S. */
@@ -237,6 +256,9 @@ void kc_drain_remove(struct ib_device *dev)
 	if (!drain || dev != kd.dev)
 		return;
 	kc_line("# %u.drain remove %s", kd.r.gen, dev_name(&dev->dev));
+	if (kd.handler)
+		ib_unregister_event_handler(&kd.eh);
+	kd.handler = false;
 	if (kd.armed) {
 		if (!kd_drain(kd.y, "drain.returned"))
 			return;

@@ -51,10 +51,18 @@ static bool traffic;
 module_param(traffic, bool, 0444);
 MODULE_PARM_DESC(traffic, "After the walk, move data between two RC QPs in loopback (default off)");
 
+/*
+ * How long a traffic step waits for each completion. A scenario that makes the device
+ * lose one on purpose (94-dp-faults' malformed CQEs) shortens the wait it knows will
+ * run out.
+ */
+static unsigned int traffic_wait_ms = 5000;
+module_param(traffic_wait_ms, uint, 0444);
+MODULE_PARM_DESC(traffic_wait_ms, "Wait for each traffic completion, ms (default 5000)");
+
 #define KT_BUF 4096		/* one page per QP; kmalloc aligns a power-of-two size */
 #define KT_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
 		   IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
-#define KT_POLL_MS 5000
 #define KT_SEND_LEN 256
 #define KT_WRITE_OFF 1024
 #define KT_READ_OFF 2048
@@ -105,13 +113,13 @@ static void kt_to_cpu(struct kt *t, struct kt_side *s)
 }
 
 /*
- * kt_wait: the completion of work request @wr_id into @wc, within KT_POLL_MS. The
+ * kt_wait: the completion of work request @wr_id into @wc, within traffic_wait_ms. The
  * completions of a step's work requests come in any order (a receive's may come
  * before the send's): others polled meanwhile are kept for the next waits.
  */
 static bool kt_wait(struct kt *t, const char *step, u64 wr_id, struct ib_wc *wc)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(KT_POLL_MS);
+	unsigned long end = jiffies + msecs_to_jiffies(traffic_wait_ms);
 	unsigned int i;
 	int n;
 
@@ -137,7 +145,7 @@ static bool kt_wait(struct kt *t, const char *step, u64 wr_id, struct ib_wc *wc)
 		}
 		if (time_after(jiffies, end))
 			return kc_ok(t->r, false, step, "no completion of wr %llu in %d ms",
-				     wr_id, KT_POLL_MS);
+				     wr_id, traffic_wait_ms);
 		usleep_range(200, 1000);
 	}
 }
