@@ -11,7 +11,7 @@ n=40
 cat "$@" | tr -d '\r' | awk -v n="$n" '
 	/MLX5RS-BEGIN / { sc = $2 }
 	/MLX5RS-GAP / { print $2, sc, $3 | "sort -rn | head -n " n; sum[sc] += $2 }
-	/MLX5RS-END / { split($4, a, "="); secs[$2] = a[2] }
+	/MLX5RS-END / { split($4, a, "="); secs[$2] = a[2]; sc = "(runner, after " $2 ")" }
 	END {
 		close("sort -rn | head -n " n)
 		print ""
