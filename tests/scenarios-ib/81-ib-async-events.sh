@@ -134,11 +134,7 @@ ib_unload_checks async
 
 # --- upstream mlx5_ib: the same events ---------------------------------------------
 wait_active() { # IBDEV: up to 60 s for port 1 to be active
-	for _ in $(seq 60); do
-		[ "$(cat /sys/class/infiniband/$1/ports/1/state 2>/dev/null)" = "4: ACTIVE" ] && return 0
-		sleep 1
-	done
-	return 1
+	wait_for "/sys/class/infiniband/$1/ports/1/state" "4: ACTIVE" 60
 }
 timeout 300 modprobe mlx5_core
 timeout 300 modprobe mlx5_ib

@@ -142,10 +142,11 @@ killed() {
 	done
 	ibv_rc_pingpong -d "$D0" -i 1 -s 4096 -n 1000000 -r 16 -p $DP_TCP_PORT "$DP_HOST" >"$DP_OUT/killed.client" 2>&1 &
 	_kc=$!
-	# Traffic flows: the emulator's SEND count grows by 20 within 60 s.
+	# Traffic flows: the emulator's SEND count grows by 20 within 60 s (looked at every
+	# 0.2 s).
 	_i=0 _sent=0
-	while [ $_i -lt 60 ] && [ "$_sent" -lt 20 ] && kill -0 $_kc 2>/dev/null; do
-		sleep 1; _i=$((_i + 1))
+	while [ $_i -lt 300 ] && [ "$_sent" -lt 20 ] && kill -0 $_kc 2>/dev/null; do
+		sleep 0.2; _i=$((_i + 1))
 		_sent=$(dp_delta "$_b" "$(dp_counters 0)" op0a)
 	done
 	check "$_p.traffic-flows" test "$_sent" -ge 20

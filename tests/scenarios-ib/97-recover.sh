@@ -109,7 +109,7 @@ reporter_state() { # WANT: fw_fatal's state (healthy, error)
 	devlink health show "pci/$bdf" reporter fw_fatal | grep -q "state $1"
 }
 gone() { # PATH: up to 60 s
-	for _ in $(seq 60); do [ ! -e "$1" ] && return 0; sleep 1; done
+	for _ in $(seq 300); do [ ! -e "$1" ] && return 0; sleep 0.2; done
 	echo "$1 still there"
 	return 1
 }

@@ -23,11 +23,13 @@ bdf=$(mlx_bdf) || { fail sync-reset.device-present "no 15b3 function"; exit 1; }
 d=/sys/class/infiniband/mlx5_0
 ib_scenario_start
 
-logged() { dmesg | tail -n +$((MARK + 1)) | grep -a -q "$1"; }
+# lib.sh's wait_log (paced by poll_pause), with 120 s by default here.
 wait_log() { # PATTERN: up to 120 s
-	for _ in $(seq 120); do logged "$1" && return 0; sleep 1; done
-	echo "no '$1' in the log"
-	return 1
+	_i=0 _wms=0
+	while ! logged "$1" && [ $_wms -lt 120000 ]; do
+		poll_pause $_i; _i=$((_i + 1)) _wms=$((_wms + POLL_MS))
+	done
+	logged "$1" || { echo "no '$1' in the log"; return 1; }
 }
 sync_stat() { emu_stat "d[\"sync_reset\"][\"$1\"]"; }
 init_hcas() { emu_stat 'd["commands"]["INIT_HCA"]["OK"]'; }

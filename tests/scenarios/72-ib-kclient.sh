@@ -20,11 +20,11 @@ START=$(dmesg | wc -l)
 
 # ibdev_active: our function's IB device exists and port 1 is ACTIVE (up to 60 s).
 ibdev_active() {
-	for _ in $(seq 60); do
+	for _ in $(seq 300); do
 		for _d in /sys/bus/pci/devices/$bdf/infiniband/*; do
 			[ "$(cat "$_d/ports/1/state" 2>/dev/null)" = "4: ACTIVE" ] && return 0
 		done
-		sleep 1
+		sleep 0.2
 	done
 	echo "no IB device with port 1 ACTIVE on $bdf"
 	return 1

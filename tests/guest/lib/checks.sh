@@ -148,11 +148,20 @@ case_lines() {
 	fi
 }
 
-# wait_for FILE WANT [SECONDS]: until FILE reads WANT (a sysfs attribute: a port's
-# state), once a second for up to SECONDS (default 60); says what it read when it gives
-# up.
+# wait_for FILE WANT [SECONDS]: until FILE's first line reads WANT (a sysfs attribute:
+# a port's state), for up to SECONDS (default 60), looking as poll_pause paces it (the
+# look is the shell's own read, no process); says what it read when it gives up. (It
+# looked once a second until 2026-12-06: a port that came up just after a look cost
+# most of a second at each driver load.)
 wait_for() {
-	for _ in $(seq "${3:-60}"); do [ "$(cat "$1" 2>/dev/null)" = "$2" ] && return 0; sleep 1; done
+	_i=0 _wms=0
+	while :; do
+		_wv=""
+		{ read -r _wv <"$1"; } 2>/dev/null
+		[ "$_wv" = "$2" ] && return 0
+		[ $_wms -ge $((${3:-60} * 1000)) ] && break
+		poll_pause $_i; _i=$((_i + 1)) _wms=$((_wms + POLL_MS))
+	done
 	echo "$1: $(cat "$1" 2>&1), wanted $2"
 	return 1
 }
