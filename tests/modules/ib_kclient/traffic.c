@@ -144,7 +144,7 @@ static bool kt_wait(struct kt *t, const char *step, u64 wr_id, struct ib_wc *wc)
 			continue;
 		}
 		if (time_after(jiffies, end))
-			return kc_ok(t->r, false, step, "no completion of wr %llu in %d ms",
+			return kc_ok(t->r, false, step, "no completion of wr %llu in %u ms",
 				     wr_id, traffic_wait_ms);
 		usleep_range(200, 1000);
 	}
