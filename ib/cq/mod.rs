@@ -516,7 +516,6 @@ struct CqState {
     cqe_bytes: u32,
 }
 
-/// Bytes of one CQE of context `cqe_sz` (0: 64, else 128).
 /// The 64-byte CQE at byte `at` of a kernel ring's `page`, copied out as it is (the
 /// caller orders the read after the entry's owner check); `None` out of the page.
 #[inline(always)]
@@ -526,6 +525,7 @@ fn read_cqe(page: &Coherent<[u8]>, at: usize) -> Option<Cqe64> {
     Some(cqe)
 }
 
+/// Bytes of one CQE of context `cqe_sz` (0: 64, else 128).
 fn cqe_bytes(cqe_sz: u8) -> u32 {
     if cqe_sz == 0 {
         64

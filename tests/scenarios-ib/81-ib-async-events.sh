@@ -133,12 +133,9 @@ ib_log_checks async
 ib_unload_checks async
 
 # --- upstream mlx5_ib: the same events ---------------------------------------------
-wait_active() { # IBDEV: up to 60 s for port 1 to be active
-	wait_for "/sys/class/infiniband/$1/ports/1/state" "4: ACTIVE" 60
-}
 timeout 300 modprobe mlx5_core
 timeout 300 modprobe mlx5_ib
-check upstream-async.mlx5_0-active wait_active mlx5_0
+check upstream-async.mlx5_0-active wait_for /sys/class/infiniband/mlx5_0/ports/1/state "4: ACTIVE" 60
 run_events upstream-async mlx5_0
 modprobe -r mlx5_ib
 [ -e /sys/bus/pci/devices/$bdf/driver ] && echo "$bdf" >/sys/bus/pci/devices/$bdf/driver/unbind

@@ -23,14 +23,6 @@ bdf=$(mlx_bdf) || { fail sync-reset.device-present "no 15b3 function"; exit 1; }
 d=/sys/class/infiniband/mlx5_0
 ib_scenario_start
 
-# lib.sh's wait_log (paced by poll_pause), with 120 s by default here.
-wait_log() { # PATTERN: up to 120 s
-	_i=0 _wms=0
-	while ! logged "$1" && [ $_wms -lt 120000 ]; do
-		poll_pause $_i; _i=$((_i + 1)) _wms=$((_wms + POLL_MS))
-	done
-	logged "$1" || { echo "no '$1' in the log"; return 1; }
-}
 sync_stat() { emu_stat "d[\"sync_reset\"][\"$1\"]"; }
 init_hcas() { emu_stat 'd["commands"]["INIT_HCA"]["OK"]'; }
 wait_stat() { # CMD WANT: up to 120 s
@@ -137,7 +129,7 @@ part() {
 	check "$T.nack.param-off" devlink dev param set "pci/$bdf" name enable_remote_dev_reset value false cmode runtime
 	r=$(emuctl '{"cmd":"sync_reset"}')
 	check "$T.nack.request" sh -c "echo '$r' | grep -q '\"ok\": *true'"
-	check "$T.nack.logged" wait_log 'PCI Sync FW Update Reset Nack Sent'
+	check "$T.nack.logged" wait_log 'PCI Sync FW Update Reset Nack Sent' 120
 	check "$T.nack.counted" wait_stat "sync_stat nacks" $((nack0 + 1))
 	check "$T.nack.state-nack" test "$(sync_stat reset_state)" = 4
 	check "$T.nack.no-reset" test "$(sync_stat activations)" = "$act0"

@@ -76,14 +76,20 @@ logged() { dmesg | tail -n +"$((MARK + 1))" | grep -a -q "$1"; }
 poll_pause() {
 	if [ "$1" -lt 20 ]; then POLL_MS=100; sleep 0.1; else POLL_MS=500; sleep 0.5; fi
 }
+# poll_until SECONDS CMD...: until CMD succeeds, looking as poll_pause paces it, for up
+# to SECONDS of pauses; non-zero if the last look failed too. The waits below use it.
+poll_until() {
+	_pus=$1 _pui=0 _puw=0
+	shift
+	while ! "$@"; do
+		[ $_puw -ge $((_pus * 1000)) ] && return 1
+		poll_pause $_pui; _pui=$((_pui + 1)) _puw=$((_puw + POLL_MS))
+	done
+}
 # wait_log PATTERN [SECONDS]: up to SECONDS (10) for PATTERN in the log since
 # dmesg_mark; says so when it never comes.
 wait_log() {
-	_i=0 _wms=0
-	while ! logged "$1" && [ $_wms -lt $((${2:-10} * 1000)) ]; do
-		poll_pause $_i; _i=$((_i + 1)) _wms=$((_wms + POLL_MS))
-	done
-	logged "$1" || { echo "no '$1' in the log"; return 1; }
+	poll_until "${2:-10}" logged "$1" || { echo "no '$1' in the log"; return 1; }
 }
 # no_kernel_warning PREFIX [LINE]: the check PREFIX.no-kernel-warning, that the log has
 # no warning, BUG or call trace after its line LINE (default: dmesg_mark's).
@@ -91,13 +97,8 @@ no_kernel_warning() {
 	check "$1.no-kernel-warning" sh -c "! dmesg | tail -n +$((${2:-$MARK} + 1)) | grep -a -E 'WARNING:|BUG:|Call Trace'"
 }
 # wait_line FILE PATTERN: up to 30 s for PATTERN in FILE.
-wait_line() {
-	_i=0 _wms=0
-	while ! grep -q "$2" "$1" 2>/dev/null && [ $_wms -lt 30000 ]; do
-		poll_pause $_i; _i=$((_i + 1)) _wms=$((_wms + POLL_MS))
-	done
-	grep -q "$2" "$1"
-}
+wait_line() { poll_until 30 file_has "$1" "$2"; }
+file_has() { grep -q "$2" "$1" 2>/dev/null; }
 
 # case_lines FILE LIST [STATUS]: a guest helper's output (FILE), held to the exact
 # list of cases it must print. Each "name: PASS|FAIL|SKIP (detail)" line becomes a
@@ -154,14 +155,13 @@ case_lines() {
 # looked once a second until 2026-12-06: a port that came up just after a look cost
 # most of a second at each driver load.)
 wait_for() {
-	_i=0 _wms=0
-	while :; do
-		_wv=""
-		{ read -r _wv <"$1"; } 2>/dev/null
-		[ "$_wv" = "$2" ] && return 0
-		[ $_wms -ge $((${3:-60} * 1000)) ] && break
-		poll_pause $_i; _i=$((_i + 1)) _wms=$((_wms + POLL_MS))
-	done
+	poll_until "${3:-60}" file_reads "$1" "$2" && return 0
 	echo "$1: $(cat "$1" 2>&1), wanted $2"
 	return 1
+}
+# file_reads FILE WANT: FILE's first line is WANT (read by the shell).
+file_reads() {
+	_rv=""
+	{ read -r _rv <"$1"; } 2>/dev/null
+	[ "$_rv" = "$2" ]
 }
