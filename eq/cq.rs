@@ -3,21 +3,25 @@
 //! The table of CQ event handlers the EQs dispatch to.
 //!
 //! A CQ owner (the IB provider) registers a [`CqHandler`] for its CQN after CREATE_CQ
-//! and unregisters it before DESTROY_CQ. The completion EQ's interrupt thread looks
-//! the CQN of each completion EQE up here, the async EQ's that of each CQ error EQE;
-//! an unknown CQN is counted and dropped. A handler may still be called once after
-//! `unregister` returned (the call took its reference before); the owner makes that
-//! call a no-op before freeing what it reaches.
+//! and unregisters it before DESTROY_CQ. A completion EQ's drain (in the hard IRQ, as
+//! upstream's `mlx5_eq_comp_int` looks its CQ up under a spinlock) looks the CQN of
+//! each completion EQE up here, the async EQ's interrupt thread that of each CQ error
+//! EQE; an unknown CQN is counted and dropped. A handler may still be called once
+//! after `unregister` returned (the call took its reference before); the owner makes
+//! that call a no-op before freeing what it reaches. The last reference may be the
+//! drain's: a handler's drop must not sleep (it frees memory only).
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use kernel::{
     prelude::*,
-    rbtree::RBTree,
-    sync::{new_mutex, Arc, Mutex},
+    rbtree::{RBTree, RBTreeNode},
+    sync::{new_spinlock_irq, Arc, SpinLockIrq},
 };
 
-/// Receives the events of one CQ (process context: the IRQ thread).
+/// Receives the events of one CQ: completions in the hard IRQ of the completion
+/// vector (or the control vector's IRQ thread when it is the only vector), errors in
+/// the async EQ's IRQ thread. Neither may sleep.
 pub(crate) trait CqHandler: Send + Sync {
     /// A completion EQE named this CQ.
     fn completion(&self, cqn: u32);
@@ -29,9 +33,10 @@ pub(crate) trait CqHandler: Send + Sync {
 #[pin_data]
 pub(crate) struct CqTable {
     /// Lock order: a leaf, taken under an EQ's `Eq::state` (completion EQs, the async
-    /// EQ); released before the handler is called.
+    /// EQ); released before the handler is called. Taken in the hard IRQ: interrupts
+    /// off while held.
     #[pin]
-    map: Mutex<RBTree<u32, Arc<dyn CqHandler>>>,
+    map: SpinLockIrq<RBTree<u32, Arc<dyn CqHandler>>>,
     dispatched: AtomicU64,
     unknown: AtomicU64,
     /// CQEs the IB provider's kernel CQ pollers did not follow: malformed, or naming
@@ -46,7 +51,7 @@ impl CqTable {
     pub(crate) fn new() -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Self {
-                map <- new_mutex!(RBTree::new()),
+                map <- new_spinlock_irq!(RBTree::new()),
                 dispatched: AtomicU64::new(0),
                 unknown: AtomicU64::new(0),
                 cqe_malformed: AtomicU64::new(0),
@@ -62,11 +67,16 @@ impl CqTable {
         expect(dead_code, reason = "the InfiniBand provider's CQs register")
     )]
     pub(crate) fn register(&self, cqn: u32, h: Arc<dyn CqHandler>) -> Result {
+        // Allocated before the lock, which a sleeping allocation may not be under.
+        let node = RBTreeNode::new(cqn, h, GFP_KERNEL)?;
         let mut m = self.map.lock();
         if m.get(&cqn).is_some() {
+            drop(m);
+            // The node (and its reference) goes outside the lock.
+            drop(node);
             return Err(EEXIST);
         }
-        m.try_create_and_insert(cqn, h, GFP_KERNEL)?;
+        m.insert(node);
         Ok(())
     }
 

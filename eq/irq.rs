@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! MSI-X vectors and their threaded handlers.
+//! MSI-X vectors and their handlers.
 //!
 //! Vector 0 is the control vector shared by the command, async and pages EQs;
 //! completion EQ *k* uses vector `k + 1` (vector 0 when only one vector exists).
-//! The hard-IRQ handler only notes the time of the interrupt for each EQ on the
-//! vector and wakes the IRQ thread; the thread drains the EQs ([`Eq::drain`]), which
-//! may sleep on locks and hand work on (page requests go to a work item).
+//! The control vector's handler is threaded ([`EqIrq`]): the hard-IRQ part only notes
+//! the time of the interrupt for each EQ on the vector and wakes the IRQ thread; the
+//! thread drains the EQs ([`Eq::drain`]), which may sleep on locks and hand work on
+//! (page requests go to a work item). A completion vector's handler ([`CompIrq`])
+//! drains its completion EQs in the hard IRQ, as upstream's `mlx5_eq_comp_int`: each
+//! CQ's completion handler runs there, in the context the RDMA core's consumers
+//! expect.
 //!
 //! A completion vector may carry an affinity hint ([`ffi::AffinityHint`]: vector
 //! *i* → the *i − 1*-th online CPU, set by the owner). [`Vector`]'s drop clears the
@@ -22,25 +26,36 @@
 
 use kernel::{
     device::{self, Bound},
-    irq::{self, IrqReturn, ThreadedHandler, ThreadedIrqReturn, ThreadedRegistration},
+    irq::{
+        self, Handler, IrqReturn, Registration, ThreadedHandler, ThreadedIrqReturn,
+        ThreadedRegistration,
+    },
     pci::{self, IrqVectorRegistration},
     prelude::*,
     str::CString,
     sync::Arc,
 };
 
-use super::{ring::Eq, Dispatch};
+use super::{
+    ring::{CompEq, CtlEq},
+    Dispatch,
+};
 use crate::ffi;
 
-/// The handler of one vector: the EQs it serves.
+/// The threaded handler of the control vector: the control EQs, and the completion
+/// EQs when the control vector is the only one.
 pub(crate) struct EqIrq {
-    pub(crate) eqs: KVec<Arc<Eq>>,
+    pub(crate) eqs: KVec<Arc<CtlEq>>,
+    pub(crate) comp: KVec<Arc<CompEq>>,
     pub(crate) d: Arc<Dispatch>,
 }
 
 impl ThreadedHandler for EqIrq {
     fn handle(&self) -> ThreadedIrqReturn {
         for eq in self.eqs.iter() {
+            eq.note_irq();
+        }
+        for eq in self.comp.iter() {
             eq.note_irq();
         }
         ThreadedIrqReturn::WakeThread
@@ -50,8 +65,39 @@ impl ThreadedHandler for EqIrq {
         for eq in self.eqs.iter() {
             eq.drain(&self.d);
         }
+        for eq in self.comp.iter() {
+            eq.drain(&self.d);
+        }
         IrqReturn::Handled
     }
+}
+
+/// The hard-IRQ handler of a completion vector: its completion EQs.
+pub(crate) struct CompIrq {
+    pub(crate) comp: KVec<Arc<CompEq>>,
+    pub(crate) d: Arc<Dispatch>,
+}
+
+impl Handler for CompIrq {
+    fn handle(&self) -> IrqReturn {
+        for eq in self.comp.iter() {
+            eq.note_irq();
+            eq.drain(&self.d);
+        }
+        IrqReturn::Handled
+    }
+}
+
+/// A vector's handler registration, held for its drop (`free_irq`).
+enum VectorReg<'bound> {
+    /// The control vector.
+    Threaded {
+        _reg: Pin<KBox<ThreadedRegistration<'bound, EqIrq>>>,
+    },
+    /// A completion vector.
+    Hard {
+        _reg: Pin<KBox<Registration<'bound, CompIrq>>>,
+    },
 }
 
 /// One vector with a handler, and maybe an affinity hint.
@@ -60,7 +106,7 @@ struct Vector<'bound> {
     irq: u32,
     /// Cleared by [`Vector`]'s drop, before `_reg` frees the IRQ.
     hint: Option<ffi::AffinityHint>,
-    _reg: Pin<KBox<ThreadedRegistration<'bound, EqIrq>>>,
+    _reg: VectorReg<'bound>,
     /// The IRQ's name, which the IRQ core keeps a pointer to until `free_irq`: declared
     /// after `_reg`, so it is freed after the IRQ.
     _name: CString,
@@ -111,16 +157,22 @@ impl<'bound> Irqs<'bound> {
         u32::try_from(self.vectors.len()).unwrap_or(u32::MAX)
     }
 
-    /// Requests a threaded handler for vector `index`, named `name` (kept until the IRQ
-    /// is freed); with `hint_cpu`, steers the vector to the `hint_cpu`-th online CPU
-    /// and sets that as its affinity hint (a failure to do so is logged and leaves the
-    /// vector without a hint).
+    /// Requests the handler of vector `index`, named `name` (kept until the IRQ is
+    /// freed): threaded when it serves control EQs (`eqs` not empty), else a hard-IRQ
+    /// handler for the completion EQs `comp`. With `hint_cpu`, steers the vector to
+    /// the `hint_cpu`-th online CPU and sets that as its affinity hint (a failure to do
+    /// so is logged and leaves the vector without a hint).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one vector's parameters, named at the call"
+    )]
     pub(crate) fn request(
         &mut self,
         dev: &device::Device,
         index: u32,
         name: CString,
-        eqs: KVec<Arc<Eq>>,
+        eqs: KVec<Arc<CtlEq>>,
+        comp: KVec<Arc<CompEq>>,
         d: Arc<Dispatch>,
         hint_cpu: Option<u32>,
     ) -> Result {
@@ -138,19 +190,38 @@ impl<'bound> Irqs<'bound> {
         // paths before that, the registration is gone (or never made) before `name`
         // drops. So the IRQ core never holds a dangling name.
         let name_ref: &'static CStr = unsafe { &*core::ptr::from_ref::<CStr>(&name) };
-        let reg = KBox::pin_init(
-            // SAFETY: the registration is boxed and kept in `self.regs` until `Irqs` is
-            // dropped; it is never forgotten.
-            unsafe {
-                ThreadedRegistration::new(
-                    req,
-                    irq::Flags::TRIGGER_NONE,
-                    name_ref,
-                    try_init!(EqIrq { eqs, d }),
-                )
-            },
-            GFP_KERNEL,
-        )?;
+        let reg = if eqs.is_empty() {
+            VectorReg::Hard {
+                _reg: KBox::pin_init(
+                    // SAFETY: the registration is boxed and kept in `self.regs` until `Irqs`
+                    // is dropped; it is never forgotten.
+                    unsafe {
+                        Registration::new(
+                            req,
+                            irq::Flags::TRIGGER_NONE,
+                            name_ref,
+                            try_init!(CompIrq { comp, d }),
+                        )
+                    },
+                    GFP_KERNEL,
+                )?,
+            }
+        } else {
+            VectorReg::Threaded {
+                _reg: KBox::pin_init(
+                    // SAFETY: as above.
+                    unsafe {
+                        ThreadedRegistration::new(
+                            req,
+                            irq::Flags::TRIGGER_NONE,
+                            name_ref,
+                            try_init!(EqIrq { eqs, comp, d }),
+                        )
+                    },
+                    GFP_KERNEL,
+                )?,
+            }
+        };
         // Set after the handler is registered, as upstream does; a failure here is not
         // worth failing the probe for.
         let hint = hint_cpu.and_then(|n| {

@@ -5,7 +5,8 @@
 //!
 //! Pure `core` logic, host-tested: [`consumer`] (owner bit, consumer index, doorbell
 //! cadence), [`event`] (EQE decoding and validation, names, vector assignment).
-//! Kernel shell: [`ring`] (one EQ), [`irq`] (vectors, threaded handlers), [`pages`]
+//! Kernel shell: [`ring`] (one EQ), [`irq`] (vectors and their handlers: threaded for
+//! the control vector, hard-IRQ for the completion vectors), [`pages`]
 //! (the handler interface page requests go to; the page allocator implements it),
 //! [`port`] (the subscriber slot port-change events go to; the IB provider
 //! subscribes), [`cq`] (CQ handler table), [`rsc`] (QP / SRQ event handler table),
@@ -42,7 +43,11 @@ use kernel::{
     fmt, pci,
     prelude::*,
     str::CString,
-    sync::{aref::ARef, Arc},
+    sync::{
+        aref::ARef,
+        lock::{spinlock::SpinLockIrqBackend, Backend},
+        Arc,
+    },
 };
 
 use self::{
@@ -51,7 +56,7 @@ use self::{
     irq::{Irqs, VectorInfo},
     pages::{PageRequestHandler, PageRequestStop},
     port::PortEvents,
-    ring::{Eq, LiveEq},
+    ring::{CompEq, CtlEq, Eq, LiveEq},
     rsc::{Rsc, RscTable},
 };
 use crate::{ffi, hw::Hw};
@@ -195,7 +200,10 @@ impl cq::CqHandler for CountingCq {
 /// Read side of the EQ stage for debugfs: the EQs, counters, and the GEN_EQE hook.
 pub(crate) struct EqInfo {
     hw: Arc<Hw>,
-    eqs: KVec<Arc<Eq>>,
+    /// The control EQs: command, async, pages.
+    eqs: KVec<Arc<CtlEq>>,
+    /// The completion EQs, by index.
+    comp: KVec<Arc<CompEq>>,
     pages: Arc<dyn PageRequestHandler>,
     cqs: Arc<CqTable>,
     rscs: Arc<RscTable>,
@@ -210,30 +218,10 @@ impl EqInfo {
     /// `key=value` pairs, then counters as `key value`.
     pub(crate) fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for eq in self.eqs.iter() {
-            let s = eq.stats();
-            let mean = if s.lat_count > 0 {
-                s.lat_sum_ns / s.lat_count
-            } else {
-                0
-            };
-            writeln!(
-                f,
-                "eq={} idx={} eqn={} vec={} log={} eqes={} malformed={} drains={} budget={} batch={} updates={} arms={} irq_mean_ns={} irq_max_ns={}",
-                eq.name,
-                eq.index,
-                eq.eqn(),
-                eq.vector,
-                eq.log_size(),
-                s.eqes,
-                s.malformed,
-                s.drains,
-                s.budget_hit,
-                s.max_batch,
-                s.updates,
-                s.arms,
-                mean,
-                s.lat_max_ns
-            )?;
+            show_eq(f, eq)?;
+        }
+        for eq in self.comp.iter() {
+            show_eq(f, eq)?;
         }
         let c = self.hw.cmd().event_counters();
         writeln!(
@@ -287,11 +275,7 @@ impl EqInfo {
         use commands::GenEqe;
         use zerocopy::byteorder::big_endian::U32;
 
-        let eq = self
-            .eqs
-            .iter()
-            .find(|e| e.name == "comp" && e.index == k)
-            .ok_or(EINVAL)?;
+        let eq = self.comp.iter().find(|e| e.index == k).ok_or(EINVAL)?;
         if !eq.live() {
             return Err(ENODEV);
         }
@@ -316,6 +300,34 @@ impl EqInfo {
             eqe: &eqe,
         })
     }
+}
+
+/// One EQ's line of the `eqs` debugfs file.
+fn show_eq<B: Backend>(f: &mut fmt::Formatter<'_>, eq: &Eq<B>) -> fmt::Result {
+    let s = eq.stats();
+    let mean = if s.lat_count > 0 {
+        s.lat_sum_ns / s.lat_count
+    } else {
+        0
+    };
+    writeln!(
+        f,
+        "eq={} idx={} eqn={} vec={} log={} eqes={} malformed={} drains={} budget={} batch={} updates={} arms={} irq_mean_ns={} irq_max_ns={}",
+        eq.name,
+        eq.index,
+        eq.eqn(),
+        eq.vector,
+        eq.log_size(),
+        s.eqes,
+        s.malformed,
+        s.drains,
+        s.budget_hit,
+        s.max_batch,
+        s.updates,
+        s.arms,
+        mean,
+        s.lat_max_ns
+    )
 }
 
 /// Switches the command interface to events; back to polling on drop.
@@ -357,7 +369,7 @@ impl Drop for Uar {
 /// destroyed, and the page-request handler stopped, before the IRQs are freed; the IRQs are
 /// freed before the vectors (inside [`Irqs`]); the UAR goes last.
 pub(crate) struct Events<'bound> {
-    comp: KVec<LiveEq>,
+    comp: KVec<LiveEq<SpinLockIrqBackend>>,
     _pages_eq: LiveEq,
     _page_stop: PageRequestStop,
     _async_eq: LiveEq,
@@ -421,7 +433,7 @@ impl<'bound> Events<'bound> {
             bar_off: uar.bar_off,
         };
 
-        let cmd = Eq::new(
+        let cmd = CtlEq::new(
             dev,
             hw.clone(),
             "cmd",
@@ -436,7 +448,7 @@ impl<'bound> Events<'bound> {
         } else {
             ASYNC_MASK
         };
-        let asy = Eq::new(
+        let asy = CtlEq::new(
             dev,
             hw.clone(),
             "async",
@@ -446,7 +458,7 @@ impl<'bound> Events<'bound> {
             0,
             [async_mask, 0, 0, 0],
         )?;
-        let pg = Eq::new(
+        let pg = CtlEq::new(
             dev,
             hw.clone(),
             "pages",
@@ -460,16 +472,7 @@ impl<'bound> Events<'bound> {
         for k in 0..ncomp {
             let v = u16::try_from(comp_vector(k, vectors)).map_err(|_| EINVAL)?;
             comps.push(
-                Eq::new(
-                    dev,
-                    hw.clone(),
-                    "comp",
-                    k,
-                    caps.comp_nent,
-                    eq_uar,
-                    v,
-                    [0; 4],
-                )?,
+                CompEq::new_comp(dev, hw.clone(), k, caps.comp_nent, eq_uar, v)?,
                 GFP_KERNEL,
             )?;
         }
@@ -502,10 +505,11 @@ impl<'bound> Events<'bound> {
                 eqs.push(asy.clone(), GFP_KERNEL)?;
                 eqs.push(pg.clone(), GFP_KERNEL)?;
             }
+            let mut on_v = KVec::new();
             for c in comps.iter().filter(|c| u32::from(c.vector) == v) {
-                eqs.push(c.clone(), GFP_KERNEL)?;
+                on_v.push(c.clone(), GFP_KERNEL)?;
             }
-            if eqs.is_empty() {
+            if eqs.is_empty() && on_v.is_empty() {
                 continue;
             }
             // Named after the function, as upstream's `mlx5_comp<n>@pci:<address>`, so
@@ -515,7 +519,7 @@ impl<'bound> Events<'bound> {
             } else {
                 CString::try_from_fmt(fmt!("mlx5_rs_comp{}@pci:{}", v - 1, dev.name()))?
             };
-            irqs.request(dev, v, name, eqs, d.clone(), hint_cpu(v, vectors))?;
+            irqs.request(dev, v, name, eqs, on_v, d.clone(), hint_cpu(v, vectors))?;
         }
 
         let cmd_eq = LiveEq::create(cmd.clone())?;
@@ -528,17 +532,15 @@ impl<'bound> Events<'bound> {
             comp.push(LiveEq::create(c.clone())?, GFP_KERNEL)?;
         }
 
-        let mut all = KVec::with_capacity(3 + comps.len(), GFP_KERNEL)?;
-        all.push(cmd, GFP_KERNEL)?;
-        all.push(asy, GFP_KERNEL)?;
-        all.push(pg, GFP_KERNEL)?;
-        for c in comps.into_iter() {
-            all.push(c, GFP_KERNEL)?;
-        }
+        let mut ctl = KVec::with_capacity(3, GFP_KERNEL)?;
+        ctl.push(cmd, GFP_KERNEL)?;
+        ctl.push(asy, GFP_KERNEL)?;
+        ctl.push(pg, GFP_KERNEL)?;
         let info = Arc::new(
             EqInfo {
                 hw: hw.clone(),
-                eqs: all,
+                eqs: ctl,
+                comp: comps,
                 pages,
                 cqs: cqs.clone(),
                 rscs: rscs.clone(),

@@ -11,7 +11,14 @@
 //! set to 1 before CREATE_EQ, so the device's first pass (owner 0) is recognisable
 //! ([`EqConsumer`]).
 //!
-//! [`Eq::drain`] runs in the IRQ thread of the EQ's vector: at most [`POLL_BUDGET`]
+//! [`Eq::drain`] runs in the IRQ thread of the EQ's vector for the control EQs
+//! ([`CtlEq`]: command, async, pages, whose events go on to handlers that may sleep),
+//! and in the hard IRQ for a completion EQ ([`CompEq`]) on a vector of its own, as
+//! upstream's `mlx5_eq_comp_int` (eq.c) calls each CQ's completion handler in the
+//! hard IRQ (the RDMA core's kernel consumers expect that context: IB_POLL_SOFTIRQ's
+//! `irq_poll_sched` raises its softirq on that CPU's IRQ exit). The two differ only in
+//! the state lock: a mutex for [`CtlEq`], an IRQ-disabling spinlock for [`CompEq`].
+//! At most [`POLL_BUDGET`]
 //! entries per call; for each, the owner byte is read, then `dma_mb(Read)`, then the
 //! rest of the entry; the consumer index is published (UAR + 0x48, no arm) whenever
 //! [`SPARE_EQES`](super::consumer::SPARE_EQES) entries were consumed without
@@ -35,7 +42,8 @@ use kernel::{
     sync::{
         aref::ARef,
         barrier::{dma_mb, Read},
-        new_mutex, Arc, Mutex,
+        lock::{mutex::MutexBackend, spinlock::SpinLockIrqBackend, Backend, Lock},
+        new_mutex, new_spinlock_irq, Arc,
     },
     time::{Instant, Monotonic},
 };
@@ -81,7 +89,7 @@ pub(crate) struct EqStats {
     pub(crate) eqes: u64,
     /// Malformed EQEs (counted, not acted on).
     pub(crate) malformed: u64,
-    /// Drain calls (one per interrupt thread run).
+    /// Drain calls (one per run of the vector's handler).
     pub(crate) drains: u64,
     /// Drains that stopped at the budget with entries possibly left.
     pub(crate) budget_hit: u64,
@@ -106,9 +114,9 @@ struct EqState {
     stats: EqStats,
 }
 
-/// One event queue.
+/// One event queue; `B` is its state lock's kind (see the module doc).
 #[pin_data(PinnedDrop)]
-pub(crate) struct Eq {
+pub(crate) struct Eq<B: Backend = MutexBackend> {
     dev: ARef<device::Device>,
     hw: Arc<Hw>,
     /// Name for logs and debugfs (`cmd`, `async`, `pages`, `comp`).
@@ -131,15 +139,30 @@ pub(crate) struct Eq {
     leak_ring: core::sync::atomic::AtomicBool,
     /// Lock order: held across a whole drain, so it is taken before every lock a
     /// dispatched event takes: the command queue's (`CmdQueue::state`, completions),
-    /// the page-request handler's and the CQ table's. Never taken while holding one of
-    /// those.
+    /// the page-request handler's and the CQ table's (a completion EQ's: the CQ
+    /// table's, then the CQ's `CqEvents::shim` and whatever the core's completion
+    /// handler takes). Never taken while holding one of those.
     #[pin]
-    state: Mutex<EqState>,
+    state: Lock<EqState, B>,
 }
 
-impl Eq {
-    /// Allocates the ring for `nent` events (plus the spare entries) and initialises
-    /// every owner byte; the device does not know the EQ yet.
+/// A control EQ (command, async, pages): drained in its vector's IRQ thread.
+pub(crate) type CtlEq = Eq<MutexBackend>;
+/// A completion EQ: drained in the hard IRQ of its vector (in the IRQ thread when it
+/// shares the control vector, the only vector).
+pub(crate) type CompEq = Eq<SpinLockIrqBackend>;
+
+/// The state before CREATE_EQ.
+fn new_state() -> EqState {
+    EqState {
+        cons: None,
+        eqn: 0,
+        stats: EqStats::default(),
+    }
+}
+
+impl CtlEq {
+    /// A control EQ; see [`Eq::build`].
     #[expect(
         clippy::too_many_arguments,
         reason = "one EQ's parameters, named at each call"
@@ -153,6 +176,44 @@ impl Eq {
         uar: EqUar,
         vector: u16,
         mask: [u64; 4],
+    ) -> Result<Arc<Self>> {
+        let state = new_mutex!(new_state());
+        Self::build(dev, hw, name, index, nent, uar, vector, mask, state)
+    }
+}
+
+impl CompEq {
+    /// A completion EQ (event mask 0: completions only); see [`Eq::build`].
+    pub(crate) fn new_comp(
+        dev: &device::Device<Bound>,
+        hw: Arc<Hw>,
+        index: u32,
+        nent: u32,
+        uar: EqUar,
+        vector: u16,
+    ) -> Result<Arc<Self>> {
+        let state = new_spinlock_irq!(new_state());
+        Self::build(dev, hw, "comp", index, nent, uar, vector, [0; 4], state)
+    }
+}
+
+impl<B: Backend> Eq<B> {
+    /// Allocates the ring for `nent` events (plus the spare entries) and initialises
+    /// every owner byte; the device does not know the EQ yet.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one EQ's parameters, named at each call"
+    )]
+    fn build(
+        dev: &device::Device<Bound>,
+        hw: Arc<Hw>,
+        name: &'static str,
+        index: u32,
+        nent: u32,
+        uar: EqUar,
+        vector: u16,
+        mask: [u64; 4],
+        state: impl PinInit<Lock<EqState, B>>,
     ) -> Result<Arc<Self>> {
         let log_size = log_size_for(nent).map_err(|_| EINVAL)?;
         let bytes = (1usize << log_size) * EQE_BYTES;
@@ -187,7 +248,7 @@ impl Eq {
                 born: Instant::<Monotonic>::now(),
                 irq_at: AtomicU64::new(0),
                 leak_ring: core::sync::atomic::AtomicBool::new(false),
-                state <- new_mutex!(EqState { cons: None, eqn: 0, stats: EqStats::default() }),
+                state <- state,
             }),
             GFP_KERNEL,
         )
@@ -294,7 +355,8 @@ impl Eq {
     }
 
     /// Drains up to [`POLL_BUDGET`] entries, dispatching each valid one, then arms.
-    /// Runs in process context (the IRQ thread).
+    /// Runs in the IRQ thread ([`CtlEq`], and a [`CompEq`] on the control vector) or
+    /// the hard IRQ (a [`CompEq`] on a vector of its own).
     pub(crate) fn drain(&self, d: &Dispatch) {
         let mut st = self.state.lock();
         let EqState { cons, eqn, stats } = &mut *st;
@@ -484,7 +546,7 @@ impl Eq {
 }
 
 #[pinned_drop]
-impl PinnedDrop for Eq {
+impl<B: Backend> PinnedDrop for Eq<B> {
     fn drop(self: Pin<&mut Self>) {
         // The ring is not structurally pinned: the projection hands it out by `&mut`.
         let this = self.project();
@@ -498,22 +560,22 @@ impl PinnedDrop for Eq {
 }
 
 /// An EQ the device knows: DESTROY_EQ on drop.
-pub(crate) struct LiveEq(Arc<Eq>);
+pub(crate) struct LiveEq<B: Backend = MutexBackend>(Arc<Eq<B>>);
 
-impl LiveEq {
+impl<B: Backend> LiveEq<B> {
     /// CREATE_EQ for `eq` and the first arm.
-    pub(crate) fn create(eq: Arc<Eq>) -> Result<Self> {
+    pub(crate) fn create(eq: Arc<Eq<B>>) -> Result<Self> {
         eq.create()?;
         Ok(Self(eq))
     }
 
     /// The EQ.
-    pub(crate) fn eq(&self) -> &Arc<Eq> {
+    pub(crate) fn eq(&self) -> &Arc<Eq<B>> {
         &self.0
     }
 }
 
-impl Drop for LiveEq {
+impl<B: Backend> Drop for LiveEq<B> {
     fn drop(&mut self) {
         self.0.destroy();
     }

@@ -32,7 +32,8 @@ extern "C" {
 pub(crate) struct CqShim(NonNull<c_void>);
 
 // SAFETY: the C object is not tied to a thread; the handlers it calls run in any
-// process context (ib_uverbs_comp_handler, the core's CQ pollers).
+// context, the hard IRQ included, as upstream calls them there (ib_uverbs_comp_handler,
+// the core's CQ pollers).
 unsafe impl Send for CqShim {}
 // SAFETY: see `Send`; `&self` methods only call the handlers.
 unsafe impl Sync for CqShim {}

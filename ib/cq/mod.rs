@@ -330,7 +330,7 @@ impl CqVerbs {
         kring: Option<Arc<KernelRing>>,
     ) -> Result<Arc<Cq>> {
         let events = Arc::pin_init(
-            pin_init!(CqEvents { shim <- new_mutex!(Some(shim)), arm_sn: AtomicU32::new(0) }),
+            pin_init!(CqEvents { shim <- new_spinlock_irq!(Some(shim)), arm_sn: AtomicU32::new(0) }),
             GFP_KERNEL,
         )?;
         Arc::pin_init(
@@ -538,12 +538,14 @@ fn cqe_bytes(cqe_sz: u8) -> u32 {
 /// shim while `shim` is set.
 #[pin_data]
 struct CqEvents {
-    /// Lock order: a leaf; taken in the EQ's interrupt thread under the EQ's
-    /// `Eq::state` (after the [`CqTable`] lock was released), and by destroy_cq
-    /// with no other lock held. Held across the call into the core's handler, so
-    /// clearing it waits for a call in flight.
+    /// Lock order: taken in the completion EQ's drain (the hard IRQ) under the EQ's
+    /// `Eq::state` (after the [`CqTable`] lock was released), in the async EQ's
+    /// interrupt thread for a CQ error, and by destroy_cq with no other lock held.
+    /// Held across the call into the core's handler, so clearing it waits for a call
+    /// in flight; that handler may take this CQ's `poll` (a consumer polling from its
+    /// completion handler), which is therefore taken after this one.
     #[pin]
-    shim: Mutex<Option<CqShim>>,
+    shim: SpinLockIrq<Option<CqShim>>,
     /// Completion events seen (upstream `arm_sn`, incremented before the handler
     /// runs); the arm doorbell carries its low two bits.
     arm_sn: AtomicU32,

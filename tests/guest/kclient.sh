@@ -125,4 +125,4 @@ xrc.tgt.init xrc.tgt.rtr xrc.tgt.rts xrc.ini.init xrc.ini.rtr xrc.ini.rts
 xrc.send.post xrc.send.cqe xrc.send.ini-err xrc.send.no-recv
 xrc.teardown.ini xrc.teardown.tgt xrc.teardown.srq xrc.teardown.xrcd xrc.teardown"
 # The steps of the bench loop (ib_kclient loaded with bench=N, its bench.c).
-KCLIENT_BENCH_STEPS="bench.setup bench.run bench.exact bench.teardown"
+KCLIENT_BENCH_STEPS="bench.setup bench.run bench.handler-hardirq bench.exact bench.teardown"

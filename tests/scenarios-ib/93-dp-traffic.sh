@@ -59,7 +59,8 @@
 #     pair, every completion successful and in order, and exactly as many send and
 #     receive completions as requests, both CQs empty after (bench.exact: a request
 #     or a completion lost or doubled fails it; `make soak` runs 1,000,000,
-#     tests/guest/dp-endurance.sh).
+#     tests/guest/dp-endurance.sh); every call of its completion handler in hard IRQ
+#     context, where upstream calls it (bench.handler-hardirq).
 #  5. diags: infiniband-diags against the local port (ibstat, smpquery by directed
 #     route and by LID, perfquery, ibnetdiscover): the MAD QPs carry real MADs. The
 #     toolbox gains the package with this part (tests/vm/toolbox.sh PACKAGES).

@@ -18,6 +18,11 @@
  *                   polled until the round's completions are all in. Each completion
  *                   must be IB_WC_SUCCESS with its opcode, in order (wr_id), a
  *                   receive's byte_len KB_LEN
+ *   bench.handler-hardirq
+ *                   every call of the completion handler came in hard IRQ context, as
+ *                   upstream mlx5_ib calls it (eq.c mlx5_eq_comp_int, a request_irq
+ *                   handler): the context ULPs rely on (IB_POLL_SOFTIRQ's
+ *                   irq_poll_sched has its softirq run at that IRQ's exit)
  *   bench.exact     exactly N send and N receive completions, and both CQs empty
  *                   after the last round (one request or completion too many or too
  *                   few fails it)
@@ -60,11 +65,13 @@
  *                                 driver still posted) is counted in irq_early, not
  *                                 sampled
  */
+#include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
+#include <linux/preempt.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <rdma/ib_verbs.h>
@@ -107,6 +114,7 @@ struct kb {
 	bool mapped;
 	struct completion done;
 	u64 t_irq;		/* ktime of the handler's last run (0: not since armed) */
+	atomic_t calls, hardirq_calls;	/* handler calls, those in hard IRQ */
 	unsigned int nb;	/* batch */
 	struct ib_send_wr *swr;
 	struct ib_recv_wr *rwr;
@@ -137,6 +145,9 @@ static void kb_comp(struct ib_cq *cq, void *ctx)
 	struct kb *b = ctx;
 
 	WRITE_ONCE(b->t_irq, ktime_get_ns());
+	atomic_inc(&b->calls);
+	if (in_hardirq())
+		atomic_inc(&b->hardirq_calls);
 	complete(&b->done);
 }
 
@@ -372,6 +383,10 @@ static void kb_run(struct kb *b, u32 port, const struct ib_port_attr *pa)
 		return;
 	kc_ok(b->r, true, "bench.run", " ");
 	kb_figures(b);
+	kc_ok(b->r, atomic_read(&b->calls) > 0 &&
+		    atomic_read(&b->hardirq_calls) == atomic_read(&b->calls),
+	      "bench.handler-hardirq", "%d of %d completion handler calls in hard IRQ",
+	      atomic_read(&b->hardirq_calls), atomic_read(&b->calls));
 	kb_exact(b, bench);
 }
 
