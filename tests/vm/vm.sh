@@ -27,6 +27,9 @@
 # proved KVM works on this machine (cached), or MLX5RS_ACCEL=kvm|tcg.
 # MLX5RS_KUNIT=0: the module's KUnit suites do not run in this boot (KUnit's filter
 # matches no suite); `make check` runs them in its main boot only.
+# MLX5RS_QEMU_PLUGIN=PLUGIN[,ARGS]: QEMU loads this TCG plugin (`-plugin`) and the guest
+# kernel boots with `nokaslr`, so that kernel addresses match System.map
+# (tests/bench/insn-profile.sh, the instruction-count profile). Unset: neither.
 #
 # Exit status 0 only if every guest check passed, the guest finished, and the kernel
 # log has no oops, BUG, WARN, lockdep, KASAN, DMA-API-debug or kmemleak report.
@@ -112,7 +115,7 @@ qemu_cmd() {
 		-fsdev local,id=rootfs,path=/,security_model=none,readonly=on \
 		-device pcie-root-port,id=rp9p,chassis=99,addr=0x1e \
 		-device virtio-9p-pci,fsdev=rootfs,mount_tag=rootfs,bus=rp9p,x-pcie-pm-no-soft-reset=on \
-		-display none -no-reboot "$@"
+		-display none -no-reboot ${MLX5RS_QEMU_PLUGIN:+-plugin "$MLX5RS_QEMU_PLUGIN"} "$@"
 }
 
 KUNIT_GLOB='mlx5_rs*'
@@ -123,7 +126,7 @@ KUNIT_GLOB='mlx5_rs*'
 # The scenarios read the log since a line count (dmesg_mark): once the ring wraps,
 # the count no longer points at the mark, and checks of what was logged fail (make
 # soak's 96-upstream-recover after the recovery cycles) or pass on nothing.
-BASE_APPEND="console=ttyS0 log_buf_len=4M page_owner=on kunit.filter_glob=$KUNIT_GLOB root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro panic=-1 oops=panic mlx5rs.repo=$REPO mlx5rs.kbuild=$KB init=$REPO/tests/guest/init.sh"
+BASE_APPEND="${MLX5RS_QEMU_PLUGIN:+nokaslr }console=ttyS0 log_buf_len=4M page_owner=on kunit.filter_glob=$KUNIT_GLOB root=rootfs rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro panic=-1 oops=panic mlx5rs.repo=$REPO mlx5rs.kbuild=$KB init=$REPO/tests/guest/init.sh"
 
 choose_accel() {
 	if [ -n "${MLX5RS_ACCEL:-}" ]; then echo "$MLX5RS_ACCEL"; return; fi

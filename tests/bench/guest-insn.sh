@@ -1,0 +1,41 @@
+# Guest script of tests/bench/insn-profile.sh: the kernel-verbs bench (the test module
+# ib_kclient, bench=N in chains of B, as `make bench`'s kbench_figures) once on
+# mlx5_rs, once on upstream mlx5_core + mlx5_ib, each between two `sync`s: the TCG
+# plugin (tests/bench/insn/tbcount.c) snapshots its instruction counters at each
+# `sync`, in order, so snapshot 2k and 2k+1 bracket the k-th bench. Prints:
+#   INSN-MARK <driver> <start|end>          after each sync (snapshot k = k-th mark)
+#   INSN-SYM <driver> <addr> <type> <name> [<module>]
+#                                           text symbols of the modules loaded for it
+#   INSN-BENCH <driver> <ib_kclient's bench line>
+# and checks that each bench ran whole (bench.run, bench.exact), so a profile of a
+# failed run is never reported. Knobs (the host's $MLX5RS_CACHE/bench/insn.env):
+# INSN_WRS (default 20000), INSN_BATCH (32).
+. "$MLX5RS_REPO/tests/guest/lib.sh"
+. "$MLX5RS_REPO/tests/guest/kclient.sh"
+INSN_ENV=${MLX5RS_KBUILD%/kernel/*}/bench/insn.env
+[ -r "$INSN_ENV" ] && . "$INSN_ENV"
+INSN_WRS=${INSN_WRS:-20000}
+INSN_BATCH=${INSN_BATCH:-32}
+bdf=$(mlx_bdf) || { fail insn.function "no 15b3 function"; exit 1; }
+module_deps
+
+# syms DRIVER REGEX: text symbols of the modules matching REGEX.
+syms() { grep -E " [tT] .*\[($2)\]\$" /proc/kallsyms | sed "s/^/INSN-SYM $1 /"; }
+
+for drv in mlx5_rs upstream; do
+	load_driver "$drv" "insn.$drv"
+	case $drv in
+	mlx5_rs) syms "$drv" 'mlx5_rs|ib_core|ib_uverbs' ;;
+	upstream) syms "$drv" 'mlx5_ib|mlx5_core|ib_core|ib_uverbs' ;;
+	esac
+	sync
+	echo "INSN-MARK $drv start"
+	check "insn.$drv.bench-insmod" insmod "$KCLIENT_KO" bench="$INSN_WRS" bench_batch="$INSN_BATCH"
+	sync
+	echo "INSN-MARK $drv end"
+	syms "$drv" 'ib_kclient'
+	sed -n "s/^# 1\\.bench /INSN-BENCH $drv /p" "$KCLIENT_DIR/results"
+	kclient_steps "insn.$drv" "$KCLIENT_DIR/results" 1 "bench.run bench.exact"
+	check "insn.$drv.bench-rmmod" rmmod ib_kclient
+	unload_driver "$drv" "insn.$drv"
+done
