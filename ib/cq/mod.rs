@@ -455,15 +455,20 @@ struct PollState {
 }
 
 impl PollState {
-    /// The kernel QP `qpn`: the last one polled, else the one in `table` (then kept as
-    /// the last one); `None` for a number not in the table.
-    fn qp(&mut self, table: &KqpTable, qpn: u32) -> Option<Arc<KernelWq>> {
-        if let Some(w) = self.last.as_ref().filter(|w| w.qpn == qpn) {
-            return Some(w.clone());
+    /// Makes the kernel QP `qpn` the last one polled (`last`): kept when it is, else
+    /// the one in `table`; false for a number not in the table (`last` unchanged).
+    #[inline(always)]
+    fn select(&mut self, table: &KqpTable, qpn: u32) -> bool {
+        if self.last.as_ref().is_some_and(|w| w.qpn == qpn) {
+            return true;
         }
-        let w = table.get(qpn)?;
-        self.last = Some(w.clone());
-        Some(w)
+        match table.get(qpn) {
+            Some(w) => {
+                self.last = Some(w);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Forgets the last QP polled if it is QP `qpn`.
@@ -753,9 +758,10 @@ impl IbCq for Cq {
     /// error: flush completions of every outstanding work request of its QPs,
     /// [`kflush`]), each read after the owner
     /// check and a read barrier, parsed as untrusted input ([`parse_cqe`]), its QP
-    /// looked up in the provider's table (once for a run of CQEs of one QP, as
-    /// upstream's `cur_qp`) and its work request in that QP's bookkeeping (no queue
-    /// lock: this CQ's poll lock makes the poller the queue's only one); then the
+    /// looked up in the provider's table (only when it is not the QP of the CQE
+    /// before, as upstream's `cur_qp`) and its work request in that QP's bookkeeping
+    /// (no queue lock: this CQ's poll lock makes the poller the queue's only one),
+    /// each CQE parsed and written out in one pass; then the
     /// consumer counter to the doorbell record. A CQE that is
     /// malformed or names no WQE in flight is counted, logged once per CQ with the
     /// reason, and skipped; one of an unknown QP is counted and skipped.
@@ -777,61 +783,45 @@ impl IbCq for Cq {
         let start = ps.ci;
         let mut n = 0;
         let mut qp1_recv = false;
-        // A CQE read whose QP is not the current run's: the first of the next run.
-        let mut pending = None;
-        'runs: while n < out.len() {
-            let Some((qpn, mut c)) = pending.take().or_else(|| self.next_cqe(r, &mut ps)) else {
+        while let Some(slot) = out.get_mut(n) {
+            let Some((qpn, c)) = self.next_cqe(r, &mut ps) else {
                 break;
             };
-            // As upstream's `cur_qp`: the QP is looked up once for a run of its CQEs in
-            // a row (in the table only when it is not the last one polled); its
-            // queues' slots are read without their locks (this lock makes this the
-            // queues' one poller, `kdp`).
-            let Some(wq) = ps.qp(&self.kqps, qpn) else {
+            // As upstream's `cur_qp`: the QP is looked up in the table only when it is
+            // not the last one polled; its queues' slots are read without their locks
+            // (this lock makes this the queues' one poller, `kdp`).
+            if !ps.select(&self.kqps, qpn) {
                 // A QP destroyed before its CQEs were polled, or a number the device
                 // made up: counted (debugfs `eqs`, `cqe_stale`).
                 self.table.note_skipped_cqe(false);
                 continue;
+            }
+            let Some(wq) = ps.last.as_deref() else {
+                continue;
             };
-            loop {
-                let Some(slot) = out.get_mut(n) else {
-                    break 'runs;
-                };
-                match wq.complete(&c, slot) {
-                    Ok(true) => {
-                        if let Completion::Error {
-                            syndrome,
-                            vendor_err,
-                            ..
-                        } = c
-                        {
-                            if syndrome_is_dumped(syndrome) {
-                                dev_warn!(
-                                    self.dev,
-                                    "WC error: {}, QP {:#x}, vendor syndrome {:#x}\n",
-                                    syndrome,
-                                    qpn,
-                                    vendor_err
-                                );
-                            }
+            match wq.complete(&c, slot) {
+                Ok(true) => {
+                    if let Completion::Error {
+                        syndrome,
+                        vendor_err,
+                        ..
+                    } = c
+                    {
+                        if syndrome_is_dumped(syndrome) {
+                            dev_warn!(
+                                self.dev,
+                                "WC error: {}, QP {:#x}, vendor syndrome {:#x}\n",
+                                syndrome,
+                                qpn,
+                                vendor_err
+                            );
                         }
-                        qp1_recv |= wq.qp1 && matches!(c, Completion::Resp { .. });
-                        n += 1;
                     }
-                    Ok(false) => {}
-                    Err(s) => self.malformed(&mut ps, Bad::Stray(qpn, s)),
+                    qp1_recv |= wq.qp1 && matches!(c, Completion::Resp { .. });
+                    n += 1;
                 }
-                if n == out.len() {
-                    break 'runs;
-                }
-                match self.next_cqe(r, &mut ps) {
-                    Some((q, next)) if q == qpn => c = next,
-                    Some(other) => {
-                        pending = Some(other);
-                        break;
-                    }
-                    None => break 'runs,
-                }
+                Ok(false) => {}
+                Err(s) => self.malformed(&mut ps, Bad::Stray(qpn, s)),
             }
         }
         if ps.ci != start {
