@@ -12,8 +12,9 @@
 # two `sync`s, at which the plugin snapshots its counters; tests/bench/insn/report.py
 # prints the instructions per work request (one SEND and one receive, both polled) of
 # each driver in all, in its own modules, and by function. Everything the guest runs
-# between the two snapshots is counted (the bench's own code and lockdep included, the
-# same on both drivers). The boot takes about a minute; the plugin slows TCG ~2x.
+# between the two snapshots is counted (the bench's own code, lockdep, and what the
+# guest runs meanwhile at a rate per second: the total grows with the bench's
+# duration, the driver's own count does not). The boot takes about a minute.
 # Output: $MLX5RS_CACHE/bench/insn/ (console log, snapshots, report.txt).
 set -euo pipefail
 . "$(dirname "$0")/../vm/lib.sh"
