@@ -56,7 +56,7 @@ use self::{
     irq::{Irqs, VectorInfo},
     pages::{PageRequestHandler, PageRequestStop},
     port::PortEvents,
-    ring::{CompEq, CtlEq, Eq, LiveEq},
+    ring::{CompEq, CtlEq, Eq, EqSpec, LiveEq},
     rsc::{Rsc, RscTable},
 };
 use crate::{ffi, hw::Hw};
@@ -436,12 +436,14 @@ impl<'bound> Events<'bound> {
         let cmd = CtlEq::new(
             dev,
             hw.clone(),
-            "cmd",
-            0,
-            CMD_EQ_NENT,
-            eq_uar,
-            0,
-            [CMD_MASK, 0, 0, 0],
+            EqSpec {
+                name: "cmd",
+                index: 0,
+                nent: CMD_EQ_NENT,
+                uar: eq_uar,
+                vector: 0,
+                mask: [CMD_MASK, 0, 0, 0],
+            },
         )?;
         let async_mask = if sync.is_some() {
             ASYNC_MASK | event::GENERAL_EVENT_BIT
@@ -451,22 +453,26 @@ impl<'bound> Events<'bound> {
         let asy = CtlEq::new(
             dev,
             hw.clone(),
-            "async",
-            0,
-            caps.async_nent,
-            eq_uar,
-            0,
-            [async_mask, 0, 0, 0],
+            EqSpec {
+                name: "async",
+                index: 0,
+                nent: caps.async_nent,
+                uar: eq_uar,
+                vector: 0,
+                mask: [async_mask, 0, 0, 0],
+            },
         )?;
         let pg = CtlEq::new(
             dev,
             hw.clone(),
-            "pages",
-            0,
-            PAGES_EQ_NENT,
-            eq_uar,
-            0,
-            [PAGES_MASK, 0, 0, 0],
+            EqSpec {
+                name: "pages",
+                index: 0,
+                nent: PAGES_EQ_NENT,
+                uar: eq_uar,
+                vector: 0,
+                mask: [PAGES_MASK, 0, 0, 0],
+            },
         )?;
         let mut comps = KVec::new();
         for k in 0..ncomp {

@@ -161,29 +161,30 @@ fn new_state() -> EqState {
     }
 }
 
+/// What one EQ is, for [`Eq::build`].
+pub(crate) struct EqSpec {
+    /// Name for logs and debugfs (`cmd`, `async`, `pages`, `comp`).
+    pub(crate) name: &'static str,
+    /// Index among EQs of the same name.
+    pub(crate) index: u32,
+    /// Events the ring must hold (the spare entries are added).
+    pub(crate) nent: u32,
+    pub(crate) uar: EqUar,
+    /// MSI-X vector.
+    pub(crate) vector: u16,
+    /// Event mask for CREATE_EQ (0 for a completion EQ).
+    pub(crate) mask: [u64; 4],
+}
+
 impl CtlEq {
     /// A control EQ; see [`Eq::build`].
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one EQ's parameters, named at each call"
-    )]
-    pub(crate) fn new(
-        dev: &device::Device<Bound>,
-        hw: Arc<Hw>,
-        name: &'static str,
-        index: u32,
-        nent: u32,
-        uar: EqUar,
-        vector: u16,
-        mask: [u64; 4],
-    ) -> Result<Arc<Self>> {
-        let state = new_mutex!(new_state());
-        Self::build(dev, hw, name, index, nent, uar, vector, mask, state)
+    pub(crate) fn new(dev: &device::Device<Bound>, hw: Arc<Hw>, spec: EqSpec) -> Result<Arc<Self>> {
+        Self::build(dev, hw, spec, new_mutex!(new_state()))
     }
 }
 
 impl CompEq {
-    /// A completion EQ (event mask 0: completions only); see [`Eq::build`].
+    /// Completion EQ `index` (event mask 0: completions only); see [`Eq::build`].
     pub(crate) fn new_comp(
         dev: &device::Device<Bound>,
         hw: Arc<Hw>,
@@ -192,29 +193,35 @@ impl CompEq {
         uar: EqUar,
         vector: u16,
     ) -> Result<Arc<Self>> {
-        let state = new_spinlock_irq!(new_state());
-        Self::build(dev, hw, "comp", index, nent, uar, vector, [0; 4], state)
+        let spec = EqSpec {
+            name: "comp",
+            index,
+            nent,
+            uar,
+            vector,
+            mask: [0; 4],
+        };
+        Self::build(dev, hw, spec, new_spinlock_irq!(new_state()))
     }
 }
 
 impl<B: Backend> Eq<B> {
-    /// Allocates the ring for `nent` events (plus the spare entries) and initialises
-    /// every owner byte; the device does not know the EQ yet.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one EQ's parameters, named at each call"
-    )]
+    /// Allocates the ring for `spec.nent` events (plus the spare entries) and
+    /// initialises every owner byte; the device does not know the EQ yet.
     fn build(
         dev: &device::Device<Bound>,
         hw: Arc<Hw>,
-        name: &'static str,
-        index: u32,
-        nent: u32,
-        uar: EqUar,
-        vector: u16,
-        mask: [u64; 4],
+        spec: EqSpec,
         state: impl PinInit<Lock<EqState, B>>,
     ) -> Result<Arc<Self>> {
+        let EqSpec {
+            name,
+            index,
+            nent,
+            uar,
+            vector,
+            mask,
+        } = spec;
         let log_size = log_size_for(nent).map_err(|_| EINVAL)?;
         let bytes = (1usize << log_size) * EQE_BYTES;
         let npages = bytes.div_ceil(RING_PAGE);
