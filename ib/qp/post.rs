@@ -274,12 +274,14 @@ impl Qp {
         } else {
             Payload::Gather(list)
         };
+        let dest;
         let ud = if wr.has_ah != 0 {
-            Some(UdDest {
+            dest = UdDest {
                 av: Av::read_from_bytes(&wr.av).map_err(|_| EINVAL)?,
                 remote_qpn: wr.remote_qpn,
                 remote_qkey: wr.remote_qkey,
-            })
+            };
+            Some(&dest)
         } else {
             None
         };

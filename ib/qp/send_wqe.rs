@@ -183,8 +183,11 @@ pub struct SendWr<'a> {
     pub solicited: bool,
     /// `IB_SEND_FENCE`.
     pub fence: bool,
-    /// Destination (UD / GSI / SMI QPs; ignored on connected QPs).
-    pub ud: Option<UdDest>,
+    /// Destination (UD / GSI / SMI QPs; ignored on connected QPs). By reference: the
+    /// request is built on the stack per work request, and a connected QP's carries
+    /// none (an inline `Option<UdDest>` cost 48 bytes of address vector copied each
+    /// time, measured by tests/bench/insn-profile.sh).
+    pub ud: Option<&'a UdDest>,
     /// [`SendOp::RegMr`]: the MR's translation entries (`struct mlx5_mtt`, big-endian
     /// page addresses with their read / write bits); [`SendOp::Umr`]: the WQE's
     /// segments after the control segment; empty otherwise.
@@ -1097,7 +1100,8 @@ mod tests {
         for t in [QpType::Uc, QpType::Ud, QpType::Gsi] {
             let mut st = SqState::default();
             let mut w = wr(op, Payload::Gather(&SG[..1]));
-            w.ud = Some(UdDest::default());
+            let dest = UdDest::default();
+            w.ud = Some(&dest);
             assert_eq!(
                 build_send(&geo(t), &mut st, &w, &mut ring),
                 Err(Errno::EINVAL)
@@ -1224,11 +1228,12 @@ mod tests {
         let mut ring = [0u8; 8 * 64];
         let mut st = SqState::default();
         let mut w = wr(SendOp::SendImm(0xcafe_f00d), Payload::Gather(&SG[..1]));
-        w.ud = Some(UdDest {
+        let dest = UdDest {
             av,
             remote_qpn: 0x00ab_cdef,
             remote_qkey: 0x8001_0000,
-        });
+        };
+        w.ud = Some(&dest);
         let p = build_send(&geo(QpType::Ud), &mut st, &w, &mut ring).unwrap();
         // ctrl 1 + datagram 3 + data 1.
         assert_eq!((p.ctrl.qpn_ds.get() & 0x3f, p.bbs), (5, 2));
