@@ -15,7 +15,7 @@
 //! documents it.
 
 use kernel::{
-    dma::Coherent,
+    dma::{Coherent, CoherentView},
     io::{io_project, io_read, io_write, Io},
     prelude::*,
 };
@@ -42,5 +42,43 @@ pub(crate) fn read_bytes(buf: &Coherent<[u8]>, off: usize, out: &mut [u8]) -> Re
 pub(crate) fn write_bytes(buf: &Coherent<[u8]>, off: usize, data: &[u8]) -> Result {
     let end = off.checked_add(data.len()).ok_or(ERANGE)?;
     io_project!(buf, [try: off..end]).copy_from_slice(data);
+    Ok(())
+}
+
+/// The `len` bytes of `buf` from offset `off`, range-checked once: the view's own
+/// reads ([`view_read_u8`], [`view_read_bytes`]) are then checked against `len`
+/// only, which the compiler folds when `len` is a constant (a ring entry read on
+/// every completion).
+#[cfg_attr(
+    not(CONFIG_MLX5_RS_INFINIBAND),
+    expect(dead_code, reason = "the kernel CQ's poll reads its entries so")
+)]
+#[inline(always)]
+pub(crate) fn view(buf: &Coherent<[u8]>, off: usize, len: usize) -> Result<CoherentView<'_, [u8]>> {
+    let end = off.checked_add(len).ok_or(ERANGE)?;
+    Ok(io_project!(buf, [try: off..end]))
+}
+
+/// Reads byte `off` of `view` (volatile).
+#[cfg_attr(
+    not(CONFIG_MLX5_RS_INFINIBAND),
+    expect(dead_code, reason = "the kernel CQ's poll reads its entries so")
+)]
+#[inline(always)]
+pub(crate) fn view_read_u8(view: CoherentView<'_, [u8]>, off: usize) -> Result<u8> {
+    Ok(io_read!(view, [try: off]))
+}
+
+/// Copies `view` whole into `out`; `ERANGE` unless the lengths are equal.
+#[cfg_attr(
+    not(CONFIG_MLX5_RS_INFINIBAND),
+    expect(dead_code, reason = "the kernel CQ's poll reads its entries so")
+)]
+#[inline(always)]
+pub(crate) fn view_read_bytes(view: CoherentView<'_, [u8]>, out: &mut [u8]) -> Result {
+    if view.len() != out.len() {
+        return Err(ERANGE);
+    }
+    view.copy_to_slice(out);
     Ok(())
 }

@@ -104,6 +104,9 @@ use crate::{
 
 /// Bytes of one page of a kernel CQ's ring.
 const RING_PAGE: usize = 4096;
+/// Bytes of the CQE in a ring entry (the whole of a 64-byte entry, the second half of
+/// a 128-byte one); its last byte is `op_own`.
+const CQE_BYTES: usize = core::mem::size_of::<Cqe64>();
 /// Bytes of a kernel CQ's doorbell record block (two big-endian dwords used).
 const DBR_BYTES: usize = 64;
 /// Bits of `cqc.log_page_size` (counted from 4 KiB).
@@ -908,14 +911,16 @@ impl Cq {
             let ci = ps.ci;
             let off = r.geo.cqe_offset(ci);
             let page = r.pages.get(off / RING_PAGE)?;
-            let at = off % RING_PAGE;
-            let op_own = coherent_io::read_u8(page, at + 63).ok()?;
+            // The entry's 64 bytes, range-checked once for both reads.
+            let entry = coherent_io::view(page, off % RING_PAGE, CQE_BYTES).ok()?;
+            let op_own = coherent_io::view_read_u8(entry, CQE_BYTES - 1).ok()?;
             if !r.geo.sw_owned(op_own, ci) {
                 return None;
             }
             // The entry's contents after its ownership (upstream `rmb()`).
             mb(Read);
-            let cqe = read_cqe(page, at)?;
+            let mut cqe = Cqe64::new_zeroed();
+            coherent_io::view_read_bytes(entry, cqe.as_mut_bytes()).ok()?;
             ps.ci = ci.wrapping_add(1);
             let c = match parse_cqe(&cqe) {
                 Ok(c) => c,
