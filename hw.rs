@@ -264,6 +264,12 @@ impl Regs for Hw {
             .unwrap_or(Err(ENODEV))
     }
 
+    fn batch(&self, f: &mut dyn FnMut(&dyn Regs) -> Result) -> Result {
+        self.bar
+            .try_access_with(|bar| f(&InitSeg::new(bar)))
+            .unwrap_or(Err(ENODEV))
+    }
+
     fn write(&self, off: usize, val: u32) -> Result {
         if off < seg::MAPPED_SIZE {
             return self

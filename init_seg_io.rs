@@ -42,6 +42,10 @@ pub(crate) trait Regs {
     fn read(&self, off: usize) -> Result<u32>;
     /// Writes the register at byte offset `off`.
     fn write(&self, off: usize, val: u32) -> Result;
+    /// Runs `f` with the initialization segment held once for all its accesses (the
+    /// device-managed BAR's revocable read section entered once, not per register:
+    /// the health poll's handful of reads). `ENODEV` when the BAR is gone.
+    fn batch(&self, f: &mut dyn FnMut(&dyn Regs) -> Result) -> Result;
 }
 
 impl Regs for InitSeg<'_, '_> {
@@ -50,6 +54,9 @@ impl Regs for InitSeg<'_, '_> {
     }
     fn write(&self, off: usize, val: u32) -> Result {
         InitSeg::write(self, off, val)
+    }
+    fn batch(&self, f: &mut dyn FnMut(&dyn Regs) -> Result) -> Result {
+        f(self)
     }
 }
 

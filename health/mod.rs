@@ -138,15 +138,26 @@ impl HealthPoller {
                 }
             }
             st.checks = 0;
-            let (sample, buf) = match read_sample(life.hw().as_ref()) {
+            let hw = life.hw();
+            let sample = match read_sample(hw.as_ref()) {
                 Ok(s) => s,
                 // BAR revoked: the device is being unbound; nothing to decide.
                 Err(_) => return None,
             };
             let event = st.monitor.poll(&sample);
             let r = FwReport {
-                synd: u32::from(buf.synd),
+                synd: u32::from(sample.synd),
                 miss_counter: st.monitor.misses(),
+            };
+            // The whole buffer for the log, read only when there is something to log
+            // (upstream's `print_health_info`); unreadable, the sample's fields alone.
+            let buf = || {
+                read_buffer(hw.as_ref()).unwrap_or_else(|_| HealthBuffer {
+                    fw_ver: sample.fw_ver,
+                    rfr: sample.rfr,
+                    synd: sample.synd,
+                    ..HealthBuffer::default()
+                })
             };
             match event {
                 HealthEvent::Healthy => None,
@@ -157,7 +168,7 @@ impl HealthPoller {
                         sensor as u8,
                         buffer::sensor_name(sensor)
                     );
-                    log_buffer(life, &buf, sample.nic_interface);
+                    log_buffer(life, &buf(), sample.nic_interface);
                     pending = Some((true, r));
                     Some(FatalCause {
                         code: sensor as u8,
@@ -171,13 +182,13 @@ impl HealthPoller {
                         monitor::MAX_MISSES,
                         sample.counter
                     );
-                    log_buffer(life, &buf, sample.nic_interface);
+                    log_buffer(life, &buf(), sample.nic_interface);
                     pending = Some((false, r));
                     None
                 }
                 HealthEvent::SyndromeChanged(s) => {
                     dev_warn!(life.dev(), "health syndrome 0x{:x} ({}) reported\n", s, synd_name(s));
-                    log_buffer(life, &buf, sample.nic_interface);
+                    log_buffer(life, &buf(), sample.nic_interface);
                     pending = Some((false, r));
                     None
                 }
@@ -187,19 +198,32 @@ impl HealthPoller {
     }
 }
 
-/// Reads what one poll needs ([`monitor::read_sample`]: the order of the reads matters).
-fn read_sample(hw: &dyn Regs) -> Result<(HealthSample, HealthBuffer)> {
-    monitor::read_sample(|off| hw.read(off))
+/// Reads what one poll needs ([`monitor::read_sample`]: the order of the reads
+/// matters), the registers held once for the lot ([`Regs::batch`]).
+fn read_sample(hw: &dyn Regs) -> Result<HealthSample> {
+    batch_read(hw, |r| monitor::read_sample(|off| r.read(off)))
 }
 
 /// Reads what a fatal-sensor check needs ([`monitor::read_fatal`]).
 fn read_fatal(hw: &dyn Regs) -> Result<Option<monitor::FatalSensor>> {
-    monitor::read_fatal(|off| hw.read(off))
+    batch_read(hw, |r| monitor::read_fatal(|off| r.read(off)))
 }
 
-/// The health buffer as it reads now (devlink's diagnose and dump).
+/// The health buffer as it reads now (a report's log, devlink's diagnose and dump).
 pub(crate) fn read_buffer(hw: &dyn Regs) -> Result<HealthBuffer> {
-    Ok(read_sample(hw)?.1)
+    batch_read(hw, |r| monitor::read_buffer(|off| r.read(off)))
+}
+
+/// `f`'s reads in one [`Regs::batch`], and what it returns.
+fn batch_read<T>(hw: &dyn Regs, f: impl FnOnce(&dyn Regs) -> Result<T>) -> Result<T> {
+    let mut f = Some(f);
+    let mut out = None;
+    hw.batch(&mut |r| {
+        let f = f.take().ok_or(EINVAL)?;
+        out = Some(f(r)?);
+        Ok(())
+    })?;
+    out.ok_or(EINVAL)
 }
 
 /// Logs every health-buffer field by name.
@@ -367,9 +391,7 @@ pub(crate) fn error_sw_reset(pdev: &kernel::pci::Device, hw: &dyn Regs, stop: &d
     use kernel::time::{delay::fsleep, Delta, Instant, Monotonic};
 
     dev_err!(pdev, "recovery: software reset: start\n");
-    let sensor = read_sample(hw)
-        .ok()
-        .and_then(|(s, _)| monitor::fatal_sensor(&s));
+    let sensor = read_sample(hw).ok().and_then(|s| monitor::fatal_sensor(&s));
     let vsc = ffi::pci_vsc_cap(pdev);
     let mut locked = false;
     let mut what = SwReset::NotNeeded;

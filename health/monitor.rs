@@ -102,30 +102,27 @@ pub enum HealthEvent {
 const FW_VER_OFF: usize = seg::HEALTH_BUFFER_OFF + hb::FW_VERSION.raw().byte_off();
 
 /// Reads one poll's sample through `read` (a dword of the init segment by byte offset):
-/// `nic_interface`, the health buffer, the health counter, and last `fw_ver` once more.
+/// `nic_interface`, the health buffer's dwords that hold `rfr` and `synd`, the health
+/// counter, and last `fw_ver`: what the monitor decides on, as upstream's
+/// `poll_health` reads it (the rest of the buffer is read for the log only, by
+/// [`read_buffer`], when there is something to report).
 ///
 /// A device that leaves the bus (surprise removal) turns every later read to all ones,
 /// and a poll may straddle that moment. The all-ones `nic_interface` field reads as
-/// SW_RESET, and an all-ones buffer tail as a syndrome with `rfr`. Because `fw_ver` is
+/// SW_RESET, and an all-ones buffer dword as a syndrome with `rfr`. Because `fw_ver` is
 /// read last, any all-ones word read before it comes with an all-ones `fw_ver`, so the
 /// first sensor in order is PCI_COMM_ERR and the device is not reported as reset by
-/// firmware. The other words are as read, for the log.
+/// firmware.
 ///
 /// # Errors
 ///
 /// The first error of `read`.
-pub fn read_sample<E>(
-    mut read: impl FnMut(usize) -> Result<u32, E>,
-) -> Result<(HealthSample, HealthBuffer), E> {
+pub fn read_sample<E>(mut read: impl FnMut(usize) -> Result<u32, E>) -> Result<HealthSample, E> {
     let nic = u32::from(seg::reg::NIC_INTERFACE.get(read(seg::CMDQ_ADDR_L_SZ)?));
-    let mut d = [0u32; DWORDS];
-    for (i, w) in d.iter_mut().enumerate() {
-        *w = read(seg::HEALTH_BUFFER_OFF + 4 * i)?;
-    }
-    let buf = HealthBuffer::from_dwords(&d);
+    let buf = read_rfr_synd(&mut read)?;
     let counter = read(seg::HEALTH_COUNTER)?;
     let fw_ver = read(FW_VER_OFF)?;
-    let sample = HealthSample {
+    Ok(HealthSample {
         fw_ver,
         // No AER error handler yet: the channel state is not known here.
         pci_offline: false,
@@ -133,8 +130,31 @@ pub fn read_sample<E>(
         rfr: buf.rfr,
         synd: buf.synd,
         counter,
-    };
-    Ok((sample, buf))
+    })
+}
+
+/// Reads the whole health buffer (the log of a report, devlink's diagnose and dump).
+///
+/// # Errors
+///
+/// The first error of `read`.
+pub fn read_buffer<E>(mut read: impl FnMut(usize) -> Result<u32, E>) -> Result<HealthBuffer, E> {
+    let mut d = [0u32; DWORDS];
+    for (i, w) in d.iter_mut().enumerate() {
+        *w = read(seg::HEALTH_BUFFER_OFF + 4 * i)?;
+    }
+    Ok(HealthBuffer::from_dwords(&d))
+}
+
+/// The health buffer with only the dwords of `rfr` and `synd` read (once each; one
+/// read when they share a dword), the others zero.
+fn read_rfr_synd<E>(read: &mut impl FnMut(usize) -> Result<u32, E>) -> Result<HealthBuffer, E> {
+    let mut d = [0u32; DWORDS];
+    d[RFR_DWORD] = read(seg::HEALTH_BUFFER_OFF + 4 * RFR_DWORD)?;
+    if SYND_DWORD != RFR_DWORD {
+        d[SYND_DWORD] = read(seg::HEALTH_BUFFER_OFF + 4 * SYND_DWORD)?;
+    }
+    Ok(HealthBuffer::from_dwords(&d))
 }
 
 /// Reads only what the fatal sensors need, the check between two polls:
@@ -150,11 +170,7 @@ pub fn read_fatal<E>(
     mut read: impl FnMut(usize) -> Result<u32, E>,
 ) -> Result<Option<FatalSensor>, E> {
     let nic = u32::from(seg::reg::NIC_INTERFACE.get(read(seg::CMDQ_ADDR_L_SZ)?));
-    let mut d = [0u32; DWORDS];
-    for i in [RFR_DWORD, SYND_DWORD] {
-        d[i] = read(seg::HEALTH_BUFFER_OFF + 4 * i)?;
-    }
-    let buf = HealthBuffer::from_dwords(&d);
+    let buf = read_rfr_synd(&mut read)?;
     let fw_ver = read(FW_VER_OFF)?;
     Ok(fatal_sensor(&HealthSample {
         fw_ver,
@@ -340,14 +356,15 @@ mod tests {
     #[test]
     fn removal_during_a_poll_is_pci_comm_err() {
         // Every moment of the removal: before the first read, between any two, after
-        // the last (19 reads a poll: nic_interface, 16 buffer dwords, counter, fw_ver).
-        for gone in 0..=19 {
+        // the last (5 reads a poll: nic_interface, the rfr and synd dwords, counter,
+        // fw_ver).
+        for gone in 0..=5 {
             let mut r = Removal { gone, reads: 0 };
             let got = read_sample(|off| r.read(off));
             assert!(got.is_ok());
-            assert_eq!(r.reads, 19);
-            let want = (gone < 19).then_some(FatalSensor::PciCommErr);
-            if let Ok((s, _)) = got {
+            assert_eq!(r.reads, 5);
+            let want = (gone < 5).then_some(FatalSensor::PciCommErr);
+            if let Ok(s) = got {
                 assert_eq!(fatal_sensor(&s), want);
             }
         }
@@ -419,8 +436,16 @@ mod tests {
             read_fatal(|o| seg.read(o)),
             Ok(Some(FatalSensor::FwSyndRfr))
         );
-        let full = read_sample(|o| seg.read(o)).map(|(s, _)| fatal_sensor(&s));
+        let full = read_sample(|o| seg.read(o)).map(|s| fatal_sensor(&s));
         assert_eq!(full, Ok(Some(FatalSensor::FwSyndRfr)));
+        // The whole buffer, for the log: every dword once, the fields as written.
+        seg.reads = 0;
+        let b = read_buffer(|o| seg.read(o));
+        assert_eq!(seg.reads, DWORDS);
+        assert_eq!(
+            b.map(|b| (b.rfr, b.synd, b.fw_ver)),
+            Ok((true, 7, 0x0010_0023))
+        );
         seg.nic = 7;
         assert_eq!(
             read_fatal(|o| seg.read(o)),
