@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The kernel-verbs bench counted in guest instructions, mlx5_rs beside upstream:
 #
-#   tests/bench/insn-profile.sh [--wrs N] [--batch B] [--top K]
+#   tests/bench/insn-profile.sh [--wrs N] [--batch B] [--top K] [--idle S] [--dp N]
 #
 # Under TCG a guest instruction costs about the same whatever it does, and the count
 # does not move with the host's load, where the timed figures of `make bench`
@@ -15,16 +15,22 @@
 # between the two snapshots is counted (the bench's own code, lockdep, and what the
 # guest runs meanwhile at a rate per second: the total grows with the bench's
 # duration, the driver's own count does not). The boot takes about a minute.
+# --idle S adds a window of S seconds per driver with nothing but the driver running
+# (its background: timers, health poll, interrupts; per second); --dp N one of
+# perftest's ib_write_bw, 64 B, N iterations in loopback (per message; user space
+# counted too, as one bucket).
 # Output: $MLX5RS_CACHE/bench/insn/ (console log, snapshots, report.txt).
 set -euo pipefail
 . "$(dirname "$0")/../vm/lib.sh"
-WRS=20000 BATCH=32 TOP=25
+WRS=20000 BATCH=32 TOP=25 IDLE=0 DP=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--wrs) WRS=$2; shift 2 ;;
 	--batch) BATCH=$2; shift 2 ;;
 	--top) TOP=$2; shift 2 ;;
-	*) die "usage: $0 [--wrs N] [--batch B] [--top K]" ;;
+	--idle) IDLE=$2; shift 2 ;;
+	--dp) DP=$2; shift 2 ;;
+	*) die "usage: $0 [--wrs N] [--batch B] [--top K] [--idle S] [--dp N]" ;;
 	esac
 done
 KB=$(kernel_build_dir)
@@ -34,14 +40,17 @@ KB=$(kernel_build_dir)
 OUT=$CACHE/bench/insn
 rm -rf "$OUT"
 mkdir -p "$OUT"
-printf 'INSN_WRS=%s\nINSN_BATCH=%s\n' "$WRS" "$BATCH" >"$CACHE/bench/insn.env"
+printf 'INSN_WRS=%s\nINSN_BATCH=%s\nINSN_IDLE=%s\nINSN_DP=%s\n' "$WRS" "$BATCH" "$IDLE" "$DP" \
+	>"$CACHE/bench/insn.env"
+user=""
+[ "$DP" -gt 0 ] && user=,user=1
 in_toolbox gcc -O2 -Wall -Werror -shared -fPIC -fvisibility=hidden \
 	-o "$OUT/tbcount.so" "$REPO/tests/bench/insn/tbcount.c"
 trigger=$(awk '$3 == "ksys_sync" { print $1; exit }' "$KB/System.map")
 [ -n "$trigger" ] || die "no ksys_sync in $KB/System.map"
 log "instruction profile: bench=$WRS batch=$BATCH, snapshots at ksys_sync ($trigger)"
 rc=0
-MLX5RS_QEMU_PLUGIN="$OUT/tbcount.so,trigger=$trigger,out=$OUT/snap" MLX5RS_KUNIT=0 \
+MLX5RS_QEMU_PLUGIN="$OUT/tbcount.so,trigger=$trigger,out=$OUT/snap$user" MLX5RS_KUNIT=0 \
 	"$REPO/tests/vm/vm.sh" --timeout 1800 --log "$OUT/console.log" \
 	--run tests/bench/guest-insn.sh || rc=$?
 rm -f "$CACHE/bench/insn.env"

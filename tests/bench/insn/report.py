@@ -12,6 +12,10 @@ the INSN-SYM lines for the modules loaded with that driver). Prints, per driver,
 instructions per work request in all, in the driver's own modules, and the TOP
 functions (default 25) of the driver's modules and of the kernel; then the driver's
 functions side by side. Exits non-zero when a snapshot or a bench line is missing.
+
+A window may be labelled `DRIVER/CASE` (guest-insn.sh's idle and perftest windows):
+its `INSN-BENCH` line's `sends=N unit=WORD` gives the divisor and its name; blocks
+below the kernel's addresses (the plugin's user=1) are charged to `[user]`.
 """
 import bisect
 import collections
@@ -19,6 +23,13 @@ import re
 import sys
 
 DRIVER_MODULES = {"mlx5_rs": {"mlx5_rs"}, "upstream": {"mlx5_ib", "mlx5_core"}}
+# The plugin's kernel addresses start here; below, with its user=1, user space.
+KERNEL_START = 0xFFFF800000000000
+
+
+def base(label):
+    """The driver of a window's label (`mlx5_rs`, `upstream/idle`, ...)."""
+    return label.split("/")[0]
 
 
 def demangle(name):
@@ -62,10 +73,11 @@ def main():
             marks.append((w[1], w[2]))
         elif line.startswith("INSN-SYM ") and len(w) >= 6:
             syms[w[1]].append((int(w[2], 16), w[4], w[5].strip("[]")))
-        elif line.startswith("INSN-BENCH ") and " wrs=" in line:
+        elif line.startswith("INSN-BENCH ") and len(w) >= 3:
             m = re.search(r" sends=(\d+)", line)
             if m:
-                wrs[w[1]] = int(m.group(1))
+                u = re.search(r" unit=(\w+)", line)
+                wrs[w[1]] = (int(m.group(1)), u.group(1) if u else None)
 
     def snap(k):
         counts = collections.Counter()
@@ -81,7 +93,7 @@ def main():
             continue
         if drv not in wrs:
             sys.exit(f"no bench line for {drv}")
-        table = sorted(kernel + syms[drv])
+        table = sorted(kernel + syms[base(drv)])
         addrs = [a for a, _, _ in table]
         a, b = snap(k), snap(k + 1)
         per = collections.Counter()
@@ -91,26 +103,35 @@ def main():
             if d <= 0:
                 continue
             va, n = key
-            i = bisect.bisect_right(addrs, va) - 1
-            _, name, mod = table[i] if i >= 0 else (0, "?", "?")
+            if va < KERNEL_START:
+                name, mod = "(all processes)", "user"
+            else:
+                i = bisect.bisect_right(addrs, va) - 1
+                _, name, mod = table[i] if i >= 0 else (0, "?", "?")
             per[(mod, name)] += d * n
             total += d * n
         results[drv] = (wrs[drv], total, per)
     if not results:
         sys.exit("no bench between two marks")
-    for drv, (n, total, per) in results.items():
-        own = sum(v for (mod, _), v in per.items() if mod in DRIVER_MODULES.get(drv, ()))
-        print(f"== {drv}: {total / n:.0f} guest instructions per work request "
-              f"({n} SENDs and as many receives), {own / n:.0f} of them in "
-              f"{'+'.join(sorted(DRIVER_MODULES.get(drv, ())))}")
+    for drv, ((n, unit), total, per) in results.items():
+        mods = DRIVER_MODULES.get(base(drv), ())
+        own = sum(v for (mod, _), v in per.items() if mod in mods)
+        usr = sum(v for (mod, _), v in per.items() if mod == "user")
+        what = (f"per {unit} ({n} {unit}s)" if unit else
+                f"per work request ({n} SENDs and as many receives)")
+        print(f"== {drv}: {total / n:.0f} guest instructions {what}, "
+              f"{own / n:.0f} of them in {'+'.join(sorted(mods))}"
+              + (f", {usr / n:.0f} in user space" if usr else ""))
         for (mod, name), v in per.most_common(top):
             print(f"  {v / n:9.1f}  [{mod}] {demangle(name)}")
-    print("== the drivers' own functions, instructions per work request")
-    for drv, (n, _, per) in results.items():
+    print("== the drivers' own functions, instructions per work request "
+          "(per the bench line's unit where it names one)")
+    for drv, ((n, unit), _, per) in results.items():
+        mods = DRIVER_MODULES.get(base(drv), ())
         rows = [(v, name, mod) for (mod, name), v in per.items()
-                if mod in DRIVER_MODULES.get(drv, ()) and v / n >= 1]
+                if mod in mods and v / n >= 1]
         for v, name, mod in sorted(rows, reverse=True):
-            print(f"  {drv:9s} {v / n:9.1f}  [{mod}] {demangle(name)}")
+            print(f"  {drv:16s} {v / n:9.1f}  [{mod}] {demangle(name)}")
 
 
 if __name__ == "__main__":

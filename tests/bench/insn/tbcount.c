@@ -6,7 +6,8 @@
  * driver's cost without the host's noise (which moves timed figures ±10 % between
  * boots).
  *
- * Each translated block at a kernel address (≥ 0xffff800000000000) gets a counter of
+ * Each translated block at a kernel address (≥ 0xffff800000000000), and with `user=1`
+ * at any address (user space: the processes' blocks, not told apart), gets a counter of
  * its executions (a callback on its first instruction); a block that leaves early
  * (an exception) is counted whole. Whenever the block at address `trigger=HEX` runs
  * (the guest's `sync` command: ksys_sync, from System.map, the kernel booted with
@@ -64,6 +65,7 @@ static struct block **blocks;
 static size_t nblocks, cap;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t trigger;
+static bool user;
 static const char *out = "/tmp/tbcount";
 static int snapshots;
 
@@ -107,7 +109,7 @@ static void translated(struct qemu_plugin_tb *tb, void *udata)
 	struct block *b;
 
 	(void)udata;
-	if (vaddr < KERNEL_START || !qemu_plugin_tb_n_insns(tb))
+	if ((vaddr < KERNEL_START && !user) || !qemu_plugin_tb_n_insns(tb))
 		return;
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -148,6 +150,8 @@ __attribute__((visibility("default"))) int qemu_plugin_install(uint64_t id,
 	for (i = 0; i < argc; i++) {
 		if (!strncmp(argv[i], "trigger=", 8))
 			trigger = strtoull(argv[i] + 8, NULL, 16);
+		else if (!strcmp(argv[i], "user=1"))
+			user = true;
 		else if (!strncmp(argv[i], "out=", 4))
 			out = argv[i] + 4;
 	}
