@@ -107,90 +107,105 @@ pub enum ReqOp {
     Umr,
 }
 
-/// What a responder completion received (`handle_responder`).
+/// What a responder completion received (`handle_responder`); the immediate or the
+/// invalidated rkey is [`Completion::imm`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecvOp {
     /// `IB_WC_RECV`.
     Recv,
     /// `IB_WC_RECV` with `IB_WC_WITH_IMM`.
-    RecvImm(u32),
+    RecvImm,
     /// `IB_WC_RECV_RDMA_WITH_IMM`.
-    RdmaWithImm(u32),
-    /// `IB_WC_RECV` with `IB_WC_WITH_INVALIDATE` of this rkey.
-    RecvInv(u32),
+    RdmaWithImm,
+    /// `IB_WC_RECV` with `IB_WC_WITH_INVALIDATE`.
+    RecvInv,
 }
 
-/// A parsed CQE.
+/// What a CQE completed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Completion {
+pub enum CqeKind {
     /// A successful send-queue completion.
-    Req {
-        /// QPN (`sop_drop_qpn` 23:0).
-        qpn: u32,
-        /// WQE counter (the caller masks it with its `wqe_cnt - 1`).
-        wqe_counter: u16,
-        /// What completed.
-        op: ReqOp,
-        /// With immediate (`IB_WC_WITH_IMM`).
-        with_imm: bool,
-        /// `byte_len` where upstream sets one (RDMA read: the CQE's byte count;
-        /// atomics: 8).
-        byte_len: Option<u32>,
-    },
+    Req(ReqOp),
     /// A successful receive completion.
-    Resp {
-        /// QPN.
-        qpn: u32,
-        /// WQE counter (SRQ: the WQE index).
-        wqe_counter: u16,
-        /// What was received.
-        op: RecvOp,
-        /// Bytes received.
-        byte_len: u32,
-        /// Source QPN (`flags_rqpn` 23:0).
-        src_qp: u32,
-        /// Source LID.
-        slid: u16,
-        /// Service level (`flags_rqpn` 27:24).
-        sl: u8,
-        /// A GRH is present (`flags_rqpn` 29:28 nonzero: `IB_WC_GRH`).
-        grh: bool,
-        /// `dlid_path_bits` (`ml_path`).
-        dlid_path_bits: u8,
-        /// The P_Key the packet carried (`imm_inval_pkey` 15:0); upstream looks its
-        /// index up for QP1 only.
-        pkey: u16,
-        /// SRQ number / user index (`srqn` 23:0).
-        srqn_uidx: u32,
-    },
-    /// An error completion (`MLX5_CQE_REQ_ERR` / `MLX5_CQE_RESP_ERR`).
+    Resp(RecvOp),
+    /// An error completion (`MLX5_CQE_REQ_ERR` / `MLX5_CQE_RESP_ERR`) of the send
+    /// queue (`requester`) or of the receive queue.
     Error {
-        /// QPN (`s_wqe_opcode_qpn` 23:0).
-        qpn: u32,
-        /// The send queue's (requester) or the receive queue's.
+        /// The send queue's.
         requester: bool,
-        /// WQE counter.
-        wqe_counter: u16,
-        /// `ib_wc_status` of the syndrome.
-        status: WcStatus,
-        /// The syndrome as the device wrote it.
-        syndrome: u8,
-        /// The vendor syndrome (`wc->vendor_err`).
-        vendor_err: u8,
     },
     /// `MLX5_CQE_RESIZE_CQ`: the resize completed (no work completion).
     Resize,
 }
 
+/// A parsed CQE: its kind and the values the work completion takes, each zero where
+/// the kind carries none. One flat record, not an enum of records: poll_cq hands it
+/// from the parser to the work-completion writer, and a union of differently laid out
+/// variants was packed into and out of stack slots field by field on the way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// What completed.
+    pub kind: CqeKind,
+    /// QPN (`sop_drop_qpn` 23:0; errors: `s_wqe_opcode_qpn` 23:0).
+    pub qpn: u32,
+    /// WQE counter (the caller masks it with its `wqe_cnt - 1`; SRQ: the WQE index).
+    pub wqe_counter: u16,
+    /// A send with immediate (`IB_WC_WITH_IMM`).
+    pub with_imm: bool,
+    /// Bytes: received (responder), the RDMA read's byte count or 8 for an atomic
+    /// (requester, as `handle_good_req` sets them).
+    pub byte_len: u32,
+    /// A receive's immediate or invalidated rkey (`imm_inval_pkey`).
+    pub imm: u32,
+    /// Source QPN (`flags_rqpn` 23:0).
+    pub src_qp: u32,
+    /// Source LID.
+    pub slid: u16,
+    /// Service level (`flags_rqpn` 27:24).
+    pub sl: u8,
+    /// A GRH is present (`flags_rqpn` 29:28 nonzero: `IB_WC_GRH`).
+    pub grh: bool,
+    /// `dlid_path_bits` (`ml_path`).
+    pub dlid_path_bits: u8,
+    /// The P_Key the packet carried (`imm_inval_pkey` 15:0); upstream looks its index
+    /// up for QP1 only.
+    pub pkey: u16,
+    /// SRQ number / user index (`srqn` 23:0).
+    pub srqn_uidx: u32,
+    /// `ib_wc_status` of an error's syndrome; `Success` otherwise.
+    pub status: WcStatus,
+    /// An error's syndrome as the device wrote it.
+    pub syndrome: u8,
+    /// An error's vendor syndrome (`wc->vendor_err`).
+    pub vendor_err: u8,
+}
+
 impl Completion {
+    /// A completion of `kind` with every value zero.
+    const fn empty(kind: CqeKind) -> Self {
+        Self {
+            kind,
+            qpn: 0,
+            wqe_counter: 0,
+            with_imm: false,
+            byte_len: 0,
+            imm: 0,
+            src_qp: 0,
+            slid: 0,
+            sl: 0,
+            grh: false,
+            dlid_path_bits: 0,
+            pkey: 0,
+            srqn_uidx: 0,
+            status: WcStatus::Success,
+            syndrome: 0,
+            vendor_err: 0,
+        }
+    }
+
     /// The QP number the CQE names (`None` for a resize).
     pub fn qpn(&self) -> Option<u32> {
-        match *self {
-            Completion::Req { qpn, .. }
-            | Completion::Resp { qpn, .. }
-            | Completion::Error { qpn, .. } => Some(qpn),
-            Completion::Resize => None,
-        }
+        (self.kind != CqeKind::Resize).then_some(self.qpn)
     }
 }
 
@@ -224,24 +239,24 @@ pub fn parse_cqe(cqe: &Cqe64) -> Result<Completion, Malformed> {
         vals::CQE_REQ => {
             let send_op = (sop_qpn >> 24) as u8;
             let (op, with_imm, byte_len) = match send_op {
-                opcode::RDMA_WRITE_IMM => (ReqOp::RdmaWrite, true, None),
-                opcode::RDMA_WRITE => (ReqOp::RdmaWrite, false, None),
-                opcode::SEND_IMM => (ReqOp::Send, true, None),
-                opcode::SEND | opcode::SEND_INVAL => (ReqOp::Send, false, None),
-                opcode::RDMA_READ => (ReqOp::RdmaRead, false, Some(cqe.byte_cnt.get())),
-                opcode::ATOMIC_CS => (ReqOp::CmpSwap, false, Some(8)),
-                opcode::ATOMIC_FA => (ReqOp::FetchAdd, false, Some(8)),
-                opcode::ATOMIC_MASKED_CS => (ReqOp::MaskedCmpSwap, false, Some(8)),
-                opcode::ATOMIC_MASKED_FA => (ReqOp::MaskedFetchAdd, false, Some(8)),
-                opcode::UMR => (ReqOp::Umr, false, None),
+                opcode::RDMA_WRITE_IMM => (ReqOp::RdmaWrite, true, 0),
+                opcode::RDMA_WRITE => (ReqOp::RdmaWrite, false, 0),
+                opcode::SEND_IMM => (ReqOp::Send, true, 0),
+                opcode::SEND | opcode::SEND_INVAL => (ReqOp::Send, false, 0),
+                opcode::RDMA_READ => (ReqOp::RdmaRead, false, cqe.byte_cnt.get()),
+                opcode::ATOMIC_CS => (ReqOp::CmpSwap, false, 8),
+                opcode::ATOMIC_FA => (ReqOp::FetchAdd, false, 8),
+                opcode::ATOMIC_MASKED_CS => (ReqOp::MaskedCmpSwap, false, 8),
+                opcode::ATOMIC_MASKED_FA => (ReqOp::MaskedFetchAdd, false, 8),
+                opcode::UMR => (ReqOp::Umr, false, 0),
                 other => return Err(Malformed::SendOpcode(other)),
             };
-            Ok(Completion::Req {
+            Ok(Completion {
                 qpn,
                 wqe_counter,
-                op,
                 with_imm,
                 byte_len,
+                ..Completion::empty(CqeKind::Req(op))
             })
         }
         vals::CQE_RESP_WR_IMM
@@ -249,18 +264,18 @@ pub fn parse_cqe(cqe: &Cqe64) -> Result<Completion, Malformed> {
         | vals::CQE_RESP_SEND_IMM
         | vals::CQE_RESP_SEND_INV => {
             let word = cqe.imm_inval_pkey.get();
-            let rop = match op {
-                vals::CQE_RESP_WR_IMM => RecvOp::RdmaWithImm(word),
-                vals::CQE_RESP_SEND_IMM => RecvOp::RecvImm(word),
-                vals::CQE_RESP_SEND_INV => RecvOp::RecvInv(word),
-                _ => RecvOp::Recv,
+            let (rop, imm) = match op {
+                vals::CQE_RESP_WR_IMM => (RecvOp::RdmaWithImm, word),
+                vals::CQE_RESP_SEND_IMM => (RecvOp::RecvImm, word),
+                vals::CQE_RESP_SEND_INV => (RecvOp::RecvInv, word),
+                _ => (RecvOp::Recv, 0),
             };
             let flags_rqpn = cqe.flags_rqpn.get();
-            Ok(Completion::Resp {
+            Ok(Completion {
                 qpn,
                 wqe_counter,
-                op: rop,
                 byte_len: cqe.byte_cnt.get(),
+                imm,
                 src_qp: flags_rqpn & 0x00ff_ffff,
                 slid: cqe.slid.get(),
                 sl: ((flags_rqpn >> vals::CQE_FLAGS_SL_SHIFT) & 0xf) as u8,
@@ -268,22 +283,25 @@ pub fn parse_cqe(cqe: &Cqe64) -> Result<Completion, Malformed> {
                 dlid_path_bits: cqe.ml_path,
                 pkey: (word & 0xffff) as u16,
                 srqn_uidx: cqe.srqn.get() & 0x00ff_ffff,
+                ..Completion::empty(CqeKind::Resp(rop))
             })
         }
         vals::CQE_REQ_ERR | vals::CQE_RESP_ERR => {
             // Same 64 bytes in the error layout (`struct mlx5_err_cqe`).
             let e = ErrCqe::read_from_bytes(zerocopy::IntoBytes::as_bytes(cqe))
                 .map_err(|_| Malformed::Opcode(op))?;
-            Ok(Completion::Error {
+            Ok(Completion {
                 qpn: e.s_wqe_opcode_qpn.get() & 0x00ff_ffff,
-                requester: op == vals::CQE_REQ_ERR,
                 wqe_counter: e.wqe_counter.get(),
                 status: status_of_syndrome(e.syndrome),
                 syndrome: e.syndrome,
                 vendor_err: e.vendor_err_synd,
+                ..Completion::empty(CqeKind::Error {
+                    requester: op == vals::CQE_REQ_ERR,
+                })
             })
         }
-        vals::CQE_RESIZE_CQ => Ok(Completion::Resize),
+        vals::CQE_RESIZE_CQ => Ok(Completion::empty(CqeKind::Resize)),
         vals::CQE_SIG_ERR => Err(Malformed::SigErr),
         other => Err(Malformed::Opcode(other)),
     }
@@ -365,17 +383,17 @@ mod tests {
     fn requester_opcodes() {
         // `handle_good_req`.
         let cases = [
-            (0x08u8, ReqOp::RdmaWrite, false, None),
-            (0x09, ReqOp::RdmaWrite, true, None),
-            (0x0a, ReqOp::Send, false, None),
-            (0x0b, ReqOp::Send, true, None),
-            (0x01, ReqOp::Send, false, None),
-            (0x10, ReqOp::RdmaRead, false, Some(0x1234)),
-            (0x11, ReqOp::CmpSwap, false, Some(8)),
-            (0x12, ReqOp::FetchAdd, false, Some(8)),
-            (0x14, ReqOp::MaskedCmpSwap, false, Some(8)),
-            (0x15, ReqOp::MaskedFetchAdd, false, Some(8)),
-            (0x25, ReqOp::Umr, false, None),
+            (0x08u8, ReqOp::RdmaWrite, false, 0),
+            (0x09, ReqOp::RdmaWrite, true, 0),
+            (0x0a, ReqOp::Send, false, 0),
+            (0x0b, ReqOp::Send, true, 0),
+            (0x01, ReqOp::Send, false, 0),
+            (0x10, ReqOp::RdmaRead, false, 0x1234),
+            (0x11, ReqOp::CmpSwap, false, 8),
+            (0x12, ReqOp::FetchAdd, false, 8),
+            (0x14, ReqOp::MaskedCmpSwap, false, 8),
+            (0x15, ReqOp::MaskedFetchAdd, false, 8),
+            (0x25, ReqOp::Umr, false, 0),
         ];
         for (sop, op, with_imm, byte_len) in cases {
             let mut b = raw(0x0, 0);
@@ -385,12 +403,12 @@ mod tests {
             b[0x3d] = 0x02;
             assert_eq!(
                 parse_cqe(&cqe(&b)),
-                Ok(Completion::Req {
+                Ok(Completion {
                     qpn: 0x00ab_cdef,
                     wqe_counter: 0x0102,
-                    op,
                     with_imm,
-                    byte_len
+                    byte_len,
+                    ..Completion::empty(CqeKind::Req(op))
                 })
             );
         }
@@ -416,11 +434,11 @@ mod tests {
         put32(&mut b, 0x38, 0x42);
         assert_eq!(
             parse_cqe(&cqe(&b)),
-            Ok(Completion::Resp {
+            Ok(Completion {
                 qpn: 0x42,
                 wqe_counter: 0,
-                op: RecvOp::RecvImm(0xdead_beef),
                 byte_len: 256,
+                imm: 0xdead_beef,
                 src_qp: 0x0101,
                 slid: 0x2a,
                 sl: 0xb,
@@ -428,6 +446,7 @@ mod tests {
                 dlid_path_bits: 5,
                 pkey: 0xbeef,
                 srqn_uidx: 7,
+                ..Completion::empty(CqeKind::Resp(RecvOp::RecvImm))
             })
         );
     }
@@ -439,8 +458,9 @@ mod tests {
         put32(&mut b, 0x18, 2 << 28);
         assert!(matches!(
             parse_cqe(&cqe(&b)),
-            Ok(Completion::Resp {
-                op: RecvOp::Recv,
+            Ok(Completion {
+                kind: CqeKind::Resp(RecvOp::Recv),
+                imm: 0,
                 pkey: 0xffff,
                 grh: true,
                 sl: 0,
@@ -452,8 +472,9 @@ mod tests {
         put32(&mut b, 0x24, 0x0bad_c0de);
         assert!(matches!(
             parse_cqe(&cqe(&b)),
-            Ok(Completion::Resp {
-                op: RecvOp::RecvInv(0x0bad_c0de),
+            Ok(Completion {
+                kind: CqeKind::Resp(RecvOp::RecvInv),
+                imm: 0x0bad_c0de,
                 grh: false,
                 ..
             })
@@ -461,8 +482,9 @@ mod tests {
         b[0x3f] = 0x10;
         assert!(matches!(
             parse_cqe(&cqe(&b)),
-            Ok(Completion::Resp {
-                op: RecvOp::RdmaWithImm(0x0bad_c0de),
+            Ok(Completion {
+                kind: CqeKind::Resp(RecvOp::RdmaWithImm),
+                imm: 0x0bad_c0de,
                 ..
             })
         ));
@@ -477,13 +499,13 @@ mod tests {
         b[0x3d] = 9;
         assert_eq!(
             parse_cqe(&cqe(&b)),
-            Ok(Completion::Error {
+            Ok(Completion {
                 qpn: 0x1234,
-                requester: true,
                 wqe_counter: 9,
                 status: WcStatus::WrFlushErr,
                 syndrome: 0x05,
                 vendor_err: 0x99,
+                ..Completion::empty(CqeKind::Error { requester: true })
             })
         );
         assert_eq!(parse_cqe(&cqe(&b)).map(|c| c.qpn()), Ok(Some(0x1234)));
@@ -493,11 +515,12 @@ mod tests {
         b[0x37] = 0x77;
         assert!(matches!(
             parse_cqe(&cqe(&b)),
-            Ok(Completion::Error {
-                requester: false,
+            Ok(Completion {
+                kind: CqeKind::Error { requester: false },
                 status: WcStatus::GeneralErr,
                 syndrome: 0x77,
                 vendor_err: 0x99,
+                byte_len: 0,
                 ..
             })
         ));
@@ -505,8 +528,11 @@ mod tests {
 
     #[test]
     fn malformed_and_other_opcodes() {
-        assert_eq!(parse_cqe(&cqe(&raw(0x5, 0))), Ok(Completion::Resize));
-        assert_eq!(Completion::Resize.qpn(), None);
+        assert_eq!(
+            parse_cqe(&cqe(&raw(0x5, 0))),
+            Ok(Completion::empty(CqeKind::Resize))
+        );
+        assert_eq!(Completion::empty(CqeKind::Resize).qpn(), None);
         assert_eq!(parse_cqe(&cqe(&raw(0xc, 0))), Err(Malformed::SigErr));
         for op in [0x6u8, 0x7, 0x8, 0x9, 0xa, 0xb, 0xf] {
             assert_eq!(parse_cqe(&cqe(&raw(op, 0))), Err(Malformed::Opcode(op)));

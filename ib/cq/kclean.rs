@@ -22,7 +22,7 @@ use kernel::{
 };
 
 use super::clean::{clean, moved_op_own, CleanRing};
-use super::cqe::{parse_cqe, Completion};
+use super::cqe::{parse_cqe, Completion, CqeKind};
 use super::{read_cqe, CqEvents, KernelRing, RING_PAGE};
 use crate::coherent_io;
 use crate::ib::qp::kdp::KernelWq;
@@ -80,9 +80,8 @@ impl CleanRing for Ring<'_> {
             return;
         };
         let idx = match parse_cqe(&c) {
-            Ok(Completion::Resp { wqe_counter, .. }) => wqe_counter,
-            Ok(Completion::Error {
-                requester: false,
+            Ok(Completion {
+                kind: CqeKind::Resp(_) | CqeKind::Error { requester: false },
                 wqe_counter,
                 ..
             }) => wqe_counter,

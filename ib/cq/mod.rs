@@ -71,7 +71,7 @@ use crate::ib::{
     cq::commands::{
         check_moderation, CqBuf, CreateCq, DestroyCq, ModerationError, ModifyCqModeration, ResizeCq,
     },
-    cq::cqe::{parse_cqe, Completion, CqGeometry, Malformed},
+    cq::cqe::{parse_cqe, Completion, CqGeometry, CqeKind, Malformed},
     cq::kclean::KcqTable,
     cq::plan::{
         eqn_of, kernel_cq_plan, op_own_offset, quantized_pgoff, resolve_uar, INVALID_OP_OWN,
@@ -465,6 +465,15 @@ impl PollState {
         if self.last.as_ref().is_some_and(|w| w.qpn == qpn) {
             return true;
         }
+        self.select_other(table, qpn)
+    }
+
+    /// [`Self::select`] of a QP other than the last one: out of line, so that the
+    /// poll loop keeps the parsed CQE in registers across the common case (the
+    /// table's lock calls would otherwise spill it on every CQE).
+    #[cold]
+    #[inline(never)]
+    fn select_other(&mut self, table: &KqpTable, qpn: u32) -> bool {
         match table.get(qpn) {
             Some(w) => {
                 self.last = Some(w);
@@ -804,23 +813,16 @@ impl IbCq for Cq {
             };
             match wq.complete(&c, slot) {
                 Ok(true) => {
-                    if let Completion::Error {
-                        syndrome,
-                        vendor_err,
-                        ..
-                    } = c
-                    {
-                        if syndrome_is_dumped(syndrome) {
-                            dev_warn!(
-                                self.dev,
-                                "WC error: {}, QP {:#x}, vendor syndrome {:#x}\n",
-                                syndrome,
-                                qpn,
-                                vendor_err
-                            );
-                        }
+                    if matches!(c.kind, CqeKind::Error { .. }) && syndrome_is_dumped(c.syndrome) {
+                        dev_warn!(
+                            self.dev,
+                            "WC error: {}, QP {:#x}, vendor syndrome {:#x}\n",
+                            c.syndrome,
+                            qpn,
+                            c.vendor_err
+                        );
                     }
-                    qp1_recv |= wq.qp1 && matches!(c, Completion::Resp { .. });
+                    qp1_recv |= wq.qp1 && matches!(c.kind, CqeKind::Resp(_));
                     n += 1;
                 }
                 Ok(false) => {}

@@ -25,7 +25,7 @@ use kernel::{
 };
 
 use crate::ffi::rdma::ib_dp_abi::{wc_flag, wc_op, IbWc};
-use crate::ib::cq::cqe::{Completion, RecvOp, ReqOp};
+use crate::ib::cq::cqe::{Completion, CqeKind, RecvOp, ReqOp};
 use crate::ib::cq::wc_status::WcStatus;
 use crate::ib::qp::flush::NO_WQE;
 use crate::ib::qp::send_wqe::SqState;
@@ -234,93 +234,65 @@ impl KernelWq {
     /// The caller holds the poll lock of the CQ the CQE is on (one poller per queue):
     /// no queue lock is taken.
     pub(crate) fn complete(&self, c: &Completion, wc: &mut IbWc) -> Result<bool, Stray> {
-        *wc = match *c {
-            Completion::Req {
-                wqe_counter,
-                op,
-                with_imm,
-                byte_len,
-                ..
-            } => {
-                let (wr_id, umr) = self.take_send(wqe_counter)?;
-                IbWc {
-                    wr_id,
-                    qp: self.ibqp,
-                    status: ib_status(WcStatus::Success),
-                    opcode: match op {
-                        ReqOp::Send => wc_op::SEND,
-                        ReqOp::RdmaWrite => wc_op::RDMA_WRITE,
-                        ReqOp::RdmaRead => wc_op::RDMA_READ,
-                        ReqOp::CmpSwap => wc_op::COMP_SWAP,
-                        ReqOp::FetchAdd => wc_op::FETCH_ADD,
-                        ReqOp::MaskedCmpSwap => wc_op::MASKED_COMP_SWAP,
-                        ReqOp::MaskedFetchAdd => wc_op::MASKED_FETCH_ADD,
-                        ReqOp::Umr => u32::from(umr),
-                    },
-                    wc_flags: if with_imm { wc_flag::WITH_IMM } else { 0 },
-                    byte_len: byte_len.unwrap_or(0),
-                    ..IbWc::default()
-                }
+        let (wr_id, opcode, flags, ex) = match c.kind {
+            CqeKind::Req(op) => {
+                let (wr_id, umr) = self.take_send(c.wqe_counter)?;
+                let opcode = match op {
+                    ReqOp::Send => wc_op::SEND,
+                    ReqOp::RdmaWrite => wc_op::RDMA_WRITE,
+                    ReqOp::RdmaRead => wc_op::RDMA_READ,
+                    ReqOp::CmpSwap => wc_op::COMP_SWAP,
+                    ReqOp::FetchAdd => wc_op::FETCH_ADD,
+                    ReqOp::MaskedCmpSwap => wc_op::MASKED_COMP_SWAP,
+                    ReqOp::MaskedFetchAdd => wc_op::MASKED_FETCH_ADD,
+                    ReqOp::Umr => u32::from(umr),
+                };
+                let flags = if c.with_imm { wc_flag::WITH_IMM } else { 0 };
+                (wr_id, opcode, flags, 0)
             }
-            Completion::Resp {
-                wqe_counter,
-                op,
-                byte_len,
-                src_qp,
-                slid,
-                sl,
-                grh,
-                dlid_path_bits,
-                pkey,
-                ..
-            } => {
-                let wr_id = self.take_recv(wqe_counter)?;
+            CqeKind::Resp(op) => {
+                let wr_id = self.take_recv(c.wqe_counter)?;
                 let (opcode, flags, ex) = match op {
                     RecvOp::Recv => (wc_op::RECV, 0, 0),
                     // `imm_data` is `__be32`: the wire's bytes in memory.
-                    RecvOp::RecvImm(i) => (wc_op::RECV, wc_flag::WITH_IMM, i.to_be()),
-                    RecvOp::RdmaWithImm(i) => {
-                        (wc_op::RECV_RDMA_WITH_IMM, wc_flag::WITH_IMM, i.to_be())
+                    RecvOp::RecvImm => (wc_op::RECV, wc_flag::WITH_IMM, c.imm.to_be()),
+                    RecvOp::RdmaWithImm => {
+                        (wc_op::RECV_RDMA_WITH_IMM, wc_flag::WITH_IMM, c.imm.to_be())
                     }
-                    RecvOp::RecvInv(k) => (wc_op::RECV, wc_flag::WITH_INVALIDATE, k),
+                    RecvOp::RecvInv => (wc_op::RECV, wc_flag::WITH_INVALIDATE, c.imm),
                 };
-                IbWc {
-                    wr_id,
-                    qp: self.ibqp,
-                    status: ib_status(WcStatus::Success),
-                    opcode,
-                    byte_len,
-                    ex,
-                    src_qp,
-                    slid: u32::from(slid),
-                    wc_flags: if grh { flags | wc_flag::GRH } else { flags },
-                    pkey_index: if self.qp1 { pkey } else { 0 },
-                    sl,
-                    dlid_path_bits,
-                    ..IbWc::default()
-                }
+                let flags = if c.grh { flags | wc_flag::GRH } else { flags };
+                (wr_id, opcode, flags, ex)
             }
-            Completion::Error {
-                requester,
-                wqe_counter,
-                status,
-                vendor_err,
-                ..
-            } => {
+            CqeKind::Error { requester } => {
                 let wr_id = if requester {
-                    self.take_send(wqe_counter)?.0
+                    self.take_send(c.wqe_counter)?.0
                 } else {
-                    self.take_recv(wqe_counter)?
+                    self.take_recv(c.wqe_counter)?
                 };
-                IbWc {
-                    wr_id,
-                    qp: self.ibqp,
-                    status: ib_status(status),
-                    vendor_err: u32::from(vendor_err),
-                    ..IbWc::default()
-                }
+                // The opcode of an error completion is not defined (zero, as the
+                // fields the error CQE does not carry).
+                (wr_id, 0, 0, 0)
             }
-            Completion::Resize => return Ok(false),
+            CqeKind::Resize => return Ok(false),
+        };
+        // The parsed CQE's values are zero where its kind carries none: one write
+        // for every kind.
+        *wc = IbWc {
+            wr_id,
+            qp: self.ibqp,
+            status: ib_status(c.status),
+            opcode,
+            vendor_err: u32::from(c.vendor_err),
+            byte_len: c.byte_len,
+            ex,
+            src_qp: c.src_qp,
+            slid: u32::from(c.slid),
+            wc_flags: flags,
+            pkey_index: if self.qp1 { c.pkey } else { 0 },
+            sl: c.sl,
+            dlid_path_bits: c.dlid_path_bits,
+            ..IbWc::default()
         };
         Ok(true)
     }
