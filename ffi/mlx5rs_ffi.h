@@ -642,9 +642,10 @@ struct mlx5rs_ib_send_wr {
 
 /* Implemented in Rust (ffi/rdma/ib_qp.rs): posts the chain of work requests from @wr
  * (a const struct ib_send_wr / ib_recv_wr of the core's QP @ibqp), each read under
- * the queue's lock (a send request through mlx5rs_ib_send_wr_next(), a receive
- * request in place); returns 0 or the errno of request *@done (the number posted before it). @drain not 0 for a
- * drain's request (posted after a fatal error too). */
+ * the queue's lock (a receive request and a connected QP's common send request in
+ * place, any other send request through mlx5rs_ib_send_wr_next()); returns 0 or the
+ * errno of request *@done (the number posted before it). @drain not 0 for a drain's
+ * request (posted after a fatal error too). */
 int mlx5rs_ib_rs_post_send(void *qp, const void *ibqp, const void *wr, __u32 drain,
 			   __u32 *done);
 int mlx5rs_ib_rs_post_recv(void *qp, const void *wr, __u32 drain, __u32 *done);

@@ -2,10 +2,11 @@
 
 //! The kernel verbs data path's structures shared with the shim (`ffi/rdma/ib_qp.c`,
 //! `ffi/rdma/ib_cq.c`): `#[repr(C)]` mirrors of `struct mlx5rs_ib_send_wr` and the
-//! core's `struct ib_sge`, `struct ib_recv_wr` and `struct ib_wc` (the shim checks
-//! the same sizes and offsets at its build), the shim's request opcode and
-//! flag numbers (`MLX5RS_WR_*`, `MLX5RS_SEND_*` in `mlx5rs_ffi.h`) and the core's
-//! completion opcode and flag numbers.
+//! core's `struct ib_sge`, `struct ib_send_wr` (with `ib_rdma_wr` and `ib_atomic_wr`),
+//! `struct ib_recv_wr` and `struct ib_wc` (the shim checks the same sizes and offsets
+//! at its build), the shim's request opcode and flag numbers (`MLX5RS_WR_*`,
+//! `MLX5RS_SEND_*` in `mlx5rs_ffi.h`, the core's own for the opcodes read in place) and
+//! the core's completion opcode and flag numbers.
 
 /// The core's `struct ib_sge`, read in place from a work request's `sg_list`: the
 /// WQE builders' own gather entry, whose `#[repr(C)]` layout is `struct ib_sge`'s
@@ -93,6 +94,83 @@ const _: () = assert!(
         && core::mem::offset_of!(IbRecvWr, wr_id) == 8
         && core::mem::offset_of!(IbRecvWr, sg_list) == 16
         && core::mem::offset_of!(IbRecvWr, num_sge) == 24
+);
+
+/// The core's `struct ib_send_wr`, read in place for a connected QP's requests of the
+/// opcodes `wr_op::RDMA_WRITE` to `wr_op::ATOMIC_FETCH_AND_ADD` (`SendChain::next`):
+/// a `#[repr(C)]` mirror whose size and offsets the shim checks against the kernel's
+/// header (`ffi/rdma/ib_qp.c`), as below; the opcode and flag numbers are the shim's
+/// `MLX5RS_WR_*` and `MLX5RS_SEND_*` there (checked the same way).
+#[repr(C)]
+pub(crate) struct IbSendWr {
+    /// The next request of the chain, null after the last.
+    pub(crate) next: *const IbSendWr,
+    /// `wr_id` (or `wr_cqe`, the same 8 bytes).
+    pub(crate) wr_id: u64,
+    /// The `struct ib_sge` array (`num_sge` entries).
+    pub(crate) sg_list: *const IbSge,
+    /// Entries of `sg_list` (`int`).
+    pub(crate) num_sge: i32,
+    /// `enum ib_wr_opcode`.
+    pub(crate) opcode: u32,
+    /// `enum ib_send_flags` bits (`int`).
+    pub(crate) send_flags: u32,
+    /// `ex`: the immediate as the consumer's big-endian bytes (`imm_data`), or the key
+    /// to invalidate.
+    pub(crate) ex: u32,
+}
+const _: () = assert!(
+    size_of::<IbSendWr>() == 40
+        && core::mem::offset_of!(IbSendWr, wr_id) == 8
+        && core::mem::offset_of!(IbSendWr, sg_list) == 16
+        && core::mem::offset_of!(IbSendWr, num_sge) == 24
+        && core::mem::offset_of!(IbSendWr, opcode) == 28
+        && core::mem::offset_of!(IbSendWr, send_flags) == 32
+        && core::mem::offset_of!(IbSendWr, ex) == 36
+);
+
+/// The core's `struct ib_rdma_wr` (RDMA WRITE, WRITE with immediate, READ), as
+/// [`IbSendWr`].
+#[repr(C)]
+pub(crate) struct IbRdmaWr {
+    /// The request's head.
+    pub(crate) wr: IbSendWr,
+    /// Remote address.
+    pub(crate) remote_addr: u64,
+    /// Remote key.
+    pub(crate) rkey: u32,
+}
+const _: () = assert!(
+    size_of::<IbRdmaWr>() == 56
+        && core::mem::offset_of!(IbRdmaWr, remote_addr) == 40
+        && core::mem::offset_of!(IbRdmaWr, rkey) == 48
+);
+
+/// The core's `struct ib_atomic_wr` (compare-and-swap, fetch-and-add), as
+/// [`IbSendWr`].
+#[repr(C)]
+pub(crate) struct IbAtomicWr {
+    /// The request's head.
+    pub(crate) wr: IbSendWr,
+    /// Remote address.
+    pub(crate) remote_addr: u64,
+    /// Compare (compare-and-swap) or add (fetch-and-add) operand.
+    pub(crate) compare_add: u64,
+    /// Swap operand.
+    pub(crate) swap: u64,
+    /// Masked atomics only (not read).
+    pub(crate) compare_add_mask: u64,
+    /// Masked atomics only (not read).
+    pub(crate) swap_mask: u64,
+    /// Remote key.
+    pub(crate) rkey: u32,
+}
+const _: () = assert!(
+    size_of::<IbAtomicWr>() == 88
+        && core::mem::offset_of!(IbAtomicWr, remote_addr) == 40
+        && core::mem::offset_of!(IbAtomicWr, compare_add) == 48
+        && core::mem::offset_of!(IbAtomicWr, swap) == 56
+        && core::mem::offset_of!(IbAtomicWr, rkey) == 80
 );
 
 /// One receive work request as the receive posts use it, read from the core's

@@ -3,10 +3,12 @@
  * The QP verbs of the InfiniBand shim: create_qp, modify_qp, query_qp,
  * destroy_qp, post_send and post_recv trampolines into Rust (ffi/rdma/ib_qp.rs).
  * post_send and post_recv hand the core's work request chain to Rust, which walks it
- * under the queue's lock: each send request copied into the shim's plain struct
- * mlx5rs_ib_send_wr (a UD request's address vector taken from its address handle) by
- * mlx5rs_ib_send_wr_next(), each receive request read in place (struct ib_recv_wr,
- * whose layout Rust mirrors: checked below); bad_wr is answered as upstream does.
+ * under the queue's lock: a connected QP's send request of the opcodes RDMA_WRITE to
+ * ATOMIC_FETCH_AND_ADD and each receive request read in place (struct ib_send_wr,
+ * ib_rdma_wr, ib_atomic_wr and ib_recv_wr, whose layouts Rust mirrors, with the opcode
+ * and flag numbers: checked below), any other send request copied into the shim's
+ * plain struct mlx5rs_ib_send_wr (a UD request's address vector taken from its address
+ * handle) by mlx5rs_ib_send_wr_next(); bad_wr is answered as upstream does.
  *
  * Each trampoline copies the core's structures into the shim's plain ones
  * (struct mlx5rs_ib_qp_init, struct mlx5rs_ib_qp_attr, mlx5rs_ffi.h) and back: the
@@ -474,6 +476,40 @@ const void *mlx5rs_ib_send_wr_next(const void *ibqp, const void *wr,
 	mlx5rs_send_wr_to_rs(ibqp, w, o);
 	return w->next;
 }
+
+/*
+ * struct ib_send_wr, ib_rdma_wr and ib_atomic_wr as ffi/rdma/ib_dp_abi.rs mirrors them
+ * (Rust reads a connected QP's requests of these opcodes in place), and the opcode and
+ * flag numbers Rust reads there, which are the shim's own.
+ */
+static_assert(sizeof(struct ib_send_wr) == 40 && offsetof(struct ib_send_wr, next) == 0 &&
+	      offsetof(struct ib_send_wr, wr_id) == 8 &&
+	      offsetof(struct ib_send_wr, sg_list) == 16 &&
+	      offsetof(struct ib_send_wr, num_sge) == 24 &&
+	      offsetof(struct ib_send_wr, opcode) == 28 &&
+	      sizeof(enum ib_wr_opcode) == 4 &&
+	      offsetof(struct ib_send_wr, send_flags) == 32 &&
+	      offsetof(struct ib_send_wr, ex) == 36 &&
+	      sizeof(((struct ib_send_wr *)0)->ex) == 4);
+static_assert(sizeof(struct ib_rdma_wr) == 56 && offsetof(struct ib_rdma_wr, wr) == 0 &&
+	      offsetof(struct ib_rdma_wr, remote_addr) == 40 &&
+	      offsetof(struct ib_rdma_wr, rkey) == 48);
+static_assert(sizeof(struct ib_atomic_wr) == 88 && offsetof(struct ib_atomic_wr, wr) == 0 &&
+	      offsetof(struct ib_atomic_wr, remote_addr) == 40 &&
+	      offsetof(struct ib_atomic_wr, compare_add) == 48 &&
+	      offsetof(struct ib_atomic_wr, swap) == 56 &&
+	      offsetof(struct ib_atomic_wr, rkey) == 80);
+static_assert((int)IB_WR_RDMA_WRITE == (int)MLX5RS_WR_RDMA_WRITE &&
+	      (int)IB_WR_RDMA_WRITE_WITH_IMM == (int)MLX5RS_WR_RDMA_WRITE_IMM &&
+	      (int)IB_WR_SEND == (int)MLX5RS_WR_SEND &&
+	      (int)IB_WR_SEND_WITH_IMM == (int)MLX5RS_WR_SEND_IMM &&
+	      (int)IB_WR_RDMA_READ == (int)MLX5RS_WR_RDMA_READ &&
+	      (int)IB_WR_ATOMIC_CMP_AND_SWP == (int)MLX5RS_WR_ATOMIC_CMP_AND_SWP &&
+	      (int)IB_WR_ATOMIC_FETCH_AND_ADD == (int)MLX5RS_WR_ATOMIC_FETCH_AND_ADD);
+static_assert((int)IB_SEND_FENCE == (int)MLX5RS_SEND_FENCE &&
+	      (int)IB_SEND_SIGNALED == (int)MLX5RS_SEND_SIGNALED &&
+	      (int)IB_SEND_SOLICITED == (int)MLX5RS_SEND_SOLICITED &&
+	      (int)IB_SEND_INLINE == (int)MLX5RS_SEND_INLINE);
 
 /* struct ib_recv_wr as ffi/rdma/ib_dp_abi.rs mirrors it (Rust walks the chain in place). */
 static_assert(sizeof(struct ib_recv_wr) == 32 && offsetof(struct ib_recv_wr, next) == 0 &&

@@ -16,11 +16,13 @@ use kernel::{
 
 use super::ib::{errno, IbOps};
 use super::ib_abi::{IbEvent, Udata};
+use super::ib_dp_abi::{send_flag, wr_op, IbAtomicWr, IbRdmaWr, IbSendWr};
 pub(crate) use super::ib_dp_abi::{IbRecvWr, IbSge, RecvWrC, SendWrC};
 pub(crate) use super::ib_qp_abi::{QpAttr, QpInit};
 use super::ib_uctx::{ucontext_ref, IbUcontext};
 use super::udata::{set_resp_len, user_data, UserData};
 use super::umem::IbDev;
+use crate::ib::qp::send_wqe::SendOp;
 
 extern "C" {
     fn mlx5rs_ib_qp_event(ibqp: *mut c_void, event: u32);
@@ -88,8 +90,8 @@ pub(crate) trait IbQp: Send + Sync {
 }
 
 /// The send work request chain of one post_send call, walked in order by
-/// [`SendChain::next_into`] (the caller holds the send queue's lock across the walk:
-/// one lock and one doorbell a call, as upstream).
+/// [`SendChain::next`] (the caller holds the send queue's lock across the walk: one
+/// lock and one doorbell a call, as upstream).
 ///
 /// INVARIANT: `next` is null or a request (`const struct ib_send_wr *`) of the chain
 /// the core passed to post_send on its QP `ibqp`; every request of the chain, with its
@@ -109,20 +111,34 @@ impl<'a> SendChain<'a> {
         self.drain
     }
 
-    /// The next request of the chain into `out` (as the shim copies it); `false` after
-    /// the last. `out` is one structure for the whole chain, zeroed by the caller: the
-    /// shim writes every field but `av` (only with `has_ah`) and the reserved bytes.
-    pub(crate) fn next_into(&mut self, out: &mut SendWrC) -> bool {
+    /// The next request of the chain; `None` after the last. With `in_place` (a
+    /// connected QP: no address handle to read) a request of the opcodes
+    /// `wr_op::RDMA_WRITE` to `wr_op::ATOMIC_FETCH_AND_ADD` is read where the consumer
+    /// wrote it; any other is copied by the shim into `out`, one structure for the
+    /// whole chain, zeroed by the caller (the shim writes every field but `av`, only
+    /// with `has_ah`, and the reserved bytes).
+    pub(crate) fn next(&mut self, in_place: bool, out: &mut SendWrC) -> Option<SendReq<'a>> {
         if self.next.is_null() {
-            return false;
+            return None;
+        }
+        if in_place {
+            // SAFETY: by the type invariant `next` is a `struct ib_send_wr` of the chain
+            // (whose layout `IbSendWr` mirrors, checked on both sides), readable for
+            // `'a` and not changed by the consumer during the call.
+            let w = unsafe { &*self.next.cast::<IbSendWr>() };
+            if w.opcode <= wr_op::ATOMIC_FETCH_AND_ADD {
+                self.next = w.next.cast();
+                // INVARIANT: `w` is a request of the chain, of one of those opcodes.
+                return Some(SendReq::InPlace(CoreSendWr(w)));
+            }
         }
         // SAFETY: by the type invariant `next` is a request of the chain of `ibqp`; the
         // shim only reads it and writes `out`, a valid `struct mlx5rs_ib_send_wr`.
         self.next = unsafe { mlx5rs_ib_send_wr_next(self.ibqp, self.next, out) };
-        true
+        Some(SendReq::Copied)
     }
 
-    /// The gather list of `wr` (one [`Self::next_into`] gave).
+    /// The gather list of `wr` (a copied request, [`SendReq::Copied`]).
     pub(crate) fn sg(&self, wr: &SendWrC) -> &'a [IbSge] {
         if wr.num_sge == 0 || wr.sg == 0 {
             return &[];
@@ -156,6 +172,96 @@ impl<'a> SendChain<'a> {
         // SAFETY: by the type invariant an inline entry names `length` readable bytes
         // of kernel memory for `'a` (the consumer's buffer, `IB_SEND_INLINE`).
         unsafe { core::slice::from_raw_parts(e.addr as *const u8, e.length as usize) }
+    }
+}
+
+/// One request of a send chain, as [`SendChain::next`] gives it.
+pub(crate) enum SendReq<'a> {
+    /// A connected QP's request of a common opcode, read in place.
+    InPlace(CoreSendWr<'a>),
+    /// Any other, as the shim copied it into the caller's [`SendWrC`].
+    Copied,
+}
+
+/// A send request read in place: the core's `struct ib_send_wr` of a post_send chain.
+///
+/// INVARIANT: `0` is a request of the chain one [`SendChain`] walks (readable with its
+/// gather list and inline data for `'a`) whose opcode is one of `wr_op::RDMA_WRITE` to
+/// `wr_op::ATOMIC_FETCH_AND_ADD`, so by the core's contract the head of the `struct
+/// ib_rdma_wr` (the RDMA opcodes) or `struct ib_atomic_wr` (the atomics) the consumer
+/// wrote (the core's `rdma_wr()` and `atomic_wr()`, which upstream's post_send reads).
+#[derive(Clone, Copy)]
+pub(crate) struct CoreSendWr<'a>(&'a IbSendWr);
+
+impl<'a> CoreSendWr<'a> {
+    /// `wr_id`.
+    pub(crate) fn wr_id(&self) -> u64 {
+        self.0.wr_id
+    }
+
+    /// The [`send_flag`] bits (the core's numbers, checked equal by the shim); the
+    /// others ignored, as the shim's copy drops them.
+    pub(crate) fn flags(&self) -> u32 {
+        self.0.send_flags
+            & (send_flag::FENCE | send_flag::SIGNALED | send_flag::SOLICITED | send_flag::INLINE)
+    }
+
+    /// The gather list (a negative count of the core's read as none).
+    pub(crate) fn sg(&self) -> &'a [IbSge] {
+        let n = usize::try_from(self.0.num_sge).unwrap_or(0);
+        if n == 0 || self.0.sg_list.is_null() {
+            return &[];
+        }
+        // SAFETY: the list of a request of the chain, `num_sge` entries readable for
+        // `'a` (type invariant); `IbSge` is `struct ib_sge`'s layout (checked on both
+        // sides).
+        unsafe { core::slice::from_raw_parts(self.0.sg_list, n) }
+    }
+
+    /// The WQE the request asks for, with its operands (the shim's copy gives the same
+    /// through `post.rs`'s `send_op`): the immediate as `be32_to_cpu` of the
+    /// consumer's.
+    pub(crate) fn op(&self) -> SendOp {
+        let w: *const IbSendWr = self.0;
+        match self.0.opcode {
+            wr_op::RDMA_WRITE | wr_op::RDMA_WRITE_IMM | wr_op::RDMA_READ => {
+                // SAFETY: an RDMA opcode's request heads a `struct ib_rdma_wr` (type
+                // invariant), readable for `'a`.
+                let r = unsafe { &*w.cast::<IbRdmaWr>() };
+                let (raddr, rkey) = (r.remote_addr, r.rkey);
+                match self.0.opcode {
+                    wr_op::RDMA_WRITE => SendOp::RdmaWrite { raddr, rkey },
+                    wr_op::RDMA_READ => SendOp::RdmaRead { raddr, rkey },
+                    _ => SendOp::RdmaWriteImm {
+                        raddr,
+                        rkey,
+                        imm: u32::from_be(self.0.ex),
+                    },
+                }
+            }
+            wr_op::ATOMIC_CMP_AND_SWP | wr_op::ATOMIC_FETCH_AND_ADD => {
+                // SAFETY: an atomic opcode's request heads a `struct ib_atomic_wr` (type
+                // invariant), readable for `'a`.
+                let a = unsafe { &*w.cast::<IbAtomicWr>() };
+                if self.0.opcode == wr_op::ATOMIC_CMP_AND_SWP {
+                    SendOp::CmpSwap {
+                        raddr: a.remote_addr,
+                        rkey: a.rkey,
+                        compare: a.compare_add,
+                        swap: a.swap,
+                    }
+                } else {
+                    SendOp::FetchAdd {
+                        raddr: a.remote_addr,
+                        rkey: a.rkey,
+                        add: a.compare_add,
+                    }
+                }
+            }
+            wr_op::SEND_IMM => SendOp::SendImm(u32::from_be(self.0.ex)),
+            // `wr_op::SEND`, the one opcode left by the type invariant.
+            _ => SendOp::Send,
+        }
     }
 }
 
@@ -485,5 +591,182 @@ unsafe extern "C" fn mlx5rs_ib_rs_qp_internal_error(qp: *mut c_void) -> c_int {
     match unsafe { qp_ref(qp) } {
         Some(q) => c_int::from(q.internal_error()),
         None => 0,
+    }
+}
+
+#[cfg(CONFIG_MLX5_RS_KUNIT_TEST)]
+#[kunit_tests(mlx5_rs_ffi_send_wr)]
+mod tests {
+    use super::*;
+    use core::ptr;
+    use zerocopy::FromZeros;
+
+    const SG: [IbSge; 2] = [
+        IbSge {
+            addr: 0x1000,
+            length: 64,
+            lkey: 7,
+        },
+        IbSge {
+            addr: 0x2000,
+            length: 8,
+            lkey: 9,
+        },
+    ];
+
+    fn head(next: *const IbSendWr, wr_id: u64, opcode: u32, send_flags: u32) -> IbSendWr {
+        IbSendWr {
+            next,
+            wr_id,
+            sg_list: SG.as_ptr(),
+            num_sge: 2,
+            opcode,
+            send_flags,
+            ex: 0,
+        }
+    }
+
+    fn chain<'a>(first: &'a IbSendWr) -> SendChain<'a> {
+        SendChain {
+            ibqp: ptr::null(),
+            next: ptr::from_ref(first).cast(),
+            drain: false,
+            _chain: PhantomData,
+        }
+    }
+
+    fn in_place<'a>(c: &mut SendChain<'a>) -> Result<CoreSendWr<'a>> {
+        match c.next(true, &mut SendWrC::new_zeroed()) {
+            Some(SendReq::InPlace(w)) => Ok(w),
+            _ => Err(EINVAL),
+        }
+    }
+
+    // A chain of the core's structures as a consumer writes them (`ib_verbs.h`): an
+    // RDMA WRITE with immediate (`ib_rdma_wr`), a compare-and-swap (`ib_atomic_wr`), a
+    // SEND with immediate, each read where it is, in order, then the chain's end.
+    #[test]
+    fn chain_read_in_place() -> Result {
+        // IB_SEND_SIGNALED | IB_SEND_INLINE | IB_SEND_IP_CSUM (1 << 4, not ours).
+        let mut send = head(ptr::null(), 3, wr_op::SEND_IMM, 2 | 8 | 16);
+        // The consumer's `cpu_to_be32(0x11223344)`.
+        send.ex = 0x1122_3344u32.to_be();
+        let cas = IbAtomicWr {
+            wr: head(&send, 2, wr_op::ATOMIC_CMP_AND_SWP, 2),
+            remote_addr: 0xdead_0000,
+            compare_add: 5,
+            swap: 6,
+            compare_add_mask: 0xff,
+            swap_mask: 0xff,
+            rkey: 0x33,
+        };
+        let mut wimm = IbRdmaWr {
+            wr: head(&cas.wr, 1, wr_op::RDMA_WRITE_IMM, 1),
+            remote_addr: 0xbeef_0000,
+            rkey: 0x44,
+        };
+        wimm.wr.ex = 0xa1b2_c3d4u32.to_be();
+        let mut c = chain(&wimm.wr);
+
+        let w = in_place(&mut c)?;
+        assert_eq!(w.wr_id(), 1);
+        assert_eq!(w.flags(), send_flag::FENCE);
+        assert_eq!(
+            w.op(),
+            SendOp::RdmaWriteImm {
+                raddr: 0xbeef_0000,
+                rkey: 0x44,
+                imm: 0xa1b2_c3d4
+            }
+        );
+        assert_eq!(w.sg().len(), 2);
+        assert_eq!(w.sg()[1].lkey, 9);
+
+        let w = in_place(&mut c)?;
+        assert_eq!(w.wr_id(), 2);
+        assert_eq!(
+            w.op(),
+            SendOp::CmpSwap {
+                raddr: 0xdead_0000,
+                rkey: 0x33,
+                compare: 5,
+                swap: 6
+            }
+        );
+
+        let w = in_place(&mut c)?;
+        assert_eq!(w.wr_id(), 3);
+        assert_eq!(w.flags(), send_flag::SIGNALED | send_flag::INLINE);
+        assert_eq!(w.op(), SendOp::SendImm(0x1122_3344));
+
+        assert!(c.next(true, &mut SendWrC::new_zeroed()).is_none());
+        Ok(())
+    }
+
+    // The other opcodes read in place: their operands from the right structure.
+    #[test]
+    fn each_common_opcode() -> Result {
+        let rd = IbRdmaWr {
+            wr: head(ptr::null(), 4, wr_op::RDMA_READ, 0),
+            remote_addr: 0x10,
+            rkey: 0x20,
+        };
+        let w = in_place(&mut chain(&rd.wr))?;
+        assert_eq!(
+            w.op(),
+            SendOp::RdmaRead {
+                raddr: 0x10,
+                rkey: 0x20
+            }
+        );
+        let wr = IbRdmaWr {
+            wr: head(ptr::null(), 5, wr_op::RDMA_WRITE, 0),
+            remote_addr: 0x30,
+            rkey: 0x40,
+        };
+        let w = in_place(&mut chain(&wr.wr))?;
+        assert_eq!(
+            w.op(),
+            SendOp::RdmaWrite {
+                raddr: 0x30,
+                rkey: 0x40
+            }
+        );
+        let fa = IbAtomicWr {
+            wr: head(ptr::null(), 6, wr_op::ATOMIC_FETCH_AND_ADD, 0),
+            remote_addr: 0x50,
+            compare_add: 0x60,
+            swap: 0x70,
+            compare_add_mask: 0,
+            swap_mask: 0,
+            rkey: 0x80,
+        };
+        let w = in_place(&mut chain(&fa.wr))?;
+        assert_eq!(
+            w.op(),
+            SendOp::FetchAdd {
+                raddr: 0x50,
+                rkey: 0x80,
+                add: 0x60
+            }
+        );
+        let s = head(ptr::null(), 7, wr_op::SEND, 0);
+        let w = in_place(&mut chain(&s))?;
+        assert_eq!(w.op(), SendOp::Send);
+        Ok(())
+    }
+
+    // A negative or zero count, or no list, is no gather entry (as the shim's copy).
+    #[test]
+    fn bad_count_is_no_list() -> Result {
+        let mut s = head(ptr::null(), 1, wr_op::SEND, 0);
+        s.num_sge = -1;
+        assert!(in_place(&mut chain(&s))?.sg().is_empty());
+        s.num_sge = 0;
+        assert!(in_place(&mut chain(&s))?.sg().is_empty());
+        s.num_sge = 2;
+        s.sg_list = ptr::null();
+        assert!(in_place(&mut chain(&s))?.sg().is_empty());
+        Ok(())
     }
 }

@@ -104,6 +104,8 @@ KCLIENT_TRAFFIC_STEPS="traffic.ops traffic.pd traffic.cq
 traffic.qp-a.init traffic.qp-a.rtr traffic.qp-a.rts traffic.qp-b.init traffic.qp-b.rtr traffic.qp-b.rts
 traffic.mr.a traffic.mr.b traffic.reg-mr
 traffic.send traffic.send-bytes traffic.write traffic.write-bytes traffic.read traffic.read-bytes
+traffic.send-imm traffic.send-imm-bytes traffic.send-inline traffic.send-inline-bytes
+traffic.write-imm traffic.write-imm-bytes
 traffic.cmp-swap traffic.cmp-swap-bytes traffic.cmp-swap-returned
 traffic.fetch-add traffic.fetch-add-bytes traffic.fetch-add-returned
 traffic.local-inv traffic.write-after-inv traffic.write-after-inv-bytes

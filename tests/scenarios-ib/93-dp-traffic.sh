@@ -40,8 +40,10 @@
 #  4. kclient: the kernel consumer (tests/modules/ib_kclient loaded with traffic=1
 #     kverbs=1 bench=$DP_KCLIENT_WRS, default 1000):
 #     an RC QP pair in loopback, MRs by fast registration (ib_alloc_mr, ib_map_mr_sg,
-#     IB_WR_REG_MR), SEND/RECV, RDMA WRITE, RDMA READ, compare-and-swap, fetch-and-add,
-#     each followed by a comparison of the bytes, then IB_WR_LOCAL_INV and a WRITE
+#     IB_WR_REG_MR), SEND/RECV, RDMA WRITE, RDMA READ, SEND with an immediate, an
+#     inline SEND, RDMA WRITE with an immediate (the receive's immediate, flag and
+#     length checked), compare-and-swap, fetch-and-add, each followed by a
+#     comparison of the bytes, then IB_WR_LOCAL_INV and a WRITE
 #     through the invalidated rkey that must complete with a remote access error and
 #     leave the bytes alone (tests/guest/kclient.sh KCLIENT_TRAFFIC_STEPS). Upstream
 #     mlx5_ib refuses atomics from kernel consumers (wr.c, -EOPNOTSUPP at post): that

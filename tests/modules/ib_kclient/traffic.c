@@ -20,6 +20,15 @@
  *                   is untouched
  *   write           A writes 512 bytes at offset 1024 of B's page (B's rkey)
  *   read            A reads 512 bytes at offset 2048 of B's page into its own
+ *   send-imm        B posts a receive, A sends 64 bytes with an immediate: B's
+ *                   receive has IB_WC_WITH_IMM, the immediate as sent and the length,
+ *                   the bytes are in B's page and the byte after them is untouched
+ *   send-inline     the same with IB_SEND_INLINE (each QP created for 64 inline
+ *                   bytes): 48 bytes from a buffer of the stack, no key
+ *   write-imm       B posts a receive, A writes 128 bytes at offset 3584 of B's page
+ *                   with an immediate: A's completion is a write, B's receive is
+ *                   IB_WC_RECV_RDMA_WITH_IMM with the immediate and the length, the
+ *                   bytes are there
  *   cmp-swap        compare-and-swap on B's word at 3072: the swap happened and the
  *                   old value came back into A's page
  *   fetch-add       fetch-and-add on B's word at 3080: the sum is there and the old
@@ -73,10 +82,16 @@ MODULE_PARM_DESC(traffic_wait_ms, "Wait for each traffic completion, ms (default
 #define KT_CS_NEW 0x2222222222222222ULL
 #define KT_FA_OLD 0x4444444444444444ULL
 #define KT_FA_ADD 0x0101010101010101ULL
+#define KT_IMM_LEN 64
+#define KT_INLINE_LEN 48
+#define KT_WIMM_OFF 3584
+#define KT_WIMM_LEN 128
+#define KT_SEND_IMM 0x5e1d0a11
+#define KT_WRITE_IMM 0x77a1e0b2
 
 enum {
 	KT_WR_REG = 1, KT_WR_RECV, KT_WR_SEND, KT_WR_WRITE, KT_WR_READ, KT_WR_CS, KT_WR_FA,
-	KT_WR_INV, KT_WR_STALE,
+	KT_WR_INV, KT_WR_STALE, KT_WR_SEND_IMM, KT_WR_INLINE, KT_WR_WRITE_IMM,
 };
 
 /* One QP with its page and the MR over it. */
@@ -181,7 +196,7 @@ static struct ib_qp *kt_qp(struct kt *t, const char *step)
 		.send_cq = t->cq,
 		.recv_cq = t->cq,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
+			 .max_recv_sge = 1, .max_inline_data = 64 },
 		.sq_sig_type = IB_SIGNAL_ALL_WR,
 		.qp_type = IB_QPT_RC,
 	};
@@ -329,6 +344,96 @@ static bool kt_rdma(struct kt *t, bool write)
 	return kt_bytes(t, dst, bstep, off, want, KT_RW_LEN);
 }
 
+/*
+ * A message that consumes a receive: B posts one over its page, A posts @wr, A's
+ * request completes with @sopc and B's receive with @ropc, @len bytes and, with @imm,
+ * IB_WC_WITH_IMM and that immediate (without, no immediate flag). @step's result.
+ */
+static bool kt_message(struct kt *t, const char *step, const struct ib_send_wr *wr,
+		       enum ib_wc_opcode sopc, enum ib_wc_opcode ropc, unsigned int len,
+		       const __be32 *imm)
+{
+	struct ib_sge rsge = { .addr = t->b.mr->iova, .length = KT_BUF, .lkey = t->b.mr->lkey };
+	struct ib_recv_wr rwr = { .wr_id = KT_WR_RECV, .sg_list = &rsge, .num_sge = 1 };
+	bool with_imm;
+	struct ib_wc wc;
+	int err;
+
+	err = ib_post_recv(t->b.qp, &rwr, NULL);
+	if (err)
+		return kc_ok(t->r, false, step, "post_recv err %d", err);
+	if (!kt_post(t, step, t->a.qp, wr) ||
+	    !kt_complete(t, step, wr->wr_id, IB_WC_SUCCESS, sopc, &wc) ||
+	    !kt_complete(t, step, KT_WR_RECV, IB_WC_SUCCESS, ropc, &wc))
+		return false;
+	with_imm = wc.wc_flags & IB_WC_WITH_IMM;
+	return kc_ok(t->r, (imm ? with_imm && wc.ex.imm_data == *imm : !with_imm) &&
+		     wc.byte_len == len, step,
+		     "receive wc_flags 0x%x imm 0x%x byte_len %u, want %s 0x%x and %u",
+		     wc.wc_flags, be32_to_cpu(wc.ex.imm_data), wc.byte_len,
+		     imm ? "IB_WC_WITH_IMM, imm" : "no immediate", imm ? be32_to_cpu(*imm) : 0,
+		     len);
+}
+
+/* SEND with an immediate, then the same message inline (steps send-imm, send-inline). */
+static void kt_send_imm_inline(struct kt *t)
+{
+	struct ib_sge sge = { .addr = t->a.mr->iova, .length = KT_IMM_LEN, .lkey = t->a.mr->lkey };
+	struct ib_send_wr wr = { .wr_id = KT_WR_SEND_IMM, .sg_list = &sge, .num_sge = 1,
+				 .opcode = IB_WR_SEND_WITH_IMM, .send_flags = IB_SEND_SIGNALED,
+				 .ex.imm_data = cpu_to_be32(KT_SEND_IMM) };
+	u8 msg[KT_INLINE_LEN], want[KT_IMM_LEN + 1];
+	__be32 imm = cpu_to_be32(KT_SEND_IMM);
+
+	kt_fill(t->a.buf, KT_IMM_LEN, 0x3c);
+	memcpy(want, t->a.buf, KT_IMM_LEN);
+	want[KT_IMM_LEN] = 0xee;
+	memset(t->b.buf, 0xee, KT_BUF);
+	kt_to_dev(t, &t->a);
+	kt_to_dev(t, &t->b);
+	if (kt_message(t, "traffic.send-imm", &wr, IB_WC_SEND, IB_WC_RECV, KT_IMM_LEN, &imm))
+		kt_bytes(t, &t->b, "traffic.send-imm-bytes", 0, want, KT_IMM_LEN + 1);
+
+	/* Inline: the bytes are the CPU's, from a kernel virtual address (no key). */
+	kt_fill(msg, KT_INLINE_LEN, 0x6d);
+	memcpy(want, msg, KT_INLINE_LEN);
+	want[KT_INLINE_LEN] = 0xee;
+	memset(t->b.buf, 0xee, KT_BUF);
+	kt_to_dev(t, &t->b);
+	sge = (struct ib_sge){ .addr = (u64)(uintptr_t)msg, .length = KT_INLINE_LEN };
+	wr = (struct ib_send_wr){ .wr_id = KT_WR_INLINE, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IB_WR_SEND,
+				  .send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE };
+	if (kt_message(t, "traffic.send-inline", &wr, IB_WC_SEND, IB_WC_RECV, KT_INLINE_LEN,
+		       NULL))
+		kt_bytes(t, &t->b, "traffic.send-inline-bytes", 0, want, KT_INLINE_LEN + 1);
+}
+
+/* RDMA WRITE with an immediate (step write-imm). */
+static void kt_write_imm(struct kt *t)
+{
+	struct ib_sge sge = { .addr = t->a.mr->iova + KT_WIMM_OFF, .length = KT_WIMM_LEN,
+			      .lkey = t->a.mr->lkey };
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = KT_WR_WRITE_IMM, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_RDMA_WRITE_WITH_IMM, .send_flags = IB_SEND_SIGNALED,
+			.ex.imm_data = cpu_to_be32(KT_WRITE_IMM) },
+		.remote_addr = t->b.mr->iova + KT_WIMM_OFF,
+		.rkey = t->b.mr->rkey,
+	};
+	__be32 imm = cpu_to_be32(KT_WRITE_IMM);
+	u8 want[KT_WIMM_LEN];
+
+	kt_fill(t->a.buf + KT_WIMM_OFF, KT_WIMM_LEN, 0xc4);
+	memcpy(want, t->a.buf + KT_WIMM_OFF, KT_WIMM_LEN);
+	memset(t->b.buf + KT_WIMM_OFF, 0xee, KT_WIMM_LEN);
+	kt_to_dev(t, &t->a);
+	kt_to_dev(t, &t->b);
+	if (kt_message(t, "traffic.write-imm", &wr.wr, IB_WC_RDMA_WRITE,
+		       IB_WC_RECV_RDMA_WITH_IMM, KT_WIMM_LEN, &imm))
+		kt_bytes(t, &t->b, "traffic.write-imm-bytes", KT_WIMM_OFF, want, KT_WIMM_LEN);
+}
+
 static void kt_atomic(struct kt *t, bool cmp_swap)
 {
 	const char *step = cmp_swap ? "traffic.cmp-swap" : "traffic.fetch-add";
@@ -468,6 +573,8 @@ static void kt_run(struct kt *t, u32 port, const struct ib_port_attr *pa)
 	kt_send(t);
 	kt_rdma(t, true);
 	kt_rdma(t, false);
+	kt_send_imm_inline(t);
+	kt_write_imm(t);
 	if (t->dev->attrs.atomic_cap == IB_ATOMIC_NONE) {
 		kc_ok(r, false, "traffic.cmp-swap", "device has no atomics (atomic_cap NONE)");
 		kc_ok(r, false, "traffic.fetch-add", "device has no atomics (atomic_cap NONE)");
