@@ -13,9 +13,12 @@
 # <driver>/idle, INSN-BENCH <driver>/idle sends=S unit=second. With INSN_DP=N also
 # perftest's ib_write_bw, 64 B, N iterations in loopback (tests/guest/dp-traffic.sh's
 # dp_pair): INSN-MARK <driver>/write_bw, INSN-BENCH <driver>/write_bw sends=N
-# unit=message; the plugin then counts user space too (insn-profile.sh --dp).
+# unit=message; the plugin then counts user space too (insn-profile.sh --dp). With
+# INSN_MR=N also N registrations of a 4 KiB and of a 64 KiB buffer (ibv_reg_mr and
+# ibv_dereg_mr, tests/guest/ib-mr-bench.py --insn): INSN-MARK <driver>/mr4k and
+# <driver>/mr64k, unit=registration.
 # Knobs (the host's $MLX5RS_CACHE/bench/insn.env): INSN_WRS (default 20000),
-# INSN_BATCH (32), INSN_IDLE (0: none), INSN_DP (0: none).
+# INSN_BATCH (32), INSN_IDLE (0: none), INSN_DP (0: none), INSN_MR (0: none).
 . "$MLX5RS_REPO/tests/guest/lib.sh"
 . "$MLX5RS_REPO/tests/guest/kclient.sh"
 . "$MLX5RS_REPO/tests/guest/dp-traffic.sh"
@@ -25,6 +28,7 @@ INSN_WRS=${INSN_WRS:-20000}
 INSN_BATCH=${INSN_BATCH:-32}
 INSN_IDLE=${INSN_IDLE:-0}
 INSN_DP=${INSN_DP:-0}
+INSN_MR=${INSN_MR:-0}
 bdf=$(mlx_bdf) || { fail insn.function "no 15b3 function"; exit 1; }
 module_deps
 # perftest's pair meets over TCP on the loopback interface.
@@ -67,6 +71,16 @@ for drv in mlx5_rs upstream; do
 		echo "INSN-BENCH $drv/write_bw sends=$INSN_DP unit=message"
 		awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print "INSN-PERFTEST '"$drv"' " $0; exit }' \
 			"$DP_OUT/insn.$drv.write_bw.client"
+	fi
+	if [ "$INSN_MR" -gt 0 ]; then
+		# Its marks are printed by the script after each of its syncs (to the console,
+		# in order: not through `check`, which keeps a command's output).
+		if python3 "$MLX5RS_REPO/tests/guest/ib-mr-bench.py" mlx5_0 --n "$INSN_MR" \
+			--sizes 4k,64k --insn "$drv"; then
+			pass "insn.$drv.mr"
+		else
+			fail "insn.$drv.mr" "ib-mr-bench.py failed (a registration or the device)"
+		fi
 	fi
 	unload_driver "$drv" "insn.$drv"
 done

@@ -2,6 +2,7 @@
 # The kernel-verbs bench counted in guest instructions, mlx5_rs beside upstream:
 #
 #   tests/bench/insn-profile.sh [--wrs N] [--batch B] [--top K] [--idle S] [--dp N]
+#                               [--mr N]
 #
 # Under TCG a guest instruction costs about the same whatever it does, and the count
 # does not move with the host's load, where the timed figures of `make bench`
@@ -18,11 +19,13 @@
 # --idle S adds a window of S seconds per driver with nothing but the driver running
 # (its background: timers, health poll, interrupts; per second); --dp N one of
 # perftest's ib_write_bw, 64 B, N iterations in loopback (per message; user space
-# counted too, as one bucket).
+# counted too, as one bucket); --mr N one of N registrations (ibv_reg_mr and
+# ibv_dereg_mr) of a 4 KiB and one of a 64 KiB buffer (per registration; the kernel
+# only, unless --dp asks for user space too).
 # Output: $MLX5RS_CACHE/bench/insn/ (console log, snapshots, report.txt).
 set -euo pipefail
 . "$(dirname "$0")/../vm/lib.sh"
-WRS=20000 BATCH=32 TOP=25 IDLE=0 DP=0
+WRS=20000 BATCH=32 TOP=25 IDLE=0 DP=0 MR=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--wrs) WRS=$2; shift 2 ;;
@@ -30,7 +33,8 @@ while [ $# -gt 0 ]; do
 	--top) TOP=$2; shift 2 ;;
 	--idle) IDLE=$2; shift 2 ;;
 	--dp) DP=$2; shift 2 ;;
-	*) die "usage: $0 [--wrs N] [--batch B] [--top K] [--idle S] [--dp N]" ;;
+	--mr) MR=$2; shift 2 ;;
+	*) die "usage: $0 [--wrs N] [--batch B] [--top K] [--idle S] [--dp N] [--mr N]" ;;
 	esac
 done
 KB=$(kernel_build_dir)
@@ -40,8 +44,8 @@ KB=$(kernel_build_dir)
 OUT=$CACHE/bench/insn
 rm -rf "$OUT"
 mkdir -p "$OUT"
-printf 'INSN_WRS=%s\nINSN_BATCH=%s\nINSN_IDLE=%s\nINSN_DP=%s\n' "$WRS" "$BATCH" "$IDLE" "$DP" \
-	>"$CACHE/bench/insn.env"
+printf 'INSN_WRS=%s\nINSN_BATCH=%s\nINSN_IDLE=%s\nINSN_DP=%s\nINSN_MR=%s\n' \
+	"$WRS" "$BATCH" "$IDLE" "$DP" "$MR" >"$CACHE/bench/insn.env"
 user=""
 [ "$DP" -gt 0 ] && user=,user=1
 in_toolbox gcc -O2 -Wall -Werror -shared -fPIC -fvisibility=hidden \

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time memory-region registration on an IB device (libibverbs through ctypes).
 
-  ib-mr-bench.py IBDEV [--n N] [--sizes 4k,1m,1g] [--thp]
+  ib-mr-bench.py IBDEV [--n N] [--sizes 4k,1m,1g] [--thp] [--insn LABEL]
 
 For each size: one anonymous buffer, touched first (THP refused unless --thp, which
 advises huge pages so both drivers may use 2 MiB blocks), then N rounds of
@@ -13,6 +13,12 @@ alone. One line per size, fields `key=value`, times in microseconds:
 
 (one line). A registration that fails counts in `errors` and is not timed; a size
 whose every round failed prints `reg_median_us=-`. Exit status 0 unless a round failed.
+
+With --insn LABEL (tests/bench/guest-insn.sh, the instruction profile): each size's N
+rounds between two `sync`s, at which the TCG plugin snapshots its counters, with the
+profile's lines after them (`INSN-MARK LABEL/mr<size> start|end`, then
+`INSN-BENCH LABEL/mr<size> sends=N unit=registration`: one ibv_reg_mr and its
+ibv_dereg_mr).
 """
 
 import os
@@ -41,7 +47,7 @@ def main():
     if not args or args[0].startswith("-"):
         print(__doc__)
         return 2
-    dev, n, sizes, thp = args[0], 5, "4k,1m,1g", False
+    dev, n, sizes, thp, insn = args[0], 5, "4k,1m,1g", False, None
     i = 1
     while i < len(args):
         if args[i] == "--n":
@@ -53,6 +59,9 @@ def main():
         elif args[i] == "--thp":
             thp = True
             i += 1
+        elif args[i] == "--insn":
+            insn = args[i + 1]
+            i += 2
         else:
             print("unknown argument " + args[i], file=sys.stderr)
             return 2
@@ -61,9 +70,12 @@ def main():
     pd = L.alloc_pd(v, ctx)
     acc = L.LOCAL_WRITE | L.REMOTE_READ | L.REMOTE_WRITE
     bad = 0
-    for size in (parse_size(s) for s in sizes.split(",")):
+    for name, size in ((s, parse_size(s)) for s in sizes.split(",")):
         buf = L.buffer(size, huge=thp)
         reg_us, dereg_us, errors = [], [], 0
+        if insn:
+            os.sync()
+            print("INSN-MARK %s/mr%s start" % (insn, name), flush=True)
         for _ in range(n):
             t0 = time.perf_counter_ns()
             mr, err = L.reg(v, pd, buf, size, acc)
@@ -75,6 +87,10 @@ def main():
             t2 = time.perf_counter_ns()
             reg_us.append((t1 - t0) // 1000)
             dereg_us.append((t2 - t1) // 1000)
+        if insn:
+            os.sync()
+            print("INSN-MARK %s/mr%s end" % (insn, name), flush=True)
+            print("INSN-BENCH %s/mr%s sends=%d unit=registration" % (insn, name, n), flush=True)
         L.unmap(buf, size)
         bad += errors
         if reg_us:
