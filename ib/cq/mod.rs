@@ -77,7 +77,7 @@ use crate::ib::{
         eqn_of, kernel_cq_plan, op_own_offset, quantized_pgoff, resolve_uar, INVALID_OP_OWN,
     },
     cq::wc_status::syndrome_is_dumped,
-    qp::kdp::{KernelWq, KqpTable, Stray},
+    qp::kdp::{cqe_wc, KernelWq, KqpTable, Stray},
     uctx::{uabi_err, UarHold},
     umem::plan::{access, queue_page_sizes},
     umem::UserDb,
@@ -799,6 +799,11 @@ impl IbCq for Cq {
             let Some((qpn, c)) = self.next_cqe(r, &mut ps) else {
                 break;
             };
+            // The CQE's part of the work completion at once; only what the QP's part
+            // and the checks below need is kept across the QP's lookup.
+            cqe_wc(&c, slot);
+            let (kind, wqe_counter, syndrome, vendor_err) =
+                (c.kind, c.wqe_counter, c.syndrome, c.vendor_err);
             // As upstream's `cur_qp`: the QP is looked up in the table only when it is
             // not the last one polled; its queues' slots are read without their locks
             // (this lock makes this the queues' one poller, `kdp`).
@@ -811,18 +816,18 @@ impl IbCq for Cq {
             let Some(wq) = ps.last.as_deref() else {
                 continue;
             };
-            match wq.complete(&c, slot) {
+            match wq.complete(kind, wqe_counter, slot) {
                 Ok(true) => {
-                    if matches!(c.kind, CqeKind::Error { .. }) && syndrome_is_dumped(c.syndrome) {
+                    if matches!(kind, CqeKind::Error { .. }) && syndrome_is_dumped(syndrome) {
                         dev_warn!(
                             self.dev,
                             "WC error: {}, QP {:#x}, vendor syndrome {:#x}\n",
-                            c.syndrome,
+                            syndrome,
                             qpn,
-                            c.vendor_err
+                            vendor_err
                         );
                     }
-                    qp1_recv |= wq.qp1 && matches!(c.kind, CqeKind::Resp(_));
+                    qp1_recv |= wq.qp1 && matches!(kind, CqeKind::Resp(_));
                     n += 1;
                 }
                 Ok(false) => {}

@@ -225,75 +225,38 @@ impl KernelWq {
         }
     }
 
-    /// The work completion of `c`, a parsed CQE naming this QP, written into `wc`
-    /// (upstream `mlx5_poll_one`: the send queue's slot from the CQE's WQE counter
-    /// masked to the queue, the receive queue's from its `tail`); `false`, `wc`
-    /// untouched, for a resize CQE. A QP1 receive's `pkey_index` holds the packet's
-    /// P_Key, for the shim to look up (`mlx5rs_ib_rs_poll_cq`).
+    /// The rest of the work completion [`cqe_wc`] began in `wc`, for a CQE of `kind`
+    /// naming this QP with WQE counter `wqe_counter` (upstream `mlx5_poll_one`: the
+    /// send queue's slot from the counter masked to the queue, the receive queue's from
+    /// its `tail`): `wr_id`, the QP, a UMR's opcode, and the `pkey_index` kept only on
+    /// QP1 (the packet's P_Key, which the shim looks up, `mlx5rs_ib_rs_poll_cq`).
+    /// `false` for a resize CQE (no work completion).
     ///
     /// The caller holds the poll lock of the CQ the CQE is on (one poller per queue):
     /// no queue lock is taken.
-    pub(crate) fn complete(&self, c: &Completion, wc: &mut IbWc) -> Result<bool, Stray> {
-        let (wr_id, opcode, flags, ex) = match c.kind {
+    pub(crate) fn complete(
+        &self,
+        kind: CqeKind,
+        wqe_counter: u16,
+        wc: &mut IbWc,
+    ) -> Result<bool, Stray> {
+        wc.wr_id = match kind {
             CqeKind::Req(op) => {
-                let (wr_id, umr) = self.take_send(c.wqe_counter)?;
-                let opcode = match op {
-                    ReqOp::Send => wc_op::SEND,
-                    ReqOp::RdmaWrite => wc_op::RDMA_WRITE,
-                    ReqOp::RdmaRead => wc_op::RDMA_READ,
-                    ReqOp::CmpSwap => wc_op::COMP_SWAP,
-                    ReqOp::FetchAdd => wc_op::FETCH_ADD,
-                    ReqOp::MaskedCmpSwap => wc_op::MASKED_COMP_SWAP,
-                    ReqOp::MaskedFetchAdd => wc_op::MASKED_FETCH_ADD,
-                    ReqOp::Umr => u32::from(umr),
-                };
-                let flags = if c.with_imm { wc_flag::WITH_IMM } else { 0 };
-                (wr_id, opcode, flags, 0)
+                let (wr_id, umr) = self.take_send(wqe_counter)?;
+                if op == ReqOp::Umr {
+                    wc.opcode = u32::from(umr);
+                }
+                wr_id
             }
-            CqeKind::Resp(op) => {
-                let wr_id = self.take_recv(c.wqe_counter)?;
-                let (opcode, flags, ex) = match op {
-                    RecvOp::Recv => (wc_op::RECV, 0, 0),
-                    // `imm_data` is `__be32`: the wire's bytes in memory.
-                    RecvOp::RecvImm => (wc_op::RECV, wc_flag::WITH_IMM, c.imm.to_be()),
-                    RecvOp::RdmaWithImm => {
-                        (wc_op::RECV_RDMA_WITH_IMM, wc_flag::WITH_IMM, c.imm.to_be())
-                    }
-                    RecvOp::RecvInv => (wc_op::RECV, wc_flag::WITH_INVALIDATE, c.imm),
-                };
-                let flags = if c.grh { flags | wc_flag::GRH } else { flags };
-                (wr_id, opcode, flags, ex)
-            }
-            CqeKind::Error { requester } => {
-                let wr_id = if requester {
-                    self.take_send(c.wqe_counter)?.0
-                } else {
-                    self.take_recv(c.wqe_counter)?
-                };
-                // The opcode of an error completion is not defined (zero, as the
-                // fields the error CQE does not carry).
-                (wr_id, 0, 0, 0)
-            }
+            CqeKind::Resp(_) => self.take_recv(wqe_counter)?,
+            CqeKind::Error { requester: true } => self.take_send(wqe_counter)?.0,
+            CqeKind::Error { requester: false } => self.take_recv(wqe_counter)?,
             CqeKind::Resize => return Ok(false),
         };
-        // The parsed CQE's values are zero where its kind carries none: one write
-        // for every kind.
-        *wc = IbWc {
-            wr_id,
-            qp: self.ibqp,
-            status: ib_status(c.status),
-            opcode,
-            vendor_err: u32::from(c.vendor_err),
-            byte_len: c.byte_len,
-            ex,
-            src_qp: c.src_qp,
-            slid: u32::from(c.slid),
-            wc_flags: flags,
-            pkey_index: if self.qp1 { c.pkey } else { 0 },
-            sl: c.sl,
-            dlid_path_bits: c.dlid_path_bits,
-            ..IbWc::default()
-        };
+        wc.qp = self.ibqp;
+        if !self.qp1 {
+            wc.pkey_index = 0;
+        }
         Ok(true)
     }
 
@@ -342,6 +305,66 @@ impl KernelWq {
         s.tail.store(tail.wrapping_add(1), Ordering::Release);
         Ok(wr_id)
     }
+}
+
+/// The values of the work completion of `c` that the CQE alone gives, written into
+/// `wc` as soon as it is parsed; [`KernelWq::complete`] writes the QP's part (`wr_id`
+/// and the QP are 0 until then, a UMR's opcode too; `pkey_index` is the packet's
+/// P_Key). The parsed values are zero where the CQE's kind carries none: one write for
+/// every kind. Written before the QP is looked up, so that poll_cq's loop keeps no
+/// parsed CQE across the lookup (kept, it was spilled to the stack and read back on
+/// every CQE: tests/bench/insn-profile.sh).
+#[inline(always)]
+pub(crate) fn cqe_wc(c: &Completion, wc: &mut IbWc) {
+    let (opcode, flags, ex) = match c.kind {
+        CqeKind::Req(op) => {
+            let opcode = match op {
+                ReqOp::Send => wc_op::SEND,
+                ReqOp::RdmaWrite => wc_op::RDMA_WRITE,
+                ReqOp::RdmaRead => wc_op::RDMA_READ,
+                ReqOp::CmpSwap => wc_op::COMP_SWAP,
+                ReqOp::FetchAdd => wc_op::FETCH_ADD,
+                ReqOp::MaskedCmpSwap => wc_op::MASKED_COMP_SWAP,
+                ReqOp::MaskedFetchAdd => wc_op::MASKED_FETCH_ADD,
+                // The WQE's own: `KernelWq::complete`.
+                ReqOp::Umr => 0,
+            };
+            let flags = if c.with_imm { wc_flag::WITH_IMM } else { 0 };
+            (opcode, flags, 0)
+        }
+        CqeKind::Resp(op) => {
+            let (opcode, flags, ex) = match op {
+                RecvOp::Recv => (wc_op::RECV, 0, 0),
+                // `imm_data` is `__be32`: the wire's bytes in memory.
+                RecvOp::RecvImm => (wc_op::RECV, wc_flag::WITH_IMM, c.imm.to_be()),
+                RecvOp::RdmaWithImm => {
+                    (wc_op::RECV_RDMA_WITH_IMM, wc_flag::WITH_IMM, c.imm.to_be())
+                }
+                RecvOp::RecvInv => (wc_op::RECV, wc_flag::WITH_INVALIDATE, c.imm),
+            };
+            let flags = if c.grh { flags | wc_flag::GRH } else { flags };
+            (opcode, flags, ex)
+        }
+        // The opcode of an error completion is not defined (zero, as the fields the
+        // error CQE does not carry); a resize gives no work completion.
+        CqeKind::Error { .. } | CqeKind::Resize => (0, 0, 0),
+    };
+    *wc = IbWc {
+        wr_id: 0,
+        qp: 0,
+        status: ib_status(c.status),
+        opcode,
+        vendor_err: u32::from(c.vendor_err),
+        byte_len: c.byte_len,
+        ex,
+        src_qp: c.src_qp,
+        slid: u32::from(c.slid),
+        wc_flags: flags,
+        pkey_index: c.pkey,
+        sl: c.sl,
+        dlid_path_bits: c.dlid_path_bits,
+        ..IbWc::default()
+    };
 }
 
 /// QP number → the bookkeeping of each kernel QP of one device.
