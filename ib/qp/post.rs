@@ -34,7 +34,10 @@ use crate::ffi::rdma::{
 use crate::ib::qp::kdp::{SqSide, SqSlots};
 use crate::ib::qp::modify::QpType;
 use crate::ib::qp::recv_wqe::{build_recv, rq_doorbell_record};
-use crate::ib::qp::send_wqe::{build_send, sq_doorbell_record, Payload, SendOp, SendWr, UdDest};
+use crate::ib::qp::send_wqe::{
+    build_gather, build_send, sq_doorbell_record, Payload, Posted, SendFlags, SendOp, SendWr,
+    UdDest,
+};
 use crate::ifc::{
     av::Av,
     wqe::{
@@ -166,15 +169,36 @@ impl Qp {
         while let Some(req) = chain.next(in_place, &mut wr) {
             let one = match req {
                 SendReq::InPlace(w) => {
-                    let req = OneSend {
-                        wr_id: w.wr_id(),
-                        op: w.op(),
-                        flags: w.flags(),
-                        list: w.sg(),
-                        ud: None,
-                        reg_list: &[],
+                    let (op, flags, list) = (w.op(), w.flags(), w.sg());
+                    // The common request from its parts; a `SendWr` only for the rest.
+                    let head = sq.st.head;
+                    let sf = SendFlags {
+                        signaled: flags & send_flag::SIGNALED != 0,
+                        solicited: flags & send_flag::SOLICITED != 0,
+                        fence: flags & send_flag::FENCE != 0,
                     };
-                    Self::post_one_send(k, &mut sq, slots, chain, &req, ring)
+                    let common = if flags & send_flag::INLINE == 0 {
+                        build_gather(&k.sq, &mut sq.st, op, list, sf, ring)
+                    } else {
+                        None
+                    };
+                    match common {
+                        Some(r) => r.map_err(Error::from).map(|p| {
+                            record_send(slots, &p, head, w.wr_id(), 0);
+                            p.ctrl
+                        }),
+                        None => {
+                            let req = OneSend {
+                                wr_id: w.wr_id(),
+                                op,
+                                flags,
+                                list,
+                                ud: None,
+                                reg_list: &[],
+                            };
+                            Self::post_one_send(k, &mut sq, slots, chain, &req, ring)
+                        }
+                    }
                 }
                 SendReq::Copied => Self::post_copied(k, &mut sq, slots, chain, &wr, ring),
             };
@@ -345,17 +369,24 @@ impl Qp {
         };
         let head = sq.st.head;
         let p = build_send(&k.sq, &mut sq.st, &swr, ring).map_err(Error::from)?;
-        let idx = p.idx as usize;
-        if let (Some(w), Some(h), Some(u)) = (
-            slots.wrid.get(idx),
-            slots.wqe_head.get(idx),
-            slots.umr_op.get(idx),
-        ) {
-            w.store(wr.wr_id, Ordering::Relaxed);
-            h.store(head, Ordering::Relaxed);
-            u.store(umr, Ordering::Relaxed);
-        }
+        record_send(slots, &p, head, wr.wr_id, umr);
         Ok(p.ctrl)
+    }
+}
+
+/// Records the WQE `p` built at producer counter `head`: its `wr_id`, its start and its
+/// UMR completion opcode (`umr`, 0 for none), for the poller (`kdp`).
+#[inline(always)]
+fn record_send(slots: &SqSlots, p: &Posted, head: u32, wr_id: u64, umr: u8) {
+    let idx = p.idx as usize;
+    if let (Some(w), Some(h), Some(u)) = (
+        slots.wrid.get(idx),
+        slots.wqe_head.get(idx),
+        slots.umr_op.get(idx),
+    ) {
+        w.store(wr_id, Ordering::Relaxed);
+        h.store(head, Ordering::Relaxed);
+        u.store(umr, Ordering::Relaxed);
     }
 }
 

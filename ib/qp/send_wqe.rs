@@ -370,12 +370,12 @@ fn consumer_fence(st: &SqState, fence: bool) -> u8 {
 
 /// The control segment's `fm_ce_se`: the fence mode, a completion when the request is
 /// signaled (or the QP signals all), solicited.
-fn fm_ce_se(geo: &SqGeometry, wr: &SendWr<'_>, fence: u8) -> u8 {
+fn fm_ce_se(geo: &SqGeometry, signaled: bool, solicited: bool, fence: u8) -> u8 {
     let mut f = fence;
-    if geo.sig_all || wr.signaled {
+    if geo.sig_all || signaled {
         f |= vals::CTRL_CQ_UPDATE;
     }
-    if wr.solicited {
+    if solicited {
         f |= vals::CTRL_SOLICITED;
     }
     f
@@ -648,7 +648,7 @@ fn build_general(
         SendOp::RegMr { key, .. } | SendOp::Umr { key } => key,
         _ => 0,
     };
-    let fm_ce_se = fm_ce_se(geo, wr, fence);
+    let fm_ce_se = fm_ce_se(geo, wr.signaled, wr.solicited, fence);
     let ctrl = WqeCtrlSeg {
         opmod_idx_opcode: U32::new(
             (u32::from(st.cur_post) << 8) | u32::from(device_opcode(&wr.op)),
@@ -692,16 +692,52 @@ fn build_common(
     wr: &SendWr<'_>,
     ring: &mut [u8],
 ) -> Option<Result<Posted, Errno>> {
-    const DS: usize = vals::SEND_WQE_DS;
     let Payload::Gather(list) = wr.payload else {
         return None;
     };
+    let flags = SendFlags {
+        signaled: wr.signaled,
+        solicited: wr.solicited,
+        fence: wr.fence,
+    };
+    build_gather(geo, st, wr.op, list, flags, ring)
+}
+
+/// A request's [`SendWr::signaled`], [`SendWr::solicited`] and [`SendWr::fence`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendFlags {
+    /// `IB_SEND_SIGNALED`.
+    pub signaled: bool,
+    /// `IB_SEND_SOLICITED`.
+    pub solicited: bool,
+    /// `IB_SEND_FENCE`.
+    pub fence: bool,
+}
+
+/// [`build_common`] of a request given by its parts (`op` with gather list `list`), not
+/// as a [`SendWr`]: the kernel post path tries it first with the parts it read in
+/// place, and builds a [`SendWr`] only for what it refuses (`None`) (the whole request
+/// in memory, read back by the builder, cost 31 instructions a request under TCG).
+#[inline(always)]
+pub fn build_gather(
+    geo: &SqGeometry,
+    st: &mut SqState,
+    op: SendOp,
+    list: &[Sge],
+    flags: SendFlags,
+    ring: &mut [u8],
+) -> Option<Result<Posted, Errno>> {
+    const DS: usize = vals::SEND_WQE_DS;
+    let wqe_cnt = geo.wqe_cnt as usize;
+    if !geo.wqe_cnt.is_power_of_two() || ring.len() != wqe_cnt * vals::SEND_WQE_BB {
+        return None;
+    }
     let rc = match geo.qp_type {
         QpType::Rc => true,
         QpType::Uc => false,
         _ => return None,
     };
-    let (opcode, raddr, imm) = match wr.op {
+    let (opcode, raddr, imm) = match op {
         SendOp::Send => (opcode::SEND, None, 0),
         SendOp::SendImm(i) => (opcode::SEND_IMM, None, i),
         SendOp::RdmaWrite { raddr, rkey } => (opcode::RDMA_WRITE, Some((raddr, rkey)), 0),
@@ -721,7 +757,6 @@ fn build_common(
     let data = list.iter().filter(|e| e.length != 0).count();
     let ds = 1 + usize::from(raddr.is_some()) + data;
     let bbs = (ds * DS).div_ceil(vals::SEND_WQE_BB);
-    let wqe_cnt = geo.wqe_cnt as usize;
     if ds > vals::CTRL_DS_MASK as usize || bbs > vals::SEND_WQE_MAX_WQEBBS || bbs > wqe_cnt {
         return Some(Err(Errno::EINVAL));
     }
@@ -751,7 +786,12 @@ fn build_common(
         put_unit(ring, (base + unit * DS) & mask, seg.as_bytes());
         unit += 1;
     }
-    let fm_ce_se = fm_ce_se(geo, wr, consumer_fence(st, wr.fence));
+    let fm_ce_se = fm_ce_se(
+        geo,
+        flags.signaled,
+        flags.solicited,
+        consumer_fence(st, flags.fence),
+    );
     let ctrl = WqeCtrlSeg {
         opmod_idx_opcode: U32::new((u32::from(st.cur_post) << 8) | u32::from(opcode)),
         qpn_ds: U32::new(((geo.qpn & 0x00ff_ffff) << 8) | ds as u32),
