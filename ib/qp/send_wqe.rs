@@ -15,7 +15,9 @@
 //! ring's end as upstream's `handle_post_send_edge` does; the control segment goes
 //! last, once `ds` is known. The kernel consumers' common request (SEND / RDMA WRITE /
 //! RDMA READ with a gather list on RC or UC) takes a shorter builder with the same
-//! checks and bytes (`build_common`, compared with the general one in the tests). Ringing the doorbell (record = [`SqState::cur_post`],
+//! checks and bytes (`build_common`, compared with the general one in the tests),
+//! which the kernel post path also calls with the request's parts, without a
+//! [`SendWr`] ([`build_gather`]). Ringing the doorbell (record = [`SqState::cur_post`],
 //! then the first 8 bytes of the last control segment to the UAR / BlueFlame
 //! register) is the caller's, after a batch.
 //!
