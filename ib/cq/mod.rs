@@ -71,13 +71,13 @@ use crate::ib::{
     cq::commands::{
         check_moderation, CqBuf, CreateCq, DestroyCq, ModerationError, ModifyCqModeration, ResizeCq,
     },
-    cq::cqe::{parse_cqe, Completion, CqGeometry, CqeKind, Malformed},
+    cq::cqe::{parse_into, CqGeometry, CqeHead, CqeKind, Malformed},
     cq::kclean::KcqTable,
     cq::plan::{
         eqn_of, kernel_cq_plan, op_own_offset, quantized_pgoff, resolve_uar, INVALID_OP_OWN,
     },
     cq::wc_status::syndrome_is_dumped,
-    qp::kdp::{cqe_wc, KernelWq, KqpTable, Stray},
+    qp::kdp::{KernelWq, KqpTable, Stray, WcSink},
     uctx::{uabi_err, UarHold},
     umem::plan::{access, queue_page_sizes},
     umem::UserDb,
@@ -769,7 +769,7 @@ impl IbCq for Cq {
     /// software-owned CQEs from the consumer counter on (after the device's fatal
     /// error: flush completions of every outstanding work request of its QPs,
     /// [`kflush`]), each read after the owner
-    /// check and a read barrier, parsed as untrusted input ([`parse_cqe`]), its QP
+    /// check and a read barrier, parsed as untrusted input ([`parse_into`]), its QP
     /// looked up in the provider's table (only when it is not the QP of the CQE
     /// before, as upstream's `cur_qp`) and its work request in that QP's bookkeeping
     /// (no queue lock: this CQ's poll lock makes the poller the queue's only one),
@@ -796,14 +796,12 @@ impl IbCq for Cq {
         let mut n = 0;
         let mut qp1_recv = false;
         while let Some(slot) = out.get_mut(n) {
-            let Some((qpn, c)) = self.next_cqe(r, &mut ps) else {
+            // The CQE's part of the work completion, written into the slot as it is
+            // parsed; what the QP's part and the checks below need is returned.
+            let Some(h) = self.next_cqe(r, &mut ps, slot) else {
                 break;
             };
-            // The CQE's part of the work completion at once; only what the QP's part
-            // and the checks below need is kept across the QP's lookup.
-            cqe_wc(&c, slot);
-            let (kind, wqe_counter, syndrome, vendor_err) =
-                (c.kind, c.wqe_counter, c.syndrome, c.vendor_err);
+            let (qpn, kind, wqe_counter, syndrome) = (h.qpn, h.kind, h.wqe_counter, h.syndrome);
             // As upstream's `cur_qp`: the QP is looked up in the table only when it is
             // not the last one polled; its queues' slots are read without their locks
             // (this lock makes this the queues' one poller, `kdp`).
@@ -824,7 +822,7 @@ impl IbCq for Cq {
                             "WC error: {}, QP {:#x}, vendor syndrome {:#x}\n",
                             syndrome,
                             qpn,
-                            vendor_err
+                            slot.vendor_err
                         );
                     }
                     qp1_recv |= wq.qp1 && matches!(kind, CqeKind::Resp(_));
@@ -885,7 +883,7 @@ impl IbCq for Cq {
 /// Why poll_cq skipped a CQE.
 #[derive(Clone, Copy)]
 enum Bad {
-    /// [`parse_cqe`] refused it.
+    /// [`parse_into`] refused it.
     Cqe(Malformed),
     /// A CQE of this QP naming no WQE in flight.
     Stray(u32, Stray),
@@ -908,12 +906,12 @@ impl Bad {
 impl Cq {
     /// The next software-owned CQE of the ring from the consumer counter on, read
     /// after the owner check and a read barrier and parsed as untrusted input
-    /// ([`parse_cqe`]), with the QP it names; the counter advanced past it and past
-    /// every malformed one before it (each counted, the first of the CQ logged).
-    /// `None` when the device owns the next entry. Inlined into poll_cq's loop, as
-    /// [`parse_cqe`].
+    /// ([`parse_into`]), its values written into `wc` ([`WcSink`]): what it names;
+    /// the counter advanced past it and past every malformed one before it (each
+    /// counted, the first of the CQ logged). `None` when the device owns the next
+    /// entry. Inlined into poll_cq's loop, as [`parse_into`].
     #[inline(always)]
-    fn next_cqe(&self, r: &KernelRing, ps: &mut PollState) -> Option<(u32, Completion)> {
+    fn next_cqe(&self, r: &KernelRing, ps: &mut PollState, wc: &mut IbWc) -> Option<CqeHead> {
         loop {
             let ci = ps.ci;
             let off = r.geo.cqe_offset(ci);
@@ -929,19 +927,19 @@ impl Cq {
             let mut cqe = Cqe64::new_zeroed();
             coherent_io::view_read_bytes(entry, cqe.as_mut_bytes()).ok()?;
             ps.ci = ci.wrapping_add(1);
-            let c = match parse_cqe(&cqe) {
-                Ok(c) => c,
+            let h = match parse_into(&cqe, &mut WcSink(wc)) {
+                Ok(h) => h,
                 Err(m) => {
                     self.malformed(ps, Bad::Cqe(m));
                     continue;
                 }
             };
             // Kernel CQs are never resized: a resize CQE is the device's invention.
-            let Some(qpn) = c.qpn() else {
+            if h.kind == CqeKind::Resize {
                 self.malformed(ps, Bad::Cqe(Malformed::Opcode(op_own >> 4)));
                 continue;
-            };
-            return Some((qpn, c));
+            }
+            return Some(h);
         }
     }
 

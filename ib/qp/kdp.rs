@@ -25,7 +25,7 @@ use kernel::{
 };
 
 use crate::ffi::rdma::ib_dp_abi::{wc_flag, wc_op, IbWc};
-use crate::ib::cq::cqe::{Completion, CqeKind, RecvOp, ReqOp};
+use crate::ib::cq::cqe::{CqeKind, CqeSink, RecvOp, ReqOp, RespValues};
 use crate::ib::cq::wc_status::WcStatus;
 use crate::ib::qp::flush::NO_WQE;
 use crate::ib::qp::send_wqe::SqState;
@@ -307,64 +307,71 @@ impl KernelWq {
     }
 }
 
-/// The values of the work completion of `c` that the CQE alone gives, written into
-/// `wc` as soon as it is parsed; [`KernelWq::complete`] writes the QP's part (`wr_id`
-/// and the QP are 0 until then, a UMR's opcode too; `pkey_index` is the packet's
-/// P_Key). The parsed values are zero where the CQE's kind carries none: one write for
-/// every kind. Written before the QP is looked up, so that poll_cq's loop keeps no
-/// parsed CQE across the lookup (kept, it was spilled to the stack and read back on
-/// every CQE: tests/bench/insn-profile.sh).
-#[inline(always)]
-pub(crate) fn cqe_wc(c: &Completion, wc: &mut IbWc) {
-    let (opcode, flags, ex) = match c.kind {
-        CqeKind::Req(op) => {
-            let opcode = match op {
-                ReqOp::Send => wc_op::SEND,
-                ReqOp::RdmaWrite => wc_op::RDMA_WRITE,
-                ReqOp::RdmaRead => wc_op::RDMA_READ,
-                ReqOp::CmpSwap => wc_op::COMP_SWAP,
-                ReqOp::FetchAdd => wc_op::FETCH_ADD,
-                ReqOp::MaskedCmpSwap => wc_op::MASKED_COMP_SWAP,
-                ReqOp::MaskedFetchAdd => wc_op::MASKED_FETCH_ADD,
-                // The WQE's own: `KernelWq::complete`.
-                ReqOp::Umr => 0,
-            };
-            let flags = if c.with_imm { wc_flag::WITH_IMM } else { 0 };
-            (opcode, flags, 0)
-        }
-        CqeKind::Resp(op) => {
-            let (opcode, flags, ex) = match op {
-                RecvOp::Recv => (wc_op::RECV, 0, 0),
-                // `imm_data` is `__be32`: the wire's bytes in memory.
-                RecvOp::RecvImm => (wc_op::RECV, wc_flag::WITH_IMM, c.imm.to_be()),
-                RecvOp::RdmaWithImm => {
-                    (wc_op::RECV_RDMA_WITH_IMM, wc_flag::WITH_IMM, c.imm.to_be())
-                }
-                RecvOp::RecvInv => (wc_op::RECV, wc_flag::WITH_INVALIDATE, c.imm),
-            };
-            let flags = if c.grh { flags | wc_flag::GRH } else { flags };
-            (opcode, flags, ex)
-        }
+/// The work completion of a CQE as [`parse_into`] parses it: the values the CQE alone
+/// gives, each kind's written at once into the caller's `struct ib_wc`; the others
+/// zero, as are `wr_id`, the QP and a UMR's opcode until [`KernelWq::complete`] writes
+/// the QP's part (`pkey_index` is the packet's P_Key until then).
+///
+/// [`parse_into`]: crate::ib::cq::cqe::parse_into
+pub(crate) struct WcSink<'a>(pub(crate) &'a mut IbWc);
+
+impl CqeSink for WcSink<'_> {
+    #[inline(always)]
+    fn req(&mut self, op: ReqOp, with_imm: bool, byte_len: u32) {
+        let opcode = match op {
+            ReqOp::Send => wc_op::SEND,
+            ReqOp::RdmaWrite => wc_op::RDMA_WRITE,
+            ReqOp::RdmaRead => wc_op::RDMA_READ,
+            ReqOp::CmpSwap => wc_op::COMP_SWAP,
+            ReqOp::FetchAdd => wc_op::FETCH_ADD,
+            ReqOp::MaskedCmpSwap => wc_op::MASKED_COMP_SWAP,
+            ReqOp::MaskedFetchAdd => wc_op::MASKED_FETCH_ADD,
+            // The WQE's own: `KernelWq::complete`.
+            ReqOp::Umr => 0,
+        };
+        *self.0 = IbWc {
+            status: ib_status(WcStatus::Success),
+            opcode,
+            byte_len,
+            wc_flags: if with_imm { wc_flag::WITH_IMM } else { 0 },
+            ..IbWc::default()
+        };
+    }
+
+    #[inline(always)]
+    fn resp(&mut self, op: RecvOp, v: &RespValues) {
+        let (opcode, flags, ex) = match op {
+            RecvOp::Recv => (wc_op::RECV, 0, 0),
+            // `imm_data` is `__be32`: the wire's bytes in memory.
+            RecvOp::RecvImm => (wc_op::RECV, wc_flag::WITH_IMM, v.imm.to_be()),
+            RecvOp::RdmaWithImm => (wc_op::RECV_RDMA_WITH_IMM, wc_flag::WITH_IMM, v.imm.to_be()),
+            RecvOp::RecvInv => (wc_op::RECV, wc_flag::WITH_INVALIDATE, v.imm),
+        };
+        *self.0 = IbWc {
+            status: ib_status(WcStatus::Success),
+            opcode,
+            byte_len: v.byte_len,
+            ex,
+            src_qp: v.src_qp,
+            slid: u32::from(v.slid),
+            wc_flags: if v.grh { flags | wc_flag::GRH } else { flags },
+            pkey_index: v.pkey,
+            sl: v.sl,
+            dlid_path_bits: v.dlid_path_bits,
+            ..IbWc::default()
+        };
+    }
+
+    #[inline(always)]
+    fn error(&mut self, _requester: bool, status: WcStatus, _syndrome: u8, vendor_err: u8) {
         // The opcode of an error completion is not defined (zero, as the fields the
-        // error CQE does not carry); a resize gives no work completion.
-        CqeKind::Error { .. } | CqeKind::Resize => (0, 0, 0),
-    };
-    *wc = IbWc {
-        wr_id: 0,
-        qp: 0,
-        status: ib_status(c.status),
-        opcode,
-        vendor_err: u32::from(c.vendor_err),
-        byte_len: c.byte_len,
-        ex,
-        src_qp: c.src_qp,
-        slid: u32::from(c.slid),
-        wc_flags: flags,
-        pkey_index: c.pkey,
-        sl: c.sl,
-        dlid_path_bits: c.dlid_path_bits,
-        ..IbWc::default()
-    };
+        // error CQE does not carry).
+        *self.0 = IbWc {
+            status: ib_status(status),
+            vendor_err: u32::from(vendor_err),
+            ..IbWc::default()
+        };
+    }
 }
 
 /// QP number → the bookkeeping of each kernel QP of one device.
