@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `make check`: set up everything and run every test; the last line is
 #   N passed, N failed
-# Phases: toolbox, cold toolbox check (toolbox.sh --cold-check), kernel, module (cached,
-# rebuilt only when inputs change; with the test modules of tests/modules/), emulator,
-# harness self-test, then the VM runs one after another, with the lint (tests/lint.sh:
+# Phases: toolbox; kernel and module (cached, rebuilt only when inputs change; with the
+# test modules of tests/modules/), with the cold toolbox check (toolbox.sh --cold-check)
+# and the emulator's build beside them; harness self-test; then the VM runs one after
+# another, with the lint (tests/lint.sh:
 # rustfmt, clippy, production build without test hooks) and the host tests (cargo
 # test) running beside the first: the main VM run (KUnit suites + guest scenarios), the
 # VM run with two emulated functions (tests/scenarios-2fn/, 2 MSI-X vectors on one),
@@ -30,27 +31,64 @@ finish() {
 	[ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
 	exit $?
 }
-setup_failed() { FAILED=$((FAILED + 1)); log "set-up failed: $1"; phase_end; finish; }
+BESIDE_PIDS=()
+setup_failed() {
+	FAILED=$((FAILED + 1)); log "set-up failed: $1"
+	[ ${#BESIDE_PIDS[@]} -gt 0 ] && kill "${BESIDE_PIDS[@]}" 2>/dev/null
+	phase_end; finish
+}
 
 phase_start toolbox; "$REPO/tests/vm/toolbox.sh" || setup_failed toolbox; phase_end
-# The from-nothing toolbox path, in a scratch cache with a reduced package list: the
-# path a new machine takes, which the cached toolbox above no longer exercises.
-phase_start cold-tbox
-if "$REPO/tests/vm/toolbox.sh" --cold-check; then add_counts "1 passed, 0 failed"; else add_counts "0 passed, 1 failed"; fi
-phase_end
+
+# Two phases run beside the kernel and module phases, each with its output kept for
+# when they are joined (before the self-test): neither needs what those make, nor they
+# anything of theirs, and the module build leaves part of the two cores idle.
+#   cold-tbox  the from-nothing toolbox path, in a scratch cache with a reduced package
+#              list: the path a new machine takes, which the cached toolbox above no
+#              longer exercises (~18 s, mostly dpkg)
+#   emu        the emulator, built once before the lanes: the boots take it from here
+#              (MLX5RS_EMU_BIN), so none of them waits on cargo's lock while the host
+#              tests build beside them
+BESIDE=$CACHE/runs/beside-$$
+rm -rf "$BESIDE"
+mkdir -p "$BESIDE"
+# beside NAME CMD...: CMD in the background; its output, status and seconds in $BESIDE.
+beside() {
+	local name=$1 t0
+	shift
+	t0=$(date +%s)
+	{
+		"$@" >"$BESIDE/$name.log" 2>&1
+		echo $? >"$BESIDE/$name.rc"
+		echo $(($(date +%s) - t0)) >"$BESIDE/$name.secs"
+	} &
+	BESIDE_PIDS+=("$!")
+}
+# joined NAME: waits for NAME, prints its output, records its time; its status.
+joined() {
+	local rc
+	while [ ! -e "$BESIDE/$1.secs" ] && jobs -r | grep -q .; do wait -n 2>/dev/null || true; done
+	log "== $1 (beside the kernel and module phases)"
+	cat "$BESIDE/$1.log" 2>/dev/null
+	PHASES+=("$(printf '%-10s %5s s' "$1" "$(cat "$BESIDE/$1.secs" 2>/dev/null || echo '?')")")
+	rc=$(cat "$BESIDE/$1.rc" 2>/dev/null || echo 1)
+	return "$rc"
+}
+beside cold-tbox "$REPO/tests/vm/toolbox.sh" --cold-check
+beside emu sh -c 'cd "$1" && cargo build -q --release -p mlx5-emu' emu "$REPO"
+
 phase_start kernel; "$REPO/tests/vm/kernel.sh" || setup_failed kernel; phase_end
 phase_start module; "$REPO/tests/vm/module.sh" || setup_failed "module build"; phase_end
 
-# The emulator, built once before the lanes: the boots take it from here
-# (MLX5RS_EMU_BIN), so none of them waits on cargo's lock while the host tests build
-# beside them.
-phase_start emu
-if (cd "$REPO" && cargo build -q --release -p mlx5-emu); then
+if joined cold-tbox; then add_counts "1 passed, 0 failed"; else add_counts "0 passed, 1 failed"; fi
+if joined emu; then
 	export MLX5RS_EMU_BIN=$CARGO_TARGET_DIR/release/mlx5-emu
 else
+	P_NAME=emu P_T0=$(date +%s)
 	setup_failed "emulator build"
 fi
-phase_end
+BESIDE_PIDS=()
+rm -rf "$BESIDE"
 
 phase_start selftest
 st=$("$REPO/tests/vm/judge-selftest.sh" 2>&1 | tail -n1); echo "$st" >&2; add_counts "$st"
