@@ -225,7 +225,7 @@ impl KernelWq {
         }
     }
 
-    /// The rest of the work completion [`cqe_wc`] began in `wc`, for a CQE of `kind`
+    /// The rest of the work completion [`WcSink`] began in `wc`, for a CQE of `kind`
     /// naming this QP with WQE counter `wqe_counter` (upstream `mlx5_poll_one`: the
     /// send queue's slot from the counter masked to the queue, the receive queue's from
     /// its `tail`): `wr_id`, the QP, a UMR's opcode, and the `pkey_index` kept only on
