@@ -97,7 +97,9 @@ progress() {
 }
 log "building kernel with $NPROC jobs (log: $OUT/build.log; a progress line a minute)"
 : >"$OUT/build.log"
-progress "$T0" &
+# Without the lock's descriptor: the loop's `sleep` outlives the kill below by up to a
+# minute, and holding fd 9 it kept the next kernel.sh (module.sh's) waiting that long.
+progress "$T0" 9>&- &
 PROGRESS_PID=$!
 trap 'kill $PROGRESS_PID 2>/dev/null || true' EXIT
 in_toolbox /bin/sh -c "
