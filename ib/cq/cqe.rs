@@ -52,8 +52,10 @@ impl CqGeometry {
     /// Byte offset in the buffer of the 64 bytes of entry `n` (consumer counter) that
     /// carry the CQE: the entry's slot, for 128-byte entries its second half.
     pub fn cqe_offset(&self, n: u32) -> usize {
-        let slot = (n & (self.nent - 1)) as usize * self.cqe_sz as usize;
-        slot + self.cqe_sz as usize - 64
+        let slot = (n & self.nent.wrapping_sub(1)) as usize;
+        // The end of the entry less the CQE's 64 bytes: an entry has 64 or 128 of
+        // them (`new`), so this does not wrap.
+        ((slot + 1) * self.cqe_sz as usize).wrapping_sub(64)
     }
 
     /// Whether software owns the entry at counter `n` whose `op_own` byte is `op_own`
@@ -333,18 +335,25 @@ pub fn parse_into<S: CqeSink>(cqe: &Cqe64, sink: &mut S) -> Result<CqeHead, Malf
     match op {
         vals::CQE_REQ => {
             let send_op = (sop_qpn >> 24) as u8;
-            let (op, with_imm, byte_len) = match send_op {
+            // Constants only (the compiler makes the match a table lookup); an RDMA
+            // READ's length is the CQE's.
+            let (op, with_imm, fixed_len) = match send_op {
                 opcode::RDMA_WRITE_IMM => (ReqOp::RdmaWrite, true, 0),
                 opcode::RDMA_WRITE => (ReqOp::RdmaWrite, false, 0),
                 opcode::SEND_IMM => (ReqOp::Send, true, 0),
                 opcode::SEND | opcode::SEND_INVAL => (ReqOp::Send, false, 0),
-                opcode::RDMA_READ => (ReqOp::RdmaRead, false, cqe.byte_cnt.get()),
+                opcode::RDMA_READ => (ReqOp::RdmaRead, false, 0),
                 opcode::ATOMIC_CS => (ReqOp::CmpSwap, false, 8),
                 opcode::ATOMIC_FA => (ReqOp::FetchAdd, false, 8),
                 opcode::ATOMIC_MASKED_CS => (ReqOp::MaskedCmpSwap, false, 8),
                 opcode::ATOMIC_MASKED_FA => (ReqOp::MaskedFetchAdd, false, 8),
                 opcode::UMR => (ReqOp::Umr, false, 0),
                 other => return Err(Malformed::SendOpcode(other)),
+            };
+            let byte_len = if op == ReqOp::RdmaRead {
+                cqe.byte_cnt.get()
+            } else {
+                fixed_len
             };
             sink.req(op, with_imm, byte_len);
             Ok(head(CqeKind::Req(op)))

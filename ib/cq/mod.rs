@@ -491,6 +491,17 @@ impl PollState {
     }
 }
 
+/// A kernel CQ's ring as one poll_cq call reads it (under the poll lock).
+struct Cursor<'a> {
+    /// [`KernelRing::pages`].
+    pages: &'a [Coherent<[u8]>],
+    /// [`KernelRing::geo`].
+    geo: CqGeometry,
+    /// The consumer counter: [`PollState::ci`] at the call's start, stored back at
+    /// its end.
+    ci: u32,
+}
+
 /// A kernel CQ's ring, doorbell record and poller.
 #[pin_data]
 struct KernelRing {
@@ -793,12 +804,19 @@ impl IbCq for Cq {
         }
         let mut ps = r.poll.lock();
         let start = ps.ci;
+        // The ring as this call reads it, the consumer counter in a local (stored
+        // back once, below): the loop keeps them in registers.
+        let mut cur = Cursor {
+            pages: &r.pages,
+            geo: r.geo,
+            ci: start,
+        };
         let mut n = 0;
         let mut qp1_recv = false;
         while let Some(slot) = out.get_mut(n) {
             // The CQE's part of the work completion, written into the slot as it is
             // parsed; what the QP's part and the checks below need is returned.
-            let Some(h) = self.next_cqe(r, &mut ps, slot) else {
+            let Some(h) = self.next_cqe(&mut cur, &mut ps.logged, slot) else {
                 break;
             };
             let (qpn, kind, wqe_counter, syndrome) = (h.qpn, h.kind, h.wqe_counter, h.syndrome);
@@ -829,12 +847,13 @@ impl IbCq for Cq {
                     n += 1;
                 }
                 Ok(false) => {}
-                Err(s) => self.malformed(&mut ps, Bad::Stray(qpn, s)),
+                Err(s) => self.malformed(&mut ps.logged, cur.ci, Bad::Stray(qpn, s)),
             }
         }
-        if ps.ci != start {
+        if cur.ci != start {
+            ps.ci = cur.ci;
             // Upstream `mlx5_cq_set_ci`.
-            let _ = coherent_io::write_bytes(&r.dbr, 0, &(ps.ci & 0x00ff_ffff).to_be_bytes());
+            let _ = coherent_io::write_bytes(&r.dbr, 0, &(cur.ci & 0x00ff_ffff).to_be_bytes());
         }
         Ok(Polled { n, qp1_recv })
     }
@@ -911,32 +930,32 @@ impl Cq {
     /// counted, the first of the CQ logged). `None` when the device owns the next
     /// entry. Inlined into poll_cq's loop, as [`parse_into`].
     #[inline(always)]
-    fn next_cqe(&self, r: &KernelRing, ps: &mut PollState, wc: &mut IbWc) -> Option<CqeHead> {
+    fn next_cqe(&self, cur: &mut Cursor<'_>, logged: &mut bool, wc: &mut IbWc) -> Option<CqeHead> {
         loop {
-            let ci = ps.ci;
-            let off = r.geo.cqe_offset(ci);
-            let page = r.pages.get(off / RING_PAGE)?;
+            let ci = cur.ci;
+            let off = cur.geo.cqe_offset(ci);
+            let page = cur.pages.get(off / RING_PAGE)?;
             // The entry's 64 bytes, range-checked once for both reads.
             let entry = coherent_io::view(page, off % RING_PAGE, CQE_BYTES).ok()?;
             let op_own = coherent_io::view_read_u8(entry, CQE_BYTES - 1).ok()?;
-            if !r.geo.sw_owned(op_own, ci) {
+            if !cur.geo.sw_owned(op_own, ci) {
                 return None;
             }
             // The entry's contents after its ownership (upstream `rmb()`).
             mb(Read);
             let mut cqe = Cqe64::new_zeroed();
             coherent_io::view_read_bytes(entry, cqe.as_mut_bytes()).ok()?;
-            ps.ci = ci.wrapping_add(1);
+            cur.ci = ci.wrapping_add(1);
             let h = match parse_into(&cqe, &mut WcSink(wc)) {
                 Ok(h) => h,
                 Err(m) => {
-                    self.malformed(ps, Bad::Cqe(m));
+                    self.malformed(logged, cur.ci, Bad::Cqe(m));
                     continue;
                 }
             };
             // Kernel CQs are never resized: a resize CQE is the device's invention.
             if h.kind == CqeKind::Resize {
-                self.malformed(ps, Bad::Cqe(Malformed::Opcode(op_own >> 4)));
+                self.malformed(logged, cur.ci, Bad::Cqe(Malformed::Opcode(op_own >> 4)));
                 continue;
             }
             return Some(h);
@@ -944,17 +963,19 @@ impl Cq {
     }
 
     /// Counts a skipped CQE (debugfs `eqs`, `cqe_malformed`); the first of the CQ is
-    /// logged with its reason.
-    fn malformed(&self, ps: &mut PollState, why: Bad) {
+    /// logged with its reason (`logged`: [`PollState::logged`]) and consumer index
+    /// (the counter `ci` is past it).
+    #[cold]
+    fn malformed(&self, logged: &mut bool, ci: u32, why: Bad) {
         self.table.note_skipped_cqe(true);
-        if !ps.logged {
-            ps.logged = true;
+        if !*logged {
+            *logged = true;
             let (what, v) = why.reason();
             dev_warn!(
                 self.dev,
                 "CQ {:#x}: malformed CQE at consumer index {} ({} {:#x}), skipped; later ones are counted only\n",
                 self.cqn(),
-                ps.ci.wrapping_sub(1),
+                ci.wrapping_sub(1),
                 what,
                 v
             );

@@ -75,17 +75,24 @@ pub(crate) struct SqSide {
 /// QP), and loaded by post_send: a value a concurrent poll has just passed only makes
 /// the queue look fuller, as upstream's first overflow check.
 pub(crate) struct SqSlots {
-    /// `wr_id` of the WQE at each slot.
-    pub(crate) wrid: KVec<AtomicU64>,
-    /// The `head` count of the WQE at each slot: its completion moves `tail` past it
-    /// and every unsignalled one before; [`NO_WQE`] after a reset.
-    pub(crate) wqe_head: KVec<AtomicU32>,
-    /// The completion opcode of a UMR WQE at each slot.
-    pub(crate) umr_op: KVec<AtomicU8>,
+    /// One per basic block of the queue, by the slot of a WQE's first (one record:
+    /// post and poll index it once).
+    pub(crate) slots: KVec<SqSlot>,
     /// Work requests posted and rung for.
     pub(crate) head: AtomicU32,
     /// Work requests completed.
     pub(crate) tail: AtomicU32,
+}
+
+/// What the send WQE starting at one slot was.
+pub(crate) struct SqSlot {
+    /// Its `wr_id`.
+    pub(crate) wrid: AtomicU64,
+    /// Its `head` count: its completion moves `tail` past it and every unsignalled one
+    /// before; [`NO_WQE`] after a reset.
+    pub(crate) wqe_head: AtomicU32,
+    /// Its completion opcode, for a UMR WQE.
+    pub(crate) umr_op: AtomicU8,
 }
 
 /// What each posted receive was and the counters the poller moves (upstream `rq.wrid`,
@@ -166,9 +173,11 @@ impl KernelWq {
             bf_half: 0,
         };
         let sq_slots = SqSlots {
-            wrid: vec_of(sq, || AtomicU64::new(0))?,
-            wqe_head: vec_of(sq, || AtomicU32::new(0))?,
-            umr_op: vec_of(sq, || AtomicU8::new(0))?,
+            slots: vec_of(sq, || SqSlot {
+                wrid: AtomicU64::new(0),
+                wqe_head: AtomicU32::new(0),
+                umr_op: AtomicU8::new(0),
+            })?,
             head: AtomicU32::new(0),
             tail: AtomicU32::new(0),
         };
@@ -202,8 +211,8 @@ impl KernelWq {
             let mut sq = self.sq.lock();
             sq.st = SqState::default();
             // No slot starts a request of the new count (the software flush's walk).
-            for h in self.sq_slots.wqe_head.iter() {
-                h.store(NO_WQE, Ordering::Relaxed);
+            for slot in self.sq_slots.slots.iter() {
+                slot.wqe_head.store(NO_WQE, Ordering::Relaxed);
             }
             self.sq_slots.tail.store(0, Ordering::Relaxed);
             self.sq_slots.head.store(0, Ordering::Release);
@@ -269,21 +278,19 @@ impl KernelWq {
         }
         let s = &self.sq_slots;
         let idx = (u32::from(wqe_counter) & (self.sq_cnt - 1)) as usize;
-        let head = s
-            .wqe_head
-            .get(idx)
-            .ok_or(Stray::SendSlot)?
-            .load(Ordering::Relaxed);
+        let slot = s.slots.get(idx).ok_or(Stray::SendSlot)?;
+        let head = slot.wqe_head.load(Ordering::Relaxed);
         let tail = s.tail.load(Ordering::Relaxed);
         // In flight: tail <= head of the slot < posted.
         let in_flight = s.head.load(Ordering::Acquire).wrapping_sub(tail);
         if head.wrapping_sub(tail) >= in_flight {
             return Err(Stray::SendSlot);
         }
-        let wr_id = s.wrid.get(idx).map_or(0, |w| w.load(Ordering::Relaxed));
         s.tail.store(head.wrapping_add(1), Ordering::Release);
-        let umr = s.umr_op.get(idx).map_or(0, |u| u.load(Ordering::Relaxed));
-        Ok((wr_id, umr))
+        Ok((
+            slot.wrid.load(Ordering::Relaxed),
+            slot.umr_op.load(Ordering::Relaxed),
+        ))
     }
 
     /// The oldest receive in flight completed (on an SRQ: the SRQ's WQE
@@ -308,9 +315,13 @@ impl KernelWq {
 }
 
 /// The work completion of a CQE as [`parse_into`] parses it: the values the CQE alone
-/// gives, each kind's written at once into the caller's `struct ib_wc`; the others
-/// zero, as are `wr_id`, the QP and a UMR's opcode until [`KernelWq::complete`] writes
-/// the QP's part (`pkey_index` is the packet's P_Key until then).
+/// gives, each kind's written at once into the caller's `struct ib_wc`; `wr_id`, the QP
+/// and a UMR's opcode are [`KernelWq::complete`]'s (`pkey_index` is the packet's P_Key
+/// until then). A successful completion writes the fields the verbs define for its
+/// kind and leaves the others as the caller's array held them, as upstream's
+/// `mlx5_poll_one` does (a send's `src_qp`, a receive's `vendor_err`: the consumer
+/// reads neither); an error completion, rare, is written whole (its opcode, which the
+/// verbs leave undefined, zero).
 ///
 /// [`parse_into`]: crate::ib::cq::cqe::parse_into
 pub(crate) struct WcSink<'a>(pub(crate) &'a mut IbWc);
@@ -329,13 +340,11 @@ impl CqeSink for WcSink<'_> {
             // The WQE's own: `KernelWq::complete`.
             ReqOp::Umr => 0,
         };
-        *self.0 = IbWc {
-            status: ib_status(WcStatus::Success),
-            opcode,
-            byte_len,
-            wc_flags: if with_imm { wc_flag::WITH_IMM } else { 0 },
-            ..IbWc::default()
-        };
+        let wc = &mut *self.0;
+        wc.status = ib_status(WcStatus::Success);
+        wc.opcode = opcode;
+        wc.byte_len = byte_len;
+        wc.wc_flags = if with_imm { wc_flag::WITH_IMM } else { 0 };
     }
 
     #[inline(always)]
@@ -347,19 +356,17 @@ impl CqeSink for WcSink<'_> {
             RecvOp::RdmaWithImm => (wc_op::RECV_RDMA_WITH_IMM, wc_flag::WITH_IMM, v.imm.to_be()),
             RecvOp::RecvInv => (wc_op::RECV, wc_flag::WITH_INVALIDATE, v.imm),
         };
-        *self.0 = IbWc {
-            status: ib_status(WcStatus::Success),
-            opcode,
-            byte_len: v.byte_len,
-            ex,
-            src_qp: v.src_qp,
-            slid: u32::from(v.slid),
-            wc_flags: if v.grh { flags | wc_flag::GRH } else { flags },
-            pkey_index: v.pkey,
-            sl: v.sl,
-            dlid_path_bits: v.dlid_path_bits,
-            ..IbWc::default()
-        };
+        let wc = &mut *self.0;
+        wc.status = ib_status(WcStatus::Success);
+        wc.opcode = opcode;
+        wc.byte_len = v.byte_len;
+        wc.ex = ex;
+        wc.src_qp = v.src_qp;
+        wc.slid = u32::from(v.slid);
+        wc.wc_flags = if v.grh { flags | wc_flag::GRH } else { flags };
+        wc.pkey_index = v.pkey;
+        wc.sl = v.sl;
+        wc.dlid_path_bits = v.dlid_path_bits;
     }
 
     #[inline(always)]

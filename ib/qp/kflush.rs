@@ -39,11 +39,14 @@ impl KernelWq {
             while n < out.len() && tail != head {
                 // A request no slot records (it cannot be: each post records its
                 // start) ends the walk rather than completing with a wrong id.
-                let heads = s.wqe_head.iter().map(|h| h.load(Ordering::Relaxed));
+                let heads = s.slots.iter().map(|w| w.wqe_head.load(Ordering::Relaxed));
                 let Some(slot) = send_slot(heads, tail) else {
                     break;
                 };
-                let id = s.wrid.get(slot).map_or(0, |w| w.load(Ordering::Relaxed));
+                let id = s
+                    .slots
+                    .get(slot)
+                    .map_or(0, |w| w.wrid.load(Ordering::Relaxed));
                 out[n] = self.flushed(id);
                 n += 1;
                 tail = tail.wrapping_add(1);

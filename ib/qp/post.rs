@@ -378,15 +378,10 @@ impl Qp {
 /// UMR completion opcode (`umr`, 0 for none), for the poller (`kdp`).
 #[inline(always)]
 fn record_send(slots: &SqSlots, p: &Posted, head: u32, wr_id: u64, umr: u8) {
-    let idx = p.idx as usize;
-    if let (Some(w), Some(h), Some(u)) = (
-        slots.wrid.get(idx),
-        slots.wqe_head.get(idx),
-        slots.umr_op.get(idx),
-    ) {
-        w.store(wr_id, Ordering::Relaxed);
-        h.store(head, Ordering::Relaxed);
-        u.store(umr, Ordering::Relaxed);
+    if let Some(slot) = slots.slots.get(p.idx as usize) {
+        slot.wrid.store(wr_id, Ordering::Relaxed);
+        slot.wqe_head.store(head, Ordering::Relaxed);
+        slot.umr_op.store(umr, Ordering::Relaxed);
     }
 }
 
