@@ -835,13 +835,7 @@ impl IbCq for Cq {
             match wq.complete(kind, wqe_counter, slot) {
                 Ok(true) => {
                     if matches!(kind, CqeKind::Error { .. }) && syndrome_is_dumped(syndrome) {
-                        dev_warn!(
-                            self.dev,
-                            "WC error: {}, QP {:#x}, vendor syndrome {:#x}\n",
-                            syndrome,
-                            qpn,
-                            slot.vendor_err
-                        );
+                        self.log_wc_error(syndrome, qpn, slot.vendor_err);
                     }
                     qp1_recv |= wq.qp1 && matches!(kind, CqeKind::Resp(_));
                     n += 1;
@@ -960,6 +954,20 @@ impl Cq {
             }
             return Some(h);
         }
+    }
+
+    /// Logs an error completion whose syndrome upstream dumps (out of line: the
+    /// poll loop keeps no formatting state for it).
+    #[cold]
+    #[inline(never)]
+    fn log_wc_error(&self, syndrome: u8, qpn: u32, vendor_err: u32) {
+        dev_warn!(
+            self.dev,
+            "WC error: {}, QP {:#x}, vendor syndrome {:#x}\n",
+            syndrome,
+            qpn,
+            vendor_err
+        );
     }
 
     /// Counts a skipped CQE (debugfs `eqs`, `cqe_malformed`); the first of the CQ is
