@@ -53,8 +53,8 @@ from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 
 import ib_mr_lib as L
 
-TIMEOUT_MS = 1500
-DELAY_MS = 2500
+TIMEOUT_MS = 1000
+DELAY_MS = 1500
 # BAD_PARAM (mlx5_ifc.h), which mlx5 maps to EINVAL; a syndrome to find in the log.
 BAD_PARAM = 0x3
 SYNDROME = 0x5A5A
