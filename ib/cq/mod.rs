@@ -55,7 +55,7 @@ use kernel::{
     prelude::*,
     sync::{
         aref::ARef,
-        barrier::{mb, Read, Write},
+        barrier::{dma_mb, mb, Read, Write},
         new_mutex, new_spinlock_irq, Arc, Mutex, SpinLockIrq,
     },
 };
@@ -935,8 +935,10 @@ impl Cq {
             if !cur.geo.sw_owned(op_own, ci) {
                 return None;
             }
-            // The entry's contents after its ownership (upstream `rmb()`).
-            mb(Read);
+            // The entry's contents after its ownership: the barrier for coherent DMA
+            // memory (`dma_rmb()`, as the EQ ring; upstream's `rmb()` also orders MMIO,
+            // which this read is not).
+            dma_mb(Read);
             let mut cqe = Cqe64::new_zeroed();
             coherent_io::view_read_bytes(entry, cqe.as_mut_bytes()).ok()?;
             cur.ci = ci.wrapping_add(1);
