@@ -1,4 +1,5 @@
-# Scenario: the device asks for more firmware pages than the guest has (2 GiB of RAM).
+# Scenario: the device asks for more firmware pages than the guest has (3 GiB: make
+# check's guests have 1 GiB of RAM, vm.sh's default 2).
 # The driver must not drive the guest out of memory (no OOM killer, no allocation
 # warning): the probe fails with a log line naming it, and the unwind reclaims every
 # page given before (boot pages when the init demand is the one too large). No

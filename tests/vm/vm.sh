@@ -21,7 +21,8 @@
 # their ports joined by the wire (emu/README.md "Two devices"): function 0 listens on
 # wire.sock in the run directory with LID 2 (device index 0), function 1 connects to it
 # with LID 3 (device index 1: other GUIDs); the SM LID of both stays 1.
-# Guest RAM is a shared memfd (vfio-user needs it); the root file system is the toolbox
+# Guest RAM (--mem, default 2G: the benchmarks' 1 GiB of firmware pages and their 1 GiB
+# registration need it) is a shared memfd (vfio-user needs it); the root file system is the toolbox
 # over 9p, read-only, with a tmpfs overlay in the guest; the repo and the cache are
 # visible in the guest at their host paths. Accelerator: TCG unless a probe boot
 # proved KVM works on this machine (cached), or MLX5RS_ACCEL=kvm|tcg.
@@ -37,7 +38,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-RUN_SCRIPTS="" SHELL_MODE=0 TIMEOUT=900 NO_EMU=0 LOGF="" EMU_ARGS=() FUNCTIONS=1 WIRED=0
+RUN_SCRIPTS="" SHELL_MODE=0 TIMEOUT=900 MEM=2G NO_EMU=0 LOGF="" EMU_ARGS=() FUNCTIONS=1 WIRED=0
 FN_EMU_ARGS=("" "" "" "") # per function, newline-separated
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -52,10 +53,12 @@ while [ $# -gt 0 ]; do
 	--functions) FUNCTIONS=$2; shift 2 ;;
 	--wired) WIRED=1; shift ;;
 	--log) LOGF=$2; shift 2 ;;
+	--mem) MEM=$2; shift 2 ;;
 	*) die "vm.sh: unknown argument $1" ;;
 	esac
 done
 
+case "$MEM" in [1-9]G | [1-9][0-9][0-9]M | [1-9][0-9][0-9][0-9]M) ;; *) die "vm.sh: --mem takes a size such as 1G or 1536M, not $MEM" ;; esac
 case "$FUNCTIONS" in [1-4]) ;; *) die "vm.sh: --functions takes 1 to 4, not $FUNCTIONS" ;; esac
 if [ "$WIRED" = 1 ]; then
 	[ "$FUNCTIONS" = 1 ] && FUNCTIONS=2
@@ -107,8 +110,8 @@ qemu_cmd() {
 	local accel=$1 append=$2; shift 2
 	local cpu=max
 	[ "$accel" = kvm ] && cpu=host
-	echo qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp 2 -m 2G \
-		-object memory-backend-memfd,id=mem,size=2G,share=on \
+	echo qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp 2 -m $MEM \
+		-object memory-backend-memfd,id=mem,size=$MEM,share=on \
 		-machine q35,memory-backend=mem \
 		-kernel "$KB/arch/x86/boot/bzImage" \
 		-append "'$append'" \
