@@ -9,6 +9,7 @@
 #            --no-emu  --functions N (emulated ConnectX functions, default 1, max 4)
 #            --wired (two functions whose ports are wired to each other, below)
 #            --log FILE (console log; default $CACHE/runs/<id>/console.log)
+#            --mem SIZE (guest RAM, e.g. 1G or 1536M; default 2G)
 #
 # Function i (0-based) is its own emulator process: data socket emu.sock / emu<i>.sock,
 # control socket ctl.sock / ctl<i>.sock, log emu.log / emu<i>.log in the run directory
@@ -22,10 +23,10 @@
 # wire.sock in the run directory with LID 2 (device index 0), function 1 connects to it
 # with LID 3 (device index 1: other GUIDs); the SM LID of both stays 1.
 # Guest RAM (--mem, default 2G: the benchmarks' 1 GiB of firmware pages and their 1 GiB
-# registration need it) is a shared memfd (vfio-user needs it); the root file system is the toolbox
-# over 9p, read-only, with a tmpfs overlay in the guest; the repo and the cache are
-# visible in the guest at their host paths. Accelerator: TCG unless a probe boot
-# proved KVM works on this machine (cached), or MLX5RS_ACCEL=kvm|tcg.
+# registration need it) is a shared memfd (vfio-user needs it); the root file system is
+# the toolbox over 9p, read-only, with a tmpfs overlay in the guest; the repo and the
+# cache are visible in the guest at their host paths. Accelerator: TCG unless a probe
+# boot proved KVM works on this machine (cached), or MLX5RS_ACCEL=kvm|tcg.
 # MLX5RS_KUNIT=0: the module's KUnit suites do not run in this boot (KUnit's filter
 # matches no suite); `make check` runs them in its main boot only.
 # MLX5RS_QEMU_PLUGIN=PLUGIN[,ARGS]: QEMU loads this TCG plugin (`-plugin`) and the guest
