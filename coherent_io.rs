@@ -15,8 +15,8 @@
 //! documents it.
 
 use kernel::{
-    dma::{Coherent, CoherentView},
-    io::{io_project, io_read, io_write, Io},
+    dma::Coherent,
+    io::{io_project, io_read, io_write, Io, IoBase, SysMem},
     prelude::*,
 };
 
@@ -45,16 +45,30 @@ pub(crate) fn write_bytes(buf: &Coherent<[u8]>, off: usize, data: &[u8]) -> Resu
     Ok(())
 }
 
-/// The `len` bytes of `buf` from offset `off`, range-checked once: the view's own
-/// reads ([`view_read_u8`], [`view_read_bytes`]) are then checked against `len`
-/// only, which the compiler folds when `len` is a constant (a ring entry read on
-/// every completion).
+/// The CPU side of `buf` whole, for a reader that takes many entries of one buffer
+/// (the kernel CQ's poll, a page of its ring at a time): the ranges it projects from
+/// this ([`view`]) are checked against the buffer as every access here is, without
+/// carrying the DMA address along (its arithmetic and overflow checks on each
+/// projection of a `Coherent`).
 #[cfg_attr(
     not(CONFIG_MLX5_RS_INFINIBAND),
     expect(dead_code, reason = "the kernel CQ's poll reads its entries so")
 )]
 #[inline(always)]
-pub(crate) fn view(buf: &Coherent<[u8]>, off: usize, len: usize) -> Result<CoherentView<'_, [u8]>> {
+pub(crate) fn cpu_view(buf: &Coherent<[u8]>) -> SysMem<'_, [u8]> {
+    buf.as_view().as_sys_mem()
+}
+
+/// The `len` bytes of `buf` (a [`cpu_view`]) from offset `off`, range-checked once:
+/// the view's own reads ([`view_read_u8`], [`view_read_bytes`]) are then checked
+/// against `len` only, which the compiler folds when `len` is a constant (a ring entry
+/// read on every completion).
+#[cfg_attr(
+    not(CONFIG_MLX5_RS_INFINIBAND),
+    expect(dead_code, reason = "the kernel CQ's poll reads its entries so")
+)]
+#[inline(always)]
+pub(crate) fn view(buf: SysMem<'_, [u8]>, off: usize, len: usize) -> Result<SysMem<'_, [u8]>> {
     let end = off.checked_add(len).ok_or(ERANGE)?;
     Ok(io_project!(buf, [try: off..end]))
 }
@@ -65,7 +79,7 @@ pub(crate) fn view(buf: &Coherent<[u8]>, off: usize, len: usize) -> Result<Coher
     expect(dead_code, reason = "the kernel CQ's poll reads its entries so")
 )]
 #[inline(always)]
-pub(crate) fn view_read_u8(view: CoherentView<'_, [u8]>, off: usize) -> Result<u8> {
+pub(crate) fn view_read_u8(view: SysMem<'_, [u8]>, off: usize) -> Result<u8> {
     Ok(io_read!(view, [try: off]))
 }
 
@@ -75,7 +89,7 @@ pub(crate) fn view_read_u8(view: CoherentView<'_, [u8]>, off: usize) -> Result<u
     expect(dead_code, reason = "the kernel CQ's poll reads its entries so")
 )]
 #[inline(always)]
-pub(crate) fn view_read_bytes(view: CoherentView<'_, [u8]>, out: &mut [u8]) -> Result {
+pub(crate) fn view_read_bytes(view: SysMem<'_, [u8]>, out: &mut [u8]) -> Result {
     if view.len() != out.len() {
         return Err(ERANGE);
     }

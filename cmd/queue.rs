@@ -32,7 +32,7 @@ use kernel::{
     prelude::*,
     sync::aref::ARef,
     sync::{
-        barrier::{dma_mb, mb, Read, Write},
+        barrier::{mb, Write},
         new_condvar, new_mutex, CondVar, CondVarTimeoutResult, Mutex, MutexGuard,
     },
     time::{delay::fsleep, Delta, Instant, Monotonic},
@@ -51,6 +51,7 @@ use super::{
 };
 use crate::{
     coherent_io,
+    ffi::dma_rmb,
     ifc::{
         cmd_layout::{entry_off, ENTRY_SIZE, INLINE_LEN, MAX_SLOTS, OWN_HW},
         init_seg as seg,
@@ -520,7 +521,7 @@ impl CmdQueue {
             nap = (nap * 2).min(1000);
         }
         // Read the output only after ownership returned.
-        dma_mb(Read);
+        dma_rmb();
         let raw = self.read_entry(slot);
         let done = entry::completion(&raw);
         let out_inline = done.out;

@@ -19,7 +19,7 @@
 //! `irq_poll_sched` raises its softirq on that CPU's IRQ exit). The two differ only in
 //! the state lock: a mutex for [`CtlEq`], an IRQ-disabling spinlock for [`CompEq`].
 //! At most [`POLL_BUDGET`]
-//! entries per call; for each, the owner byte is read, then `dma_mb(Read)`, then the
+//! entries per call; for each, the owner byte is read, then `dma_rmb()`, then the
 //! rest of the entry; the consumer index is published (UAR + 0x48, no arm) whenever
 //! [`SPARE_EQES`](super::consumer::SPARE_EQES) entries were consumed without
 //! publishing, and once at the end with an arm (UAR + 0x40). Entries are decoded and
@@ -41,7 +41,6 @@ use kernel::{
     prelude::*,
     sync::{
         aref::ARef,
-        barrier::{dma_mb, Read},
         lock::{mutex::MutexBackend, spinlock::SpinLockIrqBackend, Backend, Lock},
         new_mutex, new_spinlock_irq, Arc,
     },
@@ -56,6 +55,7 @@ use super::{
 };
 use crate::{
     coherent_io,
+    ffi::dma_rmb,
     hw::Hw,
     ifc::{
         eq::{UAR_EQ_DB_ARM, UAR_EQ_DB_UPDATE},
@@ -380,7 +380,7 @@ impl<B: Backend> Eq<B> {
                 break;
             }
             // The body must not be read before the owner byte said it is ours.
-            dma_mb(Read);
+            dma_rmb();
             let e = self.entry(idx);
             cons.advance();
             batch += 1;

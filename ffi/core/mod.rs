@@ -2,10 +2,11 @@
 
 //! The core driver's shims: devlink, PCI disable, the PCI driver's shutdown, error
 //! handlers, suspend and resume, IRQ affinity hints, online CPUs, workqueue calls,
-//! memory and random bytes.
+//! memory and random bytes, and the DMA read barrier inline.
 
 pub(crate) mod adapter;
 pub(crate) mod bar;
+pub(crate) mod barrier;
 pub(crate) mod bound;
 pub(crate) mod clock;
 pub(crate) mod devlink;

@@ -52,10 +52,11 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     device,
     dma::Coherent,
+    io::SysMem,
     prelude::*,
     sync::{
         aref::ARef,
-        barrier::{dma_mb, mb, Read, Write},
+        barrier::{mb, Write},
         new_mutex, new_spinlock_irq, Arc, Mutex, SpinLockIrq,
     },
 };
@@ -89,11 +90,14 @@ use crate::{
         cq::{CqHandler, CqTable},
         CqAccess,
     },
-    ffi::rdma::{
-        ib_cq::{CqCreated, CqInit, CqShim, IbCq, IbCqOps, IbWc, Polled},
-        ib_uctx::IbUcontext,
-        udata::UserData,
-        umem::{BlockSize, IbDev, Umem},
+    ffi::{
+        dma_rmb,
+        rdma::{
+            ib_cq::{CqCreated, CqInit, CqShim, IbCq, IbCqOps, IbWc, Polled},
+            ib_uctx::IbUcontext,
+            udata::UserData,
+            umem::{BlockSize, IbDev, Umem},
+        },
     },
     hw::Hw,
     ifc::wqe::{
@@ -500,6 +504,10 @@ struct Cursor<'a> {
     /// The consumer counter: [`PollState::ci`] at the call's start, stored back at
     /// its end.
     ci: u32,
+    /// The page of the ring the last entry was read from, by its index in `pages`,
+    /// and its CPU side ([`coherent_io::cpu_view`]): the next entries of the same
+    /// page (64 of 64 bytes in a 4 KiB page) are projected from it.
+    page: Option<(usize, SysMem<'a, [u8]>)>,
 }
 
 /// A kernel CQ's ring, doorbell record and poller.
@@ -810,6 +818,7 @@ impl IbCq for Cq {
             pages: &r.pages,
             geo: r.geo,
             ci: start,
+            page: None,
         };
         let mut n = 0;
         let mut qp1_recv = false;
@@ -928,7 +937,15 @@ impl Cq {
         loop {
             let ci = cur.ci;
             let off = cur.geo.cqe_offset(ci);
-            let page = cur.pages.get(off / RING_PAGE)?;
+            let index = off / RING_PAGE;
+            let page = match cur.page {
+                Some((i, page)) if i == index => page,
+                _ => {
+                    let page = coherent_io::cpu_view(cur.pages.get(index)?);
+                    cur.page = Some((index, page));
+                    page
+                }
+            };
             // The entry's 64 bytes, range-checked once for both reads.
             let entry = coherent_io::view(page, off % RING_PAGE, CQE_BYTES).ok()?;
             let op_own = coherent_io::view_read_u8(entry, CQE_BYTES - 1).ok()?;
@@ -938,7 +955,7 @@ impl Cq {
             // The entry's contents after its ownership: the barrier for coherent DMA
             // memory (`dma_rmb()`, as the EQ ring; upstream's `rmb()` also orders MMIO,
             // which this read is not).
-            dma_mb(Read);
+            dma_rmb();
             let mut cqe = Cqe64::new_zeroed();
             coherent_io::view_read_bytes(entry, cqe.as_mut_bytes()).ok()?;
             cur.ci = ci.wrapping_add(1);
