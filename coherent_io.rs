@@ -5,10 +5,12 @@
 //! The command queue page, the mailbox blocks and the EQ rings are `Coherent<[u8]>`
 //! allocations that the device reads and writes concurrently. Every CPU access to them
 //! goes through these functions, which use the kernel crate's I/O projection of a
-//! `Coherent` (`io_project!`): the range is checked against the allocation at run
-//! time (out of range is `ERANGE`, never a pointer outside the buffer), single bytes
-//! are read and written volatile, byte ranges are copied with `memcpy`. No raw pointer
-//! is formed here; the memory-safety argument is the kernel crate's, once.
+//! `Coherent` (`io_project!`; for the kernel CQ's poll, of its CPU side, a `SysMem`
+//! view of the whole allocation: [`cpu_view`]): the range is checked against the
+//! allocation at run time (out of range is `ERANGE`, never a pointer outside the
+//! buffer), single bytes are read and written volatile, byte ranges are copied with
+//! `memcpy`. No raw pointer is formed here; the memory-safety argument is the kernel
+//! crate's, once.
 //!
 //! What stays the caller's business is *when* a range may be accessed: the protocol
 //! (ownership bits, the doorbell, a DMA read barrier) decides that, and each caller
