@@ -263,6 +263,7 @@ pub fn stats(dev: &Device) -> Value {
         "violations": fw.stats.violations,
         "eq_doorbells_after_stop": fw.stats.eq_doorbells_after_stop,
         "uar_doorbells_after_stop": fw.stats.uar_doorbells_after_stop,
+        "doorbells_after_destroy": fw.stats.doorbells_after_destroy,
         "recent_violations": fw.stats.recent_violations.iter().collect::<Vec<_>>(),
     })
 }

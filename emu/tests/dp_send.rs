@@ -1055,3 +1055,41 @@ fn cqes_carry_the_internal_timer_as_their_timestamp() {
     }
     no_violations(&p.d);
 }
+
+/// A doorbell rung for a QP or CQ after its DESTROY, on the page of its UAR that is
+/// still allocated (the RDMA core destroys a user context's objects before it unmaps
+/// the context's UAR pages: a live process can ring in between) is counted and
+/// dropped; one naming a number never given, or a destroyed object's number on
+/// another page, stays a violation.
+#[test]
+fn doorbells_after_destroy_are_counted_not_violations() {
+    use mlx5_emu::ifc::cq::destroy_cq_in;
+    use mlx5_emu::ifc::qp::destroy_qp_in;
+    let mut p = pair();
+    let c = ctrl(&p.a, opcode::SEND, 1, true, 0);
+    let (qpn, scq) = (p.a.qpn, p.a.scq);
+    let uar_base = u64::from(p.d.uar) * 4096;
+    assert_eq!(p.d.on(Opcode::DESTROY_QP, destroy_qp_in::QPN, qpn), 0);
+    // The send doorbell's second dword: the QPN in 31:8.
+    p.d.h.dev.bar0_write(uar_base + 0x800, &c.as_bytes()[0..8]);
+    p.d.h.dev.step();
+    let stats = |d: &Dev| {
+        let f = d.h.dev.fw();
+        (f.stats.doorbells_after_destroy, f.stats.violations)
+    };
+    assert_eq!(stats(&p.d), (1, 0));
+    // The CQ's arm: the arm word, then the CQN.
+    assert_eq!(p.d.on(Opcode::DESTROY_CQ, destroy_cq_in::CQN, scq), 0);
+    p.d.h.dev.bar0_write(uar_base + 0x20, &0u32.to_be_bytes());
+    p.d.h.dev.bar0_write(uar_base + 0x24, &scq.to_be_bytes());
+    p.d.h.dev.step();
+    assert_eq!(stats(&p.d), (2, 0));
+    // A QPN never given.
+    let mut bogus = c;
+    bogus.qpn_ds.set(0x00ab_cd00 | 1);
+    p.d.h
+        .dev
+        .bar0_write(uar_base + 0x800, &bogus.as_bytes()[0..8]);
+    p.d.h.dev.step();
+    assert_eq!(stats(&p.d), (2, 1));
+}

@@ -121,6 +121,7 @@ impl Firmware {
         let _ = cqc::ST.raw().set(&mut ctx, u64::from(cq_state::FIRED));
         let _ = cqc::PRODUCER_COUNTER.raw().set(&mut ctx, 0);
         let _ = cqc::CONSUMER_COUNTER.raw().set(&mut ctx, 0);
+        self.objs.destroyed_cq_uar.remove(&cqn);
         self.objs.cqs.insert(
             cqn,
             Cq {
@@ -148,7 +149,9 @@ impl Firmware {
             return Err(bad_res());
         }
         self.in_use(&format!("CQ {cqn}"), self.objs.cq_users(cqn))?;
-        self.objs.cqs.remove(&cqn);
+        if let Some(cq) = self.objs.cqs.remove(&cqn) {
+            self.objs.destroyed_cq_uar.insert(cqn, cq.uar);
+        }
         self.objs.cqns.free(cqn);
         self.destroyed(env, "cq");
         Ok(())

@@ -273,6 +273,13 @@ impl Firmware {
             }
         }
         self.uars.remove(&idx);
+        // Doorbells on its pages are now `uar_doorbells_after_stop` or violations.
+        self.objs
+            .destroyed_qp_uar
+            .retain(|_, page| !l.in_alloc(idx, *page));
+        self.objs
+            .destroyed_cq_uar
+            .retain(|_, page| !l.in_alloc(idx, *page));
         Ok(())
     }
 }

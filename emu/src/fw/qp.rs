@@ -303,6 +303,7 @@ impl Firmware {
         put(out, q::create_qp_out::QPN, u64::from(qpn))?;
         let mut ctx = ctx;
         let _ = qpc::STATE.raw().set(&mut ctx, u64::from(state::RST));
+        self.objs.destroyed_qp_uar.remove(&qpn);
         self.objs.qps.insert(
             qpn,
             Qp {
@@ -328,9 +329,11 @@ impl Firmware {
         let qpn = get(input, q::destroy_qp_in::QPN)? as u32;
         // A QP may be destroyed in any state (PRM DESTROY_QP; upstream moves it to RST
         // first only for its own bookkeeping).
-        if self.objs.qps.remove(&qpn).is_none() {
+        let Some(qp) = self.objs.qps.remove(&qpn) else {
             return Err(bad_res());
-        }
+        };
+        let uar = qpc::UAR_PAGE.raw().get(&qp.ctx).unwrap_or(0) as u32;
+        self.objs.destroyed_qp_uar.insert(qpn, uar);
         self.objs.qpns.free(qpn);
         self.destroyed(env, "qp");
         Ok(())

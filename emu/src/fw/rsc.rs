@@ -282,6 +282,14 @@ pub struct Objects {
     /// First dword of a CQ arm doorbell (UAR +0x20) per UAR page, until its second
     /// dword (the CQ number, +0x24) arrives.
     pub cq_arm_words: BTreeMap<u32, u32>,
+    /// The UAR page of each destroyed QP (by QPN) and CQ (by CQN) until its number is
+    /// given again or its page's UAR is deallocated: a send or arm doorbell naming it on
+    /// that page is one rung before the UAR went away, not a driver's error (the RDMA
+    /// core destroys a user context's objects before it unmaps the context's UAR pages:
+    /// `uverbs_destroy_ufile_hw`, then `ufile_destroy_ucontext`).
+    pub destroyed_qp_uar: BTreeMap<u32, u32>,
+    /// See `destroyed_qp_uar`.
+    pub destroyed_cq_uar: BTreeMap<u32, u32>,
 }
 
 impl Default for Objects {
@@ -308,6 +316,8 @@ impl Default for Objects {
             destroyed: BTreeMap::new(),
             dropped: 0,
             cq_arm_words: BTreeMap::new(),
+            destroyed_qp_uar: BTreeMap::new(),
+            destroyed_cq_uar: BTreeMap::new(),
         }
     }
 }
@@ -356,6 +366,8 @@ impl Objects {
         self.srqs.clear();
         self.mkeys.clear();
         self.cq_arm_words.clear();
+        self.destroyed_qp_uar.clear();
+        self.destroyed_cq_uar.clear();
         self.cost.charged = 0;
         n
     }

@@ -27,6 +27,9 @@ pub struct Stats {
     /// dropped: counted and ignored (never a violation: nothing documents firmware
     /// reacting to them).
     pub uar_doorbells_after_stop: u64,
+    /// Send and CQ arm doorbells naming a QP or CQ destroyed while its UAR page stays
+    /// allocated (`Objects::destroyed_qp_uar`): counted and ignored, not a violation.
+    pub doorbells_after_destroy: u64,
     /// The most recent violation messages.
     pub recent_violations: VecDeque<String>,
     /// Firmware restarts (software resets the driver asked for, control `fw_reset`).

@@ -531,9 +531,13 @@ impl Firmware {
     /// again" relies on it).
     pub fn cq_arm_doorbell(&mut self, env: &Env<'_>, page: u32, cqn: u32, word: u32) {
         let Some(cq) = self.objs.cqs.get_mut(&cqn) else {
-            self.stats.violation(format!(
-                "CQ arm doorbell for unknown CQ {cqn:#x} on UAR {page}"
-            ));
+            if self.objs.destroyed_cq_uar.get(&cqn) == Some(&page) {
+                self.stats.doorbells_after_destroy += 1;
+            } else {
+                self.stats.violation(format!(
+                    "CQ arm doorbell for unknown CQ {cqn:#x} on UAR {page}"
+                ));
+            }
             return;
         };
         if cq.uar != page {

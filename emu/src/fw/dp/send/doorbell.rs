@@ -58,8 +58,12 @@ impl Firmware {
     fn send_doorbell(&mut self, env: &Env<'_>, page: u32, qpn: u32) {
         let t0 = Instant::now();
         let Some(qp) = self.objs.qps.get(&qpn) else {
-            self.stats
-                .violation(format!("send doorbell for unknown QP {qpn}"));
+            if self.objs.destroyed_qp_uar.get(&qpn) == Some(&page) {
+                self.stats.doorbells_after_destroy += 1;
+            } else {
+                self.stats
+                    .violation(format!("send doorbell for unknown QP {qpn}"));
+            }
             return;
         };
         let f = |fl: crate::ifc::field::Field| fl.get(&qp.ctx).unwrap_or(0);
