@@ -15,7 +15,7 @@
 //! served: atomics (EOPNOTSUPP, as upstream), post_srq_recv (EOPNOTSUPP from the
 //! shim, `ffi/rdma/ib_srq.c`).
 
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use kernel::{
     dma::Coherent,
@@ -33,7 +33,7 @@ use crate::ffi::rdma::{
 };
 use crate::ib::qp::kdp::{SqSide, SqSlots};
 use crate::ib::qp::modify::QpType;
-use crate::ib::qp::recv_wqe::{build_recv, rq_doorbell_record};
+use crate::ib::qp::recv_wqe::{rq_doorbell_record, RecvRing};
 use crate::ib::qp::send_wqe::{
     build_gather, build_send, sq_doorbell_record, Payload, Posted, SendFlags, SendOp, SendWr,
     UdDest,
@@ -242,7 +242,7 @@ impl Qp {
     ///
     /// # Errors
     ///
-    /// For the first request not posted, as upstream (`recv_wqe::build_recv`):
+    /// For the first request not posted, as upstream (`recv_wqe::RecvRing::build`):
     /// `ENOMEM` for a full queue, `EINVAL` for more scatter entries than the QP's;
     /// `EINVAL` for a QP without a receive queue of its own (SRQ) and a user QP;
     /// `EIO` after the device's fatal error but for a drain's request.
@@ -260,24 +260,27 @@ impl Qp {
         }
         // The requests posted (only posters, under this lock, store it) and completed
         // so far, for the overflow check.
-        let mut head = slots.head.load(Ordering::Relaxed);
+        let head = slots.head.load(Ordering::Relaxed);
         let tail = slots.tail.load(Ordering::Acquire);
         // SAFETY: the receive queue's lock is held, and `0..rq_bytes` is the receive
         // queue's range of the buffer.
         let Some(ring) = (unsafe { wq_slice(buf, 0, k.rq_bytes) }) else {
             return (0, Err(EINVAL));
         };
-        let mut posted = 0;
+        // The geometry checked against the ring once for the call, not per request.
+        let mut ring = match RecvRing::new(&k.rq, ring, head, tail) {
+            Ok(r) => r,
+            Err(e) => return (0, Err(Error::from(e))),
+        };
+        let wrid: &[AtomicU64] = &slots.wrid;
         let mut res = Ok(());
         let mut wr = RecvWrC::new_zeroed();
         while chain.next_into(&mut wr) {
-            match build_recv(&k.rq, head, tail, chain.sg(&wr), ring) {
+            match ring.build(chain.sg(&wr)) {
                 Ok(slot) => {
-                    if let Some(w) = slots.wrid.get(slot as usize) {
+                    if let Some(w) = wrid.get(slot as usize) {
                         w.store(wr.wr_id, Ordering::Relaxed);
                     }
-                    head = head.wrapping_add(1);
-                    posted += 1;
                 }
                 Err(e) => {
                     res = Err(Error::from(e));
@@ -285,13 +288,14 @@ impl Qp {
                 }
             }
         }
+        let posted = ring.head().wrapping_sub(head);
         if posted != 0 {
             // The requests' slots to the poller, the WQEs before the doorbell record.
-            slots.head.store(head, Ordering::Release);
+            slots.head.store(ring.head(), Ordering::Release);
             mb(Write);
-            let _ = coherent_io::write_bytes(dbr, RCV_DBR, &rq_doorbell_record(head));
+            let _ = coherent_io::write_bytes(dbr, RCV_DBR, &rq_doorbell_record(ring.head()));
         }
-        (posted, res)
+        (posted as usize, res)
     }
 
     /// [`Self::post_one_send`] of a request the shim copied (out of line: the

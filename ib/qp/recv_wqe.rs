@@ -37,66 +37,108 @@ pub struct RqGeometry {
     pub terminate_lkey: u32,
 }
 
-/// Writes one receive WQE for the work request `head` (slot `head & (wqe_cnt - 1)`)
-/// into `ring`, with `tail` the work requests completed; returns the slot (where the
-/// caller records `wr_id`). The caller advances `head`.
-///
-/// Errors, in upstream's order: queue full (`mlx5r_wq_overflow`) `-ENOMEM`; more
-/// scatter entries than `max_gs` `-EINVAL`; a geometry the ring does not match
-/// (size, a stride too small for `max_gs` segments) `-EINVAL`.
-///
-/// Inlined into the post loop, its slices taken with `get_mut` (no out-of-line
-/// indexing call): a call is a measurable share of a request under TCG.
-#[inline(always)]
-pub fn build_recv(
-    geo: &RqGeometry,
+/// A receive queue's ring with its geometry checked against it once for a post
+/// call ([`RecvRing::new`]), and the call's producer counter: [`RecvRing::build`]
+/// writes one request's WQE and advances it.
+pub struct RecvRing<'a> {
+    /// The ring: `wqe_cnt` strides of `1 << shift` bytes.
+    ring: &'a mut [u8],
+    /// `wqe_cnt - 1`.
+    mask: u32,
+    /// log2 of the stride, below `usize::BITS`.
+    shift: u32,
+    /// [`RqGeometry::max_gs`]; its segments fit in a stride.
+    max_gs: u32,
+    /// [`RqGeometry::terminate_lkey`].
+    terminate_lkey: u32,
+    /// The work requests posted: the next request's counter.
     head: u32,
-    tail: u32,
-    sg: &[Sge],
-    ring: &mut [u8],
-) -> Result<u32, Errno> {
-    let stride = 1usize.checked_shl(geo.wqe_shift).ok_or(Errno::EINVAL)?;
-    let cnt = geo.wqe_cnt as usize;
-    if !geo.wqe_cnt.is_power_of_two() || Some(ring.len()) != cnt.checked_mul(stride) {
-        return Err(Errno::EINVAL);
+    /// Requests the queue takes before it is full (`max_post` less those in flight).
+    room: u32,
+}
+
+impl<'a> RecvRing<'a> {
+    /// `ring` as the queue `geo` describes it, `head` work requests posted and
+    /// `tail` completed: `EINVAL` for a geometry the ring does not match (a count not
+    /// a power of two, a stride too small for `max_gs` segments, a size other than
+    /// `wqe_cnt` strides).
+    pub fn new(geo: &RqGeometry, ring: &'a mut [u8], head: u32, tail: u32) -> Result<Self, Errno> {
+        let stride = 1usize.checked_shl(geo.wqe_shift).ok_or(Errno::EINVAL)?;
+        let cnt = geo.wqe_cnt as usize;
+        if !geo.wqe_cnt.is_power_of_two() || Some(ring.len()) != cnt.checked_mul(stride) {
+            return Err(Errno::EINVAL);
+        }
+        match (geo.max_gs as usize).checked_mul(DATA_SEG) {
+            Some(b) if b <= stride => {}
+            _ => return Err(Errno::EINVAL),
+        }
+        Ok(Self {
+            ring,
+            mask: geo.wqe_cnt - 1,
+            shift: geo.wqe_shift,
+            max_gs: geo.max_gs,
+            terminate_lkey: geo.terminate_lkey,
+            head,
+            // As upstream's `mlx5r_wq_overflow`: full once `head - tail` reaches
+            // `max_post`, in wrapping counters.
+            room: geo.max_post.saturating_sub(head.wrapping_sub(tail)),
+        })
     }
-    match (geo.max_gs as usize).checked_mul(DATA_SEG) {
-        Some(b) if b <= stride => {}
-        _ => return Err(Errno::EINVAL),
+
+    /// The work requests posted, this call's included.
+    pub fn head(&self) -> u32 {
+        self.head
     }
-    if head.wrapping_sub(tail) >= geo.max_post {
-        return Err(Errno::ENOMEM);
-    }
-    if sg.len() > geo.max_gs as usize {
-        return Err(Errno::EINVAL);
-    }
-    let ind = head as usize & (cnt - 1);
-    // In range: `ring` is `cnt` strides and `ind < cnt`; a stride holds `max_gs`
-    // segments, and at most `max_gs` are written.
-    let wqe = ring
-        .get_mut(ind * stride..)
-        .and_then(|w| w.get_mut(..stride))
-        .ok_or(Errno::EINVAL)?;
-    let mut segs = wqe.chunks_exact_mut(DATA_SEG);
-    for (e, out) in sg.iter().zip(&mut segs) {
-        let seg = WqeDataSeg {
-            byte_count: U32::new(e.length),
-            lkey: U32::new(e.lkey),
-            addr: U64::new(e.addr),
-        };
-        out.copy_from_slice(seg.as_bytes());
-    }
-    if sg.len() < geo.max_gs as usize {
-        let term = WqeDataSeg {
-            byte_count: U32::new(0),
-            lkey: U32::new(geo.terminate_lkey),
-            addr: U64::new(0),
-        };
+
+    /// Writes the WQE of the next work request (slot `head & (wqe_cnt - 1)`) and
+    /// advances the counter; returns the slot, where the caller records `wr_id`.
+    ///
+    /// Errors, in upstream's order: queue full (`mlx5r_wq_overflow`) `-ENOMEM`; more
+    /// scatter entries than `max_gs` `-EINVAL`. Nothing is written then.
+    ///
+    /// Inlined into the post loop, its slices taken with `get_mut` (no out-of-line
+    /// indexing call): a call is a measurable share of a request under TCG.
+    #[inline(always)]
+    pub fn build(&mut self, sg: &[Sge]) -> Result<u32, Errno> {
+        if self.room == 0 {
+            return Err(Errno::ENOMEM);
+        }
+        if sg.len() > self.max_gs as usize {
+            return Err(Errno::EINVAL);
+        }
+        let ind = self.head & self.mask;
+        // Below the ring's length (`new`: `wqe_cnt` strides, `ind < wqe_cnt`), so the
+        // shifts lose no bit; the slice is range-checked all the same.
+        let off = (ind as usize).wrapping_shl(self.shift);
+        let used = (self.max_gs as usize).wrapping_shl(DATA_SEG.trailing_zeros());
+        let wqe = self
+            .ring
+            .get_mut(off..)
+            .and_then(|w| w.get_mut(..used))
+            .ok_or(Errno::EINVAL)?;
+        let mut segs = wqe.chunks_exact_mut(DATA_SEG);
+        for (e, out) in sg.iter().zip(&mut segs) {
+            let seg = WqeDataSeg {
+                byte_count: U32::new(e.length),
+                lkey: U32::new(e.lkey),
+                addr: U64::new(e.addr),
+            };
+            out.copy_from_slice(seg.as_bytes());
+        }
+        // A list shorter than `max_gs` ends with the terminating segment (`wqe` is
+        // `max_gs` segments: one is left).
         if let Some(out) = segs.next() {
+            let term = WqeDataSeg {
+                byte_count: U32::new(0),
+                lkey: U32::new(self.terminate_lkey),
+                addr: U64::new(0),
+            };
             out.copy_from_slice(term.as_bytes());
         }
+        self.head = self.head.wrapping_add(1);
+        self.room -= 1;
+        Ok(ind)
     }
-    Ok(ind as u32)
 }
 
 /// The receive doorbell record's value after `head` work requests
@@ -131,6 +173,17 @@ mod tests {
         length: 4096,
         lkey: 0x55,
     };
+
+    /// One request's WQE into `ring` through a [`RecvRing`] of `geo`.
+    fn build_recv(
+        geo: &RqGeometry,
+        head: u32,
+        tail: u32,
+        sg: &[Sge],
+        ring: &mut [u8],
+    ) -> Result<u32, Errno> {
+        RecvRing::new(geo, ring, head, tail)?.build(sg)
+    }
 
     #[test]
     fn short_list_is_terminated() {
@@ -184,6 +237,34 @@ mod tests {
         // Wrapped counters: 3 outstanding.
         assert_eq!(build_recv(&G, 1, u32::MAX - 1, &[SG], &mut ring), Ok(1));
         assert!(ring[..64].iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn one_ring_posts_until_full() {
+        // Two in flight (head 6, tail 4) of max_post 4: two more, then -ENOMEM;
+        // a refused request leaves the counter and the ring as they were.
+        let mut ring = [0u8; 4 * 64];
+        let mut r = RecvRing::new(&G, &mut ring, 6, 4).unwrap();
+        assert_eq!(r.build(&[SG; 5]), Err(Errno::EINVAL));
+        assert_eq!(r.head(), 6);
+        assert_eq!(r.build(&[SG]), Ok(2));
+        assert_eq!(r.build(&[]), Ok(3));
+        assert_eq!(r.head(), 8);
+        assert_eq!(r.build(&[SG]), Err(Errno::ENOMEM));
+        assert_eq!(r.head(), 8);
+        // Slot 2 holds the segment and the terminator, slot 3 the terminator only.
+        assert_eq!((be32(&ring, 128), be32(&ring, 132)), (4096, 0x55));
+        assert_eq!(be32(&ring, 148), TERMINATE_SCATTER_LIST_LKEY);
+        assert_eq!(be32(&ring, 196), TERMINATE_SCATTER_LIST_LKEY);
+        assert!(ring[..128].iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn more_in_flight_than_max_post_is_full() {
+        // Counters the poller left further apart than max_post: no room, not a wrap.
+        let mut ring = [0u8; 4 * 64];
+        let mut r = RecvRing::new(&G, &mut ring, 9, 0).unwrap();
+        assert_eq!(r.build(&[]), Err(Errno::ENOMEM));
     }
 
     #[test]
