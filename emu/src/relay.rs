@@ -1,6 +1,5 @@
 //! The vfio-user connection's fast path: QEMU's messages read from the socket in
-//! batches, reads and writes of BAR 0 and of configuration space served here (as the
-//! crate's backend, `vfio::Backend`, serves them), every other message handed to the
+//! batches, BAR 0 reads and writes served here, every other message handed to the
 //! `vfio_user` crate's server over a private connection, in order.
 //!
 //! Why (emu/README.md "Doorbells", the server loop's row): libmlx5 rings one posted
@@ -28,7 +27,6 @@ use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 
 use crate::device::Device;
-use vfio_bindings::bindings::vfio::{VFIO_PCI_BAR0_REGION_INDEX, VFIO_PCI_CONFIG_REGION_INDEX};
 
 /// Bytes of a message header (`struct vfio_user_header`: id u16, command u16, size
 /// u32, flags u32, error u32).
@@ -44,10 +42,8 @@ pub const CMD_REGION_WRITE: u16 = 10;
 pub const FLAG_REPLY: u32 = 1;
 /// Header flag: no reply wanted (a posted write).
 pub const FLAG_NO_REPLY: u32 = 1 << 4;
-/// BAR 0's region.
-const BAR0: u32 = VFIO_PCI_BAR0_REGION_INDEX;
-/// Configuration space's region.
-const CONFIG: u32 = VFIO_PCI_CONFIG_REGION_INDEX;
+/// `VFIO_PCI_BAR0_REGION_INDEX`.
+const BAR0: u32 = 0;
 /// The read buffer, and the most one `recvmsg` takes.
 const BUF: usize = 64 << 10;
 /// The largest message accepted: the crate's maximum data transfer (1 MiB) and its
@@ -57,8 +53,8 @@ const MAX_MSG: usize = (1 << 20) + ACCESS;
 /// 16; more are closed).
 const MAX_FDS: usize = 16;
 
-/// Serves `client` (QEMU) until it disconnects: BAR 0 and configuration-space
-/// accesses on `dev`, the rest through `inner`, a connection to the crate's server.
+/// Serves `client` (QEMU) until it disconnects: BAR 0 accesses on `dev`, the rest
+/// through `inner`, a connection to the crate's server.
 pub fn serve(dev: Arc<Device>, mut client: UnixStream, mut inner: UnixStream) -> io::Result<()> {
     let mut buf = vec![0u8; BUF];
     // Bytes read and not yet handled: `buf[..len]`.
@@ -128,9 +124,7 @@ fn needed(buf: &[u8]) -> usize {
     size.min(MAX_MSG).saturating_sub(buf.len())
 }
 
-/// One message: a BAR 0 or configuration-space access here, anything else through
-/// the crate (configuration space too costs a hand-over each access otherwise, and a
-/// device reset's or recovery's config cycles are many).
+/// One message: a BAR 0 access here, anything else through the crate.
 fn handle(
     dev: &Device,
     client: &mut UnixStream,
@@ -147,7 +141,7 @@ fn handle(
         let offset = u64::from_le_bytes(msg[16..24].try_into().unwrap_or([0; 8]));
         let region = u32::from_le_bytes([msg[24], msg[25], msg[26], msg[27]]);
         let count = u32::from_le_bytes([msg[28], msg[29], msg[30], msg[31]]) as usize;
-        if region == BAR0 || region == CONFIG {
+        if region == BAR0 {
             let whole = if command == CMD_REGION_WRITE {
                 ACCESS + count
             } else {
@@ -162,11 +156,7 @@ fn handle(
                 ));
             }
             if command == CMD_REGION_WRITE {
-                if region == BAR0 {
-                    dev.bar0_write(offset, &msg[ACCESS..]);
-                } else {
-                    dev.config_write(offset, &msg[ACCESS..]);
-                }
+                dev.bar0_write(offset, &msg[ACCESS..]);
                 if flags & FLAG_NO_REPLY == 0 {
                     client.write_all(&access_reply(msg, CMD_REGION_WRITE, 0))?;
                 }
@@ -175,11 +165,7 @@ fn handle(
             if flags & FLAG_NO_REPLY == 0 && count <= MAX_MSG {
                 let mut reply = access_reply(msg, CMD_REGION_READ, count);
                 reply.resize(ACCESS + count, 0);
-                if region == BAR0 {
-                    dev.bar0_read(offset, &mut reply[ACCESS..]);
-                } else {
-                    dev.config_read(offset, &mut reply[ACCESS..]);
-                }
+                dev.bar0_read(offset, &mut reply[ACCESS..]);
                 return client.write_all(&reply);
             }
         }
@@ -403,7 +389,7 @@ mod tests {
     }
 
     #[test]
-    fn bar0_and_config_accesses_are_served_in_order_without_the_crate() {
+    fn bar0_accesses_are_served_in_order_without_the_crate() {
         let dev = device();
         let (mut qemu, krate, t) = relay(&dev);
         // A posted UAR write (no reply), then a read of the init segment's first dword.
@@ -430,15 +416,6 @@ mod tests {
         assert_eq!(r[ACCESS..], want);
         // The posted write reached the device before the read was answered.
         assert_eq!(dev.doorbells.uar_messages.load(Ordering::Relaxed), 1);
-        // Configuration space too: the vendor and device IDs, as the device has them.
-        qemu.write_all(&access(4, CMD_REGION_READ, 0, CONFIG, 0, &[], 4))
-            .unwrap();
-        let r = read_n(&mut qemu, ACCESS + 4);
-        assert_eq!(u16::from_le_bytes([r[0], r[1]]), 4);
-        let mut ids = [0u8; 4];
-        dev.config_read(0, &mut ids);
-        assert_eq!(r[ACCESS..], ids);
-        assert_eq!(ids, [0xb3, 0x15, 0x17, 0x10], "15b3:1017");
         // A write that asks for a reply gets one, without data.
         qemu.write_all(&access(3, CMD_REGION_WRITE, 0, BAR0, BF_BODY, &[0; 4], 4))
             .unwrap();
@@ -467,14 +444,14 @@ mod tests {
         reply.extend_from_slice(&[9u8; 16]);
         krate.write_all(&reply).unwrap();
         assert_eq!(read_n(&mut qemu, reply.len()), reply);
-        // A posted write to another region (2, a BAR the device does not have): the
-        // crate sees it without NO_REPLY; its reply is not passed on.
-        let w = access(8, CMD_REGION_WRITE, FLAG_NO_REPLY, 2, 0x40, &[1, 2], 2);
+        // A posted write to another region (7, config space): the crate sees it
+        // without NO_REPLY; its reply is not passed on.
+        let w = access(8, CMD_REGION_WRITE, FLAG_NO_REPLY, 7, 0x40, &[1, 2], 2);
         qemu.write_all(&w).unwrap();
         let got = read_n(&mut krate, w.len());
-        assert_eq!(got, access(8, CMD_REGION_WRITE, 0, 2, 0x40, &[1, 2], 2));
+        assert_eq!(got, access(8, CMD_REGION_WRITE, 0, 7, 0x40, &[1, 2], 2));
         krate
-            .write_all(&access(8, CMD_REGION_WRITE, FLAG_REPLY, 2, 0x40, &[], 2))
+            .write_all(&access(8, CMD_REGION_WRITE, FLAG_REPLY, 7, 0x40, &[], 2))
             .unwrap();
         // The next thing QEMU reads is the answer to its next request.
         qemu.write_all(&access(9, CMD_REGION_READ, 0, BAR0, 0, &[], 4))
