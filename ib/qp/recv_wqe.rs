@@ -247,6 +247,8 @@ mod tests {
         let mut r = RecvRing::new(&G, &mut ring, 6, 4).unwrap();
         assert_eq!(r.build(&[SG; 5]), Err(Errno::EINVAL));
         assert_eq!(r.head(), 6);
+        // Nothing written for the refused request.
+        assert!(r.ring.iter().all(|&x| x == 0));
         assert_eq!(r.build(&[SG]), Ok(2));
         assert_eq!(r.build(&[]), Ok(3));
         assert_eq!(r.head(), 8);
