@@ -18,6 +18,7 @@ pub mod irq;
 pub mod mem;
 pub mod pci_config;
 pub mod regs;
+pub mod relay;
 pub mod report;
 pub mod vfio;
 pub mod vsc;

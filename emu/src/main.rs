@@ -15,7 +15,7 @@ use mlx5_emu::config::EmuConfig;
 use mlx5_emu::device::Device;
 use mlx5_emu::dma_map::MappedMemory;
 use mlx5_emu::irq::EventFdIrqs;
-use mlx5_emu::{control, vfio};
+use mlx5_emu::{control, relay, vfio};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -139,11 +139,32 @@ fn main() -> ExitCode {
         }
     }
 
-    let server = match vfio_user::Server::new(&socket, true, vfio::irqs(cfg_msix), vfio::regions())
-    {
-        Ok(s) => s,
+    // QEMU connects to `socket`, served by the fast path (`relay`); the `vfio_user`
+    // crate's server gets the other messages over a private socket next to it.
+    let inner_path = {
+        let mut p = socket.clone().into_os_string();
+        p.push(".crate");
+        PathBuf::from(p)
+    };
+    let _ = std::fs::remove_file(&inner_path);
+    let inner_listener = match std::os::unix::net::UnixListener::bind(&inner_path) {
+        Ok(l) => l,
         Err(e) => {
-            eprintln!("mlx5-emu: cannot listen on {}: {e:?}", socket.display());
+            eprintln!("mlx5-emu: cannot listen on {}: {e}", inner_path.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let server = vfio_user::Server::from_owned_fd(
+        inner_listener.into(),
+        true,
+        vfio::irqs(cfg_msix),
+        vfio::regions(),
+    );
+    let listener = match std::os::unix::net::UnixListener::bind(&socket) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("mlx5-emu: cannot listen on {}: {e}", socket.display());
+            let _ = std::fs::remove_file(&inner_path);
             return ExitCode::FAILURE;
         }
     };
@@ -154,7 +175,41 @@ fn main() -> ExitCode {
         irqs,
         unreachable_maps: 0,
     };
-    let res = server.run(&mut backend);
+    let crate_thread = std::thread::Builder::new()
+        .name("mlx5-emu-vfio".into())
+        .spawn(move || server.run(&mut backend));
+    let crate_thread = match crate_thread {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("mlx5-emu: cannot start the vfio-user server thread: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let inner = std::os::unix::net::UnixStream::connect(&inner_path);
+    let _ = std::fs::remove_file(&inner_path);
+    let inner = match inner {
+        Ok(i) => i,
+        Err(e) => {
+            // The crate's server still waits for a connection: exit without it.
+            eprintln!("mlx5-emu: cannot connect to {}: {e}", inner_path.display());
+            let _ = std::fs::remove_file(&socket);
+            return ExitCode::FAILURE;
+        }
+    };
+    let relayed = listener
+        .accept()
+        .and_then(|(client, _)| relay::serve(Arc::clone(&dev), client, inner));
+    let _ = std::fs::remove_file(&socket);
+    // The crate's server sees its connection close once the relay's end is dropped.
+    let served = match crate_thread.join() {
+        Ok(r) => r.map_err(|e| format!("{e:?}")),
+        Err(_) => Err("the vfio-user server thread panicked".to_string()),
+    };
+    let res = match (relayed, served) {
+        (Err(e), _) => Err(format!("{e}")),
+        (Ok(()), Err(e)) => Err(e),
+        (Ok(()), Ok(())) => Ok(()),
+    };
     dev.shutdown();
     eprintln!("mlx5-emu: final stats: {}", control::stats(&dev));
     let _ = fw_thread.join();
@@ -167,7 +222,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("mlx5-emu: vfio-user server error: {e:?}");
+            eprintln!("mlx5-emu: vfio-user server error: {e}");
             ExitCode::FAILURE
         }
     }
