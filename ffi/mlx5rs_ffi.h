@@ -643,12 +643,25 @@ struct mlx5rs_ib_send_wr {
 /* Implemented in Rust (ffi/rdma/ib_qp.rs): posts the chain of work requests from @wr
  * (a const struct ib_send_wr / ib_recv_wr of the core's QP @ibqp), each read under
  * the queue's lock (a receive request and a connected QP's common send request in
- * place, any other send request through mlx5rs_ib_send_wr_next()); returns 0 or the
- * errno of request *@done (the number posted before it). @drain not 0 for a drain's
- * request (posted after a fatal error too). */
-int mlx5rs_ib_rs_post_send(void *qp, const void *ibqp, const void *wr, __u32 drain,
-			   __u32 *done);
-int mlx5rs_ib_rs_post_recv(void *qp, const void *wr, __u32 drain, __u32 *done);
+ * place, any other send request through mlx5rs_ib_send_wr_next()); returns the outcome
+ * mlx5rs_post_err() and mlx5rs_post_done() unpack: 0, or the errno of the request
+ * after the ones posted. @drain not 0 for a drain's request (posted after a fatal
+ * error too). */
+__u64 mlx5rs_ib_rs_post_send(void *qp, const void *ibqp, const void *wr, __u32 drain);
+__u64 mlx5rs_ib_rs_post_recv(void *qp, const void *wr, __u32 drain);
+/* A post's outcome (ffi/rdma/ib.rs post_outcome()): the errno, 0 on success, in the
+ * low 32 bits, the number of requests posted before the failing one in the high 32;
+ * one value in a register, so that the verb entries take no local's address. */
+static inline int mlx5rs_post_err(__u64 outcome)
+{
+	return (int)(__u32)outcome;
+}
+
+static inline __u32 mlx5rs_post_done(__u64 outcome)
+{
+	return outcome >> 32;
+}
+
 /* Implemented in ffi/rdma/ib_qp.c, called by Rust's post: request @wr (of the core's
  * QP @ibqp) into @o; returns the next request of the chain, NULL after the last. @o is
  * the caller's structure for the whole chain, zeroed once: every field is written but
@@ -661,12 +674,25 @@ int mlx5rs_ib_rs_qp_internal_error(void *qp);
  * fatal error; 1 if the CQ was notified before. */
 int mlx5rs_ib_rs_cq_reset_notify(void *cq_rust);
 /* Implemented in Rust (ffi/rdma/ib_srq.rs): as mlx5rs_ib_rs_post_recv, on an SRQ. */
-int mlx5rs_ib_rs_post_srq_recv(const void *srq, const void *wr, __u32 *done);
+__u64 mlx5rs_ib_rs_post_srq_recv(const void *srq, const void *wr);
 /* Implemented in Rust (ffi/rdma/ib_cq.rs): up to @n completions written into the
- * core's struct ib_wc array @wc (a layout both sides check); their number or a
- * negative errno. *@qp1_recv set to 1 when one is a successful QP1 receive, whose
- * pkey_index holds the packet's P_Key (the C side looks its index up). */
-int mlx5rs_ib_rs_poll_cq(void *cq_rust, void *wc, __u32 n, __u32 *qp1_recv);
+ * core's struct ib_wc array @wc (a layout both sides check); returns the outcome
+ * mlx5rs_poll_n() and mlx5rs_poll_qp1_recv() unpack: their number or a negative
+ * errno, and whether one is a successful QP1 receive, whose pkey_index holds the
+ * packet's P_Key (the C side looks its index up). */
+__u64 mlx5rs_ib_rs_poll_cq(void *cq_rust, void *wc, __u32 n);
+/* poll's outcome (ffi/rdma/ib.rs poll_outcome()): the count or negative errno in the
+ * low 32 bits, bit 32 set for a QP1 receive among the completions. */
+static inline int mlx5rs_poll_n(__u64 outcome)
+{
+	return (int)(__u32)outcome;
+}
+
+static inline bool mlx5rs_poll_qp1_recv(__u64 outcome)
+{
+	return outcome >> 32;
+}
+
 /* Arms CQ @cq_rust (@solicited: solicited completions only); with @report_missed, 1
  * when completions may have arrived before the arm (IB_CQ_REPORT_MISSED_EVENTS). */
 int mlx5rs_ib_rs_req_notify_cq(void *cq_rust, __u8 solicited, __u8 report_missed);

@@ -196,6 +196,31 @@ pub(super) fn errno(e: Error) -> c_int {
     e.to_errno()
 }
 
+/// A post trampoline's outcome as the shim unpacks it (`mlx5rs_post_err()` and
+/// `mlx5rs_post_done()`, mlx5rs_ffi.h): the errno (0 on success) in the low 32 bits,
+/// the number of requests posted before the failing one in the high 32. One value in
+/// a register rather than a count written through a pointer, so that the shim's verb
+/// entries take no local's address (no stack-protector frame a call).
+pub(super) fn post_outcome((posted, r): (usize, Result)) -> u64 {
+    let done = u64::from(u32::try_from(posted).unwrap_or(u32::MAX));
+    let err = match r {
+        Ok(()) => 0,
+        Err(e) => errno(e),
+    };
+    (done << 32) | u64::from(err as u32)
+}
+
+/// poll_cq's outcome as the shim unpacks it (`mlx5rs_poll_n()` and
+/// `mlx5rs_poll_qp1_recv()`, mlx5rs_ffi.h): the number of completions or a negative
+/// errno in the low 32 bits (an `int`), bit 32 set when one of them is a successful
+/// QP1 receive. One value in a register, as [`post_outcome`].
+pub(super) fn poll_outcome(r: Result<(c_int, bool)>) -> u64 {
+    match r {
+        Ok((n, qp1_recv)) => (u64::from(qp1_recv) << 32) | u64::from(n as u32),
+        Err(e) => u64::from(errno(e) as u32),
+    }
+}
+
 /// `query_device` trampoline target.
 ///
 /// # Safety

@@ -158,14 +158,15 @@ static_assert(IB_WC_GRH == 1 && IB_WC_WITH_IMM == 2 && IB_WC_WITH_INVALIDATE == 
 static int mlx5rs_ib_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
 	struct mlx5rs_ib_cq *cq = container_of(ibcq, struct mlx5rs_ib_cq, ibcq);
-	u32 qp1_recv = 0;
+	u64 outcome;
 	u16 pkey;
 	int n, i;
 
 	if (num_entries <= 0)
 		return 0;
-	n = mlx5rs_ib_rs_poll_cq(cq->rust, wc, num_entries, &qp1_recv);
-	if (!qp1_recv)
+	outcome = mlx5rs_ib_rs_poll_cq(cq->rust, wc, num_entries);
+	n = mlx5rs_poll_n(outcome);
+	if (!mlx5rs_poll_qp1_recv(outcome))
 		return n;
 	for (i = 0; i < n; i++) {
 		if (wc[i].qp->qp_type != IB_QPT_GSI || !(wc[i].opcode & IB_WC_RECV) ||

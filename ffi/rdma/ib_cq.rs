@@ -13,7 +13,7 @@ use kernel::{
     sync::Arc,
 };
 
-use super::ib::{errno, IbOps};
+use super::ib::{errno, poll_outcome, IbOps};
 pub(crate) use super::ib_abi::CqInit;
 use super::ib_abi::Udata;
 pub(crate) use super::ib_dp_abi::IbWc;
@@ -312,25 +312,20 @@ unsafe extern "C" fn mlx5rs_ib_rs_modify_cq(
 }
 
 /// `poll_cq` trampoline target: up to `n` completions into the core's `wc` array;
-/// `*qp1_recv` set to 1 when one of them is a successful QP1 receive (see
-/// [`Polled::qp1_recv`]), else left alone.
+/// returns [`poll_outcome`]'s value: their number (or a negative errno), and whether
+/// one of them is a successful QP1 receive (see [`Polled::qp1_recv`]).
 ///
 /// # Safety
 ///
 /// The shim's trampoline contract (*Trampolines* in [`super::ib`]); `wc` points to
-/// `n` writable `struct ib_wc`, `qp1_recv` to a writable `u32`.
+/// `n` writable `struct ib_wc`.
 #[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_poll_cq(
-    cq_rust: *mut c_void,
-    wc: *mut IbWc,
-    n: u32,
-    qp1_recv: *mut u32,
-) -> c_int {
-    if cq_rust.is_null() || wc.is_null() || qp1_recv.is_null() {
-        return errno(EINVAL);
+unsafe extern "C" fn mlx5rs_ib_rs_poll_cq(cq_rust: *mut c_void, wc: *mut IbWc, n: u32) -> u64 {
+    if cq_rust.is_null() || wc.is_null() {
+        return poll_outcome(Err(EINVAL));
     }
     let Ok(n) = usize::try_from(n) else {
-        return errno(EINVAL);
+        return poll_outcome(Err(EINVAL));
     };
     // SAFETY: the shim passes the core's array of `n` `struct ib_wc`, exclusive for
     // the call, whose layout `IbWc` mirrors (size, alignment and offsets checked on
@@ -338,17 +333,9 @@ unsafe extern "C" fn mlx5rs_ib_rs_poll_cq(
     let out = unsafe { core::slice::from_raw_parts_mut(wc, n) };
     // SAFETY: the shim passes its CQ's live `rust` pointer (the core polls a CQ only
     // between create and destroy).
-    match unsafe { cq_of(cq_rust) }.poll(out) {
-        Ok(p) => {
-            if p.qp1_recv {
-                // SAFETY: `qp1_recv` is the shim's writable `u32` (checked non-null).
-                unsafe { qp1_recv.write(1) };
-            }
-            // At most `n`, a `u32` the shim passed as an `int` count.
-            c_int::try_from(p.n).unwrap_or(0)
-        }
-        Err(e) => errno(e),
-    }
+    let polled = unsafe { cq_of(cq_rust) }.poll(out);
+    // At most `n`, a `u32` the shim passed as an `int` count.
+    poll_outcome(polled.map(|p| (c_int::try_from(p.n).unwrap_or(0), p.qp1_recv)))
 }
 
 /// `req_notify_cq` trampoline target.

@@ -428,14 +428,17 @@ static int mlx5rs_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			       const struct ib_send_wr **bad_wr)
 {
 	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
-	u32 done = 0;
+	u64 outcome;
+	u32 done;
 	int err;
 
 	BUILD_BUG_ON(sizeof(struct mlx5rs_ib_send_wr) != MLX5RS_IB_SEND_WR_SIZE);
 	BUILD_BUG_ON(sizeof(struct ib_sge) != 16 || offsetof(struct ib_sge, length) != 8 ||
 		     offsetof(struct ib_sge, lkey) != 12);
-	err = mlx5rs_ib_rs_post_send(qp->rust, ibqp, wr, 0, &done);
+	outcome = mlx5rs_ib_rs_post_send(qp->rust, ibqp, wr, 0);
+	err = mlx5rs_post_err(outcome);
 	if (err) {
+		done = mlx5rs_post_done(outcome);
 		for (; done && wr; done--)
 			wr = wr->next;
 		*bad_wr = wr;
@@ -448,11 +451,14 @@ static int mlx5rs_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			       const struct ib_recv_wr **bad_wr)
 {
 	struct mlx5rs_ib_qp *qp = container_of(ibqp, struct mlx5rs_ib_qp, ibqp);
-	u32 done = 0;
+	u64 outcome;
+	u32 done;
 	int err;
 
-	err = mlx5rs_ib_rs_post_recv(qp->rust, wr, 0, &done);
+	outcome = mlx5rs_ib_rs_post_recv(qp->rust, wr, 0);
+	err = mlx5rs_post_err(outcome);
 	if (err) {
+		done = mlx5rs_post_done(outcome);
 		for (; done && wr; done--)
 			wr = wr->next;
 		*bad_wr = wr;
@@ -589,7 +595,6 @@ static void mlx5rs_drain_queue(struct ib_qp *ibqp, bool sq)
 	};
 	struct ib_recv_wr rwr = { .wr_cqe = &drain.cqe };
 	const char *q = sq ? "send" : "recv";
-	u32 done = 0;
 	bool dead;
 	int ret;
 
@@ -602,9 +607,9 @@ static void mlx5rs_drain_queue(struct ib_qp *ibqp, bool sq)
 	drain.cqe.done = mlx5rs_drain_qp_done;
 	init_completion(&drain.done);
 	if (sq)
-		ret = mlx5rs_ib_rs_post_send(qp->rust, ibqp, &swr.wr, 1, &done);
+		ret = mlx5rs_post_err(mlx5rs_ib_rs_post_send(qp->rust, ibqp, &swr.wr, 1));
 	else
-		ret = mlx5rs_ib_rs_post_recv(qp->rust, &rwr, 1, &done);
+		ret = mlx5rs_post_err(mlx5rs_ib_rs_post_recv(qp->rust, &rwr, 1));
 	if (ret) {
 		WARN_ONCE(ret, "failed to drain %s queue: %d\n", q, ret);
 		return;

@@ -14,7 +14,7 @@ use kernel::{
     prelude::*,
 };
 
-use super::ib::{errno, IbOps};
+use super::ib::{errno, post_outcome, IbOps};
 use super::ib_abi::{IbEvent, Udata};
 use super::ib_dp_abi::{send_flag, wr_op, IbAtomicWr, IbRdmaWr, IbSendWr};
 pub(crate) use super::ib_dp_abi::{IbRecvWr, IbSge, RecvWrC, SendWrC};
@@ -507,40 +507,24 @@ unsafe extern "C" fn mlx5rs_ib_rs_query_qp(
     }
 }
 
-/// The result of a post: 0, or the errno with the count posted before it.
-///
-/// # Safety
-///
-/// `done` is a writable `u32`.
-unsafe fn post_result(done: *mut u32, (n, r): (usize, Result)) -> c_int {
-    // SAFETY: by the function's contract.
-    unsafe { done.write(u32::try_from(n).unwrap_or(0)) };
-    match r {
-        Ok(()) => 0,
-        Err(e) => errno(e),
-    }
-}
-
 /// `post_send` trampoline target.
 ///
 /// # Safety
 ///
 /// The shim's trampoline contract (*Trampolines* in [`super::ib`]); `wr` is null or the
 /// first request of the chain the core passed to post_send on its QP `ibqp`, readable
-/// with its gather lists (and inline data) for the call; `done` a writable `u32`;
-/// `drain` not 0 for a drain's request.
+/// with its gather lists (and inline data) for the call; `drain` not 0 for a drain's
+/// request. Returns [`post_outcome`]'s value.
 #[no_mangle]
 unsafe extern "C" fn mlx5rs_ib_rs_post_send(
     qp: *mut c_void,
     ibqp: *const c_void,
     wr: *const c_void,
     drain: u32,
-    done: *mut u32,
-) -> c_int {
+) -> u64 {
     // SAFETY: the core posts only between create and destroy.
     let Some(q) = (unsafe { qp_ref(qp) }) else {
-        // SAFETY: the shim passes a local `u32`.
-        return unsafe { post_result(done, (0, Err(EINVAL))) };
+        return post_outcome((0, Err(EINVAL)));
     };
     // INVARIANT: by the function's contract.
     let mut chain = SendChain {
@@ -549,8 +533,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_post_send(
         drain: drain != 0,
         _chain: PhantomData,
     };
-    // SAFETY: the shim passes a local `u32`.
-    unsafe { post_result(done, q.post_send(&mut chain)) }
+    post_outcome(q.post_send(&mut chain))
 }
 
 /// `post_recv` trampoline target; `drain` not 0 for a drain's request.
@@ -559,16 +542,10 @@ unsafe extern "C" fn mlx5rs_ib_rs_post_send(
 ///
 /// As [`mlx5rs_ib_rs_post_send`], for the chain passed to post_recv.
 #[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_post_recv(
-    qp: *mut c_void,
-    wr: *const c_void,
-    drain: u32,
-    done: *mut u32,
-) -> c_int {
+unsafe extern "C" fn mlx5rs_ib_rs_post_recv(qp: *mut c_void, wr: *const c_void, drain: u32) -> u64 {
     // SAFETY: the core posts only between create and destroy.
     let Some(q) = (unsafe { qp_ref(qp) }) else {
-        // SAFETY: the shim passes a local `u32`.
-        return unsafe { post_result(done, (0, Err(EINVAL))) };
+        return post_outcome((0, Err(EINVAL)));
     };
     // INVARIANT: by the function's contract.
     let mut chain = RecvChain {
@@ -576,8 +553,7 @@ unsafe extern "C" fn mlx5rs_ib_rs_post_recv(
         drain: drain != 0,
         _chain: PhantomData,
     };
-    // SAFETY: the shim passes a local `u32`.
-    unsafe { post_result(done, q.post_recv(&mut chain)) }
+    post_outcome(q.post_recv(&mut chain))
 }
 
 /// Whether the QP's device met a fatal error (a drain's question, `ffi/rdma/ib_qp.c`).
@@ -768,5 +744,23 @@ mod tests {
         s.sg_list = ptr::null();
         assert!(in_place(&mut chain(&s))?.sg().is_empty());
         Ok(())
+    }
+
+    // What the shim unpacks (mlx5rs_post_err / _done, mlx5rs_poll_n / _qp1_recv in
+    // mlx5rs_ffi.h): the errno as the low 32 bits' `int`, the count in the high 32;
+    // poll's count or errno low, its QP1 flag in bit 32 only.
+    #[test]
+    fn outcomes_pack_as_the_shim_unpacks() {
+        let r = super::post_outcome((3, Err(ENOMEM)));
+        assert_eq!(r as u32 as i32, -12);
+        assert_eq!(r >> 32, 3);
+        assert_eq!(super::post_outcome((7, Ok(()))), 7 << 32);
+        let r = super::post_outcome((0, Err(EINVAL)));
+        assert_eq!((r as u32 as i32, r >> 32), (-22, 0));
+        let r = super::super::ib::poll_outcome(Ok((5, true)));
+        assert_eq!((r as u32 as i32, r >> 32), (5, 1));
+        assert_eq!(super::super::ib::poll_outcome(Ok((16, false))), 16);
+        let r = super::super::ib::poll_outcome(Err(EINVAL));
+        assert_eq!((r as u32 as i32, r >> 32), (-22, 0));
     }
 }

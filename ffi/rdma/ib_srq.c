@@ -161,11 +161,14 @@ static int mlx5rs_ib_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr
 				   const struct ib_recv_wr **bad_wr)
 {
 	struct mlx5rs_ib_srq *srq = to_rssrq(ibsrq);
-	u32 done = 0;
+	u64 outcome;
+	u32 done;
 	int err;
 
-	err = mlx5rs_ib_rs_post_srq_recv(srq->rust, wr, &done);
+	outcome = mlx5rs_ib_rs_post_srq_recv(srq->rust, wr);
+	err = mlx5rs_post_err(outcome);
 	if (err) {
+		done = mlx5rs_post_done(outcome);
 		for (; done && wr; done--)
 			wr = wr->next;
 		*bad_wr = wr;

@@ -15,7 +15,7 @@ use kernel::{
     prelude::*,
 };
 
-use super::ib::{errno, ops, IbOps};
+use super::ib::{errno, ops, post_outcome, IbOps};
 use super::ib_abi::{IbEvent, Udata};
 use super::ib_qp::RecvChain;
 pub(crate) use super::ib_srq_abi::{SrqAttr, SrqInit};
@@ -296,22 +296,18 @@ unsafe extern "C" fn mlx5rs_ib_rs_destroy_srq(_rust: *const c_void, srq: *mut c_
     0
 }
 
-/// `post_srq_recv` trampoline target: posts the chain from `wr`; 0, or the errno of
-/// request `*done` (the number posted before it).
+/// `post_srq_recv` trampoline target: posts the chain from `wr`; returns
+/// [`post_outcome`]'s value (0, or the errno with the number posted before it).
 ///
 /// # Safety
 ///
 /// The shim's trampoline contract (*Trampolines* in [`super::ib`]); `wr` is null or the
 /// first request of the chain the core passed to post_srq_recv, readable with its
-/// scatter lists for the call; `done` is writable.
+/// scatter lists for the call.
 #[no_mangle]
-unsafe extern "C" fn mlx5rs_ib_rs_post_srq_recv(
-    srq: *const c_void,
-    wr: *const c_void,
-    done: *mut u32,
-) -> c_int {
+unsafe extern "C" fn mlx5rs_ib_rs_post_srq_recv(srq: *const c_void, wr: *const c_void) -> u64 {
     // SAFETY: the core posts only between create and destroy.
-    let (posted, r) = match unsafe { srq_of(srq) } {
+    let outcome = match unsafe { srq_of(srq) } {
         Some(q) => {
             // SAFETY: by the function's contract.
             let mut chain = unsafe { RecvChain::from_core(wr) };
@@ -319,10 +315,5 @@ unsafe extern "C" fn mlx5rs_ib_rs_post_srq_recv(
         }
         None => (0, Err(EINVAL)),
     };
-    // SAFETY: the shim passes a local `u32`.
-    unsafe { done.write(u32::try_from(posted).unwrap_or(0)) };
-    match r {
-        Ok(()) => 0,
-        Err(e) => errno(e),
-    }
+    post_outcome(outcome)
 }
