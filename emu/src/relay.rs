@@ -396,6 +396,19 @@ mod tests {
         m
     }
 
+    /// A posted write of 8 zero bytes to [`BF_BODY`] whose count field says `count`.
+    fn posted_bf_write(id: u16, count: usize) -> Vec<u8> {
+        access(
+            id,
+            CMD_REGION_WRITE,
+            FLAG_NO_REPLY,
+            BAR0,
+            BF_BODY,
+            &[0; 8],
+            count,
+        )
+    }
+
     fn read_n(s: &mut UnixStream, n: usize) -> Vec<u8> {
         let mut b = vec![0u8; n];
         s.read_exact(&mut b).unwrap();
@@ -407,16 +420,7 @@ mod tests {
         let dev = device();
         let (mut qemu, krate, t) = relay(&dev);
         // A posted UAR write (no reply), then a read of the init segment's first dword.
-        qemu.write_all(&access(
-            1,
-            CMD_REGION_WRITE,
-            FLAG_NO_REPLY,
-            BAR0,
-            BF_BODY,
-            &[0; 8],
-            8,
-        ))
-        .unwrap();
+        qemu.write_all(&posted_bf_write(1, 8)).unwrap();
         qemu.write_all(&access(2, CMD_REGION_READ, 0, BAR0, 0, &[], 4))
             .unwrap();
         let r = read_n(&mut qemu, ACCESS + 4);
@@ -496,15 +500,7 @@ mod tests {
         map.extend_from_slice(&[0u8; 32]);
         let mut burst = Vec::new();
         for i in 0..50u16 {
-            burst.extend_from_slice(&access(
-                100 + i,
-                CMD_REGION_WRITE,
-                FLAG_NO_REPLY,
-                BAR0,
-                BF_BODY,
-                &[0; 8],
-                8,
-            ));
+            burst.extend_from_slice(&posted_bf_write(100 + i, 8));
         }
         qemu.write_all(&burst).unwrap();
         send_with_fds(
@@ -539,16 +535,7 @@ mod tests {
         );
         // A BAR 0 write whose count disagrees with its size.
         let (mut qemu, _krate, t) = relay(&dev);
-        qemu.write_all(&access(
-            1,
-            CMD_REGION_WRITE,
-            FLAG_NO_REPLY,
-            BAR0,
-            BF_BODY,
-            &[0; 8],
-            4,
-        ))
-        .unwrap();
+        qemu.write_all(&posted_bf_write(1, 4)).unwrap();
         assert_eq!(
             t.join().unwrap().unwrap_err().kind(),
             io::ErrorKind::InvalidData
