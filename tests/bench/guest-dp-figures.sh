@@ -20,7 +20,10 @@
 # after it (the histograms are cumulative; their p50 / p99 are printed once, after the
 # last run: every send WQE and doorbell since the emulator started). Iterations:
 # DP_BENCH_ITERS_BW (default 400000; 64 KiB: a quarter) and DP_BENCH_ITERS_LAT (default
-# 500), times DP_ROUNDS per driver. A bw run of 1,000 or 8,000 iterations moves data for
+# 5000: six runs of one test on one driver spread 1.40-2.24x (lowest to highest typical
+# latency) with 500, 1.31-1.42x with 5000, and a run takes ~2 s either way, mostly the
+# pair's start-up; 2026-12-07), times
+# DP_ROUNDS per driver. A bw run of 1,000 or 8,000 iterations moves data for
 # 3-30 ms (64 B at ~300,000 messages/s) and its rate spread 2-4x between the runs of
 # one driver; with 400,000 (~1.5-4 s of transfer a run) the runs of one driver fell
 # within ~10-30 % of each other (2026-12-06, quiet host: a round of eight runs ~25 s).
@@ -41,7 +44,7 @@
 . "$MLX5RS_REPO/tests/guest/dp-traffic.sh"
 DP_BENCH_OUT=/tmp/dp-bench
 DP_BENCH_ITERS_BW=${MLX5RS_BENCH_DP_ITERS_BW:-400000}
-DP_BENCH_ITERS_LAT=${MLX5RS_BENCH_DP_ITERS_LAT:-500}
+DP_BENCH_ITERS_LAT=${MLX5RS_BENCH_DP_ITERS_LAT:-5000}
 DP_ROUNDS=${MLX5RS_BENCH_DP_ROUNDS:-4}
 # Each run's limit (s): ib_send_lat is the longest (149 s with a load average of 10-13,
 # 2026-12-05; 1,000 round trips at 47 ms one way).

@@ -37,7 +37,7 @@
 # "16384 65536"), MLX5RS_BENCH_PAGES (the large point, default 262144),
 # MLX5RS_BENCH_UPFAST_BIG=0 (skip VM 4), MLX5RS_BENCH_IB_REPS (driver loads timed in VM 5,
 # default 3), MLX5RS_BENCH_DP_ITERS_BW / MLX5RS_BENCH_DP_ITERS_LAT (perftest iterations
-# in VM 5, default 2000, 64 KiB a quarter, / 1000), MLX5RS_BENCH_DP_TIMEOUT (each
+# in VM 5, default 400000, 64 KiB a quarter, / 5000), MLX5RS_BENCH_DP_TIMEOUT (each
 # perftest run's limit in s, default 600), MLX5RS_BENCH_KV_WRS / MLX5RS_BENCH_KV_BATCH
 # (the kernel-verbs loop's SENDs, default 20000, and chain length, default 32), MLX5RS_BENCH_VMS (the VMs to boot, a subset of
 # "probe-nop teardown reclaim upfast ib recover"; default all; the others' figures are then "not run"),
