@@ -105,10 +105,9 @@ pub fn serve(dev: Arc<Device>, mut client: UnixStream, mut inner: UnixStream) ->
 /// The size of the message at the start of `buf` if all of it is there; an error for
 /// a size below a header or above [`MAX_MSG`].
 fn whole_message(buf: &[u8]) -> io::Result<Option<usize>> {
-    if buf.len() < HDR {
+    let Some(size) = declared_size(buf) else {
         return Ok(None);
-    }
-    let size = u32::from_le_bytes([buf[4], buf[5], buf[6], buf[7]]) as usize;
+    };
     if !(HDR..=MAX_MSG).contains(&size) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
@@ -121,11 +120,13 @@ fn whole_message(buf: &[u8]) -> io::Result<Option<usize>> {
 /// The bytes the message at the start of `buf` still needs (0 when none is started
 /// or the size is unreadable).
 fn needed(buf: &[u8]) -> usize {
-    if buf.len() < HDR {
-        return 0;
-    }
-    let size = u32::from_le_bytes([buf[4], buf[5], buf[6], buf[7]]) as usize;
-    size.min(MAX_MSG).saturating_sub(buf.len())
+    declared_size(buf).map_or(0, |size| size.min(MAX_MSG).saturating_sub(buf.len()))
+}
+
+/// The size field of the header at the start of `buf`, if the header is all there.
+fn declared_size(buf: &[u8]) -> Option<usize> {
+    let field = buf.get(..HDR)?.get(4..8)?;
+    Some(u32::from_le_bytes([field[0], field[1], field[2], field[3]]) as usize)
 }
 
 /// One message: a BAR 0 or configuration-space access here, anything else through
@@ -224,7 +225,7 @@ fn read_reply(inner: &mut UnixStream) -> io::Result<(Vec<u8>, Vec<File>)> {
         ));
     }
     inner.read_exact(&mut hdr[n..])?;
-    let size = u32::from_le_bytes([hdr[4], hdr[5], hdr[6], hdr[7]]) as usize;
+    let size = declared_size(&hdr).unwrap_or(0);
     if !(HDR..=MAX_MSG).contains(&size) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
