@@ -19,7 +19,7 @@ use super::object::{Live, Qp, QpMem};
 use super::xrc::xrc_devres;
 use super::{KernelObjs, QpEnv};
 use crate::cmd::status::create_outcome_unknown;
-use crate::ffi::rdma::ib_qp::{IbQp, QpInit};
+use crate::ffi::rdma::ib_qp::QpInit;
 use crate::hw::Hw;
 use crate::ib::abi::consts::IB_DEFAULT_UIDX;
 use crate::ib::cq::kclean::{CqCleaner, KcqTable};
@@ -29,7 +29,7 @@ use crate::ib::qp::create::{
 };
 use crate::ib::qp::kdp::{KernelWq, KqpTable};
 use crate::ib::qp::modify::{ib_state, QpShadow, QpType};
-use crate::ib::qp::recv_wqe::RqGeometry;
+use crate::ib::qp::recv_wqe::{RqGeometry, RqShape};
 use crate::ib::qp::send_wqe::SqGeometry;
 use crate::ib::qp::size::{kernel_rq_size, kernel_sq_size, QpCap};
 
@@ -46,8 +46,9 @@ pub(super) struct KernelDp {
     pub(super) wq: Arc<KernelWq>,
     /// The send queue as created.
     pub(super) sq: SqGeometry,
-    /// The receive queue as created.
-    pub(super) rq: RqGeometry,
+    /// The receive queue as created, checked (`None`: the QP has none, or receives
+    /// on an SRQ).
+    pub(super) rq: Option<RqShape>,
     /// Bytes of the receive queue (the send queue starts there).
     pub(super) rq_bytes: usize,
     /// Offset in BAR 0 of the UAR the QP rings.
@@ -94,7 +95,7 @@ pub(super) fn create_kernel_qp(
     kqps: &Arc<KqpTable>,
     kobjs: &KernelObjs,
     ibqp: u64,
-) -> Result<(KBox<dyn IbQp>, u32, usize)> {
+) -> Result<(Qp, u32, usize)> {
     let ty = QpType::from_ib(init.qp_type).ok_or(EOPNOTSUPP)?;
     let (uar, uar_bar_off) = env.kernel_uar.ok_or(EOPNOTSUPP)?;
     // A target is create_xrc_tgt_qp's; an initiator needs cap `xrc` (upstream
@@ -137,6 +138,24 @@ pub(super) fn create_kernel_qp(
     let (rq_cnt, rq_shift, rq_gs) = kernel_rq_size(&cap, has_rq, false, &env.size)?;
     let sq = kernel_sq_size(ty, &cap, &env.size)?;
     let rq_bytes = usize::try_from(u64::from(rq_cnt) << rq_shift).map_err(|_| EINVAL)?;
+    // Checked before CREATE_QP: sized by this provider's own rules, a shape they never
+    // give is refused, not posted to.
+    let rq = match rq_cnt {
+        0 => None,
+        _ => Some(
+            RqShape::new(&RqGeometry {
+                wqe_cnt: rq_cnt,
+                wqe_shift: rq_shift,
+                max_gs: rq_gs,
+                max_post: rq_cnt,
+                // QUERY_SPECIAL_CONTEXTS is not read: the default key (upstream uses the
+                // device's `terminate_scatter_list_mkey` when cap
+                // `terminate_scatter_list_mkey` says it has one).
+                terminate_lkey: crate::ifc::umr::vals::TERMINATE_SCATTER_LIST_LKEY,
+            })
+            .map_err(|_| EINVAL)?,
+        ),
+    };
     let bytes = rq_bytes
         .checked_add(usize::try_from(sq.sq_wqe_cnt).map_err(|_| EINVAL)? * 64)
         .ok_or(EINVAL)?;
@@ -270,22 +289,12 @@ pub(super) fn create_kernel_qp(
             sig_all: init.sq_sig_all != 0,
             umr_fence: env.umr_fence,
         },
-        rq: RqGeometry {
-            wqe_cnt: rq_cnt,
-            wqe_shift: rq_shift,
-            max_gs: rq_gs,
-            max_post: rq_cnt,
-            // QUERY_SPECIAL_CONTEXTS is not read: the default key (upstream uses the
-            // device's `terminate_scatter_list_mkey` when cap
-            // `terminate_scatter_list_mkey` says it has one).
-            terminate_lkey: crate::ifc::umr::vals::TERMINATE_SCATTER_LIST_LKEY,
-        },
+        rq,
         rq_bytes,
         uar_bar_off,
         bf_half: env.bf_half,
         cqs,
         kcqs: kobjs.cqs.clone(),
     });
-    let b: KBox<dyn IbQp> = KBox::new(qp, GFP_KERNEL)?;
-    Ok((b, qpn, 0))
+    Ok((qp, qpn, 0))
 }

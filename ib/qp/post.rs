@@ -250,9 +250,9 @@ impl Qp {
         let (Some(k), Some(QpMem::Kernel { buf, dbr })) = (&self.kdp, &self.mem) else {
             return (0, Err(EINVAL));
         };
-        if k.rq.wqe_cnt == 0 {
+        let Some(shape) = &k.rq else {
             return (0, Err(EINVAL));
-        }
+        };
         let slots = &k.wq.rq_slots;
         let _rq = k.wq.rq.lock();
         if k.kcqs.dead() && !chain.drain() {
@@ -267,8 +267,8 @@ impl Qp {
         let Some(ring) = (unsafe { wq_slice(buf, 0, k.rq_bytes) }) else {
             return (0, Err(EINVAL));
         };
-        // The geometry checked against the ring once for the call, not per request.
-        let mut ring = match RecvRing::new(&k.rq, ring, head, tail) {
+        // The ring against the shape checked at creation: its length, once for the call.
+        let mut ring = match RecvRing::new(shape, ring, head, tail) {
             Ok(r) => r,
             Err(e) => return (0, Err(Error::from(e))),
         };

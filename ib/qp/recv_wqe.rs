@@ -37,24 +37,68 @@ pub struct RqGeometry {
     pub terminate_lkey: u32,
 }
 
-/// A receive queue's ring with its geometry checked against it once for a post
-/// call ([`RecvRing::new`]), and the call's producer counter: [`RecvRing::build`]
-/// writes one request's WQE and advances it.
+/// A receive queue's geometry checked once, when the queue is created
+/// ([`RqShape::new`]): a post call then checks only its ring's length
+/// ([`RecvRing::new`]).
 ///
-/// INVARIANT: `segs` is `mask + 1` WQEs of `1 << seg_shift` segments each
-/// (`seg_shift < usize::BITS`), and `max_gs <= 1 << seg_shift`.
-pub struct RecvRing<'a> {
-    /// The ring as data segments: `wqe_cnt` WQEs of `1 << seg_shift` segments.
-    segs: &'a mut [WqeDataSeg],
+/// INVARIANT: `mask + 1` is a power of two, `seg_shift < usize::BITS`, the ring is
+/// `bytes` = `(mask + 1) << seg_shift` segments of [`DATA_SEG`] bytes (no overflow),
+/// and `max_gs <= 1 << seg_shift`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RqShape {
+    /// Bytes of the ring.
+    bytes: usize,
     /// `wqe_cnt - 1`.
     mask: u32,
-    /// log2 of the segments in a WQE's stride, below `usize::BITS`.
+    /// log2 of the segments in a WQE's stride.
     seg_shift: u32,
-    /// [`RqGeometry::max_gs`]; at most a stride's segments.
+    /// [`RqGeometry::max_gs`].
     max_gs: usize,
-    /// The segment that ends a list shorter than `max_gs`
-    /// ([`RqGeometry::terminate_lkey`]).
-    terminator: WqeDataSeg,
+    /// [`RqGeometry::max_post`].
+    max_post: u32,
+    /// [`RqGeometry::terminate_lkey`].
+    terminate_lkey: u32,
+}
+
+impl RqShape {
+    /// `geo` checked: `EINVAL` for a count not a power of two, a stride smaller than
+    /// a segment or too small for `max_gs` segments, a ring whose size overflows.
+    pub fn new(geo: &RqGeometry) -> Result<Self, Errno> {
+        let seg_shift = geo
+            .wqe_shift
+            .checked_sub(DATA_SEG.trailing_zeros())
+            .filter(|s| *s < usize::BITS)
+            .ok_or(Errno::EINVAL)?;
+        let per_wqe = 1usize << seg_shift;
+        let bytes = (geo.wqe_cnt as usize)
+            .checked_mul(per_wqe)
+            .and_then(|n| n.checked_mul(DATA_SEG))
+            .ok_or(Errno::EINVAL)?;
+        let max_gs = geo.max_gs as usize;
+        if !geo.wqe_cnt.is_power_of_two() || max_gs > per_wqe {
+            return Err(Errno::EINVAL);
+        }
+        // INVARIANT: each part checked above.
+        Ok(Self {
+            bytes,
+            mask: geo.wqe_cnt - 1,
+            seg_shift,
+            max_gs,
+            max_post: geo.max_post,
+            terminate_lkey: geo.terminate_lkey,
+        })
+    }
+}
+
+/// A receive queue's ring checked against its [`RqShape`] once for a post call
+/// ([`RecvRing::new`]), and the call's producer counter: [`RecvRing::build`] writes
+/// one request's WQE and advances it.
+///
+/// INVARIANT: `segs` is the ring `shape` describes (its length `shape.bytes`).
+pub struct RecvRing<'a> {
+    /// The ring as data segments.
+    segs: &'a mut [WqeDataSeg],
+    shape: RqShape,
     /// The work requests posted: the next request's counter.
     head: u32,
     /// Requests the queue takes before it is full (`max_post` less those in flight).
@@ -62,46 +106,22 @@ pub struct RecvRing<'a> {
 }
 
 impl<'a> RecvRing<'a> {
-    /// `ring` as the queue `geo` describes it, `head` work requests posted and
-    /// `tail` completed: `EINVAL` for a geometry the ring does not match (a count not
-    /// a power of two, a stride smaller than a segment or too small for `max_gs`
-    /// segments, a size other than `wqe_cnt` strides).
-    pub fn new(geo: &RqGeometry, ring: &'a mut [u8], head: u32, tail: u32) -> Result<Self, Errno> {
-        let seg_shift = geo
-            .wqe_shift
-            .checked_sub(DATA_SEG.trailing_zeros())
-            .filter(|s| *s < usize::BITS)
-            .ok_or(Errno::EINVAL)?;
-        let per_wqe = 1usize << seg_shift;
-        let cnt = geo.wqe_cnt as usize;
-        let bytes = cnt
-            .checked_mul(per_wqe)
-            .and_then(|n| n.checked_mul(DATA_SEG));
-        if !geo.wqe_cnt.is_power_of_two() || Some(ring.len()) != bytes {
-            return Err(Errno::EINVAL);
-        }
-        let max_gs = geo.max_gs as usize;
-        if max_gs > per_wqe {
+    /// `ring` as the queue `shape` describes it, `head` work requests posted and
+    /// `tail` completed: `EINVAL` for a ring of another size.
+    #[inline(always)]
+    pub fn new(shape: &RqShape, ring: &'a mut [u8], head: u32, tail: u32) -> Result<Self, Errno> {
+        if ring.len() != shape.bytes {
             return Err(Errno::EINVAL);
         }
         let segs = <[WqeDataSeg]>::mut_from_bytes(ring).map_err(|_| Errno::EINVAL)?;
-        // INVARIANT: `ring` is `wqe_cnt` (`mask + 1`) strides of `1 << seg_shift`
-        // segments, `seg_shift < usize::BITS` and `max_gs` at most a stride's segments,
-        // all checked above.
+        // INVARIANT: `ring` is `shape.bytes` long, checked above.
         Ok(Self {
             segs,
-            mask: geo.wqe_cnt - 1,
-            seg_shift,
-            max_gs,
-            terminator: WqeDataSeg {
-                byte_count: U32::new(0),
-                lkey: U32::new(geo.terminate_lkey),
-                addr: U64::new(0),
-            },
+            shape: *shape,
             head,
             // As upstream's `mlx5r_wq_overflow`: full once `head - tail` reaches
             // `max_post`, in wrapping counters.
-            room: geo.max_post.saturating_sub(head.wrapping_sub(tail)),
+            room: shape.max_post.saturating_sub(head.wrapping_sub(tail)),
         })
     }
 
@@ -125,18 +145,26 @@ impl<'a> RecvRing<'a> {
         if self.room == 0 {
             return Err(Errno::ENOMEM);
         }
-        if sg.len() > self.max_gs {
+        let sh = &self.shape;
+        if sg.len() > sh.max_gs {
             return Err(Errno::EINVAL);
         }
-        let ind = self.head & self.mask;
-        // `ind <= mask` and `seg_shift < usize::BITS`: no bit lost (type invariant).
-        let first = (ind as usize).wrapping_shl(self.seg_shift);
-        // SAFETY: by the type invariant `segs` holds `mask + 1` WQEs of
-        // `1 << seg_shift` segments and `max_gs <= 1 << seg_shift`: WQE `ind` (at most
-        // `mask`) has its `max_gs` segments at `first..first + max_gs`, inside `segs`.
+        let ind = self.head & sh.mask;
+        // `ind <= mask` and `seg_shift < usize::BITS`: no bit lost (the shape's
+        // invariant).
+        let first = (ind as usize).wrapping_shl(sh.seg_shift);
+        // SAFETY: by the type invariants `segs` is the ring `shape` describes:
+        // `mask + 1` WQEs of `1 << seg_shift` segments, `max_gs <= 1 << seg_shift`.
+        // WQE `ind` (at most `mask`) has its `max_gs` segments at
+        // `first..first + max_gs`, inside `segs`.
         let wqe = unsafe {
             self.segs
-                .get_unchecked_mut(first..first.wrapping_add(self.max_gs))
+                .get_unchecked_mut(first..first.wrapping_add(sh.max_gs))
+        };
+        let terminator = WqeDataSeg {
+            byte_count: U32::new(0),
+            lkey: U32::new(sh.terminate_lkey),
+            addr: U64::new(0),
         };
         let data_seg = |e: &Sge| WqeDataSeg {
             byte_count: U32::new(e.length),
@@ -149,7 +177,7 @@ impl<'a> RecvRing<'a> {
             if let Some((out, rest)) = wqe.split_first_mut() {
                 *out = data_seg(e);
                 if let Some(t) = rest.first_mut() {
-                    *t = self.terminator;
+                    *t = terminator;
                 }
             }
         } else {
@@ -157,7 +185,7 @@ impl<'a> RecvRing<'a> {
                 *out = data_seg(e);
             }
             if let Some(t) = wqe.get_mut(sg.len()) {
-                *t = self.terminator;
+                *t = terminator;
             }
         }
         self.head = self.head.wrapping_add(1);
@@ -207,7 +235,7 @@ mod tests {
         sg: &[Sge],
         ring: &mut [u8],
     ) -> Result<u32, Errno> {
-        RecvRing::new(geo, ring, head, tail)?.build(sg)
+        RecvRing::new(&RqShape::new(geo)?, ring, head, tail)?.build(sg)
     }
 
     #[test]
@@ -304,7 +332,7 @@ mod tests {
         // Two in flight (head 6, tail 4) of max_post 4: two more, then -ENOMEM;
         // a refused request leaves the counter and the ring as they were.
         let mut ring = [0u8; 4 * 64];
-        let mut r = RecvRing::new(&G, &mut ring, 6, 4).unwrap();
+        let mut r = RecvRing::new(&RqShape::new(&G).unwrap(), &mut ring, 6, 4).unwrap();
         assert_eq!(r.build(&[SG; 5]), Err(Errno::EINVAL));
         assert_eq!(r.head(), 6);
         // Nothing written for the refused request.
@@ -325,7 +353,7 @@ mod tests {
     fn more_in_flight_than_max_post_is_full() {
         // Counters the poller left further apart than max_post: no room, not a wrap.
         let mut ring = [0u8; 4 * 64];
-        let mut r = RecvRing::new(&G, &mut ring, 9, 0).unwrap();
+        let mut r = RecvRing::new(&RqShape::new(&G).unwrap(), &mut ring, 9, 0).unwrap();
         assert_eq!(r.build(&[]), Err(Errno::ENOMEM));
     }
 

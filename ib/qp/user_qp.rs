@@ -19,7 +19,7 @@ use super::xrc::xrc_devres;
 use super::QpEnv;
 use crate::cmd::status::create_outcome_unknown;
 use crate::ffi::rdma::{
-    ib_qp::{IbQp, QpInit},
+    ib_qp::QpInit,
     ib_uctx::IbUcontext,
     udata::UserData,
     umem::{BlockSize, IbDev, Umem},
@@ -78,7 +78,7 @@ pub(super) fn create_user_qp(
     uctx: &dyn IbUcontext,
     init: &mut QpInit,
     ud: UserData<'_>,
-) -> Result<(KBox<dyn IbQp>, u32, usize)> {
+) -> Result<(Qp, u32, usize)> {
     let what = "create_qp";
     let ty = QpType::from_ib(init.qp_type).ok_or(EOPNOTSUPP)?;
     let kind = match ty {
@@ -243,6 +243,5 @@ pub(super) fn create_user_qp(
         ..CreateQpResp::default()
     };
     let n = put(ud.out, udata::response(&resp, ud.outlen));
-    let b: KBox<dyn IbQp> = KBox::new(qp, GFP_KERNEL)?;
-    Ok((b, qpn, n))
+    Ok((qp, qpn, n))
 }

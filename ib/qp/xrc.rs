@@ -20,7 +20,7 @@ use kernel::{device, prelude::*, sync::Arc};
 
 use super::object::{Live, Qp, QpMem};
 use super::QpEnv;
-use crate::ffi::rdma::ib_qp::{IbQp, QpInit};
+use crate::ffi::rdma::ib_qp::QpInit;
 use crate::hw::Hw;
 use crate::ib::abi::consts::IB_DEFAULT_UIDX;
 use crate::ib::qp::commands::CreateQp;
@@ -61,7 +61,7 @@ pub(super) fn create_xrc_tgt_qp(
     hw: &Arc<Hw>,
     env: &QpEnv,
     init: &mut QpInit,
-) -> Result<(KBox<dyn IbQp>, u32, usize)> {
+) -> Result<(Qp, u32, usize)> {
     if !env.xrc {
         return Err(EOPNOTSUPP);
     }
@@ -107,6 +107,5 @@ pub(super) fn create_xrc_tgt_qp(
     init.max_recv_wr = 0;
     init.max_recv_sge = 0;
     let qp = Qp::new(dev, hw, qpn, init, env, 0, (0, 0, 0), live, QpMem::NoQueues)?;
-    let b: KBox<dyn IbQp> = KBox::new(qp, GFP_KERNEL)?;
-    Ok((b, qpn, 0))
+    Ok((qp, qpn, 0))
 }
