@@ -227,11 +227,13 @@ impl Drop for Subscription {
 /// A QP with its events: the subscription is declared first, so it ends before the
 /// QP's drop sends DESTROY_QP. Generic over the QP (the provider's one type), so the
 /// verbs reach it with one dynamic call, the shim's, and no second (a post or a poll
-/// is a handful of calls, each a measurable share of it under TCG).
+/// is a handful of calls, each a measurable share of it under TCG). The QP stays in
+/// its own box: moved by value it would sit in each frame of the create path, which
+/// the MAD layer runs deep in the core's registration.
 pub(crate) struct QpWithEvents<Q> {
     /// Held for its drop.
     _sub: Subscription,
-    qp: Q,
+    qp: KBox<Q>,
 }
 
 impl<Q: IbQp + 'static> QpWithEvents<Q> {
@@ -241,7 +243,7 @@ impl<Q: IbQp + 'static> QpWithEvents<Q> {
         dev: &device::Device,
         table: &Arc<RscTable>,
         qpn: u32,
-        qp: Q,
+        qp: KBox<Q>,
         shim: QpShim,
     ) -> Result<KBox<dyn IbQp>> {
         let sub = Subscription::new(dev, table, Rsc::Qp(qpn), Shim::Qp(shim))?;

@@ -95,7 +95,7 @@ pub(super) fn create_kernel_qp(
     kqps: &Arc<KqpTable>,
     kobjs: &KernelObjs,
     ibqp: u64,
-) -> Result<(Qp, u32, usize)> {
+) -> Result<(KBox<Qp>, u32, usize)> {
     let ty = QpType::from_ib(init.qp_type).ok_or(EOPNOTSUPP)?;
     let (uar, uar_bar_off) = env.kernel_uar.ok_or(EOPNOTSUPP)?;
     // A target is create_xrc_tgt_qp's; an initiator needs cap `xrc` (upstream
@@ -296,5 +296,7 @@ pub(super) fn create_kernel_qp(
         cqs,
         kcqs: kobjs.cqs.clone(),
     });
-    Ok((qp, qpn, 0))
+    // On the heap at once: the QP is large, and the verb's caller may be deep in the
+    // core's stack (the MAD layer's create at registration).
+    Ok((KBox::new(qp, GFP_KERNEL)?, qpn, 0))
 }

@@ -78,7 +78,7 @@ pub(super) fn create_user_qp(
     uctx: &dyn IbUcontext,
     init: &mut QpInit,
     ud: UserData<'_>,
-) -> Result<(Qp, u32, usize)> {
+) -> Result<(KBox<Qp>, u32, usize)> {
     let what = "create_qp";
     let ty = QpType::from_ib(init.qp_type).ok_or(EOPNOTSUPP)?;
     let kind = match ty {
@@ -243,5 +243,7 @@ pub(super) fn create_user_qp(
         ..CreateQpResp::default()
     };
     let n = put(ud.out, udata::response(&resp, ud.outlen));
-    Ok((qp, qpn, n))
+    // On the heap at once: the QP is large, and the verb's caller may be deep in the
+    // core's stack (the MAD layer's create at registration).
+    Ok((KBox::new(qp, GFP_KERNEL)?, qpn, n))
 }

@@ -61,7 +61,7 @@ pub(super) fn create_xrc_tgt_qp(
     hw: &Arc<Hw>,
     env: &QpEnv,
     init: &mut QpInit,
-) -> Result<(Qp, u32, usize)> {
+) -> Result<(KBox<Qp>, u32, usize)> {
     if !env.xrc {
         return Err(EOPNOTSUPP);
     }
@@ -107,5 +107,7 @@ pub(super) fn create_xrc_tgt_qp(
     init.max_recv_wr = 0;
     init.max_recv_sge = 0;
     let qp = Qp::new(dev, hw, qpn, init, env, 0, (0, 0, 0), live, QpMem::NoQueues)?;
-    Ok((qp, qpn, 0))
+    // On the heap at once: the QP is large, and the verb's caller may be deep in the
+    // core's stack (the MAD layer's create at registration).
+    Ok((KBox::new(qp, GFP_KERNEL)?, qpn, 0))
 }
