@@ -35,8 +35,8 @@ use crate::ib::qp::kdp::{SqSide, SqSlots};
 use crate::ib::qp::modify::QpType;
 use crate::ib::qp::recv_wqe::{rq_doorbell_record, RecvRing};
 use crate::ib::qp::send_wqe::{
-    build_gather, build_send, sq_doorbell_record, Payload, Posted, SendFlags, SendOp, SendWr,
-    UdDest,
+    build_gather, build_send, sq_doorbell_record, InlineParts, Payload, Posted, SendFlags, SendOp,
+    SendWr, UdDest,
 };
 use crate::ifc::{
     av::Av,
@@ -50,10 +50,6 @@ use crate::ifc::{
 const RCV_DBR: usize = 0;
 /// The send counter's offset in the doorbell record (upstream `MLX5_SND_DBR`).
 const SND_DBR: usize = 4;
-
-/// Gather or scatter entries one work request may carry here: a send WQE is at most
-/// `MLX5_SEND_WQE_MAX_WQEBBS` × 64 bytes, so at most 63 data segments of 16.
-const MAX_SGE: usize = 64;
 
 /// The bytes `off..off + len` of a kernel QP's work queue buffer, for the WQE builders.
 ///
@@ -345,14 +341,9 @@ impl Qp {
         ring: &mut [u8],
     ) -> Result<WqeCtrlSeg> {
         let list = wr.list;
-        // The inline entries' bytes, gathered only for an inline request.
-        let inl: [&[u8]; MAX_SGE];
+        let inl = ChainInline { chain, list };
         let payload = if wr.flags & send_flag::INLINE != 0 {
-            if list.len() > MAX_SGE {
-                return Err(EINVAL);
-            }
-            inl = core::array::from_fn(|i| list.get(i).map_or(&[][..], |e| chain.inline_bytes(e)));
-            Payload::Inline(&inl[..list.len()])
+            Payload::Inline(&inl)
         } else {
             Payload::Gather(list)
         };
@@ -386,6 +377,24 @@ fn record_send(slots: &SqSlots, p: &Posted, head: u32, wr_id: u64, umr: u8) {
         slot.wrid.store(wr_id, Ordering::Relaxed);
         slot.wqe_head.store(head, Ordering::Relaxed);
         slot.umr_op.store(umr, Ordering::Relaxed);
+    }
+}
+
+/// An inline request's entries, each one's bytes read from the consumer's buffer as
+/// the WQE builder copies them ([`SendChain::inline_bytes`]).
+struct ChainInline<'c, 'a> {
+    /// The chain the request is of.
+    chain: &'c SendChain<'a>,
+    /// The request's list.
+    list: &'a [IbSge],
+}
+
+impl InlineParts for ChainInline<'_, '_> {
+    fn count(&self) -> usize {
+        self.list.len()
+    }
+    fn part(&self, i: usize) -> &[u8] {
+        self.list.get(i).map_or(&[], |e| self.chain.inline_bytes(e))
     }
 }
 

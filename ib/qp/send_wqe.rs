@@ -158,7 +158,37 @@ pub enum Payload<'a> {
     /// Gather list (`sg_list`); entries of 0 bytes are skipped as upstream does.
     Gather(&'a [Sge]),
     /// `IB_SEND_INLINE`: the bytes of each entry, copied into the WQE.
-    Inline(&'a [&'a [u8]]),
+    Inline(&'a dyn InlineParts),
+}
+
+/// The entries of an inline request, each entry's bytes read where the consumer left
+/// them when the WQE is written (a list of the bytes gathered beforehand would take
+/// 16 bytes a possible entry of the post path's stack).
+pub trait InlineParts {
+    /// Entries (the request's `num_sge`).
+    fn count(&self) -> usize;
+    /// The bytes of entry `i` (`i < count()`).
+    fn part(&self, i: usize) -> &[u8];
+}
+
+impl<const N: usize> InlineParts for [&[u8]; N] {
+    fn count(&self) -> usize {
+        N
+    }
+    fn part(&self, i: usize) -> &[u8] {
+        self.get(i).copied().unwrap_or_default()
+    }
+}
+
+impl core::fmt::Debug for dyn InlineParts + '_ {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "InlineParts({} entries)", self.count())
+    }
+}
+
+/// The bytes of each entry of `parts`, in order.
+fn inline_parts(parts: &dyn InlineParts) -> impl Iterator<Item = &[u8]> {
+    (0..parts.count()).map(|i| parts.part(i))
 }
 
 /// Destination of a UD / GSI / SMI send (`struct ib_ud_wr`).
@@ -421,7 +451,7 @@ fn build_general(
     let wqe_cnt = geo.wqe_cnt as usize;
     let num_sge = match wr.payload {
         Payload::Gather(s) => s.len(),
-        Payload::Inline(s) => s.len(),
+        Payload::Inline(s) => s.count(),
     };
     if num_sge > geo.max_gs as usize {
         return Err(Errno::EINVAL);
@@ -440,7 +470,7 @@ fn build_general(
         return Err(Errno::EINVAL);
     }
     let inline_len = match wr.payload {
-        Payload::Inline(s) => s.iter().map(|b| b.len()).sum::<usize>(),
+        Payload::Inline(s) => inline_parts(s).map(<[u8]>::len).sum::<usize>(),
         Payload::Gather(_) => 0,
     };
     if inline_len > geo.max_inline as usize {
@@ -624,7 +654,7 @@ fn build_general(
                     byte_count: U32::new(inline_len as u32 | vals::INLINE_SEG),
                 };
                 w.put(seg.as_bytes());
-                for b in list {
+                for b in inline_parts(list) {
                     w.put(b);
                 }
                 w.pad_to_ds();
