@@ -139,18 +139,20 @@ impl DebugFs {
 /// For scripts: one line of `key=value` pairs per opcode used, then the slots as
 /// `key value`.
 fn show_cmd_stats(hw: &Arc<Hw>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    for (op, s) in hw.cmd().stats().used() {
-        writeln!(
-            f,
-            "opcode={} count={} errors={} timeouts={} mean_ns={} max_ns={}",
-            op.name(),
-            s.count,
-            s.errors,
-            s.timeouts,
-            s.mean_ns(),
-            s.max_ns
-        )?;
-    }
+    hw.cmd().with_stats(|stats| {
+        stats.used().try_for_each(|(op, s)| {
+            writeln!(
+                f,
+                "opcode={} count={} errors={} timeouts={} mean_ns={} max_ns={}",
+                op.name(),
+                s.count,
+                s.errors,
+                s.timeouts,
+                s.mean_ns(),
+                s.max_ns
+            )
+        })
+    })?;
     let (busy, parked) = hw.cmd().slot_usage();
     writeln!(
         f,

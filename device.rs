@@ -508,44 +508,7 @@ impl<'bound> Stages<'bound> {
         let reclaim = ReclaimStage::new(life.clone(), parked, pages.clone());
         Self::supply(pdev, &hw, &pages, query_pages_op_mod::BOOT, "boot")?;
 
-        let max = hw.run(QueryGeneralCaps { current: false })?;
-        let mut cur = hw.run(QueryGeneralCaps { current: true })?;
-        // Our choices (see Documentation/architecture.md): 128-entry pkey table,
-        // log_max_qp 18 capped by the device, no command checksums, UARs as upstream's
-        // `handle_hca_cap` sets them (4 KiB UARs when pages are larger and the device
-        // can, UAR pages of the system page size: eq/uar.rs), release-all-pages when
-        // the device offers it.
-        // Every value fits its field (the typed setters only fail for a wider value).
-        let uar =
-            uar::choose(kernel::page::PAGE_SHIFT as u32, max.get(gen_cap::UAR_4K)).ok_or(EINVAL)?;
-        let choose = |cur: &mut GeneralCaps| -> Result<(), Overflow> {
-            cur.set(gen_cap::PKEY_TABLE_SIZE, 0)?;
-            cur.set(
-                gen_cap::LOG_MAX_QP,
-                LOG_MAX_QP.min(max.get(gen_cap::LOG_MAX_QP)),
-            )?;
-            cur.set(gen_cap::CMDIF_CHECKSUM, 0)?;
-            if uar.uar_4k {
-                cur.set(gen_cap::UAR_4K, true)?;
-            }
-            cur.set(gen_cap::LOG_UAR_PAGE_SZ, uar.log_uar_page_sz)?;
-            if max.get(gen_cap::RELEASE_ALL_PAGES) {
-                cur.set(gen_cap::RELEASE_ALL_PAGES, true)?;
-            }
-            // Sync reset, as upstream's `handle_hca_cap`: the function takes part in the
-            // negotiation, and the PCI reset may be the hot reset. Not the flow with
-            // driver unload (this driver does not do it).
-            if max.get(gen_cap::PCI_SYNC_FOR_FW_UPDATE_EVENT) {
-                cur.set(gen_cap::PCI_SYNC_FOR_FW_UPDATE_EVENT, true)?;
-            }
-            if max.get(gen_cap::PCIE_RESET_USING_HOTRESET_METHOD) {
-                cur.set(gen_cap::PCIE_RESET_USING_HOTRESET_METHOD, true)?;
-            }
-            Ok(())
-        };
-        choose(&mut cur).map_err(|_| EINVAL)?;
-        hw.run(SetGeneralCaps(&cur))?;
-        let caps = hw.run(QueryGeneralCaps { current: true })?;
+        let caps = Self::negotiate_caps(&hw)?;
         let atomic = Self::atomic_caps(&hw, &caps)?;
         let uar_geom = UarGeom::from_caps(&caps, kernel::page::PAGE_SHIFT as u32).map_err(|e| {
             dev_err!(
@@ -779,6 +742,52 @@ impl<'bound> Stages<'bound> {
                 VitalStep::Wait => kernel::time::delay::fsleep(pause),
             }
         }
+    }
+
+    /// The general caps this driver runs with: the device's maximum and current
+    /// ones read, our choices set (SET_HCA_CAP), the current ones read back. Out of
+    /// line: the three 256-byte copies stay off the probe's frame, below which the IB
+    /// provider registers.
+    #[inline(never)]
+    fn negotiate_caps(hw: &Hw) -> Result<GeneralCaps> {
+        let max = hw.run(QueryGeneralCaps { current: false })?;
+        let mut cur = hw.run(QueryGeneralCaps { current: true })?;
+        // Our choices (see Documentation/architecture.md): 128-entry pkey table,
+        // log_max_qp 18 capped by the device, no command checksums, UARs as upstream's
+        // `handle_hca_cap` sets them (4 KiB UARs when pages are larger and the device
+        // can, UAR pages of the system page size: eq/uar.rs), release-all-pages when
+        // the device offers it.
+        // Every value fits its field (the typed setters only fail for a wider value).
+        let uar =
+            uar::choose(kernel::page::PAGE_SHIFT as u32, max.get(gen_cap::UAR_4K)).ok_or(EINVAL)?;
+        let choose = |cur: &mut GeneralCaps| -> Result<(), Overflow> {
+            cur.set(gen_cap::PKEY_TABLE_SIZE, 0)?;
+            cur.set(
+                gen_cap::LOG_MAX_QP,
+                LOG_MAX_QP.min(max.get(gen_cap::LOG_MAX_QP)),
+            )?;
+            cur.set(gen_cap::CMDIF_CHECKSUM, 0)?;
+            if uar.uar_4k {
+                cur.set(gen_cap::UAR_4K, true)?;
+            }
+            cur.set(gen_cap::LOG_UAR_PAGE_SZ, uar.log_uar_page_sz)?;
+            if max.get(gen_cap::RELEASE_ALL_PAGES) {
+                cur.set(gen_cap::RELEASE_ALL_PAGES, true)?;
+            }
+            // Sync reset, as upstream's `handle_hca_cap`: the function takes part in the
+            // negotiation, and the PCI reset may be the hot reset. Not the flow with
+            // driver unload (this driver does not do it).
+            if max.get(gen_cap::PCI_SYNC_FOR_FW_UPDATE_EVENT) {
+                cur.set(gen_cap::PCI_SYNC_FOR_FW_UPDATE_EVENT, true)?;
+            }
+            if max.get(gen_cap::PCIE_RESET_USING_HOTRESET_METHOD) {
+                cur.set(gen_cap::PCIE_RESET_USING_HOTRESET_METHOD, true)?;
+            }
+            Ok(())
+        };
+        choose(&mut cur).map_err(|_| EINVAL)?;
+        hw.run(SetGeneralCaps(&cur))?;
+        hw.run(QueryGeneralCaps { current: true })
     }
 
     /// The atomic caps, as upstream `handle_hca_cap_atomic` (mlx5_core main.c) reads

@@ -108,6 +108,10 @@ impl Hw {
     /// - after a successful command, [`command::decode`]'s: `Rejected` (`EPROTO`) for
     ///   an output value out of range (logged here), `NoMemory` (`ENOMEM`) for a
     ///   reply that could not be stored.
+    // Out of line: the message buffers on the stack are this call's, not its caller's
+    // (a caller running several commands would otherwise hold a pair for each, under
+    // whatever it calls next).
+    #[inline(never)]
     pub(crate) fn exec_cmd<C: Command>(&self, cmd: C) -> Result<C::Reply, CmdError> {
         let fail = |kind| CmdError::new(command::opcode::<C>(), cmd.op_mod(), kind);
         let (in_len, out_len) = (command::in_len(&cmd), command::out_len(&cmd));

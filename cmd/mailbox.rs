@@ -313,7 +313,10 @@ pub fn read_at<M: BlockMemory + ?Sized>(
 }
 
 /// Writes both signatures of the first `nblocks` blocks (only when
-/// checksums are enabled). Call after data and links are final.
+/// checksums are enabled). Call after data and links are final. Out of line: its
+/// block buffer is on the stack only when checksums are on (upstream's default and
+/// ours are off), not in every command's frame.
+#[inline(never)]
 pub fn seal_chain<M: BlockMemory + ?Sized>(mem: &mut M, nblocks: usize) {
     let mut buf = [0u8; MAILBOX_BLOCK_SIZE];
     for index in 0..nblocks.min(mem.block_count()) {

@@ -218,6 +218,54 @@ impl IbStage {
     /// to port and fatal events.
     pub(crate) fn new(pdev: &pci::Device<Bound>, core: IbCore<'_>) -> Result<Self> {
         let dev: &Device<Bound> = pdev.as_ref();
+        // The provider is built out of line: registration runs the core's clients on
+        // this stack (the MAD layer creates its QPs through the provider, down to a
+        // command), so it is called from a frame without the build's temporaries.
+        let (port_events, life) = (core.port_events, core.life);
+        let Built {
+            init,
+            provider,
+            access,
+            kcqs,
+        } = Self::build(pdev, core)?;
+        let reg = IbRegistration::register(dev, &init, provider)?;
+        dev_info!(
+            dev,
+            "{}: InfiniBand device registered: {} port(s), port access {}, {} completion vector(s), node GUID {:016x}\n",
+            reg.name().to_str().unwrap_or("?"),
+            init.phys_port_cnt,
+            access.name(),
+            init.num_comp_vectors,
+            init.node_guid
+        );
+        let plain: &Device = dev;
+        let sink = Arc::pin_init(
+            try_pin_init!(EventSink {
+                dev: plain.into(),
+                dispatched: AtomicU64::new(0),
+                reg <- new_mutex!(Some(reg)),
+                kcqs,
+            }),
+            GFP_KERNEL,
+        )?;
+        let ports = port_events.subscribe(sink.clone())?;
+        life.add_consumer(FatalConsumer {
+            name: FATAL_CONSUMER,
+            handler: sink.clone(),
+        })?;
+        Ok(Self {
+            sink,
+            life: life.clone(),
+            _ports: ports,
+        })
+    }
+
+    /// What registration needs: reads what the device shows (node GUID, system image
+    /// GUID, node description, vendor id) the way the port is accessed, and builds the
+    /// provider with one verbs object per family.
+    #[inline(never)]
+    fn build(pdev: &pci::Device<Bound>, core: IbCore<'_>) -> Result<Built> {
+        let dev: &Device<Bound> = pdev.as_ref();
         let caps = core.caps;
         if caps.get(gen_cap::PORT_TYPE) != 0 {
             dev_info!(
@@ -325,57 +373,42 @@ impl IbStage {
             kqps.clone(),
             kobjs.cqs.clone(),
         );
-        let provider = Arc::new(
-            Provider::new(
-                dev,
-                hw.clone(),
-                caps.clone(),
-                core.atomic,
-                ids,
-                access,
-                num_ports,
-                port_caps,
-                cqs,
-                core_uar,
-                core.rscs.clone(),
-                kqps,
-                core.clock.is_some(),
-                MrCache::new()?,
-                kobjs.clone(),
-            ),
-            GFP_KERNEL,
-        )?;
-        let reg = IbRegistration::register(dev, &init, provider)?;
-        dev_info!(
+        let provider = Provider::new(
             dev,
-            "{}: InfiniBand device registered: {} port(s), port access {}, {} completion vector(s), node GUID {:016x}\n",
-            reg.name().to_str().unwrap_or("?"),
+            hw.clone(),
+            caps.clone(),
+            core.atomic,
+            ids,
+            access,
             num_ports,
-            access.name(),
-            init.num_comp_vectors,
-            node_guid
-        );
-        let plain: &Device = dev;
-        let sink = Arc::pin_init(
-            try_pin_init!(EventSink {
-                dev: plain.into(),
-                dispatched: AtomicU64::new(0),
-                reg <- new_mutex!(Some(reg)),
-                kcqs: kobjs.cqs,
-            }),
-            GFP_KERNEL,
+            port_caps,
+            cqs,
+            core_uar,
+            core.rscs.clone(),
+            kqps,
+            core.clock.is_some(),
+            MrCache::new()?,
+            kobjs.clone(),
         )?;
-        let ports = core.port_events.subscribe(sink.clone())?;
-        core.life.add_consumer(FatalConsumer {
-            name: FATAL_CONSUMER,
-            handler: sink.clone(),
-        })?;
-        Ok(Self {
-            sink,
-            life: core.life.clone(),
-            _ports: ports,
+        Ok(Built {
+            init,
+            provider,
+            access,
+            kcqs: kobjs.cqs,
         })
     }
+}
+
+/// What [`IbStage::build`] gives registration.
+struct Built {
+    /// The device's fixed attributes, for the shim's `ib_device`.
+    init: IbInit,
+    /// The provider the core calls.
+    provider: Arc<Provider>,
+    /// How the port is accessed (for the log line).
+    access: PortAccess,
+    /// Kernel CQs by number, for the fatal-error handler.
+    kcqs: Arc<KcqTable>,
 }
 
 impl Drop for IbStage {

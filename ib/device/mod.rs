@@ -14,7 +14,7 @@ pub(crate) mod attr;
 use kernel::{
     device, page,
     prelude::*,
-    sync::{aref::ARef, Arc, Mutex},
+    sync::{aref::ARef, Arc, Mutex, UniqueArc},
 };
 use zerocopy::IntoBytes;
 
@@ -69,7 +69,12 @@ pub(crate) struct Provider {
 }
 
 impl Provider {
-    /// A provider over `hw` with the device's current caps.
+    /// A provider over `hw` with the device's current caps, written in place on the
+    /// heap (it is over a kilobyte, and bring-up's stack holds the probe's frames).
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM` when the provider cannot be allocated.
     #[expect(
         clippy::too_many_arguments,
         reason = "what bring-up read, named at the one call"
@@ -90,7 +95,7 @@ impl Provider {
         clock_info: bool,
         mr_cache: Arc<Mutex<MrCache>>,
         kobjs: KernelObjs,
-    ) -> Self {
+    ) -> Result<Arc<Self>> {
         let qp_env = QpEnv::new(
             &caps,
             atomic.as_ref(),
@@ -100,21 +105,24 @@ impl Provider {
             port_caps.gid_tbl_len,
             Some(core_uar),
         );
-        Self {
-            dev: dev.into(),
-            pkey_tbl_len: port_caps.pkey_tbl_len,
-            port: PortVerbs::new(dev, hw.clone(), access, num_ports, port_caps),
-            uctx: UctxVerbs::new(dev, hw.clone(), caps.clone(), num_ports, clock_info),
-            pd: PdVerbs::new(hw.clone()),
-            ah: AhVerbs::new(&caps),
-            cqs,
-            srq: SrqVerbs::new(dev, hw.clone(), caps.clone(), rscs.clone(), kobjs.clone()),
-            qp: QpVerbs::new(dev, hw.clone(), qp_env, rscs, kqps, kobjs),
-            mr: MrVerbs::new(dev, hw, &caps, mr_cache),
-            caps,
-            atomic,
-            ids,
-        }
+        let room = UniqueArc::new_uninit(GFP_KERNEL)?;
+        Ok(room
+            .write(Self {
+                dev: dev.into(),
+                pkey_tbl_len: port_caps.pkey_tbl_len,
+                port: PortVerbs::new(dev, hw.clone(), access, num_ports, port_caps),
+                uctx: UctxVerbs::new(dev, hw.clone(), caps.clone(), num_ports, clock_info),
+                pd: PdVerbs::new(hw.clone()),
+                ah: AhVerbs::new(&caps),
+                cqs,
+                srq: SrqVerbs::new(dev, hw.clone(), caps.clone(), rscs.clone(), kobjs.clone()),
+                qp: QpVerbs::new(dev, hw.clone(), qp_env, rscs, kqps, kobjs),
+                mr: MrVerbs::new(dev, hw, &caps, mr_cache),
+                caps,
+                atomic,
+                ids,
+            })
+            .into())
     }
 }
 

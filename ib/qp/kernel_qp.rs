@@ -87,6 +87,7 @@ impl KernelDp {
 }
 
 /// create_qp of a kernel consumer's QP.
+#[inline(never)]
 pub(super) fn create_kernel_qp(
     dev: &device::Device,
     hw: &Arc<Hw>,
@@ -296,7 +297,5 @@ pub(super) fn create_kernel_qp(
         cqs,
         kcqs: kobjs.cqs.clone(),
     });
-    // On the heap at once: the QP is large, and the verb's caller may be deep in the
-    // core's stack (the MAD layer's create at registration).
-    Ok((KBox::new(qp, GFP_KERNEL)?, qpn, 0))
+    Ok((qp, qpn, 0))
 }

@@ -96,8 +96,9 @@ pub(super) struct Qp {
 }
 
 impl Qp {
-    /// The QP object of QP `qpn`, just created; on failure the QP is destroyed and
-    /// `mem` released.
+    /// The QP object of QP `qpn`, just created, on the heap (written in place: the
+    /// verb's caller may be deep in the core's stack, as the MAD layer's create at
+    /// registration is); on failure the QP is destroyed and `mem` released.
     #[expect(clippy::too_many_arguments, reason = "what a QP keeps")]
     pub(super) fn new(
         dev: &device::Device,
@@ -109,27 +110,33 @@ impl Qp {
         sq_cap: (u32, u32, u32),
         live: Live,
         mem: QpMem,
-    ) -> Result<Self> {
-        let live = match Arc::pin_init(new_mutex!(live), GFP_KERNEL) {
-            Ok(l) => l,
+    ) -> Result<KBox<Self>> {
+        let made = KBox::<Self>::new_uninit(GFP_KERNEL)
+            .map_err(Error::from)
+            .and_then(|b| Ok((b, Arc::pin_init(new_mutex!(live), GFP_KERNEL)?)));
+        let (b, live) = match made {
+            Ok(m) => m,
             Err(e) => {
                 Self::teardown(hw, dev, qpn, mem, false);
                 return Err(e);
             }
         };
-        Ok(Self {
-            dev: dev.into(),
-            hw: hw.clone(),
-            qpn,
-            ib_type: init.qp_type,
-            env: *env,
-            rq_max_gs,
-            sq_cap,
-            sq_sig_all: init.sq_sig_all != 0,
-            live,
-            mem: Some(mem),
-            kdp: None,
-        })
+        Ok(KBox::write(
+            b,
+            Self {
+                dev: dev.into(),
+                hw: hw.clone(),
+                qpn,
+                ib_type: init.qp_type,
+                env: *env,
+                rq_max_gs,
+                sq_cap,
+                sq_sig_all: init.sq_sig_all != 0,
+                live,
+                mem: Some(mem),
+                kdp: None,
+            },
+        ))
     }
 
     /// Destroys QP `qpn` (moving it to RESET first when `to_reset`), then releases

@@ -70,6 +70,7 @@ fn buffer_pages(umem: &mut Umem) -> Result<(BlockSize, u8)> {
 }
 
 /// create_qp of a user QP.
+#[inline(never)]
 pub(super) fn create_user_qp(
     dev: &device::Device,
     hw: &Arc<Hw>,
@@ -243,7 +244,5 @@ pub(super) fn create_user_qp(
         ..CreateQpResp::default()
     };
     let n = put(ud.out, udata::response(&resp, ud.outlen));
-    // On the heap at once: the QP is large, and the verb's caller may be deep in the
-    // core's stack (the MAD layer's create at registration).
-    Ok((KBox::new(qp, GFP_KERNEL)?, qpn, n))
+    Ok((qp, qpn, n))
 }

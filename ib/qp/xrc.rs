@@ -56,6 +56,7 @@ pub(super) fn xrc_devres(init: &QpInit) -> Result<XrcDevRes> {
 /// `EOPNOTSUPP` without cap `xrc` and for a create flag [`create_flags`] refuses;
 /// `EINVAL` without a domain
 /// or the device resources; CREATE_QP's errno ([`Hw::exec_cmd`]).
+#[inline(never)]
 pub(super) fn create_xrc_tgt_qp(
     dev: &device::Device,
     hw: &Arc<Hw>,
@@ -107,7 +108,5 @@ pub(super) fn create_xrc_tgt_qp(
     init.max_recv_wr = 0;
     init.max_recv_sge = 0;
     let qp = Qp::new(dev, hw, qpn, init, env, 0, (0, 0, 0), live, QpMem::NoQueues)?;
-    // On the heap at once: the QP is large, and the verb's caller may be deep in the
-    // core's stack (the MAD layer's create at registration).
-    Ok((KBox::new(qp, GFP_KERNEL)?, qpn, 0))
+    Ok((qp, qpn, 0))
 }
