@@ -15,6 +15,8 @@
 #                 names and no .kunit_test_suites section in the .ko (the test build
 #                 above must have both: the check's positive control); the test
 #                 build's .ko registers every KUnit suite the sources declare
+#   frames        no function of the production .ko reserves more stack than the
+#                 kernel's CONFIG_FRAME_WARN (2048) allows C code without a warning
 #   core-only     the same without the InfiniBand provider (CONFIG_MLX5_RS_INFINIBAND=n,
 #                 what a kernel without CONFIG_INFINIBAND gets): no warning, and no
 #                 ib_core symbol in the .ko (the production .ko must have them)
@@ -126,11 +128,47 @@ if [ "$rc" -eq 0 ]; then
 	fi
 fi
 result production $rc "$d, $(($(date +%s) - T0)) s"
+prod_rc=$rc
+
+# frames: no function of the production .ko reserves more stack than the kernel lets C
+# code have without a warning (the test kernel's CONFIG_FRAME_WARN, 2048 on 64-bit;
+# rustc has no such check). The frame is the prologue's `sub $N,%rsp`. The verbs run
+# on the caller's stack (the MAD layer creates its QPs from inside
+# ib_register_device, in the probe; a consumer posts from its completion handler), so
+# one large frame is a stack overflow waiting for a deep enough caller.
+T0=$(date +%s)
+rc=1 d="no production .ko"
+if [ "$prod_rc" -eq 0 ]; then
+	limit=$(sed -n 's/^CONFIG_FRAME_WARN=//p' "$KB/.config")
+	limit=${limit:-2048}
+	frames=$(in_toolbox objdump -d --no-show-raw-insn "$SCRATCH/mlx5_rs.ko" 2>/dev/null | awk '
+		function hex(s,   i, n) {
+			n = 0
+			for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return n
+		}
+		/^[0-9a-f]+ <.*>:$/ { fn = $2; seen = 0; next }
+		!seen && /sub +\$0x[0-9a-f]+,%rsp/ {
+			seen = 1; v = $0; sub(/.*sub +\$0x/, "", v); sub(/,.*/, "", v)
+			printf "%d %s\n", hex(v), fn
+		}')
+	n=$(grep -c . <<<"$frames")
+	over=$(awk -v l="$limit" '$1 > l' <<<"$frames" | sort -rn)
+	if [ "$n" -lt 100 ]; then
+		rc=1 d="read $n frames from the production .ko: the check sees nothing"
+	elif [ -n "$over" ]; then
+		echo "$over" | head -n 20 >&2
+		rc=1 d="$(grep -c . <<<"$over") function(s) above $limit bytes (listed above)"
+	else
+		rc=0 d="$n functions, the largest $(sort -rn <<<"$frames" | head -n 1 | cut -d' ' -f1) bytes, limit $limit"
+	fi
+fi
+result frames $rc "$d, $(($(date +%s) - T0)) s"
 
 # ib_core symbols the .ko imports (its undefined symbols).
 ib_syms() { in_toolbox nm -u "$1" 2>/dev/null | grep -c -E ' (ib_register_device|_ib_alloc_device|ib_dispatch_event)$'; }
 with_ib=0
-[ "$rc" -eq 0 ] && with_ib=$(ib_syms "$SCRATCH/mlx5_rs.ko")
+[ "$prod_rc" -eq 0 ] && with_ib=$(ib_syms "$SCRATCH/mlx5_rs.ko")
 T0=$(date +%s)
 d=$(build "$SCRATCH/core-only.log" CONFIG_MLX5_RS_INFINIBAND=n); rc=$?
 if [ "$rc" -eq 0 ]; then
