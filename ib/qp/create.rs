@@ -186,7 +186,18 @@ pub fn rx_type(ty: QpType, srq: bool, has_rq: bool) -> u8 {
 /// wider than 24 bits, a queue of more than 2^15 entries, …): refused, never masked.
 pub fn create_qpc(p: &CreateQpc) -> Result<[u8; QPC_BYTES], Errno> {
     let mut ctx = [0u8; QPC_BYTES];
-    let mut c = MsgMut::<qpc::Layout>::of_array(&mut ctx);
+    create_qpc_into(p, &mut ctx)?;
+    Ok(ctx)
+}
+
+/// [`create_qpc`] into the caller's zeroed `ctx` (the verbs' create path: the context
+/// is not moved through its frames, which run under the RDMA core's).
+///
+/// # Errors
+///
+/// As [`create_qpc`]'s; `ctx` is then partly written.
+pub fn create_qpc_into(p: &CreateQpc, ctx: &mut [u8; QPC_BYTES]) -> Result<(), Errno> {
+    let mut c = MsgMut::<qpc::Layout>::of_array(ctx);
     let wide = |_: Overflow| Errno::EINVAL;
     c.set(qpc::ST, p.st).map_err(wide)?;
     c.set(qpc::PM_STATE, pm_state::MIGRATED).map_err(wide)?;
@@ -230,7 +241,7 @@ pub fn create_qpc(p: &CreateQpc) -> Result<[u8; QPC_BYTES], Errno> {
     c.set(qpc::UAR_PAGE, p.uar_page).map_err(wide)?;
     c.set(qpc::LOG_PAGE_SIZE, p.log_page_size).map_err(wide)?;
     c.set(qpc::PAGE_OFFSET, p.page_offset).map_err(wide)?;
-    Ok(ctx)
+    Ok(())
 }
 
 /// The device resources an XRC QP's context names (upstream `struct

@@ -25,10 +25,10 @@ use crate::ib::abi::consts::IB_DEFAULT_UIDX;
 use crate::ib::cq::kclean::{CqCleaner, KcqTable};
 use crate::ib::qp::commands::CreateQp;
 use crate::ib::qp::create::{
-    create_flags, create_qpc, kernel_xrc_ini_srq, rx_type, CreateQpc, WqSizes,
+    create_flags, create_qpc_into, kernel_xrc_ini_srq, rx_type, CreateQpc, WqSizes,
 };
 use crate::ib::qp::kdp::{KernelWq, KqpTable};
-use crate::ib::qp::modify::{ib_state, QpShadow, QpType};
+use crate::ib::qp::modify::{ib_state, QpShadow, QpType, QPC_BYTES};
 use crate::ib::qp::recv_wqe::{RqGeometry, RqShape};
 use crate::ib::qp::send_wqe::SqGeometry;
 use crate::ib::qp::size::{kernel_rq_size, kernel_sq_size, QpCap};
@@ -214,7 +214,8 @@ pub(super) fn create_kernel_qp(
         cs_req: 0,
         cs_res: 0,
     };
-    let ctx = create_qpc(&p)?;
+    let mut ctx = [0u8; QPC_BYTES];
+    create_qpc_into(&p, &mut ctx)?;
     let qpn = match hw.exec_cmd(CreateQp {
         qpc: &ctx,
         pas: &pas,

@@ -36,9 +36,9 @@ use crate::ib::abi::{
 };
 use crate::ib::qp::commands::CreateQp;
 use crate::ib::qp::create::{
-    create_flags, create_qpc, rx_type, scatter_to_cqe, CreateQpc, WqSizes,
+    create_flags, create_qpc_into, rx_type, scatter_to_cqe, CreateQpc, WqSizes,
 };
-use crate::ib::qp::modify::{ib_state, QpShadow, QpType};
+use crate::ib::qp::modify::{ib_state, QpShadow, QpType, QPC_BYTES};
 use crate::ib::uctx::uabi_err;
 use crate::ib::umem::plan::queue_page_sizes;
 
@@ -177,14 +177,18 @@ pub(super) fn create_user_qp(
     // Upstream `create_user_qp`'s default resources of an initiator: receive CQ
     // `c0`, domain `xrcdn1`, SRQ `s0` (the shadow keeps no receive CQ, as upstream's
     // modify names none for it).
-    let ctx = match devr {
-        Some(d) => create_qpc(&CreateQpc {
-            cqn_rcv: Some(d.cqn),
-            srqn: Some(d.srqn),
-            xrcd: Some(d.xrcdn),
-            ..p
-        })?,
-        None => create_qpc(&p)?,
+    let mut ctx = [0u8; QPC_BYTES];
+    match devr {
+        Some(d) => create_qpc_into(
+            &CreateQpc {
+                cqn_rcv: Some(d.cqn),
+                srqn: Some(d.srqn),
+                xrcd: Some(d.xrcdn),
+                ..p
+            },
+            &mut ctx,
+        )?,
+        None => create_qpc_into(&p, &mut ctx)?,
     };
     let qpn = match hw.exec_cmd(CreateQp {
         qpc: &ctx,
