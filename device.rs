@@ -746,10 +746,10 @@ impl<'bound> Stages<'bound> {
 
     /// The general caps this driver runs with: the device's maximum and current
     /// ones read, our choices set (SET_HCA_CAP), the current ones read back. Out of
-    /// line: the three 256-byte copies stay off the probe's frame, below which the IB
-    /// provider registers.
+    /// line and boxed: the 256-byte copies stay off the probe's frame, below which the
+    /// IB provider registers.
     #[inline(never)]
-    fn negotiate_caps(hw: &Hw) -> Result<GeneralCaps> {
+    fn negotiate_caps(hw: &Hw) -> Result<KBox<GeneralCaps>> {
         let max = hw.run(QueryGeneralCaps { current: false })?;
         let mut cur = hw.run(QueryGeneralCaps { current: true })?;
         // Our choices (see Documentation/architecture.md): 128-entry pkey table,
@@ -787,7 +787,10 @@ impl<'bound> Stages<'bound> {
         };
         choose(&mut cur).map_err(|_| EINVAL)?;
         hw.run(SetGeneralCaps(&cur))?;
-        hw.run(QueryGeneralCaps { current: true })
+        Ok(KBox::new(
+            hw.run(QueryGeneralCaps { current: true })?,
+            GFP_KERNEL,
+        )?)
     }
 
     /// The atomic caps, as upstream `handle_hca_cap_atomic` (mlx5_core main.c) reads

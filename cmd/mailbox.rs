@@ -204,7 +204,8 @@ pub fn link_chain<M: BlockMemory + ?Sized>(
     token: Token,
 ) -> Result<ChainHead, MailboxError> {
     let (len32, nblocks) = check_geometry(mem, len)?;
-    let zero = [0u8; MAILBOX_BLOCK_SIZE];
+    // A constant, so a static (not a 576-byte array on the stack of every command).
+    const ZERO: &[u8; MAILBOX_BLOCK_SIZE] = &[0; MAILBOX_BLOCK_SIZE];
     for index in 0..nblocks {
         let next = if index + 1 < nblocks {
             mem.dma_addr(index + 1)
@@ -213,7 +214,7 @@ pub fn link_chain<M: BlockMemory + ?Sized>(
         };
         // nblocks <= len / 512 < 2^23, so the index fits u32.
         let num = u32::try_from(index).map_err(|_| MailboxError::MessageTooLong { len })?;
-        mem.write(index, 0, &zero);
+        mem.write(index, 0, ZERO);
         mem.write(index, NEXT_OFFSET, &next.to_be_bytes());
         mem.write(index, BLOCK_NUM_OFFSET, &num.to_be_bytes());
         mem.write(index, TOKEN_OFFSET, &[token.get()]);
