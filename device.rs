@@ -218,7 +218,7 @@ pub(crate) struct Mlx5Device<'bound> {
     /// recovery or a reload across the whole unload and bring-up
     /// (Documentation/architecture.md, "Lock order").
     #[pin]
-    stages: Mutex<Option<Stages<'bound>>>,
+    stages: Mutex<Option<KBox<Stages<'bound>>>>,
 }
 
 /// The bring-up stages of one function.
@@ -333,7 +333,7 @@ impl PinnedDrop for Mlx5Device<'_> {
         self.devlink.unregister();
         let stages = self.stages.lock().take();
         if let Some(s) = stages {
-            s.unload();
+            Stages::unload(s);
         }
     }
 }
@@ -407,17 +407,17 @@ impl<'bound> Stages<'bound> {
             not(CONFIG_MLX5_RS_INFINIBAND),
             expect(unused_mut, reason = "only the IB stage is taken out first")
         )]
-        mut self,
+        mut this: KBox<Self>,
     ) {
-        dev_info!(self.pdev, "{}: tearing down\n", self.info.name);
+        dev_info!(this.pdev, "{}: tearing down\n", this.info.name);
         // The IB device goes first: its clients may still send commands.
         #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
-        drop(self.ib.take());
+        drop(this.ib.take());
         // The fields drop after this. The health poll stops before anything is torn
         // down (dropping the stage again later is a no-op). With `fast_unload`,
         // `InitializedHca` tries fast teardown where TEARDOWN_HCA would go (after the
         // EQs are destroyed).
-        self._health.stop();
+        this._health.stop();
     }
 
     fn bring_up(
@@ -425,9 +425,13 @@ impl<'bound> Stages<'bound> {
         info: Option<&'bound FunctionInfo>,
         devlink: &Arc<DevlinkStage>,
         mode: BringUp<'_>,
-    ) -> Result<Self> {
+    ) -> Result<KBox<Self>> {
         // Every entry of the ID table carries info; a missing one is reported, not unwrapped.
         let info = info.ok_or(ENODEV)?;
+        // Boxed, written in place at the end: the stages are moved as a pointer through
+        // the probe (whose initializer the PCI core's probe callback holds on its
+        // stack, under which the IB provider registers) and the recovery paths.
+        let room = KBox::<Self>::new_uninit(GFP_KERNEL)?;
         let dev: &device::Device<device::Bound> = pdev.as_ref();
         // Dropped after `pci_on` on every path: parked pages are freed only once bus
         // mastering is off.
@@ -655,26 +659,29 @@ impl<'bound> Stages<'bound> {
             hw.clone(),
             DevlinkInfo::new(&board_raw, (fw.major, fw.minor, fw.subminor), !info.is_vf),
         );
-        Ok(Self {
-            #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
-            ib,
-            pdev,
-            info,
-            sync,
-            _devlink: devlink,
-            _clock: clock,
-            _health: health,
-            _life: life,
-            _debugfs: debugfs,
-            _events: events,
-            _hca: hca,
-            _reclaim: reclaim,
-            pages,
-            _enabled_hca: enabled_hca,
-            _pci: pci_on,
-            _free_after_stop: free_after_stop,
-            _hw: hw,
-        })
+        Ok(KBox::write(
+            room,
+            Self {
+                #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
+                ib,
+                pdev,
+                info,
+                sync,
+                _devlink: devlink,
+                _clock: clock,
+                _health: health,
+                _life: life,
+                _debugfs: debugfs,
+                _events: events,
+                _hca: hca,
+                _reclaim: reclaim,
+                pages,
+                _enabled_hca: enabled_hca,
+                _pci: pci_on,
+                _free_after_stop: free_after_stop,
+                _hw: hw,
+            },
+        ))
     }
 
     /// The first half of a recovery: the firmware reset a dead function's fatal state
@@ -683,11 +690,11 @@ impl<'bound> Stages<'bound> {
     /// once bus mastering is off). A function that is not dead (a requested recovery)
     /// is unloaded normally, without a reset, as upstream's `mlx5_error_sw_reset` does
     /// nothing outside the error state.
-    fn recover_down(self, stop: &dyn Fn() -> bool) {
-        if self._life.mode() == Mode::Dead {
-            health::error_sw_reset(self.pdev, self._hw.as_ref(), stop);
+    fn recover_down(this: KBox<Self>, stop: &dyn Fn() -> bool) {
+        if this._life.mode() == Mode::Dead {
+            health::error_sw_reset(this.pdev, this._hw.as_ref(), stop);
         }
-        self.unload();
+        Self::unload(this);
     }
 
     /// After the function was unloaded in a recovery, on the BAR mapped again: waits
@@ -949,7 +956,7 @@ impl<'bound> Mlx5Device<'bound> {
         );
         let sw_reset = old.is_none();
         if let Some(s) = old {
-            s.recover_down(&stop);
+            Stages::recover_down(s, &stop);
         }
         let r = Stages::bring_up(
             pdev,
@@ -992,7 +999,7 @@ impl<'bound> Mlx5Device<'bound> {
     fn unload(&self, pdev: &'bound pci::Device<Core<'_>>) {
         let s = self.stages.lock().take();
         match s {
-            Some(s) => s.unload(),
+            Some(s) => Stages::unload(s),
             None => dev_info!(pdev, "{}: unload: nothing loaded\n", self.info.name),
         }
     }
@@ -1061,14 +1068,14 @@ impl<'bound> Mlx5Device<'bound> {
             // DEVICE_FATAL), skips the firmware reset and unloads with commands.
             Some(s) if state == ffi::ChannelState::Normal => {
                 s._life.notify_fatal(cause);
-                s.unload();
+                Stages::unload(s);
             }
             // The channel is offline: upstream's sensor PCI_ERR puts the function in
             // the error state (commands fail at once); its firmware reset stops waiting
             // at once ("PCI channel offline"); the unload sends no command.
             Some(s) => {
                 s._life.declare_dead(cause);
-                s.unload();
+                Stages::unload(s);
             }
             None => dev_info!(pdev, "{}: PCI error: nothing loaded\n", name),
         }
@@ -1150,7 +1157,7 @@ impl<'bound> Mlx5Device<'bound> {
     fn load_after_reset(
         &self,
         pdev: &'bound pci::Device<Core<'_>>,
-        g: &mut Option<Stages<'bound>>,
+        g: &mut Option<KBox<Stages<'bound>>>,
         what: &str,
     ) -> bool {
         if g.is_some() {
@@ -1349,7 +1356,7 @@ impl<'bound> Mlx5Device<'bound> {
             name: "sync reset",
         };
         s._life.notify_reset(cause);
-        s.unload();
+        Stages::unload(s);
         if path != teardown::plan::Path::Fast {
             dev_warn!(
                 pdev,
@@ -1455,7 +1462,7 @@ impl<'bound> Mlx5Device<'bound> {
                         path
                     );
                     // Ends with `PciEnabled`'s drop: bus mastering off, device disabled.
-                    s.unload();
+                    Stages::unload(s);
                 }
             }
         }
