@@ -260,6 +260,24 @@ struct Stages<'bound> {
     _hw: Arc<Hw>,
 }
 
+/// What bring-up read that the IB stage is given ([`Stages::add_ib`]).
+#[cfg(CONFIG_MLX5_RS_INFINIBAND)]
+struct IbInputs {
+    /// The current general caps.
+    caps: KBox<GeneralCaps>,
+    /// The atomic caps, `None` without atomics.
+    atomic: Option<AtomicCaps>,
+    /// The firmware version.
+    fw: crate::init_seg_io::FwVersion,
+    /// QUERY_ADAPTER's board id.
+    board_id: [u8; 16],
+    /// devlink's `enable_rdma` driverinit parameter.
+    enable_rdma: bool,
+}
+/// Without the provider, nothing.
+#[cfg(not(CONFIG_MLX5_RS_INFINIBAND))]
+type IbInputs = ();
+
 impl pci::Driver for Mlx5Driver {
     type IdInfo = FunctionInfo;
     type Data<'bound> = Mlx5Device<'bound>;
@@ -420,12 +438,38 @@ impl<'bound> Stages<'bound> {
         this._health.stop();
     }
 
+    /// Brings the function up: the core's stages, then the IB provider
+    /// ([`Self::add_ib`]). The provider's registration runs the RDMA core's clients on
+    /// this stack (the MAD layer creates its QPs through the provider, down to a
+    /// command and its DMA allocations), so it starts from this small frame, not from
+    /// the one that held every stage's bring-up values. A failure drops the stages
+    /// (boxed) in field order, the teardown order.
     fn bring_up(
         pdev: &'bound pci::Device<Core<'_>>,
         info: Option<&'bound FunctionInfo>,
         devlink: &Arc<DevlinkStage>,
         mode: BringUp<'_>,
     ) -> Result<KBox<Self>> {
+        #[cfg_attr(
+            not(CONFIG_MLX5_RS_INFINIBAND),
+            expect(unused_mut, reason = "only the IB stage is added afterwards")
+        )]
+        let (mut stages, ib_in) = Self::bring_up_core(pdev, info, devlink, mode)?;
+        #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
+        stages.add_ib(pdev, &ib_in)?;
+        #[cfg(not(CONFIG_MLX5_RS_INFINIBAND))]
+        let () = ib_in;
+        Ok(stages)
+    }
+
+    /// Every stage but the IB provider's (`ib` is `None`), and what that one is given.
+    #[inline(never)]
+    fn bring_up_core(
+        pdev: &'bound pci::Device<Core<'_>>,
+        info: Option<&'bound FunctionInfo>,
+        devlink: &Arc<DevlinkStage>,
+        mode: BringUp<'_>,
+    ) -> Result<(KBox<Self>, IbInputs)> {
         // Every entry of the ID table carries info; a missing one is reported, not unwrapped.
         let info = info.ok_or(ENODEV)?;
         // Boxed, written in place at the end: the stages are moved as a pointer through
@@ -613,57 +657,28 @@ impl<'bound> Stages<'bound> {
         let _ = atomic;
         #[cfg(not(CONFIG_MLX5_RS_INFINIBAND))]
         life.add_consumer(crate::health::ib_placeholder_consumer()?)?;
-        // The last stage. A provider that cannot register leaves the core bound (as
-        // upstream mlx5_core stays bound when mlx5_ib fails to probe). devlink's
-        // `enable_rdma` false leaves it out, as upstream's `is_ib_enabled` does.
         #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
-        let ib = if init.enable_rdma == 0 {
-            dev_info!(
-                pdev,
-                "{}: devlink enable_rdma is false: no IB device\n",
-                info.name
-            );
-            life.add_consumer(crate::health::ib_placeholder_consumer()?)?;
-            None
-        } else {
-            match crate::ib::IbStage::new(
-                pdev,
-                crate::ib::IbCore {
-                    hw: &hw,
-                    caps: &caps,
-                    atomic,
-                    fw,
-                    board_id: &board_raw,
-                    comp_vectors: events.comp_eqs(),
-                    is_vf: info.is_vf,
-                    port_events: events.port_events(),
-                    life: &life,
-                    cq: events.cq_access()?,
-                    rscs: events.rsc_table(),
-                    clock: clock.as_ref().map(ClockStage::page),
-                },
-            ) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    dev_err!(
-                    pdev,
-                    "InfiniBand provider not registered ({:?}); the core stays bound without an IB device\n",
-                    e
-                );
-                    life.add_consumer(crate::health::ib_placeholder_consumer()?)?;
-                    None
-                }
-            }
+        let ib_in = IbInputs {
+            caps,
+            atomic,
+            fw,
+            board_id: board_raw,
+            enable_rdma: init.enable_rdma != 0,
         };
+        #[cfg(not(CONFIG_MLX5_RS_INFINIBAND))]
+        let ib_in = ();
+        // Attached before the IB provider registers (the function's core is up; the
+        // instance's reads are the health buffer and QUERY_ADAPTER's answers); detached
+        // first at teardown (field order).
         let devlink = devlink.attach(
             hw.clone(),
             DevlinkInfo::new(&board_raw, (fw.major, fw.minor, fw.subminor), !info.is_vf),
         );
-        Ok(KBox::write(
+        let stages = KBox::write(
             room,
             Self {
                 #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
-                ib,
+                ib: None,
                 pdev,
                 info,
                 sync,
@@ -681,7 +696,59 @@ impl<'bound> Stages<'bound> {
                 _free_after_stop: free_after_stop,
                 _hw: hw,
             },
-        ))
+        );
+        Ok((stages, ib_in))
+    }
+
+    /// The last stage, the IB provider. One that cannot register leaves the core bound
+    /// (as upstream mlx5_core stays bound when mlx5_ib fails to probe). devlink's
+    /// `enable_rdma` false leaves it out, as upstream's `is_ib_enabled` does.
+    ///
+    /// # Errors
+    ///
+    /// Only the core's: the EQ stage's CQ access, or adding the placeholder fatal-error
+    /// consumer that stands for a provider not registered.
+    #[cfg(CONFIG_MLX5_RS_INFINIBAND)]
+    fn add_ib(&mut self, pdev: &pci::Device<Core<'_>>, ib_in: &IbInputs) -> Result {
+        let info = self.info;
+        let life = &self._life;
+        if !ib_in.enable_rdma {
+            dev_info!(
+                pdev,
+                "{}: devlink enable_rdma is false: no IB device\n",
+                info.name
+            );
+            return life.add_consumer(crate::health::ib_placeholder_consumer()?);
+        }
+        let events = &self._events;
+        let core = crate::ib::IbCore {
+            hw: &self._hw,
+            caps: &ib_in.caps,
+            atomic: ib_in.atomic,
+            fw: ib_in.fw,
+            board_id: &ib_in.board_id,
+            comp_vectors: events.comp_eqs(),
+            is_vf: info.is_vf,
+            port_events: events.port_events(),
+            life,
+            cq: events.cq_access()?,
+            rscs: events.rsc_table(),
+            clock: self._clock.as_ref().map(ClockStage::page),
+        };
+        match crate::ib::IbStage::new(pdev, core) {
+            Ok(s) => {
+                self.ib = Some(s);
+                Ok(())
+            }
+            Err(e) => {
+                dev_err!(
+                    pdev,
+                    "InfiniBand provider not registered ({:?}); the core stays bound without an IB device\n",
+                    e
+                );
+                life.add_consumer(crate::health::ib_placeholder_consumer()?)
+            }
+        }
     }
 
     /// The first half of a recovery: the firmware reset a dead function's fatal state

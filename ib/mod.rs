@@ -222,19 +222,29 @@ impl IbStage {
         // this stack (the MAD layer creates its QPs through the provider, down to a
         // command), so it is called from a frame without the build's temporaries.
         let (port_events, life) = (core.port_events, core.life);
-        let Built {
-            init,
-            provider,
-            access,
-            kcqs,
-        } = Self::build(pdev, core)?;
-        let reg = IbRegistration::register(dev, &init, provider)?;
+        let built = Self::build(pdev, core)?;
+        let reg = IbRegistration::register(dev, &built.init, built.provider.clone())?;
+        Self::attach(dev, reg, &built, port_events, life)
+    }
+
+    /// After registration: the log line, then the event sink subscribed to port and
+    /// fatal events. Out of line, as [`Self::build`] is: this frame is not on the stack
+    /// while registration runs.
+    #[inline(never)]
+    fn attach(
+        dev: &Device<Bound>,
+        reg: IbRegistration,
+        built: &Built,
+        port_events: &Arc<PortEvents>,
+        life: &Arc<Lifecycle>,
+    ) -> Result<Self> {
+        let init = &built.init;
         dev_info!(
             dev,
             "{}: InfiniBand device registered: {} port(s), port access {}, {} completion vector(s), node GUID {:016x}\n",
             reg.name().to_str().unwrap_or("?"),
             init.phys_port_cnt,
-            access.name(),
+            built.access.name(),
             init.num_comp_vectors,
             init.node_guid
         );
@@ -244,7 +254,7 @@ impl IbStage {
                 dev: plain.into(),
                 dispatched: AtomicU64::new(0),
                 reg <- new_mutex!(Some(reg)),
-                kcqs,
+                kcqs: built.kcqs.clone(),
             }),
             GFP_KERNEL,
         )?;
@@ -264,7 +274,7 @@ impl IbStage {
     /// GUID, node description, vendor id) the way the port is accessed, and builds the
     /// provider with one verbs object per family.
     #[inline(never)]
-    fn build(pdev: &pci::Device<Bound>, core: IbCore<'_>) -> Result<Built> {
+    fn build(pdev: &pci::Device<Bound>, core: IbCore<'_>) -> Result<KBox<Built>> {
         let dev: &Device<Bound> = pdev.as_ref();
         let caps = core.caps;
         if caps.get(gen_cap::PORT_TYPE) != 0 {
@@ -390,12 +400,16 @@ impl IbStage {
             MrCache::new()?,
             kobjs.clone(),
         )?;
-        Ok(Built {
-            init,
-            provider,
-            access,
-            kcqs: kobjs.cqs,
-        })
+        // Boxed: the caller keeps it across registration in a small frame.
+        Ok(KBox::new(
+            Built {
+                init,
+                provider,
+                access,
+                kcqs: kobjs.cqs,
+            },
+            GFP_KERNEL,
+        )?)
     }
 }
 
