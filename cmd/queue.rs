@@ -31,10 +31,7 @@ use kernel::{
     dma::Coherent,
     prelude::*,
     sync::aref::ARef,
-    sync::{
-        barrier::{mb, Write},
-        new_condvar, new_mutex, CondVar, CondVarTimeoutResult, Mutex, MutexGuard,
-    },
+    sync::{new_condvar, new_mutex, CondVar, CondVarTimeoutResult, Mutex, MutexGuard},
     time::{delay::fsleep, Delta, Instant, Monotonic},
 };
 
@@ -51,7 +48,7 @@ use super::{
 };
 use crate::{
     coherent_io,
-    ffi::dma_rmb,
+    ffi::{dma_rmb, wmb},
     ifc::{
         cmd_layout::{entry_off, ENTRY_SIZE, INLINE_LEN, MAX_SLOTS, OWN_HW},
         init_seg as seg,
@@ -476,7 +473,7 @@ impl CmdQueue {
         self.write_entry(slot, &entry::build(token, &inline_in, &ih, &oh));
 
         // Entry and mailboxes must be visible to the device before the doorbell.
-        mb(Write);
+        wmb();
         let Some(bell) = entry::doorbell(slot) else {
             self.release(slot, opcode, start, Outcome::Error, None);
             return Err(fail(ErrorKind::NoSlot));

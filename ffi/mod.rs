@@ -16,7 +16,7 @@ pub(crate) mod rdma;
 
 pub(crate) use self::core::adapter::PciDriverAdapter;
 pub(crate) use self::core::bar::{BarRange, DevresBarRange, DevresRequestedBar, RequestedBar};
-pub(crate) use self::core::barrier::dma_rmb;
+pub(crate) use self::core::barrier::{dma_rmb, wmb};
 pub(crate) use self::core::clock::{hz, real_ns, ClockPage, ClockVals};
 pub(crate) use self::core::devlink::{Devlink, DevlinkOps};
 pub(crate) use self::core::irq::{nth_online_cpu, AffinityHint};

@@ -15,16 +15,14 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     prelude::*,
     rbtree::{RBTree, RBTreeNode},
-    sync::{
-        barrier::{mb, Write},
-        new_spinlock_irq, Arc, SpinLockIrq,
-    },
+    sync::{new_spinlock_irq, Arc, SpinLockIrq},
 };
 
 use super::clean::{clean, moved_op_own, CleanRing};
 use super::cqe::{parse_cqe, Completion, CqeKind};
 use super::{read_cqe, CqEvents, KernelRing, RING_PAGE};
 use crate::coherent_io;
+use crate::ffi::wmb;
 use crate::ib::qp::kdp::KernelWq;
 use crate::ib::srq::kdp::KSrq;
 use crate::ifc::wqe::Cqe64;
@@ -169,7 +167,7 @@ impl CqCleaner {
         if n != 0 {
             ps.ci = ps.ci.wrapping_add(n);
             // The moved entries before the counter (upstream `wmb()`).
-            mb(Write);
+            wmb();
             let _ = coherent_io::write_bytes(&r.dbr, 0, &(ps.ci & 0x00ff_ffff).to_be_bytes());
         }
     }

@@ -54,11 +54,7 @@ use kernel::{
     dma::Coherent,
     io::SysMem,
     prelude::*,
-    sync::{
-        aref::ARef,
-        barrier::{mb, Write},
-        new_mutex, new_spinlock_irq, Arc, Mutex, SpinLockIrq,
-    },
+    sync::{aref::ARef, new_mutex, new_spinlock_irq, Arc, Mutex, SpinLockIrq},
 };
 
 use zerocopy::{FromZeros, IntoBytes};
@@ -98,6 +94,7 @@ use crate::{
             udata::UserData,
             umem::{BlockSize, IbDev, Umem},
         },
+        wmb,
     },
     hw::Hw,
     ifc::wqe::{
@@ -886,7 +883,7 @@ impl IbCq for Cq {
         let word = (sn << 28) | cmd | (ps.ci & 0x00ff_ffff);
         coherent_io::write_bytes(&r.dbr, 4, &word.to_be_bytes())?;
         // The record before the doorbell.
-        mb(Write);
+        wmb();
         let mut db = [0u8; 8];
         db[..4].copy_from_slice(&word.to_be_bytes());
         db[4..].copy_from_slice(&self.cqn().to_be_bytes());

@@ -17,11 +17,7 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use kernel::{
-    dma::Coherent,
-    prelude::*,
-    sync::barrier::{mb, Write},
-};
+use kernel::{dma::Coherent, prelude::*};
 use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
 use super::kernel_qp::KernelDp;
@@ -31,6 +27,7 @@ use crate::ffi::rdma::{
     ib_dp_abi::{send_flag, wc_op, wr_op},
     ib_qp::{IbSge, RecvChain, RecvWrC, SendChain, SendReq, SendWrC},
 };
+use crate::ffi::wmb;
 use crate::ib::qp::kdp::{SqSide, SqSlots};
 use crate::ib::qp::modify::QpType;
 use crate::ib::qp::recv_wqe::{rq_doorbell_record, RecvRing};
@@ -215,9 +212,9 @@ impl Qp {
             // The requests' slots to the poller (then ordered with the WQEs), the WQEs
             // before the doorbell record, the record before the doorbell.
             slots.head.store(sq.st.head, Ordering::Release);
-            mb(Write);
+            wmb();
             let _ = coherent_io::write_bytes(dbr, SND_DBR, &sq_doorbell_record(sq.st.cur_post));
-            mb(Write);
+            wmb();
             let off = k.uar_bar_off + UAR_BF_OFFSET + sq.bf_half * k.bf_half;
             // SAFETY: the function is bound for this call: the core calls the verbs
             // only while the IB device is registered (a kernel consumer's QP is
@@ -288,7 +285,7 @@ impl Qp {
         if posted != 0 {
             // The requests' slots to the poller, the WQEs before the doorbell record.
             slots.head.store(ring.head(), Ordering::Release);
-            mb(Write);
+            wmb();
             let _ = coherent_io::write_bytes(dbr, RCV_DBR, &rq_doorbell_record(ring.head()));
         }
         (posted as usize, res)

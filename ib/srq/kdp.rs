@@ -16,10 +16,7 @@ use kernel::{
     new_mutex,
     prelude::*,
     rbtree::{RBTree, RBTreeNode},
-    sync::{
-        barrier::{mb, Write},
-        new_spinlock_irq, Arc, Mutex, SpinLockIrq,
-    },
+    sync::{new_spinlock_irq, Arc, Mutex, SpinLockIrq},
 };
 
 use super::kwqe::{SrqQueue, SrqSlot, SrqWqes};
@@ -27,6 +24,7 @@ use super::plan::SrqShape;
 use super::KernelMem;
 use crate::coherent_io;
 use crate::ffi::rdma::ib_qp::{RecvChain, RecvWrC};
+use crate::ffi::wmb;
 use crate::ib::cq::kclean::KcqTable;
 use crate::ib::qp::send_wqe::Sge;
 use zerocopy::FromZeros;
@@ -159,7 +157,7 @@ impl KSrq {
         if posted != 0 {
             let rec = st.q.ring(posted);
             // The WQEs before the doorbell record.
-            mb(Write);
+            wmb();
             let _ = coherent_io::write_bytes(&self.mem.db, 0, &rec);
         }
         (posted as usize, res)
