@@ -75,8 +75,8 @@ pub(crate) struct SqSide {
 /// QP), and loaded by post_send: a value a concurrent poll has just passed only makes
 /// the queue look fuller, as upstream's first overflow check.
 pub(crate) struct SqSlots {
-    /// One per basic block of the queue, by the slot of a WQE's first (one record:
-    /// post and poll index it once).
+    /// One per basic block of the queue (a power of two; none without a send
+    /// queue), by the slot of a WQE's first (one record: post and poll index it once).
     pub(crate) slots: KVec<SqSlot>,
     /// Work requests posted and rung for.
     pub(crate) head: AtomicU32,
@@ -98,7 +98,7 @@ pub(crate) struct SqSlot {
 /// What each posted receive was and the counters the poller moves (upstream `rq.wrid`,
 /// `rq.head`, `rq.tail`); ordered as [`SqSlots`].
 pub(crate) struct RqSlots {
-    /// `wr_id` of each slot.
+    /// `wr_id` of each slot (a power of two of them; none without a receive queue).
     pub(crate) wrid: KVec<AtomicU64>,
     /// Work requests posted and handed to the device; stored by posters under the
     /// queue's lock only.
@@ -135,8 +135,6 @@ pub(crate) struct KernelWq {
     pub(crate) ibqp: u64,
     /// A QP1: receives report their P_Key index.
     pub(crate) qp1: bool,
-    /// Basic blocks of the send queue (a power of two; 0: none).
-    pub(crate) sq_cnt: u32,
     /// WQEs of the receive queue (a power of two; 0: none).
     pub(crate) rq_cnt: u32,
     /// The kernel SRQ the QP receives on (its receive completions name its WQEs).
@@ -191,7 +189,6 @@ impl KernelWq {
                 qpn,
                 ibqp,
                 qp1,
-                sq_cnt,
                 rq_cnt,
                 srq,
                 sq <- new_spinlock_irq!(sq_side),
@@ -237,8 +234,8 @@ impl KernelWq {
     /// The rest of the work completion [`WcSink`] began in `wc`, for a CQE of `kind`
     /// naming this QP with WQE counter `wqe_counter` (upstream `mlx5_poll_one`: the
     /// send queue's slot from the counter masked to the queue, the receive queue's from
-    /// its `tail`): `wr_id`, the QP, a UMR's opcode, and the `pkey_index` kept only on
-    /// QP1 (the packet's P_Key, which the shim looks up, `mlx5rs_ib_rs_poll_cq`).
+    /// its `tail`): `wr_id`, the QP, a UMR's opcode, and a receive's `pkey_index`, kept
+    /// only on QP1 (the packet's P_Key, which the shim looks up, `mlx5rs_ib_rs_poll_cq`).
     /// `false` for a resize CQE (no work completion).
     ///
     /// The caller holds the poll lock of the CQ the CQE is on (one poller per queue):
@@ -257,15 +254,18 @@ impl KernelWq {
                 }
                 wr_id
             }
-            CqeKind::Resp(_) => self.take_recv(wqe_counter)?,
+            CqeKind::Resp(_) => {
+                // A receive's P_Key index: the packet's P_Key kept on QP1 only.
+                if !self.qp1 {
+                    wc.pkey_index = 0;
+                }
+                self.take_recv(wqe_counter)?
+            }
             CqeKind::Error { requester: true } => self.take_send(wqe_counter)?.0,
             CqeKind::Error { requester: false } => self.take_recv(wqe_counter)?,
             CqeKind::Resize => return Ok(false),
         };
         wc.qp = self.ibqp;
-        if !self.qp1 {
-            wc.pkey_index = 0;
-        }
         Ok(true)
     }
 
@@ -273,11 +273,10 @@ impl KernelWq {
     /// and its UMR completion opcode. `SendSlot` unless the slot holds a WQE in
     /// flight.
     fn take_send(&self, wqe_counter: u16) -> Result<(u64, u8), Stray> {
-        if self.sq_cnt == 0 {
-            return Err(Stray::SendSlot);
-        }
         let s = &self.sq_slots;
-        let idx = (u32::from(wqe_counter) & (self.sq_cnt - 1)) as usize;
+        // The counter masked to the slots, a power of two: with none the mask keeps
+        // every bit and no counter names a slot.
+        let idx = usize::from(wqe_counter) & s.slots.len().wrapping_sub(1);
         let slot = s.slots.get(idx).ok_or(Stray::SendSlot)?;
         let head = slot.wqe_head.load(Ordering::Relaxed);
         let tail = s.tail.load(Ordering::Relaxed);
@@ -299,15 +298,15 @@ impl KernelWq {
         if let Some(s) = &self.srq {
             return s.complete(wqe_counter).ok_or(Stray::NoReceive);
         }
-        if self.rq_cnt == 0 {
-            return Err(Stray::NoReceive);
-        }
+        // Without a receive queue nothing is ever posted (post_recv refuses), so
+        // `head` stays at `tail`.
         let s = &self.rq_slots;
         let tail = s.tail.load(Ordering::Relaxed);
         if tail == s.head.load(Ordering::Acquire) {
             return Err(Stray::NoReceive);
         }
-        let idx = (tail & (self.rq_cnt - 1)) as usize;
+        // The slots are a power of two, as the send queue's.
+        let idx = tail as usize & s.wrid.len().wrapping_sub(1);
         let wr_id = s.wrid.get(idx).map_or(0, |w| w.load(Ordering::Relaxed));
         s.tail.store(tail.wrapping_add(1), Ordering::Release);
         Ok(wr_id)
