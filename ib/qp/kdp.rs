@@ -107,6 +107,15 @@ pub(crate) struct RqSlots {
     pub(crate) tail: AtomicU32,
 }
 
+impl RqSlots {
+    /// The `wr_id` of the receive at counter `n`: its slot is the counter masked by
+    /// the slots' count (a power of two); 0 without a receive queue (no slot).
+    pub(crate) fn wr_id(&self, n: u32) -> u64 {
+        let idx = n as usize & self.wrid.len().wrapping_sub(1);
+        self.wrid.get(idx).map_or(0, |w| w.load(Ordering::Relaxed))
+    }
+}
+
 /// `n` values of `f()`.
 fn vec_of<T>(n: usize, f: impl Fn() -> T) -> Result<KVec<T>> {
     let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
@@ -135,8 +144,6 @@ pub(crate) struct KernelWq {
     pub(crate) ibqp: u64,
     /// A QP1: receives report their P_Key index.
     pub(crate) qp1: bool,
-    /// WQEs of the receive queue (a power of two; 0: none).
-    pub(crate) rq_cnt: u32,
     /// The kernel SRQ the QP receives on (its receive completions name its WQEs).
     pub(crate) srq: Option<Arc<KSrq>>,
     /// Lock order: a leaf, taken by post_send and a reset; held across the doorbell
@@ -189,7 +196,6 @@ impl KernelWq {
                 qpn,
                 ibqp,
                 qp1,
-                rq_cnt,
                 srq,
                 sq <- new_spinlock_irq!(sq_side),
                 rq <- new_spinlock_irq!(()),
@@ -305,9 +311,7 @@ impl KernelWq {
         if tail == s.head.load(Ordering::Acquire) {
             return Err(Stray::NoReceive);
         }
-        // The slots are a power of two, as the send queue's.
-        let idx = tail as usize & s.wrid.len().wrapping_sub(1);
-        let wr_id = s.wrid.get(idx).map_or(0, |w| w.load(Ordering::Relaxed));
+        let wr_id = s.wr_id(tail);
         s.tail.store(tail.wrapping_add(1), Ordering::Release);
         Ok(wr_id)
     }

@@ -52,14 +52,12 @@ impl KernelWq {
                 tail = tail.wrapping_add(1);
                 s.tail.store(tail, Ordering::Release);
             }
-        } else if self.srq.is_none() && self.rq_cnt != 0 {
+        } else if self.srq.is_none() {
             let s = &self.rq_slots;
             let head = s.head.load(Ordering::Acquire);
             let mut tail = s.tail.load(Ordering::Relaxed);
             while n < out.len() && tail != head {
-                let idx = (tail & (self.rq_cnt - 1)) as usize;
-                let id = s.wrid.get(idx).map_or(0, |w| w.load(Ordering::Relaxed));
-                out[n] = self.flushed(id);
+                out[n] = self.flushed(s.wr_id(tail));
                 n += 1;
                 tail = tail.wrapping_add(1);
                 s.tail.store(tail, Ordering::Release);
