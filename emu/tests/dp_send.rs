@@ -259,7 +259,13 @@ fn remote_access_violation_fails_both_sides() {
 
 #[test]
 fn rnr_then_success_after_a_receive_is_posted() {
-    let mut p = pair();
+    // The responder's RNR timer at code 0, 655.36 ms (IBTA table 45): no retry comes
+    // due while the SEND's doorbell is processed, however slow the host (code 1,
+    // 10 µs, let a loaded host retry within it: two RNR NAKs before the count read).
+    let mut p = pair_with(Conn::to, |r, l| Conn {
+        min_rnr: 0,
+        ..Conn::to(r, l)
+    });
     let (lk, src) = mr(&mut p.d, p.pd, 4096, false);
     let (rk, dst) = mr(&mut p.d, p.pd, 4096, false);
     p.d.h.mem.write(src, b"late").unwrap();
@@ -277,8 +283,8 @@ fn rnr_then_success_after_a_receive_is_posted() {
         1
     );
     post_recv(&p.d, &mut p.b, &[dseg(64, rk, dst)]);
-    // min_rnr_nak code 1 = 10 µs (IBTA table 45).
-    tick(&p.d, Duration::from_millis(1));
+    // Past the 655.36 ms timer.
+    tick(&p.d, Duration::from_secs(1));
     assert_eq!(read(&p.d, dst, 4), b"late");
     assert_eq!(opcode_of(&scqe(&p.d, &mut p.a).unwrap()), vals::CQE_REQ);
     assert_eq!(
